@@ -1,0 +1,9 @@
+"""simcore — Shard Lab's engine: n virtual devices holding real numpy shards, collectives timed
+message by message with the α–β model, and a Megatron tensor-parallel Transformer.
+
+Plain numpy; never imports Qt. Modules follow the lecture's names:
+comm_sim, trace, sharding, transformer_lab, tensor_parallel, hw_specs, llm_math,
+cost_model, shard_lab (the lecture's facade).
+"""
+
+__version__ = "0.1.0"

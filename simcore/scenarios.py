@@ -1,0 +1,94 @@
+"""
+Run one collective the way the app and the command line show it: n devices, S bytes, one
+algorithm. The arrays are real (a few float64 elements per chunk, so a picture can show
+them) and `byte_scale` times them as if they were S bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .comm_sim import ALLREDUCE_ALGOS, LINKS, NVLINK4, OPS, Comm, LinkSpec, allgather_ring, reduce_scatter_ring, switch
+from .trace import Trace
+
+ELEMS_PER_CHUNK = 4  # elements each chunk really holds; timing uses byte_scale
+
+
+@dataclass(frozen=True)
+class CollectiveRun:
+    """The inputs, outputs and trace of one collective (S = nbytes, the full array)."""
+
+    op: str
+    algo: str
+    n: int
+    nbytes: float
+    link: LinkSpec
+    comm: Comm
+    inputs: np.ndarray  # (n, L): every device's buffer before, in chunk order
+    outputs: list  # what the collective returned on every device
+
+    @property
+    def trace(self) -> Trace:
+        return self.comm.trace
+
+
+def parse_bytes(text) -> float:
+    """'1MiB', '4 KB', '512', '2.5GB' -> bytes (float). Raises ValueError on anything else."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]?i?[bB]?)\s*", str(text))
+        if not m:
+            raise ValueError(f"cannot read a size from {text!r} (examples: 512, 64KiB, 1MiB, 2GB)")
+        unit = m.group(2).upper().rstrip("B")
+        scale = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+                 "KI": 2**10, "MI": 2**20, "GI": 2**30, "TI": 2**40}.get(unit)
+        if scale is None:
+            raise ValueError(f"unknown unit in {text!r}")
+        value = float(m.group(1)) * scale
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"a message size must be a positive number of bytes, got {text!r}")
+    return value
+
+
+def run_collective(op="all-gather", n=8, nbytes=2**20, algo="ring", link=NVLINK4, seed=0,
+                   elems_per_chunk=ELEMS_PER_CHUNK) -> CollectiveRun:
+    """
+    Simulate one collective on an idle switch.
+    op: "all-gather" | "reduce-scatter" | "all-reduce"; algo: "ring" (or an ALLREDUCE_ALGOS
+    key for all-reduce); nbytes: S, the full array's bytes; link: a LinkSpec or a LINKS key.
+    """
+    if op not in OPS:
+        raise ValueError(f"unknown collective {op!r}; choose one of {', '.join(OPS)}")
+    if op == "all-reduce" and algo not in ALLREDUCE_ALGOS:
+        raise ValueError(f"unknown all-reduce algorithm {algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
+    if op != "all-reduce" and algo != "ring":
+        raise ValueError(f"{op} runs the ring algorithm only (got {algo!r})")
+    if isinstance(link, str):
+        if link not in LINKS:
+            raise ValueError(f"unknown link {link!r}; choose one of {', '.join(LINKS)}")
+        link = LINKS[link]
+    nbytes = parse_bytes(nbytes)
+    topo = switch(n, link)
+    n = topo.n
+    L = n * elems_per_chunk
+    comm = Comm(topo, byte_scale=nbytes / (L * 8))
+    rng = np.random.default_rng(seed)
+    if op == "all-gather":
+        chunks = [np.round(rng.uniform(-1, 1, elems_per_chunk), 3) for _ in range(n)]
+        inputs = np.zeros((n, L))
+        for d in range(n):
+            inputs[d, d * elems_per_chunk:(d + 1) * elems_per_chunk] = chunks[d]
+        outputs = allgather_ring(comm, chunks, {d: d for d in range(n)}, label="all-gather")
+    else:
+        inputs = np.round(rng.uniform(-1, 1, (n, L)), 3)
+        if op == "reduce-scatter":
+            pieces, _owner = reduce_scatter_ring(comm, list(inputs), label="reduce-scatter")
+            outputs = pieces
+        else:
+            outputs = ALLREDUCE_ALGOS[algo][1](comm, list(inputs), label="all-reduce")
+    return CollectiveRun(op, algo, n, nbytes, link, comm, inputs, outputs)
