@@ -193,7 +193,7 @@ def test_ports_never_carry_two_messages_at_once():
                 if port == SWITCH:
                     continue
                 spans.sort()
-                for (s0, e0), (s1, _e1) in zip(spans, spans[1:]):
+                for (_s0, e0), (s1, _e1) in zip(spans, spans[1:]):
                     assert s1 >= e0 - 1e-18, (algo, side, port)
 
 

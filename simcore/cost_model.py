@@ -1,0 +1,192 @@
+"""
+cost_model — what tensor parallelism costs at decode time, on paper.
+
+tp_decode_step is the roofline of one decode step on n chips (Megatron TP, one token per
+sequence): each chip does 1/n of the FLOPs and reads 1/n of the weights and (until n exceeds
+the KV groups) 1/n of the KV cache, and the step pays two all-reduces per layer on top.
+decode_sweep is the same arithmetic over an array of n at once, for the latency plot.
+pope_ffn_comm is Pope et al.'s feed-forward communication time for three partitionings.
+
+A roofline is a lower bound: a measured step should sit above it (REFERENCE_POINTS says which
+published figure is a measurement and which is itself a roofline).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .comm_sim import ALLREDUCE_ALGOS, t_formula
+
+
+def _check(batch, ctx, w_bytes, kv_bytes, act_bytes, algo):
+    if batch < 1 or ctx < 0:
+        raise ValueError(f"batch must be >= 1 and ctx >= 0, got batch {batch}, ctx {ctx}")
+    if min(w_bytes, kv_bytes, act_bytes) <= 0:
+        raise ValueError("bytes per weight / KV element / activation must be > 0")
+    if algo not in ALLREDUCE_ALGOS:
+        raise ValueError(f"unknown all-reduce algorithm {algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
+
+
+def tp_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
+                   compute_prec="bf16"):
+    """
+    Roofline time of one decode step under n-way tensor parallelism (seconds).
+
+    model: llm_math.ModelConfig; chip: hw_specs.Chip; link: comm_sim.LinkSpec (alpha, bw);
+    batch: sequences, one new token each; ctx: tokens already in each sequence's KV cache;
+    w_bytes / kv_bytes / act_bytes: bytes per weight, KV element, activation; algo: all-reduce
+    algorithm (comm_sim.t_formula's closed form); compute_prec: the chip's peak to use.
+
+        t_math = batch · flops_per_token(ctx) / n / peak
+        t_mem  = (weights / n + batch · ctx · kv_per_chip_per_token) / HBM bandwidth
+        t_comm = 2 · n_layers · t_formula(algo, n, batch · d_model · act_bytes)   (0 when n = 1)
+        t_step = max(t_math, t_mem) + t_comm     (communication not overlapped: conservative)
+
+    KV replication: a chip holds at least one whole KV group, so per chip the KV is
+    total × max(1, n/G) / n — it stops shrinking at n = G.
+    Returns a dict of those four times plus kv_per_chip_per_token (bytes per token per
+    sequence), kv_replicas, w_per_chip, kv_per_chip, mem_per_chip (bytes), flops_per_chip,
+    n_allreduce, msg_bytes (one all-reduce's S) and bound ("math", "memory" or "comm").
+    """
+    _check(batch, ctx, w_bytes, kv_bytes, act_bytes, algo)
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    replicas = max(1.0, n / model.n_kv_heads)
+    w = model.matmul_params() * w_bytes / n
+    kv_tok = model.kv_bytes_per_token(kv_bytes) * replicas / n
+    kv = batch * ctx * kv_tok
+    flops = batch * model.flops_per_token(ctx) / n
+    t_math = flops / chip.peak_flops(compute_prec)
+    t_mem = (w + kv) / chip.mem_bw
+    n_ar = 2 * model.n_layers
+    msg = batch * model.d_model * act_bytes
+    t_comm = 0.0 if n == 1 else n_ar * t_formula(algo, n, msg, link.alpha, link.bw)
+    return {"t_math": t_math, "t_mem": t_mem, "t_comm": t_comm, "t_step": max(t_math, t_mem) + t_comm,
+            "kv_per_chip_per_token": kv_tok, "kv_replicas": replicas, "w_per_chip": w, "kv_per_chip": kv,
+            "mem_per_chip": w + kv, "flops_per_chip": flops, "n_allreduce": n_ar, "msg_bytes": msg,
+            "bound": _bound(t_math, t_mem, t_comm)}
+
+
+def _bound(t_math, t_mem, t_comm):
+    """The term that dominates t_step = max(t_math, t_mem) + t_comm."""
+    if t_comm > max(t_math, t_mem):
+        return "comm"
+    return "math" if t_math >= t_mem else "memory"
+
+
+def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
+                 compute_prec="bf16"):
+    """
+    tp_decode_step for every n in `ns` at once (numpy arrays, one entry per n).
+
+    Returns a dict of float arrays with the same keys as tp_decode_step (bound is an array of
+    strings) plus "n". Entry i equals tp_decode_step(..., n=ns[i], ...) to rounding.
+    """
+    _check(batch, ctx, w_bytes, kv_bytes, act_bytes, algo)
+    n = np.asarray(ns)
+    if n.ndim != 1 or n.size == 0 or np.any(n < 1):
+        raise ValueError(f"ns must be a non-empty 1-D array of device counts >= 1, got {ns!r}")
+    nf = n.astype(float)
+    replicas = np.maximum(1.0, nf / model.n_kv_heads)
+    w = model.matmul_params() * w_bytes / nf
+    kv_tok = model.kv_bytes_per_token(kv_bytes) * replicas / nf
+    kv = batch * ctx * kv_tok
+    flops = batch * model.flops_per_token(ctx) / nf
+    t_math = flops / chip.peak_flops(compute_prec)
+    t_mem = (w + kv) / chip.mem_bw
+    n_ar = 2 * model.n_layers
+    msg = batch * model.d_model * act_bytes
+    t_comm = n_ar * np.asarray(t_formula(algo, n, msg, link.alpha, link.bw), dtype=float)  # 0 at n = 1
+    bound = np.where(t_comm > np.maximum(t_math, t_mem), "comm", np.where(t_math >= t_mem, "math", "memory"))
+    return {"n": n, "t_math": t_math, "t_mem": t_mem, "t_comm": t_comm, "t_step": np.maximum(t_math, t_mem) + t_comm,
+            "kv_per_chip_per_token": kv_tok, "kv_replicas": replicas, "w_per_chip": w, "kv_per_chip": kv,
+            "mem_per_chip": w + kv, "flops_per_chip": flops, "n_allreduce": np.full(n.shape, n_ar),
+            "msg_bytes": np.full(n.shape, float(msg)), "bound": bound}
+
+
+def pope_ffn_comm(variant, tokens, E, F, n, bw, bytes_per_elem=2.0):
+    """
+    Communication time (seconds, per layer) of the feed-forward block, Pope et al. 2022 §3.2.
+
+        "1d"        1D weight-stationary:  2·BL·E / bw                    — independent of n
+        "2d"        2D weight-stationary:  8·BL·E / (√n · bw)             — optimal X, YZ split for F = 4E
+        "gathered"  weight-gathered:       2·E·F·N / (n · bw) + 2·BL·E / (N · bw)
+                    (appendix A.2.2: weights all-gathered over N of the n chips, activations
+                    over the rest; N = √(BL·n / F) balances the two terms and minimises the sum,
+                    4·E·√(BL·F) / (√n · bw))
+
+    tokens = B·L, the tokens in this step; E d_model, F d_ff; n chips; bw bytes/s per chip;
+    times in bytes · bytes_per_elem. Returns seconds; "gathered" returns (seconds, N used).
+    Latency α is ignored (bandwidth terms only); N is clipped to [1, n].
+    """
+    if variant == "1d":
+        return 2 * tokens * E * bytes_per_elem / bw
+    if variant == "2d":
+        return 8 * tokens * E * bytes_per_elem / (math.sqrt(n) * bw)
+    if variant == "gathered":
+        N = min(max(math.sqrt(tokens * n / F), 1.0), float(n))
+        return (2 * E * F * N / n + 2 * tokens * E / N) * bytes_per_elem / bw, N
+    raise ValueError(f"unknown variant {variant!r}; choose '1d', '2d' or 'gathered'")
+
+
+# ---------------------------------------------------------------------------------------
+# Published reference points (for the latency plot and the tests)
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ReferencePoint:
+    """
+    A published decode-step time and the setting it was reported for.
+    kind: "roofline" (someone else's paper arithmetic: ours should reproduce it) or
+    "measurement" (a real system: our roofline should sit below it).
+    term: which of our numbers the figure is compared with: "t_mem" (a memory-only estimate)
+    or "floor" (max(t_math, t_mem), the compute and memory roofline without communication).
+    """
+
+    name: str
+    model: str  # key of llm_math.MODELS
+    chip: str  # key of hw_specs.CHIPS
+    n: int
+    batch: int
+    ctx: int
+    w_bytes: float
+    kv_bytes: float
+    seconds: float
+    kind: str
+    term: str
+    source: str
+
+
+REFERENCE_POINTS = (
+    # (70e9 + 41.9e9) bytes / (8 chips × 8.1e11 B/s) ≈ 17 ms: weights plus KV over HBM bandwidth;
+    # the book leaves communication out of this figure.
+    ReferencePoint("Llama-3 70B, TPU v5e 4x2, int8, batch 32, ctx 8192", "llama3-70b", "tpu-v5e", 8, 32, 8192,
+                   1.0, 1.0, 17e-3, "roofline", "t_mem",
+                   '"How to Scale Your Model", applied inference chapter (Serving LLaMA 3-70B), worked example'),
+    # Abstract: "low-batch-size latency of 29ms per token during generation (using int8 weight
+    # quantization) ... 2048-token context". The batch is not stated there: we evaluate at batch 1,
+    # the smallest roofline, so it is a lower bound whatever batch was measured. Compared with the
+    # floor, not t_step: a 1D ring over one ICI link at n = 64 pays 2·63 sequential α per
+    # all-reduce, which Pope et al. avoid with 2D partitioning on the 3D torus.
+    ReferencePoint("PaLM 540B, 64 TPU v4, int8 weights, ctx 2048", "palm-540b", "tpu-v4", 64, 1, 2048,
+                   1.0, 2.0, 29e-3, "measurement", "floor",
+                   "Pope et al. 2022, Efficiently Scaling Transformer Inference, abstract"),
+)
+
+
+def reference_estimate(ref, algo="ring"):
+    """
+    Our model at a reference point's setting: (our seconds for ref.term, tp_decode_step's dict).
+    The link is the chip's own scale-up link (hw_specs.Chip.link).
+    """
+    from .comm_sim import LINKS
+    from .hw_specs import CHIPS
+    from .llm_math import MODELS
+
+    chip = CHIPS[ref.chip]
+    out = tp_decode_step(MODELS[ref.model], chip, LINKS[chip.link], ref.n, ref.batch, ref.ctx,
+                         w_bytes=ref.w_bytes, kv_bytes=ref.kv_bytes, algo=algo)
+    ours = out["t_mem"] if ref.term == "t_mem" else max(out["t_math"], out["t_mem"])
+    return ours, out

@@ -1,0 +1,62 @@
+"""python -m simcore: selftest, trace, and one clear line with exit code 2 for bad arguments."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def _run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "simcore", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+def test_selftest_exits_zero():
+    out = _run("selftest")
+    assert out.returncode == 0, out.stderr
+    assert "selftest passed" in out.stdout
+    assert "tensor-parallel" in out.stdout
+
+
+def test_trace_chrome_ring_allreduce_n8(tmp_path):
+    path = tmp_path / "t.json"
+    out = _run("trace", "--op", "all-reduce", "--algo", "ring", "--n", "8", "--format", "chrome",
+               "--out", str(path), "--summary")
+    assert out.returncode == 0, out.stderr
+    events = json.loads(path.read_text())["traceEvents"]
+    assert sum(e.get("cat") == "send" for e in events) == 112
+    assert "busbw" in out.stdout and "algbw" in out.stdout
+
+
+def test_trace_json_round_trips(tmp_path):
+    from simcore.trace import Trace
+
+    path = tmp_path / "t.json"
+    assert _run("trace", "--op", "reduce-scatter", "--n", "5", "--out", str(path)).returncode == 0
+    tr = Trace.from_json(path.read_text())
+    assert len(tr.messages) == 5 * 4
+
+
+@pytest.mark.parametrize("args", [
+    ["trace", "--n", "0"],
+    ["trace", "--n", "eight"],
+    ["trace", "--bytes", "-1"],
+    ["trace", "--bytes", "lots"],
+    ["trace", "--op", "broadcast"],
+    ["trace", "--op", "all-gather", "--algo", "rd"],
+    ["trace", "--n", "100000"],
+    ["frobnicate"],
+])
+def test_bad_arguments_one_line_exit_2(args):
+    out = _run(*args)
+    assert out.returncode == 2, (args, out.stdout, out.stderr)
+    lines = [ln for ln in out.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+
+
+def test_unwritable_output_leaves_nothing(tmp_path):
+    target = tmp_path / "no-such-dir" / "t.json"
+    out = _run("trace", "--out", str(target))
+    assert out.returncode == 2 and "cannot write" in out.stderr
+    assert not target.parent.exists()

@@ -1,0 +1,197 @@
+"""The decode cost model, chips and model shapes against published figures, and `python -m simcore decode`."""
+
+import math
+
+import numpy as np
+import pytest
+
+from simcore import __main__ as cli
+from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, NVLINK4, TPU_V5E_ICI, t_formula
+from simcore.cost_model import REFERENCE_POINTS, decode_sweep, pope_ffn_comm, reference_estimate, tp_decode_step
+from simcore.hw_specs import CHIPS, H100, TPU_V5E
+from simcore.llm_math import LLAMA3_70B, MODELS, PALM_540B
+
+# ---------------------------------------------------------------------------------------
+# Models and chips
+# ---------------------------------------------------------------------------------------
+# Parameter counts the model authors publish (HF model cards / PaLM paper), in billions.
+PUBLISHED_PARAMS = {"llama2-7b": 6.74, "llama2-70b": 68.98, "llama3-8b": 8.03, "llama3-70b": 70.55,
+                    "llama3.1-405b": 405.85, "palm-540b": 540.35}
+
+
+@pytest.mark.parametrize("key", MODELS)
+def test_model_shapes_reproduce_published_parameter_counts(key):
+    assert MODELS[key].total_params() / 1e9 == pytest.approx(PUBLISHED_PARAMS[key], rel=5e-3)
+
+
+def test_model_counting_conventions():
+    m = LLAMA3_70B
+    per_layer = 2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672
+    assert m.matmul_params() == 80 * per_layer + 8192 * 128256
+    assert m.kv_bytes_per_token(1) == 2 * 80 * 8 * 128  # 160 KiB at int8
+    assert m.flops_per_token(1000) - m.flops_per_token(0) == 4 * 80 * 64 * 128 * 1000
+    assert PALM_540B.total_params() == PALM_540B.matmul_params()  # tied: the embedding is the lm_head
+
+
+def test_chip_peaks_and_unsupported_precisions():
+    assert H100.peak_flops("bf16") == 989e12 and H100.peak_flops("fp8") == 1979e12
+    assert TPU_V5E.peak_flops("int8") == 2 * TPU_V5E.peak_flops("bf16")
+    for key in ("a100", "tpu-v4", "tpu-v5e"):
+        with pytest.raises(ValueError, match="fp8"):
+            CHIPS[key].peak_flops("fp8")
+    with pytest.raises(ValueError, match="fp4"):
+        H100.peak_flops("fp4")
+    assert all(c.link in LINKS for c in CHIPS.values())
+
+
+# ---------------------------------------------------------------------------------------
+# tp_decode_step
+# ---------------------------------------------------------------------------------------
+def test_llama3_70b_on_tpu_v5e_worked_example_17ms_memory_bound():
+    ref = REFERENCE_POINTS[0]
+    assert (ref.model, ref.chip, ref.n, ref.batch, ref.ctx) == ("llama3-70b", "tpu-v5e", 8, 32, 8192)
+    out = tp_decode_step(LLAMA3_70B, TPU_V5E, TPU_V5E_ICI, 8, 32, 8192, w_bytes=1, kv_bytes=1)
+    assert out["t_mem"] == pytest.approx(17e-3, rel=0.03)
+    assert out["t_mem"] > out["t_math"] and out["bound"] == "memory"
+    ours, _ = reference_estimate(ref)
+    assert ours == pytest.approx(ref.seconds, rel=0.03)
+
+
+def test_palm_roofline_floor_sits_below_the_measurement():
+    ref = REFERENCE_POINTS[1]
+    assert ref.kind == "measurement" and ref.seconds == 29e-3
+    ours, out = reference_estimate(ref)
+    assert ours < ref.seconds
+    assert out["kv_replicas"] == 64  # multi-query: one KV group, every chip holds it
+
+
+def test_kv_per_chip_stops_shrinking_beyond_n_kv_heads():
+    G = LLAMA3_70B.n_kv_heads
+    kv = {n: tp_decode_step(LLAMA3_70B, H100, NVLINK4, n, 1, 4096)["kv_per_chip_per_token"]
+          for n in (1, 2, 4, 8, 16, 32, 64)}
+    full = LLAMA3_70B.kv_bytes_per_token(2)
+    for n, v in kv.items():
+        assert v == pytest.approx(full / min(n, G))
+    assert kv[16] == kv[8] == kv[64] and kv[4] == 2 * kv[8]
+
+
+def test_n1_has_no_communication_and_n2_has_some():
+    one = tp_decode_step(LLAMA3_70B, H100, NVLINK4, 1, 8, 4096)
+    two = tp_decode_step(LLAMA3_70B, H100, NVLINK4, 2, 8, 4096)
+    assert one["t_comm"] == 0.0 and one["t_step"] == max(one["t_math"], one["t_mem"])
+    msg = 8 * LLAMA3_70B.d_model * 2
+    assert two["t_comm"] == pytest.approx(2 * 80 * t_formula("ring", 2, msg, NVLINK4.alpha, NVLINK4.bw))
+    assert two["t_comm"] > 0 and two["t_mem"] == pytest.approx(one["t_mem"] / 2, rel=1e-12)
+
+
+def test_math_bound_at_large_batch():
+    out = tp_decode_step(LLAMA3_70B, H100, NVLINK4, 8, 4096, 16)
+    assert out["bound"] == "math" and out["t_math"] > out["t_mem"]
+
+
+def test_bad_arguments_raise():
+    with pytest.raises(ValueError):
+        tp_decode_step(LLAMA3_70B, H100, NVLINK4, 0, 1, 10)
+    with pytest.raises(ValueError, match="algorithm"):
+        tp_decode_step(LLAMA3_70B, H100, NVLINK4, 2, 1, 10, algo="tree")
+    with pytest.raises(ValueError):
+        decode_sweep(LLAMA3_70B, H100, NVLINK4, [1, 0], 1, 10)
+
+
+# ---------------------------------------------------------------------------------------
+# The vectorized sweep
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("algo", ALLREDUCE_ALGOS)
+@pytest.mark.parametrize("model,chip", [("llama3-70b", "h100"), ("palm-540b", "tpu-v4"), ("llama2-7b", "a100")])
+def test_sweep_equals_tp_decode_step_at_every_n(algo, model, chip):
+    m, c = MODELS[model], CHIPS[chip]
+    link = LINKS[c.link]
+    ns = np.array([1, 2, 3, 4, 6, 8, 12, 16, 32, 64])
+    kw = dict(batch=16, ctx=2048, w_bytes=1.0, kv_bytes=2.0, act_bytes=2.0, algo=algo, compute_prec="int8")
+    sweep = decode_sweep(m, c, link, ns, **kw)
+    for i, n in enumerate(ns):
+        one = tp_decode_step(m, c, link, int(n), **kw)
+        for key, val in one.items():
+            if key == "bound":
+                assert sweep[key][i] == val, (n, key)
+            else:
+                assert sweep[key][i] == pytest.approx(val, rel=1e-12, abs=0), (n, key)
+
+
+# ---------------------------------------------------------------------------------------
+# Pope et al.'s feed-forward communication
+# ---------------------------------------------------------------------------------------
+def test_pope_1d_is_independent_of_n_and_2d_falls_as_inverse_sqrt_n():
+    E, F, BL, bw = 8192, 32768, 64, 45e9
+    one = [pope_ffn_comm("1d", BL, E, F, n, bw) for n in (4, 16, 64, 256)]
+    assert one[0] > 0 and all(t == one[0] for t in one)
+    two = {n: pope_ffn_comm("2d", BL, E, F, n, bw) for n in (4, 16, 64, 256)}
+    for n in (4, 16, 64):
+        assert two[4 * n] == pytest.approx(two[n] / 2, rel=1e-12)
+    assert two[64] * math.sqrt(64) == pytest.approx(8 * BL * E * 2 / bw)
+
+
+def test_pope_weight_gathered_N_is_clipped_optimum():
+    E, F, bw = 8192, 32768, 45e9
+    for BL, n in ((64, 64), (2048, 64), (10 ** 6, 64), (4, 16)):
+        t, N = pope_ffn_comm("gathered", BL, E, F, n, bw)
+        assert N == min(max(math.sqrt(BL * n / F), 1.0), n)
+        assert t == pytest.approx((2 * E * F * N / n + 2 * BL * E / N) * 2 / bw)
+    # a case where the optimum lies inside [1, n]: both terms equal, and no other N does better
+    BL, n = 2 ** 17, 64
+    t, N = pope_ffn_comm("gathered", BL, E, F, n, bw)
+    assert 1 < N < n and 2 * E * F * N / n == pytest.approx(2 * BL * E / N)
+    assert t == pytest.approx(4 * E * math.sqrt(BL * F) / math.sqrt(n) * 2 / bw)
+    others = [(2 * E * F * M / n + 2 * BL * E / M) * 2 / bw for M in np.linspace(1, n, 200)]
+    assert t <= min(others) * (1 + 1e-12)
+    # clipped: a tiny batch gathers nothing (N = 1), a huge one gathers over all chips
+    assert pope_ffn_comm("gathered", 1, E, F, 64, bw)[1] == 1.0
+    assert pope_ffn_comm("gathered", 10 ** 9, E, F, 64, bw)[1] == 64.0
+    with pytest.raises(ValueError, match="variant"):
+        pope_ffn_comm("3d", 1, E, F, 8, bw)
+
+
+# ---------------------------------------------------------------------------------------
+# python -m simcore decode
+# ---------------------------------------------------------------------------------------
+def _rows(text):
+    rows = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and parts[0].isdigit():
+            rows[int(parts[0])] = parts
+    return rows
+
+
+def test_decode_cli_table(capsys):
+    rc = cli.main(["decode", "--model", "llama3-70b", "--chip", "h100", "--n", "1,2,4,8,16,32"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    rows = _rows(out)
+    assert sorted(rows) == [1, 2, 4, 8, 16, 32]
+    t_comm = {n: float(r[3]) for n, r in rows.items()}
+    assert t_comm[1] == 0 and all(t_comm[n] > 0 for n in (2, 4, 8, 16, 32))
+    kv = {n: int(r[5].replace(",", "")) for n, r in rows.items()}
+    assert kv[16] == kv[8] == kv[32] < kv[4]
+    assert "replicated" in " ".join(rows[16]) and "replicated" not in " ".join(rows[8])
+    sweep = decode_sweep(LLAMA3_70B, H100, NVLINK4, [4], 1, 4096)
+    assert float(rows[4][4]) == pytest.approx(sweep["t_step"][0] * 1e3, abs=1e-3)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--model", "gpt-9"], "unknown model"),
+    (["--chip", "tpu-v9"], "unknown chip"),
+    (["--n", "1,two"], "--n"),
+    (["--n", "0,2"], ">= 1"),
+    (["--batch", "0"], "--batch"),
+    (["--w-bytes", "-1"], "--w-bytes"),
+    (["--kv-bytes", "nan"], "--kv-bytes"),
+    (["--algo", "tree"], "all-reduce algorithm"),
+    (["--link", "carrier-pigeon"], "unknown link"),
+    (["--chip", "a100", "--prec", "fp8"], "fp8"),
+])
+def test_decode_cli_bad_values_give_one_line_and_code_2(capsys, argv, needle):
+    rc = cli.main(["decode"] + argv)
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert len(err.strip().splitlines()) == 1 and needle in err
