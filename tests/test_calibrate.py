@@ -1,0 +1,340 @@
+"""The α–β fit, the nccl-tests reader and the nccl-import command (no MPI, no Qt)."""
+
+import argparse
+import json
+import math
+
+import numpy as np
+import pytest
+
+from simcore import calibrate, cli_measure
+from simcore.calibrate import MEASURED, Point, coefficients, fit, fit_nccl_tests, parse_nccl_tests
+from simcore.comm_sim import ALLREDUCE_ALGOS, LinkSpec, busbw, t_formula
+
+ALPHA, BW = 4.2e-6, 37e9
+SIZES = [2**k for k in range(3, 28)]  # 8 B .. 128 MiB
+
+
+def synthetic(op, algo, n, alpha=ALPHA, bw=BW, noise=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    a, b = coefficients(op, algo, n)
+    return [Point(op, algo, n, float(S), (a * alpha + b * S / bw) * math.exp(noise * rng.standard_normal()))
+            for S in SIZES]
+
+
+# ---------------------------------------------------------------------------------------
+# the model's structure
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 7, 8, 16])
+@pytest.mark.parametrize("algo", list(ALLREDUCE_ALGOS))
+def test_coefficients_are_the_closed_form(algo, n):
+    a, b = coefficients("all-reduce", algo, n)
+    for S in (0.0, 1e3, 1e8):
+        assert a * ALPHA + b * S / BW == pytest.approx(t_formula(algo, n, S, ALPHA, BW), rel=1e-12)
+
+
+@pytest.mark.parametrize("op", ["all-gather", "reduce-scatter"])
+def test_coefficients_of_gather_and_scatter(op):
+    assert coefficients(op, "ring", 8) == pytest.approx((7, 7 / 8))
+    assert coefficients(op, "rd", 8) == pytest.approx((3, 7 / 8))  # log2 n rounds, same bytes as the ring
+    with pytest.raises(ValueError, match="power-of-two"):
+        coefficients(op, "rd", 6)
+
+
+def test_coefficients_of_open_mpi_linear_and_bad_names():
+    assert coefficients("all-reduce", "linear", 4) == (6, 6)  # reduce to rank 0, then broadcast
+    assert coefficients("all-reduce", "ring", 1) == (0, 0)
+    with pytest.raises(ValueError, match="no cost model"):
+        coefficients("all-gather", "direct", 4)
+    with pytest.raises(ValueError, match="unknown collective"):
+        coefficients("broadcast", "ring", 4)
+
+
+# ---------------------------------------------------------------------------------------
+# the fit
+# ---------------------------------------------------------------------------------------
+def test_fit_recovers_alpha_and_beta_exactly_without_noise():
+    pts = synthetic("all-reduce", "ring", 8)
+    f = fit(pts)
+    assert f.alpha == pytest.approx(ALPHA, rel=1e-9)
+    assert f.bw == pytest.approx(BW, rel=1e-9)
+    assert f.r2 == pytest.approx(1.0, abs=1e-12)
+    assert f.worst_rel < 1e-9
+    assert f.n_points == len(SIZES)
+
+
+def test_one_fit_explains_several_collectives_and_algorithms():
+    pts = (synthetic("all-reduce", "ring", 4) + synthetic("all-reduce", "rd", 4) + synthetic("all-gather", "ring", 4)
+           + synthetic("reduce-scatter", "rd", 4) + synthetic("all-reduce", "linear", 4)
+           + synthetic("all-reduce", "direct", 8))
+    f = fit(pts)
+    assert (f.alpha, f.bw) == (pytest.approx(ALPHA, rel=1e-9), pytest.approx(BW, rel=1e-9))
+    each = calibrate.fit_each(pts)
+    assert set(each) == {("all-reduce", "ring"), ("all-reduce", "rd"), ("all-gather", "ring"),
+                         ("reduce-scatter", "rd"), ("all-reduce", "linear"), ("all-reduce", "direct")}
+    assert all(g.alpha == pytest.approx(ALPHA, rel=1e-9) for g in each.values())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_fit_recovers_alpha_and_beta_from_noisy_timings(seed):
+    # 5 % multiplicative noise on every point, a different draw per seed
+    pts = synthetic("all-reduce", "ring", 8, noise=0.05, seed=seed) + synthetic("all-gather", "ring", 8, noise=0.05,
+                                                                                 seed=seed + 100)
+    f = fit(pts)
+    assert f.alpha == pytest.approx(ALPHA, rel=0.05)
+    assert f.bw == pytest.approx(BW, rel=0.05)
+    assert 0.95 < f.r2 <= 1.0
+    assert 0.05 < f.worst_rel < 0.3  # the noise shows up as the worst error, not hidden
+
+
+def test_fit_weights_small_messages_like_large_ones():
+    # a 1 ns latency under 1 GB/s: an unweighted fit would lose α in the big messages' residuals
+    pts = synthetic("all-reduce", "ring", 4, alpha=1e-9, bw=1e9)
+    assert fit(pts).alpha == pytest.approx(1e-9, rel=1e-6)
+
+
+def test_fit_keeps_alpha_non_negative():
+    # pure bandwidth with noise that would pull an unconstrained α below zero
+    pts = [Point("all-gather", "ring", 4, float(S), 0.75 * S / BW * (1.3 if S == 8 else 1.0)) for S in SIZES]
+    f = fit(pts)
+    assert f.alpha >= 0
+    assert f.bw == pytest.approx(BW, rel=0.05)
+
+
+def test_fit_refuses_what_it_cannot_determine():
+    with pytest.raises(ValueError, match="at least 2"):
+        fit(synthetic("all-reduce", "ring", 4)[:1])
+    with pytest.raises(ValueError, match="at least 2"):
+        fit([Point("all-reduce", "ring", 1, 8.0, 1e-6), Point("all-reduce", "ring", 1, 16.0, 1e-6)])
+    same_size = [Point("all-reduce", "ring", 4, 1024.0, t) for t in (1e-5, 1.1e-5, 0.9e-5)]
+    with pytest.raises(ValueError, match="two different message sizes"):
+        fit(same_size)
+    shrinking = [Point("all-reduce", "ring", 4, float(S), 1e-3 / S) for S in (8, 1024, 2**20)]
+    with pytest.raises(ValueError, match="do not grow"):
+        fit(shrinking)
+    with pytest.raises(ValueError, match="positive number of seconds"):
+        fit([Point("all-reduce", "ring", 4, 8.0, 0.0), Point("all-reduce", "ring", 4, 16.0, 1e-6)])
+
+
+def test_fit_becomes_a_link_and_predicts():
+    f = fit(synthetic("reduce-scatter", "ring", 8))
+    link = f.link()
+    assert isinstance(link, LinkSpec) and link.name == MEASURED
+    assert (link.alpha, link.bw) == (pytest.approx(ALPHA), pytest.approx(BW))
+    S = np.array([1e3, 1e6])
+    assert np.allclose(f.predict("all-reduce", "ring", 8, S), t_formula("ring", 8, S, link.alpha, link.bw))
+    back = calibrate.link_from_dict(json.loads(json.dumps(calibrate.link_to_dict(link, f, source="x"))))
+    assert back == link
+
+
+def test_the_link_is_fitted_to_the_ring_points():
+    ring = synthetic("all-reduce", "ring", 4) + synthetic("all-gather", "ring", 4)
+    other = synthetic("all-reduce", "linear", 4, alpha=1e-6, bw=100e9)  # a faster, different machine
+    link, f = calibrate.fit_link(ring + other)
+    assert (link.alpha, link.bw) == (pytest.approx(ALPHA), pytest.approx(BW))
+    assert f.n_points == len(ring) and link.name == MEASURED
+    link, f = calibrate.fit_link(other, name="x")  # no ring points: all of them
+    assert (link.name, link.bw) == ("x", pytest.approx(100e9))
+
+
+def test_point_bandwidths_follow_nccl_tests():
+    p = Point("all-reduce", "ring", 8, 1e9, 0.5)
+    assert p.algbw == 2e9  # S / t
+    assert p.busbw == pytest.approx(2e9 * 2 * 7 / 8)  # × 2(n−1)/n
+    q = Point("all-gather", "ring", 8, 1e9, 0.5)
+    assert q.busbw == pytest.approx(2e9 * 7 / 8)  # × (n−1)/n
+    r = Point("reduce-scatter", "ring", 4, 1e9, 0.5)
+    assert r.busbw == pytest.approx(2e9 * 3 / 4)
+    # a ring at full speed moves busbw = β: what makes busbw comparable with the link's bandwidth
+    t = t_formula("ring", 8, 1e12, 0.0, BW)
+    assert Point("all-reduce", "ring", 8, 1e12, t).busbw == pytest.approx(BW)
+
+
+# ---------------------------------------------------------------------------------------
+# nccl-tests output, written here in the format nccl-tests prints
+# ---------------------------------------------------------------------------------------
+NCCL_FACTOR = {"all-reduce": lambda n: 2 * (n - 1) / n, "all-gather": lambda n: (n - 1) / n,
+               "reduce-scatter": lambda n: (n - 1) / n}
+
+
+def _time_str(us):
+    # nccl-tests: %7.0f from 10 ms, %7.1f from 100 µs, else %7.2f
+    return f"{us:7.0f}" if us >= 1e4 else f"{us:7.1f}" if us >= 100 else f"{us:7.2f}"
+
+
+def nccl_text(op, n, alpha=ALPHA, bw=BW, sizes=SIZES, program=True, style="new", ranks=True, dtype="float"):
+    """What `<op>_perf -b 8 -e 128M -f 2 -g n` prints, with times from the ring's closed form."""
+    prog = {"all-reduce": "all_reduce_perf", "all-gather": "all_gather_perf",
+            "reduce-scatter": "reduce_scatter_perf"}[op]
+    out = []
+    if program:
+        out.append(f"$ ./build/{prog} -b 8 -e 128M -f 2 -g {n}")
+    out.append(f"# nThread 1 nGpus {n} minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 "
+               f"iters: 20 agg iters: 1 validation: 1 graph: 0")
+    out.append("#")
+    out.append("# Using devices")
+    if ranks:
+        for r in range(n):
+            out.append(f"#  Rank {r:2d} Group  0 Pid  12345 on    node01 device {r:2d} [0x{r + 7:02x}] "
+                       f"NVIDIA H100 80GB HBM3")
+    out.append("#")
+    if style == "new":  # nccl-tests' Reporter: "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  ..."
+        group = "{:>7s}  {:>6s}  {:>6s} {:>6s}"
+        fmt = "# {:>10s}  {:>12s}  {:>8s}  {:>6s}  {:>6s}  " + group + "  " + group
+        out.append("# " + " " * 54 + "out-of-place                       in-place")
+        out.append(fmt.format("size", "count", "type", "redop", "root", *(["time", "algbw", "busbw", "#wrong"] * 2)))
+        out.append(fmt.format("(B)", "(elements)", "", "", "", *(["(us)", "(GB/s)", "(GB/s)", ""] * 2)))
+    else:  # nccl-tests before redop/root columns: all_gather had no redop, errors as 0e+00
+        names = ["size", "count", "type"] + ([] if op == "all-gather" else ["redop"])
+        out.append("#" + "".join(f"  {c:>10s}" for c in names) + "     time   algbw   busbw  error" * 2)
+    a, b = coefficients(op, "ring", n)
+    for S in sizes:
+        t_us = (a * alpha + b * S / bw) * 1e6
+        alg = S / (t_us * 1e-6) / 1e9
+        bus = alg * NCCL_FACTOR[op](n)
+        count = S // 4
+        redop = "none" if op == "all-gather" else "sum"
+        res = f"  {_time_str(t_us)}  {alg:6.2f}  {bus:6.2f}  {0:5d}"
+        res_ip = f"  {_time_str(t_us * 0.99)}  {alg / 0.99:6.2f}  {bus / 0.99:6.2f}  {0:5d}"
+        if style == "new":
+            out.append(f"{S:12d}  {count:12d}  {dtype:>8s}  {redop:>6s}  {-1:6d}" + res + res_ip)
+        else:
+            mid = "" if op == "all-gather" else f"  {redop:>6s}"
+            out.append(f"{S:12d}  {count:12d}  {dtype:>6s}{mid}  {_time_str(t_us)}  {alg:6.2f}  {bus:6.2f}  0e+00"
+                       f"  {_time_str(t_us)}  {alg:6.2f}  {bus:6.2f}  0e+00")
+    out.append("# Out of bounds values : 0 OK")
+    out.append("# Avg bus bandwidth    : 12.345 ")
+    out.append("#")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("n", [2, 8])
+@pytest.mark.parametrize("op", ["all-reduce", "all-gather", "reduce-scatter"])
+def test_nccl_parser_reads_the_table(op, n):
+    (table,) = parse_nccl_tests(nccl_text(op, n))
+    assert (table.op, table.n, len(table.rows)) == (op, n, len(SIZES))
+    r = table.rows[-1]
+    assert (r.nbytes, r.count, r.dtype) == (SIZES[-1], SIZES[-1] // 4, "float")
+    assert r.redop == ("none" if op == "all-gather" else "sum")
+    assert r.inplace_time_us == pytest.approx(r.time_us * 0.99, rel=1e-3)
+
+
+@pytest.mark.parametrize("op", ["all-reduce", "all-gather", "reduce-scatter"])
+def test_nccl_columns_are_algbw_and_busbw_as_nccl_tests_defines_them(op):
+    n = 8
+    (table,) = parse_nccl_tests(nccl_text(op, n))
+    pts = table.points()
+    for row, p in zip(table.rows, pts):
+        assert p.seconds == pytest.approx(row.time_us * 1e-6)
+        # algbw = S / t and busbw = algbw × factor, in GB/s, to the file's 2 decimals
+        assert p.algbw / 1e9 == pytest.approx(row.algbw, abs=0.006, rel=1e-3)
+        assert p.busbw / 1e9 == pytest.approx(row.busbw, abs=0.006, rel=1e-3)
+        assert busbw(op, n, p.nbytes, p.seconds) == p.busbw
+    assert table.busbw_factor() == pytest.approx(NCCL_FACTOR[op](n), rel=1e-3)
+
+
+@pytest.mark.parametrize("op", ["all-reduce", "all-gather", "reduce-scatter"])
+def test_nccl_fit_recovers_the_link(op):
+    link, f, tables = fit_nccl_tests(nccl_text(op, 8))
+    assert link.alpha == pytest.approx(ALPHA, rel=0.01)  # times are printed with 3–5 digits
+    assert link.bw == pytest.approx(BW, rel=0.01)
+    assert f.r2 > 0.999 and f.worst_rel < 0.01
+    assert link.name == "nccl-tests, 8 GPUs"
+    inplace, _, _ = fit_nccl_tests(nccl_text(op, 8), inplace=True)
+    assert inplace.bw > link.bw  # the test wrote in-place times 1 % faster
+
+
+def test_nccl_op_comes_from_the_busbw_factor_without_a_program_name():
+    for op in ("all-reduce", "all-gather", "reduce-scatter"):
+        (table,) = parse_nccl_tests(nccl_text(op, 4, program=False))
+        assert table.op == op
+
+
+def test_nccl_rank_count_comes_from_busbw_when_rank_lines_are_missing():
+    for op, n in (("all-reduce", 8), ("all-gather", 4), ("reduce-scatter", 16)):
+        sizes = [2**k for k in range(20, 34)]  # big messages: busbw printed with enough digits
+        (table,) = parse_nccl_tests(nccl_text(op, n, program=False, ranks=False, sizes=sizes))
+        assert (table.op, table.n) == (op, n)
+
+
+def test_nccl_old_format_without_redop_and_root():
+    for op in ("all-reduce", "all-gather"):
+        (table,) = parse_nccl_tests(nccl_text(op, 2, style="old", program=False))
+        assert (table.op, table.n, len(table.rows)) == (op, 2, len(SIZES))
+        assert table.rows[0].inplace_time_us == table.rows[0].time_us
+
+
+def test_nccl_several_runs_in_one_log():
+    text = nccl_text("all-reduce", 8) + "\n===begin next test===\n" + nccl_text("all-gather", 8)
+    tables = parse_nccl_tests(text)
+    assert [t.op for t in tables] == ["all-reduce", "all-gather"]
+    link, f, _ = fit_nccl_tests(text)
+    assert f.n_points == 2 * len(SIZES)
+    assert link.bw == pytest.approx(BW, rel=0.01)
+
+
+def test_nccl_overrides_and_refusals():
+    (t,) = parse_nccl_tests(nccl_text("all-gather", 4), op="reduce-scatter", n=6)
+    assert (t.op, t.n) == ("reduce-scatter", 6)
+    with pytest.raises(ValueError, match="no nccl-tests table"):
+        parse_nccl_tests("hello\nworld\n")
+    with pytest.raises(ValueError, match="broadcast_perf"):
+        parse_nccl_tests(nccl_text("all-reduce", 4).replace("all_reduce_perf", "broadcast_perf"))
+    with pytest.raises(ValueError, match="unknown collective"):
+        parse_nccl_tests(nccl_text("all-reduce", 4), op="alltoall")
+
+
+# ---------------------------------------------------------------------------------------
+# python -m simcore nccl-import
+# ---------------------------------------------------------------------------------------
+def run_cli(argv):
+    from simcore.__main__ import _Parser
+
+    parser = _Parser(prog="python -m simcore")
+    sub = parser.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    cli_measure.register(sub)
+    return cli_measure.run(parser.parse_args(argv))
+
+
+def test_nccl_import_writes_a_link(tmp_path, capsys):
+    src = tmp_path / "ar.txt"
+    src.write_text(nccl_text("all-reduce", 8))
+    out = tmp_path / "link.json"
+    assert run_cli(["nccl-import", str(src), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "all-reduce on 8 ranks" in printed and "LinkSpec(" in printed
+    link = calibrate.load_link(out)
+    assert link.bw == pytest.approx(BW, rel=0.01) and link.alpha == pytest.approx(ALPHA, rel=0.01)
+    assert json.loads(out.read_text())["fit"]["r2"] > 0.999
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["nccl-import", "MISSING"], "cannot read"),
+    (["nccl-import", "EMPTY"], "no nccl-tests table"),
+    (["nccl-import", "GOOD", "--n", "1"], "--n must be at least 2"),
+])
+def test_nccl_import_bad_input_is_one_line_and_code_2(tmp_path, capsys, argv, needle):
+    (tmp_path / "EMPTY").write_text("nothing here\n")
+    (tmp_path / "GOOD").write_text(nccl_text("all-reduce", 4))
+    argv = [str(tmp_path / a) if a in ("MISSING", "EMPTY", "GOOD") else a for a in argv]
+    assert run_cli(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
+
+
+def test_measure_bad_arguments_are_refused_before_mpi(capsys):
+    for argv, needle in ((["measure", "--n", "1"], "at least 2"), (["measure", "--sizes", "8Q"], "cannot read a size"),
+                         (["measure", "--ops", "all-gather:rd", "--n", "3"], "power-of-two"),
+                         (["measure", "--ops", "all-reduce:innet"], "no 'innet' algorithm"),
+                         (["measure", "--repeats", "0"], "--repeats")):
+        assert run_cli(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert needle in err and err.count("\n") == 1, (argv, err)
+
+
+def test_register_adds_both_commands():
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="cmd")
+    cli_measure.register(sub)
+    assert set(cli_measure.COMMANDS) <= set(sub.choices)
+    assert parser.parse_args(["measure"]).sizes == "8B..64MiB"
