@@ -1,0 +1,197 @@
+"""
+shard-lab — the app's command line (also `python -m app`).
+
+    shard-lab [--scenario KIND] [--n N] [--algo ring|rd|innet|direct] [--bytes S] [--link L]
+              [--step K] [--lang en|zh] [--screenshot PATH [--size WxH]]
+
+Without arguments it opens on ring all-gather with n = 8. `--step K` shows step K in flight
+(blocks on their way; 0 = the start). `--screenshot PATH` renders the main window at that state
+to a PNG (offscreen when there is no display) and exits 0 — for making slides. A bad value
+prints one line on stderr and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+
+KINDS = ("all-gather", "reduce-scatter", "all-reduce", "matmul-1", "matmul-2", "matmul-3", "matmul-4",
+         "tp-forward", "decode")
+ALGOS = ("ring", "rd", "innet", "direct")
+MIN_W, MIN_H, MAX_SIDE = 1280, 720, 7680
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line, exit 2 (argparse would print the whole usage)
+        raise _Usage(message)
+
+
+def _parser() -> _Parser:
+    p = _Parser(prog="shard-lab", description="Tensor parallelism you can watch.")
+    p.add_argument("--scenario", default="all-gather", choices=KINDS, metavar="KIND",
+                   help="one of: " + ", ".join(KINDS) + " (default all-gather)")
+    p.add_argument("--n", default=8, type=int, help="devices (default 8)")
+    p.add_argument("--algo", default=None, choices=ALGOS, help="all-reduce algorithm (default ring)")
+    p.add_argument("--bytes", default="1MiB", help="message size S, e.g. 64KiB, 1MiB, 2GB (default 1MiB)")
+    p.add_argument("--link", default="nvlink4", help="link preset (default nvlink4)")
+    p.add_argument("--step", default=None, help="show step K in flight; 0 = the start")
+    p.add_argument("--lang", default=None, choices=("en", "zh"), help="interface language")
+    p.add_argument("--screenshot", default=None, metavar="PATH", help="save the window as PNG and exit")
+    p.add_argument("--size", default="1600x900", help="window size for --screenshot, WxH (at least 1280x720)")
+    # -- classroom exports (issue 6: app/export.py) --
+    p.add_argument("--export-gif", default=None, metavar="PATH", help="write the whole animation as a GIF and exit")
+    p.add_argument("--export-mp4", default=None, metavar="PATH", help="write the whole animation as an MP4 and exit")
+    p.add_argument("--fps", default=12.0, type=float, help="frame rate of --export-gif/--export-mp4 (default 12)")
+    p.add_argument("--frames-per-step", default=6, type=int,
+                   help="animation frames per ring step (default 6; 1 = one frame per step)")
+    return p
+
+
+def _fail(msg: str) -> int:
+    print(f"shard-lab: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _parse_size(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", text or "")
+    if not m:
+        raise ValueError(f"--size {text!r}: write it as WIDTHxHEIGHT, e.g. 1920x1080")
+    w, h = int(m.group(1)), int(m.group(2))
+    if w < MIN_W or h < MIN_H:
+        raise ValueError(f"--size {w}x{h}: a screenshot is at least {MIN_W}x{MIN_H}")
+    if w > MAX_SIDE or h > MAX_SIDE:
+        raise ValueError(f"--size {w}x{h}: at most {MAX_SIDE} pixels a side")
+    return w, h
+
+
+def _parse_step(text):
+    if text is None:
+        return None
+    try:
+        k = int(text)
+    except ValueError:
+        raise ValueError(f"--step {text!r}: give a whole number of steps (0 = the start)") from None
+    if k < 0:
+        raise ValueError(f"--step {k}: steps count from 0 (the start)")
+    return k
+
+
+STEP_SHOT_AT = 0.3  # how far into step K `--step K` shows it: blocks well on their way
+
+
+def step_time(stops: list, k: int) -> float:
+    """Simulated time that shows step k in flight (0.3 of the way from boundary k−1 to k)."""
+    if k == 0:
+        return 0.0
+    return stops[k - 1] + STEP_SHOT_AT * (stops[k] - stops[k - 1])
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = _parser().parse_args(argv)
+        size = _parse_size(args.size)
+        step = _parse_step(args.step)
+        from simcore.scenarios import parse_bytes
+
+        nbytes = parse_bytes(args.bytes)
+    except _Usage as e:
+        return _fail(str(e))
+    except ValueError as e:
+        return _fail(str(e))
+
+    exporting = bool(args.export_gif or args.export_mp4)
+    if exporting and not (0 < args.fps <= 60 and 1 <= args.frames_per_step <= 120):
+        return _fail("--fps must be in (0, 60] and --frames-per-step in 1..120")
+    if (args.screenshot or exporting) and not os.environ.get("QT_QPA_PLATFORM") and not _has_display():
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+
+    from PySide6.QtWidgets import QApplication
+
+    from .state import Playback, Scenario, ScenarioModel
+
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "shard-lab"])
+    app.setApplicationName("Shard Lab")
+    app.setOrganizationName("Shard Lab")
+    try:
+        if "--bytes" not in {a.split("=")[0] for a in argv}:  # the default size adapts to n
+            from .scenarios import fit_bytes
+
+            nbytes = fit_bytes(nbytes, args.n, args.scenario)
+        sc = Scenario(kind=args.scenario, n=args.n, algo=args.algo or "ring", nbytes=nbytes, link=args.link)
+        model = ScenarioModel(sc)
+    except ValueError as e:
+        return _fail(str(e))
+    playback = Playback(model)
+    if step is not None and step > playback.n_steps:
+        return _fail(f"--step {step}: this scenario has {playback.n_steps} steps")
+    _set_language(app, args.lang)  # None: the language saved last time, else the system locale (app/i18n.py)
+
+    from .main_window import MainWindow
+
+    win = MainWindow(model, playback)
+    if step is not None:
+        playback.seek(step_time(playback.stops, step))
+    if args.screenshot:
+        win.resize(*size)
+        win.show()
+        for _ in range(3):
+            app.processEvents()
+        ok = win.save_screenshot(args.screenshot)
+        win.close()
+        if not ok:
+            print(f"shard-lab: error: could not write {args.screenshot}", file=sys.stderr)
+            return 1
+        return 0
+    if exporting:
+        return _export_animations(win, args)
+    # classroom (issue 6): theme, size, geometry and — when no scenario was given — the last scenario
+    explicit = {a.split("=")[0] for a in argv} & {"--scenario", "--n", "--algo", "--bytes", "--link", "--step"}
+    win.classroom.restore_session(restore_scenario=not explicit)
+    win.show()
+    return app.exec()
+
+
+def _export_animations(win, args) -> int:
+    """--export-gif / --export-mp4: write the animation headless (app/export.py), exit 0 or 1."""
+    from .export import ExportError, export_animation
+
+    for path in (args.export_gif, args.export_mp4):
+        if not path:
+            continue
+        try:
+            frames = export_animation(win, path, fps=args.fps, frames_per_step=args.frames_per_step)
+        except ExportError as e:
+            print(f"shard-lab: error: {e}", file=sys.stderr)
+            return 1
+        print(f"shard-lab: wrote {path} ({frames} frames)")
+    win.close()
+    return 0
+
+
+def _has_display() -> bool:
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _set_language(app, lang):
+    try:
+        from .i18n import set_language
+    except ImportError:
+        print("shard-lab: translations are not available yet; showing English", file=sys.stderr)
+        return
+    try:
+        set_language(app, lang)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"shard-lab: {e}; showing English", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,229 @@
+"""
+The control dock: scenario, operation, algorithm, n, message size, link. Every change goes
+through `ScenarioModel.update`; a value the engine refuses leaves the previous scenario in
+place and shows the engine's sentence in red until the next good change.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, Signal
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout, QWidget)
+
+from simcore.comm_sim import LINKS
+from simcore.scenarios import parse_bytes
+
+from . import scenarios, theme
+from .explain import fmt_bytes
+
+GROUPS = ("collective", "matmul", "tp-forward", "decode")
+SIZE_PRESETS = (2**12, 2**16, 2**20, 2**24, 2**28, 2**30)
+
+
+def group_of(kind: str) -> str:
+    if kind in scenarios.COLLECTIVE_KINDS:
+        return "collective"
+    if kind.startswith("matmul-"):
+        return "matmul"
+    return kind
+
+
+class ControlPanel(QWidget):
+    """Edits a ScenarioModel. Emits `done_editing` when focus may go back to the picture."""
+
+    done_editing = Signal()
+
+    def __init__(self, model, parent=None):
+        super().__init__(parent)
+        self.setObjectName("ControlPanel")
+        self.model = model
+        self.group = QComboBox(objectName="scenarioCombo")
+        self.op = QComboBox(objectName="operationCombo")
+        self.algo = QComboBox(objectName="algoCombo")
+        self.n = QSpinBox(objectName="nSpin")
+        self.n.setRange(1, scenarios.MAX_N)
+        self.n.setKeyboardTracking(False)
+        self.size = QComboBox(objectName="sizeCombo")
+        self.size.setEditable(True)
+        self.size.setInsertPolicy(QComboBox.NoInsert)
+        self.link = QComboBox(objectName="linkCombo")
+        for key, spec in LINKS.items():
+            self.link.addItem(spec.name, key)
+        for b in SIZE_PRESETS:
+            self.size.addItem(fmt_bytes(b), float(b))
+        for combo in (self.group, self.op, self.algo, self.size, self.link):
+            # the dock stays narrow: long names are elided in the closed combo, shown in full when open
+            combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(8)
+        self.error = QLabel(objectName="errorLabel")
+        self.error.setWordWrap(True)
+        self.error.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
+        self.hint = QLabel(objectName="hintLabel")
+        self.hint.setWordWrap(True)
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        self._labels = [QLabel() for _ in range(6)]
+        for lab, w in zip(self._labels, (self.group, self.op, self.algo, self.n, self.size, self.link)):
+            lab.setBuddy(w)
+            form.addRow(lab, w)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(self.error)
+        lay.addWidget(self.hint)
+        lay.addStretch(1)
+        self.keys = QLabel(objectName="keysLabel")
+        self.keys.setWordWrap(True)
+        lay.addWidget(self.keys)
+        self._syncing = False
+        self.group.activated.connect(self._on_group_activated)
+        self.op.activated.connect(self._on_op_activated)
+        self.algo.activated.connect(self._on_algo_activated)
+        self.n.valueChanged.connect(self._on_n_value_changed)
+        self.size.activated.connect(self._on_size_activated)
+        self.size.lineEdit().editingFinished.connect(self._on_size_editing_finished)
+        self.link.activated.connect(self._on_link_activated)
+        model.changed.connect(self._on_model_changed)
+        model.error.connect(self._on_model_error)
+        theme.notifier().changed.connect(self._apply_theme)
+        self._apply_theme()
+        self.retranslate_ui()
+
+    # -- texts -----------------------------------------------------------------------------
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+    def retranslate_ui(self):
+        self.setWindowTitle(self.tr("Scenario"))
+        for lab, text in zip(self._labels, (self.tr("&Scenario"), self.tr("&Operation"), self.tr("&Algorithm"),
+                                            self.tr("&Devices n"), self.tr("Message si&ze S"),
+                                            self.tr("&Link"))):
+            lab.setText(text)
+        self.keys.setText(self.tr("Keys: Space play/pause · ← → step · Home/End · [ ] speed · O loop"))
+        self._sync()
+
+    def _apply_theme(self):
+        self.error.setStyleSheet(f"color: {theme.palette().error}; font-weight: bold;")
+        self.hint.setStyleSheet(f"color: {theme.palette().text_muted};")
+        self.keys.setStyleSheet(f"color: {theme.palette().text_muted};")
+
+    def _group_names(self):
+        return {"collective": self.tr("Collective"), "matmul": self.tr("Sharded matmul"),
+                "tp-forward": self.tr("Tensor-parallel forward"), "decode": self.tr("Decode step (TP)")}
+
+    def _op_items(self, group):
+        if group == "collective":
+            return [(k, k) for k in scenarios.COLLECTIVE_KINDS]
+        if group == "matmul":
+            return [(f"matmul-{k}", self.tr("Case {k}").format(k=k)) for k in range(1, 5)]
+        return [(group, self.tr("2 all-reduces per layer + logits all-gather"))]
+
+    def _algo_names(self):
+        return {"ring": self.tr("ring"), "rd": self.tr("recursive doubling (rd)"),
+                "innet": self.tr("in-network (innet, NVLS)"), "direct": self.tr("direct (one-shot)")}
+
+    # -- model -> widgets --------------------------------------------------------------------
+    def _sync(self):
+        sc = self.model.scenario
+        self._syncing = True
+        try:
+            g = group_of(sc.kind)
+            self.group.clear()
+            for key, name in self._group_names().items():
+                self.group.addItem(name, key)
+            self.group.setCurrentIndex(GROUPS.index(g))
+            self.op.clear()
+            for key, name in self._op_items(g):
+                self.op.addItem(name, key)
+            self.op.setCurrentIndex(max(0, self.op.findData(sc.kind)))
+            self.op.setEnabled(self.op.count() > 1)
+            self.algo.clear()
+            for key, name in self._algo_names().items():
+                self.algo.addItem(name, key)
+            self.algo.setCurrentIndex(self.algo.findData(sc.algo))
+            self.algo.setEnabled(scenarios.takes_algo(sc.kind))
+            self.n.setValue(sc.n)
+            i = self.size.findData(float(sc.nbytes))
+            if i >= 0:
+                self.size.setCurrentIndex(i)
+            else:
+                self.size.setEditText(fmt_bytes(sc.nbytes))
+            self.link.setCurrentIndex(self.link.findData(sc.link))
+            self.hint.setText(self._hint(sc))
+        finally:
+            self._syncing = False
+
+    def _hint(self, sc) -> str:
+        if sc.kind in ("tp-forward", "decode"):
+            return self.tr("TP needs n to divide the heads: 1, 2, 4 or 8. Every all-reduce is timed as if it "
+                           "carried S bytes.")
+        if sc.kind.startswith("matmul-"):
+            return self.tr("Small matrices with real numbers; the collective is timed as if it moved S bytes.")
+        if sc.kind in ("all-gather", "reduce-scatter"):
+            return self.tr("S must split into n equal chunks.")
+        return {"ring": self.tr("Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes."),
+                "rd": self.tr("Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer."),
+                "innet": self.tr("In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum."),
+                "direct": self.tr("Direct: everyone sends everything to everyone; n − 1 full copies per port.")
+                }[sc.algo]
+
+    def _on_model_changed(self, run):
+        self.error.clear()
+        self._sync()
+
+    def _on_model_error(self, msg):
+        self.error.setText(msg)
+        self._sync()  # the widgets go back to the scenario that is still in place
+
+    # -- widgets -> model ----------------------------------------------------------------------
+    def _apply(self, **changes):
+        if not self._syncing:
+            self.model.update(**changes)
+            self.done_editing.emit()
+
+    def _on_group_activated(self, i):
+        g = self.group.itemData(i)
+        if g == group_of(self.model.scenario.kind):
+            return
+        kind = {"collective": "all-gather", "matmul": "matmul-2"}.get(g, g)
+        changes = {"kind": kind}
+        if g in ("tp-forward", "decode") and self.model.scenario.n not in (1, 2, 4, 8):
+            changes["n"] = 4  # TP splits the heads: pick a size that divides them
+        self._apply(**changes)
+
+    def _on_op_activated(self, i):
+        self._apply(kind=self.op.itemData(i))
+
+    def _on_algo_activated(self, i):
+        self._apply(algo=self.algo.itemData(i))
+
+    def _on_n_value_changed(self, v):
+        sc = self.model.scenario
+        S = scenarios.fit_bytes(sc.nbytes, int(v), sc.kind)
+        if S != sc.nbytes:  # only n was asked for: keep S splittable rather than refuse n
+            self._apply(n=int(v), nbytes=S)
+            self.hint.setText(self.tr("S became {S} so that it splits into {n} equal chunks.").format(
+                S=f"{int(S):,} B", n=int(v)))
+        else:
+            self._apply(n=int(v))
+
+    def _on_size_activated(self, i):
+        data = self.size.itemData(i)
+        if data is not None:
+            self._apply(nbytes=float(data))
+
+    def _on_size_editing_finished(self):
+        if self._syncing:
+            return
+        text = self.size.currentText().strip()
+        i = self.size.findText(text)
+        try:
+            value = float(self.size.itemData(i)) if i >= 0 else parse_bytes(text)
+        except ValueError as e:
+            self.model.error.emit(str(e))
+            return
+        if value != self.model.scenario.nbytes:
+            self._apply(nbytes=value)
+
+    def _on_link_activated(self, i):
+        self._apply(link=self.link.itemData(i))

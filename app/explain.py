@@ -1,0 +1,339 @@
+"""
+The explanation panel: the current step in plain words, with its arithmetic.
+
+Everything said here is read from the trace (who sent which chunk to whom, how many bytes,
+when), described by the shape of the step's messages, never by re-running an algorithm:
+    * who sends what to whom (a pattern when there is one: "to its ring neighbour d + 1",
+      "pairs d ↔ d XOR 2", "up into the switch"...), and whether the receiver adds or copies
+    * one message's cost α + b/β with the link's numbers substituted
+    * the running total beside the closed form of the whole collective (simcore's t_formula)
+The time-dependent numbers (t, bytes moved) sit in a separate line so playing does not
+re-layout the whole text every frame.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QCoreApplication, QEvent, Qt
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from simcore.comm_sim import busbw, t_formula
+from simcore.trace import ALL, SWITCH
+
+from . import theme
+
+
+def _tr(text):
+    return QCoreApplication.translate("Explain", text)
+
+
+# -- number formatting ---------------------------------------------------------------------
+def fmt_time(s: float) -> str:
+    """Seconds with an SI unit and 3 significant digits: 2.19 µs, 15.3 ms."""
+    s = float(s)
+    if s == 0:
+        return "0 s"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(s) >= scale * 0.9995:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 1e-12:.3g} ps"
+
+
+def fmt_bytes(b: float) -> str:
+    """Bytes with a binary unit: 128 KiB, 1 MiB, 96 B."""
+    b = float(b)
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= scale:
+            v = b / scale
+            return f"{v:.3g} {unit}" if v < 1000 else f"{v:.0f} {unit}"
+    return f"{b:.3g} B" if b < 1000 else f"{b:.0f} B"
+
+
+def fmt_bw(bps: float) -> str:
+    for unit, scale in (("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6)):
+        if bps >= scale:
+            return f"{bps / scale:.3g} {unit}"
+    return f"{bps:.3g} B/s"
+
+
+def op_title(op: str, algo: str) -> str:
+    """'Ring all-gather', 'Recursive-doubling all-reduce'... (translated)."""
+    names = {
+        ("all-gather", "ring"): _tr("Ring all-gather"),
+        ("reduce-scatter", "ring"): _tr("Ring reduce-scatter"),
+        ("all-reduce", "ring"): _tr("Ring all-reduce"),
+        ("all-reduce", "rd"): _tr("Recursive-doubling all-reduce"),
+        ("all-reduce", "innet"): _tr("In-network all-reduce (NVLS)"),
+        ("all-reduce", "direct"): _tr("Direct all-reduce"),
+    }
+    return names.get((op, algo), f"{op} ({algo})")
+
+
+# Closed forms as written on the lecture's slides (display only: the value is t_formula's).
+FORMULA_TEXT = {
+    ("all-gather", "ring"): "(n − 1) · (α + S / (n·β))",
+    ("reduce-scatter", "ring"): "(n − 1) · (α + S / (n·β))",
+    ("all-reduce", "ring"): "2(n − 1) · (α + S / (n·β))",
+    ("all-reduce", "rd"): "log₂n · (α + S / β)",
+    ("all-reduce", "innet"): "(n + 1) · (α + S / (n·β))",
+    ("all-reduce", "direct"): "(n − 1) · (α + S / β)",
+}
+
+
+def _gpu(d: int) -> str:
+    return _tr("the switch") if d == SWITCH else _tr("GPU {d}").format(d=d)
+
+
+def _chunk(c: int) -> str:
+    return _tr("the whole buffer") if c == ALL else _tr("chunk {c}").format(c=c)
+
+
+def describe_group(msgs, n: int) -> str:
+    """One sentence for messages that belong together (same step and phase)."""
+    src = [m.src for m in msgs]
+    dst = [m.dst for m in msgs]
+    m0 = msgs[0]
+    size = fmt_bytes(m0.nbytes)
+    if all(d == SWITCH for d in dst):
+        chunks = sorted({m.chunk for m in msgs})
+        what = _chunk(chunks[0]) if len(chunks) == 1 else _tr("their chunks")
+        return _tr("Every GPU sends its own copy of {what} ({size}) up into the switch, which adds the "
+                   "{k} copies as they arrive.").format(what=what, size=size, k=len(msgs))
+    if all(s == SWITCH for s in src):
+        chunks = sorted({m.chunk for m in msgs})
+        what = _chunk(chunks[0]) if len(chunks) == 1 else _tr("the summed chunks")
+        return _tr("The switch multicasts the finished sum of {what} ({size}) down to all {k} GPUs at "
+                   "once.").format(what=what, size=size, k=len(msgs))
+    if m0.chunk == ALL:
+        examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}" for m in msgs[:3])
+    else:
+        examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}: {_chunk(m.chunk)}" for m in msgs[:3])
+    extra = len(msgs) - 3
+    if n > 1 and all(d == (s + 1) % n for s, d in zip(src, dst)):
+        head = _tr("Every GPU d sends one chunk of {size} to its ring neighbour d + 1.").format(size=size)
+    elif n > 1 and len({s ^ d for s, d in zip(src, dst)}) == 1 and all(d < n for d in dst):
+        k = src[0] ^ dst[0]
+        head = _tr("GPUs pair up across the circle, d ↔ d XOR {k}, and swap {what} ({size}).").format(
+            k=k, what=_chunk(m0.chunk), size=size)
+    elif n > 2 and len({(d - s) % n for s, d in zip(src, dst)}) == 1 and len(msgs) == n:
+        j = (dst[0] - src[0]) % n
+        head = _tr("Every GPU d sends {what} ({size}) to GPU d + {j}.").format(what=_chunk(m0.chunk), size=size,
+                                                                              j=j)
+    else:
+        head = _tr("{k} message(s) of {size}.").format(k=len(msgs), size=size)
+    if extra > 0:
+        return _tr("{pattern} {examples} … and {k} more.").format(pattern=head, examples=examples, k=extra)
+    return _tr("{pattern} {examples}.").format(pattern=head, examples=examples)
+
+
+class ExplainPanel(QWidget):
+    """Follows a ScenarioModel and the Playback clock; shows the step at the playback time."""
+
+    def __init__(self, model, playback, parent=None):
+        super().__init__(parent)
+        self.setObjectName("ExplainPanel")
+        self.model, self.playback = model, playback
+        self.body = QLabel()
+        self.body.setObjectName("explainBody")
+        self.body.setTextFormat(Qt.RichText)
+        self.body.setWordWrap(True)
+        self.body.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        self.body.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.live = QLabel()
+        self.live.setObjectName("explainLive")
+        self.live.setWordWrap(True)
+        inner = QWidget()
+        lay = QVBoxLayout(inner)
+        lay.setContentsMargins(10, 6, 10, 6)
+        lay.addWidget(self.body)
+        lay.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.NoFrame)
+        scroll.setWidget(inner)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.live)
+        outer.addWidget(scroll, 1)
+        self._key = None
+        self._apply_theme()
+        model.changed.connect(self._on_model_changed)
+        playback.time_changed.connect(self._on_playback_time_changed)
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self.retranslate_ui()
+
+    # -- signals ---------------------------------------------------------------------------
+    def _on_model_changed(self, run):
+        self._key = None
+        self.refresh()
+
+    def _on_playback_time_changed(self, t):
+        self.refresh()
+
+    def _on_theme_changed(self):
+        self._apply_theme()
+        self._key = None
+        self.refresh()
+
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+    def retranslate_ui(self):
+        self.setWindowTitle(self.tr("Explanation"))
+        self._key = None
+        self.refresh()
+
+    def _apply_theme(self):
+        p = theme.palette()
+        self.body.setStyleSheet(f"font-size: {round(theme.px('explain'))}px; color: {p.text};")
+        self.live.setStyleSheet(f"font-size: {round(theme.px('body'))}px; color: {p.text}; "
+                                f"background: {p.surface}; padding: 6px 10px; font-weight: bold;")
+
+    # -- content ----------------------------------------------------------------------------
+    def text(self) -> str:
+        """The explanation as plain text (for tests and copy-paste)."""
+        from PySide6.QtGui import QTextDocument
+
+        doc = QTextDocument()
+        doc.setHtml(self.body.text())
+        return doc.toPlainText()
+
+    def refresh(self):
+        run = self.model.run
+        t = self.playback.t
+        idx = run.index
+        self.live.setText(self.tr("t = {t} · moved so far: {b}").format(
+            t=fmt_time(t), b=fmt_bytes(idx.bytes_moved(t))))
+        coll = idx.display_collective(t)
+        if coll is None:
+            key = ("none", id(run))
+        else:
+            k = idx.step_shown(coll, t)
+            key = (id(run), coll, k, idx.steps_done(coll, t), t <= run.trace.collectives[coll].t_start + idx.eps)
+        if key == self._key:
+            return
+        self._key = key
+        self.body.setText(self._html(run, coll, t))
+
+    def _html(self, run, coll, t) -> str:
+        parts = []
+        if run.matmul is not None:
+            parts.append(self._matmul_html(run))
+        if coll is None:
+            if run.matmul is None:
+                parts.append("<p>" + html.escape(self.tr("Nothing is sent in this scenario.")) + "</p>")
+            return "\n".join(parts)
+        tr_ = run.trace
+        idx = run.index
+        c = tr_.collectives[coll]
+        link = run.link
+        if len(tr_.collectives) > 1:
+            parts.append("<p>" + html.escape(self.tr("Collective {i} of {N}: {label} — {what}").format(
+                i=coll + 1, N=len(tr_.collectives), label=c.label, what=op_title(c.op, c.algo))) + "</p>")
+        if c.n_steps == 0:
+            alone = self.tr("One device: it already holds everything, nothing is sent.")
+            parts.append("<p>" + html.escape(alone) + "</p>")
+            return "\n".join(parts)
+        k = idx.step_shown(coll, t)
+        done = idx.steps_done(coll, t) > k
+        at_start = t <= c.t_start + idx.eps and not done
+        state = self.tr("done") if done else (self.tr("next") if at_start else self.tr("in progress"))
+        phases = {tr_.messages[i].phase for i in idx.step_msgs[coll][k]}
+        phase = phases.pop() if len(phases) == 1 else ""
+        head = self.tr("Step {k} of {K} — {state}").format(k=k + 1, K=c.n_steps, state=state)
+        if phase and phase != c.op and not phase.startswith("round"):
+            head = self.tr("Step {k} of {K} ({phase}) — {state}").format(k=k + 1, K=c.n_steps, phase=phase,
+                                                                        state=state)
+        parts.append(f"<p style='font-size:120%; font-weight:bold; margin:4px 0'>{html.escape(head)}</p>")
+        msgs = [tr_.messages[i] for i in idx.step_msgs[coll][k]]
+        groups = {}
+        for m in msgs:
+            groups.setdefault(m.phase, []).append(m)
+        for ms in groups.values():
+            parts.append("<p>" + html.escape(describe_group(ms, c.n)) + "</p>")
+            parts.append("<p>" + html.escape(self._effect(run, coll, ms)) + "</p>")
+        # one message's cost, numbers substituted
+        m0 = msgs[0]
+        one = link.alpha + m0.nbytes / link.bw
+        parts.append("<p><b>" + html.escape(self.tr("One message")) + "</b>: α + b/β = "
+                     + html.escape(f"{fmt_time(link.alpha)} + {fmt_bytes(m0.nbytes)} / {fmt_bw(link.bw)}"
+                                   f" = {fmt_time(link.alpha)} + {fmt_time(m0.nbytes / link.bw)}")
+                     + f" = <b>{html.escape(fmt_time(one))}</b></p>")
+        t0, t1 = tr_.step_times(coll)[k]
+        parts.append("<p>" + html.escape(self.tr(
+            "This step: {d} on the clock ({a} → {b}); {m} messages, each port carries at most one at a time.")
+            .format(d=fmt_time(t1 - t0), a=fmt_time(t0), b=fmt_time(t1), m=len(msgs))) + "</p>")
+        # running total vs closed form
+        ran = min(max(t - c.t_start, 0.0), c.t_end - c.t_start)
+        n_done = idx.steps_done(coll, t)
+        total = t_formula(c.algo, c.n, c.nbytes, link.alpha, link.bw, op=c.op)
+        formula = FORMULA_TEXT.get((c.op, c.algo), "")
+        parts.append("<p><b>" + html.escape(self.tr("Running total")) + "</b>: "
+                     + html.escape(self.tr("{t} after {k} of {K} steps").format(t=fmt_time(ran), k=n_done,
+                                                                                K=c.n_steps)) + "</p>")
+        parts.append("<p><b>" + html.escape(self.tr("Closed form")) + "</b>: T = "
+                     + html.escape(f"{formula}") + " = "
+                     + html.escape(self.tr("{T} with n = {n}, S = {S}").format(
+                         T=fmt_time(total), n=c.n, S=fmt_bytes(c.nbytes)))
+                     + "<br>" + html.escape(self.tr("simulated: {t}").format(t=fmt_time(c.t_end - c.t_start)))
+                     + (" ✓" if abs((c.t_end - c.t_start) - total) <= 1e-9 * max(total, 1e-300) else "")
+                     + "</p>")
+        if done and n_done == c.n_steps and c.t_end > c.t_start:
+            dur = c.t_end - c.t_start
+            parts.append("<p>" + html.escape(self.tr("Bus bandwidth (nccl-tests): {bw} of {link} per port").format(
+                bw=fmt_bw(busbw(c.op, c.n, c.nbytes, dur)), link=fmt_bw(link.bw))) + "</p>")
+        if run.tp is not None:
+            parts.append(self._tp_html(run, coll, t))
+        return "\n".join(parts)
+
+    def _effect(self, run, coll, ms) -> str:
+        """What the receivers do with the payload, with one example's contributor count."""
+        c = run.trace.collectives[coll]
+        m = ms[0]
+        if m.dst == SWITCH:
+            return self.tr("The switch's adders build the sum in the network: no GPU spends time adding.")
+        if not m.reduce:
+            if len(m.contributors) == c.n and c.n > 1:
+                return self.tr("The receiver stores a copy: the payload is already the full sum of all {n} "
+                               "GPUs.").format(n=c.n)
+            return self.tr("The receiver stores a copy (no arithmetic).")
+        after = run.index.holdings(coll, m.t_end).get(m.dst, {})
+        ch = 0 if m.chunk == ALL else m.chunk
+        who = after.get(ch, frozenset())
+        if m.chunk == ALL:
+            return self.tr("The receiver adds it to its own buffer: afterwards {gpu} holds the sum of {k} of "
+                           "{n} GPUs' data.").format(gpu=_gpu(m.dst), k=len(who), n=c.n)
+        return self.tr("The receiver adds it to its own partial sum: afterwards {gpu}'s chunk {c} sums {k} of "
+                       "{n} GPUs' data.").format(gpu=_gpu(m.dst), c=m.chunk, k=len(who), n=c.n)
+
+    def _tp_html(self, run, coll, t) -> str:
+        tp = run.tp
+        tr_ = run.trace
+        what = self.tr("decode step") if tp.decode else self.tr("forward")
+        total = tr_.t_end
+        line1 = self.tr("Whole {what}: {N} collectives — 2 all-reduces per layer × {L} layers + the logits "
+                        "all-gather — {T} of communication.").format(what=what, N=len(tr_.collectives),
+                                                                     L=tp.cfg.n_layers, T=fmt_time(total))
+        line2 = self.tr("max |TP − single| = {d:.1e}: the sharded model computes the same logits.").format(
+            d=tp.max_abs_diff)
+        return "<p>" + html.escape(line1) + "</p><p><b>" + html.escape(line2) + "</b></p>"
+
+    def _matmul_html(self, run) -> str:
+        mm = run.matmul
+        A, B, C = mm.notation
+        texts = {
+            1: self.tr("Case 1: {A} · {B} → {C}. The contracted dimension J is not split, so every GPU "
+                       "multiplies its own rows of A by all of B. No communication."),
+            2: self.tr("Case 2: {A} · {B}. A is split along the contracted J: all-gather A first, then every "
+                       "GPU multiplies all of A by B. Result: {C} on every GPU."),
+            3: self.tr("Case 3: {A} · {B}. Both are split along the contracted J: every GPU computes a "
+                       "full-size partial sum of C, then an all-reduce adds them. Result: {C} on every GPU."),
+            4: self.tr("Case 4: {A} · {B}. Both non-contracted dimensions are split: GPU d could only compute "
+                       "a diagonal block, so all-gather B first (it becomes case 1). Result: {C}."),
+        }
+        body = texts[mm.case].format(A=A, B=B, C=C)
+        err = self.tr("max |C − A·B| over every GPU = {e:.1e}").format(e=mm.max_err)
+        return "<p>" + html.escape(body) + "</p><p>" + html.escape(err) + "</p>"

@@ -1,0 +1,407 @@
+"""
+The main window: the ring view in the centre (first tab of a QTabWidget; other views register
+through app.views.extra_views), the control dock on the left, the explanation on the right, the
+timeline at the bottom, a transport toolbar, menus and a status bar.
+
+Keyboard: Space play/pause, ←/→ step, Home/End, [ and ] speed, L loop, Ctrl+1… tabs,
+F11 full screen, Ctrl+Shift+S save a screenshot.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
+                               QSizePolicy, QSlider, QSplitter, QStyle, QTabWidget, QToolBar, QVBoxLayout, QWidget)
+
+from . import theme
+from .controls import ControlPanel
+from .explain import ExplainPanel, fmt_bytes, fmt_time
+from .matmul_view import MatmulView
+from .ring_view import RingView
+from .state import Playback, Scenario, ScenarioModel
+from .timeline import TimelineView
+
+SCRUB_STEPS = 1000
+
+
+def step_status(pb) -> str:
+    """'start (7 steps)', 'step 3 of 7 in flight', 'after step 3 of 7', 'done: 7 steps'."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    k, K = pb.step_index, pb.n_steps
+    if K == 0:
+        return tr("MainWindow", "no steps")
+    if pb.at_end:
+        return tr("MainWindow", "done: {K} steps").format(K=K)
+    if k == 0 and pb.t <= 0:
+        return tr("MainWindow", "start ({K} steps)").format(K=K)
+    at_stop = abs(pb.t - pb.stops[k]) <= 1e-9 * max(pb.t_end, 1e-12)
+    if at_stop:
+        return tr("MainWindow", "after step {k} of {K}").format(k=k, K=K)
+    return tr("MainWindow", "step {k} of {K} in flight").format(k=k + 1, K=K)
+
+
+class RingPage(QWidget):
+    """The "Ring" tab: the ring view, with the matmul panel beside it for matmul scenarios."""
+
+    def __init__(self, model, playback, parent=None):
+        super().__init__(parent)
+        self.model = model
+        self.ring = RingView(model, playback)
+        self.matmul = MatmulView(model, playback)
+        self.split = QSplitter(Qt.Horizontal)
+        self.split.addWidget(self.matmul)
+        self.split.addWidget(self.ring)
+        self.split.setStretchFactor(0, 2)
+        self.split.setStretchFactor(1, 3)
+        self.split.setChildrenCollapsible(False)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.split)
+        model.changed.connect(self._on_model_changed)
+        self._on_model_changed(model.run)
+
+    def _on_model_changed(self, run):
+        self.matmul.setVisible(run.matmul is not None)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, model: ScenarioModel | None = None, playback: Playback | None = None, parent=None):
+        super().__init__(parent)
+        self.setObjectName("MainWindow")
+        self.model = model or ScenarioModel(Scenario())
+        self.playback = playback or Playback(self.model)
+        self.tabs = QTabWidget(objectName="centerTabs")
+        self.tabs.setDocumentMode(True)
+        self.ring_page = RingPage(self.model, self.playback)
+        self.ring_view = self.ring_page.ring
+        self.matmul_view = self.ring_page.matmul
+        self._tab_keys = ["ring"]
+        self.tabs.addTab(self.ring_page, "")
+        self._add_extra_views()
+        self.setCentralWidget(self.tabs)
+        self.controls = ControlPanel(self.model)
+        self.explain = ExplainPanel(self.model, self.playback)
+        self.timeline = TimelineView(self.model, self.playback)
+        self.controls_dock = self._dock("controlsDock", self.controls, Qt.LeftDockWidgetArea)
+        self.explain_dock = self._dock("explainDock", self.explain, Qt.RightDockWidgetArea)
+        self.timeline_dock = self._dock("timelineDock", self.timeline, Qt.BottomDockWidgetArea)
+        self.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
+        self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
+        self._make_actions()
+        self._make_toolbar()
+        self._make_menus()
+        self._make_status_bar()
+        self.model.changed.connect(self._on_model_changed)
+        self.model.error.connect(self._on_model_error)
+        self.playback.time_changed.connect(self._on_playback_time_changed)
+        self.playback.playing_changed.connect(self._on_playback_playing_changed)
+        self.playback.speed_changed.connect(self._on_playback_speed_changed)
+        self.playback.loop_changed.connect(self._on_playback_loop_changed)
+        self.playback.timeline_changed.connect(self._on_playback_timeline_changed)
+        self.controls.done_editing.connect(self._on_controls_done_editing)
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self._on_theme_changed()
+        self.resize(1600, 900)
+        self.retranslate_ui()
+        self._on_playback_time_changed(self.playback.t)
+        self._select_tab_for(self.model.scenario)
+        self.ring_view.setFocus()
+        self._install_classroom()
+
+    # -- classroom (issue 6: app/classroom.py owns this; keep it one call) ---------------------
+    def _install_classroom(self):
+        """Presentation mode, languages, exports, scenario files, formula panel, predict-then-reveal."""
+        from .classroom import install_classroom
+
+        self.classroom = install_classroom(self)
+
+    # -- construction -----------------------------------------------------------------------
+    def _dock(self, name, widget, area):
+        dock = QDockWidget(self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
+                         | QDockWidget.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _add_extra_views(self):
+        """Views from other modules (weights, buffers, latency), if they are installed."""
+        try:
+            from .views import extra_views
+        except ImportError:
+            return
+        try:
+            views = extra_views(self.model, self.playback)
+        except Exception as e:  # a broken extra view must not take the lecture down
+            print(f"shard-lab: extra views unavailable: {e}", file=sys.stderr)
+            return
+        for key, title, widget in views:
+            self._tab_keys.append(key)
+            self.tabs.addTab(widget, title)
+
+    def _action(self, name, slot, keys=(), icon=None, checkable=False):
+        act = QAction(self)
+        act.setObjectName(name)
+        if icon is not None:
+            act.setIcon(self.style().standardIcon(icon))
+        if keys:
+            act.setShortcuts([QKeySequence(k) for k in keys])
+        act.setShortcutContext(Qt.WindowShortcut)
+        act.setCheckable(checkable)
+        act.triggered.connect(slot)
+        self.addAction(act)
+        return act
+
+    def _make_actions(self):
+        pb = self.playback
+        sp = QStyle.StandardPixmap
+        self.act_play = self._action("actPlay", pb.toggle, ["Space", "K"], sp.SP_MediaPlay)
+        self.act_back = self._action("actStepBack", pb.step_back, ["Left", "J"], sp.SP_MediaSeekBackward)
+        self.act_fwd = self._action("actStepForward", pb.step_forward, ["Right", "L"], sp.SP_MediaSeekForward)
+        self.act_start = self._action("actStart", pb.to_start, ["Home"], sp.SP_MediaSkipBackward)
+        self.act_end = self._action("actEnd", pb.to_end, ["End"], sp.SP_MediaSkipForward)
+        self.act_slower = self._action("actSlower", pb.slower, ["["])
+        self.act_faster = self._action("actFaster", pb.faster, ["]"])
+        self.act_loop = self._action("actLoop", self._on_loop_triggered, ["O"], checkable=True)
+        self.act_screenshot = self._action("actScreenshot", self._on_screenshot_triggered, ["Ctrl+Shift+S"],
+                                           sp.SP_DialogSaveButton)
+        self.act_quit = self._action("actQuit", self.close, [QKeySequence.Quit])
+        self.act_fullscreen = self._action("actFullScreen", self._on_fullscreen_triggered, ["F11"],
+                                           checkable=True)
+        self.act_keys = self._action("actKeys", self._on_keys_triggered, ["F1"])
+        self.act_about = self._action("actAbout", self._on_about_triggered)
+        self.tab_actions = []
+        for i in range(self.tabs.count()):
+            act = self._action(f"actTab{i}", lambda _=False, i=i: self.tabs.setCurrentIndex(i), [f"Ctrl+{i + 1}"])
+            self.tab_actions.append(act)
+
+    def _make_toolbar(self):
+        tb = QToolBar(self)
+        tb.setObjectName("transportBar")
+        tb.setMovable(False)
+        tb.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+        for a in (self.act_start, self.act_back, self.act_play, self.act_fwd, self.act_end):
+            tb.addAction(a)
+        tb.addSeparator()
+        self.speed_label = QLabel()
+        self.speed_combo = QComboBox(objectName="speedCombo")
+        for s in Playback.SPEEDS:
+            self.speed_combo.addItem(f"{s:g}×", s)
+        self.speed_combo.setCurrentIndex(Playback.SPEEDS.index(1.0))
+        self.speed_combo.activated.connect(self._on_speed_combo_activated)
+        self.speed_combo.setFocusPolicy(Qt.NoFocus)
+        tb.addWidget(self.speed_label)
+        tb.addWidget(self.speed_combo)
+        tb.addAction(self.act_loop)
+        tb.addSeparator()
+        self.scrub = QSlider(Qt.Horizontal, objectName="scrubSlider")
+        self.scrub.setRange(0, SCRUB_STEPS)
+        self.scrub.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+        self.scrub.setMinimumWidth(160)
+        self.scrub.setFocusPolicy(Qt.NoFocus)
+        self.scrub.valueChanged.connect(self._on_scrub_value_changed)
+        tb.addWidget(self.scrub)
+        self.toolbar = tb
+        self.addToolBar(Qt.TopToolBarArea, tb)
+
+    def _make_menus(self):
+        mb = self.menuBar()
+        self.menu_file = mb.addMenu("")
+        self.menu_file.addAction(self.act_screenshot)
+        self.menu_file.addSeparator()
+        self.menu_file.addAction(self.act_quit)
+        self.menu_play = mb.addMenu("")
+        for a in (self.act_play, self.act_back, self.act_fwd, self.act_start, self.act_end):
+            self.menu_play.addAction(a)
+        self.menu_play.addSeparator()
+        for a in (self.act_slower, self.act_faster, self.act_loop):
+            self.menu_play.addAction(a)
+        self.menu_view = mb.addMenu("")
+        for a in self.tab_actions:
+            self.menu_view.addAction(a)
+        self.menu_view.addSeparator()
+        for dock in (self.controls_dock, self.explain_dock, self.timeline_dock):
+            self.menu_view.addAction(dock.toggleViewAction())
+        self.menu_view.addSeparator()
+        self.menu_view.addAction(self.act_fullscreen)
+        self.menu_help = mb.addMenu("")
+        self.menu_help.addAction(self.act_keys)
+        self.menu_help.addAction(self.act_about)
+
+    def _make_status_bar(self):
+        sb = self.statusBar()
+        self.time_label = QLabel(objectName="timeLabel")
+        self.step_label = QLabel(objectName="stepLabel")
+        self.bytes_label = QLabel(objectName="bytesLabel")
+        for w in (self.time_label, self.step_label, self.bytes_label):
+            sb.addPermanentWidget(w)
+
+    # -- texts ---------------------------------------------------------------------------------
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+    def retranslate_ui(self):
+        self.setWindowTitle(self.tr("Shard Lab — tensor parallelism you can watch"))
+        self.tabs.setTabText(0, self.tr("Ring"))
+        for i in range(1, self.tabs.count()):
+            title = self.tabs.widget(i).windowTitle()
+            if title:
+                self.tabs.setTabText(i, title)
+        self.controls_dock.setWindowTitle(self.tr("Scenario"))
+        self.explain_dock.setWindowTitle(self.tr("What happens in this step"))
+        self.timeline_dock.setWindowTitle(self.tr("Timeline (send ▲ / receive ▼ per GPU)"))
+        self.menu_file.setTitle(self.tr("&File"))
+        self.menu_play.setTitle(self.tr("&Playback"))
+        self.menu_view.setTitle(self.tr("&View"))
+        self.menu_help.setTitle(self.tr("&Help"))
+        texts = {
+            self.act_start: (self.tr("Start"), self.tr("Jump to the start (Home)")),
+            self.act_back: (self.tr("Step back"), self.tr("Back to the previous step boundary (←)")),
+            self.act_fwd: (self.tr("Step"), self.tr("Forward to the next step boundary (→)")),
+            self.act_end: (self.tr("End"), self.tr("Jump to the end (End)")),
+            self.act_slower: (self.tr("Slower"), self.tr("Halve the speed ([)")),
+            self.act_faster: (self.tr("Faster"), self.tr("Double the speed (])")),
+            self.act_loop: (self.tr("Loop"), self.tr("Start again at the end (O)")),
+            self.act_screenshot: (self.tr("Save screenshot…"), self.tr("Save the window as a PNG (Ctrl+Shift+S)")),
+            self.act_quit: (self.tr("Quit"), self.tr("Quit Shard Lab")),
+            self.act_fullscreen: (self.tr("Full screen"), self.tr("Full screen (F11)")),
+            self.act_keys: (self.tr("Keyboard shortcuts"), self.tr("Keyboard shortcuts (F1)")),
+            self.act_about: (self.tr("About Shard Lab"), self.tr("About Shard Lab")),
+        }
+        for act, (text, tip) in texts.items():
+            act.setText(text)
+            act.setToolTip(tip)
+        for i, act in enumerate(self.tab_actions):
+            act.setText(self.tr("Show tab {k}: {name}").format(k=i + 1, name=self.tabs.tabText(i)))
+        self.speed_label.setText(self.tr("Speed"))
+        self.scrub.setToolTip(self.tr("Scrub through simulated time"))
+        self._on_playback_playing_changed(self.playback.playing)
+        self._on_playback_time_changed(self.playback.t)
+
+    def _on_theme_changed(self):
+        self.setStyleSheet(theme.stylesheet())
+        px = round(theme.size("icon"))
+        self.toolbar.setIconSize(QSize(px, px))
+
+    # -- state -> widgets ---------------------------------------------------------------------------
+    def _on_model_changed(self, run):
+        self.statusBar().clearMessage()
+        self._select_tab_for(run.scenario)
+
+    def _on_model_error(self, msg):
+        self.statusBar().showMessage(self.tr("Not changed: {msg}").format(msg=msg), 15000)
+
+    def _on_playback_time_changed(self, t):
+        pb, run = self.playback, self.model.run
+        idx = run.index
+        self.time_label.setText(self.tr("t = {t} / {T}").format(t=fmt_time(t), T=fmt_time(pb.t_end)))
+        self.step_label.setText(step_status(pb))
+        self.bytes_label.setText(self.tr("moved {b}").format(b=fmt_bytes(idx.bytes_moved(t))))
+        if not self.scrub.isSliderDown():
+            self.scrub.blockSignals(True)
+            self.scrub.setValue(round(SCRUB_STEPS * t / pb.t_end) if pb.t_end > 0 else 0)
+            self.scrub.blockSignals(False)
+
+    def _on_playback_playing_changed(self, playing):
+        sp = QStyle.StandardPixmap
+        self.act_play.setIcon(self.style().standardIcon(sp.SP_MediaPause if playing else sp.SP_MediaPlay))
+        self.act_play.setText(self.tr("Pause") if playing else self.tr("Play"))
+        self.act_play.setToolTip(self.tr("Play / pause (Space)"))
+
+    def _on_playback_speed_changed(self, s):
+        i = self.speed_combo.findData(s)
+        if i >= 0:
+            self.speed_combo.setCurrentIndex(i)
+
+    def _on_playback_loop_changed(self, on):
+        self.act_loop.setChecked(on)
+
+    def _on_playback_timeline_changed(self):
+        self._on_playback_time_changed(self.playback.t)
+
+    # -- widgets -> state --------------------------------------------------------------------------
+    def _on_scrub_value_changed(self, v):
+        self.playback.seek(self.playback.t_end * v / SCRUB_STEPS)
+
+    def _on_speed_combo_activated(self, i):
+        self.playback.set_speed(self.speed_combo.itemData(i))
+
+    def _on_loop_triggered(self, checked):
+        self.playback.set_loop(checked)
+
+    def _on_controls_done_editing(self):
+        self.ring_view.setFocus()
+
+    def _on_fullscreen_triggered(self, checked):
+        self.showFullScreen() if checked else self.showNormal()
+
+    def _on_screenshot_triggered(self):
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save screenshot"), "shard-lab.png",
+                                              self.tr("PNG images (*.png)"))
+        if path:
+            if not path.lower().endswith(".png"):
+                path += ".png"
+            if self.save_screenshot(path):
+                self.statusBar().showMessage(self.tr("Saved {path}").format(path=path), 5000)
+            else:
+                QMessageBox.warning(self, self.tr("Screenshot"), self.tr("Could not write {path}").format(path=path))
+
+    def _on_keys_triggered(self):
+        QMessageBox.information(self, self.tr("Keyboard shortcuts"), self.tr(
+            "Space  play / pause\n← / →  previous / next step\nHome / End  start / end\n"
+            "[ / ]  slower / faster\nO  loop\nCtrl+1 …  switch tabs\nF11  full screen\n"
+            "Ctrl+Shift+S  save a screenshot"))
+
+    def _on_about_triggered(self):
+        QMessageBox.about(self, self.tr("About Shard Lab"), self.tr(
+            "Shard Lab simulates n GPUs on one switch holding real numpy shards, moves them through "
+            "ring collectives with α–β timing, and runs a tensor-parallel Transformer forward."))
+
+    def showEvent(self, e):
+        super().showEvent(e)
+        if not getattr(self, "_laid_out", False):
+            self._laid_out = True
+            self.apply_default_layout()
+
+    def apply_default_layout(self):
+        """Give the picture most of the window: narrow side docks, a short timeline."""
+        W, H = self.width(), self.height()
+        s = theme.scale()
+        left = int(min(max(0.17 * W, 230 * s), 360 * s))
+        right = int(min(max(0.25 * W, 300 * s), 560 * s))
+        self.resizeDocks([self.controls_dock, self.explain_dock], [left, right], Qt.Horizontal)
+        self.resizeDocks([self.timeline_dock], [int(max(0.24 * H, 150))], Qt.Vertical)
+
+    # -- public -------------------------------------------------------------------------------------
+    def tab_keys(self) -> list[str]:
+        return list(self._tab_keys)
+
+    def select_tab(self, key: str) -> bool:
+        """Show the tab registered under `key` ('ring', 'weights', 'buffers', 'latency'…)."""
+        if key not in self._tab_keys:
+            return False
+        self.tabs.setCurrentIndex(self._tab_keys.index(key))
+        return True
+
+    def current_tab(self) -> str:
+        return self._tab_keys[self.tabs.currentIndex()]
+
+    def _select_tab_for(self, sc):
+        if sc.kind == "tp-forward":
+            self.select_tab("weights")
+        elif sc.kind == "decode":
+            if not self.select_tab("latency"):
+                self.statusBar().showMessage(self.tr("The decode latency view is not available yet."), 15000)
+
+    def save_screenshot(self, path: str) -> bool:
+        """Write the whole window as a PNG at its current size. Returns True on success."""
+        QApplication.processEvents()
+        return self.grab().save(path, "PNG")

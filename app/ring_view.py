@@ -1,0 +1,1167 @@
+"""
+The ring view: n devices around one switch, their buffers as slots, messages as blocks.
+
+What is on screen at simulated time t is a function of (trace, t) alone (`set_time`): the
+buffers are `TraceIndex.holdings(c, t)` (the engine's own per-time query, memoised), the
+blocks are the messages with t_start <= t < t_end, placed by their progress. Items are created
+once per run (`_on_model_changed`) and updated in place every frame; nothing is rebuilt while
+playing.
+
+Picture, and why it looks like that:
+  * Every device has one full-duplex port into the switch, so a spoke is two lanes: the send
+    lane (blocks going in) and the receive lane (blocks coming out). A port carries one message
+    at a time, so two blocks never share a lane: nothing overlaps, at any n.
+  * A block rides the sender's send lane to the switch, then the receiver's receive lane out;
+    while it is in the switch a chord joins the two ports (the crossbar connection). Ring
+    steps draw a polygon of neighbours, recursive doubling pairs devices across the circle,
+    direct draws star polygons, and in-network reduction sends blocks *into* the switch, whose
+    own slots fill with the sum before it multicasts them out.
+  * A slot's colour says whose data it holds: one colour per device (Okabe–Ito for n ≤ 8, a
+    cyclic map beyond). A partial sum shows its contributors as bands (n ≤ 8) or, when bands
+    would be thinner than a pixel, fills the share of devices already added.
+  * Slots that changed in the last finished step are outlined.
+Small n (≤ 16): axis-aligned device boxes on an ellipse, slots in rows. Larger n: radial bars
+on a circle, labels thinned so they never collide.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPixmapCache
+from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsLineItem, QGraphicsScene, QGraphicsView
+
+from simcore.trace import ALL, SWITCH
+
+from . import theme
+from .explain import fmt_bytes, fmt_time, op_title
+
+BOX_MODE_MAX_N = 16  # up to this many devices: boxes on an ellipse; beyond: radial bars
+STRIPE_MAX_N = 8  # up to this many devices a partial sum is drawn as contributor bands
+
+
+# ---------------------------------------------------------------------------------------
+# Painting one chunk (slots and blocks share it)
+# ---------------------------------------------------------------------------------------
+def paint_chunk(p: QPainter, r: QRectF, who, n: int, brushes, empty: QBrush, chunk: int, vertical_fill: bool):
+    """
+    Fill rect r for a chunk holding the data of devices `who` (a frozenset, or None = not held).
+    One contributor: its colour. Several: bands of their colours (n ≤ STRIPE_MAX_N), else the
+    share len(who)/n filled with the chunk's colour.
+    """
+    if not who:
+        p.fillRect(r, empty)
+        return
+    k = len(who)
+    if k == 1:
+        p.fillRect(r, brushes[next(iter(who)) % len(brushes)])
+        return
+    if n <= STRIPE_MAX_N:
+        ws = sorted(who)
+        h = r.height() / k
+        for i, d in enumerate(ws):
+            p.fillRect(QRectF(r.left(), r.top() + i * h, r.width(), h + 0.5), brushes[d % len(brushes)])
+        return
+    p.fillRect(r, empty)
+    frac = k / max(n, 1)
+    col = brushes[(chunk if chunk >= 0 else min(who)) % len(brushes)]
+    if vertical_fill:
+        p.fillRect(QRectF(r.left(), r.bottom() - r.height() * frac, r.width(), r.height() * frac), col)
+    else:
+        p.fillRect(QRectF(r.left(), r.top(), r.width() * frac, r.height()), col)
+
+
+def message_color_index(m, n: int) -> int:
+    """The device colour a message is drawn in: its only contributor, else its chunk, else its sender."""
+    if len(m.contributors) == 1:
+        return next(iter(m.contributors)) % max(n, 1)
+    if m.chunk != ALL:
+        return m.chunk % max(n, 1)
+    return m.src % max(n, 1) if m.src >= 0 else -1
+
+
+def _bgra(hex_color: str) -> np.ndarray:
+    c = QColor(hex_color)
+    return np.array([c.blue(), c.green(), c.red(), 255], np.uint8)
+
+
+class _Colors:
+    """QBrushes for the current palette and n (cached once per run / theme change)."""
+
+    def __init__(self, n: int):
+        pal = theme.palette()
+        self.devices = theme.device_colors(max(n, 1))
+        self.brushes = [QBrush(c) for c in self.devices]
+        self.empty = QBrush(QColor(pal.slot_empty))
+        self.bgra = np.array([[c.blue(), c.green(), c.red(), 255] for c in self.devices], np.uint8)
+        self.empty_bgra = _bgra(pal.slot_empty)
+        self.border_bgra = _bgra(pal.border)
+        self.new_bgra = _bgra(pal.highlight)
+        self.slot_pen = QPen(QColor(pal.slot_border), theme.line("hairline"))
+        self.box_pen = QPen(QColor(pal.border), theme.line("outline"))
+        self.box_brush = QBrush(QColor(pal.surface))
+        self.new_pen = QPen(QColor(pal.highlight), theme.line("highlight"))
+        self.new_pen.setJoinStyle(Qt.MiterJoin)
+        self.text = QColor(pal.text)
+        self.muted = QColor(pal.text_muted)
+        self.spoke = QColor(pal.spoke)
+        self.spoke_active = QColor(pal.spoke_active)
+        self.switch_fill = QBrush(QColor(pal.switch_fill))
+        self.switch_pen = QPen(QColor(pal.switch_border), theme.line("outline"))
+        self.background = QColor(pal.background)
+
+
+# ---------------------------------------------------------------------------------------
+# Items
+# ---------------------------------------------------------------------------------------
+class DeviceItem(QGraphicsItem):
+    """One device's buffer: a box of slots (box mode) or a radial bar (radial mode)."""
+
+    def __init__(self, d: int, colors: _Colors, n: int):
+        super().__init__()
+        self.d = d
+        self.n = n
+        self.colors = colors
+        self.radial = False
+        self.w = self.h = 10.0
+        self.cols = self.rows = 1
+        self.pad = 4.0
+        self.n_chunks = 0
+        self.state: tuple = ()
+        self.new: frozenset = frozenset()
+        self._rects: list = []
+        self._image = None
+        self.layer = None  # BarsLayer that paints this device in radial mode
+        self.setAcceptedMouseButtons(Qt.LeftButton)
+        # painted once per change of state, then blitted: full repaints stay cheap at n = 64
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+    def set_geometry(self, w, h, cols, rows, pad, radial):
+        self.prepareGeometryChange()
+        self.w, self.h, self.cols, self.rows, self.pad, self.radial = w, h, cols, rows, pad, radial
+        self._rects = []
+        self.setCacheMode(QGraphicsItem.NoCache if radial else QGraphicsItem.DeviceCoordinateCache)
+        self._changed()
+
+    def set_state(self, n_chunks: int, state: tuple, new: frozenset) -> bool:
+        if n_chunks == self.n_chunks and state == self.state and new == self.new:
+            return False
+        if n_chunks != self.n_chunks:
+            self._rects = []
+        if (n_chunks, state) != (self.n_chunks, self.state):
+            self._image = None
+        self.n_chunks, self.state, self.new = n_chunks, state, new
+        self._changed()
+        return True
+
+    def _changed(self):
+        if self.radial and self.layer is not None:
+            self.layer.update()
+        else:
+            self.update()
+
+    def boundingRect(self):
+        m = theme.line("highlight")
+        return QRectF(-self.w / 2 - m, -self.h / 2 - m, self.w + 2 * m, self.h + 2 * m)
+
+    def slot_rect(self, ch: int) -> QRectF:
+        """Rect of chunk slot `ch` in item coordinates."""
+        if len(self._rects) != self.n_chunks:
+            self._rects = [self._slot_rect(c) for c in range(self.n_chunks)]
+        return self._rects[ch]
+
+    def _slot_rect(self, ch: int) -> QRectF:
+        pad = self.pad
+        iw, ih = self.w - 2 * pad, self.h - 2 * pad
+        if self.radial:  # chunk 0 at the inner end (local +y), growing outwards
+            sh = ih / max(self.n_chunks, 1)
+            return QRectF(-iw / 2, self.h / 2 - pad - (ch + 1) * sh, iw, sh)
+        sw, sh = iw / max(self.cols, 1), ih / max(self.rows, 1)
+        r, c = divmod(ch, max(self.cols, 1))
+        gap = 1.0 if sw > 6 else 0.0
+        return QRectF(-iw / 2 + c * sw + gap / 2, -ih / 2 + r * sh + gap / 2, sw - gap, sh - gap)
+
+    def paint(self, p: QPainter, option, widget=None):
+        if self.radial:
+            return  # radial bars are painted together by BarsLayer (one cached picture)
+        self.paint_contents(p)
+
+    def paint_contents(self, p: QPainter):
+        col = self.colors
+        rect = QRectF(-self.w / 2, -self.h / 2, self.w, self.h)
+        if not self.radial:
+            p.setPen(col.box_pen)
+            p.setBrush(col.box_brush)
+            p.drawRoundedRect(rect, 4, 4)
+        if not self.n_chunks:
+            return
+        p.setPen(Qt.NoPen)
+        if self.radial:  # many thin slots: one image, one row per chunk (see _bar_image)
+            if self._image is None:
+                self._image = self._bar_image()
+            p.drawImage(QPointF(-self._image.width() / 2, -self._image.height() / 2), self._image)
+            return
+        framed = self.slot_rect(0).width() > 6
+        if not framed:  # one fill for every empty slot, then only the held ones
+            p.fillRect(rect.adjusted(self.pad, self.pad, -self.pad, -self.pad), col.empty)
+        for ch in range(self.n_chunks):
+            who = self.state[ch]
+            if who or framed:
+                paint_chunk(p, self.slot_rect(ch), who, self.n, col.brushes, col.empty, ch, vertical_fill=False)
+        if framed:
+            p.setPen(col.slot_pen)
+            p.setBrush(Qt.NoBrush)
+            for ch in range(self.n_chunks):
+                p.drawRect(self.slot_rect(ch))
+        self._paint_new(p)
+
+    def _paint_new(self, p):
+        if self.new:
+            p.setPen(self.colors.new_pen)
+            p.setBrush(Qt.NoBrush)
+            for ch in self.new:
+                if 0 <= ch < self.n_chunks:
+                    p.drawRect(self.slot_rect(ch))
+
+    def _bar_image(self) -> QImage:
+        """
+        The radial bar as an image at its pixel size, chunk 0 in the bottom rows (the inner
+        end), with its frame and the new-chunk outline drawn in: a slot held by one device is
+        filled with its colour; a partial sum fills the share of devices added (paint_chunk's
+        rule as pixels, so 64 bars of 64 slots cost 64 unscaled blits).
+        """
+        col = self.colors
+        W, H = max(3, round(self.w)), max(3, round(self.h))
+        iw, ih = W - 2, H - 2
+        nc = max(self.n_chunks, 1)
+        n = max(self.n, 1)
+        bgra = col.bgra
+        colours = np.tile(col.empty_bgra, (nc, 1))
+        fill = np.zeros(nc, dtype=int)
+        for ch, who in enumerate(self.state):
+            if who:
+                k = len(who)
+                if k == 1:
+                    colours[ch] = bgra[next(iter(who)) % len(bgra)]
+                    fill[ch] = iw
+                else:
+                    colours[ch] = bgra[ch % len(bgra)]
+                    fill[ch] = max(1, round(iw * k / n))
+        chunk_of_row = np.minimum((ih - 1 - np.arange(ih)) * nc // ih, nc - 1)  # image row -> chunk
+        filled = np.arange(iw)[None, :] < fill[chunk_of_row][:, None]
+        arr = np.empty((H, W, 4), np.uint8)
+        arr[:] = col.border_bgra
+        arr[1:-1, 1:-1] = np.where(filled[:, :, None], colours[chunk_of_row][:, None, :], col.empty_bgra)
+        for ch in self.new:  # outline the chunks that arrived in the last step
+            rows = np.flatnonzero(chunk_of_row == ch) + 1
+            if len(rows):
+                lo, hi = max(rows[0] - 1, 0), min(rows[-1] + 2, H)
+                arr[lo:lo + 2, :] = col.new_bgra
+                arr[hi - 2:hi, :] = col.new_bgra
+                arr[lo:hi, :2] = col.new_bgra
+                arr[lo:hi, -2:] = col.new_bgra
+        return QImage(np.ascontiguousarray(arr).data, W, H, 4 * W, QImage.Format_ARGB32).copy()
+
+
+class BarsLayer(QGraphicsItem):
+    """
+    Paints every radial bar in one item, cached as one unrotated picture: a frame where no
+    buffer changed costs a single blit instead of 64 rotated ones. Geometry and state stay in
+    the DeviceItems (clicks, slot_state); this only draws them.
+    """
+
+    def __init__(self, devices):
+        super().__init__()
+        self.devices = devices
+        self.rect = QRectF()
+        self.setZValue(3)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+        for d in devices:
+            d.layer = self
+
+    def set_rect(self, r: QRectF):
+        self.prepareGeometryChange()
+        self.rect = QRectF(r)
+        self.update()
+
+    def boundingRect(self):
+        return self.rect
+
+    def paint(self, p: QPainter, option, widget=None):
+        p.setRenderHint(QPainter.SmoothPixmapTransform, False)
+        p.setRenderHint(QPainter.Antialiasing, False)
+        for d in self.devices:
+            if d.radial:
+                p.save()
+                p.translate(d.pos())
+                p.rotate(d.rotation())
+                d.paint_contents(p)
+                p.restore()
+
+
+class SwitchItem(QGraphicsItem):
+    """The switch: a disc, its name, and (in-network reduction) its own slots."""
+
+    def __init__(self, colors: _Colors, n: int):
+        super().__init__()
+        self.colors = colors
+        self.n = n
+        self.r = 50.0
+        self.name = ""
+        self.n_chunks = 0
+        self.state: tuple = ()
+        self.show_slots = False
+        self.has_slots = False
+        self.setAcceptedMouseButtons(Qt.LeftButton)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+    def set_radius(self, r):
+        self.prepareGeometryChange()
+        self.r = r
+        self.update()
+
+    def set_name(self, name):
+        self.name = name
+        self.update()
+
+    def place_name(self, label):
+        """The switch's name: a label above the chords (so they never hide it), shrunk to fit inside."""
+        font = QFont(label._font)
+        fm = QFontMetricsF(font)
+        room = 1.5 * self.r
+        if fm.horizontalAdvance(self.name) > room:
+            font.setPixelSize(max(8, int(font.pixelSize() * room / fm.horizontalAdvance(self.name))))
+        label.set_font(font)
+        label.set_text(self.name, self.colors.text)
+        y = -self.r * 0.55 if self.show_slots or self.has_slots else 0
+        label.setPos(self.scenePos() + QPointF(0, y))
+
+    def set_state(self, n_chunks, state, show) -> bool:
+        if (n_chunks, state, show) == (self.n_chunks, self.state, self.show_slots):
+            return False
+        self.n_chunks, self.state, self.show_slots = n_chunks, state, show
+        self.update()
+        return True
+
+    def boundingRect(self):
+        m = theme.line("outline")
+        return QRectF(-self.r - m, -self.r - m, 2 * self.r + 2 * m, 2 * self.r + 2 * m)
+
+    def slot_rect(self, ch):
+        """The switch's own buffer (in-network reduction): a grid of chunk slots in its middle."""
+        nc = max(self.n_chunks, 1)
+        cols = nc if nc <= 8 else math.ceil(math.sqrt(nc))
+        rows = math.ceil(nc / cols)
+        side = 2 * self.r * 0.66
+        sw = side / cols
+        sh = min(sw * 1.3, self.r * 0.9 / rows)
+        r, c = divmod(ch, cols)
+        y0 = -self.r * 0.2
+        return QRectF(-side / 2 + c * sw + 0.5, y0 + r * sh + 0.5, sw - 1, sh - 1)
+
+    def paint(self, p: QPainter, option, widget=None):
+        col = self.colors
+        p.setPen(col.switch_pen)
+        p.setBrush(col.switch_fill)
+        p.drawEllipse(QPointF(0, 0), self.r, self.r)
+        if self.show_slots and self.n_chunks:
+            p.setPen(Qt.NoPen)
+            for ch in range(self.n_chunks):
+                paint_chunk(p, self.slot_rect(ch), self.state[ch], self.n, col.brushes, col.empty, ch, True)
+            if self.slot_rect(0).width() > 6:
+                p.setPen(col.slot_pen)
+                p.setBrush(Qt.NoBrush)
+                for ch in range(self.n_chunks):
+                    p.drawRect(self.slot_rect(ch))
+
+
+class BlockItem(QGraphicsItem):
+    """A message on the wire: a square in the payload's colours, its chunk number inside."""
+
+    def __init__(self, colors: _Colors, n: int):
+        super().__init__()
+        self.colors = colors
+        self.n = n
+        self.s = 10.0
+        self.who = frozenset()
+        self.chunk = ALL
+        self.msg = -1
+        self.setZValue(5)
+
+    def set_size(self, s):
+        self.prepareGeometryChange()
+        self.s = s
+
+    def set_message(self, i, who, chunk):
+        if i != self.msg:
+            self.msg, self.who, self.chunk = i, who, chunk
+            self.update()
+
+    def boundingRect(self):
+        m = theme.line("outline")
+        return QRectF(-self.s / 2 - m, -self.s / 2 - m, self.s + 2 * m, self.s + 2 * m)
+
+    def paint(self, p: QPainter, option, widget=None):
+        col = self.colors
+        r = QRectF(-self.s / 2, -self.s / 2, self.s, self.s)
+        p.setPen(Qt.NoPen)
+        paint_chunk(p, r, self.who, self.n, col.brushes, col.empty, self.chunk, vertical_fill=True)
+        p.setPen(QPen(col.text, theme.line("outline")))
+        p.setBrush(Qt.NoBrush)
+        p.drawRect(r)
+        if self.s >= 22 and self.chunk != ALL:
+            font = theme.font("small", bold=True)
+            p.setFont(font)
+            bg = col.devices[min(self.who) % len(col.devices)] if len(self.who) == 1 else QColor("#FFFFFF")
+            if len(self.who) > 1:  # a white badge so the number reads on bands
+                fm = QFontMetricsF(font)
+                w = fm.horizontalAdvance(str(self.chunk)) + 6
+                p.fillRect(QRectF(-w / 2, -fm.height() / 2, w, fm.height()), QColor(255, 255, 255, 220))
+            p.setPen(theme.text_on(bg))
+            p.drawText(r, Qt.AlignCenter, str(self.chunk))
+
+
+class LabelItem(QGraphicsItem):
+    """Text (word-wrapped to `wrap` pixels if set) with a translucent background so it reads over lines."""
+
+    def __init__(self, role="small", bold=False, halo=True, align=Qt.AlignLeft):
+        super().__init__()
+        self.role, self.bold, self.halo, self.align = role, bold, halo, align
+        self.text = ""
+        self.wrap = 0.0
+        self.lines: list[str] = []
+        self.color = QColor("#000000")
+        self._font = theme.font(role, bold)
+        self._rect = QRectF()
+        self.setZValue(6)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+    def set_text(self, text, color: QColor | None = None):
+        if color is not None and color != self.color:
+            self.color = color
+            self.update()
+        if text != self.text:
+            self.text = text
+            self._measure()
+            self.update()
+
+    def set_font(self, font):
+        if font != self._font:
+            self._font = font
+            self._measure()
+            self.update()
+
+    def set_wrap(self, width: float):
+        if width != self.wrap:
+            self.wrap = width
+            self._measure()
+            self.update()
+
+    def _measure(self):
+        self.prepareGeometryChange()
+        fm = QFontMetricsF(self._font)
+        lines = []
+        for para in (self.text.split("\n") if self.text else []):
+            if self.wrap <= 0 or fm.horizontalAdvance(para) <= self.wrap - 6:
+                lines.append(para)
+                continue
+            cur = ""
+            for word in para.split(" "):
+                trial = f"{cur} {word}" if cur else word
+                if cur and fm.horizontalAdvance(trial) > self.wrap - 6:
+                    lines.append(cur)
+                    cur = word
+                else:
+                    cur = trial
+            lines.append(cur)
+        self.lines = lines
+        w = max((fm.horizontalAdvance(s) for s in lines), default=0) + 6
+        h = fm.height() * len(lines) + 2 if lines else 0
+        if self.align & Qt.AlignHCenter:
+            x = -w / 2
+        elif self.align & Qt.AlignRight:
+            x = -w
+        else:
+            x = 0
+        self._rect = QRectF(x, -h / 2 if self.align & Qt.AlignVCenter else 0, w, h)
+
+    def size(self):
+        return self._rect.size()
+
+    def boundingRect(self):
+        return self._rect
+
+    def paint(self, p: QPainter, option, widget=None):
+        if not self.lines:
+            return
+        if self.halo:
+            bg = QColor(theme.palette().background)
+            bg.setAlpha(215)
+            p.fillRect(self._rect, bg)
+        p.setFont(self._font)
+        p.setPen(self.color)
+        fm_h = QFontMetricsF(self._font).height()
+        flags = int(self.align & (Qt.AlignLeft | Qt.AlignRight | Qt.AlignHCenter)) | int(Qt.AlignTop)
+        for i, line in enumerate(self.lines):
+            r = QRectF(self._rect.left() + 3, self._rect.top() + 1 + i * fm_h, self._rect.width() - 6, fm_h)
+            p.drawText(r, flags, line)
+
+
+# ---------------------------------------------------------------------------------------
+# The view
+# ---------------------------------------------------------------------------------------
+class RingView(QGraphicsView):
+    """
+    Follows a ScenarioModel (rebuilds its items when the run changes) and the Playback clock
+    (updates them in place). `set_time(t)` is callable directly; `slot_state(d)` returns what
+    device d's slots currently paint (for tests and the predict game).
+    """
+
+    device_clicked = Signal(int)  # a device id, or SWITCH (-1) for the switch
+
+    def __init__(self, model, playback, parent=None):
+        super().__init__(parent)
+        self.setObjectName("RingView")
+        self.model, self.playback = model, playback
+        self.setScene(QGraphicsScene(self))
+        self.setRenderHint(QPainter.Antialiasing, True)
+        self.setFrameShape(QFrame.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setViewportUpdateMode(QGraphicsView.SmartViewportUpdate)
+        self.setOptimizationFlags(QGraphicsView.DontSavePainterState | QGraphicsView.DontAdjustForAntialiasing)
+        self.setFocusPolicy(Qt.StrongFocus)
+        self.setMinimumSize(320, 240)
+        # item caches (DeviceCoordinateCache) live in QPixmapCache: room for 64 devices at 4K
+        QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), 96 * 1024))
+        self.run = None
+        self._t = 0.0
+        self._vs = 1.0
+        self._geom = {}
+        self._build(model.run)
+        model.changed.connect(self._on_model_changed)
+        playback.time_changed.connect(self._on_playback_time_changed)
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self.retranslate_ui()
+
+    # -- signals ---------------------------------------------------------------------------
+    def _on_model_changed(self, run):
+        self._build(run)
+
+    def _on_playback_time_changed(self, t):
+        self.set_time(t)
+
+    def _on_theme_changed(self):
+        self._build(self.run, keep_time=True)
+
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+    def retranslate_ui(self):
+        self.setToolTip(self.tr("Devices around the switch. Click a device to select it."))
+        if self.run is not None:
+            self._texts_for_run()
+            self._shown_coll = object()  # force the caption to refresh
+            self.set_time(self._t)
+
+    def resizeEvent(self, e):
+        super().resizeEvent(e)
+        self._layout()
+        self.set_time(self._t, force=True)
+
+    def mousePressEvent(self, e):
+        item = self.itemAt(e.position().toPoint())
+        while item is not None and not isinstance(item, (DeviceItem, SwitchItem)):
+            item = item.parentItem()
+        if isinstance(item, DeviceItem):
+            self.device_clicked.emit(item.d)
+        elif isinstance(item, SwitchItem):
+            self.device_clicked.emit(SWITCH)
+        super().mousePressEvent(e)
+
+    # -- building (once per run) -----------------------------------------------------------
+    def _build(self, run, keep_time=False):
+        scene = self.scene()
+        scene.clear()
+        self._labels = []
+        self.run = run
+        n = run.scenario.n
+        tr = run.trace
+        self.n = n
+        self.colors = _Colors(n)
+        scene.setBackgroundBrush(self.colors.background)
+        self.n_chunks_max = max((c.n_chunks for c in tr.collectives), default=0)
+        self.has_switch_slots = any(m.dst == SWITCH for m in tr.messages)
+        self.switch = SwitchItem(self.colors, n)
+        self.switch.setZValue(2)
+        self.switch.has_slots = self.has_switch_slots
+        scene.addItem(self.switch)
+        self.switch_label = self._add_label("switch", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter)
+        self.switch_label.setZValue(2.8)
+        self.devices = []
+        self.lanes = []  # per device: (send lane, receive lane)
+        for d in range(n):
+            item = DeviceItem(d, self.colors, n)
+            item.setZValue(3)
+            scene.addItem(item)
+            self.devices.append(item)
+            pair = []
+            for _ in range(2):
+                ln = QGraphicsLineItem()
+                ln.setZValue(1)
+                scene.addItem(ln)
+                pair.append(ln)
+            self.lanes.append(pair)
+        self.bars = BarsLayer(self.devices)
+        scene.addItem(self.bars)
+        self.device_labels = [self._add_label("device", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter)
+                              for _ in range(n)]
+        pool = max(run.index.max_in_flight, 0)
+        self.blocks, self.block_labels, self.chords = [], [], []
+        for _ in range(pool):
+            b = BlockItem(self.colors, n)
+            b.hide()
+            scene.addItem(b)
+            self.blocks.append(b)
+            lab = self._add_label("small", align=Qt.AlignHCenter | Qt.AlignVCenter)
+            lab.hide()
+            self.block_labels.append(lab)
+            ch = QGraphicsLineItem()
+            ch.setZValue(2.5)
+            ch.hide()
+            scene.addItem(ch)
+            self.chords.append(ch)
+        self.caption = self._add_label("caption", bold=True, halo=False)
+        self.subcaption = self._add_label("body", halo=False)
+        self.clock_label = self._add_label("body", halo=False, align=Qt.AlignRight)
+        self.legend = self._add_label("small", halo=False)
+        self.legend_swatches = []
+        self.swatch_devices = (list(range(n)) if n <= STRIPE_MAX_N
+                               else sorted({round(k * n / STRIPE_MAX_N) for k in range(STRIPE_MAX_N)}))
+        for d in self.swatch_devices:
+            sw = scene.addRect(QRectF(0, 0, 10, 10), QPen(self.colors.text, theme.line("hairline")),
+                               self.colors.brushes[d])
+            sw.setZValue(6)
+            self.legend_swatches.append(sw)
+        self.swatch_labels = [self._add_label("small", halo=False) for _ in self.legend_swatches]
+        self.swatch_title = self._add_label("small", bold=True, halo=False)
+        self._shown_coll = object()
+        self._block_pos = []
+        self._taken = []
+        self._queues_shown = False
+        self._last_holdings = None
+        self._active_lanes = set()
+        self._texts_for_run()
+        self._layout()
+        self.set_time(self._t if keep_time else self.playback.t, force=True)
+
+    def _add_label(self, role, bold=False, halo=True, align=Qt.AlignLeft):
+        lab = LabelItem(role, bold, halo, align)
+        lab.color = self.colors.text
+        self.scene().addItem(lab)
+        self._labels.append(lab)
+        return lab
+
+    # sizes of the picture: the theme's (global scale included) times the room it has
+    def _size(self, role) -> float:
+        return theme.size(role) * self._vs
+
+    def _line(self, role) -> float:
+        return theme.line(role) * self._vs
+
+    def _font(self, role, bold=False):
+        f = theme.font(role, bold)
+        f.setPixelSize(max(6, round(f.pixelSize() * self._vs)))
+        return f
+
+    def _texts_for_run(self):
+        run = self.run
+        sc = run.scenario
+        self.switch.set_name(switch_name(run.link))
+        radial = self.n > BOX_MODE_MAX_N
+        for d, lab in enumerate(self.device_labels):
+            lab.set_text(str(d) if radial else self.tr("GPU {d}").format(d=d), self.colors.text)
+        for d, lab in zip(self.swatch_devices, self.swatch_labels):
+            lab.set_text(str(d), self.colors.text)
+        self.swatch_title.set_text(self.tr("GPU colours:"), self.colors.text)
+        reduces = any(m.reduce for m in run.trace.messages)
+        if not run.trace.collectives:
+            legend = ""
+        elif not reduces:
+            legend = self.tr("A slot's colour says whose data it holds; grey = not there yet. "
+                             "Outlined: arrived in the last step.")
+        elif self.n <= STRIPE_MAX_N:
+            legend = self.tr("A slot's colour says whose data it holds; bands = a partial sum of those GPUs' data. "
+                             "Outlined: changed in the last step.")
+        else:
+            legend = self.tr("A slot's colour says whose data it holds; a partly filled slot is a partial sum, "
+                             "filled by the share of GPUs already added. Outlined: changed in the last step.")
+        self.legend.set_text(legend, self.colors.muted)
+        self.title_text = scenario_title(sc, run)
+
+    # -- layout (on resize; positions only) ------------------------------------------------
+    def _layout(self):
+        if self.run is None:
+            return
+        vp = self.viewport().rect()
+        W, H = max(vp.width(), 200), max(vp.height(), 150)
+        self.scene().setSceneRect(0, 0, W, H)
+        # the picture grows with its room (a 4K projector at 1:1 pixels), never below the theme's sizes
+        self._vs = min(max(min(W / 900, H / 560), 1.0), 3.0)
+        for lab in self._labels:
+            lab.set_font(self._font(lab.role, lab.bold))
+        m = self._size("margin")
+        n = self.n
+        # header: caption, subcaption; footer: colour key and legend
+        self.caption.set_wrap(W - 2 * m)
+        self.caption.setPos(m, m * 0.5)
+        self.subcaption.setPos(m, m * 0.5 + self.caption.size().height())
+        self.clock_label.setPos(W - m, m * 0.5 + self.caption.size().height())
+        top = m * 0.5 + self.caption.size().height() + self.subcaption.size().height() + m * 0.5
+        self.legend.set_wrap(W - 2 * m)
+        ly = H - m * 0.5 - self.legend.size().height()
+        self.legend.setPos(m, ly)
+        sw_size = theme.px("small") * self._vs
+        row_h = self.swatch_title.size().height()
+        sy = ly - row_h
+        self.swatch_title.setPos(m, sy)
+        x = m + self.swatch_title.size().width() + 6
+        for sw, lab in zip(self.legend_swatches, self.swatch_labels):
+            sw.setRect(QRectF(x, sy + (row_h - sw_size) / 2, sw_size, sw_size))
+            lab.setPos(x + sw_size + 2, sy)
+            x += sw_size + lab.size().width() + 10
+        ly = sy
+        bottom = ly - m * 0.5
+        area = QRectF(m, top, W - 2 * m, bottom - top)
+        self.centre = area.center()
+        if n <= BOX_MODE_MAX_N:
+            self._layout_boxes(area)
+        else:
+            self._layout_radial(area)
+        self.switch.setPos(self.centre)
+        self.switch.set_radius(self._geom["r_sw"])
+        self.switch.place_name(self.switch_label)
+        for b in self.blocks:
+            b.set_size(self._geom["block"])
+        self._place_lanes()
+
+    def _layout_boxes(self, area: QRectF):
+        n, nc = self.n, self.n_chunks_max
+        label_h = QFontMetricsF(self._font("device", True)).height()
+        cols = 1 if nc <= 1 else min(nc, 8)
+        rows = max(1, math.ceil(nc / cols)) if nc else 1
+        slot = self._size("slot")
+        pad = max(3.0, slot * 0.18)
+        fm = QFontMetricsF(self._font("device", True))
+        widest = self.tr("GPU {d}").format(d=n - 1)
+        if any(c.algo == "direct" for c in self.run.trace.collectives):
+            widest = self.tr("GPU {d} · {k} queued").format(d=n - 1, k=n - 1)
+        label_w = fm.horizontalAdvance(widest) + 8
+        while True:
+            sw = slot * (4 if nc == 1 else 1) if nc else slot * 3
+            sh = slot * 1.3
+            bw, bh = cols * sw + 2 * pad, rows * sh + 2 * pad
+            a = area.width() / 2 - max(bw, label_w) / 2
+            b = area.height() / 2 - (bh + label_h) / 2
+            pos = [self._ellipse(d, n, a, b) for d in range(n)]
+            if slot <= 8 or _boxes_fit(pos, bw, bh + label_h, gap=slot * 0.5):
+                break
+            slot *= 0.92
+            pad = max(2.0, slot * 0.18)
+        reach = max(min(a - bw / 2, b - bh / 2), 30.0)  # centre to the nearest box edge
+        s = theme.scale() * self._vs
+        r_sw = min(max(0.42 * reach, 36 * s), 95 * s)
+        if self.has_switch_slots:  # the switch shows its own buffer: give it room
+            r_sw = min(max(0.5 * reach, 50 * s), 120 * s)
+        block = min(self._size("block"), slot * 1.15, 0.3 * (reach - r_sw))
+        self._geom = {"mode": "box", "r_sw": r_sw, "block": max(block, 6.0), "label_h": label_h,
+                      "bw": bw, "bh": bh, "lane": self._line("spoke"), "lane_active": self._line("spoke_active")}
+        self.anchors = []
+        for d, item in enumerate(self.devices):
+            x, y = pos[d]
+            item.setRotation(0)
+            item.setPos(x, y)
+            item.set_geometry(bw, bh, cols, rows, pad, radial=False)
+            above = y <= self.centre.y() + 1
+            self.device_labels[d].setPos(x, y - bh / 2 - label_h / 2 - 2 if above else y + bh / 2 + label_h / 2 + 2)
+            self.device_labels[d].setVisible(True)
+            self.anchors.append(_box_anchor(QPointF(x, y), self.centre, bw, bh))
+        self._label_stride = 1
+        self._taken = [it.sceneBoundingRect() for it in self.devices]
+        self._taken += [lab.sceneBoundingRect() for lab in self.device_labels]
+
+    def _ellipse(self, d, n, a, b):
+        th = -math.pi / 2 + 2 * math.pi * d / n
+        return self.centre.x() + a * math.cos(th), self.centre.y() + b * math.sin(th)
+
+    def _layout_radial(self, area: QRectF):
+        n, nc = self.n, max(self.n_chunks_max, 1)
+        font = self._font("device", True)
+        fm = QFontMetricsF(font)
+        label_w = fm.horizontalAdvance(str(n - 1)) + 10
+        R_out = min(area.width(), area.height()) / 2 - fm.height() * 1.2
+        L = R_out * 0.4
+        r_in = R_out - L
+        bar_w = max(3.0, 2 * math.pi * r_in / n * 0.7)
+        r_sw = r_in * (0.6 if self.has_switch_slots else 0.52)
+        rim_gap = 2 * math.pi * r_sw / n  # distance between neighbouring spokes at the switch
+        block = max(3.0, min(rim_gap * 0.34, self._size("block")))
+        self._geom = {"mode": "radial", "r_sw": r_sw, "block": block, "r_in": r_in, "R_out": R_out,
+                      "lane": max(0.8, min(self._line("spoke"), rim_gap * 0.12)),
+                      "lane_active": max(1.2, min(self._line("spoke_active"), rim_gap * 0.22))}
+        # label thinning: as many as fit around the circle, at a round stride
+        r_lab = R_out + fm.height() * 0.7
+        fit = max(1, int(2 * math.pi * r_lab / (label_w + 6)))
+        stride = next(s for s in (1, 2, 4, 8, 16, 32, 64) if n / s <= fit)
+        self.anchors = []
+        for d, item in enumerate(self.devices):
+            th = -math.pi / 2 + 2 * math.pi * d / n
+            u = QPointF(math.cos(th), math.sin(th))
+            rm = (r_in + R_out) / 2
+            item.setPos(self.centre + u * rm)
+            item.setRotation(math.degrees(th) + 90)
+            item.set_geometry(bar_w, L, 1, nc, 0.0, radial=True)
+            self.anchors.append(self.centre + u * r_in)
+            lab = self.device_labels[d]
+            lab.setPos(self.centre + u * r_lab)
+            lab.setVisible(d % stride == 0)
+        self._label_stride = stride
+        pad = theme.line("highlight") + 2
+        self.bars.set_rect(QRectF(self.centre.x() - R_out - pad, self.centre.y() - R_out - pad,
+                                  2 * (R_out + pad), 2 * (R_out + pad)))
+
+    def _place_lanes(self):
+        """Each spoke: a send lane and a receive lane, offset to either side."""
+        g = self._geom
+        c, r = self.centre, g["r_sw"]
+        off = g["block"] * 0.62 + 1.5
+        g["off"] = off
+        self.lane_geom = []
+        for d in range(self.n):
+            a = self.anchors[d]
+            dx, dy = c.x() - a.x(), c.y() - a.y()
+            ln = math.hypot(dx, dy) or 1.0
+            u = QPointF(dx / ln, dy / ln)  # towards the switch
+            v = QPointF(-u.y(), u.x())
+            rim = c - u * math.sqrt(max(r * r - off * off, 1.0))
+            send = (a + v * off, rim + v * off)  # outward end, switch end
+            recv = (a - v * off, rim - v * off)
+            self.lane_geom.append((send, recv))
+            for ln_item, (p0, p1) in zip(self.lanes[d], (send, recv)):
+                ln_item.setLine(p0.x(), p0.y(), p1.x(), p1.y())
+        self._active_lanes = None  # repaint every lane's pen
+        self._style_lanes(set())
+
+    def _style_lanes(self, active: dict | set):
+        """active: {(device, 0 send | 1 recv): QColor}."""
+        if self._active_lanes is not None and active == self._active_lanes:
+            return
+        idle = QPen(self.colors.spoke, self._geom["lane"])
+        idle.setCapStyle(Qt.FlatCap)
+        for d in range(self.n):
+            for k in (0, 1):
+                col = active.get((d, k)) if isinstance(active, dict) else None
+                if col is None:
+                    self.lanes[d][k].setPen(idle)
+                else:
+                    pen = QPen(col, self._geom["lane_active"])
+                    pen.setCapStyle(Qt.FlatCap)
+                    self.lanes[d][k].setPen(pen)
+        self._active_lanes = active
+
+    # -- one frame -------------------------------------------------------------------------
+    def set_time(self, t: float, force: bool = False):
+        """Show the run at simulated time t: a pure function of (trace, t)."""
+        self._t = float(t)
+        run = self.run
+        idx = run.index
+        tr = run.trace
+        coll = idx.display_collective(t)
+        if coll is None:
+            for item in self.devices:
+                item.set_state(0, (), frozenset())
+            self.switch.set_state(0, (), False)
+            self._update_queues(None, t)
+            self._update_caption(None, t)
+            self._place_blocks(t, [])
+            return
+        c = tr.collectives[coll]
+        hold = idx.holdings(coll, t)
+        if force or hold is not self._last_holdings or coll != getattr(self, "_last_coll", None):
+            new = {}
+            for i in idx.last_arrivals(coll, t):
+                m = tr.messages[i]
+                if m.dst != SWITCH:
+                    new.setdefault(m.dst, set()).update(range(c.n_chunks) if m.chunk == ALL else (m.chunk,))
+            for d, item in enumerate(self.devices):
+                h = hold.get(d, {})
+                item.set_state(c.n_chunks, tuple(h.get(ch) for ch in range(c.n_chunks)),
+                               frozenset(new.get(d, ())))
+            hs = hold.get(SWITCH, {})
+            self.switch.set_state(c.n_chunks, tuple(hs.get(ch) for ch in range(c.n_chunks)),
+                                  self.has_switch_slots)
+            self._last_holdings, self._last_coll = hold, coll
+        self._update_queues(c, t)
+        self._place_blocks(t, self._predict_filter(idx.moving(t)))
+        self._update_caption(c, t)
+
+    def _place_blocks(self, t, flying):
+        tr = self.run.trace
+        msgs = tr.messages
+        active = {}
+        show_bytes = self._geom.get("mode") == "box" and self.n <= STRIPE_MAX_N
+        used = 0
+        # scene rects already taken (boxes, names, blocks, labels): a byte label never covers them
+        placed = list(self._taken) if show_bytes else []
+        half = self._geom["block"] / 2 + 1
+        for i in flying[: len(self.blocks)]:
+            m = msgs[i]
+            p = (t - m.t_start) / (m.t_end - m.t_start) if m.t_end > m.t_start else 1.0
+            pos, lane_dir = self._message_pos(m, p)
+            blk = self.blocks[used]
+            blk.set_message(int(i), m.contributors, m.chunk)
+            blk.setPos(pos)
+            blk.show()
+            placed.append(QRectF(pos.x() - half, pos.y() - half, 2 * half, 2 * half))
+            col = self._message_color(m)
+            if m.src != SWITCH:
+                active[(m.src, 0)] = col
+            if m.dst != SWITCH:
+                active[(m.dst, 1)] = col
+            chord = self.chords[used]
+            if m.src != SWITCH and m.dst != SWITCH:
+                a = self.lane_geom[m.src][0][1]
+                b = self.lane_geom[m.dst][1][1]
+                pen = QPen(col, self._geom["lane_active"] * 0.6)
+                pen.setCapStyle(Qt.RoundCap)
+                chord.setPen(pen)
+                chord.setLine(a.x(), a.y(), b.x(), b.y())
+                chord.show()
+            else:
+                chord.hide()
+            self._block_pos.append((pos, lane_dir))
+            used += 1
+        for j in range(used):
+            lab = self.block_labels[j]
+            if not show_bytes:
+                lab.hide()
+                continue
+            m = msgs[self.blocks[j].msg]
+            lab.set_text(fmt_bytes(m.nbytes), self.colors.text)
+            pos, lane_dir = self._block_pos[j]
+            sz = lab.size()
+            for side in (1, -1):  # the lane's outer side first, else the inner side, else no label
+                dist = self._geom["block"] * 0.5 + sz.width() * 0.5 + 4
+                c = pos + lane_dir * (side * dist)
+                r = QRectF(c.x() - sz.width() / 2, c.y() - sz.height() / 2, sz.width(), sz.height())
+                if not any(r.intersects(o) for o in placed):
+                    lab.setPos(c)
+                    lab.show()
+                    placed.append(r)
+                    break
+            else:
+                lab.hide()
+        self._block_pos.clear()
+        for j in range(used, len(self.blocks)):
+            if self.blocks[j].isVisible():
+                self.blocks[j].hide()
+                self.block_labels[j].hide()
+                self.chords[j].hide()
+        self._style_lanes(active)
+        self._n_visible_blocks = used
+
+    def _message_color(self, m) -> QColor:
+        i = message_color_index(m, self.n)
+        return self.colors.spoke_active if i < 0 else self.colors.devices[i]
+
+    def _message_pos(self, m, p):
+        """Where a message is at progress p in [0, 1], and the outward side of its lane."""
+        p = min(max(p, 0.0), 1.0)
+        if m.src == SWITCH:  # multicast down the receive lane
+            (a, b) = self.lane_geom[m.dst][1]
+            return _lerp(b, a, p), _side(a, b, -1)
+        if m.dst == SWITCH:  # up the send lane into the switch's adder
+            (a, b) = self.lane_geom[m.src][0]
+            return _lerp(a, b, p), _side(a, b, 1)
+        if p < 0.5:
+            (a, b) = self.lane_geom[m.src][0]
+            return _lerp(a, b, p * 2), _side(a, b, 1)
+        (a, b) = self.lane_geom[m.dst][1]
+        return _lerp(b, a, (p - 0.5) * 2), _side(a, b, -1)
+
+    def _update_queues(self, c, t):
+        """Direct all-reduce: beside each device's name, how many sends still wait for its port."""
+        show = c is not None and c.algo == "direct" and c.n > 2 and self.n <= BOX_MODE_MAX_N
+        if not show and not getattr(self, "_queues_shown", False):
+            return
+        waiting = [0] * self.n
+        if show:
+            msgs = self.run.trace.messages
+            for i in range(c.first_msg, c.last_msg):
+                m = msgs[i]
+                if m.t_start > t and m.src >= 0:
+                    waiting[m.src] += 1
+        for d, lab in enumerate(self.device_labels):
+            text = self.tr("GPU {d}").format(d=d)
+            if waiting[d]:
+                text = self.tr("GPU {d} · {k} queued").format(d=d, k=waiting[d])
+            lab.set_text(text)
+        self._queues_shown = show
+
+    def _update_caption(self, c, t):
+        run = self.run
+        idx = run.index
+        total = idx.t_total
+        self.clock_label.set_text(self.tr("t = {t} of {T}").format(t=fmt_time(t), T=fmt_time(total)),
+                                  self.colors.text)
+        key = (None,) if c is None else (c.id, idx.step_shown(c.id, t), idx.steps_done(c.id, t),
+                                         t <= c.t_start + idx.eps)
+        if key == self._shown_coll:
+            return
+        self._shown_coll = key
+        self.caption.set_text(self.title_text, self.colors.text)
+        self.subcaption.set_text(subcaption(run, c, t), self.colors.text)
+
+    # -- predict-then-reveal hook (issue 6: app/predict_ui.py) -----------------------------
+    def set_hidden_after(self, t0):
+        """Hide the blocks of messages that start at or after t0 (s): the step a student is
+        predicting. None shows every block again."""
+        self._hidden_after = t0
+        self.set_time(self._t, force=True)
+
+    def _predict_filter(self, flying):
+        t0 = getattr(self, "_hidden_after", None)
+        if t0 is None:
+            return flying
+        msgs, eps = self.run.trace.messages, self.run.index.eps
+        return [i for i in flying if msgs[i].t_start < t0 - eps]
+    # -- end of predict-then-reveal hook ---------------------------------------------------
+
+    # -- for tests and other views --------------------------------------------------------
+    def slot_state(self, d: int) -> dict:
+        """{chunk: contributors} that device d's slots (SWITCH: the switch's) currently paint."""
+        item = self.switch if d == SWITCH else self.devices[d]
+        return {ch: who for ch, who in enumerate(item.state) if who}
+
+    def highlighted(self, d: int) -> frozenset:
+        return self.devices[d].new
+
+    def visible_blocks(self) -> list[int]:
+        """Indices (into trace.messages) of the blocks drawn now."""
+        return [b.msg for b in self.blocks if b.isVisible()]
+
+    def block_rects(self) -> list[QRectF]:
+        return [b.sceneBoundingRect() for b in self.blocks if b.isVisible()]
+
+    def device_rects(self) -> list[QRectF]:
+        return [d.sceneBoundingRect() for d in self.devices]
+
+    def visible_label_rects(self) -> list[QRectF]:
+        return [lab.sceneBoundingRect() for lab in self.device_labels if lab.isVisible()]
+
+    def item_count(self) -> int:
+        return len(self.scene().items())
+
+
+# ---------------------------------------------------------------------------------------
+# Texts shared with the main window and the explanation panel
+# ---------------------------------------------------------------------------------------
+def scenario_title(sc, run) -> str:
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    if sc.kind in ("all-gather", "reduce-scatter", "all-reduce"):
+        what = op_title(sc.kind, sc.algo)
+    elif sc.kind.startswith("matmul-"):
+        what = tr("RingView", "Sharded matmul, case {k}").format(k=sc.kind[-1])
+    elif sc.kind == "tp-forward":
+        what = tr("RingView", "Tensor-parallel forward")
+    else:
+        what = tr("RingView", "Tensor-parallel decode step")
+    return tr("RingView", "{what} · {n} GPUs · S = {S} · {link}").format(
+        what=what, n=sc.n, S=fmt_bytes(sc.nbytes), link=run.link.name)
+
+
+def subcaption(run, c, t) -> str:
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    idx = run.index
+    lines = []
+    if c is None:
+        if run.matmul is not None and run.matmul.case == 1:
+            lines.append(tr("RingView", "No communication: every GPU multiplies its own rows of A by all of B."))
+        else:
+            lines.append(tr("RingView", "No communication in this scenario."))
+    else:
+        k = idx.step_shown(c.id, t)
+        K = c.n_steps
+        if K == 0:
+            state = tr("RingView", "one device: nothing to send")
+        elif t >= c.t_end - idx.eps:
+            state = tr("RingView", "done")
+        elif idx.steps_done(c.id, t) > k:
+            state = tr("RingView", "done")
+        elif t <= idx.step_ends[c.id][k] - idx.eps and (k == 0 and t <= c.t_start + idx.eps):
+            state = tr("RingView", "next")
+        else:
+            state = tr("RingView", "in progress")
+        where = c.label if len(run.trace.collectives) > 1 else ""
+        coll = op_title(c.op, c.algo)
+        if where:
+            lines.append(tr("RingView", "{where}: {coll} · step {k} of {K} ({state})").format(
+                where=where, coll=coll, k=k + 1, K=K, state=state))
+        elif K:
+            lines.append(tr("RingView", "Step {k} of {K} ({state})").format(k=k + 1, K=K, state=state))
+        else:
+            lines.append(tr("RingView", "{coll} · {state}").format(coll=coll, state=state))
+    if run.tp is not None:
+        lines.append(tr("RingView", "max |TP − single| = {d:.1e}").format(d=run.tp.max_abs_diff))
+    elif run.matmul is not None:
+        lines.append(tr("RingView", "max |C − A·B| = {d:.1e}").format(d=run.matmul.max_err))
+    return "\n".join(lines)
+
+
+def switch_name(link) -> str:
+    from PySide6.QtCore import QCoreApplication
+
+    if link.name.startswith("NVLink"):
+        return QCoreApplication.translate("RingView", "NVSwitch")
+    if link.name.startswith("PCIe"):
+        return QCoreApplication.translate("RingView", "PCIe switch")
+    return QCoreApplication.translate("RingView", "switch")
+
+
+# -- geometry helpers --------------------------------------------------------------------
+def _lerp(a: QPointF, b: QPointF, p: float) -> QPointF:
+    return QPointF(a.x() + (b.x() - a.x()) * p, a.y() + (b.y() - a.y()) * p)
+
+
+def _side(a: QPointF, b: QPointF, sign: int) -> QPointF:
+    """Unit vector perpendicular to a→b, pointing to the lane's outer side."""
+    dx, dy = b.x() - a.x(), b.y() - a.y()
+    ln = math.hypot(dx, dy) or 1.0
+    return QPointF(-dy / ln * sign, dx / ln * sign)
+
+
+def _box_anchor(c: QPointF, centre: QPointF, w: float, h: float) -> QPointF:
+    """Where the line from box centre c to the switch centre leaves the box."""
+    dx, dy = centre.x() - c.x(), centre.y() - c.y()
+    if abs(dx) < 1e-9 and abs(dy) < 1e-9:
+        return c
+    sx = (w / 2) / abs(dx) if abs(dx) > 1e-9 else math.inf
+    sy = (h / 2) / abs(dy) if abs(dy) > 1e-9 else math.inf
+    s = min(sx, sy)
+    return QPointF(c.x() + dx * s, c.y() + dy * s)
+
+
+def _boxes_fit(pos, w, h, gap) -> bool:
+    for i in range(len(pos)):
+        for j in range(i + 1, len(pos)):
+            if abs(pos[i][0] - pos[j][0]) < w + gap and abs(pos[i][1] - pos[j][1]) < h + gap:
+                return False
+    return True

@@ -1,0 +1,297 @@
+"""
+The app's small evented state, apart from the widgets (napari's `Dims` / `QtDims` split):
+
+    ScenarioModel   what is simulated (a frozen `Scenario`) and the run built from it
+    Playback        the ONE clock: simulated time t, playing, speed, loop
+
+Widgets receive these in `__init__` and connect to their signals; nothing else owns time.
+"""
+
+from __future__ import annotations
+
+from . import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
+
+import bisect
+from dataclasses import dataclass, replace
+
+from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
+
+from simcore.scenarios import parse_bytes
+
+from . import scenarios
+
+KINDS = scenarios.KINDS
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """
+    What to simulate. kind: one of KINDS; n: devices; algo: the all-reduce algorithm (ring for
+    the kinds without a choice); nbytes: S, the collective's full array in bytes (TP and matmul
+    time their toy arrays as if they were S bytes); link: a key of simcore.comm_sim.LINKS.
+    """
+
+    kind: str = "all-gather"
+    n: int = 8
+    algo: str = "ring"
+    nbytes: float = float(2**20)
+    link: str = "nvlink4"
+
+    def validate(self) -> Scenario:
+        scenarios.validate(self)
+        return self
+
+    def with_changes(self, **changes) -> Scenario:
+        """A new Scenario; a kind without an algorithm choice falls back to ring unless asked."""
+        if "nbytes" in changes and isinstance(changes["nbytes"], str):
+            changes["nbytes"] = parse_bytes(changes["nbytes"])
+        unknown = set(changes) - set(self.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown scenario field(s): {', '.join(sorted(unknown))}")
+        new = replace(self, **changes)
+        if "algo" not in changes and not scenarios.takes_algo(new.kind):
+            new = replace(new, algo="ring")
+        return new
+
+
+class ScenarioModel(QObject):
+    """
+    Holds `.scenario` and `.run` (an app.scenarios.Run). `update(**changes)` builds the new run;
+    on a ValueError it emits `error(message)` and keeps the previous scenario and run.
+    """
+
+    changed = Signal(object)  # the new Run
+    error = Signal(str)  # one sentence for the user
+
+    def __init__(self, scenario: Scenario | None = None, parent=None):
+        super().__init__(parent)
+        self.scenario = (scenario or Scenario()).validate()
+        self.run = scenarios.build_run(self.scenario)
+
+    def update(self, **changes) -> bool:
+        try:
+            new = self.scenario.with_changes(**changes)
+            if new == self.scenario:
+                return True
+            run = scenarios.build_run(new)
+        except ValueError as e:
+            self.error.emit(str(e))
+            return False
+        self.scenario, self.run = new, run
+        self.changed.emit(run)
+        return True
+
+    @property
+    def trace(self):
+        return self.run.trace
+
+
+class Playback(QObject):
+    """
+    The one clock. `t` is simulated seconds in [0, t_end]. While playing, one QTimer advances t
+    by (elapsed wall time × speed × sim_per_wall), so the pace does not depend on how many ticks
+    arrive; a slow frame simply makes the next step bigger (frames are dropped, never queued).
+    1× plays one ring step of the current scenario in about WALL_PER_STEP seconds.
+
+    Step boundaries (`stops`) are the ends of the trace's steps over all collectives; stepping
+    moves between them and pauses. Stepping back is instant: views compute what they show from
+    (trace, t), never by replaying.
+    """
+
+    time_changed = Signal(float)
+    playing_changed = Signal(bool)
+    speed_changed = Signal(float)
+    loop_changed = Signal(bool)
+    timeline_changed = Signal()  # a new trace: stops and t_end changed
+
+    WALL_PER_STEP = 0.8  # wall seconds per ring step at 1×
+    SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
+    MIN_SPEED, MAX_SPEED = 0.25, 4.0
+    TICK_MS = 16
+
+    def __init__(self, model: ScenarioModel | None = None, parent=None):
+        super().__init__(parent)
+        self._t = 0.0
+        self._playing = False
+        self._speed = 1.0
+        self._loop = False
+        self._stops = [0.0]
+        self._t_end = 0.0
+        self.sim_per_wall = 1e-6 / self.WALL_PER_STEP
+        self._timer = QTimer(self)
+        self._timer.setTimerType(Qt.PreciseTimer)
+        self._timer.setInterval(self.TICK_MS)
+        self._timer.timeout.connect(self._on_timer_timeout)
+        self._clock = QElapsedTimer()
+        self._model = model
+        if model is not None:
+            self.set_run(model.run)
+            model.changed.connect(self._on_model_changed)
+
+    # -- the timeline ---------------------------------------------------------------------
+    def set_run(self, run, keep_step: bool = False):
+        """Take the stops and pace of a new run; t goes to the start (or the same step)."""
+        idx = run.index
+        old_k, at_end = self.step_index, self.at_end
+        self._stops = list(idx.stops) or [0.0]
+        self._t_end = float(idx.t_total)
+        self.sim_per_wall = max(run.ref_step, 1e-15) / self.WALL_PER_STEP
+        self.timeline_changed.emit()
+        if keep_step and at_end:
+            self._set_t(self._t_end, force=True)
+        elif keep_step:
+            self._set_t(self._stops[min(old_k, len(self._stops) - 1)], force=True)
+        else:
+            self._set_t(0.0, force=True)
+
+    def _on_model_changed(self, run):
+        self.pause()
+        self.set_run(run, keep_step=True)
+
+    @property
+    def stops(self) -> list[float]:
+        return list(self._stops)
+
+    @property
+    def t_end(self) -> float:
+        return self._t_end
+
+    @property
+    def n_steps(self) -> int:
+        """K: step boundaries after the start."""
+        return len(self._stops) - 1
+
+    @property
+    def step_index(self) -> int:
+        """k: how many step boundaries lie at or before t (0 at the start, K at the end)."""
+        return bisect.bisect_right(self._stops, self._t + self._eps()) - 1
+
+    @property
+    def at_end(self) -> bool:
+        return self._t >= self._t_end - self._eps()
+
+    def _eps(self) -> float:
+        return 1e-9 * max(self._t_end, 1e-12)
+
+    # -- state ----------------------------------------------------------------------------
+    @property
+    def t(self) -> float:
+        return self._t
+
+    @property
+    def playing(self) -> bool:
+        return self._playing
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    @speed.setter
+    def speed(self, s: float):
+        self.set_speed(s)
+
+    def set_speed(self, s: float):
+        s = min(self.MAX_SPEED, max(self.MIN_SPEED, float(s)))
+        if s != self._speed:
+            self._speed = s
+            self.speed_changed.emit(s)
+
+    def faster(self):
+        bigger = [s for s in self.SPEEDS if s > self._speed + 1e-9]
+        self.set_speed(bigger[0] if bigger else self.MAX_SPEED)
+
+    def slower(self):
+        smaller = [s for s in self.SPEEDS if s < self._speed - 1e-9]
+        self.set_speed(smaller[-1] if smaller else self.MIN_SPEED)
+
+    @property
+    def loop(self) -> bool:
+        return self._loop
+
+    @loop.setter
+    def loop(self, on: bool):
+        self.set_loop(on)
+
+    def set_loop(self, on: bool):
+        on = bool(on)
+        if on != self._loop:
+            self._loop = on
+            self.loop_changed.emit(on)
+
+    # -- transport ------------------------------------------------------------------------
+    def play(self):
+        if self._playing:
+            return
+        if self._t_end <= 0:
+            return  # nothing to play (no communication)
+        if self.at_end:
+            self._set_t(0.0)
+        self._playing = True
+        self._clock.start()
+        self._timer.start()
+        self.playing_changed.emit(True)
+
+    def pause(self):
+        if not self._playing:
+            return
+        self._playing = False
+        self._timer.stop()
+        self.playing_changed.emit(False)
+
+    def toggle(self):
+        self.pause() if self._playing else self.play()
+
+    def seek(self, t: float):
+        """Jump to simulated time t (clamped to [0, t_end]); keeps playing if it was."""
+        self._set_t(t)
+        if self._playing:
+            self._clock.restart()
+
+    def seek_step(self, k: int):
+        """Jump to the k-th step boundary (0 = start, n_steps = end)."""
+        k = max(0, min(int(k), self.n_steps))
+        self.pause()
+        self._set_t(self._stops[k])
+
+    def step_forward(self):
+        self.pause()
+        i = bisect.bisect_right(self._stops, self._t + self._eps())
+        self._set_t(self._stops[i] if i < len(self._stops) else self._t_end)
+
+    def step_back(self):
+        self.pause()
+        i = bisect.bisect_left(self._stops, self._t - self._eps())
+        self._set_t(self._stops[i - 1] if i > 0 else 0.0)
+
+    def to_start(self):
+        self.pause()
+        self._set_t(0.0)
+
+    def to_end(self):
+        self.pause()
+        self._set_t(self._t_end)
+
+    def advance(self, wall_seconds: float):
+        """Move t by wall_seconds of playing at the current speed (the timer calls this)."""
+        if self._t_end <= 0:
+            self.pause()
+            return
+        t = self._t + max(0.0, wall_seconds) * self._speed * self.sim_per_wall
+        if t >= self._t_end:
+            if self._loop:
+                t = t % self._t_end if t > self._t_end else self._t_end
+            else:
+                self._set_t(self._t_end)
+                self.pause()
+                return
+        self._set_t(t)
+
+    def _on_timer_timeout(self):
+        # elapsed wall time since the last tick: the pace does not depend on the tick count
+        self.advance(self._clock.restart() / 1000.0)
+
+    def _set_t(self, t: float, force: bool = False):
+        t = min(max(float(t), 0.0), self._t_end)
+        if t != self._t or force:
+            self._t = t
+            self.time_changed.emit(t)

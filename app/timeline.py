@@ -1,0 +1,239 @@
+"""
+The timeline: one row per device, its send-port and receive-port busy time as bars taken
+straight from the trace, the collectives' boundaries labelled ("layer 0 attn" …), and a
+playhead. Clicking or dragging seeks the one clock.
+
+Bars are grouped by colour into one BarGraphItem each (drawn with one drawRects call), built
+once per run; a frame moves only the playhead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QCoreApplication, QEvent, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPen
+from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
+
+from simcore.trace import SWITCH
+
+from . import theme
+from .ring_view import message_color_index
+
+SEND_H, RECV_H = 0.42, 0.42  # fractions of a row: send bar above the row's centre, receive below
+
+
+def time_unit(t_end: float) -> tuple[str, float]:
+    """A display unit for an axis spanning [0, t_end] seconds: (name, seconds per unit)."""
+    if t_end >= 1.0:
+        return "s", 1.0
+    if t_end >= 1e-3:
+        return "ms", 1e-3
+    if t_end >= 1e-6 or t_end == 0:
+        return "µs", 1e-6
+    return "ns", 1e-9
+
+
+class BarsItem(pg.GraphicsObject):
+    """
+    Every send and receive bar in one item: one drawRects per colour, cached as one picture
+    of the visible range, so a frame that only moves the playhead blits instead of redrawing
+    thousands of rectangles (one pyqtgraph BarGraphItem per colour, cached or not, is slower).
+    """
+
+    def __init__(self, groups, pen):
+        super().__init__()
+        self.groups = groups  # [(QBrush, [QRectF, ...]), ...] in data coordinates
+        self.pen = pen
+        rect = QRectF()
+        for _b, rects in groups:
+            for r in rects:
+                rect = rect.united(r)
+        self._rect = rect
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+    def count(self) -> int:
+        return sum(len(r) for _b, r in self.groups)
+
+    def boundingRect(self):
+        return self._rect
+
+    def paint(self, p, *args):
+        p.setPen(self.pen)
+        for brush, rects in self.groups:
+            p.setBrush(brush)
+            p.drawRects(rects)
+
+
+class TimelineView(QWidget):
+    """Follows a ScenarioModel (rebuilds its bars) and the Playback clock (moves the playhead)."""
+
+    def __init__(self, model, playback, parent=None):
+        super().__init__(parent)
+        self.setObjectName("TimelineView")
+        self.model, self.playback = model, playback
+        self.plot = pg.PlotWidget()
+        self.plot.setObjectName("timelinePlot")
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        vb = self.plot.getViewBox()
+        vb.setMouseEnabled(x=True, y=False)
+        vb.invertY(True)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.plot)
+        self.playhead = pg.InfiniteLine(pos=0, angle=90, movable=True)
+        self.playhead.setZValue(100)
+        self.playhead.sigDragged.connect(self._on_playhead_dragged)
+        self.plot.scene().sigMouseClicked.connect(self._on_scene_clicked)
+        vb.sigResized.connect(self._on_viewbox_resized)
+        self._items = []
+        self.unit, self.unit_s = "µs", 1e-6
+        self._apply_theme()
+        self._build(model.run)
+        model.changed.connect(self._on_model_changed)
+        playback.time_changed.connect(self._on_playback_time_changed)
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self.retranslate_ui()
+
+    # -- signals ---------------------------------------------------------------------------
+    def _on_model_changed(self, run):
+        self._build(run)
+
+    def _on_playback_time_changed(self, t):
+        self.playhead.setValue(t / self.unit_s)
+
+    def _on_theme_changed(self):
+        self._apply_theme()
+        self._build(self.model.run)
+
+    def _on_playhead_dragged(self, line):
+        self.playback.seek(line.value() * self.unit_s)
+
+    def _on_scene_clicked(self, ev):
+        if ev.button() != Qt.LeftButton:
+            return
+        vb = self.plot.getViewBox()
+        pos = ev.scenePos()
+        if not vb.sceneBoundingRect().contains(pos):
+            return
+        x = vb.mapSceneToView(pos).x()
+        self.playback.seek(max(0.0, x) * self.unit_s)
+        ev.accept()
+
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+    def retranslate_ui(self):
+        self.setWindowTitle(self.tr("Timeline"))
+        self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))
+        self.plot.setLabel("bottom", self.tr("simulated time ({unit})").format(unit=self.unit))
+        self._stride = None
+        self._set_row_ticks()
+
+    # -- building ----------------------------------------------------------------------------
+    def _apply_theme(self):
+        pal = theme.palette()
+        self.plot.setBackground(pal.background)
+        font = theme.font("small")
+        for name in ("left", "bottom"):
+            ax = self.plot.getAxis(name)
+            ax.setTickFont(font)
+            ax.setPen(pg.mkPen(pal.text))
+            ax.setTextPen(pg.mkPen(pal.text))
+            ax.label.setFont(font)
+        self.playhead.setPen(pg.mkPen(pal.playhead, width=theme.line("playhead")))
+        self.playhead.setHoverPen(pg.mkPen(pal.playhead, width=theme.line("playhead") * 1.7))
+
+    def _build(self, run):
+        for it in self._items:
+            self.plot.removeItem(it)
+        self._items = []
+        if self.playhead.scene() is None:
+            self.plot.addItem(self.playhead)
+        tr = run.trace
+        n = run.scenario.n
+        self.n = n
+        self.has_switch = any(m.src == SWITCH or m.dst == SWITCH for m in tr.messages)
+        total = tr.t_end
+        self.unit, self.unit_s = time_unit(total)
+        colors = theme.device_colors(n)
+        neutral = QColor(theme.palette().text_muted)
+        rows = n + (1 if self.has_switch else 0)
+        if tr.messages:
+            ts = np.array([m.t_start for m in tr.messages]) / self.unit_s
+            te = np.array([m.t_end for m in tr.messages]) / self.unit_s
+            src = np.array([n if m.src == SWITCH else m.src for m in tr.messages], dtype=float)
+            dst = np.array([n if m.dst == SWITCH else m.dst for m in tr.messages], dtype=float)
+            cidx = np.array([message_color_index(m, n) for m in tr.messages])
+            # gaps between bars read well for a few rows; with many thin rows they alias into
+            # white stripes, so dense timelines fill every row completely
+            if n <= 16:
+                send_h, recv_h, fill, gap = SEND_H, RECV_H, 0.92, 0.02
+            else:
+                send_h, recv_h, fill, gap = 0.5, 0.5, 1.0, 0.0
+            groups = []
+            for ci in np.unique(cidx):
+                sel = cidx == ci
+                rects = [QRectF(a, y, b - a, h)
+                         for y0, h in ((src[sel] - send_h, send_h * fill), (dst[sel] + gap, recv_h * fill))
+                         for a, b, y in zip(ts[sel], te[sel], y0)]
+                groups.append((QBrush(neutral if ci < 0 else colors[ci]), rects))
+            pen = QPen(QColor(theme.palette().text)) if n <= 16 else QPen(Qt.NoPen)
+            pen.setCosmetic(True)
+            pen.setWidthF(0.7)
+            self.bars = BarsItem(groups, pen)
+            self.plot.addItem(self.bars)
+            self._items.append(self.bars)
+        # collective boundaries with their labels, on two alternating tiers above the rows
+        tier = max(1.0, 0.08 * rows)
+        for i, c in enumerate(tr.collectives):
+            pen = pg.mkPen(theme.palette().text_muted, width=theme.line("hairline"), style=Qt.DashLine)
+            line = pg.InfiniteLine(pos=c.t_start / self.unit_s, angle=90, pen=pen)
+            self.plot.addItem(line)
+            self._items.append(line)
+            label = c.label or c.op
+            txt = pg.TextItem(label, color=theme.palette().text, anchor=(0, 0.5))
+            txt.setFont(theme.font("small"))
+            txt.setPos(c.t_start / self.unit_s, -tier * (1.0 + 0.8 * (i % 2)))
+            self.plot.addItem(txt)
+            self._items.append(txt)
+        top = -tier * (1.6 + (0.8 if len(tr.collectives) > 1 else 0.0))
+        vb = self.plot.getViewBox()
+        span = max(total / self.unit_s, 1e-12)
+        vb.setLimits(xMin=-0.02 * span, xMax=span * 1.05, yMin=top - 0.2, yMax=rows + 0.2)
+        vb.setRange(xRange=(0, span), yRange=(top, rows - 0.45), padding=0.01)
+        self._rows = rows
+        self.playhead.setBounds((0, span))
+        self.playhead.setValue(self.playback.t / self.unit_s)
+        self.retranslate_ui()
+
+    def _on_viewbox_resized(self, *_):
+        self._set_row_ticks()
+
+    def _set_row_ticks(self):
+        """One 'GPU d' tick per row when they fit, else every 2nd, 4th… so labels never collide."""
+        n = getattr(self, "n", 0)
+        vb = self.plot.getViewBox()
+        rows_shown = max(vb.viewRange()[1][1] - vb.viewRange()[1][0], 1.0)
+        row_px = max(vb.height(), 1.0) / rows_shown
+        label_px = QFontMetricsF(theme.font("small")).height() * 1.1
+        stride = next((s for s in (1, 2, 4, 8, 16, 32, 64) if s * row_px >= label_px), 64)
+        if stride == getattr(self, "_stride", None) and n == getattr(self, "_stride_n", None):
+            return
+        self._stride, self._stride_n = stride, n
+        ticks = [(d - 0.05, QCoreApplication.translate("TimelineView", "GPU {d}").format(d=d))
+                 for d in range(0, n, stride)]
+        if getattr(self, "has_switch", False):
+            ticks.append((n, QCoreApplication.translate("TimelineView", "switch")))
+        self.plot.getAxis("left").setTicks([ticks, []])
+
+    # -- for tests ---------------------------------------------------------------------------
+    def bar_count(self) -> int:
+        """Bars drawn (two per message: one send, one receive)."""
+        return sum(it.count() for it in self._items if isinstance(it, BarsItem))
+
+    def collective_labels(self) -> list[str]:
+        return [it.toPlainText() for it in self._items if isinstance(it, pg.TextItem)]

@@ -1,0 +1,78 @@
+"""shard-lab's command line: screenshots for slides (exit 0), one clear line and exit 2 for bad values."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from PySide6.QtGui import QImage
+
+from app.__main__ import main
+
+
+def _colours(img, step=13):
+    return {img.pixel(x, y) for x in range(0, img.width(), step) for y in range(0, img.height(), step)}
+
+
+def test_screenshot_in_a_fresh_process_without_a_display(tmp_path):
+    """What a lecturer runs: no QT_QPA_PLATFORM, no DISPLAY — it must go offscreen by itself."""
+    path = tmp_path / "a.png"
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
+    out = subprocess.run([sys.executable, "-m", "app", "--scenario", "all-gather", "--n", "8", "--step", "3",
+                          "--screenshot", str(path)], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    img = QImage(str(path))
+    assert img.width() >= 1280 and img.height() >= 720
+    assert len(_colours(img)) > 12
+
+
+@pytest.mark.parametrize("args", [
+    ["--n", "64", "--step", "20"],
+    ["--scenario", "all-reduce", "--algo", "innet", "--n", "5", "--step", "2", "--size", "1280x720"],
+    ["--scenario", "matmul-1", "--n", "4"],
+    ["--scenario", "matmul-3", "--algo", "rd", "--n", "4", "--step", "1"],
+])
+def test_screenshot_states_render_and_exit_zero(qapp, tmp_path, args):
+    path = tmp_path / "s.png"
+    assert main([*args, "--screenshot", str(path)]) == 0
+    img = QImage(str(path))
+    want = (1280, 720) if "--size" in args else (1600, 900)
+    assert (img.width(), img.height()) == want
+    assert len(_colours(img)) > 12
+
+
+def test_screenshots_of_different_steps_differ_in_the_ring(qapp, tmp_path):
+    a, b = tmp_path / "a.png", tmp_path / "b.png"
+    assert main(["--step", "1", "--screenshot", str(a)]) == 0
+    assert main(["--step", "6", "--screenshot", str(b)]) == 0
+    ia, ib = QImage(str(a)), QImage(str(b))
+    # the centre of the window (the ring) changes; the menu bar does not
+    centre = [(x, y) for x in range(500, 1100, 7) for y in range(250, 650, 7)]
+    assert sum(ia.pixel(x, y) != ib.pixel(x, y) for x, y in centre) > 50
+    assert all(ia.pixel(x, 5) == ib.pixel(x, 5) for x in range(0, 300, 3))
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--n", "0"], "at least 1"),
+    (["--n", "eight"], "invalid int value"),
+    (["--scenario", "all-to-all"], "invalid choice"),
+    (["--scenario", "all-gather", "--algo", "rd"], "ring algorithm only"),
+    (["--scenario", "all-gather", "--n", "3", "--bytes", "1000"], "cannot be split into 3"),
+    (["--bytes", "lots"], "cannot read a size"),
+    (["--link", "smoke-signals"], "unknown link"),
+    (["--step", "99"], "has 7 steps"),
+    (["--step", "-1"], "count from 0"),
+    (["--size", "640x480", "--screenshot", "x.png"], "at least 1280x720"),
+    (["--lang", "fr"], "invalid choice"),
+    (["--frobnicate"], "unrecognized arguments"),
+])
+def test_bad_values_print_one_line_and_exit_2(qapp, capsys, args, words):
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("shard-lab: error:") and words in err[0]
+
+
+def test_default_size_adapts_to_n_but_an_explicit_one_does_not(qapp, tmp_path):
+    assert main(["--n", "3", "--screenshot", str(tmp_path / "a.png")]) == 0
+    assert main(["--n", "3", "--bytes", "1MiB", "--screenshot", str(tmp_path / "b.png")]) == 2

@@ -1,0 +1,238 @@
+"""The main window as a lecturer drives it: keys, controls, panels, screenshots."""
+
+import sys
+
+import pytest
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QColor
+
+from app.main_window import MainWindow
+from app.state import Playback, Scenario, ScenarioModel
+
+S = 960 * 1024.0
+
+
+@pytest.fixture(autouse=True)
+def english(qapp):
+    try:
+        from app import i18n
+    except ImportError:
+        return
+    i18n.set_language(qapp, "en")
+
+
+def make_window(qtbot, size=(1600, 900), **scenario):
+    scenario.setdefault("nbytes", S)
+    model = ScenarioModel(Scenario(**scenario))
+    pb = Playback(model)
+    win = MainWindow(model, pb)
+    qtbot.addWidget(win)
+    win.resize(*size)
+    win.show()
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow)  # shortcuts only reach the active window
+    win.ring_view.setFocus()
+    return model, pb, win
+
+
+def test_keyboard_drives_the_clock(qtbot):
+    model, pb, win = make_window(qtbot, kind="all-reduce", n=8)
+    view = win.ring_view
+    qtbot.keyClick(view, Qt.Key_Right)
+    assert pb.t == pb.stops[1]
+    qtbot.keyClick(view, Qt.Key_Right)
+    qtbot.keyClick(view, Qt.Key_Left)
+    assert pb.t == pb.stops[1]
+    qtbot.keyClick(view, Qt.Key_End)
+    assert pb.at_end
+    qtbot.keyClick(view, Qt.Key_Home)
+    assert pb.t == 0
+    with qtbot.waitSignal(pb.playing_changed):
+        qtbot.keyClick(view, Qt.Key_Space)
+    assert pb.playing
+    with qtbot.waitSignal(pb.playing_changed):
+        qtbot.keyClick(view, Qt.Key_Space)
+    assert not pb.playing
+    qtbot.keyClick(view, Qt.Key_BracketRight)
+    assert pb.speed == 2.0
+
+
+def test_ring_all_reduce_plays_to_the_end_with_the_keyboard_alone(qtbot):
+    model, pb, win = make_window(qtbot, kind="all-reduce", n=8)
+    pb.sim_per_wall *= 20  # the real timer drives it; 20× faster pace keeps the test short
+    for _ in range(2):
+        qtbot.keyClick(win.ring_view, Qt.Key_BracketRight)  # 4×
+    qtbot.keyClick(win.ring_view, Qt.Key_Space)
+    qtbot.waitUntil(lambda: pb.at_end and not pb.playing, timeout=10000)
+    assert win.step_label.text() == "done: 14 steps"
+    everyone = frozenset(range(8))
+    assert all(set(win.ring_view.slot_state(d).values()) == {everyone} for d in range(8))
+
+
+def test_status_bar_says_time_step_and_bytes(qtbot):
+    model, pb, win = make_window(qtbot, kind="all-gather", n=8)
+    assert win.step_label.text() == "start (7 steps)"
+    pb.step_forward()
+    assert win.step_label.text() == "after step 1 of 7"
+    pb.seek((pb.stops[1] + pb.stops[2]) / 2)
+    assert win.step_label.text() == "step 2 of 7 in flight"
+    assert win.bytes_label.text() == "moved 960 KiB"  # 8 chunks of S/8 delivered in step 1
+    assert win.time_label.text().startswith("t = ")
+
+
+def test_controls_change_the_scenario_and_every_view_follows(qtbot):
+    model, pb, win = make_window(qtbot, kind="all-gather", n=8)
+    win.controls.n.setValue(5)
+    assert model.scenario.n == 5
+    assert len(win.ring_view.devices) == 5
+    assert win.timeline.bar_count() == 2 * len(model.run.trace.messages)
+    i = win.controls.op.findData("all-reduce")
+    win.controls.op.activated.emit(i)
+    win.controls.algo.activated.emit(win.controls.algo.findData("innet"))
+    assert (model.scenario.kind, model.scenario.algo) == ("all-reduce", "innet")
+    assert win.controls.algo.isEnabled()
+    assert "Step 1 of 6" in win.explain.text()
+
+
+def test_n_change_keeps_the_size_splittable(qtbot):
+    model, pb, win = make_window(qtbot, kind="all-gather", n=8, nbytes=2.0**20)
+    win.controls.n.setValue(3)
+    assert model.scenario.n == 3
+    assert model.scenario.nbytes % 3 == 0 and model.scenario.nbytes <= 2**20
+    assert "splits into 3" in win.controls.hint.text()
+
+
+def test_a_bad_value_shows_a_clear_message_and_keeps_the_scenario(qtbot):
+    model, pb, win = make_window(qtbot, kind="all-gather", n=8)
+    before = model.scenario
+    model.update(n=0)
+    assert "at least 1" in win.controls.error.text()
+    assert "at least 1" in win.statusBar().currentMessage()
+    assert model.scenario == before and len(win.ring_view.devices) == 8
+    # a size typed in that cannot be split over the devices
+    win.controls.size.setEditText("1001")
+    win.controls.size.lineEdit().editingFinished.emit()
+    assert "cannot be split into 8" in win.controls.error.text()
+    assert model.scenario == before
+    assert win.controls.n.value() == 8
+    # the next good change clears the message
+    win.controls.n.setValue(4)
+    assert win.controls.error.text() == ""
+
+
+def test_explanation_gives_the_step_in_words_and_numbers(qtbot):
+    model, pb, win = make_window(qtbot, kind="all-gather", n=8)
+    pb.seek_step(3)
+    text = win.explain.text()
+    assert "Step 3 of 7 — done" in text
+    assert "ring neighbour d + 1" in text
+    assert "α + b/β = 1.9 µs + 120 KiB / 450 GB/s" in text
+    assert "after 3 of 7 steps" in text
+    assert "Closed form" in text and "simulated:" in text and "✓" in text
+    model.update(kind="reduce-scatter")
+    assert "adds it to its own partial sum" in win.explain.text()
+
+
+def test_timeline_has_a_bar_per_send_and_receive_and_clicking_seeks(qtbot):
+    model, pb, win = make_window(qtbot, kind="all-reduce", n=4)
+    tl = win.timeline
+    assert tl.bar_count() == 2 * len(model.run.trace.messages)
+    assert tl.collective_labels() == ["all-reduce"]
+    vb = tl.plot.getViewBox()
+    target = pb.t_end * 0.5
+    scene_pt = vb.mapViewToScene(QPointF(target / tl.unit_s, 1.0))
+    pos = tl.plot.mapFromScene(scene_pt)
+    qtbot.mouseClick(tl.plot.viewport(), Qt.LeftButton, pos=pos)
+    assert pb.t == pytest.approx(target, rel=0.02)
+    assert tl.playhead.value() == pytest.approx(pb.t / tl.unit_s)
+
+
+def test_tabs_and_the_matmul_panel(qtbot):
+    model, pb, win = make_window(qtbot, kind="matmul-3", n=4)
+    assert win.tab_keys()[0] == "ring"
+    assert win.select_tab("ring") and win.current_tab() == "ring"
+    assert not win.select_tab("no-such-view")
+    assert win.matmul_view.isVisible()
+    assert not win.matmul_view.after_collective()
+    pb.to_end()
+    assert win.matmul_view.after_collective()
+    model.update(kind="all-gather")
+    assert not win.matmul_view.isVisible()
+
+
+def _grab(widget):
+    return widget.grab().toImage()
+
+
+def _distinct_colours(img, step=7):
+    return {img.pixel(x, y) for x in range(0, img.width(), step) for y in range(0, img.height(), step)}
+
+
+def _region_differs(a, b, rect):
+    return any(a.pixel(x, y) != b.pixel(x, y) for x in range(rect.left(), rect.right(), 3)
+               for y in range(rect.top(), rect.bottom(), 3))
+
+
+def test_screenshots_are_not_blank_and_differ_where_they_should(qtbot, tmp_path):
+    model, pb, win = make_window(qtbot, kind="all-gather", n=8)
+    view = win.ring_view
+    start = _grab(view)
+    assert len(_distinct_colours(start)) > 10  # devices in eight colours, text, lanes
+    pb.seek_step(3)
+    after3 = _grab(view)
+    box = view.mapFromScene(view.devices[5].sceneBoundingRect()).boundingRect()
+    assert _region_differs(start, after3, box)  # device 5's buffer filled up
+    far = view.mapFromScene(view.legend.sceneBoundingRect()).boundingRect()
+    assert not _region_differs(start, after3, far)  # the legend did not change
+    model.update(kind="reduce-scatter")
+    rs = _grab(view)
+    assert _region_differs(after3, rs, box)
+    # File ▸ Save screenshot writes the whole window
+    path = tmp_path / "w.png"
+    assert win.save_screenshot(str(path))
+    from PySide6.QtGui import QImage
+
+    img = QImage(str(path))
+    assert (img.width(), img.height()) == (win.width(), win.height())
+    assert len(_distinct_colours(img, step=11)) > 10
+
+
+def test_mid_step_blocks_are_painted_in_their_payload_colour(qtbot):
+    model, pb, win = make_window(qtbot, kind="all-gather", n=8)
+    view = win.ring_view
+    pb.seek(pb.stops[0] + 0.3 * (pb.stops[1] - pb.stops[0]))
+    img = _grab(view.viewport())
+    colors = [c.name() for c in __import__("app.theme", fromlist=["x"]).device_colors(8)]
+    tr = model.run.trace
+    for blk in view.blocks:
+        if blk.isVisible():
+            m = tr.messages[blk.msg]
+            corner = view.mapFromScene(blk.scenePos() + QPointF(blk.s * 0.3, blk.s * 0.3))
+            assert QColor(img.pixel(corner)).name() == colors[min(m.contributors)]
+
+
+def test_usable_at_1280x720(qtbot):
+    model, pb, win = make_window(qtbot, size=(1280, 720), kind="all-reduce", n=8)
+    view = win.ring_view
+    assert view.width() >= 500 and view.height() >= 300
+    for r in view.device_rects():
+        assert view.sceneRect().contains(r)
+
+
+def test_extra_views_register_as_tabs(qtbot, monkeypatch):
+    import types
+
+    from PySide6.QtWidgets import QLabel
+
+    made = []
+
+    def extra_views(model, playback):
+        made.append((model, playback))
+        return [(key, key.title(), QLabel(key)) for key in ("weights", "buffers", "latency")]
+
+    monkeypatch.setitem(sys.modules, "app.views", types.SimpleNamespace(extra_views=extra_views))
+    model, pb, win = make_window(qtbot, kind="all-gather", n=4)
+    assert made == [(model, pb)]
+    assert win.tab_keys() == ["ring", "weights", "buffers", "latency"]
+    assert win.select_tab("latency") and win.current_tab() == "latency"
+    assert win.tabs.tabText(1) == "Weights"
