@@ -1,0 +1,430 @@
+"""
+Exports for slides and for other tools.
+
+    export_png / export_svg        the current frame of a widget (the window or the ring view)
+    export_animation               the whole animation to GIF or MP4 (imageio; MP4 needs
+                                   imageio-ffmpeg, the project's `export` extra)
+    export_trace_chrome / _csv     the trace, for Perfetto / chrome://tracing and spreadsheets
+
+Every frame is a function of (trace, t): the exporter seeks the one Playback clock to each
+frame's t and grabs the widget, so frame k of a GIF is exactly what the window shows at that
+t. Every file is written to a temporary file beside the target and moved into place with
+os.replace: a reader never sees half a file, a cancelled or failed export leaves nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QCoreApplication, QPoint, QRectF, QSize, Qt
+from PySide6.QtGui import QImage, QPainter
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView
+
+from simcore.trace import Trace
+
+
+SLIDE_SIZE = (1280, 720)  # exported frames: 16:9, what a slide template expects
+
+
+class ExportError(Exception):
+    """An export failed; the message is meant for the user (one clear sentence)."""
+
+
+class ExportCancelled(ExportError):
+    """The user cancelled; no file was written."""
+
+
+# ---------------------------------------------------------------------------------------
+# Writing files atomically
+# ---------------------------------------------------------------------------------------
+def check_writable(path: str):
+    """Raise ExportError with a clear sentence if `path` cannot be written."""
+    path = os.path.abspath(os.fspath(path))
+    folder = os.path.dirname(path)
+    if os.path.isdir(path):
+        raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: it is a folder.")
+                          .replace("%1", path))
+    if not os.path.isdir(folder):
+        raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: the folder %2 does not exist.")
+                          .replace("%1", path).replace("%2", folder))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: no permission to write in %2.")
+                          .replace("%1", path).replace("%2", folder))
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: the file is read-only.")
+                          .replace("%1", path))
+
+
+def atomic_write(path: str, write, suffix: str | None = None):
+    """
+    Call write(tmp_path) to write a temporary file in the target's folder, then move it onto
+    `path` in one step. On any exception (including ExportCancelled) the temporary file is
+    removed and the target is left as it was.
+    """
+    path = os.path.abspath(os.fspath(path))
+    check_writable(path)
+    suffix = suffix if suffix is not None else os.path.splitext(path)[1]
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".shard-lab-", suffix=suffix, dir=os.path.dirname(path))
+    except OSError as e:
+        raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: %2")
+                          .replace("%1", path).replace("%2", e.strerror or str(e))) from None
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, _mode_for(path))  # mkstemp makes 0600; give it what a new file would get
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: %2")
+                              .replace("%1", path).replace("%2", e.strerror or str(e))) from None
+        raise
+
+
+def _mode_for(path: str) -> int:
+    """The permission bits `path` has now, or those a newly created file gets (umask)."""
+    try:
+        return os.stat(path).st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _write_text(path: str, text: str):
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+
+    atomic_write(path, write)
+
+
+# ---------------------------------------------------------------------------------------
+# The trace
+# ---------------------------------------------------------------------------------------
+def export_trace_chrome(trace: Trace, path: str):
+    """Chrome trace-event JSON (one process per device, send and receive tracks)."""
+    _write_text(path, json.dumps(trace.to_chrome()))
+
+
+def export_trace_csv(trace: Trace, path: str):
+    """One row per message (see Trace.to_csv)."""
+    _write_text(path, trace.to_csv())
+
+
+# ---------------------------------------------------------------------------------------
+# One frame
+# ---------------------------------------------------------------------------------------
+def export_png(widget, path: str):
+    """The widget as it is on screen now, as a PNG (device pixel ratio kept)."""
+    img = widget.grab().toImage()
+
+    def write(tmp):
+        if not img.save(tmp, "PNG"):
+            raise OSError(0, "the image could not be encoded")
+
+    atomic_write(path, write)
+
+
+def export_svg(widget, path: str, title: str = "Shard Lab"):
+    """
+    The widget as SVG: painted through QSvgGenerator, so lines and text stay vectors where
+    the widget paints them as vectors (QGraphicsView scenes, labels).
+    """
+    from PySide6.QtSvg import QSvgGenerator  # part of PySide6-Essentials
+
+    size = widget.size()
+
+    def write(tmp):
+        gen = QSvgGenerator()
+        gen.setFileName(tmp)
+        gen.setSize(size)
+        gen.setViewBox(QRectF(0, 0, size.width(), size.height()))
+        gen.setTitle(title)
+        gen.setDescription(QCoreApplication.translate("Export", "Exported from Shard Lab"))
+        p = QPainter()
+        if not p.begin(gen):
+            raise OSError(0, "the SVG file could not be opened")
+        try:
+            if isinstance(widget, QGraphicsView):  # the scene itself: items paint as vectors
+                _render_scene_uncached(widget, p, size)
+            else:
+                widget.render(p, QPoint(0, 0))
+        finally:
+            p.end()
+
+    atomic_write(path, write)
+
+
+def export_frame(window, path: str, size=SLIDE_SIZE):
+    """The current frame — a slide-sized ring view at the playback's t — as .png or .svg."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".png", ".svg"):
+        raise ExportError(QCoreApplication.translate("Export", "A frame is written as .png or .svg, not %1.")
+                          .replace("%1", ext or "(none)"))
+    check_writable(path)
+    view = slide_view(window, size)
+    try:
+        if ext == ".svg":
+            export_svg(view, path, title=view.title_text if hasattr(view, "title_text") else "Shard Lab")
+        else:
+            export_png(view, path)
+    finally:
+        view.hide()
+        view.deleteLater()
+
+
+def _render_scene_uncached(view, painter, size):
+    """Render a QGraphicsView's scene with item caches off, so items paint paths and text, not pixmaps."""
+    items = view.scene().items()
+    modes = [it.cacheMode() for it in items]
+    for it in items:
+        it.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+    try:
+        view.render(painter, QRectF(0, 0, size.width(), size.height()), view.viewport().rect())
+    finally:
+        for it, mode in zip(items, modes):
+            it.setCacheMode(mode)
+
+
+# ---------------------------------------------------------------------------------------
+# The animation
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Frame:
+    t: float  # simulated time shown (s)
+    duration: float  # how long the frame stays on screen in the file (s)
+    step_end: bool  # the state after a whole step (or the initial state)
+
+
+def frame_plan(trace: Trace, frames_per_step: int = 6, fps: float = 12.0, hold: float = 0.8) -> list[Frame]:
+    """
+    The frames of an animation of `trace`: for every collective its initial state, then for
+    every step `frames_per_step` frames moving from the previous step's end to this step's
+    end, the last one (the step's result) held for `hold` seconds. frames_per_step = 1 gives
+    one frame per step plus the initial state. In-between frames last 1/fps.
+    """
+    if frames_per_step < 1:
+        raise ValueError("frames_per_step must be at least 1")
+    if not trace.collectives:
+        return [Frame(0.0, hold, True)]
+    frames = []
+    for c in trace.collectives:
+        prev = c.t_start
+        frames.append(Frame(prev, hold, True))
+        for _t0, t1 in trace.step_times(c.id):
+            t1 = max(t1, prev)  # step ends are monotone even when steps overlap (contention)
+            for i in range(1, frames_per_step + 1):
+                last = i == frames_per_step
+                frames.append(Frame(prev + (t1 - prev) * i / frames_per_step, hold if last else 1.0 / fps, last))
+            prev = t1
+    return frames
+
+
+def image_to_array(img: QImage) -> np.ndarray:
+    """QImage -> (h, w, 3) uint8 RGB array (a copy)."""
+    img = img.convertToFormat(QImage.Format.Format_RGB888)
+    w, h, bpl = img.width(), img.height(), img.bytesPerLine()
+    buf = np.frombuffer(img.constBits(), dtype=np.uint8, count=bpl * h).reshape(h, bpl)
+    return buf[:, : w * 3].reshape(h, w, 3).copy()
+
+
+def _find(window, names):
+    for n in names:
+        obj = getattr(window, n, None)
+        if obj is not None:
+            return obj
+    return None
+
+
+def playback_of(window):
+    pb = _find(window, ("playback", "_playback"))
+    if pb is None:
+        raise ExportError("this window has no playback clock to export")
+    return pb
+
+
+def trace_of(window) -> Trace:
+    model = _find(window, ("model", "scenario_model", "_model"))
+    run = getattr(model, "run", None)
+    trace = getattr(run, "trace", None) or getattr(getattr(run, "comm", None), "trace", None)
+    if trace is None:
+        raise ExportError(QCoreApplication.translate("Export", "There is no trace to export."))
+    return trace
+
+
+def slide_view(window, size=SLIDE_SIZE):
+    """
+    A ring view of its own, `size` pixels, following the window's model and playback: the
+    exported picture does not depend on how the window's docks happen to be laid out.
+    The caller deletes it (deleteLater) when done.
+    """
+    from .ring_view import RingView
+
+    view = RingView(window.model, playback_of(window))
+    view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    view.resize(*size)
+    view.show()  # never on screen (WA_DontShowOnScreen), but laid out and polished like a shown widget
+    QCoreApplication.processEvents()
+    return view
+
+
+def grab_at(window, t: float, target=None) -> QImage:
+    """Seek the playback to t and grab `target` (default: the window) as an image."""
+    pb = playback_of(window)
+    pb.seek(t)
+    QCoreApplication.processEvents()  # let views that update on a queued signal repaint
+    widget = target if target is not None else window
+    return widget.grab().toImage()
+
+
+def export_animation(window, path: str, fps: float = 12.0, progress=None, frames_per_step: int = 6,
+                     hold: float = 0.8, target=None, size=SLIDE_SIZE) -> int:
+    """
+    Write the whole animation of the window's trace to `path` (.gif or .mp4); return the
+    number of frames written. Frames are a slide-sized ring view (`size`, default 1280×720)
+    unless `target` names a widget to grab (e.g. the window). The playback's time and play
+    state are restored afterwards.
+
+    progress: None (headless), a QProgressDialog (its Cancel works), or a callable
+    progress(done, total) -> bool that returns False to cancel. Cancelling raises
+    ExportCancelled and leaves no file; so does any error, with ExportError's message.
+    """
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".gif", ".mp4"):
+        raise ExportError(QCoreApplication.translate("Export", "Animations are written as .gif or .mp4, not %1.")
+                          .replace("%1", ext or "(none)"))
+    check_writable(path)
+    writer_factory = _gif_writer if ext == ".gif" else _mp4_writer(fps)
+    trace = trace_of(window)
+    plan = frame_plan(trace, frames_per_step=frames_per_step, fps=fps, hold=hold)
+    pb = playback_of(window)
+    was_t, was_playing = float(pb.t), bool(getattr(pb, "playing", False))
+    if was_playing:
+        pb.pause()
+    report = _progress_fn(progress, len(plan))
+    own_view = target is None
+    widget = slide_view(window, size) if own_view else target
+
+    def write(tmp):
+        with writer_factory(tmp, fps) as out:
+            shape = None
+            for i, fr in enumerate(plan):
+                if not report(i):
+                    raise ExportCancelled(QCoreApplication.translate("Export", "Export cancelled."))
+                img = grab_at(window, fr.t, widget)
+                if shape is None:
+                    shape = _even_size(img.size())
+                if img.size() != shape:
+                    img = img.scaled(shape, Qt.AspectRatioMode.IgnoreAspectRatio,
+                                     Qt.TransformationMode.SmoothTransformation)
+                out.add(image_to_array(img), fr.duration)
+            if not report(len(plan)):
+                raise ExportCancelled(QCoreApplication.translate("Export", "Export cancelled."))
+
+    try:
+        atomic_write(path, write)
+    finally:
+        if own_view:
+            widget.hide()
+            widget.deleteLater()
+        pb.seek(was_t)
+        if was_playing:
+            pb.play()
+        if hasattr(progress, "reset"):
+            progress.reset()
+    return len(plan)
+
+
+def _even_size(size: QSize) -> QSize:
+    """H.264 (yuv420p) needs even sides: drop a pixel where needed."""
+    w, h = size.width(), size.height()
+    return QSize(w - w % 2, h - h % 2)
+
+
+def _progress_fn(progress, total):
+    if progress is None:
+        return lambda done: True
+    if callable(progress) and not hasattr(progress, "wasCanceled"):
+        return lambda done: progress(done, total) is not False
+    progress.setRange(0, total)
+    if hasattr(progress, "setMinimumDuration"):
+        progress.setMinimumDuration(0)
+
+    def report(done):
+        progress.setValue(done)  # a modal QProgressDialog processes events here (Cancel works)
+        QCoreApplication.processEvents()
+        return not progress.wasCanceled()
+
+    return report
+
+
+class _GifWriter:
+    """Collects frames and their durations; writes one looping GIF (imageio + Pillow)."""
+
+    def __init__(self, path, fps):
+        self.path, self.frames, self.durations = path, [], []
+
+    def __enter__(self):
+        return self
+
+    def add(self, frame, duration):
+        self.frames.append(frame)
+        self.durations.append(int(round(duration * 1000)))  # Pillow: milliseconds
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            import imageio.v3 as iio
+
+            iio.imwrite(self.path, np.stack(self.frames), extension=".gif", plugin="pillow",
+                        duration=self.durations, loop=0)
+        return False
+
+
+def _gif_writer(path, fps):
+    try:
+        import imageio.v3  # noqa: F401
+    except ImportError:
+        raise ExportError(QCoreApplication.translate(
+            "Export", "GIF export needs the imageio package (pip install \"shard-lab[export]\").")) from None
+    return _GifWriter(path, fps)
+
+
+class _Mp4Writer:
+    """Streams frames to ffmpeg (imageio-ffmpeg); a held frame is repeated at the fixed fps."""
+
+    def __init__(self, path, fps):
+        import imageio.v2 as iio2
+
+        try:
+            import imageio_ffmpeg  # noqa: F401
+        except ImportError:
+            raise ExportError(QCoreApplication.translate(
+                "Export", "MP4 export needs the imageio-ffmpeg package (pip install \"shard-lab[export]\").")) from None
+        self.fps = fps
+        self.w = iio2.get_writer(path, format="FFMPEG", mode="I", fps=fps, codec="libx264",
+                                 pixelformat="yuv420p", macro_block_size=2, quality=8,
+                                 ffmpeg_log_level="error")
+
+    def __enter__(self):
+        return self
+
+    def add(self, frame, duration):
+        for _ in range(max(1, round(duration * self.fps))):
+            self.w.append_data(frame)
+
+    def __exit__(self, exc_type, exc, tb):
+        self.w.close()
+        return False
+
+
+def _mp4_writer(fps):
+    return lambda path, _fps: _Mp4Writer(path, fps)

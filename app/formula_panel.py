@@ -1,0 +1,199 @@
+"""
+The formula panel: the closed form of the current collective written symbolically, the same
+with the numbers substituted, and beside it the total the simulation measured.
+
+Every closed form here has the shape  T = k · (α + S / (m·β)):  k messages in a row on the
+busiest port, each of S/m bytes. `closed_form` says what k and m are for each algorithm; the
+value is always checked against simcore.comm_sim.t_formula, the one place the cost model lives.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+
+from PySide6.QtCore import QCoreApplication, QEvent, Qt
+from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from simcore.comm_sim import t_formula
+
+from .explain import fmt_bw, fmt_bytes, fmt_time, op_title
+
+
+@dataclass(frozen=True)
+class ClosedForm:
+    """T = steps · (α + S / (div·β)); `steps_sym`/`div_sym` are the symbolic HTML of k and m."""
+
+    op: str
+    algo: str
+    n: int
+    steps: float  # k, messages in a row on the busiest port
+    steps_sym: str  # k written with n, e.g. "2(n − 1)"
+    steps_sub: str  # k with n substituted, e.g. "2·(8 − 1)"
+    div: int  # m: every message carries S/m bytes
+    div_sym: str  # "n" or ""
+
+    def seconds(self, S: float, alpha: float, bw: float) -> float:
+        return self.steps * (alpha + S / (self.div * bw))
+
+
+def closed_form(op: str, algo: str, n: int) -> ClosedForm:
+    """The shape of the closed form of one collective on n devices (see module docstring)."""
+    n = int(n)
+    if op in ("all-gather", "reduce-scatter"):
+        return ClosedForm(op, algo, n, n - 1, "(<i>n</i> − 1)", f"({n} − 1)", n, "<i>n</i>")
+    if algo == "ring":
+        return ClosedForm(op, algo, n, 2 * (n - 1), "2(<i>n</i> − 1)", f"2·({n} − 1)", n, "<i>n</i>")
+    if algo == "innet":
+        return ClosedForm(op, algo, n, n + 1, "(<i>n</i> + 1)", f"({n} + 1)", n, "<i>n</i>")
+    if algo == "direct":
+        return ClosedForm(op, algo, n, n - 1, "(<i>n</i> − 1)", f"({n} − 1)", 1, "")
+    if algo == "rd":
+        p = 1 << (n.bit_length() - 1)
+        if p == n:
+            return ClosedForm(op, algo, n, math.log2(n), "log<sub>2</sub> <i>n</i>", f"log<sub>2</sub> {n}", 1, "")
+        return ClosedForm(op, algo, n, math.log2(p) + 2, "(⌊log<sub>2</sub> <i>n</i>⌋ + 2)",
+                          f"(⌊log<sub>2</sub> {n}⌋ + 2)", 1, "")
+    raise ValueError(f"no closed form for {op} with algorithm {algo!r}")
+
+
+def formula_html(op: str, algo: str, n: int, S: float, alpha: float, bw: float,
+                 simulated: float | None = None, link_name: str = "") -> str:
+    """
+    The panel's rich text. S: the full array's bytes; alpha: s per message; bw: bytes/s per
+    port and direction; simulated: the trace's duration of this collective (s), if known.
+    """
+    cf = closed_form(op, algo, n)
+    t = t_formula(algo, n, S, alpha, bw, op=op)  # the engine's value; cf must agree with it
+    per_msg = S / (cf.div * bw)
+    lat, band = cf.steps * alpha, cf.steps * per_msg
+    size = f"<i>S</i> / ({cf.div_sym}<i>β</i>)" if cf.div_sym else "<i>S</i> / <i>β</i>"
+    size_sub = f"{fmt_bytes(S)} / ({n} · {fmt_bw(bw)})" if cf.div_sym else f"{fmt_bytes(S)} / {fmt_bw(bw)}"
+    k_num = f"{cf.steps:g}"
+    title = html.escape(op_title(op, algo))
+    rows = [
+        f"<p style='margin:0'><b>{title}</b> &nbsp; <i>n</i> = {n}</p>",
+        f"<p style='font-size:130%; margin:6px 0'><i>T</i> = {cf.steps_sym} · (<i>α</i> + {size})</p>",
+    ]
+    if n == 1:
+        one = QCoreApplication.translate("FormulaPanel", "One device: nothing to send, T = 0.")
+        rows.append(f"<p style='margin:4px 0'>{one}</p>")
+    else:
+        a = fmt_time(alpha)
+        rows += [
+            f"<p style='margin:2px 0'>&nbsp;&nbsp;= {cf.steps_sub} · ({a} + {size_sub})</p>",
+            f"<p style='margin:2px 0 8px 0'>&nbsp;&nbsp;= {k_num} · ({a} + {fmt_time(per_msg)})"
+            f" = <b>{fmt_time(t)}</b></p>",
+        ]
+        split = QCoreApplication.translate("FormulaPanel", "latency term %1: %2 · bandwidth term %3: %4")
+        split = (split.replace("%1", f"{k_num}·<i>α</i>").replace("%2", f"{fmt_time(lat)} ({100 * lat / t:.0f}%)")
+                 .replace("%3", f"{k_num}·{size}").replace("%4", f"{fmt_time(band)} ({100 * band / t:.0f}%)"))
+        rows.append(f"<p style='margin:2px 0'>{split}</p>")
+    if simulated is not None:
+        ok = abs(simulated - t) <= 1e-9 * max(t, 1e-300)
+        if ok:
+            sim = QCoreApplication.translate("FormulaPanel", "simulated (trace): %1 — equals the closed form ✓")
+        else:
+            sim = QCoreApplication.translate("FormulaPanel", "simulated (trace): %1 — differs from the closed form")
+        sim = sim.replace("%1", f"<b>{fmt_time(simulated)}</b>")
+        rows.append(f"<p style='margin:8px 0 2px 0'>{sim}</p>")
+    legend = QCoreApplication.translate(
+        "FormulaPanel", "α: latency per message · β: bandwidth per port and direction · "
+        "S: bytes of the full array · n: devices")
+    link = f" ({html.escape(link_name)}: α = {fmt_time(alpha)}, β = {fmt_bw(bw)})" if link_name else ""
+    rows.append(f"<p style='margin:6px 0 0 0; font-size:85%'>{html.escape(legend)}{link}</p>")
+    return "\n".join(rows)
+
+
+class FormulaPanel(QWidget):
+    """
+    Shows the closed form of the collective running at the playback time. Call
+    `show_collective(...)` directly, or `bind(model, playback)` to follow the app's state.
+    """
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("FormulaPanel")
+        self._label = QLabel()
+        self._label.setObjectName("formula")
+        self._label.setTextFormat(Qt.RichText)
+        self._label.setWordWrap(True)
+        self._label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self._label.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.NoFrame)
+        scroll.setWidget(self._label)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 4, 8, 4)
+        lay.addWidget(scroll)
+        self._args = None
+        self._model = self._playback = None
+        self._shown_coll = None
+        self.retranslate_ui()
+
+    # -- content ----------------------------------------------------------------------
+    def show_collective(self, op, algo, n, S, alpha, bw, simulated=None, link_name=""):
+        self._args = (op, algo, n, S, alpha, bw, simulated, link_name)
+        self._render()
+
+    def text(self) -> str:
+        return self._label.text()
+
+    def _render(self):
+        if self._args is None:
+            self._label.setText("<p>" + self.tr("No collective at this time.") + "</p>")
+        else:
+            self._label.setText(formula_html(*self._args))
+
+    def retranslate_ui(self):
+        self.setWindowTitle(self.tr("Formula"))
+        self._render()
+
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+    # -- following the app's state ------------------------------------------------------
+    def bind(self, model, playback):
+        """Follow a ScenarioModel (its run's trace and link) and the Playback clock."""
+        self._model, self._playback = model, playback
+        model.changed.connect(self._on_model_changed)
+        playback.time_changed.connect(self._on_playback_time_changed)
+        self._on_model_changed()
+
+    def _on_model_changed(self, *_):
+        self._shown_coll = None
+        self._on_playback_time_changed()
+
+    def _on_playback_time_changed(self, *_):
+        run = getattr(self._model, "run", None)
+        trace, link = _trace_and_link(run)
+        if trace is None or not trace.collectives:
+            if self._args is not None:
+                self._args = None
+                self._render()
+            return
+        index = getattr(run, "index", None)  # the ring view's choice of collective at t, if indexed
+        coll = index.display_collective(float(self._playback.t)) if index is not None else None
+        c = trace.collectives[coll] if coll is not None else (trace.collective_at(self._playback.t)
+                                                                or trace.collectives[0])
+        if c.id == self._shown_coll:
+            return  # the closed form only changes when the collective does
+        self._shown_coll = c.id
+        self.show_collective(c.op, c.algo, c.n, c.nbytes, link.alpha, link.bw,
+                             simulated=c.t_end - c.t_start, link_name=link.name)
+
+
+def _trace_and_link(run):
+    """(trace, LinkSpec) of whatever the scenario model ran (a CollectiveRun, a TP forward...)."""
+    if run is None:
+        return None, None
+    comm = getattr(run, "comm", None)
+    trace = getattr(run, "trace", None) or getattr(comm, "trace", None)
+    link = getattr(run, "link", None) or getattr(comm, "link", None)
+    if link is None or not hasattr(link, "alpha"):
+        return None, None
+    return trace, link

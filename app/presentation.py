@@ -1,0 +1,493 @@
+"""
+Presentation mode and the classroom look.
+
+    PresentationController  F11 full screen, Ctrl+= / Ctrl+− / Ctrl+0 text and line size,
+                            themes (light, dark, high contrast for projectors), `?` overlay
+    ShortcutOverlay         every keyboard shortcut of the window, read from its QActions and
+                            QShortcuts when it opens (so the list cannot go stale)
+
+Sizes and colours live in app/theme.py: this module only changes its scale and palette and
+sets the matching QPalette on the application, so Qt's own widgets (menus, docks, spin boxes)
+follow the drawn views. Chunk colours stay Okabe–Ito (colour-blind safe) in every theme; on
+dark backgrounds its black becomes a light grey.
+
+Presentation mode remembers two sizes: the desk size and the projector size. Entering goes full
+screen at the projector size (the last one used, 1.5× at first); leaving restores the window
+and the desk size, so a round trip leaves everything as it was.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QRect, Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup, QColor, QKeySequence, QPainter, QPalette, QShortcut
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from . import theme
+
+# -- themes ------------------------------------------------------------------------------
+# Okabe–Ito with its black replaced by light grey, for dark backgrounds.
+OKABE_ITO_ON_DARK = theme.OKABE_ITO[:7] + ("#BBBBBB",)
+
+DARK = theme.Palette(
+    key="dark", name="Dark",
+    background="#1B1D21", surface="#26292E", text="#ECECEC", text_muted="#A9ADB4",
+    border="#C9CDD3", slot_empty="#3A3E45", slot_border="#6D727B",
+    spoke="#454A52", spoke_active="#E6E6E6", switch_fill="#5A6B85", switch_border="#E6E6E6",
+    highlight="#FFFFFF", playhead="#FF5C6C", grid="#3A3E45", error="#FF7373",
+    device_colors=OKABE_ITO_ON_DARK,
+)
+# For projectors: pure black and white, strong outlines, a yellow highlight; nothing mid-grey
+# that a washed-out projector would lose.
+HIGH_CONTRAST = theme.Palette(
+    key="high-contrast", name="High contrast",
+    background="#000000", surface="#000000", text="#FFFFFF", text_muted="#FFFFFF",
+    border="#FFFFFF", slot_empty="#2A2A2A", slot_border="#FFFFFF",
+    spoke="#8C8C8C", spoke_active="#FFFF00", switch_fill="#0050C8", switch_border="#FFFFFF",
+    highlight="#FFFF00", playhead="#FFFF00", grid="#5A5A5A", error="#FF6060",
+    device_colors=theme.OKABE_ITO[:7] + ("#FFFFFF",),
+)
+theme.register_theme(DARK)
+theme.register_theme(HIGH_CONTRAST)
+THEME_KEYS = ("light", "dark", "high-contrast")
+
+SCALES = (0.75, 0.85, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0)  # Ctrl+= / Ctrl+− steps
+PRESENTATION_SCALE = 1.5  # the projector size the first time
+
+
+def theme_label(key: str) -> str:
+    return {"light": QCoreApplication.translate("Presentation", "Light"),
+            "dark": QCoreApplication.translate("Presentation", "Dark"),
+            "high-contrast": QCoreApplication.translate("Presentation", "High contrast (projector)")}.get(key, key)
+
+
+def qpalette(p: theme.Palette) -> QPalette:
+    """A QPalette for Qt's own widgets that matches a theme Palette."""
+    q = QPalette()
+    c = QColor
+    roles = {
+        QPalette.ColorRole.Window: p.surface, QPalette.ColorRole.WindowText: p.text,
+        QPalette.ColorRole.Base: p.background, QPalette.ColorRole.AlternateBase: p.surface,
+        QPalette.ColorRole.Text: p.text, QPalette.ColorRole.Button: p.surface,
+        QPalette.ColorRole.ButtonText: p.text, QPalette.ColorRole.ToolTipBase: p.surface,
+        QPalette.ColorRole.ToolTipText: p.text, QPalette.ColorRole.PlaceholderText: p.text_muted,
+        QPalette.ColorRole.BrightText: p.error, QPalette.ColorRole.Link: p.highlight,
+        QPalette.ColorRole.Mid: p.slot_border, QPalette.ColorRole.Dark: p.border,
+        QPalette.ColorRole.Light: p.slot_empty,
+    }
+    for role, hexcol in roles.items():
+        q.setColor(role, c(hexcol))
+    if p.key == "light":
+        q.setColor(QPalette.ColorRole.Highlight, c("#0072B2"))
+        q.setColor(QPalette.ColorRole.HighlightedText, c("#FFFFFF"))
+    else:
+        q.setColor(QPalette.ColorRole.Highlight, c(p.highlight if p.key == "high-contrast" else "#56B4E9"))
+        q.setColor(QPalette.ColorRole.HighlightedText, c("#000000"))
+    for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText):
+        q.setColor(QPalette.ColorGroup.Disabled, role, c(p.text_muted if p.key != "high-contrast" else "#9A9A9A"))
+    return q
+
+
+def apply_look(app: QApplication | None = None):
+    """Give Qt's widgets the current theme's palette and stylesheet (sizes follow theme.scale())."""
+    app = app or QApplication.instance()
+    if app is None:
+        return
+    if app.style().name().lower() != "fusion":
+        app.setStyle("Fusion")  # the one built-in style that honours a palette everywhere
+    app.setPalette(qpalette(theme.palette()))
+    app.setStyleSheet(theme.stylesheet())
+
+
+def next_scale(s: float, direction: int) -> float:
+    """The next size step above (direction > 0) or below the current scale s."""
+    if direction > 0:
+        return next((x for x in SCALES if x > s + 1e-6), SCALES[-1])
+    return next((x for x in reversed(SCALES) if x < s - 1e-6), SCALES[0])
+
+
+# -- shortcuts ---------------------------------------------------------------------------
+def _plain(text: str) -> str:
+    """Menu text without its mnemonic '&' and trailing '…'."""
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip(".…").strip()
+
+
+def _menu_paths(bar) -> dict:
+    """{id(action): (('View', 'Theme'), position)}: where each action sits, walking the menu bar down."""
+    out = {}
+
+    def walk(actions, path):
+        for a in actions:
+            sub = a.menu()
+            if sub is not None:
+                walk(sub.actions(), path + (_plain(sub.title()),))
+            elif not a.isSeparator():
+                out.setdefault(id(a), (path, len(out)))
+
+    walk(bar.actions(), ())
+    return out
+
+
+def collect_shortcuts(window) -> list[dict]:
+    """
+    Every keyboard shortcut reachable in `window`: one entry per QAction or QShortcut with a
+    key, as {"keys": [QKeySequence], "text": str, "group": str, "object": the action/shortcut},
+    in menu-bar order. Grouped by the menu an action sits in ("View › Theme" for a submenu);
+    QShortcuts describe themselves with whatsThis() and may name a group in property "group".
+    """
+    bar = window.menuBar() if hasattr(window, "menuBar") else None
+    paths = _menu_paths(bar) if bar is not None else {}
+    order = [_plain(a.text()) for a in bar.actions()] if bar is not None else []
+    out, seen = [], set()
+    for a in window.findChildren(QAction):
+        if a.isSeparator() or id(a) in seen:
+            continue
+        keys = [k for k in a.shortcuts() if not k.isEmpty()]
+        if not keys or not a.isVisible():
+            continue
+        seen.add(id(a))
+        path, pos = paths.get(id(a), ((), len(paths)))
+        out.append({"keys": keys, "text": _plain(a.text()) or a.toolTip(), "group": " › ".join(path),
+                    "object": a, "_order": (path, pos)})
+    for s in window.findChildren(QShortcut):
+        if s.key().isEmpty() or not s.isEnabled():
+            continue
+        text = s.whatsThis() or s.objectName()
+        if text:
+            group = s.property("group") or ""
+            out.append({"keys": [s.key()], "text": text, "group": group, "object": s,
+                        "_order": ((group,), len(paths))})
+
+    # shortcuts that say the same thing (the ten digit keys) are one line with several keys
+    merged, by_text = [], {}
+    for e in out:
+        key = (e["text"], e["group"], type(e["object"]))
+        if key in by_text and isinstance(e["object"], QShortcut):
+            by_text[key]["keys"] += e["keys"]
+            by_text[key].setdefault("objects", [by_text[key]["object"]]).append(e["object"])
+        else:
+            by_text[key] = e
+            merged.append(e)
+    out = merged
+
+    def rank(e):
+        path, pos = e["_order"]
+        top = path[0] if path else ""
+        return (order.index(top) if top in order else len(order), pos)
+
+    out.sort(key=rank)
+    for e in out:
+        del e["_order"]
+    return out
+
+
+_KEY_NAMES = {"Left": "←", "Right": "→", "Up": "↑", "Down": "↓"}
+
+
+def key_text(k: QKeySequence) -> str:
+    """A key as people read it: ← rather than Left."""
+    text = k.toString(QKeySequence.SequenceFormat.NativeText)
+    return "+".join(_KEY_NAMES.get(part, part) for part in text.split("+")) if text != "+" else text
+
+
+def shortcut_html(entries: list[dict]) -> str:
+    """The overlay's rich text: a table of keys and what they do, per menu, in two columns."""
+    other = QCoreApplication.translate("Presentation", "Other")
+    groups: dict[str, list] = {}
+    for e in entries:
+        groups.setdefault(e["group"] or other, []).append(e)
+    pal = theme.palette()
+    blocks = []
+    for g, items in groups.items():
+        rows = "".join(
+            "<tr><td style='padding:2px 14px 2px 0; white-space:nowrap'>"
+            + " &nbsp;".join(f"<span style='font-family:monospace; font-weight:bold; color:{pal.text}; "
+                             f"background:{pal.slot_empty}'>&nbsp;{html.escape(key_text(k))}&nbsp;</span>"
+                             for k in e["keys"])
+            + f"</td><td style='padding:2px 0'>{html.escape(e['text'])}</td></tr>"
+            for e in items)
+        blocks.append((1 + len(items), f"<h3 style='margin:10px 0 4px 0'>{html.escape(g)}</h3><table>{rows}</table>"))
+    # two columns of about the same height
+    total, acc, split = sum(h for h, _ in blocks), 0, len(blocks)
+    for i, (h, _) in enumerate(blocks):
+        if acc + h / 2 > total / 2:
+            split = i
+            break
+        acc += h
+    cols = ["".join(b for _, b in blocks[:split]), "".join(b for _, b in blocks[split:])]
+    title = QCoreApplication.translate("Presentation", "Keyboard shortcuts")
+    hint = QCoreApplication.translate("Presentation", "Press ? or Esc to close.")
+    return (f"<h2 style='margin:0'>{html.escape(title)}</h2>"
+            f"<table><tr><td style='vertical-align:top; padding-right:40px'>{cols[0]}</td>"
+            f"<td style='vertical-align:top'>{cols[1]}</td></tr></table>"
+            f"<p style='color:{pal.text_muted}'>{html.escape(hint)}</p>")
+
+
+class ShortcutOverlay(QWidget):
+    """A translucent sheet over the whole window listing every shortcut; ? / Esc / click close it."""
+
+    closed = Signal()
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.setObjectName("ShortcutOverlay")
+        self._window = window
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, False)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.label = QLabel()
+        self.label.setObjectName("shortcutList")
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(self.label)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.scroll)
+        self.entries: list[dict] = []
+        window.installEventFilter(self)
+        self.hide()
+
+    def open(self):
+        self.entries = collect_shortcuts(self._window)
+        self.refresh()
+        self.setGeometry(self._window.rect())
+        self.show()
+        self.raise_()
+        self.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def refresh(self):
+        p, s = theme.palette(), theme.scale()
+        self.label.setText(shortcut_html(self.entries))
+        self.label.setStyleSheet(f"QLabel {{ color: {p.text}; background: {p.surface}; "
+                                 f"font-size: {round(theme.px('body'))}px; padding: {round(24 * s)}px; "
+                                 f"border: {max(1, round(theme.line('outline')))}px solid {p.border}; }}")
+        self.scroll.setStyleSheet("QScrollArea { background: transparent; }")
+        m = round(48 * s)
+        self.layout().setContentsMargins(m, m, m, m)
+
+    def close_overlay(self):
+        if self.isVisible():
+            self.hide()
+            self.closed.emit()
+
+    def paintEvent(self, e):
+        p = QPainter(self)
+        bg = QColor(theme.palette().background)
+        bg.setAlpha(200)
+        p.fillRect(self.rect(), bg)
+
+    def event(self, e):
+        # take ?, F1 and Esc before the window's shortcuts do: they close the sheet
+        if e.type() == QEvent.Type.ShortcutOverride and e.key() in (Qt.Key.Key_Escape, Qt.Key.Key_Question,
+                                                                    Qt.Key.Key_F1):
+            e.accept()
+            return True
+        return super().event(e)
+
+    def keyPressEvent(self, e):
+        if e.key() in (Qt.Key.Key_Escape, Qt.Key.Key_Question, Qt.Key.Key_F1):
+            self.close_overlay()
+            return
+        super().keyPressEvent(e)
+
+    def mousePressEvent(self, e):
+        self.close_overlay()
+
+    def eventFilter(self, obj, e):
+        if obj is self._window and e.type() == QEvent.Type.Resize and self.isVisible():
+            self.setGeometry(QRect(0, 0, e.size().width(), e.size().height()))
+        return False
+
+
+# -- the controller ----------------------------------------------------------------------
+class PresentationController(QObject):
+    """
+    Owns the classroom actions of a main window (create it once per window):
+    act_presentation (F11), act_zoom_in (Ctrl+=), act_zoom_out (Ctrl+−), act_zoom_reset (Ctrl+0),
+    theme_actions (one per theme, exclusive), act_shortcuts (? and F1).
+    """
+
+    presentation_changed = Signal(bool)
+
+    def __init__(self, window, settings=None):
+        super().__init__(window)
+        self.window = window
+        self.settings = settings
+        self._saved = None  # while presenting: (window state, geometry, desk scale, docks hidden)
+        self.presentation_scale = PRESENTATION_SCALE
+        if settings is not None:
+            try:
+                self.presentation_scale = float(settings.value("ui/presentation_scale", PRESENTATION_SCALE))
+            except (TypeError, ValueError):
+                pass
+        self.overlay = ShortcutOverlay(window)
+
+        w = window
+        self.act_presentation = QAction(w, checkable=True, objectName="actPresentation")
+        self.act_presentation.setShortcuts([QKeySequence(Qt.Key.Key_F11)])
+        self.act_presentation.toggled.connect(self._on_act_presentation_toggled)
+        self.act_zoom_in = QAction(w, objectName="actZoomIn")
+        self.act_zoom_in.setShortcuts([QKeySequence("Ctrl+="), QKeySequence("Ctrl++")])
+        self.act_zoom_in.triggered.connect(self.zoom_in)
+        self.act_zoom_out = QAction(w, objectName="actZoomOut")
+        self.act_zoom_out.setShortcuts([QKeySequence("Ctrl+-")])
+        self.act_zoom_out.triggered.connect(self.zoom_out)
+        self.act_zoom_reset = QAction(w, objectName="actZoomReset")
+        self.act_zoom_reset.setShortcuts([QKeySequence("Ctrl+0")])
+        self.act_zoom_reset.triggered.connect(self.zoom_reset)
+        self.act_shortcuts = QAction(w, objectName="actShortcuts")
+        self.act_shortcuts.setShortcuts([QKeySequence("?"), QKeySequence(Qt.Key.Key_F1)])
+        self.act_shortcuts.triggered.connect(self.toggle_overlay)
+        self.act_next_theme = QAction(w, objectName="actNextTheme")
+        self.act_next_theme.setShortcuts([QKeySequence("Ctrl+Shift+T")])
+        self.act_next_theme.triggered.connect(self.next_theme)
+        self.theme_group = QActionGroup(w)
+        self.theme_group.setExclusive(True)
+        self.theme_actions = {}
+        for key in THEME_KEYS:
+            a = QAction(w, checkable=True, objectName=f"actTheme_{key}")
+            a.setData(key)
+            a.triggered.connect(lambda _=False, k=key: self.set_theme(k))
+            self.theme_group.addAction(a)
+            self.theme_actions[key] = a
+        self.theme_actions[theme.palette().key if theme.palette().key in THEME_KEYS else "light"].setChecked(True)
+        for a in self.actions():
+            w.addAction(a)  # shortcuts work even when the menu bar is hidden (full screen)
+        # Esc leaves presentation mode (the overlay takes Esc first when it is open)
+        self.esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), w)
+        self.esc.setContext(Qt.ShortcutContext.WindowShortcut)
+        self.esc.activated.connect(self._on_esc_activated)
+        self.esc.setEnabled(False)
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self.retranslate_ui()
+
+    def actions(self) -> list[QAction]:
+        return [self.act_presentation, self.act_zoom_in, self.act_zoom_out, self.act_zoom_reset,
+                self.act_next_theme, self.act_shortcuts]
+
+    def retranslate_ui(self):
+        self.act_presentation.setText(self.tr("&Presentation mode"))
+        self.act_presentation.setToolTip(self.tr("Full screen with large text for a projector (F11; Esc leaves)"))
+        self.act_zoom_in.setText(self.tr("&Larger text and lines"))
+        self.act_zoom_out.setText(self.tr("&Smaller text and lines"))
+        self.act_zoom_reset.setText(self.tr("&Normal size"))
+        self.act_shortcuts.setText(self.tr("&Keyboard shortcuts"))
+        self.act_next_theme.setText(self.tr("Next &theme"))
+        self.esc.setWhatsThis(self.tr("Leave presentation mode"))
+        for key, a in self.theme_actions.items():
+            a.setText(theme_label(key))
+        if self.overlay.isVisible():
+            self.overlay.open()
+
+    # -- presentation mode ------------------------------------------------------------
+    @property
+    def presenting(self) -> bool:
+        return self._saved is not None
+
+    def set_presentation(self, on: bool):
+        self.act_presentation.setChecked(bool(on))  # toggled → _on_act_presentation_toggled
+
+    def _on_act_presentation_toggled(self, on: bool):
+        if on == self.presenting:
+            return
+        w = self.window
+        if on:
+            docks = [d for d in self._desk_only_docks() if d.isVisible()]
+            self._saved = (w.windowState(), w.geometry(), theme.scale(), docks)
+            for d in docks:
+                d.hide()  # the lecturer drives with the keyboard: give the picture the room
+            w.showFullScreen()
+            self._set_scale(self.presentation_scale)
+            self._widen_right_docks()
+            self.esc.setEnabled(True)
+        else:
+            state, geometry, desk, docks = self._saved
+            self._saved = None
+            for d in docks:
+                d.show()
+            self.presentation_scale = theme.scale()
+            if self.settings is not None:
+                self.settings.setValue("ui/presentation_scale", self.presentation_scale)
+            self.esc.setEnabled(False)
+            self._set_scale(desk)
+            w.setWindowState(state & ~Qt.WindowState.WindowFullScreen)
+            if not state & (Qt.WindowState.WindowMaximized | Qt.WindowState.WindowFullScreen):
+                w.showNormal()
+                w.setGeometry(geometry)  # exactly where it was (restoreGeometry would clamp to the screen)
+        self.presentation_changed.emit(on)
+
+    def _desk_only_docks(self):
+        """Docks hidden while presenting: the scenario controls (a window may list others)."""
+        names = getattr(self.window, "presentation_hides", ("controls_dock",))
+        return [d for d in (getattr(self.window, n, None) for n in names) if d is not None]
+
+    def _widen_right_docks(self):
+        """Give the explanation column about a third of the screen, so its large text wraps sensibly."""
+        w = self.window
+        right = [d for d in w.findChildren(QDockWidget)
+                 if w.dockWidgetArea(d) == Qt.DockWidgetArea.RightDockWidgetArea and d.isVisible()]
+        if right:
+            w.resizeDocks(right[:1], [int(w.width() * 0.32)], Qt.Orientation.Horizontal)
+
+    def _on_esc_activated(self):
+        if self.overlay.isVisible():
+            self.overlay.close_overlay()
+        elif self.presenting:
+            self.set_presentation(False)
+
+    # -- size -------------------------------------------------------------------------
+    def zoom_in(self):
+        self._set_scale(next_scale(theme.scale(), +1))
+
+    def zoom_out(self):
+        self._set_scale(next_scale(theme.scale(), -1))
+
+    def zoom_reset(self):
+        self._set_scale(1.0)
+
+    def _set_scale(self, s: float):
+        theme.set_scale(s)  # emits theme.notifier().changed → _on_theme_changed and every view
+        if self.settings is not None and not self.presenting:
+            self.settings.setValue("ui/scale", theme.scale())
+
+    # -- themes -----------------------------------------------------------------------
+    def set_theme(self, key: str):
+        theme.set_theme(key)
+        self.theme_actions[key].setChecked(True)
+        if self.settings is not None:
+            self.settings.setValue("ui/theme", key)
+
+    def next_theme(self):
+        keys = list(THEME_KEYS)
+        cur = theme.palette().key
+        self.set_theme(keys[(keys.index(cur) + 1) % len(keys)] if cur in keys else keys[0])
+
+    def _on_theme_changed(self):
+        apply_look()
+        if self.overlay.isVisible():
+            self.overlay.refresh()
+
+    # -- overlay ----------------------------------------------------------------------
+    def toggle_overlay(self):
+        if self.overlay.isVisible():
+            self.overlay.close_overlay()
+        else:
+            self.overlay.open()
+
+    # -- restoring --------------------------------------------------------------------
+    def restore_from_settings(self):
+        """Theme and desk size from an earlier session (no-op without settings)."""
+        s = self.settings
+        if s is None:
+            return
+        key = s.value("ui/theme", None)
+        if key in THEME_KEYS:
+            self.set_theme(key)
+        try:
+            scale = float(s.value("ui/scale", theme.scale()))
+        except (TypeError, ValueError):
+            scale = theme.scale()
+        self._set_scale(scale)
+        apply_look()

@@ -1,0 +1,295 @@
+"""
+Scenarios as files, recent files, and what the app remembers between runs.
+
+A scenario file is small JSON, read with json.loads and checked field by field (never
+pickle, never eval):
+
+    {"schema": "shard-lab-scenario", "version": 1,
+     "scenario": {"kind": "all-reduce", "n": 8, "algo": "ring", "nbytes": 1048576, "link": "nvlink4"},
+     "playback": {"step": 3},          # optional: the step boundary to open at
+     "note": "lecture 4, slide 12"}    # optional: free text
+
+`load_scenario(path)` returns a `ScenarioFile` or raises `ScenarioFileError` with one clear
+sentence; it never touches the app's state, so a refused file changes nothing.
+`apply(model, playback, sf)` then updates the model (which re-checks the combination).
+
+Settings (QSettings): window geometry and dock layout, theme, text scale, language, the last
+scenario and the recent files. The environment variable SHARD_LAB_SETTINGS, if set, names an
+.ini file to use instead of the user's settings (tests and portable installs use it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass
+
+from PySide6.QtCore import QCoreApplication, QSettings
+
+from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS
+
+from . import scenarios
+from .export import atomic_write
+from .state import Scenario
+
+SCHEMA = "shard-lab-scenario"
+VERSION = 1
+MAX_FILE_BYTES = 64 * 1024  # a scenario is a few hundred bytes; anything bigger is not one
+MAX_RECENT = 8
+FILE_FILTER = "Shard Lab scenario (*.shardlab.json *.json)"
+TOP_KEYS = {"schema", "version", "scenario", "playback", "note"}
+
+
+class ScenarioFileError(ValueError):
+    """A file that is not a valid scenario; str(e) is one sentence for the user."""
+
+
+@dataclass(frozen=True)
+class ScenarioFile:
+    scenario: Scenario
+    step: int | None = None  # step boundary to open at (None: the start)
+    note: str = ""
+
+
+def _t(text: str) -> str:
+    return text
+
+
+def _err(text: str, *args) -> ScenarioFileError:
+    for i, a in enumerate(args, 1):
+        text = text.replace(f"%{i}", str(a))
+    return ScenarioFileError(text)
+
+
+# ---------------------------------------------------------------------------------------
+# Field rules: one function per field, each says exactly what is wrong
+# ---------------------------------------------------------------------------------------
+def _check_kind(v):
+    if not isinstance(v, str) or v not in scenarios.KINDS:
+        raise _err(QCoreApplication.translate("ScenarioIO", "\"kind\" must be one of %1, not %2."),
+                   ", ".join(scenarios.KINDS), json.dumps(v))
+    return v
+
+
+def _check_n(v):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise _err(QCoreApplication.translate("ScenarioIO", "\"n\" must be a whole number of devices, not %1."),
+                   json.dumps(v))
+    if not 1 <= v <= scenarios.MAX_N:
+        raise _err(QCoreApplication.translate("ScenarioIO", "\"n\" must be between 1 and %1, not %2."),
+                   scenarios.MAX_N, v)
+    return v
+
+
+def _check_algo(v):
+    if not isinstance(v, str) or v not in ALLREDUCE_ALGOS:
+        raise _err(QCoreApplication.translate("ScenarioIO", "\"algo\" must be one of %1, not %2."),
+                   ", ".join(ALLREDUCE_ALGOS), json.dumps(v))
+    return v
+
+
+def _check_nbytes(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise _err(QCoreApplication.translate("ScenarioIO", "\"nbytes\" must be a positive number of bytes, not %1."),
+                   json.dumps(v))
+    if v > scenarios.MAX_BYTES:
+        raise _err(QCoreApplication.translate("ScenarioIO", "\"nbytes\" must be at most 1 TiB, not %1."), v)
+    return float(v)
+
+
+def _check_link(v):
+    if not isinstance(v, str) or v not in LINKS:
+        raise _err(QCoreApplication.translate("ScenarioIO", "\"link\" must be one of %1, not %2."),
+                   ", ".join(LINKS), json.dumps(v))
+    return v
+
+
+FIELD_RULES = {"kind": _check_kind, "n": _check_n, "algo": _check_algo, "nbytes": _check_nbytes,
+               "link": _check_link}
+
+
+def scenario_to_dict(sc: Scenario) -> dict:
+    d = asdict(sc)
+    if float(d["nbytes"]).is_integer():
+        d["nbytes"] = int(d["nbytes"])  # 1048576, not 1048576.0
+    return d
+
+
+def scenario_from_dict(data) -> Scenario:
+    """Check every field of a scenario dict; raise ScenarioFileError naming the first bad one."""
+    if not isinstance(data, dict):
+        raise _err(QCoreApplication.translate("ScenarioIO", "\"scenario\" must be an object with the fields %1."),
+                   ", ".join(FIELD_RULES))
+    unknown = sorted(set(data) - set(FIELD_RULES))
+    if unknown:
+        raise _err(QCoreApplication.translate("ScenarioIO", "Unknown scenario field %1."), json.dumps(unknown[0]))
+    missing = [k for k in FIELD_RULES if k not in data]
+    if missing:
+        raise _err(QCoreApplication.translate("ScenarioIO", "The scenario field %1 is missing."),
+                   json.dumps(missing[0]))
+    fields = {k: rule(data[k]) for k, rule in FIELD_RULES.items()}
+    sc = Scenario(**fields)
+    try:
+        scenarios.validate(sc)  # the combination (e.g. a size n cannot split): the app's one rule
+    except ValueError as e:
+        raise ScenarioFileError(str(e)) from None
+    return sc
+
+
+# ---------------------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------------------
+def dumps(sc: Scenario, step: int | None = None, note: str = "") -> str:
+    doc = {"schema": SCHEMA, "version": VERSION, "scenario": scenario_to_dict(sc)}
+    if step is not None:
+        doc["playback"] = {"step": int(step)}
+    if note:
+        doc["note"] = note
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def loads(text: str) -> ScenarioFile:
+    """Parse and check a scenario document (see module docstring)."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise _err(QCoreApplication.translate(
+            "ScenarioIO", "This is not a scenario file: it is not valid JSON (line %1, column %2)."),
+            e.lineno, e.colno) from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise _err(QCoreApplication.translate(
+            "ScenarioIO", "This is not a Shard Lab scenario file (its \"schema\" is not \"%1\")."), SCHEMA)
+    version = doc.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise _err(QCoreApplication.translate("ScenarioIO", "The scenario file has no valid \"version\"."))
+    if version != VERSION:
+        raise _err(QCoreApplication.translate(
+            "ScenarioIO", "Scenario file version %1 is not supported: this Shard Lab reads version %2."),
+            version, VERSION)
+    unknown = sorted(set(doc) - TOP_KEYS)
+    if unknown:
+        raise _err(QCoreApplication.translate("ScenarioIO", "Unknown field %1 in the scenario file."),
+                   json.dumps(unknown[0]))
+    if "scenario" not in doc:
+        raise _err(QCoreApplication.translate("ScenarioIO", "The scenario file has no \"scenario\"."))
+    sc = scenario_from_dict(doc["scenario"])
+    step = None
+    if "playback" in doc:
+        pb = doc["playback"]
+        if not isinstance(pb, dict) or set(pb) - {"step"}:
+            raise _err(QCoreApplication.translate("ScenarioIO", "\"playback\" may only hold \"step\"."))
+        step = pb.get("step")
+        if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step < 0):
+            raise _err(QCoreApplication.translate("ScenarioIO", "\"playback.step\" must be a whole number >= 0."))
+    note = doc.get("note", "")
+    if not isinstance(note, str):
+        raise _err(QCoreApplication.translate("ScenarioIO", "\"note\" must be text."))
+    return ScenarioFile(sc, step, note)
+
+
+def load_scenario(path: str) -> ScenarioFile:
+    """Read and check a scenario file. Raises ScenarioFileError (one sentence) on any problem."""
+    name = os.path.basename(os.fspath(path))
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            raise _err(QCoreApplication.translate(
+                "ScenarioIO", "%1 is not a scenario file: it is %2 bytes, a scenario is under %3."),
+                name, size, MAX_FILE_BYTES)
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise _err(QCoreApplication.translate("ScenarioIO", "Cannot read %1: %2."), name, e.strerror or e) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _err(QCoreApplication.translate("ScenarioIO", "%1 is not a scenario file: it is not UTF-8 text."),
+                   name) from None
+    try:
+        return loads(text)
+    except ScenarioFileError as e:
+        raise ScenarioFileError(f"{name}: {e}") from None
+
+
+def save_scenario(path: str, sc: Scenario, step: int | None = None, note: str = ""):
+    """Write a scenario file atomically (ExportError with a clear sentence if it cannot)."""
+    text = dumps(sc, step, note)
+
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+
+    atomic_write(path, write)
+
+
+def apply(model, playback, sf: ScenarioFile) -> bool:
+    """Make `sf` the current scenario. False (model unchanged, its error signal says why) if refused."""
+    fields = scenario_to_dict(sf.scenario)
+    fields["nbytes"] = float(fields["nbytes"])
+    if not model.update(**fields):
+        return False
+    if playback is not None:
+        if sf.step is not None:
+            playback.seek_step(sf.step)
+        else:
+            playback.to_start()
+    return True
+
+
+# ---------------------------------------------------------------------------------------
+# Settings and recent files
+# ---------------------------------------------------------------------------------------
+def settings() -> QSettings:
+    path = os.environ.get("SHARD_LAB_SETTINGS")
+    if path:
+        return QSettings(path, QSettings.Format.IniFormat)
+    return QSettings("ShardLab", "Shard Lab")
+
+
+def recent_files() -> list[str]:
+    """Recently opened or saved scenario files, newest first, existing ones only."""
+    value = settings().value("files/recent", [])
+    if isinstance(value, str):
+        value = [value]
+    return [p for p in (value or []) if isinstance(p, str) and os.path.isfile(p)][:MAX_RECENT]
+
+
+def add_recent(path: str):
+    path = os.path.abspath(path)
+    files = [path] + [p for p in recent_files() if os.path.abspath(p) != path]
+    settings().setValue("files/recent", files[:MAX_RECENT])
+
+
+def clear_recent():
+    settings().remove("files/recent")
+
+
+def save_last_scenario(sc: Scenario, step: int | None = None):
+    settings().setValue("session/last_scenario", dumps(sc, step))
+
+
+def last_scenario() -> ScenarioFile | None:
+    """The scenario open when the app last closed (None if none or no longer valid)."""
+    text = settings().value("session/last_scenario", None)
+    if not isinstance(text, str):
+        return None
+    try:
+        return loads(text)
+    except ScenarioFileError:
+        return None
+
+
+def save_window(window):
+    s = settings()
+    s.setValue("window/geometry", window.saveGeometry())
+    s.setValue("window/state", window.saveState())
+
+
+def restore_window(window) -> bool:
+    s = settings()
+    geo, state = s.value("window/geometry"), s.value("window/state")
+    ok = bool(geo) and window.restoreGeometry(geo)
+    if state:
+        window.restoreState(state)
+    return ok

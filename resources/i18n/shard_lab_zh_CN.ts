@@ -1,0 +1,1404 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+    <context>
+        <name>CalibrationDialog</name>
+        <message>
+            <source>Calibrate the link: α and β</source>
+            <translation>校准链路：α 和 β</translation>
+        </message>
+        <message>
+            <source>Measure with MPI on this machine</source>
+            <translation>在本机用 MPI 实测</translation>
+        </message>
+        <message>
+            <source>Ranks</source>
+            <translation>进程数（ranks）</translation>
+        </message>
+        <message>
+            <source>Message sizes</source>
+            <translation>消息大小</translation>
+        </message>
+        <message>
+            <source>Collectives</source>
+            <translation>集合通信</translation>
+        </message>
+        <message>
+            <source>Timed runs</source>
+            <translation>计时次数</translation>
+        </message>
+        <message>
+            <source>LOW..HIGH for powers of two (8B..64MiB), LOW..HIGH:x4, or a list such as 4KiB,1MiB</source>
+            <translation>LOW..HIGH 表示 2 的幂（8B..64MiB），LOW..HIGH:x4，或列表，如 4KiB,1MiB</translation>
+        </message>
+        <message>
+            <source>ring ×3, rd and linear all-reduce</source>
+            <translation>ring ×3、rd 和 linear all-reduce</translation>
+        </message>
+        <message>
+            <source>ring only</source>
+            <translation>只测 ring</translation>
+        </message>
+        <message>
+            <source>all-reduce: ring, rd, linear</source>
+            <translation>all-reduce：ring、rd、linear</translation>
+        </message>
+        <message>
+            <source>Allow Open MPI to run as root</source>
+            <translation>允许 Open MPI 以 root 身份运行</translation>
+        </message>
+        <message>
+            <source>Measure</source>
+            <translation>测量</translation>
+        </message>
+        <message>
+            <source>Cancel</source>
+            <translation>取消</translation>
+        </message>
+        <message>
+            <source>Open nccl-tests output…</source>
+            <translation>打开 nccl-tests 输出…</translation>
+        </message>
+        <message>
+            <source>Text printed by all_reduce_perf, all_gather_perf or reduce_scatter_perf</source>
+            <translation>all_reduce_perf、all_gather_perf 或 reduce_scatter_perf 打印的文本</translation>
+        </message>
+        <message>
+            <source>message size S (bytes)</source>
+            <translation>消息大小 S（字节）</translation>
+        </message>
+        <message>
+            <source>time (µs)</source>
+            <translation>时间（µs）</translation>
+        </message>
+        <message>
+            <source>measured (dots) and the α–β model (lines)</source>
+            <translation>实测（点）与 α–β 模型（线）</translation>
+        </message>
+        <message>
+            <source>Link name</source>
+            <translation>链路名称</translation>
+        </message>
+        <message>
+            <source>Use as link</source>
+            <translation>用作链路</translation>
+        </message>
+        <message>
+            <source>Close</source>
+            <translation>关闭</translation>
+        </message>
+        <message>
+            <source>Not available: %s</source>
+            <translation>不可用：%s</translation>
+        </message>
+        <message numerus="yes">
+            <source>Measuring on %n rank(s)…</source>
+            <translation>
+                <numerusform>正在用 %n 个进程测量…</numerusform>
+            </translation>
+        </message>
+        <message>
+            <source>Cancelling…</source>
+            <translation>正在取消…</translation>
+        </message>
+        <message>
+            <source>Measured %1 points with %2.</source>
+            <translation>用 %2 测得 %1 个点。</translation>
+        </message>
+        <message>
+            <source>Measurement failed: %s</source>
+            <translation>测量失败：%s</translation>
+        </message>
+        <message>
+            <source>Measurement cancelled.</source>
+            <translation>测量已取消。</translation>
+        </message>
+        <message>
+            <source>Open nccl-tests output</source>
+            <translation>打开 nccl-tests 输出</translation>
+        </message>
+        <message>
+            <source>Text (*.txt *.log *.out);;All files (*)</source>
+            <translation>文本 (*.txt *.log *.out);;所有文件 (*)</translation>
+        </message>
+        <message>
+            <source>Cannot use %1: %2</source>
+            <translation>无法使用 %1：%2</translation>
+        </message>
+        <message>
+            <source>Read %1: %2</source>
+            <translation>已读取 %1：%2</translation>
+        </message>
+        <message>
+            <source>Cannot fit α and β: %s</source>
+            <translation>无法拟合 α 和 β：%s</translation>
+        </message>
+        <message>
+            <source>No measurements yet: measure, or open an nccl-tests file.</source>
+            <translation>还没有测量数据：请测量，或打开 nccl-tests 文件。</translation>
+        </message>
+        <message>
+            <source>α = %1 µs   β = %2 GB/s   R² = %3   worst error %4%   (fitted to %5 %6 points)</source>
+            <translation>α = %1 µs   β = %2 GB/s   R² = %3   最大误差 %4%   （用 %5 个%6点拟合）</translation>
+        </message>
+        <message>
+            <source>ring</source>
+            <translation>ring（环形）</translation>
+        </message>
+        <message>
+            <source>measured</source>
+            <translation>实测</translation>
+        </message>
+    </context>
+    <context>
+        <name>Classroom</name>
+        <message>
+            <source>&amp;Open scenario…</source>
+            <translation>打开场景(&amp;O)…</translation>
+        </message>
+        <message>
+            <source>Open a saved scenario (.json)</source>
+            <translation>打开保存的场景文件（.json）</translation>
+        </message>
+        <message>
+            <source>&amp;Save scenario…</source>
+            <translation>保存场景(&amp;S)…</translation>
+        </message>
+        <message>
+            <source>Save the scenario and the current step as a file</source>
+            <translation>把场景和当前步保存为文件</translation>
+        </message>
+        <message>
+            <source>Current frame as &amp;PNG…</source>
+            <translation>当前画面导出为 &amp;PNG…</translation>
+        </message>
+        <message>
+            <source>Current frame as &amp;SVG…</source>
+            <translation>当前画面导出为 &amp;SVG…</translation>
+        </message>
+        <message>
+            <source>The ring picture as it is now, 1280×720, as a PNG image</source>
+            <translation>当前的环形视图画面，1280×720，PNG 图片</translation>
+        </message>
+        <message>
+            <source>The ring picture as it is now, as vector graphics for slides</source>
+            <translation>当前的环形视图画面，矢量图，适合放进幻灯片</translation>
+        </message>
+        <message>
+            <source>Animation as &amp;GIF…</source>
+            <translation>动画导出为 &amp;GIF…</translation>
+        </message>
+        <message>
+            <source>Every step of the collective as a looping GIF</source>
+            <translation>集合通信的每一步，做成循环播放的 GIF</translation>
+        </message>
+        <message>
+            <source>Animation as &amp;MP4…</source>
+            <translation>动画导出为 &amp;MP4…</translation>
+        </message>
+        <message>
+            <source>Every step of the collective as an MP4 video</source>
+            <translation>集合通信的每一步，做成 MP4 视频</translation>
+        </message>
+        <message>
+            <source>Trace as &amp;Chrome JSON…</source>
+            <translation>trace 导出为 &amp;Chrome JSON…</translation>
+        </message>
+        <message>
+            <source>Every message, for Perfetto (ui.perfetto.dev) or chrome://tracing</source>
+            <translation>每一条消息，可用 Perfetto（ui.perfetto.dev）或 chrome://tracing 打开</translation>
+        </message>
+        <message>
+            <source>Trace as CS&amp;V…</source>
+            <translation>trace 导出为 CS&amp;V…</translation>
+        </message>
+        <message>
+            <source>One row per message, for a spreadsheet</source>
+            <translation>每条消息一行，可用电子表格打开</translation>
+        </message>
+        <message>
+            <source>&amp;Predict, then reveal</source>
+            <translation>先预测，再揭晓(&amp;P)</translation>
+        </message>
+        <message>
+            <source>Before each step, guess where the next blocks go; then watch</source>
+            <translation>每一步之前，先猜下一批块发往哪里，再看结果</translation>
+        </message>
+        <message>
+            <source>Switch &amp;language (中文 / English)</source>
+            <translation>切换语言(&amp;L)（中文 / English）</translation>
+        </message>
+        <message>
+            <source>Switch between Chinese and English</source>
+            <translation>在中文和英文之间切换</translation>
+        </message>
+        <message>
+            <source>Open &amp;recent</source>
+            <translation>最近打开(&amp;R)</translation>
+        </message>
+        <message>
+            <source>&amp;Export</source>
+            <translation>导出(&amp;E)</translation>
+        </message>
+        <message>
+            <source>&amp;Theme</source>
+            <translation>主题(&amp;T)</translation>
+        </message>
+        <message>
+            <source>&amp;Language</source>
+            <translation>语言(&amp;L)</translation>
+        </message>
+        <message>
+            <source>&amp;Learn</source>
+            <translation>学习(&amp;L)</translation>
+        </message>
+        <message>
+            <source>Formula: closed form vs. simulation</source>
+            <translation>公式：解析公式与模拟结果</translation>
+        </message>
+        <message>
+            <source>Predict, then reveal</source>
+            <translation>先预测，再揭晓</translation>
+        </message>
+        <message>
+            <source>Answer the prediction: this device or chunk number</source>
+            <translation>回答预测：按设备号或块号</translation>
+        </message>
+        <message>
+            <source>Open scenario</source>
+            <translation>打开场景</translation>
+        </message>
+        <message>
+            <source>Shard Lab scenarios (*.json);;All files (*)</source>
+            <translation>Shard Lab 场景文件 (*.json);;所有文件 (*)</translation>
+        </message>
+        <message>
+            <source>Save scenario</source>
+            <translation>保存场景</translation>
+        </message>
+        <message>
+            <source>Shard Lab scenarios (*.json)</source>
+            <translation>Shard Lab 场景文件 (*.json)</translation>
+        </message>
+        <message>
+            <source>Cannot open scenario</source>
+            <translation>无法打开场景</translation>
+        </message>
+        <message>
+            <source>Opened %1</source>
+            <translation>已打开 %1</translation>
+        </message>
+        <message>
+            <source>Cannot save scenario</source>
+            <translation>无法保存场景</translation>
+        </message>
+        <message>
+            <source>Saved %1</source>
+            <translation>已保存 %1</translation>
+        </message>
+        <message>
+            <source>(none yet)</source>
+            <translation>（暂无）</translation>
+        </message>
+        <message>
+            <source>Clear list</source>
+            <translation>清空列表</translation>
+        </message>
+        <message>
+            <source>PNG image (*.png)</source>
+            <translation>PNG 图片 (*.png)</translation>
+        </message>
+        <message>
+            <source>SVG image (*.svg)</source>
+            <translation>SVG 图片 (*.svg)</translation>
+        </message>
+        <message>
+            <source>GIF animation (*.gif)</source>
+            <translation>GIF 动画 (*.gif)</translation>
+        </message>
+        <message>
+            <source>MP4 video (*.mp4)</source>
+            <translation>MP4 视频 (*.mp4)</translation>
+        </message>
+        <message>
+            <source>Chrome trace (*.json)</source>
+            <translation>Chrome trace (*.json)</translation>
+        </message>
+        <message>
+            <source>CSV table (*.csv)</source>
+            <translation>CSV 表格 (*.csv)</translation>
+        </message>
+        <message>
+            <source>Export</source>
+            <translation>导出</translation>
+        </message>
+        <message>
+            <source>Exporting animation</source>
+            <translation>正在导出动画</translation>
+        </message>
+        <message>
+            <source>Drawing every frame…</source>
+            <translation>正在绘制每一帧…</translation>
+        </message>
+        <message>
+            <source>Cancel</source>
+            <translation>取消</translation>
+        </message>
+        <message>
+            <source>Choose a .png, .svg, .gif, .mp4, .json or .csv file name.</source>
+            <translation>请选择 .png、.svg、.gif、.mp4、.json 或 .csv 文件名。</translation>
+        </message>
+        <message>
+            <source>Export failed</source>
+            <translation>导出失败</translation>
+        </message>
+        <message>
+            <source>Exported %1</source>
+            <translation>已导出 %1</translation>
+        </message>
+        <message>
+            <source>Export cancelled; no file was written.</source>
+            <translation>已取消导出，没有写入任何文件。</translation>
+        </message>
+        <message>
+            <source>Exported %1 (%2 frames)</source>
+            <translation>已导出 %1（%2 帧）</translation>
+        </message>
+    </context>
+    <context>
+        <name>ControlPanel</name>
+        <message>
+            <source>Scenario</source>
+            <translation>场景</translation>
+        </message>
+        <message>
+            <source>&amp;Scenario</source>
+            <translation>场景(&amp;S)</translation>
+        </message>
+        <message>
+            <source>&amp;Operation</source>
+            <translation>操作(&amp;O)</translation>
+        </message>
+        <message>
+            <source>&amp;Algorithm</source>
+            <translation>算法(&amp;A)</translation>
+        </message>
+        <message>
+            <source>&amp;Devices n</source>
+            <translation>设备数 n(&amp;D)</translation>
+        </message>
+        <message>
+            <source>Message si&amp;ze S</source>
+            <translation>消息大小 S(&amp;Z)</translation>
+        </message>
+        <message>
+            <source>&amp;Link</source>
+            <translation>链路(&amp;L)</translation>
+        </message>
+        <message>
+            <source>Keys: Space play/pause · ← → step · Home/End · [ ] speed · O loop</source>
+            <translation>按键：空格 播放/暂停 · ← → 单步 · Home/End · [ ] 速度 · O 循环</translation>
+        </message>
+        <message>
+            <source>Collective</source>
+            <translation>集合通信</translation>
+        </message>
+        <message>
+            <source>Sharded matmul</source>
+            <translation>切分矩阵乘法</translation>
+        </message>
+        <message>
+            <source>Tensor-parallel forward</source>
+            <translation>张量并行前向</translation>
+        </message>
+        <message>
+            <source>Decode step (TP)</source>
+            <translation>decode 一步（张量并行）</translation>
+        </message>
+        <message>
+            <source>Case {k}</source>
+            <translation>情形 {k}</translation>
+        </message>
+        <message>
+            <source>2 all-reduces per layer + logits all-gather</source>
+            <translation>每层两次 all-reduce + logits 的 all-gather</translation>
+        </message>
+        <message>
+            <source>ring</source>
+            <translation>ring（环形）</translation>
+        </message>
+        <message>
+            <source>recursive doubling (rd)</source>
+            <translation>递归倍增（rd）</translation>
+        </message>
+        <message>
+            <source>in-network (innet, NVLS)</source>
+            <translation>网内归约（innet，NVLS）</translation>
+        </message>
+        <message>
+            <source>direct (one-shot)</source>
+            <translation>直接发送（direct，一步到位）</translation>
+        </message>
+        <message>
+            <source>TP needs n to divide the heads: 1, 2, 4 or 8. Every all-reduce is timed as if it carried S bytes.</source>
+            <translation>张量并行要求 n 整除头数：1、2、4 或 8。每次 all-reduce 都按传输 S 字节计时。</translation>
+        </message>
+        <message>
+            <source>Small matrices with real numbers; the collective is timed as if it moved S bytes.</source>
+            <translation>小矩阵、真实数值；集合通信按搬运 S 字节计时。</translation>
+        </message>
+        <message>
+            <source>S must split into n equal chunks.</source>
+            <translation>S 必须能均分成 n 块。</translation>
+        </message>
+        <message>
+            <source>Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes.</source>
+            <translation>ring（环形）：先 reduce-scatter 再 all-gather，2(n − 1) 步，每步 S/n 字节。</translation>
+        </message>
+        <message>
+            <source>Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer.</source>
+            <translation>递归倍增：log₂ n 轮；d 与 d XOR 2^k 两两交换整个缓冲区。</translation>
+        </message>
+        <message>
+            <source>In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum.</source>
+            <translation>网内归约（NVLS/SHARP）：交换机把各块相加，再把和组播回去。</translation>
+        </message>
+        <message>
+            <source>Direct: everyone sends everything to everyone; n − 1 full copies per port.</source>
+            <translation>直接发送：每个设备把全部数据发给其他每个设备；每个端口要传 n − 1 份完整数据。</translation>
+        </message>
+        <message>
+            <source>S became {S} so that it splits into {n} equal chunks.</source>
+            <translation>S 已调整为 {S}，以便均分成 {n} 块。</translation>
+        </message>
+    </context>
+    <context>
+        <name>Explain</name>
+        <message>
+            <source>Direct all-reduce</source>
+            <translation>直接发送的 all-reduce</translation>
+        </message>
+        <message>
+            <source>Every GPU d sends one chunk of {size} to its ring neighbour d + 1.</source>
+            <translation>每块 GPU d 把一块 {size} 的数据发给环上的邻居 d + 1。</translation>
+        </message>
+        <message>
+            <source>Every GPU d sends {what} ({size}) to GPU d + {j}.</source>
+            <translation>每块 GPU d 把{what}（{size}）发给 GPU d + {j}。</translation>
+        </message>
+        <message>
+            <source>Every GPU sends its own copy of {what} ({size}) up into the switch, which adds the {k} copies as they arrive.</source>
+            <translation>每块 GPU 把自己的{what}（{size}）发进交换机，交换机把到达的 {k} 份数据相加。</translation>
+        </message>
+        <message>
+            <source>GPU {d}</source>
+            <translation>GPU {d}</translation>
+        </message>
+        <message>
+            <source>GPUs pair up across the circle, d ↔ d XOR {k}, and swap {what} ({size}).</source>
+            <translation>GPU 隔着圆两两配对，d ↔ d XOR {k}，交换{what}（{size}）。</translation>
+        </message>
+        <message>
+            <source>In-network all-reduce (NVLS)</source>
+            <translation>网内归约 all-reduce（NVLS）</translation>
+        </message>
+        <message>
+            <source>Recursive-doubling all-reduce</source>
+            <translation>递归倍增 all-reduce</translation>
+        </message>
+        <message>
+            <source>Ring all-gather</source>
+            <translation>环形 all-gather</translation>
+        </message>
+        <message>
+            <source>Ring all-reduce</source>
+            <translation>环形 all-reduce</translation>
+        </message>
+        <message>
+            <source>Ring reduce-scatter</source>
+            <translation>环形 reduce-scatter</translation>
+        </message>
+        <message>
+            <source>The switch multicasts the finished sum of {what} ({size}) down to all {k} GPUs at once.</source>
+            <translation>交换机把{what}的最终和（{size}）一次性组播给全部 {k} 块 GPU。</translation>
+        </message>
+        <message>
+            <source>chunk {c}</source>
+            <translation>第 {c} 块</translation>
+        </message>
+        <message>
+            <source>the summed chunks</source>
+            <translation>求和后的各块</translation>
+        </message>
+        <message>
+            <source>the switch</source>
+            <translation>交换机</translation>
+        </message>
+        <message>
+            <source>the whole buffer</source>
+            <translation>整个缓冲区</translation>
+        </message>
+        <message>
+            <source>their chunks</source>
+            <translation>各自的块</translation>
+        </message>
+        <message>
+            <source>{k} message(s) of {size}.</source>
+            <translation>{k} 条 {size} 的消息。</translation>
+        </message>
+        <message>
+            <source>{pattern} {examples} … and {k} more.</source>
+            <translation>{pattern} {examples} … 还有 {k} 条。</translation>
+        </message>
+        <message>
+            <source>{pattern} {examples}.</source>
+            <translation>{pattern} {examples}。</translation>
+        </message>
+    </context>
+    <context>
+        <name>ExplainPanel</name>
+        <message>
+            <source>Explanation</source>
+            <translation>讲解</translation>
+        </message>
+        <message>
+            <source>t = {t} · moved so far: {b}</source>
+            <translation>t = {t} · 已传输：{b}</translation>
+        </message>
+        <message>
+            <source>Nothing is sent in this scenario.</source>
+            <translation>这个场景不需要通信。</translation>
+        </message>
+        <message>
+            <source>Collective {i} of {N}: {label} — {what}</source>
+            <translation>第 {i} / {N} 次集合通信：{label} — {what}</translation>
+        </message>
+        <message>
+            <source>One device: it already holds everything, nothing is sent.</source>
+            <translation>只有一个设备：它已经拥有全部数据，无需发送。</translation>
+        </message>
+        <message>
+            <source>done</source>
+            <translation>已完成</translation>
+        </message>
+        <message>
+            <source>next</source>
+            <translation>即将开始</translation>
+        </message>
+        <message>
+            <source>in progress</source>
+            <translation>进行中</translation>
+        </message>
+        <message>
+            <source>Step {k} of {K} — {state}</source>
+            <translation>第 {k} / {K} 步 — {state}</translation>
+        </message>
+        <message>
+            <source>Step {k} of {K} ({phase}) — {state}</source>
+            <translation>第 {k} / {K} 步（{phase}）— {state}</translation>
+        </message>
+        <message>
+            <source>One message</source>
+            <translation>一条消息</translation>
+        </message>
+        <message>
+            <source>This step: {d} on the clock ({a} → {b}); {m} messages, each port carries at most one at a time.</source>
+            <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息，每个端口同一时刻最多传一条。</translation>
+        </message>
+        <message>
+            <source>Running total</source>
+            <translation>累计</translation>
+        </message>
+        <message>
+            <source>{t} after {k} of {K} steps</source>
+            <translation>完成 {k} / {K} 步，用时 {t}</translation>
+        </message>
+        <message>
+            <source>Closed form</source>
+            <translation>解析公式</translation>
+        </message>
+        <message>
+            <source>{T} with n = {n}, S = {S}</source>
+            <translation>{T}（n = {n}，S = {S}）</translation>
+        </message>
+        <message>
+            <source>simulated: {t}</source>
+            <translation>模拟：{t}</translation>
+        </message>
+        <message>
+            <source>Bus bandwidth (nccl-tests): {bw} of {link} per port</source>
+            <translation>总线带宽（nccl-tests 口径）：{bw}，每端口链路带宽 {link}</translation>
+        </message>
+        <message>
+            <source>The switch's adders build the sum in the network: no GPU spends time adding.</source>
+            <translation>交换机里的加法器在网络中完成求和：GPU 不花时间做加法。</translation>
+        </message>
+        <message>
+            <source>The receiver stores a copy: the payload is already the full sum of all {n} GPUs.</source>
+            <translation>接收方直接保存副本：这份数据已经是全部 {n} 块 GPU 的完整和。</translation>
+        </message>
+        <message>
+            <source>The receiver stores a copy (no arithmetic).</source>
+            <translation>接收方直接保存副本（不做运算）。</translation>
+        </message>
+        <message>
+            <source>The receiver adds it to its own buffer: afterwards {gpu} holds the sum of {k} of {n} GPUs' data.</source>
+            <translation>接收方把它加到自己的缓冲区：之后 {gpu} 持有 {n} 块 GPU 中 {k} 块数据的和。</translation>
+        </message>
+        <message>
+            <source>The receiver adds it to its own partial sum: afterwards {gpu}'s chunk {c} sums {k} of {n} GPUs' data.</source>
+            <translation>接收方把它加到自己的部分和上：之后 {gpu} 的第 {c} 块是 {n} 块 GPU 中 {k} 块数据的和。</translation>
+        </message>
+        <message>
+            <source>decode step</source>
+            <translation>decode 一步</translation>
+        </message>
+        <message>
+            <source>forward</source>
+            <translation>前向</translation>
+        </message>
+        <message>
+            <source>Whole {what}: {N} collectives — 2 all-reduces per layer × {L} layers + the logits all-gather — {T} of communication.</source>
+            <translation>整个{what}：{N} 次集合通信 — 每层 2 次 all-reduce × {L} 层 + logits 的 all-gather — 通信共 {T}。</translation>
+        </message>
+        <message>
+            <source>max |TP − single| = {d:.1e}: the sharded model computes the same logits.</source>
+            <translation>max |TP − 单卡| = {d:.1e}：切分后的模型算出的 logits 与单卡相同。</translation>
+        </message>
+        <message>
+            <source>Case 1: {A} · {B} → {C}. The contracted dimension J is not split, so every GPU multiplies its own rows of A by all of B. No communication.</source>
+            <translation>情形 1：{A} · {B} → {C}。被求和的维度 J 没被切，所以每块 GPU 用自己的 A 的行乘完整的 B。无需通信。</translation>
+        </message>
+        <message>
+            <source>Case 2: {A} · {B}. A is split along the contracted J: all-gather A first, then every GPU multiplies all of A by B. Result: {C} on every GPU.</source>
+            <translation>情形 2：{A} · {B}。A 沿被求和的维度 J 切分：先 all-gather A，再由每块 GPU 用完整的 A 乘 B。结果：每块 GPU 都有 {C}。</translation>
+        </message>
+        <message>
+            <source>Case 3: {A} · {B}. Both are split along the contracted J: every GPU computes a full-size partial sum of C, then an all-reduce adds them. Result: {C} on every GPU.</source>
+            <translation>情形 3：{A} · {B}。两者都沿被求和的维度 J 切分：每块 GPU 算出 C 的一个完整大小的部分和，再用 all-reduce 相加。结果：每块 GPU 都有 {C}。</translation>
+        </message>
+        <message>
+            <source>Case 4: {A} · {B}. Both non-contracted dimensions are split: GPU d could only compute a diagonal block, so all-gather B first (it becomes case 1). Result: {C}.</source>
+            <translation>情形 4：{A} · {B}。两个非求和维度都被切分：GPU d 只能算出一个对角块，所以先 all-gather B（变成情形 1）。结果：{C}。</translation>
+        </message>
+        <message>
+            <source>max |C − A·B| over every GPU = {e:.1e}</source>
+            <translation>所有 GPU 上 max |C − A·B| = {e:.1e}</translation>
+        </message>
+    </context>
+    <context>
+        <name>Export</name>
+        <message>
+            <source>Cannot write %1: it is a folder.</source>
+            <translation>无法写入 %1：它是一个文件夹。</translation>
+        </message>
+        <message>
+            <source>Cannot write %1: the folder %2 does not exist.</source>
+            <translation>无法写入 %1：文件夹 %2 不存在。</translation>
+        </message>
+        <message>
+            <source>Cannot write %1: no permission to write in %2.</source>
+            <translation>无法写入 %1：没有在 %2 中写入的权限。</translation>
+        </message>
+        <message>
+            <source>Cannot write %1: the file is read-only.</source>
+            <translation>无法写入 %1：文件是只读的。</translation>
+        </message>
+        <message>
+            <source>Cannot write %1: %2</source>
+            <translation>无法写入 %1：%2</translation>
+        </message>
+        <message>
+            <source>Exported from Shard Lab</source>
+            <translation>由 Shard Lab 导出</translation>
+        </message>
+        <message>
+            <source>A frame is written as .png or .svg, not %1.</source>
+            <translation>单帧画面只能导出为 .png 或 .svg，不能是 %1。</translation>
+        </message>
+        <message>
+            <source>There is no trace to export.</source>
+            <translation>没有可导出的 trace。</translation>
+        </message>
+        <message>
+            <source>Animations are written as .gif or .mp4, not %1.</source>
+            <translation>动画只能导出为 .gif 或 .mp4，不能是 %1。</translation>
+        </message>
+        <message>
+            <source>Export cancelled.</source>
+            <translation>已取消导出。</translation>
+        </message>
+        <message>
+            <source>GIF export needs the imageio package (pip install "shard-lab[export]").</source>
+            <translation>导出 GIF 需要 imageio 包（pip install "shard-lab[export]"）。</translation>
+        </message>
+        <message>
+            <source>MP4 export needs the imageio-ffmpeg package (pip install "shard-lab[export]").</source>
+            <translation>导出 MP4 需要 imageio-ffmpeg 包（pip install "shard-lab[export]"）。</translation>
+        </message>
+    </context>
+    <context>
+        <name>FormulaPanel</name>
+        <message>
+            <source>One device: nothing to send, T = 0.</source>
+            <translation>只有一个设备：无需发送，T = 0。</translation>
+        </message>
+        <message>
+            <source>latency term %1: %2 · bandwidth term %3: %4</source>
+            <translation>延迟项 %1：%2 · 带宽项 %3：%4</translation>
+        </message>
+        <message>
+            <source>simulated (trace): %1 — equals the closed form ✓</source>
+            <translation>模拟结果（trace）：%1 — 与解析公式相等 ✓</translation>
+        </message>
+        <message>
+            <source>simulated (trace): %1 — differs from the closed form</source>
+            <translation>模拟结果（trace）：%1 — 与解析公式不同</translation>
+        </message>
+        <message>
+            <source>α: latency per message · β: bandwidth per port and direction · S: bytes of the full array · n: devices</source>
+            <translation>α：每条消息的延迟 · β：每个端口每个方向的带宽 · S：完整数组的字节数 · n：设备数</translation>
+        </message>
+        <message>
+            <source>No collective at this time.</source>
+            <translation>此刻没有集合通信。</translation>
+        </message>
+        <message>
+            <source>Formula</source>
+            <translation>公式</translation>
+        </message>
+    </context>
+    <context>
+        <name>MainWindow</name>
+        <message>
+            <source>Shard Lab — tensor parallelism you can watch</source>
+            <translation>Shard Lab — 看得见的张量并行</translation>
+        </message>
+        <message>
+            <source>Ring</source>
+            <translation>环形</translation>
+        </message>
+        <message>
+            <source>Scenario</source>
+            <translation>场景</translation>
+        </message>
+        <message>
+            <source>What happens in this step</source>
+            <translation>这一步发生了什么</translation>
+        </message>
+        <message>
+            <source>Timeline (send ▲ / receive ▼ per GPU)</source>
+            <translation>时间线（每块 GPU：发送 ▲ / 接收 ▼）</translation>
+        </message>
+        <message>
+            <source>&amp;File</source>
+            <translation>文件(&amp;F)</translation>
+        </message>
+        <message>
+            <source>&amp;Playback</source>
+            <translation>播放(&amp;P)</translation>
+        </message>
+        <message>
+            <source>&amp;View</source>
+            <translation>视图(&amp;V)</translation>
+        </message>
+        <message>
+            <source>&amp;Help</source>
+            <translation>帮助(&amp;H)</translation>
+        </message>
+        <message>
+            <source>Start</source>
+            <translation>开头</translation>
+        </message>
+        <message>
+            <source>Jump to the start (Home)</source>
+            <translation>跳到开头（Home）</translation>
+        </message>
+        <message>
+            <source>Step back</source>
+            <translation>后退一步</translation>
+        </message>
+        <message>
+            <source>Back to the previous step boundary (←)</source>
+            <translation>回到上一个步边界（←）</translation>
+        </message>
+        <message>
+            <source>Step</source>
+            <translation>前进一步</translation>
+        </message>
+        <message>
+            <source>Forward to the next step boundary (→)</source>
+            <translation>前进到下一个步边界（→）</translation>
+        </message>
+        <message>
+            <source>End</source>
+            <translation>结尾</translation>
+        </message>
+        <message>
+            <source>Jump to the end (End)</source>
+            <translation>跳到结尾（End）</translation>
+        </message>
+        <message>
+            <source>Slower</source>
+            <translation>减速</translation>
+        </message>
+        <message>
+            <source>Halve the speed ([)</source>
+            <translation>速度减半（[）</translation>
+        </message>
+        <message>
+            <source>Faster</source>
+            <translation>加速</translation>
+        </message>
+        <message>
+            <source>Double the speed (])</source>
+            <translation>速度加倍（]）</translation>
+        </message>
+        <message>
+            <source>Loop</source>
+            <translation>循环</translation>
+        </message>
+        <message>
+            <source>Start again at the end (O)</source>
+            <translation>播完从头再来（O）</translation>
+        </message>
+        <message>
+            <source>Save screenshot…</source>
+            <translation>保存截图…</translation>
+        </message>
+        <message>
+            <source>Save the window as a PNG (Ctrl+Shift+S)</source>
+            <translation>把窗口保存为 PNG（Ctrl+Shift+S）</translation>
+        </message>
+        <message>
+            <source>Quit</source>
+            <translation>退出</translation>
+        </message>
+        <message>
+            <source>Quit Shard Lab</source>
+            <translation>退出 Shard Lab</translation>
+        </message>
+        <message>
+            <source>Full screen</source>
+            <translation>全屏</translation>
+        </message>
+        <message>
+            <source>Full screen (F11)</source>
+            <translation>全屏（F11）</translation>
+        </message>
+        <message>
+            <source>Keyboard shortcuts</source>
+            <translation>键盘快捷键</translation>
+        </message>
+        <message>
+            <source>Keyboard shortcuts (F1)</source>
+            <translation>键盘快捷键（F1）</translation>
+        </message>
+        <message>
+            <source>About Shard Lab</source>
+            <translation>关于 Shard Lab</translation>
+        </message>
+        <message>
+            <source>Show tab {k}: {name}</source>
+            <translation>显示标签页 {k}：{name}</translation>
+        </message>
+        <message>
+            <source>Speed</source>
+            <translation>速度</translation>
+        </message>
+        <message>
+            <source>Scrub through simulated time</source>
+            <translation>拖动浏览模拟时间</translation>
+        </message>
+        <message>
+            <source>Not changed: {msg}</source>
+            <translation>未更改：{msg}</translation>
+        </message>
+        <message>
+            <source>t = {t} / {T}</source>
+            <translation>t = {t} / {T}</translation>
+        </message>
+        <message>
+            <source>moved {b}</source>
+            <translation>已传输 {b}</translation>
+        </message>
+        <message>
+            <source>Pause</source>
+            <translation>暂停</translation>
+        </message>
+        <message>
+            <source>Play</source>
+            <translation>播放</translation>
+        </message>
+        <message>
+            <source>Play / pause (Space)</source>
+            <translation>播放 / 暂停（空格）</translation>
+        </message>
+        <message>
+            <source>Save screenshot</source>
+            <translation>保存截图</translation>
+        </message>
+        <message>
+            <source>PNG images (*.png)</source>
+            <translation>PNG 图片 (*.png)</translation>
+        </message>
+        <message>
+            <source>Saved {path}</source>
+            <translation>已保存 {path}</translation>
+        </message>
+        <message>
+            <source>Screenshot</source>
+            <translation>截图</translation>
+        </message>
+        <message>
+            <source>Could not write {path}</source>
+            <translation>无法写入 {path}</translation>
+        </message>
+        <message>
+            <source>Space  play / pause
+← / →  previous / next step
+Home / End  start / end
+[ / ]  slower / faster
+O  loop
+Ctrl+1 …  switch tabs
+F11  full screen
+Ctrl+Shift+S  save a screenshot</source>
+            <translation>空格  播放 / 暂停
+← / →  上一步 / 下一步
+Home / End  开头 / 结尾
+[ / ]  减速 / 加速
+O  循环
+Ctrl+1 …  切换标签页
+F11  全屏
+Ctrl+Shift+S  保存截图</translation>
+        </message>
+        <message>
+            <source>Shard Lab simulates n GPUs on one switch holding real numpy shards, moves them through ring collectives with α–β timing, and runs a tensor-parallel Transformer forward.</source>
+            <translation>Shard Lab 模拟挂在一个交换机上的 n 块 GPU，它们持有真实的 numpy 分片；用环形集合通信搬运分片并按 α–β 模型计时，还运行张量并行的 Transformer 前向。</translation>
+        </message>
+        <message>
+            <source>The decode latency view is not available yet.</source>
+            <translation>decode 延迟视图暂不可用。</translation>
+        </message>
+        <message>
+            <source>after step {k} of {K}</source>
+            <translation>第 {k} / {K} 步之后</translation>
+        </message>
+        <message>
+            <source>done: {K} steps</source>
+            <translation>完成：共 {K} 步</translation>
+        </message>
+        <message>
+            <source>no steps</source>
+            <translation>没有步骤</translation>
+        </message>
+        <message>
+            <source>start ({K} steps)</source>
+            <translation>开头（共 {K} 步）</translation>
+        </message>
+        <message>
+            <source>step {k} of {K} in flight</source>
+            <translation>第 {k} / {K} 步传输中</translation>
+        </message>
+    </context>
+    <context>
+        <name>MatmulView</name>
+        <message>
+            <source>Colour = the GPU that holds a block; grey = every GPU holds all of it.</source>
+            <translation>颜色 = 持有该块的 GPU；灰色 = 每块 GPU 都持有完整矩阵。</translation>
+        </message>
+        <message>
+            <source>Case {k}: C = A · B on {n} GPUs</source>
+            <translation>情形 {k}：在 {n} 块 GPU 上计算 C = A · B</translation>
+        </message>
+        <message>
+            <source>Every GPU holds — and computes its own rows, no communication:</source>
+            <translation>每块 GPU 持有（并计算自己的行，无需通信）：</translation>
+        </message>
+        <message>
+            <source>all-gather A</source>
+            <translation>all-gather A</translation>
+        </message>
+        <message>
+            <source>all-gather B</source>
+            <translation>all-gather B</translation>
+        </message>
+        <message>
+            <source>all-reduce the partial sums of C</source>
+            <translation>对 C 的部分和做 all-reduce</translation>
+        </message>
+        <message>
+            <source>1. Each GPU holds:</source>
+            <translation>1. 每块 GPU 持有：</translation>
+        </message>
+        <message>
+            <source>2. After {what}:</source>
+            <translation>2. {what} 之后：</translation>
+        </message>
+        <message>
+            <source>every GPU</source>
+            <translation>每块 GPU</translation>
+        </message>
+        <message>
+            <source>rows split</source>
+            <translation>按行切</translation>
+        </message>
+        <message>
+            <source>columns split</source>
+            <translation>按列切</translation>
+        </message>
+        <message>
+            <source>partial sums</source>
+            <translation>部分和</translation>
+        </message>
+    </context>
+    <context>
+        <name>PredictController</name>
+        <message>
+            <source>The collective is finished.</source>
+            <translation>这次集合通信已经完成。</translation>
+        </message>
+        <message>
+            <source>Step %1 of %2 — predict before it happens:</source>
+            <translation>第 %1 / %2 步 — 先预测，再看：</translation>
+        </message>
+        <message>
+            <source>its whole buffer</source>
+            <translation>它的整个缓冲区</translation>
+        </message>
+        <message>
+            <source>chunk %1</source>
+            <translation>第 %1 块</translation>
+        </message>
+        <message>
+            <source>GPU %1 sends %2. &lt;b&gt;Click the device that receives it&lt;/b&gt; (or type its number; the switch, if it goes into the switch).</source>
+            <translation>GPU %1 发送%2。&lt;b&gt;点击接收它的设备&lt;/b&gt;（或输入设备号；如果发往交换机，就点交换机）。</translation>
+        </message>
+        <message>
+            <source>&lt;b&gt;Which chunk arrives at GPU %1?&lt;/b&gt; Click or type its number.</source>
+            <translation>&lt;b&gt;哪一块会到达 GPU %1？&lt;/b&gt;点击或输入块号。</translation>
+        </message>
+        <message>
+            <source>Skipped.</source>
+            <translation>已跳过。</translation>
+        </message>
+        <message>
+            <source>Right: %1.</source>
+            <translation>答对了：%1。</translation>
+        </message>
+        <message>
+            <source>Not quite: you chose %1, the answer is %2.</source>
+            <translation>不对：你选的是 %1，答案是 %2。</translation>
+        </message>
+        <message>
+            <source>the switch</source>
+            <translation>交换机</translation>
+        </message>
+        <message>
+            <source>GPU %1</source>
+            <translation>GPU %1</translation>
+        </message>
+        <message>
+            <source>%1 (%2): %3 of %4 right</source>
+            <translation>%1（%2）：%4 题答对 %3 题</translation>
+        </message>
+        <message>
+            <source>Score: no answers yet</source>
+            <translation>得分：还没有作答</translation>
+        </message>
+    </context>
+    <context>
+        <name>PredictPanel</name>
+        <message>
+            <source>Skip (reveal)</source>
+            <translation>跳过（直接揭晓）</translation>
+        </message>
+        <message>
+            <source>Show the step without answering (not scored)</source>
+            <translation>不作答，直接看这一步（不计分）</translation>
+        </message>
+    </context>
+    <context>
+        <name>Presentation</name>
+        <message>
+            <source>Light</source>
+            <translation>浅色</translation>
+        </message>
+        <message>
+            <source>Dark</source>
+            <translation>深色</translation>
+        </message>
+        <message>
+            <source>High contrast (projector)</source>
+            <translation>高对比度（投影）</translation>
+        </message>
+        <message>
+            <source>Other</source>
+            <translation>其他</translation>
+        </message>
+        <message>
+            <source>Keyboard shortcuts</source>
+            <translation>键盘快捷键</translation>
+        </message>
+        <message>
+            <source>Press ? or Esc to close.</source>
+            <translation>按 ? 或 Esc 关闭。</translation>
+        </message>
+    </context>
+    <context>
+        <name>PresentationController</name>
+        <message>
+            <source>&amp;Presentation mode</source>
+            <translation>演示模式(&amp;P)</translation>
+        </message>
+        <message>
+            <source>Full screen with large text for a projector (F11; Esc leaves)</source>
+            <translation>全屏、大字号，适合投影（F11；Esc 退出）</translation>
+        </message>
+        <message>
+            <source>&amp;Larger text and lines</source>
+            <translation>放大文字和线条(&amp;L)</translation>
+        </message>
+        <message>
+            <source>&amp;Smaller text and lines</source>
+            <translation>缩小文字和线条(&amp;S)</translation>
+        </message>
+        <message>
+            <source>&amp;Normal size</source>
+            <translation>正常大小(&amp;N)</translation>
+        </message>
+        <message>
+            <source>&amp;Keyboard shortcuts</source>
+            <translation>键盘快捷键(&amp;K)</translation>
+        </message>
+        <message>
+            <source>Next &amp;theme</source>
+            <translation>下一个主题(&amp;T)</translation>
+        </message>
+        <message>
+            <source>Leave presentation mode</source>
+            <translation>退出演示模式</translation>
+        </message>
+    </context>
+    <context>
+        <name>RingView</name>
+        <message>
+            <source>Devices around the switch. Click a device to select it.</source>
+            <translation>设备围绕交换机排列。点击设备可选中它。</translation>
+        </message>
+        <message>
+            <source>GPU {d}</source>
+            <translation>GPU {d}</translation>
+        </message>
+        <message>
+            <source>GPU colours:</source>
+            <translation>GPU 颜色：</translation>
+        </message>
+        <message>
+            <source>A slot's colour says whose data it holds; grey = not there yet. Outlined: arrived in the last step.</source>
+            <translation>格子的颜色表示它存的是谁的数据；灰色 = 还没到。加框：上一步刚到达。</translation>
+        </message>
+        <message>
+            <source>A slot's colour says whose data it holds; bands = a partial sum of those GPUs' data. Outlined: changed in the last step.</source>
+            <translation>格子的颜色表示它存的是谁的数据；条纹 = 这些 GPU 数据的部分和。加框：上一步刚改变。</translation>
+        </message>
+        <message>
+            <source>A slot's colour says whose data it holds; a partly filled slot is a partial sum, filled by the share of GPUs already added. Outlined: changed in the last step.</source>
+            <translation>格子的颜色表示它存的是谁的数据；部分填充的格子是部分和，填充比例 = 已累加的 GPU 占比。加框：上一步刚改变。</translation>
+        </message>
+        <message>
+            <source>GPU {d} · {k} queued</source>
+            <translation>GPU {d} · 排队 {k} 条</translation>
+        </message>
+        <message>
+            <source>NVSwitch</source>
+            <translation>NVSwitch</translation>
+        </message>
+        <message>
+            <source>PCIe switch</source>
+            <translation>PCIe 交换机</translation>
+        </message>
+        <message>
+            <source>switch</source>
+            <translation>交换机</translation>
+        </message>
+        <message>
+            <source>t = {t} of {T}</source>
+            <translation>t = {t} / {T}</translation>
+        </message>
+        <message>
+            <source>No communication in this scenario.</source>
+            <translation>这个场景没有通信。</translation>
+        </message>
+        <message>
+            <source>No communication: every GPU multiplies its own rows of A by all of B.</source>
+            <translation>无需通信：每块 GPU 用自己的 A 的行乘完整的 B。</translation>
+        </message>
+        <message>
+            <source>Sharded matmul, case {k}</source>
+            <translation>切分矩阵乘法，情形 {k}</translation>
+        </message>
+        <message>
+            <source>Tensor-parallel decode step</source>
+            <translation>张量并行 decode 一步</translation>
+        </message>
+        <message>
+            <source>Tensor-parallel forward</source>
+            <translation>张量并行前向</translation>
+        </message>
+        <message>
+            <source>done</source>
+            <translation>已完成</translation>
+        </message>
+        <message>
+            <source>in progress</source>
+            <translation>进行中</translation>
+        </message>
+        <message>
+            <source>max |C − A·B| = {d:.1e}</source>
+            <translation>max |C − A·B| = {d:.1e}</translation>
+        </message>
+        <message>
+            <source>max |TP − single| = {d:.1e}</source>
+            <translation>max |TP − 单卡| = {d:.1e}</translation>
+        </message>
+        <message>
+            <source>next</source>
+            <translation>即将开始</translation>
+        </message>
+        <message>
+            <source>one device: nothing to send</source>
+            <translation>只有一个设备：无需发送</translation>
+        </message>
+        <message>
+            <source>{coll} · {state}</source>
+            <translation>{coll} · {state}</translation>
+        </message>
+        <message>
+            <source>{what} · {n} GPUs · S = {S} · {link}</source>
+            <translation>{what} · {n} 块 GPU · S = {S} · {link}</translation>
+        </message>
+        <message>
+            <source>{where}: {coll} · step {k} of {K} ({state})</source>
+            <translation>{where}：{coll} · 第 {k} / {K} 步（{state}）</translation>
+        </message>
+        <message>
+            <source>Step {k} of {K} ({state})</source>
+            <translation>第 {k} / {K} 步（{state}）</translation>
+        </message>
+    </context>
+    <context>
+        <name>ScenarioIO</name>
+        <message>
+            <source>"kind" must be one of %1, not %2.</source>
+            <translation>"kind" 必须是 %1 之一，而不是 %2。</translation>
+        </message>
+        <message>
+            <source>"n" must be a whole number of devices, not %1.</source>
+            <translation>"n" 必须是整数个设备，而不是 %1。</translation>
+        </message>
+        <message>
+            <source>"n" must be between 1 and %1, not %2.</source>
+            <translation>"n" 必须在 1 到 %1 之间，而不是 %2。</translation>
+        </message>
+        <message>
+            <source>"algo" must be one of %1, not %2.</source>
+            <translation>"algo" 必须是 %1 之一，而不是 %2。</translation>
+        </message>
+        <message>
+            <source>"nbytes" must be a positive number of bytes, not %1.</source>
+            <translation>"nbytes" 必须是正的字节数，而不是 %1。</translation>
+        </message>
+        <message>
+            <source>"nbytes" must be at most 1 TiB, not %1.</source>
+            <translation>"nbytes" 最多 1 TiB，而不是 %1。</translation>
+        </message>
+        <message>
+            <source>"link" must be one of %1, not %2.</source>
+            <translation>"link" 必须是 %1 之一，而不是 %2。</translation>
+        </message>
+        <message>
+            <source>"scenario" must be an object with the fields %1.</source>
+            <translation>"scenario" 必须是包含字段 %1 的对象。</translation>
+        </message>
+        <message>
+            <source>Unknown scenario field %1.</source>
+            <translation>未知的场景字段 %1。</translation>
+        </message>
+        <message>
+            <source>The scenario field %1 is missing.</source>
+            <translation>缺少场景字段 %1。</translation>
+        </message>
+        <message>
+            <source>This is not a scenario file: it is not valid JSON (line %1, column %2).</source>
+            <translation>这不是场景文件：不是合法的 JSON（第 %1 行，第 %2 列）。</translation>
+        </message>
+        <message>
+            <source>This is not a Shard Lab scenario file (its "schema" is not "%1").</source>
+            <translation>这不是 Shard Lab 场景文件（它的 "schema" 不是 "%1"）。</translation>
+        </message>
+        <message>
+            <source>The scenario file has no valid "version".</source>
+            <translation>场景文件没有合法的 "version"。</translation>
+        </message>
+        <message>
+            <source>Scenario file version %1 is not supported: this Shard Lab reads version %2.</source>
+            <translation>不支持版本 %1 的场景文件：当前 Shard Lab 读取版本 %2。</translation>
+        </message>
+        <message>
+            <source>Unknown field %1 in the scenario file.</source>
+            <translation>场景文件里有未知字段 %1。</translation>
+        </message>
+        <message>
+            <source>The scenario file has no "scenario".</source>
+            <translation>场景文件里没有 "scenario"。</translation>
+        </message>
+        <message>
+            <source>"playback" may only hold "step".</source>
+            <translation>"playback" 里只能有 "step"。</translation>
+        </message>
+        <message>
+            <source>"playback.step" must be a whole number &gt;= 0.</source>
+            <translation>"playback.step" 必须是 &gt;= 0 的整数。</translation>
+        </message>
+        <message>
+            <source>"note" must be text.</source>
+            <translation>"note" 必须是文本。</translation>
+        </message>
+        <message>
+            <source>%1 is not a scenario file: it is %2 bytes, a scenario is under %3.</source>
+            <translation>%1 不是场景文件：它有 %2 字节，而场景文件小于 %3 字节。</translation>
+        </message>
+        <message>
+            <source>Cannot read %1: %2.</source>
+            <translation>无法读取 %1：%2。</translation>
+        </message>
+        <message>
+            <source>%1 is not a scenario file: it is not UTF-8 text.</source>
+            <translation>%1 不是场景文件：它不是 UTF-8 文本。</translation>
+        </message>
+    </context>
+    <context>
+        <name>TimelineView</name>
+        <message>
+            <source>Timeline</source>
+            <translation>时间线</translation>
+        </message>
+        <message>
+            <source>Each GPU: upper bar = sending, lower bar = receiving. Click to jump there.</source>
+            <translation>每块 GPU：上方条 = 发送，下方条 = 接收。点击可跳到该时刻。</translation>
+        </message>
+        <message>
+            <source>simulated time ({unit})</source>
+            <translation>模拟时间（{unit}）</translation>
+        </message>
+        <message>
+            <source>GPU {d}</source>
+            <translation>GPU {d}</translation>
+        </message>
+        <message>
+            <source>switch</source>
+            <translation>交换机</translation>
+        </message>
+    </context>
+</TS>

@@ -1,0 +1,189 @@
+"""The calibration dialog: nccl-tests file -> link; measuring off the GUI thread; cancel."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import shiboken6
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtGui import QColor  # noqa: E402
+
+from app import theme  # noqa: E402
+from app.calibration import CalibrationDialog  # noqa: E402
+from simcore import mpi  # noqa: E402
+from simcore.calibrate import MEASURED, Point, coefficients  # noqa: E402
+from simcore.comm_sim import LinkSpec  # noqa: E402
+from test_calibrate import ALPHA, BW, nccl_text  # noqa: E402
+
+
+def fake_points(n=4, alpha=ALPHA, bw=BW):
+    out = []
+    for op, algo in (("all-reduce", "ring"), ("all-gather", "ring")):
+        a, b = coefficients(op, algo, n)
+        out += [Point(op, algo, n, float(S), a * alpha + b * S / bw) for S in (8, 1024, 2**20, 2**26)]
+    return out
+
+
+class FakeMeasure:
+    """simcore.mpi.measure's signature; reports progress, then waits for cancel or `release`."""
+
+    def __init__(self, block=True):
+        self.block = block
+        self.release = threading.Event()
+        self.calls = []
+        self.threads = []
+
+    def __call__(self, n, sizes, ops=None, repeats=5, allow_root=False, progress=None, cancel=None):
+        self.calls.append((n, list(sizes), ops, repeats))
+        self.threads.append(threading.current_thread())
+        progress(1, 10)
+        deadline = time.monotonic() + 20
+        while self.block and not self.release.is_set():
+            if cancel.is_set():
+                raise mpi.Cancelled("cancelled")
+            if time.monotonic() > deadline:
+                raise RuntimeError("the test never cancelled or released the fake measurement")
+            time.sleep(0.01)
+        progress(10, 10)
+        return fake_points(n), {"library": "Fake MPI 1.0, test"}
+
+
+@pytest.fixture
+def dialog(qtbot):
+    def make(**kw):
+        dlg = CalibrationDialog(**kw)
+        qtbot.addWidget(dlg)
+        return dlg
+    return make
+
+
+def test_nccl_file_becomes_a_link(dialog, qtbot, tmp_path):
+    path = tmp_path / "all_reduce_perf.txt"
+    path.write_text(nccl_text("all-reduce", 8))
+    dlg = dialog(measure_fn=FakeMeasure())
+    assert dlg.link() is None and not dlg.use_button.isEnabled()
+    assert dlg.open_nccl_file(str(path))
+    link = dlg.link()
+    assert isinstance(link, LinkSpec) and link.name == "nccl-tests, 8 GPUs"
+    assert link.alpha == pytest.approx(ALPHA, rel=0.01) and link.bw == pytest.approx(BW, rel=0.01)
+    assert "all-reduce n=8" in dlg.status.text()
+    assert "α = 4.2 µs" in dlg.result.text()
+    dlg.name_edit.setText("our DGX")
+    with qtbot.waitSignal(dlg.link_ready, timeout=2000) as sig:
+        dlg.use_button.click()
+    assert sig.args[0] == LinkSpec("our DGX", link.alpha, link.bw)
+
+
+def test_bad_nccl_file_leaves_no_link(dialog, tmp_path):
+    path = tmp_path / "junk.txt"
+    path.write_text("not a table\n")
+    dlg = dialog(measure_fn=FakeMeasure())
+    assert not dlg.open_nccl_file(str(path))
+    assert dlg.link() is None and not dlg.use_button.isEnabled()
+    assert "no nccl-tests table" in dlg.status.text()
+    assert not dlg.open_nccl_file(str(tmp_path / "missing.txt"))
+
+
+def test_measurement_runs_off_the_gui_thread_and_gives_a_link(dialog, qtbot):
+    fake = FakeMeasure(block=True)
+    dlg = dialog(measure_fn=fake)
+    dlg.n_spin.setValue(4)
+    dlg.sizes_edit.setText("1KiB..1MiB:x32")
+    dlg.start_measurement()
+    assert dlg.is_running() and dlg.thread_running()
+    assert not dlg.measure_button.isEnabled() and dlg.cancel_button.isEnabled()
+    qtbot.waitUntil(lambda: dlg.progress.value() == 1 and dlg.progress.maximum() == 10, timeout=5000)
+    fake.release.set()
+    qtbot.waitUntil(lambda: not dlg.thread_running(), timeout=5000)
+    assert fake.threads[0] is not threading.main_thread()
+    assert fake.calls[0][:2] == (4, [1024, 32768, 2**20])
+    link = dlg.link()
+    assert link.name == MEASURED
+    assert (link.alpha, link.bw) == (pytest.approx(ALPHA), pytest.approx(BW))
+    assert dlg.progress.value() == dlg.progress.maximum()
+    assert len(dlg._curves) == 2  # one dot series and one model curve per collective
+    assert dlg.measure_button.isEnabled() and not dlg.cancel_button.isEnabled()
+
+
+def test_cancel_leaves_no_thread_running(dialog, qtbot):
+    fake = FakeMeasure(block=True)
+    dlg = dialog(measure_fn=fake)
+    dlg.start_measurement()
+    thread = dlg._thread
+    qtbot.waitUntil(lambda: dlg.progress.maximum() == 10, timeout=5000)
+    dlg.cancel_button.click()
+    qtbot.waitUntil(lambda: not dlg.thread_running(), timeout=5000)
+    # the QThread has finished and been deleted (deleteLater after finished)
+    qtbot.waitUntil(lambda: not shiboken6.isValid(thread) or thread.isFinished(), timeout=5000)
+    assert not dlg.is_running() and dlg.link() is None
+    assert "cancelled" in dlg.status.text()
+    # and the dialog can measure again
+    fake.release.set()
+    dlg.start_measurement()
+    qtbot.waitUntil(lambda: dlg.link() is not None, timeout=5000)
+    qtbot.waitUntil(lambda: not dlg.thread_running(), timeout=5000)
+
+
+def test_closing_while_measuring_stops_the_thread(dialog, qtbot):
+    fake = FakeMeasure(block=True)
+    dlg = dialog(measure_fn=fake)
+    dlg.show()
+    dlg.start_measurement()
+    qtbot.waitUntil(lambda: dlg.progress.maximum() == 10, timeout=5000)
+    thread = dlg._thread
+    dlg.reject()  # waits for the cancelled measurement to return
+    assert not shiboken6.isValid(thread) or thread.isFinished()
+    assert not dlg.thread_running()
+
+
+def test_failure_is_shown(dialog, qtbot):
+    def broken(**kw):
+        raise mpi.MPIError("mpiexec exited with code 1")
+
+    dlg = dialog(measure_fn=broken, sync=True)
+    dlg.start_measurement()
+    assert "Measurement failed: mpiexec exited with code 1" in dlg.status.text()
+    assert dlg.link() is None and not dlg.is_running()
+    dlg.sizes_edit.setText("lots")
+    dlg.start_measurement()
+    assert "cannot read a size" in dlg.status.text()
+
+
+def test_plot_shows_points_and_model(dialog, qtbot):
+    dlg = dialog(measure_fn=FakeMeasure(block=False), sync=True)
+    dlg.resize(1100, 700)
+    dlg.show()
+    dlg.start_measurement()
+    assert dlg.link() is not None
+    qtbot.waitExposed(dlg)
+    img = dlg.plot.grab().toImage()
+    want = QColor(theme.palette().device_colors[0])
+    hits = 0
+    for y in range(0, img.height(), 2):
+        for x in range(0, img.width(), 2):
+            c = img.pixelColor(x, y)
+            hits += abs(c.red() - want.red()) + abs(c.green() - want.green()) + abs(c.blue() - want.blue()) < 40
+    assert hits > 50  # the first collective's dots and line are on screen, in its colour
+    dlg.retranslate_ui()  # a language switch re-sets every text without losing the fit
+    assert "α =" in dlg.result.text()
+
+
+@pytest.mark.skipif(mpi.unavailable_reason() is not None, reason=f"MPI unavailable: {mpi.unavailable_reason()}")
+def test_real_measurement(dialog, qtbot, monkeypatch):
+    for k in mpi.ROOT_VARS:
+        monkeypatch.setenv(k, "1")
+    dlg = dialog()
+    assert dlg.measure_button.isEnabled()
+    dlg.n_spin.setValue(2)
+    dlg.sizes_edit.setText("4KiB..4MiB:x32")
+    dlg.repeats_spin.setValue(2)
+    dlg.ops_combo.setCurrentIndex(dlg.ops_combo.findData("ring"))
+    dlg.start_measurement()
+    qtbot.waitUntil(lambda: not dlg.thread_running(), timeout=60000)
+    assert dlg.link() is not None, dlg.status.text()
+    assert {(p.op, p.algo) for p in dlg.points()} == {("all-reduce", "ring"), ("all-gather", "ring"),
+                                                    ("reduce-scatter", "ring")}
+    assert np.all([p.seconds > 0 for p in dlg.points()])

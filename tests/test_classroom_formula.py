@@ -1,0 +1,56 @@
+"""The formula panel: symbolic closed form, numbers substituted, beside the simulated total."""
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from app.explain import fmt_time  # noqa: E402
+from app.formula_panel import closed_form, formula_html  # noqa: E402
+from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+from simcore.comm_sim import ALLREDUCE_ALGOS, NVLINK4, t_formula  # noqa: E402
+from simcore.scenarios import run_collective  # noqa: E402
+
+CASES = [("all-gather", "ring"), ("reduce-scatter", "ring")] + [("all-reduce", a) for a in ALLREDUCE_ALGOS]
+
+
+@pytest.mark.parametrize("op,algo", CASES)
+def test_the_written_form_is_the_engine_formula(op, algo):
+    for n in range(1, 21):
+        for S in (8.0, 2.0**20, 3e9):
+            cf = closed_form(op, algo, n)
+            want = t_formula(algo, n, S, NVLINK4.alpha, NVLINK4.bw, op=op)
+            got = cf.seconds(S, NVLINK4.alpha, NVLINK4.bw) if n > 1 else 0.0
+            assert got == pytest.approx(want, rel=1e-12), (op, algo, n, S)
+
+
+@pytest.mark.parametrize("op,algo", CASES)
+def test_symbols_numbers_and_the_simulated_total(op, algo):
+    n, S = 8, 2.0**20
+    run = run_collective(op, n, S, algo)
+    c = run.trace.collectives[0]
+    text = formula_html(c.op, c.algo, c.n, c.nbytes, NVLINK4.alpha, NVLINK4.bw,
+                        simulated=c.t_end - c.t_start, link_name=NVLINK4.name)
+    assert "<i>α</i>" in text and "<i>S</i>" in text and "<i>β</i>" in text  # symbolic
+    assert "<i>T</i> = " + closed_form(op, algo, n).steps_sym in text
+    assert "1 MiB" in text and "450 GB/s" in text and "1.9 µs" in text  # numbers substituted
+    total = fmt_time(t_formula(algo, n, S, NVLINK4.alpha, NVLINK4.bw, op=op))
+    assert f"= <b>{total}</b>" in text
+    assert "equals the closed form ✓" in text  # the simulation agrees
+
+
+def test_a_disagreeing_simulation_is_not_hidden():
+    text = formula_html("all-gather", "ring", 4, 2.0**20, 1e-6, 1e11, simulated=1.0)
+    assert "differs from the closed form" in text
+
+
+@pytest.mark.usefixtures("classroom_env")
+def test_the_panel_follows_the_scenario(qtbot):
+    w = make_window(qtbot, "all-gather", 8)
+    panel = w.classroom.formula
+    assert "(<i>n</i> − 1)" in panel.text() and "(8 − 1)" in panel.text()
+    w.model.update(kind="all-reduce", algo="rd", n=8)
+    assert "log<sub>2</sub> <i>n</i>" in panel.text() and "log<sub>2</sub> 8" in panel.text()
+    w.model.update(algo="innet", n=5)
+    assert "(<i>n</i> + 1)" in panel.text() and "(5 + 1)" in panel.text()
+    w.model.update(n=1)
+    assert "nothing to send" in panel.text()
