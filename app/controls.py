@@ -225,5 +225,13 @@ class ControlPanel(QWidget):
         if value != self.model.scenario.nbytes:
             self._apply(nbytes=value)
 
+    def add_link(self, key: str, spec):
+        """Offer one more link (a measured one) in the link menu."""
+        i = self.link.findData(key)
+        if i < 0:
+            self.link.addItem(spec.name, key)
+        else:
+            self.link.setItemText(i, spec.name)
+
     def _on_link_activated(self, i):
         self._apply(link=self.link.itemData(i))

@@ -174,6 +174,7 @@ class MainWindow(QMainWindow):
         self.act_quit = self._action("actQuit", self.close, [QKeySequence.Quit])
         self.act_fullscreen = self._action("actFullScreen", self._on_fullscreen_triggered, ["F11"],
                                            checkable=True)
+        self.act_calibrate = self._action("actCalibrate", self._on_calibrate_triggered)
         self.act_keys = self._action("actKeys", self._on_keys_triggered, ["F1"])
         self.act_about = self._action("actAbout", self._on_about_triggered)
         self.tab_actions = []
@@ -214,6 +215,8 @@ class MainWindow(QMainWindow):
         mb = self.menuBar()
         self.menu_file = mb.addMenu("")
         self.menu_file.addAction(self.act_screenshot)
+        self.menu_file.addSeparator()
+        self.menu_file.addAction(self.act_calibrate)
         self.menu_file.addSeparator()
         self.menu_file.addAction(self.act_quit)
         self.menu_play = mb.addMenu("")
@@ -273,6 +276,8 @@ class MainWindow(QMainWindow):
             self.act_screenshot: (self.tr("Save screenshot…"), self.tr("Save the window as a PNG (Ctrl+Shift+S)")),
             self.act_quit: (self.tr("Quit"), self.tr("Quit Shard Lab")),
             self.act_fullscreen: (self.tr("Full screen"), self.tr("Full screen (F11)")),
+            self.act_calibrate: (self.tr("Calibrate the link…"),
+                                 self.tr("Measure α and β with MPI or read nccl-tests output, and use them as a link")),
             self.act_keys: (self.tr("Keyboard shortcuts"), self.tr("Keyboard shortcuts (F1)")),
             self.act_about: (self.tr("About Shard Lab"), self.tr("About Shard Lab")),
         }
@@ -359,6 +364,31 @@ class MainWindow(QMainWindow):
             "Space  play / pause\n← / →  previous / next step\nHome / End  start / end\n"
             "[ / ]  slower / faster\nO  loop\nCtrl+1 …  switch tabs\nF11  full screen\n"
             "Ctrl+Shift+S  save a screenshot"))
+
+    def _on_calibrate_triggered(self):
+        from .calibration import CalibrationDialog
+
+        dlg = getattr(self, "calibration_dialog", None)
+        if dlg is None:
+            dlg = self.calibration_dialog = CalibrationDialog(self)
+            dlg.link_ready.connect(self.add_link_preset)
+        dlg.show()
+        dlg.raise_()
+
+    def add_link_preset(self, link) -> str:
+        """Offer a measured LinkSpec as a link preset and switch the scenario to it; returns its key."""
+        from simcore.comm_sim import LINKS
+
+        k, key = 1, "measured"
+        while key in LINKS and LINKS[key] != link:
+            k += 1
+            key = f"measured-{k}"
+        LINKS[key] = link
+        self.controls.add_link(key, link)
+        if self.model.update(link=key):
+            self.statusBar().showMessage(self.tr("Now simulating on {name}: α {a:.2f} µs, β {b:.1f} GB/s").format(
+                name=link.name, a=link.alpha * 1e6, b=link.bw / 1e9), 15000)
+        return key
 
     def _on_about_triggered(self):
         QMessageBox.about(self, self.tr("About Shard Lab"), self.tr(

@@ -236,3 +236,27 @@ def test_extra_views_register_as_tabs(qtbot, monkeypatch):
     assert win.tab_keys() == ["ring", "weights", "buffers", "latency"]
     assert win.select_tab("latency") and win.current_tab() == "latency"
     assert win.tabs.tabText(1) == "Weights"
+
+
+def test_a_calibrated_link_becomes_a_preset_and_times_the_scenario(qtbot):
+    from simcore import comm_sim
+    from simcore.comm_sim import LinkSpec, t_formula
+
+    before = dict(comm_sim.LINKS)
+    try:
+        model, pb, win = make_window(qtbot, kind="all-reduce", n=4)
+        win.act_calibrate.trigger()
+        assert win.calibration_dialog.isVisible()
+        link = LinkSpec("measured on this machine", alpha=5e-6, bw=2e9)
+        win.calibration_dialog.link_ready.emit(link)
+        assert model.scenario.link == "measured"
+        assert win.controls.link.currentData() == "measured"
+        c = model.run.trace.collectives[0]
+        want = t_formula("ring", 4, c.nbytes, 5e-6, 2e9)
+        assert c.t_end - c.t_start == pytest.approx(want, rel=1e-9)
+        # a second, different measurement gets its own key; the first stays selectable
+        assert win.add_link_preset(LinkSpec("cluster", alpha=3e-6, bw=20e9)) == "measured-2"
+        assert win.controls.link.findData("measured") >= 0
+    finally:
+        comm_sim.LINKS.clear()
+        comm_sim.LINKS.update(before)
