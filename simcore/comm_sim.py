@@ -461,6 +461,10 @@ def t_formula(algo, n, msg_bytes, alpha, bw, op="all-reduce"):
         raise ValueError(f"n must be >= 1, got {n}")
     nf = n_arr.astype(float)
     S = np.asarray(msg_bytes, dtype=float)
+    if not np.all(np.isfinite(S) & (S >= 0)):
+        raise ValueError(f"message size must be a finite number of bytes >= 0, got {msg_bytes!r}")
+    if not (math.isfinite(alpha) and alpha >= 0 and math.isfinite(bw) and bw > 0):
+        raise ValueError(f"alpha must be >= 0 s and bw > 0 bytes/s (both finite), got {alpha!r}, {bw!r}")
     if op in ("all-gather", "reduce-scatter"):
         if algo != "ring":
             raise ValueError(f"{op} is simulated with the ring algorithm only, not {algo!r}")
@@ -485,6 +489,12 @@ def t_formula(algo, n, msg_bytes, alpha, bw, op="all-reduce"):
 
 def message_count(algo, n, op="all-reduce"):
     """How many messages one collective sends (what the trace must contain)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a whole number of devices >= 1, got {n!r}")
+    if op == "all-reduce" and algo not in ALLREDUCE_ALGOS:
+        raise ValueError(f"unknown all-reduce algorithm {algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
+    if op not in OPS:
+        raise ValueError(f"unknown collective {op!r}; choose one of {', '.join(OPS)}")
     if n == 1:
         return 0
     if op in ("all-gather", "reduce-scatter"):

@@ -66,6 +66,7 @@ class Trace:
     def __init__(self):
         self.messages: list[Message] = []
         self.collectives: list[Collective] = []
+        self._step_times: dict[int, list] = {}  # a collective is recorded once complete: safe to memoise
 
     def __len__(self):
         return len(self.messages)
@@ -92,13 +93,18 @@ class Trace:
 
     def step_times(self, coll_id: int) -> list[tuple[float, float]]:
         """(first start, last end) of every step of a collective, in step order."""
+        cached = self._step_times.get(coll_id)
+        if cached is not None and len(cached) == self.collectives[coll_id].n_steps:
+            return list(cached)
         c = self.collectives[coll_id]
         spans = [[float("inf"), float("-inf")] for _ in range(c.n_steps)]
         for m in self.messages_of(coll_id):
             s = spans[m.step]
             s[0] = min(s[0], m.t_start)
             s[1] = max(s[1], m.t_end)
-        return [tuple(s) for s in spans]
+        out = [tuple(s) for s in spans]
+        self._step_times[coll_id] = out
+        return list(out)
 
     # -- what each device holds ---------------------------------------------------------
     def holdings(self, coll_id: int, step: int | None = None, t: float | None = None) -> dict:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from simcore.comm_sim import (ALLREDUCE_ALGOS, MAX_DEVICES, NVLINK4, Comm, LinkSpec, allgather_ring,
-                              reduce_scatter_ring, switch, t_formula)
+                              message_count, reduce_scatter_ring, switch, t_formula)
 from simcore.scenarios import parse_bytes, run_collective
 from simcore.sharding import all_gather, all_reduce, make_comm, matmul_case3, reduce_scatter, shard
 
@@ -79,12 +79,19 @@ def test_bad_message_size(size):
             run_collective(op, 4, size, algo)
 
 
-@pytest.mark.xfail(strict=True, reason="t_formula does not check msg_bytes yet (returns nan / a number)")
 @pytest.mark.parametrize("size", [NAN, -1, INF])
 def test_closed_form_rejects_bad_message_size(size):
     # the decode-latency view feeds t_formula directly; a NaN there becomes an empty plot
     with pytest.raises(ValueError, match="size|bytes"):
         t_formula("ring", 4, size, 1e-6, 1e9)
+    with pytest.raises(ValueError, match="size|bytes"):
+        t_formula("ring", np.arange(1, 9), np.full(8, size), 1e-6, 1e9)  # the vectorized form too
+
+
+@pytest.mark.parametrize("n", [0, -3, 2.5, True])
+def test_message_count_rejects_bad_n(n):
+    with pytest.raises(ValueError, match="n must be"):
+        message_count("ring", n)
 
 
 @pytest.mark.parametrize("scale", [NAN, -1, 0, INF])
