@@ -2,12 +2,14 @@
 shard-lab — the app's command line (also `python -m app`).
 
     shard-lab [--scenario KIND] [--n N] [--algo ring|rd|innet|direct] [--bytes S] [--link L]
-              [--step K] [--lang en|zh] [--screenshot PATH [--size WxH]]
+              [--step K] [--tab ring|weights|buffers|latency] [--lang en|zh]
+              [--screenshot PATH [--size WxH]]
 
 Without arguments it opens on ring all-gather with n = 8. `--step K` shows step K in flight
 (blocks on their way; 0 = the start). `--screenshot PATH` renders the main window at that state
-to a PNG (offscreen when there is no display) and exits 0 — for making slides. A bad value
-prints one line on stderr and exits 2.
+to a PNG (offscreen when there is no display) and exits 0 — for making slides. `--tab` picks
+the view in the centre (tp-forward opens on the weight slices, decode on the latency plot). A
+bad value prints one line on stderr and exits 2.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import sys
 KINDS = ("all-gather", "reduce-scatter", "all-reduce", "matmul-1", "matmul-2", "matmul-3", "matmul-4",
          "tp-forward", "decode")
 ALGOS = ("ring", "rd", "innet", "direct")
+TABS = ("ring", "weights", "buffers", "latency")
 MIN_W, MIN_H, MAX_SIDE = 1280, 720, 7680
 
 
@@ -41,6 +44,7 @@ def _parser() -> _Parser:
     p.add_argument("--bytes", default="1MiB", help="message size S, e.g. 64KiB, 1MiB, 2GB (default 1MiB)")
     p.add_argument("--link", default="nvlink4", help="link preset (default nvlink4)")
     p.add_argument("--step", default=None, help="show step K in flight; 0 = the start")
+    p.add_argument("--tab", default=None, choices=TABS, help="the view to show: " + ", ".join(TABS))
     p.add_argument("--lang", default=None, choices=("en", "zh"), help="interface language")
     p.add_argument("--screenshot", default=None, metavar="PATH", help="save the window as PNG and exit")
     p.add_argument("--size", default="1600x900", help="window size for --screenshot, WxH (at least 1280x720)")
@@ -138,6 +142,8 @@ def main(argv=None) -> int:
     win = MainWindow(model, playback)
     if step is not None:
         playback.seek(step_time(playback.stops, step))
+    if args.tab and not win.select_tab(args.tab):
+        return _fail(f"--tab {args.tab}: that view is not available here")
     if args.screenshot:
         win.resize(*size)
         win.show()

@@ -70,6 +70,10 @@ class RingPage(QWidget):
 
 
 class MainWindow(QMainWindow):
+    # docks that say nothing about a tab's view, hidden while it is shown and brought back after:
+    # the weight slices and the latency plot need the room more than the ring step's story does
+    TAB_HIDES = {"weights": (Qt.RightDockWidgetArea, Qt.BottomDockWidgetArea),
+                 "latency": (Qt.RightDockWidgetArea, Qt.BottomDockWidgetArea, Qt.LeftDockWidgetArea)}
     def __init__(self, model: ScenarioModel | None = None, playback: Playback | None = None, parent=None):
         super().__init__(parent)
         self.setObjectName("MainWindow")
@@ -84,6 +88,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.ring_page, "")
         self._add_extra_views()
         self.setCentralWidget(self.tabs)
+        self._auto_hidden = []  # docks a tab hid to give its view the room (see TAB_HIDES)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
         self.controls = ControlPanel(self.model)
         self.explain = ExplainPanel(self.model, self.playback)
         self.timeline = TimelineView(self.model, self.playback)
@@ -112,6 +118,7 @@ class MainWindow(QMainWindow):
         self._select_tab_for(self.model.scenario)
         self.ring_view.setFocus()
         self._install_classroom()
+        self._on_tab_changed(self.tabs.currentIndex())  # the classroom's docks exist only now
 
     # -- classroom (issue 6: app/classroom.py owns this; keep it one call) ---------------------
     def _install_classroom(self):
@@ -423,6 +430,29 @@ class MainWindow(QMainWindow):
 
     def current_tab(self) -> str:
         return self._tab_keys[self.tabs.currentIndex()]
+
+    def _on_tab_changed(self, i):
+        key = self._tab_keys[i] if 0 <= i < len(self._tab_keys) else None
+        areas = self.TAB_HIDES.get(key, ())
+        for d in self._auto_hidden:
+            if self.dockWidgetArea(d) not in areas:
+                d.show()
+        self._auto_hidden = [d for d in self._auto_hidden if self.dockWidgetArea(d) in areas]
+        if not areas:
+            return
+        for d in self.findChildren(QDockWidget):
+            if not d.isHidden() and not d.isFloating() and self.dockWidgetArea(d) in areas:
+                d.hide()
+                self._auto_hidden.append(d)
+
+    def view(self, key: str):
+        """The widget of tab `key` (an extra view is built on first use), or None."""
+        if key not in self._tab_keys:
+            return None
+        if key == "ring":
+            return self.ring_view
+        page = self.tabs.widget(self._tab_keys.index(key))
+        return page.view() if hasattr(page, "view") else page
 
     def _select_tab_for(self, sc):
         if sc.kind == "tp-forward":

@@ -76,3 +76,27 @@ def test_bad_values_print_one_line_and_exit_2(qapp, capsys, args, words):
 def test_default_size_adapts_to_n_but_an_explicit_one_does_not(qapp, tmp_path):
     assert main(["--n", "3", "--screenshot", str(tmp_path / "a.png")]) == 0
     assert main(["--n", "3", "--bytes", "1MiB", "--screenshot", str(tmp_path / "b.png")]) == 2
+
+
+@pytest.mark.parametrize("args, tab", [
+    (["--scenario", "tp-forward", "--n", "8"], "weights"),
+    (["--scenario", "decode", "--n", "4"], "latency"),
+    (["--scenario", "reduce-scatter", "--n", "8", "--step", "3", "--tab", "buffers"], "buffers"),
+])
+def test_screenshots_of_the_other_views(qapp, tmp_path, monkeypatch, args, tab):
+    """`--scenario tp-forward` / `decode` open on their views; `--tab` picks any view for a slide."""
+    from app.main_window import MainWindow
+
+    shown = []
+    real = MainWindow.save_screenshot
+
+    def spy(self, p):
+        shown.append(self.current_tab())
+        return real(self, p)
+
+    monkeypatch.setattr(MainWindow, "save_screenshot", spy)
+    path = tmp_path / "v.png"
+    assert main([*args, "--screenshot", str(path)]) == 0
+    assert shown == [tab]
+    img = QImage(str(path))
+    assert len(_colours(img)) > 12

@@ -260,3 +260,44 @@ def test_a_calibrated_link_becomes_a_preset_and_times_the_scenario(qtbot):
     finally:
         comm_sim.LINKS.clear()
         comm_sim.LINKS.update(before)
+
+
+def test_the_real_extra_views_are_tabs_built_on_first_show(qtbot):
+    from app.buffer_view import BufferView
+    from app.latency_view import LatencyView
+    from app.weights_view import WeightsView
+
+    model, pb, win = make_window(qtbot, kind="reduce-scatter", n=4)
+    assert win.tab_keys() == ["ring", "weights", "buffers", "latency"]
+    pages = {k: win.tabs.widget(i) for i, k in enumerate(win.tab_keys())}
+    assert not any(pages[k].built for k in ("weights", "buffers", "latency"))  # nothing paid for yet
+    assert win.select_tab("buffers")
+    assert pages["buffers"].built and isinstance(win.view("buffers"), BufferView)
+    assert not pages["latency"].built
+    assert isinstance(win.view("latency"), LatencyView) and isinstance(win.view("weights"), WeightsView)
+    # the tab titles are the views' own
+    for k in ("weights", "buffers", "latency"):
+        assert win.tabs.tabText(win.tab_keys().index(k)) == win.view(k).windowTitle()
+    # a TP scenario opens on the weight slices, decode on the latency plot
+    assert model.update(kind="tp-forward", n=4)
+    assert win.current_tab() == "weights"
+    assert model.update(kind="decode")
+    assert win.current_tab() == "latency"
+
+
+def test_weights_and_latency_tabs_get_the_room_and_give_it_back(qtbot):
+    model, pb, win = make_window(qtbot, kind="all-gather", n=4)
+    docks = (win.controls_dock, win.explain_dock, win.timeline_dock)
+    assert all(d.isVisible() for d in docks)
+    win.select_tab("latency")
+    assert not any(d.isVisible() for d in docks)  # the latency view has its own controls
+    win.select_tab("weights")
+    assert win.controls_dock.isVisible()  # n still matters for the slices
+    assert not win.explain_dock.isVisible() and not win.timeline_dock.isVisible()
+    win.select_tab("ring")
+    assert all(d.isVisible() for d in docks)
+    # a dock the lecturer closed stays closed
+    win.timeline_dock.close()
+    win.select_tab("latency")
+    win.select_tab("buffers")
+    assert win.explain_dock.isVisible() and not win.timeline_dock.isVisible()

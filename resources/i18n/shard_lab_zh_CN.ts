@@ -2,6 +2,111 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
     <context>
+        <name>BufferView</name>
+        <message>
+            <source>Buffers</source>
+            <translation>缓冲区</translation>
+        </message>
+        <message>
+            <source>Buffers are shown during a collective: choose all-gather, reduce-scatter or all-reduce.
+This scenario has no stand-alone collective to show.</source>
+            <translation>缓冲区在集合通信进行时显示：请选择 all-gather、reduce-scatter 或 all-reduce。
+此场景没有可单独显示的集合通信。</translation>
+        </message>
+        <message>
+            <source>Show an all-reduce</source>
+            <translation>显示一个 all-reduce</translation>
+        </message>
+        <message>
+            <source>position in the buffer (element)</source>
+            <translation>缓冲区中的位置（元素）</translation>
+        </message>
+        <message>
+            <source>chunk</source>
+            <translation>块</translation>
+        </message>
+        <message>
+            <source>value</source>
+            <translation>数值</translation>
+        </message>
+        <message>
+            <source>{op}: every GPU's buffer, one row per GPU ({n} × {L} values in {k} chunks)</source>
+            <translation>{op}：每个 GPU 的缓冲区，每个 GPU 一行（{n} × {L} 个数值，分为 {k} 块）</translation>
+        </message>
+        <message>
+            <source>{op}: every GPU's buffer, one row per GPU ({n} × {L} values)</source>
+            <translation>{op}：每个 GPU 的缓冲区，每个 GPU 一行（{n} × {L} 个数值）</translation>
+        </message>
+        <message>
+            <source>= not there yet (no data; white means 0)   ·   colour = the value, one scale for the whole collective</source>
+            <translation>= 尚未到达（无数据；白色表示 0）   ·   颜色 = 数值，整个集合通信使用同一色标</translation>
+        </message>
+        <message>
+            <source>   ·   number = how many GPUs' data the chunk sums</source>
+            <translation>   ·   数字 = 该块累加了几个 GPU 的数据</translation>
+        </message>
+        <message>
+            <source>   ·   lines = chunk boundaries</source>
+            <translation>   ·   线 = 块的边界</translation>
+        </message>
+        <message>
+            <source>GPU {d}</source>
+            <translation>GPU {d}</translation>
+        </message>
+        <message>
+            <source>Before step 1 of {K}: every GPU holds only its own chunk; the hatched chunks are still to come.</source>
+            <translation>第 1 步（共 {K} 步）之前：每个 GPU 只持有自己的块；带斜线的块尚未到达。</translation>
+        </message>
+        <message>
+            <source>Before step 1 of {K}: every GPU holds only its own data; nothing is summed yet.</source>
+            <translation>第 1 步（共 {K} 步）之前：每个 GPU 只持有自己的数据；尚未求和。</translation>
+        </message>
+        <message>
+            <source>After step {k} of {K}: </source>
+            <translation>第 {k} 步（共 {K} 步）之后：</translation>
+        </message>
+        <message>
+            <source>the switch holds the sum of {j} of {n} contributions; the GPUs' buffers have not changed yet.</source>
+            <translation>交换机持有 {n} 份贡献中 {j} 份的和；各 GPU 的缓冲区尚未改变。</translation>
+        </message>
+        <message>
+            <source>its whole buffer</source>
+            <translation>它的整个缓冲区</translation>
+        </message>
+        <message>
+            <source>chunk {c}</source>
+            <translation>块 {c}</translation>
+        </message>
+        <message>
+            <source>GPU {d} received chunk {c}; it now holds {h} of {n} chunks.</source>
+            <translation>GPU {d} 收到了块 {c}；它现在持有 {n} 块中的 {h} 块。</translation>
+        </message>
+        <message>
+            <source>GPU {d} holds the sum of {j} of {n} contributions in {where}.</source>
+            <translation>GPU {d} 在{where}中持有 {n} 份贡献中 {j} 份的部分和。</translation>
+        </message>
+        <message>
+            <source>GPU {d} received the finished sum of {where}; {h} of its {k} chunks are complete.</source>
+            <translation>GPU {d} 收到了{where}的最终和；它的 {k} 块中已有 {h} 块完成。</translation>
+        </message>
+        <message>
+            <source>Done after {K} steps: every GPU holds all {n} chunks.</source>
+            <translation>{K} 步后完成：每个 GPU 都持有全部 {n} 块。</translation>
+        </message>
+        <message>
+            <source>GPU {d}: chunk {c}</source>
+            <translation>GPU {d}：块 {c}</translation>
+        </message>
+        <message>
+            <source>Done after {K} steps: each GPU holds one chunk summed over all {n} GPUs ({which}, …).</source>
+            <translation>{K} 步后完成：每个 GPU 持有一块对全部 {n} 个 GPU 求和的结果（{which}，…）。</translation>
+        </message>
+        <message>
+            <source>Done after {K} steps: every GPU holds the full sum of all {n} contributions in every chunk — the rows are identical.</source>
+            <translation>{K} 步后完成：每个 GPU 的每一块都持有全部 {n} 份贡献的总和——各行完全相同。</translation>
+        </message>
+    </context>
+    <context>
         <name>CalibrationDialog</name>
         <message>
             <source>Calibrate the link: α and β</source>
@@ -94,7 +199,7 @@
         <message numerus="yes">
             <source>Measuring on %n rank(s)…</source>
             <translation>
-                <numerusform>正在用 %n 个进程测量…</numerusform>
+                <numerusform>正在 %n 个 rank 上测量…</numerusform>
             </translation>
         </message>
         <message>
@@ -769,6 +874,299 @@
         </message>
     </context>
     <context>
+        <name>LatencyView</name>
+        <message>
+            <source>Decode step</source>
+            <translation>解码步</translation>
+        </message>
+        <message>
+            <source>FFN communication (Pope et al.)</source>
+            <translation>FFN 通信（Pope 等）</translation>
+        </message>
+        <message>
+            <source>Decode latency</source>
+            <translation>解码延迟</translation>
+        </message>
+        <message>
+            <source>Pre&amp;set</source>
+            <translation>预设(&amp;S)</translation>
+        </message>
+        <message>
+            <source>&amp;Model</source>
+            <translation>模型(&amp;M)</translation>
+        </message>
+        <message>
+            <source>&amp;Chip</source>
+            <translation>芯片(&amp;C)</translation>
+        </message>
+        <message>
+            <source>&amp;Link</source>
+            <translation>链路(&amp;L)</translation>
+        </message>
+        <message>
+            <source>&amp;All-reduce</source>
+            <translation>&amp;All-reduce</translation>
+        </message>
+        <message>
+            <source>&amp;Batch</source>
+            <translation>批大小(&amp;B)</translation>
+        </message>
+        <message>
+            <source>Conte&amp;xt</source>
+            <translation>上下文(&amp;X)</translation>
+        </message>
+        <message>
+            <source>&amp;Weights</source>
+            <translation>权重(&amp;W)</translation>
+        </message>
+        <message>
+            <source>&amp;KV cache</source>
+            <translation>&amp;KV cache</translation>
+        </message>
+        <message>
+            <source>Acti&amp;vations</source>
+            <translation>激活(&amp;V)</translation>
+        </message>
+        <message>
+            <source>&amp;Devices n</source>
+            <translation>设备数 n(&amp;D)</translation>
+        </message>
+        <message>
+            <source>&amp;Export…</source>
+            <translation>导出(&amp;E)…</translation>
+        </message>
+        <message>
+            <source>{plot} as {fmt}…</source>
+            <translation>{plot} 导出为 {fmt}…</translation>
+        </message>
+        <message>
+            <source>A roofline: each chip does 1/n of the FLOPs and reads 1/n of the weights and KV cache; two all-reduces per layer come on top. A real step is slower.</source>
+            <translation>Roofline 模型：每个芯片做 1/n 的 FLOPs，读取 1/n 的权重和 KV cache；每层另有两次 all-reduce。真实的一步会更慢。</translation>
+        </message>
+        <message>
+            <source>Decode latency plot</source>
+            <translation>解码延迟图</translation>
+        </message>
+        <message>
+            <source>FFN communication plot</source>
+            <translation>FFN 通信图</translation>
+        </message>
+        <message>
+            <source>compute</source>
+            <translation>计算</translation>
+        </message>
+        <message>
+            <source>memory</source>
+            <translation>显存</translation>
+        </message>
+        <message>
+            <source>comm</source>
+            <translation>通信</translation>
+        </message>
+        <message>
+            <source>compute-bound</source>
+            <translation>计算受限</translation>
+        </message>
+        <message>
+            <source>memory-bound</source>
+            <translation>显存带宽受限</translation>
+        </message>
+        <message>
+            <source>communication-bound</source>
+            <translation>通信受限</translation>
+        </message>
+        <message>
+            <source>t_math (compute)</source>
+            <translation>t_math（计算）</translation>
+        </message>
+        <message>
+            <source>t_mem (HBM reads)</source>
+            <translation>t_mem（HBM 读取）</translation>
+        </message>
+        <message>
+            <source>t_comm (all-reduces)</source>
+            <translation>t_comm（all-reduce）</translation>
+        </message>
+        <message>
+            <source>t_step = max(t_math, t_mem) + t_comm</source>
+            <translation>t_step = max(t_math, t_mem) + t_comm</translation>
+        </message>
+        <message>
+            <source>1D weight-stationary</source>
+            <translation>1D 权重驻留</translation>
+        </message>
+        <message>
+            <source>2D weight-stationary</source>
+            <translation>2D 权重驻留</translation>
+        </message>
+        <message>
+            <source>weight-gathered</source>
+            <translation>权重收集（weight-gathered）</translation>
+        </message>
+        <message>
+            <source>devices n (log₂ scale)</source>
+            <translation>设备数 n（log₂ 坐标）</translation>
+        </message>
+        <message>
+            <source>ms per step</source>
+            <translation>每步毫秒</translation>
+        </message>
+        <message>
+            <source>time per decode step (ms)</source>
+            <translation>每个解码步的时间（ms）</translation>
+        </message>
+        <message>
+            <source>Roofline: a lower bound on a real step</source>
+            <translation>Roofline：真实一步耗时的下界</translation>
+        </message>
+        <message>
+            <source>One decode step. Roofline: a lower bound on a real step</source>
+            <translation>一个解码步。Roofline：真实一步耗时的下界</translation>
+        </message>
+        <message>
+            <source>per layer (µs)</source>
+            <translation>每层（µs）</translation>
+        </message>
+        <message>
+            <source>&gt; {hbm} HBM</source>
+            <translation>&gt; {hbm} HBM</translation>
+        </message>
+        <message>
+            <source>does not fit in {hbm} HBM</source>
+            <translation>放不进 {hbm} HBM</translation>
+        </message>
+        <message>
+            <source>measured</source>
+            <translation>实测</translation>
+        </message>
+        <message>
+            <source>published measurement</source>
+            <translation>已发表的实测值</translation>
+        </message>
+        <message>
+            <source>worked example</source>
+            <translation>算例</translation>
+        </message>
+        <message>
+            <source>published worked example (a roofline)</source>
+            <translation>已发表的算例（roofline）</translation>
+        </message>
+        <message>
+            <source>ours there</source>
+            <translation>我们在该点的估计</translation>
+        </message>
+        <message>
+            <source>our roofline at that setting</source>
+            <translation>我们在该设置下的 roofline</translation>
+        </message>
+        <message>
+            <source>Not plotted: {why} The previous curves stay.</source>
+            <translation>未绘制：{why} 保留之前的曲线。</translation>
+        </message>
+        <message>
+            <source>{link} (the chip's own)</source>
+            <translation>{link}（该芯片自带）</translation>
+        </message>
+        <message>
+            <source>published setting…</source>
+            <translation>已发表的设置…</translation>
+        </message>
+        <message>
+            <source>best n = {n}: {ms:.1f} ms per step</source>
+            <translation>最佳 n = {n}：每步 {ms:.1f} ms</translation>
+        </message>
+        <message>
+            <source>FFN communication per layer, Pope et al. 2022: tokens = batch = {b}, E = {E}, F = {F}, {bw:g} GB/s</source>
+            <translation>每层 FFN 通信，Pope 等 2022：tokens = batch = {b}，E = {E}，F = {F}，{bw:g} GB/s</translation>
+        </message>
+        <message>
+            <source>KV replicated: n &gt; G = {G}</source>
+            <translation>KV 复制：n &gt; G = {G}</translation>
+        </message>
+        <message>
+            <source>KV replication starts: n &gt; G = {G}</source>
+            <translation>KV 开始复制：n &gt; G = {G}</translation>
+        </message>
+        <message>
+            <source>comm from n = {n}</source>
+            <translation>从 n = {n} 起通信主导</translation>
+        </message>
+        <message>
+            <source>comm dominates from n = {n}</source>
+            <translation>从 n = {n} 起通信占主导</translation>
+        </message>
+        <message>
+            <source>{who}: {ms:.0f} ms</source>
+            <translation>{who}：{ms:.0f} ms</translation>
+        </message>
+        <message>
+            <source>a measurement of a real system: our roofline should sit below it</source>
+            <translation>真实系统的实测值：我们的 roofline 应当低于它</translation>
+        </message>
+        <message>
+            <source>a worked example (someone else's roofline arithmetic): ours should agree</source>
+            <translation>算例（他人的 roofline 计算）：我们的结果应当与之一致</translation>
+        </message>
+        <message>
+            <source>{name}
+{ms:.1f} ms per step at n = {n}, batch {b}, ctx {ctx}
+{kind}
+Source: {src}</source>
+            <translation>{name}
+在 n = {n}、batch {b}、ctx {ctx} 时每步 {ms:.1f} ms
+{kind}
+来源：{src}</translation>
+        </message>
+        <message>
+            <source>Our roofline at the published setting: {term} = {ms:.1f} ms
+(published: {pub:.1f} ms)</source>
+            <translation>我们在已发表设置下的 roofline：{term} = {ms:.1f} ms
+（已发表：{pub:.1f} ms）</translation>
+        </message>
+        <message>
+            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms/token</source>
+            <translation>{model} 运行于 {chip}，batch {b}，ctx {ctx}：最佳 n = {n} → 每 token {ms:.1f} ms</translation>
+        </message>
+        <message>
+            <source>{bound} up to n = {n}</source>
+            <translation>直到 n = {n} 为{bound}</translation>
+        </message>
+        <message>
+            <source>communication never dominates up to n = {n}</source>
+            <translation>直到 n = {n} 通信都不占主导</translation>
+        </message>
+        <message>
+            <source>communication dominates from n = {n}</source>
+            <translation>从 n = {n} 起通信占主导</translation>
+        </message>
+        <message>
+            <source>does not fit in HBM on up to {n} chips</source>
+            <translation>在不超过 {n} 个芯片时放不进 HBM</translation>
+        </message>
+        <message>
+            <source>fits in HBM from n = {n}</source>
+            <translation>从 n = {n} 起可放进 HBM</translation>
+        </message>
+        <message>
+            <source>Published points appear for {names}: pick one under “Preset”.</source>
+            <translation>已发表的数据点仅在 {names} 下显示：请在“预设”中选择。</translation>
+        </message>
+        <message>
+            <source>★ measured, ◆ worked example, ✕ our roofline at the published setting. Hover a marker for its source.</source>
+            <translation>★ 实测，◆ 算例，✕ 我们在已发表设置下的 roofline。鼠标悬停在标记上可查看来源。</translation>
+        </message>
+        <message>
+            <source>n = {n}: t_math {a} · t_mem {m} · t_comm {c} · t_step {t} ms — {bound}
+FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</source>
+            <translation>n = {n}：t_math {a} · t_mem {m} · t_comm {c} · t_step {t} ms — {bound}
+每层 FFN 通信：1D {f1} · 2D {f2} · 权重收集 {fg} µs</translation>
+        </message>
+        <message>
+            <source>Export</source>
+            <translation>导出</translation>
+        </message>
+    </context>
+    <context>
         <name>MainWindow</name>
         <message>
             <source>Shard Lab — tensor parallelism you can watch</source>
@@ -887,6 +1285,14 @@
             <translation>全屏（F11）</translation>
         </message>
         <message>
+            <source>Calibrate the link…</source>
+            <translation>校准链路…</translation>
+        </message>
+        <message>
+            <source>Measure α and β with MPI or read nccl-tests output, and use them as a link</source>
+            <translation>用 MPI 测量 α 和 β，或读取 nccl-tests 输出，并作为链路使用</translation>
+        </message>
+        <message>
             <source>Keyboard shortcuts</source>
             <translation>键盘快捷键</translation>
         </message>
@@ -971,6 +1377,10 @@ O  循环
 Ctrl+1 …  切换标签页
 F11  全屏
 Ctrl+Shift+S  保存截图</translation>
+        </message>
+        <message>
+            <source>Now simulating on {name}: α {a:.2f} µs, β {b:.1f} GB/s</source>
+            <translation>现在在 {name} 上模拟：α {a:.2f} µs，β {b:.1f} GB/s</translation>
         </message>
         <message>
             <source>Shard Lab simulates n GPUs on one switch holding real numpy shards, moves them through ring collectives with α–β timing, and runs a tensor-parallel Transformer forward.</source>
@@ -1178,6 +1588,14 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>Leave presentation mode</source>
             <translation>退出演示模式</translation>
+        </message>
+    </context>
+    <context>
+        <name>QCoreApplication</name>
+        <message>
+            <source>ControlPanel</source>
+            <comment>ring</comment>
+            <translation>ControlPanel</translation>
         </message>
     </context>
     <context>
@@ -1399,6 +1817,186 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>switch</source>
             <translation>交换机</translation>
+        </message>
+    </context>
+    <context>
+        <name>WeightsView</name>
+        <message>
+            <source>Weight slices</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>&amp;Layer</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>&amp;Matrix</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>Weight slices belong to the TP-forward scenario: a small Transformer whose matrices are split over the GPUs.
+This scenario moves no weights.</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>Switch to the TP forward</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>layer {l}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>whole model</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>Full {name}, {where}&lt;br&gt;{r} × {c} = {b}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>What each GPU holds&lt;br&gt;(its own shard, same colour scale)</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>{c} columns: {cn}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>{r} rows: {rn}&lt;br&gt;{c} columns: {cn}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>weight value</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>{n} GPUs</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>1 GPU</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>{gpus} · TINY model: d_model {D}, {H} query heads, {G} KV groups, d_head {dh}, d_ff {F}, vocab {V}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>replicated on all {n} GPUs</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>GPU 0 holds all of it</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>{H} query heads × d_head {dh}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>{G} KV groups × d_head {dh}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>d_ff hidden units</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>vocabulary</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>vocabulary (token id)</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>replicated</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>replicated
+KV group {g}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>KV group {g}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>KV groups
+{g}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>head {h}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>heads {a}–{b}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>tokens
+{a}–{b}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>units
+{a}–{b}</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>GPU {d}</source>
+            <translation type="unfinished">GPU {d}</translation>
+        </message>
+        <message>
+            <source> One colour means one number in every heatmap (blue &lt; 0 &lt; red, levels ±{v:.2f}).</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>{name} is used whole: the one GPU holds all {k} values ({b}).</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>{name} is replicated: each of the {n} GPUs holds all {k} values ({b}) — it is small and every GPU needs all of it.</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source> Its values are all close to 1, hence one colour.</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>With one GPU nothing is split: GPU 0 holds all of {name}, {r} rows × {c} columns = {b}.</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>Wq is split by columns: each GPU holds {h} of the {H} query heads, {c} columns × {r} rows = {b}.</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>{name} has only {G} KV groups for {n} GPUs, so each group's {c} columns are replicated on {k} GPUs ({c} columns × {r} rows = {b} on each); nested outlines show who shares a group.</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>{name} is split by columns, one KV group per {d_head} columns: each GPU holds {g} of the {G} groups ({c} columns × {r} rows = {b}).</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>Wo is split by rows: each GPU holds the rows of its own {h} heads ({r} rows × {c} columns = {b}); the all-reduce after attention adds the {n} partial results.</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>W_down is split by rows: each GPU holds the rows of its own {r} hidden units ({r} rows × {c} columns = {b}); the all-reduce after the MLP adds the {n} partial results.</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>lm_head is split by columns: each GPU holds {c} of the {V} vocabulary columns ({c} columns × {r} rows = {b}); the logits are all-gathered at the end.</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>{name} is split by columns: each GPU holds {c} of the {F} hidden units ({c} columns × {r} rows = {b}).</source>
+            <translation type="unfinished" />
         </message>
     </context>
 </TS>

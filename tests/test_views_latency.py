@@ -1,0 +1,376 @@
+"""The decode-latency view plots the cost model's sweep exactly, puts its markers where the numbers say,
+exports what it plots, survives bad input, and follows the language."""
+
+import math
+import os
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QCoreApplication, QEvent, QTranslator
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
+
+from app import i18n, theme
+from app.latency_view import DEFAULTS, LatencyView
+from app.state import Playback, Scenario, ScenarioModel
+from simcore import cost_model
+from simcore.comm_sim import LINKS, t_formula
+from simcore.hw_specs import CHIPS
+from simcore.llm_math import MODELS
+
+TERMS = ("t_math", "t_mem", "t_comm", "t_step")
+V5E_INT8 = dict(model="llama3-70b", chip="tpu-v5e", batch=32, ctx=8192, w_bytes=1.0, kv_bytes=1.0)
+
+
+@pytest.fixture
+def view(qtbot):
+    model = ScenarioModel(Scenario())
+    v = LatencyView(model, Playback(model))
+    qtbot.addWidget(v)
+    v.resize(1600, 900)
+    v.show()
+    qtbot.waitExposed(v)
+    return v
+
+
+def engine(**kw):
+    """decode_sweep called directly, as a reader of cost_model would."""
+    p = {**DEFAULTS, **kw}
+    chip = CHIPS[p["chip"]]
+    link = LINKS[p["link"] or chip.link]
+    ns = np.arange(1, p["n_max"] + 1)
+    return cost_model.decode_sweep(MODELS[p["model"]], chip, link, ns, p["batch"], p["ctx"], w_bytes=p["w_bytes"],
+                                   kv_bytes=p["kv_bytes"], act_bytes=p["act_bytes"], algo=p["algo"])
+
+
+# -- the curves are the engine's arrays ---------------------------------------------------------------
+@pytest.mark.parametrize("kw", [{}, V5E_INT8, dict(model="palm-540b", chip="tpu-v4", batch=1, ctx=2048, w_bytes=1.0,
+                                                     n_max=4096),
+                                dict(model="llama2-7b", chip="a100", link="pcie4", algo="rd", act_bytes=4.0)])
+def test_plotted_curves_are_decode_sweeps_arrays(view, kw):
+    assert view.set_params(**kw)
+    want = engine(**kw)
+    n_max = kw.get("n_max", 1024)
+    for t, (x, y) in view.curves().items():
+        np.testing.assert_array_equal(x, np.arange(1, n_max + 1))
+        np.testing.assert_array_equal(y, want[t] * 1e3)
+    assert len(view.curves()["t_step"][0]) >= 1024
+    # and pyqtgraph draws them on log axes: its display data are log10 of ours
+    dx, dy = view.curve_items["t_mem"].getData()
+    np.testing.assert_allclose(10 ** dx, np.arange(1, n_max + 1), rtol=1e-12)
+    np.testing.assert_allclose(10 ** dy, want["t_mem"] * 1e3, rtol=1e-12)
+
+
+def test_doubling_the_batch_doubles_the_kv_part_of_t_mem(view):
+    chip, model = CHIPS["h100"], MODELS["llama3-70b"]
+
+    def kv_ms():
+        n, t_mem = view.curves()["t_mem"]
+        weights_ms = model.matmul_params() * view.params()["w_bytes"] / n / chip.mem_bw * 1e3
+        return t_mem - weights_ms
+
+    view.set_params(batch=32)
+    kv32 = kv_ms()
+    view.set_params(batch=64)
+    kv64 = kv_ms()
+    assert kv32.min() > 0.1  # milliseconds: a real share of t_mem, not rounding noise
+    np.testing.assert_allclose(kv64, 2 * kv32, rtol=1e-9)
+    # and the weights part did not move
+    n, t_mem = view.curves()["t_mem"]
+    np.testing.assert_allclose(t_mem - kv64, (engine(batch=64)["t_mem"] * 1e3) - kv64, rtol=1e-12)
+
+
+@pytest.mark.parametrize("algo", ["ring", "rd", "innet", "direct"])
+def test_the_algorithm_changes_t_comm_to_t_formulas(view, algo):
+    view.set_params(algo=algo)
+    n, t_comm = view.curves()["t_comm"]
+    m, link = MODELS["llama3-70b"], LINKS["nvlink4"]
+    S = 32 * m.d_model * 2.0
+    want = 2 * m.n_layers * np.asarray(t_formula(algo, n.astype(int), S, link.alpha, link.bw)) * 1e3
+    np.testing.assert_allclose(t_comm, want, rtol=1e-12)
+    assert t_comm[0] == 0.0  # one device: no all-reduce
+
+
+def test_algorithms_give_different_t_comm(view):
+    view.set_params(algo="ring")
+    ring = view.curves()["t_comm"][1].copy()
+    view.set_params(algo="direct")
+    assert not np.allclose(ring[1:], view.curves()["t_comm"][1][1:])
+
+
+def test_ffn_curves_are_popes_formulas(view):
+    view.set_params(**V5E_INT8)
+    m, bw = MODELS["llama3-70b"], LINKS["tpu-v5e-ici"].bw
+    curves = view.ffn_curves()
+    for v in ("1d", "2d", "gathered"):
+        n, us = curves[v]
+        for k in (1, 7, 64, 1024):
+            got = cost_model.pope_ffn_comm(v, 32, m.d_model, m.d_ff, k, bw, 2.0)
+            got = got[0] if isinstance(got, tuple) else got
+            assert us[k - 1] == pytest.approx(got * 1e6, rel=1e-12)
+
+
+# -- markers -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("ref", cost_model.REFERENCE_POINTS, ids=lambda r: r.model)
+def test_published_markers_sit_at_their_figures_with_their_source(view, ref):
+    view.set_params(model=ref.model, chip=ref.chip, batch=ref.batch, ctx=ref.ctx, w_bytes=float(ref.w_bytes),
+                    kv_bytes=float(ref.kv_bytes), n_max=1024)
+    pub = [p for p in view.markers()["published"] if p["name"] == ref.name]
+    assert len(pub) == 1
+    p = pub[0]
+    assert 10 ** p["x"] == pytest.approx(ref.n, rel=1e-12)
+    assert 10 ** p["y"] == pytest.approx(ref.seconds * 1e3, rel=1e-12)
+    assert ref.source in p["tooltip"]
+    if ref.kind == "measurement":
+        assert "measurement" in p["tooltip"] and "worked example" not in p["tooltip"]
+    else:
+        assert "worked example" in p["tooltip"] and "measurement" not in p["tooltip"]
+    # our own estimate at that setting is drawn beside it
+    ours = cost_model.reference_estimate(ref)[0]
+    est = view.estimates.points()
+    assert any(10 ** pt.pos().y() == pytest.approx(ours * 1e3, rel=1e-12) and
+               10 ** pt.pos().x() == pytest.approx(ref.n) for pt in est)
+
+
+def test_published_markers_only_beside_their_model_and_chip(view):
+    view.set_params(model="llama3-70b", chip="h100")
+    assert view.markers()["published"] == []
+    assert len(view.published.points()) == 0
+    view.set_params(**V5E_INT8)
+    assert [p["n"] for p in view.markers()["published"]] == [8]
+
+
+@pytest.mark.parametrize("model", ["llama3-70b", "llama2-7b", "palm-540b"])
+def test_kv_replication_marker_is_at_g(view, model):
+    view.set_params(model=model, chip="h100")
+    G = MODELS[model].n_kv_heads
+    m = view.markers()
+    assert m["kv"] == pytest.approx(G)
+    assert f"n > G = {G}" in m["kv_label"]
+    # replication really starts there in the engine's numbers
+    s = view.sweep()
+    assert s["kv_replicas"][G - 1] == 1.0 and (G == 1 or s["kv_replicas"][G - 2] == 1.0)
+    if G < 1024:
+        assert s["kv_replicas"][G] > 1.0
+
+
+@pytest.mark.parametrize("kw", [{}, V5E_INT8, dict(batch=512, ctx=1024), dict(algo="innet", link="nvlink5")])
+def test_comm_crossover_marker_is_the_first_n_where_comm_wins(view, kw):
+    view.set_params(**kw)
+    s = engine(**kw)
+    over = np.flatnonzero(s["t_comm"] > np.maximum(s["t_math"], s["t_mem"]))
+    m = view.markers()
+    assert m["comm"] == int(s["n"][over[0]])
+    assert m["comm_x"] == pytest.approx(m["comm"])
+    assert f"n = {m['comm']}" in m["comm_label"]
+    k = m["comm"] - 1  # just before: not yet
+    assert s["t_comm"][k - 1] <= max(s["t_math"][k - 1], s["t_mem"][k - 1])
+
+
+def test_summary_names_the_best_n_and_its_time(view):
+    view.set_params(model="llama3-70b", chip="h100", batch=32, ctx=8192)
+    s = engine()
+    fits = s["mem_per_chip"] <= CHIPS["h100"].hbm_bytes
+    best = int(np.argmin(np.where(fits, s["t_step"], np.inf))) + 1
+    text = view.summary()
+    assert f"best n = {best}" in text
+    assert f"{s['t_step'][best - 1] * 1e3:.1f} ms" in text
+    assert "Llama-3 70B" in text and "H100" in text
+    assert view.markers()["best"] == best
+    (dot,) = view.best_dot.points()
+    assert 10 ** dot.pos().x() == pytest.approx(best)
+    assert 10 ** dot.pos().y() == pytest.approx(s["t_step"][best - 1] * 1e3)
+
+
+def test_crosshair_reads_every_term_at_n(view):
+    view.set_crosshair(16)
+    s = engine()
+    text = view.readout()
+    assert text.startswith("n = 16:")
+    assert view.cross1.value() == pytest.approx(math.log10(16))
+    assert f"{s['t_step'][15] * 1e3:.3g}" in text
+    assert view.bound_name(str(s["bound"][15])) in text
+
+
+def test_mouse_over_the_plot_moves_the_crosshair(view, qtbot):
+    vb = view.plot1.getViewBox()
+    scene_pt = vb.mapViewToScene(pg_point(math.log10(64), sum(vb.viewRange()[1]) / 2))
+    widget_pt = view.latency_widget.mapFromScene(scene_pt)
+    qtbot.mouseMove(view.latency_widget.viewport(), widget_pt)
+    qtbot.waitUntil(lambda: view.readout().startswith("n = 64:"), timeout=2000)
+
+
+def pg_point(x, y):
+    from PySide6.QtCore import QPointF
+
+    return QPointF(x, y)
+
+
+# -- controls ------------------------------------------------------------------------------------------
+def test_a_burst_of_control_changes_recomputes_once(view, qtbot):
+    g = view.generation
+    for b in (33, 40, 64):
+        view.batch_spin.setValue(b)
+    assert view.generation == g  # debounced: nothing yet
+    qtbot.waitUntil(lambda: view.generation > g, timeout=2000)
+    assert view.generation == g + 1
+    assert view.params()["batch"] == 64
+    np.testing.assert_array_equal(view.curves()["t_step"][1], engine(batch=64)["t_step"] * 1e3)
+
+
+def test_choosing_a_model_in_the_combo_replots(view, qtbot):
+    g = view.generation
+    view.model_combo.setCurrentIndex(view.model_combo.findData("llama3-8b"))
+    view.model_combo.activated.emit(view.model_combo.currentIndex())
+    qtbot.waitUntil(lambda: view.generation > g, timeout=2000)
+    np.testing.assert_array_equal(view.curves()["t_mem"][1], engine(model="llama3-8b")["t_mem"] * 1e3)
+
+
+def test_the_link_follows_the_chip_unless_chosen(view):
+    view.set_params(chip="tpu-v5e", link="")
+    n, t_comm = view.curves()["t_comm"]
+    np.testing.assert_array_equal(t_comm, engine(chip="tpu-v5e")["t_comm"] * 1e3)
+    view.set_params(link="nvlink5")
+    np.testing.assert_array_equal(view.curves()["t_comm"][1], engine(chip="tpu-v5e", link="nvlink5")["t_comm"] * 1e3)
+
+
+@pytest.mark.parametrize("bad", [dict(batch=0), dict(ctx=-1), dict(w_bytes=0.0), dict(n_max=0),
+                                 dict(n_max=100_000), dict(model="gpt-9"), dict(algo="carrier-pigeon"),
+                                 dict(batch=2.5)])
+def test_bad_input_keeps_the_curves_and_says_why(view, bad):
+    before = {t: (x.copy(), y.copy()) for t, (x, y) in view.curves().items()}
+    params = view.params()
+    assert view.set_params(**bad) is False
+    assert view.error_label.isVisible()
+    assert view.last_error.startswith("Not plotted")
+    assert view.params() == params
+    for t, (x, y) in view.curves().items():
+        np.testing.assert_array_equal(x, before[t][0])
+        np.testing.assert_array_equal(y, before[t][1])
+    assert view.batch_spin.value() == params["batch"]
+    # the next good change clears the message
+    assert view.set_params(batch=16)
+    assert not view.error_label.isVisible()
+
+
+# -- export --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("which", ["latency", "ffn"])
+def test_csv_export_round_trips_the_plotted_data(view, tmp_path, which):
+    view.set_params(**V5E_INT8)
+    path = tmp_path / f"{which}.csv"
+    assert view.export_csv(str(path), which)
+    header = path.read_text().splitlines()[0].split(",")
+    curves = view.curves() if which == "latency" else view.ffn_curves()
+    cols = len(curves) + 1
+    data = np.loadtxt(path, delimiter=",", skiprows=1, usecols=range(cols))
+    for j, (name, (x, y)) in enumerate(curves.items(), start=1):
+        np.testing.assert_array_equal(data[:, 0], x)
+        np.testing.assert_array_equal(data[:, j], y)
+        assert header[j].startswith(("t_" if which == "latency" else "ffn_") + name.removeprefix("t_"))
+    if which == "latency":
+        assert header[:5] == ["n", "t_math_ms", "t_mem_ms", "t_comm_ms", "t_step_ms"]
+        bounds = np.loadtxt(path, delimiter=",", skiprows=1, usecols=[5], dtype=str)
+        np.testing.assert_array_equal(bounds, view.sweep()["bound"])
+
+
+def test_png_and_svg_export_write_real_files(view, tmp_path):
+    for which in ("latency", "ffn"):
+        png, svg = tmp_path / f"{which}.png", tmp_path / f"{which}.svg"
+        assert view.export_png(str(png), which)
+        img = QImage(str(png))
+        assert not img.isNull() and img.width() > 400
+        assert view.export_svg(str(svg), which)
+        text = svg.read_text(encoding="utf-8")
+        assert "<svg" in text and "</svg>" in text
+    assert sorted(os.listdir(tmp_path)) == ["ffn.png", "ffn.svg", "latency.png", "latency.svg"]  # no temp files
+
+
+@pytest.mark.parametrize("fn", ["export_csv", "export_png", "export_svg"])
+def test_an_unwritable_path_returns_false_and_writes_nothing(view, tmp_path, fn):
+    missing = tmp_path / "no-such-folder" / "out.file"
+    assert getattr(view, fn)(str(missing), "latency") is False
+    assert "no-such-folder" in view.last_error and view.error_label.isVisible()
+    assert not missing.parent.exists()
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    assert getattr(view, fn)(str(folder), "latency") is False  # a folder is not a file
+    assert os.listdir(folder) == [] and os.listdir(tmp_path) == ["a-folder"]
+
+
+def test_an_unknown_plot_name_is_refused(view, tmp_path):
+    assert view.export_csv(str(tmp_path / "x.csv"), "pie") is False
+    assert "pie" in view.last_error
+    assert os.listdir(tmp_path) == []
+
+
+# -- look and language ---------------------------------------------------------------------------------
+def test_theme_scale_restyles_the_lines(view):
+    w0 = view.curve_items["t_step"].opts["pen"].widthF()
+    try:
+        theme.set_scale(2.0)
+        assert view.curve_items["t_step"].opts["pen"].widthF() == pytest.approx(2 * w0)
+    finally:
+        theme.set_scale(1.0)
+    assert view.curve_items["t_step"].opts["pen"].widthF() == pytest.approx(w0)
+
+
+class FakeChinese(QTranslator):
+    """Translates a few of the view's strings, whether or not the shipped .qm has them yet."""
+
+    WORDS = {"devices n (log₂ scale)": "设备数 n（log₂ 刻度）", "time per decode step (ms)": "每个解码步的时间（ms）",
+             "Decode latency": "解码延迟"}
+
+    def translate(self, context, source, disambiguation=None, n=-1):
+        return self.WORDS.get(source, source) if context == "LatencyView" else source
+
+    def isEmpty(self):
+        return False  # Qt only announces a LanguageChange for a translator with something in it
+
+
+@pytest.fixture
+def english_afterwards():
+    yield
+    i18n.set_language(QApplication.instance(), "en")
+
+
+def test_language_change_retranslates_the_axis_titles(view, english_afterwards):
+    bottom, left = view.plot1.getAxis("bottom"), view.plot1.getAxis("left")
+    assert bottom.labelText == "devices n (log₂ scale)"
+    tr = FakeChinese()
+    QCoreApplication.installTranslator(tr)
+    try:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LanguageChange)
+        assert bottom.labelText == "设备数 n（log₂ 刻度）"
+        assert left.labelText == "每个解码步的时间（ms）"
+        assert view.windowTitle() == "解码延迟"
+        assert view.plot2.getAxis("bottom").labelText == "设备数 n（log₂ 刻度）"
+    finally:
+        QCoreApplication.removeTranslator(tr)
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LanguageChange)
+    assert bottom.labelText == "devices n (log₂ scale)"
+    assert view.windowTitle() == "Decode latency"
+
+
+def test_the_shipped_chinese_switch_retranslates_and_keeps_the_curves(view, english_afterwards):
+    before = view.curves()["t_step"][1].copy()
+    count = view.retranslations
+    i18n.set_language(QApplication.instance(), "zh")
+    assert view.retranslations > count
+    zh_title = view.windowTitle()
+    assert zh_title == QCoreApplication.translate("LatencyView", "Decode latency")
+    assert view.plot1.getAxis("bottom").labelText == QCoreApplication.translate("LatencyView",
+                                                                                "devices n (log₂ scale)")
+    i18n.set_language(QApplication.instance(), "en")
+    assert view.windowTitle() == "Decode latency"
+    assert view.plot1.getAxis("bottom").labelText == "devices n (log₂ scale)"
+    np.testing.assert_array_equal(view.curves()["t_step"][1], before)
+
+
+def test_a_short_view_puts_the_plots_in_tabs_and_back(view, qtbot):
+    assert not view.compact
+    view.resize(1100, 560)
+    qtbot.waitUntil(lambda: view.compact, timeout=2000)
+    assert view.plot_tabs.count() == 2
+    view.resize(1600, 900)
+    qtbot.waitUntil(lambda: not view.compact, timeout=2000)
+    assert view.splitter.count() == 2 and view.plot_tabs.count() == 0
