@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
                                QSizePolicy, QSlider, QSplitter, QStyle, QTabWidget, QToolBar, QVBoxLayout, QWidget)
@@ -22,7 +22,6 @@ from .explain import ExplainPanel, fmt_bytes, fmt_time
 from .matmul_view import MatmulView
 from .ring_view import RingView
 from .state import Playback, Scenario, ScenarioModel
-from .timeline import TimelineView
 
 SCRUB_STEPS = 1000
 
@@ -92,10 +91,10 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.controls = ControlPanel(self.model)
         self.explain = ExplainPanel(self.model, self.playback)
-        self.timeline = TimelineView(self.model, self.playback)
+        self._timeline = None  # built right after the first paint (pyqtgraph is a fifth of startup)
         self.controls_dock = self._dock("controlsDock", self.controls, Qt.LeftDockWidgetArea)
         self.explain_dock = self._dock("explainDock", self.explain, Qt.RightDockWidgetArea)
-        self.timeline_dock = self._dock("timelineDock", self.timeline, Qt.BottomDockWidgetArea)
+        self.timeline_dock = self._dock("timelineDock", QWidget(), Qt.BottomDockWidgetArea)
         self.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
         self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
         self._make_actions()
@@ -402,11 +401,27 @@ class MainWindow(QMainWindow):
             "Shard Lab simulates n GPUs on one switch holding real numpy shards, moves them through "
             "ring collectives with α–β timing, and runs a tensor-parallel Transformer forward."))
 
+    @property
+    def timeline(self):
+        """The timeline view (app.timeline), built on first use."""
+        if self._timeline is None:
+            from .timeline import TimelineView
+
+            self._timeline = TimelineView(self.model, self.playback)
+            self.timeline_dock.setWidget(self._timeline)
+        return self._timeline
+
     def showEvent(self, e):
         super().showEvent(e)
         if not getattr(self, "_laid_out", False):
             self._laid_out = True
             self.apply_default_layout()
+
+    def paintEvent(self, e):
+        super().paintEvent(e)
+        if self._timeline is None and not getattr(self, "_timeline_queued", False):
+            self._timeline_queued = True
+            QTimer.singleShot(0, lambda: self.timeline)  # once the first picture is on screen
 
     def apply_default_layout(self):
         """Give the picture most of the window: narrow side docks, a short timeline."""
@@ -463,5 +478,6 @@ class MainWindow(QMainWindow):
 
     def save_screenshot(self, path: str) -> bool:
         """Write the whole window as a PNG at its current size. Returns True on success."""
+        self.timeline  # noqa: B018  (built, should the first paint not have happened yet)
         QApplication.processEvents()
         return self.grab().save(path, "PNG")

@@ -492,6 +492,9 @@ def bench_startup(mode: Mode) -> list[Figure]:
 
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen",
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # as a user's Python runs it: modules compile once into __pycache__ (the dropped warm-up
+    # start does that), later starts load bytecode. A sandbox may forbid writing it.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     samples = {"app": [], "bare": []}
     with tempfile.TemporaryDirectory(prefix="shard-lab-bench-") as folder:
         env["SHARD_LAB_SETTINGS"] = os.path.join(folder, "settings.ini")
