@@ -116,6 +116,10 @@ def main(argv=None) -> int:
     if (args.screenshot or exporting) and not os.environ.get("QT_QPA_PLATFORM") and not _has_display():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
+    missing = _missing_system_library()
+    if missing:
+        print(f"shard-lab: error: {missing}", file=sys.stderr)
+        return 1
     from PySide6.QtWidgets import QApplication
 
     from .state import Playback, Scenario, ScenarioModel
@@ -179,6 +183,36 @@ def _export_animations(win, args) -> int:
         print(f"shard-lab: wrote {path} ({frames} frames)")
     win.close()
     return 0
+
+
+# the shared libraries Qt's X11 plugin loads that minimal Linux installs often lack, with the
+# Debian/Ubuntu package that has each (Qt's own error names only the first and aborts)
+XCB_LIBS = {"libxcb-cursor.so.0": "libxcb-cursor0", "libxcb-icccm.so.4": "libxcb-icccm4",
+            "libxcb-keysyms.so.1": "libxcb-keysyms1", "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
+            "libxcb-image.so.0": "libxcb-image0", "libxcb-render-util.so.0": "libxcb-render-util0",
+            "libxcb-shape.so.0": "libxcb-shape0", "libxcb-randr.so.0": "libxcb-randr0",
+            "libxcb-xkb.so.1": "libxcb-xkb1"}
+
+
+def _missing_system_library() -> str | None:
+    """One sentence naming what to install when Qt could not open an X11 window, else None."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM", "xcb") != "xcb":
+        return None
+    if os.environ.get("WAYLAND_DISPLAY") or not os.environ.get("DISPLAY"):
+        return None
+    import ctypes
+
+    missing = []
+    for soname, package in XCB_LIBS.items():
+        try:
+            ctypes.CDLL(soname)
+        except OSError:
+            missing.append(package)
+    if not missing:
+        return None
+    return (f"Qt needs system libraries to open a window on X11 that are not installed: "
+            f"sudo apt-get install {' '.join(missing)} (Debian/Ubuntu; Fedora: xcb-util-cursor "
+            f"xcb-util-wm xcb-util-keysyms). Screenshots and exports work without them (--screenshot PATH).")
 
 
 def _has_display() -> bool:

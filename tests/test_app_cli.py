@@ -100,3 +100,27 @@ def test_screenshots_of_the_other_views(qapp, tmp_path, monkeypatch, args, tab):
     assert shown == [tab]
     img = QImage(str(path))
     assert len(_colours(img)) > 12
+
+
+def test_missing_x11_libraries_are_named_instead_of_a_qt_abort(monkeypatch, capsys):
+    import ctypes
+
+    from app import __main__ as cli
+
+    real = ctypes.CDLL
+
+    def fake(name, *a, **k):
+        if name in ("libxcb-icccm.so.4", "libxcb-keysyms.so.1"):
+            raise OSError(f"{name}: cannot open shared object file")
+        return real(name, *a, **k) if name not in cli.XCB_LIBS else object()
+
+    monkeypatch.setattr(ctypes, "CDLL", fake)
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    assert main(["--n", "4"]) == 1
+    err = capsys.readouterr().err
+    assert "apt-get install libxcb-icccm4 libxcb-keysyms1" in err
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")  # offscreen needs none of them
+    assert cli._missing_system_library() is None
