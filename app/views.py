@@ -16,9 +16,10 @@ placeholder and the view show the same words.
 from __future__ import annotations
 
 import importlib
+import sys
 
-from PySide6.QtCore import QCoreApplication, QEvent
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtCore import QCoreApplication, QEvent, Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 # key, module, class, title (translated in the class's context, as the view's own self.tr does)
 VIEWS = (("weights", "app.weights_view", "WeightsView", "Weight slices"),
@@ -42,7 +43,12 @@ class LazyTab(QWidget):
         """The real view, built now if it was not yet."""
         if self._view is None:
             module, cls = self._spec
-            self._view = getattr(importlib.import_module(module), cls)(self._model, self._playback)
+            try:
+                self._view = getattr(importlib.import_module(module), cls)(self._model, self._playback)
+            except Exception as e:  # a broken view must not take the lecture down: say so in its tab
+                print(f"shard-lab: the {self.key} view could not be built: {e!r}", file=sys.stderr)
+                self._view = QLabel(QCoreApplication.translate("MainWindow", "This view could not be built:\n{e}")
+                                    .format(e=e), alignment=Qt.AlignCenter, wordWrap=True)
             self.layout().addWidget(self._view)
         return self._view
 

@@ -301,3 +301,16 @@ def test_weights_and_latency_tabs_get_the_room_and_give_it_back(qtbot):
     win.select_tab("latency")
     win.select_tab("buffers")
     assert win.explain_dock.isVisible() and not win.timeline_dock.isVisible()
+
+
+def test_a_view_that_fails_to_build_says_so_in_its_tab(qtbot, monkeypatch, capsys):
+    from app import views
+
+    monkeypatch.setattr(views, "VIEWS", (("weights", "app.no_such_view", "Nope", "Weight slices"),))
+    model, pb, win = make_window(qtbot, kind="tp-forward", n=4)  # opens on the weights tab
+    assert win.current_tab() == "weights"
+    label = win.view("weights")
+    assert "could not be built" in label.text() and "no_such_view" in label.text()
+    assert "could not be built" in capsys.readouterr().err
+    pb.step_forward()  # the rest of the window goes on
+    assert pb.step_index == 1
