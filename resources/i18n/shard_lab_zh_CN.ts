@@ -1410,6 +1410,12 @@ Ctrl+Shift+S  保存截图</translation>
             <source>step {k} of {K} in flight</source>
             <translation>第 {k} / {K} 步传输中</translation>
         </message>
+        <message>
+            <source>This view could not be built:
+{e}</source>
+            <translation>无法构建此视图：
+{e}</translation>
+        </message>
     </context>
     <context>
         <name>MatmulView</name>
@@ -1823,180 +1829,235 @@ Ctrl+Shift+S  保存截图</translation>
         <name>WeightsView</name>
         <message>
             <source>Weight slices</source>
-            <translation type="unfinished" />
+            <translation>权重切片</translation>
         </message>
         <message>
             <source>&amp;Layer</source>
-            <translation type="unfinished" />
+            <translation>层(&amp;L)</translation>
         </message>
         <message>
             <source>&amp;Matrix</source>
-            <translation type="unfinished" />
+            <translation>矩阵(&amp;M)</translation>
         </message>
         <message>
             <source>Weight slices belong to the TP-forward scenario: a small Transformer whose matrices are split over the GPUs.
 This scenario moves no weights.</source>
-            <translation type="unfinished" />
+            <translation>权重切片属于张量并行前向场景：一个小型 Transformer，其矩阵被切分到各个 GPU 上。
+此场景不涉及权重。</translation>
         </message>
         <message>
             <source>Switch to the TP forward</source>
-            <translation type="unfinished" />
+            <translation>切换到张量并行前向</translation>
         </message>
         <message>
             <source>layer {l}</source>
-            <translation type="unfinished" />
+            <translation>第 {l} 层</translation>
         </message>
         <message>
             <source>whole model</source>
-            <translation type="unfinished" />
-        </message>
-        <message>
-            <source>Full {name}, {where}&lt;br&gt;{r} × {c} = {b}</source>
-            <translation type="unfinished" />
-        </message>
-        <message>
-            <source>What each GPU holds&lt;br&gt;(its own shard, same colour scale)</source>
-            <translation type="unfinished" />
+            <translation>整个模型</translation>
         </message>
         <message>
             <source>{c} columns: {cn}</source>
-            <translation type="unfinished" />
+            <translation>{c} 列：{cn}</translation>
         </message>
         <message>
-            <source>{r} rows: {rn}&lt;br&gt;{c} columns: {cn}</source>
-            <translation type="unfinished" />
+            <source>Full {name}, {where}: {r} × {c} = {b}</source>
+            <translation>完整的 {name}，{where}：{r} × {c} = {b}</translation>
         </message>
         <message>
-            <source>weight value</source>
-            <translation type="unfinished" />
+            <source>{r} rows: {rn} · {c} columns: {cn}</source>
+            <translation>{r} 行：{rn} · {c} 列：{cn}</translation>
         </message>
         <message>
             <source>{n} GPUs</source>
-            <translation type="unfinished" />
+            <translation>{n} 个 GPU</translation>
         </message>
         <message>
             <source>1 GPU</source>
-            <translation type="unfinished" />
+            <translation>1 个 GPU</translation>
         </message>
         <message>
             <source>{gpus} · TINY model: d_model {D}, {H} query heads, {G} KV groups, d_head {dh}, d_ff {F}, vocab {V}</source>
-            <translation type="unfinished" />
+            <translation>{gpus} · TINY 模型：d_model {D}，{H} 个 query 头，{G} 个 KV 组，d_head {dh}，d_ff {F}，词表 {V}</translation>
+        </message>
+        <message>
+            <source>the decode step's logits (one new token, with the KV cache)</source>
+            <translation>解码步的 logits（一个新 token，使用 KV cache）</translation>
+        </message>
+        <message>
+            <source>the logits of every token</source>
+            <translation>每个 token 的 logits</translation>
+        </message>
+        <message>
+            <source>max |TP logits − single-device logits| over {what}.
+{model}</source>
+            <translation>在{what}上的 max |TP logits − 单设备 logits|。
+{model}</translation>
         </message>
         <message>
             <source>replicated on all {n} GPUs</source>
-            <translation type="unfinished" />
+            <translation>在全部 {n} 个 GPU 上复制</translation>
         </message>
         <message>
             <source>GPU 0 holds all of it</source>
-            <translation type="unfinished" />
+            <translation>GPU 0 持有全部</translation>
+        </message>
+        <message>
+            <source>One colour means one number in every heatmap (blue &lt; 0 &lt; red, levels ±{v:.2f}).</source>
+            <translation>在所有热力图中同一颜色表示同一数值（蓝 &lt; 0 &lt; 红，范围 ±{v:.2f}）。</translation>
+        </message>
+        <message>
+            <source>✓ Decode step: TP logits = single-device logits, max |Δ| = {d:.1e}</source>
+            <translation>✓ 解码步：TP logits = 单设备 logits，max |Δ| = {d:.1e}</translation>
+        </message>
+        <message>
+            <source>✓ TP logits = single-device logits: max |Δ| = {d:.1e}</source>
+            <translation>✓ TP logits = 单设备 logits：max |Δ| = {d:.1e}</translation>
+        </message>
+        <message>
+            <source>✗ Decode step: TP logits ≠ single-device logits, max |Δ| = {d:.1e}</source>
+            <translation>✗ 解码步：TP logits ≠ 单设备 logits，max |Δ| = {d:.1e}</translation>
+        </message>
+        <message>
+            <source>✗ TP logits ≠ single-device logits: max |Δ| = {d:.1e}</source>
+            <translation>✗ TP logits ≠ 单设备 logits：max |Δ| = {d:.1e}</translation>
+        </message>
+        <message>
+            <source>Each GPU holds a full copy: {r} × {c} = {b}</source>
+            <translation>每个 GPU 持有完整副本：{r} × {c} = {b}</translation>
+        </message>
+        <message>
+            <source>GPU 0 holds all of it: {r} × {c} = {b}</source>
+            <translation>GPU 0 持有全部：{r} × {c} = {b}</translation>
+        </message>
+        <message>
+            <source>Each GPU holds {r} × {c} = {b}</source>
+            <translation>每个 GPU 持有 {r} × {c} = {b}</translation>
+        </message>
+        <message>
+            <source>What each GPU holds</source>
+            <translation>每个 GPU 持有的部分</translation>
+        </message>
+        <message>
+            <source>its own shard, same colour scale</source>
+            <translation>它自己的分片，同一色标</translation>
+        </message>
+        <message>
+            <source>each KV group on {k} GPUs, same colour scale</source>
+            <translation>每个 KV 组在 {k} 个 GPU 上，同一色标</translation>
+        </message>
+        <message>
+            <source>same colour scale</source>
+            <translation>同一色标</translation>
         </message>
         <message>
             <source>{H} query heads × d_head {dh}</source>
-            <translation type="unfinished" />
+            <translation>{H} 个 query 头 × d_head {dh}</translation>
         </message>
         <message>
             <source>{G} KV groups × d_head {dh}</source>
-            <translation type="unfinished" />
+            <translation>{G} 个 KV 组 × d_head {dh}</translation>
         </message>
         <message>
             <source>d_ff hidden units</source>
-            <translation type="unfinished" />
+            <translation>d_ff 个隐藏单元</translation>
         </message>
         <message>
             <source>vocabulary</source>
-            <translation type="unfinished" />
+            <translation>词表</translation>
         </message>
         <message>
             <source>vocabulary (token id)</source>
-            <translation type="unfinished" />
+            <translation>词表（token id）</translation>
         </message>
         <message>
             <source>replicated</source>
-            <translation type="unfinished" />
+            <translation>已复制</translation>
         </message>
         <message>
-            <source>replicated
-KV group {g}</source>
-            <translation type="unfinished" />
+            <source>KV group {g}
+replicated</source>
+            <translation>KV 组 {g}
+已复制</translation>
         </message>
         <message>
             <source>KV group {g}</source>
-            <translation type="unfinished" />
+            <translation>KV 组 {g}</translation>
         </message>
         <message>
             <source>KV groups
 {g}</source>
-            <translation type="unfinished" />
+            <translation>KV 组
+{g}</translation>
         </message>
         <message>
             <source>head {h}</source>
-            <translation type="unfinished" />
+            <translation>头 {h}</translation>
         </message>
         <message>
             <source>heads {a}–{b}</source>
-            <translation type="unfinished" />
+            <translation>头 {a}–{b}</translation>
         </message>
         <message>
             <source>tokens
 {a}–{b}</source>
-            <translation type="unfinished" />
+            <translation>token
+{a}–{b}</translation>
         </message>
         <message>
             <source>units
 {a}–{b}</source>
-            <translation type="unfinished" />
+            <translation>单元
+{a}–{b}</translation>
         </message>
         <message>
             <source>GPU {d}</source>
-            <translation type="unfinished">GPU {d}</translation>
-        </message>
-        <message>
-            <source> One colour means one number in every heatmap (blue &lt; 0 &lt; red, levels ±{v:.2f}).</source>
-            <translation type="unfinished" />
+            <translation>GPU {d}</translation>
         </message>
         <message>
             <source>{name} is used whole: the one GPU holds all {k} values ({b}).</source>
-            <translation type="unfinished" />
+            <translation>{name} 整体使用：唯一的 GPU 持有全部 {k} 个数值（{b}）。</translation>
         </message>
         <message>
             <source>{name} is replicated: each of the {n} GPUs holds all {k} values ({b}) — it is small and every GPU needs all of it.</source>
-            <translation type="unfinished" />
+            <translation>{name} 被复制：{n} 个 GPU 各自持有全部 {k} 个数值（{b}）——它很小，而且每个 GPU 都需要全部。</translation>
         </message>
         <message>
             <source> Its values are all close to 1, hence one colour.</source>
-            <translation type="unfinished" />
+            <translation> 它的数值都接近 1，所以只有一种颜色。</translation>
         </message>
         <message>
             <source>With one GPU nothing is split: GPU 0 holds all of {name}, {r} rows × {c} columns = {b}.</source>
-            <translation type="unfinished" />
+            <translation>只有一个 GPU 时不做切分：GPU 0 持有完整的 {name}，{r} 行 × {c} 列 = {b}。</translation>
         </message>
         <message>
             <source>Wq is split by columns: each GPU holds {h} of the {H} query heads, {c} columns × {r} rows = {b}.</source>
-            <translation type="unfinished" />
+            <translation>Wq 按列切分：每个 GPU 持有 {H} 个 query 头中的 {h} 个，{c} 列 × {r} 行 = {b}。</translation>
         </message>
         <message>
             <source>{name} has only {G} KV groups for {n} GPUs, so each group's {c} columns are replicated on {k} GPUs ({c} columns × {r} rows = {b} on each); nested outlines show who shares a group.</source>
-            <translation type="unfinished" />
+            <translation>{name} 只有 {G} 个 KV 组却有 {n} 个 GPU，所以每组的 {c} 列被复制到 {k} 个 GPU 上（每个 GPU 上 {c} 列 × {r} 行 = {b}）；嵌套的边框表示哪些 GPU 共享同一组。</translation>
         </message>
         <message>
             <source>{name} is split by columns, one KV group per {d_head} columns: each GPU holds {g} of the {G} groups ({c} columns × {r} rows = {b}).</source>
-            <translation type="unfinished" />
+            <translation>{name} 按列切分，每 {d_head} 列为一个 KV 组：每个 GPU 持有 {G} 个组中的 {g} 个（{c} 列 × {r} 行 = {b}）。</translation>
         </message>
         <message>
             <source>Wo is split by rows: each GPU holds the rows of its own {h} heads ({r} rows × {c} columns = {b}); the all-reduce after attention adds the {n} partial results.</source>
-            <translation type="unfinished" />
+            <translation>Wo 按行切分：每个 GPU 持有它自己 {h} 个头对应的行（{r} 行 × {c} 列 = {b}）；注意力之后的 all-reduce 把 {n} 个部分结果相加。</translation>
         </message>
         <message>
             <source>W_down is split by rows: each GPU holds the rows of its own {r} hidden units ({r} rows × {c} columns = {b}); the all-reduce after the MLP adds the {n} partial results.</source>
-            <translation type="unfinished" />
+            <translation>W_down 按行切分：每个 GPU 持有它自己 {r} 个隐藏单元对应的行（{r} 行 × {c} 列 = {b}）；MLP 之后的 all-reduce 把 {n} 个部分结果相加。</translation>
         </message>
         <message>
             <source>lm_head is split by columns: each GPU holds {c} of the {V} vocabulary columns ({c} columns × {r} rows = {b}); the logits are all-gathered at the end.</source>
-            <translation type="unfinished" />
+            <translation>lm_head 按列切分：每个 GPU 持有词表 {V} 列中的 {c} 列（{c} 列 × {r} 行 = {b}）；最后对 logits 做 all-gather。</translation>
         </message>
         <message>
             <source>{name} is split by columns: each GPU holds {c} of the {F} hidden units ({c} columns × {r} rows = {b}).</source>
-            <translation type="unfinished" />
+            <translation>{name} 按列切分：每个 GPU 持有 {F} 个隐藏单元中的 {c} 个（{c} 列 × {r} 行 = {b}）。</translation>
         </message>
     </context>
 </TS>
