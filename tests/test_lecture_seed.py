@@ -1,7 +1,8 @@
 """The lecture's own shard_lab.py runs on simcore with only its import lines changed.
 
-The lecture file lives in the course materials (shared/seeds beside the repository); the
-project does not copy it. When it is absent the test is skipped with the reason.
+The lecture file lives in the course materials (shared/seeds beside the repository); when
+those are not there (a clean clone in CI), the verbatim copy in tests/lecture/ is used, so the
+test always runs.
 """
 
 import pathlib
@@ -9,7 +10,6 @@ import re
 import subprocess
 import sys
 
-import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -20,11 +20,10 @@ def _find_seed():
             for p in sorted(base.glob("*.txt")):
                 if "def tp_forward" in p.read_text(encoding="utf-8"):
                     return p
-    return None
+    return ROOT / "tests" / "lecture" / "shard_lab.py.txt"  # a verbatim copy of the lecture's file
 
 
 SEED = _find_seed()
-pytestmark = pytest.mark.skipif(SEED is None, reason="the lecture's shard_lab.py (shared/seeds) is not beside the repo")
 
 
 def _point_imports_at_simcore(src: str) -> str:
