@@ -142,7 +142,9 @@ def main(argv=None) -> int:
     _set_language(app, args.lang)  # None: the language saved last time, else the system locale (app/i18n.py)
 
     from .main_window import MainWindow
+    from .presentation import apply_look
 
+    apply_look(app)  # style, palette and stylesheet before the widgets exist: they are polished once
     win = MainWindow(model, playback)
     if step is not None:
         playback.seek(step_time(playback.stops, step))

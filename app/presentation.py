@@ -94,14 +94,15 @@ def apply_look(app: QApplication | None = None):
     app = app or QApplication.instance()
     if app is None:
         return
-    look = (theme.palette(), theme.scale())  # the whole palette: a re-registered theme differs
-    if app.property("shardLabLook") == repr(look) and app.style().name().lower() == "fusion":
-        return  # already so: re-polishing every widget costs ~50 ms at startup
-    if app.style().name().lower() != "fusion":
+    look = repr((theme.palette(), theme.scale()))  # the whole palette: a re-registered theme differs
+    if app.property("shardLabLook") == look:
+        return  # already so: re-polishing every widget costs 30-80 ms
+    # (with a stylesheet set, app.style() is Qt's stylesheet proxy, whose name() is empty)
+    if app.property("shardLabLook") is None and app.style().name().lower() != "fusion":
         app.setStyle("Fusion")  # the one built-in style that honours a palette everywhere
     app.setPalette(qpalette(theme.palette()))
     app.setStyleSheet(theme.stylesheet())
-    app.setProperty("shardLabLook", repr(look))
+    app.setProperty("shardLabLook", look)
 
 
 def next_scale(s: float, direction: int) -> float:
