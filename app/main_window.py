@@ -431,6 +431,9 @@ class MainWindow(QMainWindow):
         right = int(min(max(0.25 * W, 300 * s), 560 * s))
         self.resizeDocks([self.controls_dock, self.explain_dock], [left, right], Qt.Horizontal)
         self.resizeDocks([self.timeline_dock], [int(max(0.24 * H, 150))], Qt.Vertical)
+        formula = getattr(getattr(self, "classroom", None), "formula_dock", None)
+        if formula is not None and not formula.isHidden():  # the closed form needs ~9 lines; the story the rest
+            self.resizeDocks([formula, self.explain_dock], [int(0.37 * H), int(0.63 * H)], Qt.Vertical)
 
     # -- public -------------------------------------------------------------------------------------
     def tab_keys(self) -> list[str]:
