@@ -238,17 +238,12 @@ class DeviceItem(QGraphicsItem):
         nc = max(self.n_chunks, 1)
         n = max(self.n, 1)
         bgra = col.bgra
-        colours = np.tile(col.empty_bgra, (nc, 1))
-        fill = np.zeros(nc, dtype=int)
-        for ch, who in enumerate(self.state):
-            if who:
-                k = len(who)
-                if k == 1:
-                    colours[ch] = bgra[next(iter(who)) % len(bgra)]
-                    fill[ch] = iw
-                else:
-                    colours[ch] = bgra[ch % len(bgra)]
-                    fill[ch] = max(1, round(iw * k / n))
+        state = self.state[:nc] + (None,) * (nc - len(self.state))
+        k = np.fromiter((len(who) if who else 0 for who in state), int, nc)  # contributors per chunk
+        owner = np.fromiter((next(iter(who)) if who and len(who) == 1 else ch for ch, who in enumerate(state)),
+                            int, nc)  # one contributor: its colour; a partial sum: the chunk's colour
+        colours = np.where((k > 0)[:, None], bgra[owner % len(bgra)], col.empty_bgra)
+        fill = np.where(k == 1, iw, np.where(k > 1, np.maximum(1, np.round(iw * k / n)), 0)).astype(int)
         chunk_of_row = np.minimum((ih - 1 - np.arange(ih)) * nc // ih, nc - 1)  # image row -> chunk
         filled = np.arange(iw)[None, :] < fill[chunk_of_row][:, None]
         arr = np.empty((H, W, 4), np.uint8)

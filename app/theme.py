@@ -217,7 +217,15 @@ def stylesheet() -> str:
         f"QWidget {{ font-size: {body}px; }}\n"
         f"QMainWindow, QDockWidget {{ background: {p.surface}; color: {p.text}; }}\n"
         f"QDockWidget::title {{ padding: {round(4 * s)}px; font-weight: bold; }}\n"
-        f"QToolBar {{ spacing: {round(6 * s)}px; }}\n"
+        f"QToolBar {{ spacing: {round(6 * s)}px; background: {p.surface}; border: none; }}\n"
         f"QTabBar::tab {{ padding: {round(6 * s)}px {round(14 * s)}px; }}\n"
         f"QStatusBar QLabel {{ padding: 0 {round(10 * s)}px; }}\n"
+        # flat scroll bars: visible on a projector, and a tenth of the cost of Fusion's gradients,
+        # which the animation repaints with every panel on every frame
+        f"QScrollBar:vertical {{ width: {round(12 * s)}px; background: {p.surface}; margin: 0; }}\n"
+        f"QScrollBar:horizontal {{ height: {round(12 * s)}px; background: {p.surface}; margin: 0; }}\n"
+        f"QScrollBar::handle {{ background: {p.slot_border}; border-radius: {round(4 * s)}px; "
+        f"min-height: {round(28 * s)}px; min-width: {round(28 * s)}px; }}\n"
+        f"QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; }}\n"
+        f"QScrollBar::add-page, QScrollBar::sub-page {{ background: none; }}\n"
     )
