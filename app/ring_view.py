@@ -226,38 +226,52 @@ class DeviceItem(QGraphicsItem):
                     p.drawRect(self.slot_rect(ch))
 
     def _bar_image(self) -> QImage:
-        """
-        The radial bar as an image at its pixel size, chunk 0 in the bottom rows (the inner
-        end), with its frame and the new-chunk outline drawn in: a slot held by one device is
-        filled with its colour; a partial sum fills the share of devices added (paint_chunk's
-        rule as pixels, so 64 bars of 64 slots cost 64 unscaled blits).
-        """
-        col = self.colors
-        W, H = max(3, round(self.w)), max(3, round(self.h))
-        iw, ih = W - 2, H - 2
-        nc = max(self.n_chunks, 1)
-        n = max(self.n, 1)
-        bgra = col.bgra
-        state = self.state[:nc] + (None,) * (nc - len(self.state))
-        k = np.fromiter((len(who) if who else 0 for who in state), int, nc)  # contributors per chunk
-        owner = np.fromiter((next(iter(who)) if who and len(who) == 1 else ch for ch, who in enumerate(state)),
-                            int, nc)  # one contributor: its colour; a partial sum: the chunk's colour
-        colours = np.where((k > 0)[:, None], bgra[owner % len(bgra)], col.empty_bgra)
-        fill = np.where(k == 1, iw, np.where(k > 1, np.maximum(1, np.round(iw * k / n)), 0)).astype(int)
-        chunk_of_row = np.minimum((ih - 1 - np.arange(ih)) * nc // ih, nc - 1)  # image row -> chunk
-        filled = np.arange(iw)[None, :] < fill[chunk_of_row][:, None]
-        arr = np.empty((H, W, 4), np.uint8)
-        arr[:] = col.border_bgra
-        arr[1:-1, 1:-1] = np.where(filled[:, :, None], colours[chunk_of_row][:, None, :], col.empty_bgra)
-        for ch in self.new:  # outline the chunks that arrived in the last step
+        """The radial bar as an image at its pixel size (see bar_images, which builds many at once)."""
+        return bar_images([self])[0]
+
+
+def bar_images(devices) -> list:
+    """
+    Radial bars as images at their pixel size, chunk 0 in the bottom rows (the inner end), with
+    frame and new-chunk outline drawn in: a slot held by one device is filled with its colour; a
+    partial sum fills the share of devices added (paint_chunk's rule as pixels). Devices of one
+    ring share size, chunk count and colours, so their pixels are computed together in numpy:
+    a step boundary at n = 64 redraws 64 bars at once instead of one by one.
+    """
+    if not devices:
+        return []
+    d0 = devices[0]
+    col = d0.colors
+    W, H = max(3, round(d0.w)), max(3, round(d0.h))
+    if any((max(3, round(d.w)), max(3, round(d.h))) != (W, H) for d in devices[1:]):
+        return [img for d in devices for img in bar_images([d])]  # mixed sizes: one at a time
+    iw, ih = W - 2, H - 2
+    nc = max(d0.n_chunks, 1)
+    n = max(d0.n, 1)
+    bgra = col.bgra
+    states = [tuple(d.state[:nc]) + (None,) * (nc - len(d.state[:nc])) for d in devices]
+    D = len(devices)
+    k = np.fromiter((len(who) if who else 0 for st in states for who in st), int, D * nc).reshape(D, nc)
+    owner = np.fromiter((next(iter(who)) if who and len(who) == 1 else ch
+                         for st in states for ch, who in enumerate(st)), int, D * nc).reshape(D, nc)
+    colours = np.where((k > 0)[:, :, None], bgra[owner % len(bgra)], col.empty_bgra)  # (D, nc, 4)
+    fill = np.where(k == 1, iw, np.where(k > 1, np.maximum(1, np.round(iw * k / n)), 0)).astype(int)
+    chunk_of_row = np.minimum((ih - 1 - np.arange(ih)) * nc // ih, nc - 1)  # image row -> chunk
+    filled = np.arange(iw)[None, None, :] < fill[:, chunk_of_row][:, :, None]  # (D, ih, iw)
+    arr = np.empty((D, H, W, 4), np.uint8)
+    arr[:] = col.border_bgra
+    arr[:, 1:-1, 1:-1] = np.where(filled[..., None], colours[:, chunk_of_row][:, :, None, :], col.empty_bgra)
+    for i, d in enumerate(devices):
+        for ch in d.new:  # outline the chunks that arrived in the last step
             rows = np.flatnonzero(chunk_of_row == ch) + 1
             if len(rows):
                 lo, hi = max(rows[0] - 1, 0), min(rows[-1] + 2, H)
-                arr[lo:lo + 2, :] = col.new_bgra
-                arr[hi - 2:hi, :] = col.new_bgra
-                arr[lo:hi, :2] = col.new_bgra
-                arr[lo:hi, -2:] = col.new_bgra
-        return QImage(np.ascontiguousarray(arr).data, W, H, 4 * W, QImage.Format_ARGB32).copy()
+                a = arr[i]
+                a[lo:lo + 2, :] = col.new_bgra
+                a[hi - 2:hi, :] = col.new_bgra
+                a[lo:hi, :2] = col.new_bgra
+                a[lo:hi, -2:] = col.new_bgra
+    return [QImage(np.ascontiguousarray(arr[i]).data, W, H, 4 * W, QImage.Format_ARGB32).copy() for i in range(D)]
 
 
 class BarsLayer(QGraphicsItem):
@@ -287,6 +301,9 @@ class BarsLayer(QGraphicsItem):
     def paint(self, p: QPainter, option, widget=None):
         p.setRenderHint(QPainter.SmoothPixmapTransform, False)
         p.setRenderHint(QPainter.Antialiasing, False)
+        stale = [d for d in self.devices if d.radial and d.n_chunks and d._image is None]
+        for d, img in zip(stale, bar_images(stale)):
+            d._image = img
         for d in self.devices:
             if d.radial:
                 p.save()
