@@ -42,15 +42,15 @@ class ControlPanel(QWidget):
         self.n = QSpinBox(objectName="nSpin")
         self.n.setRange(1, scenarios.MAX_N)
         self.n.setKeyboardTracking(False)
-        self.size = QComboBox(objectName="sizeCombo")
-        self.size.setEditable(True)
-        self.size.setInsertPolicy(QComboBox.NoInsert)
+        self.size_combo = QComboBox(objectName="sizeCombo")
+        self.size_combo.setEditable(True)
+        self.size_combo.setInsertPolicy(QComboBox.NoInsert)
         self.link = QComboBox(objectName="linkCombo")
         for key, spec in LINKS.items():
             self.link.addItem(spec.name, key)
         for b in SIZE_PRESETS:
-            self.size.addItem(fmt_bytes(b), float(b))
-        for combo in (self.group, self.op, self.algo, self.size, self.link):
+            self.size_combo.addItem(fmt_bytes(b), float(b))
+        for combo in (self.group, self.op, self.algo, self.size_combo, self.link):
             # the dock stays narrow: long names are elided in the closed combo, shown in full when open
             combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(8)
@@ -62,7 +62,7 @@ class ControlPanel(QWidget):
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
         self._labels = [QLabel() for _ in range(6)]
-        for lab, w in zip(self._labels, (self.group, self.op, self.algo, self.n, self.size, self.link)):
+        for lab, w in zip(self._labels, (self.group, self.op, self.algo, self.n, self.size_combo, self.link)):
             lab.setBuddy(w)
             form.addRow(lab, w)
         lay = QVBoxLayout(self)
@@ -78,8 +78,8 @@ class ControlPanel(QWidget):
         self.op.activated.connect(self._on_op_activated)
         self.algo.activated.connect(self._on_algo_activated)
         self.n.valueChanged.connect(self._on_n_value_changed)
-        self.size.activated.connect(self._on_size_activated)
-        self.size.lineEdit().editingFinished.connect(self._on_size_editing_finished)
+        self.size_combo.activated.connect(self._on_size_activated)
+        self.size_combo.lineEdit().editingFinished.connect(self._on_size_editing_finished)
         self.link.activated.connect(self._on_link_activated)
         model.changed.connect(self._on_model_changed)
         model.error.connect(self._on_model_error)
@@ -143,11 +143,11 @@ class ControlPanel(QWidget):
             self.algo.setCurrentIndex(self.algo.findData(sc.algo))
             self.algo.setEnabled(scenarios.takes_algo(sc.kind))
             self.n.setValue(sc.n)
-            i = self.size.findData(float(sc.nbytes))
+            i = self.size_combo.findData(float(sc.nbytes))
             if i >= 0:
-                self.size.setCurrentIndex(i)
+                self.size_combo.setCurrentIndex(i)
             else:
-                self.size.setEditText(fmt_bytes(sc.nbytes))
+                self.size_combo.setEditText(fmt_bytes(sc.nbytes))
             self.link.setCurrentIndex(self.link.findData(sc.link))
             self.hint.setText(self._hint(sc))
         finally:
@@ -208,17 +208,17 @@ class ControlPanel(QWidget):
             self._apply(n=int(v))
 
     def _on_size_activated(self, i):
-        data = self.size.itemData(i)
+        data = self.size_combo.itemData(i)
         if data is not None:
             self._apply(nbytes=float(data))
 
     def _on_size_editing_finished(self):
         if self._syncing:
             return
-        text = self.size.currentText().strip()
-        i = self.size.findText(text)
+        text = self.size_combo.currentText().strip()
+        i = self.size_combo.findText(text)
         try:
-            value = float(self.size.itemData(i)) if i >= 0 else parse_bytes(text)
+            value = float(self.size_combo.itemData(i)) if i >= 0 else parse_bytes(text)
         except ValueError as e:
             self.model.error.emit(str(e))
             return

@@ -110,8 +110,8 @@ def test_a_bad_value_shows_a_clear_message_and_keeps_the_scenario(qtbot):
     assert "at least 1" in win.statusBar().currentMessage()
     assert model.scenario == before and len(win.ring_view.devices) == 8
     # a size typed in that cannot be split over the devices
-    win.controls.size.setEditText("1001")
-    win.controls.size.lineEdit().editingFinished.emit()
+    win.controls.size_combo.setEditText("1001")
+    win.controls.size_combo.lineEdit().editingFinished.emit()
     assert "cannot be split into 8" in win.controls.error.text()
     assert model.scenario == before
     assert win.controls.n.value() == 8

@@ -312,7 +312,7 @@ def test_app_refuses_bad_values_and_keeps_running(app_window):
 
 def test_typing_a_bad_size_shows_the_reason_and_changes_nothing(app_window):
     w = app_window()
-    combo = w.controls.size
+    combo = w.controls.size_combo
     for i, text in enumerate(["-1", "nan", "lots", "0", "1e400", ""]):
         before = w.model.scenario
         combo.setEditText(text)

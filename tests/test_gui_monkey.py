@@ -153,7 +153,7 @@ def act_n(w, rng, folder):
 
 
 def act_size(w, rng, folder):
-    combo = w.controls.size
+    combo = w.controls.size_combo
     if rng.random() < 0.5:
         i = rng.randrange(combo.count())
         _activate(combo, i)
