@@ -19,13 +19,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPen, QPixmap
-from PySide6.QtWidgets import (QGraphicsRectItem, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QStackedWidget,
+from PySide6.QtWidgets import (QGraphicsRectItem, QHBoxLayout, QLabel, QSizePolicy, QStackedWidget,
                                QVBoxLayout, QWidget)
 
 from simcore.trace import ALL, SWITCH, buffer_values, chunk_bounds
 
 from . import scenarios, theme
 from .explain import op_title
+from .hint import hint_page
 from .scenarios import apply_message  # the engine's one rule for "a message arrives"
 
 COLORMAP = "CET-D1A"  # diverging blue–white–red: 0 is white, the sign is the hue
@@ -235,18 +236,7 @@ class BufferView(QWidget):
         vb.sigResized.connect(self._on_viewbox_resized)
 
     def _make_hint(self):
-        self.hint_page = QWidget()
-        self.hint = QLabel(objectName="buffersHint")
-        self.hint.setWordWrap(True)
-        self.hint.setAlignment(Qt.AlignCenter)
-        self.switch_button = QPushButton(objectName="buffersSwitchButton")
-        self.switch_button.clicked.connect(self._on_switch_button_clicked)
-        lay = QVBoxLayout(self.hint_page)
-        lay.addStretch(1)
-        lay.addWidget(self.hint)
-        lay.addSpacing(16)
-        lay.addWidget(self.switch_button, 0, Qt.AlignHCenter)
-        lay.addStretch(1)
+        self.hint_page, self.hint, self.switch_button = hint_page("buffers", self._on_switch_button_clicked)
 
     # -- signals ---------------------------------------------------------------------------
     def _on_model_changed(self, run):

@@ -33,14 +33,15 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QPen
-from PySide6.QtWidgets import (QComboBox, QGraphicsRectItem, QGraphicsTextItem, QHBoxLayout, QLabel, QPushButton,
-                               QSizePolicy, QSpinBox, QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QGraphicsRectItem, QGraphicsTextItem, QHBoxLayout, QLabel, QSizePolicy,
+                               QSpinBox, QStackedWidget, QVBoxLayout, QWidget)
 
 from simcore.tensor_parallel import tp_layout, weight_slices
 from simcore.transformer_lab import TINY, lm_head_of
 
 from . import theme
 from .explain import fmt_bytes
+from .hint import hint_page
 
 WEIGHT_KINDS = ("tp-forward", "decode")  # scenarios whose run carries shard_params_tp's output
 MATRICES = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down", "lm_head",
@@ -279,18 +280,7 @@ class WeightsView(QWidget):
         self.matrix_box.sigTransformChanged.connect(self._on_matrix_box_transform_changed)
 
     def _make_hint(self):
-        self.hint_page = QWidget()
-        self.hint = QLabel(objectName="weightsHint")
-        self.hint.setWordWrap(True)
-        self.hint.setAlignment(Qt.AlignCenter)
-        self.switch_button = QPushButton(objectName="weightsSwitchButton")
-        self.switch_button.clicked.connect(self._on_switch_button_clicked)
-        lay = QVBoxLayout(self.hint_page)
-        lay.addStretch(1)
-        lay.addWidget(self.hint)
-        lay.addSpacing(16)
-        lay.addWidget(self.switch_button, 0, Qt.AlignHCenter)
-        lay.addStretch(1)
+        self.hint_page, self.hint, self.switch_button = hint_page("weights", self._on_switch_button_clicked)
 
     # -- signals ---------------------------------------------------------------------------
     def _on_model_changed(self, run):
