@@ -119,8 +119,8 @@ class CountsItem(pg.GraphicsObject):
         self.bounds = [0]
         self._rect = QRectF()
         self.font = theme.font("body", bold=True)
-        self.text = QColor(theme.palette().text)
-        self.box = QColor(255, 255, 255, 210)
+        self.box = QColor(255, 255, 255, 210)  # a light label on the heatmap in every theme...
+        self.text = theme.text_on(self.box)  # ...so its text is dark in every theme (not the palette's)
 
     def set_counts(self, counts: np.ndarray, bounds):
         self.prepareGeometryChange()
@@ -507,7 +507,7 @@ class BufferView(QWidget):
             ax.label.setFont(theme.font("body"))
             ax.enableAutoSIPrefix(False)
         self.counts.font = theme.font("body", bold=True)
-        self.counts.text = QColor(pal.text)
+        self.counts.text = theme.text_on(self.counts.box)  # the label box stays light in every theme
         self.row_lines.setPen(pg.mkPen(pal.background, width=theme.line("spoke")))
         pen = QPen(QColor(pal.highlight), theme.line("highlight") * 1.3)
         pen.setCosmetic(True)
