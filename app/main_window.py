@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
                                QSizePolicy, QSlider, QSplitter, QStyle, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
@@ -42,6 +42,21 @@ def step_status(pb) -> str:
     if at_stop:
         return tr("MainWindow", "after step {k} of {K}").format(k=k, K=K)
     return tr("MainWindow", "step {k} of {K} in flight").format(k=k + 1, K=K)
+
+
+def tinted_icon(icon: QIcon, color: QColor) -> QIcon:
+    """`icon` with every opaque pixel painted `color` (its shape kept), at the usual sizes."""
+    out = QIcon()
+    for side in (16, 24, 32, 48, 64):
+        pm = icon.pixmap(side, side)
+        if pm.isNull():
+            continue
+        p = QPainter(pm)
+        p.setCompositionMode(QPainter.CompositionMode_SourceIn)
+        p.fillRect(pm.rect(), color)
+        p.end()
+        out.addPixmap(pm)
+    return out
 
 
 class RingPage(QWidget):
@@ -97,6 +112,7 @@ class MainWindow(QMainWindow):
         self.timeline_dock = self._dock("timelineDock", QWidget(), Qt.BottomDockWidgetArea)
         self.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
         self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
+        self._std_icons = {}
         self._make_actions()
         self._make_toolbar()
         self._make_menus()
@@ -155,7 +171,7 @@ class MainWindow(QMainWindow):
         act = QAction(self)
         act.setObjectName(name)
         if icon is not None:
-            act.setIcon(self.style().standardIcon(icon))
+            self._std_icons[act] = icon  # tinted with the theme's text colour (_on_theme_changed)
         if keys:
             act.setShortcuts([QKeySequence(k) for k in keys])
         act.setShortcutContext(Qt.WindowShortcut)
@@ -301,6 +317,9 @@ class MainWindow(QMainWindow):
         self.setStyleSheet(theme.stylesheet())
         px = round(theme.size("icon"))
         self.toolbar.setIconSize(QSize(px, px))
+        ink = QColor(theme.palette().text)  # the style's icons are dark: on black they vanished
+        for act, sp in self._std_icons.items():
+            act.setIcon(tinted_icon(self.style().standardIcon(sp), ink))
 
     # -- state -> widgets ---------------------------------------------------------------------------
     def _on_model_changed(self, run):
@@ -323,7 +342,9 @@ class MainWindow(QMainWindow):
 
     def _on_playback_playing_changed(self, playing):
         sp = QStyle.StandardPixmap
-        self.act_play.setIcon(self.style().standardIcon(sp.SP_MediaPause if playing else sp.SP_MediaPlay))
+        self._std_icons[self.act_play] = sp.SP_MediaPause if playing else sp.SP_MediaPlay
+        self.act_play.setIcon(tinted_icon(self.style().standardIcon(self._std_icons[self.act_play]),
+                                          QColor(theme.palette().text)))
         self.act_play.setText(self.tr("Pause") if playing else self.tr("Play"))
         self.act_play.setToolTip(self.tr("Play / pause (Space)"))
 

@@ -314,3 +314,22 @@ def test_a_view_that_fails_to_build_says_so_in_its_tab(qtbot, monkeypatch, capsy
     assert "could not be built" in capsys.readouterr().err
     pb.step_forward()  # the rest of the window goes on
     assert pb.step_index == 1
+
+
+def test_toolbar_icons_take_the_theme_text_colour(qtbot):
+    from app import theme
+
+    def ink(icon):
+        img = icon.pixmap(24, 24).toImage()
+        px = [img.pixelColor(x, y) for x in range(24) for y in range(24)]
+        opaque = [c for c in px if c.alpha() > 200]
+        assert opaque, "the icon has a shape"
+        return sum(c.lightnessF() for c in opaque) / len(opaque)
+
+    model, pb, win = make_window(qtbot)
+    assert ink(win.act_play.icon()) < 0.3 and ink(win.act_fwd.icon()) < 0.3  # dark on the light theme
+    theme.set_theme("high-contrast")
+    assert ink(win.act_play.icon()) > 0.7 and ink(win.act_fwd.icon()) > 0.7  # light on black
+    pb.play()
+    assert ink(win.act_play.icon()) > 0.7  # the pause icon too
+    pb.pause()
