@@ -110,9 +110,17 @@ def describe_group(msgs, n: int) -> str:
     else:
         examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}: {_chunk(m.chunk)}" for m in msgs[:3])
     extra = len(msgs) - 3
-    if n > 1 and all(d == (s + 1) % n for s, d in zip(src, dst)):
+    phases = {m.phase for m in msgs}
+    if phases == {"fold"}:
+        head = _tr("n = {n} is not a power of two: first the {k} GPU(s) numbered {p} and up hand their whole "
+                   "buffer ({size}) to GPU d − {p}, which adds it in.").format(n=n, k=len(msgs), p=n - len(msgs),
+                                                                               size=size)
+    elif phases == {"unfold"}:
+        head = _tr("Last, GPU d − {p} sends the finished sum ({size}) back to each of the {k} GPU(s) that "
+                   "folded in.").format(p=n - len(msgs), k=len(msgs), size=size)
+    elif n > 1 and len(msgs) == n and all(d == (s + 1) % n for s, d in zip(src, dst)):
         head = _tr("Every GPU d sends one chunk of {size} to its ring neighbour d + 1.").format(size=size)
-    elif n > 1 and len({s ^ d for s, d in zip(src, dst)}) == 1 and all(d < n for d in dst):
+    elif n > 1 and len(msgs) > 1 and len({s ^ d for s, d in zip(src, dst)}) == 1 and all(d < n for d in dst):
         k = src[0] ^ dst[0]
         head = _tr("GPUs pair up across the circle, d ↔ d XOR {k}, and swap {what} ({size}).").format(
             k=k, what=_chunk(m0.chunk), size=size)

@@ -333,3 +333,24 @@ def test_toolbar_icons_take_the_theme_text_colour(qtbot):
     pb.play()
     assert ink(win.act_play.icon()) > 0.7  # the pause icon too
     pb.pause()
+
+
+@pytest.mark.parametrize("n, p", [(5, 4), (6, 4), (12, 8)])
+def test_recursive_doubling_fold_and_unfold_are_described_as_such(qapp, n, p):
+    from app.explain import describe_group
+    from simcore.scenarios import run_collective
+
+    tr = run_collective("all-reduce", n, 1024.0 * n, "rd").trace
+    by_phase = {}
+    for m in tr.messages:
+        by_phase.setdefault((m.step, m.phase), []).append(m)
+    fold = next(ms for (k, ph), ms in by_phase.items() if ph == "fold")
+    unfold = next(ms for (k, ph), ms in by_phase.items() if ph == "unfold")
+    assert len(fold) == n - p and all(m.dst == m.src - p for m in fold)
+    text = describe_group(fold, n)
+    assert "not a power of two" in text and f"d − {p}" in text and "ring neighbour" not in text
+    assert "back to each of the" in describe_group(unfold, n)
+    # a ring step still reads as one
+    ring = run_collective("all-reduce", n, 1024.0 * n, "ring").trace
+    step0 = [m for m in ring.messages if m.step == 0]
+    assert "ring neighbour d + 1" in describe_group(step0, n)

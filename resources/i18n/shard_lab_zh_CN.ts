@@ -659,6 +659,14 @@ This scenario has no stand-alone collective to show.</source>
             <source>{pattern} {examples}.</source>
             <translation>{pattern} {examples}。</translation>
         </message>
+        <message>
+            <source>Last, GPU d − {p} sends the finished sum ({size}) back to each of the {k} GPU(s) that folded in.</source>
+            <translation>最后，GPU d − {p} 把最终的和（{size}）发回给当初并入的 {k} 块 GPU。</translation>
+        </message>
+        <message>
+            <source>n = {n} is not a power of two: first the {k} GPU(s) numbered {p} and up hand their whole buffer ({size}) to GPU d − {p}, which adds it in.</source>
+            <translation>n = {n} 不是 2 的幂：先由编号 {p} 及以上的 {k} 块 GPU 把整个缓冲区（{size}）交给 GPU d − {p}，由它加进自己的缓冲区。</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
