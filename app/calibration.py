@@ -149,9 +149,11 @@ class CalibrationDialog(QDialog):
         for side in ("bottom", "left"):
             axis = self.plot.getAxis(side)
             axis.enableAutoSIPrefix(False)
-            axis.setTickFont(theme.font("small"))
+            axis.setTickFont(theme.font("body"))
+            axis.setTextPen(pg.mkPen(theme.palette().text))
+            axis.setPen(pg.mkPen(theme.palette().text))
         self.legend = self.plot.addLegend(offset=(10, 10), labelTextColor=theme.palette().text,
-                                          labelTextSize=f"{theme.px('small'):.0f}px")
+                                          labelTextSize=f"{theme.px('body'):.0f}px")
 
         self.status = QLabel(objectName="status", wordWrap=True)
         self.result = QLabel(objectName="result", wordWrap=True)
@@ -199,10 +201,11 @@ class CalibrationDialog(QDialog):
         self.nccl_button.setText(self.tr("Open nccl-tests output…"))
         self.nccl_button.setToolTip(self.tr("Text printed by all_reduce_perf, all_gather_perf or "
                                             "reduce_scatter_perf"))
-        style = {"color": theme.palette().text, "font-size": f"{theme.px('small'):.0f}px"}
+        style = {"color": theme.palette().text, "font-size": f"{theme.px('body'):.0f}px"}
         self.plot.setLabel("bottom", self.tr("message size S (bytes)"), **style)
         self.plot.setLabel("left", self.tr("time (µs)"), **style)
-        self.plot.setTitle(self.tr("measured (dots) and the α–β model (lines)"))
+        self.plot.setTitle(self.tr("measured (dots) and the α–β model (lines)"), color=theme.palette().text,
+                           size=f"{theme.px('body'):.0f}px")
         self.name_label.setText(self.tr("Link name"))
         self.use_button.setText(self.tr("Use as link"))
         self.close_button.setText(self.tr("Close"))
