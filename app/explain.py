@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from simcore.comm_sim import busbw, t_formula
 from simcore.trace import ALL, SWITCH
@@ -135,6 +135,31 @@ def describe_group(msgs, n: int) -> str:
     return _tr("{pattern} {examples}.").format(pattern=head, examples=examples)
 
 
+class _RichText(QTextBrowser):
+    """
+    The explanation's text: one QTextDocument, laid out once per text and width, scrolling itself.
+    (A word-wrapped rich-text QLabel in a scroll area laid each new text out twice, for its height
+    and again to paint: 5-8 ms at every step boundary of the animation.) Selectable, not editable.
+    """
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._html = ""
+        self.setFrameShape(QFrame.NoFrame)
+        self.setOpenLinks(False)
+        self.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.setFocusPolicy(Qt.NoFocus)  # the arrow keys step the animation, not this text
+        self.document().setDocumentMargin(10)
+
+    def text(self) -> str:
+        return self._html
+
+    def setText(self, html: str):
+        if html != self._html:
+            self._html = html
+            self.setHtml(html)
+
+
 class ExplainPanel(QWidget):
     """Follows a ScenarioModel and the Playback clock; shows the step at the playback time."""
 
@@ -142,28 +167,15 @@ class ExplainPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("ExplainPanel")
         self.model, self.playback = model, playback
-        self.body = QLabel()
+        self.body = _RichText()
         self.body.setObjectName("explainBody")
-        self.body.setTextFormat(Qt.RichText)
-        self.body.setWordWrap(True)
-        self.body.setAlignment(Qt.AlignTop | Qt.AlignLeft)
-        self.body.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.live = QLabel()
         self.live.setObjectName("explainLive")
         self.live.setWordWrap(True)
-        inner = QWidget()
-        lay = QVBoxLayout(inner)
-        lay.setContentsMargins(10, 6, 10, 6)
-        lay.addWidget(self.body)
-        lay.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.NoFrame)
-        scroll.setWidget(inner)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.live)
-        outer.addWidget(scroll, 1)
+        outer.addWidget(self.body, 1)
         self._key = None
         self._apply_theme()
         model.changed.connect(self._on_model_changed)
@@ -196,7 +208,8 @@ class ExplainPanel(QWidget):
 
     def _apply_theme(self):
         p = theme.palette()
-        self.body.setStyleSheet(f"font-size: {round(theme.px('explain'))}px; color: {p.text};")
+        self.body.setStyleSheet(f"font-size: {round(theme.px('explain'))}px; color: {p.text}; "
+                                f"background: transparent; border: none;")
         self.live.setStyleSheet(f"font-size: {round(theme.px('body'))}px; color: {p.text}; "
                                 f"background: {p.surface}; padding: 6px 10px; font-weight: bold;")
 
