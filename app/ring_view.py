@@ -731,9 +731,18 @@ class RingView(QGraphicsView):
         # header: caption, subcaption; footer: colour key and legend
         self.caption.set_wrap(W - 2 * m)
         self.caption.setPos(m, m * 0.5)
-        self.subcaption.setPos(m, m * 0.5 + self.caption.size().height())
-        self.clock_label.setPos(W - m, m * 0.5 + self.caption.size().height())
-        top = m * 0.5 + self.caption.size().height() + self.subcaption.size().height() + m * 0.5
+        sub_y = m * 0.5 + self.caption.size().height()
+        self.subcaption.setPos(m, sub_y)
+        # the clock sits right of the step line when both fit (widest clock text assumed), else below it
+        clock_w = QFontMetricsF(self.clock_label._font).horizontalAdvance(
+            self.tr("t = {t} of {T}").format(t="888 µs", T="888 µs")) + 12
+        room = W - 2 * m
+        self._clock_beside = room - clock_w >= 0.45 * room
+        self.subcaption.set_wrap(room - clock_w - m if self._clock_beside else room)
+        self._place_clock()
+        top = sub_y + self.subcaption.size().height() + m * 0.5
+        if not self._clock_beside:
+            top += self.clock_label.size().height()
         self.legend.set_wrap(W - 2 * m)
         ly = H - m * 0.5 - self.legend.size().height()
         self.legend.setPos(m, ly)
@@ -1024,6 +1033,12 @@ class RingView(QGraphicsView):
             lab.set_text(text)
         self._queues_shown = show
 
+    def _place_clock(self):
+        x, y = self.subcaption.pos().x(), self.subcaption.pos().y()
+        W = self.scene().sceneRect().width() if self.scene() is not None else 0
+        right = W - x if W else x + self.subcaption.wrap
+        self.clock_label.setPos(right, y if self._clock_beside else y + self.subcaption.size().height())
+
     def _update_caption(self, c, t):
         run = self.run
         idx = run.index
@@ -1037,6 +1052,8 @@ class RingView(QGraphicsView):
         self._shown_coll = key
         self.caption.set_text(self.title_text, self.colors.text)
         self.subcaption.set_text(subcaption(run, c, t), self.colors.text)
+        if not getattr(self, "_clock_beside", True):
+            self._place_clock()  # below a step line that may have changed height
 
     # -- predict-then-reveal hook (issue 6: app/predict_ui.py) -----------------------------
     def set_hidden_after(self, t0):
