@@ -112,10 +112,13 @@ class MatmulView(QWidget):
                 p.drawRoundedRect(box, 8, 8)
             p.setFont(body)
             p.setPen(QColor(pal.text))
-            p.drawText(QRectF(box.left() + m * 0.5, top + 4, box.width() - m, fm_b.height()),
-                       Qt.AlignLeft | Qt.AlignVCenter, label)
-            self._draw_row(p, items, QRectF(box.left() + m * 0.5, top + fm_b.height() + 10,
-                                            box.width() - m, box.height() - fm_b.height() - 14),
+            # wrapped, not clipped, when the panel is narrow (Chinese has no spaces: Qt breaks anywhere)
+            label_h = fm_b.boundingRect(QRectF(0, 0, box.width() - m, 10 * fm_b.height()),
+                                        Qt.AlignLeft | Qt.TextWordWrap, label).height()
+            p.drawText(QRectF(box.left() + m * 0.5, top + 4, box.width() - m, label_h),
+                       Qt.AlignLeft | Qt.AlignVCenter | Qt.TextWordWrap, label)
+            self._draw_row(p, items, QRectF(box.left() + m * 0.5, top + label_h + 10,
+                                            box.width() - m, box.height() - label_h - 14),
                            colors, body, fm_b)
         p.end()
 
@@ -140,9 +143,16 @@ class MatmulView(QWidget):
             cell = side / 0.86
             r = QRectF(x + (cell - side) / 2, y, side, side)
             _paint_matrix(p, r, axis, colors)
-            p.setFont(font)
+            small = fm.horizontalAdvance(notation) > cell + 20  # too wide for its cell: the small size
+            p.setFont(theme.font("small") if small else font)
             p.setPen(QColor(pal.text))
-            p.drawText(QRectF(x - 10, y + side + 4, cell + 20, fm.height()), Qt.AlignCenter, notation)
+            # centred under the matrix, free to use half the operator gap on each side (never past
+            # the panel, never into the neighbour's label); elided only if even that is too narrow
+            nfm = QFontMetricsF(p.font())
+            nw = min(nfm.horizontalAdvance(notation) + 6, cell + op_w * 0.9, area.width())
+            nx = min(max(x + cell / 2 - nw / 2, area.left()), area.right() - nw)
+            p.drawText(QRectF(nx, y + side + 4, nw, fm.height()), Qt.AlignCenter,
+                       nfm.elidedText(notation, Qt.ElideRight, nw))
             sub = {None: self.tr("every GPU"), 0: self.tr("rows split"), 1: self.tr("columns split"),
                    "partial": self.tr("partial sums")}[axis]
             p.setPen(QColor(pal.text_muted))
