@@ -54,27 +54,10 @@ def tp_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, 
     _check(batch, ctx, w_bytes, kv_bytes, act_bytes, algo)
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
-    replicas = max(1.0, n / model.n_kv_heads)
-    w = model.matmul_params() * w_bytes / n
-    kv_tok = model.kv_bytes_per_token(kv_bytes) * replicas / n
-    kv = batch * ctx * kv_tok
-    flops = batch * model.flops_per_token(ctx) / n
-    t_math = flops / chip.peak_flops(compute_prec)
-    t_mem = (w + kv) / chip.mem_bw
-    n_ar = 2 * model.n_layers
-    msg = batch * model.d_model * act_bytes
-    t_comm = 0.0 if n == 1 else n_ar * t_formula(algo, n, msg, link.alpha, link.bw)
-    return {"t_math": t_math, "t_mem": t_mem, "t_comm": t_comm, "t_step": max(t_math, t_mem) + t_comm,
-            "kv_per_chip_per_token": kv_tok, "kv_replicas": replicas, "w_per_chip": w, "kv_per_chip": kv,
-            "mem_per_chip": w + kv, "flops_per_chip": flops, "n_allreduce": n_ar, "msg_bytes": msg,
-            "bound": _bound(t_math, t_mem, t_comm)}
-
-
-def _bound(t_math, t_mem, t_comm):
-    """The term that dominates t_step = max(t_math, t_mem) + t_comm."""
-    if t_comm > max(t_math, t_mem):
-        return "comm"
-    return "math" if t_math >= t_mem else "memory"
+    # one arithmetic for both: the sweep at this single n, as Python scalars
+    row = decode_sweep(model, chip, link, np.array([n]), batch, ctx, w_bytes, kv_bytes, act_bytes, algo,
+                       compute_prec)
+    return {k: v[0].item() for k, v in row.items() if k != "n"}
 
 
 def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
