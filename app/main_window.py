@@ -314,7 +314,7 @@ class MainWindow(QMainWindow):
         self._on_playback_time_changed(self.playback.t)
 
     def _on_theme_changed(self):
-        self.setStyleSheet(theme.stylesheet())
+        # the stylesheet itself is app-wide (presentation.apply_look): set here too it only re-polished the window
         px = round(theme.size("icon"))
         self.toolbar.setIconSize(QSize(px, px))
         ink = QColor(theme.palette().text)  # the style's icons are dark: on black they vanished
