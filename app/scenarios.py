@@ -26,6 +26,7 @@ import numpy as np
 
 from simcore import comm_sim
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
+from simcore.scenarios import demo_values
 from simcore.trace import Trace
 from simcore.trace import _apply as apply_message  # the engine's one rule for "a message arrives"
 
@@ -183,9 +184,8 @@ def _build_matmul(sc, link) -> Run:
     case = int(sc.kind[-1])
     n = sc.n
     m = _matmul_dim(n)
-    rng = np.random.default_rng(0)
-    A = np.round(rng.uniform(-1, 1, (m, m)), 2)
-    B = np.round(rng.uniform(-1, 1, (m, m)), 2)
+    A = demo_values(0, (m, m), decimals=2)
+    B = demo_values(1, (m, m), decimals=2)
     C = A @ B
     # time the toy float64 collective as if it moved S bytes (the size control)
     scale = float(sc.nbytes) / (m * m * 8)

@@ -18,6 +18,23 @@ from .trace import Trace
 ELEMS_PER_CHUNK = 4  # elements each chunk really holds; timing uses byte_scale
 
 
+def demo_values(seed: int, shape, decimals: int = 3) -> np.ndarray:
+    """
+    Reproducible example values, uniform in [-1, 1] and rounded to `decimals` (short enough to
+    read on a slide): the splitmix64 hash of (seed, index). Not numpy.random, whose first use
+    costs some 15 ms of imports in the app's start for numbers nobody needs to be random.
+    """
+    size = math.prod(shape) if isinstance(shape, tuple) else int(shape)
+    with np.errstate(over="ignore"):  # uint64 arithmetic wraps on purpose
+        x = np.arange(size, dtype=np.uint64) + np.uint64((seed * 0x9E3779B97F4A7C15) % 2**64)
+        x = x * np.uint64(0x9E3779B97F4A7C15)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    u = (x >> np.uint64(11)).astype(np.float64) * 2.0**-53  # [0, 1)
+    return np.round(2.0 * u - 1.0, decimals).reshape(shape)
+
+
 @dataclass(frozen=True)
 class CollectiveRun:
     """The inputs, outputs and trace of one collective (S = nbytes, the full array)."""
@@ -77,15 +94,14 @@ def run_collective(op="all-gather", n=8, nbytes=2**20, algo="ring", link=NVLINK4
     n = topo.n
     L = n * elems_per_chunk
     comm = Comm(topo, byte_scale=nbytes / (L * 8))
-    rng = np.random.default_rng(seed)
     if op == "all-gather":
-        chunks = [np.round(rng.uniform(-1, 1, elems_per_chunk), 3) for _ in range(n)]
+        chunks = list(demo_values(seed, (n, elems_per_chunk)))
         inputs = np.zeros((n, L))
         for d in range(n):
             inputs[d, d * elems_per_chunk:(d + 1) * elems_per_chunk] = chunks[d]
         outputs = allgather_ring(comm, chunks, {d: d for d in range(n)}, label="all-gather")
     else:
-        inputs = np.round(rng.uniform(-1, 1, (n, L)), 3)
+        inputs = demo_values(seed, (n, L))
         if op == "reduce-scatter":
             pieces, _owner = reduce_scatter_ring(comm, list(inputs), label="reduce-scatter")
             outputs = pieces
