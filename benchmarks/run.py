@@ -98,7 +98,7 @@ class Mode:
     extra: dict = field(default_factory=dict)
 
 
-QUICK = Mode(quick=True, repeats=5, frames=60, sweeps=5, startups=3)
+QUICK = Mode(quick=True, repeats=5, frames=60, sweeps=5, startups=5)
 FULL = Mode(quick=False, repeats=15, frames=300, sweeps=15, startups=7)
 
 
@@ -453,8 +453,14 @@ first_paint = FirstPaint()
 qapp.installEventFilter(first_paint)
 """
 
-_APP_CHILD = _FIRST_PAINT + r"""
+# The app child keeps the order of a real `python -m app` start: main() reads --bytes with the
+# engine (numpy) before it touches Qt. Importing PySide6 first, as the hook above must, would
+# otherwise make shiboken's import hook (it reads the source of every module imported after
+# PySide6, looking for `__feature__`) read numpy's 150 modules: about 20 ms no user pays.
+_APP_CHILD = r"""
 from app.__main__ import main
+import simcore.scenarios
+""" + _FIRST_PAINT + r"""
 sys.exit(main(["--scenario", "all-gather", "--n", "8"]))
 """
 
