@@ -29,9 +29,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPixmapCache
-from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsLineItem, QGraphicsScene, QGraphicsView
+from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsScene, QGraphicsView
 
 from simcore.trace import ALL, SWITCH
 
@@ -389,50 +389,144 @@ class SwitchItem(QGraphicsItem):
                     p.drawRect(self.slot_rect(ch))
 
 
-class BlockItem(QGraphicsItem):
-    """A message on the wire: a square in the payload's colours, its chunk number inside."""
+class FlightLayer(QGraphicsItem):
+    """
+    Every message on the wire, drawn by one item: a square per message in the payload's colours
+    with its chunk number inside, or (`chords=True`, below the devices) the chord from the
+    sender's lane to the receiver's. At n = 64 a frame moves 64 blocks and 64 chords; as 128
+    items that was 128 Python paint calls and some 400 boundingRect calls a frame, here it is
+    two calls that batch the outlines and lines.
+    """
 
-    def __init__(self, colors: _Colors, n: int):
+    def __init__(self, colors: _Colors, n: int, chords: bool = False):
         super().__init__()
         self.colors = colors
         self.n = n
-        self.s = 10.0
-        self.who = frozenset()
-        self.chunk = ALL
-        self.msg = -1
-        self.setZValue(5)
+        self.chords = chords
+        self.s = 10.0  # block side
+        self.rect = QRectF()
+        self.items: list = []  # blocks: (msg, QPointF, who, chunk); chords: (QLineF, QColor)
+        self.width = 1.0  # chord pen width
+        self.setZValue(2.5 if chords else 5)
+        self.setAcceptedMouseButtons(Qt.NoButton)  # it spans the scene: clicks go to the devices below
+        if chords:
+            self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
 
-    def set_size(self, s):
+    def set_rect(self, r: QRectF):
         self.prepareGeometryChange()
-        self.s = s
+        self.rect = QRectF(r)
 
-    def set_message(self, i, who, chunk):
-        if i != self.msg:
-            self.msg, self.who, self.chunk = i, who, chunk
+    def set_size(self, s: float):
+        self.s = s
+        self.update()
+
+    def set_items(self, items: list):
+        # chords stay put while their messages fly: the cached picture is redrawn only when the
+        # set changes (a step boundary); blocks move every frame
+        if (items or self.items) and not (self.chords and items == self.items):
+            self.items = items
             self.update()
 
     def boundingRect(self):
+        return self.rect
+
+    def block_rect(self, pos: QPointF) -> QRectF:
+        """The scene rect one block covers, its outline included."""
         m = theme.line("outline")
-        return QRectF(-self.s / 2 - m, -self.s / 2 - m, self.s + 2 * m, self.s + 2 * m)
+        return QRectF(pos.x() - self.s / 2 - m, pos.y() - self.s / 2 - m, self.s + 2 * m, self.s + 2 * m)
 
     def paint(self, p: QPainter, option, widget=None):
-        col = self.colors
-        r = QRectF(-self.s / 2, -self.s / 2, self.s, self.s)
+        if not self.items:
+            return
+        if self.chords:
+            by_colour = {}
+            for line, col in self.items:
+                by_colour.setdefault(col.rgba(), (col, []))[1].append(line)
+            for col, lines in by_colour.values():
+                pen = QPen(col, self.width)
+                pen.setCapStyle(Qt.RoundCap)
+                p.setPen(pen)
+                p.drawLines(lines)
+            return
+        col, s = self.colors, self.s
         p.setPen(Qt.NoPen)
-        paint_chunk(p, r, self.who, self.n, col.brushes, col.empty, self.chunk, vertical_fill=True)
+        rects = []
+        for _msg, pos, who, chunk in self.items:
+            r = QRectF(pos.x() - s / 2, pos.y() - s / 2, s, s)
+            paint_chunk(p, r, who, self.n, col.brushes, col.empty, chunk, vertical_fill=True)
+            rects.append(r)
         p.setPen(QPen(col.text, theme.line("outline")))
         p.setBrush(Qt.NoBrush)
-        p.drawRect(r)
-        if self.s >= 22 and self.chunk != ALL:
-            font = theme.font("small", bold=True)
-            p.setFont(font)
-            bg = col.devices[min(self.who) % len(col.devices)] if len(self.who) == 1 else QColor("#FFFFFF")
-            if len(self.who) > 1:  # a white badge so the number reads on bands
-                fm = QFontMetricsF(font)
-                w = fm.horizontalAdvance(str(self.chunk)) + 6
-                p.fillRect(QRectF(-w / 2, -fm.height() / 2, w, fm.height()), QColor(255, 255, 255, 220))
+        p.drawRects(rects)
+        if s < 22:
+            return
+        font = theme.font("small", bold=True)
+        p.setFont(font)
+        fm = QFontMetricsF(font)
+        for (_msg, _pos, who, chunk), r in zip(self.items, rects):
+            if chunk == ALL:
+                continue
+            bg = col.devices[min(who) % len(col.devices)] if len(who) == 1 else QColor("#FFFFFF")
+            if len(who) > 1:  # a white badge so the number reads on bands
+                w = fm.horizontalAdvance(str(chunk)) + 6
+                c = r.center()
+                p.fillRect(QRectF(c.x() - w / 2, c.y() - fm.height() / 2, w, fm.height()), QColor(255, 255, 255, 220))
             p.setPen(theme.text_on(bg))
-            p.drawText(r, Qt.AlignCenter, str(self.chunk))
+            p.drawText(r, Qt.AlignCenter, str(chunk))
+
+
+class LanesLayer(QGraphicsItem):
+    """
+    Every spoke's two lanes (send, receive) in one item: idle lanes in the spoke colour, the
+    lanes a message is using in its colour and a wider pen. At n = 64 that is 128 antialiased
+    wide lines, 0.4 ms to stroke; they change only when a step does, so they are painted into a
+    cached picture then and blitted in the frames between.
+    """
+
+    def __init__(self, colors: _Colors):
+        super().__init__()
+        self.colors = colors
+        self.rect = QRectF()
+        self.lines: list = []  # per device: (send QLineF, receive QLineF)
+        self.active: dict = {}  # (device, 0 send | 1 receive) -> QColor
+        self.width = 1.0
+        self.width_active = 2.0
+        self.setZValue(1)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)  # lanes change only when a step does
+
+    def set_geometry(self, r: QRectF, lines: list, width: float, width_active: float):
+        self.prepareGeometryChange()
+        self.rect = QRectF(r)
+        self.lines, self.width, self.width_active = lines, width, width_active
+        self.update()
+
+    def set_active(self, active: dict):
+        if active != self.active:
+            self.active = dict(active)
+            self.update()
+
+    def boundingRect(self):
+        return self.rect
+
+    def paint(self, p: QPainter, option, widget=None):
+        idle, by_colour = [], {}
+        for d, pair in enumerate(self.lines):
+            for k, line in enumerate(pair):
+                col = self.active.get((d, k))
+                if col is None:
+                    idle.append(line)
+                else:
+                    by_colour.setdefault(col.rgba(), (col, []))[1].append(line)
+        pen = QPen(self.colors.spoke, self.width)
+        pen.setCapStyle(Qt.FlatCap)
+        p.setPen(pen)
+        p.drawLines(idle)
+        for col, lines in by_colour.values():
+            pen = QPen(col, self.width_active)
+            pen.setCapStyle(Qt.FlatCap)
+            p.setPen(pen)
+            p.drawLines(lines)
 
 
 class LabelItem(QGraphicsItem):
@@ -586,9 +680,13 @@ class RingView(QGraphicsView):
         self.set_time(self._t, force=True)
 
     def mousePressEvent(self, e):
-        item = self.itemAt(e.position().toPoint())
-        while item is not None and not isinstance(item, (DeviceItem, SwitchItem)):
-            item = item.parentItem()
+        item = None  # the topmost device or switch under the pointer (the scene-wide layers are skipped)
+        for it in self.items(e.position().toPoint()):
+            while it is not None and not isinstance(it, (DeviceItem, SwitchItem)):
+                it = it.parentItem()
+            if it is not None:
+                item = it
+                break
         if isinstance(item, DeviceItem):
             self.device_clicked.emit(item.d)
         elif isinstance(item, SwitchItem):
@@ -615,38 +713,26 @@ class RingView(QGraphicsView):
         self.switch_label = self._add_label("switch", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter)
         self.switch_label.setZValue(2.8)
         self.devices = []
-        self.lanes = []  # per device: (send lane, receive lane)
+        self.lanes = LanesLayer(self.colors)  # per device: a send lane and a receive lane
+        scene.addItem(self.lanes)
         for d in range(n):
             item = DeviceItem(d, self.colors, n)
             item.setZValue(3)
             scene.addItem(item)
             self.devices.append(item)
-            pair = []
-            for _ in range(2):
-                ln = QGraphicsLineItem()
-                ln.setZValue(1)
-                scene.addItem(ln)
-                pair.append(ln)
-            self.lanes.append(pair)
         self.bars = BarsLayer(self.devices)
         scene.addItem(self.bars)
         self.device_labels = [self._add_label("device", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter)
                               for _ in range(n)]
-        pool = max(run.index.max_in_flight, 0)
-        self.blocks, self.block_labels, self.chords = [], [], []
-        for _ in range(pool):
-            b = BlockItem(self.colors, n)
-            b.hide()
-            scene.addItem(b)
-            self.blocks.append(b)
+        self.flight = FlightLayer(self.colors, n)
+        self.chord_layer = FlightLayer(self.colors, n, chords=True)
+        scene.addItem(self.flight)
+        scene.addItem(self.chord_layer)
+        self.block_labels = []  # byte labels beside the blocks (box mode): few, so items
+        for _ in range(max(run.index.max_in_flight, 0) if n <= STRIPE_MAX_N else 0):
             lab = self._add_label("small", align=Qt.AlignHCenter | Qt.AlignVCenter)
             lab.hide()
             self.block_labels.append(lab)
-            ch = QGraphicsLineItem()
-            ch.setZValue(2.5)
-            ch.hide()
-            scene.addItem(ch)
-            self.chords.append(ch)
         self.caption = self._add_label("caption", bold=True, halo=False)
         self.subcaption = self._add_label("body", halo=False)
         self.clock_label = self._add_label("body", halo=False, align=Qt.AlignRight)
@@ -666,7 +752,6 @@ class RingView(QGraphicsView):
         self._taken = []
         self._queues_shown = False
         self._last_holdings = None
-        self._active_lanes = set()
         self._texts_for_run()
         self._layout()
         self.set_time(self._t if keep_time else self.playback.t, force=True)
@@ -766,8 +851,9 @@ class RingView(QGraphicsView):
         self.switch.setPos(self.centre)
         self.switch.set_radius(self._geom["r_sw"])
         self.switch.place_name(self.switch_label)
-        for b in self.blocks:
-            b.set_size(self._geom["block"])
+        self.flight.set_size(self._geom["block"])
+        self.flight.set_rect(QRectF(0, 0, W, H))
+        self.chord_layer.set_rect(QRectF(0, 0, W, H))
         self._place_lanes()
 
     def _layout_boxes(self, area: QRectF):
@@ -872,27 +958,14 @@ class RingView(QGraphicsView):
             send = (a + v * off, rim + v * off)  # outward end, switch end
             recv = (a - v * off, rim - v * off)
             self.lane_geom.append((send, recv))
-            for ln_item, (p0, p1) in zip(self.lanes[d], (send, recv)):
-                ln_item.setLine(p0.x(), p0.y(), p1.x(), p1.y())
-        self._active_lanes = None  # repaint every lane's pen
-        self._style_lanes(set())
+        self.lanes.set_geometry(self.scene().sceneRect(), [(QLineF(*send), QLineF(*recv))
+                                                           for send, recv in self.lane_geom],
+                                g["lane"], g["lane_active"])
+        self._style_lanes({})
 
-    def _style_lanes(self, active: dict | set):
+    def _style_lanes(self, active: dict):
         """active: {(device, 0 send | 1 recv): QColor}."""
-        if self._active_lanes is not None and active == self._active_lanes:
-            return
-        idle = QPen(self.colors.spoke, self._geom["lane"])
-        idle.setCapStyle(Qt.FlatCap)
-        for d in range(self.n):
-            for k in (0, 1):
-                col = active.get((d, k)) if isinstance(active, dict) else None
-                if col is None:
-                    self.lanes[d][k].setPen(idle)
-                else:
-                    pen = QPen(col, self._geom["lane_active"])
-                    pen.setCapStyle(Qt.FlatCap)
-                    self.lanes[d][k].setPen(pen)
-        self._active_lanes = active
+        self.lanes.set_active(active)
 
     # -- one frame -------------------------------------------------------------------------
     def set_time(self, t: float, force: bool = False):
@@ -931,51 +1004,49 @@ class RingView(QGraphicsView):
         self._update_caption(c, t)
 
     def _place_blocks(self, t, flying):
-        tr = self.run.trace
-        msgs = tr.messages
+        msgs = self.run.trace.messages
         active = {}
         show_bytes = self._geom.get("mode") == "box" and self.n <= STRIPE_MAX_N
-        used = 0
-        # scene rects already taken (boxes, names, blocks, labels): a byte label never covers them
-        placed = list(self._taken) if show_bytes else []
-        half = self._geom["block"] / 2 + 1
-        for i in flying[: len(self.blocks)]:
+        blocks, chords = [], []
+        for i in flying:
             m = msgs[i]
             p = (t - m.t_start) / (m.t_end - m.t_start) if m.t_end > m.t_start else 1.0
             pos, lane_dir = self._message_pos(m, p)
-            blk = self.blocks[used]
-            blk.set_message(int(i), m.contributors, m.chunk)
-            blk.setPos(pos)
-            blk.show()
-            placed.append(QRectF(pos.x() - half, pos.y() - half, 2 * half, 2 * half))
+            blocks.append((int(i), pos, m.contributors, m.chunk))
+            if show_bytes:
+                self._block_pos.append((pos, lane_dir))
             col = self._message_color(m)
             if m.src != SWITCH:
                 active[(m.src, 0)] = col
             if m.dst != SWITCH:
                 active[(m.dst, 1)] = col
-            chord = self.chords[used]
-            if m.src != SWITCH and m.dst != SWITCH:
-                a = self.lane_geom[m.src][0][1]
-                b = self.lane_geom[m.dst][1][1]
-                pen = QPen(col, self._geom["lane_active"] * 0.6)
-                pen.setCapStyle(Qt.RoundCap)
-                chord.setPen(pen)
-                chord.setLine(a.x(), a.y(), b.x(), b.y())
-                chord.show()
-            else:
-                chord.hide()
-            self._block_pos.append((pos, lane_dir))
-            used += 1
-        for j in range(used):
-            lab = self.block_labels[j]
-            if not show_bytes:
-                lab.hide()
+                if m.src != SWITCH:
+                    a = self.lane_geom[m.src][0][1]
+                    b = self.lane_geom[m.dst][1][1]
+                    chords.append((QLineF(a, b), col))
+        self.flight.set_items(blocks)
+        self.chord_layer.width = self._geom["lane_active"] * 0.6
+        self.chord_layer.set_items(chords)
+        if show_bytes:
+            self._place_byte_labels(blocks)
+        self._block_pos.clear()
+        self._style_lanes(active)
+        self._n_visible_blocks = len(blocks)
+
+    def _place_byte_labels(self, blocks):
+        """Box mode: each block's size beside it, on its lane's outer side, else the inner side,
+        else none — never over a box, a name, a block or another label."""
+        msgs = self.run.trace.messages
+        placed = list(self._taken) + [self.flight.block_rect(pos) for _i, pos, _w, _c in blocks]
+        for j, lab in enumerate(self.block_labels):
+            if j >= len(blocks):
+                if lab.isVisible():
+                    lab.hide()
                 continue
-            m = msgs[self.blocks[j].msg]
-            lab.set_text(fmt_bytes(m.nbytes), self.colors.text)
+            lab.set_text(fmt_bytes(msgs[blocks[j][0]].nbytes), self.colors.text)
             pos, lane_dir = self._block_pos[j]
             sz = lab.size()
-            for side in (1, -1):  # the lane's outer side first, else the inner side, else no label
+            for side in (1, -1):
                 dist = self._geom["block"] * 0.5 + sz.width() * 0.5 + 4
                 c = pos + lane_dir * (side * dist)
                 r = QRectF(c.x() - sz.width() / 2, c.y() - sz.height() / 2, sz.width(), sz.height())
@@ -986,14 +1057,6 @@ class RingView(QGraphicsView):
                     break
             else:
                 lab.hide()
-        self._block_pos.clear()
-        for j in range(used, len(self.blocks)):
-            if self.blocks[j].isVisible():
-                self.blocks[j].hide()
-                self.block_labels[j].hide()
-                self.chords[j].hide()
-        self._style_lanes(active)
-        self._n_visible_blocks = used
 
     def _message_color(self, m) -> QColor:
         i = message_color_index(m, self.n)
@@ -1081,10 +1144,18 @@ class RingView(QGraphicsView):
 
     def visible_blocks(self) -> list[int]:
         """Indices (into trace.messages) of the blocks drawn now."""
-        return [b.msg for b in self.blocks if b.isVisible()]
+        return [b[0] for b in self.flight.items]
+
+    def block_centres(self) -> list[tuple[int, QPointF]]:
+        """(message index, scene centre) of every block drawn now; their side is flight.s."""
+        return [(b[0], QPointF(b[1])) for b in self.flight.items]
 
     def block_rects(self) -> list[QRectF]:
-        return [b.sceneBoundingRect() for b in self.blocks if b.isVisible()]
+        return [self.flight.block_rect(b[1]) for b in self.flight.items]
+
+    def chord_lines(self) -> list:
+        """(QLineF, QColor) of every chord drawn now: sender's lane end to receiver's."""
+        return list(self.chord_layer.items)
 
     def device_rects(self) -> list[QRectF]:
         return [d.sceneBoundingRect() for d in self.devices]

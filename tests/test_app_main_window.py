@@ -204,11 +204,13 @@ def test_mid_step_blocks_are_painted_in_their_payload_colour(qtbot):
     img = _grab(view.viewport())
     colors = [c.name() for c in __import__("app.theme", fromlist=["x"]).device_colors(8)]
     tr = model.run.trace
-    for blk in view.blocks:
-        if blk.isVisible():
-            m = tr.messages[blk.msg]
-            corner = view.mapFromScene(blk.scenePos() + QPointF(blk.s * 0.3, blk.s * 0.3))
-            assert QColor(img.pixel(corner)).name() == colors[min(m.contributors)]
+    blocks = view.block_centres()
+    assert len(blocks) == 8
+    s = view.flight.s
+    for i, centre in blocks:
+        m = tr.messages[i]
+        corner = view.mapFromScene(centre + QPointF(s * 0.3, s * 0.3))
+        assert QColor(img.pixel(corner)).name() == colors[min(m.contributors)]
 
 
 def test_usable_at_1280x720(qtbot):
