@@ -219,3 +219,42 @@ def test_caption_follows_the_step_state(qtbot):
     assert "Step 1 of 1 (in progress)" in view.subcaption.text
     pb.to_end()
     assert "Step 1 of 1 (done)" in view.subcaption.text
+
+
+def test_chords_and_lanes_follow_the_messages_in_flight(qtbot):
+    from app.ring_view import message_color_index
+
+    for n in (8, 64):
+        model, pb, view = make_view(qtbot, size=(1600, 900), kind="all-gather", n=n)
+        tr = model.run.trace
+        for k in (1, 3):
+            t = pb.stops[k - 1] + 0.4 * (pb.stops[k] - pb.stops[k - 1])
+            pb.seek(t)
+            flying = [tr.messages[i] for i in sorted(view.visible_blocks())]
+            assert len(flying) == n
+            # one chord per message, from the sender's send-lane end to the receiver's receive-lane end
+            want = sorted((m.src, m.dst) for m in flying)
+            ends = {(round(a.x(), 6), round(a.y(), 6)): d for d, ((_, a), _) in enumerate(view.lane_geom)}
+            ends_r = {(round(b.x(), 6), round(b.y(), 6)): d for d, (_, (_, b)) in enumerate(view.lane_geom)}
+            got = sorted((ends[(round(ln.p1().x(), 6), round(ln.p1().y(), 6))],
+                          ends_r[(round(ln.p2().x(), 6), round(ln.p2().y(), 6))]) for ln, _c in view.chord_lines())
+            assert got == want
+            colours = {(m.src, m.dst): view.colors.devices[message_color_index(m, n)].name() for m in flying}
+            for ln, col in view.chord_lines():
+                key = (ends[(round(ln.p1().x(), 6), round(ln.p1().y(), 6))],
+                       ends_r[(round(ln.p2().x(), 6), round(ln.p2().y(), 6))])
+                assert col.name() == colours[key]
+            # the lanes in use are exactly the senders' send lanes and the receivers' receive lanes
+            assert set(view.lanes.active) == {(m.src, 0) for m in flying} | {(m.dst, 1) for m in flying}
+        pb.seek(pb.stops[1])  # a step boundary: nothing on the wire
+        assert view.chord_lines() == [] and view.lanes.active == {}
+
+
+def test_clicks_reach_the_devices_through_the_layers_at_n_64(qtbot):
+    model, pb, view = make_view(qtbot, size=(1600, 900), kind="all-gather", n=64)
+    pb.seek(pb.stops[0] * 0.5)
+    item = view.devices[17]
+    pos = view.mapFromScene(item.sceneBoundingRect().center())
+    with qtbot.waitSignal(view.device_clicked) as sig:
+        qtbot.mouseClick(view.viewport(), Qt.LeftButton, pos=pos)
+    assert sig.args == [17]

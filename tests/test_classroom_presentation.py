@@ -141,3 +141,18 @@ def test_every_shortcut_does_what_the_overlay_says_in_predict_mode_too(qtbot):
     assert w.classroom.predict.scores[("all-gather", "ring")].right == 1
     w.classroom.act_predict.trigger()
     assert not any(e["keys"][0].toString() == "0" for e in collect_shortcuts(w))  # off again
+
+
+def test_the_style_is_fusion_with_standard_icons_made_once(qtbot):
+    from PySide6.QtWidgets import QStyle
+
+    from app import presentation
+
+    make_window(qtbot, "all-gather", 8)
+    presentation.apply_look()
+    assert presentation._styles and presentation._styles[-1].baseStyle().name().lower() == "fusion"
+    style = QApplication.style()  # the stylesheet's proxy over it: it asks the FusionStyle
+    a = style.standardIcon(QStyle.SP_TitleBarCloseButton)
+    b = style.standardIcon(QStyle.SP_TitleBarCloseButton)
+    assert not a.isNull() and a.cacheKey() == b.cacheKey()  # the same icon, not decoded again
+    assert style.standardIcon(QStyle.SP_TitleBarNormalButton).cacheKey() != a.cacheKey()
