@@ -20,7 +20,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMenu, QMessageBox, QProgressDialog
 
-from . import export, i18n, scenario_io, theme
+from . import i18n, scenario_io, theme
 from .formula_panel import FormulaPanel
 from .predict_ui import PredictController, PredictPanel
 from .presentation import PresentationController, apply_look
@@ -273,6 +273,8 @@ class Classroom(QObject):
         return True
 
     def save_scenario(self, path: str) -> bool:
+        from . import export  # imported when first used: a fifth of the classroom's start
+
         w = self.window
         try:
             scenario_io.save_scenario(path, w.model.scenario, step=w.playback.step_index)
@@ -332,6 +334,8 @@ class Classroom(QObject):
 
     def export(self, path: str) -> bool:
         """Export by extension: .png / .svg the current frame, .json / .csv the trace."""
+        from . import export
+
         w = self.window
         low = path.lower()
         try:
@@ -354,6 +358,8 @@ class Classroom(QObject):
         return True
 
     def export_animation(self, path: str, progress=None, **kw) -> bool:
+        from . import export
+
         try:
             frames = export.export_animation(self.window, path, progress=progress, **kw)
         except export.ExportCancelled:

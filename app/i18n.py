@@ -17,7 +17,6 @@ Lecture terms stay as the lecture writes them: all-gather, reduce-scatter, all-r
 from __future__ import annotations
 
 import os
-from importlib import resources as _res
 
 from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QObject, QTranslator, Signal
 
@@ -64,7 +63,9 @@ def current_language() -> str:
 
 def qm_dir() -> str:
     """Directory of the compiled translations (package data: resources/i18n)."""
-    return str(_res.files("resources").joinpath("i18n"))
+    from importlib import resources  # only a non-English start needs it
+
+    return str(resources.files("resources").joinpath("i18n"))
 
 
 def qm_path(lang: str) -> str | None:

@@ -30,7 +30,6 @@ from PySide6.QtCore import QCoreApplication, QSettings
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS
 
 from . import scenarios
-from .export import atomic_write
 from .state import Scenario
 
 SCHEMA = "shard-lab-scenario"
@@ -214,6 +213,8 @@ def load_scenario(path: str) -> ScenarioFile:
 
 def save_scenario(path: str, sc: Scenario, step: int | None = None, note: str = ""):
     """Write a scenario file atomically (ExportError with a clear sentence if it cannot)."""
+    from .export import atomic_write  # the export module is loaded when first needed
+
     text = dumps(sc, step, note)
 
     def write(tmp):

@@ -98,8 +98,8 @@ class Mode:
     extra: dict = field(default_factory=dict)
 
 
-QUICK = Mode(quick=True, repeats=5, frames=60, sweeps=5, startups=5)
-FULL = Mode(quick=False, repeats=15, frames=300, sweeps=15, startups=7)
+QUICK = Mode(quick=True, repeats=5, frames=60, sweeps=5, startups=9)
+FULL = Mode(quick=False, repeats=15, frames=300, sweeps=15, startups=15)
 
 
 # ---------------------------------------------------------------------------------------
