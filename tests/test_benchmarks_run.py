@@ -1,0 +1,27 @@
+"""benchmarks/run.py runs and writes the issue's figure names (no timing is asserted: tests never time)."""
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_quick_run_writes_the_named_figures(tmp_path):
+    out = tmp_path / "b.json"
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick", "--only",
+                           "engine_vs_memcpy_ratio,messages_per_s", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(out.read_text())
+    assert set(figures) == {"engine_vs_memcpy_ratio", "messages_per_s"}
+    assert all(isinstance(v, float) and v > 0 for v in figures.values())
+    assert "engine_vs_memcpy_ratio" in proc.stdout and "goal" in proc.stdout
+
+
+def test_unknown_figure_is_a_clear_usage_error():
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--only", "frame_fps"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "unknown figure(s) frame_fps" in proc.stderr
