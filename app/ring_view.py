@@ -852,8 +852,6 @@ class RingView(QGraphicsView):
         self.switch.set_radius(self._geom["r_sw"])
         self.switch.place_name(self.switch_label)
         self.flight.set_size(self._geom["block"])
-        self.flight.set_rect(QRectF(0, 0, W, H))
-        self.chord_layer.set_rect(QRectF(0, 0, W, H))
         self._place_lanes()
 
     def _layout_boxes(self, area: QRectF):
@@ -958,9 +956,19 @@ class RingView(QGraphicsView):
             send = (a + v * off, rim + v * off)  # outward end, switch end
             recv = (a - v * off, rim - v * off)
             self.lane_geom.append((send, recv))
-        self.lanes.set_geometry(self.scene().sceneRect(), [(QLineF(*send), QLineF(*recv))
-                                                           for send, recv in self.lane_geom],
+        # each layer's rect is what it can cover, not the scene: a cached layer is a picture of its
+        # rect, and at 4K a scene-sized one is 33 MB
+        def bounds(points, pad):
+            xs, ys = [q.x() for q in points], [q.y() for q in points]
+            return QRectF(min(xs) - pad, min(ys) - pad, max(xs) - min(xs) + 2 * pad, max(ys) - min(ys) + 2 * pad)
+
+        ends = [q for lanes in self.lane_geom for lane in lanes for q in lane]
+        rims = [lane[1] for lanes in self.lane_geom for lane in lanes]
+        self.lanes.set_geometry(bounds(ends, g["lane_active"]), [(QLineF(*send), QLineF(*recv))
+                                                                 for send, recv in self.lane_geom],
                                 g["lane"], g["lane_active"])
+        self.chord_layer.set_rect(bounds(rims, g["lane_active"]))
+        self.flight.set_rect(bounds(ends, g["block"] + theme.line("outline") + 1))
         self._style_lanes({})
 
     def _style_lanes(self, active: dict):

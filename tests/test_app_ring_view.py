@@ -246,6 +246,13 @@ def test_chords_and_lanes_follow_the_messages_in_flight(qtbot):
                 assert col.name() == colours[key]
             # the lanes in use are exactly the senders' send lanes and the receivers' receive lanes
             assert set(view.lanes.active) == {(m.src, 0) for m in flying} | {(m.dst, 1) for m in flying}
+            # nothing is drawn outside its layer's rect (it would be clipped)
+            assert all(view.flight.sceneBoundingRect().contains(r) for r in view.block_rects())
+            chord_rect, lane_rect = view.chord_layer.sceneBoundingRect(), view.lanes.sceneBoundingRect()
+            for ln, _c in view.chord_lines():
+                assert chord_rect.contains(ln.p1()) and chord_rect.contains(ln.p2())
+            for send, recv in view.lanes.lines:
+                assert all(lane_rect.contains(q) for q in (send.p1(), send.p2(), recv.p1(), recv.p2()))
         pb.seek(pb.stops[1])  # a step boundary: nothing on the wire
         assert view.chord_lines() == [] and view.lanes.active == {}
 
