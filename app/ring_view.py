@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QEvent, QLineF, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPixmapCache
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPixmapCache, QTransform
 from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsScene, QGraphicsView
 
 from simcore.trace import ALL, SWITCH
@@ -249,29 +249,43 @@ def bar_images(devices) -> list:
     nc = max(d0.n_chunks, 1)
     n = max(d0.n, 1)
     bgra = col.bgra
-    states = [tuple(d.state[:nc]) + (None,) * (nc - len(d.state[:nc])) for d in devices]
     D = len(devices)
-    k = np.fromiter((len(who) if who else 0 for st in states for who in st), int, D * nc).reshape(D, nc)
-    owner = np.fromiter((next(iter(who)) if who and len(who) == 1 else ch
-                         for st in states for ch, who in enumerate(st)), int, D * nc).reshape(D, nc)
-    colours = np.where((k > 0)[:, :, None], bgra[owner % len(bgra)], col.empty_bgra)  # (D, nc, 4)
+    # every slot's contributors (a frozenset, or None): the same few sets recur across devices,
+    # so each distinct one is measured once and the slots only look it up
+    flat = [who for d in devices for who in (tuple(d.state[:nc]) + (None,) * (nc - len(d.state[:nc])))]
+    distinct = list(set(flat))
+    code = {who: i for i, who in enumerate(distinct)}
+    table = np.array([(len(who), next(iter(who)) if len(who) == 1 else -1) if who else (0, -1)
+                      for who in distinct], np.int64).reshape(-1, 2)
+    info = table[np.fromiter(map(code.__getitem__, flat), np.int64, len(flat))].reshape(D, nc, 2)
+    k = info[:, :, 0]
+    owner = np.where(info[:, :, 1] >= 0, info[:, :, 1], np.arange(nc)[None, :])  # a sum: its chunk's colour
+    # one uint32 per pixel (BGRA bytes = ARGB32 on a little-endian machine): a quarter of the elements
+    def px(bgra_rows):
+        return np.ascontiguousarray(bgra_rows, np.uint8).view("<u4")[..., 0]
+
+    empty, border, new_px = px(col.empty_bgra[None]), px(col.border_bgra[None]), px(col.new_bgra[None])
+    colours = np.where(k > 0, px(bgra)[owner % len(bgra)], empty)  # (D, nc)
     fill = np.where(k == 1, iw, np.where(k > 1, np.maximum(1, np.round(iw * k / n)), 0)).astype(int)
-    chunk_of_row = np.minimum((ih - 1 - np.arange(ih)) * nc // ih, nc - 1)  # image row -> chunk
+    chunk_of_row = np.minimum((ih - 1 - np.arange(ih)) * nc // ih, nc - 1)  # image row -> chunk (non-increasing)
     filled = np.arange(iw)[None, None, :] < fill[:, chunk_of_row][:, :, None]  # (D, ih, iw)
-    arr = np.empty((D, H, W, 4), np.uint8)
-    arr[:] = col.border_bgra
-    arr[:, 1:-1, 1:-1] = np.where(filled[..., None], colours[:, chunk_of_row][:, :, None, :], col.empty_bgra)
+    arr = np.empty((D, H, W), "<u4")
+    arr[:] = border
+    arr[:, 1:-1, 1:-1] = np.where(filled, colours[:, chunk_of_row][:, :, None], empty)
+    # each chunk's first and last image row (+1 for the frame), found once for all devices
+    first = np.searchsorted(-chunk_of_row, -np.arange(nc), side="left") + 1
+    last = np.searchsorted(-chunk_of_row, -np.arange(nc), side="right")
     for i, d in enumerate(devices):
         for ch in d.new:  # outline the chunks that arrived in the last step
-            rows = np.flatnonzero(chunk_of_row == ch) + 1
-            if len(rows):
-                lo, hi = max(rows[0] - 1, 0), min(rows[-1] + 2, H)
+            if 0 <= ch < nc and first[ch] <= last[ch]:
+                lo, hi = max(first[ch] - 1, 0), min(last[ch] + 2, H)
                 a = arr[i]
-                a[lo:lo + 2, :] = col.new_bgra
-                a[hi - 2:hi, :] = col.new_bgra
-                a[lo:hi, :2] = col.new_bgra
-                a[lo:hi, -2:] = col.new_bgra
-    return [QImage(np.ascontiguousarray(arr[i]).data, W, H, 4 * W, QImage.Format_ARGB32).copy() for i in range(D)]
+                a[lo:lo + 2, :] = new_px
+                a[hi - 2:hi, :] = new_px
+                a[lo:hi, :2] = new_px
+                a[lo:hi, -2:] = new_px
+    data = arr.astype("<u4", copy=False).view(np.uint8)
+    return [QImage(data[i].data, W, H, 4 * W, QImage.Format_ARGB32).copy() for i in range(D)]
 
 
 class BarsLayer(QGraphicsItem):
@@ -304,13 +318,13 @@ class BarsLayer(QGraphicsItem):
         stale = [d for d in self.devices if d.radial and d.n_chunks and d._image is None]
         for d, img in zip(stale, bar_images(stale)):
             d._image = img
-        for d in self.devices:
-            if d.radial:
-                p.save()
-                p.translate(d.pos())
-                p.rotate(d.rotation())
-                d.paint_contents(p)
-                p.restore()
+        base = p.transform()
+        for d in self.devices:  # each bar at its place and angle: one transform, one image
+            if d.radial and d.n_chunks and d._image is not None:
+                img = d._image
+                p.setTransform(QTransform().translate(d.x(), d.y()).rotate(d.rotation()) * base)
+                p.drawImage(QPointF(-img.width() / 2, -img.height() / 2), img)
+        p.setTransform(base)
 
 
 class SwitchItem(QGraphicsItem):
@@ -1001,10 +1015,10 @@ class RingView(QGraphicsView):
                     new.setdefault(m.dst, set()).update(range(c.n_chunks) if m.chunk == ALL else (m.chunk,))
             for d, item in enumerate(self.devices):
                 h = hold.get(d, {})
-                item.set_state(c.n_chunks, tuple(h.get(ch) for ch in range(c.n_chunks)),
+                item.set_state(c.n_chunks, tuple(map(h.get, range(c.n_chunks))),
                                frozenset(new.get(d, ())))
             hs = hold.get(SWITCH, {})
-            self.switch.set_state(c.n_chunks, tuple(hs.get(ch) for ch in range(c.n_chunks)),
+            self.switch.set_state(c.n_chunks, tuple(map(hs.get, range(c.n_chunks))),
                                   self.has_switch_slots)
             self._last_holdings, self._last_coll = hold, coll
         self._update_queues(c, t)
