@@ -265,3 +265,57 @@ def test_clicks_reach_the_devices_through_the_layers_at_n_64(qtbot):
     with qtbot.waitSignal(view.device_clicked) as sig:
         qtbot.mouseClick(view.viewport(), Qt.LeftButton, pos=pos)
     assert sig.args == [17]
+
+
+def _reference_bar(dev, colors):
+    """Device dev's radial bar, pixel by pixel, from its state alone (bar_images' rule, written plainly)."""
+    import numpy as np
+    from PySide6.QtGui import QColor
+
+    W, H = max(3, round(dev.w)), max(3, round(dev.h))
+    iw, ih, nc, n = W - 2, H - 2, max(dev.n_chunks, 1), dev.n
+
+    def rgb(c):
+        c = QColor(c)
+        return (c.red(), c.green(), c.blue())
+
+    border, empty, new = rgb(theme.palette().border), rgb(theme.palette().slot_empty), rgb(theme.palette().highlight)
+    img = np.empty((H, W, 3), int)
+    img[:] = border
+    for r in range(ih):  # image row r (top = outer end) shows chunk ch
+        ch = min((ih - 1 - r) * nc // ih, nc - 1)
+        who = dev.state[ch] if ch < len(dev.state) else None
+        row = [empty] * iw
+        if who:
+            k = len(who)
+            colour = rgb(colors.devices[(next(iter(who)) if k == 1 else ch) % len(colors.devices)])
+            width = iw if k == 1 else max(1, round(iw * k / n))
+            row[:width] = [colour] * width
+        img[r + 1, 1:-1] = row
+    for ch in dev.new:
+        rows = [r + 1 for r in range(ih) if min((ih - 1 - r) * nc // ih, nc - 1) == ch]
+        if rows:
+            lo, hi = max(rows[0] - 1, 0), min(rows[-1] + 2, H)
+            img[lo:lo + 2, :] = new
+            img[hi - 2:hi, :] = new
+            img[lo:hi, :2] = new
+            img[lo:hi, -2:] = new
+    return img
+
+
+@pytest.mark.parametrize("kind,algo", [("all-gather", "ring"), ("reduce-scatter", "ring"), ("all-reduce", "innet")])
+def test_radial_bars_show_each_devices_buffer_pixel_by_pixel(qtbot, kind, algo):
+    import numpy as np
+
+    from app.ring_view import bar_images
+
+    model, pb, view = make_view(qtbot, size=(1600, 900), kind=kind, algo=algo, n=24)
+    assert view.devices[0].radial
+    for k in (1, len(pb.stops) // 2, len(pb.stops) - 1):
+        pb.seek(pb.stops[k])
+        images = bar_images(view.devices)
+        for d in (0, 5, 23):
+            img = images[d].convertToFormat(images[d].Format.Format_RGB32)
+            got = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine())
+            got = got[:, : 4 * img.width()].reshape(img.height(), img.width(), 4)[:, :, 2::-1].astype(int)
+            assert np.array_equal(got, _reference_bar(view.devices[d], view.colors)), (kind, k, d)
