@@ -414,6 +414,7 @@ class LatencyView(QWidget):
         self.plot_stack.addWidget(self.splitter)
         self.plot_stack.addWidget(self.plot_tabs)
         self.compact = None
+        self._compact_pending = False
         self._set_compact(False)
         self._right = QVBoxLayout()
         self._right.addWidget(self.summary_label)
@@ -457,8 +458,18 @@ class LatencyView(QWidget):
             self.plot_tabs.setTabText(1, self.tr("FFN communication (Pope et al.)"))
 
     def resizeEvent(self, e):
-        self._set_compact(e.size().height() < COMPACT_BELOW_PX * theme.scale())
+        # Switching moves both plot widgets to another parent. A resize can arrive in the middle
+        # of Qt re-polishing every widget (a new app stylesheet when the text size changes), and
+        # reparenting there crashed Qt; so the switch waits for the event loop.
+        compact = e.size().height() < COMPACT_BELOW_PX * theme.scale()
+        if compact != self.compact and not self._compact_pending:
+            self._compact_pending = True
+            QTimer.singleShot(0, self, self._apply_pending_compact)
         super().resizeEvent(e)
+
+    def _apply_pending_compact(self):
+        self._compact_pending = False
+        self._set_compact(self.height() < COMPACT_BELOW_PX * theme.scale())
 
     def eventFilter(self, obj, e):
         if e.type() == QEvent.Resize and obj in (self.latency_widget, self.ffn_widget):

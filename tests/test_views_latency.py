@@ -374,3 +374,40 @@ def test_a_short_view_puts_the_plots_in_tabs_and_back(view, qtbot):
     view.resize(1600, 900)
     qtbot.waitUntil(lambda: not view.compact, timeout=2000)
     assert view.splitter.count() == 2 and view.plot_tabs.count() == 0
+
+
+def test_changing_the_text_size_with_the_latency_tab_open_does_not_crash(tmp_path):
+    # Found by a 1500-step monkey walk: zoom in, zoom out, open the latency tab, zoom in. The tab
+    # was short enough to switch its plots into tabs, and did so inside the resize Qt sends while
+    # it re-polishes every widget for the new stylesheet; reparenting there crashed Qt (SIGSEGV).
+    # A subprocess, so a crash is a failure here and not the end of the test run.
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "app = QApplication(['t'])\n"
+        "from app.presentation import apply_look\n"
+        "from app.main_window import MainWindow\n"
+        "from app.state import Playback, Scenario, ScenarioModel\n"
+        "apply_look(app)\n"
+        "model = ScenarioModel(Scenario(kind='all-gather', n=8))\n"
+        "win = MainWindow(model, Playback(model))\n"
+        "win.resize(1600, 900); win.show(); app.processEvents()\n"
+        "p = win.classroom.presentation\n"
+        "p.act_zoom_in.trigger(); p.act_zoom_out.trigger()\n"
+        "win.select_tab('latency'); app.processEvents()\n"
+        "for a in (p.act_zoom_in, p.act_zoom_in, p.act_zoom_out, p.act_zoom_reset):\n"
+        "    a.trigger(); app.processEvents()\n"
+        "from app import theme\n"
+        "from app.latency_view import COMPACT_BELOW_PX\n"
+        "lv = win.view('latency')\n"
+        "assert lv.compact == (lv.height() < COMPACT_BELOW_PX * theme.scale())  # settled, both ways\n"
+        "print('ok', lv.compact)\n"
+        "os._exit(0)\n")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SHARD_LAB_SETTINGS=str(tmp_path / "s.ini"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root,
+                          timeout=120)
+    assert proc.returncode == 0 and proc.stdout.startswith("ok"), (proc.returncode, proc.stderr[-2000:])
