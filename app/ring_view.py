@@ -422,7 +422,7 @@ class FlightLayer(QGraphicsItem):
         self.items: list = []  # blocks: (msg, QPointF, who, chunk); chords: (QLineF, QColor)
         self.width = 1.0  # chord pen width
         self.setZValue(2.5 if chords else 5)
-        self.setAcceptedMouseButtons(Qt.NoButton)  # it spans the scene: clicks go to the devices below
+        self.setAcceptedMouseButtons(Qt.NoButton)  # it covers the devices: clicks go to them
         if chords:
             self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
 
@@ -694,7 +694,7 @@ class RingView(QGraphicsView):
         self.set_time(self._t, force=True)
 
     def mousePressEvent(self, e):
-        item = None  # the topmost device or switch under the pointer (the scene-wide layers are skipped)
+        item = None  # the topmost device or switch under the pointer (the layers over them are skipped)
         for it in self.items(e.position().toPoint()):
             while it is not None and not isinstance(it, (DeviceItem, SwitchItem)):
                 it = it.parentItem()
