@@ -284,7 +284,7 @@ def bar_images(devices) -> list:
                 a[hi - 2:hi, :] = new_px
                 a[lo:hi, :2] = new_px
                 a[lo:hi, -2:] = new_px
-    data = arr.astype("<u4", copy=False).view(np.uint8)
+    data = arr.view(np.uint8)
     return [QImage(data[i].data, W, H, 4 * W, QImage.Format_ARGB32).copy() for i in range(D)]
 
 
@@ -403,28 +403,35 @@ class SwitchItem(QGraphicsItem):
                     p.drawRect(self.slot_rect(ch))
 
 
+def draw_lines_by_colour(p: QPainter, lines_and_colours, width: float, cap=Qt.FlatCap):
+    """Stroke (QLineF, QColor) pairs with one drawLines call per colour."""
+    by_colour = {}
+    for line, col in lines_and_colours:
+        by_colour.setdefault(col.rgba(), (col, []))[1].append(line)
+    for col, lines in by_colour.values():
+        pen = QPen(col, width)
+        pen.setCapStyle(cap)
+        p.setPen(pen)
+        p.drawLines(lines)
+
+
 class FlightLayer(QGraphicsItem):
     """
     Every message on the wire, drawn by one item: a square per message in the payload's colours
-    with its chunk number inside, or (`chords=True`, below the devices) the chord from the
-    sender's lane to the receiver's. At n = 64 a frame moves 64 blocks and 64 chords; as 128
-    items that was 128 Python paint calls and some 400 boundingRect calls a frame, here it is
-    two calls that batch the outlines and lines.
+    with its chunk number inside. At n = 64 a frame moves 64 blocks; as 64 items that was 64
+    Python paint calls and some 300 boundingRect calls a frame, here it is one call that batches
+    the outlines.
     """
 
-    def __init__(self, colors: _Colors, n: int, chords: bool = False):
+    def __init__(self, colors: _Colors, n: int):
         super().__init__()
         self.colors = colors
         self.n = n
-        self.chords = chords
         self.s = 10.0  # block side
         self.rect = QRectF()
-        self.items: list = []  # blocks: (msg, QPointF, who, chunk); chords: (QLineF, QColor)
-        self.width = 1.0  # chord pen width
-        self.setZValue(2.5 if chords else 5)
+        self.items: list = []  # (message index, QPointF centre, contributors, chunk)
+        self.setZValue(5)
         self.setAcceptedMouseButtons(Qt.NoButton)  # it covers the devices: clicks go to them
-        if chords:
-            self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
 
     def set_rect(self, r: QRectF):
         self.prepareGeometryChange()
@@ -435,9 +442,7 @@ class FlightLayer(QGraphicsItem):
         self.update()
 
     def set_items(self, items: list):
-        # chords stay put while their messages fly: the cached picture is redrawn only when the
-        # set changes (a step boundary); blocks move every frame
-        if (items or self.items) and not (self.chords and items == self.items):
+        if items or self.items:
             self.items = items
             self.update()
 
@@ -451,16 +456,6 @@ class FlightLayer(QGraphicsItem):
 
     def paint(self, p: QPainter, option, widget=None):
         if not self.items:
-            return
-        if self.chords:
-            by_colour = {}
-            for line, col in self.items:
-                by_colour.setdefault(col.rgba(), (col, []))[1].append(line)
-            for col, lines in by_colour.values():
-                pen = QPen(col, self.width)
-                pen.setCapStyle(Qt.RoundCap)
-                p.setPen(pen)
-                p.drawLines(lines)
             return
         col, s = self.colors, self.s
         p.setPen(Qt.NoPen)
@@ -487,6 +482,40 @@ class FlightLayer(QGraphicsItem):
                 p.fillRect(QRectF(c.x() - w / 2, c.y() - fm.height() / 2, w, fm.height()), QColor(255, 255, 255, 220))
             p.setPen(theme.text_on(bg))
             p.drawText(r, Qt.AlignCenter, str(chunk))
+
+
+class ChordsLayer(QGraphicsItem):
+    """
+    Below the devices, each message's chord from the sender's lane to the receiver's. The
+    chords stay put while their messages fly, so they are a cached picture redrawn only when
+    the set changes (a step boundary).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.rect = QRectF()
+        self.items: list = []  # (QLineF, QColor)
+        self.width = 1.0
+        self.setZValue(2.5)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+    def set_geometry(self, r: QRectF, width: float):
+        self.prepareGeometryChange()
+        self.rect = QRectF(r)
+        self.width = width
+        self.update()
+
+    def set_items(self, items: list):
+        if items != self.items:
+            self.items = items
+            self.update()
+
+    def boundingRect(self):
+        return self.rect
+
+    def paint(self, p: QPainter, option, widget=None):
+        draw_lines_by_colour(p, self.items, self.width, Qt.RoundCap)
 
 
 class LanesLayer(QGraphicsItem):
@@ -524,23 +553,19 @@ class LanesLayer(QGraphicsItem):
         return self.rect
 
     def paint(self, p: QPainter, option, widget=None):
-        idle, by_colour = [], {}
+        idle, active = [], []
         for d, pair in enumerate(self.lines):
             for k, line in enumerate(pair):
                 col = self.active.get((d, k))
                 if col is None:
                     idle.append(line)
                 else:
-                    by_colour.setdefault(col.rgba(), (col, []))[1].append(line)
+                    active.append((line, col))
         pen = QPen(self.colors.spoke, self.width)
         pen.setCapStyle(Qt.FlatCap)
         p.setPen(pen)
         p.drawLines(idle)
-        for col, lines in by_colour.values():
-            pen = QPen(col, self.width_active)
-            pen.setCapStyle(Qt.FlatCap)
-            p.setPen(pen)
-            p.drawLines(lines)
+        draw_lines_by_colour(p, active, self.width_active)
 
 
 class LabelItem(QGraphicsItem):
@@ -739,7 +764,7 @@ class RingView(QGraphicsView):
         self.device_labels = [self._add_label("device", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter)
                               for _ in range(n)]
         self.flight = FlightLayer(self.colors, n)
-        self.chord_layer = FlightLayer(self.colors, n, chords=True)
+        self.chord_layer = ChordsLayer()
         scene.addItem(self.flight)
         scene.addItem(self.chord_layer)
         self.block_labels = []  # byte labels beside the blocks (box mode): few, so items
@@ -762,7 +787,6 @@ class RingView(QGraphicsView):
         self.swatch_labels = [self._add_label("small", halo=False) for _ in self.legend_swatches]
         self.swatch_title = self._add_label("small", bold=True, halo=False)
         self._shown_coll = object()
-        self._block_pos = []
         self._taken = []
         self._queues_shown = False
         self._last_holdings = None
@@ -981,7 +1005,7 @@ class RingView(QGraphicsView):
         self.lanes.set_geometry(bounds(ends, g["lane_active"]), [(QLineF(*send), QLineF(*recv))
                                                                  for send, recv in self.lane_geom],
                                 g["lane"], g["lane_active"])
-        self.chord_layer.set_rect(bounds(rims, g["lane_active"]))
+        self.chord_layer.set_geometry(bounds(rims, g["lane_active"]), g["lane_active"] * 0.6)
         self.flight.set_rect(bounds(ends, g["block"] + theme.line("outline") + 1))
         self._style_lanes({})
 
@@ -1029,14 +1053,13 @@ class RingView(QGraphicsView):
         msgs = self.run.trace.messages
         active = {}
         show_bytes = self._geom.get("mode") == "box" and self.n <= STRIPE_MAX_N
-        blocks, chords = [], []
+        blocks, sides, chords = [], [], []
         for i in flying:
             m = msgs[i]
             p = (t - m.t_start) / (m.t_end - m.t_start) if m.t_end > m.t_start else 1.0
             pos, lane_dir = self._message_pos(m, p)
             blocks.append((int(i), pos, m.contributors, m.chunk))
-            if show_bytes:
-                self._block_pos.append((pos, lane_dir))
+            sides.append(lane_dir)
             col = self._message_color(m)
             if m.src != SWITCH:
                 active[(m.src, 0)] = col
@@ -1047,17 +1070,16 @@ class RingView(QGraphicsView):
                     b = self.lane_geom[m.dst][1][1]
                     chords.append((QLineF(a, b), col))
         self.flight.set_items(blocks)
-        self.chord_layer.width = self._geom["lane_active"] * 0.6
         self.chord_layer.set_items(chords)
         if show_bytes:
-            self._place_byte_labels(blocks)
-        self._block_pos.clear()
+            self._place_byte_labels(blocks, sides)
         self._style_lanes(active)
         self._n_visible_blocks = len(blocks)
 
-    def _place_byte_labels(self, blocks):
-        """Box mode: each block's size beside it, on its lane's outer side, else the inner side,
-        else none — never over a box, a name, a block or another label."""
+    def _place_byte_labels(self, blocks, sides):
+        """Box mode: each block's size beside it, on its lane's outer side (sides: the blocks'
+        outward unit vectors), else the inner side, else none — never over a box, a name, a block
+        or another label."""
         msgs = self.run.trace.messages
         placed = list(self._taken) + [self.flight.block_rect(pos) for _i, pos, _w, _c in blocks]
         for j, lab in enumerate(self.block_labels):
@@ -1066,7 +1088,7 @@ class RingView(QGraphicsView):
                     lab.hide()
                 continue
             lab.set_text(fmt_bytes(msgs[blocks[j][0]].nbytes), self.colors.text)
-            pos, lane_dir = self._block_pos[j]
+            pos, lane_dir = blocks[j][1], sides[j]
             sz = lab.size()
             for side in (1, -1):
                 dist = self._geom["block"] * 0.5 + sz.width() * 0.5 + 4
