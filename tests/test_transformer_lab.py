@@ -123,7 +123,8 @@ def test_tied_head_uses_the_embedding():
     p = init_params(cfg)
     toks = _tokens(cfg, 1, 4)
     untied = dict(p, lm_head=p["embed"].T.copy())
-    assert np.allclose(forward(p, cfg, toks), forward(untied, cfg, toks), rtol=0, atol=0)
+    # x @ E.T and x @ E.T.copy() may take different BLAS kernels: equal to rounding, not bit for bit
+    assert np.max(np.abs(forward(p, cfg, toks) - forward(untied, cfg, toks))) < 1e-10
     p["embed"][:, 0] += 1.0  # the head moves with the embedding
     assert not np.allclose(forward(p, cfg, toks), forward(untied, cfg, toks))
 
