@@ -56,23 +56,23 @@ ALL = -1  # chunk index meaning "the whole buffer"
 #     everyone                             (0, n, n, n)
 #     recursive doubling, extras folded    (b, 2^j, p, n): the aligned block [b, b + 2^j) of
 #       onto d − p (p = 2^⌊log2 n⌋)        the p devices, each with its folded partner d + p
-def who_single(d: int, n: int) -> tuple:
-    """Contributors {d} on n devices."""
-    return (int(d), 1, int(n), int(n))
+def who_single(d, n) -> tuple:
+    """Contributors {d} on n devices (d may be an array of devices)."""
+    return (d, 1, n, n)
 
 
-def who_arc(first: int, count: int, n: int) -> tuple:
+def who_arc(first, count, n) -> tuple:
     """Contributors first, first+1, …, first+count−1 (mod n): a ring partial sum."""
-    return (int(first) % int(n), int(count), int(n), int(n))
+    return (first % n, count, n, n)
 
 
-def who_everyone(n: int) -> tuple:
-    return (0, int(n), int(n), int(n))
+def who_everyone(n) -> tuple:
+    return (0, n, n, n)
 
 
-def who_block(first: int, size: int, p: int, n: int) -> tuple:
+def who_block(first, size, p, n) -> tuple:
     """Devices x < n with x mod p in [first, first + size): a recursive-doubling block."""
-    return (int(first), int(size), int(p), int(n))
+    return (first, size, p, n)
 
 
 @lru_cache(maxsize=1 << 15)
@@ -278,12 +278,29 @@ class Initial(Sequence):
 # ---------------------------------------------------------------------------------------
 # The columns
 # ---------------------------------------------------------------------------------------
-# One record per message. key: index into Trace._keys of (op, algo, label, phase);
-# w0..w3: the contributors (first, count, period, limit) described above.
+# One array per field, one entry per message. key: index into Trace._keys of
+# (op, algo, label, phase); w0..w3: the contributors (first, count, period, limit) above.
 ROW = np.dtype([("coll", "<i4"), ("key", "<i4"), ("step", "<i4"), ("src", "<i4"), ("dst", "<i4"),
                 ("chunk", "<i4"), ("nbytes", "<f8"), ("t_start", "<f8"), ("t_end", "<f8"), ("reduce", "?"),
                 ("w0", "<i4"), ("w1", "<i4"), ("w2", "<i4"), ("w3", "<i4")])
 _FLUSH_EVERY = 4096  # scalar appends are buffered as tuples and written in blocks of this many
+
+
+class Columns:
+    """Messages [lo, hi) of a trace as read-only numpy arrays, one per field: block["src"]."""
+
+    __slots__ = ("_cols", "lo", "hi")
+
+    def __init__(self, cols, lo, hi):
+        self._cols, self.lo, self.hi = cols, lo, max(lo, hi)
+
+    def __getitem__(self, name) -> np.ndarray:
+        v = self._cols[name][self.lo:self.hi]
+        v.flags.writeable = False
+        return v
+
+    def __len__(self):
+        return self.hi - self.lo
 
 
 class MessageList(Sequence):
@@ -343,7 +360,8 @@ class Trace:
     """
 
     def __init__(self):
-        self._rows = np.empty(0, dtype=ROW)
+        self._cols = {name: np.empty(0, dtype=ROW[name]) for name in ROW.names}
+        self._cap = 0
         self._len = 0
         self._pending: list[tuple] = []
         self._keys: list[tuple] = []  # (op, algo, label, phase) of a key code
@@ -412,56 +430,65 @@ class Trace:
     def add_messages(self, coll, op, algo, label, phase, step, src, dst, chunk, nbytes, t_start, t_end, reduce,
                      who):
         """
-        Record many messages at once (e.g. one whole ring step). src, dst, t_start, t_end: arrays
-        of one length; every other field an array of that length or one value. who: the
-        contributors as (first, count, period, limit), each an array or one value.
+        Record many messages at once (e.g. the n−1 steps of a ring phase), in row-major order.
+        t_start: an array whose shape is that of the block; every other field an array that
+        broadcasts to it, or one value. who: the contributors as (first, count, period, limit),
+        each an array or one value.
         """
         self._flush()
-        src = np.asarray(src)
-        m = len(src)
-        rows = self._grow(m)
-        rows["coll"] = coll
-        rows["key"] = self.key(op, algo, label, phase)
-        rows["step"], rows["src"], rows["dst"], rows["chunk"] = step, src, dst, chunk
-        rows["nbytes"], rows["t_start"], rows["t_end"], rows["reduce"] = nbytes, t_start, t_end, reduce
-        rows["w0"], rows["w1"], rows["w2"], rows["w3"] = who
+        shape = np.shape(t_start)
+        lo, hi = self._grow(int(np.prod(shape)))
+        cols = self._cols
+        for name, v in (("coll", coll), ("key", self.key(op, algo, label, phase)), ("step", step), ("src", src),
+                        ("dst", dst), ("chunk", chunk), ("nbytes", nbytes), ("t_start", t_start), ("t_end", t_end),
+                        ("reduce", reduce), ("w0", who[0]), ("w1", who[1]), ("w2", who[2]), ("w3", who[3])):
+            cols[name][lo:hi].reshape(shape)[...] = v  # broadcast straight into the column
 
-    def _grow(self, m: int) -> np.ndarray:
-        """Room for m more rows; returns the view they go into."""
+    def reserve(self, m: int):
+        """Make room for m more messages (a writer that knows how many it will add)."""
+        self._flush()
+        self._resize(self._len + m)
+
+    def _resize(self, cap: int):
+        if cap > self._cap:
+            for name, col in self._cols.items():
+                new = np.empty(cap, dtype=col.dtype)
+                new[:self._len] = col[:self._len]
+                self._cols[name] = new
+            self._cap = cap
+
+    def _grow(self, m: int) -> tuple[int, int]:
+        """Room for m more messages: (lo, hi), the rows they go into."""
         need = self._len + m
-        if need > len(self._rows):
-            cap = max(need, 2 * len(self._rows), 1024)
-            rows = np.empty(cap, dtype=ROW)
-            rows[:self._len] = self._rows[:self._len]
-            self._rows = rows
-        out = self._rows[self._len:need]
-        self._len = need
-        return out
+        if need > self._cap:
+            self._resize(max(need, 2 * self._cap, 1024))
+        lo, self._len = self._len, need
+        return lo, need
 
     def _flush(self):
         if self._pending:
-            block = np.array(self._pending, dtype=ROW)
-            self._pending = []
-            self._grow(len(block))[:] = block
+            pending, self._pending = self._pending, []
+            lo, hi = self._grow(len(pending))
+            for name, values in zip(ROW.names, zip(*pending)):
+                self._cols[name][lo:hi] = values
 
     def compact(self):
         """Give back the spare capacity of the columns (call when the simulation is over)."""
         self._flush()
-        if len(self._rows) > self._len:
-            self._rows = self._rows[:self._len].copy()
+        if self._cap > self._len:
+            self._cols = {name: col[:self._len].copy() for name, col in self._cols.items()}
+            self._cap = self._len
 
     # -- reading: columns -------------------------------------------------------------------
     @property
     def n_messages(self) -> int:
         return self._len + len(self._pending)
 
-    def rows(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
-        """The record array of messages [lo, hi) (fields: see ROW), read-only."""
+    def rows(self, lo: int = 0, hi: int | None = None) -> Columns:
+        """Messages [lo, hi) as read-only column arrays: rows(...)["t_end"] (fields: see ROW)."""
         self._flush()
         hi = self._len if hi is None else min(hi, self._len)
-        v = self._rows[lo:hi]
-        v.flags.writeable = False
-        return v
+        return Columns(self._cols, lo, hi)
 
     def column(self, name: str, coll: int | None = None) -> np.ndarray:
         """One field of every message (or of collective `coll`'s) as a read-only array:
@@ -491,7 +518,7 @@ class Trace:
 
     def _message(self, i: int) -> Message:
         self._flush()
-        r = self._rows[i].tolist()
+        r = [col.item(i) for col in self._cols.values()]
         op, algo, label, phase = self._keys[r[1]]
         return tuple.__new__(Message, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
                                        _Who((r[10], r[11], r[12], r[13]), self._explicit),
@@ -501,7 +528,7 @@ class Trace:
         self._flush()
         keys, ex, new, M = self._keys, self._explicit, tuple.__new__, Message
         out = []
-        for r in self._rows[lo:hi].tolist():
+        for r in zip(*(col[lo:hi].tolist() for col in self._cols.values())):
             op, algo, label, phase = keys[r[1]]
             out.append(new(M, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
                                _Who((r[10], r[11], r[12], r[13]), ex), r[6], r[7], r[8], phase, r[9])))
@@ -584,7 +611,8 @@ class Trace:
         if t is not None:
             keep &= r["t_end"] <= t
         ex = self._explicit
-        for dst, chunk, red, w0, w1, w2, w3 in r[["dst", "chunk", "reduce", "w0", "w1", "w2", "w3"]][keep].tolist():
+        fields = [r[f][keep].tolist() for f in ("dst", "chunk", "reduce", "w0", "w1", "w2", "w3")]
+        for dst, chunk, red, w0, w1, w2, w3 in zip(*fields):
             _apply_to(state, dst, chunk, _decode((w0, w1, w2, w3), ex), red, c.n_chunks)
         return state
 
@@ -596,7 +624,7 @@ class Trace:
     def memory_bytes(self) -> int:
         """Memory the trace holds for its messages (bytes): columns, explicit sets, key table."""
         self._flush()
-        return (self._rows.nbytes + self._explicit.itemsize * len(self._explicit)
+        return (sum(col.nbytes for col in self._cols.values()) + self._explicit.itemsize * len(self._explicit)
                 + sum(len(k) for k in self._keys) * 64)
 
     # -- serialization: JSON ------------------------------------------------------------
@@ -618,7 +646,7 @@ class Trace:
             f.write('],\n"keys": %s,\n"n_messages": %d,\n"columns": {' % (json.dumps(self._keys), self._len))
             for i, name in enumerate(ROW.names):
                 f.write('%s"%s": [' % (",\n" if i else "", name))
-                col = self._rows[name][:self._len]
+                col = self._cols[name][:self._len]
                 conv = (lambda v: "true" if v else "false") if name == "reduce" else repr
                 for lo in range(0, self._len, 65536):
                     f.write(("," if lo else "") + ",".join(map(conv, col[lo:lo + 65536].tolist())))
@@ -666,12 +694,13 @@ class Trace:
             raise ValueError("a key must be [op, algo, label, phase]")
         self._key_index = {k: i for i, k in enumerate(self._keys)}
         cols, m = data["columns"], int(data["n_messages"])
-        rows = self._grow(m)
+        lo, hi = self._grow(m)
         for name in ROW.names:
             col = np.asarray(cols[name], dtype=ROW[name])
             if col.shape != (m,):
                 raise ValueError(f"column {name} has {col.size} values for {m} messages")
-            rows[name] = col
+            self._cols[name][lo:hi] = col
+        rows = self.rows()
         self._explicit = array("i", [int(v) for v in data.get("explicit", [])])
         if m and (rows["key"].min() < 0 or rows["key"].max() >= len(self._keys)):
             raise ValueError("a message's key is out of range")
@@ -708,7 +737,7 @@ class Trace:
             f.write("\n]}\n")
 
     def _chrome_devices(self) -> list[int]:
-        r = self._rows[:self._len]
+        r = self.rows()
         devs = set(np.unique(np.concatenate([r["src"], r["dst"]])).tolist()) if self._len else set()
         devs |= {d for c in self.collectives for d in range(c.n)}
         devs |= {int(getattr(c, "device")) for c in self.computes}
@@ -743,7 +772,7 @@ class Trace:
         # Every field is formatted for a whole block at once (see _Rows); ts and dur to 0.1 ns
         # (a message lasts at least α, about a µs on every preset link).
         for lo in range(0, self._len, block):
-            r = self._rows[lo:min(self._len, lo + block)]
+            r = self.rows(lo, lo + block)
             src, dst = r["src"], r["dst"]
             ts = _fixed_field(r["t_start"] * 1e6)
             dur = _fixed_field((r["t_end"] - r["t_start"]) * 1e6)
@@ -784,9 +813,10 @@ class Trace:
             w.writerow(_FIELDS)
             names = {}
             for lo in range(0, self._len, 16384):
-                r = self._rows[lo:min(self._len, lo + 16384)]
+                r = self.rows(lo, lo + 16384)
                 rows = []
-                for coll, key, step, src, dst, chunk, nb, t0, t1, red, w0, w1, w2, w3 in r.tolist():
+                for coll, key, step, src, dst, chunk, nb, t0, t1, red, w0, w1, w2, w3 in zip(
+                        *(r[name].tolist() for name in ROW.names)):
                     op, algo, label, phase = self._keys[key]
                     desc = (w0, w1, w2, w3)
                     who = names.get(desc)
