@@ -455,7 +455,7 @@ def _ring_all_gather(comm, bufs, bounds, arrive, first, who, step0=0, phase="all
 # One-shot building blocks: every message of a phase is issued at once, each to its final
 # receiver, so the phase pays α once and its ports stream the bytes back to back.
 # ---------------------------------------------------------------------------------------
-def _direct_reduce_scatter(comm, bufs, bounds, ready, step0=0, phase="reduce-scatter"):
+def _direct_reduce_scatter(comm, bufs, bounds, ready, step0=0, phase="one-shot reduce-scatter"):
     """
     One-shot reduce-scatter on `bufs` (n, L) in place: device c owns chunk c. In round j
     (1 .. n−1) device d sends its partial of chunk (d + j) mod n straight to that chunk's owner,
@@ -477,7 +477,7 @@ def _direct_reduce_scatter(comm, bufs, bounds, ready, step0=0, phase="reduce-sca
     return who, done
 
 
-def _direct_all_gather(comm, bufs, bounds, ready, first, who, step0=0, phase="all-gather"):
+def _direct_all_gather(comm, bufs, bounds, ready, first, who, step0=0, phase="one-shot all-gather"):
     """
     One-shot all-gather on `bufs` (n, L) in place: device d holds chunk first[d] complete (its
     contributors who[d]) from time ready[d] and sends it straight to every other device, to
@@ -840,7 +840,7 @@ ALLREDUCE_ALGOS = {
     "two-shot": Algorithm(
         "two-shot: one-shot reduce-scatter to chunk owners, then one-shot all-gather", allreduce_two_shot,
         lambda n: (2 + 0 * n, 2 * (n - 1) / n), lambda n: 2 * n * (n - 1),
-        ("reduce-scatter", "all-gather"), "two-shot-all-reduce", lambda n: "2α + 2(n − 1)·S/(nβ)"),
+        ("one-shot reduce-scatter", "one-shot all-gather"), "two-shot-all-reduce", lambda n: "2α + 2(n − 1)·S/(nβ)"),
 }
 
 ALLGATHER_ALGOS = {
@@ -851,7 +851,7 @@ ALLGATHER_ALGOS = {
     "direct": Algorithm(
         "one-shot (direct): each device sends its chunk to everyone at once", allgather_direct,
         lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
-        ("all-gather",), "one-shot-all-gather", lambda n: "α + (n − 1)·S/(nβ)"),
+        ("one-shot all-gather",), "one-shot-all-gather", lambda n: "α + (n − 1)·S/(nβ)"),
 }
 
 REDUCE_SCATTER_ALGOS = {
@@ -862,7 +862,7 @@ REDUCE_SCATTER_ALGOS = {
     "direct": Algorithm(
         "one-shot (direct): each device sends chunk c straight to its owner c", reduce_scatter_direct,
         lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
-        ("reduce-scatter",), "one-shot-reduce-scatter", lambda n: "α + (n − 1)·S/(nβ)"),
+        ("one-shot reduce-scatter",), "one-shot-reduce-scatter", lambda n: "α + (n − 1)·S/(nβ)"),
 }
 
 OPS = ("all-reduce", "all-gather", "reduce-scatter")
