@@ -472,6 +472,12 @@ class Trace:
             for name, values in zip(ROW.names, zip(*pending)):
                 self._cols[name][lo:hi] = values
 
+    def truncate(self, m: int):
+        """Forget every message from index m on (a collective that could not complete)."""
+        self._flush()
+        self._len = min(self._len, m)
+        self._step_times.clear()
+
     def compact(self):
         """Give back the spare capacity of the columns (call when the simulation is over)."""
         self._flush()

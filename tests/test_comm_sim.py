@@ -226,8 +226,8 @@ def test_two_shot_structure(n):
     for o in out:
         np.testing.assert_allclose(o, np.sum(arrays, axis=0), rtol=1e-12, atol=1e-12)
     msgs = comm.trace.messages
-    rs = [m for m in msgs if m.phase == "reduce-scatter"]
-    ag = [m for m in msgs if m.phase == "all-gather"]
+    rs = [m for m in msgs if m.phase == "one-shot reduce-scatter"]
+    ag = [m for m in msgs if m.phase == "one-shot all-gather"]
     assert len(rs) == len(ag) == n * (n - 1)
     assert all(m.dst == m.chunk and m.reduce and m.contributors == {m.src} for m in rs)
     assert all(m.src == m.chunk and not m.reduce and m.contributors == frozenset(range(n)) for m in ag)

@@ -106,7 +106,8 @@ def ref_direct_rs(c, bufs, sl, ready, step0=0):
     for j in range(1, n):
         for d in range(n):
             ch = (d + j) % n
-            t = c.send(d, ch, bufs[d, sl[ch]].nbytes, ready[d], step0 + j - 1, ch, {d}, "reduce-scatter", True)
+            t = c.send(d, ch, bufs[d, sl[ch]].nbytes, ready[d], step0 + j - 1, ch, {d}, "one-shot reduce-scatter",
+                       True)
             bufs[ch, sl[ch]] += bufs[d, sl[ch]]
             done[ch] = max(done[ch], t)
     return done
@@ -117,7 +118,7 @@ def ref_direct_ag(c, bufs, sl, ready, first, who, step0=0):
     for j in range(1, n):
         for d in range(n):
             dst, ch = (d + j) % n, first[d]
-            c.send(d, dst, bufs[d, sl[ch]].nbytes, ready[d], step0 + j - 1, ch, who[d], "all-gather", False)
+            c.send(d, dst, bufs[d, sl[ch]].nbytes, ready[d], step0 + j - 1, ch, who[d], "one-shot all-gather", False)
             bufs[dst, sl[ch]] = bufs[d, sl[ch]]
 
 
