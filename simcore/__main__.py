@@ -143,7 +143,8 @@ def main(argv=None) -> int:
     tp.add_argument("--bytes", default="1MiB", help="S, the full array (e.g. 4KiB, 1MiB, 1GB)")
     tp.add_argument("--link", choices=list(LINKS), default="nvlink4")
     tp.add_argument("--format", choices=("json", "chrome", "csv"), default="json",
-                    help="json: the trace itself (columns); chrome: Perfetto / chrome://tracing; csv: a row per message")
+                    help="json: the trace itself (columns); chrome: for Perfetto / chrome://tracing; "
+                         "csv: a row per message")
     tp.add_argument("--out", help="file to write, gzipped if it ends in .gz (omit to print the summary only)")
     tp.add_argument("--flows", action="store_true",
                     help="chrome: draw an arrow from every send to its receive (about 80 bytes more a message)")
