@@ -107,8 +107,9 @@ def trace_cmd(args) -> int:
             print(f"  algbw         {c.nbytes / t / 1e9:.2f} GB/s")
             print(f"  busbw         {busbw(run.op, run.n, c.nbytes, t) / 1e9:.2f} GB/s")
     if args.out:
-        what = {"chrome": "message slices", "csv": "message rows", "json": "messages"}[args.format]
-        print(f"wrote {args.out}: {len(tr.messages)} {what} ({args.format})")
+        m = len(tr.messages)
+        what = {"chrome": f"{m} messages as {2 * m} slices", "csv": f"{m} message rows", "json": f"{m} messages"}
+        print(f"wrote {args.out}: {what[args.format]} ({args.format})")
     return 0
 
 

@@ -834,6 +834,8 @@ class Trace:
                     desc = (w0, w1, w2, w3)
                     who = names.get(desc)
                     if who is None:
+                        if len(names) > 65536:  # a ring has n² distinct arcs: keep the memo small
+                            names.clear()
                         who = names[desc] = _who_text(desc, self._explicit)
                     rows.append((coll, op, algo, label, step, src, dst, chunk, who, nb, t0, t1, phase, int(red)))
                 w.writerows(rows)
