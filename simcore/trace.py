@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gc
 import gzip
 import io
 import json
@@ -539,10 +540,18 @@ class Trace:
         self._flush()
         keys, ex, new, M = self._keys, self._explicit, tuple.__new__, Message
         out = []
-        for r in zip(*(col[lo:hi].tolist() for col in self._cols.values())):
-            op, algo, label, phase = keys[r[1]]
-            out.append(new(M, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
-                               _Who((r[10], r[11], r[12], r[13]), ex), r[6], r[7], r[8], phase, r[9])))
+        # Building many records at once would set off the cyclic garbage collector again and
+        # again (each record is a new tracked object, none of them garbage): pause it meanwhile.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            for r in zip(*(col[lo:hi].tolist() for col in self._cols.values())):
+                op, algo, label, phase = keys[r[1]]
+                out.append(new(M, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
+                                   _Who((r[10], r[11], r[12], r[13]), ex), r[6], r[7], r[8], phase, r[9])))
+        finally:
+            if paused:
+                gc.enable()
         return out
 
     def __len__(self):
