@@ -1605,14 +1605,6 @@ Ctrl+Shift+S  保存截图</translation>
         </message>
     </context>
     <context>
-        <name>QCoreApplication</name>
-        <message>
-            <source>ControlPanel</source>
-            <comment>ring</comment>
-            <translation>ControlPanel</translation>
-        </message>
-    </context>
-    <context>
         <name>RingView</name>
         <message>
             <source>Devices around the switch. Click a device to select it.</source>
