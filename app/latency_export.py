@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 
+import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401  (pg.exporters is not imported by pyqtgraph itself)
 from PySide6.QtGui import QColor
@@ -29,6 +30,9 @@ def write_png(item, tmp):
 
 def write_svg(item, tmp):
     """`item` as SVG (pyqtgraph's SVGExporter)."""
+    # a ViewBox applies a new range when the scene next paints; the SVG exporter reads the items
+    # without painting, so without this an export right after a change shows the old range
+    item.scene().prepareForPaint()
     with _svg_closed_paths_fixed():
         ex = pg.exporters.SVGExporter(item)
         ex.parameters()["background"] = QColor(theme.palette().background)
@@ -37,22 +41,30 @@ def write_svg(item, tmp):
         fh.write(data)
 
 
-def csv_text(which, curves, sweep) -> str:
+def csv_text(which, curves, extra=None) -> str:
     """
-    The plotted data: latency → n,t_math_ms,t_mem_ms,t_comm_ms,t_step_ms,bound; ffn → n and µs
-    per layer. `curves` maps a term or FFN variant to its PlotDataItem; `sweep` is the engine's.
+    The plotted data: latency → n, t_math_ms, t_mem_ms, t_comm_ms, t_step_ms, then the columns
+    of `extra` (name → one value per n; booleans written true / false); ffn → n and µs per layer.
+    `curves` maps a term or FFN variant to its PlotDataItem: the numbers are the ones drawn.
     """
     if which == "latency":
         cols = {f"{t}_ms": curves[t].yData for t in TERMS}
-        n, extra = curves["t_step"].xData, {"bound": sweep["bound"]}
+        n = curves["t_step"].xData
     else:
         cols = {f"ffn_{v}_us": curves[v].yData for v in FFN_VARIANTS}
-        n, extra = curves["1d"].xData, {}
+        n = curves["1d"].xData
+    extra = extra or {}
     lines = [",".join(["n", *cols, *extra])]
     for i in range(len(n)):
-        row = [str(int(n[i]))] + [repr(float(c[i])) for c in cols.values()] + [str(e[i]) for e in extra.values()]
+        row = [str(int(n[i]))] + [repr(float(c[i])) for c in cols.values()] + [_cell(e[i]) for e in extra.values()]
         lines.append(",".join(row))
     return "\n".join(lines) + "\n"
+
+
+def _cell(v) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    return str(v)
 
 
 @contextmanager

@@ -79,13 +79,13 @@ class ClippedTitle(pg.LabelItem):
 
 
 def plot_widget():
-    """(GraphicsLayoutWidget, legend, title, plot): legend on top, then the title, then a log-log plot."""
+    """(GraphicsLayoutWidget, legend, title, plot): the title on top, then the legend, then a log-log plot."""
     w = pg.GraphicsLayoutWidget()
     w.ci.setContentsMargins(4, 4, 12, 4)
-    legend = pg.LegendItem(colCount=4)
-    w.addItem(legend, row=0, col=0)
     title = ClippedTitle()
-    w.addItem(title, row=1, col=0)
+    w.addItem(title, row=0, col=0)
+    legend = pg.LegendItem(colCount=4)
+    w.addItem(legend, row=1, col=0)
     plot = w.addPlot(row=2, col=0)
     plot.setMenuEnabled(False)
     plot.hideButtons()

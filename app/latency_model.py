@@ -7,6 +7,7 @@ app/latency_view.py draws what this returns.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -80,6 +81,17 @@ def ffn_sweep(p: dict) -> dict:
         t = [cost_model.pope_ffn_comm(v, p["batch"], m.d_model, m.d_ff, int(n), bw, p["act_bytes"]) for n in ns]
         out[v] = np.array([x[0] if isinstance(x, tuple) else x for x in t], dtype=float)
     return out
+
+
+@lru_cache(maxsize=64)
+def valid_degrees(model: str, n_max: int) -> tuple:
+    """The tensor-parallel degrees n <= n_max of MODELS[model] (cost_model.valid_tp_degrees), cached."""
+    return tuple(int(n) for n in cost_model.valid_tp_degrees(MODELS[model], n_max))
+
+
+def fits_hbm(p: dict, sweep) -> np.ndarray:
+    """Per n of the sweep: do one chip's weights + KV cache fit in its HBM?"""
+    return sweep["mem_per_chip"] <= CHIPS[p["chip"]].hbm_bytes
 
 
 def first_n(ns, mask):

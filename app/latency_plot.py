@@ -112,14 +112,19 @@ class DecodeItems:
         self.ref_links = pg.PlotCurveItem()  # dotted segment from our estimate to the published figure
         self.ref_leaders = pg.PlotCurveItem()  # from a published point to its label when that sits away
         self.ref_texts = [pg.TextItem(anchor=(0, 1)) for _ in cost_model.REFERENCE_POINTS]
-        self.best_dot = pg.ScatterPlotItem(hoverable=True, tip=lambda x, y, data: data, size=18, symbol="o")
+        self.best_dot = pg.ScatterPlotItem(hoverable=True, tip=lambda x, y, data: data, size=20, symbol="o")
+        # the n tensor parallelism can use: rings on t_step; past the largest one the curves are veiled
+        self.valid_dots = pg.ScatterPlotItem(hoverable=True, tip=lambda x, y, data: data, size=12, symbol="o")
+        self.no_tp = XSpan()
+        self.no_tp_text = pg.TextItem(anchor=(0, 1))
         self.cross = pg.InfiniteLine(angle=90, movable=False)
         for it in (self.kv_line, self.comm_line, self.kv_text, self.comm_text, self.ref_links, self.ref_leaders,
-                   self.published, self.estimates, self.best_dot, *self.ref_texts, self.cross):
+                   self.published, self.estimates, self.best_dot, *self.ref_texts, self.cross, self.valid_dots,
+                   self.no_tp, self.no_tp_text):
             plot.addItem(it, ignoreBounds=True)
-        for z, items in ((40, [self.cross]), (60, [self.kv_line, self.comm_line]),
-                         (70, [self.kv_text, self.comm_text, *self.ref_texts]),
-                         (80, [self.published, self.estimates, self.best_dot])):
+        for z, items in ((30, [self.no_tp]), (40, [self.cross]), (60, [self.kv_line, self.comm_line]),
+                         (70, [self.kv_text, self.comm_text, self.no_tp_text, *self.ref_texts]),
+                         (75, [self.valid_dots]), (80, [self.published, self.estimates, self.best_dot])):
             for it in items:
                 it.setZValue(z)
 
@@ -130,11 +135,12 @@ class DecodeItems:
             self.curves[t].setPen(pg.mkPen(term_color(t), width=4.0 * s))
         self.band.set_brushes({b: band_brush(b) for b in BOUNDS})
         self.hbm.set_brush(self.hbm_brush())
+        self.no_tp.set_brush(self.no_tp_brush())
         for ln in (self.kv_line, self.comm_line):
             ln.setPen(pg.mkPen(pal.text, width=2.5 * s, style=Qt.DashLine))
         veil = QColor(pal.background)
         veil.setAlpha(200)  # labels stay readable over the band without hiding the curves under them
-        for txt in (self.kv_text, self.comm_text, *self.ref_texts):
+        for txt in (self.kv_text, self.comm_text, self.no_tp_text, *self.ref_texts):
             txt.setFont(theme.font("body", bold=True))
             txt.setColor(pal.text)
             txt.fill = pg.mkBrush(veil)  # TextItem's fill (its constructor argument) has no setter
@@ -147,6 +153,22 @@ class DecodeItems:
         grey.setAlpha(90)  # a solid veil, not a hatch: SVG viewers draw Qt's pattern brushes as smudges
         return QBrush(grey)
 
+    @staticmethod
+    def no_tp_brush() -> QBrush:
+        veil = QColor(theme.palette().background)
+        veil.setAlpha(185)  # washes the curves out where tensor parallelism cannot go; they stay faintly visible
+        return QBrush(veil)
+
+    def set_valid(self, ns, t_step_ms, tips, n_max):
+        """Rings at the valid degrees `ns` on t_step (ms); the veil from just past the largest to n_max."""
+        pal = theme.palette()
+        self.valid_dots.setData(x=np.log10(ns), y=np.log10(t_step_ms), data=tips, brush=pg.mkBrush(pal.background),
+                                pen=pg.mkPen(pal.text, width=2.5 * theme.scale()))
+        last = int(ns[-1])
+        self.no_tp.setVisible(last < n_max)
+        self.no_tp_text.setVisible(last < n_max)
+        self.no_tp.set_span(math.log10(last + 0.5), math.log10(n_max) + 1.0)
+
     def place_labels(self, sweep, refs, G):
         """
         Put the marker labels at the top, the KV one left of its line unless that leaves the plot,
@@ -155,15 +177,22 @@ class DecodeItems:
         the other labels and crosses the fewest curve samples.
         """
         vb = self.plot.getViewBox()
-        px = vb.viewPixelSize()
         (vx0, vx1), (vy0, vy1) = vb.viewRange()
-        if not (px[0] > 0 and px[1] > 0):
+        if not (vb.width() > 0 and vb.height() > 0):
             return
+        px = ((vx1 - vx0) / vb.width(), (vy1 - vy0) / vb.height())  # of the range just set (viewPixelSize lags)
         top = vy1 - 0.02 * (vy1 - vy0)
+        self.no_tp_text.setPos(self.no_tp.span[0] + 6 * px[0], vy0 + 0.03 * (vy1 - vy0))
+        if text_rect(self.no_tp_text, px)[2] > vx1:  # too near the right edge: end at the edge instead
+            self.no_tp_text.setPos(vx1 - text_rect(self.no_tp_text, px)[2] + self.no_tp_text.pos().x(),
+                                   self.no_tp_text.pos().y())
         self.kv_text.setAnchor((1, 0) if G > 1 else (0, 0))
         if text_rect(self.kv_text, px)[0] < vx0:
             self.kv_text.setAnchor((0, 0))
+        self.comm_text.setAnchor((0, 0))
         self.comm_text.setPos(self.comm_line.value(), top)
+        if text_rect(self.comm_text, px)[2] > vx1:  # right of its line would leave the plot: left of it
+            self.comm_text.setAnchor((1, 0))
         kv_r = text_rect(self.kv_text, px)
         if self.kv_text.isVisible() and self.comm_text.isVisible() and overlap(kv_r, text_rect(self.comm_text, px)):
             self.comm_text.setPos(self.comm_line.value(), top - 1.2 * (kv_r[3] - kv_r[1]))
@@ -177,7 +206,7 @@ class DecodeItems:
         for t in TERMS:
             ok = sweep[t] > 0
             lines.append((gx, np.interp(gx, lx[ok], np.log10(sweep[t][ok] * 1e3), left=np.nan, right=np.nan)))
-        taken = [text_rect(t, px) for t in (self.kv_text, self.comm_text) if t.isVisible()]
+        taken = [text_rect(t, px) for t in (self.kv_text, self.comm_text, self.no_tp_text) if t.isVisible()]
         leaders_x, leaders_y = [], []
         walls = [ln.value() for ln in (self.kv_line, self.comm_line) if ln.isVisible()]
         gap_x, gap_y = 14 * px[0], 10 * px[1]

@@ -15,7 +15,7 @@ from simcore.llm_math import MODELS
 
 from . import theme
 from .latency_items import legend_sample
-from .latency_model import BOUNDS, FFN_VARIANTS, TERMS, fmt_capacity, ranges_of
+from .latency_model import BOUNDS, FFN_VARIANTS, TERMS, fmt_capacity, num, ranges_of
 
 
 def _tr(text):
@@ -57,28 +57,49 @@ def estimate_tooltip(ref, ours) -> str:
         term=term, ms=ours * 1e3, pub=ref.seconds * 1e3)
 
 
-def headline(p: dict, sweep, best: int) -> str:
-    """Model, chip, batch, context and the best n with its time: the first line of the summary."""
-    return _tr("{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms/token").format(
-        model=MODELS[p["model"]].name, chip=CHIPS[p["chip"]].name, b=p["batch"], ctx=f"{p['ctx']:,}",
-        n=best, ms=sweep["t_step"][best - 1] * 1e3)
+def headline(p: dict, sweep, best: int, short: bool = False) -> str:
+    """Model, chip, batch, context and the best n with its time: the decode plot's title."""
+    ms = sweep["t_step"][best - 1] * 1e3
+    model, chip, ctx = MODELS[p["model"]].name, CHIPS[p["chip"]].name, f"{p['ctx']:,}"
+    if short:
+        return _tr("{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms").format(
+            model=model, chip=chip, b=p["batch"], ctx=ctx, n=best, ms=ms)
+    return _tr("{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms per step (roofline)").format(
+        model=model, chip=chip, b=p["batch"], ctx=ctx, n=best, ms=ms)
 
 
-def summary(p: dict, sweep, best: int, cross_n, fit_n) -> str:
-    """The headline, then where each regime starts, on a second line."""
+def regimes(p: dict, sweep, valid, cross_n, fit_n) -> str:
+    """Which term binds first, where communication takes over and where the model fits, over the valid n."""
     first = ranges_of(sweep["bound"])[0]
-    parts = []
+    top = valid[-1]
+    parts = [_tr("n = {ns} are the tensor-parallel degrees").format(ns=", ".join(map(str, valid)))]
     if first[2] != "comm":
-        parts.append(_tr("{bound} up to n = {n}").format(bound=bound_name(first[2]), n=first[1] + 1))
+        last = max(v for v in valid if v <= first[1] + 1)  # n = 1 always is a degree
+        parts.append(_tr("{bound} at every tensor-parallel degree").format(bound=bound_name(first[2])) if last == top
+                     else _tr("{bound} up to n = {n}").format(bound=bound_name(first[2]), n=last))
     if cross_n is None:
-        parts.append(_tr("communication never dominates up to n = {n}").format(n=p["n_max"]))
+        parts.append(_tr("communication never dominates up to n = {n}").format(n=top))
     else:
         parts.append(_tr("communication dominates from n = {n}").format(n=cross_n))
     if fit_n is None:
-        parts.append(_tr("does not fit in HBM on up to {n} chips").format(n=p["n_max"]))
+        parts.append(_tr("does not fit in HBM on up to {n} chips").format(n=top))
     elif fit_n > 1:
         parts.append(_tr("fits in HBM from n = {n}").format(n=fit_n))
-    return headline(p, sweep, best) + ("\n" + "; ".join(parts) if parts else "")
+    return "; ".join(parts)
+
+
+def readout(n: int, sweep, ffn, valid: bool) -> str:
+    """Every term at n (ms), the bound, whether n is a tensor-parallel degree, and plot 2's values (µs)."""
+    i = n - 1
+    text = _tr("n = {n}: t_math {a} · t_mem {m} · t_comm {c} · t_step {t} ms — {bound}\n"
+               "FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs").format(
+        n=n, a=num(sweep["t_math"][i] * 1e3), m=num(sweep["t_mem"][i] * 1e3), c=num(sweep["t_comm"][i] * 1e3),
+        t=num(sweep["t_step"][i] * 1e3), bound=bound_name(str(sweep["bound"][i])),
+        f1=num(ffn["1d"][i] * 1e6), f2=num(ffn["2d"][i] * 1e6), fg=num(ffn["gathered"][i] * 1e6))
+    if valid:
+        return text
+    first, rest = text.split("\n", 1)
+    return first + _tr(" · not a tensor-parallel degree") + "\n" + rest
 
 
 def hint(refs) -> str:
@@ -105,6 +126,8 @@ def fill_legends(legend1, legend2, items, ffn_items, chip, hbm_shown, kinds, sho
         legend1.addItem(items.curves[t], names[t])
     for b in BOUNDS:
         legend1.addItem(legend_sample(brush=items.band.brushes[b]), bound_name(b, short))
+    legend1.addItem(legend_sample(symbol="o", brush=pal.background, pen=pg.mkPen(pal.text, width=2.5)),
+                    _tr("TP degree") if short else _tr("tensor-parallel degree (n splits the heads evenly)"))
     if hbm_shown:
         hbm = fmt_capacity(CHIPS[chip].hbm_bytes)
         legend1.addItem(legend_sample(brush=items.hbm_brush()),

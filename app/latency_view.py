@@ -39,7 +39,8 @@ from .latency_controls import LatencyControls
 from .latency_items import plot_widget, set_range, tick_spec
 from .latency_plot import DecodeItems
 from .latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, PLOTS, TERMS, check_params, decades, ffn_sweep,
-                            first_n, latency_sweep, link_of, num, ranges_of, sentence, short_source)
+                            first_n, fits_hbm, latency_sweep, link_of, ranges_of, sentence, short_source,
+                            valid_degrees)
 
 DEBOUNCE_MS = 60
 COMPACT_BELOW_PX = 760  # view heights (at scale 1) below which the two plots go into tabs
@@ -189,9 +190,8 @@ class LatencyView(QWidget):
         self._style_summary()
 
     def _style_summary(self):
-        role = "body" if self.compact else "caption"
-        self.summary_label.setStyleSheet(f"color: {theme.palette().text}; font-size: {round(theme.px(role))}px; "
-                                         "font-weight: bold;")
+        # the headline is the decode plot's title; this line of regimes reads beside the readout
+        self.summary_label.setStyleSheet(f"color: {theme.palette().text}; font-size: {round(theme.px('body'))}px;")
 
     def _set_tab_texts(self):
         if self.compact:
@@ -220,6 +220,7 @@ class LatencyView(QWidget):
                 self._set_plot_texts()
                 if self._sweep is not None:
                     self._draw_markers()
+                    self._set_summary()
             self._fit_legends()
         return super().eventFilter(obj, e)
 
@@ -269,9 +270,6 @@ class LatencyView(QWidget):
         self.plot1.setLabel("bottom", self.tr("devices n (log₂ scale)"), **style)
         self.plot1.setLabel("left", self.tr("ms per step") if self.short_names else
                             self.tr("time per decode step (ms)"), **style)
-        self.title1.setText(self.tr("Roofline: a lower bound on a real step") if self.short_names else
-                            self.tr("One decode step. Roofline: a lower bound on a real step"),
-                            color=theme.palette().text, size=f"{round(theme.px('caption'))}px", bold=True)
         self.plot2.setLabel("bottom", self.tr("devices n (log₂ scale)"), **style)
         self.plot2.setLabel("left", self.tr("per layer (µs)"), **style)
         self._set_legends()
@@ -344,13 +342,14 @@ class LatencyView(QWidget):
         try:
             p = check_params({**self._params, **kw})
             sweep = latency_sweep(p)
+            valid = valid_degrees(p["model"], p["n_max"])
             key = (p["model"], p["batch"], p["act_bytes"], link_of(p).bw, p["n_max"])
             ffn = self._ffn if key == self._ffn_key else ffn_sweep(p)
         except ValueError as e:
             self._show_error(self.tr("Not plotted: {why} The previous curves stay.").format(why=sentence(e)))
             self.controls.show_params(self._params)
             return False
-        self._params, self._sweep, self._ffn, self._ffn_key = p, sweep, ffn, key
+        self._params, self._sweep, self._ffn, self._ffn_key, self._valid = p, sweep, ffn, key, valid
         self.generation += 1
         self._show_error("")
         self.controls.show_params(self._params)
@@ -394,7 +393,7 @@ class LatencyView(QWidget):
         self.best_dot.setData([{"pos": (math.log10(best), math.log10(ms["t_step"][best - 1])),
                                 "data": self.tr("best n = {n}: {ms:.1f} ms per step").format(
                                     n=best, ms=ms["t_step"][best - 1]),
-                                "brush": pg.mkBrush(pal.background), "pen": pg.mkPen(pal.text, width=4)}])
+                                "brush": pg.mkBrush(pal.text), "pen": pg.mkPen(pal.background, width=3)}])
         self.set_crosshair(best)
 
     def _draw_ffn(self):
@@ -451,7 +450,8 @@ class LatencyView(QWidget):
                              self.tr("KV replication starts: n > G = {G}").format(G=G))
         self.kv_text.setAnchor((1, 0) if G > 1 else (0, 0))
         self.kv_text.setPos(math.log10(G), top)
-        self._cross_n = first_n(ns, s["t_comm"] > np.maximum(s["t_math"], s["t_mem"]))
+        valid = np.isin(ns, self._valid)  # the markers speak of degrees tensor parallelism can use
+        self._cross_n = first_n(ns, valid & (s["t_comm"] > np.maximum(s["t_math"], s["t_mem"])))
         has = self._cross_n is not None
         self.comm_line.setVisible(has)
         self.comm_text.setVisible(has)
@@ -461,11 +461,13 @@ class LatencyView(QWidget):
             self.comm_text.setText(self.tr("comm from n = {n}").format(n=self._cross_n) if self.short_names else
                                    self.tr("comm dominates from n = {n}").format(n=self._cross_n))
             self.comm_text.setPos(x, top)  # moved down a row by _place_labels if it meets the KV label
-        fit = first_n(ns, s["mem_per_chip"] <= CHIPS[p["chip"]].hbm_bytes)
+        fit = first_n(ns, valid & fits_hbm(p, s))
         self._fit_n = fit
-        unfit_hi = math.log10(p["n_max"]) if fit is None else math.log10(math.sqrt(max(fit - 1, 1) * fit))
+        before = max([v for v in self._valid if v < (fit or 0)], default=1)  # the valid degree before it
+        unfit_hi = math.log10(p["n_max"]) + 1 if fit is None else math.log10(math.sqrt(before * fit))
         self.hbm_veil.setVisible(fit is None or fit > 1)
         self.hbm_veil.set_span(-1.0, unfit_hi)
+        self._draw_valid()
         # published points: only beside the model and chip they were reported for
         self._refs = self._matching_refs()
         spots, est, link_x, link_y = [], [], [], []
@@ -490,23 +492,39 @@ class LatencyView(QWidget):
         self.ref_links.setData(np.array(link_x), np.array(link_y), connect="pairs")
         self._set_legends()
 
+    def _draw_valid(self):
+        s, p, H = self._sweep, self._params, MODELS[self._params["model"]].n_heads
+        ns = np.array(self._valid)
+        t = s["t_step"][ns - 1] * 1e3
+        tips = [self.tr("n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step").format(
+            n=n, h=H // n, ms=ms) for n, ms in zip(ns, t)]
+        self.items.set_valid(ns, t, tips, p["n_max"])
+        self.items.no_tp_text.setText(
+            self.tr("no TP split beyond n = {n}").format(n=ns[-1]) if self.short_names else
+            self.tr("n > {n}: no tensor-parallel split ({H} query heads)").format(n=ns[-1], H=H))
+
     def _place_labels(self, *_):
         if self._sweep is not None:
             self.items.place_labels(self._sweep, self._refs, MODELS[self._params["model"]].n_kv_heads)
 
     # -- summary and crosshair ------------------------------------------------------------------------
     def best_n(self):
-        """The n with the smallest t_step among those whose weights + KV fit in HBM (all n if none fit)."""
-        s = self._sweep
-        fits = s["mem_per_chip"] <= CHIPS[self._params["chip"]].hbm_bytes
-        t = np.where(fits, s["t_step"], np.inf) if fits.any() else s["t_step"]
-        return int(s["n"][int(np.argmin(t))])
+        """The valid tensor-parallel degree with the smallest t_step among those whose weights + KV fit in
+        HBM (among all valid degrees if none fits): cost_model.best_tp_degree."""
+        return cost_model.best_tp_degree(self._sweep, CHIPS[self._params["chip"]].hbm_bytes, self._valid)[0]
 
     def summary(self) -> str:
-        return self.summary_label.text()
+        """The headline (the decode plot's title) and the line of regimes above the plots."""
+        return self.title1.text + "\n" + self.summary_label.text()
 
     def _set_summary(self):
-        self.summary_label.setText(texts.summary(self._params, self._sweep, self.best_n(), self._cross_n, self._fit_n))
+        """The headline as the decode plot's title (so every export carries it), the regimes above the plots."""
+        best = self.best_n()
+        style = dict(color=theme.palette().text, size=f"{round(theme.px('caption'))}px", bold=True)
+        self.title1.setText(texts.headline(self._params, self._sweep, best, self.short_names), **style)
+        if self.title1.item.boundingRect().width() > self.latency_widget.width() - 24 * theme.scale():
+            self.title1.setText(texts.headline(self._params, self._sweep, best, short=True), **style)
+        self.summary_label.setText(texts.regimes(self._params, self._sweep, self._valid, self._cross_n, self._fit_n))
         self.hint.setText(texts.hint(self._refs))
 
     def _on_latency_mouse_moved(self, ev):
@@ -529,13 +547,7 @@ class LatencyView(QWidget):
         x = math.log10(n)
         self.cross1.setValue(x)
         self.cross2.setValue(x)
-        s, f, i = self._sweep, self._ffn, n - 1
-        self.readout_label.setText(self.tr(
-            "n = {n}: t_math {a} · t_mem {m} · t_comm {c} · t_step {t} ms — {bound}\n"
-            "FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs").format(
-            n=n, a=num(s["t_math"][i] * 1e3), m=num(s["t_mem"][i] * 1e3), c=num(s["t_comm"][i] * 1e3),
-            t=num(s["t_step"][i] * 1e3), bound=self.bound_name(str(s["bound"][i])),
-            f1=num(f["1d"][i] * 1e6), f2=num(f["2d"][i] * 1e6), fg=num(f["gathered"][i] * 1e6)))
+        self.readout_label.setText(texts.readout(n, self._sweep, self._ffn, n in self._valid))
 
     def readout(self) -> str:
         return self.readout_label.text()
@@ -568,7 +580,8 @@ class LatencyView(QWidget):
                 "kv_label": self.kv_text.toPlainText(),
                 "comm": self._cross_n, "comm_x": 10 ** self.comm_line.value() if self._cross_n else None,
                 "comm_label": self.comm_text.toPlainText() if self._cross_n else "",
-                "hbm_fit": self._fit_n, "best": self.best_n(), "published": pub}
+                "hbm_fit": self._fit_n, "best": self.best_n(), "published": pub,
+                "valid": [round(10 ** x) for x in self.items.valid_dots.getData()[0]]}
 
     # -- export ----------------------------------------------------------------------------------
     def _export_item(self, which):
@@ -596,7 +609,11 @@ class LatencyView(QWidget):
     def csv_text(self, which="latency") -> str:
         """The plotted data of `which` as CSV text (see latency_export.csv_text)."""
         self._export_item(which)
-        return latency_export.csv_text(which, self.curve_items if which == "latency" else self.ffn_items, self._sweep)
+        if which == "ffn":
+            return latency_export.csv_text(which, self.ffn_items)
+        extra = {"bound": self._sweep["bound"], "fits_hbm": fits_hbm(self._params, self._sweep),
+                 "tp_degree": np.isin(self._sweep["n"], self._valid)}
+        return latency_export.csv_text(which, self.curve_items, extra)
 
     def export_csv(self, path, which="latency") -> bool:
         def write(tmp):

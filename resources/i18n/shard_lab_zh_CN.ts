@@ -1024,14 +1024,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>每个解码步的时间（ms）</translation>
         </message>
         <message>
-            <source>Roofline: a lower bound on a real step</source>
-            <translation>Roofline：真实一步耗时的下界</translation>
-        </message>
-        <message>
-            <source>One decode step. Roofline: a lower bound on a real step</source>
-            <translation>一个解码步。Roofline：真实一步耗时的下界</translation>
-        </message>
-        <message>
             <source>per layer (µs)</source>
             <translation>每层（µs）</translation>
         </message>
@@ -1108,6 +1100,18 @@ This scenario has no stand-alone collective to show.</source>
             <translation>{who}：{ms:.0f} ms</translation>
         </message>
         <message>
+            <source>n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step</source>
+            <translation>n = {n}：可用的张量并行度（每个设备 {h} 个头），每步 {ms:.1f} ms</translation>
+        </message>
+        <message>
+            <source>no TP split beyond n = {n}</source>
+            <translation>n &gt; {n} 无法张量并行切分</translation>
+        </message>
+        <message>
+            <source>n &gt; {n}: no tensor-parallel split ({H} query heads)</source>
+            <translation>n &gt; {n}：无法张量并行切分（{H} 个查询头）</translation>
+        </message>
+        <message>
             <source>a measurement of a real system: our roofline should sit below it</source>
             <translation>真实系统的实测值：我们的 roofline 应当低于它</translation>
         </message>
@@ -1130,10 +1134,6 @@ Source: {src}</source>
 (published: {pub:.1f} ms)</source>
             <translation>我们在已发表设置下的 roofline：{term} = {ms:.1f} ms
 （已发表：{pub:.1f} ms）</translation>
-        </message>
-        <message>
-            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms/token</source>
-            <translation>{model} 运行于 {chip}，batch {b}，ctx {ctx}：最佳 n = {n} → 每 token {ms:.1f} ms</translation>
         </message>
         <message>
             <source>{bound} up to n = {n}</source>
@@ -1172,6 +1172,34 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>Export</source>
             <translation>导出</translation>
+        </message>
+        <message>
+            <source> · not a tensor-parallel degree</source>
+            <translation> · 不是可用的张量并行度</translation>
+        </message>
+        <message>
+            <source>TP degree</source>
+            <translation>张量并行度</translation>
+        </message>
+        <message>
+            <source>n = {ns} are the tensor-parallel degrees</source>
+            <translation>可用的张量并行度：n = {ns}</translation>
+        </message>
+        <message>
+            <source>tensor-parallel degree (n splits the heads evenly)</source>
+            <translation>张量并行度（n 能均分注意力头）</translation>
+        </message>
+        <message>
+            <source>{bound} at every tensor-parallel degree</source>
+            <translation>在所有张量并行度下均为{bound}</translation>
+        </message>
+        <message>
+            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms per step (roofline)</source>
+            <translation>{model}，{chip}，批大小 {b}，上下文 {ctx}：最佳 n = {n} → 每步 {ms:.1f} ms（屋顶线）</translation>
+        </message>
+        <message>
+            <source>{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms</source>
+            <translation>{model} · {chip} · 批 {b} · 上下文 {ctx}：最佳 n = {n}，{ms:.1f} ms</translation>
         </message>
     </context>
     <context>
