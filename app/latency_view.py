@@ -24,7 +24,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QSizePolicy, QSplitter, QStackedWidget, QTabWidget, \
     QVBoxLayout, QWidget
 
@@ -222,7 +222,30 @@ class LatencyView(QWidget):
                     self._draw_markers()
                     self._set_summary()
             self._fit_legends()
+            self._fit_texts()
         return super().eventFilter(obj, e)
+
+    def _fit_texts(self):
+        """The headline and the y-axis title in their long form when it fits the plot, else the short one."""
+        if self._sweep is None:
+            return
+        caption = round(theme.px("caption"))
+        font = theme.font("caption", bold=True)
+        font.setPixelSize(caption)
+        best, room = self.best_n(), self.latency_widget.width() - 24 * theme.scale()
+        title = texts.headline(self._params, self._sweep, best)
+        if QFontMetricsF(font).horizontalAdvance(title) > room:
+            title = texts.headline(self._params, self._sweep, best, short=True)
+        if title != getattr(self, "_title", None):  # a new title re-lays out the plot: only on a change
+            self._title = title
+            self.title1.setText(title, color=theme.palette().text, size=f"{caption}px", bold=True)
+        y = self.tr("time per decode step (ms)")
+        font.setBold(False)
+        if self.short_names or QFontMetricsF(font).horizontalAdvance(y) > self.plot1.getViewBox().height():
+            y = self.tr("ms per step")
+        if y != getattr(self, "_y_label", None):
+            self._y_label = y
+            self.plot1.setLabel("left", y, **{"font-size": f"{caption}px", "color": theme.palette().text})
 
     def _fit_legends(self):
         """As many legend columns as the plot's width holds: a legend never widens a plot past its widget."""
@@ -268,8 +291,7 @@ class LatencyView(QWidget):
         self._legend_key = self._ffn_title = None  # texts or look changed: rebuild legends and titles
         style = {"font-size": f"{round(theme.px('caption'))}px", "color": theme.palette().text}
         self.plot1.setLabel("bottom", self.tr("devices n (log₂ scale)"), **style)
-        self.plot1.setLabel("left", self.tr("ms per step") if self.short_names else
-                            self.tr("time per decode step (ms)"), **style)
+        self._y_label = None  # set by _fit_texts
         self.plot2.setLabel("bottom", self.tr("devices n (log₂ scale)"), **style)
         self.plot2.setLabel("left", self.tr("per layer (µs)"), **style)
         self._set_legends()
@@ -519,11 +541,8 @@ class LatencyView(QWidget):
 
     def _set_summary(self):
         """The headline as the decode plot's title (so every export carries it), the regimes above the plots."""
-        best = self.best_n()
-        style = dict(color=theme.palette().text, size=f"{round(theme.px('caption'))}px", bold=True)
-        self.title1.setText(texts.headline(self._params, self._sweep, best, self.short_names), **style)
-        if self.title1.item.boundingRect().width() > self.latency_widget.width() - 24 * theme.scale():
-            self.title1.setText(texts.headline(self._params, self._sweep, best, short=True), **style)
+        self._title = None  # set by _fit_texts
+        self._fit_texts()
         self.summary_label.setText(texts.regimes(self._params, self._sweep, self._valid, self._cross_n, self._fit_n))
         self.hint.setText(texts.hint(self._refs))
 

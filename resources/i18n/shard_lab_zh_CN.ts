@@ -1738,6 +1738,10 @@ Ctrl+Shift+S  保存截图</translation>
             <source>Step {k} of {K} ({state})</source>
             <translation>第 {k} / {K} 步（{state}）</translation>
         </message>
+        <message>
+            <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
+            <translation>{what} · {n} 块 GPU · all-reduce {S}，all-gather {G} · {link}</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -1835,6 +1839,14 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>Timeline</source>
             <translation>时间线</translation>
+        </message>
+        <message>
+            <source>n = 1: one GPU holds everything, nothing is sent.</source>
+            <translation>n = 1：一块 GPU 持有全部数据，没有任何发送。</translation>
+        </message>
+        <message>
+            <source>No communication in this scenario: nothing is sent.</source>
+            <translation>此场景没有通信：没有任何发送。</translation>
         </message>
         <message>
             <source>Each GPU: upper bar = sending, lower bar = receiving. Click to jump there.</source>
