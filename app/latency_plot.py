@@ -187,8 +187,11 @@ class DecodeItems:
             self.no_tp_text.setPos(vx1 - text_rect(self.no_tp_text, px)[2] + self.no_tp_text.pos().x(),
                                    self.no_tp_text.pos().y())
         self.kv_text.setAnchor((1, 0) if G > 1 else (0, 0))
-        if text_rect(self.kv_text, px)[0] < vx0:
-            self.kv_text.setAnchor((0, 0))
+        rings = list(zip(*self.valid_dots.getData())) if self.valid_dots.getData()[0] is not None else []
+        r = text_rect(self.kv_text, px)
+        if r[0] < vx0 or any(r[0] - 8 * px[0] <= x <= r[2] and r[1] - 8 * px[1] <= y <= r[3] + 8 * px[1]
+                             for x, y in rings):
+            self.kv_text.setAnchor((0, 0))  # left of its line leaves the plot or covers a ring: right of it
         self.comm_text.setAnchor((0, 0))
         self.comm_text.setPos(self.comm_line.value(), top)
         if text_rect(self.comm_text, px)[2] > vx1:  # right of its line would leave the plot: left of it

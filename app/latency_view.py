@@ -236,16 +236,24 @@ class LatencyView(QWidget):
         title = texts.headline(self._params, self._sweep, best)
         if QFontMetricsF(font).horizontalAdvance(title) > room:
             title = texts.headline(self._params, self._sweep, best, short=True)
-        if title != getattr(self, "_title", None):  # a new title re-lays out the plot: only on a change
-            self._title = title
-            self.title1.setText(title, color=theme.palette().text, size=f"{caption}px", bold=True)
-        y = self.tr("time per decode step (ms)")
-        font.setBold(False)
-        if self.short_names or QFontMetricsF(font).horizontalAdvance(y) > self.plot1.getViewBox().height():
-            y = self.tr("ms per step")
-        if y != getattr(self, "_y_label", None):
-            self._y_label = y
-            self.plot1.setLabel("left", y, **{"font-size": f"{caption}px", "color": theme.palette().text})
+        size = caption  # the short form still too wide: a smaller font, so model to best n stay readable
+        while size > 0.7 * caption and QFontMetricsF(font).horizontalAdvance(title) > room:
+            size -= 1
+            font.setPixelSize(size)
+        if (title, size) != getattr(self, "_title", None):  # a new title re-lays out the plot: only on a change
+            self._title = (title, size)
+            self.title1.setText(title, color=theme.palette().text, size=f"{size}px", bold=True)
+        font.setPixelSize(caption)
+        # the y title: long when its painted length fits the plot's height, measured on the axis itself
+        long_y, vb_h = self.tr("time per decode step (ms)"), self.plot1.getViewBox().height()
+        key = (long_y, self.short_names, caption, round(vb_h / 8))
+        if key != getattr(self, "_y_label", None):
+            self._y_label = key
+            style = {"font-size": f"{caption}px", "color": theme.palette().text}
+            ax = self.plot1.getAxis("left")
+            _set_axis_label(ax, long_y, style)
+            if self.short_names or ax.label.boundingRect().width() > vb_h:
+                _set_axis_label(ax, self.tr("ms per step"), style)
 
     def _fit_legends(self):
         """As many legend columns as the plot's width holds: a legend never widens a plot past its widget."""
@@ -290,10 +298,10 @@ class LatencyView(QWidget):
     def _set_plot_texts(self):
         self._legend_key = self._ffn_title = None  # texts or look changed: rebuild legends and titles
         style = {"font-size": f"{round(theme.px('caption'))}px", "color": theme.palette().text}
-        self.plot1.setLabel("bottom", self.tr("devices n (log₂ scale)"), **style)
+        _set_axis_label(self.plot1.getAxis("bottom"), self.tr("devices n (log₂ scale)"), style)
         self._y_label = None  # set by _fit_texts
-        self.plot2.setLabel("bottom", self.tr("devices n (log₂ scale)"), **style)
-        self.plot2.setLabel("left", self.tr("per layer (µs)"), **style)
+        _set_axis_label(self.plot2.getAxis("bottom"), self.tr("devices n (log₂ scale)"), style)
+        _set_axis_label(self.plot2.getAxis("left"), self.tr("per layer (µs)"), style)
         self._set_legends()
 
     def _set_legends(self):
@@ -652,6 +660,12 @@ class LatencyView(QWidget):
         if path:
             fn(path, which)
 
+
+
+def _set_axis_label(ax, text, style):
+    """An axis title, centred again: pyqtgraph centres it only on a resize, so a new text kept the old spot."""
+    ax.setLabel(text, **style)
+    ax.resizeEvent()
 
 
 __all__ = ["LatencyView", "latency_sweep", "ffn_sweep", "check_params", "ranges_of", "first_n", "DEFAULTS"]
