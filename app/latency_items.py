@@ -11,7 +11,8 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSizeF, Qt
-from PySide6.QtGui import QPainterPath
+from PySide6.QtGui import QFontMetricsF, QPainterPath
+from PySide6.QtWidgets import QSplitter, QStackedWidget, QTabWidget
 
 from . import theme
 from .latency_model import BOUNDS, decade_label, ranges_of
@@ -78,6 +79,40 @@ class ClippedTitle(pg.LabelItem):
         return QSizeF(0, self.item.boundingRect().height() if self.text else 0)
 
 
+class PlotStack(QStackedWidget):
+    """
+    Two plot widgets, stacked in a splitter (a tall view) or one tab each (a short one, such as
+    a tab of the main window): a plot never gets squashed flat. `set_compact` moves them.
+    """
+
+    def __init__(self, top, bottom):
+        super().__init__()
+        self.top, self.bottom, self.compact = top, bottom, None
+        self.splitter = QSplitter(Qt.Vertical)
+        self.splitter.setChildrenCollapsible(False)
+        self.tabs = QTabWidget(objectName="latencyPlotTabs")
+        self.addWidget(self.splitter)
+        self.addWidget(self.tabs)
+
+    def set_compact(self, compact: bool) -> bool:
+        """Tabs (True) or the splitter (False); returns whether anything moved."""
+        if compact == self.compact:
+            return False
+        self.compact = compact
+        if compact:
+            self.tabs.addTab(self.top, "")
+            self.tabs.addTab(self.bottom, "")
+            self.setCurrentWidget(self.tabs)
+        else:
+            self.tabs.clear()
+            self.splitter.addWidget(self.top)
+            self.splitter.addWidget(self.bottom)
+            self.splitter.setStretchFactor(0, 3)
+            self.splitter.setStretchFactor(1, 2)
+            self.setCurrentWidget(self.splitter)
+        return True
+
+
 def plot_widget():
     """(GraphicsLayoutWidget, legend, title, plot): the title on top, then the legend, then a log-log plot."""
     w = pg.GraphicsLayoutWidget()
@@ -131,6 +166,22 @@ def tick_spec(plot, n_max, lo, hi):
     major = [(float(d), decade_label(d)) for d in range(int(lo), int(hi) + 1)]
     minor = [(d + math.log10(m), "") for d in range(int(lo), int(hi)) for m in (2, 5)]
     return (lo, hi, n_max, stride), x_ticks, [major, minor]
+
+
+def fit_text(candidates, font, px_size, room) -> tuple[str, int]:
+    """
+    (text, pixel size): the first of `candidates` (longest first) whose width in `font` at px_size
+    fits `room` pixels; if none does, the last one at a smaller size, down to 70 %.
+    """
+    font.setPixelSize(px_size)
+    for text in candidates:
+        if QFontMetricsF(font).horizontalAdvance(text) <= room:
+            return text, px_size
+    size = px_size
+    while size > 0.7 * px_size and QFontMetricsF(font).horizontalAdvance(text) > room:
+        size -= 1
+        font.setPixelSize(size)
+    return text, size
 
 
 def text_rect(txt, px):

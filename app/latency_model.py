@@ -94,6 +94,12 @@ def fits_hbm(p: dict, sweep) -> np.ndarray:
     return sweep["mem_per_chip"] <= CHIPS[p["chip"]].hbm_bytes
 
 
+def matching_refs(p: dict) -> list:
+    """[(ref, our seconds at its setting)] of the published points for p's model and chip within n_max."""
+    return [(ref, cost_model.reference_estimate(ref, algo=p["algo"])[0]) for ref in cost_model.REFERENCE_POINTS
+            if ref.model == p["model"] and ref.chip == p["chip"] and ref.n <= p["n_max"]]
+
+
 def first_n(ns, mask):
     """The first n where mask holds, or None."""
     idx = np.flatnonzero(mask)

@@ -153,6 +153,29 @@ class DecodeItems:
         grey.setAlpha(90)  # a solid veil, not a hatch: SVG viewers draw Qt's pattern brushes as smudges
         return QBrush(grey)
 
+    def set_published(self, refs, tips, est_tips, labels):
+        """The published points (★ measured, ◆ worked example), our estimate (✕) beside each, the dotted
+        link between them and their labels. refs: [(ReferencePoint, our seconds)]."""
+        pal = theme.palette()
+        spots, est, link_x, link_y = [], [], [], []
+        for txt in self.ref_texts:
+            txt.setVisible(False)
+        for (ref, ours), tip, est_tip, label, txt in zip(refs, tips, est_tips, labels, self.ref_texts):
+            x, y, ye = math.log10(ref.n), math.log10(ref.seconds * 1e3), math.log10(ours * 1e3)
+            measured = ref.kind == "measurement"
+            spots.append({"pos": (x, y), "data": tip, "symbol": "star" if measured else "d",
+                          "brush": pg.mkBrush(pal.text if measured else pal.background),
+                          "pen": pg.mkPen(pal.text, width=3)})
+            est.append({"pos": (x, ye), "data": est_tip, "brush": pg.mkBrush(pal.text),
+                        "pen": pg.mkPen(pal.text, width=3)})
+            link_x += [x, x]
+            link_y += [ye, y]
+            txt.setText(label)
+            txt.setVisible(True)
+        self.published.setData(spots)
+        self.estimates.setData(est)
+        self.ref_links.setData(np.array(link_x), np.array(link_y), connect="pairs")
+
     @staticmethod
     def no_tp_brush() -> QBrush:
         veil = QColor(theme.palette().background)

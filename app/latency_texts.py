@@ -15,7 +15,7 @@ from simcore.llm_math import MODELS
 
 from . import theme
 from .latency_items import legend_sample
-from .latency_model import BOUNDS, FFN_VARIANTS, TERMS, fmt_capacity, num, ranges_of
+from .latency_model import BOUNDS, FFN_VARIANTS, TERMS, fmt_capacity, num, ranges_of, short_source
 
 
 def _tr(text):
@@ -55,6 +55,11 @@ def estimate_tooltip(ref, ours) -> str:
     term = "t_mem" if ref.term == "t_mem" else "max(t_math, t_mem)"
     return _tr("Our roofline at the published setting: {term} = {ms:.1f} ms\n(published: {pub:.1f} ms)").format(
         term=term, ms=ours * 1e3, pub=ref.seconds * 1e3)
+
+
+def ref_label(ref) -> str:
+    """The label beside a published point: its source and figure."""
+    return _tr("{who}: {ms:.0f} ms").format(who=short_source(ref), ms=ref.seconds * 1e3)
 
 
 def headline(p: dict, sweep, best: int, short: bool = False) -> str:
@@ -106,7 +111,8 @@ def hint(refs) -> str:
     if not refs:
         names = ", ".join(f"{MODELS[r.model].name} · {CHIPS[r.chip].name}" for r in cost_model.REFERENCE_POINTS)
         return _tr("Published points appear for {names}: pick one under “Preset”.").format(names=names)
-    return _tr("★ measured, ◆ worked example, ✕ our roofline at the published setting. Hover a marker for its source.")
+    return _tr("★ measured, ◆ worked example, ✕ our roofline at the published setting. "
+               "Hover a marker for its source.")
 
 
 def fill_legends(legend1, legend2, items, ffn_items, chip, hbm_shown, kinds, short):
@@ -130,8 +136,8 @@ def fill_legends(legend1, legend2, items, ffn_items, chip, hbm_shown, kinds, sho
                     _tr("TP degree") if short else _tr("tensor-parallel degree (n splits the heads evenly)"))
     if hbm_shown:
         hbm = fmt_capacity(CHIPS[chip].hbm_bytes)
-        legend1.addItem(legend_sample(brush=items.hbm_brush()),
-                        _tr("> {hbm} HBM").format(hbm=hbm) if short else _tr("does not fit in {hbm} HBM").format(hbm=hbm))
+        name = _tr("> {hbm} HBM") if short else _tr("does not fit in {hbm} HBM")
+        legend1.addItem(legend_sample(brush=items.hbm_brush()), name.format(hbm=hbm))
     if kinds:
         if "measurement" in kinds:
             legend1.addItem(legend_sample(symbol="star", brush=pal.text, pen=pal.text),

@@ -24,9 +24,8 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QColor, QFontMetricsF
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QSizePolicy, QSplitter, QStackedWidget, QTabWidget, \
-    QVBoxLayout, QWidget
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from simcore import cost_model
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS
@@ -36,10 +35,10 @@ from simcore.llm_math import MODELS
 from . import latency_export, latency_texts as texts, theme
 from .export import ExportError, atomic_write
 from .latency_controls import LatencyControls
-from .latency_items import plot_widget, set_range, tick_spec
+from .latency_items import PlotStack, fit_text, plot_widget, set_range, tick_spec
 from .latency_plot import DecodeItems
 from .latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, PLOTS, TERMS, check_params, decades, ffn_sweep,
-                            first_n, fits_hbm, latency_sweep, link_of, ranges_of, sentence, short_source,
+                            first_n, fits_hbm, latency_sweep, link_of, matching_refs, ranges_of, sentence,
                             valid_degrees)
 
 DEBOUNCE_MS = 60
@@ -149,13 +148,8 @@ class LatencyView(QWidget):
         for proxy in self._proxies:
             proxy.setParent(self)  # its timer dies with the view, never fires into a deleted one
 
-        # tall: both plots stacked in a splitter; short (a tab in the main window): one tab each
-        self.splitter = QSplitter(Qt.Vertical)
-        self.splitter.setChildrenCollapsible(False)
-        self.plot_tabs = QTabWidget(objectName="latencyPlotTabs")
-        self.plot_stack = QStackedWidget()
-        self.plot_stack.addWidget(self.splitter)
-        self.plot_stack.addWidget(self.plot_tabs)
+        self.plot_stack = PlotStack(self.latency_widget, self.ffn_widget)
+        self.splitter, self.plot_tabs = self.plot_stack.splitter, self.plot_stack.tabs
         self.compact = None
         self._compact_pending = False
         self._set_compact(False)
@@ -172,26 +166,9 @@ class LatencyView(QWidget):
 
     def _set_compact(self, compact: bool):
         """Stack the two plots (tall view) or give each a tab (short view): a plot never gets squashed flat."""
-        if compact == self.compact:
-            return
-        self.compact = compact
-        if compact:
-            self.plot_tabs.addTab(self.latency_widget, "")
-            self.plot_tabs.addTab(self.ffn_widget, "")
-            self.plot_stack.setCurrentWidget(self.plot_tabs)
-        else:
-            self.plot_tabs.clear()
-            self.splitter.addWidget(self.latency_widget)
-            self.splitter.addWidget(self.ffn_widget)
-            self.splitter.setStretchFactor(0, 3)
-            self.splitter.setStretchFactor(1, 2)
-            self.plot_stack.setCurrentWidget(self.splitter)
-        self._set_tab_texts()
-        self._style_summary()
-
-    def _style_summary(self):
-        # the headline is the decode plot's title; this line of regimes reads beside the readout
-        self.summary_label.setStyleSheet(f"color: {theme.palette().text}; font-size: {round(theme.px('body'))}px;")
+        if self.plot_stack.set_compact(compact):
+            self.compact = compact
+            self._set_tab_texts()
 
     def _set_tab_texts(self):
         if self.compact:
@@ -229,21 +206,13 @@ class LatencyView(QWidget):
         """The headline and the y-axis title in their long form when it fits the plot, else the short one."""
         if self._sweep is None:
             return
-        caption = round(theme.px("caption"))
-        font = theme.font("caption", bold=True)
-        font.setPixelSize(caption)
-        best, room = self.best_n(), self.latency_widget.width() - 24 * theme.scale()
-        title = texts.headline(self._params, self._sweep, best)
-        if QFontMetricsF(font).horizontalAdvance(title) > room:
-            title = texts.headline(self._params, self._sweep, best, short=True)
-        size = caption  # the short form still too wide: a smaller font, so model to best n stay readable
-        while size > 0.7 * caption and QFontMetricsF(font).horizontalAdvance(title) > room:
-            size -= 1
-            font.setPixelSize(size)
+        caption, best = round(theme.px("caption")), self.best_n()
+        title, size = fit_text([texts.headline(self._params, self._sweep, best, short) for short in (False, True)],
+                               theme.font("caption", bold=True), caption,
+                               self.latency_widget.width() - 24 * theme.scale())
         if (title, size) != getattr(self, "_title", None):  # a new title re-lays out the plot: only on a change
             self._title = (title, size)
             self.title1.setText(title, color=theme.palette().text, size=f"{size}px", bold=True)
-        font.setPixelSize(caption)
         # the y title: long when its painted length fits the plot's height, measured on the axis itself
         long_y, vb_h = self.tr("time per decode step (ms)"), self.plot1.getViewBox().height()
         key = (long_y, self.short_names, caption, round(vb_h / 8))
@@ -334,7 +303,8 @@ class LatencyView(QWidget):
         self.controls.widget().setFont(body)
         self.controls.setFixedWidth(round(320 * s))
         self.hint.setStyleSheet(f"color: {pal.text_muted};")
-        self._style_summary()
+        # the headline is the decode plot's title; this line of regimes reads like the readout under it
+        self.summary_label.setStyleSheet(f"color: {pal.text}; font-size: {round(theme.px('body'))}px;")
         self.error_label.setStyleSheet(f"color: {pal.error}; font-size: {round(theme.px('body'))}px; "
                                        "font-weight: bold;")
         self.readout_label.setStyleSheet(f"color: {pal.text}; font-size: {round(theme.px('body'))}px;")
@@ -411,7 +381,9 @@ class LatencyView(QWidget):
         for t in TERMS:
             self.curve_items[t].setData(n, ms[t])  # log-log mapping is pyqtgraph's (t_comm = 0 at n = 1 skipped)
         xl = np.log10(n)
-        lo, hi = decades(np.concatenate([ms[t] for t in TERMS] + [self._ref_ms()]))
+        refs = matching_refs(self._params)
+        ref_ms = [v * 1e3 for r, ours in refs for v in (r.seconds, ours)]
+        lo, hi = decades(np.concatenate([ms[t] for t in TERMS] + [ref_ms]))
         y0, y1 = self._set_range(self.plot1, lo, hi)
         self._yrange = (y0, y1)
         self.band.set_data(xl, np.log10(ms["t_step"]), s["bound"], y0)
@@ -454,18 +426,6 @@ class LatencyView(QWidget):
         plot.getAxis("bottom").setTicks(x_ticks)
         plot.getAxis("left").setTicks(y_ticks)
 
-    def _ref_ms(self):
-        refs = self._matching_refs()
-        return np.array([v for ref, ours in refs for v in (ref.seconds * 1e3, ours * 1e3)], dtype=float)
-
-    def _matching_refs(self):
-        p = self._params
-        out = []
-        for ref in cost_model.REFERENCE_POINTS:
-            if ref.model == p["model"] and ref.chip == p["chip"] and ref.n <= p["n_max"]:
-                out.append((ref, cost_model.reference_estimate(ref, algo=p["algo"])[0]))
-        return out
-
     def _draw_markers(self):
         s, p = self._sweep, self._params
         pal = theme.palette()
@@ -499,27 +459,12 @@ class LatencyView(QWidget):
         self.hbm_veil.set_span(-1.0, unfit_hi)
         self._draw_valid()
         # published points: only beside the model and chip they were reported for
-        self._refs = self._matching_refs()
-        spots, est, link_x, link_y = [], [], [], []
-        for txt in self.items.ref_texts:
-            txt.setVisible(False)
-        for k, (ref, ours) in enumerate(self._refs):
-            x, y, ye = math.log10(ref.n), math.log10(ref.seconds * 1e3), math.log10(ours * 1e3)
-            measured = ref.kind == "measurement"
-            spots.append({"pos": (x, y), "data": texts.ref_tooltip(ref, ours), "symbol": "star" if measured else "d",
-                          "brush": pg.mkBrush(pal.text if measured else pal.background),
-                          "pen": pg.mkPen(pal.text, width=3)})
-            est.append({"pos": (x, ye), "data": texts.estimate_tooltip(ref, ours),
-                        "brush": pg.mkBrush(pal.text), "pen": pg.mkPen(pal.text, width=3)})
-            link_x += [x, x]
-            link_y += [ye, y]
-            txt = self.items.ref_texts[k]
-            txt.setText(self.tr("{who}: {ms:.0f} ms").format(who=short_source(ref), ms=ref.seconds * 1e3))
-            txt.setVisible(True)
+        self._refs = matching_refs(p)
+        self.items.set_published(self._refs, [texts.ref_tooltip(r, o) for r, o in self._refs],
+                                 [texts.estimate_tooltip(r, o) for r, o in self._refs],
+                                 [texts.ref_label(r) for r, _ in self._refs])
         self._place_labels()
-        self.published.setData(spots)
-        self.estimates.setData(est)
-        self.ref_links.setData(np.array(link_x), np.array(link_y), connect="pairs")
+        self._place_labels()
         self._set_legends()
 
     def _draw_valid(self):
