@@ -15,7 +15,7 @@ import math
 import sys
 
 from .comm_sim import ALLREDUCE_ALGOS, LINKS, MAX_DEVICES
-from .cost_model import decode_sweep
+from .cost_model import best_tp_degree, decode_sweep, tp_degree_problem
 from .hw_specs import CHIPS, PRECISIONS
 from .llm_math import MODELS
 
@@ -100,6 +100,9 @@ def format_table(kw, sweep) -> str:
     ]
     for i, n in enumerate(sweep["n"]):
         notes = []
+        problem = tp_degree_problem(model, int(n))
+        if problem:
+            notes.append(f"not a TP degree: {problem}")
         if n > G:
             notes.append(f"KV replicated x{sweep['kv_replicas'][i]:g}")
         if sweep["mem_per_chip"][i] > chip.hbm_bytes:
@@ -112,6 +115,12 @@ def format_table(kw, sweep) -> str:
     heads = "1 KV head" if G == 1 else f"{G} KV heads"
     lines.append(f"{model.name} has {heads}: beyond n = {G} every chip keeps a whole KV group, "
                  f"so KV bytes per chip stop shrinking.")
+    valid = [int(n) for n in sweep["n"] if tp_degree_problem(model, int(n)) is None]
+    if valid:
+        best, fits = best_tp_degree(sweep, chip.hbm_bytes, valid)
+        ms = sweep["t_step"][list(sweep["n"]).index(best)] * 1e3
+        lines.append(f"best tensor-parallel degree listed: n = {best}, {ms:.3f} ms"
+                     + ("" if fits else " (none of the valid n fits in HBM)"))
     lines.append("t_step = max(t_math, t_mem) + t_comm at peak rates, communication not overlapped.")
     return "\n".join(lines)
 

@@ -173,3 +173,57 @@ def reference_estimate(ref, algo="ring"):
                          w_bytes=ref.w_bytes, kv_bytes=ref.kv_bytes, algo=algo)
     ours = out["t_mem"] if ref.term == "t_mem" else max(out["t_math"], out["t_mem"])
     return ours, out
+
+
+# ---------------------------------------------------------------------------------------
+# Which n tensor parallelism can use, and the best of them
+# ---------------------------------------------------------------------------------------
+def tp_degree_problem(model, n) -> str | None:
+    """
+    Why n-way Megatron tensor parallelism cannot split `model` (one sentence), or None if it can.
+
+    The rule is tensor_parallel.tp_layout's, the one place that decides who owns what:
+      - n divides the query heads H: each device holds whole heads (Megatron-LM,
+        megatron/training/arguments.py validate_args: num_attention_heads %
+        tensor_model_parallel_size == 0);
+      - n divides d_ff: the column-parallel FFN splits its output dimension evenly (Megatron-LM,
+        megatron/core/tensor_parallel/layers.py, ColumnParallelLinear: divide(output_size, world_size));
+      - n divides the KV heads G (each device holds G/n whole groups: Megatron-LM's
+        divide(num_query_groups, world_size) in megatron/core/transformer/attention.py), or n is
+        a multiple of G and each KV head is replicated n/G times (vLLM's QKVParallelLinear,
+        vllm/model_executor/layers/linear.py: num_kv_head_replicas = divide(tp_size, total_num_kv_heads)).
+    The vocabulary is padded to a multiple of n (Megatron's make_vocab_size_divisible_by), so it
+    never rules n out.
+    """
+    from .tensor_parallel import tp_layout  # numpy only; imported here so cost_model stays light
+
+    try:
+        tp_layout(model, int(n), pad_vocab=True)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def valid_tp_degrees(model, n_max) -> np.ndarray:
+    """The tensor-parallel degrees in 1..n_max that tp_degree_problem accepts, ascending (int array)."""
+    if n_max < 1:
+        raise ValueError(f"n_max must be >= 1, got {n_max}")
+    H = model.n_heads
+    divisors = [n for n in range(1, min(H, int(n_max)) + 1) if H % n == 0]  # nothing else can divide the heads
+    return np.array([n for n in divisors if tp_degree_problem(model, n) is None], dtype=int)
+
+
+def best_tp_degree(sweep, hbm_bytes, valid) -> tuple[int, bool]:
+    """
+    (n, fits): the n of `sweep` (decode_sweep's dict) with the smallest t_step among the degrees
+    in `valid` whose weights + KV fit in `hbm_bytes` per chip; among all valid degrees when none
+    fits (fits is then False). Raises ValueError when no n of the sweep is valid.
+    """
+    n = np.asarray(sweep["n"])
+    ok = np.isin(n, valid)
+    if not ok.any():
+        raise ValueError(f"no tensor-parallel degree among n = {n.min()}..{n.max()}")
+    fits = ok & (sweep["mem_per_chip"] <= hbm_bytes)
+    pool = fits if fits.any() else ok
+    i = int(np.argmin(np.where(pool, sweep["t_step"], np.inf)))
+    return int(n[i]), bool(fits.any())

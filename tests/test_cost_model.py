@@ -195,3 +195,84 @@ def test_decode_cli_bad_values_give_one_line_and_code_2(capsys, argv, needle):
     err = capsys.readouterr().err
     assert rc == 2
     assert len(err.strip().splitlines()) == 1 and needle in err
+
+
+# ---------------------------------------------------------------------------------------
+# Which n tensor parallelism can use
+# ---------------------------------------------------------------------------------------
+def megatron_degrees(model, n_max):
+    """
+    Megatron-LM's divisibility rules, written out here independently of simcore: n divides the
+    query heads (validate_args: num_attention_heads % tensor_model_parallel_size == 0) and d_ff
+    (ColumnParallelLinear divides its output dimension), and either divides the KV heads
+    (num_query_groups % tp == 0) or is a multiple of them (vLLM's KV-head replication).
+    """
+    H, G, F = model.n_heads, model.n_kv_heads, model.d_ff
+    return [n for n in range(1, n_max + 1) if H % n == 0 and F % n == 0 and (G % n == 0 or n % G == 0)]
+
+
+@pytest.mark.parametrize("key", MODELS)
+def test_valid_tp_degrees_follow_megatrons_rule(key):
+    from simcore.cost_model import valid_tp_degrees
+
+    got = valid_tp_degrees(MODELS[key], 4096)
+    assert got.tolist() == megatron_degrees(MODELS[key], 4096)
+    assert valid_tp_degrees(MODELS[key], 5).tolist() == megatron_degrees(MODELS[key], 5)
+
+
+def test_llama3_70b_degrees_are_the_divisors_of_64_and_405b_stops_at_128():
+    from simcore.cost_model import tp_degree_problem, valid_tp_degrees
+
+    # Llama-3 70B: 64 query heads, 8 KV heads, d_ff 28672 = 2^12 · 7 (Meta's model card / config.json)
+    assert valid_tp_degrees(LLAMA3_70B, 64).tolist() == [1, 2, 4, 8, 16, 32, 64]
+    assert valid_tp_degrees(LLAMA3_70B, 1024).tolist() == [1, 2, 4, 8, 16, 32, 64]
+    assert valid_tp_degrees(MODELS["llama3.1-405b"], 1024).tolist() == [1, 2, 4, 8, 16, 32, 64, 128]
+    # PaLM 540B: 48 heads and multi-query attention (G = 1): every divisor of 48
+    assert valid_tp_degrees(PALM_540B, 64).tolist() == [1, 2, 3, 4, 6, 8, 12, 16, 24, 48]
+    assert "not divisible by 53" in tp_degree_problem(MODELS["llama3.1-405b"], 53)
+    assert tp_degree_problem(MODELS["llama3.1-405b"], 16) is None
+    with pytest.raises(ValueError, match="n_max"):
+        valid_tp_degrees(LLAMA3_70B, 0)
+
+
+def test_a_kv_split_that_straddles_groups_is_not_a_degree():
+    # H = 12 heads in G = 4 groups of 3: n = 6 gives 2 heads per device, across two groups;
+    # n divides neither G nor is a multiple of it. n = 2 (2 groups each) and n = 12 (KV x3) work.
+    from dataclasses import replace
+
+    from simcore.cost_model import valid_tp_degrees
+
+    toy = replace(LLAMA3_70B, name="toy", n_heads=12, n_kv_heads=4, d_ff=48)
+    assert valid_tp_degrees(toy, 12).tolist() == megatron_degrees(toy, 12) == [1, 2, 4, 12]
+
+
+def test_best_tp_degree_is_the_fastest_valid_n_that_fits():
+    from simcore.cost_model import best_tp_degree, valid_tp_degrees
+
+    m, chip = MODELS["llama3.1-405b"], H100
+    ns = np.arange(1, 1025)
+    sweep = decode_sweep(m, chip, NVLINK4, ns, 32, 1_000_000)
+    valid = valid_tp_degrees(m, 1024)
+    best, fits = best_tp_degree(sweep, chip.hbm_bytes, valid)
+    assert best in megatron_degrees(m, 1024)
+    assert not fits  # 1e6 tokens of KV for 32 sequences fit on no 128 H100s
+    # the fastest among the valid degrees, found by a plain loop
+    want = min(megatron_degrees(m, 1024), key=lambda n: sweep["t_step"][n - 1])
+    assert best == want
+    # a setting that fits: among the fitting valid n only
+    sweep = decode_sweep(LLAMA3_70B, chip, NVLINK4, ns, 32, 8192)
+    best, fits = best_tp_degree(sweep, chip.hbm_bytes, valid_tp_degrees(LLAMA3_70B, 1024))
+    ok = [n for n in megatron_degrees(LLAMA3_70B, 1024) if sweep["mem_per_chip"][n - 1] <= chip.hbm_bytes]
+    assert fits and best == min(ok, key=lambda n: sweep["t_step"][n - 1])
+    with pytest.raises(ValueError, match="no tensor-parallel degree"):
+        best_tp_degree(decode_sweep(LLAMA3_70B, chip, NVLINK4, np.array([3, 5]), 1, 0), chip.hbm_bytes, [1, 2])
+
+
+def test_decode_cli_marks_invalid_degrees_and_names_the_best_valid_n(capsys):
+    assert cli.main(["decode", "--model", "llama3.1-405b", "--n", "1,16,53,128", "--batch", "32",
+                     "--ctx", "1000000"]) == 0
+    out = capsys.readouterr().out
+    row = {line.split()[0]: line for line in out.splitlines() if line.split() and line.split()[0].isdigit()}
+    assert "not a TP degree" in row["53"] and "not divisible by 53" in row["53"]
+    assert all("not a TP degree" not in row[n] for n in ("1", "16", "128"))
+    assert "best tensor-parallel degree listed: n = 16" in out

@@ -544,6 +544,38 @@ This scenario has no stand-alone collective to show.</source>
             <source>S became {S} so that it splits into {n} equal chunks.</source>
             <translation>S 已调整为 {S}，以便均分成 {n} 块。</translation>
         </message>
+        <message>
+            <source>ring</source>
+            <translation>ring（环形）</translation>
+        </message>
+        <message>
+            <source>recursive doubling (rd)</source>
+            <translation>递归倍增（rd）</translation>
+        </message>
+        <message>
+            <source>in-network (innet, NVLS)</source>
+            <translation>网内归约（innet，NVLS）</translation>
+        </message>
+        <message>
+            <source>direct (one-shot)</source>
+            <translation>直接发送（direct，一步到位）</translation>
+        </message>
+        <message>
+            <source>Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes.</source>
+            <translation>ring（环形）：先 reduce-scatter 再 all-gather，2(n − 1) 步，每步 S/n 字节。</translation>
+        </message>
+        <message>
+            <source>Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer.</source>
+            <translation>递归倍增：log₂ n 轮；d 与 d XOR 2^k 两两交换整个缓冲区。</translation>
+        </message>
+        <message>
+            <source>In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum.</source>
+            <translation>网内归约（NVLS/SHARP）：交换机把各块相加，再把和组播回去。</translation>
+        </message>
+        <message>
+            <source>Direct: everyone sends everything to everyone; n − 1 full copies per port.</source>
+            <translation>直接发送：每个设备把全部数据发给其他每个设备；每个端口要传 n − 1 份完整数据。</translation>
+        </message>
     </context>
     <context>
         <name>Explain</name>
@@ -735,6 +767,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>One-shot all-reduce</source>
             <translation>一步式（one-shot）all-reduce</translation>
         </message>
+        <message>
+            <source>Direct all-reduce</source>
+            <translation>直接发送的 all-reduce</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -869,6 +905,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>max |C − A·B| over every GPU = {e:.1e}</source>
             <translation>所有 GPU 上 max |C − A·B| = {e:.1e}</translation>
+        </message>
+        <message>
+            <source>This step: {d} on the clock ({a} → {b}); {m} messages, each port carries at most one at a time.</source>
+            <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息，每个端口同一时刻最多传一条。</translation>
         </message>
     </context>
     <context>
@@ -1244,6 +1284,46 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>Export</source>
             <translation>导出</translation>
+        </message>
+        <message>
+            <source>n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step</source>
+            <translation>n = {n}：可用的张量并行度（每个设备 {h} 个头），每步 {ms:.1f} ms</translation>
+        </message>
+        <message>
+            <source>no TP split beyond n = {n}</source>
+            <translation>n &gt; {n} 无法张量并行切分</translation>
+        </message>
+        <message>
+            <source>n &gt; {n}: no tensor-parallel split ({H} query heads)</source>
+            <translation>n &gt; {n}：无法张量并行切分（{H} 个查询头）</translation>
+        </message>
+        <message>
+            <source> · not a tensor-parallel degree</source>
+            <translation> · 不是可用的张量并行度</translation>
+        </message>
+        <message>
+            <source>TP degree</source>
+            <translation>张量并行度</translation>
+        </message>
+        <message>
+            <source>n = {ns} are the tensor-parallel degrees</source>
+            <translation>可用的张量并行度：n = {ns}</translation>
+        </message>
+        <message>
+            <source>tensor-parallel degree (n splits the heads evenly)</source>
+            <translation>张量并行度（n 能均分注意力头）</translation>
+        </message>
+        <message>
+            <source>{bound} at every tensor-parallel degree</source>
+            <translation>在所有张量并行度下均为{bound}</translation>
+        </message>
+        <message>
+            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms per step (roofline)</source>
+            <translation>{model}，{chip}，批大小 {b}，上下文 {ctx}：最佳 n = {n} → 每步 {ms:.1f} ms（屋顶线）</translation>
+        </message>
+        <message>
+            <source>{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms</source>
+            <translation>{model} · {chip} · 批 {b} · 上下文 {ctx}：最佳 n = {n}，{ms:.1f} ms</translation>
         </message>
     </context>
     <context>
@@ -1782,6 +1862,10 @@ Ctrl+Shift+S  保存截图</translation>
             <source>Step {k} of {K} ({state})</source>
             <translation>第 {k} / {K} 步（{state}）</translation>
         </message>
+        <message>
+            <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
+            <translation>{what} · {n} 块 GPU · all-reduce {S}，all-gather {G} · {link}</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -1895,6 +1979,14 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>switch</source>
             <translation>交换机</translation>
+        </message>
+        <message>
+            <source>n = 1: one GPU holds everything, nothing is sent.</source>
+            <translation>n = 1：一块 GPU 持有全部数据，没有任何发送。</translation>
+        </message>
+        <message>
+            <source>No communication in this scenario: nothing is sent.</source>
+            <translation>此场景没有通信：没有任何发送。</translation>
         </message>
     </context>
     <context>
