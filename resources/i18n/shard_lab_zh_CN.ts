@@ -544,38 +544,6 @@ This scenario has no stand-alone collective to show.</source>
             <source>S became {S} so that it splits into {n} equal chunks.</source>
             <translation>S 已调整为 {S}，以便均分成 {n} 块。</translation>
         </message>
-        <message>
-            <source>ring</source>
-            <translation>ring（环形）</translation>
-        </message>
-        <message>
-            <source>recursive doubling (rd)</source>
-            <translation>递归倍增（rd）</translation>
-        </message>
-        <message>
-            <source>in-network (innet, NVLS)</source>
-            <translation>网内归约（innet，NVLS）</translation>
-        </message>
-        <message>
-            <source>direct (one-shot)</source>
-            <translation>直接发送（direct，一步到位）</translation>
-        </message>
-        <message>
-            <source>Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes.</source>
-            <translation>ring（环形）：先 reduce-scatter 再 all-gather，2(n − 1) 步，每步 S/n 字节。</translation>
-        </message>
-        <message>
-            <source>Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer.</source>
-            <translation>递归倍增：log₂ n 轮；d 与 d XOR 2^k 两两交换整个缓冲区。</translation>
-        </message>
-        <message>
-            <source>In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum.</source>
-            <translation>网内归约（NVLS/SHARP）：交换机把各块相加，再把和组播回去。</translation>
-        </message>
-        <message>
-            <source>Direct: everyone sends everything to everyone; n − 1 full copies per port.</source>
-            <translation>直接发送：每个设备把全部数据发给其他每个设备；每个端口要传 n − 1 份完整数据。</translation>
-        </message>
     </context>
     <context>
         <name>Explain</name>
@@ -767,10 +735,6 @@ This scenario has no stand-alone collective to show.</source>
             <source>One-shot all-reduce</source>
             <translation>一步式（one-shot）all-reduce</translation>
         </message>
-        <message>
-            <source>Direct all-reduce</source>
-            <translation>直接发送的 all-reduce</translation>
-        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -905,10 +869,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>max |C − A·B| over every GPU = {e:.1e}</source>
             <translation>所有 GPU 上 max |C − A·B| = {e:.1e}</translation>
-        </message>
-        <message>
-            <source>This step: {d} on the clock ({a} → {b}); {m} messages, each port carries at most one at a time.</source>
-            <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息，每个端口同一时刻最多传一条。</translation>
         </message>
     </context>
     <context>
@@ -1136,14 +1096,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>每个解码步的时间（ms）</translation>
         </message>
         <message>
-            <source>Roofline: a lower bound on a real step</source>
-            <translation>Roofline：真实一步耗时的下界</translation>
-        </message>
-        <message>
-            <source>One decode step. Roofline: a lower bound on a real step</source>
-            <translation>一个解码步。Roofline：真实一步耗时的下界</translation>
-        </message>
-        <message>
             <source>per layer (µs)</source>
             <translation>每层（µs）</translation>
         </message>
@@ -1242,10 +1194,6 @@ Source: {src}</source>
 (published: {pub:.1f} ms)</source>
             <translation>我们在已发表设置下的 roofline：{term} = {ms:.1f} ms
 （已发表：{pub:.1f} ms）</translation>
-        </message>
-        <message>
-            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms/token</source>
-            <translation>{model} 运行于 {chip}，batch {b}，ctx {ctx}：最佳 n = {n} → 每 token {ms:.1f} ms</translation>
         </message>
         <message>
             <source>{bound} up to n = {n}</source>
