@@ -56,6 +56,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 TOPO_OPS = ("all-reduce", "all-gather", "reduce-scatter")
 
 
@@ -183,3 +185,418 @@ def t_torus(op, shape, S, link, wrap=None):
             t += t_axis_all_gather(a, held, link, w)
         worst = max(worst, t)
     return 2 * worst if op == "all-reduce" else worst
+
+
+# ---------------------------------------------------------------------------------------
+# Simulations: real arrays through comm_sim.Comm on a nodes or torus topology
+# ---------------------------------------------------------------------------------------
+# The buffer of L elements is cut into G equal "fine" chunks (G = what the algorithm needs:
+# P·N for hier, P·n for the channel rings, k·n on a torus); a message carries a set of fine
+# chunks, and its trace `chunk` is the first of them. `who[d][f]` is the set of devices whose
+# data is summed in device d's copy of fine chunk f (the trace's contributors).
+
+
+class _Run:
+    """Buffers, fine-chunk bounds, contributors and per-device readiness of one collective."""
+
+    def __init__(self, comm, bufs, G, who=None):
+        self.comm, self.bufs, self.G = comm, bufs, G
+        self.bounds = [int(b) for b in np.linspace(0, bufs.shape[1], G + 1).round()]
+        self.item = bufs.itemsize
+        n = comm.n
+        self.who = who if who is not None else [[frozenset((d,))] * G for d in range(n)]
+
+    def nbytes(self, fine, half=None):
+        """Bytes of the fine chunks `fine` (half: 0 or 1 — only that half of each)."""
+        total = 0
+        for f in fine:
+            lo, hi = self.bounds[f], self.bounds[f + 1]
+            total += (hi - lo) if half is None else len(range(*self._half(lo, hi, half)))
+        return total * self.item
+
+    @staticmethod
+    def _half(lo, hi, half):
+        mid = (lo + hi) // 2
+        return (lo, mid) if half == 0 else (mid, hi)
+
+    def move(self, src, dst, fine, ready, step, phase, reduce, half=None):
+        """Send fine chunks `fine` from src to dst (add when reduce, else copy); returns arrival."""
+        fine = list(fine)
+        t = self.comm.send(src, dst, self.nbytes(fine, half), ready, step, fine[0], self.who[src][fine[0]],
+                           phase, reduce)
+        for f in fine:
+            lo, hi = self.bounds[f], self.bounds[f + 1]
+            if half is not None:
+                lo, hi = self._half(lo, hi, half)
+            if reduce:
+                self.bufs[dst, lo:hi] += self.bufs[src, lo:hi]
+                if half is None or half == 1:
+                    self.who[dst][f] = self.who[dst][f] | self.who[src][f]
+            else:
+                self.bufs[dst, lo:hi] = self.bufs[src, lo:hi]
+                if half is None or half == 1:
+                    self.who[dst][f] = self.who[src][f]
+        return t
+
+
+def _stack(arrays, n, what):
+    if len(arrays) != n:
+        raise ValueError(f"{what}: got {len(arrays)} arrays for {n} devices")
+    shapes = {np.shape(a) for a in arrays}
+    if len(shapes) != 1 or np.asarray(arrays[0]).ndim != 1:
+        raise ValueError(f"{what}: every device must hold a 1-D array of the same length, got {sorted(shapes)}")
+    return np.array(arrays, dtype=np.result_type(*arrays))
+
+
+def _ring_rs(run, group, segs, ready, step0, phase):
+    """Ring reduce-scatter among `group` (device ids in ring order) over segments segs[c]
+    (lists of fine chunks), c = 0..g−1; afterwards group[j] holds segs[(j+1) % g] summed."""
+    g = len(group)
+    for k in range(g - 1):
+        arrivals = {}
+        for j, d in enumerate(group):
+            dst = group[(j + 1) % g]
+            t = run.move(d, dst, segs[(j - k) % g], ready[d], step0 + k, phase, True)
+            arrivals[dst] = max(ready[dst], t)
+        ready.update(arrivals)
+
+
+def _ring_ag(run, group, segs, first, ready, step0, phase):
+    """Ring all-gather among `group`: group[j] starts with segs[first[j]] and ends with all."""
+    g = len(group)
+    for k in range(g - 1):
+        arrivals = {}
+        for j, d in enumerate(group):
+            dst = group[(j + 1) % g]
+            t = run.move(d, dst, segs[first[(j - k) % g]], ready[d], step0 + k, phase, False)
+            arrivals[dst] = max(ready[dst], t)
+        ready.update(arrivals)
+
+
+def _nodes_shape(comm):
+    """(P, N) of a comm on comm_sim's nodes topology."""
+    topo = comm.topology
+    P = getattr(topo, "per_node", None)
+    N = getattr(topo, "n_nodes", None)
+    if P is None or N is None:
+        raise ValueError("this collective needs a nodes(...) topology (GPUs per node and nodes)")
+    return int(P), int(N)
+
+
+def allreduce_hier(comm, arrays, label=""):
+    """
+    Hierarchical all-reduce on nodes(N, P): ring reduce-scatter inside every node, ring
+    all-reduce across nodes among the GPUs with the same local index (each on its own NIC),
+    ring all-gather inside every node. Time: t_hier (module docstring).
+    """
+    P, N = _nodes_shape(comm)
+    n = comm.n
+    bufs = _stack(arrays, n, "all-reduce")
+    G = P * N
+    comm._begin("all-reduce", "hier", label, G, bufs[0].nbytes,
+                [{c: frozenset((d,)) for c in range(G)} for d in range(n)])
+    run = _Run(comm, bufs, G)
+    ready = {d: comm.ready[d] for d in range(n)}
+    segs = [list(range(c * N, (c + 1) * N)) for c in range(P)]  # P node-level chunks of N fine ones
+    if P > 1:
+        for m in range(N):
+            _ring_rs(run, [m * P + j for j in range(P)], segs, ready, 0, "reduce-scatter (node)")
+    if N > 1:
+        for j in range(P):
+            group = [m * P + j for m in range(N)]
+            sub = [[f] for f in segs[(j + 1) % P]]  # this GPU's node chunk, cut into N
+            _ring_rs(run, group, sub, ready, P - 1, "reduce-scatter (network)")
+            _ring_ag(run, group, sub, [(m + 1) % N for m in range(N)], ready, P - 1 + N - 1, "all-gather (network)")
+    if P > 1:
+        for m in range(N):
+            _ring_ag(run, [m * P + j for j in range(P)], segs, [(j + 1) % P for j in range(P)], ready,
+                     P - 1 + 2 * (N - 1), "all-gather (node)")
+    comm._end()
+    return [bufs[d] for d in range(n)]
+
+
+def channel_ring(c, P, N):
+    """NCCL-style ring of channel c: inside node m the local GPUs c, c+1, …, c−1, then the NIC
+    of GPU c−1 to GPU c of node m+1. Returns the device ids in ring order."""
+    return [m * P + (c + i) % P for m in range(N) for i in range(P)]
+
+
+def _lockstep_rings(run, rings, segs_of, first_of, op_phases, ready):
+    """Run several rings (channels) step by step: every device starts step k+1 when all its
+    step-k chunks (of every channel) have landed."""
+    step = 0
+    for phase, reduce in op_phases:
+        n = len(rings[0])
+        for k in range(n - 1):
+            arrivals = {}
+            for ch, ring in enumerate(rings):
+                segs = segs_of[ch]
+                for q, d in enumerate(ring):
+                    dst = ring[(q + 1) % n]
+                    seg = segs[(q - k) % n] if reduce else segs[first_of[ch][(q - k) % n]]
+                    t = run.move(d, dst, seg, ready[d], step, phase, reduce)
+                    arrivals[dst] = max(arrivals.get(dst, ready[dst]), t)
+            ready.update(arrivals)
+            step += 1
+
+
+def allreduce_ring_nodes(comm, arrays, label=""):
+    """
+    NCCL-style ring all-reduce on nodes(N, P) with P channels, channel c leaving every node
+    through GPU c−1's NIC (channel_ring); the buffer is split over the channels, each channel
+    runs ring reduce-scatter then all-gather, in lockstep. Time: t_ring_nodes.
+    """
+    P, N = _nodes_shape(comm)
+    n = comm.n
+    bufs = _stack(arrays, n, "all-reduce")
+    G = P * n
+    comm._begin("all-reduce", "ring-nodes", label, G, bufs[0].nbytes,
+                [{c: frozenset((d,)) for c in range(G)} for d in range(n)])
+    run = _Run(comm, bufs, G)
+    ready = {d: comm.ready[d] for d in range(n)}
+    if n > 1:
+        rings = [channel_ring(c, P, N) for c in range(P)]
+        segs_of = [[[c * n + i] for i in range(n)] for c in range(P)]
+        first_of = [[(q + 1) % n for q in range(n)] for _ in range(P)]
+        _lockstep_rings(run, rings, segs_of, first_of, (("reduce-scatter", True), ("all-gather", False)), ready)
+    comm._end()
+    return [bufs[d] for d in range(n)]
+
+
+# -- tori --------------------------------------------------------------------------------
+def _torus_shape(comm):
+    shape = getattr(comm.topology, "shape", None)
+    if shape is None:
+        raise ValueError("this collective needs a torus(...) topology")
+    wrap = getattr(comm.topology, "wrap", None)
+    shape = tuple(int(a) for a in shape)
+    return shape, (tuple(bool(w) for w in wrap) if wrap is not None else (True,) * len(shape))
+
+
+def _lines(shape, axis):
+    """Every line of devices along `axis` (device ids in coordinate order, row-major)."""
+    ids = np.arange(math.prod(shape)).reshape(shape)
+    moved = np.moveaxis(ids, axis, -1).reshape(-1, shape[axis])
+    return [list(map(int, row)) for row in moved]
+
+
+def _axis_ag(run, line, held, wrap, ready, step0, phase):
+    """
+    Bidirectional all-gather along one line of devices: position i starts with the fine
+    chunks held[i] and ends with all of them. With wrap each block goes half way round in each
+    direction (even N: the opposite block half each way); without, the whole line.
+    Returns the number of hops.
+    """
+    N = len(line)
+    if N == 1:
+        return 0
+    ring = wrap and N > 2
+    hops = N // 2 if ring else N - 1
+    right = {i: ready[line[i]] for i in range(N)}  # when position i has the right-going block
+    left = dict(right)
+    arrive = {}
+    for h in range(1, hops + 1):
+        half = (0, 1) if ring and N % 2 == 0 and h == hops else (None, None)
+        new_r, new_l = {}, {}
+        for i in range(N):  # right-going: i forwards the block from i−(h−1) to i+1
+            src_pos, dst_pos = i, i + 1
+            origin = i - (h - 1)
+            if ring:
+                dst_pos %= N
+                origin %= N
+            elif dst_pos >= N or origin < 0:
+                continue
+            t = run.move(line[src_pos], line[dst_pos], held[origin], right[i], step0 + h - 1, phase, False, half[0])
+            new_r[dst_pos] = t
+        for i in range(N):  # left-going: i forwards the block from i+(h−1) to i−1
+            dst_pos = i - 1
+            origin = i + (h - 1)
+            if ring:
+                dst_pos %= N
+                origin %= N
+            elif dst_pos < 0 or origin >= N:
+                continue
+            t = run.move(line[i], line[dst_pos], held[origin], left[i], step0 + h - 1, phase, False, half[1])
+            new_l[dst_pos] = t
+        right.update(new_r)
+        left.update(new_l)
+        for pos, t in list(new_r.items()) + list(new_l.items()):
+            arrive[pos] = max(arrive.get(pos, 0.0), t)
+    for pos, t in arrive.items():
+        ready[line[pos]] = max(ready[line[pos]], t)
+    return hops
+
+
+def _axis_rs(run, line, targets, wrap, ready, step0, phase):
+    """
+    Bidirectional reduce-scatter along one line: every position holds partials of all
+    targets[o] (fine chunks), and position o ends with targets[o] summed over the line. The
+    mirror of _axis_ag: partials flow toward their target from both sides, the farthest first.
+    Returns the number of hops.
+    """
+    N = len(line)
+    if N == 1:
+        return 0
+    ring = wrap and N > 2
+    hops = N // 2 if ring else N - 1
+    right = {i: ready[line[i]] for i in range(N)}  # when position i's right-going partial is complete
+    left = dict(right)
+    arrive = {}
+    for h in range(1, hops + 1):
+        dist = hops - h + 1  # senders this far from their target
+        half = (0, 1) if ring and N % 2 == 0 and h == 1 else (None, None)
+        new_r, new_l = {}, {}
+        for i in range(N):  # right-going: i adds its partial of target i+dist into i+1
+            o, dst_pos = i + dist, i + 1
+            if ring:
+                o, dst_pos = o % N, dst_pos % N
+            elif o >= N:
+                continue
+            t = run.move(line[i], line[dst_pos], targets[o], right[i], step0 + h - 1, phase, True, half[0])
+            new_r[dst_pos] = max(new_r.get(dst_pos, 0.0), t)
+        for i in range(N):  # left-going: i adds its partial of target i−dist into i−1
+            o, dst_pos = i - dist, i - 1
+            if ring:
+                o, dst_pos = o % N, dst_pos % N
+            elif o < 0:
+                continue
+            t = run.move(line[i], line[dst_pos], targets[o], left[i], step0 + h - 1, phase, True, half[1])
+            new_l[dst_pos] = max(new_l.get(dst_pos, 0.0), t)
+        right.update(new_r)
+        left.update(new_l)
+        for pos, t in list(new_r.items()) + list(new_l.items()):
+            arrive[pos] = max(arrive.get(pos, 0.0), t)
+    for pos, t in arrive.items():
+        ready[line[pos]] = max(ready[line[pos]], t)
+    return hops
+
+
+def _torus_plan(shape):
+    """Axes longer than 1, and for part j the axis order j, j+1, … (all-gather order)."""
+    axes = [a for a, s in enumerate(shape) if s > 1]
+    k = len(axes)
+    return axes, [axes[j:] + axes[:j] for j in range(k)]
+
+
+def _coords(shape):
+    return [tuple(map(int, c)) for c in zip(*np.unravel_index(np.arange(math.prod(shape)), shape))]
+
+
+def _torus_gather_phases(run, shape, wrap, orders, ready, step0, phase):
+    """All-gather part j of every device along orders[j], phase by phase across parts."""
+    n = math.prod(shape)
+    k = len(orders)
+    coords = _coords(shape)
+    # held[j][d]: the fine chunks of part j device d holds (fine chunk of device e, part j = e·k + j)
+    held = [[[e * k + j] for e in range(n)] for j in range(k)]
+    gathered = [[set((d,)) for d in range(n)] for j in range(k)]
+    step = step0
+    for p in range(k):
+        most = 0
+        for j in range(k):
+            axis = orders[j][p]
+            for line in _lines(shape, axis):
+                blocks = [sorted(f for e in sorted(gathered[j][d]) for f in [e * k + j]) for d in line]
+                most = max(most, _axis_ag(run, line, blocks, wrap[axis], ready, step, phase))
+                union = set().union(*(gathered[j][d] for d in line))
+                for d in line:
+                    gathered[j][d] = set(union)
+        step += most
+    del held, coords
+    return step
+
+
+def _torus_scatter_phases(run, shape, wrap, orders, ready, step0, phase):
+    """Reduce-scatter: part j along reversed(orders[j]); device d ends with fine chunk d·k + j summed."""
+    n = math.prod(shape)
+    k = len(orders)
+    coords = _coords(shape)
+    # region[j][d]: the devices e whose part-j fine chunk device d still holds partials for
+    region = [[set(range(n)) for _ in range(n)] for _ in range(k)]
+    step = step0
+    for p in range(k):
+        most = 0
+        for j in range(k):
+            axis = list(reversed(orders[j]))[p]
+            for line in _lines(shape, axis):
+                reg = region[j][line[0]]
+                targets = [sorted(e * k + j for e in reg if coords[e][axis] == coords[line[o]][axis])
+                           for o in range(len(line))]
+                most = max(most, _axis_rs(run, line, targets, wrap[axis], ready, step, phase))
+                for o, d in enumerate(line):
+                    region[j][d] = {e for e in reg if coords[e][axis] == coords[d][axis]}
+        step += most
+    return step
+
+
+def torus_all_gather(comm, chunks, label=""):
+    """
+    All-gather on a torus: chunks[d] is device d's 1-D piece (equal lengths); every device
+    ends with np.concatenate(chunks). Bidirectional rings per axis, one part per axis
+    (t_torus, op="all-gather", with S the output's bytes).
+    """
+    shape, wrap = _torus_shape(comm)
+    n = comm.n
+    pieces = _stack(chunks, n, "all-gather")
+    axes, orders = _torus_plan(shape)
+    k = max(1, len(axes))
+    Lp = pieces.shape[1]
+    bufs = np.zeros((n, n * Lp), dtype=pieces.dtype)
+    for d in range(n):
+        bufs[d, d * Lp:(d + 1) * Lp] = pieces[d]
+    G = n * k
+    initial = [{d * k + j: frozenset((d,)) for j in range(k)} for d in range(n)]
+    comm._begin("all-gather", "torus", label, G, bufs[0].nbytes, initial)
+    run = _Run(comm, bufs, G)
+    if Lp % k:
+        raise ValueError(f"all-gather: piece length {Lp} is not divisible by the torus's {k} axes")
+    ready = {d: comm.ready[d] for d in range(n)}
+    if axes:
+        _torus_gather_phases(run, shape, wrap, orders, ready, 0, "all-gather")
+    comm._end()
+    return [bufs[d] for d in range(n)]
+
+
+def torus_reduce_scatter(comm, arrays, label=""):
+    """
+    Reduce-scatter on a torus: arrays[d] is device d's 1-D partial (length divisible by n·k);
+    device d ends with segment d (the d-th of n equal pieces) of the sum. Returns the pieces.
+    """
+    shape, wrap = _torus_shape(comm)
+    n = comm.n
+    bufs = _stack(arrays, n, "reduce-scatter")
+    axes, orders = _torus_plan(shape)
+    k = max(1, len(axes))
+    if bufs.shape[1] % (n * k):
+        raise ValueError(f"reduce-scatter: length {bufs.shape[1]} is not divisible by {n} devices x {k} axes")
+    G = n * k
+    comm._begin("reduce-scatter", "torus", label, G, bufs[0].nbytes,
+                [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
+    run = _Run(comm, bufs, G)
+    ready = {d: comm.ready[d] for d in range(n)}
+    if axes:
+        _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
+    comm._end()
+    L = bufs.shape[1] // n
+    return [bufs[d, d * L:(d + 1) * L].copy() for d in range(n)]
+
+
+def allreduce_torus(comm, arrays, label=""):
+    """All-reduce on a torus: torus reduce-scatter, then torus all-gather, one collective."""
+    shape, wrap = _torus_shape(comm)
+    n = comm.n
+    bufs = _stack(arrays, n, "all-reduce")
+    axes, orders = _torus_plan(shape)
+    k = max(1, len(axes))
+    if bufs.shape[1] % (n * k):
+        raise ValueError(f"all-reduce: length {bufs.shape[1]} is not divisible by {n} devices x {k} axes")
+    G = n * k
+    comm._begin("all-reduce", "torus", label, G, bufs[0].nbytes,
+                [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
+    run = _Run(comm, bufs, G)
+    ready = {d: comm.ready[d] for d in range(n)}
+    if axes:
+        step = _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
+        _torus_gather_phases(run, shape, wrap, orders, ready, step, "all-gather")
+    comm._end()
+    return [bufs[d] for d in range(n)]
