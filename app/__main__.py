@@ -1,7 +1,7 @@
 """
 shard-lab — the app's command line (also `python -m app`).
 
-    shard-lab [--scenario KIND] [--n N] [--algo ring|rd|innet|direct] [--bytes S] [--link L]
+    shard-lab [--scenario KIND] [--n N] [--algo ring|rd|innet|direct|two-shot] [--bytes S] [--link L]
               [--step K] [--tab ring|weights|buffers|latency] [--lang en|zh]
               [--screenshot PATH [--size WxH]]
 
@@ -19,9 +19,6 @@ import os
 import re
 import sys
 
-KINDS = ("all-gather", "reduce-scatter", "all-reduce", "matmul-1", "matmul-2", "matmul-3", "matmul-4",
-         "tp-forward", "decode")
-ALGOS = ("ring", "rd", "innet", "direct")
 TABS = ("ring", "weights", "buffers", "latency")
 MIN_W, MIN_H, MAX_SIDE = 1280, 720, 7680
 
@@ -36,11 +33,15 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> _Parser:
+    from simcore.comm_sim import ALLREDUCE_ALGOS as ALGOS  # the registry: no copy of the names here
+
+    from .scenarios import KINDS
+
     p = _Parser(prog="shard-lab", description="Tensor parallelism you can watch.")
     p.add_argument("--scenario", default="all-gather", choices=KINDS, metavar="KIND",
                    help="one of: " + ", ".join(KINDS) + " (default all-gather)")
     p.add_argument("--n", default=8, type=int, help="devices (default 8)")
-    p.add_argument("--algo", default=None, choices=ALGOS, help="all-reduce algorithm (default ring)")
+    p.add_argument("--algo", default=None, choices=list(ALGOS), help="all-reduce algorithm (default ring)")
     p.add_argument("--bytes", default="1MiB", help="message size S, e.g. 64KiB, 1MiB, 2GB (default 1MiB)")
     p.add_argument("--link", default="nvlink4", help="link preset (default nvlink4)")
     p.add_argument("--step", default=None, help="show step K in flight; 0 = the start")

@@ -9,11 +9,11 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout, QWidget)
 
-from simcore.comm_sim import LINKS
+from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS
 from simcore.scenarios import parse_bytes
 
 from . import scenarios, theme
-from .explain import fmt_bytes
+from .explain import algo_text, fmt_bytes
 
 GROUPS = ("collective", "matmul", "tp-forward", "decode")
 SIZE_PRESETS = (2**12, 2**16, 2**20, 2**24, 2**28, 2**30)
@@ -119,8 +119,7 @@ class ControlPanel(QWidget):
         return [(group, self.tr("2 all-reduces per layer + logits all-gather"))]
 
     def _algo_names(self):
-        return {"ring": self.tr("ring"), "rd": self.tr("recursive doubling (rd)"),
-                "innet": self.tr("in-network (innet, NVLS)"), "direct": self.tr("direct (one-shot)")}
+        return {k: algo_text("all-reduce", k).name for k in ALLREDUCE_ALGOS}  # the registry's, in its order
 
     # -- model -> widgets --------------------------------------------------------------------
     def _sync(self):
@@ -161,11 +160,7 @@ class ControlPanel(QWidget):
             return self.tr("Small matrices with real numbers; the collective is timed as if it moved S bytes.")
         if sc.kind in ("all-gather", "reduce-scatter"):
             return self.tr("S must split into n equal chunks.")
-        return {"ring": self.tr("Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes."),
-                "rd": self.tr("Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer."),
-                "innet": self.tr("In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum."),
-                "direct": self.tr("Direct: everyone sends everything to everyone; n − 1 full copies per port.")
-                }[sc.algo]
+        return algo_text("all-reduce", sc.algo).hint
 
     def _on_model_changed(self, run):
         self.error.clear()

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401  (pg.exporters is not imported by pyqtgraph itself)
-from PySide6.QtCore import QCoreApplication, QEvent, QRectF, Qt, QTimer
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QPainterPath
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QFrame, QHBoxLayout, QLabel, QMenu, QScrollArea,
                                QSizePolicy, QSpinBox, QSplitter, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout,
@@ -38,6 +38,7 @@ from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
 
 from . import theme
+from .explain import algo_text  # the registry's algorithms, named as in the control dock
 from .export import ExportError, atomic_write
 
 TERMS = ("t_math", "t_mem", "t_comm", "t_step")
@@ -739,10 +740,7 @@ class LatencyView(QWidget):
             self._syncing = False
 
     def _algo_names(self):
-        tr = QCoreApplication.translate  # the control dock's names and their translations, shared
-        return {"ring": tr("ControlPanel", "ring"), "rd": tr("ControlPanel", "recursive doubling (rd)"),
-                "innet": tr("ControlPanel", "in-network (innet, NVLS)"),
-                "direct": tr("ControlPanel", "direct (one-shot)")}
+        return {k: algo_text("all-reduce", k).name for k in ALLREDUCE_ALGOS}
 
     def _on_control_changed(self, *_):
         if not self._syncing:

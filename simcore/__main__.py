@@ -44,7 +44,8 @@ def selftest() -> int:
     print("ok  four sharded matmul cases equal A @ B (n = 4; case 3 with every all-reduce algorithm)")
 
     checked = 0
-    for algo, (_, fn) in ALLREDUCE_ALGOS.items():
+    for algo, rec in ALLREDUCE_ALGOS.items():
+        fn = rec.fn
         for n in range(1, 17):
             arrays = [rng.standard_normal(4 * n) for _ in range(n)]
             comm = Comm(switch(n), byte_scale=1000.0)

@@ -1,21 +1,57 @@
 """
-comm_sim — n virtual devices on a non-blocking switch that move real numpy arrays and time
-every message with the α–β model.
+comm_sim — virtual devices that move real numpy arrays and time every message with the
+α–β model.
 
-Cost of one message of b bytes:   alpha + b * byte_scale / bw
-    alpha   seconds per message (software + hardware latency of one step)
-    bw      bytes per second, per direction, per device port
+The machine (the port model)
+    A message of b bytes (after byte_scale) from src to dst passes through two ports: the
+    sender's send port and the receiver's receive port (ports are full duplex: the send and
+    receive sides of one port are independent). It starts when its data exists on the sender
+    and both ports are free, holds both ports while its bytes pass, b/β, and its last byte
+    lands α later:
+        t_start = max(data ready on src, send port free, receive port free)
+        ports busy until  t_start + b/β
+        t_end   = t_start + α + b/β                          (the arrival: Message.t_end)
+    α is latency (the time before the first byte lands: software, NVLink or NIC hops), not
+    occupancy, so one device may have several messages in flight while the bytes through
+    each port are serialised. A message's port-release time is t_end − α (α of its route).
+    Ports are granted in the order messages are issued (a FIFO per port) and collectives
+    issue their messages step by step, device by device, so the schedule is deterministic:
+    the same inputs always give the same trace.
 
-Ports. Every device has one send port and one receive port into the switch (full duplex).
-A message occupies the sender's send port and the receiver's receive port for its whole
-duration; it starts as soon as both ports are free *and* its data exists on the sender.
-Ports are granted in the order messages are issued (a FIFO per port), and collectives issue
-their messages step by step, device by device, so the schedule is deterministic: the same
-inputs always give the same trace.
+    The switch never limits bandwidth (non-blocking), can add arriving buffers (in-network
+    reduction, NVLS / SHARP) and can multicast; a message to or from the switch (device id
+    SWITCH) occupies only the device's port.
 
-The switch itself never limits bandwidth (non-blocking), can add arriving buffers
-(in-network reduction, NVLS / SHARP) and can multicast; when it sends or receives only the
-device's port is occupied.
+Topologies. `Comm(topology)` asks a topology for four things — the interface other
+collectives (simcore.topo_collectives) build on, kept stable:
+    n               devices 0 .. n−1
+    link            the LinkSpec of a device's main port (the one reports print)
+    n_ports         port ids are 0 .. n_ports−1, each with a send and a receive side
+    route(src, dst) -> (send_port, recv_port, link): the ports a message from src to dst
+                    holds and the LinkSpec (α, β) that times it. src or dst may be SWITCH;
+                    the switch's side has no port (None). Raises ValueError, naming the
+                    topology, when src cannot send to dst directly.
+
+Algorithms. Every collective algorithm is one `Algorithm` record in a registry
+(ALLREDUCE_ALGOS, ALLGATHER_ALGOS, REDUCE_SCATTER_ALGOS; ALGORITHMS[op] is the registry of
+op): its function, its closed form on one switch, its message count, its phases, the key of
+its sentences in the app and its formula as written on a slide. t_formula and message_count
+read the registry. Adding an algorithm = its function + one record + its sentences in
+app/explain.py (ALGO_TEXT).
+
+Closed forms on one non-blocking switch, n devices, S bytes (the full array), α and β of the
+link; each is the simulated time of one collective on an idle Comm (the tests check 1e-9):
+    ring all-gather / reduce-scatter   (n−1)·(α + S/(nβ))        Thakur, Rabenseifner & Gropp,
+    ring all-reduce                    2(n−1)·(α + S/(nβ))       "Optimization of Collective
+    recursive doubling all-reduce      log2(n)·(α + S/β)          Communication Operations in
+        n not a power of two, p = 2^⌊log2 n⌋: (log2 p + 2)·(α + S/β)   MPICH", IJHPCA 2005
+    one-shot (direct) all-reduce       α + (n−1)·S/β              TensorRT-LLM / vLLM custom
+    two-shot all-reduce                2α + 2(n−1)·S/(nβ)         all-reduce (one-shot, two-shot)
+    one-shot all-gather / reduce-scatter  α + (n−1)·S/(nβ)
+    in-network (NVLS) all-reduce       2α + (n+1)·S/(nβ)          NCCL docs, NVLS algorithm
+Ring and recursive doubling wait for the previous step's data at every step, so they pay α
+per step; one-shot, two-shot and in-network issue their messages at once and pay α once per
+phase, their ports streaming bytes back to back.
 
 Every collective returns real arrays and appends to `comm.trace` (see simcore.trace).
 Sizes: S is always the *full* array's bytes (after byte_scale), as nccl-tests reports it:
@@ -26,6 +62,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -33,11 +70,11 @@ from .trace import ALL, SWITCH, Collective, Message, Trace, chunk_bounds
 
 
 # ---------------------------------------------------------------------------------------
-# Links and topology
+# Links
 # ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class LinkSpec:
-    """A device's link into the switch. alpha: s per message; bw: bytes/s per direction."""
+    """One port's link. alpha: latency, s per message; bw: bytes/s per direction."""
 
     name: str
     alpha: float
@@ -62,36 +99,69 @@ NVLINK5 = LinkSpec("NVLink 5 (B200)", alpha=1.9e-6, bw=900e9)
 PCIE4 = LinkSpec("PCIe 4.0 x16", alpha=5.7e-6, bw=31.5e9)
 PCIE5 = LinkSpec("PCIe 5.0 x16", alpha=5.7e-6, bw=63.0e9)
 # TPU ICI: 45 GB/s per link, one way (Google Cloud TPU docs, v4 and v5e); alpha ≈ 1 µs per
-# hop ("How to Scale Your Model", TPU chapter). One link per port: a ring on one ICI axis.
+# hop ("How to Scale Your Model", TPU chapter). A TPU chip has several ICI links — v4 six
+# (a 3-D torus, ±1 on each axis), v5e four (2-D) — and this preset is ONE of them: on a
+# switch(n, TPU_V4_ICI) a ring uses one link in one direction; torus(shape, link) gives
+# every chip its links to ±1 on each axis.
 TPU_V4_ICI = LinkSpec("TPU v4 ICI link", alpha=1e-6, bw=45e9)
 TPU_V5E_ICI = LinkSpec("TPU v5e ICI link", alpha=1e-6, bw=45e9)
+# InfiniBand NDR 400 Gb/s, one NIC per GPU (DGX H100: 8 ConnectX-7): 400 Gb/s = 50 GB/s per
+# direction (InfiniBand Trade Association NDR rate). alpha: NCCL's per-step network latency for
+# the ring, LL128 column as for NVLink above: hwLatencies[NET][RING] = {LL 2.7, LL128 4.0,
+# Simple 14.0} µs (NVIDIA/nccl src/graph/tuning.cc; large messages use Simple, 14 µs).
+IB_NDR400 = LinkSpec("InfiniBand NDR 400", alpha=4.0e-6, bw=50e9)
 
 LINKS = {
     "nvlink3": NVLINK3, "nvlink4": NVLINK4, "nvlink5": NVLINK5,
     "pcie4": PCIE4, "pcie5": PCIE5,
     "tpu-v4-ici": TPU_V4_ICI, "tpu-v5e-ici": TPU_V5E_ICI,
+    "ib-ndr400": IB_NDR400,
 }
 
 MAX_DEVICES = 4096  # a simulation larger than this is a typo, not a lecture
 
 
+# ---------------------------------------------------------------------------------------
+# Topologies (see the module docstring for the interface Comm uses)
+# ---------------------------------------------------------------------------------------
+def _check_count(v, what):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise ValueError(f"the number of {what} must be a whole number, got {v!r}")
+    if v < 1:
+        raise ValueError(f"the number of {what} must be at least 1, got {v}")
+    return int(v)
+
+
+def _check_total(n):
+    if n > MAX_DEVICES:
+        raise ValueError(f"{n} devices is more than this simulator handles (at most {MAX_DEVICES})")
+
+
 @dataclass(frozen=True)
 class Switch:
-    """n devices, each on its own full-duplex port of one non-blocking switch."""
+    """n devices, each on its own full-duplex port (port id = device id) of one non-blocking switch."""
 
     n: int
     link: LinkSpec
 
+    @property
+    def n_ports(self) -> int:
+        return self.n
+
+    @property
+    def name(self) -> str:
+        return f"switch({self.n}, {self.link.name})"
+
+    def route(self, src, dst):
+        """(send port, receive port, link) of a message src -> dst; SWITCH's side has no port."""
+        return (None if src == SWITCH else src), (None if dst == SWITCH else dst), self.link
+
 
 def switch(n, link=NVLINK4) -> Switch:
     """n devices around a non-blocking switch (NVSwitch-like), every port `link`."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ValueError(f"the number of devices must be a whole number, got {n!r}")
-    if n < 1:
-        raise ValueError(f"the number of devices must be at least 1, got {n}")
-    if n > MAX_DEVICES:
-        raise ValueError(f"{n} devices is more than this simulator handles (at most {MAX_DEVICES})")
-    return Switch(int(n), link)
+    n = _check_count(n, "devices")
+    _check_total(n)
+    return Switch(n, link)
 
 
 # ---------------------------------------------------------------------------------------
@@ -103,10 +173,11 @@ class Comm:
 
     byte_scale multiplies every payload's bytes before timing, so a tiny float64 model can be
     timed as if it were a real bf16 one (e.g. byte_scale = 2/8 * real_size/toy_size).
-    `time` is the simulated clock in seconds: the end of the last message so far.
+    `time` is the simulated clock in seconds: the arrival of the last message so far.
+    `link` is the topology's main link (a device's port into its switch).
     """
 
-    def __init__(self, topology: Switch, byte_scale: float = 1.0):
+    def __init__(self, topology, byte_scale: float = 1.0):
         if not (byte_scale > 0 and math.isfinite(byte_scale)):
             raise ValueError(f"byte_scale must be a finite number > 0, got {byte_scale!r}")
         self.topology = topology
@@ -115,8 +186,8 @@ class Comm:
         self.byte_scale = float(byte_scale)
         self.trace = Trace()
         self.time = 0.0
-        self._send_free = [0.0] * self.n
-        self._recv_free = [0.0] * self.n
+        self._send_free = [0.0] * topology.n_ports  # when each port's send side is free again
+        self._recv_free = [0.0] * topology.n_ports
         self.ready = [0.0] * self.n  # when each device has finished its part of the last collective
         self._coll = None  # (id, op, algo, label) of the collective being recorded
 
@@ -127,7 +198,6 @@ class Comm:
         self._first = len(self.trace.messages)
         self._meta = (n_chunks, float(nbytes) * self.byte_scale, tuple(tuple(sorted(h.items())) for h in initial))
         self._t0 = min(self.ready)
-        self._steps = 0
 
     def _end(self):
         cid, op, algo, label = self._coll
@@ -149,21 +219,24 @@ class Comm:
     def send(self, src, dst, nbytes, ready, step, chunk, contributors, phase="", reduce=False):
         """
         Time one message of `nbytes` (before byte_scale) from src to dst whose data exists on
-        the sender at time `ready`; record it; return its arrival time (seconds).
+        the sender at time `ready`; record it; return its arrival time t_end (seconds).
+        It holds the route's two ports for b/β from its start and lands α after that.
         The caller moves the data itself (copy or add): this only keeps the books.
         """
         cid, op, algo, label = self._coll
+        send_port, recv_port, link = self.topology.route(src, dst)
         b = nbytes * self.byte_scale
+        busy = b / link.bw
         start = ready
-        if src != SWITCH and self._send_free[src] > start:
-            start = self._send_free[src]
-        if dst != SWITCH and self._recv_free[dst] > start:
-            start = self._recv_free[dst]
-        end = start + self.link.alpha + b / self.link.bw
-        if src != SWITCH:
-            self._send_free[src] = end
-        if dst != SWITCH:
-            self._recv_free[dst] = end
+        if send_port is not None and self._send_free[send_port] > start:
+            start = self._send_free[send_port]
+        if recv_port is not None and self._recv_free[recv_port] > start:
+            start = self._recv_free[recv_port]
+        if send_port is not None:
+            self._send_free[send_port] = start + busy
+        if recv_port is not None:
+            self._recv_free[recv_port] = start + busy
+        end = start + link.alpha + busy
         self.trace.messages.append(Message(cid, op, algo, label, step, src, dst, chunk,
                                            contributors, b, start, end, phase, reduce))
         return end
@@ -226,6 +299,49 @@ def _ring_all_gather(comm, bufs, bounds, arrive, first, who, step0=0, phase="all
             arrive[dst][c] = t
 
 
+# ---------------------------------------------------------------------------------------
+# One-shot building blocks: every message of a phase is issued at once, each to its final
+# receiver, so the phase pays α once and its ports stream the bytes back to back.
+# ---------------------------------------------------------------------------------------
+def _direct_reduce_scatter(comm, bufs, bounds, ready, step0=0, phase="reduce-scatter"):
+    """
+    One-shot reduce-scatter on `bufs` (n, L) in place: device c owns chunk c. In round j
+    (1 .. n−1) device d sends its partial of chunk (d + j) mod n straight to that chunk's owner,
+    so in every round each receive port hears from one sender. Returns (who, done): the
+    contributors of every owner's chunk and when the owner's sum is complete.
+    """
+    n = comm.n
+    item = bufs.itemsize
+    who = [frozenset((d,)) for d in range(n)]
+    done = list(ready)
+    for j in range(1, n):
+        for d in range(n):
+            c = (d + j) % n
+            lo, hi = bounds[c], bounds[c + 1]
+            t = comm.send(d, c, (hi - lo) * item, ready[d], step0 + j - 1, c, frozenset((d,)), phase, True)
+            bufs[c, lo:hi] += bufs[d, lo:hi]  # d never sends its own chunk d: an untouched partial
+            who[c] = who[c] | {d}
+            done[c] = max(done[c], t)
+    return who, done
+
+
+def _direct_all_gather(comm, bufs, bounds, ready, first, who, step0=0, phase="all-gather"):
+    """
+    One-shot all-gather on `bufs` (n, L) in place: device d holds chunk first[d] complete (its
+    contributors who[d]) from time ready[d] and sends it straight to every other device, to
+    (d + j) mod n in round j (1 .. n−1).
+    """
+    n = comm.n
+    item = bufs.itemsize
+    for j in range(1, n):
+        for d in range(n):
+            dst = (d + j) % n
+            c = first[d]
+            lo, hi = bounds[c], bounds[c + 1]
+            comm.send(d, dst, (hi - lo) * item, ready[d], step0 + j - 1, c, who[d], phase, False)
+            bufs[dst, lo:hi] = bufs[d, lo:hi]
+
+
 def _check_arrays(arrays, n, what):
     if len(arrays) != n:
         raise ValueError(f"{what}: got {len(arrays)} arrays for {n} devices")
@@ -242,6 +358,34 @@ def _stack(arrays):
     return np.array(arrays, dtype=dtype)  # (n, L), a private copy: inputs are never modified
 
 
+def _gather_inputs(comm, chunks, owner, what):
+    """(bufs, bounds, first) for an all-gather: chunk first[d] of bufs[d] holds chunks[d]."""
+    n = comm.n
+    if len(chunks) != n:
+        raise ValueError(f"{what}: got {len(chunks)} chunks for {n} devices")
+    first = [int(owner[d]) for d in range(n)]
+    if sorted(first) != list(range(n)):
+        raise ValueError(f"{what}: owner must give every chunk index 0..{n - 1} once, got {first}")
+    lengths = [0] * n
+    for d in range(n):
+        lengths[first[d]] = len(chunks[d])
+    bounds = np.concatenate([[0], np.cumsum(lengths)]).astype(int)
+    bufs = np.zeros((n, int(bounds[-1])), dtype=np.result_type(*chunks))
+    for d in range(n):
+        bufs[d, bounds[first[d]]:bounds[first[d] + 1]] = chunks[d]
+    return bufs, bounds, first
+
+
+def _scatter_inputs(comm, arrays, what):
+    """(bufs, bounds) for a reduce-scatter: 1-D arrays whose length n divides."""
+    n = comm.n
+    _check_arrays(arrays, n, what)
+    L = len(arrays[0])
+    if L % n:
+        raise ValueError(f"{what}: length {L} is not divisible by {n} devices")
+    return _stack(arrays), _bounds(L, n)
+
+
 # ---------------------------------------------------------------------------------------
 # All-gather and reduce-scatter
 # ---------------------------------------------------------------------------------------
@@ -252,22 +396,11 @@ def allgather_ring(comm, chunks, owner, label=""):
     order (1-D, length = sum of chunk lengths).
 
     n−1 steps; at step k every device forwards to (d+1) mod n the chunk it received at step
-    k−1 (its own at step 0).  Time (chunks of S/n bytes): (n−1)·(α + S/(n·β)).
+    k−1 (its own at step 0). Each step waits for the previous step's chunk, so every step pays
+    α: time (n−1)·(α + S/(n·β)), chunks of S/n bytes (Thakur, Rabenseifner & Gropp 2005).
     """
     n = comm.n
-    if len(chunks) != n:
-        raise ValueError(f"all-gather: got {len(chunks)} chunks for {n} devices")
-    first = [int(owner[d]) for d in range(n)]
-    if sorted(first) != list(range(n)):
-        raise ValueError(f"all-gather: owner must give every chunk index 0..{n - 1} once, got {first}")
-    lengths = [0] * n
-    for d in range(n):
-        lengths[first[d]] = len(chunks[d])
-    bounds = np.concatenate([[0], np.cumsum(lengths)]).astype(int)
-    dtype = np.result_type(*chunks)
-    bufs = np.zeros((n, int(bounds[-1])), dtype=dtype)
-    for d in range(n):
-        bufs[d, bounds[first[d]]:bounds[first[d] + 1]] = chunks[d]
+    bufs, bounds, first = _gather_inputs(comm, chunks, owner, "all-gather")
     initial = [{first[d]: frozenset((d,))} for d in range(n)]
     comm._begin("all-gather", "ring", label, n, bufs[0].nbytes, initial)
     who = [[None] * n for _ in range(n)]
@@ -280,6 +413,20 @@ def allgather_ring(comm, chunks, owner, label=""):
     return [bufs[d] for d in range(n)]
 
 
+def allgather_direct(comm, chunks, owner, label=""):
+    """
+    One-shot all-gather (same arguments and result as allgather_ring). Every device sends its
+    chunk straight to every other device, to (d + j) mod n in round j: n−1 messages of S/n
+    queue on each send port, all issued at once. Time: α + (n−1)·S/(n·β).
+    """
+    n = comm.n
+    bufs, bounds, first = _gather_inputs(comm, chunks, owner, "all-gather")
+    comm._begin("all-gather", "direct", label, n, bufs[0].nbytes, [{first[d]: frozenset((d,))} for d in range(n)])
+    _direct_all_gather(comm, bufs, bounds, list(comm.ready), first, [frozenset((d,)) for d in range(n)])
+    comm._end()
+    return [bufs[d] for d in range(n)]
+
+
 def reduce_scatter_ring(comm, arrays, label=""):
     """
     Ring reduce-scatter. arrays[d]: device d's 1-D partial array, length divisible by n.
@@ -287,15 +434,10 @@ def reduce_scatter_ring(comm, arrays, label=""):
     owner[r] = (r+1) mod n (length L/n).
 
     At step k device d adds what it received to its own partial and passes chunk (d−k) mod n on.
-    Time: (n−1)·(α + S/(n·β)), S = bytes of one input array.
+    Time: (n−1)·(α + S/(n·β)), S = bytes of one input array (Thakur, Rabenseifner & Gropp 2005).
     """
     n = comm.n
-    _check_arrays(arrays, n, "reduce-scatter")
-    L = len(arrays[0])
-    if L % n:
-        raise ValueError(f"reduce-scatter: length {L} is not divisible by {n} devices")
-    bufs = _stack(arrays)
-    bounds = _bounds(L, n)
+    bufs, bounds = _scatter_inputs(comm, arrays, "reduce-scatter")
     comm._begin("reduce-scatter", "ring", label, n, bufs[0].nbytes,
                 [{c: frozenset((d,)) for c in range(n)} for d in range(n)])
     arrive = [[comm.ready[d]] * n for d in range(n)]
@@ -306,14 +448,32 @@ def reduce_scatter_ring(comm, arrays, label=""):
     return pieces, owner
 
 
+def reduce_scatter_direct(comm, arrays, label=""):
+    """
+    One-shot reduce-scatter (same arguments as reduce_scatter_ring). Device r owns chunk r;
+    every device sends its partial of chunk c straight to device c, all at once, and the
+    owner adds the n−1 partials as they land. Returns (pieces, owner) with owner[r] = r.
+    Time: α + (n−1)·S/(n·β).
+    """
+    n = comm.n
+    bufs, bounds = _scatter_inputs(comm, arrays, "reduce-scatter")
+    comm._begin("reduce-scatter", "direct", label, n, bufs[0].nbytes,
+                [{c: frozenset((d,)) for c in range(n)} for d in range(n)])
+    _direct_reduce_scatter(comm, bufs, bounds, list(comm.ready))
+    comm._end()
+    owner = {r: r for r in range(n)}
+    return [bufs[r, bounds[r]:bounds[r + 1]].copy() for r in range(n)], owner
+
+
 # ---------------------------------------------------------------------------------------
 # All-reduce algorithms: fn(comm, arrays, label="") -> list of summed arrays (1-D)
 # ---------------------------------------------------------------------------------------
 def allreduce_ring(comm, arrays, label=""):
     """
     Ring all-reduce = ring reduce-scatter, then ring all-gather of the reduced chunks.
-    2(n−1) steps; each step every device sends one chunk of ≈S/n bytes to (d+1) mod n.
-    Time: 2(n−1)·(α + S/(n·β)).  Bandwidth-optimal; its latency grows linearly in n.
+    2(n−1) steps; each step every device sends one chunk of ≈S/n bytes to (d+1) mod n and the
+    next step needs the chunk just received. Time: 2(n−1)·(α + S/(n·β)) (Thakur, Rabenseifner
+    & Gropp 2005; NCCL's ring). Bandwidth-optimal; its latency grows linearly in n.
     Any length works: chunks follow np.array_split (the formula is exact when n divides it).
     """
     n = comm.n
@@ -334,11 +494,13 @@ def allreduce_ring(comm, arrays, label=""):
 def allreduce_rd(comm, arrays, label=""):
     """
     Recursive doubling. In round k every device swaps its whole buffer with partner d XOR 2^k
-    and adds: after log2(n) rounds everyone has the sum.
+    and adds: after log2(n) rounds everyone has the sum. Every round needs the last one's sum,
+    and a round is a blocking exchange (MPI_Sendrecv with the rendezvous protocol of large
+    messages): d sends once both d and its partner have finished the previous round.
     Time (n a power of two): log2(n)·(α + S/β) — few steps, but every step moves all S bytes.
     n not a power of two (p = largest power of two below n, r = n − p): first the r extra
     devices fold their buffer into device d − p, the p devices run recursive doubling, then
-    the result is sent back: (log2(p) + 2)·(α + S/β).
+    the result is sent back: (log2(p) + 2)·(α + S/β) (Thakur, Rabenseifner & Gropp 2005).
     """
     n = comm.n
     _check_arrays(arrays, n, "all-reduce")
@@ -361,7 +523,8 @@ def allreduce_rd(comm, arrays, label=""):
         snap = bufs[:p].copy()  # every device sends its pre-round buffer
         whos, arrivals = list(who), []
         for d in range(p):
-            arrivals.append(comm.send(d, d ^ k, nb, ready[d], step, ALL, whos[d], f"round {step}", True))
+            both = max(ready[d], ready[d ^ k])  # a blocking exchange: both partners are in this round
+            arrivals.append(comm.send(d, d ^ k, nb, both, step, ALL, whos[d], f"round {step}", True))
         for d in range(p):
             partner = d ^ k
             bufs[partner] += snap[d]
@@ -384,8 +547,9 @@ def allreduce_innet(comm, arrays, label=""):
     chunks that stream through the switch: every device sends chunk c up, the switch adds the
     n copies and multicasts the sum down to every device. Up-traffic uses only send ports,
     down-traffic only receive ports, so chunk c goes up while chunk c−1 comes down.
-    Pipeline of n+1 stages of one chunk each: time (n+1)·(α + S/(n·β)) — each port carries
-    ≈S bytes instead of the ring's 2(n−1)/n·S, and the step count does not double.
+    Each port carries ≈S bytes (the ring's 2(n−1)/n·S) and α is paid once up, once down: the
+    last chunk is up after α + S/β and down one chunk later,
+    time 2α + (n+1)·S/(n·β) (NCCL's NVLS algorithm, NCCL 2.17+ docs).
     """
     n = comm.n
     _check_arrays(arrays, n, "all-reduce")
@@ -410,11 +574,13 @@ def allreduce_innet(comm, arrays, label=""):
 
 def allreduce_direct(comm, arrays, label=""):
     """
-    Direct (one-shot): every device sends its whole buffer to every other device and adds
+    One-shot (direct): every device sends its whole buffer to every other device and adds
     what it receives. In round j device d sends to (d + j) mod n, so no receive port is
-    shared within a round — but each port still has to carry n−1 full copies of S in a row.
-    Time: (n−1)·(α + S/β) — one step's latency per peer and (n−1)·S bytes through every port,
-    about n/2 times the ring's traffic: contention on the ports is what makes it slow.
+    shared within a round. All n−1 copies are issued at once: they queue on the send port and
+    the last lands α after the port has streamed (n−1)·S bytes.
+    Time: α + (n−1)·S/β — latency paid once, which is why inference engines use it for the
+    small all-reduces of decode (TensorRT-LLM's and vLLM's custom all-reduce, "one-shot");
+    its bytes, n/2 times the ring's, make it lose for large S.
     """
     n = comm.n
     _check_arrays(arrays, n, "all-reduce")
@@ -422,40 +588,156 @@ def allreduce_direct(comm, arrays, label=""):
     bufs = src.copy()
     nb = src[0].nbytes
     comm._begin("all-reduce", "direct", label, 1, nb, [{0: frozenset((d,))} for d in range(n)])
-    who = [frozenset((d,)) for d in range(n)]
     for j in range(1, n):
         for d in range(n):
             dst = (d + j) % n
             comm.send(d, dst, nb, comm.ready[d], j - 1, ALL, frozenset((d,)), f"round {j}", True)
             bufs[dst] += src[d]
-            who[dst] = who[dst] | {d}
     comm._end()
     return [bufs[d] for d in range(n)]
 
 
+def allreduce_two_shot(comm, arrays, label=""):
+    """
+    Two-shot: a one-shot reduce-scatter (device d sends chunk c of ≈S/n bytes straight to its
+    owner, device c, which adds the n−1 partials), then a one-shot all-gather (each owner sends
+    its summed chunk straight to every other device). Two phases, α paid once in each; each
+    port carries 2(n−1)/n·S bytes, like the ring. Time: 2α + 2(n−1)·S/(n·β)
+    (TensorRT-LLM's and vLLM's custom all-reduce, "two-shot"). Steps: n−1 rounds of each phase.
+    """
+    n = comm.n
+    _check_arrays(arrays, n, "all-reduce")
+    bufs = _stack(arrays)
+    bounds = _bounds(bufs.shape[1], n)
+    comm._begin("all-reduce", "two-shot", label, n, bufs[0].nbytes,
+                [{c: frozenset((d,)) for c in range(n)} for d in range(n)])
+    if n > 1:
+        who, done = _direct_reduce_scatter(comm, bufs, bounds, list(comm.ready))
+        _direct_all_gather(comm, bufs, bounds, done, list(range(n)), who, step0=n - 1)
+    comm._end()
+    return [bufs[d] for d in range(n)]
+
+
+# ---------------------------------------------------------------------------------------
+# The algorithm registry: one record per algorithm, read by t_formula, message_count, the
+# app (names, sentences, formula panel), the CLI and the tests.
+# ---------------------------------------------------------------------------------------
+class Algorithm(NamedTuple):
+    """
+    One collective algorithm. Field [1] is the function (the lecture calls
+    `ALLREDUCE_ALGOS[algo][1](comm, arrays)`).
+
+    description    one line in English (CLI help, error messages)
+    fn             the function: all-reduce fn(comm, arrays, label=""); all-gather
+                   fn(comm, chunks, owner, label=""); reduce-scatter fn(comm, arrays, label="")
+    closed_form    closed_form(n) -> (a, b): on one idle switch T = a·α + b·S/β (n may be a
+                   numpy array; n = 1 costs nothing whatever a, b say)
+    message_count  message_count(n) -> messages one call sends (n >= 2)
+    phases         the phase names its messages carry, in order
+    explain_key    key of its sentences (name, title, hint) in app/explain.py's ALGO_TEXT
+    formula        formula(n) -> the closed form as written on a slide (plain text; α β S n)
+    """
+
+    description: str
+    fn: Callable
+    closed_form: Callable
+    message_count: Callable
+    phases: tuple
+    explain_key: str
+    formula: Callable
+
+
+def _log2_floor(nf):
+    return np.floor(np.log2(nf))
+
+
+def _rd_rounds(nf):
+    """log2(p) rounds plus the fold and the unfold when n is not a power of two."""
+    p = 2.0 ** _log2_floor(nf)
+    return np.log2(p) + np.where(p < nf, 2, 0)
+
+
+def _rd_messages(n):
+    p = 1 << (n.bit_length() - 1)
+    return p * int(math.log2(p)) + 2 * (n - p)
+
+
+def _rd_formula(n):
+    if n & (n - 1) == 0:
+        return "log₂n · (α + S/β)"
+    return "(⌊log₂n⌋ + 2) · (α + S/β)"
+
+
 ALLREDUCE_ALGOS = {
-    "ring": ("ring: reduce-scatter then all-gather, 2(n-1) steps of S/n bytes", allreduce_ring),
-    "rd": ("recursive doubling: log2(n) rounds, swap the whole buffer with d XOR 2^k", allreduce_rd),
-    "innet": ("in-network reduction (NVLS/SHARP): chunks reduced in the switch, multicast back",
-              allreduce_innet),
-    "direct": ("direct one-shot: everyone sends everything to everyone, n-1 full copies per port",
-               allreduce_direct),
+    "ring": Algorithm(
+        "ring: reduce-scatter then all-gather, 2(n-1) steps of S/n bytes", allreduce_ring,
+        lambda n: (2 * (n - 1), 2 * (n - 1) / n), lambda n: 2 * n * (n - 1),
+        ("reduce-scatter", "all-gather"), "ring-all-reduce", lambda n: "2(n − 1) · (α + S/(nβ))"),
+    "rd": Algorithm(
+        "recursive doubling: log2(n) rounds, swap the whole buffer with d XOR 2^k", allreduce_rd,
+        lambda n: (_rd_rounds(n), _rd_rounds(n)), _rd_messages,
+        ("fold", "round", "unfold"), "rd-all-reduce", _rd_formula),
+    "innet": Algorithm(
+        "in-network reduction (NVLS/SHARP): chunks reduced in the switch, multicast back", allreduce_innet,
+        lambda n: (2 + 0 * n, (n + 1) / n), lambda n: 2 * n * n,
+        ("up", "down"), "innet-all-reduce", lambda n: "2α + (n + 1)·S/(nβ)"),
+    "direct": Algorithm(
+        "one-shot (direct): everyone sends its whole buffer to everyone at once", allreduce_direct,
+        lambda n: (1 + 0 * n, n - 1), lambda n: n * (n - 1),
+        ("round",), "one-shot-all-reduce", lambda n: "α + (n − 1)·S/β"),
+    "two-shot": Algorithm(
+        "two-shot: one-shot reduce-scatter to chunk owners, then one-shot all-gather", allreduce_two_shot,
+        lambda n: (2 + 0 * n, 2 * (n - 1) / n), lambda n: 2 * n * (n - 1),
+        ("reduce-scatter", "all-gather"), "two-shot-all-reduce", lambda n: "2α + 2(n − 1)·S/(nβ)"),
 }
+
+ALLGATHER_ALGOS = {
+    "ring": Algorithm(
+        "ring: n-1 steps, each device forwards one chunk of S/n to d+1", allgather_ring,
+        lambda n: (n - 1, (n - 1) / n), lambda n: n * (n - 1),
+        ("all-gather",), "ring-all-gather", lambda n: "(n − 1) · (α + S/(nβ))"),
+    "direct": Algorithm(
+        "one-shot (direct): each device sends its chunk to everyone at once", allgather_direct,
+        lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
+        ("all-gather",), "one-shot-all-gather", lambda n: "α + (n − 1)·S/(nβ)"),
+}
+
+REDUCE_SCATTER_ALGOS = {
+    "ring": Algorithm(
+        "ring: n-1 steps, each device adds and passes one chunk of S/n to d+1", reduce_scatter_ring,
+        lambda n: (n - 1, (n - 1) / n), lambda n: n * (n - 1),
+        ("reduce-scatter",), "ring-reduce-scatter", lambda n: "(n − 1) · (α + S/(nβ))"),
+    "direct": Algorithm(
+        "one-shot (direct): each device sends chunk c straight to its owner c", reduce_scatter_direct,
+        lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
+        ("reduce-scatter",), "one-shot-reduce-scatter", lambda n: "α + (n − 1)·S/(nβ)"),
+}
+
+OPS = ("all-reduce", "all-gather", "reduce-scatter")
+ALGORITHMS = {"all-reduce": ALLREDUCE_ALGOS, "all-gather": ALLGATHER_ALGOS, "reduce-scatter": REDUCE_SCATTER_ALGOS}
+
+
+def algorithm(op, algo) -> Algorithm:
+    """The registry record of `algo` for collective `op`; a clear ValueError for unknown ones."""
+    if op not in ALGORITHMS:
+        raise ValueError(f"unknown collective {op!r}; choose one of {', '.join(OPS)}")
+    reg = ALGORITHMS[op]
+    if algo not in reg:
+        raise ValueError(f"unknown {op} algorithm {algo!r}; choose one of {', '.join(reg)}")
+    return reg[algo]
 
 
 # ---------------------------------------------------------------------------------------
 # Closed forms and nccl-tests reporting
 # ---------------------------------------------------------------------------------------
-OPS = ("all-reduce", "all-gather", "reduce-scatter")
-
-
 def t_formula(algo, n, msg_bytes, alpha, bw, op="all-reduce"):
     """
-    Closed-form time (seconds) of one collective on an idle switch.
-    algo: an ALLREDUCE_ALGOS key (op="all-reduce") or "ring" (all-gather / reduce-scatter);
-    n: devices (int or numpy array); msg_bytes: S, the full array's bytes; alpha: s/message;
-    bw: bytes/s per port per direction. n == 1 costs nothing.
+    Closed-form time (seconds) of one collective on an idle switch: a·α + b·S/β with (a, b)
+    from the algorithm's registry record (see the module docstring for the forms and sources).
+    algo: a key of ALGORITHMS[op]; n: devices (int or numpy array); msg_bytes: S, the full
+    array's bytes; alpha: s/message; bw: bytes/s per port per direction. n == 1 costs nothing.
     """
+    rec = algorithm(op, algo)
     n_arr = np.asarray(n)
     if np.any(n_arr < 1):
         raise ValueError(f"n must be >= 1, got {n}")
@@ -465,25 +747,8 @@ def t_formula(algo, n, msg_bytes, alpha, bw, op="all-reduce"):
         raise ValueError(f"message size must be a finite number of bytes >= 0, got {msg_bytes!r}")
     if not (math.isfinite(alpha) and alpha >= 0 and math.isfinite(bw) and bw > 0):
         raise ValueError(f"alpha must be >= 0 s and bw > 0 bytes/s (both finite), got {alpha!r}, {bw!r}")
-    if op in ("all-gather", "reduce-scatter"):
-        if algo != "ring":
-            raise ValueError(f"{op} is simulated with the ring algorithm only, not {algo!r}")
-        t = (nf - 1) * (alpha + S / (nf * bw))
-    elif op != "all-reduce":
-        raise ValueError(f"unknown collective {op!r}; choose one of {', '.join(OPS)}")
-    elif algo == "ring":
-        t = 2 * (nf - 1) * (alpha + S / (nf * bw))
-    elif algo == "rd":
-        p = 2.0 ** np.floor(np.log2(nf))
-        rounds = np.log2(p) + np.where(p < nf, 2, 0)
-        t = rounds * (alpha + S / bw)
-    elif algo == "innet":
-        t = (nf + 1) * (alpha + S / (nf * bw))
-    elif algo == "direct":
-        t = (nf - 1) * (alpha + S / bw)
-    else:
-        raise ValueError(f"unknown all-reduce algorithm {algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
-    t = np.where(n_arr == 1, 0.0, t)
+    a, b = rec.closed_form(nf)
+    t = np.where(n_arr == 1, 0.0, a * alpha + b * S / bw)
     return float(t) if t.ndim == 0 else t
 
 
@@ -491,17 +756,8 @@ def message_count(algo, n, op="all-reduce"):
     """How many messages one collective sends (what the trace must contain)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a whole number of devices >= 1, got {n!r}")
-    if op == "all-reduce" and algo not in ALLREDUCE_ALGOS:
-        raise ValueError(f"unknown all-reduce algorithm {algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
-    if op not in OPS:
-        raise ValueError(f"unknown collective {op!r}; choose one of {', '.join(OPS)}")
-    if n == 1:
-        return 0
-    if op in ("all-gather", "reduce-scatter"):
-        return n * (n - 1)
-    p = 1 << (n.bit_length() - 1)
-    return {"ring": 2 * n * (n - 1), "rd": p * int(math.log2(p)) + 2 * (n - p),
-            "innet": 2 * n * n, "direct": n * (n - 1)}[algo]
+    rec = algorithm(op, algo)
+    return 0 if n == 1 else int(rec.message_count(int(n)))
 
 
 def algbw(msg_bytes, t):

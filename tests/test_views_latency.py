@@ -154,7 +154,7 @@ def test_kv_replication_marker_is_at_g(view, model):
         assert s["kv_replicas"][G] > 1.0
 
 
-@pytest.mark.parametrize("kw", [{}, V5E_INT8, dict(batch=512, ctx=1024), dict(algo="innet", link="nvlink5")])
+@pytest.mark.parametrize("kw", [{}, V5E_INT8, dict(batch=512, ctx=1024), dict(algo="direct", link="nvlink5")])
 def test_comm_crossover_marker_is_the_first_n_where_comm_wins(view, kw):
     view.set_params(**kw)
     s = engine(**kw)

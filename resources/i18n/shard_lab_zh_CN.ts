@@ -529,22 +529,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>每层两次 all-reduce + logits 的 all-gather</translation>
         </message>
         <message>
-            <source>ring</source>
-            <translation>ring（环形）</translation>
-        </message>
-        <message>
-            <source>recursive doubling (rd)</source>
-            <translation>递归倍增（rd）</translation>
-        </message>
-        <message>
-            <source>in-network (innet, NVLS)</source>
-            <translation>网内归约（innet，NVLS）</translation>
-        </message>
-        <message>
-            <source>direct (one-shot)</source>
-            <translation>直接发送（direct，一步到位）</translation>
-        </message>
-        <message>
             <source>TP needs n to divide the heads: 1, 2, 4 or 8. Every all-reduce is timed as if it carried S bytes.</source>
             <translation>张量并行要求 n 整除头数：1、2、4 或 8。每次 all-reduce 都按传输 S 字节计时。</translation>
         </message>
@@ -557,32 +541,12 @@ This scenario has no stand-alone collective to show.</source>
             <translation>S 必须能均分成 n 块。</translation>
         </message>
         <message>
-            <source>Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes.</source>
-            <translation>ring（环形）：先 reduce-scatter 再 all-gather，2(n − 1) 步，每步 S/n 字节。</translation>
-        </message>
-        <message>
-            <source>Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer.</source>
-            <translation>递归倍增：log₂ n 轮；d 与 d XOR 2^k 两两交换整个缓冲区。</translation>
-        </message>
-        <message>
-            <source>In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum.</source>
-            <translation>网内归约（NVLS/SHARP）：交换机把各块相加，再把和组播回去。</translation>
-        </message>
-        <message>
-            <source>Direct: everyone sends everything to everyone; n − 1 full copies per port.</source>
-            <translation>直接发送：每个设备把全部数据发给其他每个设备；每个端口要传 n − 1 份完整数据。</translation>
-        </message>
-        <message>
             <source>S became {S} so that it splits into {n} equal chunks.</source>
             <translation>S 已调整为 {S}，以便均分成 {n} 块。</translation>
         </message>
     </context>
     <context>
         <name>Explain</name>
-        <message>
-            <source>Direct all-reduce</source>
-            <translation>直接发送的 all-reduce</translation>
-        </message>
         <message>
             <source>Every GPU d sends one chunk of {size} to its ring neighbour d + 1.</source>
             <translation>每块 GPU d 把一块 {size} 的数据发给环上的邻居 d + 1。</translation>
@@ -667,6 +631,110 @@ This scenario has no stand-alone collective to show.</source>
             <source>n = {n} is not a power of two: first the {k} GPU(s) numbered {p} and up hand their whole buffer ({size}) to GPU d − {p}, which adds it in.</source>
             <translation>n = {n} 不是 2 的幂：先由编号 {p} 及以上的 {k} 块 GPU 把整个缓冲区（{size}）交给 GPU d − {p}，由它加进自己的缓冲区。</translation>
         </message>
+        <message>
+            <source> … and {k} more</source>
+            <translation> … 另有 {k} 条</translation>
+        </message>
+        <message>
+            <source>All n − 1 copies are issued at once: α is paid once while the port streams (n − 1)·S bytes. Fast for small S, slow for large S.</source>
+            <translation>n − 1 份副本同时发出：α 只付一次，端口则连续传送 (n − 1)·S 字节。S 小时快，S 大时慢。</translation>
+        </message>
+        <message>
+            <source>Each round adds what the last round summed, so α is paid once per round, with all S bytes.</source>
+            <translation>每一轮都要加上上一轮求得的和，所以每轮付一次 α，每次都传全部 S 字节。</translation>
+        </message>
+        <message>
+            <source>Each step needs the chunk the step before delivered, so α is paid at every step.</source>
+            <translation>每一步都要用上一步送到的块，所以每一步都要付一次 α。</translation>
+        </message>
+        <message>
+            <source>Every GPU d sends its own chunk d ({size}) straight to GPU d + {j}.</source>
+            <translation>每块 GPU d 把自己的第 d 块（{size}）直接发给 GPU d + {j}。</translation>
+        </message>
+        <message>
+            <source>Every GPU d sends its part of chunk d + {j} ({size}) straight to that chunk's owner, GPU d + {j}.</source>
+            <translation>每块 GPU d 把自己那份第 d + {j} 块（{size}）直接发给这一块的归属者 GPU d + {j}。</translation>
+        </message>
+        <message>
+            <source>Every message is issued at once: α is paid once while each port streams its bytes.</source>
+            <translation>所有消息同时发出：α 只付一次，各端口连续传送各自的字节。</translation>
+        </message>
+        <message>
+            <source>In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum.</source>
+            <translation>网内归约（NVLS/SHARP）：交换机把各块相加，再把和组播回去。</translation>
+        </message>
+        <message>
+            <source>One-shot all-gather</source>
+            <translation>一步式（one-shot）all-gather</translation>
+        </message>
+        <message>
+            <source>One-shot reduce-scatter</source>
+            <translation>一步式（one-shot）reduce-scatter</translation>
+        </message>
+        <message>
+            <source>One-shot: every GPU sends each chunk straight to the GPU that owns it, all at once.</source>
+            <translation>一步式：每块 GPU 把每一块直接发给拥有它的 GPU，同时发出。</translation>
+        </message>
+        <message>
+            <source>One-shot: every GPU sends its chunk straight to every other GPU, all at once.</source>
+            <translation>一步式：每块 GPU 把自己的块直接发给其他每块 GPU，同时发出。</translation>
+        </message>
+        <message>
+            <source>One-shot: every GPU sends its whole buffer to every other GPU at once; each port carries (n − 1)·S.</source>
+            <translation>一步式：每块 GPU 同时把整个缓冲区发给其他每块 GPU；每个端口要传 (n − 1)·S。</translation>
+        </message>
+        <message>
+            <source>Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer.</source>
+            <translation>递归倍增：log₂ n 轮；d 与 d XOR 2^k 两两交换整个缓冲区。</translation>
+        </message>
+        <message>
+            <source>Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes.</source>
+            <translation>ring（环形）：先 reduce-scatter 再 all-gather，2(n − 1) 步，每步 S/n 字节。</translation>
+        </message>
+        <message>
+            <source>S must split into n equal chunks.</source>
+            <translation>S 必须能均分成 n 块。</translation>
+        </message>
+        <message>
+            <source>The chunks stream up and back down without waiting for each other: α is paid once up and once down.</source>
+            <translation>各块连续地上行、再下行，彼此不等待：上行付一次 α，下行再付一次。</translation>
+        </message>
+        <message>
+            <source>Two phases, each issued at once: α is paid twice, and each port carries the ring's 2(n − 1)/n·S bytes.</source>
+            <translation>两个阶段，每个阶段的消息同时发出：α 付两次，每个端口传的字节与环形相同，为 2(n − 1)/n·S。</translation>
+        </message>
+        <message>
+            <source>Two-shot all-reduce</source>
+            <translation>两步式（two-shot）all-reduce</translation>
+        </message>
+        <message>
+            <source>Two-shot: each chunk goes straight to its owner, which adds them and sends the sum to all.</source>
+            <translation>两步式：每一块直接发给它的归属者，归属者求和后再把和发给所有 GPU。</translation>
+        </message>
+        <message>
+            <source>in-network (innet, NVLS)</source>
+            <translation>网内归约（innet，NVLS）</translation>
+        </message>
+        <message>
+            <source>one-shot (direct)</source>
+            <translation>一步式（direct）</translation>
+        </message>
+        <message>
+            <source>recursive doubling (rd)</source>
+            <translation>递归倍增（rd）</translation>
+        </message>
+        <message>
+            <source>ring</source>
+            <translation>ring（环形）</translation>
+        </message>
+        <message>
+            <source>two-shot</source>
+            <translation>两步式（two-shot）</translation>
+        </message>
+        <message>
+            <source>One-shot all-reduce</source>
+            <translation>一步式（one-shot）all-reduce</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -715,8 +783,8 @@ This scenario has no stand-alone collective to show.</source>
             <translation>一条消息</translation>
         </message>
         <message>
-            <source>This step: {d} on the clock ({a} → {b}); {m} messages, each port carries at most one at a time.</source>
-            <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息，每个端口同一时刻最多传一条。</translation>
+            <source>This step: {d} on the clock ({a} → {b}); {m} messages. A port passes one message's bytes at a time; each message lands α after it starts streaming.</source>
+            <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息。一个端口同一时刻只传一条消息的字节；每条消息在开始传送后再过 α 才到达。</translation>
         </message>
         <message>
             <source>Running total</source>
@@ -741,6 +809,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Bus bandwidth (nccl-tests): {bw} of {link} per port</source>
             <translation>总线带宽（nccl-tests 口径）：{bw}，每端口链路带宽 {link}</translation>
+        </message>
+        <message>
+            <source>Meanwhile {m} message(s) of step(s) {s} ({b}) arrive too: their senders did not wait for this step. {pairs}{more}.</source>
+            <translation>与此同时，第 {s} 步的 {m} 条消息（{b}）也到达了：它们的发送方不必等这一步。{pairs}{more}。</translation>
         </message>
         <message>
             <source>The switch's adders build the sum in the network: no GPU spends time adding.</source>
@@ -1602,14 +1674,6 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>Leave presentation mode</source>
             <translation>退出演示模式</translation>
-        </message>
-    </context>
-    <context>
-        <name>QCoreApplication</name>
-        <message>
-            <source>ControlPanel</source>
-            <comment>ring</comment>
-            <translation>ControlPanel</translation>
         </message>
     </context>
     <context>
