@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .comm_sim import ALLREDUCE_ALGOS, OPS, LinkSpec, algbw, busbw, t_formula
+from .comm_sim import ALGORITHMS, OPS, LinkSpec, algbw, busbw, t_formula
 
 MEASURED = "measured on this machine"
 RING_LABEL = "ring collectives"  # Fit.label of a link fitted to ring measurements
@@ -47,8 +47,9 @@ def coefficients(op, algo, n):
     """
     (a, b) such that one `op` with algorithm `algo` on n ranks takes a·α + b·S/β seconds.
 
-    For the simulator's algorithms they are read off comm_sim.t_formula (one place states
-    each cost). Three algorithms exist only in Open MPI and are costed here:
+    For the simulator's algorithms (comm_sim.ALGORITHMS[op]) they are read off
+    comm_sim.t_formula (one place states each cost). Three algorithms exist only in Open MPI
+    and are costed here:
       all-reduce "linear"  (basic linear: reduce to rank 0, then broadcast from it): rank 0's
                            ports carry n−1 full buffers in and then n−1 out: 2(n−1)·(α + S/β)
       all-gather "rd"      (recursive doubling, n a power of two): log2(n) rounds that swap
@@ -62,7 +63,7 @@ def coefficients(op, algo, n):
         raise ValueError(f"n must be >= 1, got {n}")
     if n == 1:
         return 0.0, 0.0
-    simulated = algo in ALLREDUCE_ALGOS if op == "all-reduce" else algo == "ring"
+    simulated = algo in ALGORITHMS[op]
     if simulated:
         a = t_formula(algo, n, 0.0, 1.0, 1.0, op=op)  # S = 0: only the latencies remain
         b = t_formula(algo, n, 1.0, 0.0, 1.0, op=op)  # α = 0, S = β: only the bytes remain

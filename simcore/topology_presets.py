@@ -27,17 +27,9 @@ from dataclasses import dataclass
 from .comm_sim import LINKS, LinkSpec
 
 
-# Until comm_sim has its "ib-ndr400" preset (being added with the multi-node topologies), the
-# same link here: 400 Gb/s = 50 GB/s per direction per GPU NIC; alpha 2.7 us, NCCL's network
-# latency per ring step for the LL protocol (src/graph/tuning.cc, hwLat[NET][RING]).
-_IB_NDR400 = LinkSpec("InfiniBand NDR 400 (one NIC per GPU)", alpha=2.7e-6, bw=50e9)
-
-
 def _link(key) -> LinkSpec:
     if key in LINKS:
         return LINKS[key]
-    if key == "ib-ndr400":
-        return _IB_NDR400
     raise ValueError(f"unknown link {key!r}; choose one of {', '.join(LINKS)}")
 
 

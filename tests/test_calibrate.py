@@ -44,8 +44,9 @@ def test_coefficients_of_gather_and_scatter(op):
 def test_coefficients_of_open_mpi_linear_and_bad_names():
     assert coefficients("all-reduce", "linear", 4) == (6, 6)  # reduce to rank 0, then broadcast
     assert coefficients("all-reduce", "ring", 1) == (0, 0)
+    assert coefficients("all-gather", "direct", 4) == pytest.approx((1, 3 / 4))  # one-shot: α + (n−1)S/(nβ)
     with pytest.raises(ValueError, match="no cost model"):
-        coefficients("all-gather", "direct", 4)
+        coefficients("all-gather", "innet", 4)
     with pytest.raises(ValueError, match="unknown collective"):
         coefficients("broadcast", "ring", 4)
 
