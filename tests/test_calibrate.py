@@ -556,3 +556,15 @@ def test_busbw_summary_is_nccl_tests_busbw_and_explains_in_network_reduction():
     assert port <= NVLINK4.bw and f"{port / 1e9:.2f}" in text
     ring = t_formula("ring", n, S, NVLINK4.alpha, NVLINK4.bw)
     assert "above the link" not in calibrate.busbw_summary("all-reduce", "ring", n, S, ring, NVLINK4)
+
+
+def test_newer_nccl_tests_banner_and_a_run_without_footer():
+    # nccl-tests 2.19 (src/common.cu, util.cu): a version line, "# Collective test starting: …"
+    # before and "# Collective test concluded: …" after each run
+    first = nccl_text("all-reduce", 8, program=False).split("# Out of bounds")[0]  # cut off: no footer
+    second = ("# nccl-tests version 2.19.6 nccl-headers=22703 nccl-library=22703\n"
+              "# Collective test starting: all_gather_perf\n" + nccl_text("all-gather", 8, program=False)
+              + "# Collective test concluded: all_gather_perf\n")
+    tables = parse_nccl_tests(first + second)
+    assert [(t.op, t.n, len(t.rows)) for t in tables] == [("all-reduce", 8, len(SIZES)), ("all-gather", 8, len(SIZES))]
+    assert all(not t.skipped for t in tables)
