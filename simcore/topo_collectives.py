@@ -483,31 +483,29 @@ def _coords(shape):
 
 
 def _torus_gather_phases(run, shape, wrap, orders, ready, step0, phase):
-    """All-gather part j of every device along orders[j], phase by phase across parts."""
+    """All-gather part j of every device along orders[j], phase by phase across parts.
+    ready[j][d]: when device d has part j's data (each part keeps its own clock)."""
     n = math.prod(shape)
     k = len(orders)
-    coords = _coords(shape)
-    # held[j][d]: the fine chunks of part j device d holds (fine chunk of device e, part j = e·k + j)
-    held = [[[e * k + j] for e in range(n)] for j in range(k)]
-    gathered = [[set((d,)) for d in range(n)] for j in range(k)]
+    gathered = [[{d} for d in range(n)] for _ in range(k)]  # whose part-j chunk device d holds
     step = step0
     for p in range(k):
         most = 0
         for j in range(k):
             axis = orders[j][p]
             for line in _lines(shape, axis):
-                blocks = [sorted(f for e in sorted(gathered[j][d]) for f in [e * k + j]) for d in line]
-                most = max(most, _axis_ag(run, line, blocks, wrap[axis], ready, step, phase))
+                blocks = [[e * k + j for e in sorted(gathered[j][d])] for d in line]
+                most = max(most, _axis_ag(run, line, blocks, wrap[axis], ready[j], step, phase))
                 union = set().union(*(gathered[j][d] for d in line))
                 for d in line:
                     gathered[j][d] = set(union)
         step += most
-    del held, coords
     return step
 
 
 def _torus_scatter_phases(run, shape, wrap, orders, ready, step0, phase):
-    """Reduce-scatter: part j along reversed(orders[j]); device d ends with fine chunk d·k + j summed."""
+    """Reduce-scatter: part j along reversed(orders[j]); device d ends with fine chunk d·k + j
+    summed. ready[j][d] as in _torus_gather_phases."""
     n = math.prod(shape)
     k = len(orders)
     coords = _coords(shape)
@@ -522,7 +520,7 @@ def _torus_scatter_phases(run, shape, wrap, orders, ready, step0, phase):
                 reg = region[j][line[0]]
                 targets = [sorted(e * k + j for e in reg if coords[e][axis] == coords[line[o]][axis])
                            for o in range(len(line))]
-                most = max(most, _axis_rs(run, line, targets, wrap[axis], ready, step, phase))
+                most = max(most, _axis_rs(run, line, targets, wrap[axis], ready[j], step, phase))
                 for o, d in enumerate(line):
                     region[j][d] = {e for e in reg if coords[e][axis] == coords[d][axis]}
         step += most
@@ -550,7 +548,7 @@ def torus_all_gather(comm, chunks, label=""):
     run = _Run(comm, bufs, G)
     if Lp % k:
         raise ValueError(f"all-gather: piece length {Lp} is not divisible by the torus's {k} axes")
-    ready = {d: comm.ready[d] for d in range(n)}
+    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
     if axes:
         _torus_gather_phases(run, shape, wrap, orders, ready, 0, "all-gather")
     comm._end()
@@ -573,7 +571,7 @@ def torus_reduce_scatter(comm, arrays, label=""):
     comm._begin("reduce-scatter", "torus", label, G, bufs[0].nbytes,
                 [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
     run = _Run(comm, bufs, G)
-    ready = {d: comm.ready[d] for d in range(n)}
+    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
     if axes:
         _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
     comm._end()
@@ -594,7 +592,7 @@ def allreduce_torus(comm, arrays, label=""):
     comm._begin("all-reduce", "torus", label, G, bufs[0].nbytes,
                 [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
     run = _Run(comm, bufs, G)
-    ready = {d: comm.ready[d] for d in range(n)}
+    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
     if axes:
         step = _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
         _torus_gather_phases(run, shape, wrap, orders, ready, step, "all-gather")
