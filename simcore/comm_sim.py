@@ -22,8 +22,14 @@ The machine (the port model)
     reduction, NVLS / SHARP) and can multicast; a message to or from the switch (device id
     SWITCH) occupies only the device's port.
 
-Topologies. `Comm(topology)` asks a topology for four things — the interface other
-collectives (simcore.topo_collectives) build on, kept stable:
+Topologies. `switch(n, link)`: one non-blocking switch. `nodes(n_nodes, per_node, intra,
+inter)`: device d on node d // per_node, a port into its node's switch (intra) and its own NIC
+into a non-blocking fabric (inter: a message between nodes uses the NIC ports and inter's α, β).
+`torus(shape, link)`: 1-3 axes with wraparound, a full-duplex link to ±1 on each axis, each link
+its own port pair; a message may only go to a neighbour. Every collective runs on every
+topology whose links can carry its messages; otherwise it raises ValueError naming the
+topology and the Comm is left as it was. `Comm(topology)` asks a topology for four things —
+the interface other collectives (simcore.topo_collectives) build on, kept stable:
     n               devices 0 .. n−1
     link            the LinkSpec of a device's main port (the one reports print)
     n_ports         port ids are 0 .. n_ports−1, each with a send and a receive side
@@ -49,7 +55,9 @@ link; each is the simulated time of one collective on an idle Comm (the tests ch
     two-shot all-reduce                2α + 2(n−1)·S/(nβ)         all-reduce (one-shot, two-shot)
     one-shot all-gather / reduce-scatter  α + (n−1)·S/(nβ)
     in-network (NVLS) all-reduce       2α + (n+1)·S/(nβ)          NCCL docs, NVLS algorithm
-Ring and recursive doubling wait for the previous step's data at every step, so they pay α
+On nodes and tori, t_formula_on(topology, algo, S, op) gives the closed forms that exist (ring
+on nodes: the slowest hop governs; rd on nodes; in-network through the fabric; rings on a 1-D
+torus). Ring and recursive doubling wait for the previous step's data at every step, so they pay α
 per step; one-shot, two-shot and in-network issue their messages at once and pay α once per
 phase, their ports streaming bytes back to back.
 
@@ -164,6 +172,134 @@ def switch(n, link=NVLINK4) -> Switch:
     return Switch(n, link)
 
 
+@dataclass(frozen=True)
+class Nodes:
+    """
+    n_nodes nodes of per_node devices; device d sits on node d // per_node. Inside a node every
+    device has its own full-duplex port into the node's non-blocking switch (NVSwitch, `intra`);
+    every device also has its own NIC port into a non-blocking fabric between the nodes
+    (InfiniBand, one NIC per GPU as in a DGX H100, `inter`). A message between two nodes uses
+    the NIC ports and is timed by `inter`'s α and β.
+    Port ids: d is device d's port into its node switch, n + d its NIC.
+    In-network reduction (SWITCH) is the node switch's (NVLS) on one node and the fabric's
+    (InfiniBand SHARP, through each device's NIC) on several.
+    """
+
+    n_nodes: int
+    per_node: int
+    intra: LinkSpec
+    inter: LinkSpec
+
+    @property
+    def n(self) -> int:
+        return self.n_nodes * self.per_node
+
+    @property
+    def link(self) -> LinkSpec:
+        return self.intra
+
+    @property
+    def n_ports(self) -> int:
+        return 2 * self.n
+
+    @property
+    def name(self) -> str:
+        return f"nodes({self.n_nodes} × {self.per_node}, {self.intra.name} inside, {self.inter.name} between)"
+
+    def node(self, d) -> int:
+        return d // self.per_node
+
+    def route(self, src, dst):
+        """(send port, receive port, link) of a message src -> dst (see the class docstring)."""
+        n = self.n
+        if src == SWITCH or dst == SWITCH:
+            dev = dst if src == SWITCH else src
+            port, link = (dev, self.intra) if self.n_nodes == 1 else (n + dev, self.inter)
+            return (None, port, link) if src == SWITCH else (port, None, link)
+        if src // self.per_node == dst // self.per_node:
+            return src, dst, self.intra
+        return n + src, n + dst, self.inter
+
+
+def nodes(n_nodes, per_node, intra=NVLINK4, inter=IB_NDR400) -> Nodes:
+    """n_nodes nodes of per_node devices each (e.g. nodes(2, 8): two DGX H100)."""
+    m = _check_count(n_nodes, "nodes")
+    q = _check_count(per_node, "devices per node")
+    _check_total(m * q)
+    return Nodes(m, q, intra, inter)
+
+
+@dataclass(frozen=True)
+class Torus:
+    """
+    Devices on a 1-, 2- or 3-D torus with wraparound (TPU ICI): device d has coordinates
+    np.unravel_index(d, shape) (row-major) and a full-duplex link to its ±1 neighbour on each
+    axis, each link its own port pair — a TPU v4 chip's six ICI links, a v5e's four.
+    A message may only go to a torus neighbour; anything else raises ValueError.
+    Port ids: device d's link in direction dir (0: +1, 1: −1) on axis a is d·2·ndim + 2a + dir.
+    On an axis of size 2 both neighbours are the same device; the +1 link is used.
+    """
+
+    shape: tuple
+    link: LinkSpec
+
+    @property
+    def n(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def n_ports(self) -> int:
+        return self.n * 2 * len(self.shape)
+
+    @property
+    def name(self) -> str:
+        return f"torus({'×'.join(map(str, self.shape))}, {self.link.name})"
+
+    def coords(self, d) -> tuple:
+        return tuple(int(c) for c in np.unravel_index(d, self.shape))
+
+    def device(self, coords) -> int:
+        return int(np.ravel_multi_index(tuple(c % s for c, s in zip(coords, self.shape)), self.shape))
+
+    def neighbour(self, d, axis, step=1) -> int:
+        """The device `step` (±1) away from d along `axis`, wrapping around."""
+        c = list(self.coords(d))
+        c[axis] += step
+        return self.device(c)
+
+    def route(self, src, dst):
+        """(send port, receive port, link) of a message to a neighbour; ValueError otherwise."""
+        if src == SWITCH or dst == SWITCH:
+            raise ValueError(f"{self.name} has no switch: in-network reduction needs one (use switch or nodes)")
+        cs, cd = self.coords(src), self.coords(dst)
+        differ = [a for a in range(len(self.shape)) if cs[a] != cd[a]]
+        if len(differ) == 1:
+            a = differ[0]
+            size = self.shape[a]
+            direction = 0 if (cs[a] + 1) % size == cd[a] else 1 if (cs[a] - 1) % size == cd[a] else None
+            if direction is not None:
+                per = 2 * len(self.shape)
+                return src * per + 2 * a + direction, dst * per + 2 * a + (1 - direction), self.link
+        raise ValueError(f"{self.name}: device {src} {cs} cannot send to device {dst} {cd}, which is not its torus "
+                         f"neighbour (±1 on one axis); this algorithm needs a switch — on a torus use rings "
+                         f"along one axis")
+
+
+def torus(shape, link=TPU_V4_ICI) -> Torus:
+    """A torus of `shape` (e.g. (4, 4) for TPU v5e 4×4, (4, 4, 4) for TPU v4), every link `link`."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        raise ValueError(f"a torus shape is a tuple of 1 to 3 sizes, got {shape!r}") from None
+    if not 1 <= len(shape) <= 3:
+        raise ValueError(f"a torus has 1, 2 or 3 axes, got shape {shape!r}")
+    shape = tuple(_check_count(s, "devices along a torus axis") for s in shape)
+    _check_total(math.prod(shape))
+    return Torus(shape, link)
+
+
 # ---------------------------------------------------------------------------------------
 # The communicator
 # ---------------------------------------------------------------------------------------
@@ -198,11 +334,23 @@ class Comm:
         self._first = len(self.trace.messages)
         self._meta = (n_chunks, float(nbytes) * self.byte_scale, tuple(tuple(sorted(h.items())) for h in initial))
         self._t0 = min(self.ready)
+        # messages join the trace when the collective completes; a message the topology cannot
+        # carry (ValueError from route) leaves the Comm as it was before the collective
+        self._pending = []
+        self._ports_before = (list(self._send_free), list(self._recv_free))
+
+    def _abort(self):
+        self._send_free, self._recv_free = self._ports_before
+        self._pending = []
+        self._coll = None
 
     def _end(self):
         cid, op, algo, label = self._coll
         n_chunks, nbytes, initial = self._meta
-        msgs = self.trace.messages[self._first:]
+        msgs = self._pending
+        for m in msgs:
+            self.trace.messages.append(m)
+        self._pending = []
         t_end = self._t0
         for m in msgs:
             t_end = max(t_end, m.t_end)
@@ -224,7 +372,11 @@ class Comm:
         The caller moves the data itself (copy or add): this only keeps the books.
         """
         cid, op, algo, label = self._coll
-        send_port, recv_port, link = self.topology.route(src, dst)
+        try:
+            send_port, recv_port, link = self.topology.route(src, dst)
+        except ValueError:
+            self._abort()
+            raise
         b = nbytes * self.byte_scale
         busy = b / link.bw
         start = ready
@@ -237,8 +389,8 @@ class Comm:
         if recv_port is not None:
             self._recv_free[recv_port] = start + busy
         end = start + link.alpha + busy
-        self.trace.messages.append(Message(cid, op, algo, label, step, src, dst, chunk,
-                                           contributors, b, start, end, phase, reduce))
+        self._pending.append(Message(cid, op, algo, label, step, src, dst, chunk,
+                                     contributors, b, start, end, phase, reduce))
         return end
 
 
@@ -750,6 +902,70 @@ def t_formula(algo, n, msg_bytes, alpha, bw, op="all-reduce"):
     a, b = rec.closed_form(nf)
     t = np.where(n_arr == 1, 0.0, a * alpha + b * S / bw)
     return float(t) if t.ndim == 0 else t
+
+
+def _ring_on_nodes(op, topo, S):
+    """
+    Ring (all-gather / reduce-scatter: K = n−1 steps; all-reduce: K = 2(n−1)) on nodes(m, q):
+    the ring d -> d+1 crosses between nodes m times (after every q-th device). Chunks of
+    s = S/n bytes; a hop costs c = α + s/β of its link to cross and holds its ports s/β.
+    Step k of device d starts when the chunk from d−1's step k−1 has landed and d's previous
+    message has left its port, so the finish time is the longest path through (step, hop):
+    one chunk crossing V consecutive hops and waiting K − V steps behind the slowest port,
+        T = max over V = 1..K of  J·c_inter + (V − J)·c_intra + (K − V)·s/β_inter,
+        J = ⌈V/q⌉ (inter-node hops in the best run of V hops).
+    Limits: α → 0 gives K·s/β_inter (the slowest hop governs every step); S → 0 gives
+    ⌈K/q⌉·α_inter + (K − ⌈K/q⌉)·α_intra. Needs the inter-node hop no faster than the intra one.
+    """
+    n, q = topo.n, topo.per_node
+    K = 2 * (n - 1) if op == "all-reduce" else n - 1
+    s = S / n
+    A, I = topo.intra, topo.inter
+    if topo.n_nodes == 1 or q == 1:
+        link = A if topo.n_nodes == 1 else I
+        return K * (link.alpha + s / link.bw)
+    if I.alpha < A.alpha or I.bw > A.bw:
+        raise ValueError(f"{topo.name}: the ring's closed form assumes the inter-node link is no faster than the "
+                         f"intra-node one")
+    V = np.arange(1, K + 1, dtype=float)
+    J = np.ceil(V / q)
+    c_inter, c_intra = I.alpha + s / I.bw, A.alpha + s / A.bw
+    return float(np.max(J * c_inter + (V - J) * c_intra + (K - V) * s / I.bw))
+
+
+def t_formula_on(topology, algo, msg_bytes, op="all-reduce"):
+    """
+    Closed-form time (seconds) of one collective on an idle Comm(topology), where one exists:
+      switch(n, link)             every algorithm: t_formula with the link's α and β
+      nodes(m, q, intra, inter)   on one node: the switch forms with intra; with q = 1: with inter;
+                                  ring (every op): see _ring_on_nodes (the slowest hop governs);
+                                  rd, n a power of two: log2(q)·(α + S/β)_intra + log2(m)·(α + S/β)_inter
+                                  (round k pairs d with d XOR 2^k: inside the node while 2^k < q);
+                                  innet (SHARP in the fabric): 2α + (n+1)·S/(nβ) with inter
+      torus((n,), link)           a ring: ring algorithms as on a switch
+    Anything else raises ValueError (the simulation still runs where the messages can go).
+    """
+    S = float(msg_bytes)
+    algorithm(op, algo)
+    if isinstance(topology, Switch):
+        return t_formula(algo, topology.n, S, topology.link.alpha, topology.link.bw, op=op)
+    n = topology.n
+    if n == 1:
+        return 0.0
+    if isinstance(topology, Nodes):
+        m, q, A, I = topology.n_nodes, topology.per_node, topology.intra, topology.inter
+        if m == 1 or q == 1:
+            link = A if m == 1 else I
+            return t_formula(algo, n, S, link.alpha, link.bw, op=op)
+        if algo == "ring":
+            return _ring_on_nodes(op, topology, S)
+        if op == "all-reduce" and algo == "rd" and n & (n - 1) == 0:
+            return math.log2(q) * (A.alpha + S / A.bw) + math.log2(m) * (I.alpha + S / I.bw)
+        if op == "all-reduce" and algo == "innet":
+            return t_formula("innet", n, S, I.alpha, I.bw)
+    if isinstance(topology, Torus) and len(topology.shape) == 1 and algo == "ring":
+        return t_formula(algo, n, S, topology.link.alpha, topology.link.bw, op=op)
+    raise ValueError(f"no closed form for {op} with algorithm {algo!r} on {topology.name}")
 
 
 def message_count(algo, n, op="all-reduce"):
