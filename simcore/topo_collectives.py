@@ -598,3 +598,36 @@ def allreduce_torus(comm, arrays, label=""):
         _torus_gather_phases(run, shape, wrap, orders, ready, step, "all-gather")
     comm._end()
     return [bufs[d] for d in range(n)]
+
+
+# ---------------------------------------------------------------------------------------
+# Which algorithm runs on which topology
+# ---------------------------------------------------------------------------------------
+# Multi-link all-reduces, in comm_sim's Algorithm shape where it fits. Not (yet) in
+# comm_sim.ALLREDUCE_ALGOS: the app lists that registry and needs sentences for each entry.
+TOPO_ALLREDUCE = {
+    "hier": ("hierarchical: ring reduce-scatter in each node, ring all-reduce across nodes on each GPU's "
+             "own NIC, ring all-gather in each node", allreduce_hier, t_hier),
+    "ring-nodes": ("NCCL-style rings, one channel per NIC, every GPU's NIC carrying one channel out of its node",
+                   allreduce_ring_nodes, t_ring_nodes),
+    "torus": ("bidirectional rings per torus axis, one part of the array per axis", allreduce_torus, None),
+}
+
+
+def allreduce_on(comm, arrays, algo="ring", inter_algo="hier", label=""):
+    """
+    All-reduce with the algorithm that fits comm's topology: several nodes -> inter_algo
+    ("hier" or "ring-nodes"); a torus -> bidirectional rings per axis; otherwise comm_sim's
+    ALLREDUCE_ALGOS[algo]. What topology_presets.allreduce_time prices.
+    """
+    from .comm_sim import ALLREDUCE_ALGOS
+
+    topo = comm.topology
+    if getattr(topo, "shape", None) is not None:
+        return allreduce_torus(comm, arrays, label)
+    if getattr(topo, "n_nodes", 1) > 1:
+        key = {"ring": "ring-nodes"}.get(inter_algo, inter_algo)
+        if key not in ("hier", "ring-nodes"):
+            raise ValueError(f"across nodes the all-reduce is 'hier' or 'ring', not {inter_algo!r}")
+        return TOPO_ALLREDUCE[key][1](comm, arrays, label)
+    return ALLREDUCE_ALGOS[algo][1](comm, arrays, label)

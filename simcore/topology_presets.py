@@ -24,7 +24,27 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from . import comm_sim
 from .comm_sim import LINKS, LinkSpec
+
+
+@dataclass(frozen=True)
+class TorusSlice(comm_sim.Torus):
+    """
+    A torus slice whose axes may lack their wraparound link (wrap[a] False: axis a is a line,
+    as on a TPU v5e axis shorter than 16 or a TPU v4 slice smaller than a cube). Otherwise
+    comm_sim's Torus; a message over a missing wraparound link raises ValueError.
+    """
+
+    wrap: tuple = ()
+
+    def route(self, src, dst):
+        cs, cd = self.coords(src), self.coords(dst)
+        for a, (x, y) in enumerate(zip(cs, cd)):
+            if x != y and not self.wrap[a] and abs(x - y) != 1:
+                raise ValueError(f"{self.name}: axis {a} has no wraparound link, so device {src} {cs} cannot "
+                                 f"send to device {dst} {cd}")
+        return super().route(src, dst)
 
 
 def _link(key) -> LinkSpec:
@@ -130,15 +150,14 @@ class HardwarePreset:
 
     def topology(self, n):
         """comm_sim's topology for n chips: switch(n, intra), nodes(N, per_node, intra, inter)
-        or torus(shape, link)."""
-        from . import comm_sim
-
+        or a torus slice (comm_sim's torus, with the wraparound links the slice really has)."""
         lay = self.layout(n)
         if lay.kind == "switch":
             return comm_sim.switch(n, lay.intra)
         if lay.kind == "nodes":
             return comm_sim.nodes(lay.nodes, lay.per_node, intra=lay.intra, inter=lay.inter)
-        return comm_sim.torus(lay.shape, lay.intra)
+        base = comm_sim.torus(lay.shape, lay.intra)
+        return TorusSlice(base.shape, base.link, lay.wrap)
 
     def allreduce_time(self, n, nbytes, algo="ring", inter_algo="hier"):
         """One all-reduce of S = nbytes over n chips (seconds): see allreduce_time()."""

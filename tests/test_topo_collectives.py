@@ -174,3 +174,45 @@ def test_tpu_v5e_pod_all_reduce_is_the_books_estimate():
     assert comm.time == pytest.approx(t_torus("all-reduce", shape, 2.0**30, ICI), rel=1e-9)
     book = 2 * 2.0**30 / (2 * ICI.bw * 2)
     assert book * 15 / 16 < comm.time < book * 1.01
+
+
+# ---------------------------------------------------------------------------------------
+# The cost model, the closed form and the simulation agree on every preset
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("key,n", [("dgx-h100", 8), ("dgx-h100", 16), ("dgx-h100", 24), ("gb200-nvl72", 72),
+                                   ("tpu-v5e-16x16", 16), ("tpu-v4-4x4x4", 8), ("tpu-v4-4x4x4", 64)])
+@pytest.mark.parametrize("algo", ["ring", "two-shot"])
+def test_cost_model_t_comm_equals_the_simulated_all_reduce(key, n, algo):
+    from simcore.cost_model import comm_time
+    from simcore.topo_collectives import allreduce_on
+    from simcore.topology_presets import PRESETS
+
+    preset = PRESETS[key]
+    lay = preset.layout(n)
+    if lay.kind == "torus" and len({(a, w) for a, w in zip(lay.shape, lay.wrap) if a > 1}) > 1:
+        pytest.skip("unequal axes: the parts meet on links and the closed form is a lower bound")
+    k = max(1, sum(1 for a in lay.shape if a > 1))
+    length = 2 * n * k * (preset.per_node if lay.kind == "nodes" else 1)
+    arrays = [np.full(length, 1.0 + d) for d in range(n)]
+    S = 16384.0  # one decode token of Llama-3 70B (8192 × bf16): what the decode sweep prices
+    comm = Comm(preset.topology(n), byte_scale=S / arrays[0].nbytes)
+    out = allreduce_on(comm, arrays, algo=algo)
+    assert all(np.allclose(o, n * (n + 1) / 2) for o in out)
+    assert comm.time == pytest.approx(comm_time(key, n, S, algo), rel=1e-9)
+    assert comm.time == pytest.approx(preset.allreduce_time(n, S, algo), rel=1e-9)
+
+
+def test_slices_without_wraparound_refuse_the_missing_link_and_unequal_axes_are_slower_than_the_bound():
+    from simcore.topo_collectives import allreduce_on
+    from simcore.topology_presets import PRESETS
+
+    v5e = PRESETS["tpu-v5e-16x16"]
+    topo = v5e.topology(32)  # 4x8 slice: no wraparound on either axis
+    with pytest.raises(ValueError, match="no wraparound link"):
+        Comm(topo).topology.route(0, 3)  # (0, 0) -> (0, 3): only a wraparound link would join them
+    arrays = [np.full(2 * 32 * 2, 1.0) for _ in range(32)]
+    comm = Comm(topo, byte_scale=1e3)
+    out = allreduce_on(comm, arrays)
+    assert all(np.allclose(o, 32.0) for o in out)
+    bound = v5e.allreduce_time(32, arrays[0].nbytes * 1e3)
+    assert bound <= comm.time < 1.3 * bound  # the parts share links when the axes differ
