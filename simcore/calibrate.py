@@ -96,8 +96,8 @@ def busbw_summary(op, algo, n, nbytes, seconds, link):
     times, and busbw still counts 2(n−1)/n.
     """
     bus = busbw(op, n, nbytes, seconds)
-    lines = [f"  busbw         {bus / 1e9:.2f} GB/s  (nccl-tests: algbw x {'2(n-1)/n' if op == 'all-reduce' else '(n-1)/n'},"
-             f" whatever the algorithm)"]
+    factor = "2(n-1)/n" if op == "all-reduce" else "(n-1)/n"
+    lines = [f"  busbw         {bus / 1e9:.2f} GB/s  (nccl-tests: algbw x {factor}, whatever the algorithm)"]
     try:
         port = port_bw(op, algo, n, nbytes, seconds)
     except ValueError:

@@ -166,7 +166,8 @@ def topology_note(topo):
     intra = _link(topo.intra)
     if topo.kind == "nodes":
         inter = _link(topo.inter)
-        return (f"{topo.per_node} per node on {intra.name} ({intra.bw / 1e9:.0f} GB/s, alpha {intra.alpha * 1e6:.2f} us), "
+        return (f"{topo.per_node} per node on {intra.name} ({intra.bw / 1e9:.0f} GB/s, "
+                f"alpha {intra.alpha * 1e6:.2f} us), "
                 f"{inter.name} between nodes ({inter.bw / 1e9:.0f} GB/s, alpha {inter.alpha * 1e6:.2f} us)")
     return (f"{'x'.join(map(str, topo.slices[-1]))} torus of {intra.name} ({intra.bw / 1e9:.0f} GB/s one way, "
             f"alpha {intra.alpha * 1e6:.2f} us), bidirectional rings per axis")

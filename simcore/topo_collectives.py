@@ -521,7 +521,7 @@ def _torus_scatter_phases(run, shape, wrap, orders, ready, step0, phase):
                 targets = [sorted(e * k + j for e in reg if coords[e][axis] == coords[line[o]][axis])
                            for o in range(len(line))]
                 most = max(most, _axis_rs(run, line, targets, wrap[axis], ready[j], step, phase))
-                for o, d in enumerate(line):
+                for d in line:
                     region[j][d] = {e for e in reg if coords[e][axis] == coords[d][axis]}
         step += most
     return step

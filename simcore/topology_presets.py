@@ -91,7 +91,8 @@ class HardwarePreset:
     inter: LINKS key of each chip's NIC (None: no scale-out modelled); slices: torus presets,
     the slice shape offered for each chip count; full_axis: axes of this length have their
     wraparound link (wrap_whole_slice: only when every axis has that length, as on TPU v4 whose
-    wraparound comes from optical switches joining whole cubes); max_devices: the largest n the preset builds; source: where it is from.
+    wraparound comes from optical switches joining whole cubes); max_devices: the largest n
+    the preset builds; source: where it is from.
     """
 
     key: str

@@ -185,8 +185,8 @@ def nccl_text(op, n, alpha=ALPHA, bw=BW, sizes=SIZES, program=True, style="new",
     if ranks:
         for r in range(n):
             host = hosts[r] if hosts else "node01"
-            out.append(f"#  Rank {r:2d} Group  0 Pid {12345 + r:6d} on {host:>10s} device {r % 8:2d} [0x{r % 8 + 7:02x}] "
-                       f"NVIDIA H100 80GB HBM3")
+            out.append(f"#  Rank {r:2d} Group  0 Pid {12345 + r:6d} on {host:>10s} device {r % 8:2d} "
+                       f"[0x{r % 8 + 7:02x}] NVIDIA H100 80GB HBM3")
     out.append("#")
     if style == "new":  # nccl-tests' Reporter: "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  ..."
         group = "{:>7s}  {:>6s}  {:>6s} {:>6s}"
@@ -442,7 +442,8 @@ def test_nodes_flag_marks_a_run_without_rank_lines():
 
 
 def test_a_two_node_ring_run_gives_the_inter_node_link():
-    one = nccl_text("all-reduce", 8, sizes=BIG, hosts=["gpu-a"] * 8, times=lambda S: one_node_ring_time("all-reduce", S))
+    one = nccl_text("all-reduce", 8, sizes=BIG, hosts=["gpu-a"] * 8,
+                    times=lambda S: one_node_ring_time("all-reduce", S))
     cal = calibrate.calibrate_nccl_tests(one + two_node_text() + two_node_text("all-gather"))
     assert cal.intra.alpha == pytest.approx(NVL.alpha, rel=0.02) and cal.intra.bw == pytest.approx(NVL.bw, rel=0.01)
     assert cal.inter.alpha == pytest.approx(IB.alpha, rel=0.02) and cal.inter.bw == pytest.approx(IB.bw, rel=0.01)
