@@ -117,8 +117,9 @@ def _fmt_t(s):
 
 
 def _fit_line(f):
+    plateau = f", beta from {f.n_plateau}" if f.n_plateau and f.n_plateau < f.n_points else ""
     return (f"alpha {f.alpha * 1e6:7.2f} us   beta {f.bw / 1e9:7.2f} GB/s   "
-            f"R2 {f.r2:6.3f}   worst error {f.worst_rel * 100:5.1f}%  ({f.n_points} points)")
+            f"R2 {f.r2:6.3f}   worst error {f.worst_rel * 100:5.1f}%  ({f.n_points} points{plateau})")
 
 
 def _write_json(path, data):
@@ -185,8 +186,8 @@ def measure_cmd(args) -> int:
     print(f"{info['library'].split(',')[0]} on {args.n} ranks ({info['hosts']}): {len(sizes)} sizes "
           f"{_fmt_bytes(sizes[0])} .. {_fmt_bytes(sizes[-1])}, {args.warmup} warm-up + {args.repeats} timed runs "
           f"each, median of the slowest rank")
-    print("model: t = a*alpha + b*S/beta, a and b from each algorithm's closed form; "
-          "fits weight every point by 1/t^2 (relative error)")
+    print("model: t = a*alpha + b*S/beta, a and b from each algorithm's closed form; alpha from every point, "
+          "beta from the bandwidth plateau (relative errors)")
     print_report(points, each, link_fit)
     print(f"\nthe link ({link_fit.label}): {_fit_line(link_fit)}")
     if everything.n_points != link_fit.n_points:

@@ -50,6 +50,13 @@ around … in both directions": ⌈N/2⌉ hops instead of N−1, half the bytes 
 
   (S_p the bytes the part holds after phase p). Axes of different lengths: the parts' phases
   overlap unevenly; the formula is then the slowest part's own time (a lower bound).
+
+Simulations (real arrays through comm_sim.Comm, any topology with comm_sim's route()
+interface): allreduce_hier and allreduce_ring_nodes on nodes(N, P); torus_all_gather,
+torus_reduce_scatter and allreduce_torus on a torus (or a topology_presets.TorusSlice without
+some wraparound links). Each one's simulated time equals its closed form above to 1e-9
+(tests/test_topo_collectives.py). allreduce_on(comm, arrays) picks the one for comm's
+topology, as topology_presets.allreduce_time prices it.
 """
 
 from __future__ import annotations
