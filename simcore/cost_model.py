@@ -88,6 +88,8 @@ def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, a
     n_ar = 2 * model.n_layers
     msg = batch * model.d_model * act_bytes
     extra = {}
+    if topology is None and link is None:
+        raise ValueError("give the link the chips talk over, or a topology (a hardware preset)")
     if topology is None:
         t_comm = n_ar * np.asarray(t_formula(algo, n, msg, link.alpha, link.bw), dtype=float)  # 0 at n = 1
     else:

@@ -218,6 +218,10 @@ def test_decode_t_comm_follows_the_topology():
     assert list(s["valid"]) == [True, True, True, True, False, True, True]
     assert math.isnan(s["t_comm"][4]) and s["bound"][4] == "invalid"
     assert list(s["n_nodes"]) == [1, 1, 1, 1, 2, 2, 4] and node_boundary("dgx-h100") == 8
+    with pytest.raises(ValueError, match="or a topology"):
+        decode_sweep(LLAMA3_70B, H100, None, ns, 1, 4096)
+    with pytest.raises(ValueError, match="unknown hardware preset"):
+        decode_sweep(LLAMA3_70B, H100, None, ns, 1, 4096, topology="dgx-b300")
     one = tp_decode_step(LLAMA3_70B, H100, None, 16, 1, 4096, topology="dgx-h100")
     assert one["t_comm"] == pytest.approx(s["t_comm"][5], rel=1e-12)
     # the machine does not change the roofline terms, only communication
