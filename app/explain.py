@@ -169,6 +169,13 @@ def describe_group(msgs, n: int) -> str:
     elif phases == {"unfold"}:
         head = _tr("Last, GPU d − {p} sends the finished sum ({size}) back to each of the {k} GPU(s) that "
                    "folded in.").format(p=n - len(msgs), k=len(msgs), size=size)
+    elif phases == {"one-shot reduce-scatter"} and all(m.chunk == m.dst for m in msgs):
+        j = (dst[0] - src[0]) % n
+        head = _tr("Every GPU d sends its part of chunk d + {j} ({size}) straight to that chunk's owner, "
+                   "GPU d + {j}.").format(j=j, size=size)
+    elif phases == {"one-shot all-gather"} and all(m.chunk == m.src for m in msgs):
+        j = (dst[0] - src[0]) % n
+        head = _tr("Every GPU d sends its own chunk d ({size}) straight to GPU d + {j}.").format(j=j, size=size)
     elif n > 1 and len(msgs) == n and all(d == (s + 1) % n for s, d in zip(src, dst)):
         head = _tr("Every GPU d sends one chunk of {size} to its ring neighbour d + 1.").format(size=size)
     elif n > 1 and len(msgs) > 1 and len({s ^ d for s, d in zip(src, dst)}) == 1 and all(d < n for d in dst):
@@ -177,14 +184,8 @@ def describe_group(msgs, n: int) -> str:
             k=k, what=_chunk(m0.chunk), size=size)
     elif n > 2 and len({(d - s) % n for s, d in zip(src, dst)}) == 1 and len(msgs) == n:
         j = (dst[0] - src[0]) % n
-        if m0.chunk != ALL and all(m.chunk == m.dst for m in msgs):  # one-shot reduce-scatter
-            head = _tr("Every GPU d sends its part of chunk d + {j} ({size}) straight to that chunk's owner, "
-                       "GPU d + {j}.").format(j=j, size=size)
-        elif m0.chunk != ALL and all(m.chunk == m.src for m in msgs):  # one-shot all-gather
-            head = _tr("Every GPU d sends its own chunk d ({size}) straight to GPU d + {j}.").format(j=j, size=size)
-        else:
-            head = _tr("Every GPU d sends {what} ({size}) to GPU d + {j}.").format(what=_chunk(m0.chunk), size=size,
-                                                                                  j=j)
+        head = _tr("Every GPU d sends {what} ({size}) to GPU d + {j}.").format(what=_chunk(m0.chunk), size=size,
+                                                                              j=j)
     else:
         head = _tr("{k} message(s) of {size}.").format(k=len(msgs), size=size)
     if extra > 0:

@@ -14,7 +14,6 @@ os.replace: a reader never sees half a file, a cancelled or failed export leaves
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from dataclasses import dataclass
@@ -99,25 +98,18 @@ def _mode_for(path: str) -> int:
         return 0o666 & ~umask
 
 
-def _write_text(path: str, text: str):
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-
-    atomic_write(path, write)
-
-
 # ---------------------------------------------------------------------------------------
 # The trace
 # ---------------------------------------------------------------------------------------
 def export_trace_chrome(trace: Trace, path: str):
-    """Chrome trace-event JSON (one process per device, send and receive tracks)."""
-    _write_text(path, json.dumps(trace.to_chrome()))
+    """Chrome trace-event JSON (one process per device, send and receive tracks, arrows from
+    each send to its receive), streamed to the file; gzipped when the name ends in .gz."""
+    atomic_write(path, lambda tmp: trace.write_chrome(tmp, flows=True))
 
 
 def export_trace_csv(trace: Trace, path: str):
-    """One row per message (see Trace.to_csv)."""
-    _write_text(path, trace.to_csv())
+    """One row per message, plain numbers (see Trace.write_csv), streamed to the file."""
+    atomic_write(path, trace.write_csv)
 
 
 # ---------------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .trace import ALL, SWITCH, Collective, Message, Trace, chunk_bounds
+from .trace import ALL, SWITCH, Collective, Initial, Trace, chunk_bounds, who_block, who_everyone
 
 
 # ---------------------------------------------------------------------------------------
@@ -163,6 +163,10 @@ class Switch:
     def route(self, src, dst):
         """(send port, receive port, link) of a message src -> dst; SWITCH's side has no port."""
         return (None if src == SWITCH else src), (None if dst == SWITCH else dst), self.link
+
+    def routes(self, src, dst):
+        """route() of many messages at once: (send ports, receive ports, α, β), -1 for no port."""
+        return np.where(src == SWITCH, -1, src), np.where(dst == SWITCH, -1, dst), self.link.alpha, self.link.bw
 
 
 def switch(n, link=NVLINK4) -> Switch:
@@ -311,6 +315,11 @@ class Comm:
     timed as if it were a real bf16 one (e.g. byte_scale = 2/8 * real_size/toy_size).
     `time` is the simulated clock in seconds: the arrival of the last message so far.
     `link` is the topology's main link (a device's port into its switch).
+
+    Messages are timed one at a time (`send`, for irregular schedules) or a whole step at a
+    time (`send_batch`, ring steps and recursive-doubling rounds); both apply the port model
+    in `_port_times`, so a step sent as a batch is timed exactly as if its messages had been
+    sent one after another.
     """
 
     def __init__(self, topology, byte_scale: float = 1.0):
@@ -322,43 +331,46 @@ class Comm:
         self.byte_scale = float(byte_scale)
         self.trace = Trace()
         self.time = 0.0
-        self._send_free = [0.0] * topology.n_ports  # when each port's send side is free again
-        self._recv_free = [0.0] * topology.n_ports
+        self._send_free = np.zeros(topology.n_ports)  # when each port's send side is free again
+        self._recv_free = np.zeros(topology.n_ports)
         self.ready = [0.0] * self.n  # when each device has finished its part of the last collective
         self._coll = None  # (id, op, algo, label) of the collective being recorded
+        self._route_cache: dict = {}
 
     # -- recording ------------------------------------------------------------------------
     def _begin(self, op, algo, label, n_chunks, nbytes, initial):
+        """initial: an Initial, or per device a dict {chunk: contributors} it holds before."""
+        reg = ALGORITHMS.get(op, {})
+        if algo in reg and self.n > 1:  # room for all its messages at once: no copying while it runs
+            self.trace.reserve(int(reg[algo].message_count(self.n)))
         cid = len(self.trace.collectives)
         self._coll = (cid, op, algo, label)
         self._first = len(self.trace.messages)
-        self._meta = (n_chunks, float(nbytes) * self.byte_scale, tuple(tuple(sorted(h.items())) for h in initial))
+        if not isinstance(initial, Initial):
+            initial = tuple(tuple(sorted(h.items())) for h in initial)
+        self._meta = (n_chunks, float(nbytes) * self.byte_scale, initial)
         self._t0 = min(self.ready)
-        # messages join the trace when the collective completes; a message the topology cannot
-        # carry (ValueError from route) leaves the Comm as it was before the collective
-        self._pending = []
-        self._ports_before = (list(self._send_free), list(self._recv_free))
+        # a message the topology cannot carry (ValueError from route) leaves the Comm as it was
+        # before the collective: its messages so far are taken back, its ports restored
+        self._ports_before = (self._send_free.copy(), self._recv_free.copy())
 
     def _abort(self):
         self._send_free, self._recv_free = self._ports_before
-        self._pending = []
+        self.trace.truncate(self._first)
         self._coll = None
 
     def _end(self):
         cid, op, algo, label = self._coll
         n_chunks, nbytes, initial = self._meta
-        msgs = self._pending
-        for m in msgs:
-            self.trace.messages.append(m)
-        self._pending = []
-        t_end = self._t0
-        for m in msgs:
-            t_end = max(t_end, m.t_end)
-            for d in (m.src, m.dst):
-                if d != SWITCH:
-                    self.ready[d] = max(self.ready[d], m.t_end)
+        rows = self.trace.rows(self._first)
+        t_end = max(self._t0, float(rows["t_end"].max())) if len(rows) else self._t0
+        ready = np.array(self.ready, dtype=float)
+        for side in ("src", "dst"):  # a device is done when its last message has left or landed
+            mine = rows[side] != SWITCH
+            np.maximum.at(ready, rows[side][mine], rows["t_end"][mine])
+        self.ready = ready.tolist()
         self.time = max(self.time, t_end)
-        n_steps = 1 + max((m.step for m in msgs), default=-1)
+        n_steps = int(rows["step"].max()) + 1 if len(rows) else 0
         self.trace.collectives.append(Collective(
             cid, op, algo, label, self.n, n_chunks, self._t0, t_end, nbytes, n_steps,
             self._first, len(self.trace.messages), initial))
@@ -378,25 +390,129 @@ class Comm:
             self._abort()
             raise
         b = nbytes * self.byte_scale
-        busy = b / link.bw
-        start = ready
-        if send_port is not None and self._send_free[send_port] > start:
-            start = self._send_free[send_port]
-        if recv_port is not None and self._recv_free[recv_port] > start:
-            start = self._recv_free[recv_port]
-        if send_port is not None:
-            self._send_free[send_port] = start + busy
-        if recv_port is not None:
-            self._recv_free[recv_port] = start + busy
-        end = start + link.alpha + busy
-        self._pending.append(Message(cid, op, algo, label, step, src, dst, chunk,
-                                     contributors, b, start, end, phase, reduce))
+        start, end = self._port_time(-1 if send_port is None else send_port, -1 if recv_port is None else recv_port,
+                                     b, float(ready), link.alpha, link.bw)
+        self.trace.add_message(cid, op, algo, label, step, src, dst, chunk, contributors, b, start, end, phase,
+                               reduce, n=self.n)
         return end
+
+    def send_batch(self, src, dst, nbytes, ready, step, chunk, who, phase="", reduce=False):
+        """
+        Many messages at once, timed as if `send` were called for each in the order given.
+        src, dst: device arrays; nbytes (before byte_scale), ready (s), chunk: arrays or one
+        value; who: the contributors as a (first, count, period, limit) descriptor of arrays
+        or values (see simcore.trace.who_arc). Records them; returns their arrival times.
+        """
+        plan = self._plan(src, dst)
+        b = np.broadcast_to(np.asarray(nbytes, dtype=float) * self.byte_scale, plan.src.shape)
+        start, end = self._port_times(plan, b, ready)
+        self._record(step, plan.src, plan.dst, chunk, b, start, end, who, phase, reduce)
+        return end
+
+    def _record(self, step, src, dst, chunk, b, start, end, who, phase, reduce):
+        """Append messages (arrays, b after byte_scale) to the trace."""
+        cid, op, algo, label = self._coll
+        self.trace.add_messages(cid, op, algo, label, phase, step, src, dst, chunk, b, start, end, reduce, who)
+
+    # -- the port model -------------------------------------------------------------------
+    def _port_time(self, sp, rp, b, ready, alpha, bw):
+        """One message on send port sp and receive port rp (-1: none): (t_start, t_end)."""
+        busy = b / bw
+        start = ready
+        if sp >= 0 and self._send_free[sp] > start:
+            start = float(self._send_free[sp])
+        if rp >= 0 and self._recv_free[rp] > start:
+            start = float(self._recv_free[rp])
+        if sp >= 0:
+            self._send_free[sp] = start + busy
+        if rp >= 0:
+            self._recv_free[rp] = start + busy
+        return start, start + alpha + busy
+
+    def _port_times(self, plan, b, ready):
+        """
+        The port model for the messages of `plan`, in order: t_start = max(ready, send port
+        free, receive port free); both ports busy until t_start + b/β; t_end = t_start + α + b/β.
+        When no port appears twice (a ring step, a recursive-doubling round) the messages
+        cannot wait for each other and are timed as arrays; otherwise one by one (_port_time).
+        b: bytes after byte_scale; ready: when each message's data exists (array or one value).
+        """
+        m = len(plan.src)
+        ready = np.broadcast_to(np.asarray(ready, dtype=float), (m,))
+        if plan.in_turn:
+            alpha, bw = np.broadcast_to(plan.alpha, (m,)), np.broadcast_to(plan.bw, (m,))
+            times = [self._port_time(int(plan.sp[i]), int(plan.rp[i]), float(b[i]), float(ready[i]),
+                                     float(alpha[i]), float(bw[i])) for i in range(m)]
+            start, end = (np.array(t, dtype=float).reshape(m) for t in zip(*times)) if m else (ready, ready)
+            return start, end
+        busy = b / plan.bw
+        sp, rp = plan.sp, plan.rp
+        if plan.all_ports:
+            start = np.maximum(np.maximum(ready, self._send_free[sp]), self._recv_free[rp])
+            free = start + busy
+            self._send_free[sp] = free
+            self._recv_free[rp] = free
+        else:  # messages to or from the switch hold one port only
+            hs, hr = sp >= 0, rp >= 0
+            start = np.array(ready, dtype=float)
+            start[hs] = np.maximum(start[hs], self._send_free[sp[hs]])
+            start[hr] = np.maximum(start[hr], self._recv_free[rp[hr]])
+            free = start + busy
+            self._send_free[sp[hs]] = np.broadcast_to(free, (m,))[hs]
+            self._recv_free[rp[hr]] = np.broadcast_to(free, (m,))[hr]
+        return start, start + plan.alpha + busy
+
+    def _plan(self, src, dst) -> _Plan:
+        """The routes of messages src -> dst (arrays), ready to be timed by _port_times."""
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        fast = getattr(self.topology, "routes", None)
+        if fast is not None:
+            sp, rp, alpha, bw = fast(src, dst)
+        else:
+            m = len(src)
+            sp, rp = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+            alpha, bw = np.empty(m), np.empty(m)
+            for i, key in enumerate(zip(src.tolist(), dst.tolist())):
+                r = self._route_cache.get(key)
+                if r is None:
+                    try:
+                        s, d, link = self.topology.route(*key)
+                    except ValueError:
+                        self._abort()
+                        raise
+                    r = self._route_cache[key] = (-1 if s is None else s, -1 if d is None else d, link.alpha, link.bw)
+                sp[i], rp[i], alpha[i], bw[i] = r
+        hs, hr = sp >= 0, rp >= 0
+        in_turn = _repeats(sp[hs], len(self._send_free)) or _repeats(rp[hr], len(self._recv_free))
+        return _Plan(src, dst, sp, rp, alpha, bw, bool(hs.all() and hr.all()), in_turn)
+
+
+class _Plan(NamedTuple):
+    """Messages src -> dst with their ports (-1: none) and links, as Comm._port_times needs them."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    sp: np.ndarray
+    rp: np.ndarray
+    alpha: object  # one value or an array
+    bw: object
+    all_ports: bool  # every message holds a send and a receive port
+    in_turn: bool  # a port appears twice: the messages must be timed one by one
+
+
+def _repeats(ports, n_ports) -> bool:
+    """Does a port id occur twice?"""
+    return len(ports) > 1 and int(np.bincount(ports, minlength=n_ports).max()) > 1
 
 
 # ---------------------------------------------------------------------------------------
 # Ring building blocks (one place decides which chunk a device sends at each ring step)
 # ---------------------------------------------------------------------------------------
+# All n sends of a ring step are timed at once (d -> d+1 holds distinct ports), a phase of
+# n−1 steps is recorded in one call, and the data moves as whole-array operations, so a step
+# costs a few numpy operations however large n is. ring_rs_chunk / ring_ag_chunk work on
+# arrays as on numbers.
 def ring_rs_chunk(d, k, n):
     """Reduce-scatter, step k: device d sends (its partial of) chunk (d - k) mod n to d + 1."""
     return (d - k) % n
@@ -409,89 +525,148 @@ def ring_ag_chunk(d, k, n, first):
 
 def _bounds(length, n):
     """Start offsets of n nearly equal chunks (np.array_split's rule), plus the end."""
-    return np.asarray(chunk_bounds(length, n), dtype=int)
+    return np.asarray(chunk_bounds(length, n), dtype=np.int64)
 
 
-def _ring_reduce_scatter(comm, bufs, bounds, arrive, step0=0, phase="reduce-scatter"):
+def _move(bufs, bounds, src, dst, chunks, add):
     """
-    n−1 steps on the rows of `bufs` (n, L) in place. arrive[d][c]: when device d's partial of
-    chunk c is ready. Afterwards device d's chunk (d+1) mod n is the full sum.
+    Row dst[i] of bufs gets chunk chunks[i] of row src[i] (added when `add`). No (dst, chunk)
+    repeats and no step reads what it writes, so this equals doing the messages one by one.
+    """
+    lo = bounds[chunks]
+    lens = bounds[chunks + 1] - lo
+    if len(lens) and (lens == lens[0]).all():  # equal chunks: one 2-D fancy index per side
+        cols = lo[:, None] + np.arange(lens[0])
+        rs, rd = src[:, None], dst[:, None]
+    else:
+        cols = np.repeat(lo - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
+        rs, rd = np.repeat(src, lens), np.repeat(dst, lens)
+    if add:
+        bufs[rd, cols] += bufs[rs, cols]
+    else:
+        bufs[rd, cols] = bufs[rs, cols]
+
+
+def _ring_reduce_scatter(comm, bufs, bounds, ready, step0=0, phase="reduce-scatter"):
+    """
+    n−1 steps on the rows of `bufs` (n, L) in place, every device starting with all its own
+    partials at time ready[d]. At step k device d sends chunk (d−k) mod n, the sum of devices
+    d−k … d (a ring arc), to d+1, which adds it. Afterwards device d holds chunk (d+1) mod n
+    complete. Returns when that chunk is complete on every device (seconds, per device).
     """
     n = comm.n
-    item = bufs.itemsize
-    who = [[frozenset((d,)) for _ in range(n)] for d in range(n)]
-    for k in range(n - 1):
-        # d sends chunk (d−k) while receiving chunk (d−1−k): a step never reads what it writes
-        for d in range(n):
+    d, steps = np.arange(n), np.arange(n - 1)
+    plan = comm._plan(d, (d + 1) % n)  # the same ports every step
+    chunk = ring_rs_chunk(d[None, :], steps[:, None], n)  # [step, device]
+    b = (bounds[chunk + 1] - bounds[chunk]) * bufs.itemsize * comm.byte_scale
+    start, end = np.empty(b.shape), np.empty(b.shape)
+    prev = (d - 1) % n
+    got = np.full(n, -np.inf)  # when device d received its last chunk
+    for k in steps:  # a step needs the chunk received in the step before
+        start[k], end[k] = comm._port_times(plan, b[k], np.maximum(ready, got))
+        got = end[k][prev]
+    comm._record(step0 + steps[:, None], d, (d + 1) % n, chunk, b, start, end,
+                 (chunk, steps[:, None] + 1, n, n), phase, True)
+    _ring_sums(bufs, bounds, n)  # the bytes really move, and are added
+    return np.maximum(ready, got)
+
+
+def _ring_sums(bufs, bounds, n):
+    """
+    What the n−1 reduce-scatter steps leave in `bufs`, in place: chunk c travels c, c+1, …,
+    and device c+i adds its own partial to what arrived, so it holds the sum over devices
+    c … c+i, accumulated in that order (np.add.accumulate adds one term at a time, exactly as
+    the messages do).
+    """
+    lens = np.diff(bounds)
+    if not len(lens) or not (lens == lens[0]).all():  # uneven chunks: step by step
+        d = np.arange(n)
+        for k in range(n - 1):
             c = ring_rs_chunk(d, k, n)
-            dst = (d + 1) % n
-            lo, hi = bounds[c], bounds[c + 1]
-            t = comm.send(d, dst, (hi - lo) * item, arrive[d][c], step0 + k, c, who[d][c], phase, True)
-            bufs[dst, lo:hi] += bufs[d, lo:hi]  # the bytes really move, and are added
-            who[dst][c] = who[dst][c] | who[d][c]
-            arrive[dst][c] = max(arrive[dst][c], t)
-    return who
+            _move(bufs, bounds, d, (d + 1) % n, c, add=True)
+        return
+    q = int(lens[0])
+    # Chunk c's path visits devices c, c+1, …: in two stacked copies of the buffers it is the
+    # skewed diagonal [c + i, c], a strided view, so the sums need no gather and no scatter.
+    two = np.concatenate([bufs, bufs]).reshape(2 * n, n, q)  # [device (twice), chunk, element]
+    rs, cs, es = two.strides
+    path = np.lib.stride_tricks.as_strided(two, shape=(n, n, q), strides=(rs + cs, rs, es))  # [chunk, hop]
+    np.add.accumulate(path, axis=1, out=path)
+    dev, chunk = np.arange(n)[:, None, None], np.arange(n)[None, :, None]
+    # device d is hop d − c of chunk c's path: row d of the first copy, or row d + n after wrapping
+    bufs.reshape(n, n, q)[...] = np.where(dev >= chunk, two[:n], two[n:])
 
 
-def _ring_all_gather(comm, bufs, bounds, arrive, first, who, step0=0, phase="all-gather"):
+def _ring_all_gather(comm, bufs, bounds, have, first, who, step0=0, phase="all-gather"):
     """
-    n−1 steps on `bufs` (n, L) in place: device d starts with chunk first[d] complete and
-    ends with every chunk. arrive[d][c]: when chunk c is (complete) on device d.
+    n−1 steps on `bufs` (n, L) in place: device d starts with chunk first[d] complete from
+    time have[d], its contributors the descriptor who (arrays over d, or one set), and ends with every
+    chunk. At step k device d forwards the chunk its predecessor d−k started with.
     """
     n = comm.n
-    item = bufs.itemsize
-    for k in range(n - 1):
-        for d in range(n):
-            c = ring_ag_chunk(d, k, n, first)
-            dst = (d + 1) % n
-            lo, hi = bounds[c], bounds[c + 1]
-            t = comm.send(d, dst, (hi - lo) * item, arrive[d][c], step0 + k, c, who[d][c], phase, False)
-            bufs[dst, lo:hi] = bufs[d, lo:hi]  # the bytes really move
-            who[dst][c] = who[d][c]
-            arrive[dst][c] = t
+    d, steps = np.arange(n), np.arange(n - 1)
+    plan = comm._plan(d, (d + 1) % n)
+    origin = (d[None, :] - steps[:, None]) % n  # [step, device]: whose chunk d forwards
+    chunk = ring_ag_chunk(d[None, :], steps[:, None], n, first)
+    b = (bounds[chunk + 1] - bounds[chunk]) * bufs.itemsize * comm.byte_scale
+    start, end = np.empty(b.shape), np.empty(b.shape)
+    prev = (d - 1) % n
+    ready = np.asarray(have, dtype=float)
+    for k in steps:  # the next step forwards what just landed
+        start[k], end[k] = comm._port_times(plan, b[k], ready)
+        ready = end[k][prev]
+    comm._record(step0 + steps[:, None], d, (d + 1) % n, chunk, b, start, end,
+                 tuple(w[origin] if np.ndim(w) else w for w in who), phase, False)
+    # the bytes really move: in the end every device has every chunk of the device it started on
+    row_of_chunk = np.empty(n, dtype=np.int64)
+    row_of_chunk[first] = d
+    cols = np.arange(bufs.shape[1])
+    bufs[:] = bufs[np.repeat(row_of_chunk, np.diff(bounds)), cols]
+
+
+def _each_alone(n):
+    """Device d's own data, for every d: the descriptors of {0}, {1}, …, {n−1}."""
+    return (np.arange(n), np.ones(n, dtype=np.int64), np.full(n, n), np.full(n, n))
 
 
 # ---------------------------------------------------------------------------------------
 # One-shot building blocks: every message of a phase is issued at once, each to its final
 # receiver, so the phase pays α once and its ports stream the bytes back to back.
 # ---------------------------------------------------------------------------------------
-def _direct_reduce_scatter(comm, bufs, bounds, ready, step0=0, phase="reduce-scatter"):
+def _direct_reduce_scatter(comm, bufs, bounds, ready, step0=0, phase="one-shot reduce-scatter"):
     """
     One-shot reduce-scatter on `bufs` (n, L) in place: device c owns chunk c. In round j
     (1 .. n−1) device d sends its partial of chunk (d + j) mod n straight to that chunk's owner,
-    so in every round each receive port hears from one sender. Returns (who, done): the
-    contributors of every owner's chunk and when the owner's sum is complete.
+    so in every round each receive port hears from one sender. Returns when every owner's sum
+    is complete (seconds, per device); its contributors are then everyone.
     """
     n = comm.n
-    item = bufs.itemsize
-    who = [frozenset((d,)) for d in range(n)]
-    done = list(ready)
+    d = np.arange(n)
+    ready = np.asarray(ready, dtype=float)
+    done = ready.copy()
     for j in range(1, n):
-        for d in range(n):
-            c = (d + j) % n
-            lo, hi = bounds[c], bounds[c + 1]
-            t = comm.send(d, c, (hi - lo) * item, ready[d], step0 + j - 1, c, frozenset((d,)), phase, True)
-            bufs[c, lo:hi] += bufs[d, lo:hi]  # d never sends its own chunk d: an untouched partial
-            who[c] = who[c] | {d}
-            done[c] = max(done[c], t)
-    return who, done
+        c = (d + j) % n
+        nbytes = (bounds[c + 1] - bounds[c]) * bufs.itemsize
+        t = comm.send_batch(d, c, nbytes, ready, step0 + j - 1, c, (d, 1, n, n), phase, True)
+        _move(bufs, bounds, d, c, c, add=True)  # d never sends its own chunk d: an untouched partial
+        done[c] = np.maximum(done[c], t)
+    return done
 
 
-def _direct_all_gather(comm, bufs, bounds, ready, first, who, step0=0, phase="all-gather"):
+def _direct_all_gather(comm, bufs, bounds, ready, first, who, step0=0, phase="one-shot all-gather"):
     """
     One-shot all-gather on `bufs` (n, L) in place: device d holds chunk first[d] complete (its
-    contributors who[d]) from time ready[d] and sends it straight to every other device, to
-    (d + j) mod n in round j (1 .. n−1).
+    contributors the descriptor who[d]) from time ready[d] and sends it straight to every
+    other device, to (d + j) mod n in round j (1 .. n−1).
     """
     n = comm.n
-    item = bufs.itemsize
+    d = np.arange(n)
+    c = np.asarray(first)
+    nbytes = (bounds[c + 1] - bounds[c]) * bufs.itemsize
     for j in range(1, n):
-        for d in range(n):
-            dst = (d + j) % n
-            c = first[d]
-            lo, hi = bounds[c], bounds[c + 1]
-            comm.send(d, dst, (hi - lo) * item, ready[d], step0 + j - 1, c, who[d], phase, False)
-            bufs[dst, lo:hi] = bufs[d, lo:hi]
+        dst = (d + j) % n
+        comm.send_batch(d, dst, nbytes, ready, step0 + j - 1, c, who, phase, False)
+        _move(bufs, bounds, d, dst, c, add=False)
 
 
 def _check_arrays(arrays, n, what):
@@ -553,14 +728,8 @@ def allgather_ring(comm, chunks, owner, label=""):
     """
     n = comm.n
     bufs, bounds, first = _gather_inputs(comm, chunks, owner, "all-gather")
-    initial = [{first[d]: frozenset((d,))} for d in range(n)]
-    comm._begin("all-gather", "ring", label, n, bufs[0].nbytes, initial)
-    who = [[None] * n for _ in range(n)]
-    arrive = [[math.inf] * n for _ in range(n)]
-    for d in range(n):
-        who[d][first[d]] = frozenset((d,))
-        arrive[d][first[d]] = comm.ready[d]
-    _ring_all_gather(comm, bufs, bounds, arrive, first, who, phase="all-gather")
+    comm._begin("all-gather", "ring", label, n, bufs[0].nbytes, Initial.own_one(first))
+    _ring_all_gather(comm, bufs, bounds, np.array(comm.ready), np.asarray(first), _each_alone(n), phase="all-gather")
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -573,8 +742,8 @@ def allgather_direct(comm, chunks, owner, label=""):
     """
     n = comm.n
     bufs, bounds, first = _gather_inputs(comm, chunks, owner, "all-gather")
-    comm._begin("all-gather", "direct", label, n, bufs[0].nbytes, [{first[d]: frozenset((d,))} for d in range(n)])
-    _direct_all_gather(comm, bufs, bounds, list(comm.ready), first, [frozenset((d,)) for d in range(n)])
+    comm._begin("all-gather", "direct", label, n, bufs[0].nbytes, Initial.own_one(first))
+    _direct_all_gather(comm, bufs, bounds, np.array(comm.ready), first, _each_alone(n))
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -590,10 +759,8 @@ def reduce_scatter_ring(comm, arrays, label=""):
     """
     n = comm.n
     bufs, bounds = _scatter_inputs(comm, arrays, "reduce-scatter")
-    comm._begin("reduce-scatter", "ring", label, n, bufs[0].nbytes,
-                [{c: frozenset((d,)) for c in range(n)} for d in range(n)])
-    arrive = [[comm.ready[d]] * n for d in range(n)]
-    _ring_reduce_scatter(comm, bufs, bounds, arrive)
+    comm._begin("reduce-scatter", "ring", label, n, bufs[0].nbytes, Initial.own_all(n, n))
+    _ring_reduce_scatter(comm, bufs, bounds, np.array(comm.ready))
     comm._end()
     owner = {r: (r + 1) % n for r in range(n)}
     pieces = [bufs[r, bounds[owner[r]]:bounds[owner[r] + 1]].copy() for r in range(n)]
@@ -609,9 +776,8 @@ def reduce_scatter_direct(comm, arrays, label=""):
     """
     n = comm.n
     bufs, bounds = _scatter_inputs(comm, arrays, "reduce-scatter")
-    comm._begin("reduce-scatter", "direct", label, n, bufs[0].nbytes,
-                [{c: frozenset((d,)) for c in range(n)} for d in range(n)])
-    _direct_reduce_scatter(comm, bufs, bounds, list(comm.ready))
+    comm._begin("reduce-scatter", "direct", label, n, bufs[0].nbytes, Initial.own_all(n, n))
+    _direct_reduce_scatter(comm, bufs, bounds, np.array(comm.ready))
     comm._end()
     owner = {r: r for r in range(n)}
     return [bufs[r, bounds[r]:bounds[r + 1]].copy() for r in range(n)], owner
@@ -632,13 +798,11 @@ def allreduce_ring(comm, arrays, label=""):
     _check_arrays(arrays, n, "all-reduce")
     bufs = _stack(arrays)
     bounds = _bounds(bufs.shape[1], n)
-    comm._begin("all-reduce", "ring", label, n, bufs[0].nbytes,
-                [{c: frozenset((d,)) for c in range(n)} for d in range(n)])
+    comm._begin("all-reduce", "ring", label, n, bufs[0].nbytes, Initial.own_all(n, n))
     if n > 1:
-        arrive = [[comm.ready[d]] * n for d in range(n)]
-        who = _ring_reduce_scatter(comm, bufs, bounds, arrive)
-        first = [(d + 1) % n for d in range(n)]
-        _ring_all_gather(comm, bufs, bounds, arrive, first, who, step0=n - 1)
+        have = _ring_reduce_scatter(comm, bufs, bounds, np.array(comm.ready))
+        first = (np.arange(n) + 1) % n  # device d now holds chunk d+1 complete
+        _ring_all_gather(comm, bufs, bounds, have, first, who_everyone(n), step0=n - 1)
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -657,38 +821,32 @@ def allreduce_rd(comm, arrays, label=""):
     n = comm.n
     _check_arrays(arrays, n, "all-reduce")
     bufs = _stack(arrays)
-    comm._begin("all-reduce", "rd", label, 1, bufs[0].nbytes, [{0: frozenset((d,))} for d in range(n)])
+    comm._begin("all-reduce", "rd", label, 1, bufs[0].nbytes, Initial.own_all(n, 1))
     nb = bufs[0].nbytes
     p = 1 << (n.bit_length() - 1)
-    who = [frozenset((d,)) for d in range(n)]
-    ready = list(comm.ready)
+    ready = np.array(comm.ready)
+    extra = np.arange(p, n)
     step = 0
     if p < n:  # fold the extras in
-        for d in range(p, n):
-            t = comm.send(d, d - p, nb, ready[d], step, ALL, who[d], "fold", True)
-            bufs[d - p] += bufs[d]
-            who[d - p] = who[d - p] | who[d]
-            ready[d - p] = max(ready[d - p], t)
+        t = comm.send_batch(extra, extra - p, nb, ready[extra], step, ALL, (extra, 1, n, n), "fold", True)
+        bufs[extra - p] += bufs[extra]
+        ready[extra - p] = np.maximum(ready[extra - p], t)
         step += 1
+    d = np.arange(p)
     k = 1
     while k < p:
+        partner = d ^ k
         snap = bufs[:p].copy()  # every device sends its pre-round buffer
-        whos, arrivals = list(who), []
-        for d in range(p):
-            both = max(ready[d], ready[d ^ k])  # a blocking exchange: both partners are in this round
-            arrivals.append(comm.send(d, d ^ k, nb, both, step, ALL, whos[d], f"round {step}", True))
-        for d in range(p):
-            partner = d ^ k
-            bufs[partner] += snap[d]
-            who[partner] = who[partner] | whos[d]
-            ready[partner] = max(ready[partner], arrivals[d])
+        both = np.maximum(ready[d], ready[partner])  # a blocking exchange: both partners are in this round
+        # d's sum so far: the aligned block of k devices around d, each with its folded extra
+        t = comm.send_batch(d, partner, nb, both, step, ALL, who_block(d & ~(k - 1), k, p, n), f"round {step}", True)
+        bufs[:p] += snap[partner]
+        ready[:p] = np.maximum(ready[:p], t[partner])  # device e heard from e XOR k
         k <<= 1
         step += 1
     if p < n:  # send the result back to the extras
-        for d in range(p, n):
-            comm.send(d - p, d, nb, ready[d - p], step, ALL, who[d - p], "unfold", False)
-            bufs[d] = bufs[d - p]
-            who[d] = who[d - p]
+        comm.send_batch(extra - p, extra, nb, ready[extra - p], step, ALL, who_everyone(n), "unfold", False)
+        bufs[extra] = bufs[extra - p]
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -707,19 +865,17 @@ def allreduce_innet(comm, arrays, label=""):
     _check_arrays(arrays, n, "all-reduce")
     bufs = _stack(arrays)
     bounds = _bounds(bufs.shape[1], n)
-    comm._begin("all-reduce", "innet", label, n, bufs[0].nbytes,
-                [{c: frozenset((d,)) for c in range(n)} for d in range(n)])
+    comm._begin("all-reduce", "innet", label, n, bufs[0].nbytes, Initial.own_all(n, n))
     if n > 1:
-        everyone = frozenset(range(n))
-        item = bufs.itemsize
+        d, ready = np.arange(n), np.array(comm.ready)
+        switch_ = np.full(n, SWITCH)
         total = bufs.sum(axis=0)  # what the switch's adders produce
         for c in range(n):
             lo, hi = bounds[c], bounds[c + 1]
-            arrived = max(comm.send(d, SWITCH, (hi - lo) * item, comm.ready[d], c, c, frozenset((d,)), "up", True)
-                          for d in range(n))
-            for d in range(n):
-                comm.send(SWITCH, d, (hi - lo) * item, arrived, c + 1, c, everyone, "down", False)
-                bufs[d, lo:hi] = total[lo:hi]
+            nbytes = (hi - lo) * bufs.itemsize
+            up = comm.send_batch(d, switch_, nbytes, ready, c, c, (d, 1, n, n), "up", True)
+            comm.send_batch(switch_, d, nbytes, up.max(), c + 1, c, who_everyone(n), "down", False)
+            bufs[:, lo:hi] = total[lo:hi]
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -739,12 +895,12 @@ def allreduce_direct(comm, arrays, label=""):
     src = _stack(arrays)
     bufs = src.copy()
     nb = src[0].nbytes
-    comm._begin("all-reduce", "direct", label, 1, nb, [{0: frozenset((d,))} for d in range(n)])
+    comm._begin("all-reduce", "direct", label, 1, nb, Initial.own_all(n, 1))
+    d, ready = np.arange(n), np.array(comm.ready)
     for j in range(1, n):
-        for d in range(n):
-            dst = (d + j) % n
-            comm.send(d, dst, nb, comm.ready[d], j - 1, ALL, frozenset((d,)), f"round {j}", True)
-            bufs[dst] += src[d]
+        dst = (d + j) % n
+        comm.send_batch(d, dst, nb, ready, j - 1, ALL, (d, 1, n, n), f"round {j}", True)
+        bufs[dst] += src[d]
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -761,11 +917,10 @@ def allreduce_two_shot(comm, arrays, label=""):
     _check_arrays(arrays, n, "all-reduce")
     bufs = _stack(arrays)
     bounds = _bounds(bufs.shape[1], n)
-    comm._begin("all-reduce", "two-shot", label, n, bufs[0].nbytes,
-                [{c: frozenset((d,)) for c in range(n)} for d in range(n)])
+    comm._begin("all-reduce", "two-shot", label, n, bufs[0].nbytes, Initial.own_all(n, n))
     if n > 1:
-        who, done = _direct_reduce_scatter(comm, bufs, bounds, list(comm.ready))
-        _direct_all_gather(comm, bufs, bounds, done, list(range(n)), who, step0=n - 1)
+        done = _direct_reduce_scatter(comm, bufs, bounds, np.array(comm.ready))
+        _direct_all_gather(comm, bufs, bounds, done, np.arange(n), who_everyone(n), step0=n - 1)
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -840,7 +995,7 @@ ALLREDUCE_ALGOS = {
     "two-shot": Algorithm(
         "two-shot: one-shot reduce-scatter to chunk owners, then one-shot all-gather", allreduce_two_shot,
         lambda n: (2 + 0 * n, 2 * (n - 1) / n), lambda n: 2 * n * (n - 1),
-        ("reduce-scatter", "all-gather"), "two-shot-all-reduce", lambda n: "2α + 2(n − 1)·S/(nβ)"),
+        ("one-shot reduce-scatter", "one-shot all-gather"), "two-shot-all-reduce", lambda n: "2α + 2(n − 1)·S/(nβ)"),
 }
 
 ALLGATHER_ALGOS = {
@@ -851,7 +1006,7 @@ ALLGATHER_ALGOS = {
     "direct": Algorithm(
         "one-shot (direct): each device sends its chunk to everyone at once", allgather_direct,
         lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
-        ("all-gather",), "one-shot-all-gather", lambda n: "α + (n − 1)·S/(nβ)"),
+        ("one-shot all-gather",), "one-shot-all-gather", lambda n: "α + (n − 1)·S/(nβ)"),
 }
 
 REDUCE_SCATTER_ALGOS = {
@@ -862,7 +1017,7 @@ REDUCE_SCATTER_ALGOS = {
     "direct": Algorithm(
         "one-shot (direct): each device sends chunk c straight to its owner c", reduce_scatter_direct,
         lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
-        ("reduce-scatter",), "one-shot-reduce-scatter", lambda n: "α + (n − 1)·S/(nβ)"),
+        ("one-shot reduce-scatter",), "one-shot-reduce-scatter", lambda n: "α + (n − 1)·S/(nβ)"),
 }
 
 OPS = ("all-reduce", "all-gather", "reduce-scatter")

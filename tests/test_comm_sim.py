@@ -38,6 +38,14 @@ def _run(op, algo, comm, arrays):
     return arrays[0].nbytes * comm.byte_scale
 
 
+@pytest.mark.parametrize("op,algo", CASES)
+def test_the_registry_names_the_phases_the_trace_carries(op, algo):
+    comm = Comm(switch(6))
+    _run(op, algo, comm, _arrays(6))
+    seen = {m.phase.split(" ")[0] if m.phase.startswith("round") else m.phase for m in comm.trace.messages}
+    assert seen == set(ALGORITHMS[op][algo].phases)
+
+
 def test_every_registered_algorithm_has_a_reference():
     assert set(CASES) == set(REFERENCE_COUNTS)
     assert {"ring", "rd", "innet", "direct", "two-shot"} <= set(ALLREDUCE_ALGOS)
@@ -226,8 +234,8 @@ def test_two_shot_structure(n):
     for o in out:
         np.testing.assert_allclose(o, np.sum(arrays, axis=0), rtol=1e-12, atol=1e-12)
     msgs = comm.trace.messages
-    rs = [m for m in msgs if m.phase == "reduce-scatter"]
-    ag = [m for m in msgs if m.phase == "all-gather"]
+    rs = [m for m in msgs if m.phase == "one-shot reduce-scatter"]
+    ag = [m for m in msgs if m.phase == "one-shot all-gather"]
     assert len(rs) == len(ag) == n * (n - 1)
     assert all(m.dst == m.chunk and m.reduce and m.contributors == {m.src} for m in rs)
     assert all(m.src == m.chunk and not m.reduce and m.contributors == frozenset(range(n)) for m in ag)
