@@ -621,7 +621,7 @@ def multi_node_message(t):
     where = f" (hosts {', '.join(hosts[:4])}{', …' if len(hosts) > 4 else ''})" if hosts else ""
     return (f"this {t.op} ran on {t.n} GPUs over {t.nodes} nodes{where}, {t.per_node} per node: fitting it "
             f"as one switch would mix the network into the NVLink numbers. Use "
-            f"'python -m simcore nccl-import FILE --intra LINK', which fits the inter-node link")
+            f"'python -m simcore nccl-import FILE', which fits the inter-node link")
 
 
 def fit_nccl_tests(text, op=None, n=None, algo="ring", inplace=False, name=None, min_bytes=None):
