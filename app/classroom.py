@@ -389,8 +389,10 @@ class Classroom(QObject):
     def _on_predict_toggled(self, on):
         w = self.window
         if on:
-            # the timeline's coloured bars would give the answers away; the formula makes room
-            docks = [getattr(w, "timeline_dock", None), self.formula_dock]
+            # the ring view, the explanation and the timeline hide the step being predicted
+            # (set_hidden_after); the formula dock makes room for the question
+            self.predict.set_views([w.ring_view, getattr(w, "explain", None), getattr(w, "timeline", None)])
+            docks = [self.formula_dock]
             self._hidden_for_predict = [d for d in docks if d is not None and d.isVisible()]
             for d in self._hidden_for_predict:
                 d.hide()

@@ -229,7 +229,9 @@ class ExplainPanel(QWidget):
         self.live.setText(self.tr("t = {t} · moved so far: {b}").format(
             t=fmt_time(t), b=fmt_bytes(idx.bytes_moved(t))))
         coll = idx.display_collective(t)
-        if coll is None:
+        if self._hides(run, coll, t):
+            key = ("hidden", id(run), self._hidden_after)
+        elif coll is None:
             key = ("none", id(run))
         else:
             k = idx.step_shown(coll, t)
@@ -237,7 +239,29 @@ class ExplainPanel(QWidget):
         if key == self._key:
             return
         self._key = key
+        if key[0] == "hidden":
+            self.body.setText("<p>" + html.escape(self.tr(
+                "Make your prediction first: what this step sends, and to whom, is shown once you have "
+                "answered (or skipped) in the panel “Predict, then reveal”.")) + "</p>")
+            return
         self.body.setText(self._html(run, coll, t))
+
+    # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
+    _hidden_after = None
+
+    def set_hidden_after(self, t0):
+        """Say nothing about a step that starts at or after t0 (s): the step a student is
+        predicting. None explains every step again."""
+        self._hidden_after = t0
+        self._key = None
+        self.refresh()
+
+    def _hides(self, run, coll, t) -> bool:
+        t0 = self._hidden_after
+        if t0 is None or coll is None or run.trace.collectives[coll].n_steps == 0:
+            return False
+        k = run.index.step_shown(coll, t)
+        return run.trace.step_times(coll)[k][0] >= t0 - run.index.eps
 
     def _html(self, run, coll, t) -> str:
         parts = []

@@ -679,6 +679,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>t = {t} · 已传输：{b}</translation>
         </message>
         <message>
+            <source>Make your prediction first: what this step sends, and to whom, is shown once you have answered (or skipped) in the panel “Predict, then reveal”.</source>
+            <translation>请先做出预测：这一步发送什么、发给谁，在你于“先预测，再揭晓”面板中作答（或跳过）之后才会显示。</translation>
+        </message>
+        <message>
             <source>Nothing is sent in this scenario.</source>
             <translation>这个场景不需要通信。</translation>
         </message>
