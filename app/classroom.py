@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMenu, QMessageBox, QProgressDialog
 
@@ -39,6 +39,8 @@ class Classroom(QObject):
         # the interactive app remembers its session on close (restore_session turns this on);
         # a window made by a test or a script leaves the user's settings alone
         self.remember_session = False
+        self._exporting = None  # while an animation is written: its progress (dialog, callable or None)
+        self._close_requested = False  # the window was closed during that export: cancel, then close
         self.presentation = PresentationController(w, None)  # it gets the settings in restore_session
 
         # -- docks ----------------------------------------------------------------------
@@ -176,6 +178,14 @@ class Classroom(QObject):
         if obj is self.window:
             if e.type() == QEvent.LanguageChange:
                 self.retranslate_ui()
+            elif e.type() == QEvent.Close and self._exporting is not None:
+                # closing during an export means cancel and close: stop the export now, close
+                # when it has unwound (export_animation)
+                self._close_requested = True
+                if isinstance(self._exporting, QProgressDialog):
+                    self._exporting.cancel()
+                e.ignore()
+                return True
             elif e.type() == QEvent.Close and self.remember_session:
                 self.save_session()
         return False
@@ -339,10 +349,8 @@ class Classroom(QObject):
         w = self.window
         low = path.lower()
         try:
-            if low.endswith(".png"):
-                export.export_png(w, path)
-            elif low.endswith(".svg"):
-                export.export_svg(w, path, title=w.windowTitle())
+            if low.endswith((".png", ".svg")):
+                export.export_frame(w, path)  # the 1280×720 ring picture, as a GIF frame shows it
             elif low.endswith(".json"):
                 export.export_trace_chrome(w.model.run.trace, path)
             elif low.endswith(".csv"):
@@ -358,10 +366,20 @@ class Classroom(QObject):
         return True
 
     def export_animation(self, path: str, progress=None, **kw) -> bool:
+        """Write the animation (.gif / .mp4). Closing the window meanwhile cancels it, then closes."""
         from . import export
 
+        if isinstance(progress, QProgressDialog):
+            report = progress
+        else:
+            def report(done, total):
+                if self._close_requested:
+                    return False
+                return progress is None or progress(done, total) is not False
+
+        self._exporting, self._close_requested = progress if progress is not None else report, False
         try:
-            frames = export.export_animation(self.window, path, progress=progress, **kw)
+            frames = export.export_animation(self.window, path, progress=report, **kw)
         except export.ExportCancelled:
             self._status(self.tr("Export cancelled; no file was written."))
             return False
@@ -369,9 +387,12 @@ class Classroom(QObject):
             self._error(self.tr("Export failed"), str(e))
             return False
         finally:
+            self._exporting = None
             if isinstance(progress, QProgressDialog):
                 progress.close()
                 progress.deleteLater()
+            if self._close_requested:
+                QTimer.singleShot(0, self.window.close)
         self._status(self.tr("Exported %1 (%2 frames)").replace("%1", path).replace("%2", str(frames)))
         return True
 

@@ -846,8 +846,8 @@ This scenario has no stand-alone collective to show.</source>
             <translation>已取消导出。</translation>
         </message>
         <message>
-            <source>GIF export needs the imageio package (pip install "shard-lab[export]").</source>
-            <translation>导出 GIF 需要 imageio 包（pip install "shard-lab[export]"）。</translation>
+            <source>GIF export needs the Pillow package (pip install "shard-lab[export]").</source>
+            <translation>导出 GIF 需要 Pillow 包（pip install "shard-lab[export]"）。</translation>
         </message>
         <message>
             <source>MP4 export needs the imageio-ffmpeg package (pip install "shard-lab[export]").</source>
