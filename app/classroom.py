@@ -124,6 +124,11 @@ class Classroom(QObject):
             w.menuBar().addMenu(self.menu_learn)
 
         w.installEventFilter(self)
+        # a tab's title is its page's window title, which the page sets when it gets the
+        # LanguageChange — after the window has already read the old one: follow it
+        tabs = getattr(w, "tabs", None)
+        for i in range(tabs.count() if tabs is not None else 0):
+            tabs.widget(i).windowTitleChanged.connect(self._on_tab_page_title_changed)
         self.retranslate_ui()
 
     # -- construction helpers ---------------------------------------------------------------
@@ -189,6 +194,9 @@ class Classroom(QObject):
             elif e.type() == QEvent.Close and self.remember_session:
                 self.save_session()
         return False
+
+    def _on_tab_page_title_changed(self, _title):
+        self.window.retranslate_ui()  # tab texts and the "Show tab k: …" actions
 
     def retranslate_ui(self):
         texts = {
