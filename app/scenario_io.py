@@ -151,11 +151,14 @@ def dumps(sc: Scenario, step: int | None = None, note: str = "") -> str:
 def loads(text: str) -> ScenarioFile:
     """Parse and check a scenario document (see module docstring)."""
     try:
-        doc = json.loads(text)
+        doc = json.loads(text.removeprefix("\ufeff"))  # a byte-order mark (Windows Notepad) is not content
     except json.JSONDecodeError as e:
         raise _err(QCoreApplication.translate(
             "ScenarioIO", "This is not a scenario file: it is not valid JSON (line %1, column %2)."),
             e.lineno, e.colno) from None
+    except RecursionError:  # json nests by recursion: [[[[… thousands deep exhausts the stack
+        raise _err(QCoreApplication.translate(
+            "ScenarioIO", "This is not a scenario file: its JSON is nested far too deeply.")) from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise _err(QCoreApplication.translate(
             "ScenarioIO", "This is not a Shard Lab scenario file (its \"schema\" is not \"%1\")."), SCHEMA)
@@ -201,7 +204,7 @@ def load_scenario(path: str) -> ScenarioFile:
     except OSError as e:
         raise _err(QCoreApplication.translate("ScenarioIO", "Cannot read %1: %2."), name, e.strerror or e) from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # with or without a byte-order mark
     except UnicodeDecodeError:
         raise _err(QCoreApplication.translate("ScenarioIO", "%1 is not a scenario file: it is not UTF-8 text."),
                    name) from None

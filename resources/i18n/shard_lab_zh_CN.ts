@@ -505,6 +505,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>按键：空格 播放/暂停 · ← → 单步 · Home/End · [ ] 速度 · O 循环</translation>
         </message>
         <message>
+            <source>Devices: a whole number from 1 to {max}</source>
+            <translation>设备数：1 到 {max} 之间的整数</translation>
+        </message>
+        <message>
             <source>Collective</source>
             <translation>集合通信</translation>
         </message>
@@ -571,6 +575,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Direct: everyone sends everything to everyone; n − 1 full copies per port.</source>
             <translation>直接发送：每个设备把全部数据发给其他每个设备；每个端口要传 n − 1 份完整数据。</translation>
+        </message>
+        <message>
+            <source>n must be a whole number from 1 to {max}; {v} is outside that range.</source>
+            <translation>n 必须是 1 到 {max} 之间的整数；{v} 超出了这个范围。</translation>
         </message>
         <message>
             <source>S became {S} so that it splits into {n} equal chunks.</source>
@@ -1768,6 +1776,10 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>This is not a scenario file: it is not valid JSON (line %1, column %2).</source>
             <translation>这不是场景文件：不是合法的 JSON（第 %1 行，第 %2 列）。</translation>
+        </message>
+        <message>
+            <source>This is not a scenario file: its JSON is nested far too deeply.</source>
+            <translation>这不是场景文件：它的 JSON 嵌套层数太深。</translation>
         </message>
         <message>
             <source>This is not a Shard Lab scenario file (its "schema" is not "%1").</source>
