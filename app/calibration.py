@@ -452,5 +452,8 @@ class CalibrationDialog(QDialog):
     def _on_use_clicked(self):
         link = self.link()
         if link is not None:
+            from .scenario_io import remember_calibration
+
+            remember_calibration(link)  # offered again after a restart (Classroom.restore_session)
             self.link_ready.emit(link)
             self.accept()

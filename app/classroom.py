@@ -452,10 +452,15 @@ class Classroom(QObject):
         self.presentation.restore_from_settings()
         if restore_geometry:
             scenario_io.restore_window(self.window)
+        spec = scenario_io.remembered_calibration()
+        if spec is not None:  # the last "Use as link" is in the link menu again
+            key = scenario_io.link_key_for("measured", spec)
+            scenario_io.register_link(key, spec)
+            self.window.controls.add_link(key, spec)
         if restore_scenario:
             sf = scenario_io.last_scenario()
-            if sf is not None:
-                scenario_io.apply(self.window.model, self.window.playback, sf)
+            if sf is not None and not scenario_io.apply(self.window.model, self.window.playback, sf):
+                self._status(self.tr("The last session's scenario could not be restored."))
 
     def save_session(self):
         w = self.window

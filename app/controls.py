@@ -174,6 +174,8 @@ class ControlPanel(QWidget):
                 self.size_combo.setCurrentIndex(i)
             else:
                 self.size_combo.setEditText(fmt_bytes(sc.nbytes))
+            if self.link.findData(sc.link) < 0 and sc.link in LINKS:  # a link registered since (a file's)
+                self.add_link(sc.link, LINKS[sc.link])
             self.link.setCurrentIndex(self.link.findData(sc.link))
             self.hint.setText(self._hint(sc))
         finally:

@@ -41,3 +41,81 @@ def test_a_byte_order_mark_is_accepted(tmp_path):
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(DOC).encode("utf-8"))
     sf = scenario_io.load_scenario(str(path))
     assert (sf.scenario.kind, sf.scenario.n, sf.scenario.nbytes) == ("all-reduce", 4, 4096.0)
+
+
+# ---------------------------------------------------------------------------------------
+# A calibrated link (defect 4)
+# ---------------------------------------------------------------------------------------
+@pytest.fixture
+def links():
+    """simcore's LINKS as they were before the test (a calibration adds to them)."""
+    from simcore.comm_sim import LINKS
+
+    before = dict(LINKS)
+    yield LINKS
+    LINKS.clear()
+    LINKS.update(before)
+
+
+def _calibrate(qtbot, w, tmp_path):
+    """File → Calibrate the link, read an nccl-tests file, name it, "Use as link"."""
+    from test_calibrate import nccl_text
+
+    path = tmp_path / "all_reduce_perf.txt"
+    path.write_text(nccl_text("all-reduce", 8))
+    w.act_calibrate.trigger()
+    dlg = w.calibration_dialog
+    assert dlg.open_nccl_file(str(path))
+    dlg.name_edit.setText("our DGX")
+    dlg.use_button.click()
+    return dlg.link()
+
+
+def test_a_calibrated_link_travels_in_the_scenario_file(qtbot, tmp_path, links):
+    w = make_window(qtbot, "all-reduce", 8)
+    spec = _calibrate(qtbot, w, tmp_path)
+    key = w.model.scenario.link
+    assert links[key] == spec and w.model.run.link == spec
+    path = tmp_path / "calibrated.json"
+    assert w.classroom.save_scenario(str(path))
+    saved = json.loads(path.read_text(encoding="utf-8"))["scenario"]
+    assert saved["link"] == key
+    assert saved["link_spec"] == {"name": "our DGX", "alpha": spec.alpha, "bw": spec.bw}
+    # another machine: no such preset there
+    del links[key]
+    w2 = make_window(qtbot, "all-gather", 4)
+    assert w2.classroom.open_scenario(str(path)), w2.classroom.last_error
+    assert w2.model.run.link == spec  # simulated with the file's α and β
+    assert w2.controls.link.currentText() == "our DGX"
+    # a preset is written as its key alone
+    w2.model.update(link="nvlink4")
+    assert w2.classroom.save_scenario(str(path))
+    assert "link_spec" not in json.loads(path.read_text(encoding="utf-8"))["scenario"]
+
+
+def test_a_calibration_and_its_scenario_survive_a_restart(qtbot, tmp_path, links):
+    w = make_window(qtbot, "all-reduce", 8)
+    w.classroom.restore_session()  # the interactive app: remember the session from now on
+    spec = _calibrate(qtbot, w, tmp_path)
+    key = w.model.scenario.link
+    w.close()
+    del links[key]  # a new process starts with simcore's presets only
+    w2 = make_window(qtbot, "all-gather", 4)
+    w2.classroom.restore_session(restore_scenario=True)
+    assert w2.model.scenario.kind == "all-reduce" and w2.model.run.link == spec  # not the default
+    names = [w2.controls.link.itemText(i) for i in range(w2.controls.link.count())]
+    assert "our DGX" in names
+
+
+@pytest.mark.parametrize("bad, msg", [
+    ({"name": "x", "alpha": -1, "bw": 1e9}, "alpha"),
+    ({"name": "x", "alpha": 1e-6, "bw": 0}, "bw"),
+    ({"name": "x", "alpha": 1e-6}, "exactly"),
+    ({"name": "", "alpha": 1e-6, "bw": 1e9}, "name"),
+])
+def test_a_bad_link_spec_is_refused_with_a_sentence(bad, msg):
+    doc = json.loads(json.dumps(DOC))
+    doc["scenario"]["link"] = "measured"
+    doc["scenario"]["link_spec"] = bad
+    with pytest.raises(scenario_io.ScenarioFileError, match=msg):
+        scenario_io.loads(json.dumps(doc))

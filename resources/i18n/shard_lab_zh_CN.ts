@@ -469,6 +469,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>Exported %1 (%2 frames)</source>
             <translation>已导出 %1（%2 帧）</translation>
         </message>
+        <message>
+            <source>The last session's scenario could not be restored.</source>
+            <translation>上次会话的场景无法恢复。</translation>
+        </message>
     </context>
     <context>
         <name>ControlPanel</name>
@@ -1762,6 +1766,22 @@ Ctrl+Shift+S  保存截图</translation>
             <translation>"link" 必须是 %1 之一，而不是 %2。</translation>
         </message>
         <message>
+            <source>"link_spec" must be an object with exactly "name", "alpha" and "bw".</source>
+            <translation>"link_spec" 必须是恰好包含 "name"、"alpha" 和 "bw" 的对象。</translation>
+        </message>
+        <message>
+            <source>"link_spec.name" must be a short text.</source>
+            <translation>"link_spec.name" 必须是一段简短的文字。</translation>
+        </message>
+        <message>
+            <source>"link_spec.alpha" must be seconds per message from 0 to %1, not %2.</source>
+            <translation>"link_spec.alpha" 必须是每条消息 0 到 %1 秒，而不是 %2。</translation>
+        </message>
+        <message>
+            <source>"link_spec.bw" must be a positive number of bytes per second, not %1.</source>
+            <translation>"link_spec.bw" 必须是正的每秒字节数，而不是 %1。</translation>
+        </message>
+        <message>
             <source>"scenario" must be an object with the fields %1.</source>
             <translation>"scenario" 必须是包含字段 %1 的对象。</translation>
         </message>
@@ -1772,6 +1792,10 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>The scenario field %1 is missing.</source>
             <translation>缺少场景字段 %1。</translation>
+        </message>
+        <message>
+            <source>"link" must be a short name (letters, digits, - _ .), not %1.</source>
+            <translation>"link" 必须是简短的名字（字母、数字、- _ .），而不是 %1。</translation>
         </message>
         <message>
             <source>This is not a scenario file: it is not valid JSON (line %1, column %2).</source>
