@@ -45,8 +45,14 @@ class ExportCancelled(ExportError):
 # ---------------------------------------------------------------------------------------
 def check_writable(path: str):
     """Raise ExportError with a clear sentence if `path` cannot be written."""
+    from .files import UnsafeFile, check_writable_target
+
     path = os.path.abspath(os.fspath(path))
     folder = os.path.dirname(path)
+    try:
+        check_writable_target(path)  # never write into a device, a pipe or /proc, /sys, /dev
+    except UnsafeFile as e:
+        raise ExportError(str(e)) from None
     if os.path.isdir(path):
         raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: it is a folder.")
                           .replace("%1", path))

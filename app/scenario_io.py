@@ -267,15 +267,19 @@ def loads(text: str) -> ScenarioFile:
 
 def load_scenario(path: str) -> ScenarioFile:
     """Read and check a scenario file. Raises ScenarioFileError (one sentence) on any problem."""
+    from . import files
+
     name = os.path.basename(os.fspath(path))
     try:
+        files.check_readable(path)  # stat only: a FIFO or /proc/kmsg would block the reading thread
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
             raise _err(QCoreApplication.translate(
                 "ScenarioIO", "%1 is not a scenario file: it is %2 bytes, a scenario is under %3."),
                 name, size, MAX_FILE_BYTES)
-        with open(path, "rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
+        raw = files.read_bytes(path, MAX_FILE_BYTES)
+    except files.UnsafeFile as e:
+        raise ScenarioFileError(str(e)) from None
     except OSError as e:
         raise _err(QCoreApplication.translate("ScenarioIO", "Cannot read %1: %2."), name, e.strerror or e) from None
     try:

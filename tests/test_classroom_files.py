@@ -119,3 +119,49 @@ def test_a_bad_link_spec_is_refused_with_a_sentence(bad, msg):
     doc["scenario"]["link_spec"] = bad
     with pytest.raises(scenario_io.ScenarioFileError, match=msg):
         scenario_io.loads(json.dumps(doc))
+
+
+# ---------------------------------------------------------------------------------------
+# Special files (defect 10): refused from stat() alone, never read
+# ---------------------------------------------------------------------------------------
+def _fifo(tmp_path):
+    import os
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this system")
+    path = tmp_path / "pipe.json"
+    os.mkfifo(path)  # opening it for reading would wait for a writer: forever
+    return str(path)
+
+
+def test_opening_a_pipe_or_a_kernel_file_is_refused_without_reading(qtbot, tmp_path):
+    import os
+
+    w = make_window(qtbot, "all-gather", 4)
+    paths = [_fifo(tmp_path)]
+    paths += [p for p in ("/proc/kmsg", "/proc/self/status", "/dev/zero") if os.path.exists(p)]
+    for p in paths:
+        assert w.classroom.open_scenario(p) is False  # returns: the window never hangs
+        assert "not a regular file" in w.classroom.last_error or "belongs to the system" in w.classroom.last_error
+
+
+def test_exports_refuse_system_folders_and_pipes(qtbot, tmp_path):
+    import os
+
+    w = make_window(qtbot, "all-gather", 4)
+    targets = [_fifo(tmp_path)]
+    targets += [p for p in ("/proc/kmsg.png", "/dev/shard-lab.png", "/sys/shard-lab.csv")
+                if os.path.isdir(os.path.dirname(p))]
+    for p in targets:
+        assert w.classroom.export(p) is False
+        assert "regular file" in w.classroom.last_error or "system folder" in w.classroom.last_error
+    assert not os.path.exists("/dev/shard-lab.png")
+
+
+def test_the_calibration_dialog_refuses_a_pipe(qtbot, tmp_path):
+    from app.calibration import CalibrationDialog
+
+    dlg = CalibrationDialog()
+    qtbot.addWidget(dlg)
+    assert dlg.open_nccl_file(_fifo(tmp_path)) is False
+    assert "not a regular file" in dlg.status.text()

@@ -227,6 +227,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>文本 (*.txt *.log *.out);;所有文件 (*)</translation>
         </message>
         <message>
+            <source>it is larger than %1 MiB; nccl-tests output is far smaller</source>
+            <translation>它大于 %1 MiB；nccl-tests 的输出要小得多</translation>
+        </message>
+        <message>
             <source>Cannot use %1: %2</source>
             <translation>无法使用 %1：%2</translation>
         </message>
@@ -864,6 +868,37 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>MP4 export needs the imageio-ffmpeg package (pip install "shard-lab[export]").</source>
             <translation>导出 MP4 需要 imageio-ffmpeg 包（pip install "shard-lab[export]"）。</translation>
+        </message>
+    </context>
+    <context>
+        <name>Files</name>
+        <message>
+            <source>%1 belongs to the system (/proc, /sys, /dev), not a file to open.</source>
+            <translation>%1 属于系统（/proc、/sys、/dev），不是可以打开的文件。</translation>
+        </message>
+        <message>
+            <source>%1 does not read like a file (it waits for data): choose a file.</source>
+            <translation>%1 读起来不像文件（它在等待数据）：请选择一个文件。</translation>
+        </message>
+        <message>
+            <source>%1 is in a system folder (/proc, /sys, /dev): choose another folder.</source>
+            <translation>%1 位于系统文件夹（/proc、/sys、/dev）中：请选择其他文件夹。</translation>
+        </message>
+        <message>
+            <source>%1 is not a regular file (a device or pipe): choose another name.</source>
+            <translation>%1 不是普通文件（而是设备或管道）：请换一个名字。</translation>
+        </message>
+        <message>
+            <source>%1 is not a regular file (a folder, device or pipe): choose a file.</source>
+            <translation>%1 不是普通文件（而是文件夹、设备或管道）：请选择一个文件。</translation>
+        </message>
+        <message>
+            <source>Cannot read %1: %2.</source>
+            <translation>无法读取 %1：%2。</translation>
+        </message>
+        <message>
+            <source>Cannot write %1: %2.</source>
+            <translation>无法写入 %1：%2。</translation>
         </message>
     </context>
     <context>
