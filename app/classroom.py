@@ -16,14 +16,35 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QActionGroup, QColor, QIcon, QKeySequence, QPainter, QPen, QPixmap, QShortcut
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMenu, QMessageBox, QProgressDialog
 
 from . import i18n, scenario_io, theme
 from .formula_panel import FormulaPanel
 from .predict_ui import PredictController, PredictPanel
 from .presentation import PresentationController, apply_look
+
+
+def camera_icon(color: QColor) -> QIcon:
+    """A camera drawn as outlines in `color` (the theme's text colour). The style's floppy-disk
+    icon tinted in one colour became a solid square: a black blot in the light theme."""
+    icon = QIcon()
+    for side in (16, 24, 32, 48, 64):
+        pm = QPixmap(side, side)
+        pm.fill(Qt.transparent)
+        p = QPainter(pm)
+        p.setRenderHint(QPainter.Antialiasing)
+        w = max(1.2, side / 14)
+        p.setPen(QPen(color, w))
+        p.setBrush(Qt.NoBrush)
+        body = QRectF(side * 0.08, side * 0.28, side * 0.84, side * 0.58)
+        p.drawRoundedRect(body, side * 0.08, side * 0.08)
+        p.drawRect(QRectF(side * 0.34, side * 0.16, side * 0.3, side * 0.12))  # the viewfinder
+        p.drawEllipse(QPointF(side * 0.5, side * 0.57), side * 0.17, side * 0.17)  # the lens
+        p.end()
+        icon.addPixmap(pm)
+    return icon
 
 
 class Classroom(QObject):
@@ -124,6 +145,9 @@ class Classroom(QObject):
             w.menuBar().addMenu(self.menu_learn)
 
         w.installEventFilter(self)
+        # connected after the window's own theme slot, so this icon replaces its tinted floppy disk
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self._on_theme_changed()
         # a tab's title is its page's window title, which the page sets when it gets the
         # LanguageChange — after the window has already read the old one: follow it
         tabs = getattr(w, "tabs", None)
@@ -194,6 +218,11 @@ class Classroom(QObject):
             elif e.type() == QEvent.Close and self.remember_session:
                 self.save_session()
         return False
+
+    def _on_theme_changed(self, *_):
+        act = getattr(self.window, "act_screenshot", None)
+        if act is not None:
+            act.setIcon(camera_icon(QColor(theme.palette().text)))
 
     def _on_tab_page_title_changed(self, _title):
         self.window.retranslate_ui()  # tab texts and the "Show tab k: …" actions

@@ -70,3 +70,19 @@ def test_every_collective_splits_s_by_the_same_rule(kind, algo):
     assert model.update(nbytes=7.0) is False  # 7 B in 8 chunks would be 0.875 B each
     assert said == ["7 bytes cannot be split into 8 equal whole-byte chunks: choose a size divisible by 8"]
     assert model.update(nbytes=8.0) is True
+
+
+def test_the_screenshot_icon_is_an_outline_in_the_text_colour(qtbot):
+    from PySide6.QtGui import QColor
+
+    from app import theme
+
+    w = make_window(qtbot, "all-gather", 4)
+    for key in ("dark", "light", "dark"):
+        w.classroom.presentation.set_theme(key)
+        ink = QColor(theme.palette().text)
+        img = w.act_screenshot.icon().pixmap(32, 32).toImage()
+        opaque = [img.pixelColor(x, y) for x in range(32) for y in range(32) if img.pixelColor(x, y).alpha() > 128]
+        assert 60 < len(opaque) < 0.5 * 32 * 32  # a drawn shape, not a solid blot
+        assert all(abs(c.red() - ink.red()) + abs(c.green() - ink.green()) + abs(c.blue() - ink.blue()) < 24
+                   for c in opaque)
