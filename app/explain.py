@@ -250,18 +250,15 @@ class ExplainPanel(QWidget):
     _hidden_after = None
 
     def set_hidden_after(self, t0):
-        """Say nothing about a step that starts at or after t0 (s): the step a student is
-        predicting. None explains every step again."""
+        """While a student predicts the step starting at t0 (s), say only "make your prediction":
+        the step itself, or the pattern of the one before, would give the answer. None
+        explains again."""
         self._hidden_after = t0
         self._key = None
         self.refresh()
 
     def _hides(self, run, coll, t) -> bool:
-        t0 = self._hidden_after
-        if t0 is None or coll is None or run.trace.collectives[coll].n_steps == 0:
-            return False
-        k = run.index.step_shown(coll, t)
-        return run.trace.step_times(coll)[k][0] >= t0 - run.index.eps
+        return self._hidden_after is not None and coll is not None and run.trace.collectives[coll].n_steps > 0
 
     def _html(self, run, coll, t) -> str:
         parts = []

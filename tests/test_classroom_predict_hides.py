@@ -72,7 +72,7 @@ def test_explanation_and_timeline_hide_the_step_being_predicted(qtbot):
     ctl.answer(next(iter(ctl.q.answers)))
     # step 2 asked: step 1 told and drawn, step 2 neither
     assert ctl.q.step == 1 and w.playback.t == pytest.approx(stops[1])
-    assert not _tells(_explanation(w), w, 1)
+    assert not _tells(_explanation(w), w, 1) and "Make your prediction" in _explanation(w)
     assert _timeline_columns(w, stops[0] + 0.1 * step, stops[1] - 0.1 * step).any()
     assert not _timeline_columns(w, stops[1] + 0.1 * step, w.playback.t_end).any()
     # leaving predict mode tells and draws everything again
@@ -108,7 +108,7 @@ def test_space_at_a_question_plays_that_step_and_stops_at_the_next(qtbot):
     assert w.playback.t == pytest.approx(w.playback.stops[1])  # stopped at the next question
     assert "Skipped" in w.classroom.predict_panel.verdict.text()
     assert ctl.scores.get(("all-gather", "ring")) is None or ctl.scores[("all-gather", "ring")].asked == 0
-    assert not _tells(_explanation(w), w, 1)
+    assert not _tells(_explanation(w), w, 1) and "Make your prediction" in _explanation(w)
     QTest.keyClick(w.ring_view, Qt.Key_Space)
     qtbot.waitUntil(lambda: ctl.q is not None and ctl.q.step == 2 and not w.playback.playing, timeout=10000)
     assert w.playback.t == pytest.approx(w.playback.stops[2])
