@@ -217,6 +217,10 @@ class Classroom(QObject):
                 return True
             elif e.type() == QEvent.Close and self.remember_session:
                 self.save_session()
+            elif e.type() == QEvent.ChildPolished:  # a file dialog of this window, before it lists a folder
+                from .files import protect_dialog
+
+                protect_dialog(e.child())
         return False
 
     def _on_theme_changed(self, *_):
@@ -505,5 +509,8 @@ class Classroom(QObject):
 
 def install_classroom(window) -> Classroom:
     """Add the classroom features to a MainWindow (call once, after the window is built)."""
+    from .files import guard_file_dialogs
+
     apply_look()
+    guard_file_dialogs(QApplication.instance())  # no file dialog reads /proc/kmsg on the GUI thread
     return Classroom(window)

@@ -9,6 +9,11 @@ it must be a regular file (or, for writing, not exist yet) on an ordinary file s
 read itself opens with O_NONBLOCK as a second guard.
 
 Every refusal raises `UnsafeFile` (a ValueError) with one sentence for the user.
+
+Qt's own file dialog is the other way in: its model names each file's type with
+QMimeDatabase, which reads the first bytes of a file whose name says nothing — /proc/kmsg,
+on the GUI thread, as soon as the dialog lists /proc. `guard_file_dialogs(app)` gives every
+file dialog an icon provider that names types from the file name alone.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ import errno
 import os
 import stat
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QFileInfo, QMimeDatabase
+from PySide6.QtGui import QAbstractFileIconProvider
+from PySide6.QtWidgets import QFileDialog, QFileIconProvider
 
 # file systems whose files are the kernel's interfaces, not documents (Linux mount types)
 PSEUDO_FS = {"proc", "sysfs", "devtmpfs", "devpts", "debugfs", "tracefs", "securityfs", "cgroup", "cgroup2",
@@ -106,3 +113,50 @@ def read_bytes(path: str, limit: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+# ---------------------------------------------------------------------------------------
+# Qt's file dialog
+# ---------------------------------------------------------------------------------------
+class NameOnlyIconProvider(QFileIconProvider):
+    """Icons and type names from a file's name and kind alone: nothing is opened or read."""
+
+    def __init__(self):
+        super().__init__()
+        self._mime = QMimeDatabase()
+
+    def icon(self, what):
+        if isinstance(what, QFileInfo):
+            kind = QAbstractFileIconProvider.IconType.Folder if what.isDir() else QAbstractFileIconProvider.IconType.File
+            return super().icon(kind)
+        return super().icon(what)
+
+    def type(self, info):
+        if info.isDir():
+            return QCoreApplication.translate("QAbstractFileIconProvider", "Folder")
+        return self._mime.mimeTypeForFile(info.fileName(), QMimeDatabase.MatchMode.MatchExtension).comment()
+
+
+_guard = {"provider": None}
+
+
+def protect_dialog(dlg):
+    """Give one file dialog the NameOnlyIconProvider (once)."""
+    if _guard["provider"] is None:
+        _guard["provider"] = NameOnlyIconProvider()
+    if isinstance(dlg, QFileDialog) and dlg.iconProvider() is not _guard["provider"]:
+        dlg.setIconProvider(_guard["provider"])
+
+
+def _on_focus_changed(_old, new):
+    protect_dialog(new.window() if new is not None else None)
+
+
+def guard_file_dialogs(app):
+    """Every Qt file dialog of `app` gets the NameOnlyIconProvider as soon as it takes the
+    focus — before anything can be typed into it. (The static QFileDialog.get…FileName
+    functions build their dialog inside; the focus is the first moment it can be reached.
+    A window can catch its own dialogs earlier, at QEvent.ChildPolished: see app/classroom.py.)"""
+    if not _guard.get("connected"):
+        _guard["connected"] = True
+        app.focusChanged.connect(_on_focus_changed)

@@ -165,3 +165,41 @@ def test_the_calibration_dialog_refuses_a_pipe(qtbot, tmp_path):
     qtbot.addWidget(dlg)
     assert dlg.open_nccl_file(_fifo(tmp_path)) is False
     assert "not a regular file" in dlg.status.text()
+
+
+DIALOG_SCRIPT = r"""
+import sys, time
+from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit
+app = QApplication(sys.argv)
+from app.main_window import MainWindow
+w = MainWindow()  # installs the classroom, and with it the file-dialog guard
+dlg = QFileDialog(w, "Open", "/", "All (*)")
+dlg.setOption(QFileDialog.Option.DontUseNativeDialog)
+dlg.show()
+app.processEvents()
+dlg.findChild(QLineEdit, "fileNameEdit").setFocus()  # the user clicks into the name field ...
+app.processEvents()
+dlg.setDirectory("/proc")  # ... and goes to /proc: the dialog lists kmsg and names its type
+t0 = time.time()
+while time.time() - t0 < 3:
+    app.processEvents()
+print("still answering")
+"""
+
+
+def test_the_file_dialog_lists_proc_without_reading_kmsg(tmp_path):
+    """Qt's file dialog named a file's type by reading it: /proc/kmsg hung the GUI thread (root)."""
+    import os
+    import subprocess
+    import sys
+
+    if not (os.path.exists("/proc/kmsg") and os.access("/proc/kmsg", os.R_OK)):
+        pytest.skip("needs a readable /proc/kmsg (Linux, root)")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SHARD_LAB_SETTINGS=str(tmp_path / "s.ini"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        out = subprocess.run([sys.executable, "-c", DIALOG_SCRIPT], capture_output=True, text=True, env=env,
+                             cwd=root, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the file dialog blocked the GUI thread reading /proc/kmsg")
+    assert out.returncode == 0 and "still answering" in out.stdout, out.stderr

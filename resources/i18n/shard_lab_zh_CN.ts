@@ -1656,6 +1656,13 @@ Ctrl+Shift+S  保存截图</translation>
         </message>
     </context>
     <context>
+        <name>QAbstractFileIconProvider</name>
+        <message>
+            <source>Folder</source>
+            <translation>文件夹</translation>
+        </message>
+    </context>
+    <context>
         <name>QCoreApplication</name>
         <message>
             <source>ControlPanel</source>
