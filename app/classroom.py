@@ -317,6 +317,9 @@ class Classroom(QObject):
         finally:
             self.window.model.error.disconnect(refused.append)
         if not ok:
+            controls = getattr(self.window, "controls", None)
+            if controls is not None:
+                controls.clear_error()  # the file was refused, not what is in the dock: the box says why
             self._error(self.tr("Cannot open scenario"), refused[0] if refused else path)
             return False
         scenario_io.add_recent(path)

@@ -262,6 +262,10 @@ class ControlPanel(QWidget):
         else:
             self.error.clear()  # typed back what is in place: the earlier complaint is gone
 
+    def clear_error(self):
+        """Forget the last complaint (its cause was shown elsewhere, e.g. a refused file's dialog)."""
+        self.error.clear()
+
     def add_link(self, key: str, spec):
         """Offer one more link (a measured one) in the link menu."""
         i = self.link.findData(key)

@@ -86,3 +86,15 @@ def test_the_screenshot_icon_is_an_outline_in_the_text_colour(qtbot):
         assert 60 < len(opaque) < 0.5 * 32 * 32  # a drawn shape, not a solid blot
         assert all(abs(c.red() - ink.red()) + abs(c.green() - ink.green()) + abs(c.blue() - ink.blue()) < 24
                    for c in opaque)
+
+
+def test_a_refused_file_leaves_no_complaint_in_the_dock(qtbot, tmp_path):
+    import json
+
+    w = make_window(qtbot, "all-gather", 8)
+    path = tmp_path / "tp.json"  # valid as a file, refused by the model: tp-forward needs n to divide 8 heads
+    path.write_text(json.dumps({"schema": "shard-lab-scenario", "version": 1, "scenario": {
+        "kind": "tp-forward", "n": 3, "algo": "ring", "nbytes": 3072, "link": "nvlink4"}}))
+    ok = w.classroom.open_scenario(str(path))
+    assert not ok and w.classroom.last_error  # said in a box and the status bar …
+    assert not w.controls.error.text()  # … not left in red under the controls the user never touched
