@@ -18,7 +18,8 @@ import os
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QIcon, QKeySequence, QPainter, QPen, QPixmap, QShortcut
-from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMenu, QMessageBox, QProgressDialog
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QMenu, QMessageBox, QProgressDialog,
+                               QToolBar)
 
 from . import i18n, scenario_io, theme
 from .formula_panel import FormulaPanel
@@ -381,7 +382,9 @@ class Classroom(QObject):
         dlg.setWindowTitle(self.tr("Exporting animation"))
         dlg.setLabelText(self.tr("Drawing every frame…"))
         dlg.setCancelButtonText(self.tr("Cancel"))
-        dlg.setWindowModality(Qt.WindowModal)
+        # not modal: Qt drops a window-system close for a window a modal dialog blocks, and
+        # closing the window must cancel the export (the window's controls are disabled instead)
+        dlg.setWindowModality(Qt.NonModal)
         dlg.setAutoClose(False)
         dlg.setAutoReset(False)
         return dlg
@@ -422,6 +425,7 @@ class Classroom(QObject):
                 return progress is None or progress(done, total) is not False
 
         self._exporting, self._close_requested = progress if progress is not None else report, False
+        frozen = self._freeze_window()
         try:
             frames = export.export_animation(self.window, path, progress=report, **kw)
         except export.ExportCancelled:
@@ -432,6 +436,8 @@ class Classroom(QObject):
             return False
         finally:
             self._exporting = None
+            for obj in frozen:
+                obj.setEnabled(True)
             if isinstance(progress, QProgressDialog):
                 progress.close()
                 progress.deleteLater()
@@ -439,6 +445,18 @@ class Classroom(QObject):
                 QTimer.singleShot(0, self.window.close)
         self._status(self.tr("Exported %1 (%2 frames)").replace("%1", path).replace("%2", str(frames)))
         return True
+
+    def _freeze_window(self) -> list:
+        """While frames are drawn nothing may change the scenario or the clock: disable the
+        window's widgets and actions (not the window itself: it must still take a close, and
+        its progress dialog stays usable). Returns what was disabled, to enable it again."""
+        w = self.window
+        parts = [w.menuBar(), w.centralWidget()] + w.findChildren(QToolBar) + w.findChildren(QDockWidget)
+        parts += w.actions() + w.findChildren(QShortcut)
+        frozen = [o for o in parts if o is not None and o.isEnabled()]
+        for o in frozen:
+            o.setEnabled(False)
+        return frozen
 
     # -- language -------------------------------------------------------------------------------
     def set_language(self, code: str):

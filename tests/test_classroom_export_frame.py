@@ -87,3 +87,31 @@ def test_closing_the_window_during_an_export_cancels_it_and_closes(qtbot, tmp_pa
     assert not glob.glob(str(tmp_path / ".shard-lab-*"))  # no temporary file left either
     qtbot.waitUntil(lambda: not w.isVisible())  # and the window does close
     QApplication.processEvents()
+
+
+def test_during_an_export_from_the_menu_nothing_blocks_the_window_from_closing(qtbot, tmp_path, monkeypatch):
+    """Qt drops a window-system close for a window a modal dialog blocks: the export's progress
+    dialog must not be modal; the window's controls are disabled instead, and a close cancels."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QFileDialog
+
+    w = make_window(qtbot, "all-gather", 8)
+    path = tmp_path / "a.gif"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(path), "")))
+    seen = {}
+
+    def during_export():
+        from PySide6.QtCore import Qt
+        from PySide6.QtWidgets import QProgressDialog
+
+        progress = w.findChild(QProgressDialog, "exportProgress")
+        seen["modal"] = QApplication.modalWindow() or (progress.windowModality() != Qt.NonModal)
+        seen["controls"] = w.controls_dock.isEnabled() or w.act_play.isEnabled() or w.menuBar().isEnabled()
+        seen["window"] = w.isEnabled()
+        w.close()  # what the title bar's close button does once it gets through
+
+    QTimer.singleShot(0, during_export)  # runs inside the export's event processing
+    w.classroom.act_export_gif.trigger()
+    assert seen == {"modal": False, "controls": False, "window": True}
+    assert not path.exists()
+    qtbot.waitUntil(lambda: not w.isVisible())
