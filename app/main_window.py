@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter
+from PySide6.QtGui import QAction, QColor, QGuiApplication, QIcon, QKeySequence, QPainter
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
                                QSizePolicy, QSlider, QSplitter, QStyle, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
@@ -24,6 +24,16 @@ from .ring_view import RingView
 from .state import Playback, Scenario, ScenarioModel
 
 SCRUB_STEPS = 1000
+DEFAULT_SIZE = (1600, 900)  # the first window, shrunk to fit a smaller screen
+
+
+def fit_screen(widget, size: QSize) -> QSize:
+    """`size`, no larger than the available geometry of the widget's screen (taskbars excluded)."""
+    screen = widget.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return size
+    room = screen.availableGeometry()
+    return QSize(min(size.width(), room.width()), min(size.height(), room.height()))
 
 
 def step_status(pb) -> str:
@@ -127,7 +137,7 @@ class MainWindow(QMainWindow):
         self.controls.done_editing.connect(self._on_controls_done_editing)
         theme.notifier().changed.connect(self._on_theme_changed)
         self._on_theme_changed()
-        self.resize(1600, 900)
+        self.resize(fit_screen(self, QSize(*DEFAULT_SIZE)))
         self.retranslate_ui()
         self._on_playback_time_changed(self.playback.t)
         self._select_tab_for(self.model.scenario)
@@ -432,6 +442,27 @@ class MainWindow(QMainWindow):
             self.timeline_dock.setWidget(self._timeline)
         return self._timeline
 
+    def restoreGeometry(self, geometry) -> bool:
+        """Qt's restoreGeometry, then clamped to the screen: a window remembered on a large
+        monitor opens whole on a 1280×720 projector, its docks on screen."""
+        ok = super().restoreGeometry(geometry)
+        self.clamp_to_screen()
+        return ok
+
+    def clamp_to_screen(self):
+        """Shrink and move the window into its screen's available geometry (not when maximised
+        or full screen: Qt sizes those)."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None or self.windowState() & (Qt.WindowMaximized | Qt.WindowFullScreen):
+            return
+        room = screen.availableGeometry()
+        geo = self.geometry()
+        size = fit_screen(self, geo.size())
+        x = min(max(geo.x(), room.left()), room.right() + 1 - size.width())
+        y = min(max(geo.y(), room.top()), room.bottom() + 1 - size.height())
+        if (size, x, y) != (geo.size(), geo.x(), geo.y()):
+            self.setGeometry(x, y, size.width(), size.height())
+
     def showEvent(self, e):
         super().showEvent(e)
         if not getattr(self, "_laid_out", False):
@@ -469,6 +500,10 @@ class MainWindow(QMainWindow):
 
     def current_tab(self) -> str:
         return self._tab_keys[self.tabs.currentIndex()]
+
+    def refresh_tab_docks(self):
+        """Hide (or bring back) the docks the current tab does without (see TAB_HIDES)."""
+        self._on_tab_changed(self.tabs.currentIndex())
 
     def _on_tab_changed(self, i):
         key = self._tab_keys[i] if 0 <= i < len(self._tab_keys) else None
