@@ -176,6 +176,8 @@ class MainWindow(QMainWindow):
         for key, title, widget in views:
             self._tab_keys.append(key)
             self.tabs.addTab(widget, title)
+            # a page retranslates its own title, maybe after the window did: follow it, whenever
+            widget.windowTitleChanged.connect(lambda text, w=widget: self._on_page_title_changed(w, text))
 
     def _action(self, name, slot, keys=(), icon=None, checkable=False):
         act = QAction(self)
@@ -323,6 +325,12 @@ class MainWindow(QMainWindow):
         self._on_playback_playing_changed(self.playback.playing)
         self._on_playback_time_changed(self.playback.t)
 
+    def _on_page_title_changed(self, page, title):
+        i = self.tabs.indexOf(page)
+        if i > 0 and title:
+            self.tabs.setTabText(i, title)
+            self.tab_actions[i].setText(self.tr("Show tab {k}: {name}").format(k=i + 1, name=title))
+
     def _on_theme_changed(self):
         # the stylesheet itself is app-wide (presentation.apply_look): set here too it only re-polished the window
         px = round(theme.size("icon"))
@@ -330,6 +338,16 @@ class MainWindow(QMainWindow):
         ink = QColor(theme.palette().text)  # the style's icons are dark: on black they vanished
         for act, sp in self._std_icons.items():
             act.setIcon(tinted_icon(self.style().standardIcon(sp), ink))
+        # a new text size re-fits the docks (larger text had widened them, and Ctrl+0 never narrowed
+        # them again); after the look is applied everywhere, and not in full screen (presentation
+        # mode sizes its own column and restores the desk layout on leaving)
+        if getattr(self, "_scale", theme.scale()) != theme.scale() and getattr(self, "_laid_out", False):
+            QTimer.singleShot(0, self, self._refit_docks)
+        self._scale = theme.scale()
+
+    def _refit_docks(self):
+        if not self.isFullScreen():
+            self.apply_default_layout()
 
     # -- state -> widgets ---------------------------------------------------------------------------
     def _on_model_changed(self, run):

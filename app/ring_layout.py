@@ -17,7 +17,7 @@ is too large for the room (a projector at 2.5×), the text is shrunk until the r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
@@ -132,6 +132,26 @@ class RingLayout:
 # ---------------------------------------------------------------------------------------
 # Text measuring (the view's labels use the same rule, so the boxes are what is painted)
 # ---------------------------------------------------------------------------------------
+class _Metrics:
+    """A font's metrics with its text widths memoised: a layout measures the same texts often."""
+
+    def __init__(self, font: QFont):
+        self.fm = QFontMetricsF(font)
+        self.height = self.fm.height()
+        self.widths: dict = {}
+
+    def advance(self, text: str) -> float:
+        w = self.widths.get(text)
+        if w is None:
+            if len(self.widths) > 20000:
+                self.widths.clear()
+            w = self.widths[text] = self.fm.horizontalAdvance(text)
+        return w
+
+
+_metrics: dict = {}  # (pixel size, bold) -> _Metrics; every font here is make_font's
+
+
 def make_font(role: str, bold: bool, px: float) -> QFont:
     f = QFont()
     f.setPixelSize(max(6, round(px)))
@@ -139,18 +159,34 @@ def make_font(role: str, bold: bool, px: float) -> QFont:
     return f
 
 
+def metrics(font: QFont) -> _Metrics:
+    key = (font.pixelSize(), font.bold(), font.family())
+    m = _metrics.get(key)
+    if m is None:
+        if len(_metrics) > 256:
+            _metrics.clear()
+        m = _metrics[key] = _Metrics(font)
+    return m
+
+
+def advance(font: QFont, text: str) -> float:
+    """The width of `text` in `font` (pixels)."""
+    return metrics(font).advance(text)
+
+
 def wrap_lines(text: str, font: QFont, wrap: float) -> list:
     """Lines of `text` word-wrapped to `wrap` pixels (0: no wrapping); a newline breaks a line."""
-    fm = QFontMetricsF(font)
+    adv = metrics(font).advance
+    room = wrap - LABEL_PAD_W
     lines = []
     for para in (text.split("\n") if text else []):
-        if wrap <= 0 or fm.horizontalAdvance(para) <= wrap - LABEL_PAD_W:
+        if wrap <= 0 or adv(para) <= room:
             lines.append(para)
             continue
         cur = ""
         for word in para.split(" "):
             trial = f"{cur} {word}" if cur else word
-            if cur and fm.horizontalAdvance(trial) > wrap - LABEL_PAD_W:
+            if cur and adv(trial) > room:
                 lines.append(cur)
                 cur = word
             else:
@@ -163,9 +199,8 @@ def text_size(lines, font: QFont) -> tuple:
     """(width, height) of a label showing `lines` in `font`, its halo included."""
     if not lines:
         return 0.0, 0.0
-    fm = QFontMetricsF(font)
-    return (max(fm.horizontalAdvance(s) for s in lines) + LABEL_PAD_W,
-            fm.height() * len(lines) + LABEL_PAD_H)
+    m = metrics(font)
+    return max(m.advance(s) for s in lines) + LABEL_PAD_W, m.height * len(lines) + LABEL_PAD_H
 
 
 def _box(text, font, x, y, wrap=0.0, align=Qt.AlignLeft) -> TextBox:
@@ -196,16 +231,21 @@ def ring_layout(width: float, height: float, scale: float, texts: RingTexts, sha
     """
     W, H = max(float(width), 200.0), max(float(height), 150.0)
     vs = picture_scale(W, H)
-    last = None
+    radial = shape.n > BOX_MODE_MAX_N
     for f in TEXT_FITS:
-        lay = _try(W, H, scale, vs, vs * f, texts, shape)
+        lay = _try(W, H, scale, vs, vs * f, texts, shape, radial)
         if lay is not None:
             return lay
-        last = f
-    return _try(W, H, scale, vs, vs * last, texts, shape, force=True)
+    # boxes that fit nowhere (16 of them in a small view at 2.5×): bars, whose names thin out
+    numbers = replace(texts, device_labels=tuple(str(d) for d in range(shape.n)))
+    for f in TEXT_FITS:
+        lay = _try(W, H, scale, vs, vs * f, numbers, shape, True)
+        if lay is not None:
+            return lay
+    return _try(W, H, scale, vs, vs * TEXT_FITS[-1], numbers, shape, True, force=True)
 
 
-def _try(W, H, scale, vs, tvs, texts, shape, force=False):
+def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     def font(role, bold=False):
         return make_font(role, bold, theme.FONT_PX[role] * scale * tvs)
 
@@ -252,13 +292,13 @@ def _try(W, H, scale, vs, tvs, texts, shape, force=False):
         return None
     centre = area.center()
     f_dev = font("device", True)
-    geo = (_boxes if shape.n <= BOX_MODE_MAX_N else _radial)(area, centre, scale, vs, tvs, f_dev, texts, shape, force)
+    geo = (_radial if radial else _boxes)(area, centre, scale, vs, tvs, f_dev, texts, shape, force)
     if geo is None:
         return None
     devices, labels, anchors, r_sw, block, lane, lane_active, mode, off_max = geo
     # the switch's name inside its disc, shrunk to fit; above its slots when it shows them
     f_sw = font("switch", True)
-    adv = QFontMetricsF(f_sw).horizontalAdvance(texts.switch_name)
+    adv = advance(f_sw, texts.switch_name)
     if adv > 1.5 * r_sw:
         f_sw = make_font("switch", True, max(8, int(f_sw.pixelSize() * 1.5 * r_sw / adv)))
     name_y = centre.y() - r_sw * 0.55 if shape.switch_slots else centre.y()
@@ -270,11 +310,6 @@ def _try(W, H, scale, vs, tvs, texts, shape, force=False):
                       tuple(anchors), r_sw, switch_label, block, off, lane, lane_active, lanes)
 
 
-def _ellipse(centre, d, n, a, b):
-    th = -math.pi / 2 + 2 * math.pi * d / n
-    return centre.x() + a * math.cos(th), centre.y() + b * math.sin(th)
-
-
 def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
     """Small n: axis-aligned boxes on an ellipse, each with its name on the outer side."""
     n, nc = shape.n, shape.n_chunks
@@ -283,41 +318,43 @@ def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
     slot = theme.SIZE_PX["slot"] * scale * vs
     min_slot = 8.0
     pad = max(3.0, slot * 0.18)
-    label_w = max((text_size([s], f_dev)[0] for s in texts.device_labels), default=0.0) + 2
-    label_h = text_size(["GPU"], f_dev)[1]
-    while True:
+    sizes = [text_size(s.split("\n"), f_dev) for s in texts.device_labels]
+    label_w = max((w for w, _h in sizes), default=0.0) + 2
+    label_h = max((h for _w, h in sizes), default=0.0)
+    lines = [tuple(s.split("\n")) for s in texts.device_labels]
+    cx, cy = centre.x(), centre.y()
+    angles = [(math.cos(-math.pi / 2 + 2 * math.pi * d / n), math.sin(-math.pi / 2 + 2 * math.pi * d / n))
+              for d in range(n)]
+
+    def place(slot, pad):
+        """Box size, ellipse radii, centres and (box, name) rects as plain tuples at this slot size."""
         sw = slot * (4 if nc == 1 else 1) if nc else slot * 3
         sh = slot * 1.3
         bw, bh = cols * sw + 2 * pad, rows * sh + 2 * pad
         a = area.width() / 2 - max(bw, label_w) / 2
         b = area.height() / 2 - bh / 2 - label_h - 2  # the top and bottom names stay inside the area
-        ok = a > 0 and b >= 0
-        if ok:
-            pos = [_ellipse(centre, d, n, a, b) for d in range(n)]
-            boxes, labels = [], []
-            for d, (x, y) in enumerate(pos):
-                boxes.append(DeviceBox(QPointF(x, y), bw, bh, 0.0, cols, rows, pad, False))
-                above = y <= centre.y() + 1
-                ly = y - bh / 2 - 2 - label_h / 2 if above else y + bh / 2 + 2 + label_h / 2
-                lab = _box(texts.device_labels[d], f_dev, x, ly, align=Qt.AlignHCenter | Qt.AlignVCenter)
-                # the widest label this device can show is what is reserved
-                labels.append(TextBox(QRectF(x - label_w / 2, lab.rect.top(), label_w, label_h), lab.lines,
-                                      f_dev, lab.align))
-            rects = [bx.rect() for bx in boxes] + [lb.rect for lb in labels]
-            ok = _disjoint(rects, gap=slot * 0.3)
+        pos = [(cx + max(a, 1.0) * c, cy + max(b, 1.0) * s) for c, s in angles]
+        boxes, names = [], []
+        for x, y in pos:
+            boxes.append((x - bw / 2, y - bh / 2, bw, bh))
+            ly = y - bh / 2 - 2 - label_h if y <= cy + 1 else y + bh / 2 + 2  # the name on the outer side
+            names.append((x - label_w / 2, ly, label_w, label_h))  # the widest name this device shows
+        return bw, bh, a, b, pos, boxes, names
+
+    while True:
+        bw, bh, a, b, pos, boxes, names = place(slot, pad)
+        ok = a > 0 and b >= 0 and _disjoint(boxes + names, gap=slot * 0.3)
         if ok:
             break
         if slot <= min_slot:
             if not force:
                 return None
-            break
+            break  # forced: the smallest size, overlapping or not
         slot = max(slot * 0.92, min_slot)
         pad = max(2.0, slot * 0.18)
-    if not ok:  # forced: the smallest size, overlapping or not
-        pos = [_ellipse(centre, d, n, max(a, 1.0), max(b, 1.0)) for d in range(n)]
-        boxes = [DeviceBox(QPointF(x, y), bw, bh, 0.0, cols, rows, pad, False) for x, y in pos]
-        labels = [_box(texts.device_labels[d], f_dev, x, y - bh / 2 - label_h / 2 - 2,
-                       align=Qt.AlignHCenter | Qt.AlignVCenter) for d, (x, y) in enumerate(pos)]
+    centre_align = int(Qt.AlignHCenter | Qt.AlignVCenter)
+    labels = [TextBox(QRectF(*r), lines[d], f_dev, centre_align) for d, r in enumerate(names)]
+    boxes = [DeviceBox(QPointF(x, y), bw, bh, 0.0, cols, rows, pad, False) for x, y in pos]
     reach = max(min(a - bw / 2, b - bh / 2), 30.0)  # centre to the nearest box edge
     s = scale * vs
     r_sw = min(max(0.42 * reach, 36 * s), 95 * s)
@@ -351,27 +388,37 @@ def _radial(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
     block = max(3.0, min(rim_gap * 0.34, theme.SIZE_PX["block"] * scale * vs))
     lane = max(0.8, min(theme.LINE_PX["spoke"] * scale * vs, rim_gap * 0.12))
     lane_active = max(1.2, min(theme.LINE_PX["spoke_active"] * scale * vs, rim_gap * 0.22))
-    devices, anchors, all_labels = [], [], []
+    devices, anchors, spots = [], [], []
+    cx, cy = centre.x(), centre.y()
     for d in range(n):
         th = -math.pi / 2 + 2 * math.pi * d / n
-        u = QPointF(math.cos(th), math.sin(th))
+        ux, uy = math.cos(th), math.sin(th)
+        u = QPointF(ux, uy)
         devices.append(DeviceBox(centre + u * ((r_in + R_out) / 2), bar_w, L, math.degrees(th) + 90, 1, nc,
                                  0.0, True))
         anchors.append(centre + u * r_in)
         # the name just beyond the bar's end: its box's nearest edge `gap` past R_out
         w, h = text_size([texts.device_labels[d]], f_dev)
-        half = abs(u.x()) * w / 2 + abs(u.y()) * h / 2
-        all_labels.append(_box(texts.device_labels[d], f_dev, *(centre + u * (R_out + gap + half)).toTuple(),
-                               align=Qt.AlignHCenter | Qt.AlignVCenter))
+        r = R_out + gap + abs(ux) * w / 2 + abs(uy) * h / 2
+        x, y = cx + ux * r - w / 2, cy + uy * r - h / 2
+        spots.append((x, y, x + w, y + h))
+
+    def apart(i, j):
+        l1, t1, r1, b1 = spots[i]
+        l2, t2, r2, b2 = spots[j]
+        return not (l1 < r2 and l2 < r1 and t1 < b2 and t2 < b1)
+
     # thinning: the smallest round stride at which neighbouring names keep apart
     for stride in (1, 2, 4, 8, 16, 32, 64, 128):
         shown = list(range(0, n, stride))
-        if len(shown) > 1 and all_labels[shown[-1]].rect.intersects(all_labels[0].rect):
+        if len(shown) > 1 and not apart(shown[-1], 0):
             shown.pop()  # n not a multiple of the stride: the last name would sit on GPU 0's
-        if all(not all_labels[a].rect.intersects(all_labels[b].rect) for a, b in zip(shown, shown[1:])):
+        if all(apart(i, j) for i, j in zip(shown, shown[1:])):
             break
     keep = set(shown)
-    labels = [lab if d in keep else None for d, lab in enumerate(all_labels)]
+    centre_align = int(Qt.AlignHCenter | Qt.AlignVCenter)
+    labels = [TextBox(QRectF(l, t, r - l, b - t), (texts.device_labels[d],), f_dev, centre_align) if d in keep
+              else None for d, (l, t, r, b) in enumerate(spots)]
     off_max = max(bar_w / 2 - 0.5, 0.5)  # both lanes end on the bar's inner edge
     return devices, labels, anchors, r_sw, block, lane, lane_active, "radial", off_max
 
@@ -420,14 +467,17 @@ def _box_anchor(c: QPointF, centre: QPointF, w: float, h: float) -> QPointF:
 
 
 def _disjoint(rects, gap=0.0) -> bool:
-    """No two rects closer than `gap` (a device's box and its own name may touch: they are one)."""
+    """No two (x, y, w, h) rects closer than `gap`; the first half are boxes, the second their
+    names (a device's box and its own name may touch: they are one)."""
     half = len(rects) // 2
-    for i in range(len(rects)):
-        a = rects[i].adjusted(-gap / 2, -gap / 2, gap / 2, gap / 2)
-        for j in range(i + 1, len(rects)):
+    g = gap / 2
+    edges = [(x - g, y - g, x + w + g, y + h + g) for x, y, w, h in rects]
+    for i, (l1, t1, r1, b1) in enumerate(edges):
+        for j in range(i + 1, len(edges)):
             if j == i + half:
-                continue  # box i and its own label
-            if a.intersects(rects[j].adjusted(-gap / 2, -gap / 2, gap / 2, gap / 2)):
+                continue
+            l2, t2, r2, b2 = edges[j]
+            if l1 < r2 and l2 < r1 and t1 < b2 and t2 < b1:
                 return False
     return True
 

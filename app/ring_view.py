@@ -762,8 +762,7 @@ class RingView(QGraphicsView):
         self.clock_label = self._add_label("body", halo=False, align=Qt.AlignRight)
         self.legend = self._add_label("small", halo=False)
         self.legend_swatches = []
-        self.swatch_devices = (list(range(n)) if n <= STRIPE_MAX_N
-                               else sorted({round(k * n / STRIPE_MAX_N) for k in range(STRIPE_MAX_N)}))
+        self.swatch_devices = swatch_devices(n)
         for d in self.swatch_devices:
             sw = scene.addRect(QRectF(0, 0, 10, 10), QPen(self.colors.text, theme.line("hairline")),
                                self.colors.brushes[d])
@@ -788,35 +787,16 @@ class RingView(QGraphicsView):
 
     def _texts_for_run(self):
         """Every text the layout places, from the run and the current language."""
-        run = self.run
-        n = self.n
-        self.switch.set_name(switch_name(run.link))
-        radial = n > BOX_MODE_MAX_N
-        direct = any(c.algo == "direct" for c in run.trace.collectives)
-        if radial:
-            widest = [str(d) for d in range(n)]
-        elif direct:
-            widest = [self.tr("GPU {d} · {k} queued").format(d=d, k=max(n - 1, 1)) for d in range(n)]
-        else:
-            widest = [self.tr("GPU {d}").format(d=d) for d in range(n)]
-        for d, lab in enumerate(self.device_labels):
-            lab.set_text(str(d) if radial else self.tr("GPU {d}").format(d=d), self.colors.text)
-        reduces = any(m.reduce for m in run.trace.messages)
-        legend, key_title = legend_text(run.trace, n, reduces)
-        self.title_text = scenario_title(run.scenario, run)
-        self.texts = RingTexts(
-            title=self.title_text, step_lines=tuple(step_line_variants(run)),
-            clock_widest=self.tr("t = {t} of {T}").format(t="888 µs", T="888 µs"),
-            device_labels=tuple(widest), switch_name=self.switch.name, swatch_title=key_title,
-            swatch_labels=tuple(str(d) for d in self.swatch_devices), legend=legend)
+        self.switch.set_name(switch_name(self.run.link))
+        self.title_text = scenario_title(self.run.scenario, self.run)
+        self.texts = ring_texts(self.run)
 
     # -- layout (a function of size, text scale, texts and scenario: app/ring_layout.py) ------
     def _layout(self):
         if self.run is None:
             return
         vp = self.viewport().rect()
-        shape = RingShape(self.n, self.n_chunks_max, self.has_switch_slots)
-        lay = self.layout_now = ring_layout(vp.width(), vp.height(), theme.scale(), self.texts, shape)
+        lay = ring_layout(vp.width(), vp.height(), theme.scale(), self.texts, ring_shape(self.run))
         self.scene().setSceneRect(0, 0, lay.width, lay.height)
         self._vs = lay.vs
         col = self.colors
@@ -843,9 +823,11 @@ class RingView(QGraphicsView):
             item.set_geometry(box.w, box.h, box.cols, box.rows, box.pad, radial=box.radial)
             lab, lb = self.device_labels[d], lay.device_labels[d]
             lab.set_font(dev_font)
+            lab.set_text(str(d) if radial else queued_label(d, 0), col.text)  # the queue counts follow in set_time
             lab.setVisible(lb is not None)
             if lb is not None:
                 lab.setPos(lb.rect.center())
+        self._queues_shown = False
         if radial:
             R = max(b.rect().right() for b in lay.devices) - lay.centre.x()
             pad = theme.line("highlight") + 2
@@ -992,8 +974,8 @@ class RingView(QGraphicsView):
 
     def _update_queues(self, c, t):
         """Direct all-reduce: beside each device's name, how many sends still wait for its port."""
-        show = c is not None and c.algo == "direct" and c.n > 2 and self.n <= BOX_MODE_MAX_N
-        if not show and not getattr(self, "_queues_shown", False):
+        show = c is not None and c.algo == "direct" and c.n > 2 and self._geom.get("mode") == "box"
+        if not show and not self._queues_shown:
             return
         waiting = [0] * self.n
         if show:
@@ -1003,10 +985,7 @@ class RingView(QGraphicsView):
                 if m.t_start > t and m.src >= 0:
                     waiting[m.src] += 1
         for d, lab in enumerate(self.device_labels):
-            text = self.tr("GPU {d}").format(d=d)
-            if waiting[d]:
-                text = self.tr("GPU {d} · {k} queued").format(d=d, k=waiting[d])
-            lab.set_text(text)
+            lab.set_text(queued_label(d, waiting[d]))
         self._queues_shown = show
 
     def _update_caption(self, c, t):
@@ -1128,6 +1107,48 @@ def subcaption(run, c, t) -> str:
     elif run.matmul is not None:
         lines.append(tr("RingView", "max |C − A·B| = {d:.1e}").format(d=run.matmul.max_err))
     return "\n".join(lines)
+
+
+def swatch_devices(n: int) -> list:
+    """The devices the colour key shows: all up to 8, else 8 spread round the ring."""
+    return list(range(n)) if n <= STRIPE_MAX_N else sorted({round(k * n / STRIPE_MAX_N) for k in range(STRIPE_MAX_N)})
+
+
+def ring_texts(run) -> RingTexts:
+    """Every text the ring view's layout places for `run`, in the current language."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    n = run.scenario.n
+    if n > BOX_MODE_MAX_N:
+        widest = [str(d) for d in range(n)]
+    elif any(c.algo == "direct" for c in run.trace.collectives):  # "GPU 3", "7 queued" below while waiting
+        widest = [queued_label(d, max(n - 1, 1)) for d in range(n)]
+    else:
+        widest = [tr("RingView", "GPU {d}").format(d=d) for d in range(n)]
+    legend, key_title = legend_text(run.trace, n, any(m.reduce for m in run.trace.messages))
+    return RingTexts(
+        title=scenario_title(run.scenario, run), step_lines=tuple(step_line_variants(run)),
+        clock_widest=tr("RingView", "t = {t} of {T}").format(t="888 µs", T="888 µs"),
+        device_labels=tuple(widest), switch_name=switch_name(run.link), swatch_title=key_title,
+        swatch_labels=tuple(str(d) for d in swatch_devices(n)), legend=legend)
+
+
+def queued_label(d: int, k: int) -> str:
+    """A device's name, and below it how many of its sends wait for its port (direct all-reduce)."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    name = tr("RingView", "GPU {d}").format(d=d)
+    if not k:
+        return name
+    return name + "\n" + tr("RingView", "{k} queued").format(k=k)
+
+
+def ring_shape(run) -> RingShape:
+    tr = run.trace
+    return RingShape(run.scenario.n, max((c.n_chunks for c in tr.collectives), default=0),
+                     any(m.dst == SWITCH for m in tr.messages))
 
 
 def step_line_variants(run) -> list:

@@ -1635,10 +1635,6 @@ Ctrl+Shift+S  保存截图</translation>
             <translation>格子的颜色表示它存的是谁的数据；条纹 = 这些 GPU 数据的部分和。加框：上一步刚改变。</translation>
         </message>
         <message>
-            <source>GPU {d} · {k} queued</source>
-            <translation>GPU {d} · 排队 {k} 条</translation>
-        </message>
-        <message>
             <source>NVSwitch</source>
             <translation>NVSwitch</translation>
         </message>
@@ -1721,6 +1717,10 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>One GPU's data: that GPU's colour. A sum: its chunk's colour (chunk k = GPU k's colour), filled by the share of the {n} GPUs added so far; full = the whole sum. Outlined: changed in the last step.</source>
             <translation>单个 GPU 的数据：该 GPU 的颜色。求和：所在块的颜色（块 k = GPU k 的颜色），填充比例 = 已累加的 GPU 占全部 {n} 个的比例；填满 = 完整的和。加框：上一步刚改变。</translation>
+        </message>
+        <message>
+            <source>{k} queued</source>
+            <translation>排队 {k} 条</translation>
         </message>
     </context>
     <context>
