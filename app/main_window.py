@@ -143,6 +143,9 @@ class MainWindow(QMainWindow):
         self._select_tab_for(self.model.scenario)
         self.ring_view.setFocus()
         self._install_classroom()
+        for dock in (self.explain_dock, self._formula_dock()):
+            if dock is not None:
+                dock.installEventFilter(self)
         self._on_tab_changed(self.tabs.currentIndex())  # the classroom's docks exist only now
 
     # -- classroom (issue 6: app/classroom.py owns this; keep it one call) ---------------------
@@ -283,6 +286,8 @@ class MainWindow(QMainWindow):
     def changeEvent(self, e):
         if e.type() == QEvent.LanguageChange:
             self.retranslate_ui()
+            if getattr(self, "_laid_out", False):  # new words, new widths: fit the docks again
+                QTimer.singleShot(0, self, self._refit_docks)
         super().changeEvent(e)
 
     def retranslate_ui(self):
@@ -344,9 +349,34 @@ class MainWindow(QMainWindow):
         if getattr(self, "_scale", theme.scale()) != theme.scale() and getattr(self, "_laid_out", False):
             QTimer.singleShot(0, self, self._refit_docks)
         self._scale = theme.scale()
+        self._fit_toolbar()
+
+    def set_toolbar_labels(self, on: bool):
+        """Words beside the toolbar's icons when they fit (on), or icons only (presentation mode)."""
+        self._toolbar_labels = bool(on)
+        self._fit_toolbar()
+
+    def _fit_toolbar(self):
+        """Words beside the icons only if the position slider keeps its room beside them: with
+        large text they pushed it into the toolbar's overflow menu, out of reach."""
+        tb = self.toolbar
+        want = Qt.ToolButtonTextBesideIcon if getattr(self, "_toolbar_labels", True) else Qt.ToolButtonIconOnly
+        if want == Qt.ToolButtonTextBesideIcon:
+            tb.setToolButtonStyle(want)
+            need = tb.sizeHint().width() - self.scrub.sizeHint().width() + self.scrub.minimumWidth()
+            if need > self.width():
+                want = Qt.ToolButtonIconOnly
+        if tb.toolButtonStyle() != want:
+            tb.setToolButtonStyle(want)
+
+    def resizeEvent(self, e):
+        super().resizeEvent(e)
+        if hasattr(self, "toolbar"):
+            self._fit_toolbar()
 
     def _refit_docks(self):
-        if not self.isFullScreen():
+        if not self.isFullScreen() and self.isVisible():
+            self.layout().activate()  # the bars' new heights first: the docks share what is left
             self.apply_default_layout()
 
     # -- state -> widgets ---------------------------------------------------------------------------
@@ -501,9 +531,46 @@ class MainWindow(QMainWindow):
         right = int(min(max(0.25 * W, 300 * s), 560 * s))
         self.resizeDocks([self.controls_dock, self.explain_dock], [left, right], Qt.Horizontal)
         self.resizeDocks([self.timeline_dock], [int(max(0.24 * H, 150))], Qt.Vertical)
-        formula = getattr(getattr(self, "classroom", None), "formula_dock", None)
-        if formula is not None and not formula.isHidden():  # the closed form needs ~9 lines; the story the rest
-            self.resizeDocks([formula, self.explain_dock], [int(0.37 * H), int(0.63 * H)], Qt.Vertical)
+        self._column_split = [0.37]  # the closed form needs ~9 lines; the story the rest
+        self._split_column()
+
+    def _formula_dock(self):
+        return getattr(getattr(self, "classroom", None), "formula_dock", None)
+
+    def _on_column_resized(self):
+        if not getattr(self, "_dragging_separator", False):  # the column grew or shrank: split it as before
+            self._split_column()
+
+    def event(self, e):
+        # a dock separator belongs to the window itself: a press and release on the window is the
+        # reader moving one, and the column's split they leave is the one kept from then on
+        t = e.type()
+        if t == QEvent.MouseButtonPress:
+            self._dragging_separator = True
+        elif t == QEvent.MouseButtonRelease and getattr(self, "_dragging_separator", False):
+            self._dragging_separator = False
+            split, formula = getattr(self, "_column_split", None), self._formula_dock()
+            if split is not None and formula is not None and formula.isVisible() and self.explain_dock.isVisible():
+                split[0] = formula.height() / max(formula.height() + self.explain_dock.height(), 1)
+        return super().event(e)
+
+    def _split_column(self):
+        """Share the right column between the closed form and the story at the kept fraction. The
+        two get its height exactly (Qt has nothing to round), so the split after a text-size or
+        language round trip, or a window resize, is the split before it."""
+        formula, story = self._formula_dock(), self.explain_dock
+        split = getattr(self, "_column_split", None)
+        if split is None or formula is None or formula.isHidden() or story.isHidden() or formula.isFloating():
+            return
+        total = formula.height() + story.height()
+        a = round(split[0] * total)
+        if formula.height() != a:
+            self.resizeDocks([formula, story], [a, total - a], Qt.Vertical)
+
+    def eventFilter(self, obj, e):
+        if e.type() == QEvent.Resize and obj in (self.explain_dock, self._formula_dock()):
+            QTimer.singleShot(0, self, self._on_column_resized)
+        return super().eventFilter(obj, e)
 
     # -- public -------------------------------------------------------------------------------------
     def tab_keys(self) -> list[str]:

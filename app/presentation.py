@@ -435,10 +435,8 @@ class PresentationController(QObject):
         w = self.window
         if on:
             bars = [b for b in (w.menuBar(), w.statusBar()) if b is not None and not b.isHidden()]
-            toolbar = getattr(w, "toolbar", None)
             self._saved = {"state": w.windowState(), "geometry": w.geometry(), "scale": theme.scale(),
-                           "docks": w.saveState(), "bars": bars,
-                           "tool_style": toolbar.toolButtonStyle() if toolbar is not None else None}
+                           "docks": w.saveState(), "bars": bars}
             # the lecturer drives with the keyboard (every action is on the window): give the picture the room
             story = self._story_dock()
             for d in w.findChildren(QDockWidget):
@@ -446,8 +444,9 @@ class PresentationController(QObject):
                     d.hide()
             for b in bars:
                 b.hide()
-            if toolbar is not None:
-                toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)  # the slider keeps its room
+            labels = getattr(w, "set_toolbar_labels", None)
+            if labels is not None:
+                labels(False)  # icons only: the slider keeps its room
             if story is not None:
                 story.setTitleBarWidget(QWidget())  # a clipped title helps nobody on a projector
             w.showFullScreen()
@@ -473,8 +472,9 @@ class PresentationController(QObject):
                 w.setGeometry(saved["geometry"])  # exactly where it was (restoreGeometry would clamp to the screen)
             for b in saved["bars"]:
                 b.show()
-            if saved["tool_style"] is not None:
-                w.toolbar.setToolButtonStyle(saved["tool_style"])
+            labels = getattr(w, "set_toolbar_labels", None)
+            if labels is not None:
+                labels(True)
             w.restoreState(saved["docks"])  # every dock where and as large as it was
             refresh = getattr(w, "refresh_tab_docks", None)
             if refresh is not None:

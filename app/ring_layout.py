@@ -25,6 +25,7 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from . import theme
 
 BOX_MODE_MAX_N = 16  # up to this many devices: boxes on an ellipse; beyond: radial bars
+MIN_REACH = 40.0  # pixels from the switch's centre to the nearest box: a switch and lanes you can see
 MIN_RING_SHARE = 0.45  # the ring keeps at least this share of the view's height (else the text shrinks)
 TEXT_FITS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4)  # text sizes tried, relative to the requested one
 LABEL_PAD_W, LABEL_PAD_H = 6.0, 2.0  # a label's box around its text (halo)
@@ -39,7 +40,7 @@ class RingTexts:
 
     title: str
     step_lines: tuple  # every step line the run can show: the header reserves the tallest
-    clock_widest: str  # the widest clock text ("t = 888 µs of 888 µs")
+    clock_lines: tuple  # every shape the clock can take ("t = 8.88 µs of 15.3 µs", "t = 88.8 ns of …")
     device_labels: tuple  # per device, its widest label ("GPU 3 · 7 queued" for direct all-reduce)
     switch_name: str
     swatch_title: str
@@ -254,7 +255,7 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     # header: the title, then the step line with the clock at its right (below it when narrow)
     f_cap, f_body, f_small = font("caption", True), font("body"), font("small")
     title = _box(texts.title, f_cap, m, m * 0.5, wrap=room)
-    clock_w = text_size([texts.clock_widest], f_body)[0] + 6
+    clock_w = max(text_size([s], f_body)[0] for s in texts.clock_lines)
     beside = room - clock_w >= 0.45 * room
     step_wrap = room - clock_w - m if beside else room
     step_h = max((text_size(wrap_lines(s, f_body, step_wrap), f_body)[1] for s in texts.step_lines), default=0.0)
@@ -262,7 +263,7 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     step = TextBox(QRectF(m, sy, step_wrap, step_h), (), f_body)
     line_h = text_size(["0"], f_body)[1]
     cy = sy if beside else sy + step_h
-    clock = TextBox(QRectF(W - m - clock_w, cy, clock_w, line_h), (texts.clock_widest,), f_body, int(Qt.AlignRight))
+    clock = TextBox(QRectF(W - m - clock_w, cy, clock_w, line_h), (), f_body, int(Qt.AlignRight))
     top = max(step.rect.bottom(), clock.rect.bottom()) + m * 0.5
     # footer: the colour key (rows of swatches), then the legend
     legend_lines = wrap_lines(texts.legend, f_small, room)
@@ -302,7 +303,8 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     if adv > 1.5 * r_sw:
         f_sw = make_font("switch", True, max(8, int(f_sw.pixelSize() * 1.5 * r_sw / adv)))
     name_y = centre.y() - r_sw * 0.55 if shape.switch_slots else centre.y()
-    switch_label = _box(texts.switch_name, f_sw, centre.x(), name_y, align=Qt.AlignHCenter | Qt.AlignVCenter)
+    name = texts.switch_name if advance(f_sw, texts.switch_name) <= 1.5 * r_sw else ""  # too small a disc: no name
+    switch_label = _box(name, f_sw, centre.x(), name_y, align=Qt.AlignHCenter | Qt.AlignVCenter)
     off = min(block * 0.62 + 1.5, off_max)
     lanes = tuple(_lanes(centre, r_sw, anchors[d], devices[d], off) for d in range(shape.n))
     return RingLayout(W, H, vs, tvs, m, title, step, clock, beside, swatch_title, tuple(swatches),
@@ -341,9 +343,15 @@ def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
             names.append((x - label_w / 2, ly, label_w, label_h))  # the widest name this device shows
         return bw, bh, a, b, pos, boxes, names
 
+    def reach_of(pos, bw, bh):
+        """The centre's distance to the nearest box: room for the switch and the lanes."""
+        return min((math.hypot(max(abs(x - cx) - bw / 2, 0.0), max(abs(y - cy) - bh / 2, 0.0)) for x, y in pos),
+                   default=0.0)
+
     while True:
         bw, bh, a, b, pos, boxes, names = place(slot, pad)
-        ok = a > 0 and b >= 0 and _disjoint(boxes + names, gap=slot * 0.3)
+        ok = (a > 0 and b >= 0 and reach_of(pos, bw, bh) >= MIN_REACH
+              and _disjoint(boxes + names, gap=slot * 0.3))
         if ok:
             break
         if slot <= min_slot:
@@ -355,12 +363,12 @@ def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
     centre_align = int(Qt.AlignHCenter | Qt.AlignVCenter)
     labels = [TextBox(QRectF(*r), lines[d], f_dev, centre_align) for d, r in enumerate(names)]
     boxes = [DeviceBox(QPointF(x, y), bw, bh, 0.0, cols, rows, pad, False) for x, y in pos]
-    reach = max(min(a - bw / 2, b - bh / 2), 30.0)  # centre to the nearest box edge
+    reach = max(reach_of(pos, bw, bh), 1.0)
     s = scale * vs
     r_sw = min(max(0.42 * reach, 36 * s), 95 * s)
     if shape.switch_slots:  # the switch shows its own buffer: give it room
         r_sw = min(max(0.5 * reach, 50 * s), 120 * s)
-    r_sw = min(r_sw, 0.9 * reach)
+    r_sw = min(r_sw, 0.7 * reach)  # the lanes keep a third of the way
     block = max(min(theme.SIZE_PX["block"] * s, slot * 1.15, 0.3 * (reach - r_sw)), 6.0)
     anchors = [_box_anchor(bx.centre, centre, bx.w, bx.h) for bx in boxes]
     lane = theme.LINE_PX["spoke"] * s

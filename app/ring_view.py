@@ -1129,7 +1129,8 @@ def ring_texts(run) -> RingTexts:
     legend, key_title = legend_text(run.trace, n, any(m.reduce for m in run.trace.messages))
     return RingTexts(
         title=scenario_title(run.scenario, run), step_lines=tuple(step_line_variants(run)),
-        clock_widest=tr("RingView", "t = {t} of {T}").format(t="888 µs", T="888 µs"),
+        clock_lines=tuple(tr("RingView", "t = {t} of {T}").format(t=f"{x} {unit}", T=fmt_time(run.index.t_total))
+                          for x in ("0", "8.88", "88.8", "888", "1e+03") for unit in ("s", "ms", "µs", "ns", "ps")),
         device_labels=tuple(widest), switch_name=switch_name(run.link), swatch_title=key_title,
         swatch_labels=tuple(str(d) for d in swatch_devices(n)), legend=legend)
 
