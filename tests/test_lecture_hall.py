@@ -295,6 +295,41 @@ def test_no_text_overlaps_text_in_the_ring_at_any_size_scale_language_and_n(qapp
     assert min(smallest.values()) >= 9, smallest
 
 
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_no_text_overlaps_text_in_the_matmul_panel(qapp, runs, screen):
+    """The panel beside the ring in matmul scenarios (two fifths of the page): both stages, every
+    case, every n, both languages, text scale 1–2.5; texts stay apart, inside their row, and off
+    the matrices."""
+    from app.matmul_view import matmul_layout, matmul_texts
+
+    problems, count = [], 0
+    try:
+        for lang in LANGS:
+            i18n.set_language(qapp, lang)
+            for (key, run), after in itertools.product(runs.items(), (False, True)):
+                if run.matmul is None:
+                    continue
+                title, rows = matmul_texts(run, after)
+                for (W, H), scale in itertools.product(ring_rooms(screen), SCALES):
+                    w = int(W * 0.4)
+                    lay = matmul_layout(w, H, scale, title, rows)
+                    count += 1
+                    label = f"{lang} {w}x{H} {scale}x {key} after={after}"
+                    texts = lay.texts()
+                    problems += [f"{label}: {a!r} overlaps {b!r}" for a, b in overlaps(texts)]
+                    view = QRectF(0, 0, w, H).adjusted(-0.5, -0.5, 0.5, 0.5)
+                    problems += [f"{label}: {n!r} leaves the panel" for n, r in texts if not view.contains(r)]
+                    for i, row in enumerate(lay.rows):
+                        mats = [it.matrix for it in row.items if it.matrix is not None]
+                        for name, r in texts:
+                            if any(r.intersected(m).width() > 0.5 and r.intersected(m).height() > 0.5 for m in mats):
+                                problems.append(f"{label}: {name!r} lies on a matrix of row {i + 1}")
+    finally:
+        i18n.set_language(qapp, "en")
+    assert count == len(LANGS) * 2 * 4 * len(NS) * len(ring_rooms(screen)) * len(SCALES)
+    assert not problems, f"{len(problems)} problems, e.g.\n" + "\n".join(problems[:12])
+
+
 def test_the_header_reserves_every_step_line_the_run_can_show(qapp, runs):
     """The step line changes while playing; the header's box holds the tallest of them, so the
     picture does not jump between steps and the longest never runs into the ring."""
