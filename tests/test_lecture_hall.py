@@ -360,6 +360,49 @@ def ring_run(kind, n, algo):
 
 
 # ---------------------------------------------------------------------------------------
+# The weight slices: its texts from the scene items' geometry (its layout is a solver in the view)
+# ---------------------------------------------------------------------------------------
+def weights_text_overlaps(qtbot, view, size, scale, lang, key):
+    i18n.set_language(QApplication.instance(), lang)
+    theme.set_scale(scale)
+    view.select(key)
+    view.resize(*size)
+    settle(qtbot)
+    items = ([("full title", view.full_title), ("grid title", view.grid_title), ("axes", view.axes_label)]
+             + [(f"label {d}", lab) for d, lab in enumerate(view.slice_labels)]
+             + [(f"role {i}", lab) for i, lab in enumerate(view.role_labels)])
+    rects = [(name, it.sceneBoundingRect()) for name, it in items if it.isVisible() and it.toPlainText().strip()]
+    canvas = QRectF(view.canvas.rect()).adjusted(-0.5, -0.5, 0.5, 0.5)
+    return overlaps(rects) + [(name, "the canvas' edge") for name, r in rects if not canvas.contains(r)]
+
+
+@pytest.fixture
+def weights_view(qtbot, classroom_env):
+    from app.state import Playback
+    from app.weights_view import WeightsView
+
+    model = ScenarioModel(Scenario(kind="tp-forward", n=8))
+    view = WeightsView(model, Playback(model))
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+def test_no_text_overlaps_text_in_the_weight_slices(qtbot, weights_view):
+    problems = []
+    for size, lang, key in itertools.product(((704, 432), (1536, 918)), LANGS, ("wq", "wo", "attn_norm")):
+        problems += [(size, lang, key, o) for o in weights_text_overlaps(qtbot, weights_view, size, 1.0, lang, key)]
+    assert not problems, problems[:6]
+
+
+@pytest.mark.xfail(reason="the weights view's solver cannot shrink its text: 8 stacked labels at 2x do not fit "
+                          "a 704x432 tab and run into the axes line (not fixed yet)", strict=False)
+def test_no_text_overlaps_text_in_the_weight_slices_at_large_text_in_a_small_tab(qtbot, weights_view):
+    assert not weights_text_overlaps(qtbot, weights_view, (704, 432), 2.0, "en", "wo")
+
+
+# ---------------------------------------------------------------------------------------
 # The painted ring follows its layout (pixels, not copied state)
 # ---------------------------------------------------------------------------------------
 @pytest.mark.usefixtures("classroom_env")
