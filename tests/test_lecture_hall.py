@@ -377,7 +377,7 @@ def weights_text_overlaps(qtbot, view, size, scale, lang, key):
 
 
 @pytest.fixture
-def weights_view(qtbot, classroom_env):
+def weights_view(qtbot, classroom_env):  # noqa: F811  (the fixture, imported above)
     from app.state import Playback
     from app.weights_view import WeightsView
 
