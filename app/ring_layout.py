@@ -247,8 +247,11 @@ def ring_layout(width: float, height: float, scale: float, texts: RingTexts, sha
 
 
 def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
+    def font_at(role, bold, factor):
+        return make_font(role, bold, theme.FONT_PX[role] * scale * factor)
+
     def font(role, bold=False):
-        return make_font(role, bold, theme.FONT_PX[role] * scale * tvs)
+        return font_at(role, bold, tvs)
 
     m = theme.SIZE_PX["margin"] * scale * tvs
     room = W - 2 * m
@@ -292,10 +295,18 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     if not force and area.height() < MIN_RING_SHARE * H:
         return None
     centre = area.center()
-    f_dev = font("device", True)
-    geo = (_radial if radial else _boxes)(area, centre, scale, vs, tvs, f_dev, texts, shape, force)
+    # the names round the ring may shrink further than the header: sixteen of them must fit the
+    # ring's circumference, the title only the view's width
+    place = _radial if radial else _boxes
+    geo = None
+    for g in (f for f in TEXT_FITS if vs * f <= tvs + 1e-9):
+        geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * g), texts, shape, False)
+        if geo is not None:
+            break
     if geo is None:
-        return None
+        if not force:
+            return None
+        geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * TEXT_FITS[-1]), texts, shape, True)
     devices, labels, anchors, r_sw, block, lane, lane_active, mode, off_max = geo
     # the switch's name inside its disc, shrunk to fit; above its slots when it shows them
     f_sw = font("switch", True)
