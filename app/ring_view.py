@@ -446,14 +446,6 @@ class RingView(QGraphicsView):
         """(QLineF, QColor) of every chord drawn now: sender's lane end to receiver's."""
         return list(self.chord_layer.items)
 
-    def device_rects(self) -> list[QRectF]:
-        return [d.sceneBoundingRect() for d in self.devices]
-
-    def visible_label_rects(self) -> list[QRectF]:
-        return [lab.sceneBoundingRect() for lab in self.device_labels if lab.isVisible()]
-
-    def item_count(self) -> int:
-        return len(self.scene().items())
 
 
 def _lerp(a: QPointF, b: QPointF, p: float) -> QPointF:
