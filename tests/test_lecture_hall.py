@@ -389,17 +389,22 @@ def weights_view(qtbot, classroom_env):  # noqa: F811  (the fixture, imported ab
     return view
 
 
-def test_no_text_overlaps_text_in_the_weight_slices(qtbot, weights_view):
+@pytest.mark.parametrize("scale, sizes", [(1.0, ((704, 432), (1536, 918))), (2.5, ((1024, 612), (1536, 918)))],
+                         ids=["1x", "2.5x"])
+def test_no_text_overlaps_text_in_the_weight_slices(qtbot, weights_view, scale, sizes):
+    """Eight slices at the theme's size and at 2.5× (where eight stacked labels used to run into the
+    axes line), a column split, a row split and a replicated vector; the tab at the desk of a
+    1280×720 screen at 1×, in presentation mode at 2.5×."""
     problems = []
-    for size, lang, key in itertools.product(((704, 432), (1536, 918)), LANGS, ("wq", "wo", "attn_norm")):
-        problems += [(size, lang, key, o) for o in weights_text_overlaps(qtbot, weights_view, size, 1.0, lang, key)]
+    for size, lang, key in itertools.product(sizes, LANGS, ("wq", "wo", "attn_norm")):
+        problems += [(size, lang, key, o) for o in weights_text_overlaps(qtbot, weights_view, size, scale, lang, key)]
     assert not problems, problems[:6]
 
 
-@pytest.mark.xfail(reason="the weights view's solver cannot shrink its text: 8 stacked labels at 2x do not fit "
-                          "a 704x432 tab and run into the axes line (not fixed yet)", strict=False)
+@pytest.mark.xfail(reason="eight stacked norm slices at 2.5x do not fit a 704x432 tab even at 40 % text: the "
+                          "axes line is pushed below the canvas (not fixed)", strict=False)
 def test_no_text_overlaps_text_in_the_weight_slices_at_large_text_in_a_small_tab(qtbot, weights_view):
-    assert not weights_text_overlaps(qtbot, weights_view, (704, 432), 2.0, "en", "wo")
+    assert not weights_text_overlaps(qtbot, weights_view, (704, 432), 2.5, "en", "attn_norm")
 
 
 # ---------------------------------------------------------------------------------------
