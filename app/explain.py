@@ -14,11 +14,12 @@ re-layout the whole text every frame.
 from __future__ import annotations
 
 import html
+from typing import NamedTuple
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from simcore.comm_sim import busbw, t_formula
+from simcore.comm_sim import ALGORITHMS, busbw, t_formula
 from simcore.trace import ALL, SWITCH
 
 from . import theme
@@ -57,28 +58,78 @@ def fmt_bw(bps: float) -> str:
     return f"{bps:.3g} B/s"
 
 
+class AlgoText(NamedTuple):
+    """What the app says about one algorithm (translated): see ALGO_TEXT."""
+
+    name: str  # in the algorithm menus, e.g. "ring"
+    title: str  # heading, e.g. "Ring all-reduce"
+    hint: str  # one line under the controls
+    why: str  # the sentence under the closed form: why it costs what it costs
+
+
+def _algo_texts() -> dict:
+    """
+    ALGO_TEXT: the sentences of every algorithm, keyed by its registry record's explain_key
+    (simcore.comm_sim.ALGORITHMS[op][algo].explain_key). A new algorithm adds one entry here.
+    """
+    ring_why = _tr("Each step needs the chunk the step before delivered, so α is paid at every step.")
+    return {
+        "ring-all-gather": AlgoText(
+            _tr("ring"), _tr("Ring all-gather"), _tr("S must split into n equal chunks."), ring_why),
+        "ring-reduce-scatter": AlgoText(
+            _tr("ring"), _tr("Ring reduce-scatter"), _tr("S must split into n equal chunks."), ring_why),
+        "one-shot-all-gather": AlgoText(
+            _tr("one-shot (direct)"), _tr("One-shot all-gather"),
+            _tr("One-shot: every GPU sends its chunk straight to every other GPU, all at once."),
+            _tr("Every message is issued at once: α is paid once while each port streams its bytes.")),
+        "one-shot-reduce-scatter": AlgoText(
+            _tr("one-shot (direct)"), _tr("One-shot reduce-scatter"),
+            _tr("One-shot: every GPU sends each chunk straight to the GPU that owns it, all at once."),
+            _tr("Every message is issued at once: α is paid once while each port streams its bytes.")),
+        "ring-all-reduce": AlgoText(
+            _tr("ring"), _tr("Ring all-reduce"),
+            _tr("Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes."), ring_why),
+        "rd-all-reduce": AlgoText(
+            _tr("recursive doubling (rd)"), _tr("Recursive-doubling all-reduce"),
+            _tr("Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer."),
+            _tr("Each round adds what the last round summed, so α is paid once per round, with all S bytes.")),
+        "innet-all-reduce": AlgoText(
+            _tr("in-network (innet, NVLS)"), _tr("In-network all-reduce (NVLS)"),
+            _tr("In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum."),
+            _tr("The chunks stream up and back down without waiting for each other: α is paid once up and "
+                "once down.")),
+        "one-shot-all-reduce": AlgoText(
+            _tr("one-shot (direct)"), _tr("One-shot all-reduce"),
+            _tr("One-shot: every GPU sends its whole buffer to every other GPU at once; each port carries "
+                "(n − 1)·S."),
+            _tr("All n − 1 copies are issued at once: α is paid once while the port streams (n − 1)·S bytes. "
+                "Fast for small S, slow for large S.")),
+        "two-shot-all-reduce": AlgoText(
+            _tr("two-shot"), _tr("Two-shot all-reduce"),
+            _tr("Two-shot: each chunk goes straight to its owner, which adds them and sends the sum to all."),
+            _tr("Two phases, each issued at once: α is paid twice, and each port carries the ring's "
+                "2(n − 1)/n·S bytes.")),
+    }
+
+
+def algo_text(op: str, algo: str) -> AlgoText:
+    """The translated sentences of `algo` for collective `op` (English placeholders if it has none)."""
+    rec = ALGORITHMS.get(op, {}).get(algo)
+    text = _algo_texts().get(rec.explain_key) if rec is not None else None
+    if text is None:  # an algorithm without sentences yet still gets a title
+        return AlgoText(algo, f"{op} ({algo})", rec.description if rec else "", "")
+    return text
+
+
 def op_title(op: str, algo: str) -> str:
     """'Ring all-gather', 'Recursive-doubling all-reduce'... (translated)."""
-    names = {
-        ("all-gather", "ring"): _tr("Ring all-gather"),
-        ("reduce-scatter", "ring"): _tr("Ring reduce-scatter"),
-        ("all-reduce", "ring"): _tr("Ring all-reduce"),
-        ("all-reduce", "rd"): _tr("Recursive-doubling all-reduce"),
-        ("all-reduce", "innet"): _tr("In-network all-reduce (NVLS)"),
-        ("all-reduce", "direct"): _tr("Direct all-reduce"),
-    }
-    return names.get((op, algo), f"{op} ({algo})")
+    return algo_text(op, algo).title
 
 
-# Closed forms as written on the lecture's slides (display only: the value is t_formula's).
-FORMULA_TEXT = {
-    ("all-gather", "ring"): "(n − 1) · (α + S / (n·β))",
-    ("reduce-scatter", "ring"): "(n − 1) · (α + S / (n·β))",
-    ("all-reduce", "ring"): "2(n − 1) · (α + S / (n·β))",
-    ("all-reduce", "rd"): "log₂n · (α + S / β)",
-    ("all-reduce", "innet"): "(n + 1) · (α + S / (n·β))",
-    ("all-reduce", "direct"): "(n − 1) · (α + S / β)",
-}
+def formula_text(op: str, algo: str, n: int) -> str:
+    """The closed form as written on the lecture's slides (the registry's; its value is t_formula's)."""
+    rec = ALGORITHMS.get(op, {}).get(algo)
+    return rec.formula(int(n)) if rec is not None else ""
 
 
 def _gpu(d: int) -> str:
@@ -118,6 +169,13 @@ def describe_group(msgs, n: int) -> str:
     elif phases == {"unfold"}:
         head = _tr("Last, GPU d − {p} sends the finished sum ({size}) back to each of the {k} GPU(s) that "
                    "folded in.").format(p=n - len(msgs), k=len(msgs), size=size)
+    elif phases == {"one-shot reduce-scatter"} and all(m.chunk == m.dst for m in msgs):
+        j = (dst[0] - src[0]) % n
+        head = _tr("Every GPU d sends its part of chunk d + {j} ({size}) straight to that chunk's owner, "
+                   "GPU d + {j}.").format(j=j, size=size)
+    elif phases == {"one-shot all-gather"} and all(m.chunk == m.src for m in msgs):
+        j = (dst[0] - src[0]) % n
+        head = _tr("Every GPU d sends its own chunk d ({size}) straight to GPU d + {j}.").format(j=j, size=size)
     elif n > 1 and len(msgs) == n and all(d == (s + 1) % n for s, d in zip(src, dst)):
         head = _tr("Every GPU d sends one chunk of {size} to its ring neighbour d + 1.").format(size=size)
     elif n > 1 and len(msgs) > 1 and len({s ^ d for s, d in zip(src, dst)}) == 1 and all(d < n for d in dst):
@@ -229,7 +287,9 @@ class ExplainPanel(QWidget):
         self.live.setText(self.tr("t = {t} · moved so far: {b}").format(
             t=fmt_time(t), b=fmt_bytes(idx.bytes_moved(t))))
         coll = idx.display_collective(t)
-        if coll is None:
+        if self._hides(run, coll, t):
+            key = ("hidden", id(run), self._hidden_after)
+        elif coll is None:
             key = ("none", id(run))
         else:
             k = idx.step_shown(coll, t)
@@ -237,7 +297,26 @@ class ExplainPanel(QWidget):
         if key == self._key:
             return
         self._key = key
+        if key[0] == "hidden":
+            self.body.setText("<p>" + html.escape(self.tr(
+                "Make your prediction first: what this step sends, and to whom, is shown once you have "
+                "answered (or skipped) in the panel “Predict, then reveal”.")) + "</p>")
+            return
         self.body.setText(self._html(run, coll, t))
+
+    # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
+    _hidden_after = None
+
+    def set_hidden_after(self, t0):
+        """While a student predicts the step starting at t0 (s), say only "make your prediction":
+        the step itself, or the pattern of the one before, would give the answer. None
+        explains again."""
+        self._hidden_after = t0
+        self._key = None
+        self.refresh()
+
+    def _hides(self, run, coll, t) -> bool:
+        return self._hidden_after is not None and coll is not None and run.trace.collectives[coll].n_steps > 0
 
     def _html(self, run, coll, t) -> str:
         parts = []
@@ -285,13 +364,17 @@ class ExplainPanel(QWidget):
                      + f" = <b>{html.escape(fmt_time(one))}</b></p>")
         t0, t1 = tr_.step_times(coll)[k]
         parts.append("<p>" + html.escape(self.tr(
-            "This step: {d} on the clock ({a} → {b}); {m} messages, each port carries at most one at a time.")
+            "This step: {d} on the clock ({a} → {b}); {m} messages. A port passes one message's bytes at a "
+            "time; each message lands α after it starts streaming.")
             .format(d=fmt_time(t1 - t0), a=fmt_time(t0), b=fmt_time(t1), m=len(msgs))) + "</p>")
+        meanwhile = self._meanwhile(run, coll, k, t0, t1)
+        if meanwhile:
+            parts.append("<p>" + html.escape(meanwhile) + "</p>")
         # running total vs closed form
         ran = min(max(t - c.t_start, 0.0), c.t_end - c.t_start)
         n_done = idx.steps_done(coll, t)
         total = t_formula(c.algo, c.n, c.nbytes, link.alpha, link.bw, op=c.op)
-        formula = FORMULA_TEXT.get((c.op, c.algo), "")
+        formula = formula_text(c.op, c.algo, c.n)
         parts.append("<p><b>" + html.escape(self.tr("Running total")) + "</b>: "
                      + html.escape(self.tr("{t} after {k} of {K} steps").format(t=fmt_time(ran), k=n_done,
                                                                                 K=c.n_steps)) + "</p>")
@@ -302,6 +385,9 @@ class ExplainPanel(QWidget):
                      + "<br>" + html.escape(self.tr("simulated: {t}").format(t=fmt_time(c.t_end - c.t_start)))
                      + (" ✓" if abs((c.t_end - c.t_start) - total) <= 1e-9 * max(total, 1e-300) else "")
                      + "</p>")
+        why = algo_text(c.op, c.algo).why
+        if why:
+            parts.append("<p>" + html.escape(why) + "</p>")
         if done and n_done == c.n_steps and c.t_end > c.t_start:
             dur = c.t_end - c.t_start
             parts.append("<p>" + html.escape(self.tr("Bus bandwidth (nccl-tests): {bw} of {link} per port").format(
@@ -309,6 +395,28 @@ class ExplainPanel(QWidget):
         if run.tp is not None:
             parts.append(self._tp_html(run, coll, t))
         return "\n".join(parts)
+
+    def _meanwhile(self, run, coll, k, t0, t1) -> str:
+        """
+        Messages of other steps that arrive while step k runs (t0, t1]: the bytes "moved so far"
+        counts every message that has arrived, so the text names them too (e.g. recursive
+        doubling at n = 6: GPUs 2 and 3 have nothing to fold in and swap during the fold).
+        """
+        tr_ = run.trace
+        idx = run.index
+        eps = idx.eps
+        other = [tr_.messages[i] for j, ids in enumerate(idx.step_msgs[coll]) if j != k for i in ids]
+        early = [m for m in other if m.step > k and t0 - eps < m.t_end <= t1 + eps]
+        if not early:
+            return ""
+        steps = sorted({m.step + 1 for m in early})
+        span = str(steps[0]) if len(steps) == 1 else f"{steps[0]}–{steps[-1]}"
+        pairs = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}" for m in early[:3])
+        more = _tr(" … and {k} more").format(k=len(early) - 3) if len(early) > 3 else ""
+        return self.tr("Meanwhile {m} message(s) of step(s) {s} ({b}) arrive too: their senders did not wait for "
+                       "this step. {pairs}{more}.").format(m=len(early), s=span,
+                                                           b=fmt_bytes(sum(m.nbytes for m in early)),
+                                                           pairs=pairs, more=more)
 
     def _effect(self, run, coll, ms) -> str:
         """What the receivers do with the payload, with one example's contributor count."""

@@ -2,60 +2,66 @@
 The formula panel: the closed form of the current collective written symbolically, the same
 with the numbers substituted, and beside it the total the simulation measured.
 
-Every closed form here has the shape  T = k · (α + S / (m·β)):  k messages in a row on the
-busiest port, each of S/m bytes. `closed_form` says what k and m are for each algorithm; the
-value is always checked against simcore.comm_sim.t_formula, the one place the cost model lives.
+Every closed form on one switch has the shape  T = a·α + b·S/β:  a latencies on the critical
+path and b·S bytes through the busiest port. The algorithm's registry record
+(simcore.comm_sim.ALGORITHMS[op][algo]) gives both the slide's formula and (a, b); the value is
+always checked against simcore.comm_sim.t_formula, the one place the cost model lives.
 """
 
 from __future__ import annotations
 
 import html
-import math
+import re
 from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from simcore.comm_sim import t_formula
+from simcore.comm_sim import algorithm, t_formula
 
 from .explain import fmt_bw, fmt_bytes, fmt_time, op_title
+
+_SYMBOL = re.compile(r"[nαβS]")
 
 
 @dataclass(frozen=True)
 class ClosedForm:
-    """T = steps · (α + S / (div·β)); `steps_sym`/`div_sym` are the symbolic HTML of k and m."""
+    """T = a·α + b·S/β for one collective on n devices; `text` is the formula as on a slide."""
 
     op: str
     algo: str
     n: int
-    steps: float  # k, messages in a row on the busiest port
-    steps_sym: str  # k written with n, e.g. "2(n − 1)"
-    steps_sub: str  # k with n substituted, e.g. "2·(8 − 1)"
-    div: int  # m: every message carries S/m bytes
-    div_sym: str  # "n" or ""
+    a: float  # latencies on the critical path
+    b: float  # bytes through the busiest port, in units of S
+    text: str  # e.g. "2(n − 1) · (α + S/(n·β))"
 
     def seconds(self, S: float, alpha: float, bw: float) -> float:
-        return self.steps * (alpha + S / (self.div * bw))
+        return self.a * alpha + self.b * S / bw
+
+    @property
+    def html(self) -> str:
+        """The formula with its symbols in italics."""
+        return _SYMBOL.sub(lambda m: f"<i>{m.group(0)}</i>", html.escape(self.text))
+
+    def substituted(self, S: float, alpha: float, bw: float) -> str:
+        """The formula with n, α, S and β replaced by their values (HTML)."""
+        values = {"n": str(self.n), "α": fmt_time(alpha), "S": fmt_bytes(S), "β": fmt_bw(bw)}
+        text = re.sub(r"(?<=[0-9)])(?=[αβS])", "·", self.text)  # 2α -> 2·α before α becomes a number
+        text = re.sub(r"(?<=n)(?=[αβS])", "·", text)
+        return html.escape(_SYMBOL.sub(lambda m: values[m.group(0)], text))
+
+
+def _times(k: float, value: str) -> str:
+    """'7 · 146 ns', or just the value when k is 1."""
+    return value if k == 1 else f"{k:.4g} · {value}"
 
 
 def closed_form(op: str, algo: str, n: int) -> ClosedForm:
-    """The shape of the closed form of one collective on n devices (see module docstring)."""
+    """The closed form of one collective on n devices, from the algorithm's registry record."""
+    rec = algorithm(op, algo)
     n = int(n)
-    if op in ("all-gather", "reduce-scatter"):
-        return ClosedForm(op, algo, n, n - 1, "(<i>n</i> − 1)", f"({n} − 1)", n, "<i>n</i>")
-    if algo == "ring":
-        return ClosedForm(op, algo, n, 2 * (n - 1), "2(<i>n</i> − 1)", f"2·({n} − 1)", n, "<i>n</i>")
-    if algo == "innet":
-        return ClosedForm(op, algo, n, n + 1, "(<i>n</i> + 1)", f"({n} + 1)", n, "<i>n</i>")
-    if algo == "direct":
-        return ClosedForm(op, algo, n, n - 1, "(<i>n</i> − 1)", f"({n} − 1)", 1, "")
-    if algo == "rd":
-        p = 1 << (n.bit_length() - 1)
-        if p == n:
-            return ClosedForm(op, algo, n, math.log2(n), "log<sub>2</sub> <i>n</i>", f"log<sub>2</sub> {n}", 1, "")
-        return ClosedForm(op, algo, n, math.log2(p) + 2, "(⌊log<sub>2</sub> <i>n</i>⌋ + 2)",
-                          f"(⌊log<sub>2</sub> {n}⌋ + 2)", 1, "")
-    raise ValueError(f"no closed form for {op} with algorithm {algo!r}")
+    a, b = rec.closed_form(float(n))
+    return ClosedForm(op, algo, n, float(a), float(b), rec.formula(n))
 
 
 def formula_html(op: str, algo: str, n: int, S: float, alpha: float, bw: float,
@@ -66,29 +72,25 @@ def formula_html(op: str, algo: str, n: int, S: float, alpha: float, bw: float,
     """
     cf = closed_form(op, algo, n)
     t = t_formula(algo, n, S, alpha, bw, op=op)  # the engine's value; cf must agree with it
-    per_msg = S / (cf.div * bw)
-    lat, band = cf.steps * alpha, cf.steps * per_msg
-    size = f"<i>S</i> / ({cf.div_sym}<i>β</i>)" if cf.div_sym else "<i>S</i> / <i>β</i>"
-    size_sub = f"{fmt_bytes(S)} / ({n} · {fmt_bw(bw)})" if cf.div_sym else f"{fmt_bytes(S)} / {fmt_bw(bw)}"
-    k_num = f"{cf.steps:g}"
     title = html.escape(op_title(op, algo))
     rows = [
         f"<p style='margin:0'><b>{title}</b> &nbsp; <i>n</i> = {n}</p>",
-        f"<p style='font-size:130%; margin:6px 0'><i>T</i> = {cf.steps_sym} · (<i>α</i> + {size})</p>",
+        f"<p style='font-size:130%; margin:6px 0'><i>T</i> = {cf.html}</p>",
     ]
     if n == 1:
         one = QCoreApplication.translate("FormulaPanel", "One device: nothing to send, T = 0.")
         rows.append(f"<p style='margin:4px 0'>{one}</p>")
     else:
-        a = fmt_time(alpha)
+        lat, band = cf.a * alpha, cf.b * S / bw
         rows += [
-            f"<p style='margin:2px 0'>&nbsp;&nbsp;= {cf.steps_sub} · ({a} + {size_sub})</p>",
-            f"<p style='margin:2px 0 8px 0'>&nbsp;&nbsp;= {k_num} · ({a} + {fmt_time(per_msg)})"
-            f" = <b>{fmt_time(t)}</b></p>",
+            f"<p style='margin:2px 0'>&nbsp;&nbsp;= {cf.substituted(S, alpha, bw)}</p>",
+            f"<p style='margin:2px 0 8px 0'>&nbsp;&nbsp;= {_times(cf.a, fmt_time(alpha))} + "
+            f"{_times(cf.b, fmt_time(S / bw))} = {fmt_time(lat)} + {fmt_time(band)} = <b>{fmt_time(t)}</b></p>",
         ]
         split = QCoreApplication.translate("FormulaPanel", "latency term %1: %2 · bandwidth term %3: %4")
-        split = (split.replace("%1", f"{k_num}·<i>α</i>").replace("%2", f"{fmt_time(lat)} ({100 * lat / t:.0f}%)")
-                 .replace("%3", f"{k_num}·{size}").replace("%4", f"{fmt_time(band)} ({100 * band / t:.0f}%)"))
+        split = (split.replace("%1", _times(cf.a, "<i>α</i>").replace(" · ", "·")).replace("%2", f"{fmt_time(lat)} ({100 * lat / t:.0f}%)")
+                 .replace("%3", _times(cf.b, "<i>S</i>/<i>β</i>").replace(" · ", "·"))
+                 .replace("%4", f"{fmt_time(band)} ({100 * band / t:.0f}%)"))
         rows.append(f"<p style='margin:2px 0'>{split}</p>")
     if simulated is not None:
         ok = abs(simulated - t) <= 1e-9 * max(t, 1e-300)

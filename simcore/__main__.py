@@ -1,6 +1,7 @@
 """
 python -m simcore selftest
 python -m simcore trace --op all-reduce --algo ring --n 8 --bytes 1MiB --format chrome --out t.json [--summary]
+python -m simcore trace --n 256 --format csv --out t.csv.gz
 python -m simcore decode --model llama3-70b --chip h100 --n 1,2,4,8,16
 python -m simcore measure --n 4 --sizes 8B..64MiB --out m.json     (needs the `mpi` extra)
 python -m simcore nccl-import all_reduce_perf.txt --out link.json
@@ -9,13 +10,12 @@ python -m simcore nccl-import all_reduce_perf.txt --out link.json
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
 import numpy as np
 
-from .comm_sim import ALLREDUCE_ALGOS, LINKS, OPS, busbw, message_count, t_formula
+from .comm_sim import ALLREDUCE_ALGOS, LINKS, MAX_DEVICES, OPS, message_count, t_formula
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,7 +44,8 @@ def selftest() -> int:
     print("ok  four sharded matmul cases equal A @ B (n = 4; case 3 with every all-reduce algorithm)")
 
     checked = 0
-    for algo, (_, fn) in ALLREDUCE_ALGOS.items():
+    for algo, rec in ALLREDUCE_ALGOS.items():
+        fn = rec.fn
         for n in range(1, 17):
             arrays = [rng.standard_normal(4 * n) for _ in range(n)]
             comm = Comm(switch(n), byte_scale=1000.0)
@@ -78,6 +79,7 @@ def selftest() -> int:
 
 
 def trace_cmd(args) -> int:
+    from .calibrate import busbw_summary
     from .scenarios import parse_bytes, run_collective
 
     try:
@@ -88,16 +90,9 @@ def trace_cmd(args) -> int:
         return 2
     tr = run.trace
     if args.out:
-        data = tr.to_chrome() if args.format == "chrome" else tr.to_dict()
-        tmp = args.out + ".part"
-        try:
-            with open(tmp, "w") as f:
-                json.dump(data, f)
-            os.replace(tmp, args.out)
-        except OSError as e:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            print(f"simcore: cannot write {args.out}: {e.strerror}", file=sys.stderr)
+        err = _write_trace(tr, args.out, args.format, flows=args.flows)
+        if err:
+            print(f"simcore: {err}", file=sys.stderr)
             return 2
     if args.summary or not args.out:
         c = tr.collectives[0]
@@ -111,11 +106,31 @@ def trace_cmd(args) -> int:
         print(f"  time          {t * 1e6:.3f} us (closed form {want * 1e6:.3f} us)")
         if t > 0:
             print(f"  algbw         {c.nbytes / t / 1e9:.2f} GB/s")
-            print(f"  busbw         {busbw(run.op, run.n, c.nbytes, t) / 1e9:.2f} GB/s")
+            print(busbw_summary(run.op, run.algo, run.n, c.nbytes, t, link))  # nccl-tests' busbw, and the port's
     if args.out:
-        slices = len(tr.messages)
-        print(f"wrote {args.out}: {slices} message slices ({args.format})")
+        what = {"chrome": "message slices", "csv": "message rows", "json": "messages"}[args.format]
+        print(f"wrote {args.out}: {len(tr.messages)} {what} ({args.format})")
     return 0
+
+
+def _write_trace(tr, path: str, fmt: str, flows: bool = True) -> str | None:
+    """Stream the trace to path (gzipped if it ends in .gz) through a temporary file, then move
+    it into place: an interrupted write never leaves half a file. Returns an error or None."""
+    suffix = ".gz" if path.endswith(".gz") else ""
+    tmp = path + ".part" + suffix
+    try:
+        if fmt == "chrome":
+            tr.write_chrome(tmp, flows=flows)
+        elif fmt == "csv":
+            tr.write_csv(tmp)
+        else:
+            tr.write_json(tmp)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        return f"cannot write {path}: {e.strerror or e}"
+    return None
 
 
 def main(argv=None) -> int:
@@ -125,11 +140,14 @@ def main(argv=None) -> int:
     tp = sub.add_parser("trace", help="simulate one collective and write its trace")
     tp.add_argument("--op", choices=OPS, default="all-reduce")
     tp.add_argument("--algo", choices=list(ALLREDUCE_ALGOS), default="ring")
-    tp.add_argument("--n", type=int, default=8)
+    tp.add_argument("--n", type=int, default=8, help=f"devices, 1 to {MAX_DEVICES}")
     tp.add_argument("--bytes", default="1MiB", help="S, the full array (e.g. 4KiB, 1MiB, 1GB)")
     tp.add_argument("--link", choices=list(LINKS), default="nvlink4")
-    tp.add_argument("--format", choices=("json", "chrome"), default="json")
-    tp.add_argument("--out", help="file to write (omit to print the summary only)")
+    tp.add_argument("--format", choices=("json", "chrome", "csv"), default="json",
+                    help="json: the trace itself (columns); chrome: Perfetto / chrome://tracing; csv: a row per message")
+    tp.add_argument("--out", help="file to write, gzipped if it ends in .gz (omit to print the summary only)")
+    tp.add_argument("--flows", action="store_true",
+                    help="chrome: draw an arrow from every send to its receive (about 80 bytes more a message)")
     tp.add_argument("--summary", action="store_true", help="print time, algbw and busbw")
     from . import cli_decode, cli_measure
 

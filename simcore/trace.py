@@ -8,40 +8,200 @@ scrubbing and exporting one frame cost the same as playing.
 Records
     Message     one point-to-point transfer: src -> dst of chunk `chunk` (ALL = the whole
                 buffer), carrying the sum of `contributors`' data, `nbytes` after byte_scale,
-                occupying the sender's send port and the receiver's receive port for
-                [t_start, t_end].
+                sent at t_start and landed at t_end (seconds).
     Collective  one call of a collective (an all-reduce is one collective; its
                 reduce-scatter and all-gather phases are steps of it).
 
 Device id SWITCH (-1) is the switch itself (in-network reduction sends to it and from it).
+
+Storage. A ring all-reduce on n devices sends 2n(n−1) messages, and the partial sums they
+carry grow to n contributors, so a set per message would cost n³. The messages are therefore
+kept as columns of one numpy record array (about 65 bytes a message), and a message's
+contributors as four integers that describe the set the algorithms actually produce
+(see `who_arc`). `trace.messages` still reads as a sequence of `Message` records; each is
+built when asked for and decodes its contributors only when `.contributors` is read.
 """
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import gzip
+import io
 import json
+import os
+from array import array
+from collections.abc import Sequence
+from functools import lru_cache
+from operator import itemgetter
 from typing import NamedTuple
 
+import numpy as np
+
 SCHEMA = "shard-lab-trace"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: columnar messages; version 1 files (one row per message) are still read
 SWITCH = -1  # the switch as a message endpoint (in-network reduction)
 ALL = -1  # chunk index meaning "the whole buffer"
 
 
-class Message(NamedTuple):
-    coll: int  # id of the collective this message belongs to
-    op: str  # "all-gather" | "reduce-scatter" | "all-reduce"
-    algo: str  # "ring" | "rd" | "innet" | "direct"
-    label: str  # the caller's label, e.g. "layer 3 mlp"
-    step: int  # step of the collective, 0-based
-    src: int  # sending device (SWITCH for the switch)
-    dst: int  # receiving device (SWITCH for the switch)
-    chunk: int  # chunk index carried (ALL: the whole buffer)
-    contributors: frozenset  # devices whose data is summed in the payload
-    nbytes: float  # bytes on the wire, after byte_scale
-    t_start: float  # seconds
-    t_end: float  # seconds
-    phase: str = ""  # e.g. "reduce-scatter", "all-gather", "up", "down", "fold"
-    reduce: bool = False  # True: the receiver adds the payload; False: it stores a copy
+# ---------------------------------------------------------------------------------------
+# Contributors: a set of devices as four integers
+# ---------------------------------------------------------------------------------------
+# (first, count, period, limit) with period > 0 is the set
+#     {x in [0, limit) : (x - first) mod period < count}
+# and with period == 0 it is explicit[first : first + count], a list the trace keeps.
+# One form covers what the algorithms produce:
+#     device d alone                       (d, 1, n, n)
+#     ring partial sum of devices d−k..d   ((d − k) mod n, k + 1, n, n)   (an arc of the ring)
+#     everyone                             (0, n, n, n)
+#     recursive doubling, extras folded    (b, 2^j, p, n): the aligned block [b, b + 2^j) of
+#       onto d − p (p = 2^⌊log2 n⌋)        the p devices, each with its folded partner d + p
+def who_single(d, n) -> tuple:
+    """Contributors {d} on n devices (d may be an array of devices)."""
+    return (d, 1, n, n)
+
+
+def who_arc(first, count, n) -> tuple:
+    """Contributors first, first+1, …, first+count−1 (mod n): a ring partial sum."""
+    return (first % n, count, n, n)
+
+
+def who_everyone(n) -> tuple:
+    return (0, n, n, n)
+
+
+def who_block(first, size, p, n) -> tuple:
+    """Devices x < n with x mod p in [first, first + size): a recursive-doubling block."""
+    return (first, size, p, n)
+
+
+@lru_cache(maxsize=1 << 15)
+def _periodic_set(first: int, count: int, period: int, limit: int) -> frozenset:
+    base = sorted((first + i) % period for i in range(min(count, period)))
+    if limit == period:
+        return frozenset(base)
+    return frozenset(x + off for off in range(0, limit, period) for x in base if x + off < limit)
+
+
+def _decode(desc: tuple, explicit) -> frozenset:
+    first, count, period, limit = desc
+    if period > 0:
+        return _periodic_set(first, count, period, limit)
+    return frozenset(explicit[first:first + count])
+
+
+def _as_arc(s: list, n: int):
+    """(first, count) if sorted distinct ids s are a cyclic arc of 0..n−1, else None."""
+    k = len(s)
+    if not k or s[0] < 0 or s[-1] >= n:
+        return None
+    if s[-1] - s[0] + 1 == k:
+        return s[0], k
+    if s[0] == 0 and s[-1] == n - 1:  # wraps past n−1: exactly one gap
+        gaps = [i for i in range(k - 1) if s[i + 1] - s[i] > 1]
+        if len(gaps) == 1:
+            return s[gaps[0] + 1], k
+    return None
+
+
+class _Who:
+    """A message's contributors, decoded on first use (compares equal to the frozenset)."""
+
+    __slots__ = ("desc", "explicit", "_set")
+
+    def __init__(self, desc, explicit):
+        self.desc, self.explicit, self._set = desc, explicit, None
+
+    def get(self) -> frozenset:
+        s = self._set
+        if s is None:
+            s = self._set = _decode(self.desc, self.explicit)
+        return s
+
+    def __eq__(self, other):
+        if isinstance(other, _Who):
+            if other.desc == self.desc and (self.desc[2] > 0 or other.explicit is self.explicit):
+                return True
+            return self.get() == other.get()
+        if isinstance(other, (frozenset, set)):
+            return self.get() == other
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.get())
+
+    def __repr__(self):
+        return repr(self.get())
+
+    def __iter__(self):
+        return iter(self.get())
+
+    def __len__(self):
+        return len(self.get())
+
+    def __contains__(self, d):
+        return d in self.get()
+
+
+# ---------------------------------------------------------------------------------------
+# Records
+# ---------------------------------------------------------------------------------------
+_FIELDS = ("coll", "op", "algo", "label", "step", "src", "dst", "chunk", "contributors", "nbytes",
+           "t_start", "t_end", "phase", "reduce")
+
+
+class Message(tuple):
+    """
+    One message (fields below, in this order; reads like a NamedTuple of them):
+        coll int (collective id), op str, algo str, label str (the caller's, e.g. "layer 3 mlp"),
+        step int (0-based, within the collective), src int, dst int (SWITCH for the switch),
+        chunk int (ALL: the whole buffer), contributors frozenset (devices whose data is summed
+        in the payload), nbytes float (on the wire, after byte_scale), t_start float, t_end float
+        (seconds), phase str (e.g. "reduce-scatter", "fold", "up"), reduce bool (True: the
+        receiver adds the payload; False: it stores a copy).
+    A Message from a trace decodes its contributors only when `.contributors` is read.
+    """
+
+    __slots__ = ()
+    _fields = _FIELDS
+
+    def __new__(cls, coll, op, algo, label, step, src, dst, chunk, contributors, nbytes, t_start, t_end,
+                phase="", reduce=False):
+        who = contributors if isinstance(contributors, (frozenset, _Who)) else frozenset(contributors)
+        return tuple.__new__(cls, (coll, op, algo, label, step, src, dst, chunk, who, nbytes, t_start, t_end,
+                                   phase, reduce))
+
+    coll = property(itemgetter(0))
+    op = property(itemgetter(1))
+    algo = property(itemgetter(2))
+    label = property(itemgetter(3))
+    step = property(itemgetter(4))
+    src = property(itemgetter(5))
+    dst = property(itemgetter(6))
+    chunk = property(itemgetter(7))
+    nbytes = property(itemgetter(9))
+    t_start = property(itemgetter(10))
+    t_end = property(itemgetter(11))
+    phase = property(itemgetter(12))
+    reduce = property(itemgetter(13))
+
+    @property
+    def contributors(self) -> frozenset:
+        who = tuple.__getitem__(self, 8)
+        return who.get() if isinstance(who, _Who) else who
+
+    def __iter__(self):
+        for i, v in enumerate(tuple.__iter__(self)):
+            yield v.get() if i == 8 and isinstance(v, _Who) else v
+
+    def __getnewargs__(self):
+        return tuple(self)
+
+    def _asdict(self) -> dict:
+        return dict(zip(_FIELDS, self))
+
+    def __repr__(self):
+        return "Message(" + ", ".join(f"{k}={v!r}" for k, v in zip(_FIELDS, self)) + ")"
 
 
 class Collective(NamedTuple):
@@ -57,23 +217,354 @@ class Collective(NamedTuple):
     n_steps: int
     first_msg: int  # messages [first_msg, last_msg) of trace.messages belong to it
     last_msg: int
-    initial: tuple  # per device: tuple of (chunk, contributors) held before step 0
+    initial: tuple  # per device: tuple of (chunk, contributors) held before step 0 (see Initial)
+
+
+class Initial(Sequence):
+    """
+    What every device holds before a collective, without a set per (device, chunk):
+    item d is the tuple of (chunk, frozenset(contributors)) pairs device d holds, by chunk.
+        Initial.own_all(n, n_chunks)  every device holds every chunk of its own data
+        Initial.own_one(chunks)       device d holds only chunk chunks[d] (an all-gather)
+    Compares equal to the plain tuple of tuples it stands for.
+    """
+
+    def __init__(self, n: int, n_chunks: int = 0, owned=None):
+        self.n, self.n_chunks = int(n), int(n_chunks)
+        self.owned = None if owned is None else tuple(int(c) for c in owned)
+
+    @classmethod
+    def own_all(cls, n, n_chunks):
+        return cls(n, n_chunks)
+
+    @classmethod
+    def own_one(cls, chunks):
+        return cls(len(chunks), 0, chunks)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, d):
+        if isinstance(d, slice):
+            return tuple(self[i] for i in range(*d.indices(self.n)))
+        if d < 0:
+            d += self.n
+        if not 0 <= d < self.n:
+            raise IndexError(d)
+        me = _periodic_set(d, 1, self.n, self.n)
+        if self.owned is None:
+            return tuple((c, me) for c in range(self.n_chunks))
+        return ((self.owned[d], me),)
+
+    def __eq__(self, other):
+        if isinstance(other, Initial):
+            return (self.n, self.n_chunks, self.owned) == (other.n, other.n_chunks, other.owned)
+        if isinstance(other, (tuple, list)):
+            return len(other) == self.n and all(tuple(self[d]) == tuple(other[d]) for d in range(self.n))
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.n, self.n_chunks, self.owned))
+
+    def __repr__(self):
+        if self.owned is None:
+            return f"Initial.own_all({self.n}, {self.n_chunks})"
+        return f"Initial.own_one({list(self.owned)})"
+
+    def to_json(self):
+        return {"own_all": self.n_chunks, "n": self.n} if self.owned is None else {"own_one": list(self.owned)}
+
+
+# ---------------------------------------------------------------------------------------
+# The columns
+# ---------------------------------------------------------------------------------------
+# One array per field, one entry per message. key: index into Trace._keys of
+# (op, algo, label, phase); w0..w3: the contributors (first, count, period, limit) above.
+ROW = np.dtype([("coll", "<i4"), ("key", "<i4"), ("step", "<i4"), ("src", "<i4"), ("dst", "<i4"),
+                ("chunk", "<i4"), ("nbytes", "<f8"), ("t_start", "<f8"), ("t_end", "<f8"), ("reduce", "?"),
+                ("w0", "<i4"), ("w1", "<i4"), ("w2", "<i4"), ("w3", "<i4")])
+_FLUSH_EVERY = 4096  # scalar appends are buffered as tuples and written in blocks of this many
+
+
+class Columns:
+    """Messages [lo, hi) of a trace as read-only numpy arrays, one per field: block["src"]."""
+
+    __slots__ = ("_cols", "lo", "hi")
+
+    def __init__(self, cols, lo, hi):
+        self._cols, self.lo, self.hi = cols, lo, max(lo, hi)
+
+    def __getitem__(self, name) -> np.ndarray:
+        v = self._cols[name][self.lo:self.hi]
+        v.flags.writeable = False
+        return v
+
+    def __len__(self):
+        return self.hi - self.lo
+
+
+class MessageList(Sequence):
+    """`trace.messages`: a read-only sequence of Message, built on demand from the columns."""
+
+    __slots__ = ("_trace",)
+
+    def __init__(self, trace):
+        self._trace = trace
+
+    def __len__(self):
+        return self._trace.n_messages
+
+    def __getitem__(self, i):
+        tr = self._trace
+        if isinstance(i, slice):
+            lo, hi, step = i.indices(len(self))
+            if step != 1:
+                return [tr._message(j) for j in range(lo, hi, step)]
+            return tr._messages(lo, hi)
+        i = int(i)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("message index out of range")
+        return tr._message(i)
+
+    def __iter__(self):
+        n = len(self)
+        for lo in range(0, n, 8192):
+            yield from self._trace._messages(lo, min(n, lo + 8192))
+
+    def append(self, m: Message):
+        """Record one message (the scalar writer; see Trace.add_message)."""
+        self._trace.add_message(*m)
+
+    def __eq__(self, other):
+        if isinstance(other, MessageList):
+            return self._trace._messages_equal(other._trace)
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self):
+        return f"<{len(self)} messages>"
 
 
 class Trace:
-    """Append-only during simulation; read-only for everyone else."""
+    """
+    Append-only during simulation; read-only for everyone else.
+
+    Reading: `messages` (a sequence of Message), `collectives` (a list of Collective),
+    `computes` (records with .device .label .flops .nbytes .t_start .t_end, filled by whoever
+    times computation; exported on each device's "compute" track), `column(name)` (one
+    column of every message as a read-only numpy array), `holdings`, `in_flight`, `step_times`.
+    Writing: `add_message` (one message), `add_messages` (a whole step as arrays).
+    """
 
     def __init__(self):
-        self.messages: list[Message] = []
+        self._cols = {name: np.empty(0, dtype=ROW[name]) for name in ROW.names}
+        self._cap = 0
+        self._len = 0
+        self._pending: list[tuple] = []
+        self._keys: list[tuple] = []  # (op, algo, label, phase) of a key code
+        self._key_index: dict[tuple, int] = {}
+        self._explicit = array("i")  # contributor sets that no descriptor covers, back to back
+        self._explicit_index: dict[frozenset, tuple] = {}
+        self._encoded: dict = {}  # a few recently encoded sets -> (n, descriptor)
+        self._messages_view = MessageList(self)
         self.collectives: list[Collective] = []
+        self.computes: list = []
         self._step_times: dict[int, list] = {}  # a collective is recorded once complete: safe to memoise
 
+    # -- writing --------------------------------------------------------------------------
+    def key(self, op: str, algo: str, label: str, phase: str) -> int:
+        k = (op, algo, label, phase)
+        code = self._key_index.get(k)
+        if code is None:
+            code = self._key_index[k] = len(self._keys)
+            self._keys.append(k)
+        return code
+
+    def encode_who(self, who, n: int | None = None) -> tuple:
+        """(first, count, period, limit) for a set of device ids (see who_arc); n: devices, if known."""
+        if isinstance(who, tuple) and len(who) == 4 and not isinstance(who, frozenset):
+            return tuple(int(v) for v in who)
+        if isinstance(who, _Who):
+            if who.desc[2] > 0:
+                return who.desc
+            who = who.get()
+        memo = self._encoded.get(who)  # algorithms pass the same set objects again and again
+        if memo is not None and memo[0] == n:
+            return memo[1]
+        desc = self._encode_new(who, n)
+        if len(self._encoded) >= 4096:
+            self._encoded.clear()
+        self._encoded[who] = (n, desc)
+        return desc
+
+    def _encode_new(self, who, n):
+        s = sorted(who)
+        if n is None:  # an arc that wraps contains n−1, so the largest id tells n
+            n = s[-1] + 1 if s else 1
+        arc = _as_arc(s, n)
+        if arc is not None:
+            return (arc[0], arc[1], n, n)
+        if not s:
+            return (0, 0, 1, 0)
+        fs = frozenset(s)
+        desc = self._explicit_index.get(fs)
+        if desc is None:
+            desc = (len(self._explicit), len(s), 0, 0)
+            self._explicit.extend(s)
+            self._explicit_index[fs] = desc
+        return desc
+
+    def add_message(self, coll, op, algo, label, step, src, dst, chunk, contributors, nbytes, t_start, t_end,
+                    phase="", reduce=False, n=None):
+        """Record one message (fields as Message). contributors: a set, or a (first, count, period,
+        limit) descriptor; n: the number of devices, so a set is stored in its shortest form."""
+        w = self.encode_who(contributors, n)
+        self._pending.append((coll, self.key(op, algo, label, phase), step, src, dst, chunk, nbytes, t_start,
+                              t_end, reduce, w[0], w[1], w[2], w[3]))
+        if len(self._pending) >= _FLUSH_EVERY:
+            self._flush()
+
+    def add_messages(self, coll, op, algo, label, phase, step, src, dst, chunk, nbytes, t_start, t_end, reduce,
+                     who):
+        """
+        Record many messages at once (e.g. the n−1 steps of a ring phase), in row-major order.
+        t_start: an array whose shape is that of the block; every other field an array that
+        broadcasts to it, or one value. who: the contributors as (first, count, period, limit),
+        each an array or one value.
+        """
+        self._flush()
+        shape = np.shape(t_start)
+        lo, hi = self._grow(int(np.prod(shape)))
+        cols = self._cols
+        for name, v in (("coll", coll), ("key", self.key(op, algo, label, phase)), ("step", step), ("src", src),
+                        ("dst", dst), ("chunk", chunk), ("nbytes", nbytes), ("t_start", t_start), ("t_end", t_end),
+                        ("reduce", reduce), ("w0", who[0]), ("w1", who[1]), ("w2", who[2]), ("w3", who[3])):
+            cols[name][lo:hi].reshape(shape)[...] = v  # broadcast straight into the column
+
+    def reserve(self, m: int):
+        """Make room for m more messages (a writer that knows how many it will add)."""
+        self._flush()
+        self._resize(self._len + m)
+
+    def _resize(self, cap: int):
+        if cap > self._cap:
+            for name, col in self._cols.items():
+                new = np.empty(cap, dtype=col.dtype)
+                new[:self._len] = col[:self._len]
+                self._cols[name] = new
+            self._cap = cap
+
+    def _grow(self, m: int) -> tuple[int, int]:
+        """Room for m more messages: (lo, hi), the rows they go into."""
+        need = self._len + m
+        if need > self._cap:
+            self._resize(max(need, 2 * self._cap, 1024))
+        lo, self._len = self._len, need
+        return lo, need
+
+    def _flush(self):
+        if self._pending:
+            pending, self._pending = self._pending, []
+            lo, hi = self._grow(len(pending))
+            for name, values in zip(ROW.names, zip(*pending)):
+                self._cols[name][lo:hi] = values
+
+    def truncate(self, m: int):
+        """Forget every message from index m on (a collective that could not complete)."""
+        self._flush()
+        self._len = min(self._len, m)
+        self._step_times.clear()
+
+    def compact(self):
+        """Give back the spare capacity of the columns (call when the simulation is over)."""
+        self._flush()
+        if self._cap > self._len:
+            self._cols = {name: col[:self._len].copy() for name, col in self._cols.items()}
+            self._cap = self._len
+
+    # -- reading: columns -------------------------------------------------------------------
+    @property
+    def n_messages(self) -> int:
+        return self._len + len(self._pending)
+
+    def rows(self, lo: int = 0, hi: int | None = None) -> Columns:
+        """Messages [lo, hi) as read-only column arrays: rows(...)["t_end"] (fields: see ROW)."""
+        self._flush()
+        hi = self._len if hi is None else min(hi, self._len)
+        return Columns(self._cols, lo, hi)
+
+    def column(self, name: str, coll: int | None = None) -> np.ndarray:
+        """One field of every message (or of collective `coll`'s) as a read-only array:
+        coll, step, src, dst, chunk, nbytes, t_start, t_end, reduce (seconds, bytes)."""
+        if coll is None:
+            return self.rows()[name]
+        c = self.collectives[coll]
+        return self.rows(c.first_msg, c.last_msg)[name]
+
+    def contributor_counts(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """len(m.contributors) of messages [lo, hi), without building a set."""
+        r = self.rows(lo, hi)
+        first, count, period, limit = (r[f].astype(np.int64) for f in ("w0", "w1", "w2", "w3"))
+        explicit = period == 0
+        period = np.where(explicit, 1, period)
+        full, rem = np.divmod(limit, period)
+        # members of [0, rem) in the arc [first, first + count) mod period
+        lo_part = np.clip(np.minimum(first + count, rem) - first, 0, None)
+        wrap = np.clip(np.minimum(first + count - period, rem), 0, None)
+        out = full * count + lo_part + wrap
+        return np.where(explicit, count, out)
+
+    # -- reading: messages ------------------------------------------------------------------
+    @property
+    def messages(self) -> MessageList:
+        return self._messages_view
+
+    def _message(self, i: int) -> Message:
+        self._flush()
+        r = [col.item(i) for col in self._cols.values()]
+        op, algo, label, phase = self._keys[r[1]]
+        return tuple.__new__(Message, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
+                                       _Who((r[10], r[11], r[12], r[13]), self._explicit),
+                                       r[6], r[7], r[8], phase, r[9]))
+
+    def _messages(self, lo: int, hi: int) -> list:
+        self._flush()
+        keys, ex, new, M = self._keys, self._explicit, tuple.__new__, Message
+        out = []
+        for r in zip(*(col[lo:hi].tolist() for col in self._cols.values())):
+            op, algo, label, phase = keys[r[1]]
+            out.append(new(M, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
+                               _Who((r[10], r[11], r[12], r[13]), ex), r[6], r[7], r[8], phase, r[9])))
+        return out
+
     def __len__(self):
-        return len(self.messages)
+        return self.n_messages
+
+    def _messages_equal(self, other: Trace) -> bool:
+        a, b = self.rows(), other.rows()
+        if len(a) != len(b):
+            return False
+        plain = [f for f in ROW.names if f not in ("key", "w0", "w1", "w2", "w3")]
+        if any(not np.array_equal(a[f], b[f]) for f in plain):
+            return False
+        # key codes are per trace: compare the (op, algo, label, phase) they stand for
+        trans = np.array([self._key_index.get(k, -1) for k in other._keys] or [0], dtype=np.int64)
+        if not np.array_equal(a["key"], trans[b["key"]]):
+            return False
+        wa = np.stack([a[f] for f in ("w0", "w1", "w2", "w3")], 1)
+        wb = np.stack([b[f] for f in ("w0", "w1", "w2", "w3")], 1)
+        differ = np.flatnonzero(np.any(wa != wb, axis=1) | (wa[:, 2] == 0))
+        return all(_decode(tuple(wa[i].tolist()), self._explicit) == _decode(tuple(wb[i].tolist()), other._explicit)
+                   for i in differ)
 
     def __eq__(self, other):
-        return (isinstance(other, Trace) and self.messages == other.messages
-                and self.collectives == other.collectives)
+        return (isinstance(other, Trace) and self.collectives == other.collectives
+                and self._messages_equal(other))
+
+    __hash__ = None
 
     @property
     def t_end(self) -> float:
@@ -81,7 +572,7 @@ class Trace:
 
     def messages_of(self, coll_id: int) -> list[Message]:
         c = self.collectives[coll_id]
-        return self.messages[c.first_msg:c.last_msg]
+        return self._messages(c.first_msg, c.last_msg)
 
     def collective_at(self, t: float) -> Collective | None:
         """The collective running at time t (the last one started at or before t)."""
@@ -97,12 +588,12 @@ class Trace:
         if cached is not None and len(cached) == self.collectives[coll_id].n_steps:
             return list(cached)
         c = self.collectives[coll_id]
-        spans = [[float("inf"), float("-inf")] for _ in range(c.n_steps)]
-        for m in self.messages_of(coll_id):
-            s = spans[m.step]
-            s[0] = min(s[0], m.t_start)
-            s[1] = max(s[1], m.t_end)
-        out = [tuple(s) for s in spans]
+        r = self.rows(c.first_msg, c.last_msg)
+        t0 = np.full(c.n_steps, np.inf)
+        t1 = np.full(c.n_steps, -np.inf)
+        np.minimum.at(t0, r["step"], r["t_start"])
+        np.maximum.at(t1, r["step"], r["t_end"])
+        out = list(zip(t0.tolist(), t1.tolist()))
         self._step_times[coll_id] = out
         return list(out)
 
@@ -119,127 +610,404 @@ class Trace:
         """
         c = self.collectives[coll_id]
         state = {d: dict(h) for d, h in enumerate(c.initial)}
-        for m in self.messages_of(coll_id):
-            if step is not None and m.step > step:
-                continue
-            if t is not None and m.t_end > t:
-                continue
-            _apply(state, m, c.n_chunks)
+        r = self.rows(c.first_msg, c.last_msg)
+        keep = np.ones(len(r), dtype=bool)
+        if step is not None:
+            keep &= r["step"] <= step
+        if t is not None:
+            keep &= r["t_end"] <= t
+        ex = self._explicit
+        fields = [r[f][keep].tolist() for f in ("dst", "chunk", "reduce", "w0", "w1", "w2", "w3")]
+        for dst, chunk, red, w0, w1, w2, w3 in zip(*fields):
+            _apply_to(state, dst, chunk, _decode((w0, w1, w2, w3), ex), red, c.n_chunks)
         return state
 
     def in_flight(self, t: float) -> list[Message]:
         """Messages on the wire at time t (t_start <= t < t_end)."""
-        return [m for m in self.messages if m.t_start <= t < m.t_end]
+        r = self.rows()
+        return [self._message(int(i)) for i in np.flatnonzero((r["t_start"] <= t) & (t < r["t_end"]))]
 
-    # -- serialization ------------------------------------------------------------------
+    def memory_bytes(self) -> int:
+        """Memory the trace holds for its messages (bytes): columns, explicit sets, key table."""
+        self._flush()
+        return (sum(col.nbytes for col in self._cols.values()) + self._explicit.itemsize * len(self._explicit)
+                + sum(len(k) for k in self._keys) * 64)
+
+    # -- serialization: JSON ------------------------------------------------------------
     def to_json(self) -> str:
-        return json.dumps(self.to_dict())
+        buf = io.StringIO()
+        self.write_json(buf)
+        return buf.getvalue()
 
     def to_dict(self) -> dict:
-        return {
-            "schema": SCHEMA,
-            "version": SCHEMA_VERSION,
-            "collectives": [_coll_to_dict(c) for c in self.collectives],
-            "messages": [_msg_to_list(m) for m in self.messages],
-            "message_fields": list(Message._fields),
-        }
+        return json.loads(self.to_json())
+
+    def write_json(self, dest):
+        """Write the versioned JSON (columns of numbers) to a path or text file object; a path
+        ending in .gz is gzipped. Written in blocks: the file is never whole in memory."""
+        self._flush()
+        with _open_text(dest) as f:
+            f.write('{"schema": %s, "version": %d,\n"collectives": [' % (json.dumps(SCHEMA), SCHEMA_VERSION))
+            f.write(",\n".join(json.dumps(_coll_to_dict(c)) for c in self.collectives))
+            f.write('],\n"keys": %s,\n"n_messages": %d,\n"columns": {' % (json.dumps(self._keys), self._len))
+            for i, name in enumerate(ROW.names):
+                f.write('%s"%s": [' % (",\n" if i else "", name))
+                col = self._cols[name][:self._len]
+                conv = (lambda v: "true" if v else "false") if name == "reduce" else repr
+                for lo in range(0, self._len, 65536):
+                    f.write(("," if lo else "") + ",".join(map(conv, col[lo:lo + 65536].tolist())))
+                f.write("]")
+            f.write('},\n"explicit": [%s]}\n' % ",".join(map(str, self._explicit)))
 
     @classmethod
     def from_json(cls, text: str) -> Trace:
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as e:
+        except (json.JSONDecodeError, RecursionError) as e:
             raise ValueError(f"not a trace file: {e}") from None
         return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path) -> Trace:
+        """Read a trace JSON file (gzipped when the name ends in .gz)."""
+        opener = gzip.open if os.fspath(path).endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as f:
+            return cls.from_json(f.read())
 
     @classmethod
     def from_dict(cls, data: dict) -> Trace:
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise ValueError(f"not a trace file (expected schema {SCHEMA!r})")
-        if data.get("version") != SCHEMA_VERSION:
-            raise ValueError(f"trace version {data.get('version')!r} is not supported (this is {SCHEMA_VERSION})")
+        version = data.get("version")
+        if version not in (1, SCHEMA_VERSION):
+            raise ValueError(f"trace version {version!r} is not supported (this reads 1 and {SCHEMA_VERSION})")
         tr = cls()
         try:
-            tr.messages = [_msg_from_list(row) for row in data["messages"]]
+            if version == 1:
+                for row in data["messages"]:
+                    tr.add_message(*_msg_from_list(row))
+            else:
+                tr._read_columns(data)
+            tr._flush()
             tr.collectives = [_coll_from_dict(c) for c in data["collectives"]]
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
             raise ValueError(f"corrupt trace file: {e}") from None
         return tr
 
-    def to_chrome(self) -> dict:
-        """
-        Chrome trace-event format (Perfetto, chrome://tracing): one process per device with a
-        "send port" and a "recv port" track; each message is a send slice on the sender's
-        send track and a recv slice on the receiver's recv track, joined by a flow arrow; each
-        collective is a span on every taking-part device's "collective" track. Times in µs.
-        """
-        events = []
-        devices = sorted({m.src for m in self.messages} | {m.dst for m in self.messages}
-                         | {d for c in self.collectives for d in range(c.n)})
-        for d in devices:
-            name = "switch" if d == SWITCH else f"GPU {d}"
-            pid = _pid(d)
-            events.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": name}})
-            events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": pid}})
-            for tid, tname in ((0, "collective"), (1, "send port"), (2, "recv port")):
-                events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": tname}})
-        for c in self.collectives:
-            for d in range(c.n):
-                events.append({"ph": "X", "cat": "collective", "name": f"{c.op} ({c.algo}) {c.label}".strip(),
-                               "pid": _pid(d), "tid": 0, "ts": c.t_start * 1e6,
-                               "dur": (c.t_end - c.t_start) * 1e6,
-                               "args": {"id": c.id, "bytes": c.nbytes, "n": c.n}})
-        for i, m in enumerate(self.messages):
-            what = "all" if m.chunk == ALL else m.chunk
-            args = {"coll": m.coll, "step": m.step, "chunk": what, "bytes": m.nbytes,
-                    "contributors": sorted(m.contributors), "label": m.label, "phase": m.phase}
-            ts, dur = m.t_start * 1e6, (m.t_end - m.t_start) * 1e6
-            dst = "switch" if m.dst == SWITCH else m.dst
-            src = "switch" if m.src == SWITCH else m.src
-            events.append({"ph": "X", "cat": "send", "name": f"send chunk {what} -> {dst}",
-                           "pid": _pid(m.src), "tid": 1, "ts": ts, "dur": dur, "args": args})
-            events.append({"ph": "X", "cat": "recv", "name": f"recv chunk {what} <- {src}",
-                           "pid": _pid(m.dst), "tid": 2, "ts": ts, "dur": dur, "args": args})
-            events.append({"ph": "s", "cat": "flow", "name": "msg", "id": i, "pid": _pid(m.src), "tid": 1, "ts": ts})
-            events.append({"ph": "f", "cat": "flow", "name": "msg", "id": i, "bp": "e",
-                           "pid": _pid(m.dst), "tid": 2, "ts": ts + dur})
-        return {"traceEvents": events, "displayTimeUnit": "ns",
-                "otherData": {"schema": SCHEMA, "version": SCHEMA_VERSION}}
+    def _read_columns(self, data):
+        self._keys = [tuple(str(s) for s in k) for k in data["keys"]]
+        if any(len(k) != 4 for k in self._keys):
+            raise ValueError("a key must be [op, algo, label, phase]")
+        self._key_index = {k: i for i, k in enumerate(self._keys)}
+        cols, m = data["columns"], int(data["n_messages"])
+        lo, hi = self._grow(m)
+        for name in ROW.names:
+            col = np.asarray(cols[name], dtype=ROW[name])
+            if col.shape != (m,):
+                raise ValueError(f"column {name} has {col.size} values for {m} messages")
+            self._cols[name][lo:hi] = col
+        rows = self.rows()
+        self._explicit = array("i", [int(v) for v in data.get("explicit", [])])
+        if m and (rows["key"].min() < 0 or rows["key"].max() >= len(self._keys)):
+            raise ValueError("a message's key is out of range")
+        ex = rows["w2"] == 0
+        if np.any(ex) and np.any(rows["w0"][ex] + rows["w1"][ex] > len(self._explicit)):
+            raise ValueError("a message's contributors are out of range")
 
+    # -- serialization: Chrome trace-event format ---------------------------------------
+    def to_chrome(self, flows: bool = False) -> dict:
+        """The Chrome trace (see write_chrome) as a dict."""
+        buf = io.StringIO()
+        self.write_chrome(buf, flows=flows)
+        return json.loads(buf.getvalue())
+
+    def write_chrome(self, dest, flows: bool = False):
+        """
+        Chrome trace-event JSON (Perfetto, chrome://tracing) to a path or text file object
+        (gzipped when a path ends in .gz), written in blocks. One process per device with the
+        tracks of CHROME_TRACKS; each message is a send slice on the sender's "send" track and
+        a recv slice on the receiver's "recv" track, named after its chunk (flows=True joins
+        them by an arrow: about 80 more bytes a message); each collective is
+        a span on every taking-part device's "collective" track; each compute record a slice on
+        its device's "compute" track. Times in µs; names and metadata once per track.
+        """
+        self._flush()
+        with _open_text(dest) as f:
+            f.write('{"displayTimeUnit":"ns","otherData":{"schema":%s,"version":%d},"traceEvents":[\n'
+                    % (json.dumps(SCHEMA), SCHEMA_VERSION))
+            first = True
+            for block in self._chrome_blocks(flows):
+                if block:
+                    f.write(block if first else ",\n" + block)
+                    first = False
+            f.write("\n]}\n")
+
+    def _chrome_devices(self) -> list[int]:
+        r = self.rows()
+        devs = set(np.unique(np.concatenate([r["src"], r["dst"]])).tolist()) if self._len else set()
+        devs |= {d for c in self.collectives for d in range(c.n)}
+        devs |= {int(getattr(c, "device")) for c in self.computes}
+        return sorted(devs)
+
+    def _chrome_blocks(self, flows: bool):
+        """Blocks of comma-joined events: metadata, then each track's slices."""
+        devices = self._chrome_devices()
+        meta = []
+        for d in devices:
+            pid = _pid(d)
+            name = "switch" if d == SWITCH else f"GPU {d}"
+            meta.append('{"ph":"M","name":"process_name","pid":%d,"args":{"name":"%s"}}' % (pid, name))
+            meta.append('{"ph":"M","name":"process_sort_index","pid":%d,"args":{"sort_index":%d}}' % (pid, pid))
+            for tid, tname in CHROME_TRACKS:
+                meta.append('{"ph":"M","name":"thread_name","pid":%d,"tid":%d,"args":{"name":"%s"}}'
+                            % (pid, tid, tname))
+        yield ",\n".join(meta)
+        yield from self._chrome_collectives()
+        yield from self._chrome_messages(flows)
+        yield from self._chrome_computes()
+
+    def _chrome_collectives(self):
+        for c in self.collectives:
+            name = json.dumps(f"{c.op} ({c.algo}) {c.label}".strip())
+            ev = ('{"ph":"X","cat":"collective","name":%s,"pid":%%d,"tid":0,"ts":%.4f,"dur":%.4f,'
+                  '"args":{"id":%d,"bytes":%s,"n":%d}}'
+                  % (name, c.t_start * 1e6, (c.t_end - c.t_start) * 1e6, c.id, _num(c.nbytes), c.n))
+            yield ",\n".join(ev % _pid(d) for d in range(c.n))
+
+    def _chrome_messages(self, flows: bool, block: int = 16384):
+        # Every field is formatted for a whole block at once (see _Rows); ts and dur to 0.1 ns
+        # (a message lasts at least α, about a µs on every preset link).
+        for lo in range(0, self._len, block):
+            r = self.rows(lo, lo + block)
+            src, dst = r["src"], r["dst"]
+            ts = _fixed_field(r["t_start"] * 1e6)
+            dur = _fixed_field((r["t_end"] - r["t_start"]) * 1e6)
+            chunk, step, nb = _chunk_field(r["chunk"]), _int_field(r["step"]), _fixed_field(r["nbytes"], 3)
+            ps, pd = _int_field(_pids(src)), _int_field(_pids(dst))
+            yield _SEND.render([chunk, ps, ts, dur, _int_field(dst), step, nb])
+            yield _RECV.render([chunk, pd, ts, dur, _int_field(src), step, nb])
+            if flows:
+                ids = _int_field(np.arange(lo, lo + len(r)))
+                yield _FLOW_S.render([ids, ps, ts])
+                yield _FLOW_F.render([ids, pd, ts])
+
+    def _chrome_computes(self):
+        out = []
+        for c in self.computes:
+            out.append('{"ph":"X","cat":"compute","name":%s,"pid":%d,"tid":3,"ts":%.4f,"dur":%.4f,'
+                       '"args":{"flops":%s,"bytes":%s}}'
+                       % (json.dumps(str(c.label)), _pid(int(c.device)), c.t_start * 1e6,
+                          (c.t_end - c.t_start) * 1e6, _num(c.flops), _num(c.nbytes)))
+        yield ",\n".join(out)
+
+    # -- serialization: CSV -------------------------------------------------------------
     def to_csv(self) -> str:
-        """One row per message; contributors joined with '+'."""
-        rows = [",".join(Message._fields)]
-        for m in self.messages:
-            vals = list(m)
-            vals[3] = '"' + m.label.replace('"', "'") + '"'
-            vals[8] = "+".join(str(d) for d in sorted(m.contributors))
-            vals[10], vals[11] = repr(m.t_start), repr(m.t_end)
-            rows.append(",".join(str(v) for v in vals))
-        return "\n".join(rows) + "\n"
+        """One row per message (see write_csv)."""
+        buf = io.StringIO()
+        self.write_csv(buf)
+        return buf.getvalue()
+
+    def write_csv(self, dest):
+        """
+        One row per message, columns Message._fields; every number is a plain number (seconds,
+        bytes), reduce is 1 or 0, contributors are device ids and ranges joined with '+'
+        ("0-3+8" is devices 0, 1, 2, 3 and 8). A path ending in .gz is gzipped.
+        """
+        self._flush()
+        with _open_text(dest, newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(_FIELDS)
+            names = {}
+            for lo in range(0, self._len, 16384):
+                r = self.rows(lo, lo + 16384)
+                rows = []
+                for coll, key, step, src, dst, chunk, nb, t0, t1, red, w0, w1, w2, w3 in zip(
+                        *(r[name].tolist() for name in ROW.names)):
+                    op, algo, label, phase = self._keys[key]
+                    desc = (w0, w1, w2, w3)
+                    who = names.get(desc)
+                    if who is None:
+                        who = names[desc] = _who_text(desc, self._explicit)
+                    rows.append((coll, op, algo, label, step, src, dst, chunk, who, nb, t0, t1, phase, int(red)))
+                w.writerows(rows)
+
+
+# Chrome tracks of every device's process: (tid, name)
+CHROME_TRACKS = ((0, "collective"), (1, "send port"), (2, "recv port"), (3, "compute"))
+
+
+def _num(v) -> str:
+    """A number as JSON: integers without a fraction, others to 12 significant digits."""
+    v = float(v)
+    return "%d" % v if v.is_integer() and abs(v) < 1e15 else "%.12g" % v
+
+
+def _who_text(desc, explicit) -> str:
+    """Contributors as ids and ranges joined with '+', straight from the descriptor."""
+    first, count, period, limit = desc
+    if count <= 0:
+        return ""
+    if period <= 0 or limit != period or count >= period:
+        return _ranges(_decode(desc, explicit))
+    last = first + count - 1
+    if last < period:
+        return str(first) if count == 1 else f"{first}-{last}"
+    head = "0" if last == period else f"0-{last - period}"
+    tail = str(first) if first == period - 1 else f"{first}-{period - 1}"
+    return head + "+" + tail
+
+
+def _ranges(who) -> str:
+    s = sorted(who)
+    out, i = [], 0
+    while i < len(s):
+        j = i
+        while j + 1 < len(s) and s[j + 1] == s[j] + 1:
+            j += 1
+        out.append(str(s[i]) if j == i else f"{s[i]}-{s[j]}")
+        i = j + 1
+    return "+".join(out)
+
+
+@contextlib.contextmanager
+def _open_text(dest, newline=None):
+    """A text file to write: dest itself if it has .write, else the path (gzip for .gz)."""
+    if hasattr(dest, "write"):
+        yield dest
+        return
+    path = os.fspath(dest)
+    if path.endswith(".gz"):
+        # level 5: most of level 9's size at a third of its time on trace text
+        with gzip.open(path, "wt", compresslevel=5, encoding="utf-8", newline=newline) as f:
+            yield f
+    else:
+        with open(path, "w", encoding="utf-8", newline=newline) as f:
+            yield f
+
+
+# ---------------------------------------------------------------------------------------
+# Formatting a block of JSON events at once
+# ---------------------------------------------------------------------------------------
+# A Chrome trace of n = 256 has a quarter of a million slices; formatting them one by one in
+# Python would cost several times the simulation. Instead every numeric field of a block of
+# messages becomes a matrix of ASCII digits, right-aligned in a fixed width with blanks in
+# front; the blanks are then squeezed out of the whole block in one step. Literal spaces of
+# the template (inside JSON strings) are written as byte 1 meanwhile and restored at the end.
+_DIGITS4 = np.array([list(b"%04d" % i) for i in range(10000)], dtype=np.uint8)  # row i: i's 4 digits
+_POW10 = 10 ** np.arange(19, dtype=np.int64)
+_BLANK, _KEEP = 32, 1
+
+
+def _int_field(v) -> np.ndarray:
+    """(B, w) uint8: the decimal digits of integers v, right-aligned, blanks in front."""
+    v = np.asarray(v, dtype=np.int64)
+    a = np.abs(v)
+    w = len(str(int(a.max()))) if len(a) else 1
+    if w <= 4:
+        out = _DIGITS4[a][:, 4 - w:].copy()
+    else:
+        parts, rest = [], a
+        for _ in range((w + 3) // 4):
+            rest, g = np.divmod(rest, 10000)
+            parts.append(_DIGITS4[g])
+        out = np.concatenate(parts[::-1], axis=1)[:, -w:]
+    if w > 1:
+        out[:, :w - 1][a[:, None] < _POW10[w - 1:0:-1]] = _BLANK  # leading zeros
+    if (v < 0).any():
+        out = np.concatenate([np.where(v < 0, 45, _BLANK).astype(np.uint8)[:, None], out], axis=1)
+    return out
+
+
+def _fixed_field(x, decimals: int = 4) -> np.ndarray:
+    """(B, w) uint8: x (>= 0) with up to `decimals` decimals, trailing zeros (and a bare '.') blanked."""
+    scale = 10 ** decimals
+    i = np.rint(np.abs(np.asarray(x, dtype=float)) * scale).astype(np.int64)
+    whole, frac = np.divmod(i, scale)
+    out = np.concatenate([_int_field(whole), np.full((len(i), 1), 46, np.uint8),
+                          _DIGITS4[frac][:, 4 - decimals:]], axis=1)
+    w = out.shape[1]
+    for k in range(1, decimals + 1):
+        out[frac % _POW10[k] == 0, w - k] = _BLANK
+    out[frac == 0, w - decimals - 1] = _BLANK
+    return out
+
+
+def _chunk_field(chunk) -> np.ndarray:
+    """Chunk numbers, "all" for ALL."""
+    chunk = np.asarray(chunk)
+    every = chunk == ALL
+    if not every.any():
+        return _int_field(chunk)
+    out = _int_field(np.where(every, 0, chunk))
+    if out.shape[1] < 3:
+        out = np.concatenate([np.full((len(out), 3 - out.shape[1]), _BLANK, np.uint8), out], axis=1)
+    out[every] = _BLANK
+    out[every, -3:] = np.frombuffer(b"all", np.uint8)
+    return out
+
+
+def _pids(devices) -> np.ndarray:
+    return np.where(devices == SWITCH, _pid(SWITCH), devices)
+
+
+class _Rows:
+    """A JSON event template with fields (None in `parts`) filled from (B, w) digit matrices."""
+
+    def __init__(self, *parts):
+        self.parts = [None if p is None else np.frombuffer(p.replace(" ", "\x01").encode("ascii"), np.uint8)
+                      for p in parts]
+
+    def render(self, fields) -> str:
+        """The B events, joined by ",\\n"."""
+        it = iter(fields)
+        cols = [next(it) if p is None else p for p in self.parts]
+        B = len(fields[0])
+        if not B:
+            return ""
+        m = np.empty((B, sum(c.shape[-1] for c in cols) + 2), np.uint8)
+        pos = 0
+        for c in cols:
+            m[:, pos:pos + c.shape[-1]] = c
+            pos += c.shape[-1]
+        m[:, pos], m[:, pos + 1] = ord(","), ord("\n")
+        flat = m.ravel()
+        flat = flat[flat != _BLANK]
+        flat[flat == _KEEP] = _BLANK
+        return flat[:-2].tobytes().decode("ascii")
+
+
+# One message is two slices: on the sender's send track (tid 1) and the receiver's recv track
+# (tid 2); args: the peer (-1: the switch), the step and the bytes. A flow arrow joins them.
+_SEND = _Rows('{"ph":"X","cat":"send","name":"chunk ', None, '","pid":', None, ',"tid":1,"ts":', None, ',"dur":',
+              None, ',"args":{"to":', None, ',"step":', None, ',"bytes":', None, '}}')
+_RECV = _Rows('{"ph":"X","cat":"recv","name":"chunk ', None, '","pid":', None, ',"tid":2,"ts":', None, ',"dur":',
+              None, ',"args":{"from":', None, ',"step":', None, ',"bytes":', None, '}}')
+_FLOW_S = _Rows('{"ph":"s","cat":"m","name":"m","id":', None, ',"pid":', None, ',"tid":1,"ts":', None, '}')
+_FLOW_F = _Rows('{"ph":"f","bp":"e","cat":"m","name":"m","id":', None, ',"pid":', None, ',"tid":2,"ts":', None, '}')
+
+
+def _apply_to(state: dict, dst: int, chunk: int, who: frozenset, reduce: bool, n_chunks: int):
+    held = state.setdefault(dst, {})
+    chunks = range(n_chunks) if chunk == ALL else (chunk,)
+    for ch in chunks:
+        if reduce:
+            held[ch] = held.get(ch, frozenset()) | who
+        else:
+            held[ch] = who
 
 
 def _apply(state: dict, m: Message, n_chunks: int):
-    held = state.setdefault(m.dst, {})
-    chunks = range(n_chunks) if m.chunk == ALL else (m.chunk,)
-    for ch in chunks:
-        if m.reduce:
-            held[ch] = held.get(ch, frozenset()) | m.contributors
-        else:
-            held[ch] = m.contributors
+    """Message m arrives: the engine's one rule for what the receiver then holds (in place)."""
+    _apply_to(state, m.dst, m.chunk, m.contributors, m.reduce, n_chunks)
 
 
 def _pid(d: int) -> int:
     return 10_000 if d == SWITCH else d
 
 
-def _msg_to_list(m: Message) -> list:
-    row = list(m)
-    row[8] = sorted(m.contributors)
-    return row
-
-
-def _msg_from_list(row) -> Message:
-    if not isinstance(row, list) or len(row) != len(Message._fields):
+def _msg_from_list(row) -> tuple:
+    """A version-1 message row -> the arguments of Trace.add_message."""
+    if not isinstance(row, list) or len(row) != len(_FIELDS):
         raise ValueError(f"message row has {len(row) if isinstance(row, list) else '?'} fields")
     row = list(row)
     row[8] = frozenset(int(d) for d in row[8])
@@ -247,19 +1015,33 @@ def _msg_from_list(row) -> Message:
         row[i] = int(row[i])
     for i in (9, 10, 11):
         row[i] = float(row[i])
+    for i in (1, 2, 3, 12):
+        row[i] = str(row[i])
     row[13] = bool(row[13])
-    return Message(*row)
+    return tuple(row)
 
 
 def _coll_to_dict(c: Collective) -> dict:
     d = c._asdict()
-    d["initial"] = [[[ch, sorted(who)] for ch, who in sorted(h)] for h in c.initial]
+    for k in ("id", "n", "n_chunks", "n_steps", "first_msg", "last_msg"):
+        d[k] = int(d[k])
+    for k in ("t_start", "t_end", "nbytes"):
+        d[k] = float(d[k])
+    if isinstance(c.initial, Initial):
+        d["initial"] = c.initial.to_json()
+    else:
+        d["initial"] = [[[ch, sorted(who)] for ch, who in sorted(h)] for h in c.initial]
     return d
 
 
 def _coll_from_dict(d: dict) -> Collective:
     d = dict(d)
-    d["initial"] = tuple(tuple((int(ch), frozenset(who)) for ch, who in h) for h in d["initial"])
+    init = d["initial"]
+    if isinstance(init, dict):
+        d["initial"] = (Initial.own_one(init["own_one"]) if "own_one" in init
+                        else Initial.own_all(int(init["n"]), int(init["own_all"])))
+    else:
+        d["initial"] = tuple(tuple((int(ch), frozenset(int(w) for w in who)) for ch, who in h) for h in init)
     for k in ("id", "n", "n_chunks", "n_steps", "first_msg", "last_msg"):
         d[k] = int(d[k])
     for k in ("t_start", "t_end", "nbytes"):
@@ -287,8 +1069,6 @@ def buffer_values(holdings: dict, inputs, n_chunks: int):
     Returns an (n, L) float array. Because values follow from contributors alone, the app
     can show the buffers at any time t without replaying the collective.
     """
-    import numpy as np
-
     inputs = np.asarray(inputs, dtype=float)
     n, L = inputs.shape
     out = np.full((n, L), np.nan)

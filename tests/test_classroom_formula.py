@@ -7,20 +7,32 @@ pytest.importorskip("pytestqt")
 from app.explain import fmt_time  # noqa: E402
 from app.formula_panel import closed_form, formula_html  # noqa: E402
 from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
-from simcore.comm_sim import ALLREDUCE_ALGOS, NVLINK4, t_formula  # noqa: E402
+from simcore.comm_sim import ALGORITHMS, ALLREDUCE_ALGOS, NVLINK4, t_formula  # noqa: E402
 from simcore.scenarios import run_collective  # noqa: E402
+
+from closed_forms import reference_time  # noqa: E402
 
 CASES = [("all-gather", "ring"), ("reduce-scatter", "ring")] + [("all-reduce", a) for a in ALLREDUCE_ALGOS]
 
 
-@pytest.mark.parametrize("op,algo", CASES)
-def test_the_written_form_is_the_engine_formula(op, algo):
+@pytest.mark.parametrize("op,algo", [(op, a) for op, reg in ALGORITHMS.items() for a in reg])
+def test_the_written_form_is_the_literature_formula(op, algo):
     for n in range(1, 21):
         for S in (8.0, 2.0**20, 3e9):
             cf = closed_form(op, algo, n)
-            want = t_formula(algo, n, S, NVLINK4.alpha, NVLINK4.bw, op=op)
+            want = reference_time(op, algo, n, S, NVLINK4.alpha, NVLINK4.bw)
             got = cf.seconds(S, NVLINK4.alpha, NVLINK4.bw) if n > 1 else 0.0
             assert got == pytest.approx(want, rel=1e-12), (op, algo, n, S)
+
+
+def test_one_shot_is_written_as_latency_once():
+    """The lesson of the truer machine: one-shot pays α once, (n − 1)·S through the port."""
+    text = formula_html("all-reduce", "direct", 8, 64 * 2.0**10, NVLINK4.alpha, NVLINK4.bw)
+    assert "<i>T</i> = <i>α</i> + (<i>n</i> − 1)·<i>S</i>/<i>β</i>" in text
+    assert "= 1.9 µs + (8 − 1)·64 KiB/450 GB/s" in text
+    assert f"<b>{fmt_time(NVLINK4.alpha + 7 * 65536 / NVLINK4.bw)}</b>" in text
+    two = formula_html("all-reduce", "two-shot", 8, 64 * 2.0**10, NVLINK4.alpha, NVLINK4.bw)
+    assert "<i>T</i> = 2<i>α</i> + 2(<i>n</i> − 1)·<i>S</i>/(<i>n</i><i>β</i>)" in two
 
 
 @pytest.mark.parametrize("op,algo", CASES)
@@ -31,7 +43,7 @@ def test_symbols_numbers_and_the_simulated_total(op, algo):
     text = formula_html(c.op, c.algo, c.n, c.nbytes, NVLINK4.alpha, NVLINK4.bw,
                         simulated=c.t_end - c.t_start, link_name=NVLINK4.name)
     assert "<i>α</i>" in text and "<i>S</i>" in text and "<i>β</i>" in text  # symbolic
-    assert "<i>T</i> = " + closed_form(op, algo, n).steps_sym in text
+    assert "<i>T</i> = " + closed_form(op, algo, n).html in text
     assert "1 MiB" in text and "450 GB/s" in text and "1.9 µs" in text  # numbers substituted
     total = fmt_time(t_formula(algo, n, S, NVLINK4.alpha, NVLINK4.bw, op=op))
     assert f"= <b>{total}</b>" in text
@@ -49,8 +61,10 @@ def test_the_panel_follows_the_scenario(qtbot):
     panel = w.classroom.formula
     assert "(<i>n</i> − 1)" in panel.text() and "(8 − 1)" in panel.text()
     w.model.update(kind="all-reduce", algo="rd", n=8)
-    assert "log<sub>2</sub> <i>n</i>" in panel.text() and "log<sub>2</sub> 8" in panel.text()
-    w.model.update(algo="innet", n=5)
-    assert "(<i>n</i> + 1)" in panel.text() and "(5 + 1)" in panel.text()
+    assert "log₂<i>n</i>" in panel.text() and "log₂8" in panel.text()
+    w.model.update(algo="innet", n=5, nbytes=5 * 2**16)  # S splits into n whole-byte chunks (one rule)
+    assert "2<i>α</i> + (<i>n</i> + 1)" in panel.text() and "(5 + 1)" in panel.text()
+    w.model.update(algo="direct", n=8)
+    assert "<i>α</i> + (<i>n</i> − 1)·<i>S</i>/<i>β</i>" in panel.text()
     w.model.update(n=1)
     assert "nothing to send" in panel.text()

@@ -60,3 +60,37 @@ def test_unwritable_output_leaves_nothing(tmp_path):
     out = _run("trace", "--out", str(target))
     assert out.returncode == 2 and "cannot write" in out.stderr
     assert not target.parent.exists()
+
+
+def test_trace_csv_from_the_shell_holds_plain_numbers(tmp_path):
+    import csv
+
+    path = tmp_path / "t.csv"
+    out = _run("trace", "--op", "all-reduce", "--algo", "rd", "--n", "6", "--format", "csv", "--out", str(path))
+    assert out.returncode == 0, out.stderr
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 4 * 2 + 2 * 2  # rd at n = 6: 2 folds, 2 rounds of 4, 2 unfolds
+    for row in rows:
+        assert [float(row[k]) for k in ("nbytes", "t_start", "t_end", "src", "dst", "step")]
+        assert float(row["t_end"]) > float(row["t_start"]) >= 0
+
+
+def test_trace_gzipped_chrome_with_flows(tmp_path):
+    import gzip
+
+    path = tmp_path / "t.json.gz"
+    out = _run("trace", "--n", "16", "--format", "chrome", "--flows", "--out", str(path))
+    assert out.returncode == 0, out.stderr
+    with gzip.open(path, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    assert sum(e["ph"] == "s" for e in events) == sum(e.get("cat") == "send" for e in events) == 2 * 16 * 15
+    assert not list(tmp_path.glob("*.part*"))
+
+
+def test_trace_accepts_a_thousand_devices_and_says_the_limit():
+    out = _run("trace", "--op", "all-reduce", "--algo", "rd", "--n", "1024", "--summary")
+    assert out.returncode == 0, out.stderr
+    assert f"messages      {1024 * 10} in 10 steps" in out.stdout
+    out = _run("trace", "--n", "4097")
+    assert out.returncode == 2 and "at most 4096" in out.stderr

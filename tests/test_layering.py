@@ -54,3 +54,16 @@ def test_the_default_scenario_needs_no_numpy_random():
             "print('numpy.random' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_import_linter_contracts_are_kept():
+    """The layering contracts of pyproject.toml ([tool.importlinter]) hold for every import,
+    including those inside functions (import-linter reads them all)."""
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
+                          "sys.exit(lint_imports_command())", "--no-cache"],
+                         capture_output=True, text=True, cwd=root)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "broken" in out.stdout and " 0 broken" in out.stdout

@@ -5,7 +5,8 @@ shapes, axes, n, links and byte_scale.
 What must hold for every draw:
   - shard / unshard is a round trip; a split that does not divide raises ValueError;
   - all_gather, reduce_scatter and every all-reduce algorithm equal their numpy definitions;
-  - the simulated time of one collective on an idle switch equals t_formula (relative 1e-9);
+  - the simulated time of one collective on an idle switch equals its closed form (relative 1e-9),
+    written in tests/closed_forms.py from the literature, and t_formula says the same;
   - the trace's per-step holdings after the last step are the final state, and the values
     they imply (trace.buffer_values) are what the collective returned;
   - tensor-parallel logits equal the single-device ones (any n in 1, 2, 4, 8, any algorithm).
@@ -22,6 +23,8 @@ from simcore.comm_sim import (ALLREDUCE_ALGOS, Comm, LinkSpec, allgather_ring, m
 from simcore.sharding import (all_gather, all_reduce, make_comm, matmul_case1, matmul_case2, matmul_case3,
                               matmul_case4, reduce_scatter, shard, unshard)
 from simcore.trace import buffer_values
+
+from closed_forms import REFERENCE_COUNTS, reference_time
 
 # Fast and reproducible: the whole file runs in a few seconds.
 FAST = settings(max_examples=100, deadline=None, derandomize=True,
@@ -103,9 +106,10 @@ def test_all_gather_equals_concatenate_and_formula(case, byte_scale, link):
     for full in out:
         np.testing.assert_array_equal(full, x)
     S = x.nbytes * byte_scale  # nccl-tests' size: the gathered array
-    _assert_time(comm, t_formula("ring", n, S, link.alpha, link.bw, op="all-gather"))
+    _assert_time(comm, reference_time("all-gather", "ring", n, S, link.alpha, link.bw))
     msgs = comm.trace.messages
-    assert len(msgs) == message_count("ring", n, op="all-gather")
+    assert len(msgs) == message_count("ring", n, op="all-gather") == (REFERENCE_COUNTS["all-gather", "ring"](n)
+                                                                      if n > 1 else 0)
     assert all(m.dst == (m.src + 1) % n for m in msgs)  # ring neighbours only
 
 
@@ -121,7 +125,7 @@ def test_reduce_scatter_equals_shard_of_sum_and_formula(case, byte_scale, link, 
     for d in range(n):
         np.testing.assert_allclose(out[d], want[d], rtol=1e-12, atol=1e-12)
     S = x.nbytes * byte_scale  # nccl-tests' size: one input array
-    _assert_time(comm, t_formula("ring", n, S, link.alpha, link.bw, op="reduce-scatter"))
+    _assert_time(comm, reference_time("reduce-scatter", "ring", n, S, link.alpha, link.bw))
     assert len(comm.trace.messages) == message_count("ring", n, op="reduce-scatter")
 
 
@@ -141,14 +145,17 @@ def test_all_reduce_any_shape_equals_sum(algo, n, shape, seed):
 @FAST
 @given(st.sampled_from(ALGOS), ns, st.integers(1, 6), byte_scales, links, seeds)
 def test_all_reduce_time_equals_formula(algo, n, per_dev, byte_scale, link, seed):
-    # chunked algorithms (ring, innet) are exact when n divides the length
+    # chunked algorithms (ring, innet, two-shot) are exact when n divides the length
     rng = _rng(seed)
     arrays = [rng.standard_normal(per_dev * n) for _ in range(n)]
     comm = Comm(switch(n, link), byte_scale=byte_scale)
     out = ALLREDUCE_ALGOS[algo][1](comm, arrays)
     S = arrays[0].nbytes * byte_scale
-    _assert_time(comm, t_formula(algo, n, S, link.alpha, link.bw))
-    assert len(comm.trace.messages) == message_count(algo, n)
+    want = reference_time("all-reduce", algo, n, S, link.alpha, link.bw)
+    _assert_time(comm, want)
+    assert t_formula(algo, n, S, link.alpha, link.bw) == pytest.approx(want, rel=1e-12, abs=0.0)
+    assert len(comm.trace.messages) == message_count(algo, n) == (REFERENCE_COUNTS["all-reduce", algo](n)
+                                                                  if n > 1 else 0)
     for o in out:
         np.testing.assert_allclose(o, np.sum(arrays, axis=0), rtol=1e-12, atol=1e-12)
 

@@ -1,13 +1,17 @@
 """The trace: determinism, serialization, Chrome export, and the per-step holdings query."""
 
+import csv
+import gzip
+import io
 import json
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 
 from simcore.comm_sim import ALLREDUCE_ALGOS
 from simcore.scenarios import parse_bytes, run_collective
-from simcore.trace import SWITCH, Trace, buffer_values
+from simcore.trace import ALL, SWITCH, Collective, Initial, Trace, buffer_values
 
 CASES = [("all-gather", "ring"), ("reduce-scatter", "ring")] + [("all-reduce", a) for a in ALLREDUCE_ALGOS]
 
@@ -38,7 +42,11 @@ def test_json_refuses_foreign_and_corrupt_data():
     with pytest.raises(ValueError, match="not a trace"):
         Trace.from_json(tr.to_json()[:-10])
     with pytest.raises(ValueError, match="corrupt"):
-        Trace.from_dict({**data, "messages": [[1, 2]]})
+        Trace.from_dict({**data, "columns": {**data["columns"], "src": [1, 2]}})
+    with pytest.raises(ValueError, match="corrupt"):
+        Trace.from_dict({**data, "n_messages": "many"})
+    with pytest.raises(ValueError, match="corrupt"):
+        Trace.from_dict({"schema": data["schema"], "version": 1, "collectives": [], "messages": [[1, 2]]})
 
 
 @pytest.mark.parametrize("op,algo", CASES)
@@ -51,8 +59,8 @@ def test_chrome_export_one_slice_per_message(op, algo):
     spans = [e for e in events if e.get("cat") == "collective"]
     assert len(spans) == 8
     m0, s0 = tr.messages[0], sends[0]
-    assert s0["pid"] == m0.src and s0["ts"] == pytest.approx(m0.t_start * 1e6)
-    assert s0["dur"] == pytest.approx((m0.t_end - m0.t_start) * 1e6)
+    assert s0["pid"] == m0.src and s0["ts"] == pytest.approx(m0.t_start * 1e6, abs=6e-5)  # µs, to 0.1 ns
+    assert s0["dur"] == pytest.approx((m0.t_end - m0.t_start) * 1e6, abs=6e-5)
     names = {e["args"]["name"] for e in events if e.get("name") == "process_name"}
     assert {f"GPU {d}" for d in range(8)} <= names
 
@@ -134,3 +142,263 @@ def test_parse_bytes(text, want):
 def test_parse_bytes_rejects(bad):
     with pytest.raises(ValueError):
         parse_bytes(bad)
+
+
+# ---------------------------------------------------------------------------------------
+# Columnar storage: what goes in comes out, field for field
+# ---------------------------------------------------------------------------------------
+class PlainMessage(NamedTuple):
+    """The per-message record the trace used to keep (version 1), as the reference."""
+
+    coll: int
+    op: str
+    algo: str
+    label: str
+    step: int
+    src: int
+    dst: int
+    chunk: int
+    contributors: frozenset
+    nbytes: float
+    t_start: float
+    t_end: float
+    phase: str
+    reduce: bool
+
+
+def _random_sets(rng, n, count):
+    """Contributor sets of every shape: one device, arcs (wrapping too), everyone, and odd sets."""
+    out = []
+    for _ in range(count):
+        kind = rng.integers(4)
+        if kind == 0:
+            out.append(frozenset({int(rng.integers(n))}))
+        elif kind == 1:
+            first, k = int(rng.integers(n)), int(rng.integers(1, n + 1))
+            out.append(frozenset((first + i) % n for i in range(k)))
+        elif kind == 2:
+            out.append(frozenset(range(n)))
+        else:
+            out.append(frozenset(int(d) for d in rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False)))
+    return out
+
+
+def _plain_messages(seed=0, count=300, n=11):
+    rng = np.random.default_rng(seed)
+    sets = _random_sets(rng, n, count)
+    msgs = []
+    for i in range(count):
+        t0 = float(rng.random() * 1e-3)
+        msgs.append(PlainMessage(int(rng.integers(3)), str(rng.choice(["all-reduce", "all-gather"])),
+                                 str(rng.choice(["ring", "rd"])), f"layer {i % 3} mlp", int(rng.integers(20)),
+                                 int(rng.integers(-1, n)), int(rng.integers(-1, n)), int(rng.integers(-1, n)),
+                                 sets[i], float(rng.random() * 1e6), t0, t0 + float(rng.random() * 1e-5),
+                                 str(rng.choice(["", "up", "fold", "round 2"])), bool(rng.integers(2))))
+    return msgs
+
+
+def _trace_of(msgs, n=None):
+    tr = Trace()
+    for m in msgs:
+        tr.add_message(*m, n=n)
+    return tr
+
+
+def _assert_same(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        for field in PlainMessage._fields:
+            a, b = getattr(g, field), getattr(w, field)
+            assert a == b and type(a) is type(b), (field, a, b)
+
+
+@pytest.mark.parametrize("n_hint", [None, 11])
+def test_columns_read_back_every_field_exactly(n_hint):
+    want = _plain_messages()
+    tr = _trace_of(want, n_hint)
+    _assert_same(list(tr.messages), want)
+    _assert_same(tr.messages[10:20], want[10:20])
+    _assert_same([tr.messages[-1], tr.messages[5]], [want[-1], want[5]])
+    assert tr.messages == want and len(tr) == len(want)
+    assert [tuple(m) for m in tr.messages] == [tuple(m) for m in want]
+    with pytest.raises(IndexError):
+        tr.messages[len(want)]
+
+
+def test_scalar_and_batch_writers_agree():
+    n, k = 7, 3
+    a, b = Trace(), Trace()
+    src = np.arange(n)
+    for d in range(n):
+        a.add_message(0, "all-reduce", "ring", "x", k, d, (d + 1) % n, (d - k) % n,
+                      frozenset((d - k + i) % n for i in range(k + 1)), 128.0, 1e-6 * d, 2e-6 * d + 1e-6,
+                      "reduce-scatter", True, n=n)
+    b.add_messages(0, "all-reduce", "ring", "x", "reduce-scatter", k, src, (src + 1) % n, (src - k) % n, 128.0,
+                   1e-6 * src, 2e-6 * src + 1e-6, True, ((src - k) % n, k + 1, n, n))
+    assert a.messages == b.messages
+    ra, rb = a.rows(), b.rows()
+    assert all(np.array_equal(ra[f], rb[f]) for f in ("w0", "w1", "w2", "w3"))  # the shortest form is the same
+
+
+def test_contributor_counts_match_the_sets():
+    want = _plain_messages(seed=3, count=400, n=13)
+    tr = _trace_of(want, 13)
+    tr.add_message(0, "all-reduce", "rd", "", 0, 0, 1, ALL, frozenset(), 8.0, 0.0, 1.0)
+    # a recursive-doubling block with extras folded in: {x < 13 : x mod 8 in [4, 8)}
+    tr.add_message(0, "all-reduce", "rd", "", 1, 0, 1, ALL, (4, 4, 8, 13), 8.0, 0.0, 1.0)
+    counts = tr.contributor_counts()
+    assert counts.tolist() == [len(m.contributors) for m in tr.messages]
+    assert tr.messages[-1].contributors == frozenset({4, 5, 6, 7, 12})
+
+
+def test_memory_is_linear_in_messages():
+    """Bytes held per message do not grow with n (they grew as n with a set per message)."""
+    per = {}
+    for n in (16, 64):
+        tr = run_collective("all-reduce", n, "1MiB", "ring").trace
+        tr.compact()
+        per[n] = tr.memory_bytes() / len(tr.messages)
+    assert per[64] <= 100 and per[64] <= per[16] * 1.05, per
+
+
+def test_initial_reads_as_the_plain_tuples():
+    own = Initial.own_all(3, 3)
+    plain = tuple(tuple((c, frozenset({d})) for c in range(3)) for d in range(3))
+    assert own == plain and tuple(own) == plain and own[-1] == plain[-1]
+    one = Initial.own_one([2, 0, 1])
+    assert one == (((2, frozenset({0})),), ((0, frozenset({1})),), ((1, frozenset({2})),))
+    assert one != own
+
+
+# ---------------------------------------------------------------------------------------
+# JSON: version 2 columns, version 1 rows still read
+# ---------------------------------------------------------------------------------------
+def _v1_dict(msgs, collectives):
+    """What version 1 wrote: a row per message, contributors as sorted lists."""
+    return {"schema": "shard-lab-trace", "version": 1, "message_fields": list(PlainMessage._fields),
+            "messages": [[*m[:8], sorted(m.contributors), *m[9:]] for m in msgs],
+            "collectives": [{**c._asdict(), "initial": [[[ch, sorted(w)] for ch, w in h] for h in c.initial]}
+                            for c in collectives]}
+
+
+def test_version_1_files_still_read():
+    run = run_collective("all-reduce", 5, "1MiB", "rd")
+    msgs = [PlainMessage(*m) for m in run.trace.messages]
+    colls = [c._replace(initial=tuple(tuple(h) for h in c.initial)) for c in run.trace.collectives]
+    back = Trace.from_dict(json.loads(json.dumps(_v1_dict(msgs, colls))))
+    _assert_same(list(back.messages), msgs)
+    assert back.collectives == run.trace.collectives
+    assert back.holdings(0, step=1) == run.trace.holdings(0, step=1)
+
+
+def test_json_round_trip_keeps_every_field_and_gzips(tmp_path):
+    want = _plain_messages(seed=5)
+    tr = _trace_of(want)
+    tr.collectives.append(Collective(0, "all-reduce", "ring", "x", 11, 11, 0.0, 1.0, 8.0, 20, 0, len(want),
+                                     Initial.own_all(11, 11)))
+    path = tmp_path / "t.json.gz"
+    tr.write_json(str(path))
+    with gzip.open(path, "rt") as f:
+        assert json.load(f)["version"] == 2
+    back = Trace.load(str(path))
+    _assert_same(list(back.messages), want)
+    assert back == tr and back.collectives[0].initial == Initial.own_all(11, 11)
+
+
+# ---------------------------------------------------------------------------------------
+# Chrome and CSV exports
+# ---------------------------------------------------------------------------------------
+def _chrome_events(tr, **kw):
+    buf = io.StringIO()
+    tr.write_chrome(buf, **kw)
+    return json.loads(buf.getvalue())["traceEvents"]
+
+
+@pytest.mark.parametrize("op,algo", CASES)
+def test_chrome_has_every_message_as_send_and_recv_slices_in_microseconds(op, algo):
+    tr = run_collective(op, 6, "1MiB", algo).trace
+    events = _chrome_events(tr)
+    pid = {SWITCH: 10_000}
+    for cat, who, peer, key in (("send", "src", "dst", "to"), ("recv", "dst", "src", "from")):
+        slices = [e for e in events if e.get("cat") == cat]
+        assert len(slices) == len(tr.messages)
+        for e, m in zip(slices, tr.messages):
+            assert e["ph"] == "X" and e["pid"] == pid.get(getattr(m, who), getattr(m, who))
+            assert e["tid"] == (1 if cat == "send" else 2)
+            assert e["ts"] == pytest.approx(m.t_start * 1e6, abs=6e-5)  # written to 0.1 ns
+            assert e["dur"] == pytest.approx((m.t_end - m.t_start) * 1e6, abs=6e-5)
+            assert e["args"] == {key: getattr(m, peer), "step": m.step, "bytes": pytest.approx(m.nbytes, abs=1e-3)}
+            assert e["name"] == ("chunk all" if m.chunk == ALL else f"chunk {m.chunk}")
+
+
+def test_chrome_metadata_once_per_track_and_flows_pair_up():
+    tr = run_collective("all-reduce", 5, "1MiB", "innet").trace
+    events = _chrome_events(tr, flows=True)
+    meta = [(e["name"], e["pid"], e.get("tid")) for e in events if e["ph"] == "M"]
+    assert len(meta) == len(set(meta))
+    assert {e["args"]["name"] for e in events if e.get("name") == "process_name"} == \
+        {f"GPU {d}" for d in range(5)} | {"switch"}
+    starts = {e["id"]: e for e in events if e["ph"] == "s"}
+    ends = {e["id"]: e for e in events if e["ph"] == "f"}
+    assert sorted(starts) == sorted(ends) == list(range(len(tr.messages)))
+    for i, m in enumerate(tr.messages):
+        assert (starts[i]["pid"], ends[i]["pid"]) == (10_000 if m.src == SWITCH else m.src,
+                                                      10_000 if m.dst == SWITCH else m.dst)
+
+
+def test_chrome_compute_track_from_compute_records():
+    class Compute(NamedTuple):
+        device: int
+        label: str
+        flops: float
+        nbytes: float
+        t_start: float
+        t_end: float
+
+    tr = run_collective("all-gather", 3).trace
+    tr.computes.append(Compute(2, "layer 0 mlp", 1e9, 4e6, 1e-6, 3e-6))
+    (e,) = [e for e in _chrome_events(tr) if e.get("cat") == "compute"]
+    assert (e["pid"], e["tid"], e["name"]) == (2, 3, "layer 0 mlp")
+    assert e["ts"] == pytest.approx(1.0) and e["dur"] == pytest.approx(2.0)
+
+
+def test_chrome_gzip_round_trip(tmp_path):
+    tr = run_collective("all-reduce", 8, "1MiB", "ring").trace
+    tr.write_chrome(str(tmp_path / "t.json.gz"))
+    tr.write_chrome(str(tmp_path / "t.json"))
+    with gzip.open(tmp_path / "t.json.gz", "rt") as f:
+        zipped = f.read()
+    assert zipped == (tmp_path / "t.json").read_text()
+    assert sum(e.get("cat") == "send" for e in json.loads(zipped)["traceEvents"]) == 112
+
+
+def _parse_ranges(text):
+    out = set()
+    for part in filter(None, text.split("+")):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return frozenset(out)
+
+
+@pytest.mark.parametrize("op,algo", CASES)
+def test_csv_parses_into_plain_numbers(op, algo):
+    tr = run_collective(op, 7, "1MiB", algo).trace
+    rows = list(csv.DictReader(io.StringIO(tr.to_csv())))
+    assert len(rows) == len(tr.messages)
+    for row, m in zip(rows, tr.messages):
+        for field in ("coll", "step", "src", "dst", "chunk", "reduce"):
+            assert float(row[field]) == int(getattr(m, field)), field
+        for field in ("nbytes", "t_start", "t_end"):
+            assert float(row[field]) == getattr(m, field), field  # repr of a float reads back exactly
+        assert _parse_ranges(row["contributors"]) == m.contributors
+        assert (row["op"], row["algo"], row["label"], row["phase"]) == (m.op, m.algo, m.label, m.phase)
+        assert "np." not in ",".join(row.values())
+
+
+def test_csv_quotes_a_label_with_commas(tmp_path):
+    tr = _trace_of([PlainMessage(0, "all-reduce", "ring", 'layer 1, "attn"', 0, 0, 1, 0, frozenset({0}), 8.0, 0.0,
+                                 1e-6, "", False)])
+    tr.write_csv(str(tmp_path / "t.csv.gz"))
+    with gzip.open(tmp_path / "t.csv.gz", "rt", newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["label"] == 'layer 1, "attn"' and float(row["t_end"]) == 1e-6

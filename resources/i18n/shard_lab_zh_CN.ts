@@ -254,6 +254,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>measured</source>
             <translation>实测</translation>
         </message>
+        <message>
+            <source>it is larger than %1 MiB; nccl-tests output is far smaller</source>
+            <translation>它大于 %1 MiB；nccl-tests 的输出要小得多</translation>
+        </message>
     </context>
     <context>
         <name>Classroom</name>
@@ -469,6 +473,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>Exported %1 (%2 frames)</source>
             <translation>已导出 %1（%2 帧）</translation>
         </message>
+        <message>
+            <source>The last session's scenario could not be restored.</source>
+            <translation>上次会话的场景无法恢复。</translation>
+        </message>
     </context>
     <context>
         <name>ControlPanel</name>
@@ -576,6 +584,14 @@ This scenario has no stand-alone collective to show.</source>
             <source>S became {S} so that it splits into {n} equal chunks.</source>
             <translation>S 已调整为 {S}，以便均分成 {n} 块。</translation>
         </message>
+        <message>
+            <source>Devices: a whole number from 1 to {max}</source>
+            <translation>设备数：1 到 {max} 之间的整数</translation>
+        </message>
+        <message>
+            <source>n must be a whole number from 1 to {max}; {v} is outside that range.</source>
+            <translation>n 必须是 1 到 {max} 之间的整数；{v} 超出了这个范围。</translation>
+        </message>
     </context>
     <context>
         <name>Explain</name>
@@ -666,6 +682,110 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>n = {n} is not a power of two: first the {k} GPU(s) numbered {p} and up hand their whole buffer ({size}) to GPU d − {p}, which adds it in.</source>
             <translation>n = {n} 不是 2 的幂：先由编号 {p} 及以上的 {k} 块 GPU 把整个缓冲区（{size}）交给 GPU d − {p}，由它加进自己的缓冲区。</translation>
+        </message>
+        <message>
+            <source> … and {k} more</source>
+            <translation> … 另有 {k} 条</translation>
+        </message>
+        <message>
+            <source>All n − 1 copies are issued at once: α is paid once while the port streams (n − 1)·S bytes. Fast for small S, slow for large S.</source>
+            <translation>n − 1 份副本同时发出：α 只付一次，端口则连续传送 (n − 1)·S 字节。S 小时快，S 大时慢。</translation>
+        </message>
+        <message>
+            <source>Each round adds what the last round summed, so α is paid once per round, with all S bytes.</source>
+            <translation>每一轮都要加上上一轮求得的和，所以每轮付一次 α，每次都传全部 S 字节。</translation>
+        </message>
+        <message>
+            <source>Each step needs the chunk the step before delivered, so α is paid at every step.</source>
+            <translation>每一步都要用上一步送到的块，所以每一步都要付一次 α。</translation>
+        </message>
+        <message>
+            <source>Every GPU d sends its own chunk d ({size}) straight to GPU d + {j}.</source>
+            <translation>每块 GPU d 把自己的第 d 块（{size}）直接发给 GPU d + {j}。</translation>
+        </message>
+        <message>
+            <source>Every GPU d sends its part of chunk d + {j} ({size}) straight to that chunk's owner, GPU d + {j}.</source>
+            <translation>每块 GPU d 把自己那份第 d + {j} 块（{size}）直接发给这一块的归属者 GPU d + {j}。</translation>
+        </message>
+        <message>
+            <source>Every message is issued at once: α is paid once while each port streams its bytes.</source>
+            <translation>所有消息同时发出：α 只付一次，各端口连续传送各自的字节。</translation>
+        </message>
+        <message>
+            <source>In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum.</source>
+            <translation>网内归约（NVLS/SHARP）：交换机把各块相加，再把和组播回去。</translation>
+        </message>
+        <message>
+            <source>One-shot all-gather</source>
+            <translation>一步式（one-shot）all-gather</translation>
+        </message>
+        <message>
+            <source>One-shot reduce-scatter</source>
+            <translation>一步式（one-shot）reduce-scatter</translation>
+        </message>
+        <message>
+            <source>One-shot: every GPU sends each chunk straight to the GPU that owns it, all at once.</source>
+            <translation>一步式：每块 GPU 把每一块直接发给拥有它的 GPU，同时发出。</translation>
+        </message>
+        <message>
+            <source>One-shot: every GPU sends its chunk straight to every other GPU, all at once.</source>
+            <translation>一步式：每块 GPU 把自己的块直接发给其他每块 GPU，同时发出。</translation>
+        </message>
+        <message>
+            <source>One-shot: every GPU sends its whole buffer to every other GPU at once; each port carries (n − 1)·S.</source>
+            <translation>一步式：每块 GPU 同时把整个缓冲区发给其他每块 GPU；每个端口要传 (n − 1)·S。</translation>
+        </message>
+        <message>
+            <source>Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer.</source>
+            <translation>递归倍增：log₂ n 轮；d 与 d XOR 2^k 两两交换整个缓冲区。</translation>
+        </message>
+        <message>
+            <source>Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes.</source>
+            <translation>ring（环形）：先 reduce-scatter 再 all-gather，2(n − 1) 步，每步 S/n 字节。</translation>
+        </message>
+        <message>
+            <source>S must split into n equal chunks.</source>
+            <translation>S 必须能均分成 n 块。</translation>
+        </message>
+        <message>
+            <source>The chunks stream up and back down without waiting for each other: α is paid once up and once down.</source>
+            <translation>各块连续地上行、再下行，彼此不等待：上行付一次 α，下行再付一次。</translation>
+        </message>
+        <message>
+            <source>Two phases, each issued at once: α is paid twice, and each port carries the ring's 2(n − 1)/n·S bytes.</source>
+            <translation>两个阶段，每个阶段的消息同时发出：α 付两次，每个端口传的字节与环形相同，为 2(n − 1)/n·S。</translation>
+        </message>
+        <message>
+            <source>Two-shot all-reduce</source>
+            <translation>两步式（two-shot）all-reduce</translation>
+        </message>
+        <message>
+            <source>Two-shot: each chunk goes straight to its owner, which adds them and sends the sum to all.</source>
+            <translation>两步式：每一块直接发给它的归属者，归属者求和后再把和发给所有 GPU。</translation>
+        </message>
+        <message>
+            <source>in-network (innet, NVLS)</source>
+            <translation>网内归约（innet，NVLS）</translation>
+        </message>
+        <message>
+            <source>one-shot (direct)</source>
+            <translation>一步式（direct）</translation>
+        </message>
+        <message>
+            <source>recursive doubling (rd)</source>
+            <translation>递归倍增（rd）</translation>
+        </message>
+        <message>
+            <source>ring</source>
+            <translation>ring（环形）</translation>
+        </message>
+        <message>
+            <source>two-shot</source>
+            <translation>两步式（two-shot）</translation>
+        </message>
+        <message>
+            <source>One-shot all-reduce</source>
+            <translation>一步式（one-shot）all-reduce</translation>
         </message>
     </context>
     <context>
@@ -798,6 +918,18 @@ This scenario has no stand-alone collective to show.</source>
             <source>max |C − A·B| over every GPU = {e:.1e}</source>
             <translation>所有 GPU 上 max |C − A·B| = {e:.1e}</translation>
         </message>
+        <message>
+            <source>This step: {d} on the clock ({a} → {b}); {m} messages. A port passes one message's bytes at a time; each message lands α after it starts streaming.</source>
+            <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息。一个端口同一时刻只传一条消息的字节；每条消息在开始传送后再过 α 才到达。</translation>
+        </message>
+        <message>
+            <source>Meanwhile {m} message(s) of step(s) {s} ({b}) arrive too: their senders did not wait for this step. {pairs}{more}.</source>
+            <translation>与此同时，第 {s} 步的 {m} 条消息（{b}）也到达了：它们的发送方不必等这一步。{pairs}{more}。</translation>
+        </message>
+        <message>
+            <source>Make your prediction first: what this step sends, and to whom, is shown once you have answered (or skipped) in the panel “Predict, then reveal”.</source>
+            <translation>请先做出预测：这一步发送什么、发给谁，在你于“先预测，再揭晓”面板中作答（或跳过）之后才会显示。</translation>
+        </message>
     </context>
     <context>
         <name>Export</name>
@@ -848,6 +980,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>MP4 export needs the imageio-ffmpeg package (pip install "shard-lab[export]").</source>
             <translation>导出 MP4 需要 imageio-ffmpeg 包（pip install "shard-lab[export]"）。</translation>
+        </message>
+        <message>
+            <source>GIF export needs the Pillow package (pip install "shard-lab[export]").</source>
+            <translation>导出 GIF 需要 Pillow 包（pip install "shard-lab[export]"）。</translation>
         </message>
     </context>
     <context>
@@ -1172,6 +1308,46 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>Export</source>
             <translation>导出</translation>
+        </message>
+        <message>
+            <source>n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step</source>
+            <translation>n = {n}：可用的张量并行度（每个设备 {h} 个头），每步 {ms:.1f} ms</translation>
+        </message>
+        <message>
+            <source>no TP split beyond n = {n}</source>
+            <translation>n &gt; {n} 无法张量并行切分</translation>
+        </message>
+        <message>
+            <source>n &gt; {n}: no tensor-parallel split ({H} query heads)</source>
+            <translation>n &gt; {n}：无法张量并行切分（{H} 个查询头）</translation>
+        </message>
+        <message>
+            <source> · not a tensor-parallel degree</source>
+            <translation> · 不是可用的张量并行度</translation>
+        </message>
+        <message>
+            <source>TP degree</source>
+            <translation>张量并行度</translation>
+        </message>
+        <message>
+            <source>n = {ns} are the tensor-parallel degrees</source>
+            <translation>可用的张量并行度：n = {ns}</translation>
+        </message>
+        <message>
+            <source>tensor-parallel degree (n splits the heads evenly)</source>
+            <translation>张量并行度（n 能均分注意力头）</translation>
+        </message>
+        <message>
+            <source>{bound} at every tensor-parallel degree</source>
+            <translation>在所有张量并行度下均为{bound}</translation>
+        </message>
+        <message>
+            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms per step (roofline)</source>
+            <translation>{model}，{chip}，批大小 {b}，上下文 {ctx}：最佳 n = {n} → 每步 {ms:.1f} ms（屋顶线）</translation>
+        </message>
+        <message>
+            <source>{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms</source>
+            <translation>{model} · {chip} · 批 {b} · 上下文 {ctx}：最佳 n = {n}，{ms:.1f} ms</translation>
         </message>
     </context>
     <context>
@@ -1722,6 +1898,18 @@ Ctrl+Shift+S  保存截图</translation>
             <source>{k} queued</source>
             <translation>排队 {k} 条</translation>
         </message>
+        <message>
+            <source>A slot's colour says whose data it holds; a partly filled slot is a partial sum, filled by the share of GPUs already added. Outlined: changed in the last step.</source>
+            <translation>格子的颜色表示它存的是谁的数据；部分填充的格子是部分和，填充比例 = 已累加的 GPU 占比。加框：上一步刚改变。</translation>
+        </message>
+        <message>
+            <source>GPU {d} · {k} queued</source>
+            <translation>GPU {d} · 排队 {k} 条</translation>
+        </message>
+        <message>
+            <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
+            <translation>{what} · {n} 块 GPU · all-reduce {S}，all-gather {G} · {link}</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -1813,6 +2001,30 @@ Ctrl+Shift+S  保存截图</translation>
             <source>%1 is not a scenario file: it is not UTF-8 text.</source>
             <translation>%1 不是场景文件：它不是 UTF-8 文本。</translation>
         </message>
+        <message>
+            <source>"link_spec" must be an object with exactly "name", "alpha" and "bw".</source>
+            <translation>"link_spec" 必须是恰好包含 "name"、"alpha" 和 "bw" 的对象。</translation>
+        </message>
+        <message>
+            <source>"link_spec.name" must be a short text.</source>
+            <translation>"link_spec.name" 必须是一段简短的文字。</translation>
+        </message>
+        <message>
+            <source>"link_spec.alpha" must be seconds per message from 0 to %1, not %2.</source>
+            <translation>"link_spec.alpha" 必须是每条消息 0 到 %1 秒，而不是 %2。</translation>
+        </message>
+        <message>
+            <source>"link_spec.bw" must be a positive number of bytes per second, not %1.</source>
+            <translation>"link_spec.bw" 必须是正的每秒字节数，而不是 %1。</translation>
+        </message>
+        <message>
+            <source>"link" must be a short name (letters, digits, - _ .), not %1.</source>
+            <translation>"link" 必须是简短的名字（字母、数字、- _ .），而不是 %1。</translation>
+        </message>
+        <message>
+            <source>This is not a scenario file: its JSON is nested far too deeply.</source>
+            <translation>这不是场景文件：它的 JSON 嵌套层数太深。</translation>
+        </message>
     </context>
     <context>
         <name>TimelineView</name>
@@ -1835,6 +2047,14 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>switch</source>
             <translation>交换机</translation>
+        </message>
+        <message>
+            <source>n = 1: one GPU holds everything, nothing is sent.</source>
+            <translation>n = 1：一块 GPU 持有全部数据，没有任何发送。</translation>
+        </message>
+        <message>
+            <source>No communication in this scenario: nothing is sent.</source>
+            <translation>此场景没有通信：没有任何发送。</translation>
         </message>
     </context>
     <context>
@@ -2070,6 +2290,44 @@ replicated</source>
         <message>
             <source>{name} is split by columns: each GPU holds {c} of the {F} hidden units ({c} columns × {r} rows = {b}).</source>
             <translation>{name} 按列切分：每个 GPU 持有 {F} 个隐藏单元中的 {c} 个（{c} 列 × {r} 行 = {b}）。</translation>
+        </message>
+    </context>
+    <context>
+        <name>Files</name>
+        <message>
+            <source>%1 belongs to the system (/proc, /sys, /dev), not a file to open.</source>
+            <translation>%1 属于系统（/proc、/sys、/dev），不是可以打开的文件。</translation>
+        </message>
+        <message>
+            <source>%1 does not read like a file (it waits for data): choose a file.</source>
+            <translation>%1 读起来不像文件（它在等待数据）：请选择一个文件。</translation>
+        </message>
+        <message>
+            <source>%1 is in a system folder (/proc, /sys, /dev): choose another folder.</source>
+            <translation>%1 位于系统文件夹（/proc、/sys、/dev）中：请选择其他文件夹。</translation>
+        </message>
+        <message>
+            <source>%1 is not a regular file (a device or pipe): choose another name.</source>
+            <translation>%1 不是普通文件（而是设备或管道）：请换一个名字。</translation>
+        </message>
+        <message>
+            <source>%1 is not a regular file (a folder, device or pipe): choose a file.</source>
+            <translation>%1 不是普通文件（而是文件夹、设备或管道）：请选择一个文件。</translation>
+        </message>
+        <message>
+            <source>Cannot read %1: %2.</source>
+            <translation>无法读取 %1：%2。</translation>
+        </message>
+        <message>
+            <source>Cannot write %1: %2.</source>
+            <translation>无法写入 %1：%2。</translation>
+        </message>
+    </context>
+    <context>
+        <name>QAbstractFileIconProvider</name>
+        <message>
+            <source>Folder</source>
+            <translation>文件夹</translation>
         </message>
     </context>
 </TS>

@@ -1,0 +1,50 @@
+"""
+Closed forms of the collectives, written from the literature — the tests' reference, independent
+of simcore (never call t_formula here).
+
+  Thakur, Rabenseifner & Gropp, "Optimization of Collective Communication Operations in MPICH"
+  (IJHPCA 2005): ring all-gather / reduce-scatter (n−1)(α + S/(nβ)), ring all-reduce twice that;
+  recursive doubling lg(n)(α + S/β), and ⌊lg n⌋ + 2 rounds when n is not a power of two.
+  One-shot and two-shot all-reduce as TensorRT-LLM's and vLLM's custom all-reduce run them: one
+  phase (everyone sends to everyone at once) or two (reduce-scatter to chunk owners, then
+  all-gather from them); latency paid once per phase, the bytes streamed through each port:
+  α + (n−1)S/β and 2α + 2(n−1)S/(nβ); one-shot all-gather / reduce-scatter α + (n−1)S/(nβ).
+  In-network (NCCL's NVLS): n chunks stream up, the switch adds, multicasts down — α up, α down
+  and n + 1 chunk times through the busiest port: 2α + (n+1)S/(nβ).
+S: the full array's bytes (nccl-tests' size); α: latency per message; β: bytes/s per port and
+direction; n: devices.
+"""
+
+import math
+
+
+def reference_time(op, algo, n, S, a, beta):
+    """Closed forms from the literature (module docstring), independent of simcore."""
+    if n == 1:
+        return 0.0
+    lg = math.log2
+    forms = {
+        ("all-gather", "ring"): (n - 1) * (a + S / (n * beta)),
+        ("reduce-scatter", "ring"): (n - 1) * (a + S / (n * beta)),
+        ("all-gather", "direct"): a + (n - 1) * S / (n * beta),
+        ("reduce-scatter", "direct"): a + (n - 1) * S / (n * beta),
+        ("all-reduce", "ring"): 2 * (n - 1) * (a + S / (n * beta)),
+        ("all-reduce", "rd"): ((lg(n) if n & (n - 1) == 0 else math.floor(lg(n)) + 2)) * (a + S / beta),
+        ("all-reduce", "direct"): a + (n - 1) * S / beta,
+        ("all-reduce", "two-shot"): 2 * a + 2 * (n - 1) * S / (n * beta),
+        ("all-reduce", "innet"): 2 * a + (n + 1) * S / (n * beta),
+    }
+    return forms[(op, algo)]
+
+
+REFERENCE_COUNTS = {  # messages per collective (n >= 2)
+    ("all-gather", "ring"): lambda n: n * (n - 1),
+    ("reduce-scatter", "ring"): lambda n: n * (n - 1),
+    ("all-gather", "direct"): lambda n: n * (n - 1),
+    ("reduce-scatter", "direct"): lambda n: n * (n - 1),
+    ("all-reduce", "ring"): lambda n: 2 * n * (n - 1),
+    ("all-reduce", "rd"): lambda n: (p := 1 << (n.bit_length() - 1)) * int(math.log2(p)) + 2 * (n - p),
+    ("all-reduce", "direct"): lambda n: n * (n - 1),
+    ("all-reduce", "two-shot"): lambda n: 2 * n * (n - 1),
+    ("all-reduce", "innet"): lambda n: 2 * n * n,  # n up and n down per chunk, n chunks
+}
