@@ -8,8 +8,9 @@ function's rectangles and the widgets' geometry — never state a view copies fo
     with a window built fresh in the same final state. Four final states.
   * No text overlaps text: app.ring_layout.ring_layout at four screen sizes (the ring's room at the
     desk and in presentation mode), text scale 1–2.5, English and Chinese, n = 2, 8, 16, 64, every
-    scenario (every one that runs: 46) — 2,944 layouts, computed without a window. Qt's own widgets (bars, docks, tabs) are
-    checked from their geometry in shown windows.
+    scenario (every one that runs: 46) — 2,944 layouts, computed without a window; the matmul panel
+    the same way (2,048 layouts). Qt's own widgets (bars, docks, tabs) and the weight slices' texts
+    are checked from their geometry in shown windows.
   * F11: in a process whose screen is 1600×900 (and one whose screen is 1280×720), the current
     tab's picture covers at least 60 % of the screen at text scale 1, 1.5, 2 and 2.5.
 """
