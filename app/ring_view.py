@@ -28,630 +28,20 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from PySide6.QtCore import QEvent, QLineF, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPixmapCache, QTransform
-from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsScene, QGraphicsView
+from PySide6.QtGui import QColor, QPainter, QPen, QPixmapCache
+from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView
 
 from simcore.trace import ALL, SWITCH
 
 from . import theme
-from .explain import fmt_bytes, fmt_time, op_title
-
-BOX_MODE_MAX_N = 16  # up to this many devices: boxes on an ellipse; beyond: radial bars
-STRIPE_MAX_N = 8  # up to this many devices a partial sum is drawn as contributor bands
-
-
-# ---------------------------------------------------------------------------------------
-# Painting one chunk (slots and blocks share it)
-# ---------------------------------------------------------------------------------------
-def paint_chunk(p: QPainter, r: QRectF, who, n: int, brushes, empty: QBrush, chunk: int, vertical_fill: bool):
-    """
-    Fill rect r for a chunk holding the data of devices `who` (a frozenset, or None = not held).
-    One contributor: its colour. Several: bands of their colours (n ≤ STRIPE_MAX_N), else the
-    share len(who)/n filled with the chunk's colour.
-    """
-    if not who:
-        p.fillRect(r, empty)
-        return
-    k = len(who)
-    if k == 1:
-        p.fillRect(r, brushes[next(iter(who)) % len(brushes)])
-        return
-    if n <= STRIPE_MAX_N:
-        ws = sorted(who)
-        h = r.height() / k
-        for i, d in enumerate(ws):
-            p.fillRect(QRectF(r.left(), r.top() + i * h, r.width(), h + 0.5), brushes[d % len(brushes)])
-        return
-    p.fillRect(r, empty)
-    frac = k / max(n, 1)
-    col = brushes[(chunk if chunk >= 0 else min(who)) % len(brushes)]
-    if vertical_fill:
-        p.fillRect(QRectF(r.left(), r.bottom() - r.height() * frac, r.width(), r.height() * frac), col)
-    else:
-        p.fillRect(QRectF(r.left(), r.top(), r.width() * frac, r.height()), col)
-
-
-def message_color_index(m, n: int) -> int:
-    """The device colour a message is drawn in: its only contributor, else its chunk, else its sender."""
-    if len(m.contributors) == 1:
-        return next(iter(m.contributors)) % max(n, 1)
-    if m.chunk != ALL:
-        return m.chunk % max(n, 1)
-    return m.src % max(n, 1) if m.src >= 0 else -1
-
-
-def _bgra(hex_color: str) -> np.ndarray:
-    c = QColor(hex_color)
-    return np.array([c.blue(), c.green(), c.red(), 255], np.uint8)
-
-
-class _Colors:
-    """QBrushes for the current palette and n (cached once per run / theme change)."""
-
-    def __init__(self, n: int):
-        pal = theme.palette()
-        self.devices = theme.device_colors(max(n, 1))
-        self.brushes = [QBrush(c) for c in self.devices]
-        self.empty = QBrush(QColor(pal.slot_empty))
-        self.bgra = np.array([[c.blue(), c.green(), c.red(), 255] for c in self.devices], np.uint8)
-        self.empty_bgra = _bgra(pal.slot_empty)
-        self.border_bgra = _bgra(pal.border)
-        self.new_bgra = _bgra(pal.highlight)
-        self.slot_pen = QPen(QColor(pal.slot_border), theme.line("hairline"))
-        self.box_pen = QPen(QColor(pal.border), theme.line("outline"))
-        self.box_brush = QBrush(QColor(pal.surface))
-        self.new_pen = QPen(QColor(pal.highlight), theme.line("highlight"))
-        self.new_pen.setJoinStyle(Qt.MiterJoin)
-        self.text = QColor(pal.text)
-        self.muted = QColor(pal.text_muted)
-        self.spoke = QColor(pal.spoke)
-        self.spoke_active = QColor(pal.spoke_active)
-        self.switch_fill = QBrush(QColor(pal.switch_fill))
-        self.switch_pen = QPen(QColor(pal.switch_border), theme.line("outline"))
-        self.background = QColor(pal.background)
-
-
-# ---------------------------------------------------------------------------------------
-# Items
-# ---------------------------------------------------------------------------------------
-class DeviceItem(QGraphicsItem):
-    """One device's buffer: a box of slots (box mode) or a radial bar (radial mode)."""
-
-    def __init__(self, d: int, colors: _Colors, n: int):
-        super().__init__()
-        self.d = d
-        self.n = n
-        self.colors = colors
-        self.radial = False
-        self.w = self.h = 10.0
-        self.cols = self.rows = 1
-        self.pad = 4.0
-        self.n_chunks = 0
-        self.state: tuple = ()
-        self.new: frozenset = frozenset()
-        self._rects: list = []
-        self._image = None
-        self.layer = None  # BarsLayer that paints this device in radial mode
-        self.setAcceptedMouseButtons(Qt.LeftButton)
-        # painted once per change of state, then blitted: full repaints stay cheap at n = 64
-        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
-
-    def set_geometry(self, w, h, cols, rows, pad, radial):
-        self.prepareGeometryChange()
-        self.w, self.h, self.cols, self.rows, self.pad, self.radial = w, h, cols, rows, pad, radial
-        self._rects = []
-        self.setCacheMode(QGraphicsItem.NoCache if radial else QGraphicsItem.DeviceCoordinateCache)
-        self._changed()
-
-    def set_state(self, n_chunks: int, state: tuple, new: frozenset) -> bool:
-        if n_chunks == self.n_chunks and state == self.state and new == self.new:
-            return False
-        if n_chunks != self.n_chunks:
-            self._rects = []
-        if (n_chunks, state) != (self.n_chunks, self.state):
-            self._image = None
-        self.n_chunks, self.state, self.new = n_chunks, state, new
-        self._changed()
-        return True
-
-    def _changed(self):
-        if self.radial and self.layer is not None:
-            self.layer.update()
-        else:
-            self.update()
-
-    def boundingRect(self):
-        m = theme.line("highlight")
-        return QRectF(-self.w / 2 - m, -self.h / 2 - m, self.w + 2 * m, self.h + 2 * m)
-
-    def slot_rect(self, ch: int) -> QRectF:
-        """Rect of chunk slot `ch` in item coordinates."""
-        if len(self._rects) != self.n_chunks:
-            self._rects = [self._slot_rect(c) for c in range(self.n_chunks)]
-        return self._rects[ch]
-
-    def _slot_rect(self, ch: int) -> QRectF:
-        pad = self.pad
-        iw, ih = self.w - 2 * pad, self.h - 2 * pad
-        if self.radial:  # chunk 0 at the inner end (local +y), growing outwards
-            sh = ih / max(self.n_chunks, 1)
-            return QRectF(-iw / 2, self.h / 2 - pad - (ch + 1) * sh, iw, sh)
-        sw, sh = iw / max(self.cols, 1), ih / max(self.rows, 1)
-        r, c = divmod(ch, max(self.cols, 1))
-        gap = 1.0 if sw > 6 else 0.0
-        return QRectF(-iw / 2 + c * sw + gap / 2, -ih / 2 + r * sh + gap / 2, sw - gap, sh - gap)
-
-    def paint(self, p: QPainter, option, widget=None):
-        if self.radial:
-            return  # radial bars are painted together by BarsLayer (one cached picture)
-        self.paint_contents(p)
-
-    def paint_contents(self, p: QPainter):
-        col = self.colors
-        rect = QRectF(-self.w / 2, -self.h / 2, self.w, self.h)
-        if not self.radial:
-            p.setPen(col.box_pen)
-            p.setBrush(col.box_brush)
-            p.drawRoundedRect(rect, 4, 4)
-        if not self.n_chunks:
-            return
-        p.setPen(Qt.NoPen)
-        if self.radial:  # many thin slots: one image, one row per chunk (see _bar_image)
-            if self._image is None:
-                self._image = self._bar_image()
-            p.drawImage(QPointF(-self._image.width() / 2, -self._image.height() / 2), self._image)
-            return
-        framed = self.slot_rect(0).width() > 6
-        if not framed:  # one fill for every empty slot, then only the held ones
-            p.fillRect(rect.adjusted(self.pad, self.pad, -self.pad, -self.pad), col.empty)
-        for ch in range(self.n_chunks):
-            who = self.state[ch]
-            if who or framed:
-                paint_chunk(p, self.slot_rect(ch), who, self.n, col.brushes, col.empty, ch, vertical_fill=False)
-        if framed:
-            p.setPen(col.slot_pen)
-            p.setBrush(Qt.NoBrush)
-            for ch in range(self.n_chunks):
-                p.drawRect(self.slot_rect(ch))
-        self._paint_new(p)
-
-    def _paint_new(self, p):
-        if self.new:
-            p.setPen(self.colors.new_pen)
-            p.setBrush(Qt.NoBrush)
-            for ch in self.new:
-                if 0 <= ch < self.n_chunks:
-                    p.drawRect(self.slot_rect(ch))
-
-    def _bar_image(self) -> QImage:
-        """The radial bar as an image at its pixel size (see bar_images, which builds many at once)."""
-        return bar_images([self])[0]
-
-
-def bar_images(devices) -> list:
-    """
-    Radial bars as images at their pixel size, chunk 0 in the bottom rows (the inner end), with
-    frame and new-chunk outline drawn in: a slot held by one device is filled with its colour; a
-    partial sum fills the share of devices added (paint_chunk's rule as pixels). Devices of one
-    ring share size, chunk count and colours, so their pixels are computed together in numpy:
-    a step boundary at n = 64 redraws 64 bars at once instead of one by one.
-    """
-    if not devices:
-        return []
-    d0 = devices[0]
-    col = d0.colors
-    W, H = max(3, round(d0.w)), max(3, round(d0.h))
-    if any((max(3, round(d.w)), max(3, round(d.h))) != (W, H) for d in devices[1:]):
-        return [img for d in devices for img in bar_images([d])]  # mixed sizes: one at a time
-    iw, ih = W - 2, H - 2
-    nc = max(d0.n_chunks, 1)
-    n = max(d0.n, 1)
-    bgra = col.bgra
-    D = len(devices)
-    # every slot's contributors (a frozenset, or None): the same few sets recur across devices,
-    # so each distinct one is measured once and the slots only look it up
-    flat = [who for d in devices for who in (tuple(d.state[:nc]) + (None,) * (nc - len(d.state[:nc])))]
-    distinct = list(set(flat))
-    code = {who: i for i, who in enumerate(distinct)}
-    table = np.array([(len(who), next(iter(who)) if len(who) == 1 else -1) if who else (0, -1)
-                      for who in distinct], np.int64).reshape(-1, 2)
-    info = table[np.fromiter(map(code.__getitem__, flat), np.int64, len(flat))].reshape(D, nc, 2)
-    k = info[:, :, 0]
-    owner = np.where(info[:, :, 1] >= 0, info[:, :, 1], np.arange(nc)[None, :])  # a sum: its chunk's colour
-    # one uint32 per pixel (BGRA bytes = ARGB32 on a little-endian machine): a quarter of the elements
-    def px(bgra_rows):
-        return np.ascontiguousarray(bgra_rows, np.uint8).view("<u4")[..., 0]
-
-    empty, border, new_px = px(col.empty_bgra[None]), px(col.border_bgra[None]), px(col.new_bgra[None])
-    colours = np.where(k > 0, px(bgra)[owner % len(bgra)], empty)  # (D, nc)
-    fill = np.where(k == 1, iw, np.where(k > 1, np.maximum(1, np.round(iw * k / n)), 0)).astype(int)
-    chunk_of_row = np.minimum((ih - 1 - np.arange(ih)) * nc // ih, nc - 1)  # image row -> chunk (non-increasing)
-    filled = np.arange(iw)[None, None, :] < fill[:, chunk_of_row][:, :, None]  # (D, ih, iw)
-    arr = np.empty((D, H, W), "<u4")
-    arr[:] = border
-    arr[:, 1:-1, 1:-1] = np.where(filled, colours[:, chunk_of_row][:, :, None], empty)
-    # each chunk's first and last image row (+1 for the frame), found once for all devices
-    first = np.searchsorted(-chunk_of_row, -np.arange(nc), side="left") + 1
-    last = np.searchsorted(-chunk_of_row, -np.arange(nc), side="right")
-    for i, d in enumerate(devices):
-        for ch in d.new:  # outline the chunks that arrived in the last step
-            if 0 <= ch < nc and first[ch] <= last[ch]:
-                lo, hi = max(first[ch] - 1, 0), min(last[ch] + 2, H)
-                a = arr[i]
-                a[lo:lo + 2, :] = new_px
-                a[hi - 2:hi, :] = new_px
-                a[lo:hi, :2] = new_px
-                a[lo:hi, -2:] = new_px
-    data = arr.view(np.uint8)
-    return [QImage(data[i].data, W, H, 4 * W, QImage.Format_ARGB32).copy() for i in range(D)]
-
-
-class BarsLayer(QGraphicsItem):
-    """
-    Paints every radial bar in one item, cached as one unrotated picture: a frame where no
-    buffer changed costs a single blit instead of 64 rotated ones. Geometry and state stay in
-    the DeviceItems (clicks, slot_state); this only draws them.
-    """
-
-    def __init__(self, devices):
-        super().__init__()
-        self.devices = devices
-        self.rect = QRectF()
-        self.setZValue(3)
-        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
-        for d in devices:
-            d.layer = self
-
-    def set_rect(self, r: QRectF):
-        self.prepareGeometryChange()
-        self.rect = QRectF(r)
-        self.update()
-
-    def boundingRect(self):
-        return self.rect
-
-    def paint(self, p: QPainter, option, widget=None):
-        p.setRenderHint(QPainter.SmoothPixmapTransform, False)
-        p.setRenderHint(QPainter.Antialiasing, False)
-        stale = [d for d in self.devices if d.radial and d.n_chunks and d._image is None]
-        for d, img in zip(stale, bar_images(stale)):
-            d._image = img
-        base = p.transform()
-        for d in self.devices:  # each bar at its place and angle: one transform, one image
-            if d.radial and d.n_chunks and d._image is not None:
-                img = d._image
-                p.setTransform(QTransform().translate(d.x(), d.y()).rotate(d.rotation()) * base)
-                p.drawImage(QPointF(-img.width() / 2, -img.height() / 2), img)
-        p.setTransform(base)
-
-
-class SwitchItem(QGraphicsItem):
-    """The switch: a disc, its name, and (in-network reduction) its own slots."""
-
-    def __init__(self, colors: _Colors, n: int):
-        super().__init__()
-        self.colors = colors
-        self.n = n
-        self.r = 50.0
-        self.name = ""
-        self.n_chunks = 0
-        self.state: tuple = ()
-        self.show_slots = False
-        self.has_slots = False
-        self.setAcceptedMouseButtons(Qt.LeftButton)
-        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
-
-    def set_radius(self, r):
-        self.prepareGeometryChange()
-        self.r = r
-        self.update()
-
-    def set_name(self, name):
-        self.name = name
-        self.update()
-
-    def place_name(self, label):
-        """The switch's name: a label above the chords (so they never hide it), shrunk to fit inside."""
-        font = QFont(label._font)
-        fm = QFontMetricsF(font)
-        room = 1.5 * self.r
-        if fm.horizontalAdvance(self.name) > room:
-            font.setPixelSize(max(8, int(font.pixelSize() * room / fm.horizontalAdvance(self.name))))
-        label.set_font(font)
-        label.set_text(self.name, self.colors.text)
-        y = -self.r * 0.55 if self.show_slots or self.has_slots else 0
-        label.setPos(self.scenePos() + QPointF(0, y))
-
-    def set_state(self, n_chunks, state, show) -> bool:
-        if (n_chunks, state, show) == (self.n_chunks, self.state, self.show_slots):
-            return False
-        self.n_chunks, self.state, self.show_slots = n_chunks, state, show
-        self.update()
-        return True
-
-    def boundingRect(self):
-        m = theme.line("outline")
-        return QRectF(-self.r - m, -self.r - m, 2 * self.r + 2 * m, 2 * self.r + 2 * m)
-
-    def slot_rect(self, ch):
-        """The switch's own buffer (in-network reduction): a grid of chunk slots in its middle."""
-        nc = max(self.n_chunks, 1)
-        cols = nc if nc <= 8 else math.ceil(math.sqrt(nc))
-        rows = math.ceil(nc / cols)
-        side = 2 * self.r * 0.66
-        sw = side / cols
-        sh = min(sw * 1.3, self.r * 0.9 / rows)
-        r, c = divmod(ch, cols)
-        y0 = -self.r * 0.2
-        return QRectF(-side / 2 + c * sw + 0.5, y0 + r * sh + 0.5, sw - 1, sh - 1)
-
-    def paint(self, p: QPainter, option, widget=None):
-        col = self.colors
-        p.setPen(col.switch_pen)
-        p.setBrush(col.switch_fill)
-        p.drawEllipse(QPointF(0, 0), self.r, self.r)
-        if self.show_slots and self.n_chunks:
-            p.setPen(Qt.NoPen)
-            for ch in range(self.n_chunks):
-                paint_chunk(p, self.slot_rect(ch), self.state[ch], self.n, col.brushes, col.empty, ch, True)
-            if self.slot_rect(0).width() > 6:
-                p.setPen(col.slot_pen)
-                p.setBrush(Qt.NoBrush)
-                for ch in range(self.n_chunks):
-                    p.drawRect(self.slot_rect(ch))
-
-
-def draw_lines_by_colour(p: QPainter, lines_and_colours, width: float, cap=Qt.FlatCap):
-    """Stroke (QLineF, QColor) pairs with one drawLines call per colour."""
-    by_colour = {}
-    for line, col in lines_and_colours:
-        by_colour.setdefault(col.rgba(), (col, []))[1].append(line)
-    for col, lines in by_colour.values():
-        pen = QPen(col, width)
-        pen.setCapStyle(cap)
-        p.setPen(pen)
-        p.drawLines(lines)
-
-
-class FlightLayer(QGraphicsItem):
-    """
-    Every message on the wire, drawn by one item: a square per message in the payload's colours
-    with its chunk number inside. At n = 64 a frame moves 64 blocks; as 64 items that was 64
-    Python paint calls and some 300 boundingRect calls a frame, here it is one call that batches
-    the outlines.
-    """
-
-    def __init__(self, colors: _Colors, n: int):
-        super().__init__()
-        self.colors = colors
-        self.n = n
-        self.s = 10.0  # block side
-        self.rect = QRectF()
-        self.items: list = []  # (message index, QPointF centre, contributors, chunk)
-        self.setZValue(5)
-        self.setAcceptedMouseButtons(Qt.NoButton)  # it covers the devices: clicks go to them
-
-    def set_rect(self, r: QRectF):
-        self.prepareGeometryChange()
-        self.rect = QRectF(r)
-
-    def set_size(self, s: float):
-        self.s = s
-        self.update()
-
-    def set_items(self, items: list):
-        if items or self.items:
-            self.items = items
-            self.update()
-
-    def boundingRect(self):
-        return self.rect
-
-    def block_rect(self, pos: QPointF) -> QRectF:
-        """The scene rect one block covers, its outline included."""
-        m = theme.line("outline")
-        return QRectF(pos.x() - self.s / 2 - m, pos.y() - self.s / 2 - m, self.s + 2 * m, self.s + 2 * m)
-
-    def paint(self, p: QPainter, option, widget=None):
-        if not self.items:
-            return
-        col, s = self.colors, self.s
-        p.setPen(Qt.NoPen)
-        rects = []
-        for _msg, pos, who, chunk in self.items:
-            r = QRectF(pos.x() - s / 2, pos.y() - s / 2, s, s)
-            paint_chunk(p, r, who, self.n, col.brushes, col.empty, chunk, vertical_fill=True)
-            rects.append(r)
-        p.setPen(QPen(col.text, theme.line("outline")))
-        p.setBrush(Qt.NoBrush)
-        p.drawRects(rects)
-        if s < 22:
-            return
-        font = theme.font("small", bold=True)
-        p.setFont(font)
-        fm = QFontMetricsF(font)
-        for (_msg, _pos, who, chunk), r in zip(self.items, rects):
-            if chunk == ALL:
-                continue
-            bg = col.devices[min(who) % len(col.devices)] if len(who) == 1 else QColor("#FFFFFF")
-            if len(who) > 1:  # a white badge so the number reads on bands
-                w = fm.horizontalAdvance(str(chunk)) + 6
-                c = r.center()
-                p.fillRect(QRectF(c.x() - w / 2, c.y() - fm.height() / 2, w, fm.height()), QColor(255, 255, 255, 220))
-            p.setPen(theme.text_on(bg))
-            p.drawText(r, Qt.AlignCenter, str(chunk))
-
-
-class ChordsLayer(QGraphicsItem):
-    """
-    Below the devices, each message's chord from the sender's lane to the receiver's. The
-    chords stay put while their messages fly, so they are a cached picture redrawn only when
-    the set changes (a step boundary).
-    """
-
-    def __init__(self):
-        super().__init__()
-        self.rect = QRectF()
-        self.items: list = []  # (QLineF, QColor)
-        self.width = 1.0
-        self.setZValue(2.5)
-        self.setAcceptedMouseButtons(Qt.NoButton)
-        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
-
-    def set_geometry(self, r: QRectF, width: float):
-        self.prepareGeometryChange()
-        self.rect = QRectF(r)
-        self.width = width
-        self.update()
-
-    def set_items(self, items: list):
-        if items != self.items:
-            self.items = items
-            self.update()
-
-    def boundingRect(self):
-        return self.rect
-
-    def paint(self, p: QPainter, option, widget=None):
-        draw_lines_by_colour(p, self.items, self.width, Qt.RoundCap)
-
-
-class LanesLayer(QGraphicsItem):
-    """
-    Every spoke's two lanes (send, receive) in one item: idle lanes in the spoke colour, the
-    lanes a message is using in its colour and a wider pen. At n = 64 that is 128 antialiased
-    wide lines, 0.4 ms to stroke; they change only when a step does, so they are painted into a
-    cached picture then and blitted in the frames between.
-    """
-
-    def __init__(self, colors: _Colors):
-        super().__init__()
-        self.colors = colors
-        self.rect = QRectF()
-        self.lines: list = []  # per device: (send QLineF, receive QLineF)
-        self.active: dict = {}  # (device, 0 send | 1 receive) -> QColor
-        self.width = 1.0
-        self.width_active = 2.0
-        self.setZValue(1)
-        self.setAcceptedMouseButtons(Qt.NoButton)
-        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)  # lanes change only when a step does
-
-    def set_geometry(self, r: QRectF, lines: list, width: float, width_active: float):
-        self.prepareGeometryChange()
-        self.rect = QRectF(r)
-        self.lines, self.width, self.width_active = lines, width, width_active
-        self.update()
-
-    def set_active(self, active: dict):
-        if active != self.active:
-            self.active = dict(active)
-            self.update()
-
-    def boundingRect(self):
-        return self.rect
-
-    def paint(self, p: QPainter, option, widget=None):
-        idle, active = [], []
-        for d, pair in enumerate(self.lines):
-            for k, line in enumerate(pair):
-                col = self.active.get((d, k))
-                if col is None:
-                    idle.append(line)
-                else:
-                    active.append((line, col))
-        pen = QPen(self.colors.spoke, self.width)
-        pen.setCapStyle(Qt.FlatCap)
-        p.setPen(pen)
-        p.drawLines(idle)
-        draw_lines_by_colour(p, active, self.width_active)
-
-
-class LabelItem(QGraphicsItem):
-    """Text (word-wrapped to `wrap` pixels if set) with a translucent background so it reads over lines."""
-
-    def __init__(self, role="small", bold=False, halo=True, align=Qt.AlignLeft):
-        super().__init__()
-        self.role, self.bold, self.halo, self.align = role, bold, halo, align
-        self.text = ""
-        self.wrap = 0.0
-        self.lines: list[str] = []
-        self.color = QColor("#000000")
-        self._font = theme.font(role, bold)
-        self._rect = QRectF()
-        self.setZValue(6)
-        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
-
-    def set_text(self, text, color: QColor | None = None):
-        if color is not None and color != self.color:
-            self.color = color
-            self.update()
-        if text != self.text:
-            self.text = text
-            self._measure()
-            self.update()
-
-    def set_font(self, font):
-        if font != self._font:
-            self._font = font
-            self._measure()
-            self.update()
-
-    def set_wrap(self, width: float):
-        if width != self.wrap:
-            self.wrap = width
-            self._measure()
-            self.update()
-
-    def _measure(self):
-        self.prepareGeometryChange()
-        fm = QFontMetricsF(self._font)
-        lines = []
-        for para in (self.text.split("\n") if self.text else []):
-            if self.wrap <= 0 or fm.horizontalAdvance(para) <= self.wrap - 6:
-                lines.append(para)
-                continue
-            cur = ""
-            for word in para.split(" "):
-                trial = f"{cur} {word}" if cur else word
-                if cur and fm.horizontalAdvance(trial) > self.wrap - 6:
-                    lines.append(cur)
-                    cur = word
-                else:
-                    cur = trial
-            lines.append(cur)
-        self.lines = lines
-        w = max((fm.horizontalAdvance(s) for s in lines), default=0) + 6
-        h = fm.height() * len(lines) + 2 if lines else 0
-        if self.align & Qt.AlignHCenter:
-            x = -w / 2
-        elif self.align & Qt.AlignRight:
-            x = -w
-        else:
-            x = 0
-        self._rect = QRectF(x, -h / 2 if self.align & Qt.AlignVCenter else 0, w, h)
-
-    def size(self):
-        return self._rect.size()
-
-    def boundingRect(self):
-        return self._rect
-
-    def paint(self, p: QPainter, option, widget=None):
-        if not self.lines:
-            return
-        if self.halo:
-            bg = QColor(theme.palette().background)
-            bg.setAlpha(215)
-            p.fillRect(self._rect, bg)
-        p.setFont(self._font)
-        p.setPen(self.color)
-        fm_h = QFontMetricsF(self._font).height()
-        flags = int(self.align & (Qt.AlignLeft | Qt.AlignRight | Qt.AlignHCenter)) | int(Qt.AlignTop)
-        for i, line in enumerate(self.lines):
-            r = QRectF(self._rect.left() + 3, self._rect.top() + 1 + i * fm_h, self._rect.width() - 6, fm_h)
-            p.drawText(r, flags, line)
+from .explain import fmt_bytes, fmt_time
+from .ring_items import (STRIPE_MAX_N, BarsLayer, DeviceItem, SwitchItem, _Colors,  # noqa: F401  (re-exported)
+                         bar_images, message_color_index, paint_chunk)
+from .ring_layers import ChordsLayer, FlightLayer, LabelItem, LanesLayer  # noqa: F401  (re-exported)
+from .ring_layout import BOX_MODE_MAX_N, make_font, ring_layout  # noqa: F401  (re-exported)
+from .ring_texts import (legend_text, queued_label, ring_shape, ring_texts,  # noqa: F401  (re-exported)
+                         scenario_title, step_line_variants, subcaption, swatch_devices, switch_name)
 
 
 # ---------------------------------------------------------------------------------------
@@ -710,8 +100,9 @@ class RingView(QGraphicsView):
         self.setToolTip(self.tr("Devices around the switch. Click a device to select it."))
         if self.run is not None:
             self._texts_for_run()
+            self._layout()  # new words, new sizes: the header is placed again
             self._shown_coll = object()  # force the caption to refresh
-            self.set_time(self._t)
+            self.set_time(self._t, force=True)
 
     def resizeEvent(self, e):
         super().resizeEvent(e)
@@ -777,8 +168,7 @@ class RingView(QGraphicsView):
         self.clock_label = self._add_label("body", halo=False, align=Qt.AlignRight)
         self.legend = self._add_label("small", halo=False)
         self.legend_swatches = []
-        self.swatch_devices = (list(range(n)) if n <= STRIPE_MAX_N
-                               else sorted({round(k * n / STRIPE_MAX_N) for k in range(STRIPE_MAX_N)}))
+        self.swatch_devices = swatch_devices(n)
         for d in self.swatch_devices:
             sw = scene.addRect(QRectF(0, 0, 10, 10), QPen(self.colors.text, theme.line("hairline")),
                                self.colors.brushes[d])
@@ -801,199 +191,68 @@ class RingView(QGraphicsView):
         self._labels.append(lab)
         return lab
 
-    # sizes of the picture: the theme's (global scale included) times the room it has
-    def _size(self, role) -> float:
-        return theme.size(role) * self._vs
-
-    def _line(self, role) -> float:
-        return theme.line(role) * self._vs
-
-    def _font(self, role, bold=False):
-        f = theme.font(role, bold)
-        f.setPixelSize(max(6, round(f.pixelSize() * self._vs)))
-        return f
-
     def _texts_for_run(self):
-        run = self.run
-        sc = run.scenario
-        self.switch.set_name(switch_name(run.link))
-        radial = self.n > BOX_MODE_MAX_N
-        for d, lab in enumerate(self.device_labels):
-            lab.set_text(str(d) if radial else self.tr("GPU {d}").format(d=d), self.colors.text)
-        for d, lab in zip(self.swatch_devices, self.swatch_labels):
-            lab.set_text(str(d), self.colors.text)
-        self.swatch_title.set_text(self.tr("GPU colours:"), self.colors.text)
-        reduces = any(m.reduce for m in run.trace.messages)
-        if not run.trace.collectives:
-            legend = ""
-        elif not reduces:
-            legend = self.tr("A slot's colour says whose data it holds; grey = not there yet. "
-                             "Outlined: arrived in the last step.")
-        elif self.n <= STRIPE_MAX_N:
-            legend = self.tr("A slot's colour says whose data it holds; bands = a partial sum of those GPUs' data. "
-                             "Outlined: changed in the last step.")
-        else:
-            legend = self.tr("A slot's colour says whose data it holds; a partly filled slot is a partial sum, "
-                             "filled by the share of GPUs already added. Outlined: changed in the last step.")
-        self.legend.set_text(legend, self.colors.muted)
-        self.title_text = scenario_title(sc, run)
+        """Every text the layout places, from the run and the current language."""
+        self.switch.set_name(switch_name(self.run.link))
+        self.title_text = scenario_title(self.run.scenario, self.run)
+        self.texts = ring_texts(self.run)
 
-    # -- layout (on resize; positions only) ------------------------------------------------
+    # -- layout (a function of size, text scale, texts and scenario: app/ring_layout.py) ------
     def _layout(self):
         if self.run is None:
             return
         vp = self.viewport().rect()
-        W, H = max(vp.width(), 200), max(vp.height(), 150)
-        self.scene().setSceneRect(0, 0, W, H)
-        # the picture grows with its room (a 4K projector at 1:1 pixels), never below the theme's sizes
-        self._vs = min(max(min(W / 900, H / 560), 1.0), 3.0)
-        for lab in self._labels:
-            lab.set_font(self._font(lab.role, lab.bold))
-        m = self._size("margin")
-        n = self.n
-        # header: caption, subcaption; footer: colour key and legend
-        self.caption.set_wrap(W - 2 * m)
-        self.caption.setPos(m, m * 0.5)
-        sub_y = m * 0.5 + self.caption.size().height()
-        self.subcaption.setPos(m, sub_y)
-        # the clock sits right of the step line when both fit (widest clock text assumed), else below it
-        clock_w = QFontMetricsF(self.clock_label._font).horizontalAdvance(
-            self.tr("t = {t} of {T}").format(t="888 µs", T="888 µs")) + 12
-        room = W - 2 * m
-        self._clock_beside = room - clock_w >= 0.45 * room
-        self.subcaption.set_wrap(room - clock_w - m if self._clock_beside else room)
-        self._place_clock()
-        top = sub_y + self.subcaption.size().height() + m * 0.5
-        if not self._clock_beside:
-            top += self.clock_label.size().height()
-        self.legend.set_wrap(W - 2 * m)
-        ly = H - m * 0.5 - self.legend.size().height()
-        self.legend.setPos(m, ly)
-        sw_size = theme.px("small") * self._vs
-        row_h = self.swatch_title.size().height()
-        sy = ly - row_h
-        self.swatch_title.setPos(m, sy)
-        x = m + self.swatch_title.size().width() + 6
-        for sw, lab in zip(self.legend_swatches, self.swatch_labels):
-            sw.setRect(QRectF(x, sy + (row_h - sw_size) / 2, sw_size, sw_size))
-            lab.setPos(x + sw_size + 2, sy)
-            x += sw_size + lab.size().width() + 10
-        ly = sy
-        bottom = ly - m * 0.5
-        area = QRectF(m, top, W - 2 * m, bottom - top)
-        self.centre = area.center()
-        if n <= BOX_MODE_MAX_N:
-            self._layout_boxes(area)
-        else:
-            self._layout_radial(area)
-        self.switch.setPos(self.centre)
-        self.switch.set_radius(self._geom["r_sw"])
-        self.switch.place_name(self.switch_label)
-        self.flight.set_size(self._geom["block"])
-        self._place_lanes()
+        lay = ring_layout(vp.width(), vp.height(), theme.scale(), self.texts, ring_shape(self.run))
+        self.scene().setSceneRect(0, 0, lay.width, lay.height)
+        self._vs = lay.vs
+        col = self.colors
+        self.caption.set_box(lay.title, col.text)
+        self.subcaption.set_font(lay.step.font)
+        self.subcaption.set_wrap(lay.step.rect.width())
+        self.subcaption.setPos(lay.step.rect.topLeft())
+        self.clock_label.set_font(lay.clock.font)
+        self.clock_label.setPos(lay.clock.rect.right(), lay.clock.rect.top())
+        self.legend.set_box(lay.legend, col.muted)
+        self.swatch_title.set_box(lay.swatch_title, col.text)
+        for sw, r, lab, box in zip(self.legend_swatches, lay.swatches, self.swatch_labels, lay.swatch_labels):
+            sw.setRect(r)
+            lab.set_box(box, col.text)
+        self.centre = lay.centre
+        radial = lay.mode == "radial"
+        dev_font = next(b.font for b in lay.device_labels if b is not None)
+        small = make_font("small", False, theme.FONT_PX["small"] * theme.scale() * lay.text_vs)
+        for lab in self.block_labels:
+            lab.set_font(small)
+        for d, (item, box) in enumerate(zip(self.devices, lay.devices)):
+            item.setPos(box.centre)
+            item.setRotation(box.rotation)
+            item.set_geometry(box.w, box.h, box.cols, box.rows, box.pad, radial=box.radial)
+            lab, lb = self.device_labels[d], lay.device_labels[d]
+            lab.set_font(dev_font)
+            lab.set_text(str(d) if radial else queued_label(d, 0), col.text)  # the queue counts follow in set_time
+            lab.setVisible(lb is not None)
+            if lb is not None:
+                lab.setPos(lb.rect.center())
+        self._queues_shown = False
+        if radial:
+            R = max(b.rect().right() for b in lay.devices) - lay.centre.x()
+            pad = theme.line("highlight") + 2
+            self.bars.set_rect(QRectF(lay.centre.x() - R - pad, lay.centre.y() - R - pad, 2 * (R + pad), 2 * (R + pad)))
+        self._geom = {"mode": lay.mode, "r_sw": lay.switch_r, "block": lay.block, "off": lay.lane_offset,
+                      "lane": lay.lane_width, "lane_active": lay.lane_width_active}
+        self.anchors = list(lay.anchors)
+        self._taken = [b.rect() for b in lay.devices] + [b.rect for b in lay.device_labels if b is not None]
+        self.switch.setPos(lay.centre)
+        self.switch.set_radius(lay.switch_r)
+        self.switch_label.set_box(lay.switch_label, col.text)
+        self.flight.set_size(lay.block)
+        self._place_lanes(lay)
 
-    def _layout_boxes(self, area: QRectF):
-        n, nc = self.n, self.n_chunks_max
-        label_h = QFontMetricsF(self._font("device", True)).height()
-        cols = 1 if nc <= 1 else min(nc, 8)
-        rows = max(1, math.ceil(nc / cols)) if nc else 1
-        slot = self._size("slot")
-        pad = max(3.0, slot * 0.18)
-        fm = QFontMetricsF(self._font("device", True))
-        widest = self.tr("GPU {d}").format(d=n - 1)
-        if any(c.algo == "direct" for c in self.run.trace.collectives):
-            widest = self.tr("GPU {d} · {k} queued").format(d=n - 1, k=n - 1)
-        label_w = fm.horizontalAdvance(widest) + 8
-        while True:
-            sw = slot * (4 if nc == 1 else 1) if nc else slot * 3
-            sh = slot * 1.3
-            bw, bh = cols * sw + 2 * pad, rows * sh + 2 * pad
-            a = area.width() / 2 - max(bw, label_w) / 2
-            b = area.height() / 2 - (bh + label_h) / 2
-            pos = [self._ellipse(d, n, a, b) for d in range(n)]
-            if slot <= 8 or _boxes_fit(pos, bw, bh + label_h, gap=slot * 0.5):
-                break
-            slot *= 0.92
-            pad = max(2.0, slot * 0.18)
-        reach = max(min(a - bw / 2, b - bh / 2), 30.0)  # centre to the nearest box edge
-        s = theme.scale() * self._vs
-        r_sw = min(max(0.42 * reach, 36 * s), 95 * s)
-        if self.has_switch_slots:  # the switch shows its own buffer: give it room
-            r_sw = min(max(0.5 * reach, 50 * s), 120 * s)
-        block = min(self._size("block"), slot * 1.15, 0.3 * (reach - r_sw))
-        self._geom = {"mode": "box", "r_sw": r_sw, "block": max(block, 6.0), "label_h": label_h,
-                      "bw": bw, "bh": bh, "lane": self._line("spoke"), "lane_active": self._line("spoke_active")}
-        self.anchors = []
-        for d, item in enumerate(self.devices):
-            x, y = pos[d]
-            item.setRotation(0)
-            item.setPos(x, y)
-            item.set_geometry(bw, bh, cols, rows, pad, radial=False)
-            above = y <= self.centre.y() + 1
-            self.device_labels[d].setPos(x, y - bh / 2 - label_h / 2 - 2 if above else y + bh / 2 + label_h / 2 + 2)
-            self.device_labels[d].setVisible(True)
-            self.anchors.append(_box_anchor(QPointF(x, y), self.centre, bw, bh))
-        self._label_stride = 1
-        self._taken = [it.sceneBoundingRect() for it in self.devices]
-        self._taken += [lab.sceneBoundingRect() for lab in self.device_labels]
-
-    def _ellipse(self, d, n, a, b):
-        th = -math.pi / 2 + 2 * math.pi * d / n
-        return self.centre.x() + a * math.cos(th), self.centre.y() + b * math.sin(th)
-
-    def _layout_radial(self, area: QRectF):
-        n, nc = self.n, max(self.n_chunks_max, 1)
-        font = self._font("device", True)
-        fm = QFontMetricsF(font)
-        label_w = fm.horizontalAdvance(str(n - 1)) + 10
-        R_out = min(area.width(), area.height()) / 2 - fm.height() * 1.2
-        L = R_out * 0.4
-        r_in = R_out - L
-        bar_w = max(3.0, 2 * math.pi * r_in / n * 0.7)
-        r_sw = r_in * (0.6 if self.has_switch_slots else 0.52)
-        rim_gap = 2 * math.pi * r_sw / n  # distance between neighbouring spokes at the switch
-        block = max(3.0, min(rim_gap * 0.34, self._size("block")))
-        self._geom = {"mode": "radial", "r_sw": r_sw, "block": block, "r_in": r_in, "R_out": R_out,
-                      "lane": max(0.8, min(self._line("spoke"), rim_gap * 0.12)),
-                      "lane_active": max(1.2, min(self._line("spoke_active"), rim_gap * 0.22))}
-        # label thinning: as many as fit around the circle, at a round stride
-        r_lab = R_out + fm.height() * 0.7
-        fit = max(1, int(2 * math.pi * r_lab / (label_w + 6)))
-        stride = next(s for s in (1, 2, 4, 8, 16, 32, 64) if n / s <= fit)
-        self.anchors = []
-        for d, item in enumerate(self.devices):
-            th = -math.pi / 2 + 2 * math.pi * d / n
-            u = QPointF(math.cos(th), math.sin(th))
-            rm = (r_in + R_out) / 2
-            item.setPos(self.centre + u * rm)
-            item.setRotation(math.degrees(th) + 90)
-            item.set_geometry(bar_w, L, 1, nc, 0.0, radial=True)
-            self.anchors.append(self.centre + u * r_in)
-            lab = self.device_labels[d]
-            lab.setPos(self.centre + u * r_lab)
-            lab.setVisible(d % stride == 0)
-        self._label_stride = stride
-        pad = theme.line("highlight") + 2
-        self.bars.set_rect(QRectF(self.centre.x() - R_out - pad, self.centre.y() - R_out - pad,
-                                  2 * (R_out + pad), 2 * (R_out + pad)))
-
-    def _place_lanes(self):
-        """Each spoke: a send lane and a receive lane, offset to either side."""
+    def _place_lanes(self, lay):
+        """Each spoke: a send lane and a receive lane, from the device's edge to the switch's rim."""
         g = self._geom
-        c, r = self.centre, g["r_sw"]
-        off = g["block"] * 0.62 + 1.5
-        g["off"] = off
-        self.lane_geom = []
-        for d in range(self.n):
-            a = self.anchors[d]
-            dx, dy = c.x() - a.x(), c.y() - a.y()
-            ln = math.hypot(dx, dy) or 1.0
-            u = QPointF(dx / ln, dy / ln)  # towards the switch
-            v = QPointF(-u.y(), u.x())
-            rim = c - u * math.sqrt(max(r * r - off * off, 1.0))
-            send = (a + v * off, rim + v * off)  # outward end, switch end
-            recv = (a - v * off, rim - v * off)
-            self.lane_geom.append((send, recv))
+        self.lane_geom = [((s.p1(), s.p2()), (r.p1(), r.p2())) for s, r in lay.lanes]
+
         # each layer's rect is what it can cover, not the scene: a cached layer is a picture of its
         # rect, and at 4K a scene-sized one is 33 MB
         def bounds(points, pad):
@@ -1002,9 +261,7 @@ class RingView(QGraphicsView):
 
         ends = [q for lanes in self.lane_geom for lane in lanes for q in lane]
         rims = [lane[1] for lanes in self.lane_geom for lane in lanes]
-        self.lanes.set_geometry(bounds(ends, g["lane_active"]), [(QLineF(*send), QLineF(*recv))
-                                                                 for send, recv in self.lane_geom],
-                                g["lane"], g["lane_active"])
+        self.lanes.set_geometry(bounds(ends, g["lane_active"]), list(lay.lanes), g["lane"], g["lane_active"])
         self.chord_layer.set_geometry(bounds(rims, g["lane_active"]), g["lane_active"] * 0.6)
         self.flight.set_rect(bounds(ends, g["block"] + theme.line("outline") + 1))
         self._style_lanes({})
@@ -1123,8 +380,8 @@ class RingView(QGraphicsView):
 
     def _update_queues(self, c, t):
         """Direct all-reduce: beside each device's name, how many sends still wait for its port."""
-        show = c is not None and c.algo == "direct" and c.n > 2 and self.n <= BOX_MODE_MAX_N
-        if not show and not getattr(self, "_queues_shown", False):
+        show = c is not None and c.algo == "direct" and c.n > 2 and self._geom.get("mode") == "box"
+        if not show and not self._queues_shown:
             return
         waiting = [0] * self.n
         if show:
@@ -1134,17 +391,8 @@ class RingView(QGraphicsView):
                 if m.t_start > t and m.src >= 0:
                     waiting[m.src] += 1
         for d, lab in enumerate(self.device_labels):
-            text = self.tr("GPU {d}").format(d=d)
-            if waiting[d]:
-                text = self.tr("GPU {d} · {k} queued").format(d=d, k=waiting[d])
-            lab.set_text(text)
+            lab.set_text(queued_label(d, waiting[d]))
         self._queues_shown = show
-
-    def _place_clock(self):
-        x, y = self.subcaption.pos().x(), self.subcaption.pos().y()
-        W = self.scene().sceneRect().width() if self.scene() is not None else 0
-        right = W - x if W else x + self.subcaption.wrap
-        self.clock_label.setPos(right, y if self._clock_beside else y + self.subcaption.size().height())
 
     def _update_caption(self, c, t):
         run = self.run
@@ -1157,10 +405,7 @@ class RingView(QGraphicsView):
         if key == self._shown_coll:
             return
         self._shown_coll = key
-        self.caption.set_text(self.title_text, self.colors.text)
         self.subcaption.set_text(subcaption(run, c, t), self.colors.text)
-        if not getattr(self, "_clock_beside", True):
-            self._place_clock()  # below a step line that may have changed height
 
     # -- predict-then-reveal hook (issue 6: app/predict_ui.py) -----------------------------
     def set_hidden_after(self, t0):
@@ -1201,91 +446,8 @@ class RingView(QGraphicsView):
         """(QLineF, QColor) of every chord drawn now: sender's lane end to receiver's."""
         return list(self.chord_layer.items)
 
-    def device_rects(self) -> list[QRectF]:
-        return [d.sceneBoundingRect() for d in self.devices]
-
-    def visible_label_rects(self) -> list[QRectF]:
-        return [lab.sceneBoundingRect() for lab in self.device_labels if lab.isVisible()]
-
-    def item_count(self) -> int:
-        return len(self.scene().items())
 
 
-# ---------------------------------------------------------------------------------------
-# Texts shared with the main window and the explanation panel
-# ---------------------------------------------------------------------------------------
-def scenario_title(sc, run) -> str:
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
-    if sc.kind in ("all-gather", "reduce-scatter", "all-reduce"):
-        what = op_title(sc.kind, sc.algo)
-    elif sc.kind.startswith("matmul-"):
-        what = tr("RingView", "Sharded matmul, case {k}").format(k=sc.kind[-1])
-    elif sc.kind == "tp-forward":
-        what = tr("RingView", "Tensor-parallel forward")
-    else:
-        what = tr("RingView", "Tensor-parallel decode step")
-    size = {c.op: c.nbytes for c in reversed(run.trace.collectives)}
-    if run.tp is not None and {"all-reduce", "all-gather"} <= set(size):
-        # the logits all-gather moves vocab/d_model × S: state each collective's bytes
-        return tr("RingView", "{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}").format(
-            what=what, n=sc.n, S=fmt_bytes(size["all-reduce"]), G=fmt_bytes(size["all-gather"]), link=run.link.name)
-    return tr("RingView", "{what} · {n} GPUs · S = {S} · {link}").format(
-        what=what, n=sc.n, S=fmt_bytes(sc.nbytes), link=run.link.name)
-
-
-def subcaption(run, c, t) -> str:
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
-    idx = run.index
-    lines = []
-    if c is None:
-        if run.matmul is not None and run.matmul.case == 1:
-            lines.append(tr("RingView", "No communication: every GPU multiplies its own rows of A by all of B."))
-        else:
-            lines.append(tr("RingView", "No communication in this scenario."))
-    else:
-        k = idx.step_shown(c.id, t)
-        K = c.n_steps
-        if K == 0:
-            state = tr("RingView", "one device: nothing to send")
-        elif t >= c.t_end - idx.eps:
-            state = tr("RingView", "done")
-        elif idx.steps_done(c.id, t) > k:
-            state = tr("RingView", "done")
-        elif t <= idx.step_ends[c.id][k] - idx.eps and (k == 0 and t <= c.t_start + idx.eps):
-            state = tr("RingView", "next")
-        else:
-            state = tr("RingView", "in progress")
-        where = c.label if len(run.trace.collectives) > 1 else ""
-        coll = op_title(c.op, c.algo)
-        if where:
-            lines.append(tr("RingView", "{where}: {coll} · step {k} of {K} ({state})").format(
-                where=where, coll=coll, k=k + 1, K=K, state=state))
-        elif K:
-            lines.append(tr("RingView", "Step {k} of {K} ({state})").format(k=k + 1, K=K, state=state))
-        else:
-            lines.append(tr("RingView", "{coll} · {state}").format(coll=coll, state=state))
-    if run.tp is not None:
-        lines.append(tr("RingView", "max |TP − single| = {d:.1e}").format(d=run.tp.max_abs_diff))
-    elif run.matmul is not None:
-        lines.append(tr("RingView", "max |C − A·B| = {d:.1e}").format(d=run.matmul.max_err))
-    return "\n".join(lines)
-
-
-def switch_name(link) -> str:
-    from PySide6.QtCore import QCoreApplication
-
-    if link.name.startswith("NVLink"):
-        return QCoreApplication.translate("RingView", "NVSwitch")
-    if link.name.startswith("PCIe"):
-        return QCoreApplication.translate("RingView", "PCIe switch")
-    return QCoreApplication.translate("RingView", "switch")
-
-
-# -- geometry helpers --------------------------------------------------------------------
 def _lerp(a: QPointF, b: QPointF, p: float) -> QPointF:
     return QPointF(a.x() + (b.x() - a.x()) * p, a.y() + (b.y() - a.y()) * p)
 
@@ -1295,22 +457,3 @@ def _side(a: QPointF, b: QPointF, sign: int) -> QPointF:
     dx, dy = b.x() - a.x(), b.y() - a.y()
     ln = math.hypot(dx, dy) or 1.0
     return QPointF(-dy / ln * sign, dx / ln * sign)
-
-
-def _box_anchor(c: QPointF, centre: QPointF, w: float, h: float) -> QPointF:
-    """Where the line from box centre c to the switch centre leaves the box."""
-    dx, dy = centre.x() - c.x(), centre.y() - c.y()
-    if abs(dx) < 1e-9 and abs(dy) < 1e-9:
-        return c
-    sx = (w / 2) / abs(dx) if abs(dx) > 1e-9 else math.inf
-    sy = (h / 2) / abs(dy) if abs(dy) > 1e-9 else math.inf
-    s = min(sx, sy)
-    return QPointF(c.x() + dx * s, c.y() + dy * s)
-
-
-def _boxes_fit(pos, w, h, gap) -> bool:
-    for i in range(len(pos)):
-        for j in range(i + 1, len(pos)):
-            if abs(pos[i][0] - pos[j][0]) < w + gap and abs(pos[i][1] - pos[j][1]) < h + gap:
-                return False
-    return True

@@ -54,6 +54,7 @@ BYTES_PER_ELEM = 8  # the toy model is float64
 COLORMAP = "CET-D1A"  # diverging blue–white–red: 0 is white, the sign is the hue
 VECTOR_TALL = 8  # a norm's single row is drawn up to 8× taller than wide, or its outline would hide it
 ASPECT_MAX = 2.0  # a cell may be drawn up to 2× taller than wide or wider than tall (every heatmap alike)
+TEXT_FITS = (1.0, 0.85, 0.7, 0.6, 0.5, 0.4)  # text sizes tried in a small canvas, relative to the theme's
 CHECK_TOL = 1e-9  # max |TP − single-device logits| above this is a wrong forward (float64: ~1e-14)
 
 
@@ -124,6 +125,13 @@ def _halo(c: QColor) -> QColor:
     return QColor("#FFFFFF") if theme.text_on(c).name() == "#ffffff" else QColor("#000000")
 
 
+def _font(role: str, bold: bool = False, factor: float = 1.0):
+    """The theme's font for `role`, times `factor` (the view shrinks its text where it must)."""
+    f = theme.font(role, bold=bold)
+    f.setPixelSize(max(6, round(f.pixelSize() * factor)))
+    return f
+
+
 def _badge_html(text: str, c: QColor) -> str:
     fg = theme.text_on(c).name()
     return (f'<span style="background-color:{c.name()}; color:{fg}; font-weight:bold;">'
@@ -166,8 +174,9 @@ class _Text(QGraphicsTextItem):
         opt.setAlignment(align)
         doc.setDefaultTextOption(opt)
 
-    def set(self, text_html: str, role: str = "body", color: str | None = None, bold: bool = False):
-        self.setFont(theme.font(role, bold=bold))
+    def set(self, text_html: str, role: str = "body", color: str | None = None, bold: bool = False,
+            factor: float = 1.0):
+        self.setFont(_font(role, bold, factor))
         self.setDefaultTextColor(QColor(color or theme.palette().text))
         self.setHtml(text_html)
 
@@ -203,6 +212,7 @@ class WeightsView(QWidget):
         self._outline_items, self._badges = [], []
         self.replicated_label = None
         self.plan = None
+        self._text_factor = 1.0  # < 1 where the texts at the theme's size leave the matrices no room
         self._make_controls()
         self._make_canvas()
         self._make_hint()
@@ -311,6 +321,36 @@ class WeightsView(QWidget):
 
     def _on_canvas_resized(self):
         self._layout()
+
+    def resizeEvent(self, e):
+        super().resizeEvent(e)
+        self._fit_side_texts()
+
+    # the correctness line above the picture and the caption below it take at most these shares of
+    # the view's height: at 2.5× in a small tab they had squeezed the picture to nothing
+    SIDE_TEXT_SHARE = {"info": 0.14, "caption": 0.18}
+
+    def _fit_side_texts(self):
+        """The info line and the caption at the body size, smaller (to 55 %) where they would take
+        more than their share of the height; the full text stays in their tooltips."""
+        pal = theme.palette()
+        body = theme.px("body")
+        H = max(self.height(), 1)
+        for name, label, bold in (("info", self.info, True), ("caption", self.caption, False)):
+            width = max(label.width(), 50)
+            px = body
+            while px > 0.55 * body:
+                f = theme.font("body", bold)
+                f.setPixelSize(max(6, round(px)))
+                h = QFontMetricsF(f).boundingRect(QRectF(0, 0, width, 1e5), int(Qt.TextWordWrap), label.text()).height()
+                if h <= self.SIDE_TEXT_SHARE[name] * H:
+                    break
+                px *= 0.9
+            style = f"font-size: {max(6, round(px))}px; {'font-weight: bold; ' if bold else ''}color: {pal.text};"
+            if getattr(self, "_side_px", {}).get(name) != style:
+                self._side_px[name] = style
+                label.setStyleSheet(style)
+            label.setMaximumHeight(max(int(self.SIDE_TEXT_SHARE[name] * H), QFontMetricsF(label.font()).height() + 4))
 
     def changeEvent(self, e):
         if e.type() == QEvent.LanguageChange:
@@ -505,7 +545,8 @@ class WeightsView(QWidget):
 
     def _plan(self, W: float, H: float, mode: str, long_badge: bool, role: bool) -> dict:
         """One cell size (cw × ch pixels) for the full matrix and every slice, and where everything goes."""
-        s = theme.scale()
+        tf = self._text_factor
+        s = theme.scale() * tf  # gaps shrink with the text
         n, (R, C) = self.n, self.shape
         r_s, c_s = (max(a.image.shape[i] for a in self.slice_images) for i in (0, 1))
         m, gap, g_col, g_row = 10 * s, 28 * s, 10 * s, 10 * s
@@ -513,21 +554,21 @@ class WeightsView(QWidget):
         gap_c, cbar_w = 18 * s, self._cbar_width()
         inline = mode == "rows"
         replicated_all = self.slices[0].axis is None
-        lane = theme.px("device") * 1.6  # one lane of badges
+        lane = theme.px("device") * tf * 1.6  # one lane of badges
         header_h = lane if replicated_all else (0 if self.split_rows else self.depth * lane)
-        fm = QFontMetricsF(theme.font("device", bold=True))
+        fm = QFontMetricsF(_font("device", True, tf))
         side_w = self.depth * (fm.horizontalAdvance(self.tr("GPU {d}").format(d=n - 1) if long_badge
                                                     else str(n - 1)) + 22 * s) if self.split_rows else 0
         bw = bh = 0.0
         for d, label in enumerate(self.slice_labels):
-            label.set(self._label_html(d, long_badge, role and inline))
+            label.set(self._label_html(d, long_badge, role and inline), factor=tf)
             w = label.natural_width() + 2 * s
             bw, bh = max(bw, w), max(bh, label.height_at(w))
         rw = rh = 0.0
         for (a, b), item in zip(self.role_runs, self.role_labels):
             item.setVisible(role and not inline)
             if role and not inline:
-                item.set(self._role_html(a))
+                item.set(self._role_html(a), factor=tf)
                 w = item.natural_width() + 2 * s
                 rw = max(rw, (w - (b - a - 1) * g_col) / (b - a))  # a run shares its columns' width
                 rh = max(rh, item.height_at(w))
@@ -541,7 +582,7 @@ class WeightsView(QWidget):
             return full_w, right_w, colw, body + gap_c + cbar_w
 
         def stack_h(ch):  # stacked slices: a label is never taller than its slice's pitch
-            return (n - 1) * max(r_s * ch + g_row, lh + 2 * s) + r_s * ch
+            return (n - 1) * max(r_s * ch + g_row, lh + 2 * s) + max(r_s * ch, lh)  # the end labels may overhang
 
         def largest(fits):  # the largest x in (0, 400] with fits(x)
             lo, hi = 0.0, 400.0
@@ -577,7 +618,8 @@ class WeightsView(QWidget):
                 ch = min(ch_max, ASPECT_MAX * cw)
                 cw = min(cw_max, ASPECT_MAX * ch)
         full_w, right_w, colw, total = widths(cw)
-        p = dict(mode=mode, long_badge=long_badge, role=role, cw=cw, ch=ch, cell=cw * ch, lw=lw, lh=lh, bh=bh)
+        p = dict(mode=mode, long_badge=long_badge, role=role, cw=cw, ch=ch, cell=cw * ch, lw=lw, lh=lh, bh=bh,
+                 factor=tf)
         # where everything goes (canvas pixels)
         put = p["put"] = {}
         if mode == "below":
@@ -585,6 +627,7 @@ class WeightsView(QWidget):
         else:
             band = max(stack_h(ch), R * ch) if inline else R * ch
             used_h = top + vg + header_h + band + vg + bottom
+        p["fits"] = used_h <= H - 2 * m + 0.5 and total <= W - 2 * m + 0.5
         x0 = m + max(0.0, (W - 2 * m - total) / 2)
         y0 = m + max(0.0, (H - 2 * m - used_h) / 2)
         body_w = total - gap_c - cbar_w
@@ -613,7 +656,8 @@ class WeightsView(QWidget):
             rows, cols = self.slice_images[d].image.shape
             iw, ih = cols * cw, rows * ch
             if inline:
-                y = y_slices + d * max(r_s * ch + g_row, lh + 2 * s)
+                over = max(0.0, (lh - r_s * ch) / 2)  # a label taller than its slice: room above the first
+                y = y_slices + over + d * max(r_s * ch + g_row, lh + 2 * s)
                 put["slices"].append(QRectF(xs + pad, y, iw, ih))
                 put["labels"].append((xs + iw + 2 * pad + gl, y + ih / 2 - label.height_at(lw) / 2, lw))
             else:
@@ -632,17 +676,18 @@ class WeightsView(QWidget):
         if not self._applicable or not self.slice_boxes:
             return
         W, H = self.canvas.width(), self.canvas.height()
-        title_role = "caption" if H >= 440 * theme.scale() else "body"  # a short tab: every line counts
-        for item in (self.full_title, self.grid_title):
-            item.setFont(theme.font(title_role))
-        chosen = {}
-        for mode in self._modes():
-            plans = [self._plan(W, H, mode, *opt) for opt in self._label_options()]
-            best = max(p["cell"] for p in plans)
-            chosen[mode] = next(p for p in plans if p["cell"] >= 0.8 * best)  # text if it costs < 20 % of the picture
-        p = chosen[self._modes()[0]]
-        if "below" in chosen and chosen["below"]["cell"] >= 1.5 * p["cell"]:  # wide matrices (lm_head): slices under it
-            p = chosen["below"]
+        s = theme.scale()  # a short tab: every line counts
+        title_role = "caption" if H >= 440 * s else "body" if H >= 300 * s else "small"
+        # the texts at the theme's size first; smaller only where they would not leave the pictures
+        # their room (a small tab at 2.5×: eight stacked labels ran into the axes line)
+        for f in TEXT_FITS:
+            self._text_factor = f
+            for item in (self.full_title, self.grid_title):
+                item.setFont(_font(title_role, False, f))
+            self.axes_label.setFont(_font("body", False, f))
+            p = self._choose_plan(W, H)
+            if p["fits"]:
+                break
         self._plan(W, H, p["mode"], p["long_badge"], p["role"])  # its texts (measuring left the last option's)
         self.plan = p
         put, (R, C), pad = p["put"], self.shape, 4 * theme.scale()
@@ -663,13 +708,25 @@ class WeightsView(QWidget):
             label.setPos(x, y)
         for (a, _b), item, (x, y, w) in zip(self.role_runs, self.role_labels, put["roles"]):
             if item.isVisible():  # "tokens 0–63" on one line when the column has the room
-                item.set(self._role_html(a, one_line=True))
+                item.set(self._role_html(a, one_line=True), factor=self._text_factor)
                 if item.natural_width() > w:
-                    item.set(self._role_html(a))
+                    item.set(self._role_html(a), factor=self._text_factor)
             item.setTextWidth(w)
             item.setPos(x, y)
         self.cbar.setGeometry(put["cbar"])
         self._place()
+
+    def _choose_plan(self, W, H) -> dict:
+        chosen = {}
+        for mode in self._modes():
+            plans = [self._plan(W, H, mode, *opt) for opt in self._label_options()]
+            fitting = [p for p in plans if p["fits"]] or plans
+            best = max(p["cell"] for p in fitting)
+            chosen[mode] = next(p for p in fitting if p["cell"] >= 0.8 * best)  # text if it costs < 20 % of the picture
+        p = chosen[self._modes()[0]]
+        if "below" in chosen and chosen["below"]["cell"] >= 1.5 * p["cell"] and chosen["below"]["fits"] >= p["fits"]:
+            p = chosen["below"]  # wide matrices (lm_head): slices under it
+        return p
 
     @staticmethod
     def _fit(vb, rect: QRectF, cols: int, rows: int, pad: float):
@@ -679,10 +736,16 @@ class WeightsView(QWidget):
         vb.setRange(xRange=(-px, cols + px), yRange=(-py, rows + py), padding=0)
 
     def _cbar_width(self) -> float:
-        fm = QFontMetricsF(theme.font("body"))
-        axis_w = fm.horizontalAdvance("−0.00") + 14 * theme.scale()
-        self.cbar.getAxis("right").setWidth(axis_w)
-        return 16 * theme.scale() + axis_w + 4
+        tf = self._text_factor
+        font = _font("body", False, tf)
+        axis = self.cbar.getAxis("right")
+        if getattr(self, "_cbar_px", None) != font.pixelSize():  # its ticks shrink with the text
+            self._cbar_px = font.pixelSize()
+            axis.setTickFont(font)
+        fm = QFontMetricsF(font)
+        axis_w = fm.horizontalAdvance("−0.00") + 14 * theme.scale() * tf
+        axis.setWidth(axis_w)
+        return 16 * theme.scale() * tf + axis_w + 4
 
     # -- texts (again on every language change) ---------------------------------------------
     def _texts(self):
@@ -726,6 +789,8 @@ class WeightsView(QWidget):
         self.caption.setToolTip(self.tr("One colour means one number in every heatmap (blue < 0 < red, "
                                         "levels ±{v:.2f}).").format(v=self.levels[1]))
         self.cbar.setToolTip(self.caption.toolTip())
+        self.info.setToolTip(self.info.text())
+        self._fit_side_texts()
         self._layout()
 
     def _check_text(self) -> str:
@@ -901,10 +966,11 @@ class WeightsView(QWidget):
         cap, body = round(theme.px("caption")), round(theme.px("body"))
         for w in (self.layer_label, self.matrix_label, self.layer_spin, self.matrix_combo):
             w.setStyleSheet(f"font-size: {body}px;")
-        self.info.setStyleSheet(f"font-size: {body}px; font-weight: bold; color: {pal.text};")
-        self.caption.setStyleSheet(f"font-size: {body}px; color: {pal.text};")
+        self._side_px = {}
+        self._fit_side_texts()
         self.hint.setStyleSheet(f"font-size: {cap}px; color: {pal.text};")
         self.switch_button.setStyleSheet(f"font-size: {body}px; font-weight: bold;")
+        self._cbar_px = None
         for key in ("left", "right", "top", "bottom"):
             ax = self.cbar.getAxis(key)
             ax.setTickFont(theme.font("body"))

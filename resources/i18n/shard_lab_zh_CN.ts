@@ -537,6 +537,22 @@ This scenario has no stand-alone collective to show.</source>
             <translation>每层两次 all-reduce + logits 的 all-gather</translation>
         </message>
         <message>
+            <source>ring</source>
+            <translation>ring（环形）</translation>
+        </message>
+        <message>
+            <source>recursive doubling (rd)</source>
+            <translation>递归倍增（rd）</translation>
+        </message>
+        <message>
+            <source>in-network (innet, NVLS)</source>
+            <translation>网内归约（innet，NVLS）</translation>
+        </message>
+        <message>
+            <source>direct (one-shot)</source>
+            <translation>直接发送（direct，一步到位）</translation>
+        </message>
+        <message>
             <source>TP needs n to divide the heads: 1, 2, 4 or 8. Every all-reduce is timed as if it carried S bytes.</source>
             <translation>张量并行要求 n 整除头数：1、2、4 或 8。每次 all-reduce 都按传输 S 字节计时。</translation>
         </message>
@@ -547,6 +563,22 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>S must split into n equal chunks.</source>
             <translation>S 必须能均分成 n 块。</translation>
+        </message>
+        <message>
+            <source>Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes.</source>
+            <translation>ring（环形）：先 reduce-scatter 再 all-gather，2(n − 1) 步，每步 S/n 字节。</translation>
+        </message>
+        <message>
+            <source>Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer.</source>
+            <translation>递归倍增：log₂ n 轮；d 与 d XOR 2^k 两两交换整个缓冲区。</translation>
+        </message>
+        <message>
+            <source>In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum.</source>
+            <translation>网内归约（NVLS/SHARP）：交换机把各块相加，再把和组播回去。</translation>
+        </message>
+        <message>
+            <source>Direct: everyone sends everything to everyone; n − 1 full copies per port.</source>
+            <translation>直接发送：每个设备把全部数据发给其他每个设备；每个端口要传 n − 1 份完整数据。</translation>
         </message>
         <message>
             <source>S became {S} so that it splits into {n} equal chunks.</source>
@@ -563,6 +595,10 @@ This scenario has no stand-alone collective to show.</source>
     </context>
     <context>
         <name>Explain</name>
+        <message>
+            <source>Direct all-reduce</source>
+            <translation>直接发送的 all-reduce</translation>
+        </message>
         <message>
             <source>Every GPU d sends one chunk of {size} to its ring neighbour d + 1.</source>
             <translation>每块 GPU d 把一块 {size} 的数据发给环上的邻居 d + 1。</translation>
@@ -799,8 +835,8 @@ This scenario has no stand-alone collective to show.</source>
             <translation>一条消息</translation>
         </message>
         <message>
-            <source>This step: {d} on the clock ({a} → {b}); {m} messages. A port passes one message's bytes at a time; each message lands α after it starts streaming.</source>
-            <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息。一个端口同一时刻只传一条消息的字节；每条消息在开始传送后再过 α 才到达。</translation>
+            <source>This step: {d} on the clock ({a} → {b}); {m} messages, each port carries at most one at a time.</source>
+            <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息，每个端口同一时刻最多传一条。</translation>
         </message>
         <message>
             <source>Running total</source>
@@ -825,10 +861,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Bus bandwidth (nccl-tests): {bw} of {link} per port</source>
             <translation>总线带宽（nccl-tests 口径）：{bw}，每端口链路带宽 {link}</translation>
-        </message>
-        <message>
-            <source>Meanwhile {m} message(s) of step(s) {s} ({b}) arrive too: their senders did not wait for this step. {pairs}{more}.</source>
-            <translation>与此同时，第 {s} 步的 {m} 条消息（{b}）也到达了：它们的发送方不必等这一步。{pairs}{more}。</translation>
         </message>
         <message>
             <source>The switch's adders build the sum in the network: no GPU spends time adding.</source>
@@ -887,6 +919,14 @@ This scenario has no stand-alone collective to show.</source>
             <translation>所有 GPU 上 max |C − A·B| = {e:.1e}</translation>
         </message>
         <message>
+            <source>This step: {d} on the clock ({a} → {b}); {m} messages. A port passes one message's bytes at a time; each message lands α after it starts streaming.</source>
+            <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息。一个端口同一时刻只传一条消息的字节；每条消息在开始传送后再过 α 才到达。</translation>
+        </message>
+        <message>
+            <source>Meanwhile {m} message(s) of step(s) {s} ({b}) arrive too: their senders did not wait for this step. {pairs}{more}.</source>
+            <translation>与此同时，第 {s} 步的 {m} 条消息（{b}）也到达了：它们的发送方不必等这一步。{pairs}{more}。</translation>
+        </message>
+        <message>
             <source>Make your prediction first: what this step sends, and to whom, is shown once you have answered (or skipped) in the panel “Predict, then reveal”.</source>
             <translation>请先做出预测：这一步发送什么、发给谁，在你于“先预测，再揭晓”面板中作答（或跳过）之后才会显示。</translation>
         </message>
@@ -934,43 +974,16 @@ This scenario has no stand-alone collective to show.</source>
             <translation>已取消导出。</translation>
         </message>
         <message>
+            <source>GIF export needs the imageio package (pip install "shard-lab[export]").</source>
+            <translation>导出 GIF 需要 imageio 包（pip install "shard-lab[export]"）。</translation>
+        </message>
+        <message>
             <source>MP4 export needs the imageio-ffmpeg package (pip install "shard-lab[export]").</source>
             <translation>导出 MP4 需要 imageio-ffmpeg 包（pip install "shard-lab[export]"）。</translation>
         </message>
         <message>
             <source>GIF export needs the Pillow package (pip install "shard-lab[export]").</source>
             <translation>导出 GIF 需要 Pillow 包（pip install "shard-lab[export]"）。</translation>
-        </message>
-    </context>
-    <context>
-        <name>Files</name>
-        <message>
-            <source>%1 belongs to the system (/proc, /sys, /dev), not a file to open.</source>
-            <translation>%1 属于系统（/proc、/sys、/dev），不是可以打开的文件。</translation>
-        </message>
-        <message>
-            <source>%1 does not read like a file (it waits for data): choose a file.</source>
-            <translation>%1 读起来不像文件（它在等待数据）：请选择一个文件。</translation>
-        </message>
-        <message>
-            <source>%1 is in a system folder (/proc, /sys, /dev): choose another folder.</source>
-            <translation>%1 位于系统文件夹（/proc、/sys、/dev）中：请选择其他文件夹。</translation>
-        </message>
-        <message>
-            <source>%1 is not a regular file (a device or pipe): choose another name.</source>
-            <translation>%1 不是普通文件（而是设备或管道）：请换一个名字。</translation>
-        </message>
-        <message>
-            <source>%1 is not a regular file (a folder, device or pipe): choose a file.</source>
-            <translation>%1 不是普通文件（而是文件夹、设备或管道）：请选择一个文件。</translation>
-        </message>
-        <message>
-            <source>Cannot read %1: %2.</source>
-            <translation>无法读取 %1：%2。</translation>
-        </message>
-        <message>
-            <source>Cannot write %1: %2.</source>
-            <translation>无法写入 %1：%2。</translation>
         </message>
     </context>
     <context>
@@ -1147,6 +1160,14 @@ This scenario has no stand-alone collective to show.</source>
             <translation>每个解码步的时间（ms）</translation>
         </message>
         <message>
+            <source>Roofline: a lower bound on a real step</source>
+            <translation>Roofline：真实一步耗时的下界</translation>
+        </message>
+        <message>
+            <source>One decode step. Roofline: a lower bound on a real step</source>
+            <translation>一个解码步。Roofline：真实一步耗时的下界</translation>
+        </message>
+        <message>
             <source>per layer (µs)</source>
             <translation>每层（µs）</translation>
         </message>
@@ -1245,6 +1266,10 @@ Source: {src}</source>
 (published: {pub:.1f} ms)</source>
             <translation>我们在已发表设置下的 roofline：{term} = {ms:.1f} ms
 （已发表：{pub:.1f} ms）</translation>
+        </message>
+        <message>
+            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms/token</source>
+            <translation>{model} 运行于 {chip}，batch {b}，ctx {ctx}：最佳 n = {n} → 每 token {ms:.1f} ms</translation>
         </message>
         <message>
             <source>{bound} up to n = {n}</source>
@@ -1756,10 +1781,11 @@ Ctrl+Shift+S  保存截图</translation>
         </message>
     </context>
     <context>
-        <name>QAbstractFileIconProvider</name>
+        <name>QCoreApplication</name>
         <message>
-            <source>Folder</source>
-            <translation>文件夹</translation>
+            <source>ControlPanel</source>
+            <comment>ring</comment>
+            <translation>ControlPanel</translation>
         </message>
     </context>
     <context>
@@ -1783,14 +1809,6 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>A slot's colour says whose data it holds; bands = a partial sum of those GPUs' data. Outlined: changed in the last step.</source>
             <translation>格子的颜色表示它存的是谁的数据；条纹 = 这些 GPU 数据的部分和。加框：上一步刚改变。</translation>
-        </message>
-        <message>
-            <source>A slot's colour says whose data it holds; a partly filled slot is a partial sum, filled by the share of GPUs already added. Outlined: changed in the last step.</source>
-            <translation>格子的颜色表示它存的是谁的数据；部分填充的格子是部分和，填充比例 = 已累加的 GPU 占比。加框：上一步刚改变。</translation>
-        </message>
-        <message>
-            <source>GPU {d} · {k} queued</source>
-            <translation>GPU {d} · 排队 {k} 条</translation>
         </message>
         <message>
             <source>NVSwitch</source>
@@ -1867,6 +1885,26 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>Step {k} of {K} ({state})</source>
             <translation>第 {k} / {K} 步（{state}）</translation>
+        </message>
+        <message>
+            <source>GPU and chunk colours:</source>
+            <translation>GPU 与块的颜色：</translation>
+        </message>
+        <message>
+            <source>One GPU's data: that GPU's colour. A sum: its chunk's colour (chunk k = GPU k's colour), filled by the share of the {n} GPUs added so far; full = the whole sum. Outlined: changed in the last step.</source>
+            <translation>单个 GPU 的数据：该 GPU 的颜色。求和：所在块的颜色（块 k = GPU k 的颜色），填充比例 = 已累加的 GPU 占全部 {n} 个的比例；填满 = 完整的和。加框：上一步刚改变。</translation>
+        </message>
+        <message>
+            <source>{k} queued</source>
+            <translation>排队 {k} 条</translation>
+        </message>
+        <message>
+            <source>A slot's colour says whose data it holds; a partly filled slot is a partial sum, filled by the share of GPUs already added. Outlined: changed in the last step.</source>
+            <translation>格子的颜色表示它存的是谁的数据；部分填充的格子是部分和，填充比例 = 已累加的 GPU 占比。加框：上一步刚改变。</translation>
+        </message>
+        <message>
+            <source>GPU {d} · {k} queued</source>
+            <translation>GPU {d} · 排队 {k} 条</translation>
         </message>
         <message>
             <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
@@ -2252,6 +2290,44 @@ replicated</source>
         <message>
             <source>{name} is split by columns: each GPU holds {c} of the {F} hidden units ({c} columns × {r} rows = {b}).</source>
             <translation>{name} 按列切分：每个 GPU 持有 {F} 个隐藏单元中的 {c} 个（{c} 列 × {r} 行 = {b}）。</translation>
+        </message>
+    </context>
+    <context>
+        <name>Files</name>
+        <message>
+            <source>%1 belongs to the system (/proc, /sys, /dev), not a file to open.</source>
+            <translation>%1 属于系统（/proc、/sys、/dev），不是可以打开的文件。</translation>
+        </message>
+        <message>
+            <source>%1 does not read like a file (it waits for data): choose a file.</source>
+            <translation>%1 读起来不像文件（它在等待数据）：请选择一个文件。</translation>
+        </message>
+        <message>
+            <source>%1 is in a system folder (/proc, /sys, /dev): choose another folder.</source>
+            <translation>%1 位于系统文件夹（/proc、/sys、/dev）中：请选择其他文件夹。</translation>
+        </message>
+        <message>
+            <source>%1 is not a regular file (a device or pipe): choose another name.</source>
+            <translation>%1 不是普通文件（而是设备或管道）：请换一个名字。</translation>
+        </message>
+        <message>
+            <source>%1 is not a regular file (a folder, device or pipe): choose a file.</source>
+            <translation>%1 不是普通文件（而是文件夹、设备或管道）：请选择一个文件。</translation>
+        </message>
+        <message>
+            <source>Cannot read %1: %2.</source>
+            <translation>无法读取 %1：%2。</translation>
+        </message>
+        <message>
+            <source>Cannot write %1: %2.</source>
+            <translation>无法写入 %1：%2。</translation>
+        </message>
+    </context>
+    <context>
+        <name>QAbstractFileIconProvider</name>
+        <message>
+            <source>Folder</source>
+            <translation>文件夹</translation>
         </message>
     </context>
 </TS>
