@@ -537,22 +537,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>每层两次 all-reduce + logits 的 all-gather</translation>
         </message>
         <message>
-            <source>ring</source>
-            <translation>ring（环形）</translation>
-        </message>
-        <message>
-            <source>recursive doubling (rd)</source>
-            <translation>递归倍增（rd）</translation>
-        </message>
-        <message>
-            <source>in-network (innet, NVLS)</source>
-            <translation>网内归约（innet，NVLS）</translation>
-        </message>
-        <message>
-            <source>direct (one-shot)</source>
-            <translation>直接发送（direct，一步到位）</translation>
-        </message>
-        <message>
             <source>TP needs n to divide the heads: 1, 2, 4 or 8. Every all-reduce is timed as if it carried S bytes.</source>
             <translation>张量并行要求 n 整除头数：1、2、4 或 8。每次 all-reduce 都按传输 S 字节计时。</translation>
         </message>
@@ -563,22 +547,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>S must split into n equal chunks.</source>
             <translation>S 必须能均分成 n 块。</translation>
-        </message>
-        <message>
-            <source>Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes.</source>
-            <translation>ring（环形）：先 reduce-scatter 再 all-gather，2(n − 1) 步，每步 S/n 字节。</translation>
-        </message>
-        <message>
-            <source>Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer.</source>
-            <translation>递归倍增：log₂ n 轮；d 与 d XOR 2^k 两两交换整个缓冲区。</translation>
-        </message>
-        <message>
-            <source>In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum.</source>
-            <translation>网内归约（NVLS/SHARP）：交换机把各块相加，再把和组播回去。</translation>
-        </message>
-        <message>
-            <source>Direct: everyone sends everything to everyone; n − 1 full copies per port.</source>
-            <translation>直接发送：每个设备把全部数据发给其他每个设备；每个端口要传 n − 1 份完整数据。</translation>
         </message>
         <message>
             <source>S became {S} so that it splits into {n} equal chunks.</source>
@@ -595,10 +563,6 @@ This scenario has no stand-alone collective to show.</source>
     </context>
     <context>
         <name>Explain</name>
-        <message>
-            <source>Direct all-reduce</source>
-            <translation>直接发送的 all-reduce</translation>
-        </message>
         <message>
             <source>Every GPU d sends one chunk of {size} to its ring neighbour d + 1.</source>
             <translation>每块 GPU d 把一块 {size} 的数据发给环上的邻居 d + 1。</translation>
@@ -835,10 +799,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>一条消息</translation>
         </message>
         <message>
-            <source>This step: {d} on the clock ({a} → {b}); {m} messages, each port carries at most one at a time.</source>
-            <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息，每个端口同一时刻最多传一条。</translation>
-        </message>
-        <message>
             <source>Running total</source>
             <translation>累计</translation>
         </message>
@@ -974,16 +934,43 @@ This scenario has no stand-alone collective to show.</source>
             <translation>已取消导出。</translation>
         </message>
         <message>
-            <source>GIF export needs the imageio package (pip install "shard-lab[export]").</source>
-            <translation>导出 GIF 需要 imageio 包（pip install "shard-lab[export]"）。</translation>
-        </message>
-        <message>
             <source>MP4 export needs the imageio-ffmpeg package (pip install "shard-lab[export]").</source>
             <translation>导出 MP4 需要 imageio-ffmpeg 包（pip install "shard-lab[export]"）。</translation>
         </message>
         <message>
             <source>GIF export needs the Pillow package (pip install "shard-lab[export]").</source>
             <translation>导出 GIF 需要 Pillow 包（pip install "shard-lab[export]"）。</translation>
+        </message>
+    </context>
+    <context>
+        <name>Files</name>
+        <message>
+            <source>%1 belongs to the system (/proc, /sys, /dev), not a file to open.</source>
+            <translation>%1 属于系统（/proc、/sys、/dev），不是可以打开的文件。</translation>
+        </message>
+        <message>
+            <source>%1 does not read like a file (it waits for data): choose a file.</source>
+            <translation>%1 读起来不像文件（它在等待数据）：请选择一个文件。</translation>
+        </message>
+        <message>
+            <source>%1 is in a system folder (/proc, /sys, /dev): choose another folder.</source>
+            <translation>%1 位于系统文件夹（/proc、/sys、/dev）中：请选择其他文件夹。</translation>
+        </message>
+        <message>
+            <source>%1 is not a regular file (a device or pipe): choose another name.</source>
+            <translation>%1 不是普通文件（而是设备或管道）：请换一个名字。</translation>
+        </message>
+        <message>
+            <source>%1 is not a regular file (a folder, device or pipe): choose a file.</source>
+            <translation>%1 不是普通文件（而是文件夹、设备或管道）：请选择一个文件。</translation>
+        </message>
+        <message>
+            <source>Cannot read %1: %2.</source>
+            <translation>无法读取 %1：%2。</translation>
+        </message>
+        <message>
+            <source>Cannot write %1: %2.</source>
+            <translation>无法写入 %1：%2。</translation>
         </message>
     </context>
     <context>
@@ -1160,14 +1147,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>每个解码步的时间（ms）</translation>
         </message>
         <message>
-            <source>Roofline: a lower bound on a real step</source>
-            <translation>Roofline：真实一步耗时的下界</translation>
-        </message>
-        <message>
-            <source>One decode step. Roofline: a lower bound on a real step</source>
-            <translation>一个解码步。Roofline：真实一步耗时的下界</translation>
-        </message>
-        <message>
             <source>per layer (µs)</source>
             <translation>每层（µs）</translation>
         </message>
@@ -1266,10 +1245,6 @@ Source: {src}</source>
 (published: {pub:.1f} ms)</source>
             <translation>我们在已发表设置下的 roofline：{term} = {ms:.1f} ms
 （已发表：{pub:.1f} ms）</translation>
-        </message>
-        <message>
-            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms/token</source>
-            <translation>{model} 运行于 {chip}，batch {b}，ctx {ctx}：最佳 n = {n} → 每 token {ms:.1f} ms</translation>
         </message>
         <message>
             <source>{bound} up to n = {n}</source>
@@ -1781,11 +1756,10 @@ Ctrl+Shift+S  保存截图</translation>
         </message>
     </context>
     <context>
-        <name>QCoreApplication</name>
+        <name>QAbstractFileIconProvider</name>
         <message>
-            <source>ControlPanel</source>
-            <comment>ring</comment>
-            <translation>ControlPanel</translation>
+            <source>Folder</source>
+            <translation>文件夹</translation>
         </message>
     </context>
     <context>
@@ -1897,14 +1871,6 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>{k} queued</source>
             <translation>排队 {k} 条</translation>
-        </message>
-        <message>
-            <source>A slot's colour says whose data it holds; a partly filled slot is a partial sum, filled by the share of GPUs already added. Outlined: changed in the last step.</source>
-            <translation>格子的颜色表示它存的是谁的数据；部分填充的格子是部分和，填充比例 = 已累加的 GPU 占比。加框：上一步刚改变。</translation>
-        </message>
-        <message>
-            <source>GPU {d} · {k} queued</source>
-            <translation>GPU {d} · 排队 {k} 条</translation>
         </message>
         <message>
             <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
@@ -2290,44 +2256,6 @@ replicated</source>
         <message>
             <source>{name} is split by columns: each GPU holds {c} of the {F} hidden units ({c} columns × {r} rows = {b}).</source>
             <translation>{name} 按列切分：每个 GPU 持有 {F} 个隐藏单元中的 {c} 个（{c} 列 × {r} 行 = {b}）。</translation>
-        </message>
-    </context>
-    <context>
-        <name>Files</name>
-        <message>
-            <source>%1 belongs to the system (/proc, /sys, /dev), not a file to open.</source>
-            <translation>%1 属于系统（/proc、/sys、/dev），不是可以打开的文件。</translation>
-        </message>
-        <message>
-            <source>%1 does not read like a file (it waits for data): choose a file.</source>
-            <translation>%1 读起来不像文件（它在等待数据）：请选择一个文件。</translation>
-        </message>
-        <message>
-            <source>%1 is in a system folder (/proc, /sys, /dev): choose another folder.</source>
-            <translation>%1 位于系统文件夹（/proc、/sys、/dev）中：请选择其他文件夹。</translation>
-        </message>
-        <message>
-            <source>%1 is not a regular file (a device or pipe): choose another name.</source>
-            <translation>%1 不是普通文件（而是设备或管道）：请换一个名字。</translation>
-        </message>
-        <message>
-            <source>%1 is not a regular file (a folder, device or pipe): choose a file.</source>
-            <translation>%1 不是普通文件（而是文件夹、设备或管道）：请选择一个文件。</translation>
-        </message>
-        <message>
-            <source>Cannot read %1: %2.</source>
-            <translation>无法读取 %1：%2。</translation>
-        </message>
-        <message>
-            <source>Cannot write %1: %2.</source>
-            <translation>无法写入 %1：%2。</translation>
-        </message>
-    </context>
-    <context>
-        <name>QAbstractFileIconProvider</name>
-        <message>
-            <source>Folder</source>
-            <translation>文件夹</translation>
         </message>
     </context>
 </TS>
