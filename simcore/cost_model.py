@@ -221,18 +221,42 @@ def tp_step_overlap(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0,
     (tp_prefill_step's when prompt > 1) plus t_saved and t_step_overlap = t_step − t_saved.
     Ring only: another algorithm raises ValueError.
     """
-    if algo != "ring":
-        raise ValueError(f"the overlapped closed form tiles the ring reduce-scatter; algo must be 'ring', not {algo!r}")
     if prompt == 1:
         base = tp_decode_step(model, chip, link, n, batch, ctx, w_bytes, kv_bytes, act_bytes, algo, compute_prec)
     else:
         base = tp_prefill_step(model, chip, link, n, batch, prompt, ctx, w_bytes, kv_bytes, act_bytes, algo,
                                compute_prec)
-    rows, D = batch * prompt, model.d_model
-    peak, bw = chip.peak_flops(compute_prec), chip.mem_bw
-    t_rs = t_formula("ring", n, rows * D * act_bytes, link.alpha, link.bw, op="reduce-scatter")
-    saved = 0.0
-    for k in (model.n_heads * model.d_head / n, model.d_ff / n):  # Wo [H·dh/n, D], W_down [F/n, D]
-        t_c = max(2.0 * rows * k * D / peak, k * D * w_bytes / bw)
-        saved += model.n_layers * min(t_c * (1 - 1 / n), t_rs)
+    saved = float(overlap_saving(model, chip, link, n, batch * prompt, w_bytes, act_bytes, algo, compute_prec))
     return {**base, "t_saved": saved, "t_step_overlap": base["t_step"] - saved}
+
+
+def decode_sweep_overlap(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
+                         compute_prec="bf16"):
+    """decode_sweep plus "t_saved" and "t_step_overlap" per n (tp_step_overlap for every n at once)."""
+    out = decode_sweep(model, chip, link, ns, batch, ctx, w_bytes, kv_bytes, act_bytes, algo, compute_prec)
+    saved = overlap_saving(model, chip, link, out["n"], batch, w_bytes, act_bytes, algo, compute_prec)
+    return {**out, "t_saved": saved, "t_step_overlap": out["t_step"] - saved}
+
+
+def overlap_saving(model, chip, link, n, rows, w_bytes=2.0, act_bytes=2.0, algo="ring", compute_prec="bf16"):
+    """
+    Seconds the collective matmul hides per step (tp_step_overlap's t_saved): Σ over the
+    2 · n_layers row-parallel matmuls of min(t_c · (1 − 1/n), t_rs). rows = batch · new tokens;
+    n an int or an array of device counts (then an array). 0 at n = 1.
+    """
+    if algo != "ring":
+        raise ValueError(f"the overlapped closed form tiles the ring reduce-scatter; algo must be 'ring', not {algo!r}")
+    nf = np.asarray(n, dtype=float)
+    D, peak, bw = model.d_model, chip.peak_flops(compute_prec), chip.mem_bw
+    t_rs = np.asarray(t_formula("ring", np.asarray(n), rows * D * act_bytes, link.alpha, link.bw,
+                                op="reduce-scatter"), dtype=float)
+    saved = np.zeros(nf.shape)
+    for k in (model.n_heads * model.d_head / nf, model.d_ff / nf):  # Wo [H·dh/n, D], W_down [F/n, D]
+        t_c = np.maximum(2.0 * rows * k * D / peak, k * D * w_bytes / bw)
+        saved = saved + model.n_layers * np.minimum(t_c * (1 - 1 / nf), t_rs)
+    return saved
+
+
+# The same step simulated op by op on one clock (compute and messages): step_sim, re-exported here
+# so the roofline and its simulation are found side by side.
+from .step_sim import simulate_decode_step, simulate_prefill_step  # noqa: E402, F401

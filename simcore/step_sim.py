@@ -217,19 +217,21 @@ def _check_options(algo, overlap, sequence_parallel):
 
 def simulate_step(model, chip, link, n, batch, ctx, tokens=1, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
                   compute_prec="bf16", overlap="none", sequence_parallel=False, elementwise=False,
-                  gather_logits=False) -> Comm:
+                  gather_logits=False, topology=None) -> Comm:
     """
     Simulate one step (tokens=1: decode; tokens=L: prefill of L tokens) of `model` on n chips
-    `chip` joined by `link` (a switch); returns the comm_sim.Comm: comm.time is the step
-    (seconds), comm.trace.computes every op, comm.trace.messages every message.
-    See the module docstring for the schedule and the options; gather_logits adds
+    `chip` joined by `link` (a switch, or `topology` when given); returns the comm_sim.Comm:
+    comm.time is the step (seconds), comm.trace.computes every op, comm.trace.messages every
+    message. See the module docstring for the schedule and the options; gather_logits adds
     tp_forward's all-gather of the [B·T, vocab] logits (a sampler that works on the
     vocab-parallel logits, as the roofline assumes, does not need it).
     """
     _check_options(algo, overlap, sequence_parallel)
     chip.peak_flops(compute_prec)  # a precision the chip lacks fails here, before any work
     shape = step_shape(model, n, batch, ctx, tokens, w_bytes, kv_bytes, act_bytes, sequence_parallel, elementwise)
-    comm = Comm(switch(n, link))
+    comm = Comm(topology if topology is not None else switch(n, link))
+    if comm.n != n:
+        raise ValueError(f"the topology has {comm.n} devices, the step was asked for n = {n}")
     chunked = overlap == "async" and n > 1
     S = shape.layer_bytes
     for li in range(model.n_layers):

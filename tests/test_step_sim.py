@@ -362,3 +362,20 @@ def test_times_are_finite_everywhere():
     comm = simulate_decode_step(M8, *V5E_INT8[:2], 8, 32, 8192, w_bytes=1.0, kv_bytes=1.0, overlap="async",
                                 sequence_parallel=True, elementwise=True, gather_logits=True)
     assert all(math.isfinite(c.t_end) for c in comm.trace.computes) and math.isfinite(comm.time)
+
+
+def test_overlap_sweep_is_the_closed_form_at_every_n():
+    from simcore.cost_model import decode_sweep_overlap
+
+    ns = [1, 2, 4, 8, 16]
+    sweep = decode_sweep_overlap(LLAMA3_70B, H100, NVLINK4, ns, 32, 8192)
+    for i, n in enumerate(ns):
+        one = tp_step_overlap(LLAMA3_70B, H100, NVLINK4, n, 32, 8192)
+        assert sweep["t_step_overlap"][i] == pytest.approx(one["t_step_overlap"], rel=1e-12)
+        assert 0 <= sweep["t_saved"][i] <= sweep["t_comm"][i]
+    assert sweep["t_saved"][0] == 0
+
+
+def test_topology_must_match_n():
+    with pytest.raises(ValueError, match="topology has 4 devices"):
+        simulate_decode_step(M8, H100, NVLINK4, 2, 1, 10, topology=switch(4, NVLINK4))
