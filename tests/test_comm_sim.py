@@ -38,6 +38,14 @@ def _run(op, algo, comm, arrays):
     return arrays[0].nbytes * comm.byte_scale
 
 
+@pytest.mark.parametrize("op,algo", CASES)
+def test_the_registry_names_the_phases_the_trace_carries(op, algo):
+    comm = Comm(switch(6))
+    _run(op, algo, comm, _arrays(6))
+    seen = {m.phase.split(" ")[0] if m.phase.startswith("round") else m.phase for m in comm.trace.messages}
+    assert seen == set(ALGORITHMS[op][algo].phases)
+
+
 def test_every_registered_algorithm_has_a_reference():
     assert set(CASES) == set(REFERENCE_COUNTS)
     assert {"ring", "rd", "innet", "direct", "two-shot"} <= set(ALLREDUCE_ALGOS)
