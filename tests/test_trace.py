@@ -291,6 +291,24 @@ def test_version_1_files_still_read():
     assert back.holdings(0, step=1) == run.trace.holdings(0, step=1)
 
 
+def test_computes_round_trip_in_version_2_and_read_from_version_1():
+    run = run_collective("all-gather", 4)
+    ops = [Compute(1, "qkv", 2e9, 3e6, 1e-6, 2.5e-6, 0, "matmul", "memory"), Compute(3, "lm head", 1e9, 5e5, 0.1, 0.2)]
+    run.trace.computes.extend(ops)
+    back = Trace.from_json(run.trace.to_json())
+    assert back.computes == ops and back == run.trace and back.t_end == 0.2
+    back.computes[1] = ops[1]._replace(t_end=0.3)
+    assert back != run.trace  # equality looks at the ops too
+    # the issue-16 branch wrote version 1 with "computes" rows beside the messages
+    msgs = [PlainMessage(*m) for m in run.trace.messages]
+    colls = [c._replace(initial=tuple(tuple(h) for h in c.initial)) for c in run.trace.collectives]
+    v1 = {**_v1_dict(msgs, colls), "computes": [list(c) for c in ops], "compute_fields": list(Compute._fields)}
+    assert Trace.from_dict(json.loads(json.dumps(v1))).computes == ops
+    v1["computes"][0] = v1["computes"][0][:5]
+    with pytest.raises(ValueError, match="compute row has 5 fields"):
+        Trace.from_dict(v1)
+
+
 def test_json_round_trip_keeps_every_field_and_gzips(tmp_path):
     want = _plain_messages(seed=5)
     tr = _trace_of(want)
