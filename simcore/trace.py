@@ -18,10 +18,15 @@ Device id SWITCH (-1) is the switch itself (in-network reduction sends to it and
 
 Storage. A ring all-reduce on n devices sends 2n(n−1) messages, and the partial sums they
 carry grow to n contributors, so a set per message would cost n³. The messages are therefore
-kept as columns of one numpy record array (about 65 bytes a message), and a message's
+kept as numpy columns, one array per field (65 bytes a message), and a message's
 contributors as four integers that describe the set the algorithms actually produce
 (see `who_arc`). `trace.messages` still reads as a sequence of `Message` records; each is
 built when asked for and decodes its contributors only when `.contributors` is read.
+Readers that want speed take the columns themselves: `trace.column("t_end", coll)`,
+`trace.rows(lo, hi)`, `trace.contributor_counts()`.
+
+Exports stream: write_chrome, write_json and write_csv take a path (gzipped when it ends in
+.gz) or a file object and write block by block, never holding the whole file.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import json
 import os
 from array import array
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -663,18 +668,18 @@ class Trace:
         ending in .gz is gzipped. Written in blocks: the file is never whole in memory."""
         self._flush()
         with _open_text(dest) as f:
-            f.write('{"schema": %s, "version": %d,\n"collectives": [' % (json.dumps(SCHEMA), SCHEMA_VERSION))
+            f.write(f'{{"schema": {json.dumps(SCHEMA)}, "version": {SCHEMA_VERSION},\n"collectives": [')
             f.write(",\n".join(json.dumps(_coll_to_dict(c)) for c in self.collectives))
-            f.write('],\n"keys": %s,\n"n_messages": %d,\n"columns": {' % (json.dumps(self._keys), self._len))
+            f.write(f'],\n"keys": {json.dumps(self._keys)},\n"n_messages": {self._len},\n"columns": {{')
             for i, name in enumerate(ROW.names):
-                f.write('%s"%s": [' % (",\n" if i else "", name))
+                f.write((",\n" if i else "") + f'"{name}": [')
                 col = self._cols[name][:self._len]
                 conv = (lambda v: "true" if v else "false") if name == "reduce" else repr
                 for lo in range(0, self._len, 65536):
                     f.write(("," if lo else "") + ",".join(map(conv, col[lo:lo + 65536].tolist())))
                 f.write("]")
-            f.write('},\n"explicit": [%s],\n"compute_fields": %s,\n"computes": ['
-                    % (",".join(map(str, self._explicit)), json.dumps(Compute._fields)))
+            f.write('},\n"explicit": [' + ",".join(map(str, self._explicit)) + "],\n"
+                    f'"compute_fields": {json.dumps(Compute._fields)},\n"computes": [')
             f.write(",\n".join(json.dumps(_compute_to_list(c)) for c in self.computes))
             f.write("]}\n")
 
@@ -770,7 +775,7 @@ class Trace:
         r = self.rows()
         devs = set(np.unique(np.concatenate([r["src"], r["dst"]])).tolist()) if self._len else set()
         devs |= {d for c in self.collectives for d in range(c.n)}
-        devs |= {int(getattr(c, "device")) for c in self.computes}
+        devs |= {int(c.device) for c in self.computes}
         return sorted(devs)
 
     def _chrome_blocks(self, flows: bool):
@@ -780,13 +785,13 @@ class Trace:
         for d in devices:
             pid = _pid(d)
             name = "switch" if d == SWITCH else f"GPU {d}"
-            meta.append('{"ph":"M","name":"process_name","pid":%d,"args":{"name":"%s"}}' % (pid, name))
-            meta.append('{"ph":"M","name":"process_sort_index","pid":%d,"args":{"sort_index":%d}}' % (pid, pid))
+            meta.append(f'{{"ph":"M","name":"process_name","pid":{pid},"args":{{"name":"{name}"}}}}')
+            meta.append(f'{{"ph":"M","name":"process_sort_index","pid":{pid},"args":{{"sort_index":{pid}}}}}')
             for tid, tname in CHROME_TRACKS:
-                meta.append('{"ph":"M","name":"thread_name","pid":%d,"tid":%d,"args":{"name":"%s"}}'
-                            % (pid, tid, tname))
-                meta.append('{"ph":"M","name":"thread_sort_index","pid":%d,"tid":%d,"args":{"sort_index":%d}}'
-                            % (pid, tid, -1 if tid == COMPUTE_TID else tid))
+                meta.append(f'{{"ph":"M","name":"thread_name","pid":{pid},"tid":{tid},"args":{{"name":"{tname}"}}}}')
+                order = -1 if tid == COMPUTE_TID else tid  # compute above the ports
+                meta.append(f'{{"ph":"M","name":"thread_sort_index","pid":{pid},"tid":{tid},'
+                            f'"args":{{"sort_index":{order}}}}}')
         yield ",\n".join(meta).encode()
         yield from self._chrome_collectives()
         yield from self._chrome_messages(flows)
@@ -795,10 +800,10 @@ class Trace:
     def _chrome_collectives(self):
         for c in self.collectives:
             name = json.dumps(f"{c.op} ({c.algo}) {c.label}".strip())
-            ev = ('{"ph":"X","cat":"collective","name":%s,"pid":%%d,"tid":0,"ts":%.4f,"dur":%.4f,'
-                  '"args":{"id":%d,"bytes":%s,"n":%d}}'
-                  % (name, c.t_start * 1e6, (c.t_end - c.t_start) * 1e6, c.id, _num(c.nbytes), c.n))
-            yield ",\n".join(ev % _pid(d) for d in range(c.n)).encode()
+            head = '{"ph":"X","cat":"collective","name":' + name + ',"pid":'
+            tail = (f',"tid":0,"ts":{c.t_start * 1e6:.4f},"dur":{(c.t_end - c.t_start) * 1e6:.4f},'
+                    f'"args":{{"id":{c.id},"bytes":{_num(c.nbytes)},"n":{c.n}}}}}')
+            yield ",\n".join(head + str(_pid(d)) + tail for d in range(c.n)).encode()
 
     def _chrome_messages(self, flows: bool, block: int = 16384):
         # Every field is formatted for a whole block at once (see _Rows); ts and dur to 0.1 ns
@@ -826,12 +831,11 @@ class Trace:
             out = []
             for c in self.computes[lo:lo + block]:
                 layer = int(getattr(c, "layer", -1))
-                name = str(c.label) if layer < 0 else f"L{layer} {c.label}"
+                name = json.dumps(str(c.label) if layer < 0 else f"L{layer} {c.label}")
                 bound = json.dumps(str(getattr(c, "bound", "")))
-                out.append('{"ph":"X","cat":"compute","name":%s,"pid":%d,"tid":%d,"ts":%.4f,"dur":%.4f,'
-                           '"args":{"flops":%s,"bytes":%s,"bound":%s}}'
-                           % (json.dumps(name), _pid(int(c.device)), COMPUTE_TID, c.t_start * 1e6,
-                              (c.t_end - c.t_start) * 1e6, _num(c.flops), _num(c.nbytes), bound))
+                out.append(f'{{"ph":"X","cat":"compute","name":{name},"pid":{_pid(int(c.device))},'
+                           f'"tid":{COMPUTE_TID},"ts":{c.t_start * 1e6:.4f},"dur":{(c.t_end - c.t_start) * 1e6:.4f},'
+                           f'"args":{{"flops":{_num(c.flops)},"bytes":{_num(c.nbytes)},"bound":{bound}}}}}')
             yield ",\n".join(out).encode()
 
     # -- serialization: CSV -------------------------------------------------------------
@@ -861,6 +865,8 @@ class Trace:
                     desc = (w0, w1, w2, w3)
                     who = names.get(desc)
                     if who is None:
+                        if len(names) > 65536:  # a ring has n² distinct arcs: keep the memo small
+                            names.clear()
                         who = names[desc] = _who_text(desc, self._explicit)
                     rows.append((coll, op, algo, label, step, src, dst, chunk, who, nb, t0, t1, phase, int(red)))
                 w.writerows(rows)
@@ -874,7 +880,7 @@ COMPUTE_TID = 3
 def _num(v) -> str:
     """A number as JSON: integers without a fraction, others to 12 significant digits."""
     v = float(v)
-    return "%d" % v if v.is_integer() and abs(v) < 1e15 else "%.12g" % v
+    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.12g}"
 
 
 def _who_text(desc, explicit) -> str:
@@ -930,15 +936,25 @@ def _open_text(dest, newline=None):
 # A number shorter than its column is padded with spaces — whitespace between JSON tokens —
 # on the left, or after its last digit; text inside a string (a chunk's name) is left-aligned
 # and its closing quote moves with it, so no string ever holds padding.
-def _table(fmt: str, lo: int, hi: int, width: int) -> np.ndarray:
-    return np.array([list((fmt % i).encode().rjust(width)) for i in range(lo, hi)], dtype=np.uint8)
+@cache
+def _tables():
+    """Digit tables, built on first use (a few ms; importing the engine need not pay them):
+    right[i + 1]  i (-1 … 9999) right-aligned in 4 bytes, as one uint32
+    digits[i]     i (0 … 9999) as 4 zero-padded digits
+    frac[d][i]    ".i" to d decimals without trailing zeros, blank-padded ("" for 0)
+    quoted[i]     i followed by a closing quote, left-aligned in 5 bytes"""
+    def table(texts, width, align):
+        return np.frombuffer(b"".join(getattr(t, align)(width) for t in texts), np.uint8).reshape(-1, width)
+
+    numbers = [str(i).encode() for i in range(10_000)]
+    right = table([b"-1"] + numbers, 4, "rjust").copy().view(np.uint32).ravel()
+    digits = table([t.rjust(4, b"0") for t in numbers], 4, "ljust")
+    frac = {d: table([("." + str(i).rjust(d, "0")).rstrip("0").rstrip(".").encode() for i in range(10 ** d)],
+                     d + 1, "ljust") for d in (3, 4)}
+    quoted = table([t + b'"' for t in numbers], 5, "ljust")
+    return right, digits, frac, quoted
 
 
-_RIGHT4 = _table("%d", -1, 10_000, 4).view(np.uint32).ravel()  # entry i + 1: i right-aligned in 4 bytes
-_DIGITS4 = np.array([list(b"%04d" % i) for i in range(10_000)], dtype=np.uint8)  # zero-padded
-_FRAC = {d: np.array([list(((".%0*d" % (d, i)).rstrip("0").rstrip(".")).encode().ljust(d + 1))
-                      for i in range(10 ** d)], dtype=np.uint8) for d in (3, 4)}  # ".5   ", "     " for 0
-_QUOTED4 = np.array([list((b'%d"' % i).ljust(5)) for i in range(10_000)], dtype=np.uint8)  # 3" then blanks
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
 _BLANK = 32
 
@@ -950,17 +966,17 @@ def _int_field(v) -> np.ndarray:
         return np.empty((0, 1), np.uint8)
     top, low = int(v.max()), int(v.min())
     if top == low:  # one value for the whole block (a ring's bytes): format it once
-        text = b"%d" % top
+        text = str(top).encode()
         return np.broadcast_to(np.frombuffer(text, np.uint8), (len(v), len(text)))
     if top < 10_000 and low >= -1:
         w = max(len(str(top)), 2 if low < 0 else 1)
-        return _RIGHT4[v + 1].view(np.uint8).reshape(len(v), 4)[:, 4 - w:]
+        return _tables()[0][v + 1].view(np.uint8).reshape(len(v), 4)[:, 4 - w:]
     a = np.abs(v)
     w = len(str(int(a.max())))
     parts, rest = [], a
     for _ in range((w + 3) // 4):
         rest, g = np.divmod(rest, 10_000)
-        parts.append(_DIGITS4[g])
+        parts.append(_tables()[1][g])
     out = np.concatenate(parts[::-1], axis=1)[:, -w:]
     out[:, :w - 1][a[:, None] < _POW10[w - 1:0:-1]] = _BLANK  # leading zeros
     neg = v < 0
@@ -976,10 +992,10 @@ def _fixed_field(x, decimals: int = 4) -> np.ndarray:
     i = np.rint(np.asarray(x, dtype=float) * 10 ** decimals).astype(np.int64)
     if len(i) and i.min() == i.max():  # one value for the whole block: format it once
         whole, frac = divmod(int(i[0]), 10 ** decimals)
-        text = b"%d" % whole + _FRAC[decimals][frac].tobytes().rstrip()
+        text = str(whole).encode() + _tables()[2][decimals][frac].tobytes().rstrip()
         return np.broadcast_to(np.frombuffer(text, np.uint8), (len(i), len(text)))
     whole, frac = np.divmod(i, 10 ** decimals)
-    return np.concatenate([_int_field(whole), _FRAC[decimals][frac]], axis=1)
+    return np.concatenate([_int_field(whole), _tables()[2][decimals][frac]], axis=1)
 
 
 def _chunk_field(chunk) -> np.ndarray:
@@ -988,12 +1004,12 @@ def _chunk_field(chunk) -> np.ndarray:
     every = chunk == ALL
     c = np.where(every, 0, chunk)
     if len(c) and int(c.max()) >= 10_000:
-        text = [(b"all" if e else b"%d" % v) + b'"' for v, e in zip(c.tolist(), every.tolist())]
+        text = [(b"all" if e else str(v).encode()) + b'"' for v, e in zip(c.tolist(), every.tolist())]
         w = max(map(len, text))
         return np.array([list(t.ljust(w)) for t in text], dtype=np.uint8)
     w = max(len(str(int(c.max()))) + 1 if len(c) else 2, 4 if every.any() else 0)
     out = np.full((len(c), w), _BLANK, np.uint8)
-    out[:, :min(w, 5)] = _QUOTED4[c][:, :w]
+    out[:, :min(w, 5)] = _tables()[3][c][:, :w]
     if every.any():
         out[every, :4] = np.frombuffer(b'all"', np.uint8)
     return out
