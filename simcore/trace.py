@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gc
 import gzip
 import io
 import json
@@ -40,6 +41,7 @@ import os
 from array import array
 from collections.abc import Sequence
 from functools import cache, lru_cache
+from itertools import chain
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -84,9 +86,14 @@ def who_block(first, size, p, n) -> tuple:
 
 @lru_cache(maxsize=1 << 15)
 def _periodic_set(first: int, count: int, period: int, limit: int) -> frozenset:
-    base = sorted((first + i) % period for i in range(min(count, period)))
+    count = min(count, period)
+    if first + count <= period:  # an arc that does not wrap: one range
+        base = range(first, first + count)
+    else:
+        base = chain(range(first, period), range(0, first + count - period))
     if limit == period:
         return frozenset(base)
+    base = list(base)
     return frozenset(x + off for off in range(0, limit, period) for x in base if x + off < limit)
 
 
@@ -303,6 +310,7 @@ ROW = np.dtype([("coll", "<i4"), ("key", "<i4"), ("step", "<i4"), ("src", "<i4")
                 ("chunk", "<i4"), ("nbytes", "<f8"), ("t_start", "<f8"), ("t_end", "<f8"), ("reduce", "?"),
                 ("w0", "<i4"), ("w1", "<i4"), ("w2", "<i4"), ("w3", "<i4")])
 _FLUSH_EVERY = 4096  # scalar appends are buffered as tuples and written in blocks of this many
+_BLOCK = 2048  # messages built at once when one is read by index
 
 
 class Columns:
@@ -335,6 +343,8 @@ class MessageList(Sequence):
 
     def __getitem__(self, i):
         tr = self._trace
+        if type(i) is int and 0 <= i < tr._len and not tr._pending:  # the common case, first
+            return tr._message(i)
         if isinstance(i, slice):
             lo, hi, step = i.indices(len(self))
             if step != 1:
@@ -392,6 +402,7 @@ class Trace:
         self.collectives: list[Collective] = []
         self.computes: list[Compute] = []  # empty unless the caller timed compute (Comm.compute)
         self._step_times: dict[int, list] = {}  # a collective is recorded once complete: safe to memoise
+        self._blocks: dict[int, list] = {}  # a few blocks of built Message records (see _message)
 
     # -- writing --------------------------------------------------------------------------
     def key(self, op: str, algo: str, label: str, phase: str) -> int:
@@ -496,6 +507,7 @@ class Trace:
         self._flush()
         self._len = min(self._len, m)
         self._step_times.clear()
+        self._blocks.clear()
 
     def compact(self):
         """Give back the spare capacity of the columns (call when the simulation is over)."""
@@ -542,21 +554,34 @@ class Trace:
         return self._messages_view
 
     def _message(self, i: int) -> Message:
+        """Message i. Readers go through messages in runs (a step, a collective in arrival
+        order), so the records of the block of _BLOCK around i are built at once and the last
+        few blocks kept: a bounded cache, not a second copy of the trace."""
         self._flush()
-        r = [col.item(i) for col in self._cols.values()]
-        op, algo, label, phase = self._keys[r[1]]
-        return tuple.__new__(Message, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
-                                       _Who((r[10], r[11], r[12], r[13]), self._explicit),
-                                       r[6], r[7], r[8], phase, r[9]))
+        b = i // _BLOCK
+        block = self._blocks.get(b)
+        if block is None or i - b * _BLOCK >= len(block):
+            if len(self._blocks) >= 8:
+                self._blocks.pop(next(iter(self._blocks)))
+            block = self._blocks[b] = self._messages(b * _BLOCK, min(self._len, (b + 1) * _BLOCK))
+        return block[i - b * _BLOCK]
 
     def _messages(self, lo: int, hi: int) -> list:
         self._flush()
         keys, ex, new, M = self._keys, self._explicit, tuple.__new__, Message
         out = []
-        for r in zip(*(col[lo:hi].tolist() for col in self._cols.values())):
-            op, algo, label, phase = keys[r[1]]
-            out.append(new(M, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
-                               _Who((r[10], r[11], r[12], r[13]), ex), r[6], r[7], r[8], phase, r[9])))
+        # Building many records at once would set off the cyclic garbage collector again and
+        # again (each record is a new tracked object, none of them garbage): pause it meanwhile.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            for r in zip(*(col[lo:hi].tolist() for col in self._cols.values())):
+                op, algo, label, phase = keys[r[1]]
+                out.append(new(M, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
+                                   _Who((r[10], r[11], r[12], r[13]), ex), r[6], r[7], r[8], phase, r[9])))
+        finally:
+            if paused:
+                gc.enable()
         return out
 
     def __len__(self):
