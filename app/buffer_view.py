@@ -321,8 +321,10 @@ class BufferView(QWidget):
         ys = np.tile([0.0, float(n)], len(self.bounds) - 2)
         self.chunk_lines.setData(xs, ys)
         pal = theme.palette()
+        faint = QColor(pal.text)
+        faint.setAlpha(110)  # many chunks: hairlines in the theme's ink (black vanished on the dark theme's hatch)
         self.chunk_lines.setPen(pg.mkPen(pal.text, width=theme.line("outline")) if c.n_chunks <= 16 else
-                                pg.mkPen(QColor(0, 0, 0, 70), width=theme.line("hairline")))
+                                pg.mkPen(faint, width=theme.line("hairline")))
         self.reduces = any(m.reduce for m in run.trace.messages_of(coll))
         self.counts.setVisible(self.reduces and n <= COUNTS_MAX_N)
         if n <= 16:  # thin gaps between the rows; beyond that they would eat the rows

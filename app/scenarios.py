@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -64,7 +64,7 @@ def validate(sc) -> None:
         raise ValueError(f"the message size must be a positive number of bytes, got {S!r}")
     if S > MAX_BYTES:
         raise ValueError(f"the message size must be at most 1 TiB, got {S:.4g} bytes")
-    if sc.kind in ("all-gather", "reduce-scatter"):
+    if sc.kind in COLLECTIVE_KINDS:  # one rule for every collective: S splits into n whole-byte chunks
         if S != int(S) or int(S) % n:
             raise ValueError(f"{_fmt_size(S)} cannot be split into {n} equal whole-byte chunks: "
                              f"choose a size divisible by {n}")
@@ -72,7 +72,7 @@ def validate(sc) -> None:
 
 def fit_bytes(nbytes: float, n: int, kind: str) -> float:
     """The size to use when only n changed: nbytes, or the nearest smaller size that splits into n chunks."""
-    if kind in ("all-gather", "reduce-scatter") and n >= 1 and (nbytes != int(nbytes) or int(nbytes) % n):
+    if kind in COLLECTIVE_KINDS and n >= 1 and (nbytes != int(nbytes) or int(nbytes) % n):
         return float(max(n, int(nbytes) // n * n))
     return nbytes
 
@@ -216,6 +216,24 @@ def _build_matmul(sc, link) -> Run:
 TP_BATCH, TP_SEQ = 1, 8
 
 
+def decode_model(cfg, n: int):
+    """
+    The model the decode scenario steps on n devices: `cfg` (the lecture's TINY) when n can split
+    it, else `cfg` widened just enough that it can — query heads, d_ff and vocab rounded up to
+    multiples of n, KV groups gcd(G, n) so each device holds whole groups or a replica of one.
+    The decode scenario is about n devices (its main view is the latency plot up to 4096), so
+    "8 heads" must not limit it; the forward scenario keeps TINY and its rule that n divides 8.
+    """
+    def up(v):
+        return n * math.ceil(v / n)
+
+    if cfg.n_heads % n == 0 and cfg.d_ff % n == 0 and cfg.vocab % n == 0 and (
+            cfg.n_kv_heads % n == 0 or n % cfg.n_kv_heads == 0):
+        return cfg
+    return replace(cfg, n_heads=up(cfg.n_heads), n_kv_heads=math.gcd(cfg.n_kv_heads, n), d_ff=up(cfg.d_ff),
+                   vocab=up(cfg.vocab))
+
+
 def _build_tp(sc, link, decode: bool) -> Run:
     try:
         from simcore import tensor_parallel as tp
@@ -225,7 +243,7 @@ def _build_tp(sc, link, decode: bool) -> Run:
         raise ValueError(f"{what}: not available yet (simcore's tensor-parallel model is still being built)") from None
     from simcore.sharding import make_comm
 
-    cfg, n = tl.TINY, sc.n
+    cfg, n = (decode_model(tl.TINY, sc.n) if decode else tl.TINY), sc.n
     params = tl.init_params(cfg, seed=0)
     tokens = np.random.default_rng(0).integers(0, cfg.vocab, size=(TP_BATCH, TP_SEQ))
     dev = tp.shard_params_tp(params, cfg, n)  # raises ValueError when n does not divide the heads

@@ -50,6 +50,7 @@ class BarsItem(pg.GraphicsObject):
             for r in rects:
                 rect = rect.united(r)
         self._rect = rect
+        self.hide_from = None  # data x from which nothing is painted (predict-then-reveal)
         self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
 
     def count(self) -> int:
@@ -59,6 +60,9 @@ class BarsItem(pg.GraphicsObject):
         return self._rect
 
     def paint(self, p, *args):
+        if self.hide_from is not None:
+            r = self._rect
+            p.setClipRect(QRectF(r.left(), r.top(), max(self.hide_from - r.left(), 0.0), r.height()))
         p.setPen(self.pen)
         for brush, rects in self.groups:
             p.setBrush(brush)
@@ -87,6 +91,10 @@ class TimelineView(QWidget):
         self.playhead.sigDragged.connect(self._on_playhead_dragged)
         self.plot.scene().sigMouseClicked.connect(self._on_scene_clicked)
         vb.sigResized.connect(self._on_viewbox_resized)
+        # the unit is in the axis title already (time_unit); pyqtgraph's own "(x1e-12)" would repeat it
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.note = pg.TextItem(anchor=(0.5, 0.5))  # said instead of bars when nothing is sent
+        self.note.setZValue(50)
         self._items = []
         self.unit, self.unit_s = "µs", 1e-6
         self._apply_theme()
@@ -128,6 +136,9 @@ class TimelineView(QWidget):
 
     def retranslate_ui(self):
         self.setWindowTitle(self.tr("Timeline"))
+        one = getattr(self, "n", 2) == 1
+        self.note.setText(self.tr("n = 1: one GPU holds everything, nothing is sent.") if one else
+                          self.tr("No communication in this scenario: nothing is sent."))
         self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))
         self.plot.setLabel("bottom", self.tr("simulated time ({unit})").format(unit=self.unit))
         self._stride = None
@@ -145,6 +156,8 @@ class TimelineView(QWidget):
             ax.setTextPen(pg.mkPen(pal.text))
             ax.label.setFont(font)
         self.playhead.setPen(pg.mkPen(pal.playhead, width=theme.line("playhead")))
+        self.note.setFont(theme.font("body"))
+        self.note.setColor(pal.text_muted)
         self.playhead.setHoverPen(pg.mkPen(pal.playhead, width=theme.line("playhead") * 1.7))
 
     def _build(self, run):
@@ -153,6 +166,8 @@ class TimelineView(QWidget):
         self._items = []
         if self.playhead.scene() is None:
             self.plot.addItem(self.playhead)
+        if self.note.scene() is None:
+            self.plot.addItem(self.note, ignoreBounds=True)
         tr = run.trace
         n = run.scenario.n
         self.n = n
@@ -185,11 +200,12 @@ class TimelineView(QWidget):
             pen.setCosmetic(True)
             pen.setWidthF(0.7)
             self.bars = BarsItem(groups, pen)
+            self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
             self.plot.addItem(self.bars)
             self._items.append(self.bars)
         # collective boundaries with their labels, on two alternating tiers above the rows
         tier = max(1.0, 0.08 * rows)
-        for i, c in enumerate(tr.collectives):
+        for i, c in enumerate(tr.collectives if total > 0 else ()):  # all at t = 0 otherwise: the note says it
             pen = pg.mkPen(theme.palette().text_muted, width=theme.line("hairline"), style=Qt.DashLine)
             line = pg.InfiniteLine(pos=c.t_start / self.unit_s, angle=90, pen=pen)
             self.plot.addItem(line)
@@ -202,7 +218,10 @@ class TimelineView(QWidget):
             self._items.append(txt)
         top = -tier * (1.6 + (0.8 if len(tr.collectives) > 1 else 0.0))
         vb = self.plot.getViewBox()
-        span = max(total / self.unit_s, 1e-12)
+        # nothing sent (matmul case 1, n = 1): an axis of one unit and a sentence, not a 1e-12 wide range
+        span = total / self.unit_s if total > 0 else 1.0
+        self.note.setVisible(not tr.messages)
+        self.note.setPos(span / 2, (top + rows) / 2)
         vb.setLimits(xMin=-0.02 * span, xMax=span * 1.05, yMin=top - 0.2, yMax=rows + 0.2)
         vb.setRange(xRange=(0, span), yRange=(top, rows - 0.45), padding=0.01)
         self._rows = rows
@@ -229,6 +248,17 @@ class TimelineView(QWidget):
         if getattr(self, "has_switch", False):
             ticks.append((n, QCoreApplication.translate("TimelineView", "switch")))
         self.plot.getAxis("left").setTicks([ticks, []])
+
+    # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
+    _hidden_after = None
+
+    def set_hidden_after(self, t0):
+        """Paint no bar from t0 (s) on: the step a student is predicting. None paints them all."""
+        self._hidden_after = t0
+        bars = getattr(self, "bars", None)
+        if bars is not None:
+            bars.hide_from = None if t0 is None else t0 / self.unit_s
+            bars.update()
 
     # -- for tests ---------------------------------------------------------------------------
     def bar_count(self) -> int:

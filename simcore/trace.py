@@ -32,9 +32,7 @@ Exports stream: write_chrome, write_json and write_csv take a path (gzipped when
 from __future__ import annotations
 
 import contextlib
-import csv
 import gc
-import gzip
 import io
 import json
 import os
@@ -719,6 +717,8 @@ class Trace:
     @classmethod
     def load(cls, path) -> Trace:
         """Read a trace JSON file (gzipped when the name ends in .gz)."""
+        import gzip  # here, not at the top: the app's start need not load it
+
         opener = gzip.open if os.fspath(path).endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8") as f:
             return cls.from_json(f.read())
@@ -876,6 +876,8 @@ class Trace:
         bytes), reduce is 1 or 0, contributors are device ids and ranges joined with '+'
         ("0-3+8" is devices 0, 1, 2, 3 and 8). A path ending in .gz is gzipped.
         """
+        import csv  # here, not at the top: the app's start need not load it
+
         self._flush()
         with _open_text(dest, newline="") as f:
             w = csv.writer(f, lineterminator="\n")
@@ -943,6 +945,8 @@ def _open_text(dest, newline=None):
         return
     path = os.fspath(dest)
     if path.endswith(".gz"):
+        import gzip
+
         # level 5: most of level 9's size at a third of its time on trace text
         with gzip.open(path, "wt", compresslevel=5, encoding="utf-8", newline=newline) as f:
             yield f
@@ -1100,8 +1104,13 @@ def _open_bytes(dest):
             yield dest.write
         return
     path = os.fspath(dest)
-    opener = (lambda p: gzip.open(p, "wb", compresslevel=5)) if path.endswith(".gz") else (lambda p: open(p, "wb"))
-    with opener(path) as f:
+    if path.endswith(".gz"):
+        import gzip
+
+        f = gzip.open(path, "wb", compresslevel=5)
+    else:
+        f = open(path, "wb")  # closed by the with below
+    with f:
         yield f.write
 
 

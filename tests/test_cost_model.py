@@ -195,3 +195,172 @@ def test_decode_cli_bad_values_give_one_line_and_code_2(capsys, argv, needle):
     err = capsys.readouterr().err
     assert rc == 2
     assert len(err.strip().splitlines()) == 1 and needle in err
+
+
+# ---------------------------------------------------------------------------------------
+# Which n tensor parallelism can use
+# ---------------------------------------------------------------------------------------
+def megatron_degrees(model, n_max):
+    """
+    Megatron-LM's divisibility rules, written out here independently of simcore: n divides the
+    query heads (validate_args: num_attention_heads % tensor_model_parallel_size == 0) and d_ff
+    (ColumnParallelLinear divides its output dimension), and either divides the KV heads
+    (num_query_groups % tp == 0) or is a multiple of them (vLLM's KV-head replication).
+    """
+    H, G, F = model.n_heads, model.n_kv_heads, model.d_ff
+    return [n for n in range(1, n_max + 1) if H % n == 0 and F % n == 0 and (G % n == 0 or n % G == 0)]
+
+
+@pytest.mark.parametrize("key", MODELS)
+def test_valid_tp_degrees_follow_megatrons_rule(key):
+    from simcore.cost_model import valid_tp_degrees
+
+    got = valid_tp_degrees(MODELS[key], 4096)
+    assert got.tolist() == megatron_degrees(MODELS[key], 4096)
+    assert valid_tp_degrees(MODELS[key], 5).tolist() == megatron_degrees(MODELS[key], 5)
+
+
+def test_llama3_70b_degrees_are_the_divisors_of_64_and_405b_stops_at_128():
+    from simcore.cost_model import tp_degree_problem, valid_tp_degrees
+
+    # Llama-3 70B: 64 query heads, 8 KV heads, d_ff 28672 = 2^12 · 7 (Meta's model card / config.json)
+    assert valid_tp_degrees(LLAMA3_70B, 64).tolist() == [1, 2, 4, 8, 16, 32, 64]
+    assert valid_tp_degrees(LLAMA3_70B, 1024).tolist() == [1, 2, 4, 8, 16, 32, 64]
+    assert valid_tp_degrees(MODELS["llama3.1-405b"], 1024).tolist() == [1, 2, 4, 8, 16, 32, 64, 128]
+    # PaLM 540B: 48 heads and multi-query attention (G = 1): every divisor of 48
+    assert valid_tp_degrees(PALM_540B, 64).tolist() == [1, 2, 3, 4, 6, 8, 12, 16, 24, 48]
+    assert "not divisible by 53" in tp_degree_problem(MODELS["llama3.1-405b"], 53)
+    assert tp_degree_problem(MODELS["llama3.1-405b"], 16) is None
+    with pytest.raises(ValueError, match="n_max"):
+        valid_tp_degrees(LLAMA3_70B, 0)
+
+
+def test_a_kv_split_that_straddles_groups_is_not_a_degree():
+    # H = 12 heads in G = 4 groups of 3: n = 6 gives 2 heads per device, across two groups;
+    # n divides neither G nor is a multiple of it. n = 2 (2 groups each) and n = 12 (KV x3) work.
+    from dataclasses import replace
+
+    from simcore.cost_model import valid_tp_degrees
+
+    toy = replace(LLAMA3_70B, name="toy", n_heads=12, n_kv_heads=4, d_ff=48)
+    assert valid_tp_degrees(toy, 12).tolist() == megatron_degrees(toy, 12) == [1, 2, 4, 12]
+
+
+def test_best_tp_degree_is_the_fastest_valid_n_that_fits():
+    from simcore.cost_model import best_tp_degree, valid_tp_degrees
+
+    m, chip = MODELS["llama3.1-405b"], H100
+    ns = np.arange(1, 1025)
+    sweep = decode_sweep(m, chip, NVLINK4, ns, 32, 1_000_000)
+    valid = valid_tp_degrees(m, 1024)
+    best, fits = best_tp_degree(sweep, chip.hbm_bytes, valid)
+    assert best in megatron_degrees(m, 1024)
+    assert not fits  # 1e6 tokens of KV for 32 sequences fit on no 128 H100s
+    # the fastest among the valid degrees, found by a plain loop
+    want = min(megatron_degrees(m, 1024), key=lambda n: sweep["t_step"][n - 1])
+    assert best == want
+    # a setting that fits: among the fitting valid n only
+    sweep = decode_sweep(LLAMA3_70B, chip, NVLINK4, ns, 32, 8192)
+    best, fits = best_tp_degree(sweep, chip.hbm_bytes, valid_tp_degrees(LLAMA3_70B, 1024))
+    ok = [n for n in megatron_degrees(LLAMA3_70B, 1024) if sweep["mem_per_chip"][n - 1] <= chip.hbm_bytes]
+    assert fits and best == min(ok, key=lambda n: sweep["t_step"][n - 1])
+    with pytest.raises(ValueError, match="no tensor-parallel degree"):
+        best_tp_degree(decode_sweep(LLAMA3_70B, chip, NVLINK4, np.array([3, 5]), 1, 0), chip.hbm_bytes, [1, 2])
+
+
+def test_decode_cli_marks_invalid_degrees_and_names_the_best_valid_n(capsys):
+    assert cli.main(["decode", "--model", "llama3.1-405b", "--n", "1,16,53,128", "--batch", "32",
+                     "--ctx", "1000000"]) == 0
+    out = capsys.readouterr().out
+    row = {line.split()[0]: line for line in out.splitlines() if line.split() and line.split()[0].isdigit()}
+    assert "not a TP degree" in row["53"] and "not divisible by 53" in row["53"]
+    assert all("not a TP degree" not in row[n] for n in ("1", "16", "128"))
+    assert "best tensor-parallel degree listed: n = 16" in out
+
+
+# The communication term on a real machine
+# ---------------------------------------------------------------------------------------
+def test_decode_t_comm_follows_the_topology():
+    from simcore.cost_model import comm_time, node_boundary
+
+    ns = np.array([1, 2, 4, 8, 12, 16, 32])
+    s = decode_sweep(LLAMA3_70B, H100, None, ns, 1, 4096, topology="dgx-h100")
+    S = 1 * LLAMA3_70B.d_model * 2.0  # one token's activations in bf16
+    assert s["msg_bytes"][0] == S
+    L2 = 2 * LLAMA3_70B.n_layers
+    nvl, ib = LINKS["nvlink4"], get_ib()
+    # inside the node: the ring on NVLink
+    assert s["t_comm"][3] == pytest.approx(L2 * 2 * 7 * (nvl.alpha + S / 8 / nvl.bw), rel=1e-12)
+    # two nodes: reduce-scatter + all-gather inside (7 steps each), all-reduce of S/8 over 2 NICs
+    two = 2 * 7 * (nvl.alpha + S / 8 / nvl.bw) + 2 * (ib.alpha + S / 16 / ib.bw)
+    assert s["t_comm"][5] == pytest.approx(L2 * two, rel=1e-12)
+    assert comm_time("dgx-h100", 16, S) == pytest.approx(two, rel=1e-12)
+    assert list(s["valid"]) == [True, True, True, True, False, True, True]
+    assert math.isnan(s["t_comm"][4]) and s["bound"][4] == "invalid"
+    assert list(s["n_nodes"]) == [1, 1, 1, 1, 2, 2, 4] and node_boundary("dgx-h100") == 8
+    with pytest.raises(ValueError, match="or a topology"):
+        decode_sweep(LLAMA3_70B, H100, None, ns, 1, 4096)
+    with pytest.raises(ValueError, match="unknown hardware preset"):
+        decode_sweep(LLAMA3_70B, H100, None, ns, 1, 4096, topology="dgx-b300")
+    one = tp_decode_step(LLAMA3_70B, H100, None, 16, 1, 4096, topology="dgx-h100")
+    assert one["t_comm"] == pytest.approx(s["t_comm"][5], rel=1e-12)
+    # the machine does not change the roofline terms, only communication
+    flat = decode_sweep(LLAMA3_70B, H100, NVLINK4, ns, 1, 4096)
+    assert np.allclose(flat["t_mem"], s["t_mem"]) and np.allclose(flat["t_comm"][:4], s["t_comm"][:4])
+
+
+def get_ib():
+    from simcore.topology_presets import PRESETS
+
+    return PRESETS["dgx-h100"].layout(16).inter
+
+
+def test_nvl72_keeps_72_gpus_on_nvlink_and_a_torus_uses_both_directions():
+    from simcore.hw_specs import CHIPS
+
+    s = decode_sweep(LLAMA3_70B, CHIPS["gb200"], None, [8, 24, 72, 16], 1, 4096, topology="gb200-nvl72")
+    assert list(s["n_nodes"]) == [1, 1, 1, 1] and list(s["valid"]) == [True, True, True, False]  # 16 does not tile 72
+    dgx = decode_sweep(LLAMA3_70B, H100, None, [16], 1, 4096, topology="dgx-h100")
+    assert dgx["n_nodes"][0] == 2
+    v5e = decode_sweep(LLAMA3_70B, TPU_V5E, None, [256], 32, 8192, w_bytes=1, kv_bytes=1, topology="tpu-v5e-16x16")
+    flat = decode_sweep(LLAMA3_70B, TPU_V5E, TPU_V5E_ICI, [256], 32, 8192, w_bytes=1, kv_bytes=1)
+    assert v5e["t_comm"][0] < flat["t_comm"][0] / 2  # bidirectional rings on two axes beat one ring one way
+    assert v5e["node_size"][0] == 0
+
+
+def test_decode_cli_with_a_topology(capsys):
+    rc = cli.main(["decode", "--model", "llama3-70b", "--topology", "dgx-h100", "--n", "4,8,12,16"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "DGX H100" in out and "node boundary: beyond n = 8" in out
+    assert "valid tensor-parallel degrees on DGX H100: 1, 2, 4, 8, 16, 24" in out
+    rows = _rows(out)
+    assert "no such group" in " ".join(rows[12]) and "2 nodes" in " ".join(rows[16])
+    sweep = decode_sweep(LLAMA3_70B, H100, None, [16], 1, 4096, topology="dgx-h100")
+    assert float(rows[16][3]) == pytest.approx(sweep["t_comm"][0] * 1e3, abs=1e-3)
+
+
+def test_decode_cli_json(capsys):
+    import json
+
+    rc = cli.main(["decode", "--topology", "tpu-v4-4x4x4", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0 and data["topology"] == "tpu-v4-4x4x4" and data["chip"] == "TPU v4"
+    assert [r["n"] for r in data["rows"]] == data["valid_degrees"] == [1, 4, 8, 16, 32, 64]
+    assert data["node_size"] is None and data["link"] is None
+    rc = cli.main(["decode", "--n", "8,12", "--topology", "dgx-h100", "--json"])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows[1]["valid"] is False and rows[1]["t_comm"] is None and rows[0]["t_comm"] > 0
+    rc = cli.main(["decode", "--n", "2", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["topology"] is None and data["link"]["bw"] == 450e9
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--topology", "dgx-a100"], "unknown topology"),
+    (["--topology", "dgx-h100", "--link", "nvlink4"], "give one"),
+    (["--topology", "tpu-v5e-16x16", "--n", "512"], "1..256"),
+])
+def test_decode_cli_bad_topology_arguments(capsys, argv, needle):
+    assert cli.main(["decode"] + argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and needle in err

@@ -165,3 +165,30 @@ def test_language_switch_retranslates(qtbot):
         i18n.set_language(app, "en")
     assert view.windowTitle() == "Buffers"
     assert view.caption.text().startswith("After step 3 of 7")
+
+
+@pytest.mark.parametrize("look", ["light", "dark"])
+def test_chunk_lines_at_64_gpus_show_on_the_hatch_in_both_themes(qtbot, look):
+    # 64 chunks draw hairlines; they were fixed black, invisible on the dark theme's grey hatch
+    from PySide6.QtCore import QPointF
+
+    from app import presentation  # noqa: F401  (registers the dark theme)
+    from app import theme
+
+    theme.set_theme(look)
+    try:
+        model, pb, view = make_view(qtbot, "all-gather", 64)
+        qtbot.wait(20)
+        img = view.canvas.grab().toImage()
+        vb = view.plot.getViewBox()
+        b = view.bounds[32]  # at t = 0, rows 40…59 do not hold chunks 31 and 32 yet: hatched around b
+        pt = view.canvas.mapFromScene(vb.mapViewToScene(QPointF(b, 50.0)))
+
+        def column(x):
+            return np.mean([img.pixelColor(x, pt.y() + dy).lightness() for dy in range(-40, 40)])
+
+        hatch = column(pt.x() + 5)
+        line = max((column(pt.x() + dx) for dx in range(-2, 3)), key=lambda v: abs(v - hatch))
+        assert abs(line - hatch) > 40, (look, line, hatch)
+    finally:
+        theme.set_theme("light")

@@ -33,6 +33,13 @@ def view(qtbot):
     return v
 
 
+def megatron_degrees(model, n_max):
+    """Megatron-LM's rule, written here independently: n divides the query heads and d_ff, and divides
+    the KV heads or is a multiple of them (each KV head replicated n/G times)."""
+    H, G, F = model.n_heads, model.n_kv_heads, model.d_ff
+    return [n for n in range(1, n_max + 1) if H % n == 0 and F % n == 0 and (G % n == 0 or n % G == 0)]
+
+
 def engine(**kw):
     """decode_sweep called directly, as a reader of cost_model would."""
     p = {**DEFAULTS, **kw}
@@ -158,21 +165,24 @@ def test_kv_replication_marker_is_at_g(view, model):
 def test_comm_crossover_marker_is_the_first_n_where_comm_wins(view, kw):
     view.set_params(**kw)
     s = engine(**kw)
-    over = np.flatnonzero(s["t_comm"] > np.maximum(s["t_math"], s["t_mem"]))
+    p = {**DEFAULTS, **kw}
+    valid = megatron_degrees(MODELS[p["model"]], p["n_max"])
+    over = [n for n in valid if s["t_comm"][n - 1] > max(s["t_math"][n - 1], s["t_mem"][n - 1])]
     m = view.markers()
-    assert m["comm"] == int(s["n"][over[0]])
-    assert m["comm_x"] == pytest.approx(m["comm"])
-    assert f"n = {m['comm']}" in m["comm_label"]
-    k = m["comm"] - 1  # just before: not yet
-    assert s["t_comm"][k - 1] <= max(s["t_math"][k - 1], s["t_mem"][k - 1])
+    assert m["comm"] == over[0]  # the first tensor-parallel degree where communication wins
+    assert view.comm_line.isVisible() and 10 ** view.comm_line.value() == pytest.approx(over[0])
+    assert f"n = {m['comm']}" in view.comm_text.toPlainText()
+    earlier = [n for n in valid if n < over[0]]
+    assert all(s["t_comm"][n - 1] <= max(s["t_math"][n - 1], s["t_mem"][n - 1]) for n in earlier)
 
 
 def test_summary_names_the_best_n_and_its_time(view):
     view.set_params(model="llama3-70b", chip="h100", batch=32, ctx=8192)
     s = engine()
-    fits = s["mem_per_chip"] <= CHIPS["h100"].hbm_bytes
-    best = int(np.argmin(np.where(fits, s["t_step"], np.inf))) + 1
+    fitting = [n for n in megatron_degrees(MODELS["llama3-70b"], 1024) if s["mem_per_chip"][n - 1] <= 80e9]
+    best = min(fitting, key=lambda n: s["t_step"][n - 1])  # H100: 80 GB HBM (NVIDIA H100 SXM datasheet)
     text = view.summary()
+    assert view.title1.text.startswith("Llama-3 70B on H100")  # the headline is the plot's title
     assert f"best n = {best}" in text
     assert f"{s['t_step'][best - 1] * 1e3:.1f} ms" in text
     assert "Llama-3 70B" in text and "H100" in text
@@ -318,7 +328,7 @@ class FakeChinese(QTranslator):
     """Translates a few of the view's strings, whether or not the shipped .qm has them yet."""
 
     WORDS = {"devices n (log₂ scale)": "设备数 n（log₂ 刻度）", "time per decode step (ms)": "每个解码步的时间（ms）",
-             "Decode latency": "解码延迟"}
+             "ms per step": "每步毫秒", "Decode latency": "解码延迟"}
 
     def translate(self, context, source, disambiguation=None, n=-1):
         return self.WORDS.get(source, source) if context == "LatencyView" else source
@@ -341,7 +351,7 @@ def test_language_change_retranslates_the_axis_titles(view, english_afterwards):
     try:
         QCoreApplication.sendPostedEvents(None, QEvent.Type.LanguageChange)
         assert bottom.labelText == "设备数 n（log₂ 刻度）"
-        assert left.labelText == "每个解码步的时间（ms）"
+        assert left.labelText in ("每个解码步的时间（ms）", "每步毫秒")  # the long form when it fits the height
         assert view.windowTitle() == "解码延迟"
         assert view.plot2.getAxis("bottom").labelText == "设备数 n（log₂ 刻度）"
     finally:
@@ -411,3 +421,128 @@ def test_changing_the_text_size_with_the_latency_tab_open_does_not_crash(tmp_pat
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root,
                           timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("ok"), (proc.returncode, proc.stderr[-2000:])
+
+
+# -- tensor-parallel degrees ---------------------------------------------------------------------------
+@pytest.mark.parametrize("batch, want", [(1, 64), (32, 16)])
+def test_405b_at_a_million_tokens_picks_a_tensor_parallel_degree(view, batch, want):
+    # the lecture-hall report: "best n = 53" at batch 1, which no TP split can use (128 heads, 8 KV heads)
+    view.set_params(model="llama3.1-405b", chip="h100", batch=batch, ctx=1_000_000)
+    s = engine(model="llama3.1-405b", batch=batch, ctx=1_000_000)
+    valid = megatron_degrees(MODELS["llama3.1-405b"], 1024)
+    fitting = [n for n in valid if s["mem_per_chip"][n - 1] <= 80e9] or valid  # H100 SXM: 80 GB
+    best = min(fitting, key=lambda n: s["t_step"][n - 1])
+    assert best == want == view.best_n()
+    assert f"best n = {best}" in view.title1.text
+    (dot,) = view.best_dot.points()
+    assert round(10 ** dot.pos().x()) == best
+
+
+@pytest.mark.parametrize("kw", [{}, dict(model="llama3.1-405b", ctx=1_000_000),
+                                dict(model="palm-540b", chip="h100", batch=1, ctx=2048)])
+def test_rings_are_drawn_at_the_tensor_parallel_degrees_only(view, qtbot, kw):
+    view.set_params(**kw)
+    p = {**DEFAULTS, **kw}
+    valid = megatron_degrees(MODELS[p["model"]], p["n_max"])
+    x, y = view.items.valid_dots.getData()  # what the scatter item paints, in view (log10) coordinates
+    np.testing.assert_allclose(10 ** x, valid, rtol=1e-12)
+    np.testing.assert_allclose(10 ** y, engine(**kw)["t_step"][np.array(valid) - 1] * 1e3, rtol=1e-12)
+    # past the largest degree the curves are veiled, and a label says why
+    assert view.items.no_tp.isVisible() and f"n > {valid[-1]}" in view.items.no_tp_text.toPlainText()
+    assert 10 ** view.items.no_tp.span[0] == pytest.approx(valid[-1] + 0.5)
+
+    # and on screen: a ring's centre shows the background, the bare t_step line between degrees is ink
+    qtbot.wait(50)
+    img = view.latency_widget.grab().toImage()
+    vb = view.plot1.getViewBox()
+    s = view.sweep()
+
+    def pixel(n):
+        from PySide6.QtCore import QPointF
+
+        pt = view.latency_widget.mapFromScene(vb.mapViewToScene(QPointF(math.log10(n),
+                                                                         math.log10(s["t_step"][n - 1] * 1e3))))
+        return img.pixelColor(pt.x() + 3, pt.y()).lightness()  # beside the centre: x grid lines cross it
+
+    bg, ink = 255, 17  # theme's default palette: background #FFFFFF, text #111111
+    best = view.best_n()
+    for n in valid:
+        if n != best:
+            assert abs(pixel(n) - bg) < 40, n
+    between = [n for n in range(2, valid[-1]) if n not in valid and min(abs(math.log2(n / v)) for v in valid) > 0.3]
+    assert between
+    for n in between:
+        assert abs(pixel(n) - ink) < 60, n
+
+
+def test_csv_has_fits_in_hbm_and_tp_degree_columns(view, tmp_path):
+    import csv
+
+    view.set_params(model="llama3-70b", chip="h100", batch=32, ctx=8192)
+    path = tmp_path / "latency.csv"
+    assert view.export_csv(str(path), "latency")
+    rows = list(csv.DictReader(path.open()))
+    assert list(rows[0])[5:] == ["bound", "fits_hbm", "tp_degree"]
+    s = engine()
+    fits = s["mem_per_chip"] <= 80e9  # H100 SXM: 80 GB of HBM3 (NVIDIA's datasheet)
+    valid = set(megatron_degrees(MODELS["llama3-70b"], 1024))
+    assert [r["fits_hbm"] for r in rows] == ["true" if f else "false" for f in fits]
+    assert [r["tp_degree"] for r in rows] == ["true" if int(r["n"]) in valid else "false" for r in rows]
+    assert rows[0]["fits_hbm"] == "false" and rows[7]["fits_hbm"] == "true"  # 70B at bf16 needs > 1 chip
+
+
+def test_exported_png_carries_the_headline(view, tmp_path):
+    view.set_params(model="llama3.1-405b", chip="h100", batch=32, ctx=1_000_000)
+    path = tmp_path / "latency.png"
+    assert view.export_png(str(path), "latency")
+    img = QImage(str(path))
+    ci = view.latency_widget.ci
+    assert (img.width(), img.height()) == (round(ci.boundingRect().width()), round(ci.boundingRect().height()))
+    # the title's rectangle, in the exported picture, holds ink as wide as the headline's text
+    r = view.title1.mapRectToItem(ci, view.title1.boundingRect()).toAlignedRect()
+    assert r.top() >= 0 and r.bottom() < img.height()
+    cols = [x for x in range(r.left(), min(r.right(), img.width() - 1))
+            if any(img.pixelColor(x, y).lightness() < 100 for y in range(r.top(), r.bottom()))]
+    assert cols, "no text in the title's rectangle"
+    headline = view.title1.text
+    assert "Llama-3.1 405B" in headline and "H100" in headline and "batch 32" in headline
+    assert "1,000,000" in headline and f"best n = {view.best_n()}" in headline
+    doc = view.title1.item.document()  # the laid-out headline: its text's width, without the margins
+    width = doc.idealWidth() - 2 * doc.documentMargin()
+    assert cols[-1] - cols[0] == pytest.approx(width, rel=0.05)
+
+
+def _svg_points(el):
+    import re
+
+    pts = []
+    for d in (el.get("d"), el.get("points")):
+        if d:
+            nums = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", d)]
+            pts += list(zip(nums[0::2], nums[1::2]))
+    return pts
+
+
+@pytest.mark.parametrize("kw", [dict(model="llama3.1-405b", ctx=1_000_000), {}])
+def test_svg_veils_and_band_stay_inside_the_plot_area(view, tmp_path, kw):
+    import xml.etree.ElementTree as ET
+
+    view.set_params(**kw)
+    path = tmp_path / "latency.svg"
+    assert view.export_svg(str(path), "latency")
+    root = ET.parse(path).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    clip = next(c for c in root.iter(ns + "clipPath") if c.get("id", "").startswith("ViewBox"))
+    cx, cy = zip(*_svg_points(next(clip.iter(ns + "path"))))
+    x0, x1, y0, y1 = min(cx), max(cx), min(cy), max(cy)
+    checked = 0
+    for g in root.iter(ns + "g"):
+        if g.get("id", "").startswith(("XSpan", "BoundBand", "LinearRegionItem")):
+            for el in g.iter():
+                assert el.tag != ns + "rect", "a rectangle would carry an untransformed size"
+                for x, y in _svg_points(el):
+                    assert x0 - 1.5 <= x <= x1 + 1.5 and y0 - 1.5 <= y <= y1 + 1.5, (g.get("id"), x, y)
+                    checked += 1
+    assert checked > 100  # the band's outline and both veils were there to check
+    text = path.read_text(encoding="utf-8")
+    assert f"best n = {view.best_n()}" in text  # the headline travels with the SVG

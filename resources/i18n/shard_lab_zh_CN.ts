@@ -254,6 +254,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>measured</source>
             <translation>实测</translation>
         </message>
+        <message>
+            <source>it is larger than %1 MiB; nccl-tests output is far smaller</source>
+            <translation>它大于 %1 MiB；nccl-tests 的输出要小得多</translation>
+        </message>
     </context>
     <context>
         <name>Classroom</name>
@@ -469,6 +473,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>Exported %1 (%2 frames)</source>
             <translation>已导出 %1（%2 帧）</translation>
         </message>
+        <message>
+            <source>The last session's scenario could not be restored.</source>
+            <translation>上次会话的场景无法恢复。</translation>
+        </message>
     </context>
     <context>
         <name>ControlPanel</name>
@@ -543,6 +551,14 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>S became {S} so that it splits into {n} equal chunks.</source>
             <translation>S 已调整为 {S}，以便均分成 {n} 块。</translation>
+        </message>
+        <message>
+            <source>Devices: a whole number from 1 to {max}</source>
+            <translation>设备数：1 到 {max} 之间的整数</translation>
+        </message>
+        <message>
+            <source>n must be a whole number from 1 to {max}; {v} is outside that range.</source>
+            <translation>n 必须是 1 到 {max} 之间的整数；{v} 超出了这个范围。</translation>
         </message>
     </context>
     <context>
@@ -870,6 +886,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>max |C − A·B| over every GPU = {e:.1e}</source>
             <translation>所有 GPU 上 max |C − A·B| = {e:.1e}</translation>
         </message>
+        <message>
+            <source>Make your prediction first: what this step sends, and to whom, is shown once you have answered (or skipped) in the panel “Predict, then reveal”.</source>
+            <translation>请先做出预测：这一步发送什么、发给谁，在你于“先预测，再揭晓”面板中作答（或跳过）之后才会显示。</translation>
+        </message>
     </context>
     <context>
         <name>Export</name>
@@ -914,12 +934,43 @@ This scenario has no stand-alone collective to show.</source>
             <translation>已取消导出。</translation>
         </message>
         <message>
-            <source>GIF export needs the imageio package (pip install "shard-lab[export]").</source>
-            <translation>导出 GIF 需要 imageio 包（pip install "shard-lab[export]"）。</translation>
-        </message>
-        <message>
             <source>MP4 export needs the imageio-ffmpeg package (pip install "shard-lab[export]").</source>
             <translation>导出 MP4 需要 imageio-ffmpeg 包（pip install "shard-lab[export]"）。</translation>
+        </message>
+        <message>
+            <source>GIF export needs the Pillow package (pip install "shard-lab[export]").</source>
+            <translation>导出 GIF 需要 Pillow 包（pip install "shard-lab[export]"）。</translation>
+        </message>
+    </context>
+    <context>
+        <name>Files</name>
+        <message>
+            <source>%1 belongs to the system (/proc, /sys, /dev), not a file to open.</source>
+            <translation>%1 属于系统（/proc、/sys、/dev），不是可以打开的文件。</translation>
+        </message>
+        <message>
+            <source>%1 does not read like a file (it waits for data): choose a file.</source>
+            <translation>%1 读起来不像文件（它在等待数据）：请选择一个文件。</translation>
+        </message>
+        <message>
+            <source>%1 is in a system folder (/proc, /sys, /dev): choose another folder.</source>
+            <translation>%1 位于系统文件夹（/proc、/sys、/dev）中：请选择其他文件夹。</translation>
+        </message>
+        <message>
+            <source>%1 is not a regular file (a device or pipe): choose another name.</source>
+            <translation>%1 不是普通文件（而是设备或管道）：请换一个名字。</translation>
+        </message>
+        <message>
+            <source>%1 is not a regular file (a folder, device or pipe): choose a file.</source>
+            <translation>%1 不是普通文件（而是文件夹、设备或管道）：请选择一个文件。</translation>
+        </message>
+        <message>
+            <source>Cannot read %1: %2.</source>
+            <translation>无法读取 %1：%2。</translation>
+        </message>
+        <message>
+            <source>Cannot write %1: %2.</source>
+            <translation>无法写入 %1：%2。</translation>
         </message>
     </context>
     <context>
@@ -1096,14 +1147,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>每个解码步的时间（ms）</translation>
         </message>
         <message>
-            <source>Roofline: a lower bound on a real step</source>
-            <translation>Roofline：真实一步耗时的下界</translation>
-        </message>
-        <message>
-            <source>One decode step. Roofline: a lower bound on a real step</source>
-            <translation>一个解码步。Roofline：真实一步耗时的下界</translation>
-        </message>
-        <message>
             <source>per layer (µs)</source>
             <translation>每层（µs）</translation>
         </message>
@@ -1204,10 +1247,6 @@ Source: {src}</source>
 （已发表：{pub:.1f} ms）</translation>
         </message>
         <message>
-            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms/token</source>
-            <translation>{model} 运行于 {chip}，batch {b}，ctx {ctx}：最佳 n = {n} → 每 token {ms:.1f} ms</translation>
-        </message>
-        <message>
             <source>{bound} up to n = {n}</source>
             <translation>直到 n = {n} 为{bound}</translation>
         </message>
@@ -1244,6 +1283,46 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>Export</source>
             <translation>导出</translation>
+        </message>
+        <message>
+            <source>n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step</source>
+            <translation>n = {n}：可用的张量并行度（每个设备 {h} 个头），每步 {ms:.1f} ms</translation>
+        </message>
+        <message>
+            <source>no TP split beyond n = {n}</source>
+            <translation>n &gt; {n} 无法张量并行切分</translation>
+        </message>
+        <message>
+            <source>n &gt; {n}: no tensor-parallel split ({H} query heads)</source>
+            <translation>n &gt; {n}：无法张量并行切分（{H} 个查询头）</translation>
+        </message>
+        <message>
+            <source> · not a tensor-parallel degree</source>
+            <translation> · 不是可用的张量并行度</translation>
+        </message>
+        <message>
+            <source>TP degree</source>
+            <translation>张量并行度</translation>
+        </message>
+        <message>
+            <source>n = {ns} are the tensor-parallel degrees</source>
+            <translation>可用的张量并行度：n = {ns}</translation>
+        </message>
+        <message>
+            <source>tensor-parallel degree (n splits the heads evenly)</source>
+            <translation>张量并行度（n 能均分注意力头）</translation>
+        </message>
+        <message>
+            <source>{bound} at every tensor-parallel degree</source>
+            <translation>在所有张量并行度下均为{bound}</translation>
+        </message>
+        <message>
+            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms per step (roofline)</source>
+            <translation>{model}，{chip}，批大小 {b}，上下文 {ctx}：最佳 n = {n} → 每步 {ms:.1f} ms（屋顶线）</translation>
+        </message>
+        <message>
+            <source>{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms</source>
+            <translation>{model} · {chip} · 批 {b} · 上下文 {ctx}：最佳 n = {n}，{ms:.1f} ms</translation>
         </message>
     </context>
     <context>
@@ -1677,6 +1756,13 @@ Ctrl+Shift+S  保存截图</translation>
         </message>
     </context>
     <context>
+        <name>QAbstractFileIconProvider</name>
+        <message>
+            <source>Folder</source>
+            <translation>文件夹</translation>
+        </message>
+    </context>
+    <context>
         <name>RingView</name>
         <message>
             <source>Devices around the switch. Click a device to select it.</source>
@@ -1782,6 +1868,10 @@ Ctrl+Shift+S  保存截图</translation>
             <source>Step {k} of {K} ({state})</source>
             <translation>第 {k} / {K} 步（{state}）</translation>
         </message>
+        <message>
+            <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
+            <translation>{what} · {n} 块 GPU · all-reduce {S}，all-gather {G} · {link}</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -1873,6 +1963,30 @@ Ctrl+Shift+S  保存截图</translation>
             <source>%1 is not a scenario file: it is not UTF-8 text.</source>
             <translation>%1 不是场景文件：它不是 UTF-8 文本。</translation>
         </message>
+        <message>
+            <source>"link_spec" must be an object with exactly "name", "alpha" and "bw".</source>
+            <translation>"link_spec" 必须是恰好包含 "name"、"alpha" 和 "bw" 的对象。</translation>
+        </message>
+        <message>
+            <source>"link_spec.name" must be a short text.</source>
+            <translation>"link_spec.name" 必须是一段简短的文字。</translation>
+        </message>
+        <message>
+            <source>"link_spec.alpha" must be seconds per message from 0 to %1, not %2.</source>
+            <translation>"link_spec.alpha" 必须是每条消息 0 到 %1 秒，而不是 %2。</translation>
+        </message>
+        <message>
+            <source>"link_spec.bw" must be a positive number of bytes per second, not %1.</source>
+            <translation>"link_spec.bw" 必须是正的每秒字节数，而不是 %1。</translation>
+        </message>
+        <message>
+            <source>"link" must be a short name (letters, digits, - _ .), not %1.</source>
+            <translation>"link" 必须是简短的名字（字母、数字、- _ .），而不是 %1。</translation>
+        </message>
+        <message>
+            <source>This is not a scenario file: its JSON is nested far too deeply.</source>
+            <translation>这不是场景文件：它的 JSON 嵌套层数太深。</translation>
+        </message>
     </context>
     <context>
         <name>TimelineView</name>
@@ -1895,6 +2009,14 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>switch</source>
             <translation>交换机</translation>
+        </message>
+        <message>
+            <source>n = 1: one GPU holds everything, nothing is sent.</source>
+            <translation>n = 1：一块 GPU 持有全部数据，没有任何发送。</translation>
+        </message>
+        <message>
+            <source>No communication in this scenario: nothing is sent.</source>
+            <translation>此场景没有通信：没有任何发送。</translation>
         </message>
     </context>
     <context>

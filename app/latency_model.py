@@ -1,0 +1,158 @@
+"""
+The arithmetic behind the decode-latency tab, without Qt: its parameters, their checks, the
+engine's sweeps at those parameters, and the small number formats the plot's texts use.
+app/latency_view.py draws what this returns.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from simcore import cost_model
+from simcore.comm_sim import LINKS
+from simcore.hw_specs import CHIPS
+from simcore.llm_math import MODELS
+
+TERMS = ("t_math", "t_mem", "t_comm", "t_step")
+BOUNDS = ("math", "memory", "comm")
+FFN_VARIANTS = ("1d", "2d", "gathered")
+PLOTS = ("latency", "ffn")
+BYTE_CHOICES = (("bf16 / fp16", 2.0), ("fp8 / int8", 1.0), ("int4", 0.5), ("fp32", 4.0))
+N_MAX_CHOICES = (1024, 2048, 4096)
+MAX_N = 4096
+DEFAULTS = {"model": "llama3-70b", "chip": "h100", "link": "", "batch": 32, "ctx": 8192, "w_bytes": 2.0,
+            "kv_bytes": 2.0, "act_bytes": 2.0, "algo": "ring", "n_max": 1024}
+# Okabe–Ito indices of theme.palette().device_colors: blue, orange, reddish purple
+TERM_COLOR = {"t_math": 4, "t_mem": 0, "t_comm": 6}
+BOUND_TERM = {"math": "t_math", "memory": "t_mem", "comm": "t_comm"}
+FFN_COLOR = {"1d": 4, "2d": 2, "gathered": 5}
+
+
+# ---------------------------------------------------------------------------------------
+# The engine's sweeps at the view's parameters
+# ---------------------------------------------------------------------------------------
+def check_params(p: dict) -> dict:
+    """The parameters with defaults filled in; ValueError with one sentence if one is impossible."""
+    unknown = set(p) - set(DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown latency parameter(s): {', '.join(sorted(unknown))}")
+    p = {**DEFAULTS, **p}
+    for key, table in (("model", MODELS), ("chip", CHIPS)):
+        if p[key] not in table:
+            raise ValueError(f"unknown {key} {p[key]!r}; choose one of {', '.join(table)}")
+    if p["link"] and p["link"] not in LINKS:
+        raise ValueError(f"unknown link {p['link']!r}; choose one of {', '.join(LINKS)}")
+    if not (isinstance(p["n_max"], (int, np.integer)) and 2 <= p["n_max"] <= MAX_N):
+        raise ValueError(f"the largest n must be a whole number from 2 to {MAX_N}, got {p['n_max']!r}")
+    for key in ("batch", "ctx"):
+        if not (isinstance(p[key], (int, np.integer)) and not isinstance(p[key], bool)):
+            raise ValueError(f"{key} must be a whole number, got {p[key]!r}")
+    return p
+
+
+def link_of(p: dict):
+    """The comm_sim.LinkSpec the sweep uses: the chosen one, or the chip's own."""
+    return LINKS[p["link"] or CHIPS[p["chip"]].link]
+
+
+def latency_sweep(p: dict) -> dict:
+    """decode_sweep over every integer n in 1..n_max (arrays in seconds and bytes, see cost_model)."""
+    p = check_params(p)
+    ns = np.arange(1, p["n_max"] + 1)
+    return cost_model.decode_sweep(MODELS[p["model"]], CHIPS[p["chip"]], link_of(p), ns, p["batch"], p["ctx"],
+                                   w_bytes=p["w_bytes"], kv_bytes=p["kv_bytes"], act_bytes=p["act_bytes"],
+                                   algo=p["algo"])
+
+
+def ffn_sweep(p: dict) -> dict:
+    """
+    Pope et al.'s FFN communication per layer (seconds) for n = 1..n_max: tokens = batch (one new
+    token per sequence), E = d_model, F = d_ff, the link's bandwidth, act_bytes per element.
+    """
+    p = check_params(p)
+    m = MODELS[p["model"]]
+    bw = link_of(p).bw
+    ns = np.arange(1, p["n_max"] + 1)
+    out = {"n": ns}
+    for v in FFN_VARIANTS:
+        t = [cost_model.pope_ffn_comm(v, p["batch"], m.d_model, m.d_ff, int(n), bw, p["act_bytes"]) for n in ns]
+        out[v] = np.array([x[0] if isinstance(x, tuple) else x for x in t], dtype=float)
+    return out
+
+
+@lru_cache(maxsize=64)
+def valid_degrees(model: str, n_max: int) -> tuple:
+    """The tensor-parallel degrees n <= n_max of MODELS[model] (cost_model.valid_tp_degrees), cached."""
+    return tuple(int(n) for n in cost_model.valid_tp_degrees(MODELS[model], n_max))
+
+
+def fits_hbm(p: dict, sweep) -> np.ndarray:
+    """Per n of the sweep: do one chip's weights + KV cache fit in its HBM?"""
+    return sweep["mem_per_chip"] <= CHIPS[p["chip"]].hbm_bytes
+
+
+def matching_refs(p: dict) -> list:
+    """[(ref, our seconds at its setting)] of the published points for p's model and chip within n_max."""
+    return [(ref, cost_model.reference_estimate(ref, algo=p["algo"])[0]) for ref in cost_model.REFERENCE_POINTS
+            if ref.model == p["model"] and ref.chip == p["chip"] and ref.n <= p["n_max"]]
+
+
+def first_n(ns, mask):
+    """The first n where mask holds, or None."""
+    idx = np.flatnonzero(mask)
+    return int(ns[idx[0]]) if idx.size else None
+
+
+def ranges_of(bound) -> list[tuple[int, int, str]]:
+    """Contiguous runs of equal `bound`: [(first index, last index, bound), ...]."""
+    b = np.asarray(bound)
+    cuts = np.flatnonzero(b[1:] != b[:-1]) + 1
+    starts = np.concatenate([[0], cuts])
+    ends = np.concatenate([cuts - 1, [b.size - 1]])
+    return [(int(i), int(j), str(b[i])) for i, j in zip(starts, ends)]
+
+
+def decades(values) -> tuple[float, float]:
+    """A y range in log10 units covering the positive values, on whole decades."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    lo, hi = math.floor(math.log10(v.min())), math.ceil(math.log10(v.max()))
+    return float(lo), float(max(hi, lo + 1))
+
+
+def sentence(e: Exception) -> str:
+    s = str(e).strip()
+    s = s[:1].upper() + s[1:]
+    return s if s.endswith(".") else s + "."
+
+
+def num(v: float) -> str:
+    """Three significant figures, no exponent for the ranges the plot shows."""
+    if v == 0:
+        return "0"
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    return f"{v:.3g}" if abs(v) >= 0.001 else f"{v:.2e}"
+
+
+def decade_label(d: int) -> str:
+    v = 10.0 ** d
+    return f"{v:g}" if -4 <= d <= 5 else f"1e{d}"
+
+
+def overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def fmt_capacity(b: float) -> str:
+    """HBM as its datasheet states it: 32 GiB (TPU v4) or 80 GB."""
+    gib = b / 2**30
+    return f"{gib:g} GiB" if gib == int(gib) else f"{b / 1e9:g} GB"
+
+
+def short_source(ref) -> str:
+    src = ref.source.split(",")[0].strip().strip('"')
+    return src if len(src) <= 28 else src[:26] + "…"
