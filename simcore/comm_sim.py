@@ -74,7 +74,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .trace import ALL, SWITCH, Collective, Initial, Trace, chunk_bounds, who_block, who_everyone
+from .trace import ALL, SWITCH, Collective, Compute, Initial, Trace, chunk_bounds, who_block, who_everyone
 
 
 # ---------------------------------------------------------------------------------------
@@ -338,8 +338,9 @@ class Comm:
         self._route_cache: dict = {}
 
     # -- recording ------------------------------------------------------------------------
-    def _begin(self, op, algo, label, n_chunks, nbytes, initial):
-        """initial: an Initial, or per device a dict {chunk: contributors} it holds before."""
+    def _begin(self, op, algo, label, n_chunks, nbytes, initial, t0=None):
+        """initial: an Initial, or per device a dict {chunk: contributors} it holds before;
+        t0: when it starts (default: when the first device is ready)."""
         reg = ALGORITHMS.get(op, {})
         if algo in reg and self.n > 1:  # room for all its messages at once: no copying while it runs
             self.trace.reserve(int(reg[algo].message_count(self.n)))
@@ -349,7 +350,7 @@ class Comm:
         if not isinstance(initial, Initial):
             initial = tuple(tuple(sorted(h.items())) for h in initial)
         self._meta = (n_chunks, float(nbytes) * self.byte_scale, initial)
-        self._t0 = min(self.ready)
+        self._t0 = min(self.ready) if t0 is None else float(t0)
         # a message the topology cannot carry (ValueError from route) leaves the Comm as it was
         # before the collective: its messages so far are taken back, its ports restored
         self._ports_before = (self._send_free.copy(), self._recv_free.copy())
@@ -462,6 +463,30 @@ class Comm:
             self._recv_free[rp[hr]] = np.broadcast_to(free, (m,))[hr]
         return start, start + plan.alpha + busy
 
+    # -- compute on the same clock ----------------------------------------------------------
+    def compute(self, device, label, flops, nbytes, chip, prec="bf16", after=0.0, layer=-1, kind=""):
+        """
+        Run one op on `device`: `flops` FLOPs touching `nbytes` bytes of HBM, timed by its own
+        roofline on `chip` (hw_specs.Chip): max(flops / chip.peak_flops(prec), nbytes / chip.mem_bw).
+
+        It starts when the device is free — its previous op is done and the collective it
+        depends on has delivered (both are `ready[device]`) — and not before `after`. The next
+        collective waits for it (it moves `ready[device]`). Records a trace.Compute; returns
+        its end time (seconds). Communication runs on the ports, so ops and messages overlap.
+        """
+        if not 0 <= device < self.n:
+            raise ValueError(f"device {device} does not exist (devices 0..{self.n - 1})")
+        if not (flops >= 0 and nbytes >= 0 and math.isfinite(flops) and math.isfinite(nbytes)):
+            raise ValueError(f"an op needs finite FLOPs and bytes >= 0, got {flops!r}, {nbytes!r}")
+        t_math, t_mem = flops / chip.peak_flops(prec), nbytes / chip.mem_bw
+        start = max(self.ready[device], after)
+        end = start + max(t_math, t_mem)
+        bound = "" if t_math == t_mem == 0 else ("math" if t_math > t_mem else "memory")
+        self.trace.computes.append(Compute(device, label, float(flops), float(nbytes), start, end, layer, kind, bound))
+        self.ready[device] = end
+        self.time = max(self.time, end)
+        return end
+
     def _plan(self, src, dst) -> _Plan:
         """The routes of messages src -> dst (arrays), ready to be timed by _port_times."""
         src = np.asarray(src, dtype=np.int64)
@@ -549,26 +574,32 @@ def _move(bufs, bounds, src, dst, chunks, add):
 
 def _ring_reduce_scatter(comm, bufs, bounds, ready, step0=0, phase="reduce-scatter"):
     """
-    n−1 steps on the rows of `bufs` (n, L) in place, every device starting with all its own
-    partials at time ready[d]. At step k device d sends chunk (d−k) mod n, the sum of devices
-    d−k … d (a ring arc), to d+1, which adds it. Afterwards device d holds chunk (d+1) mod n
-    complete. Returns when that chunk is complete on every device (seconds, per device).
+    n−1 steps on the rows of `bufs` (n, L) in place. ready[d]: when device d's partials exist
+    (all of them); or ready[d, c]: when its partial of chunk c exists (a matmul computed chunk
+    by chunk, the collective matmul). At step k device d sends chunk (d−k) mod n, the sum of
+    devices d−k … d (a ring arc), to d+1, which adds it: it starts once its own partial of that
+    chunk exists, what it forwards has arrived and both ports are free. Afterwards device d
+    holds chunk (d+1) mod n complete. Returns when that chunk is complete on every device
+    (seconds, per device).
     """
     n = comm.n
     d, steps = np.arange(n), np.arange(n - 1)
     plan = comm._plan(d, (d + 1) % n)  # the same ports every step
     chunk = ring_rs_chunk(d[None, :], steps[:, None], n)  # [step, device]
+    ready = np.asarray(ready, dtype=float)
+    per_chunk = ready.ndim == 2
     b = (bounds[chunk + 1] - bounds[chunk]) * bufs.itemsize * comm.byte_scale
     start, end = np.empty(b.shape), np.empty(b.shape)
     prev = (d - 1) % n
     got = np.full(n, -np.inf)  # when device d received its last chunk
     for k in steps:  # a step needs the chunk received in the step before
-        start[k], end[k] = comm._port_times(plan, b[k], np.maximum(ready, got))
+        own = ready[d, chunk[k]] if per_chunk else ready
+        start[k], end[k] = comm._port_times(plan, b[k], np.maximum(own, got))
         got = end[k][prev]
     comm._record(step0 + steps[:, None], d, (d + 1) % n, chunk, b, start, end,
                  (chunk, steps[:, None] + 1, n, n), phase, True)
     _ring_sums(bufs, bounds, n)  # the bytes really move, and are added
-    return np.maximum(ready, got)
+    return np.maximum(ready[d, (d + 1) % n] if per_chunk else ready, got)
 
 
 def _ring_sums(bufs, bounds, n):
@@ -672,6 +703,27 @@ def _direct_all_gather(comm, bufs, bounds, ready, first, who, step0=0, phase="on
         _move(bufs, bounds, d, dst, c, add=False)
 
 
+def _ring_ready(comm, chunk_ready):
+    """
+    When each device's partials exist, for _ring_reduce_scatter: comm.ready per device, or
+    chunk_ready[d][c] per device and chunk when given. The collective then starts with the
+    first chunk (its min is _begin's t0): the chunks computed first go out while the last are
+    still being computed.
+    """
+    n = comm.n
+    if chunk_ready is None:
+        return np.array(comm.ready)
+    try:
+        ready = np.array(chunk_ready, dtype=float)
+    except (TypeError, ValueError):
+        ready = None
+    if ready is None or ready.shape != (n, n):
+        raise ValueError(f"chunk_ready must give {n} times for each of the {n} devices")
+    if not np.isfinite(ready).all():
+        raise ValueError("chunk_ready must hold finite times (seconds)")
+    return ready
+
+
 def _check_arrays(arrays, n, what):
     if len(arrays) != n:
         raise ValueError(f"{what}: got {len(arrays)} arrays for {n} devices")
@@ -751,19 +803,23 @@ def allgather_direct(comm, chunks, owner, label=""):
     return [bufs[d] for d in range(n)]
 
 
-def reduce_scatter_ring(comm, arrays, label=""):
+def reduce_scatter_ring(comm, arrays, label="", chunk_ready=None):
     """
     Ring reduce-scatter. arrays[d]: device d's 1-D partial array, length divisible by n.
     Returns (pieces, owner): after n−1 steps device r holds pieces[r], the full sum of chunk
     owner[r] = (r+1) mod n (length L/n).
+    chunk_ready[d][c] (optional, seconds): when device d's partial of chunk c exists (a matmul
+    computed chunk by chunk, the collective matmul); it replaces comm.ready for this call.
 
     At step k device d adds what it received to its own partial and passes chunk (d−k) mod n on.
     Time: (n−1)·(α + S/(n·β)), S = bytes of one input array (Thakur, Rabenseifner & Gropp 2005).
     """
     n = comm.n
     bufs, bounds = _scatter_inputs(comm, arrays, "reduce-scatter")
-    comm._begin("reduce-scatter", "ring", label, n, bufs[0].nbytes, Initial.own_all(n, n))
-    _ring_reduce_scatter(comm, bufs, bounds, np.array(comm.ready))
+    ready = _ring_ready(comm, chunk_ready)
+    comm._begin("reduce-scatter", "ring", label, n, bufs[0].nbytes, Initial.own_all(n, n),
+                t0=None if chunk_ready is None else ready.min())
+    _ring_reduce_scatter(comm, bufs, bounds, ready)
     comm._end()
     owner = {r: (r + 1) % n for r in range(n)}
     pieces = [bufs[r, bounds[owner[r]]:bounds[owner[r] + 1]].copy() for r in range(n)]
@@ -789,21 +845,25 @@ def reduce_scatter_direct(comm, arrays, label=""):
 # ---------------------------------------------------------------------------------------
 # All-reduce algorithms: fn(comm, arrays, label="") -> list of summed arrays (1-D)
 # ---------------------------------------------------------------------------------------
-def allreduce_ring(comm, arrays, label=""):
+def allreduce_ring(comm, arrays, label="", chunk_ready=None):
     """
     Ring all-reduce = ring reduce-scatter, then ring all-gather of the reduced chunks.
     2(n−1) steps; each step every device sends one chunk of ≈S/n bytes to (d+1) mod n and the
     next step needs the chunk just received. Time: 2(n−1)·(α + S/(n·β)) (Thakur, Rabenseifner
     & Gropp 2005; NCCL's ring). Bandwidth-optimal; its latency grows linearly in n.
     Any length works: chunks follow np.array_split (the formula is exact when n divides it).
+    chunk_ready[d][c] (optional): when device d's partial of chunk c exists, as in
+    reduce_scatter_ring.
     """
     n = comm.n
     _check_arrays(arrays, n, "all-reduce")
     bufs = _stack(arrays)
     bounds = _bounds(bufs.shape[1], n)
-    comm._begin("all-reduce", "ring", label, n, bufs[0].nbytes, Initial.own_all(n, n))
+    ready = _ring_ready(comm, chunk_ready)
+    comm._begin("all-reduce", "ring", label, n, bufs[0].nbytes, Initial.own_all(n, n),
+                t0=None if chunk_ready is None else ready.min())
     if n > 1:
-        have = _ring_reduce_scatter(comm, bufs, bounds, np.array(comm.ready))
+        have = _ring_reduce_scatter(comm, bufs, bounds, ready)
         first = (np.arange(n) + 1) % n  # device d now holds chunk d+1 complete
         _ring_all_gather(comm, bufs, bounds, have, first, who_everyone(n), step0=n - 1)
     comm._end()

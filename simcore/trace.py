@@ -11,6 +11,8 @@ Records
                 sent at t_start and landed at t_end (seconds).
     Collective  one call of a collective (an all-reduce is one collective; its
                 reduce-scatter and all-gather phases are steps of it).
+    Compute     one op a device ran (a matmul, attention over the KV cache, a norm) with its
+                FLOPs and HBM bytes, on the same clock as the messages (Comm.compute).
 
 Device id SWITCH (-1) is the switch itself (in-network reduction sends to it and from it).
 
@@ -44,7 +46,7 @@ from typing import NamedTuple
 import numpy as np
 
 SCHEMA = "shard-lab-trace"
-SCHEMA_VERSION = 2  # 2: columnar messages; version 1 files (one row per message) are still read
+SCHEMA_VERSION = 2  # 2: columnar messages (and computes); version 1 files (one row per message) are still read
 SWITCH = -1  # the switch as a message endpoint (in-network reduction)
 ALL = -1  # chunk index meaning "the whole buffer"
 
@@ -230,6 +232,18 @@ class Collective(NamedTuple):
     initial: tuple  # per device: tuple of (chunk, contributors) held before step 0 (see Initial)
 
 
+class Compute(NamedTuple):
+    device: int
+    label: str  # e.g. "qkv", "attention", "attn out 3/8"
+    flops: float
+    nbytes: float  # HBM bytes read and written
+    t_start: float  # seconds
+    t_end: float  # seconds: t_start + max(flops / peak, nbytes / HBM bandwidth)
+    layer: int = -1  # transformer layer, -1 outside the layers (final norm, lm head)
+    kind: str = ""  # "matmul" | "attention" | "norm" | ...
+    bound: str = ""  # "math" or "memory": which term of the op's roofline set its time
+
+
 class Initial(Sequence):
     """
     What every device holds before a collective, without a set per (device, chunk):
@@ -366,8 +380,8 @@ class Trace:
     Append-only during simulation; read-only for everyone else.
 
     Reading: `messages` (a sequence of Message), `collectives` (a list of Collective),
-    `computes` (records with .device .label .flops .nbytes .t_start .t_end, filled by whoever
-    times computation; exported on each device's "compute" track), `column(name)` (one
+    `computes` (a list of Compute: .device .label .flops .nbytes .t_start .t_end, filled by
+    Comm.compute; a few thousand per step, so a plain list), `column(name)` (one
     column of every message as a read-only numpy array), `holdings`, `in_flight`, `step_times`.
     Writing: `add_message` (one message), `add_messages` (a whole step as arrays).
     """
@@ -384,7 +398,7 @@ class Trace:
         self._encoded: dict = {}  # a few recently encoded sets -> (n, descriptor)
         self._messages_view = MessageList(self)
         self.collectives: list[Collective] = []
-        self.computes: list = []
+        self.computes: list[Compute] = []  # empty unless the caller timed compute (Comm.compute)
         self._step_times: dict[int, list] = {}  # a collective is recorded once complete: safe to memoise
         self._blocks: dict[int, list] = {}  # a few blocks of built Message records (see _message)
 
@@ -590,13 +604,15 @@ class Trace:
 
     def __eq__(self, other):
         return (isinstance(other, Trace) and self.collectives == other.collectives
-                and self._messages_equal(other))
+                and self.computes == other.computes and self._messages_equal(other))
 
     __hash__ = None
 
     @property
     def t_end(self) -> float:
-        return max((c.t_end for c in self.collectives), default=0.0)
+        """When the last collective or op ends (seconds)."""
+        return max(max((c.t_end for c in self.collectives), default=0.0),
+                   max((c.t_end for c in self.computes), default=0.0))
 
     def messages_of(self, coll_id: int) -> list[Message]:
         c = self.collectives[coll_id]
@@ -685,7 +701,10 @@ class Trace:
                 for lo in range(0, self._len, 65536):
                     f.write(("," if lo else "") + ",".join(map(conv, col[lo:lo + 65536].tolist())))
                 f.write("]")
-            f.write('},\n"explicit": [' + ",".join(map(str, self._explicit)) + "]}\n")
+            f.write('},\n"explicit": [' + ",".join(map(str, self._explicit)) + "],\n"
+                    f'"compute_fields": {json.dumps(Compute._fields)},\n"computes": [')
+            f.write(",\n".join(json.dumps(_compute_to_list(c)) for c in self.computes))
+            f.write("]}\n")
 
     @classmethod
     def from_json(cls, text: str) -> Trace:
@@ -720,6 +739,7 @@ class Trace:
                 tr._read_columns(data)
             tr._flush()
             tr.collectives = [_coll_from_dict(c) for c in data["collectives"]]
+            tr.computes = [_compute_from_list(row) for row in data.get("computes", [])]  # none before issue 16
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
             raise ValueError(f"corrupt trace file: {e}") from None
         return tr
@@ -755,11 +775,13 @@ class Trace:
         """
         Chrome trace-event JSON (Perfetto, chrome://tracing) to a path or text file object
         (gzipped when a path ends in .gz), written in blocks. One process per device with the
-        tracks of CHROME_TRACKS; each message is a send slice on the sender's "send" track and
-        a recv slice on the receiver's "recv" track, named after its chunk (flows=True joins
-        them by an arrow: about 80 more bytes a message); each collective is
-        a span on every taking-part device's "collective" track; each compute record a slice on
-        its device's "compute" track. Times in µs; names and metadata once per track.
+        tracks of CHROME_TRACKS; each message is a slice on the sender's "send port" track and
+        one on the receiver's "recv port" track (category "comm", as a profiler files NCCL
+        kernels), named after its chunk (flows=True joins them by an arrow: about 80 more bytes
+        a message); each collective is a span on every taking-part device's "collective" track;
+        each Compute record a slice on its device's "compute" track (category "compute", named
+        "L<layer> <label>", shown above the ports as a profiler shows its streams). Times in µs;
+        names and metadata once per track.
         """
         self._flush()
         with _open_bytes(dest) as write:
@@ -792,6 +814,9 @@ class Trace:
             meta.append(f'{{"ph":"M","name":"process_sort_index","pid":{pid},"args":{{"sort_index":{pid}}}}}')
             for tid, tname in CHROME_TRACKS:
                 meta.append(f'{{"ph":"M","name":"thread_name","pid":{pid},"tid":{tid},"args":{{"name":"{tname}"}}}}')
+                order = -1 if tid == COMPUTE_TID else tid  # compute above the ports
+                meta.append(f'{{"ph":"M","name":"thread_sort_index","pid":{pid},"tid":{tid},'
+                            f'"args":{{"sort_index":{order}}}}}')
         yield ",\n".join(meta).encode()
         yield from self._chrome_collectives()
         yield from self._chrome_messages(flows)
@@ -824,13 +849,19 @@ class Trace:
                 yield _FLOW_S.render([ids, ps, ts])
                 yield _FLOW_F.render([ids, pd, ts])
 
-    def _chrome_computes(self):
-        out = []
-        for c in self.computes:
-            out.append(f'{{"ph":"X","cat":"compute","name":{json.dumps(str(c.label))},"pid":{_pid(int(c.device))},'
-                       f'"tid":3,"ts":{c.t_start * 1e6:.4f},"dur":{(c.t_end - c.t_start) * 1e6:.4f},'
-                       f'"args":{{"flops":{_num(c.flops)},"bytes":{_num(c.nbytes)}}}}}')
-        yield ",\n".join(out).encode()
+    def _chrome_computes(self, block: int = 4096):
+        # a step has a few thousand ops (Llama-3 70B on 8 GPUs: 4,496; 13,456 with async):
+        # formatted one by one, a block at a time
+        for lo in range(0, len(self.computes), block):
+            out = []
+            for c in self.computes[lo:lo + block]:
+                layer = int(getattr(c, "layer", -1))
+                name = json.dumps(str(c.label) if layer < 0 else f"L{layer} {c.label}")
+                bound = json.dumps(str(getattr(c, "bound", "")))
+                out.append(f'{{"ph":"X","cat":"compute","name":{name},"pid":{_pid(int(c.device))},'
+                           f'"tid":{COMPUTE_TID},"ts":{c.t_start * 1e6:.4f},"dur":{(c.t_end - c.t_start) * 1e6:.4f},'
+                           f'"args":{{"flops":{_num(c.flops)},"bytes":{_num(c.nbytes)},"bound":{bound}}}}}')
+            yield ",\n".join(out).encode()
 
     # -- serialization: CSV -------------------------------------------------------------
     def to_csv(self) -> str:
@@ -870,6 +901,7 @@ class Trace:
 
 # Chrome tracks of every device's process: (tid, name)
 CHROME_TRACKS = ((0, "collective"), (1, "send port"), (2, "recv port"), (3, "compute"))
+COMPUTE_TID = 3
 
 
 def _num(v) -> str:
@@ -1051,11 +1083,12 @@ class _Rows:
         return memoryview(m.reshape(-1)[:-2])
 
 
-# One message is two slices: on the sender's send track (tid 1) and the receiver's recv track
-# (tid 2); args: the peer (-1: the switch), the step and the bytes. A flow arrow joins them.
-_SEND = _Rows('{"ph":"X","cat":"send","name":"chunk ', None, ',"pid":', None, ',"tid":1,"ts":', None, ',"dur":',
+# One message is two slices (category "comm"): on the sender's send track (tid 1) and the
+# receiver's recv track (tid 2); args: the peer (-1: the switch), the step and the bytes. A flow
+# arrow joins them.
+_SEND = _Rows('{"ph":"X","cat":"comm","name":"chunk ', None, ',"pid":', None, ',"tid":1,"ts":', None, ',"dur":',
               None, ',"args":{"to":', None, ',"step":', None, ',"bytes":', None, '}}')
-_RECV = _Rows('{"ph":"X","cat":"recv","name":"chunk ', None, ',"pid":', None, ',"tid":2,"ts":', None, ',"dur":',
+_RECV = _Rows('{"ph":"X","cat":"comm","name":"chunk ', None, ',"pid":', None, ',"tid":2,"ts":', None, ',"dur":',
               None, ',"args":{"from":', None, ',"step":', None, ',"bytes":', None, '}}')
 _FLOW_S = _Rows('{"ph":"s","cat":"m","name":"m","id":', None, ',"pid":', None, ',"tid":1,"ts":', None, '}')
 _FLOW_F = _Rows('{"ph":"f","bp":"e","cat":"m","name":"m","id":', None, ',"pid":', None, ',"tid":2,"ts":', None, '}')
@@ -1114,6 +1147,19 @@ def _msg_from_list(row) -> tuple:
         row[i] = str(row[i])
     row[13] = bool(row[13])
     return tuple(row)
+
+
+def _compute_to_list(c) -> list:
+    return [int(c.device), str(c.label), float(c.flops), float(c.nbytes), float(c.t_start), float(c.t_end),
+            int(getattr(c, "layer", -1)), str(getattr(c, "kind", "")), str(getattr(c, "bound", ""))]
+
+
+def _compute_from_list(row) -> Compute:
+    if not isinstance(row, list) or len(row) != len(Compute._fields):
+        raise ValueError(f"compute row has {len(row) if isinstance(row, list) else '?'} fields")
+    d, label, flops, nbytes, t0, t1, layer, kind, bound = row
+    return Compute(int(d), str(label), float(flops), float(nbytes), float(t0), float(t1), int(layer), str(kind),
+                   str(bound))
 
 
 def _coll_to_dict(c: Collective) -> dict:

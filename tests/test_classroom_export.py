@@ -108,8 +108,8 @@ def test_chrome_trace_parses_and_csv_has_a_row_per_message(qtbot, tmp_path):
     export.export_trace_chrome(trace, str(cj))
     export.export_trace_csv(trace, str(cv))
     events = json.loads(cj.read_text())["traceEvents"]
-    assert sum(e.get("cat") == "send" for e in events) == len(trace.messages) == 2 * 4 * 3
-    assert {e["pid"] for e in events if e.get("cat") == "send"} == {0, 1, 2, 3}
+    assert sum((e.get("cat"), e.get("tid")) == ("comm", 1) for e in events) == len(trace.messages) == 2 * 4 * 3
+    assert {e["pid"] for e in events if (e.get("cat"), e.get("tid")) == ("comm", 1)} == {0, 1, 2, 3}
     lines = cv.read_text().splitlines()
     assert len(lines) == 1 + len(trace.messages)
 

@@ -25,7 +25,7 @@ def test_trace_chrome_ring_allreduce_n8(tmp_path):
                "--out", str(path), "--summary")
     assert out.returncode == 0, out.stderr
     events = json.loads(path.read_text())["traceEvents"]
-    assert sum(e.get("cat") == "send" for e in events) == 112
+    assert sum((e.get("cat"), e.get("tid")) == ("comm", 1) for e in events) == 112
     assert "busbw" in out.stdout and "algbw" in out.stdout
 
 
@@ -84,7 +84,8 @@ def test_trace_gzipped_chrome_with_flows(tmp_path):
     assert out.returncode == 0, out.stderr
     with gzip.open(path, "rt") as f:
         events = json.load(f)["traceEvents"]
-    assert sum(e["ph"] == "s" for e in events) == sum(e.get("cat") == "send" for e in events) == 2 * 16 * 15
+    sends = sum((e.get("cat"), e.get("tid")) == ("comm", 1) for e in events)
+    assert sum(e["ph"] == "s" for e in events) == sends == 2 * 16 * 15
     assert not list(tmp_path.glob("*.part*"))
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from simcore.comm_sim import ALLREDUCE_ALGOS
 from simcore.scenarios import parse_bytes, run_collective
-from simcore.trace import ALL, SWITCH, Collective, Initial, Trace, buffer_values
+from simcore.trace import ALL, SWITCH, Collective, Compute, Initial, Trace, buffer_values
 
 CASES = [("all-gather", "ring"), ("reduce-scatter", "ring")] + [("all-reduce", a) for a in ALLREDUCE_ALGOS]
 
@@ -53,8 +53,8 @@ def test_json_refuses_foreign_and_corrupt_data():
 def test_chrome_export_one_slice_per_message(op, algo):
     tr = run_collective(op, 8, "1MiB", algo).trace
     events = json.loads(json.dumps(tr.to_chrome()))["traceEvents"]
-    sends = [e for e in events if e.get("cat") == "send"]
-    recvs = [e for e in events if e.get("cat") == "recv"]
+    sends = [e for e in events if (e.get("cat"), e.get("tid")) == ("comm", 1)]
+    recvs = [e for e in events if (e.get("cat"), e.get("tid")) == ("comm", 2)]
     assert len(sends) == len(recvs) == len(tr.messages)
     spans = [e for e in events if e.get("cat") == "collective"]
     assert len(spans) == 8
@@ -67,7 +67,7 @@ def test_chrome_export_one_slice_per_message(op, algo):
 
 def test_ring_allreduce_chrome_has_112_slices_at_n8():
     tr = run_collective("all-reduce", 8, "1MiB", "ring").trace
-    assert sum(e.get("cat") == "send" for e in tr.to_chrome()["traceEvents"]) == 112
+    assert sum((e.get("cat"), e.get("tid")) == ("comm", 1) for e in tr.to_chrome()["traceEvents"]) == 112
 
 
 @pytest.mark.parametrize("op,algo", CASES)
@@ -291,6 +291,24 @@ def test_version_1_files_still_read():
     assert back.holdings(0, step=1) == run.trace.holdings(0, step=1)
 
 
+def test_computes_round_trip_in_version_2_and_read_from_version_1():
+    run = run_collective("all-gather", 4)
+    ops = [Compute(1, "qkv", 2e9, 3e6, 1e-6, 2.5e-6, 0, "matmul", "memory"), Compute(3, "lm head", 1e9, 5e5, 0.1, 0.2)]
+    run.trace.computes.extend(ops)
+    back = Trace.from_json(run.trace.to_json())
+    assert back.computes == ops and back == run.trace and back.t_end == 0.2
+    back.computes[1] = ops[1]._replace(t_end=0.3)
+    assert back != run.trace  # equality looks at the ops too
+    # the issue-16 branch wrote version 1 with "computes" rows beside the messages
+    msgs = [PlainMessage(*m) for m in run.trace.messages]
+    colls = [c._replace(initial=tuple(tuple(h) for h in c.initial)) for c in run.trace.collectives]
+    v1 = {**_v1_dict(msgs, colls), "computes": [list(c) for c in ops], "compute_fields": list(Compute._fields)}
+    assert Trace.from_dict(json.loads(json.dumps(v1))).computes == ops
+    v1["computes"][0] = v1["computes"][0][:5]
+    with pytest.raises(ValueError, match="compute row has 5 fields"):
+        Trace.from_dict(v1)
+
+
 def test_json_round_trip_keeps_every_field_and_gzips(tmp_path):
     want = _plain_messages(seed=5)
     tr = _trace_of(want)
@@ -319,12 +337,13 @@ def test_chrome_has_every_message_as_send_and_recv_slices_in_microseconds(op, al
     tr = run_collective(op, 6, "1MiB", algo).trace
     events = _chrome_events(tr)
     pid = {SWITCH: 10_000}
-    for cat, who, peer, key in (("send", "src", "dst", "to"), ("recv", "dst", "src", "from")):
-        slices = [e for e in events if e.get("cat") == cat]
+    # both sides of a message are category "comm" (issue 16), on the send (1) and recv (2) tracks
+    assert {e["tid"] for e in events if e.get("cat") == "comm"} == {1, 2}
+    for tid, who, peer, key in ((1, "src", "dst", "to"), (2, "dst", "src", "from")):
+        slices = [e for e in events if (e.get("cat"), e.get("tid")) == ("comm", tid)]
         assert len(slices) == len(tr.messages)
         for e, m in zip(slices, tr.messages):
             assert e["ph"] == "X" and e["pid"] == pid.get(getattr(m, who), getattr(m, who))
-            assert e["tid"] == (1 if cat == "send" else 2)
             assert e["ts"] == pytest.approx(m.t_start * 1e6, abs=6e-5)  # written to 0.1 ns
             assert e["dur"] == pytest.approx((m.t_end - m.t_start) * 1e6, abs=6e-5)
             assert e["args"] == {key: getattr(m, peer), "step": m.step, "bytes": pytest.approx(m.nbytes, abs=1e-3)}
@@ -347,19 +366,18 @@ def test_chrome_metadata_once_per_track_and_flows_pair_up():
 
 
 def test_chrome_compute_track_from_compute_records():
-    class Compute(NamedTuple):
-        device: int
-        label: str
-        flops: float
-        nbytes: float
-        t_start: float
-        t_end: float
-
     tr = run_collective("all-gather", 3).trace
-    tr.computes.append(Compute(2, "layer 0 mlp", 1e9, 4e6, 1e-6, 3e-6))
-    (e,) = [e for e in _chrome_events(tr) if e.get("cat") == "compute"]
-    assert (e["pid"], e["tid"], e["name"]) == (2, 3, "layer 0 mlp")
+    tr.computes.append(Compute(2, "down", 1e9, 4e6, 1e-6, 3e-6, layer=0, kind="matmul", bound="memory"))
+    tr.computes.append(Compute(1, "lm head", 2e9, 8e6, 5e-3, 6e-3))
+    events = _chrome_events(tr)
+    e, head = [e for e in events if e.get("cat") == "compute"]
+    assert (e["pid"], e["tid"], e["name"]) == (2, 3, "L0 down")
     assert e["ts"] == pytest.approx(1.0) and e["dur"] == pytest.approx(2.0)
+    assert e["args"] == {"flops": 1e9, "bytes": 4e6, "bound": "memory"}
+    assert (head["pid"], head["name"]) == (1, "lm head")  # outside the layers: no layer prefix
+    order = {(e["pid"], e["tid"]): e["args"]["sort_index"] for e in events if e.get("name") == "thread_sort_index"}
+    assert all(order[(d, 3)] < order[(d, 1)] < order[(d, 2)] for d in range(3))  # compute above the ports
+    assert tr.t_end == pytest.approx(6e-3)  # the last op ends after the all-gather
 
 
 def test_chrome_gzip_round_trip(tmp_path):
@@ -369,7 +387,7 @@ def test_chrome_gzip_round_trip(tmp_path):
     with gzip.open(tmp_path / "t.json.gz", "rt") as f:
         zipped = f.read()
     assert zipped == (tmp_path / "t.json").read_text()
-    assert sum(e.get("cat") == "send" for e in json.loads(zipped)["traceEvents"]) == 112
+    assert sum((e.get("cat"), e.get("tid")) == ("comm", 1) for e in json.loads(zipped)["traceEvents"]) == 112
 
 
 def _parse_ranges(text):

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from simcore.comm_sim import ALGORITHMS, NVLINK4, Comm, LinkSpec, switch
+from simcore.comm_sim import ALGORITHMS, NVLINK4, Comm, LinkSpec, allreduce_ring, reduce_scatter_ring, switch
 from simcore.trace import ALL, SWITCH
 
 LINK = LinkSpec("test link", alpha=1.3e-6, bw=7e10)
@@ -74,10 +74,11 @@ def _chunks(L, n):
 
 
 # --- the algorithms, one message at a time, data and contributors as plain lists and sets --
-def ref_ring_rs(c, bufs, sl, ready, step0=0):
+def ref_ring_rs(c, bufs, sl, ready, step0=0, chunk_ready=None):
     n = c.n
     who = [[frozenset({d})] * n for d in range(n)]
-    arrive = [[ready[d]] * n for d in range(n)]
+    # arrive[d][ch]: when d's chunk ch exists — its own partial, then what it received added
+    arrive = [list(map(float, row)) for row in chunk_ready] if chunk_ready else [[ready[d]] * n for d in range(n)]
     for k in range(n - 1):
         for d in range(n):
             ch, dst = (d - k) % n, (d + 1) % n
@@ -276,3 +277,51 @@ def test_contributor_counts_of_every_algorithm_equal_the_sets():
             _run_engine(op, algo, comm, np.ones((n, 2 * n)))
             tr = comm.trace
             assert tr.contributor_counts().tolist() == [len(m.contributors) for m in tr.messages], (op, algo, n)
+
+
+@pytest.mark.parametrize("op", ["all-reduce", "reduce-scatter"])
+def test_ring_with_chunk_ready_equals_the_plain_reference(op):
+    # the collective matmul: device d's partial of chunk c exists at chunk_ready[d][c], some
+    # chunks before the device's last collective ended, some long after; the ring starts each
+    # send once its own partial, what it forwards and both ports are there
+    for n in range(2, 13):
+        comm, ref = Comm(switch(n, LINK), byte_scale=1000.0), RefComm(n, LINK, 1000.0)
+        rng = np.random.default_rng(100 + n)
+        x0 = np.round(rng.standard_normal((n, 2 * n)), 3)
+        ref_allreduce("ring", ref, x0)  # a first call leaves busy ports and uneven ready times
+        ref.end(0)
+        allreduce_ring(comm, list(x0))
+        x = np.round(rng.standard_normal((n, 3 * n)), 3)
+        chunk_ready = (max(ref.ready) + rng.uniform(-2e-6, 6e-6, (n, n))).tolist()
+        first, sl = len(ref.msgs), _chunks(3 * n, n)
+        want = x.copy()
+        if op == "all-reduce":
+            who, arrive = ref_ring_rs(ref, want, sl, ref.ready, chunk_ready=chunk_ready)
+            ref_ring_ag(ref, want, sl, arrive, [(d + 1) % n for d in range(n)], who, step0=n - 1)
+            got = np.array(allreduce_ring(comm, list(x), chunk_ready=chunk_ready))
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+        else:
+            ref_ring_rs(ref, want, sl, ref.ready, chunk_ready=chunk_ready)
+            pieces, owner = reduce_scatter_ring(comm, list(x), chunk_ready=chunk_ready)
+            for r in range(n):
+                np.testing.assert_allclose(pieces[r], want[r, sl[owner[r]]], rtol=1e-13, atol=1e-13)
+        ref.end(first)
+        msgs, plain = comm.trace.messages_of(1), ref.msgs[first:]
+        assert len(msgs) == len(plain)
+        for m, r in zip(msgs, plain):
+            assert (m.step, m.src, m.dst, m.chunk, m.contributors) == (r.step, r.src, r.dst, r.chunk, r.contributors)
+            assert m.t_start == pytest.approx(r.t_start, rel=1e-12) and m.t_end == pytest.approx(r.t_end, rel=1e-12)
+        assert comm.ready == pytest.approx(ref.ready, rel=1e-12)
+        c = comm.trace.collectives[1]
+        assert c.t_start == min(map(min, chunk_ready))  # it starts with the first chunk
+        assert c.t_end == pytest.approx(max(r.t_end for r in plain), rel=1e-12)
+
+
+def test_chunk_ready_of_the_wrong_shape_is_refused_and_changes_nothing():
+    comm = Comm(switch(4, LINK))
+    for bad in ([[0.0] * 4] * 3, [[0.0] * 3] * 4, [[0.0, 0.0, 0.0, float("nan")]] * 4):
+        with pytest.raises(ValueError, match="chunk_ready"):
+            allreduce_ring(comm, [np.ones(8)] * 4, chunk_ready=bad)
+    assert len(comm.trace.messages) == 0 and comm.trace.collectives == [] and comm.ready == [0.0] * 4
+    allreduce_ring(comm, [np.ones(8)] * 4)  # the Comm still works
+    assert len(comm.trace.collectives) == 1
