@@ -1811,6 +1811,169 @@ Ctrl+Shift+S  保存截图</translation>
         </message>
     </context>
     <context>
+        <name>StepTimelineView</name>
+        <message>
+            <source>Not simulated: {why}</source>
+            <translation>未模拟：{why}</translation>
+        </message>
+        <message>
+            <source>comm</source>
+            <translation>通信</translation>
+        </message>
+        <message>
+            <source>GPU {d}</source>
+            <translation>GPU {d}</translation>
+        </message>
+        <message>
+            <source>Step timeline: n = {n}</source>
+            <translation>单步时间线：n = {n}</translation>
+        </message>
+        <message>
+            <source>&amp;Overlap</source>
+            <translation>重叠(&amp;O)</translation>
+        </message>
+        <message>
+            <source>none: communication waits for compute (roofline)</source>
+            <translation>无：通信等待计算完成（roofline 的假设）</translation>
+        </message>
+        <message>
+            <source>async: ring steps run under the next matmul chunk</source>
+            <translation>异步：环的每一步在下一块矩阵乘下方同时进行</translation>
+        </message>
+        <message>
+            <source>&amp;Layer</source>
+            <translation>层(&amp;L)</translation>
+        </message>
+        <message>
+            <source>Zoom to layer</source>
+            <translation>放大到该层</translation>
+        </message>
+        <message>
+            <source>Whole step</source>
+            <translation>整个一步</translation>
+        </message>
+        <message>
+            <source>Drag to pan, wheel to zoom (time only). A bar is labelled when its label fits. Upper comm bar: sending; lower: receiving; tint: the collective.</source>
+            <translation>拖动平移，滚轮缩放（仅时间轴）。条足够宽时才显示标签。通信行上半条：发送；下半条：接收；浅色底：集合通信。</translation>
+        </message>
+        <message>
+            <source>time in the step</source>
+            <translation>步内时间</translation>
+        </message>
+        <message>
+            <source>Simulating the step of {n} GPUs (overlap: {overlap})…</source>
+            <translation>正在模拟 {n} 个 GPU 的一步（重叠：{overlap}）…</translation>
+        </message>
+        <message>
+            <source>none</source>
+            <translation>无</translation>
+        </message>
+        <message>
+            <source>async</source>
+            <translation>异步</translation>
+        </message>
+        <message>
+            <source>collective</source>
+            <translation>集合通信</translation>
+        </message>
+        <message>
+            <source>sending</source>
+            <translation>发送</translation>
+        </message>
+        <message>
+            <source>receiving</source>
+            <translation>接收</translation>
+        </message>
+        <message>
+            <source>{model} on {n} × {chip} · batch {batch} · context {ctx} · overlap: {overlap}</source>
+            <translation>{model}，{n} × {chip} · batch {batch} · 上下文 {ctx} · 重叠：{overlap}</translation>
+        </message>
+        <message>
+            <source>Simulated step: {total} · roofline t_step: {roof} (roofline = lower bound)</source>
+            <translation>模拟的一步：{total} · roofline t_step：{roof}（roofline = 下界）</translation>
+        </message>
+        <message>
+            <source>Roofline terms: t_math {m} · t_mem {b} · t_comm {c}.</source>
+            <translation>Roofline 各项：t_math {m} · t_mem {b} · t_comm {c}。</translation>
+        </message>
+        <message>
+            <source>Every op is memory-bound, so the simulated step equals the roofline.</source>
+            <translation>每个算子都受显存带宽限制，所以模拟的一步等于 roofline。</translation>
+        </message>
+        <message>
+            <source>The simulated step equals the roofline.</source>
+            <translation>模拟的一步等于 roofline。</translation>
+        </message>
+        <message>
+            <source>Longer than the roofline: {k} of {total} op runs are compute-bound, and each op takes the longer of its FLOPs and its HBM reads, so the sum exceeds max(t_math, t_mem).</source>
+            <translation>比 roofline 长：{total} 次算子执行中有 {k} 次受计算限制；每个算子取其 FLOPs 时间与 HBM 读取时间中较长者，所以总和超过 max(t_math, t_mem)。</translation>
+        </message>
+        <message>
+            <source>Shorter than the roofline's t_step: async overlap hides {hidden} of communication under compute, and the roofline adds t_comm on top.</source>
+            <translation>比 roofline 的 t_step 短：异步重叠把 {hidden} 的通信藏在计算之下，而 roofline 把 t_comm 加在上面。</translation>
+        </message>
+        <message>
+            <source>The simulation differs from the roofline by {pct}: it times every op and every ring step on its own, the roofline only sums the totals.</source>
+            <translation>模拟与 roofline 相差 {pct}：模拟给每个算子和环的每一步单独计时，roofline 只把总量相加。</translation>
+        </message>
+        <message>
+            <source>LM</source>
+            <translation>LM</translation>
+        </message>
+        <message>
+            <source>LM head</source>
+            <translation>LM head</translation>
+        </message>
+        <message>
+            <source>N</source>
+            <translation>N</translation>
+        </message>
+        <message>
+            <source>QKV</source>
+            <translation>QKV</translation>
+        </message>
+        <message>
+            <source>attention</source>
+            <translation>注意力</translation>
+        </message>
+        <message>
+            <source>attn</source>
+            <translation>注意</translation>
+        </message>
+        <message>
+            <source>dn</source>
+            <translation>下</translation>
+        </message>
+        <message>
+            <source>down</source>
+            <translation>down 投影</translation>
+        </message>
+        <message>
+            <source>g/u</source>
+            <translation>门/上</translation>
+        </message>
+        <message>
+            <source>gate/up</source>
+            <translation>gate/up 投影</translation>
+        </message>
+        <message>
+            <source>norm</source>
+            <translation>归一化</translation>
+        </message>
+        <message>
+            <source>other</source>
+            <translation>其他</translation>
+        </message>
+        <message>
+            <source>out</source>
+            <translation>输出</translation>
+        </message>
+        <message>
+            <source>out proj</source>
+            <translation>输出投影</translation>
+        </message>
+    </context>
+    <context>
         <name>TimelineView</name>
         <message>
             <source>Timeline</source>

@@ -1,0 +1,996 @@
+"""
+One decode step of a real model, opened up: every GPU's ops and collectives on one clock.
+
+`simcore.cost_model.simulate_decode_step` runs the tensor-parallel layer schedule on shapes and
+returns a `Comm` whose trace holds every op (`trace.computes`: device, label, FLOPs, HBM bytes,
+start, end) and every message and collective. This view draws that trace:
+
+    GPU d, compute lane   one bar per op, coloured by kind (QKV, attention, out proj, gate/up,
+                          down, norms, LM head), labelled "QKV 41 µs" when the bar is wide enough
+    GPU d, comm lane      the device's part of each collective as a tinted span, its send-port
+                          busy time in the upper half and its receive-port busy time below
+
+The x axis is time (seconds, shown in ms / µs / ns by pyqtgraph's SI prefix for the visible
+span); the mouse pans and zooms x only. The headline puts the simulated step beside the roofline's
+t_step (`cost_model.tp_decode_step`), which is a lower bound, and says why they differ when they
+do. The overlap choice (none / async) re-simulates the step and updates the items in place.
+
+Drawing 80 layers × ~10 ops × 8 GPUs: all bars of one colour are one drawRects call recorded in
+a QPicture (`LaneBars`), and labels are painted by one item (`LaneLabels`) for the visible bars
+only, after measuring them against their bar's width on screen (level of detail).
+
+Entry points: `open_step_timeline(parent, model, chip, link, n, ...)` (a click on the decode-
+latency plot), `open_from_params(parent, latency_params, n)`, `attach_to_latency_view(view)`,
+and `python -m app.step_timeline --model llama3-70b --n 8 --screenshot step.png`.
+"""
+
+from __future__ import annotations
+
+from . import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
+
+import argparse
+import math
+import os
+import re
+import sys
+import threading
+import time
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPen, QPicture
+from PySide6.QtWidgets import (QComboBox, QDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
+                               QVBoxLayout, QWidget)
+
+from simcore import cost_model
+from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
+from simcore.hw_specs import CHIPS, Chip
+from simcore.llm_math import MODELS, ModelConfig
+
+from . import theme
+
+OVERLAPS = ("none", "async")
+# op kinds in schedule order, each with its Okabe–Ito colour (theme.OKABE_ITO; grey for norms,
+# which are tiny, and for anything the engine adds that this list does not know)
+KINDS = ("norm", "qkv", "attn", "o_proj", "gate_up", "down", "lm_head", "other")
+KIND_COLOR = {"norm": "#9A9A9A", "qkv": "#0072B2", "attn": "#E69F00", "o_proj": "#56B4E9",
+              "gate_up": "#009E73", "down": "#F0E442", "lm_head": "#D55E00", "other": "#C8C8C8"}
+COMM_COLOR = "#CC79A7"  # Okabe–Ito reddish purple: every collective, send and receive
+RECV_COLOR = "#8A3F70"  # the same hue, darker: receive-port busy time
+SPAN_ALPHA = 70  # the tint of a collective's span behind its send / receive bars
+# lanes inside a GPU's row (row d spans y = d .. d + 1, GPU 0 on top)
+COMPUTE_LANE = (0.06, 0.50)
+COMM_LANE = (0.54, 0.94)
+SEND_LANE = (0.56, 0.74)
+RECV_LANE = (0.76, 0.92)
+LABEL_PAD_PX = 6  # free pixels a label needs inside its bar, left and right together
+MIN_LABEL_PX = 18  # bars narrower than this on screen are never measured for a label
+DENSE_ABOVE_N = 16  # more GPUs than this: rows too thin for gaps and separate send / receive bars
+THREAD_ABOVE_N = 16  # more GPUs than this: simulate in a worker thread (n = 64 takes tens of seconds)
+AGREE_REL = 1e-3  # simulated step and roofline "equal" within 0.1 %
+
+
+def _tr(text):
+    return QCoreApplication.translate("StepTimelineView", text)
+
+
+# ---------------------------------------------------------------------------------------
+# Reading the trace (no Qt)
+# ---------------------------------------------------------------------------------------
+def op_kind(rec) -> str:
+    """The kind of a compute record: its `.kind` if the engine gives one, else read from its label."""
+    text = (getattr(rec, "kind", "") or rec.label).lower()
+    for key, words in (("lm_head", ("lm_head", "lm head", "logits", "unembed")),
+                       ("norm", ("norm",)),
+                       ("qkv", ("qkv", "q_proj", "wq")),
+                       ("o_proj", ("o_proj", "out_proj", "wo", "out proj", "attn_out")),
+                       ("attn", ("attn", "attention", "sdpa", "kv")),
+                       ("gate_up", ("gate", "up", "w13")),
+                       ("down", ("down", "w2"))):
+        if any(w in text for w in words):
+            return key
+    return "other"
+
+
+def op_layer(rec) -> int | None:
+    layer = getattr(rec, "layer", None)
+    if layer is not None and layer >= 0:
+        return int(layer)
+    m = re.search(r"layer\s*(\d+)", rec.label)
+    return int(m.group(1)) if m else None
+
+
+def compute_table(trace) -> dict:
+    """Every compute record as columns: device, t_start, t_end, kind, layer (-1: none), flops, nbytes."""
+    recs = list(getattr(trace, "computes", ()))
+    return {"device": np.array([r.device for r in recs], dtype=int),
+            "t_start": np.array([r.t_start for r in recs], dtype=float),
+            "t_end": np.array([r.t_end for r in recs], dtype=float),
+            "kind": np.array([op_kind(r) for r in recs], dtype=object),
+            "layer": np.array([(op_layer(r) if op_layer(r) is not None else -1) for r in recs], dtype=int),
+            "flops": np.array([r.flops for r in recs], dtype=float),
+            "nbytes": np.array([r.nbytes for r in recs], dtype=float)}
+
+
+def merged_busy(dev, t0, t1, n) -> tuple:
+    """
+    The union of the intervals [t0, t1) per device: (device, start, end) arrays, sorted by device
+    then start. Ring steps on one port follow each other back to back, so a collective of 2(n−1)
+    messages becomes one bar per device and port.
+    """
+    if len(dev) == 0:
+        return np.zeros(0, int), np.zeros(0), np.zeros(0)
+    order = np.lexsort((t0, dev))
+    d, s, e = dev[order], t0[order], t1[order]
+    out_d, out_s, out_e = [], [], []
+    for k in range(n):
+        lo, hi = np.searchsorted(d, k), np.searchsorted(d, k, side="right")
+        if lo == hi:
+            continue
+        sk, ek = s[lo:hi], np.maximum.accumulate(e[lo:hi])
+        new = np.concatenate([[True], sk[1:] > ek[:-1]])  # a gap before this interval starts a new run
+        starts = np.flatnonzero(new)
+        ends = np.concatenate([starts[1:] - 1, [len(sk) - 1]])
+        out_d.append(np.full(len(starts), k))
+        out_s.append(sk[starts])
+        out_e.append(ek[ends])
+    return np.concatenate(out_d), np.concatenate(out_s), np.concatenate(out_e)
+
+
+def comm_table(trace, n) -> dict:
+    """
+    Per device: its span of every collective (first message touching it to the last), and its
+    send-port and receive-port busy intervals, merged. Devices < n only (the switch has no row).
+    """
+    msgs = trace.messages
+    src = np.array([m.src for m in msgs], dtype=int)
+    dst = np.array([m.dst for m in msgs], dtype=int)
+    t0 = np.array([m.t_start for m in msgs], dtype=float)
+    t1 = np.array([m.t_end for m in msgs], dtype=float)
+    coll = np.array([m.coll for m in msgs], dtype=int)
+    n_coll = len(trace.collectives)
+    first = np.full((n_coll, n), np.inf)
+    last = np.full((n_coll, n), -np.inf)
+    for ends in (src, dst):
+        ok = (ends >= 0) & (ends < n)
+        np.minimum.at(first, (coll[ok], ends[ok]), t0[ok])
+        np.maximum.at(last, (coll[ok], ends[ok]), t1[ok])
+    ci, di = np.nonzero(np.isfinite(first))
+    ok_s, ok_r = (src >= 0) & (src < n), (dst >= 0) & (dst < n)
+    return {"span_coll": ci, "span_device": di, "span_start": first[ci, di], "span_end": last[ci, di],
+            "send": merged_busy(src[ok_s], t0[ok_s], t1[ok_s], n),
+            "recv": merged_busy(dst[ok_r], t0[ok_r], t1[ok_r], n)}
+
+
+def fmt_time(s: float, digits: int = 3) -> str:
+    """Seconds as '41.2 µs', '1.25 ms', '850 ns', '13.0 ms' (`digits` significant digits)."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(s) >= scale or unit == "ns":
+            v = s / scale
+            decimals = max(0, digits - 1 - math.floor(math.log10(abs(v)))) if v else 0
+            return f"{v:.{decimals}f} {unit}"
+
+
+def resolve(model, chip, link):
+    """Keys or objects -> (ModelConfig, Chip, LinkSpec); link None or '' = the chip's own link."""
+    if isinstance(model, str):
+        if model not in MODELS:
+            raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
+        model = MODELS[model]
+    if isinstance(chip, str):
+        if chip not in CHIPS:
+            raise ValueError(f"unknown chip {chip!r}; choose one of {', '.join(CHIPS)}")
+        chip = CHIPS[chip]
+    if not isinstance(model, ModelConfig) or not isinstance(chip, Chip):
+        raise ValueError("model and chip must be keys of llm_math.MODELS / hw_specs.CHIPS or their records")
+    if link in (None, ""):
+        link = LINKS[chip.link]
+    elif isinstance(link, str):
+        if link not in LINKS:
+            raise ValueError(f"unknown link {link!r}; choose one of {', '.join(LINKS)}")
+        link = LINKS[link]
+    elif not isinstance(link, LinkSpec):
+        raise ValueError("link must be a key of comm_sim.LINKS or a LinkSpec")
+    return model, chip, link
+
+
+class StepSpec:
+    """What one step timeline shows: the model, chip, link, n and the decode-latency plot's settings."""
+
+    def __init__(self, model, chip, link=None, n=8, batch=32, ctx=8192, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0,
+                 algo="ring", prec="bf16"):
+        self.model, self.chip, self.link = resolve(model, chip, link)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n must be a whole number of devices >= 1, got {n!r}")
+        if algo not in ALLREDUCE_ALGOS:
+            raise ValueError(f"unknown all-reduce algorithm {algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
+        self.chip.peak_flops(prec)  # a precision the chip lacks says so here
+        self.n, self.batch, self.ctx = int(n), int(batch), int(ctx)
+        self.w_bytes, self.kv_bytes, self.act_bytes = float(w_bytes), float(kv_bytes), float(act_bytes)
+        self.algo, self.prec = algo, prec
+
+    def args(self) -> tuple:
+        return (self.model, self.chip, self.link, self.n, self.batch, self.ctx)
+
+    def kwargs(self) -> dict:
+        return {"w_bytes": self.w_bytes, "kv_bytes": self.kv_bytes, "act_bytes": self.act_bytes, "algo": self.algo,
+                "compute_prec": self.prec}
+
+    def simulate(self, overlap="none", simulate=None):
+        """The engine's step: a Comm whose trace holds every op and message (seconds, bytes)."""
+        if overlap not in OVERLAPS:
+            raise ValueError(f"unknown overlap {overlap!r}; choose one of {', '.join(OVERLAPS)}")
+        fn = simulate or cost_model.simulate_decode_step
+        return fn(*self.args(), overlap=overlap, **self.kwargs())
+
+    def roofline(self) -> dict:
+        """cost_model.tp_decode_step at this setting (t_math, t_mem, t_comm, t_step in seconds)."""
+        return cost_model.tp_decode_step(*self.args(), **self.kwargs())
+
+
+def step_total(comm) -> float:
+    """The simulated step time: the Comm's clock (seconds)."""
+    return float(comm.time)
+
+
+class StepData:
+    """
+    One simulated step, read into columns (no Qt, so a worker thread can build it):
+    comm (the engine's Comm), compute (compute_table), comms (comm_table), total = comm.time,
+    end = the last thing on the clock (seconds), seconds = wall time the simulation took.
+    """
+
+    def __init__(self, spec: StepSpec, overlap: str, simulate=None):
+        t = time.perf_counter()
+        self.comm = spec.simulate(overlap, simulate)
+        self.seconds = time.perf_counter() - t
+        self.overlap = overlap
+        self.compute = compute_table(self.comm.trace)
+        self.comms = comm_table(self.comm.trace, spec.n)
+        self.total = step_total(self.comm)
+        self.end = max(self.total, float(self.compute["t_end"].max(initial=0.0)))
+
+
+# ---------------------------------------------------------------------------------------
+# Graphics items
+# ---------------------------------------------------------------------------------------
+class LaneBars(pg.GraphicsObject):
+    """
+    Many rectangles in data coordinates (x seconds, y rows), one brush per group, recorded once
+    into a QPicture: a repaint replays one drawRects per group in C++ (pyqtgraph's BarGraphItem
+    does the same per item; one item for all groups keeps the scene small).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.groups = {}  # key -> (QBrush, [QRectF])
+        self._picture = QPicture()
+        self._rect = QRectF()
+        self.pen = QPen(Qt.NoPen)
+
+    def set_groups(self, groups: dict, pen: QPen | None = None):
+        """groups: key -> (QBrush, list of QRectF). Replaces every rectangle (items stay)."""
+        self.prepareGeometryChange()
+        self.groups = groups
+        self.pen = pen or QPen(Qt.NoPen)
+        rect = QRectF()
+        for _brush, rects in groups.values():
+            for r in rects:
+                rect = rect.united(r)
+        self._rect = rect
+        pic = QPicture()
+        p = QPainter(pic)
+        p.setPen(self.pen)
+        for brush, rects in groups.values():
+            if rects:
+                p.setBrush(brush)
+                p.drawRects(rects)
+        p.end()
+        self._picture = pic
+        self.update()
+
+    def rects(self, key) -> list:
+        """The rectangles of group `key` as drawn (data coordinates)."""
+        return list(self.groups.get(key, (None, []))[1])
+
+    def count(self) -> int:
+        return sum(len(r) for _b, r in self.groups.values())
+
+    def boundingRect(self):
+        return self._rect
+
+    def paint(self, p, *args):
+        p.drawPicture(0, 0, self._picture)
+
+
+class Lane:
+    """
+    The labels of one lane: bars [t0[i], t1[i]) (sorted, not overlapping) between rows y0 and y1;
+    text(i) -> texts, longest first, and ink(i) -> QColor are asked only for bars that get a label.
+    boxed: the label sits on a background box (it crosses the send / receive bars).
+    """
+
+    def __init__(self, y0, y1, t0, t1, text, ink, boxed=False):
+        self.y0, self.y1, self.t0, self.t1 = y0, y1, t0, t1
+        self.text, self.ink, self.boxed = text, ink, boxed
+
+
+class LaneLabels(pg.GraphicsObject):
+    """
+    The labels of many bars, painted in screen pixels for the bars in view that are wide enough
+    (level of detail): a bar first needs MIN_LABEL_PX, then the first of its texts that fits inside
+    it is drawn ("attention 41 µs", "attention", "attn"). Bars of one lane never overlap, so neither do labels.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.lanes = []
+        self._rect = QRectF()
+        self.font = theme.font("small")
+        self.box = QColor(255, 255, 255, 200)
+        self.last_layout = []
+
+    def set_lanes(self, lanes: list, rect: QRectF):
+        self.prepareGeometryChange()
+        self.lanes = lanes
+        self._rect = QRectF(rect)
+        self.update()
+
+    def set_look(self, font, box: QColor):
+        self.font, self.box = font, box
+        self.update()
+
+    def boundingRect(self):
+        return self._rect
+
+    def dataBounds(self, ax, frac=1.0, orthoRange=None):
+        return None  # the bars decide the range
+
+    def layout(self, to_device, x_range) -> list:
+        """
+        [(QRectF in device pixels, text, QColor, boxed)] for the labels that fit at this transform
+        (item -> device) and visible x range (data units). paint() draws exactly this list.
+        """
+        fm = QFontMetricsF(self.font)
+        text_h = fm.height()
+        sx, dx = to_device.m11(), to_device.dx()
+        if sx <= 0:
+            return []
+        xmin, xmax = x_range
+        out = []
+        for lane in self.lanes:
+            top = to_device.map(QPointF(0.0, lane.y0)).y()
+            bottom = to_device.map(QPointF(0.0, lane.y1)).y()
+            top, bottom = min(top, bottom), max(top, bottom)
+            if bottom - top < text_h or len(lane.t0) == 0:
+                continue
+            i0 = int(np.searchsorted(lane.t1, xmin, side="right"))
+            i1 = int(np.searchsorted(lane.t0, xmax, side="left"))
+            if i1 <= i0:
+                continue
+            a = np.maximum(lane.t0[i0:i1], xmin) * sx + dx
+            b = np.minimum(lane.t1[i0:i1], xmax) * sx + dx
+            for k in np.flatnonzero(b - a >= MIN_LABEL_PX):
+                i, w = i0 + int(k), float(b[k] - a[k])
+                for text in lane.text(i):
+                    tw = fm.horizontalAdvance(text)
+                    if tw + LABEL_PAD_PX <= w:
+                        cx = 0.5 * (a[k] + b[k])
+                        rect = QRectF(cx - tw / 2, (top + bottom - text_h) / 2, tw, text_h)
+                        out.append((rect, text, lane.ink(i), lane.boxed))
+                        break
+        return out
+
+    def paint(self, p, *args):
+        vb = self.getViewBox()
+        if vb is None or not self.lanes:
+            return
+        self.last_layout = self.layout(p.transform(), vb.viewRange()[0])
+        p.save()
+        p.resetTransform()
+        p.setFont(self.font)
+        for rect, text, color, boxed in self.last_layout:
+            if boxed:
+                p.fillRect(rect.adjusted(-2, 0, 2, 0), self.box)
+            p.setPen(color)
+            p.drawText(rect, Qt.AlignCenter, text)
+        p.restore()
+
+
+class _Results(QObject):
+    """Carries a worker thread's StepData to the GUI thread (a queued signal)."""
+
+    ready = Signal(int, object)  # generation, StepData or the exception raised
+
+
+# ---------------------------------------------------------------------------------------
+# The view
+# ---------------------------------------------------------------------------------------
+class StepTimelineView(QWidget):
+    """
+    One step's timeline for a StepSpec. `set_overlap('none' | 'async')` re-simulates (once per
+    overlap: results are kept) and updates the items in place; `zoom_to_layer(i)` / `zoom_all()`
+    set the visible time range. Above THREAD_ABOVE_N devices the simulation runs in a worker
+    thread (a generation counter drops stale results); `sync=True` never does (tests).
+    `simulate` replaces the engine's simulate_decode_step (same signature).
+    """
+
+    overlap_changed = Signal(str)
+    step_ready = Signal()  # a simulated step is on screen
+
+    def __init__(self, spec: StepSpec, overlap="none", simulate=None, sync=None, parent=None):
+        super().__init__(parent)
+        self.setObjectName("StepTimelineView")
+        self.spec = spec
+        self._simulate = simulate
+        self.sync = spec.n <= THREAD_ABOVE_N if sync is None else bool(sync)
+        self.overlap = overlap
+        self.data = None  # the StepData on screen
+        self._cache = {}  # overlap -> StepData
+        self.generation = 0
+        self.error = ""
+        self.roof = spec.roofline()
+        self.simulations = 0  # steps simulated (tests watch it)
+        self._stride_key = None
+        self._results = _Results(self)
+        self._results.ready.connect(self._on_results_ready)
+
+        self.headline = QLabel(objectName="stepHeadline")
+        self.headline.setWordWrap(True)
+        self.headline.setTextFormat(Qt.RichText)
+        self.why = QLabel(objectName="stepWhy")
+        self.why.setWordWrap(True)
+        self.overlap_label = QLabel()
+        self.overlap_combo = QComboBox(objectName="stepOverlapCombo")
+        for o in OVERLAPS:
+            self.overlap_combo.addItem("", o)
+        self.overlap_label.setBuddy(self.overlap_combo)
+        self.layer_label = QLabel()
+        self.layer_spin = QSpinBox(objectName="stepLayerSpin")
+        self.layer_spin.setRange(0, spec.model.n_layers - 1)
+        self.layer_spin.setValue(spec.model.n_layers // 2)
+        self.layer_label.setBuddy(self.layer_spin)
+        self.layer_button = QPushButton(objectName="stepLayerButton")
+        self.all_button = QPushButton(objectName="stepAllButton")
+        self.legend = QLabel(objectName="stepLegend")
+        self.legend.setWordWrap(True)
+        self.legend.setTextFormat(Qt.RichText)
+        self.hint = QLabel(objectName="stepHint")
+        self.hint.setWordWrap(True)
+
+        self.axis = pg.AxisItem("bottom")
+        self.plot = pg.PlotWidget(axisItems={"bottom": self.axis})
+        self.plot.setObjectName("stepPlot")
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        vb = self.plot.getViewBox()
+        vb.setMouseEnabled(x=True, y=False)
+        vb.invertY(True)
+        self.bars = LaneBars()
+        self.labels = LaneLabels()
+        self.labels.setZValue(10)
+        self.plot.addItem(self.bars)
+        self.plot.addItem(self.labels)
+        vb.sigResized.connect(self._on_viewbox_resized)
+
+        controls = QHBoxLayout()
+        for w in (self.overlap_label, self.overlap_combo, self.layer_label, self.layer_spin, self.layer_button,
+                  self.all_button):
+            controls.addWidget(w)
+        controls.addStretch(1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 8, 8, 8)
+        lay.addWidget(self.headline)
+        lay.addWidget(self.why)
+        lay.addLayout(controls)
+        lay.addWidget(self.legend)
+        lay.addWidget(self.plot, 1)
+        lay.addWidget(self.hint)
+        for lab in (self.headline, self.why, self.legend, self.hint):
+            lab.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+
+        self.overlap_combo.activated.connect(self._on_overlap_combo_activated)
+        self.layer_button.clicked.connect(self._on_layer_button_clicked)
+        self.all_button.clicked.connect(self.zoom_all)
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self._apply_theme()
+        self.retranslate_ui()
+        self.set_overlap(overlap, force=True)
+
+    # -- simulation -----------------------------------------------------------------------------
+    def set_overlap(self, overlap: str, force: bool = False):
+        """Show the step simulated with this overlap ('none' or 'async'); the items are updated in place."""
+        if overlap not in OVERLAPS:
+            raise ValueError(f"unknown overlap {overlap!r}; choose one of {', '.join(OVERLAPS)}")
+        if overlap == self.overlap and self.data is not None and not force:
+            return
+        self.overlap = overlap
+        self.overlap_combo.setCurrentIndex(OVERLAPS.index(overlap))
+        self.generation += 1
+        if overlap in self._cache:
+            self._show(self._cache[overlap])
+        elif self.sync:
+            self._show(self._prepare(overlap))
+        else:
+            self._set_busy()
+            gen, spec, sim, out = self.generation, self.spec, self._simulate, self._results
+            threading.Thread(target=_work, args=(out, gen, spec, overlap, sim), daemon=True).start()
+
+    def _prepare(self, overlap):
+        self.simulations += 1
+        return StepData(self.spec, overlap, self._simulate)
+
+    def _on_results_ready(self, generation, result):
+        if isinstance(result, StepData):
+            self.simulations += 1
+            self._cache[result.overlap] = result
+        if generation != self.generation:
+            return  # the user chose another overlap meanwhile
+        if isinstance(result, Exception):
+            self.error = str(result)
+            msg = self.tr("Not simulated: {why}").format(why=self.error)
+            self.headline.setText(f"<b>{_esc(msg)}</b>")
+            return
+        self._show(result)
+
+    def _show(self, data: StepData):
+        first = self.data is None
+        self._cache[data.overlap] = data
+        self.data = data
+        self._draw()
+        self._set_headline()
+        if first:
+            self.zoom_all()
+        self.overlap_changed.emit(data.overlap)
+        self.step_ready.emit()
+
+    def total(self) -> float:
+        """The simulated step on screen (seconds): comm.time of the engine's Comm."""
+        return self.data.total
+
+    @property
+    def comm(self):
+        return self.data.comm if self.data is not None else None
+
+    @property
+    def last_sim_seconds(self) -> float:
+        return self.data.seconds if self.data is not None else 0.0
+
+    # -- drawing --------------------------------------------------------------------------------
+    def dense(self) -> bool:
+        """Many thin rows: no gaps, and one comm bar per collective instead of send / receive halves."""
+        return self.spec.n > DENSE_ABOVE_N
+
+    def lanes(self) -> dict:
+        """y extents of the lanes inside a row: compute, comm, send, recv (fractions of a row)."""
+        if self.dense():
+            return {"compute": (0.0, 0.5), "comm": (0.5, 1.0), "send": (0.5, 0.5), "recv": (0.5, 0.5)}
+        return {"compute": COMPUTE_LANE, "comm": COMM_LANE, "send": SEND_LANE, "recv": RECV_LANE}
+
+    def _draw(self):
+        n, ct, cm = self.spec.n, self.data.compute, self.data.comms
+        ln = self.lanes()
+        groups = {}
+        y0, h = ln["compute"][0], ln["compute"][1] - ln["compute"][0]
+        for kind in KINDS:
+            sel = np.flatnonzero(ct["kind"] == kind)
+            rects = [QRectF(a, d + y0, b - a, h)
+                     for d, a, b in zip(ct["device"][sel].tolist(), ct["t_start"][sel].tolist(),
+                                        ct["t_end"][sel].tolist())]
+            groups[kind] = (QBrush(QColor(KIND_COLOR[kind])), rects)
+        span = QColor(COMM_COLOR)
+        if not self.dense():
+            span.setAlpha(SPAN_ALPHA)
+        y0, h = ln["comm"][0], ln["comm"][1] - ln["comm"][0]
+        groups["span"] = (QBrush(span), [QRectF(a, d + y0, b - a, h) for d, a, b in zip(
+            cm["span_device"].tolist(), cm["span_start"].tolist(), cm["span_end"].tolist())])
+        for key, color in (("send", COMM_COLOR), ("recv", RECV_COLOR)):
+            dev, a, b = cm[key]
+            y0, h = ln[key][0], ln[key][1] - ln[key][0]
+            groups[key] = (QBrush(QColor(color)), [] if h <= 0 else [
+                QRectF(s, d + y0, e - s, h) for d, s, e in zip(dev.tolist(), a.tolist(), b.tolist())])
+        self.bars.set_groups(groups)
+        self._set_label_lanes()
+        end = self.data.end
+        vb = self.plot.getViewBox()
+        vb.setLimits(xMin=-0.02 * end, xMax=1.02 * end, minXRange=end * 1e-5)
+        self._stride_key = None
+        self._set_row_ticks()
+        self._set_legend()
+
+    def _set_label_lanes(self):
+        ct, cm, n = self.data.compute, self.data.comms, self.spec.n
+        colls = self.comm.trace.collectives
+        names, short = kind_names(), kind_short_names()
+        ink = {k: theme.text_on(QColor(KIND_COLOR[k])) for k in KINDS}
+        text = QColor(theme.palette().text)
+        ln = self.lanes()
+        lanes = []
+        for d in range(n):
+            sel = np.flatnonzero(ct["device"] == d)
+            sel = sel[np.argsort(ct["t_start"][sel], kind="stable")]
+            t0, t1, kinds = ct["t_start"][sel], ct["t_end"][sel], ct["kind"][sel]
+            lanes.append(Lane(d + ln["compute"][0], d + ln["compute"][1], t0, t1,
+                              lambda i, k=kinds, a=t0, b=t1: (f"{names[k[i]]} {fmt_time(b[i] - a[i])}",
+                                                              names[k[i]], short[k[i]]),
+                              lambda i, k=kinds: ink[k[i]]))
+            sel = np.flatnonzero(cm["span_device"] == d)
+            sel = sel[np.argsort(cm["span_start"][sel], kind="stable")]
+            a, b, cs = cm["span_start"][sel], cm["span_end"][sel], cm["span_coll"][sel]
+            lanes.append(Lane(d + ln["comm"][0], d + ln["comm"][1], a, b,
+                              lambda i, c=cs, a=a, b=b: (f"{colls[c[i]].op} {fmt_time(b[i] - a[i])}",
+                                                         fmt_time(b[i] - a[i])),
+                              lambda i: text, boxed=not self.dense()))
+        self.labels.set_lanes(lanes, QRectF(0.0, 0.0, self.data.end, float(n)))
+
+    def zoom_all(self):
+        if self.data is not None:
+            self.plot.getViewBox().setXRange(0.0, self.data.end, padding=0.01)
+
+    def layer_span(self, layer: int) -> tuple[float, float]:
+        """First start and last end of layer `layer`'s ops and collectives, over all GPUs (seconds)."""
+        ct = self.data.compute
+        sel = ct["layer"] == layer
+        if not sel.any():
+            raise ValueError(f"the trace has no ops of layer {layer}")
+        a, b = float(ct["t_start"][sel].min()), float(ct["t_end"][sel].max())
+        # the layer's collectives end after its last op (the MLP all-reduce): take them in
+        for c in self.comm.trace.collectives:
+            m = re.search(r"layer\s*(\d+)", c.label)
+            if m and int(m.group(1)) == layer:
+                b = max(b, c.t_end)
+        return a, b
+
+    def zoom_to_layer(self, layer: int):
+        a, b = self.layer_span(layer)
+        self.plot.getViewBox().setXRange(a, b, padding=0.02)
+
+    def x_range(self) -> tuple[float, float]:
+        return tuple(self.plot.getViewBox().viewRange()[0])
+
+    def _on_viewbox_resized(self, *_):
+        self._set_row_ticks()
+
+    def _set_row_ticks(self):
+        """'GPU d' and 'comm' per row when they fit, else 'GPU d' every 2nd, 4th … row."""
+        n = self.spec.n
+        vb = self.plot.getViewBox()
+        label_px = QFontMetricsF(theme.font("small")).height() * 1.15
+        row_px = max(vb.height() - label_px, 1.0) / max(n, 1)
+        both = row_px >= 2 * label_px
+        stride = 1 if both else next((s for s in (1, 2, 4, 8, 16, 32, 64, 128) if s * row_px >= label_px), 256)
+        key = (n, both, stride, self.tr("comm"), round(row_px))
+        if key == self._stride_key:
+            return
+        self._stride_key = key
+        ln = self.lanes()
+        if both:
+            ticks = [t for d in range(n) for t in (
+                (d + sum(ln["compute"]) / 2, self.tr("GPU {d}").format(d=d)),
+                (d + sum(ln["comm"]) / 2, self.tr("comm")))]
+        else:
+            ticks = [(d + 0.5, self.tr("GPU {d}").format(d=d)) for d in range(0, n, stride)]
+        self.plot.getAxis("left").setTicks([ticks, []])
+        # room for half a label above the first row when a tick sits in the middle of a thin row
+        pad = max(0.0, (label_px / 2 - row_px / 2) / row_px) if not both else 0.0
+        vb.setLimits(yMin=-pad - 0.05, yMax=n + 0.05)
+        vb.setYRange(-pad, n, padding=0.0)
+
+    # -- texts ----------------------------------------------------------------------------------
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+    def retranslate_ui(self):
+        self.setWindowTitle(self.tr("Step timeline: n = {n}").format(n=self.spec.n))
+        self.overlap_label.setText(self.tr("&Overlap"))
+        self.overlap_combo.setItemText(0, self.tr("none: communication waits for compute (roofline)"))
+        self.overlap_combo.setItemText(1, self.tr("async: ring steps run under the next matmul chunk"))
+        self.layer_label.setText(self.tr("&Layer"))
+        self.layer_button.setText(self.tr("Zoom to layer"))
+        self.all_button.setText(self.tr("Whole step"))
+        self.hint.setText(self.tr("Drag to pan, wheel to zoom (time only). A bar is labelled when its label fits. "
+                                  "Upper comm bar: sending; lower: receiving; tint: the collective."))
+        self.plot.setLabel("bottom", self.tr("time in the step"), units="s")
+        self._set_legend()
+        self._stride_key = None
+        self._set_row_ticks()
+        if self.data is not None:
+            self._set_label_lanes()
+            self._set_headline()
+        else:
+            self._set_busy()
+
+    def _set_busy(self):
+        self.headline.setText("<b>" + _esc(self.tr("Simulating the step of {n} GPUs (overlap: {overlap})…").format(
+            n=self.spec.n, overlap=self._overlap_name(self.overlap))) + "</b>")
+        self.why.setText("")
+
+    def _overlap_name(self, o):
+        return {"none": self.tr("none"), "async": self.tr("async")}[o]
+
+    def _set_legend(self):
+        names = kind_names()
+        sw = round(theme.px("small"))
+
+        def swatch(color, text):
+            return (f'<span style="background-color:{color}; color:{color};">&nbsp;&nbsp;&nbsp;&nbsp;</span>'
+                    f"&nbsp;{_esc(text)}")
+        items = [swatch(KIND_COLOR[k], names[k]) for k in KINDS if k != "other"]
+        if self.dense():
+            items.append(swatch(COMM_COLOR, self.tr("collective")))
+        else:
+            span = QColor(COMM_COLOR)
+            span.setAlpha(SPAN_ALPHA)
+            items += [swatch(COMM_COLOR, self.tr("sending")), swatch(RECV_COLOR, self.tr("receiving")),
+                      swatch(_blend(span), self.tr("collective"))]
+        self.legend.setText(f'<span style="font-size:{sw}px;">' + " &nbsp;&nbsp; ".join(items) + "</span>")
+
+    def _set_headline(self):
+        s, roof = self.spec, self.roof
+        total = self.total()
+        line1 = self.tr("{model} on {n} × {chip} · batch {batch} · context {ctx} · overlap: {overlap}").format(
+            model=s.model.name, n=s.n, chip=s.chip.name, batch=s.batch, ctx=s.ctx,
+            overlap=self._overlap_name(self.overlap))
+        line2 = self.tr("Simulated step: {total} · roofline t_step: {roof} (roofline = lower bound)").format(
+            total=fmt_time(total, 4), roof=fmt_time(roof["t_step"], 4))
+        self.headline.setText(f"<b>{_esc(line1)}</b><br><span style='font-size:{round(theme.px('caption'))}px'>"
+                              f"<b>{_esc(line2)}</b></span>")
+        self.why.setText(self.explain())
+
+    def explain(self) -> str:
+        """Why the simulated step and the roofline's t_step agree or differ (one or two sentences)."""
+        total, roof, ct = self.total(), self.roof, self.data.compute
+        peak, bw = self.spec.chip.peak_flops(self.spec.prec), self.spec.chip.mem_bw
+        compute_bound = int(np.sum(ct["flops"] / peak > ct["nbytes"] / bw * (1 + 1e-9)))
+        rel = (total - roof["t_step"]) / roof["t_step"] if roof["t_step"] > 0 else 0.0
+        terms = self.tr("Roofline terms: t_math {m} · t_mem {b} · t_comm {c}.").format(
+            m=fmt_time(roof["t_math"]), b=fmt_time(roof["t_mem"]), c=fmt_time(roof["t_comm"]))
+        if abs(rel) <= AGREE_REL:
+            why = self.tr("Every op is memory-bound, so the simulated step equals the roofline.") \
+                if compute_bound == 0 else self.tr("The simulated step equals the roofline.")
+        elif rel > 0 and compute_bound:
+            why = self.tr("Longer than the roofline: {k} of {total} op runs are compute-bound, and each op "
+                          "takes the longer of its FLOPs and its HBM reads, so the sum exceeds "
+                          "max(t_math, t_mem).").format(k=compute_bound, total=len(ct["flops"]))
+        elif rel < 0 and self.overlap == "async":
+            why = self.tr("Shorter than the roofline's t_step: async overlap hides {hidden} of communication "
+                          "under compute, and the roofline adds t_comm on top.").format(
+                hidden=fmt_time(roof["t_step"] - total))
+        else:
+            why = self.tr("The simulation differs from the roofline by {pct}: it times every op and every ring "
+                          "step on its own, the roofline only sums the totals.").format(pct=f"{100 * rel:+.1f} %")
+        return f"{why} {terms}"
+
+    # -- look -----------------------------------------------------------------------------------
+    def _on_theme_changed(self):
+        self._apply_theme()
+        self._set_legend()
+        if self.data is not None:
+            self._set_headline()
+        self._stride_key = None
+        self._set_row_ticks()
+
+    def _apply_theme(self):
+        pal = theme.palette()
+        s = theme.scale()
+        self.plot.setBackground(pal.background)
+        font = theme.font("small")
+        for name in ("left", "bottom"):
+            ax = self.plot.getAxis(name)
+            ax.setTickFont(font)
+            ax.setPen(pg.mkPen(pal.text, width=max(1.0, s)))
+            ax.setTextPen(pg.mkPen(pal.text))
+            ax.label.setFont(font)
+        self.plot.getAxis("left").setWidth(round(80 * s))
+        box = QColor(pal.background)
+        box.setAlpha(210)
+        self.labels.set_look(theme.font("small"), box)
+        self.headline.setFont(theme.font("body"))
+        self.headline.setStyleSheet(f"color: {pal.text};")
+        self.why.setFont(theme.font("body"))
+        self.why.setStyleSheet(f"color: {pal.text};")
+        self.hint.setFont(theme.font("small"))
+        self.hint.setStyleSheet(f"color: {pal.text_muted};")
+        self.legend.setFont(theme.font("small"))
+
+    # -- handlers ------------------------------------------------------------------------------
+    def _on_overlap_combo_activated(self, i):
+        self.set_overlap(self.overlap_combo.itemData(i))
+
+    def _on_layer_button_clicked(self):
+        self.zoom_to_layer(self.layer_spin.value())
+
+
+def _work(out: _Results, generation: int, spec: StepSpec, overlap: str, simulate):
+    """A worker thread's job: simulate and read the trace, hand the result to the GUI thread."""
+    try:
+        result = StepData(spec, overlap, simulate)
+    except Exception as e:  # noqa: BLE001  (shown in the view; the thread must not die silently)
+        result = e
+    try:
+        out.ready.emit(generation, result)
+    except RuntimeError:
+        pass  # the view was closed meanwhile
+
+
+def kind_names() -> dict:
+    """Op kind -> its name in the legend and on a wide bar."""
+    return {"norm": _tr("norm"), "qkv": _tr("QKV"), "attn": _tr("attention"), "o_proj": _tr("out proj"),
+            "gate_up": _tr("gate/up"), "down": _tr("down"), "lm_head": _tr("LM head"), "other": _tr("other")}
+
+
+def kind_short_names() -> dict:
+    """Op kind -> the name on a narrow bar."""
+    return {"norm": _tr("N"), "qkv": _tr("QKV"), "attn": _tr("attn"), "o_proj": _tr("out"),
+            "gate_up": _tr("g/u"), "down": _tr("dn"), "lm_head": _tr("LM"), "other": "·"}
+
+
+def _blend(c: QColor) -> str:
+    """A translucent colour as the opaque colour it shows on the background (rich text has no alpha)."""
+    bg = QColor(theme.palette().background)
+    a = c.alphaF()
+    mix = [round(a * x + (1 - a) * y) for x, y in zip((c.red(), c.green(), c.blue()), (bg.red(), bg.green(), bg.blue()))]
+    return "#{:02X}{:02X}{:02X}".format(*mix)
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# ---------------------------------------------------------------------------------------
+# Opening it
+# ---------------------------------------------------------------------------------------
+class StepTimelineDialog(QDialog):
+    """
+    A non-modal window holding one StepTimelineView. A window, not a dock: the latency view is
+    a tab of the main window and a page of its own; a window works from both, can go to the
+    projector's screen at its own size, and one is reused per parent, so clicks do not pile up.
+    """
+
+    def __init__(self, spec: StepSpec, overlap="none", simulate=None, sync=None, parent=None):
+        super().__init__(parent)
+        self.setObjectName("StepTimelineDialog")
+        self.setModal(False)
+        self._lay = QVBoxLayout(self)
+        self._lay.setContentsMargins(0, 0, 0, 0)
+        self.view = None
+        self.show_spec(spec, overlap, simulate, sync)
+        self.resize(round(1280 * min(theme.scale(), 1.5)), round(720 * min(theme.scale(), 1.5)))
+
+    def show_spec(self, spec: StepSpec, overlap="none", simulate=None, sync=None):
+        """Show another step (another n or setting): a new view, because n sets the rows."""
+        old = self.view
+        self.view = StepTimelineView(spec, overlap, simulate, sync, parent=self)
+        self._lay.addWidget(self.view)
+        if old is not None:
+            old.setParent(None)
+            old.deleteLater()
+        self.setWindowTitle(self.view.windowTitle())
+
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange and self.view is not None:
+            self.setWindowTitle(self.view.windowTitle())
+        super().changeEvent(e)
+
+
+def open_step_timeline(parent, model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0,
+                       algo="ring", prec="bf16", overlap="none", simulate=None, sync=None) -> StepTimelineDialog:
+    """
+    Open (or reuse) the step-timeline window of `parent` for this setting and show it.
+    model, chip, link: keys of MODELS / CHIPS / LINKS or their records (link None or '' = the
+    chip's own). Returns the dialog; its `.view.total()` is the simulated step in seconds.
+    """
+    spec = StepSpec(model, chip, link, n, batch, ctx, w_bytes, kv_bytes, act_bytes, algo, prec)
+    dlg = parent.findChild(StepTimelineDialog) if parent is not None else None
+    if dlg is None:
+        dlg = StepTimelineDialog(spec, overlap, simulate, sync, parent)
+    else:
+        dlg.show_spec(spec, overlap, simulate, sync)
+    dlg.show()
+    dlg.raise_()
+    return dlg
+
+
+def open_from_params(parent, params: dict, n: int, **kw) -> StepTimelineDialog:
+    """open_step_timeline from the decode-latency view's params() dict (model, chip, link, batch, ...)."""
+    return open_step_timeline(parent, params["model"], params["chip"], params.get("link", ""), int(n),
+                              params["batch"], params["ctx"], params.get("w_bytes", 2.0),
+                              params.get("kv_bytes", 2.0), params.get("act_bytes", 2.0),
+                              params.get("algo", "ring"), params.get("prec", "bf16"), **kw)
+
+
+def n_at_scene_pos(view, scene_pos) -> int | None:
+    """The n under a scene position of the latency view's decode plot (x is log10 n), or None."""
+    vb = view.plot1.getViewBox()
+    if not vb.sceneBoundingRect().contains(scene_pos):
+        return None
+    n = round(10 ** vb.mapSceneToView(scene_pos).x())
+    return int(min(max(n, 1), view.params()["n_max"]))
+
+
+def attach_to_latency_view(view, **kw):
+    """
+    Make a left click on the decode-latency plot open the step timeline for the n under the
+    mouse. Returns the slot connected (keep it to disconnect). The one line the latency view needs:
+    `step_timeline.attach_to_latency_view(self)` at the end of its __init__.
+    """
+    def on_clicked(ev):
+        if ev.button() != Qt.LeftButton or ev.double():
+            return
+        n = n_at_scene_pos(view, ev.scenePos())
+        if n is not None:
+            ev.accept()
+            open_from_params(view, view.params(), n, **kw)
+
+    view.latency_widget.scene().sigMouseClicked.connect(on_clicked)
+    return on_clicked
+
+
+# ---------------------------------------------------------------------------------------
+# Command line: python -m app.step_timeline --model llama3-70b --n 8 --screenshot step.png
+# ---------------------------------------------------------------------------------------
+def _parser():
+    p = argparse.ArgumentParser(prog="python -m app.step_timeline",
+                                description="One decode step of a real model, per GPU, on one clock.")
+    p.add_argument("--model", default="llama3-70b", help="one of: " + ", ".join(MODELS))
+    p.add_argument("--chip", default="h100", help="one of: " + ", ".join(CHIPS))
+    p.add_argument("--link", default="", help="one of: " + ", ".join(LINKS) + " (default: the chip's own)")
+    p.add_argument("--n", default=8, type=int)
+    p.add_argument("--batch", default=32, type=int)
+    p.add_argument("--ctx", default=8192, type=int)
+    p.add_argument("--w-bytes", default=2.0, type=float)
+    p.add_argument("--kv-bytes", default=2.0, type=float)
+    p.add_argument("--act-bytes", default=2.0, type=float)
+    p.add_argument("--algo", default="ring", choices=list(ALLREDUCE_ALGOS))
+    p.add_argument("--prec", default="bf16")
+    p.add_argument("--overlap", default="none", choices=OVERLAPS)
+    p.add_argument("--layer", default=None, type=int, help="zoom into this layer")
+    p.add_argument("--lang", default="en", choices=("en", "zh"))
+    p.add_argument("--size", default="1280x720", help="window size, WxH")
+    p.add_argument("--screenshot", default=None, metavar="PATH", help="save the window as PNG and exit")
+    return p
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        w, h = (int(v) for v in args.size.lower().split("x"))
+        spec = StepSpec(args.model, args.chip, args.link, args.n, args.batch, args.ctx, args.w_bytes,
+                        args.kv_bytes, args.act_bytes, args.algo, args.prec)
+    except ValueError as e:
+        print(f"step_timeline: error: {e}", file=sys.stderr)
+        return 2
+    if args.screenshot and not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from .i18n import set_language
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    app.setStyleSheet(theme.stylesheet())
+    set_language(app, args.lang)
+    view = StepTimelineView(spec, args.overlap, sync=True)
+    view.resize(w, h)
+    view.show()
+    app.processEvents()
+    if args.layer is not None:
+        try:
+            view.zoom_to_layer(args.layer)
+        except ValueError as e:
+            print(f"step_timeline: error: {e}", file=sys.stderr)
+            return 2
+    app.processEvents()
+    print(f"simulated step {fmt_time(view.total())} (overlap {args.overlap}), roofline t_step "
+          f"{fmt_time(view.roof['t_step'])}; simulation took {view.last_sim_seconds * 1e3:.0f} ms")
+    if args.screenshot:
+        ok = view.grab().save(args.screenshot)
+        view.close()
+        return 0 if ok else 1
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
