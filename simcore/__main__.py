@@ -2,6 +2,7 @@
 python -m simcore selftest
 python -m simcore trace --op all-reduce --algo ring --n 8 --bytes 1MiB --format chrome --out t.json [--summary]
 python -m simcore decode --model llama3-70b --chip h100 --n 1,2,4,8,16
+python -m simcore step --model llama3-70b --chip h100 --n 8 --batch 32 --ctx 8192 [--overlap async] --out step.json
 python -m simcore measure --n 4 --sizes 8B..64MiB --out m.json     (needs the `mpi` extra)
 python -m simcore nccl-import all_reduce_perf.txt --out link.json
 """
@@ -131,10 +132,11 @@ def main(argv=None) -> int:
     tp.add_argument("--format", choices=("json", "chrome"), default="json")
     tp.add_argument("--out", help="file to write (omit to print the summary only)")
     tp.add_argument("--summary", action="store_true", help="print time, algbw and busbw")
-    from . import cli_decode, cli_measure
+    from . import cli_decode, cli_measure, cli_step
 
     cli_decode.register(sub)
     cli_measure.register(sub)
+    cli_step.register(sub)
     args = parser.parse_args(argv)
     if args.cmd == "selftest":
         return selftest()
@@ -142,6 +144,8 @@ def main(argv=None) -> int:
         return trace_cmd(args)
     if args.cmd in ("measure", "nccl-import"):
         return cli_measure.run(args)
+    if args.cmd == "step":
+        return cli_step.run(args)
     return cli_decode.run(args)
 
 

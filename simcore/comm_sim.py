@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .trace import ALL, SWITCH, Collective, Message, Trace, chunk_bounds
+from .trace import ALL, SWITCH, Collective, Compute, Message, Trace, chunk_bounds
 
 
 # ---------------------------------------------------------------------------------------
@@ -168,6 +168,30 @@ class Comm:
                                            contributors, b, start, end, phase, reduce))
         return end
 
+    # -- compute on the same clock ----------------------------------------------------------
+    def compute(self, device, label, flops, nbytes, chip, prec="bf16", after=0.0, layer=-1, kind=""):
+        """
+        Run one op on `device`: `flops` FLOPs touching `nbytes` bytes of HBM, timed by its own
+        roofline on `chip` (hw_specs.Chip): max(flops / chip.peak_flops(prec), nbytes / chip.mem_bw).
+
+        It starts when the device is free — its previous op is done and the collective it
+        depends on has delivered (both are `ready[device]`) — and not before `after`. The next
+        collective waits for it (it moves `ready[device]`). Records a trace.Compute; returns
+        its end time (seconds). Communication runs on the ports, so ops and messages overlap.
+        """
+        if not 0 <= device < self.n:
+            raise ValueError(f"device {device} does not exist (devices 0..{self.n - 1})")
+        if not (flops >= 0 and nbytes >= 0 and math.isfinite(flops) and math.isfinite(nbytes)):
+            raise ValueError(f"an op needs finite FLOPs and bytes >= 0, got {flops!r}, {nbytes!r}")
+        t_math, t_mem = flops / chip.peak_flops(prec), nbytes / chip.mem_bw
+        start = max(self.ready[device], after)
+        end = start + max(t_math, t_mem)
+        bound = "" if t_math == t_mem == 0 else ("math" if t_math > t_mem else "memory")
+        self.trace.computes.append(Compute(device, label, float(flops), float(nbytes), start, end, layer, kind, bound))
+        self.ready[device] = end
+        self.time = max(self.time, end)
+        return end
+
 
 # ---------------------------------------------------------------------------------------
 # Ring building blocks (one place decides which chunk a device sends at each ring step)
@@ -226,6 +250,19 @@ def _ring_all_gather(comm, bufs, bounds, arrive, first, who, step0=0, phase="all
             arrive[dst][c] = t
 
 
+def _arrivals(comm, chunk_ready):
+    """arrive[d][c]: when device d's chunk c exists — chunk_ready's copy, or ready[d] for every chunk."""
+    n = comm.n
+    if chunk_ready is None:
+        return [[comm.ready[d]] * n for d in range(n)]
+    if len(chunk_ready) != n or any(len(row) != n for row in chunk_ready):
+        raise ValueError(f"chunk_ready must give {n} times for each of the {n} devices")
+    arrive = [[float(t) for t in row] for row in chunk_ready]
+    # the first chunks may exist before the device's last op ends: the collective starts then
+    comm._t0 = min(comm._t0, min(min(row) for row in arrive))
+    return arrive
+
+
 def _check_arrays(arrays, n, what):
     if len(arrays) != n:
         raise ValueError(f"{what}: got {len(arrays)} arrays for {n} devices")
@@ -280,11 +317,13 @@ def allgather_ring(comm, chunks, owner, label=""):
     return [bufs[d] for d in range(n)]
 
 
-def reduce_scatter_ring(comm, arrays, label=""):
+def reduce_scatter_ring(comm, arrays, label="", chunk_ready=None):
     """
     Ring reduce-scatter. arrays[d]: device d's 1-D partial array, length divisible by n.
     Returns (pieces, owner): after n−1 steps device r holds pieces[r], the full sum of chunk
     owner[r] = (r+1) mod n (length L/n).
+    chunk_ready[d][c] (optional): when device d's partial of chunk c exists (a matmul computed
+    chunk by chunk, the collective matmul); default: when the device is ready.
 
     At step k device d adds what it received to its own partial and passes chunk (d−k) mod n on.
     Time: (n−1)·(α + S/(n·β)), S = bytes of one input array.
@@ -298,7 +337,7 @@ def reduce_scatter_ring(comm, arrays, label=""):
     bounds = _bounds(L, n)
     comm._begin("reduce-scatter", "ring", label, n, bufs[0].nbytes,
                 [{c: frozenset((d,)) for c in range(n)} for d in range(n)])
-    arrive = [[comm.ready[d]] * n for d in range(n)]
+    arrive = _arrivals(comm, chunk_ready)
     _ring_reduce_scatter(comm, bufs, bounds, arrive)
     comm._end()
     owner = {r: (r + 1) % n for r in range(n)}
@@ -309,12 +348,14 @@ def reduce_scatter_ring(comm, arrays, label=""):
 # ---------------------------------------------------------------------------------------
 # All-reduce algorithms: fn(comm, arrays, label="") -> list of summed arrays (1-D)
 # ---------------------------------------------------------------------------------------
-def allreduce_ring(comm, arrays, label=""):
+def allreduce_ring(comm, arrays, label="", chunk_ready=None):
     """
     Ring all-reduce = ring reduce-scatter, then ring all-gather of the reduced chunks.
     2(n−1) steps; each step every device sends one chunk of ≈S/n bytes to (d+1) mod n.
     Time: 2(n−1)·(α + S/(n·β)).  Bandwidth-optimal; its latency grows linearly in n.
     Any length works: chunks follow np.array_split (the formula is exact when n divides it).
+    chunk_ready[d][c] (optional): when device d's partial of chunk c exists, as in
+    reduce_scatter_ring.
     """
     n = comm.n
     _check_arrays(arrays, n, "all-reduce")
@@ -323,7 +364,7 @@ def allreduce_ring(comm, arrays, label=""):
     comm._begin("all-reduce", "ring", label, n, bufs[0].nbytes,
                 [{c: frozenset((d,)) for c in range(n)} for d in range(n)])
     if n > 1:
-        arrive = [[comm.ready[d]] * n for d in range(n)]
+        arrive = _arrivals(comm, chunk_ready)
         who = _ring_reduce_scatter(comm, bufs, bounds, arrive)
         first = [(d + 1) % n for d in range(n)]
         _ring_all_gather(comm, bufs, bounds, arrive, first, who, step0=n - 1)

@@ -173,3 +173,90 @@ def reference_estimate(ref, algo="ring"):
                          w_bytes=ref.w_bytes, kv_bytes=ref.kv_bytes, algo=algo)
     ours = out["t_mem"] if ref.term == "t_mem" else max(out["t_math"], out["t_mem"])
     return ours, out
+
+
+# ---------------------------------------------------------------------------------------
+# Prefill, and communication overlapped with compute (step_sim simulates both op by op)
+# ---------------------------------------------------------------------------------------
+def tp_prefill_step(model, chip, link, n, batch, prompt, ctx=0, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0,
+                    algo="ring", compute_prec="bf16"):
+    """
+    Roofline of a prefill step: `prompt` new tokens in each of `batch` sequences, after `ctx`
+    cached ones (seconds; same keys as tp_decode_step). prompt = 1 is tp_decode_step.
+
+        t_math = batch · (prompt · 2 · matmul_params + 4 · L · H · dh · keys) / n / peak,
+                 keys = prompt · ctx + prompt · (prompt − 1) / 2   (token p attends to the ctx + p before it)
+        t_mem  = (weights / n + batch · ctx · kv_per_chip_per_token) / HBM bandwidth   (as decode)
+        t_comm = 2 · n_layers · t_formula(algo, n, batch · prompt · d_model · act_bytes)
+    """
+    if prompt < 1:
+        raise ValueError(f"prompt must be >= 1 tokens, got {prompt}")
+    mem = tp_decode_step(model, chip, link, n, batch, ctx, w_bytes, kv_bytes, act_bytes, algo, compute_prec)
+    rows = tp_decode_step(model, chip, link, n, batch * prompt, 0, w_bytes, kv_bytes, act_bytes, algo, compute_prec)
+    keys = prompt * ctx + prompt * (prompt - 1) / 2
+    flops = (batch * prompt * 2.0 * model.matmul_params() + batch * 4.0 * model.n_layers * model.n_heads
+             * model.d_head * keys) / n
+    t_math = flops / chip.peak_flops(compute_prec)
+    t_mem, t_comm = mem["t_mem"], rows["t_comm"]
+    bound = "comm" if t_comm > max(t_math, t_mem) else ("math" if t_math >= t_mem else "memory")
+    return {**mem, "t_math": t_math, "t_comm": t_comm, "t_step": max(t_math, t_mem) + t_comm,
+            "flops_per_chip": flops, "msg_bytes": rows["msg_bytes"], "bound": bound}
+
+
+def tp_step_overlap(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
+                    compute_prec="bf16", prompt=1):
+    """
+    The roofline with each row-parallel matmul's all-reduce overlapped (collective matmul, "How
+    to Scale Your Model", "Programming TPUs in JAX" chapter; step_sim's overlap="async").
+
+    Wo and W_down are tiled over their output columns into n chunks, computed in the order the
+    ring reduce-scatter sends them: chunk k goes on the wire while chunk k+1 is computed. With
+    t_c the matmul's own roofline time on one chip and t_rs = (n−1)(α + S/(n·β)) the
+    reduce-scatter half of the ring all-reduce, that sub-layer's matmul + all-reduce takes
+
+        max(t_c / n + t_rs, t_c) + t_ag     instead of     t_c + t_rs + t_ag
+
+    (the first chunk's compute and the all-gather half stay exposed), so each of the
+    2 · n_layers sub-layers saves min(t_c · (1 − 1/n), t_rs). Returns tp_decode_step's dict
+    (tp_prefill_step's when prompt > 1) plus t_saved and t_step_overlap = t_step − t_saved.
+    Ring only: another algorithm raises ValueError.
+    """
+    if prompt == 1:
+        base = tp_decode_step(model, chip, link, n, batch, ctx, w_bytes, kv_bytes, act_bytes, algo, compute_prec)
+    else:
+        base = tp_prefill_step(model, chip, link, n, batch, prompt, ctx, w_bytes, kv_bytes, act_bytes, algo,
+                               compute_prec)
+    saved = float(overlap_saving(model, chip, link, n, batch * prompt, w_bytes, act_bytes, algo, compute_prec))
+    return {**base, "t_saved": saved, "t_step_overlap": base["t_step"] - saved}
+
+
+def decode_sweep_overlap(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
+                         compute_prec="bf16"):
+    """decode_sweep plus "t_saved" and "t_step_overlap" per n (tp_step_overlap for every n at once)."""
+    out = decode_sweep(model, chip, link, ns, batch, ctx, w_bytes, kv_bytes, act_bytes, algo, compute_prec)
+    saved = overlap_saving(model, chip, link, out["n"], batch, w_bytes, act_bytes, algo, compute_prec)
+    return {**out, "t_saved": saved, "t_step_overlap": out["t_step"] - saved}
+
+
+def overlap_saving(model, chip, link, n, rows, w_bytes=2.0, act_bytes=2.0, algo="ring", compute_prec="bf16"):
+    """
+    Seconds the collective matmul hides per step (tp_step_overlap's t_saved): Σ over the
+    2 · n_layers row-parallel matmuls of min(t_c · (1 − 1/n), t_rs). rows = batch · new tokens;
+    n an int or an array of device counts (then an array). 0 at n = 1.
+    """
+    if algo != "ring":
+        raise ValueError(f"the overlapped closed form tiles the ring reduce-scatter; algo must be 'ring', not {algo!r}")
+    nf = np.asarray(n, dtype=float)
+    D, peak, bw = model.d_model, chip.peak_flops(compute_prec), chip.mem_bw
+    t_rs = np.asarray(t_formula("ring", np.asarray(n), rows * D * act_bytes, link.alpha, link.bw,
+                                op="reduce-scatter"), dtype=float)
+    saved = np.zeros(nf.shape)
+    for k in (model.n_heads * model.d_head / nf, model.d_ff / nf):  # Wo [H·dh/n, D], W_down [F/n, D]
+        t_c = np.maximum(2.0 * rows * k * D / peak, k * D * w_bytes / bw)
+        saved = saved + model.n_layers * np.minimum(t_c * (1 - 1 / nf), t_rs)
+    return saved
+
+
+# The same step simulated op by op on one clock (compute and messages): step_sim, re-exported here
+# so the roofline and its simulation are found side by side.
+from .step_sim import simulate_decode_step, simulate_prefill_step  # noqa: E402, F401

@@ -12,7 +12,8 @@ Who holds what (one mesh axis X of n devices):
 
 Each layer then costs exactly two all-reduces of the residual update [B, T, D]: one after
 attention ("layer i attn"), one after the MLP ("layer i mlp"); the forward ends with one
-all-gather of the logits ("logits"): 2L + 1 collectives.
+all-gather of the logits ("logits"): 2L + 1 collectives. With sequence parallelism each
+all-reduce becomes a reduce-scatter and an all-gather around the norms: 4L + 2 collectives.
 
 `tp_layout` is the one place that decides ownership; shard_params_tp cuts the matrices with it
 and weight_slices describes it to the app.
@@ -24,8 +25,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .sharding import all_gather, all_reduce
-from .transformer_lab import KVCache, attention_block, check_tokens, lm_head_of, mlp_block, rms_norm, rope_angles
+from .sharding import all_gather, all_reduce, reduce_scatter
+from .transformer_lab import (KVCache, attention_block, attention_normed, check_tokens, lm_head_of, mlp_block,
+                              mlp_normed, rms_norm, rope_angles)
 
 
 # ---------------------------------------------------------------------------------------
@@ -204,7 +206,8 @@ def shard_params_tp(params, cfg, n, pad_vocab=False):
     return out
 
 
-def tp_forward(dev_params, cfg, tokens, comm, caches=None, algo="ring", gather_logits=True):
+def tp_forward(dev_params, cfg, tokens, comm, caches=None, algo="ring", gather_logits=True,
+               sequence_parallel=False):
     """
     Tensor-parallel forward: each device computes its heads and its slice of F; two all-reduces
     per layer make the residual stream identical on every device again.
@@ -212,9 +215,12 @@ def tp_forward(dev_params, cfg, tokens, comm, caches=None, algo="ring", gather_l
     dev_params: shard_params_tp's list; tokens [B, T] int; comm: comm_sim.Comm with n devices
     (records every message); caches: tp_caches' list (each device caches only its KV groups;
     they advance by T at the end) or None; algo: an all-reduce algorithm of comm_sim.
+    sequence_parallel: Megatron-LM's --sequence-parallel (see _sp_forward): each all-reduce
+    becomes a reduce-scatter and an all-gather around the norms; needs T divisible by n.
     Returns the full logits [B, T, vocab] (device 0's copy; padding columns dropped), or with
     gather_logits=False each device's local logits [B, T, vocab_padded/n] (no gather).
-    Collective labels: "layer {i} attn", "layer {i} mlp", "logits".
+    Collective labels: "layer {i} attn", "layer {i} mlp", "logits" (and "final norm" with
+    sequence parallelism).
     """
     n = len(dev_params)
     if comm.n != n:
@@ -223,6 +229,12 @@ def tp_forward(dev_params, cfg, tokens, comm, caches=None, algo="ring", gather_l
     T = tokens.shape[1]
     pos0 = caches[0].length if caches is not None else 0
     cos, sin = rope_angles(np.arange(pos0, pos0 + T), cfg.d_head, cfg.rope_theta)
+    if sequence_parallel:
+        if T % n:
+            raise ValueError(f"sequence parallelism splits the {T} tokens of the sequence over {n} devices: "
+                             f"{T} is not divisible by {n}")
+        xs = _sp_layers(dev_params, cfg, tokens, comm, caches, cos, sin, pos0)
+        return _finish(dev_params, xs, comm, caches, T, gather_logits)
     xs = [p["embed"][tokens] for p in dev_params]  # replicated residual stream [B, T, D]
     for li in range(cfg.n_layers):
         # column-split Wq/Wk/Wv then row-split Wo: each device holds a partial sum of the update
@@ -234,14 +246,52 @@ def tp_forward(dev_params, cfg, tokens, comm, caches=None, algo="ring", gather_l
         partial = [mlp_block(p["layers"][li], cfg, xs[d]) for d, p in enumerate(dev_params)]
         summed = all_reduce(comm, partial, algo, label=f"layer {li} mlp")
         xs = [x + s for x, s in zip(xs, summed)]
+    hs = [rms_norm(x, p["final_norm"], cfg.norm_eps) for x, p in zip(xs, dev_params)]
+    return _finish(dev_params, hs, comm, caches, T, gather_logits)
+
+
+def _finish(dev_params, hs, comm, caches, T, gather_logits):
+    """Vocab-parallel lm_head on the normed stream hs [B, T, D] of every device, then gather the logits."""
     if caches is not None:
         for c in caches:  # every layer is written: the step is complete on every device
             c.length += T
-    local = [rms_norm(x, p["final_norm"], cfg.norm_eps) @ p["lm_head"] for x, p in zip(xs, dev_params)]
+    local = [h @ p["lm_head"] for h, p in zip(hs, dev_params)]
     if not gather_logits:
         return local
     full = all_gather(comm, local, axis=2, label="logits")[0]
     return full[..., :dev_params[0].get("vocab", full.shape[-1])]
+
+
+def _sp_layers(dev_params, cfg, tokens, comm, caches, cos, sin, pos0):
+    """
+    The layers under sequence parallelism (Korthikanti et al. 2022, "Reducing Activation
+    Recomputation in Large Transformer Models", §4.2.2; Megatron-LM --sequence-parallel).
+
+    Outside attention and the MLP the residual stream is split along the sequence: device d
+    keeps tokens [d·T/n, (d+1)·T/n) and runs the norms (and residual adds) on those alone.
+        x_d -> norm -> all-gather (sequence) -> column-parallel ... row-parallel -> reduce-scatter (sequence) -> + x_d
+    An all-reduce is a reduce-scatter followed by an all-gather, so the bytes on the wire are
+    the same; what shrinks is the norms' work and the activations each device keeps (1/n).
+    Returns the normed final stream [B, T, D] on every device (gathered for the lm_head).
+    """
+    n = len(dev_params)
+    # device d's sequence shard of the embedded tokens: [B, T/n, D]
+    xs = [p["embed"][part] for p, part in zip(dev_params, np.split(tokens, n, axis=1))]
+    for li in range(cfg.n_layers):
+        label = f"layer {li} attn"
+        hs = [rms_norm(x, p["layers"][li]["attn_norm"], cfg.norm_eps) for x, p in zip(xs, dev_params)]
+        hs = all_gather(comm, hs, axis=1, label=label)  # [B, T, D] on every device
+        partial = [attention_normed(p["layers"][li], cfg, hs[d], cos, sin, pos0,
+                                    caches[d] if caches is not None else None, li)
+                   for d, p in enumerate(dev_params)]
+        xs = [x + s for x, s in zip(xs, reduce_scatter(comm, partial, axis=1, label=label))]
+        label = f"layer {li} mlp"
+        hs = [rms_norm(x, p["layers"][li]["mlp_norm"], cfg.norm_eps) for x, p in zip(xs, dev_params)]
+        hs = all_gather(comm, hs, axis=1, label=label)
+        partial = [mlp_normed(p["layers"][li], hs[d]) for d, p in enumerate(dev_params)]
+        xs = [x + s for x, s in zip(xs, reduce_scatter(comm, partial, axis=1, label=label))]
+    hs = [rms_norm(x, p["final_norm"], cfg.norm_eps) for x, p in zip(xs, dev_params)]
+    return all_gather(comm, hs, axis=1, label="final norm")
 
 
 def tp_caches(cfg, dev_params, batch):

@@ -12,6 +12,8 @@ Records
                 [t_start, t_end].
     Collective  one call of a collective (an all-reduce is one collective; its
                 reduce-scatter and all-gather phases are steps of it).
+    Compute     one op a device ran (a matmul, attention over the KV cache, a norm) with its
+                FLOPs and HBM bytes, on the same clock as the messages (Comm.compute).
 
 Device id SWITCH (-1) is the switch itself (in-network reduction sends to it and from it).
 """
@@ -60,12 +62,25 @@ class Collective(NamedTuple):
     initial: tuple  # per device: tuple of (chunk, contributors) held before step 0
 
 
+class Compute(NamedTuple):
+    device: int
+    label: str  # e.g. "qkv", "attention", "attn out 3/8"
+    flops: float
+    nbytes: float  # HBM bytes read and written
+    t_start: float  # seconds
+    t_end: float  # seconds: t_start + max(flops / peak, nbytes / HBM bandwidth)
+    layer: int = -1  # transformer layer, -1 outside the layers (final norm, lm head)
+    kind: str = ""  # "matmul" | "attention" | "norm" | ...
+    bound: str = ""  # "math" or "memory": which term of the op's roofline set its time
+
+
 class Trace:
     """Append-only during simulation; read-only for everyone else."""
 
     def __init__(self):
         self.messages: list[Message] = []
         self.collectives: list[Collective] = []
+        self.computes: list[Compute] = []  # empty unless the caller recorded compute (Comm.compute)
         self._step_times: dict[int, list] = {}  # a collective is recorded once complete: safe to memoise
 
     def __len__(self):
@@ -73,11 +88,12 @@ class Trace:
 
     def __eq__(self, other):
         return (isinstance(other, Trace) and self.messages == other.messages
-                and self.collectives == other.collectives)
+                and self.collectives == other.collectives and self.computes == other.computes)
 
     @property
     def t_end(self) -> float:
-        return max((c.t_end for c in self.collectives), default=0.0)
+        return max(max((c.t_end for c in self.collectives), default=0.0),
+                   max((c.t_end for c in self.computes), default=0.0))
 
     def messages_of(self, coll_id: int) -> list[Message]:
         c = self.collectives[coll_id]
@@ -142,6 +158,8 @@ class Trace:
             "collectives": [_coll_to_dict(c) for c in self.collectives],
             "messages": [_msg_to_list(m) for m in self.messages],
             "message_fields": list(Message._fields),
+            "computes": [list(c) for c in self.computes],
+            "compute_fields": list(Compute._fields),
         }
 
     @classmethod
@@ -162,6 +180,7 @@ class Trace:
         try:
             tr.messages = [_msg_from_list(row) for row in data["messages"]]
             tr.collectives = [_coll_from_dict(c) for c in data["collectives"]]
+            tr.computes = [_compute_from_list(row) for row in data.get("computes", [])]
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"corrupt trace file: {e}") from None
         return tr
@@ -249,6 +268,14 @@ def _msg_from_list(row) -> Message:
         row[i] = float(row[i])
     row[13] = bool(row[13])
     return Message(*row)
+
+
+def _compute_from_list(row) -> Compute:
+    if not isinstance(row, list) or len(row) != len(Compute._fields):
+        raise ValueError(f"compute row has {len(row) if isinstance(row, list) else '?'} fields")
+    d, label, flops, nbytes, t0, t1, layer, kind, bound = row
+    return Compute(int(d), str(label), float(flops), float(nbytes), float(t0), float(t1), int(layer), str(kind),
+                   str(bound))
 
 
 def _coll_to_dict(c: Collective) -> dict:

@@ -229,9 +229,13 @@ def check_tokens(cfg, tokens):
 
 def attention_block(lp, cfg, x, cos, sin, pos0, cache=None, layer=0):
     """Pre-norm attention sub-layer on one device: returns its output [B, T, d_model] (not added)."""
-    B, T, _ = x.shape
+    return attention_normed(lp, cfg, rms_norm(x, lp["attn_norm"], cfg.norm_eps), cos, sin, pos0, cache, layer)
+
+
+def attention_normed(lp, cfg, h, cos, sin, pos0, cache=None, layer=0):
+    """The attention sub-layer after its norm: h = rms_norm(x) [B, T, d_model] -> output [B, T, d_model]."""
+    B, T, _ = h.shape
     dh = cfg.d_head
-    h = rms_norm(x, lp["attn_norm"], cfg.norm_eps)
     nh, ng = lp["wq"].shape[1] // dh, lp["wk"].shape[1] // dh
     q = apply_rope((h @ lp["wq"]).reshape(B, T, nh, dh), cos, sin)
     k = apply_rope((h @ lp["wk"]).reshape(B, T, ng, dh), cos, sin)
@@ -244,7 +248,11 @@ def attention_block(lp, cfg, x, cos, sin, pos0, cache=None, layer=0):
 
 def mlp_block(lp, cfg, x):
     """Pre-norm SwiGLU sub-layer: (silu(h W_gate) * (h W_up)) W_down, [B, T, d_model] (not added)."""
-    h = rms_norm(x, lp["mlp_norm"], cfg.norm_eps)
+    return mlp_normed(lp, rms_norm(x, lp["mlp_norm"], cfg.norm_eps))
+
+
+def mlp_normed(lp, h):
+    """The SwiGLU sub-layer after its norm: h = rms_norm(x) [B, T, d_model] -> output [B, T, d_model]."""
     return (silu(h @ lp["w_gate"]) * (h @ lp["w_up"])) @ lp["w_down"]
 
 

@@ -1,0 +1,139 @@
+"""
+python -m simcore step — one decode (or prefill) step of a real model, op by op, as a timeline.
+
+    python -m simcore step --model llama3-70b --chip h100 --n 8 --batch 32 --ctx 8192
+        [--overlap async] [--prefill L] [--sequence-parallel] [--w-bytes 1 --kv-bytes 1]
+        [--elementwise] [--gather-logits] --out step.json
+
+Simulates the step (step_sim), prints it beside the roofline's t_math, t_mem, t_comm and t_step
+(cost_model) with the overlapped closed form and why the two differ, and writes a Chrome trace:
+per GPU a compute track (every op, category "compute") beside its send / receive ports
+(category "comm") — open it in Perfetto (ui.perfetto.dev) or chrome://tracing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from .cli_decode import _BadValue, _pick, _positive, _whole
+from .comm_sim import ALLREDUCE_ALGOS, LINKS, MAX_DEVICES
+from .cost_model import tp_decode_step, tp_prefill_step, tp_step_overlap
+from .hw_specs import CHIPS, PRECISIONS
+from .llm_math import MODELS
+from .step_sim import OVERLAPS, explain_gap, roofline_gap, simulate_step, step_chrome
+
+
+def register(subparsers):
+    """Add the `step` subcommand to an argparse subparsers object."""
+    p = subparsers.add_parser("step", help="simulate one decode / prefill step op by op and write its timeline")
+    p.add_argument("--model", default="llama3-70b", help=f"one of {', '.join(MODELS)}")
+    p.add_argument("--chip", default="h100", help=f"one of {', '.join(CHIPS)}")
+    p.add_argument("--n", default="8", help="tensor-parallel degree (devices)")
+    p.add_argument("--batch", default="1", help="sequences in the step")
+    p.add_argument("--ctx", default="4096", help="tokens already in each sequence's KV cache")
+    p.add_argument("--prefill", default=None, help="simulate a prefill of this many tokens per sequence instead")
+    p.add_argument("--overlap", default="none", help=f"{' or '.join(OVERLAPS)} (async: collective matmul)")
+    p.add_argument("--sequence-parallel", dest="sequence_parallel", action="store_true",
+                   help="reduce-scatter + all-gather around the norms instead of all-reduces")
+    p.add_argument("--w-bytes", dest="w_bytes", default="2", help="bytes per weight (2 bf16, 1 int8)")
+    p.add_argument("--kv-bytes", dest="kv_bytes", default="2", help="bytes per KV element")
+    p.add_argument("--act-bytes", dest="act_bytes", default="2", help="bytes per activation")
+    p.add_argument("--algo", default="ring", help=f"all-reduce algorithm: {', '.join(ALLREDUCE_ALGOS)}")
+    p.add_argument("--link", default=None, help=f"one of {', '.join(LINKS)} (default: the chip's own)")
+    p.add_argument("--prec", default="bf16", help=f"compute precision for the peak: {', '.join(PRECISIONS)}")
+    p.add_argument("--elementwise", action="store_true",
+                   help="also count norms, RoPE, softmax, SwiGLU and activation traffic (the roofline does not)")
+    p.add_argument("--gather-logits", dest="gather_logits", action="store_true",
+                   help="end with tp_forward's all-gather of the logits")
+    p.add_argument("--format", choices=("chrome", "json"), default="chrome",
+                   help="chrome: trace-event file for Perfetto; json: simcore's trace schema")
+    p.add_argument("--out", help="file to write (omit to print the comparison only)")
+    return p
+
+
+def _parse(args):
+    model = _pick(MODELS, args.model, "model")
+    chip = _pick(CHIPS, args.chip, "chip")
+    link = _pick(LINKS, args.link if args.link is not None else chip.link, "link")
+    _pick(ALLREDUCE_ALGOS, args.algo, "all-reduce algorithm")
+    _pick(dict.fromkeys(OVERLAPS), args.overlap, "overlap")
+    try:
+        chip.peak_flops(args.prec)
+    except ValueError as e:
+        raise _BadValue(str(e)) from None
+    n = _whole(args.n, "--n", 1)
+    if n > MAX_DEVICES:
+        raise _BadValue(f"--n must be at most {MAX_DEVICES}, got {n}")
+    tokens = 1 if args.prefill is None else _whole(args.prefill, "--prefill", 1)
+    return dict(model=model, chip=chip, link=link, n=n, batch=_whole(args.batch, "--batch", 1),
+                ctx=_whole(args.ctx, "--ctx", 0), tokens=tokens, w_bytes=_positive(args.w_bytes, "--w-bytes"),
+                kv_bytes=_positive(args.kv_bytes, "--kv-bytes"), act_bytes=_positive(args.act_bytes, "--act-bytes"),
+                algo=args.algo, compute_prec=args.prec, overlap=args.overlap,
+                sequence_parallel=args.sequence_parallel, elementwise=args.elementwise,
+                gather_logits=args.gather_logits)
+
+
+def roofline_of(kw):
+    """The roofline for a step's keyword arguments: tp_decode_step or tp_prefill_step (+ overlap when ring)."""
+    common = (kw["model"], kw["chip"], kw["link"], kw["n"], kw["batch"])
+    tail = dict(w_bytes=kw["w_bytes"], kv_bytes=kw["kv_bytes"], act_bytes=kw["act_bytes"], algo=kw["algo"],
+                compute_prec=kw["compute_prec"])
+    if kw["algo"] == "ring":
+        return tp_step_overlap(*common, kw["ctx"], prompt=kw["tokens"], **tail)
+    if kw["tokens"] == 1:
+        return tp_decode_step(*common, kw["ctx"], **tail)
+    return tp_prefill_step(*common, kw["tokens"], kw["ctx"], **tail)
+
+
+def format_report(kw, comm, roof) -> str:
+    """The simulated step beside the roofline, and why they differ (text)."""
+    model, chip, link, ms = kw["model"], kw["chip"], kw["link"], 1e3
+    what = "decode step" if kw["tokens"] == 1 else f"prefill of {kw['tokens']} tokens"
+    lines = [
+        f"{model.name} {what} on {kw['n']} x {chip.name}, {link.name} "
+        f"(alpha {link.alpha * 1e6:.2f} us, {link.bw / 1e9:.0f} GB/s per direction)",
+        f"batch {kw['batch']}, context {kw['ctx']}, bytes: weights {kw['w_bytes']:g}, KV {kw['kv_bytes']:g}, "
+        f"activations {kw['act_bytes']:g}; all-reduce {kw['algo']}, peak {kw['compute_prec']}; overlap "
+        f"{kw['overlap']}; sequence parallel {'on' if kw['sequence_parallel'] else 'off'}",
+        f"  roofline  t_math {roof['t_math'] * ms:.3f} ms   t_mem {roof['t_mem'] * ms:.3f} ms   "
+        f"t_comm {roof['t_comm'] * ms:.3f} ms   t_step {roof['t_step'] * ms:.3f} ms  (max(t_math, t_mem) + t_comm)",
+    ]
+    if "t_step_overlap" in roof:
+        lines.append(f"  roofline with the all-reduces overlapped (collective matmul): "
+                     f"{roof['t_step_overlap'] * ms:.3f} ms")
+    cs, msgs = comm.trace.computes, comm.trace.messages
+    lines.append(f"  simulated step {comm.time * ms:.3f} ms: {len(cs)} ops on {kw['n']} devices, "
+                 f"{len(comm.trace.collectives)} collectives, {len(msgs)} messages")
+    lines.append(explain_gap(roofline_gap(comm, chip, roof, kw["compute_prec"])))
+    return "\n".join(lines)
+
+
+def _write(path, data):
+    tmp = path + ".part"
+    try:
+        with open(tmp, "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise _BadValue(f"cannot write {path}: {e.strerror}") from None
+
+
+def run(args) -> int:
+    """Simulate, print the comparison, write the trace; 2 (and one line on stderr) for a bad value."""
+    try:
+        kw = _parse(args)
+        comm = simulate_step(**kw)
+        roof = roofline_of(kw)
+        print(format_report(kw, comm, roof))
+        if args.out:
+            _write(args.out, step_chrome(comm.trace) if args.format == "chrome" else comm.trace.to_dict())
+            print(f"wrote {args.out}: {len(comm.trace.computes)} compute slices, {len(comm.trace.messages)} messages "
+                  f"({args.format}{'; open it in Perfetto' if args.format == 'chrome' else ''})")
+    except (_BadValue, ValueError) as e:
+        print(f"simcore step: {e}", file=sys.stderr)
+        return 2
+    return 0
