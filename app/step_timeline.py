@@ -38,7 +38,7 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QObject, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPen, QPicture
 from PySide6.QtWidgets import (QComboBox, QDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
                                QVBoxLayout, QWidget)
@@ -47,6 +47,7 @@ from simcore import cost_model
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
 from simcore.hw_specs import CHIPS, Chip
 from simcore.llm_math import MODELS, ModelConfig
+from simcore.step_sim import roofline_gap
 
 from . import theme
 
@@ -66,8 +67,8 @@ SEND_LANE = (0.56, 0.74)
 RECV_LANE = (0.76, 0.92)
 LABEL_PAD_PX = 6  # free pixels a label needs inside its bar, left and right together
 MIN_LABEL_PX = 18  # bars narrower than this on screen are never measured for a label
+MIN_CUT_PX = 4  # chunk boundaries closer than this on screen are not drawn
 DENSE_ABOVE_N = 16  # more GPUs than this: rows too thin for gaps and separate send / receive bars
-THREAD_ABOVE_N = 16  # more GPUs than this: simulate in a worker thread (n = 64 takes tens of seconds)
 AGREE_REL = 1e-3  # simulated step and roofline "equal" within 0.1 %
 
 
@@ -79,17 +80,17 @@ def _tr(text):
 # Reading the trace (no Qt)
 # ---------------------------------------------------------------------------------------
 def op_kind(rec) -> str:
-    """The kind of a compute record: its `.kind` if the engine gives one, else read from its label."""
-    text = (getattr(rec, "kind", "") or rec.label).lower()
-    for key, words in (("lm_head", ("lm_head", "lm head", "logits", "unembed")),
-                       ("norm", ("norm",)),
-                       ("qkv", ("qkv", "q_proj", "wq")),
-                       ("o_proj", ("o_proj", "out_proj", "wo", "out proj", "attn_out")),
-                       ("attn", ("attn", "attention", "sdpa", "kv")),
-                       ("gate_up", ("gate", "up", "w13")),
-                       ("down", ("down", "w2"))):
-        if any(w in text for w in words):
-            return key
+    """The kind of a compute record, read from its label ("attn out 3/8" -> "o_proj"), else its `.kind`."""
+    for text in (rec.label.lower(), (getattr(rec, "kind", "") or "").lower()):
+        for key, words in (("lm_head", ("lm head", "lm_head", "logits")),
+                           ("norm", ("norm",)),
+                           ("qkv", ("qkv",)),
+                           ("o_proj", ("attn out", "o_proj", "out proj")),
+                           ("attn", ("attention", "attn")),
+                           ("gate_up", ("gate", "up")),
+                           ("down", ("down",))):
+            if any(w in text for w in words):
+                return key
     return "other"
 
 
@@ -101,10 +102,22 @@ def op_layer(rec) -> int | None:
     return int(m.group(1)) if m else None
 
 
+CHUNK = re.compile(r"\s+\d+/\d+$")  # "attn out 3/8": chunk 3 of 8 of a collective matmul
+
+
 def compute_table(trace) -> dict:
-    """Every compute record as columns: device, t_start, t_end, kind, layer (-1: none), flops, nbytes."""
+    """
+    Every compute record as columns: device, t_start, t_end, kind, layer (-1: none), flops,
+    nbytes, op (the label without a chunk suffix), chunked (the record is one chunk of an op).
+    """
     recs = list(getattr(trace, "computes", ()))
-    return {"device": np.array([r.device for r in recs], dtype=int),
+    ops = {}
+    for r in recs:
+        if r.label not in ops:
+            ops[r.label] = (CHUNK.sub("", r.label), CHUNK.search(r.label) is not None)
+    return {"op": np.array([ops[r.label][0] for r in recs], dtype=object),
+            "chunked": np.array([ops[r.label][1] for r in recs], dtype=bool),
+            "device": np.array([r.device for r in recs], dtype=int),
             "t_start": np.array([r.t_start for r in recs], dtype=float),
             "t_end": np.array([r.t_end for r in recs], dtype=float),
             "kind": np.array([op_kind(r) for r in recs], dtype=object),
@@ -136,6 +149,18 @@ def merged_busy(dev, t0, t1, n) -> tuple:
         out_s.append(sk[starts])
         out_e.append(ek[ends])
     return np.concatenate(out_d), np.concatenate(out_s), np.concatenate(out_e)
+
+
+def chunk_runs(op, layer, chunked, t0, t1) -> np.ndarray:
+    """
+    Indices (into one device's records sorted by start) where a run begins: the chunks of one
+    collective-matmul op that follow each other form one run, every other record is its own.
+    """
+    if len(t0) == 0:
+        return np.zeros(0, int)
+    same = ((op[1:] == op[:-1]) & (layer[1:] == layer[:-1]) & chunked[1:] & chunked[:-1]
+            & (t0[1:] <= t1[:-1] * (1 + 1e-12)))
+    return np.flatnonzero(np.concatenate([[True], ~same]))
 
 
 def comm_table(trace, n) -> dict:
@@ -269,16 +294,20 @@ class LaneBars(pg.GraphicsObject):
         self._rect = QRectF()
         self.pen = QPen(Qt.NoPen)
 
-    def set_groups(self, groups: dict, pen: QPen | None = None):
-        """groups: key -> (QBrush, list of QRectF). Replaces every rectangle (items stay)."""
+    def set_groups(self, groups: dict, rect: QRectF | None = None, pen: QPen | None = None):
+        """
+        groups: key -> (QBrush, list of QRectF). Replaces every rectangle (items stay).
+        rect: their bounding rectangle when the caller knows it (else computed).
+        """
         self.prepareGeometryChange()
         self.groups = groups
         self.pen = pen or QPen(Qt.NoPen)
-        rect = QRectF()
-        for _brush, rects in groups.values():
-            for r in rects:
-                rect = rect.united(r)
-        self._rect = rect
+        if rect is None:
+            rect = QRectF()
+            for _brush, rects in groups.values():
+                for r in rects:
+                    rect = rect.united(r)
+        self._rect = QRectF(rect)
         pic = QPicture()
         p = QPainter(pic)
         p.setPen(self.pen)
@@ -309,11 +338,14 @@ class Lane:
     The labels of one lane: bars [t0[i], t1[i]) (sorted, not overlapping) between rows y0 and y1;
     text(i) -> texts, longest first, and ink(i) -> QColor are asked only for bars that get a label.
     boxed: the label sits on a background box (it crosses the send / receive bars).
+    A bar may be a run of chunks (a collective matmul): `cuts` are the chunk boundaries, drawn
+    as thin lines when they are at least MIN_CUT_PX apart on screen.
     """
 
-    def __init__(self, y0, y1, t0, t1, text, ink, boxed=False):
+    def __init__(self, y0, y1, t0, t1, text, ink, boxed=False, cuts=None):
         self.y0, self.y1, self.t0, self.t1 = y0, y1, t0, t1
         self.text, self.ink, self.boxed = text, ink, boxed
+        self.cuts = np.zeros(0) if cuts is None else cuts  # sorted times of chunk boundaries inside bars
 
 
 class LaneLabels(pg.GraphicsObject):
@@ -382,13 +414,32 @@ class LaneLabels(pg.GraphicsObject):
                         break
         return out
 
+    def cut_lines(self, to_device, x_range) -> list:
+        """[(x, top, bottom)] in device pixels: the chunk boundaries in view, where they are far enough apart."""
+        sx, dx = to_device.m11(), to_device.dx()
+        out = []
+        for lane in self.lanes:
+            c = lane.cuts
+            c = c[(c >= x_range[0]) & (c <= x_range[1])]
+            if len(c) == 0 or (len(c) > 1 and np.min(np.diff(c)) * sx < MIN_CUT_PX):
+                continue
+            top = to_device.map(QPointF(0.0, lane.y0)).y()
+            bottom = to_device.map(QPointF(0.0, lane.y1)).y()
+            out += [(x * sx + dx, top, bottom) for x in c.tolist()]
+        return out
+
     def paint(self, p, *args):
         vb = self.getViewBox()
         if vb is None or not self.lanes:
             return
-        self.last_layout = self.layout(p.transform(), vb.viewRange()[0])
+        to_device, x_range = p.transform(), vb.viewRange()[0]
+        self.last_layout = self.layout(to_device, x_range)
+        cuts = self.cut_lines(to_device, x_range)
         p.save()
         p.resetTransform()
+        if cuts:
+            p.setPen(QPen(self.box, 1.0))
+            p.drawLines([QLineF(x, a, x, b) for x, a, b in cuts])
         p.setFont(self.font)
         for rect, text, color, boxed in self.last_layout:
             if boxed:
@@ -411,20 +462,21 @@ class StepTimelineView(QWidget):
     """
     One step's timeline for a StepSpec. `set_overlap('none' | 'async')` re-simulates (once per
     overlap: results are kept) and updates the items in place; `zoom_to_layer(i)` / `zoom_all()`
-    set the visible time range. Above THREAD_ABOVE_N devices the simulation runs in a worker
-    thread (a generation counter drops stale results); `sync=True` never does (tests).
+    set the visible time range. The simulation runs in a worker thread (a generation counter
+    drops stale results): Llama-3 70B takes about 0.6 s at n = 8 and SIM_N64 at n = 64, too long
+    for the event loop. `sync=True` simulates on the caller's thread (tests, screenshots).
     `simulate` replaces the engine's simulate_decode_step (same signature).
     """
 
     overlap_changed = Signal(str)
     step_ready = Signal()  # a simulated step is on screen
 
-    def __init__(self, spec: StepSpec, overlap="none", simulate=None, sync=None, parent=None):
+    def __init__(self, spec: StepSpec, overlap="none", simulate=None, sync=False, parent=None):
         super().__init__(parent)
         self.setObjectName("StepTimelineView")
         self.spec = spec
         self._simulate = simulate
-        self.sync = spec.n <= THREAD_ABOVE_N if sync is None else bool(sync)
+        self.sync = bool(sync)
         self.overlap = overlap
         self.data = None  # the StepData on screen
         self._cache = {}  # overlap -> StepData
@@ -590,9 +642,9 @@ class StepTimelineView(QWidget):
             y0, h = ln[key][0], ln[key][1] - ln[key][0]
             groups[key] = (QBrush(QColor(color)), [] if h <= 0 else [
                 QRectF(s, d + y0, e - s, h) for d, s, e in zip(dev.tolist(), a.tolist(), b.tolist())])
-        self.bars.set_groups(groups)
-        self._set_label_lanes()
         end = self.data.end
+        self.bars.set_groups(groups, QRectF(0.0, 0.0, end, float(n)))
+        self._set_label_lanes()
         vb = self.plot.getViewBox()
         vb.setLimits(xMin=-0.02 * end, xMax=1.02 * end, minXRange=end * 1e-5)
         self._stride_key = None
@@ -610,11 +662,16 @@ class StepTimelineView(QWidget):
         for d in range(n):
             sel = np.flatnonzero(ct["device"] == d)
             sel = sel[np.argsort(ct["t_start"][sel], kind="stable")]
-            t0, t1, kinds = ct["t_start"][sel], ct["t_end"][sel], ct["kind"][sel]
-            lanes.append(Lane(d + ln["compute"][0], d + ln["compute"][1], t0, t1,
-                              lambda i, k=kinds, a=t0, b=t1: (f"{names[k[i]]} {fmt_time(b[i] - a[i])}",
-                                                              names[k[i]], short[k[i]]),
-                              lambda i, k=kinds: ink[k[i]]))
+            t0, t1 = ct["t_start"][sel], ct["t_end"][sel]
+            first = chunk_runs(ct["op"][sel], ct["layer"][sel], ct["chunked"][sel], t0, t1)
+            last = np.concatenate([first[1:], [len(sel)]]) - 1
+            chunks = last - first + 1
+            kinds = ct["kind"][sel][first]
+            inner = np.setdiff1d(np.arange(len(sel)), first)  # chunk starts inside a run
+            lanes.append(Lane(d + ln["compute"][0], d + ln["compute"][1], t0[first], t1[last],
+                              lambda i, k=kinds, a=t0[first], b=t1[last], c=chunks: _op_texts(
+                                  names[k[i]], short[k[i]], b[i] - a[i], c[i]),
+                              lambda i, k=kinds: ink[k[i]], cuts=np.sort(t0[inner])))
             sel = np.flatnonzero(cm["span_device"] == d)
             sel = sel[np.argsort(cm["span_start"][sel], kind="stable")]
             a, b, cs = cm["span_start"][sel], cm["span_end"][sel], cm["span_coll"][sel]
@@ -741,28 +798,34 @@ class StepTimelineView(QWidget):
         self.why.setText(self.explain())
 
     def explain(self) -> str:
-        """Why the simulated step and the roofline's t_step agree or differ (one or two sentences)."""
-        total, roof, ct = self.total(), self.roof, self.data.compute
-        peak, bw = self.spec.chip.peak_flops(self.spec.prec), self.spec.chip.mem_bw
-        compute_bound = int(np.sum(ct["flops"] / peak > ct["nbytes"] / bw * (1 + 1e-9)))
-        rel = (total - roof["t_step"]) / roof["t_step"] if roof["t_step"] > 0 else 0.0
+        """
+        Why the simulated step and the roofline's t_step agree or differ: the engine's
+        step_sim.roofline_gap splits the difference into per-op, counted and communication parts.
+        """
+        roof = self.roof
+        gap = roofline_gap(self.comm, self.spec.chip, roof, self.spec.prec)
+        tol = AGREE_REL * roof["t_step"]
         terms = self.tr("Roofline terms: t_math {m} · t_mem {b} · t_comm {c}.").format(
             m=fmt_time(roof["t_math"]), b=fmt_time(roof["t_mem"]), c=fmt_time(roof["t_comm"]))
-        if abs(rel) <= AGREE_REL:
-            why = self.tr("Every op is memory-bound, so the simulated step equals the roofline.") \
-                if compute_bound == 0 else self.tr("The simulated step equals the roofline.")
-        elif rel > 0 and compute_bound:
-            why = self.tr("Longer than the roofline: {k} of {total} op runs are compute-bound, and each op "
-                          "takes the longer of its FLOPs and its HBM reads, so the sum exceeds "
-                          "max(t_math, t_mem).").format(k=compute_bound, total=len(ct["flops"]))
-        elif rel < 0 and self.overlap == "async":
-            why = self.tr("Shorter than the roofline's t_step: async overlap hides {hidden} of communication "
-                          "under compute, and the roofline adds t_comm on top.").format(
-                hidden=fmt_time(roof["t_step"] - total))
+        if abs(gap["t_sim"] - gap["t_step"]) <= tol:
+            why = [self.tr("Every op is memory-bound, so the simulated step equals the roofline's t_step.")
+                   if gap["compute_bound_ops"] == 0 else self.tr("The simulated step equals the roofline's t_step.")]
         else:
-            why = self.tr("The simulation differs from the roofline by {pct}: it times every op and every ring "
-                          "step on its own, the roofline only sums the totals.").format(pct=f"{100 * rel:+.1f} %")
-        return f"{why} {terms}"
+            why = []
+            if gap["per_op"] > tol:
+                why.append(self.tr("+{t}: {k} ops are compute-bound; each op hides only its own memory traffic, so "
+                                   "the sum of the ops is longer than max(t_math, t_mem).").format(
+                    t=fmt_time(gap["per_op"]), k=gap["compute_bound_ops"]))
+            if abs(gap["counted"]) > tol:
+                why.append(self.tr("{t}: work the roofline leaves out (K/V projections replicated when n exceeds "
+                                   "the KV heads, vocabulary padding).").format(t=_signed(gap["counted"])))
+            if gap["comm"] < -tol:
+                why.append(self.tr("{t}: communication hidden under compute by the overlap; {exposed} stays "
+                                   "exposed.").format(t=_signed(gap["comm"]), exposed=fmt_time(gap["exposed_comm"])))
+            elif gap["comm"] > tol:
+                why.append(self.tr("{t}: communication the roofline does not count, or waiting for the slowest "
+                                   "GPU.").format(t=_signed(gap["comm"])))
+        return " ".join(why + [terms])
 
     # -- look -----------------------------------------------------------------------------------
     def _on_theme_changed(self):
@@ -836,6 +899,18 @@ def _blend(c: QColor) -> str:
     return "#{:02X}{:02X}{:02X}".format(*mix)
 
 
+def _op_texts(name, short, seconds, chunks):
+    """What a compute bar may say, longest first: 'down 17.5 µs · 8 chunks', 'down 17.5 µs', 'down', 'dn'."""
+    t = f"{name} {fmt_time(seconds)}"
+    if chunks > 1:
+        return (_tr("{op} · {k} chunks").format(op=t, k=chunks), t, name, short)
+    return (t, name, short)
+
+
+def _signed(s: float) -> str:
+    return ("+" if s >= 0 else "−") + fmt_time(abs(s))
+
+
 def _esc(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -850,7 +925,7 @@ class StepTimelineDialog(QDialog):
     projector's screen at its own size, and one is reused per parent, so clicks do not pile up.
     """
 
-    def __init__(self, spec: StepSpec, overlap="none", simulate=None, sync=None, parent=None):
+    def __init__(self, spec: StepSpec, overlap="none", simulate=None, sync=False, parent=None):
         super().__init__(parent)
         self.setObjectName("StepTimelineDialog")
         self.setModal(False)
@@ -860,7 +935,7 @@ class StepTimelineDialog(QDialog):
         self.show_spec(spec, overlap, simulate, sync)
         self.resize(round(1280 * min(theme.scale(), 1.5)), round(720 * min(theme.scale(), 1.5)))
 
-    def show_spec(self, spec: StepSpec, overlap="none", simulate=None, sync=None):
+    def show_spec(self, spec: StepSpec, overlap="none", simulate=None, sync=False):
         """Show another step (another n or setting): a new view, because n sets the rows."""
         old = self.view
         self.view = StepTimelineView(spec, overlap, simulate, sync, parent=self)
@@ -877,7 +952,7 @@ class StepTimelineDialog(QDialog):
 
 
 def open_step_timeline(parent, model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0,
-                       algo="ring", prec="bf16", overlap="none", simulate=None, sync=None) -> StepTimelineDialog:
+                       algo="ring", prec="bf16", overlap="none", simulate=None, sync=False) -> StepTimelineDialog:
     """
     Open (or reuse) the step-timeline window of `parent` for this setting and show it.
     model, chip, link: keys of MODELS / CHIPS / LINKS or their records (link None or '' = the

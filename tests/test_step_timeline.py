@@ -34,9 +34,6 @@ L70 = MODELS["llama3-70b"]
 # messages that n = 64 simulates in a test (each ring all-reduce at n = 64 sends 2·63·64 messages)
 L70_2 = dataclasses.replace(L70, n_layers=2)
 
-pytestmark = pytest.mark.skipif(not hasattr(cost_model, "simulate_decode_step"),
-                                reason="needs the engine's simulate_decode_step (issue 16, branch wt-step)")
-
 
 def simulate(model, n, batch=32, ctx=8192, overlap="none", **kw):
     return cost_model.simulate_decode_step(model, H100, NVLINK4, n, batch, ctx, overlap=overlap, **kw)

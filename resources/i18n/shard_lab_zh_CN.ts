@@ -1897,24 +1897,28 @@ Ctrl+Shift+S  保存截图</translation>
             <translation>Roofline 各项：t_math {m} · t_mem {b} · t_comm {c}。</translation>
         </message>
         <message>
-            <source>Every op is memory-bound, so the simulated step equals the roofline.</source>
-            <translation>每个算子都受显存带宽限制，所以模拟的一步等于 roofline。</translation>
+            <source>Every op is memory-bound, so the simulated step equals the roofline's t_step.</source>
+            <translation>每个算子都受显存带宽限制，所以模拟的一步等于 roofline 的 t_step。</translation>
         </message>
         <message>
-            <source>The simulated step equals the roofline.</source>
-            <translation>模拟的一步等于 roofline。</translation>
+            <source>The simulated step equals the roofline's t_step.</source>
+            <translation>模拟的一步等于 roofline 的 t_step。</translation>
         </message>
         <message>
-            <source>Longer than the roofline: {k} of {total} op runs are compute-bound, and each op takes the longer of its FLOPs and its HBM reads, so the sum exceeds max(t_math, t_mem).</source>
-            <translation>比 roofline 长：{total} 次算子执行中有 {k} 次受计算限制；每个算子取其 FLOPs 时间与 HBM 读取时间中较长者，所以总和超过 max(t_math, t_mem)。</translation>
+            <source>+{t}: {k} ops are compute-bound; each op hides only its own memory traffic, so the sum of the ops is longer than max(t_math, t_mem).</source>
+            <translation>+{t}：{k} 个算子受计算限制；每个算子只能把自己的显存读写藏在自己的计算之下，所以各算子之和长于 max(t_math, t_mem)。</translation>
         </message>
         <message>
-            <source>Shorter than the roofline's t_step: async overlap hides {hidden} of communication under compute, and the roofline adds t_comm on top.</source>
-            <translation>比 roofline 的 t_step 短：异步重叠把 {hidden} 的通信藏在计算之下，而 roofline 把 t_comm 加在上面。</translation>
+            <source>{t}: work the roofline leaves out (K/V projections replicated when n exceeds the KV heads, vocabulary padding).</source>
+            <translation>{t}：roofline 没有计入的工作（n 超过 KV 头数时重复的 K/V 投影、词表填充）。</translation>
         </message>
         <message>
-            <source>The simulation differs from the roofline by {pct}: it times every op and every ring step on its own, the roofline only sums the totals.</source>
-            <translation>模拟与 roofline 相差 {pct}：模拟给每个算子和环的每一步单独计时，roofline 只把总量相加。</translation>
+            <source>{t}: communication hidden under compute by the overlap; {exposed} stays exposed.</source>
+            <translation>{t}：重叠把这部分通信藏在计算之下；仍有 {exposed} 暴露在外。</translation>
+        </message>
+        <message>
+            <source>{t}: communication the roofline does not count, or waiting for the slowest GPU.</source>
+            <translation>{t}：roofline 没有计入的通信，或等待最慢的 GPU。</translation>
         </message>
         <message>
             <source>LM</source>
@@ -1971,6 +1975,10 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>out proj</source>
             <translation>输出投影</translation>
+        </message>
+        <message>
+            <source>{op} · {k} chunks</source>
+            <translation>{op} · {k} 块</translation>
         </message>
     </context>
     <context>
