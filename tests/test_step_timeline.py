@@ -327,3 +327,29 @@ def test_fmt_time_picks_the_unit():
     assert st.fmt_time(41.23e-6) == "41.2 µs"
     assert st.fmt_time(850e-9) == "850 ns"
     assert st.fmt_time(1.5) == "1.50 s"
+
+
+def test_hover_names_the_op_and_the_collective_under_the_mouse(qtbot):
+    view = make_view(qtbot, n=8)
+    rec = next(c for c in view.comm.trace.computes if c.device == 5 and st.op_kind(c) == "attn" and c.layer == 7)
+    y0, y1 = view.lanes()["compute"]
+    text = view.hover_text(0.5 * (rec.t_start + rec.t_end), 5 + 0.5 * (y0 + y1))
+    assert "GPU 5, layer 7: attention" in text and "memory-bound" in text
+    assert st.fmt_time(rec.t_end - rec.t_start) in text
+    coll = view.comm.trace.collectives[10]
+    y0, y1 = view.lanes()["comm"]
+    text = view.hover_text(0.5 * (coll.t_start + coll.t_end), 2 + 0.5 * (y0 + y1))
+    assert "all-reduce" in text and coll.label in text
+    assert view.hover_text(-1.0, 0.3) == ""  # before the step: nothing
+
+
+def test_a_prefill_step_is_longer_than_its_roofline_and_says_why(qtbot):
+    spec = st.StepSpec(L70_2, "h100", None, 8, 1, 0, prompt=512)
+    view = st.StepTimelineView(spec, "none", sync=True)
+    qtbot.addWidget(view)
+    ref = cost_model.simulate_prefill_step(L70_2, H100, NVLINK4, 8, 1, 512, 0)
+    assert math.isclose(view.total(), ref.time, rel_tol=1e-12)
+    assert "Prefill of 512 tokens" in view.headline.text()
+    roof = cost_model.tp_prefill_step(L70_2, H100, NVLINK4, 8, 1, 512, 0)
+    if view.total() > roof["t_step"] * (1 + st.AGREE_REL):
+        assert "compute-bound" in view.why.text()

@@ -1817,6 +1817,36 @@ Ctrl+Shift+S  保存截图</translation>
             <translation>未模拟：{why}</translation>
         </message>
         <message>
+            <source>GPU {d}, layer {layer}: {op}</source>
+            <translation>GPU {d}，第 {layer} 层：{op}</translation>
+        </message>
+        <message>
+            <source>GPU {d}: {op}</source>
+            <translation>GPU {d}：{op}</translation>
+        </message>
+        <message>
+            <source>compute-bound</source>
+            <translation>计算受限</translation>
+        </message>
+        <message>
+            <source>memory-bound</source>
+            <translation>显存带宽受限</translation>
+        </message>
+        <message>
+            <source>{time} · {flops}FLOP · {bytes}B from HBM · {bound}</source>
+            <translation>{time} · {flops}FLOP · 从 HBM 读写 {bytes}B · {bound}</translation>
+        </message>
+        <message>
+            <source>{k} chunks: the ring sends each one while the next is computed</source>
+            <translation>{k} 块：环在计算下一块的同时发送这一块</translation>
+        </message>
+        <message>
+            <source>GPU {d}: {op} ({algo}) “{label}”
+{time} on this GPU · S = {bytes}B</source>
+            <translation>GPU {d}：{op}（{algo}）“{label}”
+在此 GPU 上 {time} · S = {bytes}B</translation>
+        </message>
+        <message>
             <source>comm</source>
             <translation>通信</translation>
         </message>
@@ -1853,12 +1883,32 @@ Ctrl+Shift+S  保存截图</translation>
             <translation>整个一步</translation>
         </message>
         <message>
-            <source>Drag to pan, wheel to zoom (time only). A bar is labelled when its label fits. Upper comm bar: sending; lower: receiving; tint: the collective.</source>
-            <translation>拖动平移，滚轮缩放（仅时间轴）。条足够宽时才显示标签。通信行上半条：发送；下半条：接收；浅色底：集合通信。</translation>
+            <source>Decode step</source>
+            <translation>解码一步</translation>
+        </message>
+        <message>
+            <source>Prefill of {L} tokens</source>
+            <translation>预填充 {L} 个 token</translation>
+        </message>
+        <message>
+            <source>{step}: {model} on {n} × {chip} · batch {batch} · context {ctx} · overlap: {overlap}</source>
+            <translation>{step}：{model}，{n} × {chip} · batch {batch} · 上下文 {ctx} · 重叠：{overlap}</translation>
         </message>
         <message>
             <source>time in the step</source>
             <translation>步内时间</translation>
+        </message>
+        <message>
+            <source>Drag to pan, wheel to zoom (time only); hover a bar for its numbers.</source>
+            <translation>拖动平移，滚轮缩放（仅时间轴）；把鼠标停在条上可看其数值。</translation>
+        </message>
+        <message>
+            <source>Each GPU: compute above, its collectives below.</source>
+            <translation>每个 GPU：上面是计算，下面是它的集合通信。</translation>
+        </message>
+        <message>
+            <source>A bar is labelled when its label fits. Comm lane: sending above, receiving below, the collective's span tinted.</source>
+            <translation>条足够宽时才显示标签。通信行：上半条发送，下半条接收，浅色底是集合通信的时段。</translation>
         </message>
         <message>
             <source>Simulating the step of {n} GPUs (overlap: {overlap})…</source>
@@ -1883,10 +1933,6 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>receiving</source>
             <translation>接收</translation>
-        </message>
-        <message>
-            <source>{model} on {n} × {chip} · batch {batch} · context {ctx} · overlap: {overlap}</source>
-            <translation>{model}，{n} × {chip} · batch {batch} · 上下文 {ctx} · 重叠：{overlap}</translation>
         </message>
         <message>
             <source>Simulated step: {total} · roofline t_step: {roof} (roofline = lower bound)</source>
