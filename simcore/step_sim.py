@@ -310,7 +310,8 @@ def roofline_gap(comm, chip, roofline, compute_prec="bf16"):
     return {"t_sim": t_sim, "t_step": roofline["t_step"], "per_op": per_op, "counted": counted,
             "comm": exposed - roofline["t_comm"], "busy": busy, "exposed_comm": exposed,
             "sim_t_math": t_math, "sim_t_mem": t_mem,
-            "compute_bound_ops": sum(1 for c in mine if c.bound == "math")}
+            "compute_bound_ops": sum(1 for c in mine if c.bound == "math"),
+            "memory_bound_ops": sum(1 for c in mine if c.bound == "memory")}
 
 
 def explain_gap(gap) -> str:
@@ -324,8 +325,9 @@ def explain_gap(gap) -> str:
                      f"hide under another's arithmetic; each op only hides its own, so the sum of per-op maxima "
                      f"is longer — the roofline is a lower bound.")
     else:
-        lines.append("  every op is memory-bound (or every op compute-bound): the sum of per-op rooflines equals "
-                     "the step's roofline.")
+        which = "memory-bound" if gap["compute_bound_ops"] == 0 else (
+            "compute-bound" if gap["memory_bound_ops"] == 0 else "on the same side of its ridge point")
+        lines.append(f"  every op is {which}: the sum of per-op rooflines equals the step's roofline.")
     if abs(gap["counted"]) > 1e-12:
         lines.append(f"  {gap['counted'] * ms:+.3f} ms: the simulation counts work the roofline leaves out "
                      f"(replicated K/V projections when n > KV heads, vocabulary padding, element-wise ops).")

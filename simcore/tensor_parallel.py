@@ -215,8 +215,9 @@ def tp_forward(dev_params, cfg, tokens, comm, caches=None, algo="ring", gather_l
     dev_params: shard_params_tp's list; tokens [B, T] int; comm: comm_sim.Comm with n devices
     (records every message); caches: tp_caches' list (each device caches only its KV groups;
     they advance by T at the end) or None; algo: an all-reduce algorithm of comm_sim.
-    sequence_parallel: Megatron-LM's --sequence-parallel (see _sp_forward): each all-reduce
-    becomes a reduce-scatter and an all-gather around the norms; needs T divisible by n.
+    sequence_parallel: Megatron-LM's --sequence-parallel (see _sp_layers): each all-reduce
+    becomes a ring reduce-scatter and a ring all-gather around the norms; needs T divisible
+    by n and algo='ring'.
     Returns the full logits [B, T, vocab] (device 0's copy; padding columns dropped), or with
     gather_logits=False each device's local logits [B, T, vocab_padded/n] (no gather).
     Collective labels: "layer {i} attn", "layer {i} mlp", "logits" (and "final norm" with
@@ -230,6 +231,9 @@ def tp_forward(dev_params, cfg, tokens, comm, caches=None, algo="ring", gather_l
     pos0 = caches[0].length if caches is not None else 0
     cos, sin = rope_angles(np.arange(pos0, pos0 + T), cfg.d_head, cfg.rope_theta)
     if sequence_parallel:
+        if algo != "ring":
+            raise ValueError(f"sequence parallelism replaces the all-reduces by ring reduce-scatters and "
+                             f"all-gathers; algo must be 'ring', not {algo!r}")
         if T % n:
             raise ValueError(f"sequence parallelism splits the {T} tokens of the sequence over {n} devices: "
                              f"{T} is not divisible by {n}")

@@ -94,6 +94,8 @@ def test_sp_needs_a_divisible_sequence():
     dev = shard_params_tp(p, TINY, 4)
     with pytest.raises(ValueError, match="7 is not divisible by 4"):
         tp_forward(dev, TINY, _tokens(TINY, 1, 7), make_comm(4), sequence_parallel=True)
+    with pytest.raises(ValueError, match="algo must be 'ring'"):
+        tp_forward(dev, TINY, _tokens(TINY, 1, 8), make_comm(4), algo="rd", sequence_parallel=True)
     caches = tp_caches(TINY, dev, 1)
     with pytest.raises(ValueError, match="not divisible"):
         tp_forward(dev, TINY, _tokens(TINY, 1, 1), make_comm(4), caches=caches, sequence_parallel=True)

@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy as np
 import pytest
 
 from simcore import __main__ as cli
@@ -267,8 +268,6 @@ def test_activation_memory_with_and_without_sp(n):
 # Compute in the trace: Comm.compute, JSON, Chrome
 # ---------------------------------------------------------------------------------------
 def test_comm_compute_is_its_own_roofline_and_gates_the_next_collective():
-    import numpy as np
-
     comm = Comm(switch(2, LinkSpec("test", 1e-6, 1e9)))
     t = comm.compute(0, "big matmul", flops=989e12 * 2e-3, nbytes=3.35e12 * 1e-3, chip=H100)  # 2 ms math, 1 ms mem
     assert t == pytest.approx(2e-3) and comm.trace.computes[0].bound == "math"
@@ -379,3 +378,25 @@ def test_overlap_sweep_is_the_closed_form_at_every_n():
 def test_topology_must_match_n():
     with pytest.raises(ValueError, match="topology has 4 devices"):
         simulate_decode_step(M8, H100, NVLINK4, 2, 1, 10, topology=switch(4, NVLINK4))
+
+
+@pytest.mark.parametrize("sp", [False, True])
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_same_schedule_as_tp_forward_on_arrays(n, sp):
+    # the shape simulation and the real float64 forward send the same collectives, labels and bytes
+    from simcore.sharding import make_comm
+    from simcore.tensor_parallel import shard_params_tp, tp_forward
+    from simcore.transformer_lab import TINY, init_params
+
+    B, T = 2, 8
+    tokens = np.random.default_rng(0).integers(0, TINY.vocab, size=(B, T))
+    real = make_comm(n)
+    tp_forward(shard_params_tp(init_params(TINY), TINY, n), TINY, tokens, real, sequence_parallel=sp)
+    shape = simulate_prefill_step(TINY, H100, NVLINK4, n, B, T, act_bytes=8.0, gather_logits=True,
+                                  sequence_parallel=sp)
+    key = [(c.op, c.algo, c.label, c.n_steps) for c in real.trace.collectives]
+    assert [(c.op, c.algo, c.label, c.n_steps) for c in shape.trace.collectives] == key
+    assert [(m.src, m.dst, m.step, m.chunk) for m in shape.trace.messages] == \
+        [(m.src, m.dst, m.step, m.chunk) for m in real.trace.messages]
+    for a, b in ((shape.trace.collectives, real.trace.collectives), (shape.trace.messages, real.trace.messages)):
+        assert np.allclose([x.nbytes for x in a], [x.nbytes for x in b], rtol=1e-12, atol=0)
