@@ -38,10 +38,10 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QObject, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPen
+from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QObject, QPointF, QRectF, Qt, Signal, Slot
+from PySide6.QtGui import QBrush, QColor, QCursor, QFontMetricsF, QPen
 from PySide6.QtWidgets import (QComboBox, QDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
-                               QVBoxLayout, QWidget)
+                               QToolTip, QVBoxLayout, QWidget)
 
 from simcore import cost_model
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
@@ -69,6 +69,7 @@ LABEL_PAD_PX = 6  # free pixels a label needs inside its bar, left and right tog
 MIN_LABEL_PX = 18  # bars narrower than this on screen are never measured for a label
 MIN_CUT_PX = 4  # chunk boundaries closer than this on screen are not drawn
 DENSE_ABOVE_N = 16  # more GPUs than this: rows too thin for gaps and separate send / receive bars
+MAX_STEP_N = 64  # every ring message is simulated: n = 64 already sends 1.3 million per step
 AGREE_REL = 1e-3  # simulated step and roofline "equal" within 0.1 %
 
 
@@ -239,6 +240,8 @@ class StepSpec:
         for name, v, lo in (("n", n, 1), ("batch", batch, 1), ("ctx", ctx, 0), ("prompt", prompt, 1)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
                 raise ValueError(f"{name} must be a whole number >= {lo}, got {v!r}")
+        if n > MAX_STEP_N:
+            raise ValueError(f"the step timeline simulates every message: at most {MAX_STEP_N} GPUs, got n = {n}")
         if algo not in ALLREDUCE_ALGOS:
             raise ValueError(f"unknown all-reduce algorithm {algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
         self.chip.peak_flops(prec)  # a precision the chip lacks says so here
@@ -465,7 +468,7 @@ class LaneLabels(pg.GraphicsObject):
 class _Results(QObject):
     """Carries a worker thread's StepData to the GUI thread (a queued signal)."""
 
-    ready = Signal(int, object)  # generation, StepData or the exception raised
+    ready = Signal(str, object)  # overlap, StepData or the exception raised
 
 
 # ---------------------------------------------------------------------------------------
@@ -475,9 +478,10 @@ class StepTimelineView(QWidget):
     """
     One step's timeline for a StepSpec. `set_overlap('none' | 'async')` re-simulates (once per
     overlap: results are kept) and updates the items in place; `zoom_to_layer(i)` / `zoom_all()`
-    set the visible time range. The simulation runs in a worker thread (a generation counter
-    drops stale results): Llama-3 70B takes about 0.6 s at n = 8 and SIM_N64 at n = 64, too long
-    for the event loop. `sync=True` simulates on the caller's thread (tests, screenshots).
+    set the visible time range. The simulation runs in a worker thread, one per overlap; a result
+    for the overlap no longer chosen is kept, not shown. Llama-3 70B took 0.5–1.1 s at n = 8 and
+    50–66 s at n = 64 (1.3 million messages) on the shared 2-core build machine: too long for the
+    event loop. `sync=True` simulates on the caller's thread (tests, screenshots).
     `simulate` replaces the engine's simulate_decode_step (same signature).
     """
 
@@ -493,7 +497,7 @@ class StepTimelineView(QWidget):
         self.overlap = overlap
         self.data = None  # the StepData on screen
         self._cache = {}  # overlap -> StepData
-        self.generation = 0
+        self._pending = set()  # overlaps a worker thread is simulating
         self.error = ""
         self.roof = spec.roofline()
         self.simulations = 0  # steps simulated (tests watch it)
@@ -525,7 +529,12 @@ class StepTimelineView(QWidget):
         self.hint.setWordWrap(True)
 
         self.axis = pg.AxisItem("bottom")
-        self.plot = pg.PlotWidget(axisItems={"bottom": self.axis})
+        self.layer_axis = pg.AxisItem("top")  # where each layer starts on GPU 0
+        self.plot = pg.PlotWidget(axisItems={"bottom": self.axis, "top": self.layer_axis})
+        self.plot.showAxis("top")
+        self.layer_axis.enableAutoSIPrefix(False)  # layer numbers, not seconds
+        self._layer_key = None
+        self.layer_starts = np.zeros(0)
         self.plot.setObjectName("stepPlot")
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
@@ -538,6 +547,7 @@ class StepTimelineView(QWidget):
         self.plot.addItem(self.bars)
         self.plot.addItem(self.labels)
         vb.sigResized.connect(self._on_viewbox_resized)
+        vb.sigXRangeChanged.connect(self._on_viewbox_x_range_changed)
         self._hover = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30, slot=self._on_plot_mouse_moved)
         self._hover.setParent(self)  # its timer dies with the view
 
@@ -574,32 +584,41 @@ class StepTimelineView(QWidget):
             return
         self.overlap = overlap
         self.overlap_combo.setCurrentIndex(OVERLAPS.index(overlap))
-        self.generation += 1
         if overlap in self._cache:
             self._show(self._cache[overlap])
         elif self.sync:
-            self._show(self._prepare(overlap))
+            try:
+                self._show(self._prepare(overlap))
+            except ValueError as e:
+                self._show_error(e)
         else:
             self._set_busy()
-            gen, spec, sim, out = self.generation, self.spec, self._simulate, self._results
-            threading.Thread(target=_work, args=(out, gen, spec, overlap, sim), daemon=True).start()
+            if overlap not in self._pending:  # one worker per overlap, however often it is chosen
+                self._pending.add(overlap)
+                threading.Thread(target=_work, args=(self._results, self.spec, overlap, self._simulate),
+                                 daemon=True).start()
 
     def _prepare(self, overlap):
         self.simulations += 1
         return StepData(self.spec, overlap, self._simulate)
 
-    def _on_results_ready(self, generation, result):
+    def _on_results_ready(self, overlap, result):
+        self._pending.discard(overlap)
         if isinstance(result, StepData):
             self.simulations += 1
-            self._cache[result.overlap] = result
-        if generation != self.generation:
-            return  # the user chose another overlap meanwhile
+            self._cache[overlap] = result
+        if overlap != self.overlap:
+            return  # the user chose the other overlap meanwhile: kept for when they come back
         if isinstance(result, Exception):
-            self.error = str(result)
-            msg = self.tr("Not simulated: {why}").format(why=self.error)
-            self.headline.setText(f"<b>{_esc(msg)}</b>")
-            return
-        self._show(result)
+            self._show_error(result)
+        else:
+            self._show(result)
+
+    def _show_error(self, e):
+        self.error = str(e)
+        msg = self.tr("Not simulated: {why}").format(why=self.error)
+        self.headline.setText(f"<b>{_esc(msg)}</b>")
+        self.why.setText("")
 
     def _show(self, data: StepData):
         first = self.data is None
@@ -662,6 +681,13 @@ class StepTimelineView(QWidget):
         self._set_label_lanes()
         vb = self.plot.getViewBox()
         vb.setLimits(xMin=-0.02 * end, xMax=1.02 * end, minXRange=end * 1e-5)
+        dev0 = (ct["device"] == 0) & (ct["layer"] >= 0)
+        layers = ct["layer"][dev0]
+        starts = np.full(layers.max() + 1 if len(layers) else 0, np.inf)
+        np.minimum.at(starts, layers, ct["t_start"][dev0])
+        self.layer_starts = starts
+        self._layer_key = None
+        self._set_layer_ticks()
         self._stride_key = None
         self._set_row_ticks()
         self._set_legend()
@@ -762,6 +788,26 @@ class StepTimelineView(QWidget):
 
     def _on_viewbox_resized(self, *_):
         self._set_row_ticks()
+        self._set_layer_ticks()
+
+    def _on_viewbox_x_range_changed(self, *_):
+        self._set_layer_ticks()
+
+    def _set_layer_ticks(self):
+        """A tick where each layer starts on GPU 0: every layer when they are far enough apart, else every 2nd, 5th …"""
+        starts = self.layer_starts
+        if len(starts) == 0:
+            self.layer_axis.setTicks([[], []])
+            return
+        vb = self.plot.getViewBox()
+        (x0, x1), width = vb.viewRange()[0], max(vb.width(), 1.0)
+        per_layer_px = (starts[-1] - starts[0]) / max(len(starts) - 1, 1) * width / max(x1 - x0, 1e-30)
+        need = QFontMetricsF(theme.font("small")).horizontalAdvance("888") * 1.6
+        stride = next((k for k in (1, 2, 5, 10, 20, 50, 100) if k * per_layer_px >= need), 200)
+        key = (stride, len(starts), float(starts[0]))
+        if key != self._layer_key:
+            self._layer_key = key
+            self.layer_axis.setTicks([[(float(t), str(i)) for i, t in enumerate(starts) if i % stride == 0], []])
 
     def _set_row_ticks(self):
         """'GPU d' and 'comm' per row when they fit, else 'GPU d' every 2nd, 4th … row."""
@@ -804,6 +850,7 @@ class StepTimelineView(QWidget):
         self.all_button.setText(self.tr("Whole step"))
         self._set_hint()
         self.plot.setLabel("bottom", self.tr("time in the step"), units="s")
+        self.plot.setLabel("top", self.tr("layer"))
         self._set_legend()
         self._stride_key = None
         self._set_row_ticks()
@@ -870,8 +917,12 @@ class StepTimelineView(QWidget):
         terms = self.tr("Roofline terms: t_math {m} · t_mem {b} · t_comm {c}.").format(
             m=fmt_time(roof["t_math"]), b=fmt_time(roof["t_mem"]), c=fmt_time(roof["t_comm"]))
         if abs(gap["t_sim"] - gap["t_step"]) <= tol:
-            why = [self.tr("Every op is memory-bound, so the simulated step equals the roofline's t_step.")
-                   if gap["compute_bound_ops"] == 0 else self.tr("The simulated step equals the roofline's t_step.")]
+            if gap["compute_bound_ops"] == 0:
+                why = [self.tr("Every op is memory-bound, so the simulated step equals the roofline's t_step.")]
+            elif gap.get("memory_bound_ops", 1) == 0:
+                why = [self.tr("Every op is compute-bound, so the simulated step equals the roofline's t_step.")]
+            else:
+                why = [self.tr("The simulated step equals the roofline's t_step.")]
         else:
             why = []
             if gap["per_op"] > tol:
@@ -903,13 +954,15 @@ class StepTimelineView(QWidget):
         s = theme.scale()
         self.plot.setBackground(pal.background)
         font = theme.font("small")
-        for name in ("left", "bottom"):
+        for name in ("left", "bottom", "top"):
             ax = self.plot.getAxis(name)
             ax.setTickFont(font)
             ax.setPen(pg.mkPen(pal.text, width=max(1.0, s)))
             ax.setTextPen(pg.mkPen(pal.text))
             ax.label.setFont(font)
         self.plot.getAxis("left").setWidth(round(80 * s))
+        self._layer_key = None
+        self._set_layer_ticks()
         box = QColor(pal.background)
         box.setAlpha(210)
         self.labels.set_look(theme.font("small"), box)
@@ -929,14 +982,14 @@ class StepTimelineView(QWidget):
         self.zoom_to_layer(self.layer_spin.value())
 
 
-def _work(out: _Results, generation: int, spec: StepSpec, overlap: str, simulate):
+def _work(out: _Results, spec: StepSpec, overlap: str, simulate):
     """A worker thread's job: simulate and read the trace, hand the result to the GUI thread."""
     try:
         result = StepData(spec, overlap, simulate)
     except Exception as e:  # noqa: BLE001  (shown in the view; the thread must not die silently)
         result = e
     try:
-        out.ready.emit(generation, result)
+        out.ready.emit(overlap, result)
     except RuntimeError:
         pass  # the view was closed meanwhile
 
@@ -1050,6 +1103,22 @@ def open_from_params(parent, params: dict, n: int, **kw) -> StepTimelineDialog:
                               params.get("algo", "ring"), params.get("prec", "bf16"), **kw)
 
 
+class StepTimelineOpener(QObject):
+    """
+    A slot for any signal that carries n: `opener.open_at(n)` opens the step timeline of
+    `parent` for the parameters `params()` returns (the latency view's params() dict).
+    """
+
+    def __init__(self, parent, params, **kw):
+        super().__init__(parent)
+        self._widget, self._params, self._kw = parent, params, kw
+        self.dialog = None
+
+    @Slot(int)
+    def open_at(self, n: int):
+        self.dialog = open_from_params(self._widget, self._params(), n, **self._kw)
+
+
 def n_at_scene_pos(view, scene_pos) -> int | None:
     """The n under a scene position of the latency view's decode plot (x is log10 n), or None."""
     vb = view.plot1.getViewBox()
@@ -1069,9 +1138,14 @@ def attach_to_latency_view(view, **kw):
         if ev.button() != Qt.LeftButton or ev.double():
             return
         n = n_at_scene_pos(view, ev.scenePos())
-        if n is not None:
-            ev.accept()
-            open_from_params(view, view.params(), n, **kw)
+        if n is None:
+            return
+        ev.accept()
+        if n > MAX_STEP_N:
+            QToolTip.showText(QCursor.pos(), _tr("The step timeline opens for n up to {max}: it simulates every "
+                                                 "ring message.").format(max=MAX_STEP_N), view.latency_widget)
+            return
+        open_from_params(view, view.params(), n, **kw)
 
     view.latency_widget.scene().sigMouseClicked.connect(on_clicked)
     return on_clicked

@@ -89,14 +89,14 @@ def test_bars_are_coloured_by_op_kind_in_the_pixels(qtbot):
     checked = 0
     for c in recs:
         kind = st.op_kind(c)
-        x = 0.5 * (c.t_start + c.t_end)
         y0, y1 = view.lanes()["compute"]
         left = view.plot.mapFromScene(vb.mapViewToScene(QPointF(c.t_start, 3 + y0)))
         right = view.plot.mapFromScene(vb.mapViewToScene(QPointF(c.t_end, 3 + y0)))
-        if right.x() - left.x() < 8:
+        if right.x() - left.x() < 10:
             continue  # too thin to sample safely between anti-aliased edges
-        p = view.plot.mapFromScene(vb.mapViewToScene(QPointF(x, 3 + 0.3 * y0 + 0.7 * y1)))  # below the label
-        got = QColor(img.pixel(p.x(), p.y()))
+        # 2 px inside the left edge: a label is centred and leaves LABEL_PAD_PX / 2 free on each side
+        p = view.plot.mapFromScene(vb.mapViewToScene(QPointF(c.t_start, 3 + 0.5 * (y0 + y1))))
+        got = QColor(img.pixel(p.x() + 2, p.y()))
         want = QColor(st.KIND_COLOR[kind])
         assert max(abs(got.red() - want.red()), abs(got.green() - want.green()),
                    abs(got.blue() - want.blue())) <= 12, (c.label, got.name(), want.name())
@@ -353,3 +353,29 @@ def test_a_prefill_step_is_longer_than_its_roofline_and_says_why(qtbot):
     roof = cost_model.tp_prefill_step(L70_2, H100, NVLINK4, 8, 1, 512, 0)
     if view.total() > roof["t_step"] * (1 + st.AGREE_REL):
         assert "compute-bound" in view.why.text()
+
+
+def test_layer_ticks_mark_where_each_layer_starts_and_thin_out(qtbot):
+    view = make_view(qtbot, n=8)
+    ticks = view.layer_axis._tickLevels[0]
+    first_ops = {}
+    for c in view.comm.trace.computes:
+        if c.device == 0 and c.layer >= 0:
+            first_ops[c.layer] = min(first_ops.get(c.layer, math.inf), c.t_start)
+    for x, text in ticks:
+        assert math.isclose(x, first_ops[int(text)], rel_tol=1e-12)
+    whole = len(ticks)
+    assert 2 <= whole < L70.n_layers  # 80 layers do not all fit at 1280 px: thinned
+    vb = view.plot.getViewBox()
+    xs = [vb.mapViewToScene(QPointF(x, 0)).x() for x, _t in ticks]
+    w = st.QFontMetricsF(st.theme.font("small")).horizontalAdvance("88")
+    assert all(b - a > w for a, b in zip(xs, xs[1:]))
+    view.zoom_to_layer(40)
+    labels = [t for _x, t in view.layer_axis._tickLevels[0]]
+    assert "40" in labels and "41" in labels  # zoomed in: every layer
+    assert "(x0.001)" not in view.layer_axis.labelString()
+
+
+def test_more_gpus_than_the_timeline_simulates_is_refused_clearly():
+    with pytest.raises(ValueError, match="at most 64 GPUs"):
+        st.StepSpec("llama3-70b", "h100", None, 128)

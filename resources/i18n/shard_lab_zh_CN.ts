@@ -1883,6 +1883,10 @@ Ctrl+Shift+S  保存截图</translation>
             <translation>整个一步</translation>
         </message>
         <message>
+            <source>layer</source>
+            <translation>层</translation>
+        </message>
+        <message>
             <source>Decode step</source>
             <translation>解码一步</translation>
         </message>
@@ -1945,6 +1949,10 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>Every op is memory-bound, so the simulated step equals the roofline's t_step.</source>
             <translation>每个算子都受显存带宽限制，所以模拟的一步等于 roofline 的 t_step。</translation>
+        </message>
+        <message>
+            <source>Every op is compute-bound, so the simulated step equals the roofline's t_step.</source>
+            <translation>每个算子都受计算限制，所以模拟的一步等于 roofline 的 t_step。</translation>
         </message>
         <message>
             <source>The simulated step equals the roofline's t_step.</source>
@@ -2025,6 +2033,10 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>{op} · {k} chunks</source>
             <translation>{op} · {k} 块</translation>
+        </message>
+        <message>
+            <source>The step timeline opens for n up to {max}: it simulates every ring message.</source>
+            <translation>单步时间线最多打开 n = {max}：它模拟环上的每一条消息。</translation>
         </message>
     </context>
     <context>
