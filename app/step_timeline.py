@@ -197,7 +197,9 @@ def comm_table(trace, n) -> dict:
 
 
 def fmt_time(s: float, digits: int = 3) -> str:
-    """Seconds as '41.2 µs', '1.25 ms', '850 ns', '13.0 ms' (`digits` significant digits)."""
+    """Seconds as '41.2 µs', '1.25 ms', '850 ns', '13.0 ms' (`digits` significant digits); 0 as '0'."""
+    if s == 0:
+        return "0"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
         if abs(s) >= scale or unit == "ns":
             v = s / scale
@@ -431,7 +433,10 @@ class LaneLabels(pg.GraphicsObject):
         return out
 
     def cut_lines(self, to_device, x_range) -> list:
-        """[(x, top, bottom)] in device pixels: the chunk boundaries in view, where they are far enough apart."""
+        """
+        [(x, y0, y1)] in device pixels: a tick down from the top and up from the bottom of the lane at
+        every chunk boundary in view, where the boundaries are far enough apart.
+        """
         sx, dx = to_device.m11(), to_device.dx()
         out = []
         for lane in self.lanes:
@@ -441,7 +446,9 @@ class LaneLabels(pg.GraphicsObject):
                 continue
             top = to_device.map(QPointF(0.0, lane.y0)).y()
             bottom = to_device.map(QPointF(0.0, lane.y1)).y()
-            out += [(x * sx + dx, top, bottom) for x in c.tolist()]
+            tick = (bottom - top) / 4  # a tick from each edge: the middle stays free for the label
+            for x in c.tolist():
+                out += [(x * sx + dx, top, top + tick), (x * sx + dx, bottom - tick, bottom)]
         return out
 
     def paint(self, p, *args):
@@ -1002,7 +1009,7 @@ def kind_names() -> dict:
 
 def kind_short_names() -> dict:
     """Op kind -> the name on a narrow bar."""
-    return {"norm": _tr("N"), "qkv": _tr("QKV"), "attn": _tr("attn"), "o_proj": _tr("out"),
+    return {"norm": _tr("N"), "qkv": _tr("QKV"), "attn": _tr("attn"), "o_proj": _tr("Wo"),
             "gate_up": _tr("g/u"), "down": _tr("dn"), "lm_head": _tr("LM"), "other": "·"}
 
 

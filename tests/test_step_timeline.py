@@ -379,3 +379,21 @@ def test_layer_ticks_mark_where_each_layer_starts_and_thin_out(qtbot):
 def test_more_gpus_than_the_timeline_simulates_is_refused_clearly():
     with pytest.raises(ValueError, match="at most 64 GPUs"):
         st.StepSpec("llama3-70b", "h100", None, 128)
+
+
+def test_chunks_of_a_collective_matmul_are_one_label_with_ticks(qtbot):
+    view = make_view(qtbot, n=8, overlap="async")
+    view.zoom_to_layer(40)
+    labels = _painted_labels(view)
+    vb = view.plot.getViewBox()
+    recs = sorted((c for c in view.comm.trace.computes if c.device == 0 and c.layer == 40 and st.op_kind(c) == "down"),
+                  key=lambda c: c.t_start)
+    assert len(recs) == 8  # the engine tiles the row-parallel matmul into n chunks
+    a = view.plot.mapFromScene(vb.mapViewToScene(QPointF(recs[0].t_start, 0))).x()
+    b = view.plot.mapFromScene(vb.mapViewToScene(QPointF(recs[-1].t_end, 0))).x()
+    y0, y1 = (view.plot.mapFromScene(vb.mapViewToScene(QPointF(0, y))).y() for y in view.lanes()["compute"])
+    on_it = [t for r, t, _c, _b in labels if a - 1 <= r.center().x() <= b + 1 and y0 <= r.center().y() <= y1]
+    assert len(on_it) == 1 and on_it[0].startswith("down")  # one label for the 8 chunks
+    assert st.fmt_time(recs[-1].t_end - recs[0].t_start) in view.hover_text(recs[3].t_start + 1e-9, 0.3)
+    cuts = view.labels.cut_lines(vb.childGroup.sceneTransform(), view.x_range())
+    assert len(cuts) >= 2 * 7  # 7 boundaries inside down, 7 inside Wo, on each GPU: ticks at the top and bottom

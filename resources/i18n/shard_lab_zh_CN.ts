@@ -2023,10 +2023,6 @@ Ctrl+Shift+S  保存截图</translation>
             <translation>其他</translation>
         </message>
         <message>
-            <source>out</source>
-            <translation>输出</translation>
-        </message>
-        <message>
             <source>out proj</source>
             <translation>输出投影</translation>
         </message>
@@ -2037,6 +2033,10 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>The step timeline opens for n up to {max}: it simulates every ring message.</source>
             <translation>单步时间线最多打开 n = {max}：它模拟环上的每一条消息。</translation>
+        </message>
+        <message>
+            <source>Wo</source>
+            <translation>Wo</translation>
         </message>
     </context>
     <context>
