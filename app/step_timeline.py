@@ -766,7 +766,13 @@ class StepTimelineView(QWidget):
         if self.data is not None and vb.sceneBoundingRect().contains(pos):
             p = vb.mapSceneToView(pos)
             text = self.hover_text(p.x(), p.y())
-        self.plot.viewport().setToolTip(text)
+        if text != self.labels.toolTip():
+            self.labels.setToolTip(text)
+            if text:
+                QToolTip.showText(self.plot.viewport().mapToGlobal(self.plot.mapFromScene(pos)), text,
+                                  self.plot.viewport())
+            else:
+                QToolTip.hideText()
 
     def zoom_all(self):
         if self.data is not None:

@@ -397,3 +397,64 @@ def test_chunks_of_a_collective_matmul_are_one_label_with_ticks(qtbot):
     assert st.fmt_time(recs[-1].t_end - recs[0].t_start) in view.hover_text(recs[3].t_start + 1e-9, 0.3)
     cuts = view.labels.cut_lines(vb.childGroup.sceneTransform(), view.x_range())
     assert len(cuts) >= 2 * 7  # 7 boundaries inside down, 7 inside Wo, on each GPU: ticks at the top and bottom
+
+
+def test_wheel_zooms_time_only_and_items_stay(qtbot):
+    view = make_view(qtbot, n=8)
+    items = list(view.plot.getPlotItem().items)
+    vb = view.plot.getViewBox()
+    (x0, x1), (y0, y1) = vb.viewRange()
+    centre = view.plot.mapFromScene(vb.mapViewToScene(QPointF(0.5 * (x0 + x1), 0.5 * (y0 + y1))))
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(3):
+        ev = QWheelEvent(QPointF(centre), QPointF(view.plot.viewport().mapToGlobal(centre)), QPoint(0, 0),
+                         QPoint(0, 120), Qt.NoButton, Qt.NoModifier, Qt.NoScrollPhase, False)
+        QApplication.sendEvent(view.plot.viewport(), ev)
+    (a0, a1), (b0, b1) = vb.viewRange()
+    assert a1 - a0 < 0.8 * (x1 - x0)  # zoomed in on time
+    assert (b0, b1) == pytest.approx((y0, y1))  # the rows did not move
+    assert list(view.plot.getPlotItem().items) == items
+
+
+def test_hovering_a_bar_sets_the_tooltip(qtbot):
+    view = make_view(qtbot, n=8)
+    view.zoom_to_layer(3)
+    rec = next(c for c in view.comm.trace.computes if c.device == 1 and c.layer == 3 and st.op_kind(c) == "gate_up")
+    vb = view.plot.getViewBox()
+    y0, y1 = view.lanes()["compute"]
+    pos = view.plot.mapFromScene(vb.mapViewToScene(QPointF(0.5 * (rec.t_start + rec.t_end), 1 + 0.5 * (y0 + y1))))
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QMouseEvent
+    from PySide6.QtWidgets import QApplication
+
+    vp = view.plot.viewport()
+    QApplication.sendEvent(vp, QMouseEvent(QEvent.MouseMove, QPointF(pos), QPointF(vp.mapToGlobal(pos)),
+                                           Qt.NoButton, Qt.NoButton, Qt.NoModifier))
+    qtbot.waitUntil(lambda: "gate/up" in view.labels.toolTip(), timeout=5000)
+    assert "GPU 1, layer 3" in view.labels.toolTip()
+
+
+def test_the_opener_slot_simulates_off_the_event_loop(qtbot):
+    from PySide6.QtWidgets import QWidget
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    params = {"model": "llama3-8b", "chip": "h100", "link": "", "batch": 4, "ctx": 1024, "w_bytes": 2.0,
+              "kv_bytes": 2.0, "act_bytes": 2.0, "algo": "ring"}
+    opener = st.StepTimelineOpener(parent, lambda: params)
+    opener.open_at(2)
+    view = opener.dialog.view
+    if view.data is None:  # still simulating in its worker thread
+        assert "Simulating" in view.headline.text()
+        with qtbot.waitSignal(view.step_ready, timeout=60_000):
+            pass
+    ref = cost_model.simulate_decode_step(MODELS["llama3-8b"], H100, NVLINK4, 2, 4, 1024)
+    assert math.isclose(view.total(), ref.time, rel_tol=1e-12)
+    with qtbot.waitSignal(view.step_ready, timeout=60_000):
+        view.set_overlap("async")
+    assert view.overlap == "async"
+    assert math.isclose(view.total(), cost_model.simulate_decode_step(
+        MODELS["llama3-8b"], H100, NVLINK4, 2, 4, 1024, overlap="async").time, rel_tol=1e-12)
