@@ -475,7 +475,7 @@ class LaneLabels(pg.GraphicsObject):
 class _Results(QObject):
     """Carries a worker thread's StepData to the GUI thread (a queued signal)."""
 
-    ready = Signal(str, object)  # overlap, StepData or the exception raised
+    ready = Signal(int, str, object)  # spec generation, overlap, StepData or the exception raised
 
 
 # ---------------------------------------------------------------------------------------
@@ -505,6 +505,7 @@ class StepTimelineView(QWidget):
         self.data = None  # the StepData on screen
         self._cache = {}  # overlap -> StepData
         self._pending = set()  # overlaps a worker thread is simulating
+        self._generation = 0  # of the spec: a worker's result for an earlier spec is dropped
         self.error = ""
         self.roof = spec.roofline()
         self.simulations = 0  # steps simulated (tests watch it)
@@ -583,6 +584,19 @@ class StepTimelineView(QWidget):
         self.set_overlap(overlap, force=True)
 
     # -- simulation -----------------------------------------------------------------------------
+    def set_spec(self, spec: StepSpec, overlap: str | None = None):
+        """Show another step (another n, model or setting) in the same items; zooms out to the whole step."""
+        self.spec = spec
+        self.roof = spec.roofline()
+        self._generation += 1
+        self._cache, self._pending, self.data = {}, set(), None
+        self.layer_spin.setRange(0, spec.model.n_layers - 1)
+        self.layer_spin.setValue(spec.model.n_layers // 2)
+        self.bars.set_groups({}, QRectF())
+        self.labels.set_lanes([], QRectF())
+        self.retranslate_ui()
+        self.set_overlap(overlap or self.overlap, force=True)
+
     def set_overlap(self, overlap: str, force: bool = False):
         """Show the step simulated with this overlap ('none' or 'async'); the items are updated in place."""
         if overlap not in OVERLAPS:
@@ -602,14 +616,16 @@ class StepTimelineView(QWidget):
             self._set_busy()
             if overlap not in self._pending:  # one worker per overlap, however often it is chosen
                 self._pending.add(overlap)
-                threading.Thread(target=_work, args=(self._results, self.spec, overlap, self._simulate),
-                                 daemon=True).start()
+                threading.Thread(target=_work, args=(self._results, self._generation, self.spec, overlap,
+                                                     self._simulate), daemon=True).start()
 
     def _prepare(self, overlap):
         self.simulations += 1
         return StepData(self.spec, overlap, self._simulate)
 
-    def _on_results_ready(self, overlap, result):
+    def _on_results_ready(self, generation, overlap, result):
+        if generation != self._generation:
+            return  # simulated for the step shown before set_spec
         self._pending.discard(overlap)
         if isinstance(result, StepData):
             self.simulations += 1
@@ -995,14 +1011,14 @@ class StepTimelineView(QWidget):
         self.zoom_to_layer(self.layer_spin.value())
 
 
-def _work(out: _Results, spec: StepSpec, overlap: str, simulate):
+def _work(out: _Results, generation: int, spec: StepSpec, overlap: str, simulate):
     """A worker thread's job: simulate and read the trace, hand the result to the GUI thread."""
     try:
         result = StepData(spec, overlap, simulate)
     except Exception as e:  # noqa: BLE001  (shown in the view; the thread must not die silently)
         result = e
     try:
-        out.ready.emit(overlap, result)
+        out.ready.emit(generation, overlap, result)
     except RuntimeError:
         pass  # the view was closed meanwhile
 
@@ -1072,13 +1088,13 @@ class StepTimelineDialog(QDialog):
         self.resize(round(1280 * min(theme.scale(), 1.5)), round(720 * min(theme.scale(), 1.5)))
 
     def show_spec(self, spec: StepSpec, overlap="none", simulate=None, sync=False):
-        """Show another step (another n or setting): a new view, because n sets the rows."""
-        old = self.view
-        self.view = StepTimelineView(spec, overlap, simulate, sync, parent=self)
-        self._lay.addWidget(self.view)
-        if old is not None:
-            old.setParent(None)
-            old.deleteLater()
+        """Show this step: the first time a new view, then the same view with another spec."""
+        if self.view is None:
+            self.view = StepTimelineView(spec, overlap, simulate, sync, parent=self)
+            self._lay.addWidget(self.view)
+        else:
+            self.view._simulate, self.view.sync = simulate, bool(sync)
+            self.view.set_spec(spec, overlap)
         self.setWindowTitle(self.view.windowTitle())
 
     def changeEvent(self, e):

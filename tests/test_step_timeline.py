@@ -193,9 +193,12 @@ def test_memory_bound_point_opens_a_step_equal_to_the_plotted_value(qtbot, batch
     else:
         assert total > roof["t_step"]
         assert "compute-bound" in dlg.view.why.text()
-    # a second click reuses the window
+    # a second click reuses the window, its view and its plot items
+    view, bars = dlg.view, dlg.view.bars
     assert st.open_step_timeline(parent, "llama3-70b", "h100", "", 4, batch, ctx, sync=True) is dlg
-    assert dlg.view.spec.n == 4
+    assert dlg.view is view and view.bars is bars and view.spec.n == 4
+    assert math.isclose(view.total(), simulate(L70, 4, batch, ctx).time, rel_tol=1e-12)
+    assert len(compute_rects_of(view, 3)) == len(records_of(view.comm, 3)) and compute_rects_of(view, 4) == []
 
 
 def test_click_on_the_latency_plot_opens_that_n(qtbot):
@@ -458,3 +461,15 @@ def test_the_opener_slot_simulates_off_the_event_loop(qtbot):
     assert view.overlap == "async"
     assert math.isclose(view.total(), cost_model.simulate_decode_step(
         MODELS["llama3-8b"], H100, NVLINK4, 2, 4, 1024, overlap="async").time, rel_tol=1e-12)
+
+
+def test_a_result_for_the_previous_step_is_dropped(qtbot):
+    view = st.StepTimelineView(st.StepSpec(L70_2, "h100", None, 4, 32, 8192), "none", sync=False)
+    qtbot.addWidget(view)
+    arrived = []
+    view._results.ready.connect(lambda g, o, r: arrived.append(g))
+    view.set_spec(st.StepSpec(L70_2, "h100", None, 2, 32, 8192))  # while n = 4 is still simulating
+    qtbot.waitUntil(lambda: len(arrived) == 2, timeout=60_000)  # both workers have reported
+    qtbot.waitUntil(lambda: view.data is not None, timeout=60_000)
+    assert view.spec.n == 2 and math.isclose(view.total(), simulate(L70_2, 2).time, rel_tol=1e-12)
+    assert compute_rects_of(view, 3) == []  # no bar of the 4-GPU step
