@@ -48,6 +48,7 @@ from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
 from simcore.hw_specs import CHIPS, Chip
 from simcore.llm_math import MODELS, ModelConfig
 from simcore.step_sim import roofline_gap
+from simcore.tensor_parallel import tp_layout
 
 from . import theme
 
@@ -1148,13 +1149,34 @@ class StepTimelineOpener(QObject):
         self.dialog = open_from_params(self._widget, self._params(), n, **self._kw)
 
 
+def tp_degrees(model, n_max: int = MAX_STEP_N) -> list[int]:
+    """The n in 1..n_max that Megatron TP can split `model` over: tensor_parallel.tp_layout's rule, asked."""
+    out = []
+    for n in range(1, n_max + 1):
+        if model.n_heads % n == 0:  # tp_layout's first rule, checked before building a layout
+            try:
+                tp_layout(model, n, pad_vocab=True)
+            except ValueError:
+                continue
+            out.append(n)
+    return out
+
+
 def n_at_scene_pos(view, scene_pos) -> int | None:
-    """The n under a scene position of the latency view's decode plot (x is log10 n), or None."""
+    """
+    The n a click on the latency view's decode plot (x is log10 n) asks for, or None outside the
+    plot: the tensor-parallel degree nearest on the log axis (the plot's points), or the n under
+    the mouse when that is above MAX_STEP_N (the caller says it cannot open that).
+    """
     vb = view.plot1.getViewBox()
     if not vb.sceneBoundingRect().contains(scene_pos):
         return None
-    n = round(10 ** vb.mapSceneToView(scene_pos).x())
-    return int(min(max(n, 1), view.params()["n_max"]))
+    x = vb.mapSceneToView(scene_pos).x()
+    n = int(min(max(round(10 ** x), 1), view.params()["n_max"]))
+    if n > MAX_STEP_N:
+        return n
+    degrees = tp_degrees(MODELS[view.params()["model"]])
+    return min(degrees, key=lambda d: abs(math.log10(d) - x)) if degrees else n
 
 
 def attach_to_latency_view(view, **kw):

@@ -473,3 +473,22 @@ def test_a_result_for_the_previous_step_is_dropped(qtbot):
     qtbot.waitUntil(lambda: view.data is not None, timeout=60_000)
     assert view.spec.n == 2 and math.isclose(view.total(), simulate(L70_2, 2).time, rel_tol=1e-12)
     assert compute_rects_of(view, 3) == []  # no bar of the 4-GPU step
+
+
+def test_a_click_between_points_opens_the_nearest_tensor_parallel_degree(qtbot):
+    from app.latency_view import LatencyView
+
+    lv = LatencyView()
+    qtbot.addWidget(lv)
+    lv.resize(1400, 900)
+    lv.show()
+    qtbot.waitExposed(lv)
+    lv.set_params(model="llama3-70b", chip="h100", batch=1, ctx=2048, n_max=1024)
+    vb = lv.plot1.getViewBox()
+    y = sum(vb.viewRange()[1]) / 2
+    # Llama-3 70B: 64 heads, 8 KV heads, d_ff 28672 -> 1, 2, 4, 8, 16, 32, 64 (tp_layout's rule)
+    assert st.tp_degrees(L70) == [1, 2, 4, 8, 16, 32, 64]
+    for n_mouse, want in ((7, 8), (5, 4), (40, 32)):
+        pos = vb.mapViewToScene(QPointF(math.log10(n_mouse), y))
+        assert st.n_at_scene_pos(lv, pos) == want
+    assert st.n_at_scene_pos(lv, vb.mapViewToScene(QPointF(math.log10(500), y))) == 500  # refused by the caller
