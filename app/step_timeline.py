@@ -1040,7 +1040,8 @@ def _blend(c: QColor) -> str:
     """A translucent colour as the opaque colour it shows on the background (rich text has no alpha)."""
     bg = QColor(theme.palette().background)
     a = c.alphaF()
-    mix = [round(a * x + (1 - a) * y) for x, y in zip((c.red(), c.green(), c.blue()), (bg.red(), bg.green(), bg.blue()))]
+    mix = [round(a * x + (1 - a) * y)
+           for x, y in zip((c.red(), c.green(), c.blue()), (bg.red(), bg.green(), bg.blue()))]
     return "#{:02X}{:02X}{:02X}".format(*mix)
 
 
@@ -1243,28 +1244,37 @@ def main(argv=None) -> int:
 
     from .i18n import set_language
 
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    app.setStyleSheet(theme.stylesheet())
+    app = QApplication.instance()
+    if app is None:  # our own process: the app's look (a caller's application keeps its own)
+        app = QApplication([sys.argv[0]])
+        app.setStyleSheet(theme.stylesheet())
     set_language(app, args.lang)
-    view = StepTimelineView(spec, args.overlap, sync=True)
+    view = StepTimelineView(spec, args.overlap, sync=bool(args.screenshot))  # a window opens at once
     view.resize(w, h)
     view.show()
-    app.processEvents()
-    if args.layer is not None:
-        try:
-            view.zoom_to_layer(args.layer)
-        except ValueError as e:
-            print(f"step_timeline: error: {e}", file=sys.stderr)
-            return 2
-    app.processEvents()
-    print(f"simulated step {fmt_time(view.total())} (overlap {args.overlap}), roofline t_step "
-          f"{fmt_time(view.roof['t_step'])}; simulation took {view.last_sim_seconds * 1e3:.0f} ms")
-    if args.screenshot:
-        ok = view.grab().save(args.screenshot)
-        view.close()
-        return 0 if ok else 1
-    return app.exec()
 
+    def on_ready():
+        if args.layer is not None:
+            view.zoom_to_layer(args.layer)
+        print(f"simulated step {fmt_time(view.total())} (overlap {args.overlap}), roofline t_step "
+              f"{fmt_time(view.roof['t_step'])}; simulation took {view.last_sim_seconds * 1e3:.0f} ms")
+
+    if not args.screenshot:
+        view.step_ready.connect(on_ready)
+        return app.exec()
+    app.processEvents()
+    if view.data is None:  # the engine refused this setting
+        print(f"step_timeline: error: {view.error}", file=sys.stderr)
+        return 2
+    try:
+        on_ready()
+    except ValueError as e:
+        print(f"step_timeline: error: {e}", file=sys.stderr)
+        return 2
+    app.processEvents()
+    ok = view.grab().save(args.screenshot)
+    view.close()
+    return 0 if ok else 1
 
 if __name__ == "__main__":
     sys.exit(main())

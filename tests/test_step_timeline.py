@@ -323,6 +323,10 @@ def test_command_line_screenshot(qtbot, tmp_path, capsys):
     assert out.stat().st_size > 10_000
     assert "simulated step" in capsys.readouterr().out
     assert st.main(["--model", "nope", "--screenshot", str(out)]) == 2
+    # the engine refuses async overlap on a non-ring all-reduce: one line on stderr, exit 2
+    assert st.main(["--model", "llama3-8b", "--n", "2", "--algo", "rd", "--overlap", "async",
+                    "--screenshot", str(out)]) == 2
+    assert "ring" in capsys.readouterr().err
 
 
 def test_fmt_time_picks_the_unit():
