@@ -468,11 +468,20 @@ def test_the_opener_slot_simulates_off_the_event_loop(qtbot):
 
 
 def test_a_result_for_the_previous_step_is_dropped(qtbot):
-    view = st.StepTimelineView(st.StepSpec(L70_2, "h100", None, 4, 32, 8192), "none", sync=False)
+    import threading
+
+    gate = threading.Event()
+
+    def held(*a, **kw):  # the real engine, once the test lets the workers go
+        gate.wait(60)
+        return cost_model.simulate_decode_step(*a, **kw)
+
+    view = st.StepTimelineView(st.StepSpec(L70_2, "h100", None, 4, 32, 8192), "none", simulate=held, sync=False)
     qtbot.addWidget(view)
     arrived = []
     view._results.ready.connect(lambda g, o, r: arrived.append(g))
     view.set_spec(st.StepSpec(L70_2, "h100", None, 2, 32, 8192))  # while n = 4 is still simulating
+    gate.set()
     qtbot.waitUntil(lambda: len(arrived) == 2, timeout=60_000)  # both workers have reported
     qtbot.waitUntil(lambda: view.data is not None, timeout=60_000)
     assert view.spec.n == 2 and math.isclose(view.total(), simulate(L70_2, 2).time, rel_tol=1e-12)
