@@ -48,7 +48,6 @@ from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
 from simcore.hw_specs import CHIPS, Chip
 from simcore.llm_math import MODELS, ModelConfig
 from simcore.step_sim import roofline_gap
-from simcore.tensor_parallel import tp_layout
 
 from . import theme
 
@@ -1151,16 +1150,8 @@ class StepTimelineOpener(QObject):
 
 
 def tp_degrees(model, n_max: int = MAX_STEP_N) -> list[int]:
-    """The n in 1..n_max that Megatron TP can split `model` over: tensor_parallel.tp_layout's rule, asked."""
-    out = []
-    for n in range(1, n_max + 1):
-        if model.n_heads % n == 0:  # tp_layout's first rule, checked before building a layout
-            try:
-                tp_layout(model, n, pad_vocab=True)
-            except ValueError:
-                continue
-            out.append(n)
-    return out
+    """The n in 1..n_max that Megatron TP can split `model` over (cost_model.valid_tp_degrees: tp_layout's rule)."""
+    return [int(n) for n in cost_model.valid_tp_degrees(model, n_max)]
 
 
 def n_at_scene_pos(view, scene_pos) -> int | None:

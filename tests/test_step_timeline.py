@@ -210,13 +210,13 @@ def test_click_on_the_latency_plot_opens_that_n(qtbot):
     lv.show()
     qtbot.waitExposed(lv)
     lv.set_params(model="llama3-70b", chip="h100", batch=1, ctx=2048, n_max=1024)
-    st.attach_to_latency_view(lv, sync=True)
-    vb = lv.plot1.getViewBox()
+    vb = lv.plot1.getViewBox()  # the view attached the step timeline itself: the click simulates in a worker
     y = sum(vb.viewRange()[1]) / 2
     pos = lv.latency_widget.mapFromScene(vb.mapViewToScene(QPointF(math.log10(8), y)))
     qtbot.mouseClick(lv.latency_widget.viewport(), Qt.LeftButton, pos=pos)
     dlg = lv.findChild(st.StepTimelineDialog)
     assert dlg is not None and dlg.view.spec.n == 8
+    qtbot.waitUntil(lambda: dlg.view.data is not None, timeout=60000)
     assert math.isclose(dlg.view.total(), simulate(L70, 8, 1, 2048).time, rel_tol=1e-12)
     i = int(np.flatnonzero(lv.sweep()["n"] == 8)[0])
     assert math.isclose(dlg.view.total(), lv.sweep()["t_step"][i], rel_tol=1e-6)  # the point's value

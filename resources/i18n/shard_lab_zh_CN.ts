@@ -560,38 +560,6 @@ This scenario has no stand-alone collective to show.</source>
             <source>n must be a whole number from 1 to {max}; {v} is outside that range.</source>
             <translation>n 必须是 1 到 {max} 之间的整数；{v} 超出了这个范围。</translation>
         </message>
-        <message>
-            <source>ring</source>
-            <translation>ring（环形）</translation>
-        </message>
-        <message>
-            <source>recursive doubling (rd)</source>
-            <translation>递归倍增（rd）</translation>
-        </message>
-        <message>
-            <source>in-network (innet, NVLS)</source>
-            <translation>网内归约（innet，NVLS）</translation>
-        </message>
-        <message>
-            <source>direct (one-shot)</source>
-            <translation>直接发送（direct，一步到位）</translation>
-        </message>
-        <message>
-            <source>Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes.</source>
-            <translation>ring（环形）：先 reduce-scatter 再 all-gather，2(n − 1) 步，每步 S/n 字节。</translation>
-        </message>
-        <message>
-            <source>Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer.</source>
-            <translation>递归倍增：log₂ n 轮；d 与 d XOR 2^k 两两交换整个缓冲区。</translation>
-        </message>
-        <message>
-            <source>In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum.</source>
-            <translation>网内归约（NVLS/SHARP）：交换机把各块相加，再把和组播回去。</translation>
-        </message>
-        <message>
-            <source>Direct: everyone sends everything to everyone; n − 1 full copies per port.</source>
-            <translation>直接发送：每个设备把全部数据发给其他每个设备；每个端口要传 n − 1 份完整数据。</translation>
-        </message>
     </context>
     <context>
         <name>Explain</name>
@@ -783,10 +751,6 @@ This scenario has no stand-alone collective to show.</source>
             <source>One-shot all-reduce</source>
             <translation>一步式（one-shot）all-reduce</translation>
         </message>
-        <message>
-            <source>Direct all-reduce</source>
-            <translation>直接发送的 all-reduce</translation>
-        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -926,10 +890,6 @@ This scenario has no stand-alone collective to show.</source>
             <source>Make your prediction first: what this step sends, and to whom, is shown once you have answered (or skipped) in the panel “Predict, then reveal”.</source>
             <translation>请先做出预测：这一步发送什么、发给谁，在你于“先预测，再揭晓”面板中作答（或跳过）之后才会显示。</translation>
         </message>
-        <message>
-            <source>This step: {d} on the clock ({a} → {b}); {m} messages, each port carries at most one at a time.</source>
-            <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息，每个端口同一时刻最多传一条。</translation>
-        </message>
     </context>
     <context>
         <name>Export</name>
@@ -980,10 +940,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>GIF export needs the Pillow package (pip install "shard-lab[export]").</source>
             <translation>导出 GIF 需要 Pillow 包（pip install "shard-lab[export]"）。</translation>
-        </message>
-        <message>
-            <source>GIF export needs the imageio package (pip install "shard-lab[export]").</source>
-            <translation>导出 GIF 需要 imageio 包（pip install "shard-lab[export]"）。</translation>
         </message>
     </context>
     <context>
@@ -1367,18 +1323,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms</source>
             <translation>{model} · {chip} · 批 {b} · 上下文 {ctx}：最佳 n = {n}，{ms:.1f} ms</translation>
-        </message>
-        <message>
-            <source>Roofline: a lower bound on a real step</source>
-            <translation>Roofline：真实一步耗时的下界</translation>
-        </message>
-        <message>
-            <source>One decode step. Roofline: a lower bound on a real step</source>
-            <translation>一个解码步。Roofline：真实一步耗时的下界</translation>
-        </message>
-        <message>
-            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms/token</source>
-            <translation>{model} 运行于 {chip}，batch {b}，ctx {ctx}：最佳 n = {n} → 每 token {ms:.1f} ms</translation>
         </message>
     </context>
     <context>
@@ -1932,14 +1876,6 @@ Ctrl+Shift+S  保存截图</translation>
             <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
             <translation>{what} · {n} 块 GPU · all-reduce {S}，all-gather {G} · {link}</translation>
         </message>
-        <message>
-            <source>A slot's colour says whose data it holds; a partly filled slot is a partial sum, filled by the share of GPUs already added. Outlined: changed in the last step.</source>
-            <translation>格子的颜色表示它存的是谁的数据；部分填充的格子是部分和，填充比例 = 已累加的 GPU 占比。加框：上一步刚改变。</translation>
-        </message>
-        <message>
-            <source>GPU {d} · {k} queued</source>
-            <translation>GPU {d} · 排队 {k} 条</translation>
-        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -2054,6 +1990,235 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>This is not a scenario file: its JSON is nested far too deeply.</source>
             <translation>这不是场景文件：它的 JSON 嵌套层数太深。</translation>
+        </message>
+    </context>
+    <context>
+        <name>StepTimelineView</name>
+        <message>
+            <source>Not simulated: {why}</source>
+            <translation>未模拟：{why}</translation>
+        </message>
+        <message>
+            <source>GPU {d}, layer {layer}: {op}</source>
+            <translation>GPU {d}，第 {layer} 层：{op}</translation>
+        </message>
+        <message>
+            <source>GPU {d}: {op}</source>
+            <translation>GPU {d}：{op}</translation>
+        </message>
+        <message>
+            <source>compute-bound</source>
+            <translation>计算受限</translation>
+        </message>
+        <message>
+            <source>memory-bound</source>
+            <translation>显存带宽受限</translation>
+        </message>
+        <message>
+            <source>{time} · {flops}FLOP · {bytes}B from HBM · {bound}</source>
+            <translation>{time} · {flops}FLOP · 从 HBM 读写 {bytes}B · {bound}</translation>
+        </message>
+        <message>
+            <source>{k} chunks: the ring sends each one while the next is computed</source>
+            <translation>{k} 块：环在计算下一块的同时发送这一块</translation>
+        </message>
+        <message>
+            <source>GPU {d}: {op} ({algo}) “{label}”
+{time} on this GPU · S = {bytes}B</source>
+            <translation>GPU {d}：{op}（{algo}）“{label}”
+在此 GPU 上 {time} · S = {bytes}B</translation>
+        </message>
+        <message>
+            <source>comm</source>
+            <translation>通信</translation>
+        </message>
+        <message>
+            <source>GPU {d}</source>
+            <translation>GPU {d}</translation>
+        </message>
+        <message>
+            <source>Step timeline: n = {n}</source>
+            <translation>单步时间线：n = {n}</translation>
+        </message>
+        <message>
+            <source>&amp;Overlap</source>
+            <translation>重叠(&amp;O)</translation>
+        </message>
+        <message>
+            <source>none: communication waits for compute (roofline)</source>
+            <translation>无：通信等待计算完成（roofline 的假设）</translation>
+        </message>
+        <message>
+            <source>async: ring steps run under the next matmul chunk</source>
+            <translation>异步：环的每一步在下一块矩阵乘下方同时进行</translation>
+        </message>
+        <message>
+            <source>&amp;Layer</source>
+            <translation>层(&amp;L)</translation>
+        </message>
+        <message>
+            <source>Zoom to layer</source>
+            <translation>放大到该层</translation>
+        </message>
+        <message>
+            <source>Whole step</source>
+            <translation>整个一步</translation>
+        </message>
+        <message>
+            <source>layer</source>
+            <translation>层</translation>
+        </message>
+        <message>
+            <source>Decode step</source>
+            <translation>解码一步</translation>
+        </message>
+        <message>
+            <source>Prefill of {L} tokens</source>
+            <translation>预填充 {L} 个 token</translation>
+        </message>
+        <message>
+            <source>{step}: {model} on {n} × {chip} · batch {batch} · context {ctx} · overlap: {overlap}</source>
+            <translation>{step}：{model}，{n} × {chip} · batch {batch} · 上下文 {ctx} · 重叠：{overlap}</translation>
+        </message>
+        <message>
+            <source>time in the step</source>
+            <translation>步内时间</translation>
+        </message>
+        <message>
+            <source>Drag to pan, wheel to zoom (time only); hover a bar for its numbers.</source>
+            <translation>拖动平移，滚轮缩放（仅时间轴）；把鼠标停在条上可看其数值。</translation>
+        </message>
+        <message>
+            <source>Each GPU: compute above, its collectives below.</source>
+            <translation>每个 GPU：上面是计算，下面是它的集合通信。</translation>
+        </message>
+        <message>
+            <source>A bar is labelled when its label fits. Comm lane: sending above, receiving below, the collective's span tinted.</source>
+            <translation>条足够宽时才显示标签。通信行：上半条发送，下半条接收，浅色底是集合通信的时段。</translation>
+        </message>
+        <message>
+            <source>Simulating the step of {n} GPUs (overlap: {overlap})…</source>
+            <translation>正在模拟 {n} 个 GPU 的一步（重叠：{overlap}）…</translation>
+        </message>
+        <message>
+            <source>none</source>
+            <translation>无</translation>
+        </message>
+        <message>
+            <source>async</source>
+            <translation>异步</translation>
+        </message>
+        <message>
+            <source>collective</source>
+            <translation>集合通信</translation>
+        </message>
+        <message>
+            <source>sending</source>
+            <translation>发送</translation>
+        </message>
+        <message>
+            <source>receiving</source>
+            <translation>接收</translation>
+        </message>
+        <message>
+            <source>Simulated step: {total} · roofline t_step: {roof} (roofline = lower bound)</source>
+            <translation>模拟的一步：{total} · roofline t_step：{roof}（roofline = 下界）</translation>
+        </message>
+        <message>
+            <source>Roofline terms: t_math {m} · t_mem {b} · t_comm {c}.</source>
+            <translation>Roofline 各项：t_math {m} · t_mem {b} · t_comm {c}。</translation>
+        </message>
+        <message>
+            <source>Every op is memory-bound, so the simulated step equals the roofline's t_step.</source>
+            <translation>每个算子都受显存带宽限制，所以模拟的一步等于 roofline 的 t_step。</translation>
+        </message>
+        <message>
+            <source>Every op is compute-bound, so the simulated step equals the roofline's t_step.</source>
+            <translation>每个算子都受计算限制，所以模拟的一步等于 roofline 的 t_step。</translation>
+        </message>
+        <message>
+            <source>The simulated step equals the roofline's t_step.</source>
+            <translation>模拟的一步等于 roofline 的 t_step。</translation>
+        </message>
+        <message>
+            <source>+{t}: {k} ops are compute-bound; each op hides only its own memory traffic, so the sum of the ops is longer than max(t_math, t_mem).</source>
+            <translation>+{t}：{k} 个算子受计算限制；每个算子只能把自己的显存读写藏在自己的计算之下，所以各算子之和长于 max(t_math, t_mem)。</translation>
+        </message>
+        <message>
+            <source>{t}: work the roofline leaves out (K/V projections replicated when n exceeds the KV heads, vocabulary padding).</source>
+            <translation>{t}：roofline 没有计入的工作（n 超过 KV 头数时重复的 K/V 投影、词表填充）。</translation>
+        </message>
+        <message>
+            <source>{t}: communication hidden under compute by the overlap; {exposed} stays exposed.</source>
+            <translation>{t}：重叠把这部分通信藏在计算之下；仍有 {exposed} 暴露在外。</translation>
+        </message>
+        <message>
+            <source>{t}: communication the roofline does not count, or waiting for the slowest GPU.</source>
+            <translation>{t}：roofline 没有计入的通信，或等待最慢的 GPU。</translation>
+        </message>
+        <message>
+            <source>LM</source>
+            <translation>LM</translation>
+        </message>
+        <message>
+            <source>LM head</source>
+            <translation>LM head</translation>
+        </message>
+        <message>
+            <source>N</source>
+            <translation>N</translation>
+        </message>
+        <message>
+            <source>QKV</source>
+            <translation>QKV</translation>
+        </message>
+        <message>
+            <source>attention</source>
+            <translation>注意力</translation>
+        </message>
+        <message>
+            <source>attn</source>
+            <translation>注意</translation>
+        </message>
+        <message>
+            <source>dn</source>
+            <translation>下</translation>
+        </message>
+        <message>
+            <source>down</source>
+            <translation>down 投影</translation>
+        </message>
+        <message>
+            <source>g/u</source>
+            <translation>门/上</translation>
+        </message>
+        <message>
+            <source>gate/up</source>
+            <translation>gate/up 投影</translation>
+        </message>
+        <message>
+            <source>norm</source>
+            <translation>归一化</translation>
+        </message>
+        <message>
+            <source>other</source>
+            <translation>其他</translation>
+        </message>
+        <message>
+            <source>out proj</source>
+            <translation>输出投影</translation>
+        </message>
+        <message>
+            <source>{op} · {k} chunks</source>
+            <translation>{op} · {k} 块</translation>
+        </message>
+        <message>
+            <source>The step timeline opens for n up to {max}: it simulates every ring message.</source>
+            <translation>单步时间线最多打开 n = {max}：它模拟环上的每一条消息。</translation>
+        </message>
+        <message>
+            <source>Wo</source>
+            <translation>Wo</translation>
         </message>
     </context>
     <context>
@@ -2320,243 +2485,6 @@ replicated</source>
         <message>
             <source>{name} is split by columns: each GPU holds {c} of the {F} hidden units ({c} columns × {r} rows = {b}).</source>
             <translation>{name} 按列切分：每个 GPU 持有 {F} 个隐藏单元中的 {c} 个（{c} 列 × {r} 行 = {b}）。</translation>
-        </message>
-    </context>
-    <context>
-        <name>QCoreApplication</name>
-        <message>
-            <source>ControlPanel</source>
-            <comment>ring</comment>
-            <translation>ControlPanel</translation>
-        </message>
-    </context>
-    <context>
-        <name>StepTimelineView</name>
-        <message>
-            <source>Not simulated: {why}</source>
-            <translation>未模拟：{why}</translation>
-        </message>
-        <message>
-            <source>GPU {d}, layer {layer}: {op}</source>
-            <translation>GPU {d}，第 {layer} 层：{op}</translation>
-        </message>
-        <message>
-            <source>GPU {d}: {op}</source>
-            <translation>GPU {d}：{op}</translation>
-        </message>
-        <message>
-            <source>compute-bound</source>
-            <translation>计算受限</translation>
-        </message>
-        <message>
-            <source>memory-bound</source>
-            <translation>显存带宽受限</translation>
-        </message>
-        <message>
-            <source>{time} · {flops}FLOP · {bytes}B from HBM · {bound}</source>
-            <translation>{time} · {flops}FLOP · 从 HBM 读写 {bytes}B · {bound}</translation>
-        </message>
-        <message>
-            <source>{k} chunks: the ring sends each one while the next is computed</source>
-            <translation>{k} 块：环在计算下一块的同时发送这一块</translation>
-        </message>
-        <message>
-            <source>GPU {d}: {op} ({algo}) “{label}”
-{time} on this GPU · S = {bytes}B</source>
-            <translation>GPU {d}：{op}（{algo}）“{label}”
-在此 GPU 上 {time} · S = {bytes}B</translation>
-        </message>
-        <message>
-            <source>comm</source>
-            <translation>通信</translation>
-        </message>
-        <message>
-            <source>GPU {d}</source>
-            <translation>GPU {d}</translation>
-        </message>
-        <message>
-            <source>Step timeline: n = {n}</source>
-            <translation>单步时间线：n = {n}</translation>
-        </message>
-        <message>
-            <source>&amp;Overlap</source>
-            <translation>重叠(&amp;O)</translation>
-        </message>
-        <message>
-            <source>none: communication waits for compute (roofline)</source>
-            <translation>无：通信等待计算完成（roofline 的假设）</translation>
-        </message>
-        <message>
-            <source>async: ring steps run under the next matmul chunk</source>
-            <translation>异步：环的每一步在下一块矩阵乘下方同时进行</translation>
-        </message>
-        <message>
-            <source>&amp;Layer</source>
-            <translation>层(&amp;L)</translation>
-        </message>
-        <message>
-            <source>Zoom to layer</source>
-            <translation>放大到该层</translation>
-        </message>
-        <message>
-            <source>Whole step</source>
-            <translation>整个一步</translation>
-        </message>
-        <message>
-            <source>layer</source>
-            <translation>层</translation>
-        </message>
-        <message>
-            <source>Decode step</source>
-            <translation>解码一步</translation>
-        </message>
-        <message>
-            <source>Prefill of {L} tokens</source>
-            <translation>预填充 {L} 个 token</translation>
-        </message>
-        <message>
-            <source>{step}: {model} on {n} × {chip} · batch {batch} · context {ctx} · overlap: {overlap}</source>
-            <translation>{step}：{model}，{n} × {chip} · batch {batch} · 上下文 {ctx} · 重叠：{overlap}</translation>
-        </message>
-        <message>
-            <source>time in the step</source>
-            <translation>步内时间</translation>
-        </message>
-        <message>
-            <source>Drag to pan, wheel to zoom (time only); hover a bar for its numbers.</source>
-            <translation>拖动平移，滚轮缩放（仅时间轴）；把鼠标停在条上可看其数值。</translation>
-        </message>
-        <message>
-            <source>Each GPU: compute above, its collectives below.</source>
-            <translation>每个 GPU：上面是计算，下面是它的集合通信。</translation>
-        </message>
-        <message>
-            <source>A bar is labelled when its label fits. Comm lane: sending above, receiving below, the collective's span tinted.</source>
-            <translation>条足够宽时才显示标签。通信行：上半条发送，下半条接收，浅色底是集合通信的时段。</translation>
-        </message>
-        <message>
-            <source>Simulating the step of {n} GPUs (overlap: {overlap})…</source>
-            <translation>正在模拟 {n} 个 GPU 的一步（重叠：{overlap}）…</translation>
-        </message>
-        <message>
-            <source>none</source>
-            <translation>无</translation>
-        </message>
-        <message>
-            <source>async</source>
-            <translation>异步</translation>
-        </message>
-        <message>
-            <source>collective</source>
-            <translation>集合通信</translation>
-        </message>
-        <message>
-            <source>sending</source>
-            <translation>发送</translation>
-        </message>
-        <message>
-            <source>receiving</source>
-            <translation>接收</translation>
-        </message>
-        <message>
-            <source>Simulated step: {total} · roofline t_step: {roof} (roofline = lower bound)</source>
-            <translation>模拟的一步：{total} · roofline t_step：{roof}（roofline = 下界）</translation>
-        </message>
-        <message>
-            <source>Roofline terms: t_math {m} · t_mem {b} · t_comm {c}.</source>
-            <translation>Roofline 各项：t_math {m} · t_mem {b} · t_comm {c}。</translation>
-        </message>
-        <message>
-            <source>Every op is memory-bound, so the simulated step equals the roofline's t_step.</source>
-            <translation>每个算子都受显存带宽限制，所以模拟的一步等于 roofline 的 t_step。</translation>
-        </message>
-        <message>
-            <source>Every op is compute-bound, so the simulated step equals the roofline's t_step.</source>
-            <translation>每个算子都受计算限制，所以模拟的一步等于 roofline 的 t_step。</translation>
-        </message>
-        <message>
-            <source>The simulated step equals the roofline's t_step.</source>
-            <translation>模拟的一步等于 roofline 的 t_step。</translation>
-        </message>
-        <message>
-            <source>+{t}: {k} ops are compute-bound; each op hides only its own memory traffic, so the sum of the ops is longer than max(t_math, t_mem).</source>
-            <translation>+{t}：{k} 个算子受计算限制；每个算子只能把自己的显存读写藏在自己的计算之下，所以各算子之和长于 max(t_math, t_mem)。</translation>
-        </message>
-        <message>
-            <source>{t}: work the roofline leaves out (K/V projections replicated when n exceeds the KV heads, vocabulary padding).</source>
-            <translation>{t}：roofline 没有计入的工作（n 超过 KV 头数时重复的 K/V 投影、词表填充）。</translation>
-        </message>
-        <message>
-            <source>{t}: communication hidden under compute by the overlap; {exposed} stays exposed.</source>
-            <translation>{t}：重叠把这部分通信藏在计算之下；仍有 {exposed} 暴露在外。</translation>
-        </message>
-        <message>
-            <source>{t}: communication the roofline does not count, or waiting for the slowest GPU.</source>
-            <translation>{t}：roofline 没有计入的通信，或等待最慢的 GPU。</translation>
-        </message>
-        <message>
-            <source>LM</source>
-            <translation>LM</translation>
-        </message>
-        <message>
-            <source>LM head</source>
-            <translation>LM head</translation>
-        </message>
-        <message>
-            <source>N</source>
-            <translation>N</translation>
-        </message>
-        <message>
-            <source>QKV</source>
-            <translation>QKV</translation>
-        </message>
-        <message>
-            <source>attention</source>
-            <translation>注意力</translation>
-        </message>
-        <message>
-            <source>attn</source>
-            <translation>注意</translation>
-        </message>
-        <message>
-            <source>dn</source>
-            <translation>下</translation>
-        </message>
-        <message>
-            <source>down</source>
-            <translation>down 投影</translation>
-        </message>
-        <message>
-            <source>g/u</source>
-            <translation>门/上</translation>
-        </message>
-        <message>
-            <source>gate/up</source>
-            <translation>gate/up 投影</translation>
-        </message>
-        <message>
-            <source>norm</source>
-            <translation>归一化</translation>
-        </message>
-        <message>
-            <source>other</source>
-            <translation>其他</translation>
-        </message>
-        <message>
-            <source>out proj</source>
-            <translation>输出投影</translation>
-        </message>
-        <message>
-            <source>{op} · {k} chunks</source>
-            <translation>{op} · {k} 块</translation>
-        </message>
-        <message>
-            <source>The step timeline opens for n up to {max}: it simulates every ring message.</source>
-            <translation>单步时间线最多打开 n = {max}：它模拟环上的每一条消息。</translation>
-        </message>
-        <message>
-            <source>Wo</source>
-            <translation>Wo</translation>
         </message>
     </context>
 </TS>
