@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter
+from PySide6.QtGui import QAction, QColor, QGuiApplication, QIcon, QKeySequence, QPainter
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
                                QSizePolicy, QSlider, QSplitter, QStyle, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
@@ -24,6 +24,16 @@ from .ring_view import RingView
 from .state import Playback, Scenario, ScenarioModel
 
 SCRUB_STEPS = 1000
+DEFAULT_SIZE = (1600, 900)  # the first window, shrunk to fit a smaller screen
+
+
+def fit_screen(widget, size: QSize) -> QSize:
+    """`size`, no larger than the available geometry of the widget's screen (taskbars excluded)."""
+    screen = widget.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return size
+    room = screen.availableGeometry()
+    return QSize(min(size.width(), room.width()), min(size.height(), room.height()))
 
 
 def step_status(pb) -> str:
@@ -127,12 +137,15 @@ class MainWindow(QMainWindow):
         self.controls.done_editing.connect(self._on_controls_done_editing)
         theme.notifier().changed.connect(self._on_theme_changed)
         self._on_theme_changed()
-        self.resize(1600, 900)
+        self.resize(fit_screen(self, QSize(*DEFAULT_SIZE)))
         self.retranslate_ui()
         self._on_playback_time_changed(self.playback.t)
         self._select_tab_for(self.model.scenario)
         self.ring_view.setFocus()
         self._install_classroom()
+        for dock in (self.explain_dock, self._formula_dock()):
+            if dock is not None:
+                dock.installEventFilter(self)
         self._on_tab_changed(self.tabs.currentIndex())  # the classroom's docks exist only now
 
     # -- classroom (issue 6: app/classroom.py owns this; keep it one call) ---------------------
@@ -166,6 +179,8 @@ class MainWindow(QMainWindow):
         for key, title, widget in views:
             self._tab_keys.append(key)
             self.tabs.addTab(widget, title)
+            # a page retranslates its own title, maybe after the window did: follow it, whenever
+            widget.windowTitleChanged.connect(lambda text, w=widget: self._on_page_title_changed(w, text))
 
     def _action(self, name, slot, keys=(), icon=None, checkable=False):
         act = QAction(self)
@@ -271,6 +286,8 @@ class MainWindow(QMainWindow):
     def changeEvent(self, e):
         if e.type() == QEvent.LanguageChange:
             self.retranslate_ui()
+            if getattr(self, "_laid_out", False):  # new words, new widths: fit the docks again
+                QTimer.singleShot(0, self, self._refit_docks)
         super().changeEvent(e)
 
     def retranslate_ui(self):
@@ -313,6 +330,12 @@ class MainWindow(QMainWindow):
         self._on_playback_playing_changed(self.playback.playing)
         self._on_playback_time_changed(self.playback.t)
 
+    def _on_page_title_changed(self, page, title):
+        i = self.tabs.indexOf(page)
+        if i > 0 and title:
+            self.tabs.setTabText(i, title)
+            self.tab_actions[i].setText(self.tr("Show tab {k}: {name}").format(k=i + 1, name=title))
+
     def _on_theme_changed(self):
         # the stylesheet itself is app-wide (presentation.apply_look): set here too it only re-polished the window
         px = round(theme.size("icon"))
@@ -320,6 +343,41 @@ class MainWindow(QMainWindow):
         ink = QColor(theme.palette().text)  # the style's icons are dark: on black they vanished
         for act, sp in self._std_icons.items():
             act.setIcon(tinted_icon(self.style().standardIcon(sp), ink))
+        # a new text size re-fits the docks (larger text had widened them, and Ctrl+0 never narrowed
+        # them again); after the look is applied everywhere, and not in full screen (presentation
+        # mode sizes its own column and restores the desk layout on leaving)
+        if getattr(self, "_scale", theme.scale()) != theme.scale() and getattr(self, "_laid_out", False):
+            QTimer.singleShot(0, self, self._refit_docks)
+        self._scale = theme.scale()
+        self._fit_toolbar()
+
+    def set_toolbar_labels(self, on: bool):
+        """Words beside the toolbar's icons when they fit (on), or icons only (presentation mode)."""
+        self._toolbar_labels = bool(on)
+        self._fit_toolbar()
+
+    def _fit_toolbar(self):
+        """Words beside the icons only if the position slider keeps its room beside them: with
+        large text they pushed it into the toolbar's overflow menu, out of reach."""
+        tb = self.toolbar
+        want = Qt.ToolButtonTextBesideIcon if getattr(self, "_toolbar_labels", True) else Qt.ToolButtonIconOnly
+        if want == Qt.ToolButtonTextBesideIcon:
+            tb.setToolButtonStyle(want)
+            need = tb.sizeHint().width() - self.scrub.sizeHint().width() + self.scrub.minimumWidth()
+            if need > self.width():
+                want = Qt.ToolButtonIconOnly
+        if tb.toolButtonStyle() != want:
+            tb.setToolButtonStyle(want)
+
+    def resizeEvent(self, e):
+        super().resizeEvent(e)
+        if hasattr(self, "toolbar"):
+            self._fit_toolbar()
+
+    def _refit_docks(self):
+        if not self.isFullScreen() and self.isVisible():
+            self.layout().activate()  # the bars' new heights first: the docks share what is left
+            self.apply_default_layout()
 
     # -- state -> widgets ---------------------------------------------------------------------------
     def _on_model_changed(self, run):
@@ -432,6 +490,27 @@ class MainWindow(QMainWindow):
             self.timeline_dock.setWidget(self._timeline)
         return self._timeline
 
+    def restoreGeometry(self, geometry) -> bool:
+        """Qt's restoreGeometry, then clamped to the screen: a window remembered on a large
+        monitor opens whole on a 1280×720 projector, its docks on screen."""
+        ok = super().restoreGeometry(geometry)
+        self.clamp_to_screen()
+        return ok
+
+    def clamp_to_screen(self):
+        """Shrink and move the window into its screen's available geometry (not when maximised
+        or full screen: Qt sizes those)."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None or self.windowState() & (Qt.WindowMaximized | Qt.WindowFullScreen):
+            return
+        room = screen.availableGeometry()
+        geo = self.geometry()
+        size = fit_screen(self, geo.size())
+        x = min(max(geo.x(), room.left()), room.right() + 1 - size.width())
+        y = min(max(geo.y(), room.top()), room.bottom() + 1 - size.height())
+        if (size, x, y) != (geo.size(), geo.x(), geo.y()):
+            self.setGeometry(x, y, size.width(), size.height())
+
     def showEvent(self, e):
         super().showEvent(e)
         if not getattr(self, "_laid_out", False):
@@ -452,9 +531,46 @@ class MainWindow(QMainWindow):
         right = int(min(max(0.25 * W, 300 * s), 560 * s))
         self.resizeDocks([self.controls_dock, self.explain_dock], [left, right], Qt.Horizontal)
         self.resizeDocks([self.timeline_dock], [int(max(0.24 * H, 150))], Qt.Vertical)
-        formula = getattr(getattr(self, "classroom", None), "formula_dock", None)
-        if formula is not None and not formula.isHidden():  # the closed form needs ~9 lines; the story the rest
-            self.resizeDocks([formula, self.explain_dock], [int(0.37 * H), int(0.63 * H)], Qt.Vertical)
+        self._column_split = [0.37]  # the closed form needs ~9 lines; the story the rest
+        self._split_column()
+
+    def _formula_dock(self):
+        return getattr(getattr(self, "classroom", None), "formula_dock", None)
+
+    def _on_column_resized(self):
+        if not getattr(self, "_dragging_separator", False):  # the column grew or shrank: split it as before
+            self._split_column()
+
+    def event(self, e):
+        # a dock separator belongs to the window itself: a press and release on the window is the
+        # reader moving one, and the column's split they leave is the one kept from then on
+        t = e.type()
+        if t == QEvent.MouseButtonPress:
+            self._dragging_separator = True
+        elif t == QEvent.MouseButtonRelease and getattr(self, "_dragging_separator", False):
+            self._dragging_separator = False
+            split, formula = getattr(self, "_column_split", None), self._formula_dock()
+            if split is not None and formula is not None and formula.isVisible() and self.explain_dock.isVisible():
+                split[0] = formula.height() / max(formula.height() + self.explain_dock.height(), 1)
+        return super().event(e)
+
+    def _split_column(self):
+        """Share the right column between the closed form and the story at the kept fraction. The
+        two get its height exactly (Qt has nothing to round), so the split after a text-size or
+        language round trip, or a window resize, is the split before it."""
+        formula, story = self._formula_dock(), self.explain_dock
+        split = getattr(self, "_column_split", None)
+        if split is None or formula is None or formula.isHidden() or story.isHidden() or formula.isFloating():
+            return
+        total = formula.height() + story.height()
+        a = round(split[0] * total)
+        if formula.height() != a:
+            self.resizeDocks([formula, story], [a, total - a], Qt.Vertical)
+
+    def eventFilter(self, obj, e):
+        if e.type() == QEvent.Resize and obj in (self.explain_dock, self._formula_dock()):
+            QTimer.singleShot(0, self, self._on_column_resized)
+        return super().eventFilter(obj, e)
 
     # -- public -------------------------------------------------------------------------------------
     def tab_keys(self) -> list[str]:
@@ -469,6 +585,10 @@ class MainWindow(QMainWindow):
 
     def current_tab(self) -> str:
         return self._tab_keys[self.tabs.currentIndex()]
+
+    def refresh_tab_docks(self):
+        """Hide (or bring back) the docks the current tab does without (see TAB_HIDES)."""
+        self._on_tab_changed(self.tabs.currentIndex())
 
     def _on_tab_changed(self, i):
         key = self._tab_keys[i] if 0 <= i < len(self._tab_keys) else None

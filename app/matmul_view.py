@@ -10,11 +10,14 @@ The row in effect at the playback time is framed: a function of (run, t).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QRectF, Qt
+from dataclasses import dataclass
+
+from PySide6.QtCore import QCoreApplication, QEvent, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from . import theme
+from .ring_layout import LABEL_PAD_W, TextBox, make_font, text_size, wrap_lines
 
 REPLICATED = "#BDBDBD"
 
@@ -58,107 +61,222 @@ class MatmulView(QWidget):
         """True when the playback time is past the case's collective (row 2 is in effect)."""
         return self._after
 
+    # -- texts and layout ------------------------------------------------------------------
+    def texts(self) -> tuple:
+        return matmul_texts(self.model.run, self._after)
+
+    def layout(self):
+        title, rows = self.texts()
+        return matmul_layout(self.width(), self.height(), theme.scale(), title, rows)
+
     # -- painting ----------------------------------------------------------------------------
     def paintEvent(self, ev):
         run = self.model.run
-        mm = run.matmul
         p = QPainter(self)
         p.setRenderHint(QPainter.Antialiasing, True)
         pal = theme.palette()
         p.fillRect(self.rect(), QColor(pal.background))
-        if mm is None:
+        if run.matmul is None:
             return
-        n = run.scenario.n
-        colors = theme.device_colors(n)
-        W, H = self.width(), self.height()
-        m = theme.size("margin")
-        title_font = theme.font("caption", bold=True)
-        body = theme.font("matrix")
-        fm_t, fm_b = QFontMetricsF(title_font), QFontMetricsF(body)
-        title = self.tr("Case {k}: C = A · B on {n} GPUs").format(k=mm.case, n=n)
-        if fm_t.horizontalAdvance(title) > W - 2 * m:  # shrink to fit rather than cut
-            title_font.setPixelSize(max(10, int(title_font.pixelSize() * (W - 2 * m) / fm_t.horizontalAdvance(title))))
-            fm_t = QFontMetricsF(title_font)
-        p.setFont(title_font)
-        p.setPen(QColor(pal.text))
-        p.drawText(QRectF(m, m * 0.5, W - 2 * m, fm_t.height()), Qt.AlignLeft | Qt.AlignVCenter, title)
-        y0 = m * 0.5 + fm_t.height() + m * 0.5
-        A, B, C = mm.notation
-        if mm.case == 1:
-            rows = [(self.tr("Every GPU holds — and computes its own rows, no communication:"),
-                     [("A", A, mm.a_axis), ("·", None, None), ("B", B, mm.b_axis), ("→", None, None),
-                      ("C", C, mm.c_axis)], True)]
-        else:
-            before = [("A", A, mm.a_axis), ("·", None, None), ("B", B, mm.b_axis)]
-            if mm.case == 3:
-                before += [("→", None, None), ("C", "C[I, K]{U_X}", "partial")]
-            a_after = "A[I, J]" if mm.moves == "A" else A
-            b_after = "B[J, K]" if mm.moves == "B" else B
-            after = [("A", a_after, mm.a_after), ("·", None, None), ("B", b_after, mm.b_after),
-                     ("→", None, None), ("C", C, mm.c_axis)]
-            if mm.case == 3:
-                after = [("C", C, mm.c_axis)]
-            what = {"A": self.tr("all-gather A"), "B": self.tr("all-gather B"),
-                    "C": self.tr("all-reduce the partial sums of C")}[mm.moves]
-            rows = [(self.tr("1. Each GPU holds:"), before, not self._after),
-                    (self.tr("2. After {what}:").format(what=what), after, self._after)]
-        row_h = (H - y0 - m) / len(rows)
-        for i, (label, items, active) in enumerate(rows):
-            top = y0 + i * row_h
-            box = QRectF(m * 0.5, top, W - m, row_h - m * 0.5)
-            if active:
+        colors = theme.device_colors(run.scenario.n)
+        lay = self.layout()
+        _draw_text(p, lay.title, QColor(pal.text))
+        for row in lay.rows:
+            if row.active:
                 p.setPen(QPen(QColor(pal.highlight), theme.line("highlight")))
                 p.setBrush(QColor(pal.surface))
-                p.drawRoundedRect(box, 8, 8)
-            p.setFont(body)
-            p.setPen(QColor(pal.text))
-            # wrapped, not clipped, when the panel is narrow (Chinese has no spaces: Qt breaks anywhere)
-            label_h = fm_b.boundingRect(QRectF(0, 0, box.width() - m, 10 * fm_b.height()),
-                                        Qt.AlignLeft | Qt.TextWordWrap, label).height()
-            p.drawText(QRectF(box.left() + m * 0.5, top + 4, box.width() - m, label_h),
-                       Qt.AlignLeft | Qt.AlignVCenter | Qt.TextWordWrap, label)
-            self._draw_row(p, items, QRectF(box.left() + m * 0.5, top + label_h + 10,
-                                            box.width() - m, box.height() - label_h - 14),
-                           colors, body, fm_b)
+                p.drawRoundedRect(row.box, 8, 8)
+            _draw_text(p, row.label, QColor(pal.text))
+            for it in row.items:
+                if it.matrix is None:
+                    _draw_text(p, it.name, QColor(pal.text))
+                    continue
+                _paint_matrix(p, it.matrix, it.axis, colors)
+                _draw_text(p, it.name, QColor(pal.text))
+                _draw_text(p, it.sub, QColor(pal.text_muted))
         p.end()
 
-    def _draw_row(self, p, items, area: QRectF, colors, font, fm):
-        mats = [it for it in items if it[1] is not None]
-        ops = [it for it in items if it[1] is None]
-        op_w = fm.horizontalAdvance("→") * 2
-        label_h = fm.height() * 2.2
-        side = min((area.width() - len(ops) * op_w) / max(len(mats), 1) * 0.86, area.height() - label_h)
-        side = max(side, 20)
-        total_w = len(mats) * side / 0.86 + len(ops) * op_w
-        x = area.left() + max(0, (area.width() - total_w) / 2)
-        y = area.top() + max(0, (area.height() - label_h - side) / 2)
-        pal = theme.palette()
-        for name, notation, axis in items:
-            if notation is None:
-                p.setFont(theme.font("title", bold=True))
-                p.setPen(QColor(pal.text))
-                p.drawText(QRectF(x, y, op_w, side), Qt.AlignCenter, name)
-                x += op_w
-                continue
-            cell = side / 0.86
-            r = QRectF(x + (cell - side) / 2, y, side, side)
-            _paint_matrix(p, r, axis, colors)
-            small = fm.horizontalAdvance(notation) > cell + 20  # too wide for its cell: the small size
-            p.setFont(theme.font("small") if small else font)
-            p.setPen(QColor(pal.text))
-            # centred under the matrix, free to use half the operator gap on each side (never past
-            # the panel, never into the neighbour's label); elided only if even that is too narrow
-            nfm = QFontMetricsF(p.font())
-            nw = min(nfm.horizontalAdvance(notation) + 6, cell + op_w * 0.9, area.width())
-            nx = min(max(x + cell / 2 - nw / 2, area.left()), area.right() - nw)
-            p.drawText(QRectF(nx, y + side + 4, nw, fm.height()), Qt.AlignCenter,
-                       nfm.elidedText(notation, Qt.ElideRight, nw))
-            sub = {None: self.tr("every GPU"), 0: self.tr("rows split"), 1: self.tr("columns split"),
-                   "partial": self.tr("partial sums")}[axis]
-            p.setPen(QColor(pal.text_muted))
-            p.setFont(theme.font("small"))
-            p.drawText(QRectF(x - 10, y + side + 4 + fm.height(), cell + 20, fm.height()), Qt.AlignCenter, sub)
-            x += cell
+
+def _tr(text):
+    return QCoreApplication.translate("MatmulView", text)
+
+
+def matmul_texts(run, after_collective: bool) -> tuple:
+    """(title, rows) for `run` in the current language: rows are (label, items, active), an
+    item ("A", "A[I, J_X]", axis, "columns split") for a matrix or ("→", None, None, "") for an
+    operator."""
+    mm = run.matmul
+    n = run.scenario.n
+    title = _tr("Case {k}: C = A · B on {n} GPUs").format(k=mm.case, n=n)
+    A, B, C = mm.notation
+    sub = {None: _tr("every GPU"), 0: _tr("rows split"), 1: _tr("columns split"),
+           "partial": _tr("partial sums")}
+
+    def mat(name, notation, axis):
+        return (name, notation, axis, sub[axis])
+
+    op = {s: (s, None, None, "") for s in ("·", "→")}
+    if mm.case == 1:
+        return title, [(_tr("Every GPU holds — and computes its own rows, no communication:"),
+                        [mat("A", A, mm.a_axis), op["·"], mat("B", B, mm.b_axis), op["→"],
+                         mat("C", C, mm.c_axis)], True)]
+    before = [mat("A", A, mm.a_axis), op["·"], mat("B", B, mm.b_axis)]
+    if mm.case == 3:
+        before += [op["→"], mat("C", "C[I, K]{U_X}", "partial")]
+    a_after = "A[I, J]" if mm.moves == "A" else A
+    b_after = "B[J, K]" if mm.moves == "B" else B
+    after = [mat("A", a_after, mm.a_after), op["·"], mat("B", b_after, mm.b_after), op["→"],
+             mat("C", C, mm.c_axis)]
+    if mm.case == 3:
+        after = [mat("C", C, mm.c_axis)]
+    what = {"A": _tr("all-gather A"), "B": _tr("all-gather B"),
+            "C": _tr("all-reduce the partial sums of C")}[mm.moves]
+    return title, [(_tr("1. Each GPU holds:"), before, not after_collective),
+                   (_tr("2. After {what}:").format(what=what), after, after_collective)]
+
+
+# ---------------------------------------------------------------------------------------
+# Layout: a pure function of (size, text scale, texts)
+# ---------------------------------------------------------------------------------------
+MIN_TEXT_PX = 9  # a label shrinks to fit its room down to this size, then is elided
+
+
+@dataclass(frozen=True)
+class MatmulItem:
+    matrix: QRectF | None  # None: an operator (· or →)
+    axis: object
+    name: TextBox  # the notation under a matrix, or the operator itself
+    sub: TextBox | None  # "columns split" under the notation
+
+
+@dataclass(frozen=True)
+class MatmulRow:
+    box: QRectF
+    active: bool
+    label: TextBox
+    items: tuple
+
+
+@dataclass(frozen=True)
+class MatmulLayout:
+    title: TextBox
+    rows: tuple
+
+    def texts(self) -> list:
+        """(name, rect) of every text, for overlap checks."""
+        out = [("title", self.title.rect)]
+        for i, row in enumerate(self.rows):
+            out.append((f"row {i + 1}", row.label.rect))
+            for j, it in enumerate(row.items):
+                out.append((f"row {i + 1} item {j}", it.name.rect))
+                if it.sub is not None:
+                    out.append((f"row {i + 1} item {j} sub", it.sub.rect))
+        return [(k, r) for k, r in out if not r.isEmpty()]
+
+
+def _fit_line(text: str, role: str, bold: bool, scale: float, room: float, x: float, y: float,
+              align=Qt.AlignLeft) -> TextBox:
+    """One line of `text` at `role`'s size, shrunk to fit `room` pixels (then elided): its box
+    anchored at x (left, or centre with AlignHCenter) and top y."""
+    px = theme.FONT_PX[role] * scale
+    font = make_font(role, bold, px)
+    w = text_size([text], font)[0]
+    if w > room:
+        font = make_font(role, bold, max(MIN_TEXT_PX, px * room / w))
+        w = text_size([text], font)[0]
+    if w > room:
+        text = QFontMetricsF(font).elidedText(text, Qt.ElideRight, max(room - LABEL_PAD_W, 1))
+        w = min(text_size([text], font)[0], room)
+        _elided.append(text)
+    h = text_size([text], font)[1]
+    left = x - w / 2 if align & Qt.AlignHCenter else x
+    return TextBox(QRectF(left, y, w, h), (text,), font, int(align))
+
+
+_elided: list = []  # texts _fit_line had to cut, while one layout is tried
+TEXT_FITS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4)  # text sizes tried, relative to the requested one
+
+
+def matmul_layout(width: float, height: float, scale: float, title: str, rows) -> MatmulLayout:
+    """
+    The panel at width×height pixels and text scale `scale`: a title, then one framed row per
+    stage — its label (wrapped), then the matrices with the operators between them, each matrix
+    with its notation and how it is split below it. Every text is given its own room and shrinks
+    or wraps to stay in it, so no two texts meet at any size; when the texts leave the matrices
+    too little room or would be cut, all text is tried smaller (a narrow panel at 2.5×).
+    """
+    lay = None
+    for f in TEXT_FITS:
+        _elided.clear()
+        lay = _matmul_try(width, height, scale * f, title, rows)
+        small = min((it.matrix.width() for r in lay.rows for it in r.items if it.matrix is not None), default=99)
+        tall = any(r.label.rect.height() > 0.35 * r.box.height() for r in lay.rows)
+        if not _elided and small >= 36 and not tall:
+            break
+    _elided.clear()
+    return lay
+
+
+def _matmul_try(width, height, scale, title, rows) -> MatmulLayout:
+    W, H = max(float(width), 120.0), max(float(height), 120.0)
+    m = theme.SIZE_PX["margin"] * scale
+    title_box = _fit_line(title, "caption", True, scale, W - 2 * m, m, m * 0.5)
+    y0 = title_box.rect.bottom() + m * 0.5
+    row_h = (H - y0 - m) / max(len(rows), 1)
+    out = []
+    for i, (label, items, active) in enumerate(rows):
+        top = y0 + i * row_h
+        box = QRectF(m * 0.5, top, W - m, row_h - m * 0.5)
+        inner = box.adjusted(m * 0.5, 4, -m * 0.5, -4)
+        f_label = make_font("matrix", False, theme.FONT_PX["matrix"] * scale)
+        lines = wrap_lines(label, f_label, inner.width())
+        lw, lh = text_size(lines, f_label)
+        label_box = TextBox(QRectF(inner.left(), inner.top(), min(lw, inner.width()), lh), tuple(lines), f_label)
+        area = QRectF(inner.left(), label_box.rect.bottom() + 6, inner.width(), inner.bottom() - label_box.rect.bottom() - 6)
+        out.append(MatmulRow(box, active, label_box, _row_items(items, area, scale)))
+    return MatmulLayout(title_box, tuple(out))
+
+
+def _row_items(items, area: QRectF, scale: float) -> tuple:
+    mats = [it for it in items if it[1] is not None]
+    n_ops = len(items) - len(mats)
+    f_op = make_font("title", True, theme.FONT_PX["title"] * scale)
+    op_w = text_size(["→"], f_op)[0] + 4
+    f_name = make_font("matrix", False, theme.FONT_PX["matrix"] * scale)
+    name_h = text_size(["A"], f_name)[1]
+    sub_h = text_size(["A"], make_font("small", False, theme.FONT_PX["small"] * scale))[1]
+    below = name_h + sub_h + 4
+    cell = (area.width() - n_ops * op_w) / max(len(mats), 1)  # each matrix's column, its texts included
+    side = max(min(cell * 0.86, area.height() - below), 12.0)
+    total_w = len(mats) * cell + n_ops * op_w
+    x = area.left() + max(0.0, (area.width() - total_w) / 2)
+    y = area.top() + max(0.0, (area.height() - below - side) / 2)
+    out = []
+    for name, notation, axis, sub in items:
+        if notation is None:
+            op = _fit_line(name, "title", True, scale, op_w, x + op_w / 2, y + side / 2 - name_h, Qt.AlignHCenter)
+            out.append(MatmulItem(None, None, op, None))
+            x += op_w
+            continue
+        r = QRectF(x + (cell - side) / 2, y, side, side)
+        cx = x + cell / 2
+        name_box = _fit_line(notation, "matrix", False, scale, cell - 2, cx, r.bottom() + 2, Qt.AlignHCenter)
+        sub_box = _fit_line(sub, "small", False, scale, cell - 2, cx, name_box.rect.bottom(), Qt.AlignHCenter)
+        out.append(MatmulItem(r, axis, name_box, sub_box))
+        x += cell
+    return tuple(out)
+
+
+def _draw_text(p: QPainter, box: TextBox, color: QColor):
+    if box is None or not box.lines:
+        return
+    p.setFont(box.font)
+    p.setPen(color)
+    h = QFontMetricsF(box.font).height()
+    flags = int(Qt.AlignHCenter if box.align & Qt.AlignHCenter else Qt.AlignLeft) | int(Qt.AlignTop)
+    for i, line in enumerate(box.lines):
+        p.drawText(QRectF(box.rect.left() + LABEL_PAD_W / 2, box.rect.top() + 1 + i * h,
+                          box.rect.width() - LABEL_PAD_W, h), flags, line)
 
 
 def _paint_matrix(p: QPainter, r: QRectF, axis, colors):

@@ -14,19 +14,25 @@ dark backgrounds its black becomes a light grey.
 Presentation mode remembers two sizes: the desk size and the projector size. Entering goes full
 screen at the projector size (the last one used, 1.5× at first); leaving restores the window
 and the desk size, so a round trip leaves everything as it was.
+
+In presentation mode the picture gets the room: the menu bar, status bar and every dock but the
+step's story (and the prediction, when a question is open) are hidden, the toolbar shows icons
+only, and the story's column is kept narrow enough that the current tab's picture covers at least
+PICTURE_SHARE of the screen at every text size. Esc restores the desk layout (Qt's saveState).
 """
 
 from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QRect, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QKeySequence, QPainter, QPalette, QShortcut
 from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QProxyStyle, QScrollArea, QStyleFactory,
                                QVBoxLayout, QWidget)
 
 from . import theme
 
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum" for a widget's size
 # -- themes ------------------------------------------------------------------------------
 # Okabe–Ito with its black replaced by light grey, for dark backgrounds.
 OKABE_ITO_ON_DARK = theme.OKABE_ITO[:7] + ("#BBBBBB",)
@@ -55,6 +61,8 @@ THEME_KEYS = ("light", "dark", "high-contrast")
 
 SCALES = (0.75, 0.85, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0)  # Ctrl+= / Ctrl+− steps
 PRESENTATION_SCALE = 1.5  # the projector size the first time
+PICTURE_SHARE = 0.62  # presentation mode: the picture's least share of the screen (the lecture-hall issue asks 60 %)
+STORY_MIN_W = 160  # narrower than this (pixels at 1×) the story column is not worth keeping: hidden
 
 
 def theme_label(key: str) -> str:
@@ -344,7 +352,7 @@ class PresentationController(QObject):
         super().__init__(window)
         self.window = window
         self.settings = settings
-        self._saved = None  # while presenting: (window state, geometry, desk scale, docks hidden)
+        self._saved = None  # while presenting: what to restore (see _on_act_presentation_toggled)
         self.presentation_scale = PRESENTATION_SCALE
         if settings is not None:
             try:
@@ -352,6 +360,9 @@ class PresentationController(QObject):
             except (TypeError, ValueError):
                 pass
         self.overlay = ShortcutOverlay(window)
+        central = window.centralWidget() if hasattr(window, "centralWidget") else None
+        if central is not None:
+            central.installEventFilter(self)
 
         w = window
         self.act_presentation = QAction(w, checkable=True, objectName="actPresentation")
@@ -423,42 +434,91 @@ class PresentationController(QObject):
             return
         w = self.window
         if on:
-            docks = [d for d in self._desk_only_docks() if d.isVisible()]
-            self._saved = (w.windowState(), w.geometry(), theme.scale(), docks)
-            for d in docks:
-                d.hide()  # the lecturer drives with the keyboard: give the picture the room
+            bars = [b for b in (w.menuBar(), w.statusBar()) if b is not None and not b.isHidden()]
+            self._saved = {"state": w.windowState(), "geometry": w.geometry(), "scale": theme.scale(),
+                           "docks": w.saveState(), "bars": bars}
+            # the lecturer drives with the keyboard (every action is on the window): give the picture the room
+            story = self._story_dock()
+            for d in w.findChildren(QDockWidget):
+                if d is not story and not d.isHidden() and not self._keep_dock(d):
+                    d.hide()
+            for b in bars:
+                b.hide()
+            labels = getattr(w, "set_toolbar_labels", None)
+            if labels is not None:
+                labels(False)  # icons only: the slider keeps its room
+            if story is not None:
+                story.setTitleBarWidget(QWidget())  # a clipped title helps nobody on a projector
             w.showFullScreen()
             self._set_scale(self.presentation_scale)
-            self._widen_right_docks()
             self.esc.setEnabled(True)
+            self._fit_story()
         else:
-            state, geometry, desk, docks = self._saved
+            saved = self._saved
             self._saved = None
-            for d in docks:
-                d.show()
+            story = self._story_dock()
+            if story is not None:
+                story.setTitleBarWidget(None)
+                story.setMaximumWidth(QWIDGETSIZE_MAX)
             self.presentation_scale = theme.scale()
             if self.settings is not None:
                 self.settings.setValue("ui/presentation_scale", self.presentation_scale)
             self.esc.setEnabled(False)
-            self._set_scale(desk)
+            self._set_scale(saved["scale"])
+            state = saved["state"]
             w.setWindowState(state & ~Qt.WindowState.WindowFullScreen)
             if not state & (Qt.WindowState.WindowMaximized | Qt.WindowState.WindowFullScreen):
                 w.showNormal()
-                w.setGeometry(geometry)  # exactly where it was (restoreGeometry would clamp to the screen)
+                w.setGeometry(saved["geometry"])  # exactly where it was (restoreGeometry would clamp to the screen)
+            for b in saved["bars"]:
+                b.show()
+            labels = getattr(w, "set_toolbar_labels", None)
+            if labels is not None:
+                labels(True)
+            w.restoreState(saved["docks"])  # every dock where and as large as it was
+            refresh = getattr(w, "refresh_tab_docks", None)
+            if refresh is not None:
+                refresh()  # a tab chosen while presenting may want its docks hidden
         self.presentation_changed.emit(on)
 
-    def _desk_only_docks(self):
-        """Docks hidden while presenting: the scenario controls (a window may list others)."""
-        names = getattr(self.window, "presentation_hides", ("controls_dock",))
-        return [d for d in (getattr(self.window, n, None) for n in names) if d is not None]
+    def _story_dock(self):
+        """The one dock kept while presenting: the step's story (the window's explain_dock)."""
+        return getattr(self.window, "explain_dock", None)
 
-    def _widen_right_docks(self):
-        """Give the explanation column about a third of the screen, so its large text wraps sensibly."""
+    def _keep_dock(self, d) -> bool:
+        """Docks a presenter still needs: the prediction while its question is open."""
+        return d.objectName() == "predictDock" or d.isFloating()
+
+    def _fit_story(self):
+        """
+        Narrow the story's column so the current tab's picture keeps PICTURE_SHARE of the screen:
+        the picture's height is fixed by the bars above it, so its width must be at least
+        PICTURE_SHARE·W·H / height, and the column gets what is left (a third at most). Narrower
+        than STORY_MIN_W·scale, the column is hidden (Esc brings it back).
+        """
         w = self.window
-        right = [d for d in w.findChildren(QDockWidget)
-                 if w.dockWidgetArea(d) == Qt.DockWidgetArea.RightDockWidgetArea and d.isVisible()]
-        if right:
-            w.resizeDocks(right[:1], [int(w.width() * 0.32)], Qt.Orientation.Horizontal)
+        story = self._story_dock()
+        tabs = w.centralWidget()
+        if not self.presenting or story is None or tabs is None or story.isHidden() or story.isFloating():
+            return
+        page = tabs.currentWidget() if hasattr(tabs, "currentWidget") else tabs
+        H, W = w.height(), w.width()
+        page_h = max(page.height(), 1) if page is not None else max(tabs.height(), 1)
+        sep = w.style().pixelMetric(w.style().PixelMetric.PM_DockWidgetSeparatorExtent) + 2
+        room = int(W - sep - PICTURE_SHARE * W * H / page_h)
+        width = min(room, int(W / 3))
+        if width < STORY_MIN_W * theme.scale():
+            story.hide()
+            return
+        story.setMinimumWidth(0)
+        story.setMaximumWidth(width)
+        w.resizeDocks([story], [width], Qt.Orientation.Horizontal)
+
+    def eventFilter(self, obj, e):
+        # the bars' heights follow the text size and the screen: fit the column again on every resize
+        if self.presenting and e.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self, self._fit_story)
+        return False
 
     def _on_esc_activated(self):
         if self.overlay.isVisible():
@@ -497,6 +557,8 @@ class PresentationController(QObject):
         apply_look()
         if self.overlay.isVisible():
             self.overlay.refresh()
+        if self.presenting:
+            QTimer.singleShot(0, self, self._fit_story)  # larger text, taller bars: less room for the column
 
     # -- overlay ----------------------------------------------------------------------
     def toggle_overlay(self):

@@ -37,8 +37,8 @@ from simcore.trace import ALL, SWITCH
 
 from . import theme
 from .explain import fmt_bytes, fmt_time, op_title
+from .ring_layout import BOX_MODE_MAX_N, RingShape, RingTexts, make_font, ring_layout, text_size, wrap_lines
 
-BOX_MODE_MAX_N = 16  # up to this many devices: boxes on an ellipse; beyond: radial bars
 STRIPE_MAX_N = 8  # up to this many devices a partial sum is drawn as contributor bands
 
 
@@ -352,18 +352,6 @@ class SwitchItem(QGraphicsItem):
         self.name = name
         self.update()
 
-    def place_name(self, label):
-        """The switch's name: a label above the chords (so they never hide it), shrunk to fit inside."""
-        font = QFont(label._font)
-        fm = QFontMetricsF(font)
-        room = 1.5 * self.r
-        if fm.horizontalAdvance(self.name) > room:
-            font.setPixelSize(max(8, int(font.pixelSize() * room / fm.horizontalAdvance(self.name))))
-        label.set_font(font)
-        label.set_text(self.name, self.colors.text)
-        y = -self.r * 0.55 if self.show_slots or self.has_slots else 0
-        label.setPos(self.scenePos() + QPointF(0, y))
-
     def set_state(self, n_chunks, state, show) -> bool:
         if (n_chunks, state, show) == (self.n_chunks, self.state, self.show_slots):
             return False
@@ -604,26 +592,22 @@ class LabelItem(QGraphicsItem):
             self._measure()
             self.update()
 
+    def set_box(self, box, color: QColor | None = None):
+        """Show a text box the layout placed (app/ring_layout.py): its lines, font and rect."""
+        self.prepareGeometryChange()
+        self._font, self.lines, self.wrap = box.font, list(box.lines), box.rect.width()
+        self.text = "\n".join(box.lines)
+        self.align = Qt.AlignLeft
+        self._rect = QRectF(0, 0, box.rect.width(), box.rect.height())
+        self.setPos(box.rect.topLeft())
+        if color is not None:
+            self.color = color
+        self.update()
+
     def _measure(self):
         self.prepareGeometryChange()
-        fm = QFontMetricsF(self._font)
-        lines = []
-        for para in (self.text.split("\n") if self.text else []):
-            if self.wrap <= 0 or fm.horizontalAdvance(para) <= self.wrap - 6:
-                lines.append(para)
-                continue
-            cur = ""
-            for word in para.split(" "):
-                trial = f"{cur} {word}" if cur else word
-                if cur and fm.horizontalAdvance(trial) > self.wrap - 6:
-                    lines.append(cur)
-                    cur = word
-                else:
-                    cur = trial
-            lines.append(cur)
-        self.lines = lines
-        w = max((fm.horizontalAdvance(s) for s in lines), default=0) + 6
-        h = fm.height() * len(lines) + 2 if lines else 0
+        self.lines = wrap_lines(self.text, self._font, self.wrap)
+        w, h = text_size(self.lines, self._font)
         if self.align & Qt.AlignHCenter:
             x = -w / 2
         elif self.align & Qt.AlignRight:
@@ -710,8 +694,9 @@ class RingView(QGraphicsView):
         self.setToolTip(self.tr("Devices around the switch. Click a device to select it."))
         if self.run is not None:
             self._texts_for_run()
+            self._layout()  # new words, new sizes: the header is placed again
             self._shown_coll = object()  # force the caption to refresh
-            self.set_time(self._t)
+            self.set_time(self._t, force=True)
 
     def resizeEvent(self, e):
         super().resizeEvent(e)
@@ -777,8 +762,7 @@ class RingView(QGraphicsView):
         self.clock_label = self._add_label("body", halo=False, align=Qt.AlignRight)
         self.legend = self._add_label("small", halo=False)
         self.legend_swatches = []
-        self.swatch_devices = (list(range(n)) if n <= STRIPE_MAX_N
-                               else sorted({round(k * n / STRIPE_MAX_N) for k in range(STRIPE_MAX_N)}))
+        self.swatch_devices = swatch_devices(n)
         for d in self.swatch_devices:
             sw = scene.addRect(QRectF(0, 0, 10, 10), QPen(self.colors.text, theme.line("hairline")),
                                self.colors.brushes[d])
@@ -801,199 +785,68 @@ class RingView(QGraphicsView):
         self._labels.append(lab)
         return lab
 
-    # sizes of the picture: the theme's (global scale included) times the room it has
-    def _size(self, role) -> float:
-        return theme.size(role) * self._vs
-
-    def _line(self, role) -> float:
-        return theme.line(role) * self._vs
-
-    def _font(self, role, bold=False):
-        f = theme.font(role, bold)
-        f.setPixelSize(max(6, round(f.pixelSize() * self._vs)))
-        return f
-
     def _texts_for_run(self):
-        run = self.run
-        sc = run.scenario
-        self.switch.set_name(switch_name(run.link))
-        radial = self.n > BOX_MODE_MAX_N
-        for d, lab in enumerate(self.device_labels):
-            lab.set_text(str(d) if radial else self.tr("GPU {d}").format(d=d), self.colors.text)
-        for d, lab in zip(self.swatch_devices, self.swatch_labels):
-            lab.set_text(str(d), self.colors.text)
-        self.swatch_title.set_text(self.tr("GPU colours:"), self.colors.text)
-        reduces = any(m.reduce for m in run.trace.messages)
-        if not run.trace.collectives:
-            legend = ""
-        elif not reduces:
-            legend = self.tr("A slot's colour says whose data it holds; grey = not there yet. "
-                             "Outlined: arrived in the last step.")
-        elif self.n <= STRIPE_MAX_N:
-            legend = self.tr("A slot's colour says whose data it holds; bands = a partial sum of those GPUs' data. "
-                             "Outlined: changed in the last step.")
-        else:
-            legend = self.tr("A slot's colour says whose data it holds; a partly filled slot is a partial sum, "
-                             "filled by the share of GPUs already added. Outlined: changed in the last step.")
-        self.legend.set_text(legend, self.colors.muted)
-        self.title_text = scenario_title(sc, run)
+        """Every text the layout places, from the run and the current language."""
+        self.switch.set_name(switch_name(self.run.link))
+        self.title_text = scenario_title(self.run.scenario, self.run)
+        self.texts = ring_texts(self.run)
 
-    # -- layout (on resize; positions only) ------------------------------------------------
+    # -- layout (a function of size, text scale, texts and scenario: app/ring_layout.py) ------
     def _layout(self):
         if self.run is None:
             return
         vp = self.viewport().rect()
-        W, H = max(vp.width(), 200), max(vp.height(), 150)
-        self.scene().setSceneRect(0, 0, W, H)
-        # the picture grows with its room (a 4K projector at 1:1 pixels), never below the theme's sizes
-        self._vs = min(max(min(W / 900, H / 560), 1.0), 3.0)
-        for lab in self._labels:
-            lab.set_font(self._font(lab.role, lab.bold))
-        m = self._size("margin")
-        n = self.n
-        # header: caption, subcaption; footer: colour key and legend
-        self.caption.set_wrap(W - 2 * m)
-        self.caption.setPos(m, m * 0.5)
-        sub_y = m * 0.5 + self.caption.size().height()
-        self.subcaption.setPos(m, sub_y)
-        # the clock sits right of the step line when both fit (widest clock text assumed), else below it
-        clock_w = QFontMetricsF(self.clock_label._font).horizontalAdvance(
-            self.tr("t = {t} of {T}").format(t="888 µs", T="888 µs")) + 12
-        room = W - 2 * m
-        self._clock_beside = room - clock_w >= 0.45 * room
-        self.subcaption.set_wrap(room - clock_w - m if self._clock_beside else room)
-        self._place_clock()
-        top = sub_y + self.subcaption.size().height() + m * 0.5
-        if not self._clock_beside:
-            top += self.clock_label.size().height()
-        self.legend.set_wrap(W - 2 * m)
-        ly = H - m * 0.5 - self.legend.size().height()
-        self.legend.setPos(m, ly)
-        sw_size = theme.px("small") * self._vs
-        row_h = self.swatch_title.size().height()
-        sy = ly - row_h
-        self.swatch_title.setPos(m, sy)
-        x = m + self.swatch_title.size().width() + 6
-        for sw, lab in zip(self.legend_swatches, self.swatch_labels):
-            sw.setRect(QRectF(x, sy + (row_h - sw_size) / 2, sw_size, sw_size))
-            lab.setPos(x + sw_size + 2, sy)
-            x += sw_size + lab.size().width() + 10
-        ly = sy
-        bottom = ly - m * 0.5
-        area = QRectF(m, top, W - 2 * m, bottom - top)
-        self.centre = area.center()
-        if n <= BOX_MODE_MAX_N:
-            self._layout_boxes(area)
-        else:
-            self._layout_radial(area)
-        self.switch.setPos(self.centre)
-        self.switch.set_radius(self._geom["r_sw"])
-        self.switch.place_name(self.switch_label)
-        self.flight.set_size(self._geom["block"])
-        self._place_lanes()
+        lay = ring_layout(vp.width(), vp.height(), theme.scale(), self.texts, ring_shape(self.run))
+        self.scene().setSceneRect(0, 0, lay.width, lay.height)
+        self._vs = lay.vs
+        col = self.colors
+        self.caption.set_box(lay.title, col.text)
+        self.subcaption.set_font(lay.step.font)
+        self.subcaption.set_wrap(lay.step.rect.width())
+        self.subcaption.setPos(lay.step.rect.topLeft())
+        self.clock_label.set_font(lay.clock.font)
+        self.clock_label.setPos(lay.clock.rect.right(), lay.clock.rect.top())
+        self.legend.set_box(lay.legend, col.muted)
+        self.swatch_title.set_box(lay.swatch_title, col.text)
+        for sw, r, lab, box in zip(self.legend_swatches, lay.swatches, self.swatch_labels, lay.swatch_labels):
+            sw.setRect(r)
+            lab.set_box(box, col.text)
+        self.centre = lay.centre
+        radial = lay.mode == "radial"
+        dev_font = next(b.font for b in lay.device_labels if b is not None)
+        small = make_font("small", False, theme.FONT_PX["small"] * theme.scale() * lay.text_vs)
+        for lab in self.block_labels:
+            lab.set_font(small)
+        for d, (item, box) in enumerate(zip(self.devices, lay.devices)):
+            item.setPos(box.centre)
+            item.setRotation(box.rotation)
+            item.set_geometry(box.w, box.h, box.cols, box.rows, box.pad, radial=box.radial)
+            lab, lb = self.device_labels[d], lay.device_labels[d]
+            lab.set_font(dev_font)
+            lab.set_text(str(d) if radial else queued_label(d, 0), col.text)  # the queue counts follow in set_time
+            lab.setVisible(lb is not None)
+            if lb is not None:
+                lab.setPos(lb.rect.center())
+        self._queues_shown = False
+        if radial:
+            R = max(b.rect().right() for b in lay.devices) - lay.centre.x()
+            pad = theme.line("highlight") + 2
+            self.bars.set_rect(QRectF(lay.centre.x() - R - pad, lay.centre.y() - R - pad, 2 * (R + pad), 2 * (R + pad)))
+        self._geom = {"mode": lay.mode, "r_sw": lay.switch_r, "block": lay.block, "off": lay.lane_offset,
+                      "lane": lay.lane_width, "lane_active": lay.lane_width_active}
+        self.anchors = list(lay.anchors)
+        self._taken = [b.rect() for b in lay.devices] + [b.rect for b in lay.device_labels if b is not None]
+        self.switch.setPos(lay.centre)
+        self.switch.set_radius(lay.switch_r)
+        self.switch_label.set_box(lay.switch_label, col.text)
+        self.flight.set_size(lay.block)
+        self._place_lanes(lay)
 
-    def _layout_boxes(self, area: QRectF):
-        n, nc = self.n, self.n_chunks_max
-        label_h = QFontMetricsF(self._font("device", True)).height()
-        cols = 1 if nc <= 1 else min(nc, 8)
-        rows = max(1, math.ceil(nc / cols)) if nc else 1
-        slot = self._size("slot")
-        pad = max(3.0, slot * 0.18)
-        fm = QFontMetricsF(self._font("device", True))
-        widest = self.tr("GPU {d}").format(d=n - 1)
-        if any(c.algo == "direct" for c in self.run.trace.collectives):
-            widest = self.tr("GPU {d} · {k} queued").format(d=n - 1, k=n - 1)
-        label_w = fm.horizontalAdvance(widest) + 8
-        while True:
-            sw = slot * (4 if nc == 1 else 1) if nc else slot * 3
-            sh = slot * 1.3
-            bw, bh = cols * sw + 2 * pad, rows * sh + 2 * pad
-            a = area.width() / 2 - max(bw, label_w) / 2
-            b = area.height() / 2 - (bh + label_h) / 2
-            pos = [self._ellipse(d, n, a, b) for d in range(n)]
-            if slot <= 8 or _boxes_fit(pos, bw, bh + label_h, gap=slot * 0.5):
-                break
-            slot *= 0.92
-            pad = max(2.0, slot * 0.18)
-        reach = max(min(a - bw / 2, b - bh / 2), 30.0)  # centre to the nearest box edge
-        s = theme.scale() * self._vs
-        r_sw = min(max(0.42 * reach, 36 * s), 95 * s)
-        if self.has_switch_slots:  # the switch shows its own buffer: give it room
-            r_sw = min(max(0.5 * reach, 50 * s), 120 * s)
-        block = min(self._size("block"), slot * 1.15, 0.3 * (reach - r_sw))
-        self._geom = {"mode": "box", "r_sw": r_sw, "block": max(block, 6.0), "label_h": label_h,
-                      "bw": bw, "bh": bh, "lane": self._line("spoke"), "lane_active": self._line("spoke_active")}
-        self.anchors = []
-        for d, item in enumerate(self.devices):
-            x, y = pos[d]
-            item.setRotation(0)
-            item.setPos(x, y)
-            item.set_geometry(bw, bh, cols, rows, pad, radial=False)
-            above = y <= self.centre.y() + 1
-            self.device_labels[d].setPos(x, y - bh / 2 - label_h / 2 - 2 if above else y + bh / 2 + label_h / 2 + 2)
-            self.device_labels[d].setVisible(True)
-            self.anchors.append(_box_anchor(QPointF(x, y), self.centre, bw, bh))
-        self._label_stride = 1
-        self._taken = [it.sceneBoundingRect() for it in self.devices]
-        self._taken += [lab.sceneBoundingRect() for lab in self.device_labels]
-
-    def _ellipse(self, d, n, a, b):
-        th = -math.pi / 2 + 2 * math.pi * d / n
-        return self.centre.x() + a * math.cos(th), self.centre.y() + b * math.sin(th)
-
-    def _layout_radial(self, area: QRectF):
-        n, nc = self.n, max(self.n_chunks_max, 1)
-        font = self._font("device", True)
-        fm = QFontMetricsF(font)
-        label_w = fm.horizontalAdvance(str(n - 1)) + 10
-        R_out = min(area.width(), area.height()) / 2 - fm.height() * 1.2
-        L = R_out * 0.4
-        r_in = R_out - L
-        bar_w = max(3.0, 2 * math.pi * r_in / n * 0.7)
-        r_sw = r_in * (0.6 if self.has_switch_slots else 0.52)
-        rim_gap = 2 * math.pi * r_sw / n  # distance between neighbouring spokes at the switch
-        block = max(3.0, min(rim_gap * 0.34, self._size("block")))
-        self._geom = {"mode": "radial", "r_sw": r_sw, "block": block, "r_in": r_in, "R_out": R_out,
-                      "lane": max(0.8, min(self._line("spoke"), rim_gap * 0.12)),
-                      "lane_active": max(1.2, min(self._line("spoke_active"), rim_gap * 0.22))}
-        # label thinning: as many as fit around the circle, at a round stride
-        r_lab = R_out + fm.height() * 0.7
-        fit = max(1, int(2 * math.pi * r_lab / (label_w + 6)))
-        stride = next(s for s in (1, 2, 4, 8, 16, 32, 64) if n / s <= fit)
-        self.anchors = []
-        for d, item in enumerate(self.devices):
-            th = -math.pi / 2 + 2 * math.pi * d / n
-            u = QPointF(math.cos(th), math.sin(th))
-            rm = (r_in + R_out) / 2
-            item.setPos(self.centre + u * rm)
-            item.setRotation(math.degrees(th) + 90)
-            item.set_geometry(bar_w, L, 1, nc, 0.0, radial=True)
-            self.anchors.append(self.centre + u * r_in)
-            lab = self.device_labels[d]
-            lab.setPos(self.centre + u * r_lab)
-            lab.setVisible(d % stride == 0)
-        self._label_stride = stride
-        pad = theme.line("highlight") + 2
-        self.bars.set_rect(QRectF(self.centre.x() - R_out - pad, self.centre.y() - R_out - pad,
-                                  2 * (R_out + pad), 2 * (R_out + pad)))
-
-    def _place_lanes(self):
-        """Each spoke: a send lane and a receive lane, offset to either side."""
+    def _place_lanes(self, lay):
+        """Each spoke: a send lane and a receive lane, from the device's edge to the switch's rim."""
         g = self._geom
-        c, r = self.centre, g["r_sw"]
-        off = g["block"] * 0.62 + 1.5
-        g["off"] = off
-        self.lane_geom = []
-        for d in range(self.n):
-            a = self.anchors[d]
-            dx, dy = c.x() - a.x(), c.y() - a.y()
-            ln = math.hypot(dx, dy) or 1.0
-            u = QPointF(dx / ln, dy / ln)  # towards the switch
-            v = QPointF(-u.y(), u.x())
-            rim = c - u * math.sqrt(max(r * r - off * off, 1.0))
-            send = (a + v * off, rim + v * off)  # outward end, switch end
-            recv = (a - v * off, rim - v * off)
-            self.lane_geom.append((send, recv))
+        self.lane_geom = [((s.p1(), s.p2()), (r.p1(), r.p2())) for s, r in lay.lanes]
+
         # each layer's rect is what it can cover, not the scene: a cached layer is a picture of its
         # rect, and at 4K a scene-sized one is 33 MB
         def bounds(points, pad):
@@ -1002,9 +855,7 @@ class RingView(QGraphicsView):
 
         ends = [q for lanes in self.lane_geom for lane in lanes for q in lane]
         rims = [lane[1] for lanes in self.lane_geom for lane in lanes]
-        self.lanes.set_geometry(bounds(ends, g["lane_active"]), [(QLineF(*send), QLineF(*recv))
-                                                                 for send, recv in self.lane_geom],
-                                g["lane"], g["lane_active"])
+        self.lanes.set_geometry(bounds(ends, g["lane_active"]), list(lay.lanes), g["lane"], g["lane_active"])
         self.chord_layer.set_geometry(bounds(rims, g["lane_active"]), g["lane_active"] * 0.6)
         self.flight.set_rect(bounds(ends, g["block"] + theme.line("outline") + 1))
         self._style_lanes({})
@@ -1123,8 +974,8 @@ class RingView(QGraphicsView):
 
     def _update_queues(self, c, t):
         """Direct all-reduce: beside each device's name, how many sends still wait for its port."""
-        show = c is not None and c.algo == "direct" and c.n > 2 and self.n <= BOX_MODE_MAX_N
-        if not show and not getattr(self, "_queues_shown", False):
+        show = c is not None and c.algo == "direct" and c.n > 2 and self._geom.get("mode") == "box"
+        if not show and not self._queues_shown:
             return
         waiting = [0] * self.n
         if show:
@@ -1134,17 +985,8 @@ class RingView(QGraphicsView):
                 if m.t_start > t and m.src >= 0:
                     waiting[m.src] += 1
         for d, lab in enumerate(self.device_labels):
-            text = self.tr("GPU {d}").format(d=d)
-            if waiting[d]:
-                text = self.tr("GPU {d} · {k} queued").format(d=d, k=waiting[d])
-            lab.set_text(text)
+            lab.set_text(queued_label(d, waiting[d]))
         self._queues_shown = show
-
-    def _place_clock(self):
-        x, y = self.subcaption.pos().x(), self.subcaption.pos().y()
-        W = self.scene().sceneRect().width() if self.scene() is not None else 0
-        right = W - x if W else x + self.subcaption.wrap
-        self.clock_label.setPos(right, y if self._clock_beside else y + self.subcaption.size().height())
 
     def _update_caption(self, c, t):
         run = self.run
@@ -1157,10 +999,7 @@ class RingView(QGraphicsView):
         if key == self._shown_coll:
             return
         self._shown_coll = key
-        self.caption.set_text(self.title_text, self.colors.text)
         self.subcaption.set_text(subcaption(run, c, t), self.colors.text)
-        if not getattr(self, "_clock_beside", True):
-            self._place_clock()  # below a step line that may have changed height
 
     # -- predict-then-reveal hook (issue 6: app/predict_ui.py) -----------------------------
     def set_hidden_after(self, t0):
@@ -1275,6 +1114,86 @@ def subcaption(run, c, t) -> str:
     return "\n".join(lines)
 
 
+def swatch_devices(n: int) -> list:
+    """The devices the colour key shows: all up to 8, else 8 spread round the ring."""
+    return list(range(n)) if n <= STRIPE_MAX_N else sorted({round(k * n / STRIPE_MAX_N) for k in range(STRIPE_MAX_N)})
+
+
+def ring_texts(run) -> RingTexts:
+    """Every text the ring view's layout places for `run`, in the current language."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    n = run.scenario.n
+    if n > BOX_MODE_MAX_N:
+        widest = [str(d) for d in range(n)]
+    elif any(c.algo == "direct" for c in run.trace.collectives):  # "GPU 3", "7 queued" below while waiting
+        widest = [queued_label(d, max(n - 1, 1)) for d in range(n)]
+    else:
+        widest = [tr("RingView", "GPU {d}").format(d=d) for d in range(n)]
+    legend, key_title = legend_text(run.trace, n, any(m.reduce for m in run.trace.messages))
+    return RingTexts(
+        title=scenario_title(run.scenario, run), step_lines=tuple(step_line_variants(run)),
+        clock_lines=tuple(tr("RingView", "t = {t} of {T}").format(t=f"{x} {unit}", T=fmt_time(run.index.t_total))
+                          for x in ("0", "8.88", "88.8", "888", "1e+03") for unit in ("s", "ms", "µs", "ns", "ps")),
+        device_labels=tuple(widest), switch_name=switch_name(run.link), swatch_title=key_title,
+        swatch_labels=tuple(str(d) for d in swatch_devices(n)), legend=legend)
+
+
+def queued_label(d: int, k: int) -> str:
+    """A device's name, and below it how many of its sends wait for its port (direct all-reduce)."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    name = tr("RingView", "GPU {d}").format(d=d)
+    if not k:
+        return name
+    return name + "\n" + tr("RingView", "{k} queued").format(k=k)
+
+
+def ring_shape(run) -> RingShape:
+    tr = run.trace
+    return RingShape(run.scenario.n, max((c.n_chunks for c in tr.collectives), default=0),
+                     any(m.dst == SWITCH for m in tr.messages))
+
+
+def step_line_variants(run) -> list:
+    """Every step line the run can show, up to the step numbers' digits: at each collective's
+    start, in its first and last step, and at its end (the header reserves the tallest)."""
+    idx = run.index
+    out = {subcaption(run, None, 0.0)} if not run.trace.collectives else set()
+    for c in run.trace.collectives:
+        ends = idx.step_ends[c.id]
+        times = [c.t_start, c.t_end]
+        if ends:
+            first_end = ends[0]
+            last_start = ends[-2] if len(ends) > 1 else c.t_start
+            times += [(c.t_start + first_end) / 2, (last_start + ends[-1]) / 2]
+        out.update(subcaption(run, c, t) for t in times)
+    return sorted(out)
+
+
+def legend_text(trace, n: int, reduces: bool) -> tuple:
+    """(legend, colour-key title): what a slot's colour means at this n."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    key = tr("RingView", "GPU colours:")
+    if not trace.collectives:
+        return "", key
+    if not reduces:
+        return tr("RingView", "A slot's colour says whose data it holds; grey = not there yet. "
+                  "Outlined: arrived in the last step."), key
+    if n <= STRIPE_MAX_N:
+        return tr("RingView", "A slot's colour says whose data it holds; bands = a partial sum of those GPUs' data. "
+                  "Outlined: changed in the last step."), key
+    # beyond 8 GPUs a sum is not drawn as bands: it takes its chunk's colour (chunk k: GPU k's colour)
+    return (tr("RingView", "One GPU's data: that GPU's colour. A sum: its chunk's colour (chunk k = GPU k's "
+               "colour), filled by the share of the {n} GPUs added so far; full = the whole sum. "
+               "Outlined: changed in the last step.").format(n=n),
+            tr("RingView", "GPU and chunk colours:"))
+
+
 def switch_name(link) -> str:
     from PySide6.QtCore import QCoreApplication
 
@@ -1295,22 +1214,3 @@ def _side(a: QPointF, b: QPointF, sign: int) -> QPointF:
     dx, dy = b.x() - a.x(), b.y() - a.y()
     ln = math.hypot(dx, dy) or 1.0
     return QPointF(-dy / ln * sign, dx / ln * sign)
-
-
-def _box_anchor(c: QPointF, centre: QPointF, w: float, h: float) -> QPointF:
-    """Where the line from box centre c to the switch centre leaves the box."""
-    dx, dy = centre.x() - c.x(), centre.y() - c.y()
-    if abs(dx) < 1e-9 and abs(dy) < 1e-9:
-        return c
-    sx = (w / 2) / abs(dx) if abs(dx) > 1e-9 else math.inf
-    sy = (h / 2) / abs(dy) if abs(dy) > 1e-9 else math.inf
-    s = min(sx, sy)
-    return QPointF(c.x() + dx * s, c.y() + dy * s)
-
-
-def _boxes_fit(pos, w, h, gap) -> bool:
-    for i in range(len(pos)):
-        for j in range(i + 1, len(pos)):
-            if abs(pos[i][0] - pos[j][0]) < w + gap and abs(pos[i][1] - pos[j][1]) < h + gap:
-                return False
-    return True

@@ -312,6 +312,36 @@ class WeightsView(QWidget):
     def _on_canvas_resized(self):
         self._layout()
 
+    def resizeEvent(self, e):
+        super().resizeEvent(e)
+        self._fit_side_texts()
+
+    # the correctness line above the picture and the caption below it take at most these shares of
+    # the view's height: at 2.5× in a small tab they had squeezed the picture to nothing
+    SIDE_TEXT_SHARE = {"info": 0.14, "caption": 0.18}
+
+    def _fit_side_texts(self):
+        """The info line and the caption at the body size, smaller (to 55 %) where they would take
+        more than their share of the height; the full text stays in their tooltips."""
+        pal = theme.palette()
+        body = theme.px("body")
+        H = max(self.height(), 1)
+        for name, label, bold in (("info", self.info, True), ("caption", self.caption, False)):
+            width = max(label.width(), 50)
+            px = body
+            while px > 0.55 * body:
+                f = theme.font("body", bold)
+                f.setPixelSize(max(6, round(px)))
+                h = QFontMetricsF(f).boundingRect(QRectF(0, 0, width, 1e5), int(Qt.TextWordWrap), label.text()).height()
+                if h <= self.SIDE_TEXT_SHARE[name] * H:
+                    break
+                px *= 0.9
+            style = f"font-size: {max(6, round(px))}px; {'font-weight: bold; ' if bold else ''}color: {pal.text};"
+            if getattr(self, "_side_px", {}).get(name) != style:
+                self._side_px[name] = style
+                label.setStyleSheet(style)
+            label.setMaximumHeight(max(int(self.SIDE_TEXT_SHARE[name] * H), QFontMetricsF(label.font()).height() + 4))
+
     def changeEvent(self, e):
         if e.type() == QEvent.LanguageChange:
             self.retranslate_ui()
@@ -632,7 +662,8 @@ class WeightsView(QWidget):
         if not self._applicable or not self.slice_boxes:
             return
         W, H = self.canvas.width(), self.canvas.height()
-        title_role = "caption" if H >= 440 * theme.scale() else "body"  # a short tab: every line counts
+        s = theme.scale()  # a short tab: every line counts
+        title_role = "caption" if H >= 440 * s else "body" if H >= 300 * s else "small"
         for item in (self.full_title, self.grid_title):
             item.setFont(theme.font(title_role))
         chosen = {}
@@ -726,6 +757,8 @@ class WeightsView(QWidget):
         self.caption.setToolTip(self.tr("One colour means one number in every heatmap (blue < 0 < red, "
                                         "levels ±{v:.2f}).").format(v=self.levels[1]))
         self.cbar.setToolTip(self.caption.toolTip())
+        self.info.setToolTip(self.info.text())
+        self._fit_side_texts()
         self._layout()
 
     def _check_text(self) -> str:
@@ -901,8 +934,8 @@ class WeightsView(QWidget):
         cap, body = round(theme.px("caption")), round(theme.px("body"))
         for w in (self.layer_label, self.matrix_label, self.layer_spin, self.matrix_combo):
             w.setStyleSheet(f"font-size: {body}px;")
-        self.info.setStyleSheet(f"font-size: {body}px; font-weight: bold; color: {pal.text};")
-        self.caption.setStyleSheet(f"font-size: {body}px; color: {pal.text};")
+        self._side_px = {}
+        self._fit_side_texts()
         self.hint.setStyleSheet(f"font-size: {cap}px; color: {pal.text};")
         self.switch_button.setStyleSheet(f"font-size: {body}px; font-weight: bold;")
         for key in ("left", "right", "top", "bottom"):

@@ -1866,6 +1866,18 @@ Ctrl+Shift+S  保存截图</translation>
             <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
             <translation>{what} · {n} 块 GPU · all-reduce {S}，all-gather {G} · {link}</translation>
         </message>
+        <message>
+            <source>GPU and chunk colours:</source>
+            <translation>GPU 与块的颜色：</translation>
+        </message>
+        <message>
+            <source>One GPU's data: that GPU's colour. A sum: its chunk's colour (chunk k = GPU k's colour), filled by the share of the {n} GPUs added so far; full = the whole sum. Outlined: changed in the last step.</source>
+            <translation>单个 GPU 的数据：该 GPU 的颜色。求和：所在块的颜色（块 k = GPU k 的颜色），填充比例 = 已累加的 GPU 占全部 {n} 个的比例；填满 = 完整的和。加框：上一步刚改变。</translation>
+        </message>
+        <message>
+            <source>{k} queued</source>
+            <translation>排队 {k} 条</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -2222,6 +2234,14 @@ replicated</source>
         <message>
             <source>{name} is split by columns: each GPU holds {c} of the {F} hidden units ({c} columns × {r} rows = {b}).</source>
             <translation>{name} 按列切分：每个 GPU 持有 {F} 个隐藏单元中的 {c} 个（{c} 列 × {r} 行 = {b}）。</translation>
+        </message>
+    </context>
+    <context>
+        <name>QCoreApplication</name>
+        <message>
+            <source>ControlPanel</source>
+            <comment>ring</comment>
+            <translation>ControlPanel</translation>
         </message>
     </context>
 </TS>

@@ -1,0 +1,563 @@
+"""
+What the room sees: the picture after any sequence of changes, text that never overlaps text,
+and presentation mode that gives the picture the room. These tests read pixels, the layout
+function's rectangles and the widgets' geometry — never state a view copies for tests.
+
+  * Round trip: a shown window driven through changes (operation, algorithm, n, theme ×3, text
+    size up and back, language there and back, F11 and Esc, tab switches) is grabbed and compared
+    with a window built fresh in the same final state. Four final states.
+  * No text overlaps text: app.ring_layout.ring_layout at four screen sizes (the ring's room at the
+    desk and in presentation mode), text scale 1–2.5, English and Chinese, n = 2, 8, 16, 64, every
+    scenario — 2,816 layouts, computed without a window. Qt's own widgets (bars, docks, tabs) are
+    checked from their geometry in shown windows.
+  * F11: in a process whose screen is 1600×900 (and one whose screen is 1280×720), the current
+    tab's picture covers at least 60 % of the screen at text scale 1, 1.5, 2 and 2.5.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QRectF, Qt  # noqa: E402
+from PySide6.QtGui import QImage, QKeySequence  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+from PySide6.QtWidgets import QApplication, QDockWidget  # noqa: E402
+
+from app import i18n, theme  # noqa: E402
+from app.ring_layout import overlaps, ring_layout  # noqa: E402
+from app.ring_view import ring_shape, ring_texts  # noqa: E402
+from app.state import Scenario, ScenarioModel  # noqa: E402
+from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SCREENS = ((1280, 720), (1600, 900), (1920, 1080), (3840, 2160))
+SCALES = (1.0, 1.5, 2.0, 2.5)
+LANGS = ("en", "zh")
+NS = (2, 8, 16, 64)
+SCENARIOS = (("all-gather", "ring"), ("reduce-scatter", "ring"), ("all-reduce", "ring"), ("all-reduce", "rd"),
+             ("all-reduce", "innet"), ("all-reduce", "direct"), ("matmul-1", "ring"), ("matmul-2", "ring"),
+             ("matmul-3", "ring"), ("matmul-4", "ring"), ("tp-forward", "ring"), ("decode", "ring"))
+
+
+def pixels(img: QImage) -> np.ndarray:
+    img = img.convertToFormat(QImage.Format_RGB32)
+    a = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine() // 4, 4)
+    return a[:, :img.width(), :3].copy()
+
+
+def settle(qtbot):
+    """Let queued work run (deferred dock fitting, the timeline built after the first paint)."""
+    for _ in range(4):
+        QApplication.processEvents()
+    qtbot.wait(1)
+
+
+# ---------------------------------------------------------------------------------------
+# Round trip: the picture after changes equals the picture built fresh
+# ---------------------------------------------------------------------------------------
+# (final theme, text scale, language, scenario, step, tab)
+FINAL_STATES = [
+    ("light", 1.0, "en", dict(kind="all-reduce", n=10, algo="ring"), 3, "ring"),
+    ("dark", 1.5, "zh", dict(kind="all-reduce", n=16, algo="rd"), 2, "ring"),
+    ("high-contrast", 1.0, "en", dict(kind="all-gather", n=64, algo="ring"), 5, "ring"),
+    ("light", 1.0, "en", dict(kind="tp-forward", n=4, algo="ring"), 1, "weights"),
+]
+
+
+def drive(qtbot, w):
+    """What a lecturer does first: every change the lecture-hall issue lists, through the keys
+    where there is one, the model where the control dock would call it."""
+    def key(seq):
+        QTest.keySequence(w, QKeySequence(seq))
+        settle(qtbot)
+
+    for change in (dict(kind="reduce-scatter"), dict(kind="all-reduce"), dict(algo="rd"), dict(algo="ring"),
+                   dict(n=1), dict(n=10), dict(n=64), dict(n=8)):
+        assert w.model.update(**change), change
+        settle(qtbot)
+    for _ in range(3):  # light → dark → high contrast → light
+        key("Ctrl+Shift+T")
+    for seq in ("Ctrl+=", "Ctrl+=", "Ctrl+0"):
+        key(seq)
+    w.classroom.set_language("zh")
+    settle(qtbot)
+    w.classroom.set_language("en")
+    settle(qtbot)
+    key("F11")
+    key("Ctrl+=")  # a larger projector size while presenting
+    QTest.keyClick(w, Qt.Key_Escape)
+    settle(qtbot)
+    key("Ctrl+3")
+    key("Ctrl+1")
+
+
+def go_to(qtbot, w, state):
+    key, scale, lang, scenario, step, tab = state
+    w.classroom.presentation.set_theme(key)
+    theme.set_scale(scale)
+    w.classroom.set_language(lang)
+    w.model.update(**scenario)
+    w.playback.seek_step(step)
+    w.select_tab(tab)
+    settle(qtbot)
+
+
+def fresh(qtbot, state):
+    key, scale, lang, scenario, step, tab = state
+    theme.set_theme(key)
+    theme.set_scale(scale)
+    i18n.set_language(QApplication.instance(), lang)
+    from app.presentation import apply_look
+
+    apply_look()
+    w = make_window(qtbot, **scenario)
+    w.playback.seek_step(step)
+    w.select_tab(tab)
+    settle(qtbot)
+    return w
+
+
+def docks(w) -> dict:
+    """Where each shown dock is."""
+    return {d.objectName(): d.geometry().getRect() for d in w.findChildren(QDockWidget) if d.isVisible()}
+
+
+def outside(w, widgets) -> np.ndarray:
+    """A mask of the window's pixels outside `widgets`."""
+    mask = np.ones((w.height(), w.width()), bool)
+    for wid in widgets:
+        if wid.isVisible():
+            tl = wid.mapTo(w, wid.rect().topLeft())
+            mask[max(tl.y(), 0):tl.y() + wid.height(), max(tl.x(), 0):tl.x() + wid.width()] = False
+    return mask
+
+
+@pytest.mark.usefixtures("classroom_env")
+@pytest.mark.parametrize("state", FINAL_STATES, ids=lambda s: f"{s[0]}-{s[1]}-{s[2]}-{s[3]['kind']}-{s[3]['n']}-{s[5]}")
+def test_the_picture_after_changes_is_the_picture_built_fresh(qtbot, state):
+    """
+    Pixel-equal, no tolerance: both windows draw the same items at the same coordinates with the
+    same fonts in one process, so any difference is state left over from the way there (the ring
+    header drawn from empty labels after a rebuild was the first such bug). The timeline dock is
+    left out here: it keeps a stale row range after n changes (see the xfail test below).
+    """
+    w = make_window(qtbot, "all-gather", 8)
+    drive(qtbot, w)
+    go_to(qtbot, w, state)
+    driven = pixels(w.grab().toImage())
+    geometry = docks(w)
+    mask = outside(w, [w.timeline_dock])
+
+    f = fresh(qtbot, state)
+    assert docks(f) == geometry
+    built = pixels(f.grab().toImage())
+    assert driven.shape == built.shape
+    differ = np.any(driven != built, axis=2) & mask
+    ys, xs = np.nonzero(differ)
+    where = "" if not len(ys) else f" in x {xs.min()}…{xs.max()}, y {ys.min()}…{ys.max()}"
+    assert not differ.any(), f"{int(differ.sum())} pixels differ{where}"
+
+
+@pytest.mark.usefixtures("classroom_env")
+@pytest.mark.xfail(reason="app/timeline.py keeps the row range of the previous n (64 → 10): not this file set's",
+                   strict=False)
+def test_the_timeline_after_changing_n_is_the_timeline_built_fresh(qtbot):
+    w = make_window(qtbot, "all-reduce", 64)
+    settle(qtbot)
+    w.model.update(n=10)
+    w.playback.seek_step(3)
+    settle(qtbot)
+    f = make_window(qtbot, "all-reduce", 10)
+    f.playback.seek_step(3)
+    settle(qtbot)
+    assert np.array_equal(pixels(w.timeline_dock.grab().toImage()), pixels(f.timeline_dock.grab().toImage()))
+
+
+# ---------------------------------------------------------------------------------------
+# No text overlaps text: the ring's layout function, at every size that matters
+# ---------------------------------------------------------------------------------------
+def ring_rooms(screen):
+    """The ring view's room on a screen: at the desk (docks round it) and presenting (most of it)."""
+    W, H = screen
+    return ((int(W * 0.55), int(H * 0.6)), (int(W * 0.8), int(H * 0.85)))
+
+
+@pytest.fixture(scope="module")
+def runs(qapp):
+    out = {}
+    for (kind, algo), n in itertools.product(SCENARIOS, NS):
+        try:
+            out[(kind, algo, n)] = ScenarioModel(Scenario(kind=kind, n=n, algo=algo)).run
+        except ValueError:  # the toy model's 8 heads do not split 16 or 64 ways (tp-forward, decode)
+            assert kind in ("tp-forward", "decode") and n > 8
+    assert len(out) == len(SCENARIOS) * len(NS) - 4
+    return out
+
+
+def check_ring_layout(lay, label):
+    """Every property the room relies on, from the layout's own rectangles."""
+    problems = []
+    view = QRectF(0, 0, lay.width, lay.height).adjusted(-0.5, -0.5, 0.5, 0.5)
+    texts = lay.texts()
+    for a, b in overlaps(texts):
+        problems.append(f"text {a!r} overlaps text {b!r}")
+    for name, r in texts:
+        if not view.contains(r):
+            problems.append(f"text {name!r} leaves the view: {r}")
+    radial = lay.mode == "radial"
+    boxes = [d.rect() for d in lay.devices]
+    cx, cy = lay.centre.x(), lay.centre.y()
+    if radial:  # bars on spokes: each as wide as at most its share of the circle at its inner end
+        d0 = lay.devices[0]
+        r_in = np.hypot(d0.centre.x() - cx, d0.centre.y() - cy) - d0.h / 2
+        r_out = r_in + d0.h
+        if d0.w > 2 * np.pi * r_in / len(lay.devices):
+            problems.append("neighbouring bars overlap")
+    else:
+        for i, j in itertools.combinations(range(len(boxes)), 2):
+            inter = boxes[i].intersected(boxes[j])
+            if inter.width() > 0.5 and inter.height() > 0.5:
+                problems.append(f"devices {i} and {j} overlap")
+
+    def on_bars(r):  # the rect reaches into the ring of bars (closest point nearer than their outer end)
+        dx = max(r.left() - cx, 0, cx - r.right())
+        dy = max(r.top() - cy, 0, cy - r.bottom())
+        return np.hypot(dx, dy) < r_out
+
+    sw = lay.switch_r
+    disc = QRectF(cx - sw, cy - sw, 2 * sw, 2 * sw)
+    for name, r in texts:
+        if radial and name != "switch":
+            hit = ["the bars"] if on_bars(r) else []
+        elif name.startswith("GPU "):
+            d = int(name.split()[1])
+            hit = [k for k, b in enumerate(boxes) if k != d and r.intersects(b)]
+        elif name == "switch":
+            hit = [] if disc.adjusted(-1, -1, 1, 1).contains(r.adjusted(3, 1, -3, -1)) else ["outside the switch"]
+        else:
+            hit = [k for k, b in enumerate(boxes) if r.intersects(b)] + (["switch"] if r.intersects(disc) else [])
+        if hit:
+            problems.append(f"text {name!r} lies on {hit[:3]}")
+    # every lane runs from its device's edge to the switch's rim: none ends in mid-air
+    for d, (dev, lanes) in enumerate(zip(lay.devices, lay.lanes)):
+        for lane in lanes:
+            outer, inner = lane.p1(), lane.p2()
+            rim = np.hypot(inner.x() - lay.centre.x(), inner.y() - lay.centre.y())
+            if abs(rim - sw) > 1.0:
+                problems.append(f"GPU {d}: a lane ends {rim - sw:+.1f} px off the switch's rim")
+            if dev.radial:  # on the bar's inner end: r_in from the centre, within the bar's width
+                th = np.radians(dev.rotation - 90)
+                ux, uy = np.cos(th), np.sin(th)
+                rel = (outer.x() - dev.centre.x(), outer.y() - dev.centre.y())
+                along, across = rel[0] * ux + rel[1] * uy, -rel[0] * uy + rel[1] * ux
+                if abs(along + dev.h / 2) > 1.0 or abs(across) > dev.w / 2 + 0.5:
+                    problems.append(f"GPU {d}: a lane ends off its bar ({along:+.1f}, {across:+.1f})")
+            else:
+                r = dev.rect()
+                on_edge = (r.adjusted(-1, -1, 1, 1).contains(outer)
+                           and not r.adjusted(1, 1, -1, -1).contains(outer))
+                if not on_edge:
+                    problems.append(f"GPU {d}: a lane ends off its box at {outer}")
+    return [f"{label}: {p}" for p in problems]
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_no_text_overlaps_text_in_the_ring_at_any_size_scale_language_and_n(qapp, runs, screen):
+    problems, smallest, count = [], {}, 0
+    try:
+        for lang in LANGS:
+            i18n.set_language(qapp, lang)
+            inputs = {key: (ring_texts(run), ring_shape(run)) for key, run in runs.items()}
+            for (W, H), scale in itertools.product(ring_rooms(screen), SCALES):
+                for key, (texts, shape) in inputs.items():
+                    lay = ring_layout(W, H, scale, texts, shape)
+                    count += 1
+                    problems += check_ring_layout(lay, f"{lang} {W}x{H} {scale}x {key}")
+                    px = min(b.font.pixelSize() for b in (lay.title, lay.legend) + tuple(
+                        b for b in lay.device_labels if b is not None))
+                    smallest[key] = min(smallest.get(key, 99), px)
+    finally:
+        i18n.set_language(qapp, "en")
+    assert count == len(LANGS) * 2 * len(SCALES) * len(runs)
+    assert not problems, f"{len(problems)} problems, e.g.\n" + "\n".join(problems[:12])
+    # shrinking is the fallback, never unreadably: the theme's smallest text is 15 px at 1×
+    assert min(smallest.values()) >= 9, smallest
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_no_text_overlaps_text_in_the_matmul_panel(qapp, runs, screen):
+    """The panel beside the ring in matmul scenarios (two fifths of the page): both stages, every
+    case, every n, both languages, text scale 1–2.5; texts stay apart, inside their row, and off
+    the matrices."""
+    from app.matmul_view import matmul_layout, matmul_texts
+
+    problems, count = [], 0
+    try:
+        for lang in LANGS:
+            i18n.set_language(qapp, lang)
+            for (key, run), after in itertools.product(runs.items(), (False, True)):
+                if run.matmul is None:
+                    continue
+                title, rows = matmul_texts(run, after)
+                for (W, H), scale in itertools.product(ring_rooms(screen), SCALES):
+                    w = int(W * 0.4)
+                    lay = matmul_layout(w, H, scale, title, rows)
+                    count += 1
+                    label = f"{lang} {w}x{H} {scale}x {key} after={after}"
+                    texts = lay.texts()
+                    problems += [f"{label}: {a!r} overlaps {b!r}" for a, b in overlaps(texts)]
+                    view = QRectF(0, 0, w, H).adjusted(-0.5, -0.5, 0.5, 0.5)
+                    problems += [f"{label}: {n!r} leaves the panel" for n, r in texts if not view.contains(r)]
+                    for i, row in enumerate(lay.rows):
+                        mats = [it.matrix for it in row.items if it.matrix is not None]
+                        for name, r in texts:
+                            if any(r.intersected(m).width() > 0.5 and r.intersected(m).height() > 0.5 for m in mats):
+                                problems.append(f"{label}: {name!r} lies on a matrix of row {i + 1}")
+    finally:
+        i18n.set_language(qapp, "en")
+    assert count == len(LANGS) * 2 * 4 * len(NS) * len(ring_rooms(screen)) * len(SCALES)
+    assert not problems, f"{len(problems)} problems, e.g.\n" + "\n".join(problems[:12])
+
+
+def test_the_header_reserves_every_step_line_the_run_can_show(qapp, runs):
+    """The step line changes while playing; the header's box holds the tallest of them, so the
+    picture does not jump between steps and the longest never runs into the ring."""
+    from app.ring_layout import text_size, wrap_lines
+
+    run = runs[("tp-forward", "ring", 8)]  # several collectives: 'attention: all-reduce · step 3 of 14 …'
+    texts = ring_texts(run)
+    assert len(texts.step_lines) > 4
+    lay = ring_layout(700, 560, 2.0, texts, ring_shape(run))
+    f = lay.step.font
+    tallest = max(text_size(wrap_lines(s, f, lay.step.rect.width()), f)[1] for s in texts.step_lines)
+    assert lay.step.rect.height() == pytest.approx(tallest)
+    assert lay.area.top() >= lay.step.rect.bottom()
+
+
+def test_above_8_gpus_the_legend_says_what_a_sums_colour_means(qapp, runs):
+    """Beyond 8 GPUs a sum is not drawn as bands but takes its chunk's colour (recursive doubling
+    at n = 10 ends all in chunk 0's colour): the legend must say so, not 'whose data it holds'."""
+    small = ring_texts(runs[("all-reduce", "ring", 8)]).legend
+    big = ring_texts(ring_run("all-reduce", 10, "rd")).legend
+    assert "bands" in small
+    assert "chunk" in big and "whose data it holds" not in big
+    assert "whose data it holds" in ring_texts(runs[("all-gather", "ring", 64)]).legend  # no sums: still true
+
+
+def ring_run(kind, n, algo):
+    return ScenarioModel(Scenario(kind=kind, n=n, algo=algo)).run
+
+
+# ---------------------------------------------------------------------------------------
+# The weight slices: its texts from the scene items' geometry (its layout is a solver in the view)
+# ---------------------------------------------------------------------------------------
+def weights_text_overlaps(qtbot, view, size, scale, lang, key):
+    i18n.set_language(QApplication.instance(), lang)
+    theme.set_scale(scale)
+    view.select(key)
+    view.resize(*size)
+    settle(qtbot)
+    items = ([("full title", view.full_title), ("grid title", view.grid_title), ("axes", view.axes_label)]
+             + [(f"label {d}", lab) for d, lab in enumerate(view.slice_labels)]
+             + [(f"role {i}", lab) for i, lab in enumerate(view.role_labels)])
+    rects = [(name, it.sceneBoundingRect()) for name, it in items if it.isVisible() and it.toPlainText().strip()]
+    canvas = QRectF(view.canvas.rect()).adjusted(-0.5, -0.5, 0.5, 0.5)
+    return overlaps(rects) + [(name, "the canvas' edge") for name, r in rects if not canvas.contains(r)]
+
+
+@pytest.fixture
+def weights_view(qtbot, classroom_env):
+    from app.state import Playback
+    from app.weights_view import WeightsView
+
+    model = ScenarioModel(Scenario(kind="tp-forward", n=8))
+    view = WeightsView(model, Playback(model))
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+def test_no_text_overlaps_text_in_the_weight_slices(qtbot, weights_view):
+    problems = []
+    for size, lang, key in itertools.product(((704, 432), (1536, 918)), LANGS, ("wq", "wo", "attn_norm")):
+        problems += [(size, lang, key, o) for o in weights_text_overlaps(qtbot, weights_view, size, 1.0, lang, key)]
+    assert not problems, problems[:6]
+
+
+@pytest.mark.xfail(reason="the weights view's solver cannot shrink its text: 8 stacked labels at 2x do not fit "
+                          "a 704x432 tab and run into the axes line (not fixed yet)", strict=False)
+def test_no_text_overlaps_text_in_the_weight_slices_at_large_text_in_a_small_tab(qtbot, weights_view):
+    assert not weights_text_overlaps(qtbot, weights_view, (704, 432), 2.0, "en", "wo")
+
+
+# ---------------------------------------------------------------------------------------
+# The painted ring follows its layout (pixels, not copied state)
+# ---------------------------------------------------------------------------------------
+@pytest.mark.usefixtures("classroom_env")
+@pytest.mark.parametrize("kind, n, algo", [("all-reduce", 5, "innet"), ("all-reduce", 16, "direct")])
+def test_the_ring_paints_where_its_layout_says(qtbot, kind, n, algo):
+    """Text is painted inside the layout's text boxes only: the header band between the title's
+    top and the ring's area holds ink only under the title, the step line and the clock."""
+    from app.ring_view import RingView
+    from app.state import Playback
+
+    model = ScenarioModel(Scenario(kind=kind, n=n, algo=algo))
+    pb = Playback(model)
+    view = RingView(model, pb)
+    qtbot.addWidget(view)
+    view.resize(1000, 640)
+    view.show()
+    qtbot.waitExposed(view)
+    pb.step_forward()
+    pb.step_forward()
+    img = pixels(view.grab().toImage())
+    vp = view.viewport().rect()
+    lay = ring_layout(vp.width(), vp.height(), theme.scale(), ring_texts(model.run), ring_shape(model.run))
+    bg = img[2, 2]
+    ink = np.any(np.abs(img.astype(int) - bg.astype(int)) > 40, axis=2)
+    allowed = np.zeros_like(ink)
+    for r in (lay.title.rect, lay.step.rect, lay.clock.rect):
+        allowed[int(r.top()):int(np.ceil(r.bottom())) + 1, int(r.left()):int(np.ceil(r.right())) + 1] = True
+    band = np.zeros_like(ink)
+    band[:int(lay.area.top()), :] = True
+    stray = ink & band & ~allowed
+    assert not stray.any(), f"{int(stray.sum())} pixels of ink in the header outside its text boxes"
+    assert (ink & allowed).sum() > 200  # and the header's text is there
+
+
+# ---------------------------------------------------------------------------------------
+# Qt's own widgets: bars, docks and tabs never overlap, the slider stays on the toolbar
+# ---------------------------------------------------------------------------------------
+def visible_parts(w):
+    parts = [("toolbar", w.toolbar), ("tabs", w.tabs), ("menu bar", w.menuBar()), ("status bar", w.statusBar())]
+    parts += [(d.objectName(), d) for d in w.findChildren(QDockWidget) if d.isVisible() and not d.isFloating()]
+    return [(name, wid) for name, wid in parts if wid.isVisible()]
+
+
+@pytest.mark.usefixtures("classroom_env")
+@pytest.mark.parametrize("size", [(1280, 720), (1600, 900)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("lang", LANGS)
+def test_bars_docks_and_tabs_never_overlap_and_the_slider_stays_visible(qtbot, size, lang):
+    w = make_window(qtbot, "all-reduce", 8, size=size)
+    w.classroom.set_language(lang)
+    problems = []
+    for scale, tab in itertools.product((1.0, 2.5), w.tab_keys()):
+        theme.set_scale(scale)
+        w.select_tab(tab)
+        settle(qtbot)
+        parts = [(name, QRectF(wid.geometry())) for name, wid in visible_parts(w)]
+        problems += [f"{scale}x {tab}: {a} overlaps {b}" for a, b in overlaps(parts)]
+        slider = w.scrub
+        if not (slider.isVisible() and w.toolbar.rect().contains(slider.geometry())):
+            problems.append(f"{scale}x {tab}: the position slider is not on the toolbar")
+        page = w.tabs.currentWidget()
+        if page.width() < 200 or page.height() < 150:
+            problems.append(f"{scale}x {tab}: the picture is {page.width()}x{page.height()}")
+    assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------------------
+# F11 and the first window, on a screen of a given size (its own process: one screen per process)
+# ---------------------------------------------------------------------------------------
+SCREEN_SCRIPT = textwrap.dedent("""
+    import json, sys
+    from PySide6.QtCore import QByteArray, QRect
+    from PySide6.QtWidgets import QApplication, QDockWidget
+    app = QApplication([])
+    from app import theme
+    from app.main_window import MainWindow
+    from app.presentation import apply_look
+    from app.ring_layout import overlaps, ring_layout
+    from app.ring_view import ring_shape, ring_texts
+    from app.state import Scenario, ScenarioModel
+    apply_look(app)
+
+    def settle():
+        for _ in range(6):
+            app.processEvents()
+
+    out = {}
+    w = MainWindow(ScenarioModel(Scenario(kind="all-reduce", n=8)))
+    out["first"] = [w.width(), w.height()]
+    w.show(); settle()
+    out["first_frame"] = w.frameGeometry().getRect()
+    screen = w.screen().geometry()
+    out["screen"] = [screen.width(), screen.height()]
+    docks = lambda: sorted(d.objectName() for d in w.findChildren(QDockWidget) if d.isVisible())
+    desk = (w.geometry().getRect(), docks(), theme.scale())
+    p = w.classroom.presentation
+    for tab in ("ring", "weights"):
+        w.select_tab(tab)
+        p.set_presentation(True)
+        for s in (1.0, 1.5, 2.0, 2.5):
+            theme.set_scale(s)
+            settle()
+            page = w.tabs.currentWidget()
+            ring = w.ring_view.viewport().rect()
+            lay = ring_layout(ring.width(), ring.height(), s, ring_texts(w.model.run), ring_shape(w.model.run))
+            out[f"{tab} {s}"] = {"window": w.geometry().getRect(), "page": [page.width(), page.height()],
+                                 "overlaps": overlaps(lay.texts()) if tab == "ring" else [],
+                                 "slider": w.scrub.isVisible() and w.toolbar.rect().contains(w.scrub.geometry())}
+        p.set_presentation(False)
+        settle()
+        out[f"{tab} after Esc"] = (w.geometry().getRect(), docks(), theme.scale()) == desk if tab == "ring" else True
+        w.select_tab("ring"); settle()
+    # a geometry remembered on a larger screen opens inside this one
+    big = MainWindow(ScenarioModel(Scenario()))
+    big.setGeometry(QRect(40, 40, 2400, 1400))
+    saved = big.saveGeometry()
+    small = MainWindow(ScenarioModel(Scenario()))
+    small.restoreGeometry(saved)
+    small.show(); settle()
+    out["restored"] = small.frameGeometry().getRect()
+    print("RESULT " + json.dumps(out))
+""")
+
+
+def on_screen(tmp_path, W, H) -> dict:
+    cfg = tmp_path / "screen.json"
+    cfg.write_text(json.dumps({"synchronousWindowSystemEvents": True, "windowFrameMargins": False,
+                               "screens": [{"name": "hall", "x": 0, "y": 0, "width": W, "height": H,
+                                            "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
+    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={cfg}", PYTHONPATH=ROOT,
+               SHARD_LAB_SETTINGS=str(tmp_path / "settings.ini"))
+    proc = subprocess.run([sys.executable, "-c", SCREEN_SCRIPT], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=240)
+    line = next((s for s in proc.stdout.splitlines() if s.startswith("RESULT ")), None)
+    assert proc.returncode == 0 and line, proc.stderr[-3000:]
+    return json.loads(line[len("RESULT "):])
+
+
+@pytest.mark.parametrize("screen", [(1600, 900), (1280, 720)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_presentation_mode_gives_the_picture_the_room_and_the_first_window_fits(tmp_path, screen):
+    W, H = screen
+    out = on_screen(tmp_path, W, H)
+    assert out["screen"] == [W, H]
+    # defect 14: the first window fits the screen, and a remembered larger one is clamped into it
+    assert out["first"][0] <= W and out["first"][1] <= H
+    x, y, w, h = out["first_frame"]
+    assert x >= 0 and y >= 0 and x + w <= W and y + h <= H
+    x, y, w, h = out["restored"]
+    assert x >= 0 and y >= 0 and x + w <= W and y + h <= H
+    shares = {}
+    for tab in ("ring", "weights"):
+        for s in (1.0, 1.5, 2.0, 2.5):
+            r = out[f"{tab} {s}"]
+            assert r["window"] == [0, 0, W, H]  # full screen
+            shares[(tab, s)] = r["page"][0] * r["page"][1] / (W * H)
+            assert not r["overlaps"], (tab, s, r["overlaps"])
+            assert r["slider"], (tab, s)
+        assert out[f"{tab} after Esc"]  # Esc gives back the desk: geometry, docks, text size
+    assert min(shares.values()) >= 0.60, shares
