@@ -19,6 +19,11 @@ Figures (names as written to --json):
     tp_forward_ratio_n8      tp_forward on 8 devices over the single-device forward
                              (d_model 512, 4 layers, 256 tokens: compute-bound)
     messages_per_s           messages simulated and recorded per second, ring all-gather n = 256
+    cost_ratio_n256_n16      time per message of ring all-reduce at n = 256 over n = 16
+    messages_per_s_n256      messages simulated and recorded per second, ring all-reduce n = 256
+    trace_bytes_per_message_n512  memory the trace holds per message, ring all-reduce n = 512
+    chrome_bytes_per_slice_n256   Chrome trace file bytes per slice (two slices a message), n = 256
+    chrome_export_ratio_n256      writing that Chrome trace over simulating the collective
     peak_rss_mb_n256         peak resident memory of a fresh process simulating ring
                              all-gather and ring all-reduce at n = 256 (traces kept)
     frame_ms_p50/p95_n8/n64  one animation frame of ring all-gather: advance the clock, update
@@ -61,12 +66,19 @@ GOALS = {
     "tp_forward_ratio_n8": ("<=", 3.0),
     "startup_ratio": ("<=", 3.0),
     "messages_per_s": (">=", 200_000.0),
+    # issue 14: a flat cost per message from n = 16 to 256, a trace linear in messages
+    "cost_ratio_n256_n16": ("<=", 1.2),
+    "messages_per_s_n256": (">=", 1_000_000.0),
+    "trace_bytes_per_message_n512": ("<=", 200.0),
+    "chrome_bytes_per_slice_n256": ("<=", 200.0),
+    "chrome_export_ratio_n256": ("<=", 3.0),
 }
 
 ORDER = [
     "frame_ms_p50_n8", "frame_ms_p95_n8", "frame_ms_p50_n64", "frame_ms_p95_n64", "frame_ratio_n64_n8",
     "sweep_ms", "engine_vs_memcpy_ratio", "tp_forward_ratio_n8", "startup_ratio", "messages_per_s",
-    "peak_rss_mb_n256",
+    "peak_rss_mb_n256", "cost_ratio_n256_n16", "messages_per_s_n256", "trace_bytes_per_message_n512",
+    "chrome_bytes_per_slice_n256", "chrome_export_ratio_n256",
 ]
 
 
@@ -207,6 +219,54 @@ def bench_messages_per_s(mode: Mode) -> list[Figure]:
     assert count == n * (n - 1)
     t = interleaved_medians({"ag": lambda: run_collective("all-gather", n, "1MiB")}, mode.repeats)["ag"]
     return [Figure("messages_per_s", count / t, "msg/s", f"{count} messages in {t * 1e3:.0f} ms")]
+
+
+def bench_scale(mode: Mode) -> list[Figure]:
+    """
+    Ring all-reduce of 1 MiB as the CLI and the app run it (run_collective: real arrays, every
+    message recorded): the cost per message at n = 16 and 256, the trace's memory at n = 512,
+    and the Chrome export at n = 256 (written to a temporary file, flow arrows left out as the
+    CLI's default; the note gives the size with them).
+    """
+    import tempfile
+
+    from simcore.scenarios import run_collective
+
+    def ring(n):
+        return run_collective("all-reduce", n, "1MiB", "ring")
+
+    small_reps = 20  # n = 16 takes about a millisecond: time 20 in a row, so the clock's grain does not count
+    m16, m256 = len(ring(16).trace.messages), len(ring(256).trace.messages)
+    t = interleaved_medians({"n16": lambda: [ring(16) for _ in range(small_reps)], "n256": lambda: ring(256)},
+                            mode.repeats)
+    per16, per256 = t["n16"] / small_reps / m16, t["n256"] / m256
+    out = [Figure("cost_ratio_n256_n16", per256 / per16, "x",
+                  f"{per256 * 1e9:.0f} ns a message at n = 256 ({m256} messages), {per16 * 1e9:.0f} ns at n = 16"),
+           Figure("messages_per_s_n256", m256 / t["n256"], "msg/s", f"{m256} messages in {t['n256'] * 1e3:.0f} ms")]
+
+    run = ring(512)
+    tr = run.trace
+    tr.compact()
+    per_msg = tr.memory_bytes() / len(tr.messages)
+    out.append(Figure("trace_bytes_per_message_n512", per_msg, "B",
+                      f"{len(tr.messages)} messages, {tr.memory_bytes() / 2**20:.1f} MiB of columns "
+                      f"(a set per message held about 6 KB at this n)"))
+    del run, tr
+
+    run = ring(256)
+    tr = run.trace
+    with tempfile.TemporaryDirectory(prefix="shard-lab-bench-") as folder:
+        path = os.path.join(folder, "t.json")
+        t = interleaved_medians({"sim": lambda: ring(256), "export": lambda: tr.write_chrome(path)}, mode.repeats)
+        size = os.path.getsize(path)
+        tr.write_chrome(path, flows=True)
+        with_flows = os.path.getsize(path)
+    slices = 2 * len(tr.messages)
+    out.append(Figure("chrome_bytes_per_slice_n256", size / slices, "B",
+                      f"{size / 2**20:.1f} MiB for {slices} slices; with flow arrows {with_flows / slices:.0f} B"))
+    out.append(Figure("chrome_export_ratio_n256", t["export"] / t["sim"], "x",
+                      f"export {t['export'] * 1e3:.0f} ms, simulation {t['sim'] * 1e3:.0f} ms"))
+    return out
 
 
 _PEAK_RSS = r"""
@@ -524,6 +584,8 @@ BENCHES = [
     (["startup_ratio"], bench_startup),
     (["messages_per_s"], bench_messages_per_s),
     (["peak_rss_mb_n256"], bench_peak_rss),
+    (["cost_ratio_n256_n16", "messages_per_s_n256", "trace_bytes_per_message_n512", "chrome_bytes_per_slice_n256",
+      "chrome_export_ratio_n256"], bench_scale),
 ]
 
 
@@ -595,8 +657,8 @@ def profile_engine(out=sys.stdout):
     """
     Where the engine's time goes: a pyinstrument (or cProfile) tree of ring all-gather and
     ring all-reduce at n = 256 and of the n = 8, 4 MiB all-gather; then how much of each
-    collective's time is Python's cyclic garbage collector (every Message holds a frozenset,
-    so every message adds tracked objects and triggers collections).
+    collective's time is Python's cyclic garbage collector (the trace keeps its messages in
+    numpy columns, so it should be none).
     """
     from simcore.scenarios import run_collective
 

@@ -107,8 +107,9 @@ def trace_cmd(args) -> int:
             print(f"  algbw         {c.nbytes / t / 1e9:.2f} GB/s")
             print(f"  busbw         {busbw(run.op, run.n, c.nbytes, t) / 1e9:.2f} GB/s")
     if args.out:
-        what = {"chrome": "message slices", "csv": "message rows", "json": "messages"}[args.format]
-        print(f"wrote {args.out}: {len(tr.messages)} {what} ({args.format})")
+        m = len(tr.messages)
+        what = {"chrome": f"{m} messages as {2 * m} slices", "csv": f"{m} message rows", "json": f"{m} messages"}
+        print(f"wrote {args.out}: {what[args.format]} ({args.format})")
     return 0
 
 
@@ -143,7 +144,8 @@ def main(argv=None) -> int:
     tp.add_argument("--bytes", default="1MiB", help="S, the full array (e.g. 4KiB, 1MiB, 1GB)")
     tp.add_argument("--link", choices=list(LINKS), default="nvlink4")
     tp.add_argument("--format", choices=("json", "chrome", "csv"), default="json",
-                    help="json: the trace itself (columns); chrome: Perfetto / chrome://tracing; csv: a row per message")
+                    help="json: the trace itself (columns); chrome: for Perfetto / chrome://tracing; "
+                         "csv: a row per message")
     tp.add_argument("--out", help="file to write, gzipped if it ends in .gz (omit to print the summary only)")
     tp.add_argument("--flows", action="store_true",
                     help="chrome: draw an arrow from every send to its receive (about 80 bytes more a message)")

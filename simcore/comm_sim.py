@@ -592,9 +592,12 @@ def _ring_sums(bufs, bounds, n):
     rs, cs, es = two.strides
     path = np.lib.stride_tricks.as_strided(two, shape=(n, n, q), strides=(rs + cs, rs, es))  # [chunk, hop]
     np.add.accumulate(path, axis=1, out=path)
-    dev, chunk = np.arange(n)[:, None, None], np.arange(n)[None, :, None]
-    # device d is hop d − c of chunk c's path: row d of the first copy, or row d + n after wrapping
-    bufs.reshape(n, n, q)[...] = np.where(dev >= chunk, two[:n], two[n:])
+    # device d is hop d − c of chunk c's path: for chunks c <= d row d of the first copy, for
+    # c > d (the path wrapped past n−1) row d + n; each is one contiguous run of the row
+    rows = two.reshape(2 * n, n * q)
+    for d in range(n):
+        bufs[d, :(d + 1) * q] = rows[d, :(d + 1) * q]
+        bufs[d, (d + 1) * q:] = rows[d + n, (d + 1) * q:]
 
 
 def _ring_all_gather(comm, bufs, bounds, have, first, who, step0=0, phase="all-gather"):

@@ -16,10 +16,15 @@ Device id SWITCH (-1) is the switch itself (in-network reduction sends to it and
 
 Storage. A ring all-reduce on n devices sends 2n(n−1) messages, and the partial sums they
 carry grow to n contributors, so a set per message would cost n³. The messages are therefore
-kept as columns of one numpy record array (about 65 bytes a message), and a message's
+kept as numpy columns, one array per field (65 bytes a message), and a message's
 contributors as four integers that describe the set the algorithms actually produce
 (see `who_arc`). `trace.messages` still reads as a sequence of `Message` records; each is
 built when asked for and decodes its contributors only when `.contributors` is read.
+Readers that want speed take the columns themselves: `trace.column("t_end", coll)`,
+`trace.rows(lo, hi)`, `trace.contributor_counts()`.
+
+Exports stream: write_chrome, write_json and write_csv take a path (gzipped when it ends in
+.gz) or a file object and write block by block, never holding the whole file.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import json
 import os
 from array import array
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -647,17 +652,17 @@ class Trace:
         ending in .gz is gzipped. Written in blocks: the file is never whole in memory."""
         self._flush()
         with _open_text(dest) as f:
-            f.write('{"schema": %s, "version": %d,\n"collectives": [' % (json.dumps(SCHEMA), SCHEMA_VERSION))
+            f.write(f'{{"schema": {json.dumps(SCHEMA)}, "version": {SCHEMA_VERSION},\n"collectives": [')
             f.write(",\n".join(json.dumps(_coll_to_dict(c)) for c in self.collectives))
-            f.write('],\n"keys": %s,\n"n_messages": %d,\n"columns": {' % (json.dumps(self._keys), self._len))
+            f.write(f'],\n"keys": {json.dumps(self._keys)},\n"n_messages": {self._len},\n"columns": {{')
             for i, name in enumerate(ROW.names):
-                f.write('%s"%s": [' % (",\n" if i else "", name))
+                f.write((",\n" if i else "") + f'"{name}": [')
                 col = self._cols[name][:self._len]
                 conv = (lambda v: "true" if v else "false") if name == "reduce" else repr
                 for lo in range(0, self._len, 65536):
                     f.write(("," if lo else "") + ",".join(map(conv, col[lo:lo + 65536].tolist())))
                 f.write("]")
-            f.write('},\n"explicit": [%s]}\n' % ",".join(map(str, self._explicit)))
+            f.write('},\n"explicit": [' + ",".join(map(str, self._explicit)) + "]}\n")
 
     @classmethod
     def from_json(cls, text: str) -> Trace:
@@ -732,21 +737,23 @@ class Trace:
         its device's "compute" track. Times in µs; names and metadata once per track.
         """
         self._flush()
-        with _open_text(dest) as f:
-            f.write('{"displayTimeUnit":"ns","otherData":{"schema":%s,"version":%d},"traceEvents":[\n'
-                    % (json.dumps(SCHEMA), SCHEMA_VERSION))
+        with _open_bytes(dest) as write:
+            write(b'{"displayTimeUnit":"ns","otherData":{"schema":"%s","version":%d},"traceEvents":[\n'
+                  % (SCHEMA.encode(), SCHEMA_VERSION))
             first = True
             for block in self._chrome_blocks(flows):
-                if block:
-                    f.write(block if first else ",\n" + block)
+                if len(block):
+                    if not first:
+                        write(b",\n")
+                    write(block)
                     first = False
-            f.write("\n]}\n")
+            write(b"\n]}\n")
 
     def _chrome_devices(self) -> list[int]:
         r = self.rows()
         devs = set(np.unique(np.concatenate([r["src"], r["dst"]])).tolist()) if self._len else set()
         devs |= {d for c in self.collectives for d in range(c.n)}
-        devs |= {int(getattr(c, "device")) for c in self.computes}
+        devs |= {int(c.device) for c in self.computes}
         return sorted(devs)
 
     def _chrome_blocks(self, flows: bool):
@@ -756,12 +763,11 @@ class Trace:
         for d in devices:
             pid = _pid(d)
             name = "switch" if d == SWITCH else f"GPU {d}"
-            meta.append('{"ph":"M","name":"process_name","pid":%d,"args":{"name":"%s"}}' % (pid, name))
-            meta.append('{"ph":"M","name":"process_sort_index","pid":%d,"args":{"sort_index":%d}}' % (pid, pid))
+            meta.append(f'{{"ph":"M","name":"process_name","pid":{pid},"args":{{"name":"{name}"}}}}')
+            meta.append(f'{{"ph":"M","name":"process_sort_index","pid":{pid},"args":{{"sort_index":{pid}}}}}')
             for tid, tname in CHROME_TRACKS:
-                meta.append('{"ph":"M","name":"thread_name","pid":%d,"tid":%d,"args":{"name":"%s"}}'
-                            % (pid, tid, tname))
-        yield ",\n".join(meta)
+                meta.append(f'{{"ph":"M","name":"thread_name","pid":{pid},"tid":{tid},"args":{{"name":"{tname}"}}}}')
+        yield ",\n".join(meta).encode()
         yield from self._chrome_collectives()
         yield from self._chrome_messages(flows)
         yield from self._chrome_computes()
@@ -769,10 +775,10 @@ class Trace:
     def _chrome_collectives(self):
         for c in self.collectives:
             name = json.dumps(f"{c.op} ({c.algo}) {c.label}".strip())
-            ev = ('{"ph":"X","cat":"collective","name":%s,"pid":%%d,"tid":0,"ts":%.4f,"dur":%.4f,'
-                  '"args":{"id":%d,"bytes":%s,"n":%d}}'
-                  % (name, c.t_start * 1e6, (c.t_end - c.t_start) * 1e6, c.id, _num(c.nbytes), c.n))
-            yield ",\n".join(ev % _pid(d) for d in range(c.n))
+            head = '{"ph":"X","cat":"collective","name":' + name + ',"pid":'
+            tail = (f',"tid":0,"ts":{c.t_start * 1e6:.4f},"dur":{(c.t_end - c.t_start) * 1e6:.4f},'
+                    f'"args":{{"id":{c.id},"bytes":{_num(c.nbytes)},"n":{c.n}}}}}')
+            yield ",\n".join(head + str(_pid(d)) + tail for d in range(c.n)).encode()
 
     def _chrome_messages(self, flows: bool, block: int = 16384):
         # Every field is formatted for a whole block at once (see _Rows); ts and dur to 0.1 ns
@@ -783,9 +789,11 @@ class Trace:
             ts = _fixed_field(r["t_start"] * 1e6)
             dur = _fixed_field((r["t_end"] - r["t_start"]) * 1e6)
             chunk, step, nb = _chunk_field(r["chunk"]), _int_field(r["step"]), _fixed_field(r["nbytes"], 3)
-            ps, pd = _int_field(_pids(src)), _int_field(_pids(dst))
-            yield _SEND.render([chunk, ps, ts, dur, _int_field(dst), step, nb])
-            yield _RECV.render([chunk, pd, ts, dur, _int_field(src), step, nb])
+            fs, fd = _int_field(src), _int_field(dst)
+            switch = (src == SWITCH).any() or (dst == SWITCH).any()
+            ps, pd = (_int_field(_pids(src)), _int_field(_pids(dst))) if switch else (fs, fd)
+            yield _SEND.render([chunk, ps, ts, dur, fd, step, nb])
+            yield _RECV.render([chunk, pd, ts, dur, fs, step, nb])
             if flows:
                 ids = _int_field(np.arange(lo, lo + len(r)))
                 yield _FLOW_S.render([ids, ps, ts])
@@ -794,11 +802,10 @@ class Trace:
     def _chrome_computes(self):
         out = []
         for c in self.computes:
-            out.append('{"ph":"X","cat":"compute","name":%s,"pid":%d,"tid":3,"ts":%.4f,"dur":%.4f,'
-                       '"args":{"flops":%s,"bytes":%s}}'
-                       % (json.dumps(str(c.label)), _pid(int(c.device)), c.t_start * 1e6,
-                          (c.t_end - c.t_start) * 1e6, _num(c.flops), _num(c.nbytes)))
-        yield ",\n".join(out)
+            out.append(f'{{"ph":"X","cat":"compute","name":{json.dumps(str(c.label))},"pid":{_pid(int(c.device))},'
+                       f'"tid":3,"ts":{c.t_start * 1e6:.4f},"dur":{(c.t_end - c.t_start) * 1e6:.4f},'
+                       f'"args":{{"flops":{_num(c.flops)},"bytes":{_num(c.nbytes)}}}}}')
+        yield ",\n".join(out).encode()
 
     # -- serialization: CSV -------------------------------------------------------------
     def to_csv(self) -> str:
@@ -827,6 +834,8 @@ class Trace:
                     desc = (w0, w1, w2, w3)
                     who = names.get(desc)
                     if who is None:
+                        if len(names) > 65536:  # a ring has n² distinct arcs: keep the memo small
+                            names.clear()
                         who = names[desc] = _who_text(desc, self._explicit)
                     rows.append((coll, op, algo, label, step, src, dst, chunk, who, nb, t0, t1, phase, int(red)))
                 w.writerows(rows)
@@ -839,7 +848,7 @@ CHROME_TRACKS = ((0, "collective"), (1, "send port"), (2, "recv port"), (3, "com
 def _num(v) -> str:
     """A number as JSON: integers without a fraction, others to 12 significant digits."""
     v = float(v)
-    return "%d" % v if v.is_integer() and abs(v) < 1e15 else "%.12g" % v
+    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.12g}"
 
 
 def _who_text(desc, explicit) -> str:
@@ -889,60 +898,88 @@ def _open_text(dest, newline=None):
 # Formatting a block of JSON events at once
 # ---------------------------------------------------------------------------------------
 # A Chrome trace of n = 256 has a quarter of a million slices; formatting them one by one in
-# Python would cost several times the simulation. Instead every numeric field of a block of
-# messages becomes a matrix of ASCII digits, right-aligned in a fixed width with blanks in
-# front; the blanks are then squeezed out of the whole block in one step. Literal spaces of
-# the template (inside JSON strings) are written as byte 1 meanwhile and restored at the end.
-_DIGITS4 = np.array([list(b"%04d" % i) for i in range(10000)], dtype=np.uint8)  # row i: i's 4 digits
+# Python would cost several times the simulation. Instead every field of a block of messages
+# becomes a (B, w) matrix of ASCII bytes, looked up in tables of ready-made digits, and the
+# event template is filled column by column into one (B, W) byte matrix written as it is.
+# A number shorter than its column is padded with spaces — whitespace between JSON tokens —
+# on the left, or after its last digit; text inside a string (a chunk's name) is left-aligned
+# and its closing quote moves with it, so no string ever holds padding.
+@cache
+def _tables():
+    """Digit tables, built on first use (a few ms; importing the engine need not pay them):
+    right[i + 1]  i (-1 … 9999) right-aligned in 4 bytes, as one uint32
+    digits[i]     i (0 … 9999) as 4 zero-padded digits
+    frac[d][i]    ".i" to d decimals without trailing zeros, blank-padded ("" for 0)
+    quoted[i]     i followed by a closing quote, left-aligned in 5 bytes"""
+    def table(texts, width, align):
+        return np.frombuffer(b"".join(getattr(t, align)(width) for t in texts), np.uint8).reshape(-1, width)
+
+    numbers = [str(i).encode() for i in range(10_000)]
+    right = table([b"-1"] + numbers, 4, "rjust").copy().view(np.uint32).ravel()
+    digits = table([t.rjust(4, b"0") for t in numbers], 4, "ljust")
+    frac = {d: table([("." + str(i).rjust(d, "0")).rstrip("0").rstrip(".").encode() for i in range(10 ** d)],
+                     d + 1, "ljust") for d in (3, 4)}
+    quoted = table([t + b'"' for t in numbers], 5, "ljust")
+    return right, digits, frac, quoted
+
+
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
-_BLANK, _KEEP = 32, 1
+_BLANK = 32
 
 
 def _int_field(v) -> np.ndarray:
-    """(B, w) uint8: the decimal digits of integers v, right-aligned, blanks in front."""
+    """(B, w) uint8: integers v, right-aligned, spaces in front."""
     v = np.asarray(v, dtype=np.int64)
+    if not len(v):
+        return np.empty((0, 1), np.uint8)
+    top, low = int(v.max()), int(v.min())
+    if top == low:  # one value for the whole block (a ring's bytes): format it once
+        text = str(top).encode()
+        return np.broadcast_to(np.frombuffer(text, np.uint8), (len(v), len(text)))
+    if top < 10_000 and low >= -1:
+        w = max(len(str(top)), 2 if low < 0 else 1)
+        return _tables()[0][v + 1].view(np.uint8).reshape(len(v), 4)[:, 4 - w:]
     a = np.abs(v)
-    w = len(str(int(a.max()))) if len(a) else 1
-    if w <= 4:
-        out = _DIGITS4[a][:, 4 - w:].copy()
-    else:
-        parts, rest = [], a
-        for _ in range((w + 3) // 4):
-            rest, g = np.divmod(rest, 10000)
-            parts.append(_DIGITS4[g])
-        out = np.concatenate(parts[::-1], axis=1)[:, -w:]
-    if w > 1:
-        out[:, :w - 1][a[:, None] < _POW10[w - 1:0:-1]] = _BLANK  # leading zeros
-    if (v < 0).any():
-        out = np.concatenate([np.where(v < 0, 45, _BLANK).astype(np.uint8)[:, None], out], axis=1)
+    w = len(str(int(a.max())))
+    parts, rest = [], a
+    for _ in range((w + 3) // 4):
+        rest, g = np.divmod(rest, 10_000)
+        parts.append(_tables()[1][g])
+    out = np.concatenate(parts[::-1], axis=1)[:, -w:]
+    out[:, :w - 1][a[:, None] < _POW10[w - 1:0:-1]] = _BLANK  # leading zeros
+    neg = v < 0
+    if neg.any():  # a minus sign just before the first digit
+        out = np.concatenate([np.full((len(v), 1), _BLANK, np.uint8), out], axis=1)
+        digits = np.maximum(1, np.floor(np.log10(np.maximum(a, 1))).astype(np.int64) + 1)
+        out[np.flatnonzero(neg), (w - digits)[neg]] = ord("-")
     return out
 
 
 def _fixed_field(x, decimals: int = 4) -> np.ndarray:
-    """(B, w) uint8: x (>= 0) with up to `decimals` decimals, trailing zeros (and a bare '.') blanked."""
-    scale = 10 ** decimals
-    i = np.rint(np.abs(np.asarray(x, dtype=float)) * scale).astype(np.int64)
-    whole, frac = np.divmod(i, scale)
-    out = np.concatenate([_int_field(whole), np.full((len(i), 1), 46, np.uint8),
-                          _DIGITS4[frac][:, 4 - decimals:]], axis=1)
-    w = out.shape[1]
-    for k in range(1, decimals + 1):
-        out[frac % _POW10[k] == 0, w - k] = _BLANK
-    out[frac == 0, w - decimals - 1] = _BLANK
-    return out
+    """(B, w) uint8: x (>= 0) to `decimals` decimals, trailing zeros (and a bare '.') blank."""
+    i = np.rint(np.asarray(x, dtype=float) * 10 ** decimals).astype(np.int64)
+    if len(i) and i.min() == i.max():  # one value for the whole block: format it once
+        whole, frac = divmod(int(i[0]), 10 ** decimals)
+        text = str(whole).encode() + _tables()[2][decimals][frac].tobytes().rstrip()
+        return np.broadcast_to(np.frombuffer(text, np.uint8), (len(i), len(text)))
+    whole, frac = np.divmod(i, 10 ** decimals)
+    return np.concatenate([_int_field(whole), _tables()[2][decimals][frac]], axis=1)
 
 
 def _chunk_field(chunk) -> np.ndarray:
-    """Chunk numbers, "all" for ALL."""
-    chunk = np.asarray(chunk)
+    """Chunk numbers ("all" for ALL) left-aligned, each followed by the closing quote of the name."""
+    chunk = np.asarray(chunk, dtype=np.int64)
     every = chunk == ALL
-    if not every.any():
-        return _int_field(chunk)
-    out = _int_field(np.where(every, 0, chunk))
-    if out.shape[1] < 3:
-        out = np.concatenate([np.full((len(out), 3 - out.shape[1]), _BLANK, np.uint8), out], axis=1)
-    out[every] = _BLANK
-    out[every, -3:] = np.frombuffer(b"all", np.uint8)
+    c = np.where(every, 0, chunk)
+    if len(c) and int(c.max()) >= 10_000:
+        text = [(b"all" if e else str(v).encode()) + b'"' for v, e in zip(c.tolist(), every.tolist())]
+        w = max(map(len, text))
+        return np.array([list(t.ljust(w)) for t in text], dtype=np.uint8)
+    w = max(len(str(int(c.max()))) + 1 if len(c) else 2, 4 if every.any() else 0)
+    out = np.full((len(c), w), _BLANK, np.uint8)
+    out[:, :min(w, 5)] = _tables()[3][c][:, :w]
+    if every.any():
+        out[every, :4] = np.frombuffer(b'all"', np.uint8)
     return out
 
 
@@ -951,39 +988,63 @@ def _pids(devices) -> np.ndarray:
 
 
 class _Rows:
-    """A JSON event template with fields (None in `parts`) filled from (B, w) digit matrices."""
+    """A JSON event template with fields (None in `parts`) filled from (B, w) byte matrices."""
 
     def __init__(self, *parts):
-        self.parts = [None if p is None else np.frombuffer(p.replace(" ", "\x01").encode("ascii"), np.uint8)
-                      for p in parts]
+        self.parts = [None if p is None else np.frombuffer(p.encode("ascii"), np.uint8) for p in parts]
+        self._buffers: dict = {}  # (B, field widths) -> a matrix with the constant parts already in place
 
-    def render(self, fields) -> str:
-        """The B events, joined by ",\\n"."""
-        it = iter(fields)
-        cols = [next(it) if p is None else p for p in self.parts]
+    def render(self, fields) -> memoryview:
+        """The B events as bytes, joined by ",\\n" (valid until the next render)."""
         B = len(fields[0])
         if not B:
-            return ""
-        m = np.empty((B, sum(c.shape[-1] for c in cols) + 2), np.uint8)
+            return memoryview(b"")
+        key = (B, tuple(f.shape[1] for f in fields))
+        m = self._buffers.get(key)
+        fresh = m is None
+        if fresh:
+            if len(self._buffers) > 8:
+                self._buffers.clear()
+            m = self._buffers[key] = np.empty((B, sum(key[1]) + sum(len(p) for p in self.parts if p is not None) + 2),
+                                              np.uint8)
+            m[:, -2], m[:, -1] = ord(","), ord("\n")
+        it = iter(fields)
         pos = 0
-        for c in cols:
-            m[:, pos:pos + c.shape[-1]] = c
-            pos += c.shape[-1]
-        m[:, pos], m[:, pos + 1] = ord(","), ord("\n")
-        flat = m.ravel()
-        flat = flat[flat != _BLANK]
-        flat[flat == _KEEP] = _BLANK
-        return flat[:-2].tobytes().decode("ascii")
+        for p in self.parts:
+            if p is None:
+                f = next(it)
+                m[:, pos:pos + f.shape[1]] = f
+                pos += f.shape[1]
+            else:
+                if fresh:  # the template's own text is written once per buffer
+                    m[:, pos:pos + len(p)] = p
+                pos += len(p)
+        return memoryview(m.reshape(-1)[:-2])
 
 
 # One message is two slices: on the sender's send track (tid 1) and the receiver's recv track
 # (tid 2); args: the peer (-1: the switch), the step and the bytes. A flow arrow joins them.
-_SEND = _Rows('{"ph":"X","cat":"send","name":"chunk ', None, '","pid":', None, ',"tid":1,"ts":', None, ',"dur":',
+_SEND = _Rows('{"ph":"X","cat":"send","name":"chunk ', None, ',"pid":', None, ',"tid":1,"ts":', None, ',"dur":',
               None, ',"args":{"to":', None, ',"step":', None, ',"bytes":', None, '}}')
-_RECV = _Rows('{"ph":"X","cat":"recv","name":"chunk ', None, '","pid":', None, ',"tid":2,"ts":', None, ',"dur":',
+_RECV = _Rows('{"ph":"X","cat":"recv","name":"chunk ', None, ',"pid":', None, ',"tid":2,"ts":', None, ',"dur":',
               None, ',"args":{"from":', None, ',"step":', None, ',"bytes":', None, '}}')
 _FLOW_S = _Rows('{"ph":"s","cat":"m","name":"m","id":', None, ',"pid":', None, ',"tid":1,"ts":', None, '}')
 _FLOW_F = _Rows('{"ph":"f","bp":"e","cat":"m","name":"m","id":', None, ',"pid":', None, ',"tid":2,"ts":', None, '}')
+
+
+@contextlib.contextmanager
+def _open_bytes(dest):
+    """write(bytes) into dest: a path (gzip for .gz), a binary file, or a text file (decoded)."""
+    if hasattr(dest, "write"):
+        if isinstance(dest, io.TextIOBase):
+            yield lambda b: dest.write(bytes(b).decode("utf-8"))
+        else:
+            yield dest.write
+        return
+    path = os.fspath(dest)
+    opener = (lambda p: gzip.open(p, "wb", compresslevel=5)) if path.endswith(".gz") else (lambda p: open(p, "wb"))
+    with opener(path) as f:
+        yield f.write
 
 
 def _apply_to(state: dict, dst: int, chunk: int, who: frozenset, reduce: bool, n_chunks: int):

@@ -25,3 +25,15 @@ def test_unknown_figure_is_a_clear_usage_error():
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "unknown figure(s) frame_fps" in proc.stderr
+
+
+def test_engine_at_scale_figures_are_written(tmp_path):
+    out = tmp_path / "b.json"
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick", "--only",
+                           "cost_ratio_n256_n16", "--json", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(out.read_text())
+    assert set(figures) == {"cost_ratio_n256_n16", "messages_per_s_n256", "trace_bytes_per_message_n512",
+                            "chrome_bytes_per_slice_n256", "chrome_export_ratio_n256"}
+    assert all(isinstance(v, float) and v > 0 for v in figures.values())

@@ -402,3 +402,28 @@ def test_csv_quotes_a_label_with_commas(tmp_path):
     with gzip.open(tmp_path / "t.csv.gz", "rt", newline="") as f:
         (row,) = list(csv.DictReader(f))
     assert row["label"] == 'layer 1, "attn"' and float(row["t_end"]) == 1e-6
+
+
+def _as_json_list(field):
+    return json.loads("[" + ",".join(bytes(row).decode() for row in field) + "]")
+
+
+@pytest.mark.parametrize("top", [1, 5, 300, 9999, 10**5, 10**9, 10**13])
+def test_block_formatters_write_the_numbers_json_reads(top):
+    """The Chrome writer formats a block of numbers as byte matrices; json must read them back."""
+    from simcore.trace import _chunk_field, _fixed_field, _int_field
+
+    rng = np.random.default_rng(top)
+    v = rng.integers(-1, top, 2000)
+    v[:3] = [-1, 0, top - 1]
+    assert _as_json_list(_int_field(v)) == v.tolist()
+    assert _as_json_list(_int_field(np.full(4, top))) == [top] * 4
+    x = rng.random(2000) * top
+    x[:4] = [0.0, 1.0, 2.5, top]
+    for decimals in (3, 4):
+        np.testing.assert_allclose(_as_json_list(_fixed_field(x, decimals)), np.round(x, decimals), atol=1e-9)
+        for value in (0.0, 2.5, 4096.0, 1.90911111):
+            assert _as_json_list(_fixed_field(np.full(3, value), decimals)) == [round(value, decimals)] * 3
+    c = rng.integers(-1, top, 2000)
+    names = [json.loads('"' + bytes(row).decode().rstrip()) for row in _chunk_field(c)]
+    assert names == ["all" if k == ALL else str(k) for k in c.tolist()]  # no padding inside the string
