@@ -27,13 +27,14 @@ on a circle, labels thinned so they never collide.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import QEvent, QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPixmapCache, QTransform
 from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsScene, QGraphicsView
 
-from simcore.trace import ALL, SWITCH
+from simcore.trace import ALL, SWITCH, _Who  # _Who: a message's contributors, decoded when read
 
 from . import theme
 from .explain import fmt_bytes, fmt_time, op_title
@@ -82,6 +83,34 @@ def message_color_index(m, n: int) -> int:
     return m.src % max(n, 1) if m.src >= 0 else -1
 
 
+def message_color_indices(trace, n: int) -> np.ndarray:
+    """message_color_index of every message of `trace` at once, from its columns."""
+    n = max(n, 1)
+    r = trace.rows()
+    k = trace.contributor_counts()
+    first, period = r["w0"].astype(np.int64), r["w2"]
+    explicit = np.frombuffer(trace._explicit, dtype=np.int32) if len(trace._explicit) else np.zeros(1, np.int32)
+    single = np.where(period > 0, first, explicit[np.clip(first, 0, len(explicit) - 1)])
+    chunk, src = r["chunk"].astype(np.int64), r["src"].astype(np.int64)
+    out = np.where(chunk != ALL, chunk % n, np.where(src >= 0, src % n, -1))
+    return np.where(k == 1, single % n, out)
+
+
+def block_fills(trace, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """For every message, what paint_chunk fills its block with at n > STRIPE_MAX_N: (how many
+    contributors, the colour's device: the only contributor, else the chunk, else the lowest)."""
+    n = max(n, 1)
+    r = trace.rows()
+    k = trace.contributor_counts()
+    first, count, period = (r[f].astype(np.int64) for f in ("w0", "w1", "w2"))
+    explicit = np.frombuffer(trace._explicit, dtype=np.int32) if len(trace._explicit) else np.zeros(1, np.int32)
+    lowest = np.where(period > 0, np.where(first + count > np.maximum(period, 1), 0, first),
+                      explicit[np.clip(first, 0, len(explicit) - 1)])  # an arc past period − 1 wraps to 0
+    chunk = r["chunk"].astype(np.int64)
+    colour = np.where(k == 1, lowest, np.where(chunk >= 0, chunk, lowest)) % n
+    return k, colour
+
+
 def _bgra(hex_color: str) -> np.ndarray:
     c = QColor(hex_color)
     return np.array([c.blue(), c.green(), c.red(), 255], np.uint8)
@@ -116,6 +145,26 @@ class _Colors:
 # ---------------------------------------------------------------------------------------
 # Items
 # ---------------------------------------------------------------------------------------
+class HeldRow(Sequence):
+    """Device d's slots in a scenarios.Held snapshot as the tuple of contributors (None = not held),
+    each decoded only when read (slot_state, tests): radial bars paint from the arrays."""
+
+    __slots__ = ("held", "d", "n_chunks")
+
+    def __init__(self, held, d: int, n_chunks: int):
+        self.held, self.d, self.n_chunks = held, d, n_chunks
+
+    def __len__(self):
+        return self.n_chunks
+
+    def __getitem__(self, ch):
+        if isinstance(ch, slice):
+            return tuple(self[i] for i in range(*ch.indices(self.n_chunks)))
+        if not 0 <= ch < self.n_chunks:
+            raise IndexError(ch)
+        return self.held.who(self.d, ch)
+
+
 class DeviceItem(QGraphicsItem):
     """One device's buffer: a box of slots (box mode) or a radial bar (radial mode)."""
 
@@ -133,6 +182,7 @@ class DeviceItem(QGraphicsItem):
         self.new: frozenset = frozenset()
         self._rects: list = []
         self._image = None
+        self._counts = self._owners = None  # radial bars at large n: per chunk, contributors and colour
         self.layer = None  # BarsLayer that paints this device in radial mode
         self.setAcceptedMouseButtons(Qt.LeftButton)
         # painted once per change of state, then blitted: full repaints stay cheap at n = 64
@@ -143,9 +193,12 @@ class DeviceItem(QGraphicsItem):
         self.w, self.h, self.cols, self.rows, self.pad, self.radial = w, h, cols, rows, pad, radial
         self._rects = []
         self.setCacheMode(QGraphicsItem.NoCache if radial else QGraphicsItem.DeviceCoordinateCache)
+        # radial bars are painted by BarsLayer: the view need not visit 256 empty paints a frame
+        self.setFlag(QGraphicsItem.ItemHasNoContents, radial)
         self._changed()
 
     def set_state(self, n_chunks: int, state: tuple, new: frozenset) -> bool:
+        self._counts = self._owners = None
         if n_chunks == self.n_chunks and state == self.state and new == self.new:
             return False
         if n_chunks != self.n_chunks:
@@ -155,6 +208,18 @@ class DeviceItem(QGraphicsItem):
         self.n_chunks, self.state, self.new = n_chunks, state, new
         self._changed()
         return True
+
+    def set_counts(self, n_chunks: int, counts: np.ndarray, owners: np.ndarray, new: frozenset, state) -> None:
+        """
+        Radial bars at large n: the state as arrays (per chunk: how many devices' data it holds,
+        0 = not held, and the colour owner) — what the bar paints, without a set per slot.
+        `state` reads as the tuple of contributors (scenarios.Held, decoded when asked for).
+        """
+        self.n_chunks, self.state, self.new = n_chunks, state, new
+        self._counts, self._owners = counts, owners
+        self._rects = []
+        self._image = None
+        self._changed()
 
     def _changed(self):
         if self.radial and self.layer is not None:
@@ -250,16 +315,20 @@ def bar_images(devices) -> list:
     n = max(d0.n, 1)
     bgra = col.bgra
     D = len(devices)
-    # every slot's contributors (a frozenset, or None): the same few sets recur across devices,
-    # so each distinct one is measured once and the slots only look it up
-    flat = [who for d in devices for who in (tuple(d.state[:nc]) + (None,) * (nc - len(d.state[:nc])))]
-    distinct = list(set(flat))
-    code = {who: i for i, who in enumerate(distinct)}
-    table = np.array([(len(who), next(iter(who)) if len(who) == 1 else -1) if who else (0, -1)
-                      for who in distinct], np.int64).reshape(-1, 2)
-    info = table[np.fromiter(map(code.__getitem__, flat), np.int64, len(flat))].reshape(D, nc, 2)
-    k = info[:, :, 0]
-    owner = np.where(info[:, :, 1] >= 0, info[:, :, 1], np.arange(nc)[None, :])  # a sum: its chunk's colour
+    if all(d._counts is not None for d in devices):  # arrays from the index (set_counts)
+        k = np.stack([d._counts[:nc] for d in devices]).astype(np.int64)
+        owner = np.stack([d._owners[:nc] for d in devices]).astype(np.int64)
+    else:
+        # every slot's contributors (a frozenset, or None): the same few sets recur across devices,
+        # so each distinct one is measured once and the slots only look it up
+        flat = [who for d in devices for who in (tuple(d.state[:nc]) + (None,) * (nc - len(d.state[:nc])))]
+        distinct = list(set(flat))
+        code = {who: i for i, who in enumerate(distinct)}
+        table = np.array([(len(who), next(iter(who)) if len(who) == 1 else -1) if who else (0, -1)
+                          for who in distinct], np.int64).reshape(-1, 2)
+        info = table[np.fromiter(map(code.__getitem__, flat), np.int64, len(flat))].reshape(D, nc, 2)
+        k = info[:, :, 0]
+        owner = np.where(info[:, :, 1] >= 0, info[:, :, 1], np.arange(nc)[None, :])  # a sum: its chunk's colour
     # one uint32 per pixel (BGRA bytes = ARGB32 on a little-endian machine): a quarter of the elements
     def px(bgra_rows):
         return np.ascontiguousarray(bgra_rows, np.uint8).view("<u4")[..., 0]
@@ -418,6 +487,7 @@ class FlightLayer(QGraphicsItem):
         self.s = 10.0  # block side
         self.rect = QRectF()
         self.items: list = []  # (message index, QPointF centre, contributors, chunk)
+        self.fills = None  # n > STRIPE_MAX_N: (contributor counts, colour devices) of every message
         self.setZValue(5)
         self.setAcceptedMouseButtons(Qt.NoButton)  # it covers the devices: clicks go to them
 
@@ -442,10 +512,35 @@ class FlightLayer(QGraphicsItem):
         m = theme.line("outline")
         return QRectF(pos.x() - self.s / 2 - m, pos.y() - self.s / 2 - m, self.s + 2 * m, self.s + 2 * m)
 
+    def _paint_many(self, p: QPainter):
+        """n > STRIPE_MAX_N: paint_chunk's rule for every block, one drawRects per colour."""
+        col, s = self.colors, self.s
+        k_all, colour_all = self.fills
+        ids = np.fromiter((b[0] for b in self.items), np.int64, len(self.items))
+        xy = np.array([(b[1].x(), b[1].y()) for b in self.items], float).reshape(-1, 2) - s / 2
+        k, colour = k_all[ids], colour_all[ids]
+        frac = np.where(k == 1, 1.0, k / max(self.n, 1))
+        rects = [QRectF(x, y, s, s) for x, y in xy.tolist()]
+        brushes, empty = col.brushes, col.empty
+        fill = p.fillRect
+        for r, kk, c, f in zip(rects, k.tolist(), colour.tolist(), frac.tolist()):
+            if kk == 1:
+                fill(r, brushes[c % len(brushes)])
+            else:
+                fill(r, empty)
+                if kk:
+                    fill(QRectF(r.left(), r.bottom() - s * f, s, s * f), brushes[c % len(brushes)])
+        p.setPen(QPen(col.text, theme.line("outline")))
+        p.setBrush(Qt.NoBrush)
+        p.drawRects(rects)
+
     def paint(self, p: QPainter, option, widget=None):
         if not self.items:
             return
         col, s = self.colors, self.s
+        if self.fills is not None and self.n > STRIPE_MAX_N and s < 22:  # small blocks, no numbers: batched
+            self._paint_many(p)
+            return
         p.setPen(Qt.NoPen)
         rects = []
         for _msg, pos, who, chunk in self.items:
@@ -729,7 +824,9 @@ class RingView(QGraphicsView):
         self.colors = _Colors(n)
         scene.setBackgroundBrush(self.colors.background)
         self.n_chunks_max = max((c.n_chunks for c in tr.collectives), default=0)
-        self.has_switch_slots = any(m.dst == SWITCH for m in tr.messages)
+        self._cols = {f: tr.column(f) for f in ("src", "dst", "chunk", "t_start", "t_end", "w0", "w1", "w2", "w3")}
+        self._cidx = message_color_indices(tr, n)
+        self.has_switch_slots = bool(np.any(self._cols["dst"] == SWITCH))
         self.switch = SwitchItem(self.colors, n)
         self.switch.setZValue(2)
         self.switch.has_slots = self.has_switch_slots
@@ -749,6 +846,7 @@ class RingView(QGraphicsView):
         self.device_labels = [self._add_label("device", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter)
                               for _ in range(n)]
         self.flight = FlightLayer(self.colors, n)
+        self.flight.fills = block_fills(tr, n) if n > STRIPE_MAX_N else None
         self.chord_layer = ChordsLayer()
         scene.addItem(self.flight)
         scene.addItem(self.chord_layer)
@@ -846,6 +944,8 @@ class RingView(QGraphicsView):
         """Each spoke: a send lane and a receive lane, from the device's edge to the switch's rim."""
         g = self._geom
         self.lane_geom = [((s.p1(), s.p2()), (r.p1(), r.p2())) for s, r in lay.lanes]
+        self._lane_arr = np.array([[[[q.x(), q.y()] for q in lane] for lane in lanes] for lanes in self.lane_geom],
+                                  float).reshape(-1, 2, 2, 2)
 
         # each layer's rect is what it can cover, not the scene: a cached layer is a picture of its
         # rect, and at 4K a scene-sized one is 33 MB
@@ -881,17 +981,21 @@ class RingView(QGraphicsView):
             self._place_blocks(t, [])
             return
         c = tr.collectives[coll]
-        hold = idx.holdings(coll, t)
+        radial = self._geom.get("mode") == "radial"
+        hold = idx.held(coll, t)
         if force or hold is not self._last_holdings or coll != getattr(self, "_last_coll", None):
             new = {}
-            for i in idx.last_arrivals(coll, t):
-                m = tr.messages[i]
-                if m.dst != SWITCH:
-                    new.setdefault(m.dst, set()).update(range(c.n_chunks) if m.chunk == ALL else (m.chunk,))
-            for d, item in enumerate(self.devices):
-                h = hold.get(d, {})
-                item.set_state(c.n_chunks, tuple(map(h.get, range(c.n_chunks))),
-                               frozenset(new.get(d, ())))
+            ids = np.asarray(idx.last_arrivals(coll, t), dtype=np.int64)
+            for dst, ch in zip(self._cols["dst"][ids].tolist(), self._cols["chunk"][ids].tolist()):
+                if dst != SWITCH:
+                    new.setdefault(dst, set()).update(range(c.n_chunks) if ch == ALL else (ch,))
+            if radial:  # n > 16: arrays straight from the index, only the bars that changed
+                self._set_bars(c, hold, new, force or coll != getattr(self, "_last_coll", None))
+            else:
+                for d, item in enumerate(self.devices):
+                    h = hold.get(d, {})
+                    item.set_state(c.n_chunks, tuple(map(h.get, range(c.n_chunks))),
+                                   frozenset(new.get(d, ())))
             hs = hold.get(SWITCH, {})
             self.switch.set_state(c.n_chunks, tuple(map(hs.get, range(c.n_chunks))),
                                   self.has_switch_slots)
@@ -900,26 +1004,59 @@ class RingView(QGraphicsView):
         self._place_blocks(t, self._predict_filter(idx.moving(t)))
         self._update_caption(c, t)
 
+    def _set_bars(self, c, hold, new: dict, all_bars: bool):
+        """Radial mode: each bar's per-chunk contributor count and colour owner from the Held arrays;
+        only bars whose arrays or outlined chunks changed are touched."""
+        n, nc = self.n, c.n_chunks
+        counts = np.where(hold.present[:n], hold.count[:n], 0)[:, :nc]
+        owners = np.where(counts == 1, hold.low[:n, :nc], np.arange(nc)[None, :])  # a sum: its chunk's colour
+        new_sets = [frozenset(new.get(d, ())) for d in range(n)]
+        last = getattr(self, "_bars_last", None)
+        if all_bars or last is None or last[0].shape != counts.shape:
+            rows = range(n)
+        else:
+            diff = np.any(counts != last[0], axis=1) | np.any(owners != last[1], axis=1)
+            rows = [d for d in range(n) if diff[d] or new_sets[d] != last[2][d]]
+        for d in rows:
+            self.devices[d].set_counts(nc, counts[d], owners[d], new_sets[d], HeldRow(hold, d, nc))
+        self._bars_last = (counts, owners, new_sets)
+
     def _place_blocks(self, t, flying):
-        msgs = self.run.trace.messages
+        """Every message under way at t: its block on its lane, its lanes lit, its chord (from the
+        trace's columns, one array operation per field: n = 256 has 256 blocks a frame)."""
         active = {}
         show_bytes = self._geom.get("mode") == "box" and self.n <= STRIPE_MAX_N
-        blocks, sides, chords = [], [], []
-        for i in flying:
-            m = msgs[i]
-            p = (t - m.t_start) / (m.t_end - m.t_start) if m.t_end > m.t_start else 1.0
-            pos, lane_dir = self._message_pos(m, p)
-            blocks.append((int(i), pos, m.contributors, m.chunk))
-            sides.append(lane_dir)
-            col = self._message_color(m)
-            if m.src != SWITCH:
-                active[(m.src, 0)] = col
-            if m.dst != SWITCH:
-                active[(m.dst, 1)] = col
-                if m.src != SWITCH:
-                    a = self.lane_geom[m.src][0][1]
-                    b = self.lane_geom[m.dst][1][1]
-                    chords.append((QLineF(a, b), col))
+        ids = np.asarray(flying, dtype=np.int64)
+        cols = self._cols
+        src, dst, chunk = cols["src"][ids], cols["dst"][ids], cols["chunk"][ids]
+        ts, te = cols["t_start"][ids], cols["t_end"][ids]
+        p = np.clip(np.where(te > ts, (t - ts) / np.where(te > ts, te - ts, 1.0), 1.0), 0.0, 1.0)
+        G = self._lane_arr  # (n, 2 lanes, 2 ends, xy): send lane a -> b, receive lane a -> b
+        s_ = np.where(src == SWITCH, 0, src)
+        d_ = np.where(dst == SWITCH, 0, dst)
+        up = (src != SWITCH) & ((dst == SWITCH) | (p < 0.5))  # on the sender's send lane, else the receiver's receive lane
+        q = np.where(dst == SWITCH, p, np.where(src == SWITCH, p, np.where(p < 0.5, p * 2, (p - 0.5) * 2)))
+        a = np.where(up[:, None], G[s_, 0, 0], G[d_, 1, 0])
+        b = np.where(up[:, None], G[s_, 0, 1], G[d_, 1, 1])
+        pos = np.where(up[:, None], a + (b - a) * q[:, None], b + (a - b) * q[:, None])
+        sign = np.where(up, 1.0, -1.0)
+        dxy = b - a
+        ln = np.hypot(dxy[:, 0], dxy[:, 1])
+        ln[ln == 0] = 1.0
+        side = np.stack([-dxy[:, 1] / ln * sign, dxy[:, 0] / ln * sign], 1)
+        who = [_Who(w, self.run.trace._explicit) for w in zip(*(cols[f][ids].tolist() for f in ("w0", "w1", "w2", "w3")))]
+        cidx = self._cidx[ids].tolist()
+        colours = [self.colors.spoke_active if i < 0 else self.colors.devices[i] for i in cidx]
+        blocks = [(i, QPointF(x, y), w, ch) for i, (x, y), w, ch in zip(ids.tolist(), pos.tolist(), who, chunk.tolist())]
+        sides = [QPointF(x, y) for x, y in side.tolist()] if show_bytes else []
+        chords = []
+        for sd, dd, col in zip(src.tolist(), dst.tolist(), colours):
+            if sd != SWITCH:
+                active[(sd, 0)] = col
+            if dd != SWITCH:
+                active[(dd, 1)] = col
+                if sd != SWITCH:
+                    chords.append((QLineF(self.lane_geom[sd][0][1], self.lane_geom[dd][1][1]), col))
         self.flight.set_items(blocks)
         self.chord_layer.set_items(chords)
         if show_bytes:
@@ -1131,7 +1268,7 @@ def ring_texts(run) -> RingTexts:
         widest = [queued_label(d, max(n - 1, 1)) for d in range(n)]
     else:
         widest = [tr("RingView", "GPU {d}").format(d=d) for d in range(n)]
-    legend, key_title = legend_text(run.trace, n, any(m.reduce for m in run.trace.messages))
+    legend, key_title = legend_text(run.trace, n, bool(np.any(run.trace.column("reduce"))))
     return RingTexts(
         title=scenario_title(run.scenario, run), step_lines=tuple(step_line_variants(run)),
         clock_lines=tuple(tr("RingView", "t = {t} of {T}").format(t=f"{x} {unit}", T=fmt_time(run.index.t_total))
@@ -1154,7 +1291,7 @@ def queued_label(d: int, k: int) -> str:
 def ring_shape(run) -> RingShape:
     tr = run.trace
     return RingShape(run.scenario.n, max((c.n_chunks for c in tr.collectives), default=0),
-                     any(m.dst == SWITCH for m in tr.messages))
+                     bool(np.any(tr.column("dst") == SWITCH)))
 
 
 def step_line_variants(run) -> list:
