@@ -944,6 +944,7 @@ class RingView(QGraphicsView):
         """Each spoke: a send lane and a receive lane, from the device's edge to the switch's rim."""
         g = self._geom
         self.lane_geom = [((s.p1(), s.p2()), (r.p1(), r.p2())) for s, r in lay.lanes]
+        self._flying = None  # chords hang on the lanes: recomputed
         self._lane_arr = np.array([[[[q.x(), q.y()] for q in lane] for lane in lanes] for lanes in self.lane_geom],
                                   float).reshape(-1, 2, 2, 2)
 
@@ -1044,19 +1045,23 @@ class RingView(QGraphicsView):
         ln = np.hypot(dxy[:, 0], dxy[:, 1])
         ln[ln == 0] = 1.0
         side = np.stack([-dxy[:, 1] / ln * sign, dxy[:, 0] / ln * sign], 1)
-        who = [_Who(w, self.run.trace._explicit) for w in zip(*(cols[f][ids].tolist() for f in ("w0", "w1", "w2", "w3")))]
-        cidx = self._cidx[ids].tolist()
-        colours = [self.colors.spoke_active if i < 0 else self.colors.devices[i] for i in cidx]
+        key = ids.tobytes()
+        same = getattr(self, "_flying", None)
+        if same is None or same[0] != key:  # a new set of messages (a step boundary): who, colours, chords
+            who = [_Who(w, self.run.trace._explicit) for w in zip(*(cols[f][ids].tolist() for f in ("w0", "w1", "w2", "w3")))]
+            colours = [self.colors.spoke_active if i < 0 else self.colors.devices[i] for i in self._cidx[ids].tolist()]
+            chords = []
+            for sd, dd, col in zip(src.tolist(), dst.tolist(), colours):
+                if sd != SWITCH:
+                    active[(sd, 0)] = col
+                if dd != SWITCH:
+                    active[(dd, 1)] = col
+                    if sd != SWITCH:
+                        chords.append((QLineF(self.lane_geom[sd][0][1], self.lane_geom[dd][1][1]), col))
+            self._flying = (key, who, chords, active)
+        _key, who, chords, active = self._flying
         blocks = [(i, QPointF(x, y), w, ch) for i, (x, y), w, ch in zip(ids.tolist(), pos.tolist(), who, chunk.tolist())]
         sides = [QPointF(x, y) for x, y in side.tolist()] if show_bytes else []
-        chords = []
-        for sd, dd, col in zip(src.tolist(), dst.tolist(), colours):
-            if sd != SWITCH:
-                active[(sd, 0)] = col
-            if dd != SWITCH:
-                active[(dd, 1)] = col
-                if sd != SWITCH:
-                    chords.append((QLineF(self.lane_geom[sd][0][1], self.lane_geom[dd][1][1]), col))
         self.flight.set_items(blocks)
         self.chord_layer.set_items(chords)
         if show_bytes:
