@@ -232,7 +232,8 @@ def _matmul_try(width, height, scale, title, rows) -> MatmulLayout:
         lines = wrap_lines(label, f_label, inner.width())
         lw, lh = text_size(lines, f_label)
         label_box = TextBox(QRectF(inner.left(), inner.top(), min(lw, inner.width()), lh), tuple(lines), f_label)
-        area = QRectF(inner.left(), label_box.rect.bottom() + 6, inner.width(), inner.bottom() - label_box.rect.bottom() - 6)
+        below = label_box.rect.bottom() + 6
+        area = QRectF(inner.left(), below, inner.width(), inner.bottom() - below)
         out.append(MatmulRow(box, active, label_box, _row_items(items, area, scale)))
     return MatmulLayout(title_box, tuple(out))
 

@@ -26,6 +26,7 @@ from . import theme
 
 BOX_MODE_MAX_N = 16  # up to this many devices: boxes on an ellipse; beyond: radial bars
 MIN_REACH = 40.0  # pixels from the switch's centre to the nearest box: a switch and lanes you can see
+MIN_NAME_PX = 10  # device names shrink on their own down to this size; below it the header shrinks too
 MIN_RING_SHARE = 0.45  # the ring keeps at least this share of the view's height (else the text shrinks)
 TEXT_FITS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4)  # text sizes tried, relative to the requested one
 LABEL_PAD_W, LABEL_PAD_H = 6.0, 2.0  # a label's box around its text (halo)
@@ -247,8 +248,11 @@ def ring_layout(width: float, height: float, scale: float, texts: RingTexts, sha
 
 
 def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
+    def font_at(role, bold, factor):
+        return make_font(role, bold, theme.FONT_PX[role] * scale * factor)
+
     def font(role, bold=False):
-        return make_font(role, bold, theme.FONT_PX[role] * scale * tvs)
+        return font_at(role, bold, tvs)
 
     m = theme.SIZE_PX["margin"] * scale * tvs
     room = W - 2 * m
@@ -292,10 +296,18 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     if not force and area.height() < MIN_RING_SHARE * H:
         return None
     centre = area.center()
-    f_dev = font("device", True)
-    geo = (_radial if radial else _boxes)(area, centre, scale, vs, tvs, f_dev, texts, shape, force)
+    # the names round the ring may shrink further than the header: sixteen of them must fit the
+    # ring's circumference, the title only the view's width
+    place = _radial if radial else _boxes
+    geo = None
+    for g in (f for f in TEXT_FITS if vs * f <= tvs + 1e-9 and theme.FONT_PX["device"] * scale * vs * f >= MIN_NAME_PX):
+        geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * g), texts, shape, False)
+        if geo is not None:
+            break
     if geo is None:
-        return None
+        if not force:
+            return None
+        geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * TEXT_FITS[-1]), texts, shape, True)
     devices, labels, anchors, r_sw, block, lane, lane_active, mode, off_max = geo
     # the switch's name inside its disc, shrunk to fit; above its slots when it shows them
     f_sw = font("switch", True)

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 from simcore.trace import SWITCH
 
 from . import theme
-from .ring_view import message_color_indices
+from .ring_items import message_color_indices
 
 SEND_H, RECV_H = 0.42, 0.42  # fractions of a row: send bar above the row's centre, receive below
 GROUP_ABOVE = 64  # up to this many GPUs, one row each (n = 64 in a 190 px dock: 3 px rows, the old limit)

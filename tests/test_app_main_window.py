@@ -217,8 +217,8 @@ def test_usable_at_1280x720(qtbot):
     model, pb, win = make_window(qtbot, size=(1280, 720), kind="all-reduce", n=8)
     view = win.ring_view
     assert view.width() >= 500 and view.height() >= 300
-    for r in view.device_rects():
-        assert view.sceneRect().contains(r)
+    for item in view.devices:  # the painted boxes, where the scene has them
+        assert view.sceneRect().contains(item.sceneBoundingRect())
 
 
 def test_extra_views_register_as_tabs(qtbot, monkeypatch):

@@ -115,46 +115,62 @@ def test_step_boundary_shows_no_blocks_and_outlines_the_new_chunks(qtbot):
 
 @pytest.mark.parametrize("n", [8, 16, 64])
 def test_labels_and_boxes_do_not_collide(qtbot, n):
+    """The layout function's rects (app/ring_layout.py) never collide, and the scene's items
+    are where it put them."""
+    from app.ring_layout import ring_layout
+    from app.ring_view import ring_shape, ring_texts
+
     model, pb, view = make_view(qtbot, size=(1600, 900), kind="all-gather", n=n)
-    labels = view.visible_label_rects()
+    vp = view.viewport().rect()
+    lay = ring_layout(vp.width(), vp.height(), theme.scale(), ring_texts(model.run), ring_shape(model.run))
+    labels = [b.rect for b in lay.device_labels if b is not None]
     assert len(labels) >= min(n, 16)
     for i, a in enumerate(labels):
         for b in labels[i + 1:]:
             assert not a.intersects(b)
+    boxes = [d.rect() for d in lay.devices]
     if n <= 16:  # boxes are axis-aligned: their rects must not touch either
-        boxes = view.device_rects()
         for i, a in enumerate(boxes):
             for b in boxes[i + 1:]:
                 assert not a.intersects(b)
     for r in labels:
         assert view.sceneRect().contains(r)
+    shown = [lab for lab in view.device_labels if lab.isVisible()]
+    assert len(shown) == len(labels)
+    for item, box in zip(view.devices, lay.devices):
+        c = item.sceneBoundingRect().center()
+        assert abs(c.x() - box.centre.x()) < 0.5 and abs(c.y() - box.centre.y()) < 0.5
+
+
+def items(view) -> int:
+    return len(view.scene().items())
 
 
 def test_changing_n_algo_or_scenario_rebuilds_without_leaking_items(qtbot):
     model, pb, view = make_view(qtbot, kind="all-reduce", n=8)
-    base = view.item_count()
+    base = items(view)
     model.update(n=16)
-    assert view.item_count() > base
+    assert items(view) > base
     model.update(n=8)
-    assert view.item_count() == base
+    assert items(view) == base
     for algo in ("rd", "innet", "direct", "ring"):
         model.update(algo=algo)
         pb.seek(pb.t_end / 3)
-    assert view.item_count() == base
+    assert items(view) == base
     model.update(kind="matmul-1")
     model.update(kind="all-reduce")
-    assert view.item_count() == base
+    assert items(view) == base
     assert len(view.devices) == 8 and view.run is model.run
 
 
 def test_theme_scale_change_rebuilds_in_place(qtbot):
     model, pb, view = make_view(qtbot, kind="all-gather", n=8)
-    base = view.item_count()
+    base = items(view)
     pb.seek_step(3)
     before = shown(view, 8)
     try:
         theme.set_scale(1.5)
-        assert view.item_count() == base
+        assert items(view) == base
         assert shown(view, 8) == before
     finally:
         theme.set_scale(1.0)

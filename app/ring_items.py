@@ -1,0 +1,439 @@
+"""
+The ring view's graphics items: a device's buffer (box of slots or radial bar), all radial bars
+as one cached picture, and the switch. They paint cached state the view sets (`set_state`,
+`set_geometry`); nothing here knows the trace or the clock.
+
+A slot's colour says whose data it holds: one colour per device (Okabe–Ito for n ≤ 8, a cyclic
+map beyond). A partial sum shows its contributors as bands (n ≤ STRIPE_MAX_N) or, when bands would
+be thinner than a pixel, fills the share of devices already added in its chunk's colour.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPen, QTransform
+from PySide6.QtWidgets import QGraphicsItem
+
+from simcore.trace import ALL
+
+from . import theme
+
+STRIPE_MAX_N = 8  # up to this many devices a partial sum is drawn as contributor bands
+
+
+def paint_chunk(p: QPainter, r: QRectF, who, n: int, brushes, empty: QBrush, chunk: int, vertical_fill: bool):
+    """
+    Fill rect r for a chunk holding the data of devices `who` (a frozenset, or None = not held).
+    One contributor: its colour. Several: bands of their colours (n ≤ STRIPE_MAX_N), else the
+    share len(who)/n filled with the chunk's colour.
+    """
+    if not who:
+        p.fillRect(r, empty)
+        return
+    k = len(who)
+    if k == 1:
+        p.fillRect(r, brushes[next(iter(who)) % len(brushes)])
+        return
+    if n <= STRIPE_MAX_N:
+        ws = sorted(who)
+        h = r.height() / k
+        for i, d in enumerate(ws):
+            p.fillRect(QRectF(r.left(), r.top() + i * h, r.width(), h + 0.5), brushes[d % len(brushes)])
+        return
+    p.fillRect(r, empty)
+    frac = k / max(n, 1)
+    col = brushes[(chunk if chunk >= 0 else min(who)) % len(brushes)]
+    if vertical_fill:
+        p.fillRect(QRectF(r.left(), r.bottom() - r.height() * frac, r.width(), r.height() * frac), col)
+    else:
+        p.fillRect(QRectF(r.left(), r.top(), r.width() * frac, r.height()), col)
+
+
+def message_color_index(m, n: int) -> int:
+    """The device colour a message is drawn in: its only contributor, else its chunk, else its sender."""
+    if len(m.contributors) == 1:
+        return next(iter(m.contributors)) % max(n, 1)
+    if m.chunk != ALL:
+        return m.chunk % max(n, 1)
+    return m.src % max(n, 1) if m.src >= 0 else -1
+
+
+def message_color_indices(trace, n: int) -> np.ndarray:
+    """message_color_index of every message of `trace` at once, from its columns."""
+    n = max(n, 1)
+    r = trace.rows()
+    k = trace.contributor_counts()
+    first, period = r["w0"].astype(np.int64), r["w2"]
+    explicit = np.frombuffer(trace._explicit, dtype=np.int32) if len(trace._explicit) else np.zeros(1, np.int32)
+    single = np.where(period > 0, first, explicit[np.clip(first, 0, len(explicit) - 1)])
+    chunk, src = r["chunk"].astype(np.int64), r["src"].astype(np.int64)
+    out = np.where(chunk != ALL, chunk % n, np.where(src >= 0, src % n, -1))
+    return np.where(k == 1, single % n, out)
+
+
+def block_fills(trace, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """For every message, what paint_chunk fills its block with at n > STRIPE_MAX_N: (how many
+    contributors, the colour's device: the only contributor, else the chunk, else the lowest)."""
+    n = max(n, 1)
+    r = trace.rows()
+    k = trace.contributor_counts()
+    first, count, period = (r[f].astype(np.int64) for f in ("w0", "w1", "w2"))
+    explicit = np.frombuffer(trace._explicit, dtype=np.int32) if len(trace._explicit) else np.zeros(1, np.int32)
+    lowest = np.where(period > 0, np.where(first + count > np.maximum(period, 1), 0, first),
+                      explicit[np.clip(first, 0, len(explicit) - 1)])  # an arc past period − 1 wraps to 0
+    chunk = r["chunk"].astype(np.int64)
+    colour = np.where(k == 1, lowest, np.where(chunk >= 0, chunk, lowest)) % n
+    return k, colour
+
+
+def _bgra(hex_color: str) -> np.ndarray:
+    c = QColor(hex_color)
+    return np.array([c.blue(), c.green(), c.red(), 255], np.uint8)
+
+
+class _Colors:
+    """QBrushes for the current palette and n (cached once per run / theme change)."""
+
+    def __init__(self, n: int):
+        pal = theme.palette()
+        self.devices = theme.device_colors(max(n, 1))
+        self.brushes = [QBrush(c) for c in self.devices]
+        self.empty = QBrush(QColor(pal.slot_empty))
+        self.bgra = np.array([[c.blue(), c.green(), c.red(), 255] for c in self.devices], np.uint8)
+        self.empty_bgra = _bgra(pal.slot_empty)
+        self.border_bgra = _bgra(pal.border)
+        self.new_bgra = _bgra(pal.highlight)
+        self.slot_pen = QPen(QColor(pal.slot_border), theme.line("hairline"))
+        self.box_pen = QPen(QColor(pal.border), theme.line("outline"))
+        self.box_brush = QBrush(QColor(pal.surface))
+        self.new_pen = QPen(QColor(pal.highlight), theme.line("highlight"))
+        self.new_pen.setJoinStyle(Qt.MiterJoin)
+        self.text = QColor(pal.text)
+        self.muted = QColor(pal.text_muted)
+        self.spoke = QColor(pal.spoke)
+        self.spoke_active = QColor(pal.spoke_active)
+        self.switch_fill = QBrush(QColor(pal.switch_fill))
+        self.switch_pen = QPen(QColor(pal.switch_border), theme.line("outline"))
+        self.background = QColor(pal.background)
+
+
+# ---------------------------------------------------------------------------------------
+# Items
+# ---------------------------------------------------------------------------------------
+class HeldRow(Sequence):
+    """Device d's slots in a scenarios.Held snapshot as the tuple of contributors (None = not held),
+    each decoded only when read (slot_state, tests): radial bars paint from the arrays."""
+
+    __slots__ = ("held", "d", "n_chunks")
+
+    def __init__(self, held, d: int, n_chunks: int):
+        self.held, self.d, self.n_chunks = held, d, n_chunks
+
+    def __len__(self):
+        return self.n_chunks
+
+    def __getitem__(self, ch):
+        if isinstance(ch, slice):
+            return tuple(self[i] for i in range(*ch.indices(self.n_chunks)))
+        if not 0 <= ch < self.n_chunks:
+            raise IndexError(ch)
+        return self.held.who(self.d, ch)
+
+
+class DeviceItem(QGraphicsItem):
+    """One device's buffer: a box of slots (box mode) or a radial bar (radial mode)."""
+
+    def __init__(self, d: int, colors: _Colors, n: int):
+        super().__init__()
+        self.d = d
+        self.n = n
+        self.colors = colors
+        self.radial = False
+        self.w = self.h = 10.0
+        self.cols = self.rows = 1
+        self.pad = 4.0
+        self.n_chunks = 0
+        self.state: tuple = ()
+        self.new: frozenset = frozenset()
+        self._rects: list = []
+        self._image = None
+        self._counts = self._owners = None  # radial bars at large n: per chunk, contributors and colour
+        self.layer = None  # BarsLayer that paints this device in radial mode
+        self.setAcceptedMouseButtons(Qt.LeftButton)
+        # painted once per change of state, then blitted: full repaints stay cheap at n = 64
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+    def set_geometry(self, w, h, cols, rows, pad, radial):
+        self.prepareGeometryChange()
+        self.w, self.h, self.cols, self.rows, self.pad, self.radial = w, h, cols, rows, pad, radial
+        self._rects = []
+        self.setCacheMode(QGraphicsItem.NoCache if radial else QGraphicsItem.DeviceCoordinateCache)
+        # radial bars are painted by BarsLayer: the view need not visit 256 empty paints a frame
+        self.setFlag(QGraphicsItem.ItemHasNoContents, radial)
+        self._changed()
+
+    def set_state(self, n_chunks: int, state: tuple, new: frozenset) -> bool:
+        self._counts = self._owners = None
+        if n_chunks == self.n_chunks and state == self.state and new == self.new:
+            return False
+        if n_chunks != self.n_chunks:
+            self._rects = []
+        if (n_chunks, state) != (self.n_chunks, self.state):
+            self._image = None
+        self.n_chunks, self.state, self.new = n_chunks, state, new
+        self._changed()
+        return True
+
+    def set_counts(self, n_chunks: int, counts: np.ndarray, owners: np.ndarray, new: frozenset, state) -> None:
+        """
+        Radial bars at large n: the state as arrays (per chunk: how many devices' data it holds,
+        0 = not held, and the colour owner) — what the bar paints, without a set per slot.
+        `state` reads as the tuple of contributors (scenarios.Held, decoded when asked for).
+        """
+        self.n_chunks, self.state, self.new = n_chunks, state, new
+        self._counts, self._owners = counts, owners
+        self._rects = []
+        self._image = None
+        self._changed()
+
+    def _changed(self):
+        if self.radial and self.layer is not None:
+            self.layer.update()
+        else:
+            self.update()
+
+    def boundingRect(self):
+        m = theme.line("highlight")
+        return QRectF(-self.w / 2 - m, -self.h / 2 - m, self.w + 2 * m, self.h + 2 * m)
+
+    def slot_rect(self, ch: int) -> QRectF:
+        """Rect of chunk slot `ch` in item coordinates."""
+        if len(self._rects) != self.n_chunks:
+            self._rects = [self._slot_rect(c) for c in range(self.n_chunks)]
+        return self._rects[ch]
+
+    def _slot_rect(self, ch: int) -> QRectF:
+        pad = self.pad
+        iw, ih = self.w - 2 * pad, self.h - 2 * pad
+        if self.radial:  # chunk 0 at the inner end (local +y), growing outwards
+            sh = ih / max(self.n_chunks, 1)
+            return QRectF(-iw / 2, self.h / 2 - pad - (ch + 1) * sh, iw, sh)
+        sw, sh = iw / max(self.cols, 1), ih / max(self.rows, 1)
+        r, c = divmod(ch, max(self.cols, 1))
+        gap = 1.0 if sw > 6 else 0.0
+        return QRectF(-iw / 2 + c * sw + gap / 2, -ih / 2 + r * sh + gap / 2, sw - gap, sh - gap)
+
+    def paint(self, p: QPainter, option, widget=None):
+        if self.radial:
+            return  # radial bars are painted together by BarsLayer (one cached picture)
+        self.paint_contents(p)
+
+    def paint_contents(self, p: QPainter):
+        col = self.colors
+        rect = QRectF(-self.w / 2, -self.h / 2, self.w, self.h)
+        if not self.radial:
+            p.setPen(col.box_pen)
+            p.setBrush(col.box_brush)
+            p.drawRoundedRect(rect, 4, 4)
+        if not self.n_chunks:
+            return
+        p.setPen(Qt.NoPen)
+        if self.radial:  # many thin slots: one image, one row per chunk (see _bar_image)
+            if self._image is None:
+                self._image = self._bar_image()
+            p.drawImage(QPointF(-self._image.width() / 2, -self._image.height() / 2), self._image)
+            return
+        framed = self.slot_rect(0).width() > 6
+        if not framed:  # one fill for every empty slot, then only the held ones
+            p.fillRect(rect.adjusted(self.pad, self.pad, -self.pad, -self.pad), col.empty)
+        for ch in range(self.n_chunks):
+            who = self.state[ch]
+            if who or framed:
+                paint_chunk(p, self.slot_rect(ch), who, self.n, col.brushes, col.empty, ch, vertical_fill=False)
+        if framed:
+            p.setPen(col.slot_pen)
+            p.setBrush(Qt.NoBrush)
+            for ch in range(self.n_chunks):
+                p.drawRect(self.slot_rect(ch))
+        self._paint_new(p)
+
+    def _paint_new(self, p):
+        if self.new:
+            p.setPen(self.colors.new_pen)
+            p.setBrush(Qt.NoBrush)
+            for ch in self.new:
+                if 0 <= ch < self.n_chunks:
+                    p.drawRect(self.slot_rect(ch))
+
+    def _bar_image(self) -> QImage:
+        """The radial bar as an image at its pixel size (see bar_images, which builds many at once)."""
+        return bar_images([self])[0]
+
+
+def bar_images(devices) -> list:
+    """
+    Radial bars as images at their pixel size, chunk 0 in the bottom rows (the inner end), with
+    frame and new-chunk outline drawn in: a slot held by one device is filled with its colour; a
+    partial sum fills the share of devices added (paint_chunk's rule as pixels). Devices of one
+    ring share size, chunk count and colours, so their pixels are computed together in numpy:
+    a step boundary at n = 64 redraws 64 bars at once instead of one by one.
+    """
+    if not devices:
+        return []
+    d0 = devices[0]
+    col = d0.colors
+    W, H = max(3, round(d0.w)), max(3, round(d0.h))
+    if any((max(3, round(d.w)), max(3, round(d.h))) != (W, H) for d in devices[1:]):
+        return [img for d in devices for img in bar_images([d])]  # mixed sizes: one at a time
+    iw, ih = W - 2, H - 2
+    nc = max(d0.n_chunks, 1)
+    n = max(d0.n, 1)
+    bgra = col.bgra
+    D = len(devices)
+    if all(d._counts is not None for d in devices):  # arrays from the index (set_counts)
+        k = np.stack([d._counts[:nc] for d in devices]).astype(np.int64)
+        owner = np.stack([d._owners[:nc] for d in devices]).astype(np.int64)
+    else:
+        # every slot's contributors (a frozenset, or None): the same few sets recur across devices,
+        # so each distinct one is measured once and the slots only look it up
+        flat = [who for d in devices for who in (tuple(d.state[:nc]) + (None,) * (nc - len(d.state[:nc])))]
+        distinct = list(set(flat))
+        code = {who: i for i, who in enumerate(distinct)}
+        table = np.array([(len(who), next(iter(who)) if len(who) == 1 else -1) if who else (0, -1)
+                          for who in distinct], np.int64).reshape(-1, 2)
+        info = table[np.fromiter(map(code.__getitem__, flat), np.int64, len(flat))].reshape(D, nc, 2)
+        k = info[:, :, 0]
+        owner = np.where(info[:, :, 1] >= 0, info[:, :, 1], np.arange(nc)[None, :])  # a sum: its chunk's colour
+    # one uint32 per pixel (BGRA bytes = ARGB32 on a little-endian machine): a quarter of the elements
+    def px(bgra_rows):
+        return np.ascontiguousarray(bgra_rows, np.uint8).view("<u4")[..., 0]
+
+    empty, border, new_px = px(col.empty_bgra[None]), px(col.border_bgra[None]), px(col.new_bgra[None])
+    colours = np.where(k > 0, px(bgra)[owner % len(bgra)], empty)  # (D, nc)
+    fill = np.where(k == 1, iw, np.where(k > 1, np.maximum(1, np.round(iw * k / n)), 0)).astype(int)
+    chunk_of_row = np.minimum((ih - 1 - np.arange(ih)) * nc // ih, nc - 1)  # image row -> chunk (non-increasing)
+    filled = np.arange(iw)[None, None, :] < fill[:, chunk_of_row][:, :, None]  # (D, ih, iw)
+    arr = np.empty((D, H, W), "<u4")
+    arr[:] = border
+    arr[:, 1:-1, 1:-1] = np.where(filled, colours[:, chunk_of_row][:, :, None], empty)
+    # each chunk's first and last image row (+1 for the frame), found once for all devices
+    first = np.searchsorted(-chunk_of_row, -np.arange(nc), side="left") + 1
+    last = np.searchsorted(-chunk_of_row, -np.arange(nc), side="right")
+    for i, d in enumerate(devices):
+        for ch in d.new:  # outline the chunks that arrived in the last step
+            if 0 <= ch < nc and first[ch] <= last[ch]:
+                lo, hi = max(first[ch] - 1, 0), min(last[ch] + 2, H)
+                a = arr[i]
+                a[lo:lo + 2, :] = new_px
+                a[hi - 2:hi, :] = new_px
+                a[lo:hi, :2] = new_px
+                a[lo:hi, -2:] = new_px
+    data = arr.view(np.uint8)
+    return [QImage(data[i].data, W, H, 4 * W, QImage.Format_ARGB32).copy() for i in range(D)]
+
+
+class BarsLayer(QGraphicsItem):
+    """
+    Paints every radial bar in one item, cached as one unrotated picture: a frame where no
+    buffer changed costs a single blit instead of 64 rotated ones. Geometry and state stay in
+    the DeviceItems (clicks, slot_state); this only draws them.
+    """
+
+    def __init__(self, devices):
+        super().__init__()
+        self.devices = devices
+        self.rect = QRectF()
+        self.setZValue(3)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+        for d in devices:
+            d.layer = self
+
+    def set_rect(self, r: QRectF):
+        self.prepareGeometryChange()
+        self.rect = QRectF(r)
+        self.update()
+
+    def boundingRect(self):
+        return self.rect
+
+    def paint(self, p: QPainter, option, widget=None):
+        p.setRenderHint(QPainter.SmoothPixmapTransform, False)
+        p.setRenderHint(QPainter.Antialiasing, False)
+        stale = [d for d in self.devices if d.radial and d.n_chunks and d._image is None]
+        for d, img in zip(stale, bar_images(stale)):
+            d._image = img
+        base = p.transform()
+        for d in self.devices:  # each bar at its place and angle: one transform, one image
+            if d.radial and d.n_chunks and d._image is not None:
+                img = d._image
+                p.setTransform(QTransform().translate(d.x(), d.y()).rotate(d.rotation()) * base)
+                p.drawImage(QPointF(-img.width() / 2, -img.height() / 2), img)
+        p.setTransform(base)
+
+
+class SwitchItem(QGraphicsItem):
+    """The switch: a disc, its name, and (in-network reduction) its own slots."""
+
+    def __init__(self, colors: _Colors, n: int):
+        super().__init__()
+        self.colors = colors
+        self.n = n
+        self.r = 50.0
+        self.name = ""
+        self.n_chunks = 0
+        self.state: tuple = ()
+        self.show_slots = False
+        self.has_slots = False
+        self.setAcceptedMouseButtons(Qt.LeftButton)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+    def set_radius(self, r):
+        self.prepareGeometryChange()
+        self.r = r
+        self.update()
+
+    def set_name(self, name):
+        self.name = name
+        self.update()
+
+    def set_state(self, n_chunks, state, show) -> bool:
+        if (n_chunks, state, show) == (self.n_chunks, self.state, self.show_slots):
+            return False
+        self.n_chunks, self.state, self.show_slots = n_chunks, state, show
+        self.update()
+        return True
+
+    def boundingRect(self):
+        m = theme.line("outline")
+        return QRectF(-self.r - m, -self.r - m, 2 * self.r + 2 * m, 2 * self.r + 2 * m)
+
+    def slot_rect(self, ch):
+        """The switch's own buffer (in-network reduction): a grid of chunk slots in its middle."""
+        nc = max(self.n_chunks, 1)
+        cols = nc if nc <= 8 else math.ceil(math.sqrt(nc))
+        rows = math.ceil(nc / cols)
+        side = 2 * self.r * 0.66
+        sw = side / cols
+        sh = min(sw * 1.3, self.r * 0.9 / rows)
+        r, c = divmod(ch, cols)
+        y0 = -self.r * 0.2
+        return QRectF(-side / 2 + c * sw + 0.5, y0 + r * sh + 0.5, sw - 1, sh - 1)
+
+    def paint(self, p: QPainter, option, widget=None):
+        col = self.colors
+        p.setPen(col.switch_pen)
+        p.setBrush(col.switch_fill)
+        p.drawEllipse(QPointF(0, 0), self.r, self.r)
+        if self.show_slots and self.n_chunks:
+            p.setPen(Qt.NoPen)
+            for ch in range(self.n_chunks):
+                paint_chunk(p, self.slot_rect(ch), self.state[ch], self.n, col.brushes, col.empty, ch, True)
+            if self.slot_rect(0).width() > 6:
+                p.setPen(col.slot_pen)
+                p.setBrush(Qt.NoBrush)
+                for ch in range(self.n_chunks):
+                    p.drawRect(self.slot_rect(ch))
