@@ -1,9 +1,12 @@
 """
 shard-lab — the app's command line (also `python -m app`).
 
-    shard-lab [--scenario KIND] [--n N] [--algo ring|rd|innet|direct|two-shot] [--bytes S] [--link L]
+    shard-lab [FILE.json] [--scenario KIND] [--n N] [--algo ring|rd|innet|direct|two-shot] [--bytes S] [--link L]
               [--step K] [--tab ring|weights|buffers|latency] [--lang en|zh]
               [--screenshot PATH [--size WxH]]
+
+`FILE.json` opens a saved scenario (File → Save scenario…) at its saved step; with it, the
+scenario options are not given. A file that is not a scenario prints one line and exits 2.
 
 Without arguments it opens on ring all-gather with n = 8. `--step K` shows step K in flight
 (blocks on their way; 0 = the start). `--screenshot PATH` renders the main window at that state
@@ -38,6 +41,7 @@ def _parser() -> _Parser:
     from .scenarios import KINDS
 
     p = _Parser(prog="shard-lab", description="Tensor parallelism you can watch.")
+    p.add_argument("file", nargs="?", default=None, metavar="FILE.json", help="a saved scenario to open")
     p.add_argument("--scenario", default="all-gather", choices=KINDS, metavar="KIND",
                    help="one of: " + ", ".join(KINDS) + " (default all-gather)")
     p.add_argument("--n", default=8, type=int, help="devices (default 8)")
@@ -110,6 +114,10 @@ def main(argv=None) -> int:
         return _fail(str(e))
     except ValueError as e:
         return _fail(str(e))
+    given = {a.split("=")[0] for a in argv}
+    scenario_flags = given & {"--scenario", "--n", "--algo", "--bytes", "--link"}
+    if args.file and scenario_flags:
+        return _fail(f"{args.file}: a scenario file sets the scenario; drop {', '.join(sorted(scenario_flags))}")
 
     exporting = bool(args.export_gif or args.export_mp4)
     if exporting and not (0 < args.fps <= 60 and 1 <= args.frames_per_step <= 120):
@@ -128,16 +136,29 @@ def main(argv=None) -> int:
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "shard-lab"])
     app.setApplicationName("Shard Lab")
     app.setOrganizationName("Shard Lab")
+    sf = None
     try:
-        if "--bytes" not in {a.split("=")[0] for a in argv}:  # the default size adapts to n
-            from .scenarios import fit_bytes
+        if args.file:
+            from . import scenario_io
 
-            nbytes = fit_bytes(nbytes, args.n, args.scenario)
-        sc = Scenario(kind=args.scenario, n=args.n, algo=args.algo or "ring", nbytes=nbytes, link=args.link)
+            sf = scenario_io.load_scenario(args.file)  # ScenarioFileError (a ValueError): one sentence
+            if sf.link_spec is not None:
+                scenario_io.register_link(sf.scenario.link, sf.link_spec)
+            sc = sf.scenario
+        else:
+            if "--bytes" not in given:  # the default size adapts to n
+                from .scenarios import fit_bytes
+
+                nbytes = fit_bytes(nbytes, args.n, args.scenario)
+            sc = Scenario(kind=args.scenario, n=args.n, algo=args.algo or "ring", nbytes=nbytes, link=args.link)
         model = ScenarioModel(sc)
     except ValueError as e:
         return _fail(str(e))
     playback = Playback(model)
+    if sf is not None and sf.step is not None and step is None:
+        if sf.step > playback.n_steps:
+            return _fail(f"{args.file}: step {sf.step}, but this scenario has {playback.n_steps} steps")
+        playback.seek_step(sf.step)
     if step is not None and step > playback.n_steps:
         return _fail(f"--step {step}: this scenario has {playback.n_steps} steps")
     _set_language(app, args.lang)  # None: the language saved last time, else the system locale (app/i18n.py)
@@ -165,7 +186,7 @@ def main(argv=None) -> int:
     if exporting:
         return _export_animations(win, args)
     # classroom (issue 6): theme, size, geometry and — when no scenario was given — the last scenario
-    explicit = {a.split("=")[0] for a in argv} & {"--scenario", "--n", "--algo", "--bytes", "--link", "--step"}
+    explicit = scenario_flags or args.file or "--step" in given
     win.classroom.restore_session(restore_scenario=not explicit)
     win.show()
     return app.exec()

@@ -32,6 +32,8 @@ from simcore.calibrate import MEASURED, RING_LABEL, Fit
 
 from . import theme
 
+NCCL_MAX_BYTES = 16 << 20  # nccl-tests output is a few KiB per run; a bigger file is not one
+
 # what the "Collectives" box offers: key -> (op, algo) list (None: simcore.mpi's defaults)
 OP_SETS = {
     "default": None,
@@ -354,9 +356,15 @@ class CalibrationDialog(QDialog):
                                                   self.tr("Text (*.txt *.log *.out);;All files (*)"))
             if not path:
                 return False
+        from .files import read_bytes
+
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                tables = calibrate.parse_nccl_tests(f.read())
+            # checked and read without waiting: a FIFO or /proc/kmsg would hang the window
+            raw = read_bytes(path, NCCL_MAX_BYTES)
+            if len(raw) > NCCL_MAX_BYTES:
+                raise ValueError(self.tr("it is larger than %1 MiB; nccl-tests output is far smaller")
+                                 .replace("%1", str(NCCL_MAX_BYTES >> 20)))
+            tables = calibrate.parse_nccl_tests(raw.decode("utf-8", errors="replace"))
         except (OSError, ValueError) as e:
             msg = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             self._set_status(self.tr("Cannot use %1: %2").replace("%1", os.path.basename(path)).replace("%2", msg),
@@ -452,5 +460,8 @@ class CalibrationDialog(QDialog):
     def _on_use_clicked(self):
         link = self.link()
         if link is not None:
+            from .scenario_io import remember_calibration
+
+            remember_calibration(link)  # offered again after a restart (Classroom.restore_session)
             self.link_ready.emit(link)
             self.accept()

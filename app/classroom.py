@@ -16,14 +16,36 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
-from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMenu, QMessageBox, QProgressDialog
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QActionGroup, QColor, QIcon, QKeySequence, QPainter, QPen, QPixmap, QShortcut
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QMenu, QMessageBox, QProgressDialog,
+                               QToolBar)
 
 from . import i18n, scenario_io, theme
 from .formula_panel import FormulaPanel
 from .predict_ui import PredictController, PredictPanel
 from .presentation import PresentationController, apply_look
+
+
+def camera_icon(color: QColor) -> QIcon:
+    """A camera drawn as outlines in `color` (the theme's text colour). The style's floppy-disk
+    icon tinted in one colour became a solid square: a black blot in the light theme."""
+    icon = QIcon()
+    for side in (16, 24, 32, 48, 64):
+        pm = QPixmap(side, side)
+        pm.fill(Qt.transparent)
+        p = QPainter(pm)
+        p.setRenderHint(QPainter.Antialiasing)
+        w = max(1.2, side / 14)
+        p.setPen(QPen(color, w))
+        p.setBrush(Qt.NoBrush)
+        body = QRectF(side * 0.08, side * 0.28, side * 0.84, side * 0.58)
+        p.drawRoundedRect(body, side * 0.08, side * 0.08)
+        p.drawRect(QRectF(side * 0.34, side * 0.16, side * 0.3, side * 0.12))  # the viewfinder
+        p.drawEllipse(QPointF(side * 0.5, side * 0.57), side * 0.17, side * 0.17)  # the lens
+        p.end()
+        icon.addPixmap(pm)
+    return icon
 
 
 class Classroom(QObject):
@@ -39,6 +61,8 @@ class Classroom(QObject):
         # the interactive app remembers its session on close (restore_session turns this on);
         # a window made by a test or a script leaves the user's settings alone
         self.remember_session = False
+        self._exporting = None  # while an animation is written: its progress (dialog, callable or None)
+        self._close_requested = False  # the window was closed during that export: cancel, then close
         self.presentation = PresentationController(w, None)  # it gets the settings in restore_session
 
         # -- docks ----------------------------------------------------------------------
@@ -122,6 +146,14 @@ class Classroom(QObject):
             w.menuBar().addMenu(self.menu_learn)
 
         w.installEventFilter(self)
+        # connected after the window's own theme slot, so this icon replaces its tinted floppy disk
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self._on_theme_changed()
+        # a tab's title is its page's window title, which the page sets when it gets the
+        # LanguageChange — after the window has already read the old one: follow it
+        tabs = getattr(w, "tabs", None)
+        for i in range(tabs.count() if tabs is not None else 0):
+            tabs.widget(i).windowTitleChanged.connect(self._on_tab_page_title_changed)
         self.retranslate_ui()
 
     # -- construction helpers ---------------------------------------------------------------
@@ -176,9 +208,29 @@ class Classroom(QObject):
         if obj is self.window:
             if e.type() == QEvent.LanguageChange:
                 self.retranslate_ui()
+            elif e.type() == QEvent.Close and self._exporting is not None:
+                # closing during an export means cancel and close: stop the export now, close
+                # when it has unwound (export_animation)
+                self._close_requested = True
+                if isinstance(self._exporting, QProgressDialog):
+                    self._exporting.cancel()
+                e.ignore()
+                return True
             elif e.type() == QEvent.Close and self.remember_session:
                 self.save_session()
+            elif e.type() == QEvent.ChildPolished:  # a file dialog of this window, before it lists a folder
+                from .files import protect_dialog
+
+                protect_dialog(e.child())
         return False
+
+    def _on_theme_changed(self, *_):
+        act = getattr(self.window, "act_screenshot", None)
+        if act is not None:
+            act.setIcon(camera_icon(QColor(theme.palette().text)))
+
+    def _on_tab_page_title_changed(self, _title):
+        self.window.retranslate_ui()  # tab texts and the "Show tab k: …" actions
 
     def retranslate_ui(self):
         texts = {
@@ -266,6 +318,9 @@ class Classroom(QObject):
         finally:
             self.window.model.error.disconnect(refused.append)
         if not ok:
+            controls = getattr(self.window, "controls", None)
+            if controls is not None:
+                controls.clear_error()  # the file was refused, not what is in the dock: the box says why
             self._error(self.tr("Cannot open scenario"), refused[0] if refused else path)
             return False
         scenario_io.add_recent(path)
@@ -327,7 +382,9 @@ class Classroom(QObject):
         dlg.setWindowTitle(self.tr("Exporting animation"))
         dlg.setLabelText(self.tr("Drawing every frame…"))
         dlg.setCancelButtonText(self.tr("Cancel"))
-        dlg.setWindowModality(Qt.WindowModal)
+        # not modal: Qt drops a window-system close for a window a modal dialog blocks, and
+        # closing the window must cancel the export (the window's controls are disabled instead)
+        dlg.setWindowModality(Qt.NonModal)
         dlg.setAutoClose(False)
         dlg.setAutoReset(False)
         return dlg
@@ -339,10 +396,8 @@ class Classroom(QObject):
         w = self.window
         low = path.lower()
         try:
-            if low.endswith(".png"):
-                export.export_png(w, path)
-            elif low.endswith(".svg"):
-                export.export_svg(w, path, title=w.windowTitle())
+            if low.endswith((".png", ".svg")):
+                export.export_frame(w, path)  # the 1280×720 ring picture, as a GIF frame shows it
             elif low.endswith(".json"):
                 export.export_trace_chrome(w.model.run.trace, path)
             elif low.endswith(".csv"):
@@ -358,10 +413,21 @@ class Classroom(QObject):
         return True
 
     def export_animation(self, path: str, progress=None, **kw) -> bool:
+        """Write the animation (.gif / .mp4). Closing the window meanwhile cancels it, then closes."""
         from . import export
 
+        if isinstance(progress, QProgressDialog):
+            report = progress
+        else:
+            def report(done, total):
+                if self._close_requested:
+                    return False
+                return progress is None or progress(done, total) is not False
+
+        self._exporting, self._close_requested = progress if progress is not None else report, False
+        frozen = self._freeze_window()
         try:
-            frames = export.export_animation(self.window, path, progress=progress, **kw)
+            frames = export.export_animation(self.window, path, progress=report, **kw)
         except export.ExportCancelled:
             self._status(self.tr("Export cancelled; no file was written."))
             return False
@@ -369,11 +435,28 @@ class Classroom(QObject):
             self._error(self.tr("Export failed"), str(e))
             return False
         finally:
+            self._exporting = None
+            for obj in frozen:
+                obj.setEnabled(True)
             if isinstance(progress, QProgressDialog):
                 progress.close()
                 progress.deleteLater()
+            if self._close_requested:
+                QTimer.singleShot(0, self.window.close)
         self._status(self.tr("Exported %1 (%2 frames)").replace("%1", path).replace("%2", str(frames)))
         return True
+
+    def _freeze_window(self) -> list:
+        """While frames are drawn nothing may change the scenario or the clock: disable the
+        window's widgets and actions (not the window itself: it must still take a close, and
+        its progress dialog stays usable). Returns what was disabled, to enable it again."""
+        w = self.window
+        parts = [w.menuBar(), w.centralWidget()] + w.findChildren(QToolBar) + w.findChildren(QDockWidget)
+        parts += w.actions() + w.findChildren(QShortcut)
+        frozen = [o for o in parts if o is not None and o.isEnabled()]
+        for o in frozen:
+            o.setEnabled(False)
+        return frozen
 
     # -- language -------------------------------------------------------------------------------
     def set_language(self, code: str):
@@ -389,8 +472,10 @@ class Classroom(QObject):
     def _on_predict_toggled(self, on):
         w = self.window
         if on:
-            # the timeline's coloured bars would give the answers away; the formula makes room
-            docks = [getattr(w, "timeline_dock", None), self.formula_dock]
+            # the ring view, the explanation and the timeline hide the step being predicted
+            # (set_hidden_after); the formula dock makes room for the question
+            self.predict.set_views([w.ring_view, getattr(w, "explain", None), getattr(w, "timeline", None)])
+            docks = [self.formula_dock]
             self._hidden_for_predict = [d for d in docks if d is not None and d.isVisible()]
             for d in self._hidden_for_predict:
                 d.hide()
@@ -421,10 +506,15 @@ class Classroom(QObject):
         self.presentation.restore_from_settings()
         if restore_geometry:
             scenario_io.restore_window(self.window)
+        spec = scenario_io.remembered_calibration()
+        if spec is not None:  # the last "Use as link" is in the link menu again
+            key = scenario_io.link_key_for("measured", spec)
+            scenario_io.register_link(key, spec)
+            self.window.controls.add_link(key, spec)
         if restore_scenario:
             sf = scenario_io.last_scenario()
-            if sf is not None:
-                scenario_io.apply(self.window.model, self.window.playback, sf)
+            if sf is not None and not scenario_io.apply(self.window.model, self.window.playback, sf):
+                self._status(self.tr("The last session's scenario could not be restored."))
 
     def save_session(self):
         w = self.window
@@ -440,5 +530,8 @@ class Classroom(QObject):
 
 def install_classroom(window) -> Classroom:
     """Add the classroom features to a MainWindow (call once, after the window is built)."""
+    from .files import guard_file_dialogs
+
     apply_look()
+    guard_file_dialogs(QApplication.instance())  # no file dialog reads /proc/kmsg on the GUI thread
     return Classroom(window)

@@ -7,7 +7,8 @@ place and shows the engine's sentence in red until the next good change.
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Signal
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QFormLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout,
+                               QWidget)
 
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS
 from simcore.scenarios import parse_bytes
@@ -27,6 +28,32 @@ def group_of(kind: str) -> str:
     return kind
 
 
+class DeviceCountBox(QSpinBox):
+    """
+    The n field. It takes any whole number as typed — a spin box limited to 1…64 read "100000"
+    as 10 and "65" as 6 — and the panel says when it is outside 1 … scenarios.MAX_N (read each
+    time: the limit can change). The arrows and the wheel stay inside the limits.
+    """
+
+    TYPED_MAX = 10**9 - 1  # nine digits: anything a user types in earnest is read whole
+
+    def __init__(self, parent=None, **kw):
+        super().__init__(parent, **kw)
+        self.setRange(0, self.TYPED_MAX)
+        self.setKeyboardTracking(False)
+
+    def stepBy(self, steps):
+        self.setValue(min(max(self.value() + steps, 1), scenarios.MAX_N))
+
+    def stepEnabled(self):
+        v, flags = self.value(), QAbstractSpinBox.StepEnabledFlag.StepNone
+        if v > 1:
+            flags |= QAbstractSpinBox.StepEnabledFlag.StepDownEnabled
+        if v < scenarios.MAX_N:
+            flags |= QAbstractSpinBox.StepEnabledFlag.StepUpEnabled
+        return flags
+
+
 class ControlPanel(QWidget):
     """Edits a ScenarioModel. Emits `done_editing` when focus may go back to the picture."""
 
@@ -39,9 +66,7 @@ class ControlPanel(QWidget):
         self.group = QComboBox(objectName="scenarioCombo")
         self.op = QComboBox(objectName="operationCombo")
         self.algo = QComboBox(objectName="algoCombo")
-        self.n = QSpinBox(objectName="nSpin")
-        self.n.setRange(1, scenarios.MAX_N)
-        self.n.setKeyboardTracking(False)
+        self.n = DeviceCountBox(objectName="nSpin")
         self.size_combo = QComboBox(objectName="sizeCombo")
         self.size_combo.setEditable(True)
         self.size_combo.setInsertPolicy(QComboBox.NoInsert)
@@ -100,6 +125,7 @@ class ControlPanel(QWidget):
                                             self.tr("&Link"))):
             lab.setText(text)
         self.keys.setText(self.tr("Keys: Space play/pause · ← → step · Home/End · [ ] speed · O loop"))
+        self.n.setToolTip(self.tr("Devices: a whole number from 1 to {max}").format(max=scenarios.MAX_N))
         self._sync()
 
     def _apply_theme(self):
@@ -147,6 +173,8 @@ class ControlPanel(QWidget):
                 self.size_combo.setCurrentIndex(i)
             else:
                 self.size_combo.setEditText(fmt_bytes(sc.nbytes))
+            if self.link.findData(sc.link) < 0 and sc.link in LINKS:  # a link registered since (a file's)
+                self.add_link(sc.link, LINKS[sc.link])
             self.link.setCurrentIndex(self.link.findData(sc.link))
             self.hint.setText(self._hint(sc))
         finally:
@@ -173,7 +201,8 @@ class ControlPanel(QWidget):
     # -- widgets -> model ----------------------------------------------------------------------
     def _apply(self, **changes):
         if not self._syncing:
-            self.model.update(**changes)
+            if self.model.update(**changes):
+                self.error.clear()  # the value now in place is good: no complaint about an older one
             self.done_editing.emit()
 
     def _on_group_activated(self, i):
@@ -193,6 +222,12 @@ class ControlPanel(QWidget):
         self._apply(algo=self.algo.itemData(i))
 
     def _on_n_value_changed(self, v):
+        if self._syncing:
+            return
+        if not 1 <= v <= scenarios.MAX_N:  # say so, and leave what was typed in the field
+            self.error.setText(self.tr("n must be a whole number from 1 to {max}; {v} is outside that range.")
+                               .format(max=scenarios.MAX_N, v=v))
+            return
         sc = self.model.scenario
         S = scenarios.fit_bytes(sc.nbytes, int(v), sc.kind)
         if S != sc.nbytes:  # only n was asked for: keep S splittable rather than refuse n
@@ -219,6 +254,12 @@ class ControlPanel(QWidget):
             return
         if value != self.model.scenario.nbytes:
             self._apply(nbytes=value)
+        else:
+            self.error.clear()  # typed back what is in place: the earlier complaint is gone
+
+    def clear_error(self):
+        """Forget the last complaint (its cause was shown elsewhere, e.g. a refused file's dialog)."""
+        self.error.clear()
 
     def add_link(self, key: str, spec):
         """Offer one more link (a measured one) in the link menu."""

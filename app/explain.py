@@ -289,7 +289,9 @@ class ExplainPanel(QWidget):
         self.live.setText(self.tr("t = {t} · moved so far: {b}").format(
             t=fmt_time(t), b=fmt_bytes(idx.bytes_moved(t))))
         coll = idx.display_collective(t)
-        if coll is None:
+        if self._hides(run, coll, t):
+            key = ("hidden", id(run), self._hidden_after)
+        elif coll is None:
             key = ("none", id(run))
         else:
             k = idx.step_shown(coll, t)
@@ -297,7 +299,26 @@ class ExplainPanel(QWidget):
         if key == self._key:
             return
         self._key = key
+        if key[0] == "hidden":
+            self.body.setText("<p>" + html.escape(self.tr(
+                "Make your prediction first: what this step sends, and to whom, is shown once you have "
+                "answered (or skipped) in the panel “Predict, then reveal”.")) + "</p>")
+            return
         self.body.setText(self._html(run, coll, t))
+
+    # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
+    _hidden_after = None
+
+    def set_hidden_after(self, t0):
+        """While a student predicts the step starting at t0 (s), say only "make your prediction":
+        the step itself, or the pattern of the one before, would give the answer. None
+        explains again."""
+        self._hidden_after = t0
+        self._key = None
+        self.refresh()
+
+    def _hides(self, run, coll, t) -> bool:
+        return self._hidden_after is not None and coll is not None and run.trace.collectives[coll].n_steps > 0
 
     def _html(self, run, coll, t) -> str:
         parts = []

@@ -84,7 +84,11 @@ class PredictController(QObject):
                   play the step (or jump, animate=False) and ask about the next one
         stop()    show everything again
 
-    The ring view needs `device_clicked(int)` and `set_hidden_after(t | None)`.
+    The ring view needs `device_clicked(int)`. Every view in `views` (the ring view, and what
+    the window adds: the explanation, the timeline) has `set_hidden_after(t | None)`: while a
+    question is open it shows nothing that starts at or after t — the step being predicted.
+    Playing (Space) while a question is open reveals that step unscored and pauses at the next
+    question: the clock never plays past a question.
     """
 
     state_changed = Signal()  # a new question, a verdict, or the end
@@ -93,6 +97,7 @@ class PredictController(QObject):
                  animate: bool = True):
         super().__init__(parent)
         self.model, self.playback, self.ring_view = model, playback, ring_view
+        self.views = [ring_view]  # each has set_hidden_after(t | None)
         self.panel = panel or PredictPanel()
         self.animate = animate
         self.active = False
@@ -147,6 +152,7 @@ class PredictController(QObject):
         self._ask_t = t_ask
         self._stale = False
         self._hide(t_ask)
+        self.playback.pause()  # a question stops the clock
         if abs(self.playback.t - t_ask) > 0:
             self.playback.seek(t_ask)
         self.panel.set_chunk_choices(self.q.n_choices if self.q.kind == CHUNK else 0)
@@ -166,10 +172,16 @@ class PredictController(QObject):
         stops = [s for s in self.playback.stops if s <= t0 + eps]
         return max(stops) if stops else 0.0
 
+    def set_views(self, views):
+        """The views that hide the step being predicted (see the class docstring)."""
+        self._hide(None)
+        self.views = [v for v in views if v is not None]
+        if self.active and self.q is not None and self._reveal_to is None:
+            self._hide(self._ask_t)
+
     def _hide(self, t):
-        hook = getattr(self.ring_view, "set_hidden_after", None)
-        if hook is not None:
-            hook(t)
+        for v in self.views:
+            v.set_hidden_after(t)
 
     # -- answering ------------------------------------------------------------------------
     def answer(self, choice: int) -> bool | None:
@@ -238,7 +250,11 @@ class PredictController(QObject):
                 self._later(self._ask_here)
 
     def _on_playback_playing_changed(self, playing):
-        if self.active and not playing and self._stale and self._reveal_to is None:
+        if not self.active or self._reveal_to is not None:
+            return
+        if playing and self.q is not None and not self._stale:
+            self.skip()  # Space at an open question: play this step unscored, stop at the next
+        elif not playing and self._stale:
             self._later(self._ask_here)
 
     def _later(self, fn):

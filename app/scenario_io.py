@@ -6,6 +6,10 @@ pickle, never eval):
 
     {"schema": "shard-lab-scenario", "version": 1,
      "scenario": {"kind": "all-reduce", "n": 8, "algo": "ring", "nbytes": 1048576, "link": "nvlink4"},
+     # with a link that is not a built-in preset (a calibrated one) the file carries its numbers:
+     #   "scenario": {..., "link": "measured",
+     #                "link_spec": {"name": "measured (MPI)", "alpha": 2.1e-06, "bw": 4.3e+10}}
+     #   alpha in seconds per message, bw in bytes/s per direction (simcore.comm_sim.LinkSpec)
      "playback": {"step": 3},          # optional: the step boundary to open at
      "note": "lecture 4, slide 12"}    # optional: free text
 
@@ -14,7 +18,7 @@ sentence; it never touches the app's state, so a refused file changes nothing.
 `apply(model, playback, sf)` then updates the model (which re-checks the combination).
 
 Settings (QSettings): window geometry and dock layout, theme, text scale, language, the last
-scenario and the recent files. The environment variable SHARD_LAB_SETTINGS, if set, names an
+scenario, the last calibrated link and the recent files. The environment variable SHARD_LAB_SETTINGS, if set, names an
 .ini file to use instead of the user's settings (tests and portable installs use it).
 """
 
@@ -23,11 +27,12 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import asdict, dataclass
+import re
+from dataclasses import asdict, dataclass, replace
 
 from PySide6.QtCore import QCoreApplication, QSettings
 
-from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS
+from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
 
 from . import scenarios
 from .state import Scenario
@@ -40,6 +45,11 @@ FILE_FILTER = "Shard Lab scenario (*.shardlab.json *.json)"
 TOP_KEYS = {"schema", "version", "scenario", "playback", "note"}
 
 
+BUILTIN_LINKS = dict(LINKS)  # the presets simcore ships; any other link is written out in full
+LINK_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+MAX_ALPHA = 1.0  # s per message: a link slower than a second per message is a typo, not a network
+
+
 class ScenarioFileError(ValueError):
     """A file that is not a valid scenario; str(e) is one sentence for the user."""
 
@@ -49,6 +59,7 @@ class ScenarioFile:
     scenario: Scenario
     step: int | None = None  # step boundary to open at (None: the start)
     note: str = ""
+    link_spec: LinkSpec | None = None  # a custom link (scenario.link is its key): registered by apply()
 
 
 def _t(text: str) -> str:
@@ -104,36 +115,100 @@ def _check_link(v):
     return v
 
 
+def _check_link_spec(v) -> LinkSpec:
+    """{"name": text, "alpha": s per message, "bw": bytes/s per direction} -> LinkSpec."""
+    if not isinstance(v, dict) or set(v) != {"name", "alpha", "bw"}:
+        raise _err(QCoreApplication.translate(
+            "ScenarioIO", "\"link_spec\" must be an object with exactly \"name\", \"alpha\" and \"bw\"."))
+    name, alpha, bw = v["name"], v["alpha"], v["bw"]
+    if not isinstance(name, str) or not 0 < len(name.strip()) <= 80:
+        raise _err(QCoreApplication.translate("ScenarioIO", "\"link_spec.name\" must be a short text."))
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (0 <= alpha <= MAX_ALPHA):
+        raise _err(QCoreApplication.translate(
+            "ScenarioIO", "\"link_spec.alpha\" must be seconds per message from 0 to %1, not %2."),
+            MAX_ALPHA, json.dumps(alpha))
+    if isinstance(bw, bool) or not isinstance(bw, (int, float)) or not (0 < bw < math.inf):
+        raise _err(QCoreApplication.translate(
+            "ScenarioIO", "\"link_spec.bw\" must be a positive number of bytes per second, not %1."),
+            json.dumps(bw))
+    return LinkSpec(name.strip(), float(alpha), float(bw))
+
+
 FIELD_RULES = {"kind": _check_kind, "n": _check_n, "algo": _check_algo, "nbytes": _check_nbytes,
                "link": _check_link}
+OPTIONAL_FIELDS = {"link_spec"}
+
+
+def is_custom_link(key: str) -> bool:
+    """A link that is not one of simcore's presets as shipped (a calibrated one)."""
+    return key in LINKS and BUILTIN_LINKS.get(key) != LINKS[key]
+
+
+def link_to_dict(spec: LinkSpec) -> dict:
+    return {"name": spec.name, "alpha": spec.alpha, "bw": spec.bw}
 
 
 def scenario_to_dict(sc: Scenario) -> dict:
     d = asdict(sc)
     if float(d["nbytes"]).is_integer():
         d["nbytes"] = int(d["nbytes"])  # 1048576, not 1048576.0
+    if is_custom_link(sc.link):  # its numbers travel with it: another machine has no such preset
+        d["link_spec"] = link_to_dict(LINKS[sc.link])
     return d
 
 
-def scenario_from_dict(data) -> Scenario:
-    """Check every field of a scenario dict; raise ScenarioFileError naming the first bad one."""
+def link_key_for(key: str, spec: LinkSpec) -> str:
+    """The LINKS key to use for a custom link read from a file: its own key if free (or holding
+    the same numbers), a key already holding the same numbers, else key-2, key-3 …"""
+    if LINKS.get(key) == spec:
+        return key
+    for k, v in LINKS.items():
+        if v == spec:
+            return k
+    k, new = 1, key
+    while new in LINKS:
+        k += 1
+        new = f"{key}-{k}"
+    return new
+
+
+def register_link(key: str, spec: LinkSpec):
+    """Make a custom link available under `key` (the model and the link menu read LINKS)."""
+    LINKS[key] = spec
+
+
+def scenario_from_dict(data) -> tuple[Scenario, LinkSpec | None]:
+    """Check every field of a scenario dict; raise ScenarioFileError naming the first bad one.
+    Returns the scenario and, for a custom link, its numbers (not registered yet)."""
     if not isinstance(data, dict):
         raise _err(QCoreApplication.translate("ScenarioIO", "\"scenario\" must be an object with the fields %1."),
                    ", ".join(FIELD_RULES))
-    unknown = sorted(set(data) - set(FIELD_RULES))
+    unknown = sorted(set(data) - set(FIELD_RULES) - OPTIONAL_FIELDS)
     if unknown:
         raise _err(QCoreApplication.translate("ScenarioIO", "Unknown scenario field %1."), json.dumps(unknown[0]))
     missing = [k for k in FIELD_RULES if k not in data]
     if missing:
         raise _err(QCoreApplication.translate("ScenarioIO", "The scenario field %1 is missing."),
                    json.dumps(missing[0]))
-    fields = {k: rule(data[k]) for k, rule in FIELD_RULES.items()}
+    spec = None
+    if "link_spec" in data:
+        spec = _check_link_spec(data["link_spec"])
+        key = data["link"]
+        if not isinstance(key, str) or not LINK_KEY.fullmatch(key):
+            raise _err(QCoreApplication.translate(
+                "ScenarioIO", "\"link\" must be a short name (letters, digits, - _ .), not %1."), json.dumps(key))
+        rules = dict(FIELD_RULES, link=lambda v: link_key_for(v, spec))
+    else:
+        rules = FIELD_RULES
+    fields = {k: rule(data[k]) for k, rule in rules.items()}
     sc = Scenario(**fields)
     try:
-        scenarios.validate(sc)  # the combination (e.g. a size n cannot split): the app's one rule
+        # the combination (e.g. a size n cannot split): the app's one rule; a custom link is
+        # only registered when the scenario is applied, so check the rest with a preset
+        scenarios.validate(replace(sc, link=next(iter(BUILTIN_LINKS))) if spec else sc)
     except ValueError as e:
         raise ScenarioFileError(str(e)) from None
-    return sc
+    return sc, spec
 
 
 # ---------------------------------------------------------------------------------------
@@ -151,11 +226,14 @@ def dumps(sc: Scenario, step: int | None = None, note: str = "") -> str:
 def loads(text: str) -> ScenarioFile:
     """Parse and check a scenario document (see module docstring)."""
     try:
-        doc = json.loads(text)
+        doc = json.loads(text.removeprefix("\ufeff"))  # a byte-order mark (Windows Notepad) is not content
     except json.JSONDecodeError as e:
         raise _err(QCoreApplication.translate(
             "ScenarioIO", "This is not a scenario file: it is not valid JSON (line %1, column %2)."),
             e.lineno, e.colno) from None
+    except RecursionError:  # json nests by recursion: [[[[… thousands deep exhausts the stack
+        raise _err(QCoreApplication.translate(
+            "ScenarioIO", "This is not a scenario file: its JSON is nested far too deeply.")) from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise _err(QCoreApplication.translate(
             "ScenarioIO", "This is not a Shard Lab scenario file (its \"schema\" is not \"%1\")."), SCHEMA)
@@ -172,7 +250,7 @@ def loads(text: str) -> ScenarioFile:
                    json.dumps(unknown[0]))
     if "scenario" not in doc:
         raise _err(QCoreApplication.translate("ScenarioIO", "The scenario file has no \"scenario\"."))
-    sc = scenario_from_dict(doc["scenario"])
+    sc, spec = scenario_from_dict(doc["scenario"])
     step = None
     if "playback" in doc:
         pb = doc["playback"]
@@ -184,24 +262,28 @@ def loads(text: str) -> ScenarioFile:
     note = doc.get("note", "")
     if not isinstance(note, str):
         raise _err(QCoreApplication.translate("ScenarioIO", "\"note\" must be text."))
-    return ScenarioFile(sc, step, note)
+    return ScenarioFile(sc, step, note, spec)
 
 
 def load_scenario(path: str) -> ScenarioFile:
     """Read and check a scenario file. Raises ScenarioFileError (one sentence) on any problem."""
+    from . import files
+
     name = os.path.basename(os.fspath(path))
     try:
+        files.check_readable(path)  # stat only: a FIFO or /proc/kmsg would block the reading thread
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
             raise _err(QCoreApplication.translate(
                 "ScenarioIO", "%1 is not a scenario file: it is %2 bytes, a scenario is under %3."),
                 name, size, MAX_FILE_BYTES)
-        with open(path, "rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
+        raw = files.read_bytes(path, MAX_FILE_BYTES)
+    except files.UnsafeFile as e:
+        raise ScenarioFileError(str(e)) from None
     except OSError as e:
         raise _err(QCoreApplication.translate("ScenarioIO", "Cannot read %1: %2."), name, e.strerror or e) from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # with or without a byte-order mark
     except UnicodeDecodeError:
         raise _err(QCoreApplication.translate("ScenarioIO", "%1 is not a scenario file: it is not UTF-8 text."),
                    name) from None
@@ -226,7 +308,10 @@ def save_scenario(path: str, sc: Scenario, step: int | None = None, note: str = 
 
 def apply(model, playback, sf: ScenarioFile) -> bool:
     """Make `sf` the current scenario. False (model unchanged, its error signal says why) if refused."""
+    if sf.link_spec is not None:
+        register_link(sf.scenario.link, sf.link_spec)
     fields = scenario_to_dict(sf.scenario)
+    fields.pop("link_spec", None)
     fields["nbytes"] = float(fields["nbytes"])
     if not model.update(**fields):
         return False
@@ -278,6 +363,21 @@ def last_scenario() -> ScenarioFile | None:
     try:
         return loads(text)
     except ScenarioFileError:
+        return None
+
+
+def remember_calibration(spec: LinkSpec):
+    """The last calibrated link ("Use as link"), offered again in the next session."""
+    settings().setValue("calibration/last_link", json.dumps(link_to_dict(spec)))
+
+
+def remembered_calibration() -> LinkSpec | None:
+    text = settings().value("calibration/last_link", None)
+    if not isinstance(text, str):
+        return None
+    try:
+        return _check_link_spec(json.loads(text))
+    except (ValueError, RecursionError):
         return None
 
 

@@ -69,7 +69,7 @@ def validate(sc) -> None:
         raise ValueError(f"the message size must be a positive number of bytes, got {S!r}")
     if S > MAX_BYTES:
         raise ValueError(f"the message size must be at most 1 TiB, got {S:.4g} bytes")
-    if sc.kind in ("all-gather", "reduce-scatter"):
+    if sc.kind in COLLECTIVE_KINDS:  # one rule for every collective: S splits into n whole-byte chunks
         if S != int(S) or int(S) % n:
             raise ValueError(f"{_fmt_size(S)} cannot be split into {n} equal whole-byte chunks: "
                              f"choose a size divisible by {n}")
@@ -77,7 +77,7 @@ def validate(sc) -> None:
 
 def fit_bytes(nbytes: float, n: int, kind: str) -> float:
     """The size to use when only n changed: nbytes, or the nearest smaller size that splits into n chunks."""
-    if kind in ("all-gather", "reduce-scatter") and n >= 1 and (nbytes != int(nbytes) or int(nbytes) % n):
+    if kind in COLLECTIVE_KINDS and n >= 1 and (nbytes != int(nbytes) or int(nbytes) % n):
         return float(max(n, int(nbytes) // n * n))
     return nbytes
 

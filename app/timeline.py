@@ -100,6 +100,7 @@ class BarsItem(pg.GraphicsObject):
             for r in rects:
                 rect = rect.united(r)
         self._rect = rect
+        self.hide_from = None  # data x from which nothing is painted (predict-then-reveal)
         self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
 
     def count(self) -> int:
@@ -109,6 +110,9 @@ class BarsItem(pg.GraphicsObject):
         return self._rect
 
     def paint(self, p, *args):
+        if self.hide_from is not None:
+            r = self._rect
+            p.setClipRect(QRectF(r.left(), r.top(), max(self.hide_from - r.left(), 0.0), r.height()))
         p.setPen(self.pen)
         for brush, rects in self.groups:
             p.setBrush(brush)
@@ -256,6 +260,7 @@ class TimelineView(QWidget):
             pen.setCosmetic(True)
             pen.setWidthF(0.7)
             self.bars = BarsItem(groups, pen)
+            self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
             self.plot.addItem(self.bars)
             self._items.append(self.bars)
             self._bars_drawn = 2 * len(ts)
@@ -337,6 +342,17 @@ class TimelineView(QWidget):
         if getattr(self, "has_switch", False):
             ticks.append((R, tr("TimelineView", "switch")))
         self.plot.getAxis("left").setTicks([ticks, []])
+
+    # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
+    _hidden_after = None
+
+    def set_hidden_after(self, t0):
+        """Paint no bar from t0 (s) on: the step a student is predicting. None paints them all."""
+        self._hidden_after = t0
+        bars = getattr(self, "bars", None)
+        if bars is not None:
+            bars.hide_from = None if t0 is None else t0 / self.unit_s
+            bars.update()
 
     # -- for tests ---------------------------------------------------------------------------
     def bar_count(self) -> int:

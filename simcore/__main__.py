@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from .comm_sim import ALLREDUCE_ALGOS, LINKS, MAX_DEVICES, OPS, busbw, message_count, t_formula
+from .comm_sim import ALLREDUCE_ALGOS, LINKS, MAX_DEVICES, OPS, message_count, t_formula
 
 
 class _Parser(argparse.ArgumentParser):
@@ -79,6 +79,7 @@ def selftest() -> int:
 
 
 def trace_cmd(args) -> int:
+    from .calibrate import busbw_summary
     from .scenarios import parse_bytes, run_collective
 
     try:
@@ -105,7 +106,7 @@ def trace_cmd(args) -> int:
         print(f"  time          {t * 1e6:.3f} us (closed form {want * 1e6:.3f} us)")
         if t > 0:
             print(f"  algbw         {c.nbytes / t / 1e9:.2f} GB/s")
-            print(f"  busbw         {busbw(run.op, run.n, c.nbytes, t) / 1e9:.2f} GB/s")
+            print(busbw_summary(run.op, run.algo, run.n, c.nbytes, t, link))  # nccl-tests' busbw, and the port's
     if args.out:
         m = len(tr.messages)
         what = {"chrome": f"{m} messages as {2 * m} slices", "csv": f"{m} message rows", "json": f"{m} messages"}

@@ -3,14 +3,20 @@ python -m simcore decode — the decode-step roofline under tensor parallelism, 
 
     python -m simcore decode --model llama3-70b --chip h100 --n 1,2,4,8,16,32
         [--batch 1 --ctx 4096 --w-bytes 2 --kv-bytes 2 --act-bytes 2 --algo ring --link nvlink4 --prec bf16]
+    python -m simcore decode --model llama3-70b --topology dgx-h100 [--n 1,2,4,8,16] [--json]
 
 One row per n: t_math, t_mem, t_comm, t_step (ms), KV bytes per chip per token, memory per
 chip, and the term that binds. Rows with n > n_kv_heads are marked: the KV cache is
-replicated there and stops shrinking.
+replicated there and stops shrinking. With --topology (a hardware preset: dgx-h100,
+gb200-nvl72, tpu-v5e-16x16, tpu-v4-4x4x4) the all-reduce follows the machine: NVLink inside a
+node, the hierarchical all-reduce over the NICs beyond it, bidirectional rings on a torus; the
+table says where the node boundary is and which n the machine offers. --json prints the same
+as one JSON object for scripts.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 
@@ -18,14 +24,19 @@ from .comm_sim import ALLREDUCE_ALGOS, LINKS, MAX_DEVICES
 from .cost_model import best_tp_degree, decode_sweep, tp_degree_problem
 from .hw_specs import CHIPS, PRECISIONS
 from .llm_math import MODELS
+from .topology_presets import PRESETS
 
 
 def register(subparsers):
     """Add the `decode` subcommand to an argparse subparsers object."""
     p = subparsers.add_parser("decode", help="decode-step latency vs tensor-parallel degree n (roofline)")
     p.add_argument("--model", default="llama3-70b", help=f"one of {', '.join(MODELS)}")
-    p.add_argument("--chip", default="h100", help=f"one of {', '.join(CHIPS)}")
-    p.add_argument("--n", default="1,2,4,8", help="comma-separated device counts, e.g. 1,2,4,8,16")
+    p.add_argument("--chip", default=None, help=f"one of {', '.join(CHIPS)} (default h100, or the topology's chip)")
+    p.add_argument("--topology", default=None,
+                   help=f"a machine: one of {', '.join(PRESETS)} (default: every chip on one switch of --link)")
+    p.add_argument("--n", default=None,
+                   help="comma-separated device counts, e.g. 1,2,4,8,16 (default 1,2,4,8, or the topology's "
+                        "valid degrees)")
     p.add_argument("--batch", default="1", help="sequences decoded together (one token each)")
     p.add_argument("--ctx", default="4096", help="tokens already in each sequence's KV cache")
     p.add_argument("--w-bytes", dest="w_bytes", default="2", help="bytes per weight (2 bf16, 1 int8)")
@@ -34,6 +45,7 @@ def register(subparsers):
     p.add_argument("--algo", default="ring", help=f"all-reduce algorithm: {', '.join(ALLREDUCE_ALGOS)}")
     p.add_argument("--link", default=None, help=f"one of {', '.join(LINKS)} (default: the chip's own)")
     p.add_argument("--prec", default="bf16", help=f"compute precision for the peak: {', '.join(PRECISIONS)}")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     return p
 
 
@@ -70,31 +82,41 @@ def _positive(text, what):
 def _parse(args):
     """Validate every argument; returns the keyword arguments of decode_sweep."""
     model = _pick(MODELS, args.model, "model")
-    chip = _pick(CHIPS, args.chip, "chip")
-    link = _pick(LINKS, args.link if args.link is not None else chip.link, "link")
+    topo = _pick(PRESETS, args.topology, "topology") if args.topology is not None else None
+    if topo is not None and args.link is not None:
+        raise _BadValue("--link and --topology both say how the chips are connected: give one")
+    chip = _pick(CHIPS, args.chip if args.chip is not None else (topo.chip if topo else "h100"), "chip")
+    link = None if topo is not None else _pick(LINKS, args.link if args.link is not None else chip.link, "link")
     _pick(ALLREDUCE_ALGOS, args.algo, "all-reduce algorithm")
     try:
         chip.peak_flops(args.prec)
     except ValueError as e:
         raise _BadValue(str(e)) from None
-    ns = [_whole(t, "each --n", 1) for t in str(args.n).split(",") if t.strip()] or [0]
-    if max(ns) > MAX_DEVICES or min(ns) < 1:
-        raise _BadValue(f"--n values must lie in 1..{MAX_DEVICES}, got {args.n!r}")
+    if args.n is None:
+        ns = topo.valid_degrees(8 * topo.per_node if topo.kind == "nodes" else None) if topo else [1, 2, 4, 8]
+    else:
+        ns = [_whole(t, "each --n", 1) for t in str(args.n).split(",") if t.strip()] or [0]
+    top = topo.max_devices if topo is not None else MAX_DEVICES
+    if max(ns) > top or min(ns) < 1:
+        raise _BadValue(f"--n values must lie in 1..{top}, got {args.n!r}")
     return dict(model=model, chip=chip, link=link, ns=ns, batch=_whole(args.batch, "--batch", 1),
                 ctx=_whole(args.ctx, "--ctx", 0), w_bytes=_positive(args.w_bytes, "--w-bytes"),
                 kv_bytes=_positive(args.kv_bytes, "--kv-bytes"), act_bytes=_positive(args.act_bytes, "--act-bytes"),
-                algo=args.algo, compute_prec=args.prec)
+                algo=args.algo, compute_prec=args.prec, topology=topo)
 
 
 def format_table(kw, sweep) -> str:
     """The decode table as text (header, one row per n, a note on KV replication)."""
-    model, chip, link = kw["model"], kw["chip"], kw["link"]
+    model, chip, link, topo = kw["model"], kw["chip"], kw["link"], kw.get("topology")
     G = model.n_kv_heads
+    if topo is None:
+        where = f"link {link.name} (alpha {link.alpha * 1e6:.2f} us, {link.bw / 1e9:.0f} GB/s per direction)"
+    else:
+        where = f"{topo.name}: {topology_note(topo)}"
     lines = [
-        f"{model.name} decode on {chip.name}, link {link.name} "
-        f"(alpha {link.alpha * 1e6:.2f} us, {link.bw / 1e9:.0f} GB/s per direction)",
+        f"{model.name} decode on {chip.name}, {where}",
         f"batch {kw['batch']}, context {kw['ctx']}, bytes: weights {kw['w_bytes']:g}, KV {kw['kv_bytes']:g}, "
-        f"activations {kw['act_bytes']:g}; all-reduce {kw['algo']}, peak {kw['compute_prec']}",
+        f"activations {kw['act_bytes']:g}; all-reduce {_algo_note(kw['algo'], topo)}, peak {kw['compute_prec']}",
         f"{'n':>5} {'t_math ms':>10} {'t_mem ms':>10} {'t_comm ms':>10} {'t_step ms':>10} "
         f"{'KV B/chip/tok':>14} {'GB/chip':>9}  {'bound':<7} note",
     ]
@@ -107,6 +129,13 @@ def format_table(kw, sweep) -> str:
             notes.append(f"KV replicated x{sweep['kv_replicas'][i]:g}")
         if sweep["mem_per_chip"][i] > chip.hbm_bytes:
             notes.append(f"exceeds {chip.hbm_bytes / 1e9:.0f} GB HBM")
+        if topo is not None:
+            if not sweep["valid"][i]:
+                notes.append(f"no such group on {topo.name}")
+            elif topo.kind == "nodes" and sweep["n_nodes"][i] > 1:
+                notes.append(f"{int(sweep['n_nodes'][i])} nodes: crosses the network")
+            elif topo.kind == "torus" and n > 1:
+                notes.append(topo.layout(int(n)).describe().split(" (")[0])
         lines.append(
             f"{int(n):>5} {sweep['t_math'][i] * 1e3:>10.3f} {sweep['t_mem'][i] * 1e3:>10.3f} "
             f"{sweep['t_comm'][i] * 1e3:>10.3f} {sweep['t_step'][i] * 1e3:>10.3f} "
@@ -115,7 +144,15 @@ def format_table(kw, sweep) -> str:
     heads = "1 KV head" if G == 1 else f"{G} KV heads"
     lines.append(f"{model.name} has {heads}: beyond n = {G} every chip keeps a whole KV group, "
                  f"so KV bytes per chip stop shrinking.")
-    valid = [int(n) for n in sweep["n"] if tp_degree_problem(model, int(n)) is None]
+    if topo is not None:
+        valid = topo.valid_degrees(max(int(max(sweep["n"])), 4 * topo.per_node))
+        lines.append(f"valid tensor-parallel degrees on {topo.name}: {', '.join(map(str, valid))}")
+        if topo.kind == "nodes":
+            lines.append(f"node boundary: beyond n = {topo.per_node} the all-reduce leaves NVLink for the network "
+                         f"(hierarchical: reduce-scatter in the node, all-reduce over each GPU's NIC, all-gather)")
+    # a degree must split the model (Megatron's rule) and exist on the machine (finite t_step)
+    valid = [int(n) for n, t in zip(sweep["n"], sweep["t_step"])
+             if math.isfinite(t) and tp_degree_problem(model, int(n)) is None]
     if valid:
         best, fits = best_tp_degree(sweep, chip.hbm_bytes, valid)
         ms = sweep["t_step"][list(sweep["n"]).index(best)] * 1e3
@@ -123,6 +160,48 @@ def format_table(kw, sweep) -> str:
                      + ("" if fits else " (none of the valid n fits in HBM)"))
     lines.append("t_step = max(t_math, t_mem) + t_comm at peak rates, communication not overlapped.")
     return "\n".join(lines)
+
+
+def _algo_note(algo, topo):
+    if topo is None:
+        return algo
+    if topo.kind == "torus":
+        return "bidirectional rings per torus axis"
+    return f"{algo} inside a node, hierarchical across nodes"
+
+
+def topology_note(topo):
+    """One line on how a preset's chips are connected."""
+    from .topology_presets import _link
+
+    intra = _link(topo.intra)
+    if topo.kind == "nodes":
+        inter = _link(topo.inter)
+        return (f"{topo.per_node} per node on {intra.name} ({intra.bw / 1e9:.0f} GB/s, "
+                f"alpha {intra.alpha * 1e6:.2f} us), "
+                f"{inter.name} between nodes ({inter.bw / 1e9:.0f} GB/s, alpha {inter.alpha * 1e6:.2f} us)")
+    return (f"{'x'.join(map(str, topo.slices[-1]))} torus of {intra.name} ({intra.bw / 1e9:.0f} GB/s one way, "
+            f"alpha {intra.alpha * 1e6:.2f} us), bidirectional rings per axis")
+
+
+def to_json(kw, sweep) -> dict:
+    """The sweep as plain JSON-able data (NaN -> None): settings, then one dict per n."""
+    topo = kw.get("topology")
+    link = kw["link"]
+    out = {"model": kw["model"].name, "chip": kw["chip"].name, "batch": kw["batch"], "ctx": kw["ctx"],
+           "w_bytes": kw["w_bytes"], "kv_bytes": kw["kv_bytes"], "act_bytes": kw["act_bytes"], "algo": kw["algo"],
+           "prec": kw["compute_prec"], "topology": topo.key if topo else None,
+           "link": None if link is None else {"name": link.name, "alpha": link.alpha, "bw": link.bw},
+           "node_size": (topo.per_node if topo.kind == "nodes" else None) if topo else None,
+           "valid_degrees": topo.valid_degrees(max(int(max(sweep["n"])), 4 * topo.per_node)) if topo else None,
+           "rows": []}
+    for i in range(len(sweep["n"])):
+        row = {}
+        for k, v in sweep.items():
+            x = v[i].item() if hasattr(v[i], "item") else v[i]
+            row[k] = None if isinstance(x, float) and not math.isfinite(x) else x
+        out["rows"].append(row)
+    return out
 
 
 def run(args) -> int:
@@ -133,5 +212,8 @@ def run(args) -> int:
         print(f"simcore decode: {e}", file=sys.stderr)
         return 2
     sweep = decode_sweep(**kw)
-    print(format_table(kw, sweep))
+    if args.json:
+        print(json.dumps(to_json(kw, sweep), indent=1))
+    else:
+        print(format_table(kw, sweep))
     return 0

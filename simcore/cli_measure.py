@@ -3,11 +3,14 @@ Two commands that calibrate the simulator's link against real numbers:
 
     python -m simcore measure --n 4 [--sizes 8B..64MiB] [--ops all-reduce:ring,all-gather]
                               [--repeats 5] [--warmup 2] [--hosts h1,h2] --out m.json
-    python -m simcore nccl-import all_reduce.txt [--op all-reduce] [--n 8] [--out link.json]
+    python -m simcore nccl-import all_reduce.txt [--op all-reduce] [--n 8] [--min-bytes 256MiB]
+                                  [--nodes 2 --per-node 8] [--intra nvlink4] [--inter-algo ring]
+                                  [--out link.json]
 
 `measure` times Open MPI's collectives on n local (or cluster) ranks, fits α and β per
 collective and for all of them together, and prints the model's prediction beside each
-measurement. `nccl-import` does the same fit on nccl-tests' printed output.
+measurement. `nccl-import` does the same fit on nccl-tests' printed output; a run over several
+nodes (rank lines on several hosts, or --nodes) gives the inter-node link.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ import json
 import os
 import sys
 
-from .calibrate import MEASURED, fit, fit_each, fit_link, fit_nccl_tests, link_to_dict
-from .comm_sim import OPS
+from .calibrate import (MEASURED, MULTI_NODE_ALGOS, calibrate_nccl_tests, fit, fit_each, fit_link, link_to_dict,
+                        load_link, predict_nodes)
+from .comm_sim import LINKS, OPS
 
 COMMANDS = ("measure", "nccl-import")
 
@@ -46,7 +50,17 @@ def register(subparsers):
     q.add_argument("--algo", default="ring", help="closed form to fit against (default ring, as busbw assumes)")
     q.add_argument("--inplace", action="store_true", help="fit the in-place columns instead of out-of-place")
     q.add_argument("--name", help="the link's name (default: 'nccl-tests, N GPUs')")
-    q.add_argument("--out", help="write the link as JSON")
+    q.add_argument("--min-bytes", dest="min_bytes",
+                   help="fit the bandwidth on sizes >= this only, e.g. 256MiB (default: the plateau, sizes "
+                        "whose algbw is within 10%% of the largest sizes)")
+    q.add_argument("--nodes", type=int, help="nodes the run spanned (default: hosts in the '# Rank' lines)")
+    q.add_argument("--per-node", dest="per_node", type=int, help="GPUs per node (default: from the '# Rank' lines)")
+    q.add_argument("--intra", help=f"intra-node link for a multi-node run: one of {', '.join(LINKS)} or a link "
+                                   f"file (default: fitted to the one-node runs in the same file)")
+    q.add_argument("--inter-algo", dest="inter_algo", choices=MULTI_NODE_ALGOS, default="ring",
+                   help="closed form for multi-node runs: ring (NCCL's rings, one channel per NIC; run "
+                        "nccl-tests with NCCL_ALGO=Ring) or hier (hierarchical)")
+    q.add_argument("--out", help="write the link(s) as JSON")
 
 
 def run(args) -> int:
@@ -103,8 +117,9 @@ def _fmt_t(s):
 
 
 def _fit_line(f):
+    plateau = f", beta from {f.n_plateau}" if f.n_plateau and f.n_plateau < f.n_points else ""
     return (f"alpha {f.alpha * 1e6:7.2f} us   beta {f.bw / 1e9:7.2f} GB/s   "
-            f"R2 {f.r2:6.3f}   worst error {f.worst_rel * 100:5.1f}%  ({f.n_points} points)")
+            f"R2 {f.r2:6.3f}   worst error {f.worst_rel * 100:5.1f}%  ({f.n_points} points{plateau})")
 
 
 def _write_json(path, data):
@@ -171,8 +186,8 @@ def measure_cmd(args) -> int:
     print(f"{info['library'].split(',')[0]} on {args.n} ranks ({info['hosts']}): {len(sizes)} sizes "
           f"{_fmt_bytes(sizes[0])} .. {_fmt_bytes(sizes[-1])}, {args.warmup} warm-up + {args.repeats} timed runs "
           f"each, median of the slowest rank")
-    print("model: t = a*alpha + b*S/beta, a and b from each algorithm's closed form; "
-          "fits weight every point by 1/t^2 (relative error)")
+    print("model: t = a*alpha + b*S/beta, a and b from each algorithm's closed form; alpha from every point, "
+          "beta from the bandwidth plateau (relative errors)")
     print_report(points, each, link_fit)
     print(f"\nthe link ({link_fit.label}): {_fit_line(link_fit)}")
     if everything.n_points != link_fit.n_points:
@@ -192,7 +207,45 @@ def measure_cmd(args) -> int:
     return 0
 
 
+def _intra_arg(text):
+    if text is None:
+        return None
+    if text in LINKS:
+        return LINKS[text]
+    try:
+        return load_link(text)
+    except OSError as e:
+        raise ValueError(f"--intra {text!r} is neither a link name ({', '.join(LINKS)}) nor a readable "
+                         f"link file: {e.strerror}") from None
+
+
+def _print_skipped(tables, out=None):
+    out = out or sys.stdout
+    for t in tables:
+        if t.skipped:
+            print(f"  skipped {len(t.skipped)} line(s) inside the {t.op} table (kept the rows after them):", file=out)
+            for lineno, text in t.skipped:
+                print(f"    line {lineno}: {text[:100]}", file=out)
+
+
+def print_nodes_report(tables, cal, out=None):
+    """Each multi-node point beside the fitted multi-node model."""
+    out = out or sys.stdout
+    known = cal.intra
+    for t in tables:
+        if t.nodes < 2:
+            continue
+        print(f"\n{t.op} on {t.nodes} nodes x {t.per_node} ({cal.inter_algo} model):", file=out)
+        print(f"  {'S':>9}  {'measured':>12}  {'model':>12}  {'error':>7}  {'busbw':>10}", file=out)
+        for p in t.points(algo=cal.inter_algo):
+            m = predict_nodes(p.op, cal.inter_algo, t.per_node, t.nodes, p.nbytes, known or cal.inter, cal.inter)
+            print(f"  {_fmt_bytes(p.nbytes):>9}  {_fmt_t(p.seconds)}  {_fmt_t(m)}  "
+                  f"{(m - p.seconds) / p.seconds * 100:+6.1f}%  {p.busbw / 1e9:6.2f} GB/s", file=out)
+
+
 def nccl_import_cmd(args) -> int:
+    from .scenarios import parse_bytes
+
     try:
         with open(args.file, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
@@ -201,20 +254,42 @@ def nccl_import_cmd(args) -> int:
     try:
         if args.n is not None and args.n < 2:
             raise ValueError(f"--n must be at least 2, got {args.n}")
-        link, f, tables = fit_nccl_tests(text, op=args.op, n=args.n, algo=args.algo, inplace=args.inplace,
-                                         name=args.name)
+        for flag, v in (("--nodes", args.nodes), ("--per-node", args.per_node)):
+            if v is not None and v < 1:
+                raise ValueError(f"{flag} must be at least 1, got {v}")
+        min_bytes = parse_bytes(args.min_bytes) if args.min_bytes is not None else None
+        intra = _intra_arg(args.intra)
+        cal = calibrate_nccl_tests(text, op=args.op, n=args.n, algo=args.algo, inplace=args.inplace, name=args.name,
+                                   min_bytes=min_bytes, nodes=args.nodes, per_node=args.per_node, intra=intra,
+                                   inter_algo=args.inter_algo)
     except ValueError as e:
         return _fail(f"{args.file}: {e}")
-    points = [p for t in tables for p in t.points(algo=args.algo, inplace=args.inplace)]
+    tables = cal.tables
     for t in tables:
-        print(f"{t.op} on {t.n} ranks: {len(t.rows)} sizes {_fmt_bytes(t.rows[0].nbytes)} .. "
+        where = f" on {t.nodes} nodes x {t.per_node}" if t.nodes > 1 else ""
+        print(f"{t.op} on {t.n} ranks{where}: {len(t.rows)} sizes {_fmt_bytes(t.rows[0].nbytes)} .. "
               f"{_fmt_bytes(t.rows[-1].nbytes)}")
-    print_report(points, fit_each(points), f)
-    print(f"\nfit ({args.algo} closed form): {_fit_line(f)}")
-    print(f"LinkSpec({link.name!r}, alpha={link.alpha:.4g}, bw={link.bw:.4g})")
+    _print_skipped(tables)
+    if cal.intra_fit is not None:
+        points = [p for t in tables if t.nodes == 1 for p in t.points(algo=args.algo, inplace=args.inplace)]
+        print_report(points, fit_each(points, min_bytes), cal.intra_fit)
+        print(f"\nintra-node fit ({args.algo} closed form): {_fit_line(cal.intra_fit)}")
+        print(f"LinkSpec({cal.intra.name!r}, alpha={cal.intra.alpha:.4g}, bw={cal.intra.bw:.4g})")
+    if cal.inter_fit is not None:
+        print_nodes_report(tables, cal)
+        print(f"\ninter-node fit ({cal.inter_algo} closed form, per GPU NIC): {_fit_line(cal.inter_fit)}")
+        print(f"LinkSpec({cal.inter.name!r}, alpha={cal.inter.alpha:.4g}, bw={cal.inter.bw:.4g})")
+    for note in cal.notes:
+        print(f"note: {note}")
     if args.out:
+        main, main_fit = (cal.intra, cal.intra_fit) if cal.intra is not None else (cal.inter, cal.inter_fit)
+        data = link_to_dict(main, main_fit, source=os.path.basename(args.file))
+        if cal.intra is not None and cal.inter is not None:
+            data["inter"] = link_to_dict(cal.inter, cal.inter_fit)
+        elif cal.intra is None:
+            data["role"] = "inter-node"
         try:
-            _write_json(args.out, link_to_dict(link, f, source=os.path.basename(args.file)))
+            _write_json(args.out, data)
         except ValueError as e:
             return _fail(str(e))
         print(f"wrote {args.out}")

@@ -31,14 +31,16 @@ def _check(batch, ctx, w_bytes, kv_bytes, act_bytes, algo):
 
 
 def tp_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
-                   compute_prec="bf16"):
+                   compute_prec="bf16", topology=None):
     """
     Roofline time of one decode step under n-way tensor parallelism (seconds).
 
     model: llm_math.ModelConfig; chip: hw_specs.Chip; link: comm_sim.LinkSpec (alpha, bw);
     batch: sequences, one new token each; ctx: tokens already in each sequence's KV cache;
     w_bytes / kv_bytes / act_bytes: bytes per weight, KV element, activation; algo: all-reduce
-    algorithm (comm_sim.t_formula's closed form); compute_prec: the chip's peak to use.
+    algorithm (comm_sim.t_formula's closed form); compute_prec: the chip's peak to use;
+    topology: a topology_presets.HardwarePreset (or its key) — then one all-reduce costs
+    comm_time(topology, n, S, algo) (the node boundary, the torus) and `link` is not used.
 
         t_math = batch · flops_per_token(ctx) / n / peak
         t_mem  = (weights / n + batch · ctx · kv_per_chip_per_token) / HBM bandwidth
@@ -56,17 +58,20 @@ def tp_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, 
         raise ValueError(f"n must be >= 1, got {n}")
     # one arithmetic for both: the sweep at this single n, as Python scalars
     row = decode_sweep(model, chip, link, np.array([n]), batch, ctx, w_bytes, kv_bytes, act_bytes, algo,
-                       compute_prec)
+                       compute_prec, topology)
     return {k: v[0].item() for k, v in row.items() if k != "n"}
 
 
 def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
-                 compute_prec="bf16"):
+                 compute_prec="bf16", topology=None):
     """
     tp_decode_step for every n in `ns` at once (numpy arrays, one entry per n).
 
     Returns a dict of float arrays with the same keys as tp_decode_step (bound is an array of
     strings) plus "n". Entry i equals tp_decode_step(..., n=ns[i], ...) to rounding.
+    With a topology (topology_presets preset or key) also "valid" (n is a group that machine
+    offers; elsewhere t_comm and t_step are NaN and bound is "invalid"), "n_nodes" (how many
+    nodes the group spans; 1 on a torus) and "node_size" (chips per node; 0 on a torus).
     """
     _check(batch, ctx, w_bytes, kv_bytes, act_bytes, algo)
     n = np.asarray(ns)
@@ -82,12 +87,21 @@ def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, a
     t_mem = (w + kv) / chip.mem_bw
     n_ar = 2 * model.n_layers
     msg = batch * model.d_model * act_bytes
-    t_comm = n_ar * np.asarray(t_formula(algo, n, msg, link.alpha, link.bw), dtype=float)  # 0 at n = 1
+    extra = {}
+    if topology is None and link is None:
+        raise ValueError("give the link the chips talk over, or a topology (a hardware preset)")
+    if topology is None:
+        t_comm = n_ar * np.asarray(t_formula(algo, n, msg, link.alpha, link.bw), dtype=float)  # 0 at n = 1
+    else:
+        t_one, extra = topology_comm(topology, n, msg, algo)
+        t_comm = n_ar * t_one
     bound = np.where(t_comm > np.maximum(t_math, t_mem), "comm", np.where(t_math >= t_mem, "math", "memory"))
+    if extra:
+        bound = np.where(extra["valid"], bound, "invalid")
     return {"n": n, "t_math": t_math, "t_mem": t_mem, "t_comm": t_comm, "t_step": np.maximum(t_math, t_mem) + t_comm,
             "kv_per_chip_per_token": kv_tok, "kv_replicas": replicas, "w_per_chip": w, "kv_per_chip": kv,
             "mem_per_chip": w + kv, "flops_per_chip": flops, "n_allreduce": np.full(n.shape, n_ar),
-            "msg_bytes": np.full(n.shape, float(msg)), "bound": bound}
+            "msg_bytes": np.full(n.shape, float(msg)), "bound": bound, **extra}
 
 
 def pope_ffn_comm(variant, tokens, E, F, n, bw, bytes_per_elem=2.0):
@@ -220,10 +234,65 @@ def best_tp_degree(sweep, hbm_bytes, valid) -> tuple[int, bool]:
     fits (fits is then False). Raises ValueError when no n of the sweep is valid.
     """
     n = np.asarray(sweep["n"])
-    ok = np.isin(n, valid)
+    ok = np.isin(n, valid) & np.isfinite(sweep["t_step"])  # NaN: the machine has no such group
     if not ok.any():
         raise ValueError(f"no tensor-parallel degree among n = {n.min()}..{n.max()}")
     fits = ok & (sweep["mem_per_chip"] <= hbm_bytes)
     pool = fits if fits.any() else ok
     i = int(np.argmin(np.where(pool, sweep["t_step"], np.inf)))
     return int(n[i]), bool(fits.any())
+
+
+# ---------------------------------------------------------------------------------------
+# The communication term on a real machine (topology_presets)
+# ---------------------------------------------------------------------------------------
+def comm_time(topology, n, nbytes, algo="ring"):
+    """
+    One all-reduce of S = nbytes over n chips of a hardware preset (seconds), closed form:
+      inside one NVLink domain   comm_sim.t_formula(algo, …) on the domain's link;
+      across nodes               hierarchical: ring reduce-scatter in the node, ring
+                                 all-reduce of S/P across nodes on each GPU's own NIC, ring
+                                 all-gather in the node (Horovod's hierarchical all-reduce;
+                                 ring phases from Thakur, Rabenseifner & Gropp 2005):
+                                 2(P−1)(α_f + S/(Pβ_f)) + 2(N−1)(α_i + S/(nβ_i));
+      on a TPU torus slice       bidirectional rings per axis ("How to Scale Your Model":
+                                 all-reduce ≈ 2·S / (W_ici · n_axes), W_ici = 2β both ways).
+    Raises ValueError when the machine has no group of n chips.
+    """
+    from .topology_presets import get_preset
+
+    preset = get_preset(topology) if isinstance(topology, str) else topology
+    return preset.allreduce_time(int(n), nbytes, algo)
+
+
+def topology_comm(topology, ns, nbytes, algo="ring"):
+    """
+    comm_time for every n in ns: (array of seconds, NaN where the machine has no such group;
+    {"valid", "n_nodes", "node_size"} arrays) — what decode_sweep adds to its result.
+    """
+    from .topology_presets import get_preset
+
+    preset = get_preset(topology) if isinstance(topology, str) else topology
+    ns = np.asarray(ns)
+    t = np.full(ns.shape, np.nan)
+    valid = np.zeros(ns.shape, dtype=bool)
+    n_nodes = np.ones(ns.shape)
+    offered = set(preset.valid_degrees(int(ns.max())))
+    for i, n in enumerate(ns.tolist()):
+        if n in offered:
+            lay = preset.layout(n)
+            t[i] = preset.allreduce_time(n, nbytes, algo)
+            valid[i] = True
+            n_nodes[i] = lay.nodes
+        elif preset.kind == "nodes":
+            n_nodes[i] = math.ceil(n / preset.per_node)
+    size = preset.per_node if preset.kind == "nodes" else 0
+    return t, {"valid": valid, "n_nodes": n_nodes, "node_size": np.full(ns.shape, float(size))}
+
+
+def node_boundary(topology):
+    """Chips per node of a preset (the n beyond which traffic leaves NVLink), None on a torus."""
+    from .topology_presets import get_preset
+
+    preset = get_preset(topology) if isinstance(topology, str) else topology
+    return preset.per_node if preset.kind == "nodes" else None

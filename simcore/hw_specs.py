@@ -65,6 +65,11 @@ H200 = Chip("H200 SXM", {"bf16": 989 * T, "fp8": 1979 * T, "int8": 1979 * T}, me
 # NVLink 5: 18 links, 1.8 TB/s total = 900 GB/s per direction.
 B200 = Chip("B200 (HGX)", {"bf16": 2250 * T, "fp8": 4500 * T, "int8": 4500 * T}, mem_bw=8e12,
             hbm_bytes=180 * GB, link="nvlink5", n_links=18, link_bw=50 * GB)
+# NVIDIA GB200 NVL72 datasheet, rack totals divided by its 72 GPUs: 360 PFLOPS fp16/bf16 and 720
+# PFLOPS fp8 / 720 POPS int8 with sparsity (dense: half), 13.4 TB HBM3e at 576 TB/s;
+# NVLink 5: 18 links, 1.8 TB/s total = 900 GB/s per direction, all 72 GPUs in one NVLink domain.
+GB200 = Chip("GB200 (NVL72)", {"bf16": 2500 * T, "fp8": 5000 * T, "int8": 5000 * T}, mem_bw=8e12,
+             hbm_bytes=186 * GB, link="nvlink5", n_links=18, link_bw=50 * GB)
 # Google Cloud TPU docs, v4: 275 TFLOP/s bf16 and 275 TOPS int8, 1,200 GB/s, 32 GiB HBM;
 # ICI 45 GB/s per link one way, 6 links (3D torus). No fp8.
 TPU_V4 = Chip("TPU v4", {"bf16": 275 * T, "int8": 275 * T}, mem_bw=1.2e12, hbm_bytes=32 * GiB,
@@ -74,4 +79,5 @@ TPU_V4 = Chip("TPU v4", {"bf16": 275 * T, "int8": 275 * T}, mem_bw=1.2e12, hbm_b
 TPU_V5E = Chip("TPU v5e", {"bf16": 197 * T, "int8": 394 * T}, mem_bw=819e9, hbm_bytes=16 * GB,
                link="tpu-v5e-ici", n_links=4, link_bw=45 * GB)
 
-CHIPS = {"a100": A100, "h100": H100, "h200": H200, "b200": B200, "tpu-v4": TPU_V4, "tpu-v5e": TPU_V5E}
+CHIPS = {"a100": A100, "h100": H100, "h200": H200, "b200": B200, "gb200": GB200, "tpu-v4": TPU_V4,
+         "tpu-v5e": TPU_V5E}

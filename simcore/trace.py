@@ -30,14 +30,14 @@ Exports stream: write_chrome, write_json and write_csv take a path (gzipped when
 from __future__ import annotations
 
 import contextlib
-import csv
-import gzip
+import gc
 import io
 import json
 import os
 from array import array
 from collections.abc import Sequence
 from functools import cache, lru_cache
+from itertools import chain
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -82,9 +82,14 @@ def who_block(first, size, p, n) -> tuple:
 
 @lru_cache(maxsize=1 << 15)
 def _periodic_set(first: int, count: int, period: int, limit: int) -> frozenset:
-    base = sorted((first + i) % period for i in range(min(count, period)))
+    count = min(count, period)
+    if first + count <= period:  # an arc that does not wrap: one range
+        base = range(first, first + count)
+    else:
+        base = chain(range(first, period), range(0, first + count - period))
     if limit == period:
         return frozenset(base)
+    base = list(base)
     return frozenset(x + off for off in range(0, limit, period) for x in base if x + off < limit)
 
 
@@ -289,6 +294,7 @@ ROW = np.dtype([("coll", "<i4"), ("key", "<i4"), ("step", "<i4"), ("src", "<i4")
                 ("chunk", "<i4"), ("nbytes", "<f8"), ("t_start", "<f8"), ("t_end", "<f8"), ("reduce", "?"),
                 ("w0", "<i4"), ("w1", "<i4"), ("w2", "<i4"), ("w3", "<i4")])
 _FLUSH_EVERY = 4096  # scalar appends are buffered as tuples and written in blocks of this many
+_BLOCK = 2048  # messages built at once when one is read by index
 
 
 class Columns:
@@ -321,6 +327,8 @@ class MessageList(Sequence):
 
     def __getitem__(self, i):
         tr = self._trace
+        if type(i) is int and 0 <= i < tr._len and not tr._pending:  # the common case, first
+            return tr._message(i)
         if isinstance(i, slice):
             lo, hi, step = i.indices(len(self))
             if step != 1:
@@ -378,6 +386,7 @@ class Trace:
         self.collectives: list[Collective] = []
         self.computes: list = []
         self._step_times: dict[int, list] = {}  # a collective is recorded once complete: safe to memoise
+        self._blocks: dict[int, list] = {}  # a few blocks of built Message records (see _message)
 
     # -- writing --------------------------------------------------------------------------
     def key(self, op: str, algo: str, label: str, phase: str) -> int:
@@ -482,6 +491,7 @@ class Trace:
         self._flush()
         self._len = min(self._len, m)
         self._step_times.clear()
+        self._blocks.clear()
 
     def compact(self):
         """Give back the spare capacity of the columns (call when the simulation is over)."""
@@ -528,21 +538,34 @@ class Trace:
         return self._messages_view
 
     def _message(self, i: int) -> Message:
+        """Message i. Readers go through messages in runs (a step, a collective in arrival
+        order), so the records of the block of _BLOCK around i are built at once and the last
+        few blocks kept: a bounded cache, not a second copy of the trace."""
         self._flush()
-        r = [col.item(i) for col in self._cols.values()]
-        op, algo, label, phase = self._keys[r[1]]
-        return tuple.__new__(Message, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
-                                       _Who((r[10], r[11], r[12], r[13]), self._explicit),
-                                       r[6], r[7], r[8], phase, r[9]))
+        b = i // _BLOCK
+        block = self._blocks.get(b)
+        if block is None or i - b * _BLOCK >= len(block):
+            if len(self._blocks) >= 8:
+                self._blocks.pop(next(iter(self._blocks)))
+            block = self._blocks[b] = self._messages(b * _BLOCK, min(self._len, (b + 1) * _BLOCK))
+        return block[i - b * _BLOCK]
 
     def _messages(self, lo: int, hi: int) -> list:
         self._flush()
         keys, ex, new, M = self._keys, self._explicit, tuple.__new__, Message
         out = []
-        for r in zip(*(col[lo:hi].tolist() for col in self._cols.values())):
-            op, algo, label, phase = keys[r[1]]
-            out.append(new(M, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
-                               _Who((r[10], r[11], r[12], r[13]), ex), r[6], r[7], r[8], phase, r[9])))
+        # Building many records at once would set off the cyclic garbage collector again and
+        # again (each record is a new tracked object, none of them garbage): pause it meanwhile.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            for r in zip(*(col[lo:hi].tolist() for col in self._cols.values())):
+                op, algo, label, phase = keys[r[1]]
+                out.append(new(M, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
+                                   _Who((r[10], r[11], r[12], r[13]), ex), r[6], r[7], r[8], phase, r[9])))
+        finally:
+            if paused:
+                gc.enable()
         return out
 
     def __len__(self):
@@ -675,6 +698,8 @@ class Trace:
     @classmethod
     def load(cls, path) -> Trace:
         """Read a trace JSON file (gzipped when the name ends in .gz)."""
+        import gzip  # here, not at the top: the app's start need not load it
+
         opener = gzip.open if os.fspath(path).endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8") as f:
             return cls.from_json(f.read())
@@ -820,6 +845,8 @@ class Trace:
         bytes), reduce is 1 or 0, contributors are device ids and ranges joined with '+'
         ("0-3+8" is devices 0, 1, 2, 3 and 8). A path ending in .gz is gzipped.
         """
+        import csv  # here, not at the top: the app's start need not load it
+
         self._flush()
         with _open_text(dest, newline="") as f:
             w = csv.writer(f, lineterminator="\n")
@@ -886,6 +913,8 @@ def _open_text(dest, newline=None):
         return
     path = os.fspath(dest)
     if path.endswith(".gz"):
+        import gzip
+
         # level 5: most of level 9's size at a third of its time on trace text
         with gzip.open(path, "wt", compresslevel=5, encoding="utf-8", newline=newline) as f:
             yield f
@@ -1042,8 +1071,13 @@ def _open_bytes(dest):
             yield dest.write
         return
     path = os.fspath(dest)
-    opener = (lambda p: gzip.open(p, "wb", compresslevel=5)) if path.endswith(".gz") else (lambda p: open(p, "wb"))
-    with opener(path) as f:
+    if path.endswith(".gz"):
+        import gzip
+
+        f = gzip.open(path, "wb", compresslevel=5)
+    else:
+        f = open(path, "wb")  # closed by the with below
+    with f:
         yield f.write
 
 

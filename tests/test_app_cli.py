@@ -124,3 +124,68 @@ def test_missing_x11_libraries_are_named_instead_of_a_qt_abort(monkeypatch, caps
     assert "apt-get install libxcb-icccm4 libxcb-keysyms1" in err
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")  # offscreen needs none of them
     assert cli._missing_system_library() is None
+
+
+# ---------------------------------------------------------------------------------------
+# shard-lab FILE.json (issue 12)
+# ---------------------------------------------------------------------------------------
+def _saved(tmp_path, step=None):
+    from app import scenario_io
+    from app.state import Scenario
+
+    path = tmp_path / "lecture.json"
+    scenario_io.save_scenario(str(path), Scenario("all-reduce", 4, "rd", 4096.0, "nvlink3"), step=step)
+    return str(path)
+
+
+def test_a_saved_scenario_opens_from_the_command_line(qapp, tmp_path, monkeypatch):
+    monkeypatch.setenv("SHARD_LAB_SETTINGS", str(tmp_path / "s.ini"))
+    path = _saved(tmp_path)
+    a, b = tmp_path / "from-file.png", tmp_path / "from-flags.png"
+    assert main([path, "--screenshot", str(a)]) == 0
+    assert main(["--scenario", "all-reduce", "--algo", "rd", "--n", "4", "--bytes", "4096", "--link", "nvlink3",
+                 "--screenshot", str(b)]) == 0
+    assert QImage(str(a)) == QImage(str(b))  # the same scenario, drawn the same
+    c = tmp_path / "default.png"
+    assert main(["--screenshot", str(c)]) == 0
+    assert QImage(str(a)) != QImage(str(c))
+
+
+def test_a_saved_step_is_where_the_file_opens(qapp, tmp_path, monkeypatch):
+    monkeypatch.setenv("SHARD_LAB_SETTINGS", str(tmp_path / "s.ini"))
+    a, b = tmp_path / "step0.png", tmp_path / "step2.png"
+    assert main([_saved(tmp_path), "--screenshot", str(a)]) == 0
+    assert main([_saved(tmp_path, step=2), "--screenshot", str(b)]) == 0
+    assert QImage(str(a)) != QImage(str(b))
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"hello, not json", "not valid JSON"),
+    (b"[" * 30000 + b"]" * 30000, "nested far too deeply"),
+    (b'{"schema": "something-else"}', "not a Shard Lab scenario"),
+    (None, "Cannot read"),
+])
+def test_a_file_that_is_not_a_scenario_is_one_line_and_exit_2(qapp, capsys, tmp_path, content, words):
+    path = tmp_path / "x.json"
+    if content is not None:
+        path.write_bytes(content)
+    assert main([str(path), "--screenshot", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("shard-lab: error:") and words in err[0], err
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_a_file_and_scenario_options_together_are_refused(qapp, capsys, tmp_path):
+    assert main([_saved(tmp_path), "--n", "8"]) == 2
+    assert "drop --n" in capsys.readouterr().err
+
+
+def test_a_broken_file_in_a_fresh_process_prints_no_traceback(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_bytes(b"[" * 30000 + b"]" * 30000)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SHARD_LAB_SETTINGS=str(tmp_path / "s.ini"))
+    out = subprocess.run([sys.executable, "-m", "app", str(path), "--screenshot", str(tmp_path / "x.png")],
+                         capture_output=True, text=True, env=env, timeout=300,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip() and "propagateSizeHints" not in ln]
+    assert out.returncode == 2 and len(lines) == 1 and "Traceback" not in out.stderr, out.stderr

@@ -327,13 +327,16 @@ def test_typing_a_bad_size_shows_the_reason_and_changes_nothing(app_window):
         assert not w.controls.error.text().strip(), text
 
 
-def test_the_device_spin_box_cannot_leave_the_drawable_range(app_window):
+def test_the_device_field_refuses_what_it_cannot_draw_and_says_so(app_window):
     from app.scenarios import MAX_N
 
     w = app_window()
-    w.controls.n.setValue(0)
-    assert w.model.scenario.n == 1
-    w.controls.n.setValue(100_000)
+    for bad in (0, MAX_N + 1, 100_000):
+        w.controls.n.setValue(bad)
+        assert w.model.scenario.n == 8  # nothing changed …
+        assert w.controls.n.value() == bad  # … what was typed is still there …
+        assert f"1 to {MAX_N}" in w.controls.error.text()  # … and the limits are said
+    w.controls.n.stepBy(1)  # the arrows stay inside the limits
     assert w.model.scenario.n == MAX_N
 
 

@@ -44,8 +44,9 @@ def test_coefficients_of_gather_and_scatter(op):
 def test_coefficients_of_open_mpi_linear_and_bad_names():
     assert coefficients("all-reduce", "linear", 4) == (6, 6)  # reduce to rank 0, then broadcast
     assert coefficients("all-reduce", "ring", 1) == (0, 0)
+    assert coefficients("all-gather", "direct", 4) == pytest.approx((1, 3 / 4))  # one-shot: α + (n−1)S/(nβ)
     with pytest.raises(ValueError, match="no cost model"):
-        coefficients("all-gather", "direct", 4)
+        coefficients("all-gather", "innet", 4)
     with pytest.raises(ValueError, match="unknown collective"):
         coefficients("broadcast", "ring", 4)
 
@@ -162,8 +163,16 @@ def _time_str(us):
     return f"{us:7.0f}" if us >= 1e4 else f"{us:7.1f}" if us >= 100 else f"{us:7.2f}"
 
 
-def nccl_text(op, n, alpha=ALPHA, bw=BW, sizes=SIZES, program=True, style="new", ranks=True, dtype="float"):
-    """What `<op>_perf -b 8 -e 128M -f 2 -g n` prints, with times from the ring's closed form."""
+def nccl_text(op, n, alpha=ALPHA, bw=BW, sizes=SIZES, program=True, style="new", ranks=True, dtype="float",
+              hosts=None, times=None, interleave=None, prefix=""):
+    """
+    What `<op>_perf -b 8 -e 128M -f 2 -g n` prints (nccl-tests src/util.cu: the rank lines
+    "#  Rank %2d Group %2d Pid %6d on %10s device %2d …", the header, rows "%12li  %12li  %8s
+    %6s  %6s" + time/algbw/busbw/#wrong twice, the footer), with times from the ring's closed
+    form, or from times(S) in seconds. hosts: one host name per rank (default all "node01");
+    interleave: {S: line} prints `line` right after the row of size S; prefix: put before
+    every line (mpirun --tag-output's "[1,0]<stdout>:").
+    """
     prog = {"all-reduce": "all_reduce_perf", "all-gather": "all_gather_perf",
             "reduce-scatter": "reduce_scatter_perf"}[op]
     out = []
@@ -175,8 +184,9 @@ def nccl_text(op, n, alpha=ALPHA, bw=BW, sizes=SIZES, program=True, style="new",
     out.append("# Using devices")
     if ranks:
         for r in range(n):
-            out.append(f"#  Rank {r:2d} Group  0 Pid  12345 on    node01 device {r:2d} [0x{r + 7:02x}] "
-                       f"NVIDIA H100 80GB HBM3")
+            host = hosts[r] if hosts else "node01"
+            out.append(f"#  Rank {r:2d} Group  0 Pid {12345 + r:6d} on {host:>10s} device {r % 8:2d} "
+                       f"[0x{r % 8 + 7:02x}] NVIDIA H100 80GB HBM3")
     out.append("#")
     if style == "new":  # nccl-tests' Reporter: "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  ..."
         group = "{:>7s}  {:>6s}  {:>6s} {:>6s}"
@@ -189,7 +199,7 @@ def nccl_text(op, n, alpha=ALPHA, bw=BW, sizes=SIZES, program=True, style="new",
         out.append("#" + "".join(f"  {c:>10s}" for c in names) + "     time   algbw   busbw  error" * 2)
     a, b = coefficients(op, "ring", n)
     for S in sizes:
-        t_us = (a * alpha + b * S / bw) * 1e6
+        t_us = (a * alpha + b * S / bw) * 1e6 if times is None else times(S) * 1e6
         alg = S / (t_us * 1e-6) / 1e9
         bus = alg * NCCL_FACTOR[op](n)
         count = S // 4
@@ -202,10 +212,12 @@ def nccl_text(op, n, alpha=ALPHA, bw=BW, sizes=SIZES, program=True, style="new",
             mid = "" if op == "all-gather" else f"  {redop:>6s}"
             out.append(f"{S:12d}  {count:12d}  {dtype:>6s}{mid}  {_time_str(t_us)}  {alg:6.2f}  {bus:6.2f}  0e+00"
                        f"  {_time_str(t_us)}  {alg:6.2f}  {bus:6.2f}  0e+00")
+        if interleave and S in interleave:
+            out.append(interleave[S])
     out.append("# Out of bounds values : 0 OK")
     out.append("# Avg bus bandwidth    : 12.345 ")
     out.append("#")
-    return "\n".join(out) + "\n"
+    return "".join(prefix + line + "\n" for line in out)
 
 
 @pytest.mark.parametrize("n", [2, 8])
@@ -338,3 +350,222 @@ def test_register_adds_both_commands():
     cli_measure.register(sub)
     assert set(cli_measure.COMMANDS) <= set(sub.choices)
     assert parser.parse_args(["measure"]).sizes == "8B..64MiB"
+
+
+# ---------------------------------------------------------------------------------------
+# Lines between rows, mpirun prefixes
+# ---------------------------------------------------------------------------------------
+# Open MPI's help aggregation prints this between other output when several ranks warn alike;
+# NCCL_DEBUG=INFO adds "host:pid:tid [dev] NCCL INFO …" lines anywhere.
+MPI_HELP = "[node01:12345] 1 more process has sent help message help-mpi-btl-openib.txt / no device params found"
+NCCL_INFO = "node01:12345:12400 [3] NCCL INFO Channel 00/0 : 3[3] -> 4[4] via P2P/CUMEM/read"
+
+
+def test_rows_after_an_interleaved_log_line_are_kept_and_the_line_reported():
+    text = nccl_text("all-reduce", 8, interleave={2**10: MPI_HELP, 2**20: NCCL_INFO})
+    (table,) = parse_nccl_tests(text)
+    assert [r.nbytes for r in table.rows] == SIZES  # nothing after 1 KiB was dropped
+    assert [line for _, line in table.skipped] == [MPI_HELP, NCCL_INFO]
+    lines = text.splitlines()
+    for lineno, line in table.skipped:
+        assert lines[lineno - 1] == line  # line numbers are the file's, counted from 1
+    link, f, _ = fit_nccl_tests(text)
+    assert f.n_points == len(SIZES) and link.bw == pytest.approx(BW, rel=0.01)
+
+
+def test_mpirun_tag_output_prefixes_are_removed():
+    (table,) = parse_nccl_tests(nccl_text("all-gather", 4, prefix="[1,0]<stdout>:"))
+    assert (table.op, table.n, len(table.rows)) == ("all-gather", 4, len(SIZES))
+
+
+def test_nccl_import_lists_every_skipped_line(tmp_path, capsys):
+    src = tmp_path / "ar.txt"
+    src.write_text(nccl_text("all-reduce", 8, interleave={2**10: MPI_HELP, 2**20: NCCL_INFO}))
+    assert run_cli(["nccl-import", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert "skipped 2 line(s)" in out and MPI_HELP[:60] in out and NCCL_INFO[:60] in out
+
+
+# ---------------------------------------------------------------------------------------
+# Multi-node runs
+# ---------------------------------------------------------------------------------------
+NVL = LinkSpec("nvl", 1.9e-6, 450e9)
+IB = LinkSpec("ib", 4.0e-6, 48e9)  # NDR 400: "46-48 GB/s per NIC" (NVIDIA/nccl-tests#290)
+BIG = [2**k for k in range(3, 34)]  # 8 B .. 8 GiB, as `-b 8 -e 8G -f 2`
+
+
+def two_node_ring_time(op, S, P=8, N=2, inter=IB):
+    """NCCL's ring over N nodes with one channel per NIC, NICs the bottleneck, written out
+    here: K steps, each one chunk of S/(P·n) through a NIC."""
+    n = P * N
+    K = 2 * (n - 1) if op == "all-reduce" else n - 1
+    return K * (inter.alpha + S / (P * n * inter.bw))
+
+
+def one_node_ring_time(op, S, n=8, link=NVL):
+    K = 2 * (n - 1) if op == "all-reduce" else n - 1
+    return K * (link.alpha + S / (n * link.bw))
+
+
+def two_node_text(op="all-reduce", hosts=("gpu-a", "gpu-b"), P=8):
+    ranks = [h for h in hosts for _ in range(P)]
+    return nccl_text(op, len(ranks), sizes=BIG, hosts=ranks, times=lambda S: two_node_ring_time(op, S, P, len(hosts)))
+
+
+def test_rank_lines_on_two_hosts_make_a_two_node_table():
+    (t,) = parse_nccl_tests(two_node_text(), allow_multi_node=True)
+    assert (t.n, t.nodes, t.per_node) == (16, 2, 8)
+    assert t.hosts == ("gpu-a",) * 8 + ("gpu-b",) * 8
+    assert all(p.nodes == 2 for p in t.points())
+
+
+@pytest.mark.parametrize("call", [lambda x: parse_nccl_tests(x), lambda x: fit_nccl_tests(x)])
+def test_a_two_node_run_is_never_fitted_as_one_switch(call):
+    with pytest.raises(ValueError, match=r"16 GPUs over 2 nodes \(hosts gpu-a, gpu-b\), 8 per node.*inter-node"):
+        call(two_node_text())
+
+
+def test_uneven_hosts_and_contradicting_flags_are_refused():
+    ranks = ["a"] * 8 + ["b"] * 4
+    with pytest.raises(ValueError, match="unevenly over 2 hosts"):
+        parse_nccl_tests(nccl_text("all-reduce", 12, hosts=ranks), allow_multi_node=True)
+    with pytest.raises(ValueError, match="= 12 ranks, but the table ran on 16"):
+        parse_nccl_tests(two_node_text(), nodes=3, per_node=4, allow_multi_node=True)
+
+
+def test_nodes_flag_marks_a_run_without_rank_lines():
+    text = nccl_text("all-reduce", 16, sizes=BIG, ranks=False, times=lambda S: two_node_ring_time("all-reduce", S))
+    (t,) = parse_nccl_tests(text, n=16, nodes=2, allow_multi_node=True)
+    assert (t.nodes, t.per_node) == (2, 8)
+    (t,) = parse_nccl_tests(text, n=16, per_node=8, allow_multi_node=True)
+    assert t.nodes == 2
+
+
+def test_a_two_node_ring_run_gives_the_inter_node_link():
+    one = nccl_text("all-reduce", 8, sizes=BIG, hosts=["gpu-a"] * 8,
+                    times=lambda S: one_node_ring_time("all-reduce", S))
+    cal = calibrate.calibrate_nccl_tests(one + two_node_text() + two_node_text("all-gather"))
+    assert cal.intra.alpha == pytest.approx(NVL.alpha, rel=0.02) and cal.intra.bw == pytest.approx(NVL.bw, rel=0.01)
+    assert cal.inter.alpha == pytest.approx(IB.alpha, rel=0.02) and cal.inter.bw == pytest.approx(IB.bw, rel=0.01)
+    assert cal.inter_fit.n_points == 2 * len(BIG) and cal.notes == ()
+    # busbw of the plateau = the 8 NICs together, as NVIDIA says a two-node ring run should show
+    big = [r for t in cal.tables if t.nodes == 2 and t.op == "all-reduce" for r in t.rows][-1]
+    assert big.busbw == pytest.approx(8 * IB.bw / 1e9, rel=0.01)
+
+
+def test_the_hierarchical_model_needs_the_intra_node_link():
+    text = two_node_text()
+    with pytest.raises(ValueError, match="needs the intra-node link: pass --intra"):
+        calibrate.calibrate_nccl_tests(text, inter_algo="hier")
+    cal = calibrate.calibrate_nccl_tests(text)  # the ring's NIC-bound form does not need it
+    assert cal.intra is None and cal.inter.bw == pytest.approx(IB.bw, rel=0.01)
+    assert any("assumed the NICs" in note for note in cal.notes)
+
+
+def test_a_hierarchical_run_fits_with_the_given_intra_link():
+    from simcore.topo_collectives import t_hier
+
+    ranks = ["h1"] * 4 + ["h2"] * 4 + ["h3"] * 4
+    text = nccl_text("all-reduce", 12, sizes=BIG, hosts=ranks,
+                     times=lambda S: 2 * 3 * (NVL.alpha + S / (4 * NVL.bw)) + 2 * 2 * (IB.alpha + S / (12 * IB.bw)))
+    assert t_hier("all-reduce", 4, 3, 2.0**30, NVL, IB) == pytest.approx(
+        2 * 3 * (NVL.alpha + 2**30 / (4 * NVL.bw)) + 2 * 2 * (IB.alpha + 2**30 / (12 * IB.bw)), rel=1e-12)
+    cal = calibrate.calibrate_nccl_tests(text, intra=NVL, inter_algo="hier")
+    assert cal.inter.bw == pytest.approx(IB.bw, rel=0.02) and cal.inter.alpha == pytest.approx(IB.alpha, rel=0.05)
+
+
+def test_a_ring_limited_by_nvlink_says_the_network_was_not_measured():
+    slow_nvl = LinkSpec("slow", 1.9e-6, 200e9)  # (P−1)/P per step on NVLink beats one NIC chunk
+    one = nccl_text("all-reduce", 8, sizes=BIG, hosts=["a"] * 8,
+                    times=lambda S: one_node_ring_time("all-reduce", S, link=slow_nvl))
+    from simcore.topo_collectives import t_ring_nodes
+
+    two = nccl_text("all-reduce", 16, sizes=BIG, hosts=["a"] * 8 + ["b"] * 8,
+                    times=lambda S: t_ring_nodes("all-reduce", 8, 2, S, slow_nvl, IB))
+    cal = calibrate.calibrate_nccl_tests(one + two)
+    assert any("waits for NVLink" in note for note in cal.notes)
+
+
+def test_nccl_import_two_nodes(tmp_path, capsys):
+    src = tmp_path / "2n.txt"
+    src.write_text(two_node_text())
+    out = tmp_path / "link.json"
+    assert run_cli(["nccl-import", str(src), "--intra", "nvlink4", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "on 2 nodes x 8" in printed and "inter-node fit (ring closed form, per GPU NIC)" in printed
+    d = json.loads(out.read_text())
+    assert d["role"] == "inter-node" and d["bw"] == pytest.approx(IB.bw, rel=0.01)
+    assert run_cli(["nccl-import", str(src), "--inter-algo", "hier"]) == 2
+    assert "--intra" in capsys.readouterr().err
+    assert run_cli(["nccl-import", str(src), "--intra", "nope"]) == 2
+    assert "neither a link name" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------
+# The bandwidth comes from the plateau
+# ---------------------------------------------------------------------------------------
+def nccl_shaped_time(S, n=8, busbw=370e9):
+    """
+    An 8-GPU ring all-reduce the way NCCL's own tuning model prices it (src/graph/tuning.cc):
+    per protocol a latency baseLat + 2(n−1)·hwLat(NVLink) — LL 6.6 + 0.6/step, LL128 14.0 +
+    1.9/step, Simple 8.4 + 3.4/step µs — and a bandwidth of busbw × 0.5 (LL), × 0.92 (LL128),
+    × 1 (Simple); NCCL runs the fastest. busbw 370 GB/s: NCCL's ring on H100 NVLink
+    (NVIDIA/nccl-tests#212). Between 1 and 64 MiB the table ramps up, as real ones do.
+    """
+    K = 2 * (n - 1)
+    return min(lat * 1e-6 + K / n * S / (frac * busbw)
+               for lat, frac in ((6.6 + K * 0.6, 0.5), (14.0 + K * 1.9, 0.92), (8.4 + K * 3.4, 1.0)))
+
+
+def test_the_ramp_no_longer_pulls_beta_below_the_plateau_busbw():
+    (table,) = parse_nccl_tests(nccl_text("all-reduce", 8, sizes=BIG, times=nccl_shaped_time))
+    plateau_busbw = max(r.busbw for r in table.rows) * 1e9
+    pts = table.points()
+    new = fit(pts)
+    assert new.bw == pytest.approx(plateau_busbw, rel=0.03)
+    old = fit(pts, min_bytes=0)  # every point in the β equation: the former 1/t²-weighted fit
+    assert old.bw < 0.92 * plateau_busbw
+    big = fit(pts, min_bytes=2**30)
+    assert big.bw == pytest.approx(plateau_busbw, rel=0.01) and big.n_plateau == 4
+    with pytest.raises(ValueError, match="no measurement of 16 GiB or more"):
+        fit(pts, min_bytes=2**34)
+
+
+def test_nccl_import_min_bytes(tmp_path, capsys):
+    src = tmp_path / "ar.txt"
+    src.write_text(nccl_text("all-reduce", 8, sizes=BIG, times=nccl_shaped_time))
+    out = tmp_path / "l.json"
+    assert run_cli(["nccl-import", str(src), "--min-bytes", "1GiB", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["fit"]["min_bytes"] == 2**30
+    assert run_cli(["nccl-import", str(src), "--min-bytes", "lots"]) == 2
+    assert "cannot read a size" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------
+# busbw as nccl-tests reports it, for every algorithm
+# ---------------------------------------------------------------------------------------
+def test_busbw_summary_is_nccl_tests_busbw_and_explains_in_network_reduction():
+    from simcore.comm_sim import NVLINK4
+
+    S, n = 2.0**30, 8
+    t = t_formula("innet", n, S, NVLINK4.alpha, NVLINK4.bw)
+    text = calibrate.busbw_summary("all-reduce", "innet", n, S, t, NVLINK4)
+    want = S / t * 2 * (n - 1) / n  # nccl-tests src/all_reduce.cu AllReduceGetBw, whatever the algorithm
+    assert f"busbw         {want / 1e9:.2f} GB/s" in text
+    assert want > NVLINK4.bw and "above the link's bandwidth" in text and "nccl-tests#212" in text
+    port = calibrate.port_bw("all-reduce", "innet", n, S, t)
+    assert port <= NVLINK4.bw and f"{port / 1e9:.2f}" in text
+    ring = t_formula("ring", n, S, NVLINK4.alpha, NVLINK4.bw)
+    assert "above the link" not in calibrate.busbw_summary("all-reduce", "ring", n, S, ring, NVLINK4)
+
+
+def test_newer_nccl_tests_banner_and_a_run_without_footer():
+    # nccl-tests 2.19 (src/common.cu, util.cu): a version line, "# Collective test starting: …"
+    # before and "# Collective test concluded: …" after each run
+    first = nccl_text("all-reduce", 8, program=False).split("# Out of bounds")[0]  # cut off: no footer
+    second = ("# nccl-tests version 2.19.6 nccl-headers=22703 nccl-library=22703\n"
+              "# Collective test starting: all_gather_perf\n" + nccl_text("all-gather", 8, program=False)
+              + "# Collective test concluded: all_gather_perf\n")
+    tables = parse_nccl_tests(first + second)
+    assert [(t.op, t.n, len(t.rows)) for t in tables] == [("all-reduce", 8, len(SIZES)), ("all-gather", 8, len(SIZES))]
+    assert all(not t.skipped for t in tables)

@@ -62,7 +62,7 @@ def test_the_panel_follows_the_scenario(qtbot):
     assert "(<i>n</i> − 1)" in panel.text() and "(8 − 1)" in panel.text()
     w.model.update(kind="all-reduce", algo="rd", n=8)
     assert "log₂<i>n</i>" in panel.text() and "log₂8" in panel.text()
-    w.model.update(algo="innet", n=5)
+    w.model.update(algo="innet", n=5, nbytes=5 * 2**16)  # S splits into n whole-byte chunks (one rule)
     assert "2<i>α</i> + (<i>n</i> + 1)" in panel.text() and "(5 + 1)" in panel.text()
     w.model.update(algo="direct", n=8)
     assert "<i>α</i> + (<i>n</i> − 1)·<i>S</i>/<i>β</i>" in panel.text()

@@ -15,7 +15,7 @@ from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
 
 pytestmark = pytest.mark.usefixtures("classroom_env")
 
-GOOD = {"kind": "all-reduce", "n": 6, "algo": "rd", "nbytes": 65536, "link": "nvlink5"}
+GOOD = {"kind": "all-reduce", "n": 6, "algo": "rd", "nbytes": 65532, "link": "nvlink5"}  # 6 × 10922 B
 
 
 def _doc(**changes):
@@ -103,7 +103,7 @@ def test_open_and_save_through_the_window(qtbot, tmp_path):
     path = tmp_path / "lecture.json"
     path.write_text(json.dumps(_doc(playback={"step": 2})))
     assert w.classroom.open_scenario(str(path))
-    assert w.model.scenario == Scenario(**{**GOOD, "nbytes": 65536.0})
+    assert w.model.scenario == Scenario(**{**GOOD, "nbytes": 65532.0})
     assert w.playback.step_index == 2
     out = tmp_path / "again.json"
     assert w.classroom.save_scenario(str(out))
@@ -131,7 +131,7 @@ def test_session_is_remembered_across_runs(qtbot):
     w1.classroom.presentation.set_theme("dark")
     w1.classroom.presentation.zoom_in()
     w1.classroom.set_language("zh")
-    w1.model.update(kind="all-reduce", algo="innet", n=5)
+    w1.model.update(kind="all-reduce", algo="innet", n=5, nbytes=5 * 2**16)
     w1.playback.seek_step(4)
     w1.close()  # saves geometry, scenario and step
 
@@ -143,7 +143,7 @@ def test_session_is_remembered_across_runs(qtbot):
     w2 = make_window(qtbot, "all-gather", 8)
     w2.classroom.restore_session(restore_scenario=True)
     assert theme.palette().key == "dark" and theme.scale() > 1.0
-    assert w2.model.scenario == Scenario("all-reduce", 5, "innet")
+    assert w2.model.scenario == Scenario("all-reduce", 5, "innet", 5 * 2**16)
     assert w2.playback.step_index == 4
     # the saved geometry was applied (the offscreen screen may clamp it, so compare with the default)
     assert scenario_io.settings().value("window/geometry")

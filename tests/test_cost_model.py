@@ -276,3 +276,91 @@ def test_decode_cli_marks_invalid_degrees_and_names_the_best_valid_n(capsys):
     assert "not a TP degree" in row["53"] and "not divisible by 53" in row["53"]
     assert all("not a TP degree" not in row[n] for n in ("1", "16", "128"))
     assert "best tensor-parallel degree listed: n = 16" in out
+
+
+# The communication term on a real machine
+# ---------------------------------------------------------------------------------------
+def test_decode_t_comm_follows_the_topology():
+    from simcore.cost_model import comm_time, node_boundary
+
+    ns = np.array([1, 2, 4, 8, 12, 16, 32])
+    s = decode_sweep(LLAMA3_70B, H100, None, ns, 1, 4096, topology="dgx-h100")
+    S = 1 * LLAMA3_70B.d_model * 2.0  # one token's activations in bf16
+    assert s["msg_bytes"][0] == S
+    L2 = 2 * LLAMA3_70B.n_layers
+    nvl, ib = LINKS["nvlink4"], get_ib()
+    # inside the node: the ring on NVLink
+    assert s["t_comm"][3] == pytest.approx(L2 * 2 * 7 * (nvl.alpha + S / 8 / nvl.bw), rel=1e-12)
+    # two nodes: reduce-scatter + all-gather inside (7 steps each), all-reduce of S/8 over 2 NICs
+    two = 2 * 7 * (nvl.alpha + S / 8 / nvl.bw) + 2 * (ib.alpha + S / 16 / ib.bw)
+    assert s["t_comm"][5] == pytest.approx(L2 * two, rel=1e-12)
+    assert comm_time("dgx-h100", 16, S) == pytest.approx(two, rel=1e-12)
+    assert list(s["valid"]) == [True, True, True, True, False, True, True]
+    assert math.isnan(s["t_comm"][4]) and s["bound"][4] == "invalid"
+    assert list(s["n_nodes"]) == [1, 1, 1, 1, 2, 2, 4] and node_boundary("dgx-h100") == 8
+    with pytest.raises(ValueError, match="or a topology"):
+        decode_sweep(LLAMA3_70B, H100, None, ns, 1, 4096)
+    with pytest.raises(ValueError, match="unknown hardware preset"):
+        decode_sweep(LLAMA3_70B, H100, None, ns, 1, 4096, topology="dgx-b300")
+    one = tp_decode_step(LLAMA3_70B, H100, None, 16, 1, 4096, topology="dgx-h100")
+    assert one["t_comm"] == pytest.approx(s["t_comm"][5], rel=1e-12)
+    # the machine does not change the roofline terms, only communication
+    flat = decode_sweep(LLAMA3_70B, H100, NVLINK4, ns, 1, 4096)
+    assert np.allclose(flat["t_mem"], s["t_mem"]) and np.allclose(flat["t_comm"][:4], s["t_comm"][:4])
+
+
+def get_ib():
+    from simcore.topology_presets import PRESETS
+
+    return PRESETS["dgx-h100"].layout(16).inter
+
+
+def test_nvl72_keeps_72_gpus_on_nvlink_and_a_torus_uses_both_directions():
+    from simcore.hw_specs import CHIPS
+
+    s = decode_sweep(LLAMA3_70B, CHIPS["gb200"], None, [8, 24, 72, 16], 1, 4096, topology="gb200-nvl72")
+    assert list(s["n_nodes"]) == [1, 1, 1, 1] and list(s["valid"]) == [True, True, True, False]  # 16 does not tile 72
+    dgx = decode_sweep(LLAMA3_70B, H100, None, [16], 1, 4096, topology="dgx-h100")
+    assert dgx["n_nodes"][0] == 2
+    v5e = decode_sweep(LLAMA3_70B, TPU_V5E, None, [256], 32, 8192, w_bytes=1, kv_bytes=1, topology="tpu-v5e-16x16")
+    flat = decode_sweep(LLAMA3_70B, TPU_V5E, TPU_V5E_ICI, [256], 32, 8192, w_bytes=1, kv_bytes=1)
+    assert v5e["t_comm"][0] < flat["t_comm"][0] / 2  # bidirectional rings on two axes beat one ring one way
+    assert v5e["node_size"][0] == 0
+
+
+def test_decode_cli_with_a_topology(capsys):
+    rc = cli.main(["decode", "--model", "llama3-70b", "--topology", "dgx-h100", "--n", "4,8,12,16"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "DGX H100" in out and "node boundary: beyond n = 8" in out
+    assert "valid tensor-parallel degrees on DGX H100: 1, 2, 4, 8, 16, 24" in out
+    rows = _rows(out)
+    assert "no such group" in " ".join(rows[12]) and "2 nodes" in " ".join(rows[16])
+    sweep = decode_sweep(LLAMA3_70B, H100, None, [16], 1, 4096, topology="dgx-h100")
+    assert float(rows[16][3]) == pytest.approx(sweep["t_comm"][0] * 1e3, abs=1e-3)
+
+
+def test_decode_cli_json(capsys):
+    import json
+
+    rc = cli.main(["decode", "--topology", "tpu-v4-4x4x4", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0 and data["topology"] == "tpu-v4-4x4x4" and data["chip"] == "TPU v4"
+    assert [r["n"] for r in data["rows"]] == data["valid_degrees"] == [1, 4, 8, 16, 32, 64]
+    assert data["node_size"] is None and data["link"] is None
+    rc = cli.main(["decode", "--n", "8,12", "--topology", "dgx-h100", "--json"])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows[1]["valid"] is False and rows[1]["t_comm"] is None and rows[0]["t_comm"] > 0
+    rc = cli.main(["decode", "--n", "2", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["topology"] is None and data["link"]["bw"] == 450e9
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--topology", "dgx-a100"], "unknown topology"),
+    (["--topology", "dgx-h100", "--link", "nvlink4"], "give one"),
+    (["--topology", "tpu-v5e-16x16", "--n", "512"], "1..256"),
+])
+def test_decode_cli_bad_topology_arguments(capsys, argv, needle):
+    assert cli.main(["decode"] + argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and needle in err

@@ -254,6 +254,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>measured</source>
             <translation>实测</translation>
         </message>
+        <message>
+            <source>it is larger than %1 MiB; nccl-tests output is far smaller</source>
+            <translation>它大于 %1 MiB；nccl-tests 的输出要小得多</translation>
+        </message>
     </context>
     <context>
         <name>Classroom</name>
@@ -469,6 +473,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>Exported %1 (%2 frames)</source>
             <translation>已导出 %1（%2 帧）</translation>
         </message>
+        <message>
+            <source>The last session's scenario could not be restored.</source>
+            <translation>上次会话的场景无法恢复。</translation>
+        </message>
     </context>
     <context>
         <name>ControlPanel</name>
@@ -575,6 +583,14 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Direct: everyone sends everything to everyone; n − 1 full copies per port.</source>
             <translation>直接发送：每个设备把全部数据发给其他每个设备；每个端口要传 n − 1 份完整数据。</translation>
+        </message>
+        <message>
+            <source>Devices: a whole number from 1 to {max}</source>
+            <translation>设备数：1 到 {max} 之间的整数</translation>
+        </message>
+        <message>
+            <source>n must be a whole number from 1 to {max}; {v} is outside that range.</source>
+            <translation>n 必须是 1 到 {max} 之间的整数；{v} 超出了这个范围。</translation>
         </message>
     </context>
     <context>
@@ -910,6 +926,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>This step: {d} on the clock ({a} → {b}); {m} messages, each port carries at most one at a time.</source>
             <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息，每个端口同一时刻最多传一条。</translation>
         </message>
+        <message>
+            <source>Make your prediction first: what this step sends, and to whom, is shown once you have answered (or skipped) in the panel “Predict, then reveal”.</source>
+            <translation>请先做出预测：这一步发送什么、发给谁，在你于“先预测，再揭晓”面板中作答（或跳过）之后才会显示。</translation>
+        </message>
     </context>
     <context>
         <name>Export</name>
@@ -960,6 +980,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>MP4 export needs the imageio-ffmpeg package (pip install "shard-lab[export]").</source>
             <translation>导出 MP4 需要 imageio-ffmpeg 包（pip install "shard-lab[export]"）。</translation>
+        </message>
+        <message>
+            <source>GIF export needs the Pillow package (pip install "shard-lab[export]").</source>
+            <translation>导出 GIF 需要 Pillow 包（pip install "shard-lab[export]"）。</translation>
         </message>
     </context>
     <context>
@@ -1969,6 +1993,30 @@ Ctrl+Shift+S  保存截图</translation>
             <source>%1 is not a scenario file: it is not UTF-8 text.</source>
             <translation>%1 不是场景文件：它不是 UTF-8 文本。</translation>
         </message>
+        <message>
+            <source>"link_spec" must be an object with exactly "name", "alpha" and "bw".</source>
+            <translation>"link_spec" 必须是恰好包含 "name"、"alpha" 和 "bw" 的对象。</translation>
+        </message>
+        <message>
+            <source>"link_spec.name" must be a short text.</source>
+            <translation>"link_spec.name" 必须是一段简短的文字。</translation>
+        </message>
+        <message>
+            <source>"link_spec.alpha" must be seconds per message from 0 to %1, not %2.</source>
+            <translation>"link_spec.alpha" 必须是每条消息 0 到 %1 秒，而不是 %2。</translation>
+        </message>
+        <message>
+            <source>"link_spec.bw" must be a positive number of bytes per second, not %1.</source>
+            <translation>"link_spec.bw" 必须是正的每秒字节数，而不是 %1。</translation>
+        </message>
+        <message>
+            <source>"link" must be a short name (letters, digits, - _ .), not %1.</source>
+            <translation>"link" 必须是简短的名字（字母、数字、- _ .），而不是 %1。</translation>
+        </message>
+        <message>
+            <source>This is not a scenario file: its JSON is nested far too deeply.</source>
+            <translation>这不是场景文件：它的 JSON 嵌套层数太深。</translation>
+        </message>
     </context>
     <context>
         <name>TimelineView</name>
@@ -2250,6 +2298,44 @@ replicated</source>
             <source>ControlPanel</source>
             <comment>ring</comment>
             <translation>ControlPanel</translation>
+        </message>
+    </context>
+    <context>
+        <name>Files</name>
+        <message>
+            <source>%1 belongs to the system (/proc, /sys, /dev), not a file to open.</source>
+            <translation>%1 属于系统（/proc、/sys、/dev），不是可以打开的文件。</translation>
+        </message>
+        <message>
+            <source>%1 does not read like a file (it waits for data): choose a file.</source>
+            <translation>%1 读起来不像文件（它在等待数据）：请选择一个文件。</translation>
+        </message>
+        <message>
+            <source>%1 is in a system folder (/proc, /sys, /dev): choose another folder.</source>
+            <translation>%1 位于系统文件夹（/proc、/sys、/dev）中：请选择其他文件夹。</translation>
+        </message>
+        <message>
+            <source>%1 is not a regular file (a device or pipe): choose another name.</source>
+            <translation>%1 不是普通文件（而是设备或管道）：请换一个名字。</translation>
+        </message>
+        <message>
+            <source>%1 is not a regular file (a folder, device or pipe): choose a file.</source>
+            <translation>%1 不是普通文件（而是文件夹、设备或管道）：请选择一个文件。</translation>
+        </message>
+        <message>
+            <source>Cannot read %1: %2.</source>
+            <translation>无法读取 %1：%2。</translation>
+        </message>
+        <message>
+            <source>Cannot write %1: %2.</source>
+            <translation>无法写入 %1：%2。</translation>
+        </message>
+    </context>
+    <context>
+        <name>QAbstractFileIconProvider</name>
+        <message>
+            <source>Folder</source>
+            <translation>文件夹</translation>
         </message>
     </context>
 </TS>

@@ -1,0 +1,640 @@
+"""
+topo_collectives — collectives on machines that are more than one switch: several nodes joined
+by a network, and TPU tori. Closed forms here; simulations (on comm_sim's topologies) below them.
+
+Notation: S the full array's bytes (nccl-tests' "size"), P GPUs per node, N nodes, n = N·P;
+a link is (α seconds of latency per message, β bytes/s per port and direction); intra is the
+link inside a node (NVLink), inter each GPU's own NIC (InfiniBand). Every time is for idle ports.
+
+Across nodes, two all-reduce algorithms:
+
+* hier — hierarchical (Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE: ring reduce-scatter inside
+  the node, all-reduce across nodes among the GPUs with the same local index — each on its own
+  NIC — then ring all-gather inside the node; Sergeev & Del Balso 2018). With the ring phases of
+  Thakur, Rabenseifner & Gropp 2005:
+
+      t = 2(P−1)·(α_f + S/(P·β_f)) + 2(N−1)·(α_i + S/(n·β_i))
+
+* ring — NCCL's rings across nodes, one channel per NIC (C = P channels). Channel c runs a
+  ring through every GPU; inside node m it visits local GPUs c, c+1, …, c−1 and leaves from
+  GPU c−1 through that GPU's NIC into GPU c of node m+1. So in every step each GPU sends one
+  chunk of S/(P·n) bytes through its NIC and P−1 chunks over NVLink, and receives the same. The
+  steps run in lockstep (a GPU starts step k+1 when all its step-k chunks have landed), so one
+  step lasts max(NVLink port, NIC port) and
+
+      t = K · max(α_f + (P−1)·S/(P·n·β_f),  α_i + S/(P·n·β_i))
+      K = 2(n−1) for all-reduce, n−1 for all-gather and reduce-scatter.
+
+  Its bus bandwidth (nccl-tests: algbw · 2(n−1)/n) at large S is min(P·β_i, P/(P−1)·β_f): the
+  NICs' sum, as NVIDIA's engineers say a two-node ring run should show ("46–48 GB/s per NIC"
+  for NDR 400, NVIDIA/nccl-tests#290; "192 GB/s AllReduce BusBW" for 8×200 Gb/s on DGX A100,
+  NVIDIA/nccl#812). For small S the lockstep pays α_i every step, where real NCCL pays it on
+  about 2N of its steps (NCCL src/graph/tuning.cc, nInterSteps): pessimistic in latency.
+
+On a torus (TPU ICI, wraparound links to ±1 on every axis, each direction its own port), a
+bidirectional ring per axis ("How to Scale Your Model", sharding chapter: "pass its shard
+around … in both directions": ⌈N/2⌉ hops instead of N−1, half the bytes per direction):
+
+  all-gather on one axis of N chips (each holds S/N):
+      t = ⌊N/2⌋·α + (N−1)·S/(2·N·β)        (even N: the farthest shard goes half each way)
+  without a wraparound link (a line, e.g. a TPU v5e axis shorter than 16) the farthest shard
+  needs N−1 hops: t = (N−1)·(α + S/(N·β))
+  reduce-scatter: the same as all-gather (every message runs backwards); all-reduce = both.
+
+  Over several axes the array is cut into one part per axis and part j visits the axes starting
+  at axis j, so at every phase each axis carries one part (the book's
+  bytes / (W_ici · n_axes); W_ici = 2β is its bidirectional bandwidth). On a torus whose axes
+  are all the same length the parts never meet on a link and
+
+      t_AG = Σ_{p=0}^{k−1} t_axis(N, S_p),  S_p = (S/k) · N^{p+1} / N^k
+
+  (S_p the bytes the part holds after phase p). Axes of different lengths: the parts' phases
+  overlap unevenly; the formula is then the slowest part's own time (a lower bound).
+
+Simulations (real arrays through comm_sim.Comm, any topology with comm_sim's route()
+interface): allreduce_hier and allreduce_ring_nodes on nodes(N, P); torus_all_gather,
+torus_reduce_scatter and allreduce_torus on a torus (or a topology_presets.TorusSlice without
+some wraparound links). Each one's simulated time equals its closed form above to 1e-9
+(tests/test_topo_collectives.py). allreduce_on(comm, arrays) picks the one for comm's
+topology, as topology_presets.allreduce_time prices it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+TOPO_OPS = ("all-reduce", "all-gather", "reduce-scatter")
+
+
+def _check(op, S):
+    if op not in TOPO_OPS:
+        raise ValueError(f"unknown collective {op!r}; choose one of {', '.join(TOPO_OPS)}")
+    if not (math.isfinite(S) and S >= 0):
+        raise ValueError(f"message size must be a finite number of bytes >= 0, got {S!r}")
+
+
+def _check_nodes(P, N):
+    if int(P) != P or int(N) != N or P < 1 or N < 1:
+        raise ValueError(f"need whole numbers of GPUs per node and nodes >= 1, got {P!r}, {N!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# Several nodes
+# ---------------------------------------------------------------------------------------
+def ring_steps(op, n):
+    """K: the ring's steps, 2(n−1) for all-reduce and n−1 for all-gather / reduce-scatter."""
+    return 2 * (n - 1) if op == "all-reduce" else n - 1
+
+
+def t_ring_nodes(op, P, N, S, intra, inter):
+    """NCCL-style ring over N nodes of P GPUs, P channels each on its own NIC (seconds)."""
+    _check(op, S)
+    _check_nodes(P, N)
+    n = P * N
+    if n == 1:
+        return 0.0
+    if N == 1:  # no NIC on the way: the plain ring
+        K = ring_steps(op, n)
+        return K * (intra.alpha + S / (n * intra.bw))
+    b = S / (P * n)  # one channel's chunk
+    step = max(intra.alpha + (P - 1) * b / intra.bw, inter.alpha + b / inter.bw)
+    return ring_steps(op, n) * step
+
+
+def t_hier(op, P, N, S, intra, inter):
+    """
+    Hierarchical collective over N nodes of P GPUs (seconds).
+    all-reduce: ring reduce-scatter in the node, ring all-reduce of S/P across nodes on each
+    GPU's own NIC, ring all-gather in the node. all-gather: across nodes first (pieces of S/n),
+    then inside; reduce-scatter: inside first, then across.
+    """
+    _check(op, S)
+    _check_nodes(P, N)
+    n = P * N
+    f = (P - 1) * (intra.alpha + S / (P * intra.bw))  # one ring phase inside a node, on S
+    x = (N - 1) * (inter.alpha + S / (n * inter.bw))  # one ring phase across nodes, on S/P
+    return 2 * (f + x) if op == "all-reduce" else f + x
+
+
+def nodes_coefficients(op, algo, P, N):
+    """
+    ((a_f, b_f), (a_i, b_i)) with t = a_f·α_f + b_f·S/β_f + a_i·α_i + b_i·S/β_i for `algo`
+    ("hier", or "ring" when the NICs are the bottleneck: the form a two-node ring run is fitted
+    to). Used by calibrate to fit the inter-node link with the intra-node one known.
+    """
+    _check(op, 0.0)
+    _check_nodes(P, N)
+    n = P * N
+    if algo == "hier":
+        m = 2 if op == "all-reduce" else 1
+        return (m * (P - 1), m * (P - 1) / P), (m * (N - 1), m * (N - 1) / n)
+    if algo == "ring":
+        K = ring_steps(op, n)
+        return (0.0, 0.0), (float(K), K / (P * n))
+    raise ValueError(f"no multi-node cost model for algorithm {algo!r}; choose 'ring' or 'hier'")
+
+
+def ring_nodes_nvlink_bound(P, n, S, intra, inter):
+    """True when a ring step waits for NVLink rather than the NIC (then the NICs are not measured)."""
+    b = S / (P * n)
+    return intra.alpha + (P - 1) * b / intra.bw > inter.alpha + b / inter.bw
+
+
+# ---------------------------------------------------------------------------------------
+# Tori
+# ---------------------------------------------------------------------------------------
+def t_axis_all_gather(N, S, link, wrap=True):
+    """
+    All-gather along one torus axis of N chips, each starting with S/N bytes (seconds).
+    wrap: the axis has its wraparound link (a ring, used in both directions); else a line.
+    """
+    if N <= 1:
+        return 0.0
+    if wrap and N > 2:
+        return (N // 2) * link.alpha + (N - 1) * S / (2 * N * link.bw)
+    # a line (or two chips, where both directions are the same neighbour): N−1 hops
+    return (N - 1) * (link.alpha + S / (N * link.bw))
+
+
+def _axis_parts(shape):
+    axes = [int(a) for a in shape if int(a) > 1]
+    return axes
+
+
+def t_torus(op, shape, S, link, wrap=None):
+    """
+    Bidirectional rings per axis on a torus of `shape` (e.g. (16, 16), (4, 4, 4)), seconds.
+    wrap: one bool per axis (default: every axis has its wraparound link). The array is cut
+    into one part per axis (axes of length 1 do not count); part j gathers along the axes in
+    the order j, j+1, …; the result is the slowest part's time (exact when the axes are equal).
+    """
+    _check(op, S)
+    shape = tuple(int(a) for a in shape)
+    if not shape or min(shape) < 1:
+        raise ValueError(f"a torus shape is a tuple of axis lengths >= 1, got {shape!r}")
+    wrap = (True,) * len(shape) if wrap is None else tuple(bool(w) for w in wrap)
+    if len(wrap) != len(shape):
+        raise ValueError(f"wrap needs one flag per axis: {len(shape)} axes, got {len(wrap)}")
+    axes = [(a, w) for a, w in zip(shape, wrap) if a > 1]
+    k = len(axes)
+    if k == 0:
+        return 0.0
+    total = math.prod(a for a, _ in axes)
+    worst = 0.0
+    for j in range(k):
+        order = axes[j:] + axes[:j]
+        held = S / k / total  # the part's bytes on one chip before the first phase
+        t = 0.0
+        for a, w in order:
+            held *= a  # bytes of the part on one chip after this phase
+            t += t_axis_all_gather(a, held, link, w)
+        worst = max(worst, t)
+    return 2 * worst if op == "all-reduce" else worst
+
+
+# ---------------------------------------------------------------------------------------
+# Simulations: real arrays through comm_sim.Comm on a nodes or torus topology
+# ---------------------------------------------------------------------------------------
+# The buffer of L elements is cut into G equal "fine" chunks (G = what the algorithm needs:
+# P·N for hier, P·n for the channel rings, k·n on a torus); a message carries a set of fine
+# chunks, and its trace `chunk` is the first of them. `who[d][f]` is the set of devices whose
+# data is summed in device d's copy of fine chunk f (the trace's contributors).
+
+
+class _Run:
+    """Buffers, fine-chunk bounds, contributors and per-device readiness of one collective."""
+
+    def __init__(self, comm, bufs, G, who=None):
+        self.comm, self.bufs, self.G = comm, bufs, G
+        self.bounds = [int(b) for b in np.linspace(0, bufs.shape[1], G + 1).round()]
+        self.item = bufs.itemsize
+        n = comm.n
+        self.who = who if who is not None else [[frozenset((d,))] * G for d in range(n)]
+
+    def nbytes(self, fine, half=None):
+        """Bytes of the fine chunks `fine` (half: 0 or 1 — only that half of each)."""
+        total = 0
+        for f in fine:
+            lo, hi = self.bounds[f], self.bounds[f + 1]
+            total += (hi - lo) if half is None else len(range(*self._half(lo, hi, half)))
+        return total * self.item
+
+    @staticmethod
+    def _half(lo, hi, half):
+        mid = (lo + hi) // 2
+        return (lo, mid) if half == 0 else (mid, hi)
+
+    def move(self, src, dst, fine, ready, step, phase, reduce, half=None):
+        """Send fine chunks `fine` from src to dst (add when reduce, else copy); returns arrival."""
+        fine = list(fine)
+        t = self.comm.send(src, dst, self.nbytes(fine, half), ready, step, fine[0], self.who[src][fine[0]],
+                           phase, reduce)
+        for f in fine:
+            lo, hi = self.bounds[f], self.bounds[f + 1]
+            if half is not None:
+                lo, hi = self._half(lo, hi, half)
+            if reduce:
+                self.bufs[dst, lo:hi] += self.bufs[src, lo:hi]
+                if half is None or half == 1:
+                    self.who[dst][f] = self.who[dst][f] | self.who[src][f]
+            else:
+                self.bufs[dst, lo:hi] = self.bufs[src, lo:hi]
+                if half is None or half == 1:
+                    self.who[dst][f] = self.who[src][f]
+        return t
+
+
+def _stack(arrays, n, what):
+    if len(arrays) != n:
+        raise ValueError(f"{what}: got {len(arrays)} arrays for {n} devices")
+    shapes = {np.shape(a) for a in arrays}
+    if len(shapes) != 1 or np.asarray(arrays[0]).ndim != 1:
+        raise ValueError(f"{what}: every device must hold a 1-D array of the same length, got {sorted(shapes)}")
+    return np.array(arrays, dtype=np.result_type(*arrays))
+
+
+def _ring_rs(run, group, segs, ready, step0, phase):
+    """Ring reduce-scatter among `group` (device ids in ring order) over segments segs[c]
+    (lists of fine chunks), c = 0..g−1; afterwards group[j] holds segs[(j+1) % g] summed."""
+    g = len(group)
+    for k in range(g - 1):
+        arrivals = {}
+        for j, d in enumerate(group):
+            dst = group[(j + 1) % g]
+            t = run.move(d, dst, segs[(j - k) % g], ready[d], step0 + k, phase, True)
+            arrivals[dst] = max(ready[dst], t)
+        ready.update(arrivals)
+
+
+def _ring_ag(run, group, segs, first, ready, step0, phase):
+    """Ring all-gather among `group`: group[j] starts with segs[first[j]] and ends with all."""
+    g = len(group)
+    for k in range(g - 1):
+        arrivals = {}
+        for j, d in enumerate(group):
+            dst = group[(j + 1) % g]
+            t = run.move(d, dst, segs[first[(j - k) % g]], ready[d], step0 + k, phase, False)
+            arrivals[dst] = max(ready[dst], t)
+        ready.update(arrivals)
+
+
+def _nodes_shape(comm):
+    """(P, N) of a comm on comm_sim's nodes topology."""
+    topo = comm.topology
+    P = getattr(topo, "per_node", None)
+    N = getattr(topo, "n_nodes", None)
+    if P is None or N is None:
+        raise ValueError("this collective needs a nodes(...) topology (GPUs per node and nodes)")
+    return int(P), int(N)
+
+
+def allreduce_hier(comm, arrays, label=""):
+    """
+    Hierarchical all-reduce on nodes(N, P): ring reduce-scatter inside every node, ring
+    all-reduce across nodes among the GPUs with the same local index (each on its own NIC),
+    ring all-gather inside every node. Time: t_hier (module docstring).
+    """
+    P, N = _nodes_shape(comm)
+    n = comm.n
+    bufs = _stack(arrays, n, "all-reduce")
+    G = P * N
+    comm._begin("all-reduce", "hier", label, G, bufs[0].nbytes,
+                [{c: frozenset((d,)) for c in range(G)} for d in range(n)])
+    run = _Run(comm, bufs, G)
+    ready = {d: comm.ready[d] for d in range(n)}
+    segs = [list(range(c * N, (c + 1) * N)) for c in range(P)]  # P node-level chunks of N fine ones
+    if P > 1:
+        for m in range(N):
+            _ring_rs(run, [m * P + j for j in range(P)], segs, ready, 0, "reduce-scatter (node)")
+    if N > 1:
+        for j in range(P):
+            group = [m * P + j for m in range(N)]
+            sub = [[f] for f in segs[(j + 1) % P]]  # this GPU's node chunk, cut into N
+            _ring_rs(run, group, sub, ready, P - 1, "reduce-scatter (network)")
+            _ring_ag(run, group, sub, [(m + 1) % N for m in range(N)], ready, P - 1 + N - 1, "all-gather (network)")
+    if P > 1:
+        for m in range(N):
+            _ring_ag(run, [m * P + j for j in range(P)], segs, [(j + 1) % P for j in range(P)], ready,
+                     P - 1 + 2 * (N - 1), "all-gather (node)")
+    comm._end()
+    return [bufs[d] for d in range(n)]
+
+
+def channel_ring(c, P, N):
+    """NCCL-style ring of channel c: inside node m the local GPUs c, c+1, …, c−1, then the NIC
+    of GPU c−1 to GPU c of node m+1. Returns the device ids in ring order."""
+    return [m * P + (c + i) % P for m in range(N) for i in range(P)]
+
+
+def _lockstep_rings(run, rings, segs_of, first_of, op_phases, ready):
+    """Run several rings (channels) step by step: every device starts step k+1 when all its
+    step-k chunks (of every channel) have landed."""
+    step = 0
+    for phase, reduce in op_phases:
+        n = len(rings[0])
+        for k in range(n - 1):
+            arrivals = {}
+            for ch, ring in enumerate(rings):
+                segs = segs_of[ch]
+                for q, d in enumerate(ring):
+                    dst = ring[(q + 1) % n]
+                    seg = segs[(q - k) % n] if reduce else segs[first_of[ch][(q - k) % n]]
+                    t = run.move(d, dst, seg, ready[d], step, phase, reduce)
+                    arrivals[dst] = max(arrivals.get(dst, ready[dst]), t)
+            ready.update(arrivals)
+            step += 1
+
+
+def allreduce_ring_nodes(comm, arrays, label=""):
+    """
+    NCCL-style ring all-reduce on nodes(N, P) with P channels, channel c leaving every node
+    through GPU c−1's NIC (channel_ring); the buffer is split over the channels, each channel
+    runs ring reduce-scatter then all-gather, in lockstep. Time: t_ring_nodes.
+    """
+    P, N = _nodes_shape(comm)
+    n = comm.n
+    bufs = _stack(arrays, n, "all-reduce")
+    G = P * n
+    comm._begin("all-reduce", "ring-nodes", label, G, bufs[0].nbytes,
+                [{c: frozenset((d,)) for c in range(G)} for d in range(n)])
+    run = _Run(comm, bufs, G)
+    ready = {d: comm.ready[d] for d in range(n)}
+    if n > 1:
+        rings = [channel_ring(c, P, N) for c in range(P)]
+        segs_of = [[[c * n + i] for i in range(n)] for c in range(P)]
+        first_of = [[(q + 1) % n for q in range(n)] for _ in range(P)]
+        _lockstep_rings(run, rings, segs_of, first_of, (("reduce-scatter", True), ("all-gather", False)), ready)
+    comm._end()
+    return [bufs[d] for d in range(n)]
+
+
+# -- tori --------------------------------------------------------------------------------
+def _torus_shape(comm):
+    shape = getattr(comm.topology, "shape", None)
+    if shape is None:
+        raise ValueError("this collective needs a torus(...) topology")
+    wrap = getattr(comm.topology, "wrap", None)
+    shape = tuple(int(a) for a in shape)
+    return shape, (tuple(bool(w) for w in wrap) if wrap is not None else (True,) * len(shape))
+
+
+def _lines(shape, axis):
+    """Every line of devices along `axis` (device ids in coordinate order, row-major)."""
+    ids = np.arange(math.prod(shape)).reshape(shape)
+    moved = np.moveaxis(ids, axis, -1).reshape(-1, shape[axis])
+    return [list(map(int, row)) for row in moved]
+
+
+def _axis_ag(run, line, held, wrap, ready, step0, phase):
+    """
+    Bidirectional all-gather along one line of devices: position i starts with the fine
+    chunks held[i] and ends with all of them. With wrap each block goes half way round in each
+    direction (even N: the opposite block half each way); without, the whole line.
+    Returns the number of hops.
+    """
+    N = len(line)
+    if N == 1:
+        return 0
+    ring = wrap and N > 2
+    hops = N // 2 if ring else N - 1
+    right = {i: ready[line[i]] for i in range(N)}  # when position i has the right-going block
+    left = dict(right)
+    arrive = {}
+    for h in range(1, hops + 1):
+        half = (0, 1) if ring and N % 2 == 0 and h == hops else (None, None)
+        new_r, new_l = {}, {}
+        for i in range(N):  # right-going: i forwards the block from i−(h−1) to i+1
+            src_pos, dst_pos = i, i + 1
+            origin = i - (h - 1)
+            if ring:
+                dst_pos %= N
+                origin %= N
+            elif dst_pos >= N or origin < 0:
+                continue
+            t = run.move(line[src_pos], line[dst_pos], held[origin], right[i], step0 + h - 1, phase, False, half[0])
+            new_r[dst_pos] = t
+        for i in range(N):  # left-going: i forwards the block from i+(h−1) to i−1
+            dst_pos = i - 1
+            origin = i + (h - 1)
+            if ring:
+                dst_pos %= N
+                origin %= N
+            elif dst_pos < 0 or origin >= N:
+                continue
+            t = run.move(line[i], line[dst_pos], held[origin], left[i], step0 + h - 1, phase, False, half[1])
+            new_l[dst_pos] = t
+        right.update(new_r)
+        left.update(new_l)
+        for pos, t in list(new_r.items()) + list(new_l.items()):
+            arrive[pos] = max(arrive.get(pos, 0.0), t)
+    for pos, t in arrive.items():
+        ready[line[pos]] = max(ready[line[pos]], t)
+    return hops
+
+
+def _axis_rs(run, line, targets, wrap, ready, step0, phase):
+    """
+    Bidirectional reduce-scatter along one line: every position holds partials of all
+    targets[o] (fine chunks), and position o ends with targets[o] summed over the line. The
+    mirror of _axis_ag: partials flow toward their target from both sides, the farthest first.
+    Returns the number of hops.
+    """
+    N = len(line)
+    if N == 1:
+        return 0
+    ring = wrap and N > 2
+    hops = N // 2 if ring else N - 1
+    right = {i: ready[line[i]] for i in range(N)}  # when position i's right-going partial is complete
+    left = dict(right)
+    arrive = {}
+    for h in range(1, hops + 1):
+        dist = hops - h + 1  # senders this far from their target
+        half = (0, 1) if ring and N % 2 == 0 and h == 1 else (None, None)
+        new_r, new_l = {}, {}
+        for i in range(N):  # right-going: i adds its partial of target i+dist into i+1
+            o, dst_pos = i + dist, i + 1
+            if ring:
+                o, dst_pos = o % N, dst_pos % N
+            elif o >= N:
+                continue
+            t = run.move(line[i], line[dst_pos], targets[o], right[i], step0 + h - 1, phase, True, half[0])
+            new_r[dst_pos] = max(new_r.get(dst_pos, 0.0), t)
+        for i in range(N):  # left-going: i adds its partial of target i−dist into i−1
+            o, dst_pos = i - dist, i - 1
+            if ring:
+                o, dst_pos = o % N, dst_pos % N
+            elif o < 0:
+                continue
+            t = run.move(line[i], line[dst_pos], targets[o], left[i], step0 + h - 1, phase, True, half[1])
+            new_l[dst_pos] = max(new_l.get(dst_pos, 0.0), t)
+        right.update(new_r)
+        left.update(new_l)
+        for pos, t in list(new_r.items()) + list(new_l.items()):
+            arrive[pos] = max(arrive.get(pos, 0.0), t)
+    for pos, t in arrive.items():
+        ready[line[pos]] = max(ready[line[pos]], t)
+    return hops
+
+
+def _torus_plan(shape):
+    """Axes longer than 1, and for part j the axis order j, j+1, … (all-gather order)."""
+    axes = [a for a, s in enumerate(shape) if s > 1]
+    k = len(axes)
+    return axes, [axes[j:] + axes[:j] for j in range(k)]
+
+
+def _coords(shape):
+    return [tuple(map(int, c)) for c in zip(*np.unravel_index(np.arange(math.prod(shape)), shape))]
+
+
+def _torus_gather_phases(run, shape, wrap, orders, ready, step0, phase):
+    """All-gather part j of every device along orders[j], phase by phase across parts.
+    ready[j][d]: when device d has part j's data (each part keeps its own clock)."""
+    n = math.prod(shape)
+    k = len(orders)
+    gathered = [[{d} for d in range(n)] for _ in range(k)]  # whose part-j chunk device d holds
+    step = step0
+    for p in range(k):
+        most = 0
+        for j in range(k):
+            axis = orders[j][p]
+            for line in _lines(shape, axis):
+                blocks = [[e * k + j for e in sorted(gathered[j][d])] for d in line]
+                most = max(most, _axis_ag(run, line, blocks, wrap[axis], ready[j], step, phase))
+                union = set().union(*(gathered[j][d] for d in line))
+                for d in line:
+                    gathered[j][d] = set(union)
+        step += most
+    return step
+
+
+def _torus_scatter_phases(run, shape, wrap, orders, ready, step0, phase):
+    """Reduce-scatter: part j along reversed(orders[j]); device d ends with fine chunk d·k + j
+    summed. ready[j][d] as in _torus_gather_phases."""
+    n = math.prod(shape)
+    k = len(orders)
+    coords = _coords(shape)
+    # region[j][d]: the devices e whose part-j fine chunk device d still holds partials for
+    region = [[set(range(n)) for _ in range(n)] for _ in range(k)]
+    step = step0
+    for p in range(k):
+        most = 0
+        for j in range(k):
+            axis = list(reversed(orders[j]))[p]
+            for line in _lines(shape, axis):
+                reg = region[j][line[0]]
+                targets = [sorted(e * k + j for e in reg if coords[e][axis] == coords[line[o]][axis])
+                           for o in range(len(line))]
+                most = max(most, _axis_rs(run, line, targets, wrap[axis], ready[j], step, phase))
+                for d in line:
+                    region[j][d] = {e for e in reg if coords[e][axis] == coords[d][axis]}
+        step += most
+    return step
+
+
+def torus_all_gather(comm, chunks, label=""):
+    """
+    All-gather on a torus: chunks[d] is device d's 1-D piece (equal lengths); every device
+    ends with np.concatenate(chunks). Bidirectional rings per axis, one part per axis
+    (t_torus, op="all-gather", with S the output's bytes).
+    """
+    shape, wrap = _torus_shape(comm)
+    n = comm.n
+    pieces = _stack(chunks, n, "all-gather")
+    axes, orders = _torus_plan(shape)
+    k = max(1, len(axes))
+    Lp = pieces.shape[1]
+    bufs = np.zeros((n, n * Lp), dtype=pieces.dtype)
+    for d in range(n):
+        bufs[d, d * Lp:(d + 1) * Lp] = pieces[d]
+    G = n * k
+    initial = [{d * k + j: frozenset((d,)) for j in range(k)} for d in range(n)]
+    comm._begin("all-gather", "torus", label, G, bufs[0].nbytes, initial)
+    run = _Run(comm, bufs, G)
+    if Lp % k:
+        raise ValueError(f"all-gather: piece length {Lp} is not divisible by the torus's {k} axes")
+    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
+    if axes:
+        _torus_gather_phases(run, shape, wrap, orders, ready, 0, "all-gather")
+    comm._end()
+    return [bufs[d] for d in range(n)]
+
+
+def torus_reduce_scatter(comm, arrays, label=""):
+    """
+    Reduce-scatter on a torus: arrays[d] is device d's 1-D partial (length divisible by n·k);
+    device d ends with segment d (the d-th of n equal pieces) of the sum. Returns the pieces.
+    """
+    shape, wrap = _torus_shape(comm)
+    n = comm.n
+    bufs = _stack(arrays, n, "reduce-scatter")
+    axes, orders = _torus_plan(shape)
+    k = max(1, len(axes))
+    if bufs.shape[1] % (n * k):
+        raise ValueError(f"reduce-scatter: length {bufs.shape[1]} is not divisible by {n} devices x {k} axes")
+    G = n * k
+    comm._begin("reduce-scatter", "torus", label, G, bufs[0].nbytes,
+                [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
+    run = _Run(comm, bufs, G)
+    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
+    if axes:
+        _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
+    comm._end()
+    L = bufs.shape[1] // n
+    return [bufs[d, d * L:(d + 1) * L].copy() for d in range(n)]
+
+
+def allreduce_torus(comm, arrays, label=""):
+    """All-reduce on a torus: torus reduce-scatter, then torus all-gather, one collective."""
+    shape, wrap = _torus_shape(comm)
+    n = comm.n
+    bufs = _stack(arrays, n, "all-reduce")
+    axes, orders = _torus_plan(shape)
+    k = max(1, len(axes))
+    if bufs.shape[1] % (n * k):
+        raise ValueError(f"all-reduce: length {bufs.shape[1]} is not divisible by {n} devices x {k} axes")
+    G = n * k
+    comm._begin("all-reduce", "torus", label, G, bufs[0].nbytes,
+                [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
+    run = _Run(comm, bufs, G)
+    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
+    if axes:
+        step = _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
+        _torus_gather_phases(run, shape, wrap, orders, ready, step, "all-gather")
+    comm._end()
+    return [bufs[d] for d in range(n)]
+
+
+# ---------------------------------------------------------------------------------------
+# Which algorithm runs on which topology
+# ---------------------------------------------------------------------------------------
+# Multi-link all-reduces, in comm_sim's Algorithm shape where it fits. Not (yet) in
+# comm_sim.ALLREDUCE_ALGOS: the app lists that registry and needs sentences for each entry.
+TOPO_ALLREDUCE = {
+    "hier": ("hierarchical: ring reduce-scatter in each node, ring all-reduce across nodes on each GPU's "
+             "own NIC, ring all-gather in each node", allreduce_hier, t_hier),
+    "ring-nodes": ("NCCL-style rings, one channel per NIC, every GPU's NIC carrying one channel out of its node",
+                   allreduce_ring_nodes, t_ring_nodes),
+    "torus": ("bidirectional rings per torus axis, one part of the array per axis", allreduce_torus, None),
+}
+
+
+def allreduce_on(comm, arrays, algo="ring", inter_algo="hier", label=""):
+    """
+    All-reduce with the algorithm that fits comm's topology: several nodes -> inter_algo
+    ("hier" or "ring-nodes"); a torus -> bidirectional rings per axis; otherwise comm_sim's
+    ALLREDUCE_ALGOS[algo]. What topology_presets.allreduce_time prices.
+    """
+    from .comm_sim import ALLREDUCE_ALGOS
+
+    topo = comm.topology
+    if getattr(topo, "shape", None) is not None:
+        return allreduce_torus(comm, arrays, label)
+    if getattr(topo, "n_nodes", 1) > 1:
+        key = {"ring": "ring-nodes"}.get(inter_algo, inter_algo)
+        if key not in ("hier", "ring-nodes"):
+            raise ValueError(f"across nodes the all-reduce is 'hier' or 'ring', not {inter_algo!r}")
+        return TOPO_ALLREDUCE[key][1](comm, arrays, label)
+    return ALLREDUCE_ALGOS[algo][1](comm, arrays, label)

@@ -1,0 +1,219 @@
+"""
+topology_presets — real machines by name: which chip, how the chips are wired, and what a
+tensor-parallel group of n of them looks like.
+
+    dgx-h100       8 H100 per node on NVLink 4 (one NVSwitch domain), one ConnectX-7 400 Gb/s
+                   InfiniBand NIC per GPU (NVIDIA DGX H100 datasheet: "8x NVIDIA ConnectX-7").
+    gb200-nvl72    72 GB200 GPUs in one NVLink 5 domain (NVIDIA GB200 NVL72 datasheet: "72
+                   Blackwell GPUs … 130 TB/s" NVLink); racks joined by one 400 Gb/s NIC per GPU.
+    tpu-v5e-16x16  256 TPU v5e on a 16×16 2-D torus; only axes of 16 have their wraparound link
+                   ("How to Scale Your Model", TPU chapter: "smaller topologies can be requested
+                   without wraps on dims < 16"; Google Cloud TPU docs, v5e: slices 1, 2x2, 2x4,
+                   4x4, 4x8, 8x8, 8x16, 16x16).
+    tpu-v4-4x4x4   64 TPU v4 on a 4×4×4 3-D torus; only a full cube has wraparound links (the
+                   book: "Any multiple of a full cube … will have wraparounds … a 2x2x4 won't";
+                   Google Cloud TPU docs, v4: slices 2x2x1, 2x2x2, 2x2x4, 2x4x4, 4x4x4).
+
+preset.layout(n) says how n chips are connected (a Layout: one switch, nodes, or a torus slice),
+preset.topology(n) builds comm_sim's topology for it, preset.allreduce_time(n, S) is the closed
+form of one all-reduce on it (topo_collectives), and preset.valid_degrees() the n it allows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import comm_sim
+from .comm_sim import LINKS, LinkSpec
+
+
+@dataclass(frozen=True)
+class TorusSlice(comm_sim.Torus):
+    """
+    A torus slice whose axes may lack their wraparound link (wrap[a] False: axis a is a line,
+    as on a TPU v5e axis shorter than 16 or a TPU v4 slice smaller than a cube). Otherwise
+    comm_sim's Torus; a message over a missing wraparound link raises ValueError.
+    """
+
+    wrap: tuple = ()
+
+    def route(self, src, dst):
+        cs, cd = self.coords(src), self.coords(dst)
+        for a, (x, y) in enumerate(zip(cs, cd)):
+            if x != y and not self.wrap[a] and abs(x - y) != 1:
+                raise ValueError(f"{self.name}: axis {a} has no wraparound link, so device {src} {cs} cannot "
+                                 f"send to device {dst} {cd}")
+        return super().route(src, dst)
+
+
+def _link(key) -> LinkSpec:
+    if key in LINKS:
+        return LINKS[key]
+    raise ValueError(f"unknown link {key!r}; choose one of {', '.join(LINKS)}")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """
+    How n chips of a preset are connected.
+    kind "switch": one NVLink domain (intra link); "nodes": `nodes` nodes of `per_node` chips,
+    intra inside a node, inter (one NIC per chip) between nodes; "torus": a slice of `shape`
+    with wraparound links on the axes where wrap is True.
+    """
+
+    kind: str
+    n: int
+    intra: LinkSpec
+    per_node: int = 0
+    nodes: int = 1
+    inter: LinkSpec | None = None
+    shape: tuple = ()
+    wrap: tuple = ()
+
+    def describe(self) -> str:
+        if self.kind == "switch":
+            return f"{self.n} on one switch ({self.intra.name})"
+        if self.kind == "nodes":
+            return f"{self.nodes} nodes x {self.per_node} ({self.intra.name} inside, {self.inter.name} between)"
+        axes = "x".join(str(a) for a in self.shape)
+        wraps = "wraparound on every axis" if all(self.wrap) else (
+            "no wraparound" if not any(self.wrap) else
+            "wraparound on the axes of " + ", ".join(str(a) for a, w in zip(self.shape, self.wrap) if w))
+        return f"{axes} torus slice ({wraps}, {self.intra.name})"
+
+
+@dataclass(frozen=True)
+class HardwarePreset:
+    """
+    key: the name the CLI and scenario files use; chip: hw_specs.CHIPS key; kind: "nodes" or
+    "torus"; per_node: chips in one scale-up (NVLink) domain; intra: LINKS key of that domain;
+    inter: LINKS key of each chip's NIC (None: no scale-out modelled); slices: torus presets,
+    the slice shape offered for each chip count; full_axis: axes of this length have their
+    wraparound link (wrap_whole_slice: only when every axis has that length, as on TPU v4 whose
+    wraparound comes from optical switches joining whole cubes); max_devices: the largest n
+    the preset builds; source: where it is from.
+    """
+
+    key: str
+    name: str
+    chip: str
+    kind: str
+    per_node: int
+    intra: str
+    inter: str | None = None
+    slices: tuple = ()
+    full_axis: int = 0
+    wrap_whole_slice: bool = False
+    max_devices: int = 4096
+    source: str = ""
+
+    # -- which n ------------------------------------------------------------------------
+    def valid_degrees(self, max_n=None):
+        """The tensor-parallel degrees this machine offers, ascending: for nodes, divisors of
+        per_node and whole nodes; for a torus, the slice sizes."""
+        top = self.max_devices if max_n is None else min(int(max_n), self.max_devices)
+        if self.kind == "torus":
+            return [1] + [math.prod(s) for s in self.slices if math.prod(s) <= top]
+        small = [d for d in range(1, self.per_node + 1) if self.per_node % d == 0 and d <= top]
+        return small + list(range(2 * self.per_node, top + 1, self.per_node))
+
+    def is_valid(self, n) -> bool:
+        return int(n) in self.valid_degrees(n)
+
+    def _check_n(self, n):
+        if isinstance(n, bool) or int(n) != n or n < 1:
+            raise ValueError(f"the number of chips must be a whole number >= 1, got {n!r}")
+        n = int(n)
+        if n > self.max_devices:
+            raise ValueError(f"{self.name} is modelled up to {self.max_devices} chips, got {n}")
+        if not self.is_valid(n):
+            near = ", ".join(str(d) for d in self.valid_degrees(max(n, 2 * self.per_node))[:12])
+            raise ValueError(f"{self.name} has no group of {n} chips; valid: {near}, …")
+        return n
+
+    # -- the wiring ---------------------------------------------------------------------
+    def layout(self, n) -> Layout:
+        """How n chips are connected (n must be one of valid_degrees())."""
+        n = self._check_n(n)
+        intra = _link(self.intra)
+        if self.kind == "torus":
+            if n == 1:
+                return Layout("torus", 1, intra, shape=(1,), wrap=(False,))
+            shape = next(s for s in self.slices if math.prod(s) == n)
+            wrap = tuple(a == self.full_axis for a in shape)
+            if self.wrap_whole_slice and not all(wrap):
+                wrap = (False,) * len(shape)
+            return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap)
+        if n <= self.per_node or self.inter is None:
+            return Layout("switch", n, intra, per_node=n)
+        return Layout("nodes", n, intra, per_node=self.per_node, nodes=n // self.per_node, inter=_link(self.inter))
+
+    def topology(self, n):
+        """comm_sim's topology for n chips: switch(n, intra), nodes(N, per_node, intra, inter)
+        or a torus slice (comm_sim's torus, with the wraparound links the slice really has)."""
+        lay = self.layout(n)
+        if lay.kind == "switch":
+            return comm_sim.switch(n, lay.intra)
+        if lay.kind == "nodes":
+            return comm_sim.nodes(lay.nodes, lay.per_node, intra=lay.intra, inter=lay.inter)
+        base = comm_sim.torus(lay.shape, lay.intra)
+        return TorusSlice(base.shape, base.link, lay.wrap)
+
+    def allreduce_time(self, n, nbytes, algo="ring", inter_algo="hier"):
+        """One all-reduce of S = nbytes over n chips (seconds): see allreduce_time()."""
+        return allreduce_time(self.layout(n), nbytes, algo, inter_algo)
+
+
+def allreduce_time(layout: Layout, nbytes, algo="ring", inter_algo="hier"):
+    """
+    Closed-form time (seconds) of one all-reduce of S = nbytes on a Layout:
+      switch  comm_sim.t_formula(algo, n, S, α, β) — the algorithm asked for;
+      nodes   inter_algo: "hier" (reduce-scatter in the node, all-reduce across nodes on each
+              GPU's own NIC, all-gather in the node) or "ring" (NCCL's rings, one channel per
+              NIC) — topo_collectives.t_hier / t_ring_nodes;
+      torus   bidirectional rings per axis (topo_collectives.t_torus; a line where an axis has
+              no wraparound link).
+    """
+    from .comm_sim import t_formula
+    from .topo_collectives import t_hier, t_ring_nodes, t_torus
+
+    S = float(nbytes)
+    if layout.n == 1:
+        return 0.0
+    if layout.kind == "switch":
+        return float(t_formula(algo, layout.n, S, layout.intra.alpha, layout.intra.bw))
+    if layout.kind == "nodes":
+        if inter_algo not in ("hier", "ring"):
+            raise ValueError(f"across nodes the all-reduce is 'hier' or 'ring', not {inter_algo!r}")
+        f = t_hier if inter_algo == "hier" else t_ring_nodes
+        return f("all-reduce", layout.per_node, layout.nodes, S, layout.intra, layout.inter)
+    return t_torus("all-reduce", layout.shape, S, layout.intra, layout.wrap)
+
+
+PRESETS = {p.key: p for p in (
+    HardwarePreset("dgx-h100", "DGX H100", "h100", "nodes", 8, "nvlink4", "ib-ndr400",
+                   source="NVIDIA DGX H100 datasheet: 8 H100 SXM, NVLink 4 through NVSwitch, "
+                          "8x ConnectX-7 400 Gb/s (one per GPU)"),
+    HardwarePreset("gb200-nvl72", "GB200 NVL72", "gb200", "nodes", 72, "nvlink5", "ib-ndr400",
+                   max_devices=4032,
+                   source="NVIDIA GB200 NVL72 datasheet: 72 Blackwell GPUs in one NVLink 5 domain; "
+                          "one 400 Gb/s ConnectX-7 per GPU between racks"),
+    HardwarePreset("tpu-v5e-16x16", "TPU v5e 16x16", "tpu-v5e", "torus", 256, "tpu-v5e-ici",
+                   slices=((2, 2), (2, 4), (4, 4), (4, 8), (8, 8), (8, 16), (16, 16)), full_axis=16,
+                   max_devices=256,
+                   source="Google Cloud TPU docs, v5e (slice shapes); How to Scale Your Model, TPU chapter "
+                          "(16x16 2-D torus, wraparound only on axes of 16)"),
+    HardwarePreset("tpu-v4-4x4x4", "TPU v4 4x4x4", "tpu-v4", "torus", 64, "tpu-v4-ici",
+                   slices=((2, 2, 1), (2, 2, 2), (2, 2, 4), (2, 4, 4), (4, 4, 4)), full_axis=4,
+                   wrap_whole_slice=True, max_devices=64,
+                   source="Google Cloud TPU docs, v4 (slice shapes); How to Scale Your Model, TPU chapter "
+                          "(4x4x4 cubes, wraparound only on a full cube)"),
+)}
+
+
+def get_preset(key) -> HardwarePreset:
+    """A preset by key, or ValueError naming the keys there are."""
+    if key not in PRESETS:
+        raise ValueError(f"unknown hardware preset {key!r}; choose one of {', '.join(PRESETS)}")
+    return PRESETS[key]

@@ -1,0 +1,116 @@
+"""Hardware presets (DGX H100, GB200 NVL72, TPU v5e 16x16, TPU v4 4x4x4) and the closed forms of
+collectives on nodes and tori, against formulas written out here from the literature."""
+
+import math
+
+import pytest
+
+from simcore.comm_sim import LINKS, LinkSpec, t_formula
+from simcore.hw_specs import CHIPS
+from simcore.topo_collectives import t_axis_all_gather, t_hier, t_ring_nodes, t_torus
+from simcore.topology_presets import PRESETS, get_preset
+
+NVL = LinkSpec("nvl", 1.9e-6, 450e9)
+IB = LinkSpec("ib", 2.7e-6, 50e9)
+ICI = LinkSpec("ici", 1e-6, 45e9)
+
+
+def test_every_preset_names_a_chip_and_links_it_has():
+    assert set(PRESETS) == {"dgx-h100", "gb200-nvl72", "tpu-v5e-16x16", "tpu-v4-4x4x4"}
+    for p in PRESETS.values():
+        assert p.chip in CHIPS and p.intra in LINKS and p.source
+        assert CHIPS[p.chip].link == p.intra  # the preset's scale-up link is the chip's own
+    with pytest.raises(ValueError, match="unknown hardware preset 'dgx-a100'"):
+        get_preset("dgx-a100")
+
+
+def test_valid_degrees_are_the_groups_each_machine_offers():
+    assert PRESETS["dgx-h100"].valid_degrees(40) == [1, 2, 4, 8, 16, 24, 32, 40]
+    assert PRESETS["gb200-nvl72"].valid_degrees(144)[-3:] == [36, 72, 144]
+    assert PRESETS["tpu-v5e-16x16"].valid_degrees() == [1, 4, 8, 16, 32, 64, 128, 256]
+    assert PRESETS["tpu-v4-4x4x4"].valid_degrees() == [1, 4, 8, 16, 32, 64]
+    with pytest.raises(ValueError, match="no group of 12 chips; valid: 1, 2, 4, 8, 16"):
+        PRESETS["dgx-h100"].layout(12)
+    with pytest.raises(ValueError, match="up to 256"):
+        PRESETS["tpu-v5e-16x16"].layout(512)
+
+
+def test_layouts_put_the_node_boundary_and_the_wraparound_links_where_the_hardware_has_them():
+    dgx = PRESETS["dgx-h100"]
+    assert dgx.layout(8).kind == "switch" and dgx.layout(8).intra.bw == 450e9
+    two = dgx.layout(16)
+    assert (two.kind, two.nodes, two.per_node, two.inter.bw) == ("nodes", 2, 8, 50e9)  # 400 Gb/s per GPU NIC
+    assert PRESETS["gb200-nvl72"].layout(72).kind == "switch"  # one NVLink domain of 72
+    assert PRESETS["gb200-nvl72"].layout(144).nodes == 2
+    v5e = PRESETS["tpu-v5e-16x16"]
+    assert (v5e.layout(128).shape, v5e.layout(128).wrap) == ((8, 16), (False, True))  # only the 16-axis wraps
+    assert v5e.layout(256).wrap == (True, True) and not any(v5e.layout(16).wrap)
+    v4 = PRESETS["tpu-v4-4x4x4"]
+    assert not any(v4.layout(16).wrap)  # 2x2x4: no wraparound without a full cube
+    assert v4.layout(64).shape == (4, 4, 4) and all(v4.layout(64).wrap)
+
+
+# ---------------------------------------------------------------------------------------
+# closed forms, written out independently
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("S", [0.0, 65536.0, 2.0**20, 2.0**30])
+def test_hierarchical_all_reduce_is_the_three_ring_phases(S):
+    P, N = 8, 2
+    rs = (P - 1) * (NVL.alpha + S / P / NVL.bw)  # reduce-scatter inside: P−1 steps of S/P
+    ar = 2 * (N - 1) * (IB.alpha + (S / P) / N / IB.bw)  # ring all-reduce of S/P over N nodes
+    ag = rs
+    assert t_hier("all-reduce", P, N, S, NVL, IB) == pytest.approx(rs + ar + ag, rel=1e-12, abs=1e-18)
+    assert t_hier("all-gather", P, N, S, NVL, IB) == pytest.approx(rs + ar / 2, rel=1e-12, abs=1e-18)
+    assert t_hier("all-reduce", P, 1, S, NVL, IB) == pytest.approx(t_formula("ring", P, S, NVL.alpha, NVL.bw))
+
+
+def test_nccl_ring_over_two_nodes_reaches_the_nics_sum():
+    S, P, N = 2.0**33, 8, 2
+    t = t_ring_nodes("all-reduce", P, N, S, NVL, IB)
+    busbw = S / t * 2 * 15 / 16
+    assert busbw == pytest.approx(P * IB.bw, rel=0.01)  # 8 NICs x 50 GB/s: nccl-tests#290's "46-48 GB/s per NIC"
+    slow = LinkSpec("slow", 1.9e-6, 200e9)  # NVLink slower than 7 chunks per NIC chunk: NVLink binds
+    t = t_ring_nodes("all-reduce", P, N, S, slow, IB)
+    assert S / t * 2 * 15 / 16 == pytest.approx(slow.bw * P / (P - 1), rel=0.01)
+
+
+@pytest.mark.parametrize("N", [2, 3, 4, 5, 16])
+def test_one_axis_bidirectional_ring_and_line(N):
+    S = 3.0e8
+    # ring: ⌈(N−1)/2⌉ full shards each way, the even-N middle shard split in two
+    hops, last = divmod(N - 1, 2)
+    ring = hops * (ICI.alpha + S / N / ICI.bw) + last * (ICI.alpha + S / N / 2 / ICI.bw)
+    if N == 2:
+        ring = ICI.alpha + S / 2 / ICI.bw  # two chips: one neighbour, one hop
+    assert t_axis_all_gather(N, S, ICI, wrap=True) == pytest.approx(ring, rel=1e-12)
+    line = (N - 1) * (ICI.alpha + S / N / ICI.bw)  # the farthest shard walks N−1 hops
+    assert t_axis_all_gather(N, S, ICI, wrap=False) == pytest.approx(line, rel=1e-12)
+
+
+def test_torus_all_reduce_matches_how_to_scale_your_model():
+    # The book (sharding chapter): AllGather ≈ V / (W_ici · n_axes), AllReduce twice that, with
+    # W_ici the bidirectional bandwidth 2 × 4.5e10 (TPU chapter's table).
+    V = 2.0**30
+    for shape in ((16, 16), (4, 4, 4)):
+        book = 2 * V / (2 * ICI.bw * len(shape))
+        ours = t_torus("all-reduce", shape, V, ICI)
+        N = shape[0]
+        assert book * (N - 1) / N < ours < book * 1.01  # (N−1)/N: each chip already holds its own shard
+    # one 16-ring: bidirectional halves the one-direction ring's bandwidth term
+    one_way = t_formula("ring", 16, V, ICI.alpha, ICI.bw)
+    assert t_torus("all-reduce", (16,), V, ICI) == pytest.approx(one_way / 2, rel=0.01)
+
+
+def test_preset_allreduce_time_is_the_closed_form_of_its_layout():
+    dgx = PRESETS["dgx-h100"]
+    S = 2.0**20
+    nvl4, ib = LINKS["nvlink4"], dgx.layout(16).inter
+    assert dgx.allreduce_time(8, S) == pytest.approx(2 * 7 * (nvl4.alpha + S / 8 / nvl4.bw), rel=1e-12)
+    assert dgx.allreduce_time(8, S, algo="direct") == pytest.approx(t_formula("direct", 8, S, nvl4.alpha, nvl4.bw))
+    want = 2 * 7 * (nvl4.alpha + S / 8 / nvl4.bw) + 2 * 1 * (ib.alpha + S / 16 / ib.bw)
+    assert dgx.allreduce_time(16, S) == pytest.approx(want, rel=1e-12)
+    assert dgx.allreduce_time(16, S, inter_algo="ring") == pytest.approx(t_ring_nodes("all-reduce", 8, 2, S, nvl4, ib))
+    v5e = PRESETS["tpu-v5e-16x16"]
+    assert v5e.allreduce_time(1, S) == 0.0
+    assert v5e.allreduce_time(256, S) == pytest.approx(t_torus("all-reduce", (16, 16), S, LINKS["tpu-v5e-ici"]))
+    assert math.isfinite(PRESETS["tpu-v4-4x4x4"].allreduce_time(16, S))
