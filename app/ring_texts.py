@@ -27,6 +27,11 @@ def scenario_title(sc, run) -> str:
         what = tr("RingView", "Tensor-parallel forward")
     else:
         what = tr("RingView", "Tensor-parallel decode step")
+    size = {c.op: c.nbytes for c in reversed(run.trace.collectives)}
+    if run.tp is not None and {"all-reduce", "all-gather"} <= set(size):
+        # the logits all-gather moves vocab/d_model × S: state each collective's bytes
+        return tr("RingView", "{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}").format(
+            what=what, n=sc.n, S=fmt_bytes(size["all-reduce"]), G=fmt_bytes(size["all-gather"]), link=run.link.name)
     return tr("RingView", "{what} · {n} GPUs · S = {S} · {link}").format(
         what=what, n=sc.n, S=fmt_bytes(sc.nbytes), link=run.link.name)
 

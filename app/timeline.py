@@ -314,6 +314,7 @@ class TimelineView(QWidget):
             groups.append((QBrush(col if up else col.lighter(135)), rects))  # receiving: the paler band
         pen = QPen(Qt.NoPen)
         self.bars = BarsItem(groups, pen)
+        self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
         self.plot.addItem(self.bars)
         self._items.append(self.bars)
         self._bars_drawn = 2 * len(ts)  # every send and receive interval is inside a band

@@ -170,11 +170,11 @@ def test_n_accepts_256_and_refuses_257_naming_the_limit(qtbot):
     qtbot.addWidget(win)
     win.resize(1600, 900)
     win.show()
-    assert win.controls.n.maximum() == 256
     win.controls.n.setValue(256)
     assert model.scenario.n == 256 and len(win.ring_view.devices) == 256
-    win.controls.n.setValue(257)  # the field stops at the limit
+    win.controls.n.setValue(257)  # typed past the limit: refused, and the panel names the limit
     assert model.scenario.n == 256
+    assert "256" in win.controls.error.text()
     assert build_run(model.scenario).n == 256
 
 
