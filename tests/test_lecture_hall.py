@@ -67,8 +67,9 @@ def settle(qtbot):
 # Round trip: the picture after changes equals the picture built fresh
 # ---------------------------------------------------------------------------------------
 # (final theme, text scale, language, scenario, step, tab)
+SPLITS = 5 * 2.0 ** 18  # 1.25 MiB: every collective's S must split into n whole-byte chunks (n = 5, 8, 10, 16, 64)
 FINAL_STATES = [
-    ("light", 1.0, "en", dict(kind="all-reduce", n=10, algo="ring"), 3, "ring"),
+    ("light", 1.0, "en", dict(kind="all-reduce", n=10, algo="ring", nbytes=SPLITS), 3, "ring"),
     ("dark", 1.5, "zh", dict(kind="all-reduce", n=16, algo="rd"), 2, "ring"),
     ("high-contrast", 1.0, "en", dict(kind="all-gather", n=64, algo="ring"), 5, "ring"),
     ("light", 1.0, "en", dict(kind="tp-forward", n=4, algo="ring"), 1, "weights"),
@@ -83,7 +84,7 @@ def drive(qtbot, w):
         settle(qtbot)
 
     for change in (dict(kind="reduce-scatter"), dict(kind="all-reduce"), dict(algo="rd"), dict(algo="ring"),
-                   dict(n=1), dict(n=10), dict(n=64), dict(n=8)):
+                   dict(n=1), dict(n=10, nbytes=SPLITS), dict(n=64, nbytes=2.0 ** 20), dict(n=8)):
         assert w.model.update(**change), change
         settle(qtbot)
     for _ in range(3):  # light → dark → high contrast → light
@@ -356,7 +357,7 @@ def test_above_8_gpus_the_legend_says_what_a_sums_colour_means(qapp, runs):
 
 
 def ring_run(kind, n, algo):
-    return ScenarioModel(Scenario(kind=kind, n=n, algo=algo)).run
+    return ScenarioModel(Scenario(kind=kind, n=n, algo=algo, nbytes=SPLITS)).run
 
 
 # ---------------------------------------------------------------------------------------
@@ -413,7 +414,7 @@ def test_the_ring_paints_where_its_layout_says(qtbot, kind, n, algo):
     from app.ring_view import RingView
     from app.state import Playback
 
-    model = ScenarioModel(Scenario(kind=kind, n=n, algo=algo))
+    model = ScenarioModel(Scenario(kind=kind, n=n, algo=algo, nbytes=SPLITS))
     pb = Playback(model)
     view = RingView(model, pb)
     qtbot.addWidget(view)
