@@ -9,7 +9,7 @@ once per run; a frame moves only the playhead.
 Beyond GROUP_ABOVE devices a row per GPU would be a pixel or two high, so each row is a group
 of GPUs (a power of two, at most MAX_ROWS rows): its upper band is how many of the group's GPUs
 are sending at each moment (full height = all of them), its lower band (paler) how many are
-receiving, in the group's colour. Every message still counts; a click still seeks.
+receiving, in the colour of the group's first GPU. Every message still counts; a click still seeks.
 """
 
 from __future__ import annotations
@@ -299,7 +299,7 @@ class TimelineView(QWidget):
         size = np.append(np.minimum(g, n - g * np.arange(R)), 1).astype(float)  # the switch's row: 1 port
         src = np.where(src_col == SWITCH, R, src_col // g)
         dst = np.where(dst_col == SWITCH, R, dst_col // g)
-        colors = theme.device_colors(R)
+        colors = theme.device_colors(n)  # a group in its first GPU's colour: the ring's colour key names them
         neutral = QColor(theme.palette().text_muted)
         by_colour: dict[int, list] = {}
         for rows_of, up in ((src, True), (dst, False)):
@@ -310,7 +310,7 @@ class TimelineView(QWidget):
                 by_colour.setdefault((r, up), []).append(QRectF(x0, yy, x1 - x0, hh))
         groups = []
         for (r, up), rects in sorted(by_colour.items()):
-            col = QColor(neutral if r == R else colors[r])
+            col = QColor(neutral if r == R else colors[r * g])
             groups.append((QBrush(col if up else col.lighter(135)), rects))  # receiving: the paler band
         pen = QPen(Qt.NoPen)
         self.bars = BarsItem(groups, pen)
