@@ -6,8 +6,10 @@ its value on fixed levels, the same for the whole collective, so a reduce-scatte
 grow and an all-gather's rows fill in. A chunk a device does not hold yet is hatched grey —
 "no data", not 0 (white).
 
-What is shown at time t is `simcore.trace.buffer_values(run.index.holdings(c, t), inputs, n_chunks)`:
-the engine's own holdings, so scrubbing and stepping back cost the same as playing. Items are
+What is shown at time t is what `simcore.trace.buffer_values(run.index.holdings(c, t), inputs,
+n_chunks)` returns, computed from the index's array form of the same holdings (`held`: contributor
+bitsets) as one matrix product per chunk, and only for the slots a message changed: the engine's
+own holdings, so scrubbing and stepping back cost the same as playing, at n = 256 too. Items are
 created once; a frame only calls setImage, and only when a message has arrived since the last.
 """
 
@@ -22,38 +24,85 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (QGraphicsRectItem, QHBoxLayout, QLabel, QSizePolicy, QStackedWidget,
                                QVBoxLayout, QWidget)
 
-from simcore.trace import ALL, SWITCH, buffer_values, chunk_bounds
+from simcore.trace import ALL, SWITCH, chunk_bounds
 
 from . import scenarios, theme
 from .explain import op_title
 from .hint import hint_page
-from .scenarios import apply_message  # the engine's one rule for "a message arrives"
 
 COLORMAP = "CET-D1A"  # diverging blue–white–red: 0 is white, the sign is the hue
 
 
-def value_limit(trace, coll: int, inputs) -> float:
+def slot_values(held, inputs, bounds, rows, chunks):
     """
-    The largest |value| any GPU's buffer holds during collective `coll`: its messages are
-    applied in arrival order with the engine's own rule and every cell they change is summed.
-    The colour levels are ±this, fixed for the whole collective.
+    The values device rows[i] holds in chunk chunks[i] of a `scenarios.Held` snapshot:
+    sum(inputs[contributors]) over the chunk's cells, NaN if not held — the rule of
+    `simcore.trace.buffer_values`, with the contributor sets as bitsets: one (slots × n) @
+    (n × cells) product per chunk. Yields (rows, first cell, end cell, values) per chunk.
     """
-    c = trace.collectives[coll]
+    n = inputs.shape[0]
+    rows, chunks = np.asarray(rows, np.int64), np.asarray(chunks, np.int64)
+    order = np.argsort(chunks, kind="stable")
+    rows, chunks = rows[order], chunks[order]
+    cuts = np.flatnonzero(np.diff(chunks)) + 1
+    for rs, cs in zip(np.split(rows, cuts), np.split(chunks, cuts)):
+        if not len(rs):
+            continue
+        ch = int(cs[0])
+        lo, hi = bounds[ch], bounds[ch + 1]
+        members = np.unpackbits(held.bits[rs, ch], axis=1, count=n).astype(float)
+        vals = members @ inputs[:, lo:hi]
+        vals[~(held.present[rs, ch] & (held.count[rs, ch] > 0))] = np.nan
+        yield rs, lo, hi, vals
+
+
+def changed_slots(held, prev, n: int):
+    """(rows, chunks) of the GPU slots whose contents differ between two Held snapshots."""
+    if prev is None or prev.bits.shape != held.bits.shape:
+        return np.nonzero(np.ones((n, held.present.shape[1]), bool))
+    diff = (held.present[:n] != prev.present[:n]) | np.any(held.bits[:n] != prev.bits[:n], axis=-1)
+    return np.nonzero(diff)
+
+
+def held_values(held, inputs, bounds, prev=None, prev_values=None) -> np.ndarray:
+    """
+    Every GPU's buffer (n × L, NaN = not held) for a Held snapshot. Given the previous snapshot
+    and its values, only the slots whose contributors changed are recomputed (a step's worth).
+    """
+    n = inputs.shape[0]
+    if prev_values is None:
+        prev = None
+    out = np.full(inputs.shape, np.nan) if prev is None else prev_values.copy()
+    for rs, lo, hi, vals in slot_values(held, inputs, bounds, *changed_slots(held, prev, n)):
+        out[rs, lo:hi] = vals
+    return out
+
+
+def value_limit(index, coll: int, inputs) -> float:
+    """
+    The largest |value| any GPU's buffer holds during collective `coll`, at every time the view
+    can show (after each group of messages that land at one instant), replayed with the index's
+    own rule. The colour levels are ±this, fixed for the whole collective.
+    """
     inputs = np.asarray(inputs, dtype=float)
     n, L = inputs.shape
-    b = chunk_bounds(L, c.n_chunks)
+    bounds = chunk_bounds(L, index.trace.collectives[coll].n_chunks)
+    vmax = 0.0
 
-    def cell(who, ch):
-        return float(np.max(np.abs(inputs[sorted(who), b[ch]:b[ch + 1]].sum(axis=0)))) if who else 0.0
+    def take(held, prev):
+        nonlocal vmax
+        for _rs, _lo, _hi, vals in slot_values(held, inputs, bounds, *changed_slots(held, prev, n)):
+            if vals.size and not np.all(np.isnan(vals)):
+                vmax = max(vmax, float(np.nanmax(np.abs(vals))))
 
-    state = {d: dict(h) for d, h in enumerate(c.initial)}
-    vmax = max((cell(who, ch) for d in range(n) for ch, who in state.get(d, {}).items()), default=0.0)
-    msgs = sorted(trace.messages_of(coll), key=lambda m: m.t_end)  # stable: ties keep trace order
-    for m in msgs:
-        apply_message(state, m, c.n_chunks)
-        if 0 <= m.dst < n:  # the switch's own buffer is not a row here
-            for ch in (range(c.n_chunks) if m.chunk == ALL else (m.chunk,)):
-                vmax = max(vmax, cell(state[m.dst][ch], ch))
+    state = index._initial(coll)
+    take(state, None)
+    times, order = index._events[coll]
+    for ids in np.split(order, np.flatnonzero(np.diff(times) > 0) + 1):
+        if len(ids):
+            prev = state.copy()
+            index._apply(coll, state, ids)
+            take(state, prev)
     return vmax or 1.0
 
 
@@ -303,11 +352,12 @@ class BufferView(QWidget):
         run = self.run
         c = run.trace.collectives[coll]
         inputs = np.asarray(run.inputs[coll], dtype=float)
+        self._inputs = inputs
         n, L = inputs.shape
         self.L, self.n_chunks = L, c.n_chunks
         self.bounds = chunk_bounds(L, c.n_chunks)
         if coll not in self._levels:
-            v = value_limit(run.trace, coll, inputs)
+            v = value_limit(run.index, coll, inputs)
             self._levels[coll] = (-v, v)
         self.levels = self._levels[coll]
         self.image.setLevels(self.levels)
@@ -400,19 +450,18 @@ class BufferView(QWidget):
         if coll != self._coll:
             self._layout_collective(coll)
             force = True
-        state = idx.holdings(coll, t)
+        state = idx.held(coll, t)
         if force or state is not self._state:
             c = self.run.trace.collectives[coll]
-            self.values = buffer_values(state, self.run.inputs[coll], c.n_chunks)
+            same = not force and coll == self._coll
+            self.values = held_values(state, self._inputs, self.bounds, self._state if same else None,
+                                      self.values if same else None)
             self.image.setImage(self.values, autoLevels=False, levels=self.levels)
             if force:  # the rect maps pixels to cells: set it once the image has its shape
                 self.image.setRect(QRectF(0, 0, self.L, self.n))
             if self.counts.isVisible():
-                counts = np.zeros((self.n, c.n_chunks), int)
-                for d in range(self.n):
-                    for ch, who in state.get(d, {}).items():
-                        counts[d, ch] = len(who)
-                self.counts.set_counts(counts, self.bounds)
+                n = self.n
+                self.counts.set_counts(np.where(state.present[:n], state.count[:n], 0)[:, :c.n_chunks], self.bounds)
             self._state, self._coll = state, coll
         key = (coll, idx.steps_done(coll, t), id(state))
         if force or key != self._caption_key:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import html
 from typing import NamedTuple
 
+import numpy as np
+
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
@@ -405,8 +407,10 @@ class ExplainPanel(QWidget):
         tr_ = run.trace
         idx = run.index
         eps = idx.eps
-        other = [tr_.messages[i] for j, ids in enumerate(idx.step_msgs[coll]) if j != k for i in ids]
-        early = [m for m in other if m.step > k and t0 - eps < m.t_end <= t1 + eps]
+        c = tr_.collectives[coll]  # columns, not Message records: n = 256 has 130k messages
+        step, t_end = tr_.column("step", coll), tr_.column("t_end", coll)
+        ids = np.flatnonzero((step > k) & (t_end > t0 - eps) & (t_end <= t1 + eps))
+        early = [tr_.messages[c.first_msg + int(i)] for i in ids[np.lexsort((ids, step[ids]))]]
         if not early:
             return ""
         steps = sorted({m.step + 1 for m in early})

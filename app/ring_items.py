@@ -11,6 +11,7 @@ be thinner than a pixel, fills the share of devices already added in its chunk's
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -61,6 +62,34 @@ def message_color_index(m, n: int) -> int:
     return m.src % max(n, 1) if m.src >= 0 else -1
 
 
+def message_color_indices(trace, n: int) -> np.ndarray:
+    """message_color_index of every message of `trace` at once, from its columns."""
+    n = max(n, 1)
+    r = trace.rows()
+    k = trace.contributor_counts()
+    first, period = r["w0"].astype(np.int64), r["w2"]
+    explicit = np.frombuffer(trace._explicit, dtype=np.int32) if len(trace._explicit) else np.zeros(1, np.int32)
+    single = np.where(period > 0, first, explicit[np.clip(first, 0, len(explicit) - 1)])
+    chunk, src = r["chunk"].astype(np.int64), r["src"].astype(np.int64)
+    out = np.where(chunk != ALL, chunk % n, np.where(src >= 0, src % n, -1))
+    return np.where(k == 1, single % n, out)
+
+
+def block_fills(trace, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """For every message, what paint_chunk fills its block with at n > STRIPE_MAX_N: (how many
+    contributors, the colour's device: the only contributor, else the chunk, else the lowest)."""
+    n = max(n, 1)
+    r = trace.rows()
+    k = trace.contributor_counts()
+    first, count, period = (r[f].astype(np.int64) for f in ("w0", "w1", "w2"))
+    explicit = np.frombuffer(trace._explicit, dtype=np.int32) if len(trace._explicit) else np.zeros(1, np.int32)
+    lowest = np.where(period > 0, np.where(first + count > np.maximum(period, 1), 0, first),
+                      explicit[np.clip(first, 0, len(explicit) - 1)])  # an arc past period − 1 wraps to 0
+    chunk = r["chunk"].astype(np.int64)
+    colour = np.where(k == 1, lowest, np.where(chunk >= 0, chunk, lowest)) % n
+    return k, colour
+
+
 def _bgra(hex_color: str) -> np.ndarray:
     c = QColor(hex_color)
     return np.array([c.blue(), c.green(), c.red(), 255], np.uint8)
@@ -95,6 +124,26 @@ class _Colors:
 # ---------------------------------------------------------------------------------------
 # Items
 # ---------------------------------------------------------------------------------------
+class HeldRow(Sequence):
+    """Device d's slots in a scenarios.Held snapshot as the tuple of contributors (None = not held),
+    each decoded only when read (slot_state, tests): radial bars paint from the arrays."""
+
+    __slots__ = ("held", "d", "n_chunks")
+
+    def __init__(self, held, d: int, n_chunks: int):
+        self.held, self.d, self.n_chunks = held, d, n_chunks
+
+    def __len__(self):
+        return self.n_chunks
+
+    def __getitem__(self, ch):
+        if isinstance(ch, slice):
+            return tuple(self[i] for i in range(*ch.indices(self.n_chunks)))
+        if not 0 <= ch < self.n_chunks:
+            raise IndexError(ch)
+        return self.held.who(self.d, ch)
+
+
 class DeviceItem(QGraphicsItem):
     """One device's buffer: a box of slots (box mode) or a radial bar (radial mode)."""
 
@@ -112,6 +161,7 @@ class DeviceItem(QGraphicsItem):
         self.new: frozenset = frozenset()
         self._rects: list = []
         self._image = None
+        self._counts = self._owners = None  # radial bars at large n: per chunk, contributors and colour
         self.layer = None  # BarsLayer that paints this device in radial mode
         self.setAcceptedMouseButtons(Qt.LeftButton)
         # painted once per change of state, then blitted: full repaints stay cheap at n = 64
@@ -122,9 +172,12 @@ class DeviceItem(QGraphicsItem):
         self.w, self.h, self.cols, self.rows, self.pad, self.radial = w, h, cols, rows, pad, radial
         self._rects = []
         self.setCacheMode(QGraphicsItem.NoCache if radial else QGraphicsItem.DeviceCoordinateCache)
+        # radial bars are painted by BarsLayer: the view need not visit 256 empty paints a frame
+        self.setFlag(QGraphicsItem.ItemHasNoContents, radial)
         self._changed()
 
     def set_state(self, n_chunks: int, state: tuple, new: frozenset) -> bool:
+        self._counts = self._owners = None
         if n_chunks == self.n_chunks and state == self.state and new == self.new:
             return False
         if n_chunks != self.n_chunks:
@@ -134,6 +187,18 @@ class DeviceItem(QGraphicsItem):
         self.n_chunks, self.state, self.new = n_chunks, state, new
         self._changed()
         return True
+
+    def set_counts(self, n_chunks: int, counts: np.ndarray, owners: np.ndarray, new: frozenset, state) -> None:
+        """
+        Radial bars at large n: the state as arrays (per chunk: how many devices' data it holds,
+        0 = not held, and the colour owner) — what the bar paints, without a set per slot.
+        `state` reads as the tuple of contributors (scenarios.Held, decoded when asked for).
+        """
+        self.n_chunks, self.state, self.new = n_chunks, state, new
+        self._counts, self._owners = counts, owners
+        self._rects = []
+        self._image = None
+        self._changed()
 
     def _changed(self):
         if self.radial and self.layer is not None:
@@ -229,16 +294,20 @@ def bar_images(devices) -> list:
     n = max(d0.n, 1)
     bgra = col.bgra
     D = len(devices)
-    # every slot's contributors (a frozenset, or None): the same few sets recur across devices,
-    # so each distinct one is measured once and the slots only look it up
-    flat = [who for d in devices for who in (tuple(d.state[:nc]) + (None,) * (nc - len(d.state[:nc])))]
-    distinct = list(set(flat))
-    code = {who: i for i, who in enumerate(distinct)}
-    table = np.array([(len(who), next(iter(who)) if len(who) == 1 else -1) if who else (0, -1)
-                      for who in distinct], np.int64).reshape(-1, 2)
-    info = table[np.fromiter(map(code.__getitem__, flat), np.int64, len(flat))].reshape(D, nc, 2)
-    k = info[:, :, 0]
-    owner = np.where(info[:, :, 1] >= 0, info[:, :, 1], np.arange(nc)[None, :])  # a sum: its chunk's colour
+    if all(d._counts is not None for d in devices):  # arrays from the index (set_counts)
+        k = np.stack([d._counts[:nc] for d in devices]).astype(np.int64)
+        owner = np.stack([d._owners[:nc] for d in devices]).astype(np.int64)
+    else:
+        # every slot's contributors (a frozenset, or None): the same few sets recur across devices,
+        # so each distinct one is measured once and the slots only look it up
+        flat = [who for d in devices for who in (tuple(d.state[:nc]) + (None,) * (nc - len(d.state[:nc])))]
+        distinct = list(set(flat))
+        code = {who: i for i, who in enumerate(distinct)}
+        table = np.array([(len(who), next(iter(who)) if len(who) == 1 else -1) if who else (0, -1)
+                          for who in distinct], np.int64).reshape(-1, 2)
+        info = table[np.fromiter(map(code.__getitem__, flat), np.int64, len(flat))].reshape(D, nc, 2)
+        k = info[:, :, 0]
+        owner = np.where(info[:, :, 1] >= 0, info[:, :, 1], np.arange(nc)[None, :])  # a sum: its chunk's colour
     # one uint32 per pixel (BGRA bytes = ARGB32 on a little-endian machine): a quarter of the elements
     def px(bgra_rows):
         return np.ascontiguousarray(bgra_rows, np.uint8).view("<u4")[..., 0]

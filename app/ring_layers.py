@@ -5,6 +5,7 @@ colour, cached where they change only at step boundaries), and the text label th
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem
@@ -12,7 +13,7 @@ from PySide6.QtWidgets import QGraphicsItem
 from simcore.trace import ALL
 
 from . import theme
-from .ring_items import _Colors, paint_chunk
+from .ring_items import STRIPE_MAX_N, _Colors, paint_chunk
 from .ring_layout import text_size, wrap_lines
 
 
@@ -43,6 +44,7 @@ class FlightLayer(QGraphicsItem):
         self.s = 10.0  # block side
         self.rect = QRectF()
         self.items: list = []  # (message index, QPointF centre, contributors, chunk)
+        self.fills = None  # n > STRIPE_MAX_N: (contributor counts, colour devices) of every message
         self.setZValue(5)
         self.setAcceptedMouseButtons(Qt.NoButton)  # it covers the devices: clicks go to them
 
@@ -67,10 +69,35 @@ class FlightLayer(QGraphicsItem):
         m = theme.line("outline")
         return QRectF(pos.x() - self.s / 2 - m, pos.y() - self.s / 2 - m, self.s + 2 * m, self.s + 2 * m)
 
+    def _paint_many(self, p: QPainter):
+        """n > STRIPE_MAX_N: paint_chunk's rule for every block, one drawRects per colour."""
+        col, s = self.colors, self.s
+        k_all, colour_all = self.fills
+        ids = np.fromiter((b[0] for b in self.items), np.int64, len(self.items))
+        xy = np.array([(b[1].x(), b[1].y()) for b in self.items], float).reshape(-1, 2) - s / 2
+        k, colour = k_all[ids], colour_all[ids]
+        frac = np.where(k == 1, 1.0, k / max(self.n, 1))
+        rects = [QRectF(x, y, s, s) for x, y in xy.tolist()]
+        brushes, empty = col.brushes, col.empty
+        fill = p.fillRect
+        for r, kk, c, f in zip(rects, k.tolist(), colour.tolist(), frac.tolist()):
+            if kk == 1:
+                fill(r, brushes[c % len(brushes)])
+            else:
+                fill(r, empty)
+                if kk:
+                    fill(QRectF(r.left(), r.bottom() - s * f, s, s * f), brushes[c % len(brushes)])
+        p.setPen(QPen(col.text, theme.line("outline")))
+        p.setBrush(Qt.NoBrush)
+        p.drawRects(rects)
+
     def paint(self, p: QPainter, option, widget=None):
         if not self.items:
             return
         col, s = self.colors, self.s
+        if self.fills is not None and self.n > STRIPE_MAX_N and s < 22:  # small blocks, no numbers: batched
+            self._paint_many(p)
+            return
         p.setPen(Qt.NoPen)
         rects = []
         for _msg, pos, who, chunk in self.items:

@@ -6,6 +6,8 @@ Shared with the main window and the explanation panel; Qt-free but for translati
 
 from __future__ import annotations
 
+import numpy as np
+
 from simcore.trace import SWITCH
 
 from .explain import fmt_bytes, fmt_time, op_title
@@ -91,7 +93,7 @@ def ring_texts(run) -> RingTexts:
         widest = [queued_label(d, max(n - 1, 1)) for d in range(n)]
     else:
         widest = [tr("RingView", "GPU {d}").format(d=d) for d in range(n)]
-    legend, key_title = legend_text(run.trace, n, any(m.reduce for m in run.trace.messages))
+    legend, key_title = legend_text(run.trace, n, bool(np.any(run.trace.column("reduce"))))
     return RingTexts(
         title=scenario_title(run.scenario, run), step_lines=tuple(step_line_variants(run)),
         clock_lines=tuple(tr("RingView", "t = {t} of {T}").format(t=f"{x} {unit}", T=fmt_time(run.index.t_total))
@@ -114,7 +116,7 @@ def queued_label(d: int, k: int) -> str:
 def ring_shape(run) -> RingShape:
     tr = run.trace
     return RingShape(run.scenario.n, max((c.n_chunks for c in tr.collectives), default=0),
-                     any(m.dst == SWITCH for m in tr.messages))
+                     bool(np.any(tr.column("dst") == SWITCH)))
 
 
 def step_line_variants(run) -> list:

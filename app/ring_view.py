@@ -28,16 +28,17 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from PySide6.QtCore import QEvent, QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen, QPixmapCache
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView
 
-from simcore.trace import ALL, SWITCH
+from simcore.trace import ALL, SWITCH, _Who  # _Who: a message's contributors, decoded when read
 
 from . import theme
 from .explain import fmt_bytes, fmt_time
-from .ring_items import (STRIPE_MAX_N, BarsLayer, DeviceItem, SwitchItem, _Colors,  # noqa: F401  (re-exported)
-                         bar_images, message_color_index, paint_chunk)
+from .ring_items import (STRIPE_MAX_N, BarsLayer, DeviceItem, HeldRow, SwitchItem, _Colors,  # noqa: F401  (re-exported)
+                         bar_images, block_fills, message_color_index, message_color_indices, paint_chunk)
 from .ring_layers import ChordsLayer, FlightLayer, LabelItem, LanesLayer  # noqa: F401  (re-exported)
 from .ring_layout import BOX_MODE_MAX_N, make_font, ring_layout  # noqa: F401  (re-exported)
 from .ring_texts import (legend_text, queued_label, ring_shape, ring_texts,  # noqa: F401  (re-exported)
@@ -135,7 +136,9 @@ class RingView(QGraphicsView):
         self.colors = _Colors(n)
         scene.setBackgroundBrush(self.colors.background)
         self.n_chunks_max = max((c.n_chunks for c in tr.collectives), default=0)
-        self.has_switch_slots = any(m.dst == SWITCH for m in tr.messages)
+        self._cols = {f: tr.column(f) for f in ("src", "dst", "chunk", "t_start", "t_end", "w0", "w1", "w2", "w3")}
+        self._cidx = message_color_indices(tr, n)
+        self.has_switch_slots = bool(np.any(self._cols["dst"] == SWITCH))
         self.switch = SwitchItem(self.colors, n)
         self.switch.setZValue(2)
         self.switch.has_slots = self.has_switch_slots
@@ -155,6 +158,7 @@ class RingView(QGraphicsView):
         self.device_labels = [self._add_label("device", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter)
                               for _ in range(n)]
         self.flight = FlightLayer(self.colors, n)
+        self.flight.fills = block_fills(tr, n) if n > STRIPE_MAX_N else None
         self.chord_layer = ChordsLayer()
         scene.addItem(self.flight)
         scene.addItem(self.chord_layer)
@@ -252,6 +256,9 @@ class RingView(QGraphicsView):
         """Each spoke: a send lane and a receive lane, from the device's edge to the switch's rim."""
         g = self._geom
         self.lane_geom = [((s.p1(), s.p2()), (r.p1(), r.p2())) for s, r in lay.lanes]
+        self._lane_arr = np.array([[[[q.x(), q.y()] for q in lane] for lane in lanes] for lanes in self.lane_geom],
+                                  float).reshape(-1, 2, 2, 2)
+        self._flying = None  # chords hang on the lanes: recomputed
 
         # each layer's rect is what it can cover, not the scene: a cached layer is a picture of its
         # rect, and at 4K a scene-sized one is 33 MB
@@ -287,17 +294,21 @@ class RingView(QGraphicsView):
             self._place_blocks(t, [])
             return
         c = tr.collectives[coll]
-        hold = idx.holdings(coll, t)
+        radial = self._geom.get("mode") == "radial"
+        hold = idx.held(coll, t)
         if force or hold is not self._last_holdings or coll != getattr(self, "_last_coll", None):
             new = {}
-            for i in idx.last_arrivals(coll, t):
-                m = tr.messages[i]
-                if m.dst != SWITCH:
-                    new.setdefault(m.dst, set()).update(range(c.n_chunks) if m.chunk == ALL else (m.chunk,))
-            for d, item in enumerate(self.devices):
-                h = hold.get(d, {})
-                item.set_state(c.n_chunks, tuple(map(h.get, range(c.n_chunks))),
-                               frozenset(new.get(d, ())))
+            ids = np.asarray(idx.last_arrivals(coll, t), dtype=np.int64)
+            for dst, ch in zip(self._cols["dst"][ids].tolist(), self._cols["chunk"][ids].tolist()):
+                if dst != SWITCH:
+                    new.setdefault(dst, set()).update(range(c.n_chunks) if ch == ALL else (ch,))
+            if radial:  # n > 16: arrays straight from the index, only the bars that changed
+                self._set_bars(c, hold, new, force or coll != getattr(self, "_last_coll", None))
+            else:
+                for d, item in enumerate(self.devices):
+                    h = hold.get(d, {})
+                    item.set_state(c.n_chunks, tuple(map(h.get, range(c.n_chunks))),
+                                   frozenset(new.get(d, ())))
             hs = hold.get(SWITCH, {})
             self.switch.set_state(c.n_chunks, tuple(map(hs.get, range(c.n_chunks))),
                                   self.has_switch_slots)
@@ -306,26 +317,63 @@ class RingView(QGraphicsView):
         self._place_blocks(t, self._predict_filter(idx.moving(t)))
         self._update_caption(c, t)
 
+    def _set_bars(self, c, hold, new: dict, all_bars: bool):
+        """Radial mode: each bar's per-chunk contributor count and colour owner from the Held arrays;
+        only bars whose arrays or outlined chunks changed are touched."""
+        n, nc = self.n, c.n_chunks
+        counts = np.where(hold.present[:n], hold.count[:n], 0)[:, :nc]
+        owners = np.where(counts == 1, hold.low[:n, :nc], np.arange(nc)[None, :])  # a sum: its chunk's colour
+        new_sets = [frozenset(new.get(d, ())) for d in range(n)]
+        last = getattr(self, "_bars_last", None)
+        if all_bars or last is None or last[0].shape != counts.shape:
+            rows = range(n)
+        else:
+            diff = np.any(counts != last[0], axis=1) | np.any(owners != last[1], axis=1)
+            rows = [d for d in range(n) if diff[d] or new_sets[d] != last[2][d]]
+        for d in rows:
+            self.devices[d].set_counts(nc, counts[d], owners[d], new_sets[d], HeldRow(hold, d, nc))
+        self._bars_last = (counts, owners, new_sets)
+
     def _place_blocks(self, t, flying):
-        msgs = self.run.trace.messages
+        """Every message under way at t: its block on its lane, its lanes lit, its chord (from the
+        trace's columns, one array operation per field: n = 256 has 256 blocks a frame)."""
         active = {}
         show_bytes = self._geom.get("mode") == "box" and self.n <= STRIPE_MAX_N
-        blocks, sides, chords = [], [], []
-        for i in flying:
-            m = msgs[i]
-            p = (t - m.t_start) / (m.t_end - m.t_start) if m.t_end > m.t_start else 1.0
-            pos, lane_dir = self._message_pos(m, p)
-            blocks.append((int(i), pos, m.contributors, m.chunk))
-            sides.append(lane_dir)
-            col = self._message_color(m)
-            if m.src != SWITCH:
-                active[(m.src, 0)] = col
-            if m.dst != SWITCH:
-                active[(m.dst, 1)] = col
-                if m.src != SWITCH:
-                    a = self.lane_geom[m.src][0][1]
-                    b = self.lane_geom[m.dst][1][1]
-                    chords.append((QLineF(a, b), col))
+        ids = np.asarray(flying, dtype=np.int64)
+        cols = self._cols
+        src, dst, chunk = cols["src"][ids], cols["dst"][ids], cols["chunk"][ids]
+        ts, te = cols["t_start"][ids], cols["t_end"][ids]
+        p = np.clip(np.where(te > ts, (t - ts) / np.where(te > ts, te - ts, 1.0), 1.0), 0.0, 1.0)
+        G = self._lane_arr  # (n, 2 lanes, 2 ends, xy): send lane a -> b, receive lane a -> b
+        s_ = np.where(src == SWITCH, 0, src)
+        d_ = np.where(dst == SWITCH, 0, dst)
+        up = (src != SWITCH) & ((dst == SWITCH) | (p < 0.5))  # on the sender's send lane, else the receiver's receive lane
+        q = np.where(dst == SWITCH, p, np.where(src == SWITCH, p, np.where(p < 0.5, p * 2, (p - 0.5) * 2)))
+        a = np.where(up[:, None], G[s_, 0, 0], G[d_, 1, 0])
+        b = np.where(up[:, None], G[s_, 0, 1], G[d_, 1, 1])
+        pos = np.where(up[:, None], a + (b - a) * q[:, None], b + (a - b) * q[:, None])
+        sign = np.where(up, 1.0, -1.0)
+        dxy = b - a
+        ln = np.hypot(dxy[:, 0], dxy[:, 1])
+        ln[ln == 0] = 1.0
+        side = np.stack([-dxy[:, 1] / ln * sign, dxy[:, 0] / ln * sign], 1)
+        key = ids.tobytes()
+        same = getattr(self, "_flying", None)
+        if same is None or same[0] != key:  # a new set of messages (a step boundary): who, colours, chords
+            who = [_Who(w, self.run.trace._explicit) for w in zip(*(cols[f][ids].tolist() for f in ("w0", "w1", "w2", "w3")))]
+            colours = [self.colors.spoke_active if i < 0 else self.colors.devices[i] for i in self._cidx[ids].tolist()]
+            chords = []
+            for sd, dd, col in zip(src.tolist(), dst.tolist(), colours):
+                if sd != SWITCH:
+                    active[(sd, 0)] = col
+                if dd != SWITCH:
+                    active[(dd, 1)] = col
+                    if sd != SWITCH:
+                        chords.append((QLineF(self.lane_geom[sd][0][1], self.lane_geom[dd][1][1]), col))
+            self._flying = (key, who, chords, active)
+        _key, who, chords, active = self._flying
+        blocks = [(i, QPointF(x, y), w, ch) for i, (x, y), w, ch in zip(ids.tolist(), pos.tolist(), who, chunk.tolist())]
+        sides = [QPointF(x, y) for x, y in side.tolist()] if show_bytes else []
         self.flight.set_items(blocks)
         self.chord_layer.set_items(chords)
         if show_bytes:

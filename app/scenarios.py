@@ -10,16 +10,21 @@ ask the index what the trace says at time t.
     stops                the step boundaries (seconds) over all collectives, 0 first
     display_collective   which collective to draw at t
     holdings(c, t)       {device: {chunk: contributors}} — equal to trace.holdings(c, t=t)
+    held(c, t)           the same as arrays (held, bitsets, counts, lowest contributor): what
+                         the views read, so a frame at n = 256 never builds n² sets
     in_flight(t)         indices of messages on the wire at t
     bytes_moved(t)       bytes delivered by time t
-It is a cache, not a second model: holdings applies the trace's messages with the engine's
-own rule (simcore.trace), memoised so that playing forward costs only the new messages.
+It is a cache, not a second model: held applies the trace's messages with the engine's own
+rule (simcore.trace._apply_to: a reduce unites the sets, else the message's set replaces the
+slot's) on bitsets, a step's messages at once, memoised (the last answer and 16 checkpoints per
+collective) so that playing forward costs only the new messages.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -27,14 +32,14 @@ import numpy as np
 from simcore import comm_sim
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
 from simcore.scenarios import demo_values
-from simcore.trace import Trace
+from simcore.trace import ALL, SWITCH, Initial, Trace
 from simcore.trace import _apply as apply_message  # the engine's one rule for "a message arrives"
 
 KINDS = ("all-gather", "reduce-scatter", "all-reduce", "matmul-1", "matmul-2", "matmul-3", "matmul-4",
          "tp-forward", "decode")
 COLLECTIVE_KINDS = ("all-gather", "reduce-scatter", "all-reduce")
 ALGO_KINDS = ("all-reduce", "matmul-3", "tp-forward", "decode")  # kinds where the all-reduce algorithm is a choice
-MAX_N = 64  # the ring view draws at most this many devices
+MAX_N = 256  # the ring view, timeline and buffers draw at most this many devices
 MAX_BYTES = 2.0 ** 40
 
 
@@ -269,47 +274,142 @@ def _build_tp(sc, link, decode: bool) -> Run:
 # ---------------------------------------------------------------------------------------
 # The index: the trace, asked by time
 # ---------------------------------------------------------------------------------------
+class Held:
+    """
+    What every device holds in one collective at one time, as arrays (one snapshot, never
+    modified once returned): row d < n is device d, row n the switch (in-network reduction).
+        present[r, ch]  the chunk is held (it was there at the start or a message brought it)
+        bits[r, ch]     its contributors as a bitset (np.packbits order, device 0 the top bit)
+        count[r, ch]    how many contributors (len of the set)
+        low[r, ch]      the lowest contributor (−1 if none): the owner when count is 1
+    `who(d, ch)` gives the frozenset; `as_dict()` the {device: {chunk: frozenset}} of trace.holdings.
+    """
+
+    __slots__ = ("n", "n_chunks", "present", "bits", "count", "low", "switch_seen", "_mapping")
+
+    def __init__(self, n, n_chunks, present, bits, count, low, switch_seen):
+        self.n, self.n_chunks = n, n_chunks
+        self.present, self.bits, self.count, self.low, self.switch_seen = present, bits, count, low, switch_seen
+        self._mapping = None
+
+    def copy(self) -> Held:
+        return Held(self.n, self.n_chunks, self.present.copy(), self.bits.copy(), self.count.copy(),
+                    self.low.copy(), self.switch_seen)
+
+    def row(self, d: int) -> int:
+        return self.n if d == SWITCH else d
+
+    def who(self, d: int, ch: int):
+        """Device d's (SWITCH: the switch's) contributors in chunk ch, or None if not held."""
+        r = self.row(d)
+        if not self.present[r, ch]:
+            return None
+        return frozenset(np.flatnonzero(np.unpackbits(self.bits[r, ch])[: self.n]).tolist())
+
+    def device(self, d: int) -> dict:
+        """{chunk: frozenset} device d holds (trace.holdings' entry for d)."""
+        return {int(ch): self.who(d, int(ch)) for ch in np.flatnonzero(self.present[self.row(d)])}
+
+    def get(self, d: int, default=None):
+        if d == SWITCH and not self.switch_seen:
+            return default
+        if not (d == SWITCH or 0 <= d < self.n):
+            return default
+        return self.device(d)
+
+    def as_dict(self) -> dict:
+        return {d: self.device(d) for d in self.devices()}
+
+    def devices(self) -> list[int]:
+        return list(range(self.n)) + ([SWITCH] if self.switch_seen else [])
+
+    def mapping(self) -> HeldMapping:
+        """The read-only {device: {chunk: frozenset}} view of this snapshot (one per snapshot)."""
+        if self._mapping is None:
+            self._mapping = HeldMapping(self)
+        return self._mapping
+
+
+class HeldMapping(Mapping):
+    """trace.holdings' dict, decoded per device only when a device is asked for."""
+
+    def __init__(self, held: Held):
+        self.held = held
+        self._rows = {}
+
+    def __getitem__(self, d):
+        if d not in self._rows:
+            if not (d == SWITCH and self.held.switch_seen or isinstance(d, (int, np.integer)) and 0 <= d < self.held.n):
+                raise KeyError(d)
+            self._rows[d] = self.held.device(int(d))
+        return self._rows[d]
+
+    def __iter__(self):
+        return iter(self.held.devices())
+
+    def __len__(self):
+        return self.held.n + (1 if self.held.switch_seen else 0)
+
+
+def _members(r, n: int, explicit) -> np.ndarray:
+    """(M, n) bool: row i says which devices are contributors of message i (columns w0..w3 of r)."""
+    first, count, period, limit = (np.asarray(r[f], dtype=np.int64)[:, None] for f in ("w0", "w1", "w2", "w3"))
+    x = np.arange(n, dtype=np.int64)[None, :]
+    per = np.where(period > 0, period, 1)
+    out = (x < limit) & ((x - first) % per < count)
+    for i in np.flatnonzero(period[:, 0] == 0):  # an explicit list the trace keeps
+        out[i] = False
+        out[i, list(explicit[first[i, 0]: first[i, 0] + count[i, 0]])] = True
+    return out
+
+
 class TraceIndex:
     """Read-only answers about a Trace at time t (see module docstring)."""
 
-    CHECKPOINT_EVERY = 256
+    CHECKPOINTS = 16  # states kept per collective (scrubbing back replays at most 1/16 of it)
 
     def __init__(self, trace: Trace):
         self.trace = trace
-        msgs = trace.messages
-        self.t_start = np.array([m.t_start for m in msgs], dtype=float)
-        self.t_end = np.array([m.t_end for m in msgs], dtype=float)
-        self.nbytes = np.array([m.nbytes for m in msgs], dtype=float)
+        r = trace.rows()
+        self.t_start = np.array(r["t_start"], dtype=float)
+        self.t_end = np.array(r["t_end"], dtype=float)
+        self.nbytes = np.array(r["nbytes"], dtype=float)
         self.t_total = trace.t_end
         self.eps = 1e-9 * max(self.t_total, 1e-12)
         # bytes delivered by time t: prefix sums over arrival times
         order = np.argsort(self.t_end, kind="stable")
         self._arrivals = self.t_end[order]
         self._cum_bytes = np.concatenate([[0.0], np.cumsum(self.nbytes[order])])
+        # messages on the wire: sorted by start; none lasts longer than the longest
+        self._by_start = np.argsort(self.t_start, kind="stable")
+        self._starts_sorted = self.t_start[self._by_start]
+        self._longest = float(np.max(self.t_end - self.t_start)) if len(self.t_start) else 0.0
         # steps: per collective, the end time of every step and the messages of every step
         self.step_ends: list[list[float]] = []
-        self.step_msgs: list[list[list[int]]] = []
+        self.step_msgs: list[list[np.ndarray]] = []
+        steps = np.asarray(r["step"], dtype=np.int64)
         stops = {0.0}
+        self._events = []
         for c in trace.collectives:
             ends = [b for _a, b in trace.step_times(c.id)] if c.n_steps else []
-            ends = [max(ends[: i + 1]) for i in range(len(ends))]  # a step ends once all before it have
+            ends = np.maximum.accumulate(ends).tolist() if ends else []  # a step ends once all before it have
             self.step_ends.append(ends)
-            per = [[] for _ in range(c.n_steps)]
-            for i in range(c.first_msg, c.last_msg):
-                per[msgs[i].step].append(i)
-            self.step_msgs.append(per)
+            s = steps[c.first_msg:c.last_msg]
+            by_step = np.argsort(s, kind="stable")
+            cuts = np.searchsorted(s[by_step], np.arange(c.n_steps + 1))
+            ids = by_step + c.first_msg
+            self.step_msgs.append([ids[cuts[k]:cuts[k + 1]] for k in range(c.n_steps)])
             stops.update(ends)
             stops.add(c.t_end)
+            # holdings: the collective's messages in arrival order (ties keep trace order)
+            te = self.t_end[c.first_msg:c.last_msg]
+            arr = np.lexsort((np.arange(len(te)), te))
+            self._events.append((te[arr], arr + c.first_msg))
         self.stops = sorted(stops)
         self.coll_starts = [c.t_start for c in trace.collectives]
         self.max_in_flight = _max_overlap(self.t_start, self.t_end)
         self.max_step_msgs = max((len(s) for per in self.step_msgs for s in per), default=0)
-        # holdings: per collective, its messages in arrival order
-        self._events = []
-        for c in trace.collectives:
-            idx = sorted(range(c.first_msg, c.last_msg), key=lambda i: (msgs[i].t_end, i))
-            self._events.append((np.array([msgs[i].t_end for i in idx], dtype=float), idx))
-        self._checkpoints: dict[int, dict[int, dict]] = {}  # coll -> {count: state}
+        self._checkpoints: dict[int, dict[int, Held]] = {}  # coll -> {count: state}
         self._cursor = None  # (coll, count, state): the last answer, extended forward cheaply
 
     # -- time -> collective and step ------------------------------------------------------
@@ -336,51 +436,137 @@ class TraceIndex:
         return bisect.bisect_right(self.stops, t + self.eps) - 1
 
     # -- what is where ----------------------------------------------------------------------
+    def _started_by(self, t: float, strict: bool) -> np.ndarray:
+        """Indices of messages that may be on the wire at t (started by t, not before t − longest)."""
+        lo = np.searchsorted(self._starts_sorted, t - self._longest, side="left")
+        hi = np.searchsorted(self._starts_sorted, t, side="left" if strict else "right")
+        return self._by_start[lo:hi]
+
     def in_flight(self, t: float) -> np.ndarray:
-        """Indices of messages with t_start <= t < t_end."""
-        if not len(self.t_start):
-            return np.empty(0, dtype=int)
-        return np.flatnonzero((self.t_start <= t) & (self.t_end > t))
+        """Indices of messages with t_start <= t < t_end (ascending)."""
+        cand = self._started_by(t, strict=False)
+        return np.sort(cand[self.t_end[cand] > t])
 
     def moving(self, t: float) -> np.ndarray:
         """Indices of messages strictly under way at t (t_start < t < t_end): what the view draws.
         At a step boundary the next step's blocks have not left yet, so the picture is clean."""
-        if not len(self.t_start):
-            return np.empty(0, dtype=int)
-        return np.flatnonzero((self.t_start < t) & (self.t_end > t))
+        cand = self._started_by(t, strict=True)
+        return np.sort(cand[self.t_end[cand] > t])
 
     def bytes_moved(self, t: float) -> float:
         return float(self._cum_bytes[np.searchsorted(self._arrivals, t, side="right")])
 
-    def holdings(self, coll: int, t: float) -> dict:
-        """trace.holdings(coll, t=t), memoised. The returned dict must not be modified."""
-        times, idx = self._events[coll]
+    def holdings(self, coll: int, t: float) -> Mapping:
+        """trace.holdings(coll, t=t): {device: {chunk: frozenset}}, each device decoded when first
+        read (the same object while no message arrives). Views at large n read `held(coll, t)`."""
+        return self.held(coll, t).mapping()
+
+    def held(self, coll: int, t: float) -> Held:
+        """What every device holds in `coll` at t (messages with t_end <= t have arrived), as arrays.
+        The same object is returned while no message arrives, so `is` tells a view nothing changed."""
+        times, order = self._events[coll]
         count = int(np.searchsorted(times, t, side="right"))
         cur = self._cursor
         if cur is not None and cur[0] == coll and cur[1] == count:
             return cur[2]
-        if cur is not None and cur[0] == coll and cur[1] < count and count - cur[1] <= self.CHECKPOINT_EVERY:
-            start, state = cur[1], _copy(cur[2])
-        else:
-            start, state = self._nearest_checkpoint(coll, count)
-        c = self.trace.collectives[coll]
-        msgs = self.trace.messages
-        every = self.CHECKPOINT_EVERY
+        every = max(256, -(-len(order) // self.CHECKPOINTS))
         cps = self._checkpoints.setdefault(coll, {})
-        for j in range(start, count):
-            apply_message(state, msgs[idx[j]], c.n_chunks)
-            if (j + 1) % every == 0 and (j + 1) not in cps:
-                cps[j + 1] = _copy(state)
+        if cur is not None and cur[0] == coll and cur[1] < count and count - cur[1] <= every:
+            start, state = cur[1], cur[2].copy()
+        else:
+            best = max((k for k in cps if k <= count), default=0)
+            start, state = (best, cps[best].copy()) if best else (0, self._initial(coll))
+        j = start
+        while j < count:  # apply in blocks that end on checkpoints
+            stop = min(count, (j // every + 1) * every)
+            self._apply(coll, state, order[j:stop])
+            j = stop
+            if j % every == 0 and j not in cps:
+                cps[j] = state.copy()
         self._cursor = (coll, count, state)
         return state
 
-    def _nearest_checkpoint(self, coll, count):
-        cps = self._checkpoints.get(coll, {})
-        best = max((k for k in cps if k <= count), default=0)
-        if best:
-            return best, _copy(cps[best])
+    def _initial(self, coll: int) -> Held:
         c = self.trace.collectives[coll]
-        return 0, {d: dict(h) for d, h in enumerate(c.initial)}
+        n, nc = c.n, max(c.n_chunks, 1)
+        nb = -(-n // 8)
+        present = np.zeros((n + 1, nc), bool)
+        bits = np.zeros((n + 1, nc, nb), np.uint8)
+        count = np.zeros((n + 1, nc), np.int32)
+        low = np.full((n + 1, nc), -1, np.int32)
+        init = c.initial
+        if isinstance(init, Initial):
+            d = np.arange(n)
+            mask = np.packbits(np.eye(n, dtype=bool), axis=1)  # row d: {d}
+            chunks = (np.arange(c.n_chunks)[None, :].repeat(n, 0) if init.owned is None
+                      else np.asarray(init.owned, np.int64)[:, None])
+            rows = np.broadcast_to(d[:, None], chunks.shape)
+            present[rows, chunks] = True
+            bits[rows, chunks] = mask[rows]
+            count[rows, chunks] = 1
+            low[rows, chunks] = rows
+        else:
+            for dev, h in enumerate(init):
+                for ch, who in h:
+                    present[dev, ch] = True
+                    m = np.zeros(n, bool)
+                    m[sorted(who)] = True
+                    bits[dev, ch] = np.packbits(m)
+                    count[dev, ch] = len(who)
+                    low[dev, ch] = min(who) if who else -1
+        return Held(n, c.n_chunks, present, bits, count, low, False)
+
+    def _apply(self, coll: int, state: Held, ids: np.ndarray):
+        """Messages `ids` arrive, in this order: the engine's rule (simcore.trace._apply_to) on arrays."""
+        if not len(ids):
+            return
+        c = self.trace.collectives[coll]
+        n, nc = c.n, max(c.n_chunks, 1)
+        lo, hi = int(ids.min()), int(ids.max()) + 1
+        r = self.trace.rows(lo, hi)
+        sel = ids - lo
+        dst = np.asarray(r["dst"])[sel].astype(np.int64)
+        rows = np.where(dst == SWITCH, n, dst)
+        chunk = np.asarray(r["chunk"])[sel].astype(np.int64)
+        red = np.asarray(r["reduce"])[sel]
+        sub = {f: np.asarray(r[f])[sel] for f in ("w0", "w1", "w2", "w3")}
+        mem = _members(sub, n, self.trace._explicit)
+        packed = np.packbits(mem, axis=1)
+        k = mem.sum(axis=1).astype(np.int32)
+        low = np.where(k > 0, np.argmax(mem, axis=1), -1).astype(np.int32)
+        if np.any(dst == SWITCH):
+            state.switch_seen = True
+        whole = chunk == ALL
+        key = rows * nc + np.where(whole, 0, chunk)
+        if not whole.any() and len(np.unique(key)) == len(key):  # each slot written once: no order
+            s, rd = ~red, red
+            state.bits[rows[s], chunk[s]] = packed[s]
+            state.count[rows[s], chunk[s]] = k[s]
+            state.low[rows[s], chunk[s]] = low[s]
+            rr, cc = rows[rd], chunk[rd]
+            had = state.present[rr, cc]
+            state.bits[rr, cc] |= packed[rd]
+            state.count[rr, cc] = _POPCOUNT[state.bits[rr, cc]].sum(axis=-1)
+            old = np.where(had & (state.low[rr, cc] >= 0), state.low[rr, cc], n)
+            new = np.where(low[rd] >= 0, low[rd], n)
+            state.low[rr, cc] = np.where(np.minimum(old, new) < n, np.minimum(old, new), -1)
+            state.present[rows, chunk] = True
+            return
+        for i in range(len(ids)):  # the general case, message by message (whole buffers, repeats)
+            row = rows[i]
+            chs = slice(None) if whole[i] else chunk[i]
+            if red[i]:
+                b = state.bits[row, chs] | packed[i]
+                state.bits[row, chs] = b
+                state.count[row, chs] = _POPCOUNT[b].sum(axis=-1)
+                old = np.where(state.present[row, chs] & (state.low[row, chs] >= 0), state.low[row, chs], n)
+                m = np.minimum(old, low[i] if low[i] >= 0 else n)
+                state.low[row, chs] = np.where(m < n, m, -1)
+            else:
+                state.bits[row, chs] = packed[i]
+                state.count[row, chs] = k[i]
+                state.low[row, chs] = low[i]
+            state.present[row, chs] = True
 
     def last_arrivals(self, coll: int, t: float) -> list[int]:
         """Messages of the last step of `coll` finished by t (what the view outlines as new)."""
@@ -390,8 +576,7 @@ class TraceIndex:
         return self.step_msgs[coll][k - 1]
 
 
-def _copy(state: dict) -> dict:
-    return {d: dict(h) for d, h in state.items()}
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.int32)
 
 
 def _max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:

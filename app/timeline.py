@@ -5,6 +5,11 @@ playhead. Clicking or dragging seeks the one clock.
 
 Bars are grouped by colour into one BarGraphItem each (drawn with one drawRects call), built
 once per run; a frame moves only the playhead.
+
+Beyond GROUP_ABOVE devices a row per GPU would be a pixel or two high, so each row is a group
+of GPUs (a power of two, at most MAX_ROWS rows): its upper band is how many of the group's GPUs
+are sending at each moment (full height = all of them), its lower band (paler) how many are
+receiving, in the colour of the group's first GPU. Every message still counts; a click still seeks.
 """
 
 from __future__ import annotations
@@ -18,9 +23,54 @@ from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 from simcore.trace import SWITCH
 
 from . import theme
-from .ring_view import message_color_index
+from .ring_items import message_color_indices
 
 SEND_H, RECV_H = 0.42, 0.42  # fractions of a row: send bar above the row's centre, receive below
+GROUP_ABOVE = 64  # up to this many GPUs, one row each (n = 64 in a 190 px dock: 3 px rows, the old limit)
+MAX_ROWS = 8  # beyond: rows of 2^k GPUs, at most this many (about 18 px each in that dock: every row named)
+BAND_H, BAND_GAP = 0.42, 0.04  # a group row: send band above the centre, receive band below, full = 0.42 of a row
+
+
+def group_size(n: int) -> int:
+    """GPUs per timeline row: 1 up to GROUP_ABOVE, else the smallest power of two giving ≤ MAX_ROWS rows."""
+    if n <= GROUP_ABOVE:
+        return 1
+    g = 1
+    while -(-n // g) > MAX_ROWS:
+        g *= 2
+    return g
+
+
+def busy_bands(row: np.ndarray, t0: np.ndarray, t1: np.ndarray, rows: int, size: np.ndarray):
+    """
+    For each row, how many of its intervals [t0, t1) are open at each moment, as merged pieces:
+    (row, start, end, fraction) arrays with fraction = open / size[row] (clipped to 1), zero pieces
+    dropped and neighbours with the same count joined.
+    """
+    out = []
+    order = np.argsort(row, kind="stable")
+    row, t0, t1 = row[order], t0[order], t1[order]
+    cuts = np.searchsorted(row, np.arange(rows + 1))
+    for r in range(rows):
+        a, b = cuts[r], cuts[r + 1]
+        if a == b:
+            continue
+        times = np.concatenate([t0[a:b], t1[a:b]])
+        delta = np.concatenate([np.ones(b - a, np.int64), -np.ones(b - a, np.int64)])
+        o = np.lexsort((delta, times))  # at one instant, ends before starts
+        times, level = times[o], np.cumsum(delta[o])
+        # one level per distinct instant (the last event at it), then join equal neighbours
+        last = np.append(times[1:] != times[:-1], True)
+        times, level = times[last], level[last]
+        keep = np.append(True, level[1:] != level[:-1])
+        times, level = times[keep], level[keep]
+        ends = np.append(times[1:], times[-1])
+        nz = (level > 0) & (ends > times)
+        out.append((np.full(nz.sum(), r), times[nz], ends[nz], np.minimum(level[nz] / size[r], 1.0)))
+    if not out:
+        e = np.empty(0)
+        return e.astype(int), e, e, e
+    return tuple(np.concatenate(x) for x in zip(*out))
 
 
 def time_unit(t_end: float) -> tuple[str, float]:
@@ -139,7 +189,11 @@ class TimelineView(QWidget):
         one = getattr(self, "n", 2) == 1
         self.note.setText(self.tr("n = 1: one GPU holds everything, nothing is sent.") if one else
                           self.tr("No communication in this scenario: nothing is sent."))
-        self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))
+        if getattr(self, "group", 1) > 1:
+            self.setToolTip(self.tr("Each row: a group of GPUs. Upper band = how many of them are sending, lower (paler) "
+                                    "band = how many are receiving; full height = all. Click to jump there."))
+        else:
+            self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))
         self.plot.setLabel("bottom", self.tr("simulated time ({unit})").format(unit=self.unit))
         self._stride = None
         self._set_row_ticks()
@@ -171,18 +225,24 @@ class TimelineView(QWidget):
         tr = run.trace
         n = run.scenario.n
         self.n = n
-        self.has_switch = any(m.src == SWITCH or m.dst == SWITCH for m in tr.messages)
+        self.group = g = group_size(n)
+        src_col, dst_col = tr.column("src"), tr.column("dst")
+        self.has_switch = bool(np.any(src_col == SWITCH) or np.any(dst_col == SWITCH))
         total = tr.t_end
         self.unit, self.unit_s = time_unit(total)
-        colors = theme.device_colors(n)
-        neutral = QColor(theme.palette().text_muted)
-        rows = n + (1 if self.has_switch else 0)
-        if tr.messages:
-            ts = np.array([m.t_start for m in tr.messages]) / self.unit_s
-            te = np.array([m.t_end for m in tr.messages]) / self.unit_s
-            src = np.array([n if m.src == SWITCH else m.src for m in tr.messages], dtype=float)
-            dst = np.array([n if m.dst == SWITCH else m.dst for m in tr.messages], dtype=float)
-            cidx = np.array([message_color_index(m, n) for m in tr.messages])
+        self.n_rows = -(-n // g)  # GPU rows; the switch's, if any, comes after them
+        rows = self.n_rows + (1 if self.has_switch else 0)
+        self._bars_drawn = 0
+        if len(tr.messages) and g > 1:
+            self._build_groups(tr, n, g, src_col, dst_col)
+        elif len(tr.messages):
+            colors = theme.device_colors(n)
+            neutral = QColor(theme.palette().text_muted)
+            ts = tr.column("t_start") / self.unit_s
+            te = tr.column("t_end") / self.unit_s
+            src = np.where(src_col == SWITCH, n, src_col).astype(float)
+            dst = np.where(dst_col == SWITCH, n, dst_col).astype(float)
+            cidx = message_color_indices(tr, n)
             # gaps between bars read well for a few rows; with many thin rows they alias into
             # white stripes, so dense timelines fill every row completely
             if n <= 16:
@@ -203,6 +263,7 @@ class TimelineView(QWidget):
             self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
             self.plot.addItem(self.bars)
             self._items.append(self.bars)
+            self._bars_drawn = 2 * len(ts)
         # collective boundaries with their labels, on two alternating tiers above the rows
         tier = max(1.0, 0.08 * rows)
         for i, c in enumerate(tr.collectives if total > 0 else ()):  # all at t = 0 otherwise: the note says it
@@ -220,7 +281,7 @@ class TimelineView(QWidget):
         vb = self.plot.getViewBox()
         # nothing sent (matmul case 1, n = 1): an axis of one unit and a sentence, not a 1e-12 wide range
         span = total / self.unit_s if total > 0 else 1.0
-        self.note.setVisible(not tr.messages)
+        self.note.setVisible(not len(tr.messages))
         self.note.setPos(span / 2, (top + rows) / 2)
         vb.setLimits(xMin=-0.02 * span, xMax=span * 1.05, yMin=top - 0.2, yMax=rows + 0.2)
         vb.setRange(xRange=(0, span), yRange=(top, rows - 0.45), padding=0.01)
@@ -228,6 +289,35 @@ class TimelineView(QWidget):
         self.playhead.setBounds((0, span))
         self.playhead.setValue(self.playback.t / self.unit_s)
         self.retranslate_ui()
+
+    def _build_groups(self, tr, n, g, src_col, dst_col):
+        """Rows of g GPUs: per row, a send band above its centre and a receive band below, each as
+        high as the share of the row's GPUs busy at that moment (busy_bands)."""
+        R = self.n_rows
+        ts = tr.column("t_start") / self.unit_s
+        te = tr.column("t_end") / self.unit_s
+        size = np.append(np.minimum(g, n - g * np.arange(R)), 1).astype(float)  # the switch's row: 1 port
+        src = np.where(src_col == SWITCH, R, src_col // g)
+        dst = np.where(dst_col == SWITCH, R, dst_col // g)
+        colors = theme.device_colors(n)  # a group in its first GPU's colour: the ring's colour key names them
+        neutral = QColor(theme.palette().text_muted)
+        by_colour: dict[int, list] = {}
+        for rows_of, up in ((src, True), (dst, False)):
+            row, a, b, frac = busy_bands(rows_of, ts, te, R + 1, size)
+            h = BAND_H * frac  # a gap between the send and the receive band, and between rows
+            y = np.where(up, row - BAND_GAP - h, row + BAND_GAP)
+            for r, x0, x1, yy, hh in zip(row.tolist(), a.tolist(), b.tolist(), y.tolist(), h.tolist()):
+                by_colour.setdefault((r, up), []).append(QRectF(x0, yy, x1 - x0, hh))
+        groups = []
+        for (r, up), rects in sorted(by_colour.items()):
+            col = QColor(neutral if r == R else colors[r * g])
+            groups.append((QBrush(col if up else col.lighter(135)), rects))  # receiving: the paler band
+        pen = QPen(Qt.NoPen)
+        self.bars = BarsItem(groups, pen)
+        self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
+        self.plot.addItem(self.bars)
+        self._items.append(self.bars)
+        self._bars_drawn = 2 * len(ts)  # every send and receive interval is inside a band
 
     def _on_viewbox_resized(self, *_):
         self._set_row_ticks()
@@ -243,10 +333,15 @@ class TimelineView(QWidget):
         if stride == getattr(self, "_stride", None) and n == getattr(self, "_stride_n", None):
             return
         self._stride, self._stride_n = stride, n
-        ticks = [(d - 0.05, QCoreApplication.translate("TimelineView", "GPU {d}").format(d=d))
-                 for d in range(0, n, stride)]
+        g, R = getattr(self, "group", 1), getattr(self, "n_rows", n)
+        tr = QCoreApplication.translate
+        if g == 1:
+            ticks = [(d - 0.05, tr("TimelineView", "GPU {d}").format(d=d)) for d in range(0, n, stride)]
+        else:
+            ticks = [(r - 0.05, tr("TimelineView", "GPUs {a}–{b}").format(a=r * g, b=min(n, (r + 1) * g) - 1))
+                     for r in range(0, R, stride)]
         if getattr(self, "has_switch", False):
-            ticks.append((n, QCoreApplication.translate("TimelineView", "switch")))
+            ticks.append((R, tr("TimelineView", "switch")))
         self.plot.getAxis("left").setTicks([ticks, []])
 
     # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
@@ -262,8 +357,23 @@ class TimelineView(QWidget):
 
     # -- for tests ---------------------------------------------------------------------------
     def bar_count(self) -> int:
-        """Bars drawn (two per message: one send, one receive)."""
+        """Send and receive intervals drawn (two per message): as bars, or inside a group's bands."""
+        return self._bars_drawn
+
+    def rect_count(self) -> int:
+        """Rectangles the bars item paints (bars, or band pieces when rows are GPU groups)."""
         return sum(it.count() for it in self._items if isinstance(it, BarsItem))
+
+    def row_labels(self) -> list[str]:
+        """The left axis' row names, as painted."""
+        ticks = self.plot.getAxis("left")._tickLevels
+        return [label for _pos, label in (ticks[0] if ticks else [])]
+
+    def row_height_px(self) -> float:
+        """One row's height on screen (pixels)."""
+        vb = self.plot.getViewBox()
+        y0, y1 = vb.viewRange()[1]
+        return vb.height() / max(y1 - y0, 1e-9)
 
     def collective_labels(self) -> list[str]:
         return [it.toPlainText() for it in self._items if isinstance(it, pg.TextItem)]

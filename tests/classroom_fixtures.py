@@ -25,11 +25,12 @@ def classroom_env(tmp_path, monkeypatch):
     theme.set_scale(1.0)
 
 
-def make_window(qtbot, kind="all-gather", n=4, algo="ring", size=(1600, 900)):
+def make_window(qtbot, kind="all-gather", n=4, algo="ring", size=(1600, 900), nbytes=None):
     from app.main_window import MainWindow
     from app.state import Scenario, ScenarioModel
 
-    w = MainWindow(ScenarioModel(Scenario(kind=kind, n=n, algo=algo)))
+    extra = {} if nbytes is None else {"nbytes": nbytes}
+    w = MainWindow(ScenarioModel(Scenario(kind=kind, n=n, algo=algo, **extra)))
     qtbot.addWidget(w)
     w.resize(*size)
     w.show()

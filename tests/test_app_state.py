@@ -41,7 +41,7 @@ def test_update_rebuilds_and_emits_changed(qtbot, model):
 
 @pytest.mark.parametrize("changes, words", [
     ({"n": 0}, "at least 1"),
-    ({"n": 65}, "at most 64"),
+    ({"n": 257}, "at most 256"),
     ({"nbytes": 1000.0, "n": 3}, "cannot be split into 3"),
     ({"algo": "rd"}, "ring algorithm only"),
     ({"kind": "nope"}, "unknown scenario"),

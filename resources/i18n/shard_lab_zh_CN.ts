@@ -2251,6 +2251,14 @@ Ctrl+Shift+S  保存截图</translation>
             <source>No communication in this scenario: nothing is sent.</source>
             <translation>此场景没有通信：没有任何发送。</translation>
         </message>
+        <message>
+            <source>GPUs {a}–{b}</source>
+            <translation>GPU {a}–{b}</translation>
+        </message>
+        <message>
+            <source>Each row: a group of GPUs. Upper band = how many of them are sending, lower (paler) band = how many are receiving; full height = all. Click to jump there.</source>
+            <translation>每行：一组 GPU。上方色带 = 其中正在发送的数量，下方（较浅）色带 = 正在接收的数量；满高 = 全部。点击可跳到该时刻。</translation>
+        </message>
     </context>
     <context>
         <name>WeightsView</name>
