@@ -99,7 +99,7 @@ def drive(qtbot, w):
         settle(qtbot)
 
     for change in (dict(kind="reduce-scatter"), dict(kind="all-reduce"), dict(algo="rd"), dict(algo="ring"),
-                   dict(n=1), dict(n=10, nbytes=SPLITS), dict(n=64, nbytes=2.0 ** 20), dict(n=8)):
+                   dict(n=1), dict(n=10, nbytes=S), dict(n=64, nbytes=2.0 ** 20), dict(n=8)):
         assert w.model.update(**change), change
         settle(qtbot)
     for _ in range(3):  # light → dark → high contrast → light
