@@ -178,13 +178,13 @@ def describe_group(msgs, n: int) -> str:
     elif phases == {"one-shot all-gather"} and all(m.chunk == m.src for m in msgs):
         j = (dst[0] - src[0]) % n
         head = _tr("Every GPU d sends its own chunk d ({size}) straight to GPU d + {j}.").format(j=j, size=size)
-    elif n > 1 and len(msgs) == n and all(d == (s + 1) % n for s, d in zip(src, dst)):
+    elif n > 1 and len(msgs) == n and m0.algo == "ring" and all(d == (s + 1) % n for s, d in zip(src, dst)):
         head = _tr("Every GPU d sends one chunk of {size} to its ring neighbour d + 1.").format(size=size)
     elif n > 1 and len(msgs) > 1 and len({s ^ d for s, d in zip(src, dst)}) == 1 and all(d < n for d in dst):
         k = src[0] ^ dst[0]
         head = _tr("GPUs pair up across the circle, d ↔ d XOR {k}, and swap {what} ({size}).").format(
             k=k, what=_chunk(m0.chunk), size=size)
-    elif n > 2 and len({(d - s) % n for s, d in zip(src, dst)}) == 1 and len(msgs) == n:
+    elif n > 1 and len({(d - s) % n for s, d in zip(src, dst)}) == 1 and len(msgs) == n:  # one-shot round j
         j = (dst[0] - src[0]) % n
         head = _tr("Every GPU d sends {what} ({size}) to GPU d + {j}.").format(what=_chunk(m0.chunk), size=size,
                                                                               j=j)
