@@ -343,6 +343,24 @@ class TimelineView(QWidget):
         if getattr(self, "has_switch", False):
             ticks.append((R, tr("TimelineView", "switch")))
         self.plot.getAxis("left").setTicks([ticks, []])
+        self._fit_axes([label for _pos, label in ticks])
+
+    def _fit_axes(self, row_labels):
+        """
+        Each axis' room from what it shows now: the row labels' widest, the tick font's height.
+        pyqtgraph left to itself keeps the room of the largest labels it has painted (it grows at
+        once but shrinks only by more than 10 px), so after n = 64 → 10 the "GPU 63" room stayed,
+        and after a larger text size and back the time axis stayed taller: the picture then
+        differed from a fresh build's. Measured as AxisItem.generateDrawSpecs measures its texts.
+        """
+        fm = QFontMetricsF(theme.font("small"))
+        box = QRectF(0, 0, 100, 100)
+        left, bottom = self.plot.getAxis("left"), self.plot.getAxis("bottom")
+        text_w = max((fm.boundingRect(box, Qt.AlignCenter, s).width() for s in row_labels), default=0.0)
+        left.setWidth(int(np.ceil(text_w)) + left.style["tickTextOffset"][0] + max(0, left.style["tickLength"]))
+        text_h = fm.boundingRect(box, Qt.AlignCenter, "0").height() * 0.8
+        bottom.setHeight(text_h + bottom.style["tickTextOffset"][1] + max(0, bottom.style["tickLength"])
+                         + bottom.label.boundingRect().height() * 0.8)  # the "simulated time (µs)" title
 
     # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
     _hidden_after = None
