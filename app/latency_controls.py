@@ -1,5 +1,6 @@
 """
-The decode-latency tab's controls: preset, model, chip, link, all-reduce algorithm, batch,
+The decode-latency tab's controls: preset, model, machine (one switch, or a topology_presets
+machine whose chip and node boundary the sweep then uses), chip, link, all-reduce algorithm, batch,
 context, bytes per element, largest n, the export menu and a hint. A scroll area the view puts
 on its left; it shows parameters (`show_params`) and reads them back (`read`), and says when the
 user changed one (`edited`) or picked a published setting (`preset_chosen`, an index into
@@ -16,6 +17,7 @@ from simcore import cost_model
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS
 from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
+from simcore.topology_presets import PRESETS
 
 from .explain import algo_text  # the registry's algorithms, named as in the control dock
 from .latency_model import BYTE_CHOICES, N_MAX_CHOICES
@@ -41,6 +43,7 @@ class LatencyControls(QScrollArea):
         self.model_combo = QComboBox(objectName="latencyModelCombo")
         for key, m in MODELS.items():
             self.model_combo.addItem(m.name, key)
+        self.machine_combo = QComboBox(objectName="latencyMachineCombo")
         self.chip_combo = QComboBox(objectName="latencyChipCombo")
         for key, c in CHIPS.items():
             self.chip_combo.addItem(c.name, key)
@@ -66,7 +69,7 @@ class LatencyControls(QScrollArea):
         self.export_menu = QMenu(self)
         self.export_button.setMenu(self.export_menu)
 
-        rows = [self.preset, self.model_combo, self.chip_combo, self.link_combo, self.algo_combo, self.batch_spin,
+        rows = [self.preset, self.model_combo, self.machine_combo, self.chip_combo, self.link_combo, self.algo_combo, self.batch_spin,
                 self.ctx_spin, *self.byte_combos.values(), self.nmax_combo]
         self._labels = [QLabel() for _ in rows]
         form = QFormLayout()
@@ -92,7 +95,7 @@ class LatencyControls(QScrollArea):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
 
         self.preset.activated.connect(self._on_preset_activated)
-        for c in (self.model_combo, self.chip_combo, self.link_combo, self.algo_combo, self.nmax_combo,
+        for c in (self.model_combo, self.machine_combo, self.chip_combo, self.link_combo, self.algo_combo, self.nmax_combo,
                   *self.byte_combos.values()):
             c.activated.connect(self._on_control_changed)
         for s in (self.batch_spin, self.ctx_spin):
@@ -100,7 +103,8 @@ class LatencyControls(QScrollArea):
 
     def retranslate(self):
         for lab, text in zip(self._labels, (
-                _tr("Pre&set"), _tr("&Model"), _tr("&Chip"), _tr("&Link"), _tr("&All-reduce"), _tr("&Batch"),
+                _tr("Pre&set"), _tr("&Model"), _tr("Mach&ine"), _tr("&Chip"), _tr("&Link"), _tr("&All-reduce"),
+                _tr("&Batch"),
                 _tr("Conte&xt"), _tr("&Weights"), _tr("&KV cache"), _tr("Acti&vations"), _tr("&Devices n"))):
             lab.setText(text)
         self.export_button.setText(_tr("&Export…"))
@@ -108,6 +112,7 @@ class LatencyControls(QScrollArea):
     def read(self) -> dict:
         """The parameters the widgets show (keys of latency_model.DEFAULTS)."""
         out = {"model": self.model_combo.currentData(), "chip": self.chip_combo.currentData(),
+               "machine": self.machine_combo.currentData() or "",
                "link": self.link_combo.currentData() or "", "algo": self.algo_combo.currentData(),
                "batch": self.batch_spin.value(), "ctx": self.ctx_spin.value(),
                "n_max": int(self.nmax_combo.currentData())}
@@ -121,6 +126,14 @@ class LatencyControls(QScrollArea):
         try:
             _select(self.model_combo, p["model"])
             _select(self.chip_combo, p["chip"])
+            self.machine_combo.clear()
+            self.machine_combo.addItem(_tr("one switch (link)"), "")
+            for key, preset in PRESETS.items():
+                self.machine_combo.addItem(preset.name, key)
+            _select(self.machine_combo, p["machine"])
+            on_machine = bool(p["machine"])  # the machine fixes the chip and its links
+            self.chip_combo.setEnabled(not on_machine)
+            self.link_combo.setEnabled(not on_machine)
             own = LINKS[CHIPS[p["chip"]].link].name
             self.link_combo.clear()
             self.link_combo.addItem(_tr("{link} (the chip's own)").format(link=own), "")

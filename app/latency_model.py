@@ -15,6 +15,7 @@ from simcore import cost_model
 from simcore.comm_sim import LINKS
 from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
+from simcore.topology_presets import PRESETS
 
 TERMS = ("t_math", "t_mem", "t_comm", "t_step")
 BOUNDS = ("math", "memory", "comm")
@@ -24,7 +25,8 @@ BYTE_CHOICES = (("bf16 / fp16", 2.0), ("fp8 / int8", 1.0), ("int4", 0.5), ("fp32
 N_MAX_CHOICES = (1024, 2048, 4096)
 MAX_N = 4096
 DEFAULTS = {"model": "llama3-70b", "chip": "h100", "link": "", "batch": 32, "ctx": 8192, "w_bytes": 2.0,
-            "kv_bytes": 2.0, "act_bytes": 2.0, "algo": "ring", "n_max": 1024}
+            "kv_bytes": 2.0, "act_bytes": 2.0, "algo": "ring", "n_max": 1024,
+            "machine": ""}  # machine: "" = every chip on one switch over `link`; else a topology_presets key
 # Okabe–Ito indices of theme.palette().device_colors: blue, orange, reddish purple
 TERM_COLOR = {"t_math": 4, "t_mem": 0, "t_comm": 6}
 BOUND_TERM = {"math": "t_math", "memory": "t_mem", "comm": "t_comm"}
@@ -43,6 +45,10 @@ def check_params(p: dict) -> dict:
     for key, table in (("model", MODELS), ("chip", CHIPS)):
         if p[key] not in table:
             raise ValueError(f"unknown {key} {p[key]!r}; choose one of {', '.join(table)}")
+    if p["machine"]:
+        if p["machine"] not in PRESETS:
+            raise ValueError(f"unknown machine {p['machine']!r}; choose one of {', '.join(PRESETS)}")
+        p["chip"] = PRESETS[p["machine"]].chip  # a machine is built from its own chip
     if p["link"] and p["link"] not in LINKS:
         raise ValueError(f"unknown link {p['link']!r}; choose one of {', '.join(LINKS)}")
     if not (isinstance(p["n_max"], (int, np.integer)) and 2 <= p["n_max"] <= MAX_N):
@@ -59,12 +65,26 @@ def link_of(p: dict):
 
 
 def latency_sweep(p: dict) -> dict:
-    """decode_sweep over every integer n in 1..n_max (arrays in seconds and bytes, see cost_model)."""
+    """
+    decode_sweep over every integer n in 1..n_max (arrays in seconds and bytes, see cost_model); on a
+    machine (p["machine"]) with topology=: t_comm and t_step are NaN where it has no group of n chips.
+    """
     p = check_params(p)
     ns = np.arange(1, p["n_max"] + 1)
     return cost_model.decode_sweep(MODELS[p["model"]], CHIPS[p["chip"]], link_of(p), ns, p["batch"], p["ctx"],
                                    w_bytes=p["w_bytes"], kv_bytes=p["kv_bytes"], act_bytes=p["act_bytes"],
-                                   algo=p["algo"])
+                                   algo=p["algo"], topology=p["machine"] or None)
+
+
+def machine_degrees(p: dict, sweep) -> tuple:
+    """The n that are tensor-parallel degrees of the model AND groups the machine offers (finite t_step)."""
+    ok = np.isfinite(sweep["t_step"])
+    return tuple(n for n in valid_degrees(p["model"], p["n_max"]) if ok[n - 1])
+
+
+def node_size(p: dict):
+    """Chips per node of p's machine (cost_model.node_boundary), None on one switch or a torus."""
+    return cost_model.node_boundary(p["machine"]) if p["machine"] else None
 
 
 def ffn_sweep(p: dict) -> dict:
@@ -131,6 +151,8 @@ def sentence(e: Exception) -> str:
 
 def num(v: float) -> str:
     """Three significant figures, no exponent for the ranges the plot shows."""
+    if not math.isfinite(v):
+        return "—"
     if v == 0:
         return "0"
     if abs(v) >= 100:

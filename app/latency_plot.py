@@ -118,12 +118,17 @@ class DecodeItems:
         self.no_tp = XSpan()
         self.no_tp_text = pg.TextItem(anchor=(0, 1))
         self.cross = pg.InfiniteLine(angle=90, movable=False)
-        for it in (self.kv_line, self.comm_line, self.kv_text, self.comm_text, self.ref_links, self.ref_leaders,
+        # on a multi-node machine (topology_presets): n = chips per node, past which traffic leaves NVLink
+        self.node_line = pg.InfiniteLine(angle=90, movable=False)
+        self.node_text = pg.TextItem(anchor=(0, 0))
+        self.node_line.setVisible(False)
+        self.node_text.setVisible(False)
+        for it in (self.node_line, self.node_text,self.kv_line, self.comm_line, self.kv_text, self.comm_text, self.ref_links, self.ref_leaders,
                    self.published, self.estimates, self.best_dot, *self.ref_texts, self.cross, self.valid_dots,
                    self.no_tp, self.no_tp_text):
             plot.addItem(it, ignoreBounds=True)
-        for z, items in ((30, [self.no_tp]), (40, [self.cross]), (60, [self.kv_line, self.comm_line]),
-                         (70, [self.kv_text, self.comm_text, self.no_tp_text, *self.ref_texts]),
+        for z, items in ((30, [self.no_tp]), (40, [self.cross]), (60, [self.kv_line, self.comm_line, self.node_line]),
+                         (70, [self.kv_text, self.comm_text, self.no_tp_text, self.node_text, *self.ref_texts]),
                          (75, [self.valid_dots]), (80, [self.published, self.estimates, self.best_dot])):
             for it in items:
                 it.setZValue(z)
@@ -140,7 +145,8 @@ class DecodeItems:
             ln.setPen(pg.mkPen(pal.text, width=2.5 * s, style=Qt.DashLine))
         veil = QColor(pal.background)
         veil.setAlpha(200)  # labels stay readable over the band without hiding the curves under them
-        for txt in (self.kv_text, self.comm_text, self.no_tp_text, *self.ref_texts):
+        self.node_line.setPen(pg.mkPen(pal.text, width=3.0 * s, style=Qt.DashDotLine))
+        for txt in (self.kv_text, self.comm_text, self.no_tp_text, self.node_text, *self.ref_texts):
             txt.setFont(theme.font("body", bold=True))
             txt.setColor(pal.text)
             txt.fill = pg.mkBrush(veil)  # TextItem's fill (its constructor argument) has no setter
@@ -222,6 +228,17 @@ class DecodeItems:
         kv_r = text_rect(self.kv_text, px)
         if self.kv_text.isVisible() and self.comm_text.isVisible() and overlap(kv_r, text_rect(self.comm_text, px)):
             self.comm_text.setPos(self.comm_line.value(), top - 1.2 * (kv_r[3] - kv_r[1]))
+        # the node-boundary label low in the plot, above the no-TP label, on the side of its line with more room;
+        # wrapped to that room when it is longer
+        row = kv_r[3] - kv_r[1]
+        x = self.node_line.value()
+        right = x - vx0 < vx1 - x
+        room = ((vx1 - x) if right else (x - vx0)) / px[0] - 12
+        self.node_text.setTextWidth(-1)
+        if self.node_text.textItem.boundingRect().width() > room > 0:
+            self.node_text.setTextWidth(room)
+        self.node_text.setAnchor((0 if right else 1, 1))
+        self.node_text.setPos(x + (4 if right else -4) * px[0], vy0 + 0.03 * (vy1 - vy0) + 1.4 * row)
         if not refs:
             self.ref_leaders.setData([], [])
             return
@@ -232,9 +249,10 @@ class DecodeItems:
         for t in TERMS:
             ok = sweep[t] > 0
             lines.append((gx, np.interp(gx, lx[ok], np.log10(sweep[t][ok] * 1e3), left=np.nan, right=np.nan)))
-        taken = [text_rect(t, px) for t in (self.kv_text, self.comm_text, self.no_tp_text) if t.isVisible()]
+        taken = [text_rect(t, px) for t in (self.kv_text, self.comm_text, self.no_tp_text, self.node_text)
+                 if t.isVisible()]
         leaders_x, leaders_y = [], []
-        walls = [ln.value() for ln in (self.kv_line, self.comm_line) if ln.isVisible()]
+        walls = [ln.value() for ln in (self.kv_line, self.comm_line, self.node_line) if ln.isVisible()]
         gap_x, gap_y = 14 * px[0], 10 * px[1]
         for (ref, _ours), txt in zip(refs, self.ref_texts):
             x, y = math.log10(ref.n), math.log10(ref.seconds * 1e3)

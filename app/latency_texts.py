@@ -6,12 +6,14 @@ context ("LatencyView") for the whole tab, whichever module says the text.
 
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication
 
 from simcore import cost_model
 from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
+from simcore.topology_presets import PRESETS
 
 from . import theme
 from .latency_items import legend_sample
@@ -65,7 +67,8 @@ def ref_label(ref) -> str:
 def headline(p: dict, sweep, best: int, short: bool = False) -> str:
     """Model, chip, batch, context and the best n with its time: the decode plot's title."""
     ms = sweep["t_step"][best - 1] * 1e3
-    model, chip, ctx = MODELS[p["model"]].name, CHIPS[p["chip"]].name, f"{p['ctx']:,}"
+    model, ctx = MODELS[p["model"]].name, f"{p['ctx']:,}"
+    chip = PRESETS[p["machine"]].name if p.get("machine") else CHIPS[p["chip"]].name  # the machine names its chip
     if short:
         return _tr("{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms").format(
             model=model, chip=chip, b=p["batch"], ctx=ctx, n=best, ms=ms)
@@ -75,7 +78,12 @@ def headline(p: dict, sweep, best: int, short: bool = False) -> str:
 
 def regimes(p: dict, sweep, valid, cross_n, fit_n) -> str:
     """Which term binds first, where communication takes over and where the model fits, over the valid n."""
-    first = ranges_of(sweep["bound"])[0]
+    # on a machine, n it has no group of are "invalid": they carry the bound of the group before them, so a
+    # run of one bound ends where a group the machine offers changes it
+    bound = np.asarray(sweep["bound"]).copy()
+    for i in np.flatnonzero(bound == "invalid"):
+        bound[i] = bound[i - 1] if i else bound[i]
+    first = ranges_of(bound)[0]
     top = valid[-1]
     parts = [_tr("n = {ns} are the tensor-parallel degrees").format(ns=", ".join(map(str, valid)))]
     if first[2] != "comm":

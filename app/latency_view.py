@@ -20,6 +20,7 @@ from __future__ import annotations
 from . import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pyqtgraph as pg
@@ -38,8 +39,8 @@ from .latency_controls import LatencyControls
 from .latency_items import PlotStack, fit_text, plot_widget, set_range, tick_spec
 from .latency_plot import DecodeItems
 from .latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, PLOTS, TERMS, check_params, decades, ffn_sweep,
-                            first_n, fits_hbm, latency_sweep, link_of, matching_refs, ranges_of, sentence,
-                            valid_degrees)
+                            first_n, fits_hbm, latency_sweep, link_of, machine_degrees, matching_refs, node_size,
+                            ranges_of, sentence)
 
 DEBOUNCE_MS = 60
 COMPACT_BELOW_PX = 760  # view heights (at scale 1) below which the two plots go into tabs
@@ -339,14 +340,18 @@ class LatencyView(QWidget):
     def set_params(self, **kw) -> bool:
         """
         Change parameters (keys of DEFAULTS: model, chip, link ('' = the chip's own), batch, ctx,
-        w_bytes, kv_bytes, act_bytes (bytes per element), algo, n_max) and recompute now.
+        w_bytes, kv_bytes, act_bytes (bytes per element), algo, n_max, machine ('' = one switch over
+        the link; a topology_presets key = that machine, its chip and its node boundary) and recompute now.
         On a ValueError the previous curves stay and the message is shown; returns False.
         """
         self._timer.stop()
         try:
             p = check_params({**self._params, **kw})
             sweep = latency_sweep(p)
-            valid = valid_degrees(p["model"], p["n_max"])
+            valid = machine_degrees(p, sweep)  # the model's TP degrees the machine offers too
+            if not valid:
+                raise ValueError(f"no tensor-parallel degree of this model is a group of {p['machine']} up to "
+                                 f"n = {p['n_max']}")
             key = (p["model"], p["batch"], p["act_bytes"], link_of(p).bw, p["n_max"])
             ffn = self._ffn if key == self._ffn_key else ffn_sweep(p)
         except ValueError as e:
@@ -373,7 +378,7 @@ class LatencyView(QWidget):
 
     def _on_controls_preset_chosen(self, k):
         ref = cost_model.REFERENCE_POINTS[k]
-        self.set_params(model=ref.model, chip=ref.chip, link="", batch=ref.batch, ctx=ref.ctx,
+        self.set_params(model=ref.model, chip=ref.chip, link="", machine="", batch=ref.batch, ctx=ref.ctx,
                         w_bytes=float(ref.w_bytes), kv_bytes=float(ref.kv_bytes),
                         n_max=max(self._params["n_max"], 1024))
 
@@ -382,15 +387,18 @@ class LatencyView(QWidget):
         s = self._sweep
         n = s["n"].astype(float)
         ms = {t: s[t] * 1e3 for t in TERMS}
+        ok = np.isfinite(ms["t_step"])  # on a machine: only the groups it offers (t_comm NaN elsewhere)
         for t in TERMS:
-            self.curve_items[t].setData(n, ms[t])  # log-log mapping is pyqtgraph's (t_comm = 0 at n = 1 skipped)
-        xl = np.log10(n)
+            # log-log mapping is pyqtgraph's (t_comm = 0 at n = 1 skipped)
+            m = ok if t in ("t_comm", "t_step") else slice(None)
+            self.curve_items[t].setData(n[m], ms[t][m])
+        xl = np.log10(n[ok])
         refs = matching_refs(self._params)
         ref_ms = [v * 1e3 for r, ours in refs for v in (r.seconds, ours)]
-        lo, hi = decades(np.concatenate([ms[t] for t in TERMS] + [ref_ms]))
+        lo, hi = decades(np.concatenate([ms[t] for t in TERMS] + [ref_ms]))  # decades() skips NaN
         y0, y1 = self._set_range(self.plot1, lo, hi)
         self._yrange = (y0, y1)
-        self.band.set_data(xl, np.log10(ms["t_step"]), s["bound"], y0)
+        self.band.set_data(xl, np.log10(ms["t_step"][ok]), s["bound"][ok], y0)
         self._draw_ffn()
         self._draw_markers()
         self._set_summary()
@@ -462,6 +470,7 @@ class LatencyView(QWidget):
         self.hbm_veil.setVisible(fit is None or fit > 1)
         self.hbm_veil.set_span(-1.0, unfit_hi)
         self._draw_valid()
+        self._draw_node_boundary()
         # published points: only beside the model and chip they were reported for
         self._refs = matching_refs(p)
         self.items.set_published(self._refs, [texts.ref_tooltip(r, o) for r, o in self._refs],
@@ -481,6 +490,19 @@ class LatencyView(QWidget):
         self.items.no_tp_text.setText(
             self.tr("no TP split beyond n = {n}").format(n=ns[-1]) if self.short_names else
             self.tr("n > {n}: no tensor-parallel split ({H} query heads)").format(n=ns[-1], H=H))
+
+    def _draw_node_boundary(self):
+        """The dashed line at n = chips per node on a multi-node machine, labelled; hidden otherwise."""
+        per_node = node_size(self._params)
+        shown = per_node is not None and per_node < self._params["n_max"]
+        self.items.node_line.setVisible(shown)
+        self.items.node_text.setVisible(shown)
+        if shown:
+            self.items.node_line.setValue(math.log10(per_node))
+            self.items.node_text.setText(
+                self.tr("node: {k} GPUs").format(k=per_node) if self.short_names else
+                self.tr("node boundary: {k} GPUs per node — beyond, the all-reduce crosses InfiniBand").format(
+                    k=per_node))
 
     def _place_labels(self, *_):
         if self._sweep is not None:
@@ -557,7 +579,9 @@ class LatencyView(QWidget):
                 "comm": self._cross_n, "comm_x": 10 ** self.comm_line.value() if self._cross_n else None,
                 "comm_label": self.comm_text.toPlainText() if self._cross_n else "",
                 "hbm_fit": self._fit_n, "best": self.best_n(), "published": pub,
-                "valid": [round(10 ** x) for x in self.items.valid_dots.getData()[0]]}
+                "valid": [round(10 ** x) for x in self.items.valid_dots.getData()[0]],
+                "node": round(10 ** self.items.node_line.value()) if self.items.node_line.isVisible() else None,
+                "node_label": self.items.node_text.toPlainText() if self.items.node_line.isVisible() else ""}
 
     # -- export ----------------------------------------------------------------------------------
     def _export_item(self, which):
@@ -589,7 +613,9 @@ class LatencyView(QWidget):
             return latency_export.csv_text(which, self.ffn_items)
         extra = {"bound": self._sweep["bound"], "fits_hbm": fits_hbm(self._params, self._sweep),
                  "tp_degree": np.isin(self._sweep["n"], self._valid)}
-        return latency_export.csv_text(which, self.curve_items, extra)
+        # every n of the sweep (NaN where the machine has no such group), in the units drawn
+        cols = {t: SimpleNamespace(xData=self._sweep["n"], yData=self._sweep[t] * 1e3) for t in TERMS}
+        return latency_export.csv_text(which, cols, extra)
 
     def export_csv(self, path, which="latency") -> bool:
         def write(tmp):

@@ -546,3 +546,102 @@ def test_svg_veils_and_band_stay_inside_the_plot_area(view, tmp_path, kw):
     assert checked > 100  # the band's outline and both veils were there to check
     text = path.read_text(encoding="utf-8")
     assert f"best n = {view.best_n()}" in text  # the headline travels with the SVG
+
+
+# -- on a real machine (issue 15): the topology's t_comm, its node boundary, its groups --------------------
+def test_on_dgx_h100_t_comm_at_16_is_the_hierarchical_all_reduce(view):
+    assert view.set_params(machine="dgx-h100")
+    assert view.params()["chip"] == "h100"  # the machine names its chip
+    p = view.params()
+    m = MODELS[p["model"]]
+    ns = np.arange(1, p["n_max"] + 1)
+    want = cost_model.decode_sweep(m, CHIPS["h100"], None, ns, p["batch"], p["ctx"], algo=p["algo"],
+                                   topology="dgx-h100")
+    x, y = view.curves()["t_comm"]
+    i = int(np.flatnonzero(x == 16)[0])
+    assert y[i] == pytest.approx(want["t_comm"][15] * 1e3, rel=1e-9)
+    S = p["batch"] * m.d_model * p["act_bytes"]  # one all-reduce's message: batch tokens x d_model activations
+    assert y[i] == pytest.approx(2 * m.n_layers * cost_model.comm_time("dgx-h100", 16, S, p["algo"]) * 1e3, rel=1e-9)
+    # 16 GPUs span two nodes: slower per all-reduce than 8 on one NVSwitch
+    j = int(np.flatnonzero(x == 8)[0])
+    assert y[i] > y[j]
+    # only groups the machine offers are plotted for t_comm and t_step: no n = 12 (not 1, 2, 4, 8 or whole nodes)
+    assert 12 not in set(x.tolist()) and 24 in set(x.tolist())
+    assert np.all(np.isfinite(y))
+
+
+def test_the_node_boundary_line_sits_at_8_gpus_on_dgx_and_72_on_nvl72(view):
+    view.set_params(machine="dgx-h100")
+    line, text = view.items.node_line, view.items.node_text
+    assert line.isVisible() and line.value() == pytest.approx(math.log10(8), abs=1e-12)
+    assert "8 GPUs per node" in text.toPlainText() and "InfiniBand" in text.toPlainText()
+    assert view.markers()["node"] == 8
+    view.set_params(machine="gb200-nvl72")
+    assert view.params()["chip"] == "gb200"
+    assert line.value() == pytest.approx(math.log10(72), abs=1e-12)
+    assert "72 GPUs per node" in text.toPlainText()
+    view.set_params(machine="tpu-v5e-16x16")  # a torus has no node boundary
+    assert not line.isVisible() and view.markers()["node"] is None
+    view.set_params(machine="")
+    assert not line.isVisible()
+
+
+@pytest.mark.parametrize("machine", ["dgx-h100", "gb200-nvl72", "tpu-v4-4x4x4"])
+def test_rings_only_at_degrees_valid_on_both_model_and_machine(view, machine):
+    from simcore.topology_presets import PRESETS
+
+    assert view.set_params(machine=machine)
+    p = view.params()
+    offered = set(PRESETS[machine].valid_degrees(p["n_max"]))
+    both = [n for n in megatron_degrees(MODELS[p["model"]], p["n_max"]) if n in offered]
+    x, _y = view.items.valid_dots.getData()
+    np.testing.assert_allclose(10 ** x, both, rtol=1e-12)
+    # a model degree the machine lacks carries no ring (DGX: 16 is two nodes, but 32 heads / 64 → 64 is 8 nodes;
+    # 3 is no group of either)
+    rings = set(round(10 ** v) for v in x)
+    lacking = [n for n in megatron_degrees(MODELS[p["model"]], p["n_max"]) if n not in offered]
+    assert not rings & set(lacking)
+    assert view.best_n() in both and view.markers()["best"] in both
+    assert f"best n = {view.best_n()}" in view.summary()
+    assert PRESETS[machine].name in view.summary()
+
+
+def test_switching_back_to_one_switch_restores_the_old_curve(view):
+    before = {t: (x.copy(), y.copy()) for t, (x, y) in view.curves().items()}
+    best = view.best_n()
+    view.set_params(machine="dgx-h100")
+    assert not np.array_equal(view.curves()["t_comm"][0], before["t_comm"][0])
+    view.set_params(machine="")
+    for t, (x, y) in view.curves().items():
+        np.testing.assert_array_equal(x, before[t][0])
+        np.testing.assert_array_equal(y, before[t][1])
+    assert view.best_n() == best and not view.items.node_line.isVisible()
+
+
+def test_the_machine_combo_sets_the_machine_and_the_export_carries_it(view, qtbot, tmp_path):
+    from simcore.topology_presets import PRESETS
+
+    combo = view.controls.machine_combo
+    assert combo.itemData(0) == "" and [combo.itemText(i) for i in range(1, combo.count())] == \
+        [pr.name for pr in PRESETS.values()]
+    view.set_params(chip="a100")
+    combo.setCurrentIndex(combo.findData("gb200-nvl72"))
+    combo.activated.emit(combo.currentIndex())
+    qtbot.waitUntil(lambda: view.params()["machine"] == "gb200-nvl72", timeout=2000)
+    assert view.params()["chip"] == "gb200" and view.chip_combo.currentData() == "gb200"
+    assert not view.chip_combo.isEnabled()
+    path = tmp_path / "nvl72.csv"
+    assert view.export_csv(str(path), "latency")
+    rows = np.genfromtxt(path, delimiter=",", skip_header=1, usecols=range(5))
+    s = view.sweep()
+    np.testing.assert_allclose(rows[:, 4], s["t_step"] * 1e3, rtol=1e-12)  # NaN where NVL72 has no such group
+    assert np.isnan(rows[72, 4]) and np.isfinite(rows[71, 4])  # 73 chips: no group; 72: one NVLink domain
+    assert view.export_png(str(tmp_path / "p.png")) and view.export_svg(str(tmp_path / "p.svg"))
+    assert "node boundary" in (tmp_path / "p.svg").read_text(encoding="utf-8")
+
+
+def test_an_unknown_machine_is_refused_with_its_name(view):
+    before = view.curves()["t_step"][1].copy()
+    assert not view.set_params(machine="dgx-z9")
+    assert "dgx-z9" in view.last_error and "dgx-h100" in view.last_error
+    np.testing.assert_array_equal(view.curves()["t_step"][1], before)

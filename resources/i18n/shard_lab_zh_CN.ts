@@ -1219,6 +1219,14 @@ This scenario has no stand-alone collective to show.</source>
             <translation>从 n = {n} 起通信占主导</translation>
         </message>
         <message>
+            <source>node: {k} GPUs</source>
+            <translation>节点：{k} 块 GPU</translation>
+        </message>
+        <message>
+            <source>node boundary: {k} GPUs per node — beyond, the all-reduce crosses InfiniBand</source>
+            <translation>节点边界：每节点 {k} 块 GPU — 超过后，all-reduce 要经过 InfiniBand</translation>
+        </message>
+        <message>
             <source>{who}: {ms:.0f} ms</source>
             <translation>{who}：{ms:.0f} ms</translation>
         </message>
@@ -1323,6 +1331,14 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms</source>
             <translation>{model} · {chip} · 批 {b} · 上下文 {ctx}：最佳 n = {n}，{ms:.1f} ms</translation>
+        </message>
+        <message>
+            <source>Mach&amp;ine</source>
+            <translation>机器(&amp;I)</translation>
+        </message>
+        <message>
+            <source>one switch (link)</source>
+            <translation>单个交换机（链路）</translation>
         </message>
     </context>
     <context>
