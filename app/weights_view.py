@@ -543,8 +543,16 @@ class WeightsView(QWidget):
             return [(True, False), (False, False)]
         return [(True, True), (False, True), (True, False), (False, False)]
 
-    def _plan(self, W: float, H: float, mode: str, long_badge: bool, role: bool) -> dict:
-        """One cell size (cw × ch pixels) for the full matrix and every slice, and where everything goes."""
+    def _grid_columns(self, mode: str) -> tuple[int, ...]:
+        """Columns of the stacked slices, in order of preference: one stack, else a compact grid (eight
+        norm vectors at 2.5× in a small tab: one stack left no room for the axes line even at 40 % text)."""
+        if mode != "rows":
+            return (1,)
+        return (1, 2) if self.n > 2 else (1,)
+
+    def _plan(self, W: float, H: float, mode: str, long_badge: bool, role: bool, k: int = 1) -> dict:
+        """One cell size (cw × ch pixels) for the full matrix and every slice, and where everything goes;
+        stacked slices in `k` columns of ceil(n / k) (k = 1: one stack)."""
         tf = self._text_factor
         s = theme.scale() * tf  # gaps shrink with the text
         n, (R, C) = self.n, self.shape
@@ -553,6 +561,7 @@ class WeightsView(QWidget):
         pad, gl, vg = 4 * s, 10 * s, 6 * s
         gap_c, cbar_w = 18 * s, self._cbar_width()
         inline = mode == "rows"
+        per_col = -(-n // k)  # slices in one column of the stacked grid
         replicated_all = self.slices[0].axis is None
         lane = theme.px("device") * tf * 1.6  # one lane of badges
         header_h = lane if replicated_all else (0 if self.split_rows else self.depth * lane)
@@ -577,12 +586,13 @@ class WeightsView(QWidget):
         def widths(cw):
             full_w = side_w + C * cw
             colw = max(c_s * cw + 2 * pad, lw)
-            right_w = (c_s * cw + 2 * pad + gl + lw) if inline else n * colw + (n - 1) * g_col
+            unit = c_s * cw + 2 * pad + gl + lw  # a stacked slice and its label
+            right_w = (k * unit + (k - 1) * g_col) if inline else n * colw + (n - 1) * g_col
             body = max(full_w, right_w) if mode == "below" else full_w + gap + right_w
             return full_w, right_w, colw, body + gap_c + cbar_w
 
         def stack_h(ch):  # stacked slices: a label is never taller than its slice's pitch
-            return (n - 1) * max(r_s * ch + g_row, lh + 2 * s) + max(r_s * ch, lh)  # the end labels may overhang
+            return (per_col - 1) * max(r_s * ch + g_row, lh + 2 * s) + max(r_s * ch, lh)  # the end labels may overhang
 
         def largest(fits):  # the largest x in (0, 400] with fits(x)
             lo, hi = 0.0, 400.0
@@ -618,7 +628,7 @@ class WeightsView(QWidget):
                 ch = min(ch_max, ASPECT_MAX * cw)
                 cw = min(cw_max, ASPECT_MAX * ch)
         full_w, right_w, colw, total = widths(cw)
-        p = dict(mode=mode, long_badge=long_badge, role=role, cw=cw, ch=ch, cell=cw * ch, lw=lw, lh=lh, bh=bh,
+        p = dict(mode=mode, long_badge=long_badge, role=role, k=k, cw=cw, ch=ch, cell=cw * ch, lw=lw, lh=lh, bh=bh,
                  factor=tf)
         # where everything goes (canvas pixels)
         put = p["put"] = {}
@@ -657,9 +667,11 @@ class WeightsView(QWidget):
             iw, ih = cols * cw, rows * ch
             if inline:
                 over = max(0.0, (lh - r_s * ch) / 2)  # a label taller than its slice: room above the first
-                y = y_slices + over + d * max(r_s * ch + g_row, lh + 2 * s)
-                put["slices"].append(QRectF(xs + pad, y, iw, ih))
-                put["labels"].append((xs + iw + 2 * pad + gl, y + ih / 2 - label.height_at(lw) / 2, lw))
+                j, i = divmod(d, per_col)  # column j of the grid, row i in it
+                xj = xs + j * (c_s * cw + 2 * pad + gl + lw + g_col)
+                y = y_slices + over + i * max(r_s * ch + g_row, lh + 2 * s)
+                put["slices"].append(QRectF(xj + pad, y, iw, ih))
+                put["labels"].append((xj + iw + 2 * pad + gl, y + ih / 2 - label.height_at(lw) / 2, lw))
             else:
                 x = xs + d * (colw + g_col)
                 put["slices"].append(QRectF(x + (colw - iw) / 2, y_slices, iw, ih))
@@ -688,7 +700,7 @@ class WeightsView(QWidget):
             p = self._choose_plan(W, H)
             if p["fits"]:
                 break
-        self._plan(W, H, p["mode"], p["long_badge"], p["role"])  # its texts (measuring left the last option's)
+        self._plan(W, H, p["mode"], p["long_badge"], p["role"], p["k"])  # its texts (measuring left the last option's)
         self.plan = p
         put, (R, C), pad = p["put"], self.shape, 4 * theme.scale()
         for item, key in ((self.full_title, "full_title"), (self.grid_title, "grid_title"), (self.axes_label, "axes")):
@@ -719,7 +731,14 @@ class WeightsView(QWidget):
     def _choose_plan(self, W, H) -> dict:
         chosen = {}
         for mode in self._modes():
-            plans = [self._plan(W, H, mode, *opt) for opt in self._label_options()]
+            first = None
+            for k in self._grid_columns(mode):  # a grid only where one stack does not fit
+                plans = [self._plan(W, H, mode, *opt, k=k) for opt in self._label_options()]
+                first = first or plans
+                if any(p["fits"] for p in plans):
+                    break
+            else:
+                plans = first
             fitting = [p for p in plans if p["fits"]] or plans
             best = max(p["cell"] for p in fitting)
             chosen[mode] = next(p for p in fitting if p["cell"] >= 0.8 * best)  # text if it costs < 20 % of the picture
@@ -931,18 +950,27 @@ class WeightsView(QWidget):
         for halo, col in zip(self._outline_items[0::2], self._outline_items[1::2]):
             halo.setRect(col.rect())
             halo.inset = col.inset
-        # badges: beside the region they name, in the header (columns) or the side bar (rows)
-        fm = QFontMetricsF(theme.font("device", bold=True))
+        # badges: beside the region they name, in the header (columns) or the side bar (rows), their
+        # text shrunk with the rest (the lanes are laid out for it: a 2.5× badge had covered the matrix)
+        font = _font("device", True, self._text_factor)
+        fm = QFontMetricsF(font)
         for box, badge in self._badges:
             if box.width() <= 0 or box.height() <= 0:
                 continue
+            if badge.textItem.font().pixelSize() != font.pixelSize():
+                badge.setFont(font)
             r = badge.region
             at = QPointF(r.left(), r.center().y()) if badge.device is None else r.center()
             centre = box.mapSceneToView(self.matrix_box.mapViewToScene(at))
             lane = (badge.rank + 0.5) / self.depth
             badge.setPos(lane, centre.y()) if self.split_rows else badge.setPos(centre.x(), lane)
             d = badge.device
-            if d is None:
+            if d is None:  # "replicated on all n GPUs", else "replicated", else nothing: never past the header
+                n = self.n
+                texts = ([self.tr("replicated on all {n} GPUs").format(n=n), self.tr("replicated")] if n > 1
+                         else [self.tr("GPU 0 holds all of it")])
+                room = box.width() * (1 - centre.x())  # the header's x range is [0, 1]
+                badge.setText(next((t for t in texts if fm.horizontalAdvance(t) + 6 <= room), ""))
                 continue
             room = r.height() / sy if self.split_rows else r.width() / sx
             long_text = self.tr("GPU {d}").format(d=d)
