@@ -726,6 +726,10 @@ class WeightsView(QWidget):
             item.setTextWidth(w)
             item.setPos(x, y)
         self.cbar.setGeometry(put["cbar"])
+        # a short colour bar (a small tab at 2.5×): its ends and 0 only, or pyqtgraph's ticks overlap
+        axis, (lo, hi) = self.cbar.getAxis("right"), self.levels
+        short = put["cbar"].height() < 7 * QFontMetricsF(_font("body", False, self._text_factor)).height()
+        axis.setTicks([[(lo, f"{lo:.2g}"), (0.0, "0"), (hi, f"{hi:.2g}")]] if short else None)
         self._place()
 
     def _choose_plan(self, W, H) -> dict:
@@ -946,10 +950,16 @@ class WeightsView(QWidget):
         for d, items in enumerate(per_device):
             for it in items:
                 self._inset(it, pen_w / 2 + 1 + self.ranks[d] * step, sx, sy)
-        # the halo sits exactly under its coloured outline
+        # the halo sits exactly under its coloured outline; a region too thin for the pair to leave any of
+        # its cells visible (a norm vector or one head of Wq in a small tab at 2.5×) is drawn without them
+        # (its slice beside it has the device's outline and badge)
         for halo, col in zip(self._outline_items[0::2], self._outline_items[1::2]):
             halo.setRect(col.rect())
             halo.inset = col.inset
+            r = col.region
+            shown = min(r.width() / sx, r.height() / sy) >= 3 * (pen_w + 3)
+            halo.setVisible(shown)
+            col.setVisible(shown)
         # badges: beside the region they name, in the header (columns) or the side bar (rows), their
         # text shrunk with the rest (the lanes are laid out for it: a 2.5× badge had covered the matrix)
         font = _font("device", True, self._text_factor)
@@ -977,6 +987,10 @@ class WeightsView(QWidget):
             fits = fm.horizontalAdvance(long_text) + 14 < (self.side.width() / self.depth if self.split_rows
                                                            else room)
             badge.setText(long_text if fits else str(d))
+            # a region narrower (rows: lower) than even its number: no badge rather than badges on top of
+            # each other; its outline has the device's colour and the slice beside it its badge
+            need = fm.height() if self.split_rows else fm.horizontalAdvance(str(d)) + 6
+            badge.setVisible(fits or need <= room)
 
     @staticmethod
     def _inset(it, px, sx, sy):
