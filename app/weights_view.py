@@ -332,20 +332,37 @@ class WeightsView(QWidget):
 
     def _fit_side_texts(self):
         """The info line and the caption at the body size, smaller (to 55 %) where they would take
-        more than their share of the height; the full text stays in their tooltips."""
+        more than their share of the height, and cut after the words that fit ("…") where even that
+        is too tall (the caption at 2.5× in a 704 × 432 tab); the full text is in their tooltips."""
         pal = theme.palette()
         body = theme.px("body")
         H = max(self.height(), 1)
+        full = getattr(self, "_side_full", {})
         for name, label, bold in (("info", self.info, True), ("caption", self.caption, False)):
+            text, tip = full.get(name, ("", ""))
             width = max(label.width(), 50)
-            px = body
-            while px > 0.55 * body:
+            room = self.SIDE_TEXT_SHARE[name] * H
+
+            def height(t, px):
                 f = theme.font("body", bold)
                 f.setPixelSize(max(6, round(px)))
-                h = QFontMetricsF(f).boundingRect(QRectF(0, 0, width, 1e5), int(Qt.TextWordWrap), label.text()).height()
-                if h <= self.SIDE_TEXT_SHARE[name] * H:
-                    break
+                return QFontMetricsF(f).boundingRect(QRectF(0, 0, width, 1e5), int(Qt.TextWordWrap), t).height()
+
+            px = body
+            while px > 0.55 * body and height(text, px) > room:
                 px *= 0.9
+            shown = text
+            if height(text, px) > room:  # the longest beginning that fits, then "…"
+                lo, hi = 0, len(text)
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    lo, hi = (mid, hi) if height(text[:mid].rstrip() + "…", px) <= room else (lo, mid - 1)
+                shown = text[:lo].rstrip() + "…"
+                tip = tip if text in tip else text + "\n\n" + tip
+            if label.text() != shown:
+                label.setText(shown)
+            if label.toolTip() != tip:
+                label.setToolTip(tip)
             style = f"font-size: {max(6, round(px))}px; {'font-weight: bold; ' if bold else ''}color: {pal.text};"
             if getattr(self, "_side_px", {}).get(name) != style:
                 self._side_px[name] = style
@@ -773,10 +790,8 @@ class WeightsView(QWidget):
     # -- texts (again on every language change) ---------------------------------------------
     def _texts(self):
         if not self._applicable:
-            self.caption.setText("")
-            self.caption.setToolTip("")
-            self.info.setText("")
-            self.info.setToolTip("")
+            self._side_full = {"info": ("", ""), "caption": ("", "")}
+            self._fit_side_texts()
             return
         tp = self.model.run.tp
         cfg, n, key = tp.cfg, tp.n, self.key
@@ -791,15 +806,12 @@ class WeightsView(QWidget):
         axes = (self.tr("{c} columns: {cn}").format(c=cols, cn=c_name) if rows == 1 else
                 self.tr("{r} rows: {rn} · {c} columns: {cn}").format(r=rows, rn=r_name, c=cols, cn=c_name))
         self.axes_label.set(_html.escape(axes), role="body", color=pal.text_muted)
-        self.info.setText(self._check_text())
         gpus = self.tr("{n} GPUs").format(n=n) if n > 1 else self.tr("1 GPU")
         model = self.tr("{gpus} · TINY model: d_model {D}, {H} query heads, {G} KV groups, d_head {dh}, "
                         "d_ff {F}, vocab {V}").format(gpus=gpus, D=cfg.d_model, H=cfg.n_heads, G=cfg.n_kv_heads,
                                                        dh=cfg.d_head, F=cfg.d_ff, V=cfg.vocab)
         what = (self.tr("the decode step's logits (one new token, with the KV cache)") if tp.decode else
                 self.tr("the logits of every token"))
-        self.info.setToolTip(self.tr("max |TP logits − single-device logits| over {what}.\n{model}").format(
-            what=what, model=model))
         self.full_title.setToolTip(model)
         if self.replicated_label is not None:
             self.replicated_label.setText(self.tr("replicated on all {n} GPUs").format(n=n) if n > 1
@@ -808,11 +820,12 @@ class WeightsView(QWidget):
             self.slice_texts[d] = self._slice_text(d)
             for item in (self.slice_images[d], self.slice_labels[d]):
                 item.setToolTip(self.slice_texts[d])
-        self.caption.setText(self._caption())
-        self.caption.setToolTip(self.tr("One colour means one number in every heatmap (blue < 0 < red, "
-                                        "levels ±{v:.2f}).").format(v=self.levels[1]))
-        self.cbar.setToolTip(self.caption.toolTip())
-        self.info.setToolTip(self.info.text())
+        colours = self.tr("One colour means one number in every heatmap (blue < 0 < red, "
+                          "levels ±{v:.2f}).").format(v=self.levels[1])
+        self.cbar.setToolTip(colours)
+        check = self._check_text()
+        check_tip = self.tr("max |TP logits − single-device logits| over {what}.\n{model}").format(what=what, model=model)
+        self._side_full = {"info": (check, check + "\n" + check_tip), "caption": (self._caption(), colours)}
         self._fit_side_texts()
         self._layout()
 

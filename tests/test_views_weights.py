@@ -285,6 +285,11 @@ def test_eight_norm_slices_at_large_text_in_a_small_tab_form_a_grid_that_fits(qt
         img = view.canvas.grab().toImage()
         c = img.pixelColor(round(full.center().x()), round(full.center().y()))
         assert c.red() > c.blue() + 40  # a norm's values are close to 1: red on the diverging map, not black
+        # the caption is cut after the words that fit rather than clipped mid-line; all of it in its tooltip
+        cap = view.caption
+        assert cap.heightForWidth(cap.width()) <= cap.height() + 1, (cap.text(), cap.height())
+        if cap.text().endswith("…"):
+            assert cap.text()[:-1].rstrip() in cap.toolTip()
     finally:
         theme.set_scale(1.0)
         i18n.set_language(app, "en")
