@@ -332,20 +332,37 @@ class WeightsView(QWidget):
 
     def _fit_side_texts(self):
         """The info line and the caption at the body size, smaller (to 55 %) where they would take
-        more than their share of the height; the full text stays in their tooltips."""
+        more than their share of the height, and cut after the words that fit ("…") where even that
+        is too tall (the caption at 2.5× in a 704 × 432 tab); the full text is in their tooltips."""
         pal = theme.palette()
         body = theme.px("body")
         H = max(self.height(), 1)
+        full = getattr(self, "_side_full", {})
         for name, label, bold in (("info", self.info, True), ("caption", self.caption, False)):
+            text, tip = full.get(name, ("", ""))
             width = max(label.width(), 50)
-            px = body
-            while px > 0.55 * body:
+            room = self.SIDE_TEXT_SHARE[name] * H
+
+            def height(t, px):
                 f = theme.font("body", bold)
                 f.setPixelSize(max(6, round(px)))
-                h = QFontMetricsF(f).boundingRect(QRectF(0, 0, width, 1e5), int(Qt.TextWordWrap), label.text()).height()
-                if h <= self.SIDE_TEXT_SHARE[name] * H:
-                    break
+                return QFontMetricsF(f).boundingRect(QRectF(0, 0, width, 1e5), int(Qt.TextWordWrap), t).height()
+
+            px = body
+            while px > 0.55 * body and height(text, px) > room:
                 px *= 0.9
+            shown = text
+            if height(text, px) > room:  # the longest beginning that fits, then "…"
+                lo, hi = 0, len(text)
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    lo, hi = (mid, hi) if height(text[:mid].rstrip() + "…", px) <= room else (lo, mid - 1)
+                shown = text[:lo].rstrip() + "…"
+                tip = tip if text in tip else text + "\n\n" + tip
+            if label.text() != shown:
+                label.setText(shown)
+            if label.toolTip() != tip:
+                label.setToolTip(tip)
             style = f"font-size: {max(6, round(px))}px; {'font-weight: bold; ' if bold else ''}color: {pal.text};"
             if getattr(self, "_side_px", {}).get(name) != style:
                 self._side_px[name] = style
@@ -543,8 +560,16 @@ class WeightsView(QWidget):
             return [(True, False), (False, False)]
         return [(True, True), (False, True), (True, False), (False, False)]
 
-    def _plan(self, W: float, H: float, mode: str, long_badge: bool, role: bool) -> dict:
-        """One cell size (cw × ch pixels) for the full matrix and every slice, and where everything goes."""
+    def _grid_columns(self, mode: str) -> tuple[int, ...]:
+        """Columns of the stacked slices, in order of preference: one stack, else a compact grid (eight
+        norm vectors at 2.5× in a small tab: one stack left no room for the axes line even at 40 % text)."""
+        if mode != "rows":
+            return (1,)
+        return (1, 2) if self.n > 2 else (1,)
+
+    def _plan(self, W: float, H: float, mode: str, long_badge: bool, role: bool, k: int = 1) -> dict:
+        """One cell size (cw × ch pixels) for the full matrix and every slice, and where everything goes;
+        stacked slices in `k` columns of ceil(n / k) (k = 1: one stack)."""
         tf = self._text_factor
         s = theme.scale() * tf  # gaps shrink with the text
         n, (R, C) = self.n, self.shape
@@ -553,6 +578,7 @@ class WeightsView(QWidget):
         pad, gl, vg = 4 * s, 10 * s, 6 * s
         gap_c, cbar_w = 18 * s, self._cbar_width()
         inline = mode == "rows"
+        per_col = -(-n // k)  # slices in one column of the stacked grid
         replicated_all = self.slices[0].axis is None
         lane = theme.px("device") * tf * 1.6  # one lane of badges
         header_h = lane if replicated_all else (0 if self.split_rows else self.depth * lane)
@@ -577,12 +603,13 @@ class WeightsView(QWidget):
         def widths(cw):
             full_w = side_w + C * cw
             colw = max(c_s * cw + 2 * pad, lw)
-            right_w = (c_s * cw + 2 * pad + gl + lw) if inline else n * colw + (n - 1) * g_col
+            unit = c_s * cw + 2 * pad + gl + lw  # a stacked slice and its label
+            right_w = (k * unit + (k - 1) * g_col) if inline else n * colw + (n - 1) * g_col
             body = max(full_w, right_w) if mode == "below" else full_w + gap + right_w
             return full_w, right_w, colw, body + gap_c + cbar_w
 
         def stack_h(ch):  # stacked slices: a label is never taller than its slice's pitch
-            return (n - 1) * max(r_s * ch + g_row, lh + 2 * s) + max(r_s * ch, lh)  # the end labels may overhang
+            return (per_col - 1) * max(r_s * ch + g_row, lh + 2 * s) + max(r_s * ch, lh)  # the end labels may overhang
 
         def largest(fits):  # the largest x in (0, 400] with fits(x)
             lo, hi = 0.0, 400.0
@@ -618,7 +645,7 @@ class WeightsView(QWidget):
                 ch = min(ch_max, ASPECT_MAX * cw)
                 cw = min(cw_max, ASPECT_MAX * ch)
         full_w, right_w, colw, total = widths(cw)
-        p = dict(mode=mode, long_badge=long_badge, role=role, cw=cw, ch=ch, cell=cw * ch, lw=lw, lh=lh, bh=bh,
+        p = dict(mode=mode, long_badge=long_badge, role=role, k=k, cw=cw, ch=ch, cell=cw * ch, lw=lw, lh=lh, bh=bh,
                  factor=tf)
         # where everything goes (canvas pixels)
         put = p["put"] = {}
@@ -657,9 +684,11 @@ class WeightsView(QWidget):
             iw, ih = cols * cw, rows * ch
             if inline:
                 over = max(0.0, (lh - r_s * ch) / 2)  # a label taller than its slice: room above the first
-                y = y_slices + over + d * max(r_s * ch + g_row, lh + 2 * s)
-                put["slices"].append(QRectF(xs + pad, y, iw, ih))
-                put["labels"].append((xs + iw + 2 * pad + gl, y + ih / 2 - label.height_at(lw) / 2, lw))
+                j, i = divmod(d, per_col)  # column j of the grid, row i in it
+                xj = xs + j * (c_s * cw + 2 * pad + gl + lw + g_col)
+                y = y_slices + over + i * max(r_s * ch + g_row, lh + 2 * s)
+                put["slices"].append(QRectF(xj + pad, y, iw, ih))
+                put["labels"].append((xj + iw + 2 * pad + gl, y + ih / 2 - label.height_at(lw) / 2, lw))
             else:
                 x = xs + d * (colw + g_col)
                 put["slices"].append(QRectF(x + (colw - iw) / 2, y_slices, iw, ih))
@@ -688,7 +717,7 @@ class WeightsView(QWidget):
             p = self._choose_plan(W, H)
             if p["fits"]:
                 break
-        self._plan(W, H, p["mode"], p["long_badge"], p["role"])  # its texts (measuring left the last option's)
+        self._plan(W, H, p["mode"], p["long_badge"], p["role"], p["k"])  # its texts (measuring left the last option's)
         self.plan = p
         put, (R, C), pad = p["put"], self.shape, 4 * theme.scale()
         for item, key in ((self.full_title, "full_title"), (self.grid_title, "grid_title"), (self.axes_label, "axes")):
@@ -714,12 +743,23 @@ class WeightsView(QWidget):
             item.setTextWidth(w)
             item.setPos(x, y)
         self.cbar.setGeometry(put["cbar"])
+        # a short colour bar (a small tab at 2.5×): its ends and 0 only, or pyqtgraph's ticks overlap
+        axis, (lo, hi) = self.cbar.getAxis("right"), self.levels
+        short = put["cbar"].height() < 7 * QFontMetricsF(_font("body", False, self._text_factor)).height()
+        axis.setTicks([[(lo, f"{lo:.2g}"), (0.0, "0"), (hi, f"{hi:.2g}")]] if short else None)
         self._place()
 
     def _choose_plan(self, W, H) -> dict:
         chosen = {}
         for mode in self._modes():
-            plans = [self._plan(W, H, mode, *opt) for opt in self._label_options()]
+            first = None
+            for k in self._grid_columns(mode):  # a grid only where one stack does not fit
+                plans = [self._plan(W, H, mode, *opt, k=k) for opt in self._label_options()]
+                first = first or plans
+                if any(p["fits"] for p in plans):
+                    break
+            else:
+                plans = first
             fitting = [p for p in plans if p["fits"]] or plans
             best = max(p["cell"] for p in fitting)
             chosen[mode] = next(p for p in fitting if p["cell"] >= 0.8 * best)  # text if it costs < 20 % of the picture
@@ -750,10 +790,8 @@ class WeightsView(QWidget):
     # -- texts (again on every language change) ---------------------------------------------
     def _texts(self):
         if not self._applicable:
-            self.caption.setText("")
-            self.caption.setToolTip("")
-            self.info.setText("")
-            self.info.setToolTip("")
+            self._side_full = {"info": ("", ""), "caption": ("", "")}
+            self._fit_side_texts()
             return
         tp = self.model.run.tp
         cfg, n, key = tp.cfg, tp.n, self.key
@@ -768,15 +806,12 @@ class WeightsView(QWidget):
         axes = (self.tr("{c} columns: {cn}").format(c=cols, cn=c_name) if rows == 1 else
                 self.tr("{r} rows: {rn} · {c} columns: {cn}").format(r=rows, rn=r_name, c=cols, cn=c_name))
         self.axes_label.set(_html.escape(axes), role="body", color=pal.text_muted)
-        self.info.setText(self._check_text())
         gpus = self.tr("{n} GPUs").format(n=n) if n > 1 else self.tr("1 GPU")
         model = self.tr("{gpus} · TINY model: d_model {D}, {H} query heads, {G} KV groups, d_head {dh}, "
                         "d_ff {F}, vocab {V}").format(gpus=gpus, D=cfg.d_model, H=cfg.n_heads, G=cfg.n_kv_heads,
                                                        dh=cfg.d_head, F=cfg.d_ff, V=cfg.vocab)
         what = (self.tr("the decode step's logits (one new token, with the KV cache)") if tp.decode else
                 self.tr("the logits of every token"))
-        self.info.setToolTip(self.tr("max |TP logits − single-device logits| over {what}.\n{model}").format(
-            what=what, model=model))
         self.full_title.setToolTip(model)
         if self.replicated_label is not None:
             self.replicated_label.setText(self.tr("replicated on all {n} GPUs").format(n=n) if n > 1
@@ -785,11 +820,12 @@ class WeightsView(QWidget):
             self.slice_texts[d] = self._slice_text(d)
             for item in (self.slice_images[d], self.slice_labels[d]):
                 item.setToolTip(self.slice_texts[d])
-        self.caption.setText(self._caption())
-        self.caption.setToolTip(self.tr("One colour means one number in every heatmap (blue < 0 < red, "
-                                        "levels ±{v:.2f}).").format(v=self.levels[1]))
-        self.cbar.setToolTip(self.caption.toolTip())
-        self.info.setToolTip(self.info.text())
+        colours = self.tr("One colour means one number in every heatmap (blue < 0 < red, "
+                          "levels ±{v:.2f}).").format(v=self.levels[1])
+        self.cbar.setToolTip(colours)
+        check = self._check_text()
+        check_tip = self.tr("max |TP logits − single-device logits| over {what}.\n{model}").format(what=what, model=model)
+        self._side_full = {"info": (check, check + "\n" + check_tip), "caption": (self._caption(), colours)}
         self._fit_side_texts()
         self._layout()
 
@@ -927,28 +963,47 @@ class WeightsView(QWidget):
         for d, items in enumerate(per_device):
             for it in items:
                 self._inset(it, pen_w / 2 + 1 + self.ranks[d] * step, sx, sy)
-        # the halo sits exactly under its coloured outline
+        # the halo sits exactly under its coloured outline; a region too thin for the pair to leave any of
+        # its cells visible (a norm vector or one head of Wq in a small tab at 2.5×) is drawn without them
+        # (its slice beside it has the device's outline and badge)
         for halo, col in zip(self._outline_items[0::2], self._outline_items[1::2]):
             halo.setRect(col.rect())
             halo.inset = col.inset
-        # badges: beside the region they name, in the header (columns) or the side bar (rows)
-        fm = QFontMetricsF(theme.font("device", bold=True))
+            r = col.region
+            shown = min(r.width() / sx, r.height() / sy) >= 3 * (pen_w + 3)
+            halo.setVisible(shown)
+            col.setVisible(shown)
+        # badges: beside the region they name, in the header (columns) or the side bar (rows), their
+        # text shrunk with the rest (the lanes are laid out for it: a 2.5× badge had covered the matrix)
+        font = _font("device", True, self._text_factor)
+        fm = QFontMetricsF(font)
         for box, badge in self._badges:
             if box.width() <= 0 or box.height() <= 0:
                 continue
+            if badge.textItem.font().pixelSize() != font.pixelSize():
+                badge.setFont(font)
             r = badge.region
             at = QPointF(r.left(), r.center().y()) if badge.device is None else r.center()
             centre = box.mapSceneToView(self.matrix_box.mapViewToScene(at))
             lane = (badge.rank + 0.5) / self.depth
             badge.setPos(lane, centre.y()) if self.split_rows else badge.setPos(centre.x(), lane)
             d = badge.device
-            if d is None:
+            if d is None:  # "replicated on all n GPUs", else "replicated", else nothing: never past the header
+                n = self.n
+                texts = ([self.tr("replicated on all {n} GPUs").format(n=n), self.tr("replicated")] if n > 1
+                         else [self.tr("GPU 0 holds all of it")])
+                room = box.width() * (1 - centre.x())  # the header's x range is [0, 1]
+                badge.setText(next((t for t in texts if fm.horizontalAdvance(t) + 6 <= room), ""))
                 continue
             room = r.height() / sy if self.split_rows else r.width() / sx
             long_text = self.tr("GPU {d}").format(d=d)
             fits = fm.horizontalAdvance(long_text) + 14 < (self.side.width() / self.depth if self.split_rows
                                                            else room)
             badge.setText(long_text if fits else str(d))
+            # a region narrower (rows: lower) than even its number: no badge rather than badges on top of
+            # each other; its outline has the device's colour and the slice beside it its badge
+            need = fm.height() if self.split_rows else fm.horizontalAdvance(str(d)) + 6
+            badge.setVisible(fits or need <= room)
 
     @staticmethod
     def _inset(it, px, sx, sy):

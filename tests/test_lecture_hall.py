@@ -414,8 +414,6 @@ def test_no_text_overlaps_text_in_the_weight_slices(qtbot, weights_view, scale, 
     assert not problems, problems[:6]
 
 
-@pytest.mark.xfail(reason="eight stacked norm slices at 2.5x do not fit a 704x432 tab even at 40 % text: the "
-                          "axes line is pushed below the canvas (not fixed)", strict=False)
 def test_no_text_overlaps_text_in_the_weight_slices_at_large_text_in_a_small_tab(qtbot, weights_view):
     assert not weights_text_overlaps(qtbot, weights_view, (704, 432), 2.5, "en", "attn_norm")
 

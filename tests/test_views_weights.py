@@ -252,3 +252,44 @@ def test_the_header_shows_that_tp_logits_equal_single_device_logits(qtbot, kind)
     assert ("Decode step" in text) == (kind == "decode")
     model.update(n=2)  # a new run: its own difference
     assert f"{model.run.tp.max_abs_diff:.1e}" in view.info.text()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_eight_norm_slices_at_large_text_in_a_small_tab_form_a_grid_that_fits(qtbot, lang):
+    """Issue 12: at 2.5× in a 704 × 432 tab one stack of eight norm vectors pushed the axes line off
+    the canvas even at 40 % text; the slices go into two columns, each with its badge beside it, and the
+    full vector is not hidden under its outline. At 1600 × 900 and 1× they stay one stack."""
+    app = QApplication.instance()
+    _model, view = make_view(qtbot, 8)
+    view.select("attn_norm")
+    QApplication.processEvents()
+    lefts = {round(on_screen(view, img).left()) for img in view.slice_images}
+    assert len(lefts) == 1  # room enough: one stack
+    try:
+        i18n.set_language(app, lang)
+        theme.set_scale(2.5)
+        view.resize(704, 432)
+        QApplication.processEvents()
+        slices = [on_screen(view, img) for img in view.slice_images]
+        labels = [on_screen(view, lab) for lab in view.slice_labels]
+        assert len({round(r.left()) for r in slices}) == 2  # two columns of four
+        for d, (r, lab) in enumerate(zip(slices, labels)):
+            assert lab.left() >= r.right() and r.top() - 4 <= lab.center().y() <= r.bottom() + 4, d
+            others = slices[:d] + slices[d + 1:] + labels[:d] + labels[d + 1:]
+            assert not any(r.intersects(o) or lab.intersects(o) for o in others), d
+        axes = on_screen(view, view.axes_label)
+        assert axes.top() >= max(r.bottom() for r in slices + labels)  # the axes line under the picture
+        assert_inside_canvas(view)
+        # the full vector's cells show: a thin bar is drawn without the outline that would cover it
+        full = on_screen(view, view.full_image)
+        img = view.canvas.grab().toImage()
+        c = img.pixelColor(round(full.center().x()), round(full.center().y()))
+        assert c.red() > c.blue() + 40  # a norm's values are close to 1: red on the diverging map, not black
+        # the caption is cut after the words that fit rather than clipped mid-line; all of it in its tooltip
+        cap = view.caption
+        assert cap.heightForWidth(cap.width()) <= cap.height() + 1, (cap.text(), cap.height())
+        if cap.text().endswith("…"):
+            assert cap.text()[:-1].rstrip() in cap.toolTip()
+    finally:
+        theme.set_scale(1.0)
+        i18n.set_language(app, "en")
