@@ -11,7 +11,6 @@ python -m simcore nccl-import all_reduce_perf.txt --out link.json
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import numpy as np
@@ -116,21 +115,10 @@ def trace_cmd(args) -> int:
 
 
 def _write_trace(tr, path: str, fmt: str, flows: bool = True) -> str | None:
-    """Stream the trace to path (gzipped if it ends in .gz) through a temporary file, then move
-    it into place: an interrupted write never leaves half a file. Returns an error or None."""
-    suffix = ".gz" if path.endswith(".gz") else ""
-    tmp = path + ".part" + suffix
+    """Write the trace (Trace.write: streamed, gzipped for .gz, atomic). Returns an error or None."""
     try:
-        if fmt == "chrome":
-            tr.write_chrome(tmp, flows=flows)
-        elif fmt == "csv":
-            tr.write_csv(tmp)
-        else:
-            tr.write_json(tmp)
-        os.replace(tmp, path)
+        tr.write(path, fmt, flows=flows)
     except OSError as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
         return f"cannot write {path}: {e.strerror or e}"
     return None
 

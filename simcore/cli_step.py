@@ -13,7 +13,6 @@ per GPU a compute track (every op, category "compute") beside its send / receive
 
 from __future__ import annotations
 
-import os
 import sys
 
 from .cli_decode import _BadValue, _pick, _positive, _whole
@@ -110,17 +109,10 @@ def format_report(kw, comm, roof) -> str:
 
 
 def _write(path, trace, fmt):
-    """Stream the trace (Chrome or simcore's JSON; gzipped for .gz) through a temporary file."""
-    tmp = path + ".part" + (".gz" if path.endswith(".gz") else "")
+    """Stream the trace (Chrome or simcore's JSON; gzipped for .gz) through Trace.write (atomic)."""
     try:
-        if fmt == "chrome":
-            trace.write_chrome(tmp)
-        else:
-            trace.write_json(tmp)
-        os.replace(tmp, path)
+        trace.write(path, fmt)
     except OSError as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
         raise _BadValue(f"cannot write {path}: {e.strerror}") from None
 
 

@@ -549,12 +549,12 @@ def torus_all_gather(comm, chunks, label=""):
     bufs = np.zeros((n, n * Lp), dtype=pieces.dtype)
     for d in range(n):
         bufs[d, d * Lp:(d + 1) * Lp] = pieces[d]
+    if Lp % k:  # refused before anything is recorded
+        raise ValueError(f"all-gather: piece length {Lp} is not divisible by the torus's {k} axes")
     G = n * k
     initial = [{d * k + j: frozenset((d,)) for j in range(k)} for d in range(n)]
     comm._begin("all-gather", "torus", label, G, bufs[0].nbytes, initial)
     run = _Run(comm, bufs, G)
-    if Lp % k:
-        raise ValueError(f"all-gather: piece length {Lp} is not divisible by the torus's {k} axes")
     ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
     if axes:
         _torus_gather_phases(run, shape, wrap, orders, ready, 0, "all-gather")
@@ -562,23 +562,34 @@ def torus_all_gather(comm, chunks, label=""):
     return [bufs[d] for d in range(n)]
 
 
+def _torus_reduction_begin(comm, arrays, op, label):
+    """
+    The start both torus reductions share: stack the partials, check the length splits into
+    n devices × k axes parts (before anything is recorded), begin the collective with every
+    device holding its own partial of every part. Returns (shape, wrap, axes, orders, bufs,
+    run, ready).
+    """
+    shape, wrap = _torus_shape(comm)
+    n = comm.n
+    bufs = _stack(arrays, n, op)
+    axes, orders = _torus_plan(shape)
+    k = max(1, len(axes))
+    if bufs.shape[1] % (n * k):
+        raise ValueError(f"{op}: length {bufs.shape[1]} is not divisible by {n} devices x {k} axes")
+    G = n * k
+    comm._begin(op, "torus", label, G, bufs[0].nbytes, [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
+    run = _Run(comm, bufs, G)
+    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
+    return shape, wrap, axes, orders, bufs, run, ready
+
+
 def torus_reduce_scatter(comm, arrays, label=""):
     """
     Reduce-scatter on a torus: arrays[d] is device d's 1-D partial (length divisible by n·k);
     device d ends with segment d (the d-th of n equal pieces) of the sum. Returns the pieces.
     """
-    shape, wrap = _torus_shape(comm)
+    shape, wrap, axes, orders, bufs, run, ready = _torus_reduction_begin(comm, arrays, "reduce-scatter", label)
     n = comm.n
-    bufs = _stack(arrays, n, "reduce-scatter")
-    axes, orders = _torus_plan(shape)
-    k = max(1, len(axes))
-    if bufs.shape[1] % (n * k):
-        raise ValueError(f"reduce-scatter: length {bufs.shape[1]} is not divisible by {n} devices x {k} axes")
-    G = n * k
-    comm._begin("reduce-scatter", "torus", label, G, bufs[0].nbytes,
-                [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
-    run = _Run(comm, bufs, G)
-    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
     if axes:
         _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
     comm._end()
@@ -588,18 +599,8 @@ def torus_reduce_scatter(comm, arrays, label=""):
 
 def allreduce_torus(comm, arrays, label=""):
     """All-reduce on a torus: torus reduce-scatter, then torus all-gather, one collective."""
-    shape, wrap = _torus_shape(comm)
+    shape, wrap, axes, orders, bufs, run, ready = _torus_reduction_begin(comm, arrays, "all-reduce", label)
     n = comm.n
-    bufs = _stack(arrays, n, "all-reduce")
-    axes, orders = _torus_plan(shape)
-    k = max(1, len(axes))
-    if bufs.shape[1] % (n * k):
-        raise ValueError(f"all-reduce: length {bufs.shape[1]} is not divisible by {n} devices x {k} axes")
-    G = n * k
-    comm._begin("all-reduce", "torus", label, G, bufs[0].nbytes,
-                [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
-    run = _Run(comm, bufs, G)
-    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
     if axes:
         step = _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
         _torus_gather_phases(run, shape, wrap, orders, ready, step, "all-gather")

@@ -686,6 +686,26 @@ class Trace:
     def to_dict(self) -> dict:
         return json.loads(self.to_json())
 
+    def write(self, path: str, fmt: str = "chrome", flows: bool = False):
+        """
+        Stream the trace to `path` as fmt ("chrome", "json" or "csv"; gzipped when the name ends
+        in .gz) through a temporary file moved into place, so an interrupted write never leaves
+        half a file. Raises OSError (the temporary file is removed).
+        """
+        tmp = path + ".part" + (".gz" if path.endswith(".gz") else "")
+        try:
+            if fmt == "chrome":
+                self.write_chrome(tmp, flows=flows)
+            elif fmt == "csv":
+                self.write_csv(tmp)
+            else:
+                self.write_json(tmp)
+            os.replace(tmp, path)
+        except OSError:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise
+
     def write_json(self, dest):
         """Write the versioned JSON (columns of numbers) to a path or text file object; a path
         ending in .gz is gzipped. Written in blocks: the file is never whole in memory."""
