@@ -2,7 +2,7 @@
 """Set up a local virtual environment and run Shard Lab or its tests.
 
     python3 dev.py app [shard-lab options]   # launch the app (default: ring all-gather, n = 8)
-    python3 dev.py test [pytest options]     # run the whole test suite, offscreen
+    python3 dev.py test [pytest options]     # run the whole test suite, offscreen, one worker per core
 
 The first call creates `.venv/` beside this file and installs the project into it
 (editable, with the test extra); later calls reinstall only when pyproject.toml changed.
@@ -48,6 +48,21 @@ def ensure_env():
     return py
 
 
+def _workers(rest):
+    """pytest-xdist options: one worker per core (at most 4), unless the caller chose.
+
+    The suite is ~1500 tests, most of them building Qt windows, CPU-bound and independent (each
+    worker has its own QApplication and its own settings file), so two cores halve its time.
+    Tests that launch real MPI ranks share the group "mpi": they run one after another on one
+    worker, so they never compete with each other for the cores whose time they measure.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    chose = any(a.startswith(("-n", "--numprocesses", "--dist")) or a.endswith("no:xdist") for a in rest)
+    if cores < 2 or chose:
+        return []
+    return ["-n", str(min(cores, 4)), "--dist", "loadgroup"]
+
+
 def main(argv):
     if not argv or argv[0] not in ("app", "test", "python"):
         print(__doc__.strip())
@@ -59,7 +74,7 @@ def main(argv):
         return subprocess.call([py, "-m", "app", *rest], env=env, cwd=ROOT)
     if cmd == "test":
         env.setdefault("QT_QPA_PLATFORM", "offscreen")
-        return subprocess.call([py, "-m", "pytest", *rest], env=env, cwd=ROOT)
+        return subprocess.call([py, "-m", "pytest", *_workers(rest), *rest], env=env, cwd=ROOT)
     return subprocess.call([py, *rest], env=env, cwd=ROOT)
 
 

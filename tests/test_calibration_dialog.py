@@ -171,6 +171,7 @@ def test_plot_shows_points_and_model(dialog, qtbot):
     assert "α =" in dlg.result.text()
 
 
+@pytest.mark.xdist_group("mpi")  # one MPI launch at a time (dev.py test runs pytest-xdist)
 @pytest.mark.skipif(mpi.unavailable_reason() is not None, reason=f"MPI unavailable: {mpi.unavailable_reason()}")
 def test_real_measurement(dialog, qtbot, monkeypatch):
     for k in mpi.ROOT_VARS:

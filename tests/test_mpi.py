@@ -20,6 +20,8 @@ from simcore import calibrate, mpi
 
 REASON = mpi.unavailable_reason()
 needs_mpi = pytest.mark.skipif(REASON is not None, reason=f"MPI unavailable: {REASON}")
+# with pytest-xdist (dev.py test), every real-MPI test runs on one worker, one after another
+pytestmark = pytest.mark.xdist_group("mpi")
 
 
 @pytest.fixture(autouse=True)
