@@ -62,10 +62,18 @@ def current_language() -> str:
 
 
 def qm_dir() -> str:
-    """Directory of the compiled translations (package data: resources/i18n)."""
+    """Directory of the compiled translations (package data: resources/i18n).
+
+    Installed, the resources ship inside the app's package (`shard_lab.resources`); in the source
+    tree they are the top-level `resources/` beside `app/`.
+    """
     from importlib import resources  # only a non-English start needs it
 
-    return str(resources.files("resources").joinpath("i18n"))
+    try:
+        base = resources.files(f"{__package__}.resources")
+    except ModuleNotFoundError:
+        base = resources.files("resources")
+    return str(base.joinpath("i18n"))
 
 
 def qm_path(lang: str) -> str | None:

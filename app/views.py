@@ -22,9 +22,10 @@ from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 # key, module, class, title (translated in the class's context, as the view's own self.tr does)
-VIEWS = (("weights", "app.weights_view", "WeightsView", "Weight slices"),
-         ("buffers", "app.buffer_view", "BufferView", "Buffers"),
-         ("latency", "app.latency_view", "LatencyView", "Decode latency"))
+# (modules relative to this package, which is `app` in the source tree and `shard_lab` installed)
+VIEWS = (("weights", ".weights_view", "WeightsView", "Weight slices"),
+         ("buffers", ".buffer_view", "BufferView", "Buffers"),
+         ("latency", ".latency_view", "LatencyView", "Decode latency"))
 
 
 class LazyTab(QWidget):
@@ -44,7 +45,7 @@ class LazyTab(QWidget):
         if self._view is None:
             module, cls = self._spec
             try:
-                self._view = getattr(importlib.import_module(module), cls)(self._model, self._playback)
+                self._view = getattr(importlib.import_module(module, __package__), cls)(self._model, self._playback)
             except Exception as e:  # a broken view must not take the lecture down: say so in its tab
                 print(f"shard-lab: the {self.key} view could not be built: {e!r}", file=sys.stderr)
                 self._view = QLabel(QCoreApplication.translate("MainWindow", "This view could not be built:\n{e}")

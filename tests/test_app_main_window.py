@@ -308,7 +308,7 @@ def test_weights_and_latency_tabs_get_the_room_and_give_it_back(qtbot):
 def test_a_view_that_fails_to_build_says_so_in_its_tab(qtbot, monkeypatch, capsys):
     from app import views
 
-    monkeypatch.setattr(views, "VIEWS", (("weights", "app.no_such_view", "Nope", "Weight slices"),))
+    monkeypatch.setattr(views, "VIEWS", (("weights", ".no_such_view", "Nope", "Weight slices"),))
     model, pb, win = make_window(qtbot, kind="tp-forward", n=4)  # opens on the weights tab
     assert win.current_tab() == "weights"
     label = win.view("weights")
