@@ -166,3 +166,79 @@ def test_no_compute_lane_where_the_run_records_none(qtbot):
     qtbot.addWidget(view)
     assert view.compute_rects() == 0
     assert "compute" not in view.plot.getAxis("bottom").labelText
+
+
+# ---------------------------------------------------------------------------------------
+# The decode plot: the overlapped curve beside the plain one, and a click on either opens its step
+# ---------------------------------------------------------------------------------------
+# Llama-3 8B, batch 8, ctx 1024: every op memory-bound, so the simulated step equals the point's value
+SMALL = dict(model="llama3-8b", chip="h100", batch=8, ctx=1024, n_max=1024)
+
+
+def _latency(qtbot, **params):
+    from app.latency_view import LatencyView
+
+    model = ScenarioModel(Scenario(kind="decode", n=4))
+    view = LatencyView(model, Playback(model))
+    qtbot.addWidget(view)
+    view.resize(1400, 850)
+    view.show()
+    qtbot.waitExposed(view)
+    assert view.set_params(**params), view.last_error
+    return view
+
+
+def test_the_overlap_curve_is_the_cost_models_and_never_above_the_plain_one(qtbot):
+    from simcore.comm_sim import LINKS
+    from simcore.cost_model import decode_sweep_overlap
+    from simcore.hw_specs import CHIPS
+    from simcore.llm_math import MODELS
+
+    view = _latency(qtbot, **SMALL)
+    assert view.overlap_curve() is None and not view.controls.overlap_check.isChecked()
+    view.controls.overlap_check.setChecked(True)  # the user ticks it: debounced, then recomputed
+    qtbot.waitUntil(lambda: view.params()["overlap"], timeout=3000)
+    n, ms = view.overlap_curve()
+    ref = decode_sweep_overlap(MODELS["llama3-8b"], CHIPS["h100"], LINKS["nvlink4"], np.arange(1, 1025), 8, 1024)
+    np.testing.assert_allclose(n, np.arange(1, 1025))
+    np.testing.assert_allclose(ms, ref["t_step_overlap"] * 1e3, rtol=1e-12)
+    plain = view.curves()["t_step"][1]
+    assert np.all(ms <= plain * (1 + 1e-12)) and np.all(ms[1:] < plain[1:])  # it hides something once n > 1
+    assert ms[0] == pytest.approx(plain[0], rel=1e-12)  # n = 1: nothing to hide
+    # legended, and exported beside the plain curve
+    labels = [label.text for _sample, label in view.legend1.items]
+    assert any("overlap" in t for t in labels)
+    rows = view.csv_text().splitlines()
+    head = rows[0].split(",")
+    col = head.index("t_step_overlap_ms")
+    assert float(rows[8].split(",")[col]) == pytest.approx(ms[7], rel=1e-12)
+    assert "overlapped" in view.readout()
+    # another algorithm: the closed form tiles the ring only, so the box is off and the curve gone
+    view.set_params(algo="rd")
+    assert not view.controls.overlap_check.isEnabled() and view.overlap_curve() is None
+
+
+def _click(qtbot, view, n, ms):
+    """A real left click on the decode plot at (n, ms) (log axes: view coordinates are log10)."""
+    from PySide6.QtCore import Qt
+
+    vb = view.plot1.getViewBox()
+    scene = vb.mapViewToScene(QPointF(np.log10(n), np.log10(ms)))
+    pos = view.latency_widget.mapFromScene(scene)
+    qtbot.mouseClick(view.latency_widget.viewport(), Qt.LeftButton, pos=pos)
+
+
+@pytest.mark.parametrize("which", ["none", "async"])
+def test_clicking_a_point_of_either_curve_opens_that_step_whose_total_is_the_point(qtbot, which):
+    from app.step_timeline import StepTimelineDialog
+
+    view = _latency(qtbot, overlap=True, **SMALL)
+    n = 4
+    curve = view.curves()["t_step"] if which == "none" else view.overlap_curve()
+    ms = float(curve[1][n - 1])
+    _click(qtbot, view, n, ms)
+    dlg = view.findChild(StepTimelineDialog)
+    assert dlg is not None
+    qtbot.waitUntil(lambda: dlg.view.data is not None and dlg.view.data.overlap == which, timeout=5000)
+    assert dlg.view.overlap == which and dlg.view.spec.n == n
+    assert dlg.view.total() * 1e3 == pytest.approx(ms, rel=1e-9)

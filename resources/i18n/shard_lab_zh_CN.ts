@@ -1331,6 +1331,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>节点边界：每节点 {k} 块 GPU — 超过后，all-reduce 要经过 InfiniBand</translation>
         </message>
         <message>
+            <source> · overlapped {t} ms</source>
+            <translation> · 重叠后 {t} ms</translation>
+        </message>
+        <message>
             <source>{who}: {ms:.0f} ms</source>
             <translation>{who}：{ms:.0f} ms</translation>
         </message>
@@ -1401,6 +1405,14 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>n = {n}：可用的张量并行度（每个设备 {h} 个头），每步 {ms:.1f} ms</translation>
         </message>
         <message>
+            <source>t_step, overlapped</source>
+            <translation>t_step（重叠）</translation>
+        </message>
+        <message>
+            <source>t_step with overlap (async TP: collective matmul)</source>
+            <translation>重叠通信后的 t_step（异步 TP：collective matmul）</translation>
+        </message>
+        <message>
             <source>no TP split beyond n = {n}</source>
             <translation>n &gt; {n} 无法张量并行切分</translation>
         </message>
@@ -1443,6 +1455,26 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>one switch (link)</source>
             <translation>单个交换机（链路）</translation>
+        </message>
+        <message>
+            <source>&amp;Overlap (async TP)</source>
+            <translation>重叠通信（异步 TP）(&amp;O)</translation>
+        </message>
+        <message>
+            <source>Add the step with each row-parallel matmul's all-reduce overlapped (collective matmul, as async tensor parallelism does): the matmul is cut into n chunks, and the ring sends each chunk's partial sum while the next one is computed.</source>
+            <translation>再画一条曲线：每个行并行矩阵乘的 all-reduce 与计算重叠（collective matmul，异步张量并行的做法）：矩阵乘被切成 n 块，环在计算下一块的同时发送上一块的部分和。</translation>
+        </message>
+        <message>
+            <source>Why not: {why}.</source>
+            <translation>不可用：{why}。</translation>
+        </message>
+        <message>
+            <source>the collective matmul overlaps the ring reduce-scatter: choose the ring all-reduce</source>
+            <translation>collective matmul 重叠的是环形 reduce-scatter：请选环形 all-reduce</translation>
+        </message>
+        <message>
+            <source>the overlapped closed form is for chips on one switch: choose one switch as the machine</source>
+            <translation>重叠的解析公式只适用于同一交换机上的芯片：机器请选“单个交换机”</translation>
         </message>
     </context>
     <context>
