@@ -23,8 +23,9 @@ from simcore.trace import ALL
 from . import theme
 
 STRIPE_MAX_N = 8  # up to this many devices a partial sum is drawn as contributor bands
-# a device computing (the TP forward's ops): dark grey, apart from the eight Okabe–Ito device colours
-COMPUTE_HEX = "#4A4A4A"
+# a device computing (the TP forward's ops): mid grey, apart from the eight Okabe–Ito device colours (and
+# from GPU 7's black beside it in the timeline); white text on it reads at 5:1
+COMPUTE_HEX = "#6E6E6E"
 COMPUTE_ALPHA = 230  # over the box's slots: what it held stays faintly visible under the op
 
 

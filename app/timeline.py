@@ -196,7 +196,7 @@ class TimelineView(QWidget):
             self.setToolTip(self.tr("Each row: a group of GPUs. Upper band = how many of them are sending, lower (paler) "
                                     "band = how many are receiving; full height = all. Click to jump there."))
         elif getattr(self, "compute_bars", None) is not None:
-            self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving, dark grey over the whole "
+            self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving, grey over the whole "
                                     "row = computing an op. Click to jump there."))
         else:
             self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))

@@ -16,7 +16,7 @@ from simcore.transformer_lab import TINY
 B, T, ACT = 1, 8, 2.0  # the scenario's batch, tokens and bf16 bytes per activation
 # H100 SXM datasheet: 989 TFLOP/s dense BF16, 3.35 TB/s HBM3 (NVLink 4 scenarios time ops on it)
 H100_PEAK, H100_BW = 989e12, 3.35e12
-COMPUTE = QColor("#4A4A4A")  # app.ring_items.COMPUTE_HEX, written out: the test says what it expects
+COMPUTE = QColor("#6E6E6E")  # app.ring_items.COMPUTE_HEX, written out: the test says what it expects
 
 
 def _near(c: QColor, ref: QColor, tol=40) -> bool:

@@ -2380,8 +2380,8 @@ Ctrl+Shift+S  保存截图</translation>
             <translation>时间线</translation>
         </message>
         <message>
-            <source>Each GPU: upper bar = sending, lower bar = receiving, dark grey over the whole row = computing an op. Click to jump there.</source>
-            <translation>每块 GPU：上方的条 = 发送，下方的条 = 接收，整行深灰 = 正在计算一个算子。点击可跳到该时刻。</translation>
+            <source>Each GPU: upper bar = sending, lower bar = receiving, grey over the whole row = computing an op. Click to jump there.</source>
+            <translation>每块 GPU：上方的条 = 发送，下方的条 = 接收，整行灰色 = 正在计算一个算子。点击可跳到该时刻。</translation>
         </message>
         <message>
             <source>Each GPU: upper bar = sending, lower bar = receiving. Click to jump there.</source>
