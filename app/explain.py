@@ -522,6 +522,12 @@ class ExplainPanel(QWidget):
                             "layers + the logits all-gather), each with the model's real bytes.").format(
                 what=what, T=fmt_time(total), C=fmt_time(busy), k=sum(1 for c in tr_.computes if c.device == 0),
                 M=fmt_time(total - busy), N=len(tr_.collectives), L=tp.cfg.n_layers)
+            if total - busy > 10 * busy:  # say why the ops are slivers on the timeline
+                line1 += " " + self.tr("Communication takes {r:.0f}× as long as computing: the lecture model is tiny, "
+                                       "so an op reads a few KiB in nanoseconds while every ring step pays α = {a}. "
+                                       "A real model's ops take microseconds: click a point of the decode-latency "
+                                       "plot to see one step of it.").format(r=(total - busy) / busy,
+                                                                            a=fmt_time(run.link.alpha))
         else:
             line1 = self.tr("Whole {what}: {N} collectives — 2 all-reduces per layer × {L} layers + the logits "
                             "all-gather — {T} of communication.").format(what=what, N=len(tr_.collectives),

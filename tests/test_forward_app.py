@@ -125,6 +125,7 @@ def test_the_ring_view_fills_a_computing_gpus_box_and_names_the_op(qtbot, qapp):
         assert _near(_box_pixel(ring, d), COMPUTE)
     text = explain.text()
     assert "QKV" in text and "layer 1" in text and "memory-bound" in text and "H100" in text
+    assert "as long as computing" in text  # why the ops are slivers beside the collectives
     c = model.run.trace.collectives[2]  # mid all-reduce: the boxes show their chunks again
     pb.seek((c.t_start + c.t_end) / 2)
     qapp.processEvents()

@@ -955,6 +955,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>整个{what}：GPU 0 上共 {T} —— 计算 {C}（{k} 个算子：归一化、QKV、注意力、输出投影、gate/up、down、LM head），{N} 次集合通信用了 {M}（每层 2 次 all-reduce × {L} 层 + logits 的 all-gather），每次都搬运模型的真实字节数。</translation>
         </message>
         <message>
+            <source>Communication takes {r:.0f}× as long as computing: the lecture model is tiny, so an op reads a few KiB in nanoseconds while every ring step pays α = {a}. A real model's ops take microseconds: click a point of the decode-latency plot to see one step of it.</source>
+            <translation>通信用时是计算的 {r:.0f} 倍：讲义里的模型很小，一个算子只读几 KiB，几纳秒就完成，而环上的每一步都要付 α = {a}。真实模型的算子要花微秒级时间：在解码延迟图上点一个点，就能看到它的一步。</translation>
+        </message>
+        <message>
             <source>Whole {what}: {N} collectives — 2 all-reduces per layer × {L} layers + the logits all-gather — {T} of communication.</source>
             <translation>整个{what}：{N} 次集合通信 — 每层 2 次 all-reduce × {L} 层 + logits 的 all-gather — 通信共 {T}。</translation>
         </message>
