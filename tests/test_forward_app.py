@@ -70,6 +70,25 @@ def test_an_op_lasts_its_roofline_on_the_chip(runs):
     assert runs[n].tp.chip.name.startswith("H100")
 
 
+def test_the_link_names_the_chip_whose_roofline_times_the_ops():
+    from app.scenarios import scenario_chip
+
+    assert scenario_chip("nvlink4").name.startswith("H100") and scenario_chip("nvlink5").name.startswith("B200")
+    assert scenario_chip("tpu-v5e-ici").name == "TPU v5e"
+    assert scenario_chip("pcie4").name.startswith("H100")  # no chip calls PCIe its own: H100s on PCIe
+    v5e = build_run(Scenario(kind="tp-forward", n=2, link="tpu-v5e-ici"))
+    qkv = next(c for c in v5e.trace.computes if c.label == "qkv")
+    # TPU v5e (Google Cloud docs): 197 TFLOP/s bf16, 819 GB/s HBM
+    assert qkv.t_end - qkv.t_start == pytest.approx(max(qkv.flops / 197e12, qkv.nbytes / 819e9), rel=1e-12)
+
+
+def test_one_gpu_sends_nothing_and_plays_its_ops(runs):
+    run = runs[1]
+    assert not run.trace.messages and run.index.t_total > 0
+    durations = sorted(c.t_end - c.t_start for c in run.trace.computes)
+    assert durations[0] <= run.ref_step <= durations[-1]  # the pace is one op, not a ring step nobody takes
+
+
 def test_the_index_knows_what_each_gpu_computes_and_steps_visit_every_op(runs):
     idx = runs[2].index
     qkv = next(c for c in runs[2].trace.computes if c.device == 1 and c.label == "qkv" and c.layer == 1)
