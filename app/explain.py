@@ -60,6 +60,67 @@ def fmt_bw(bps: float) -> str:
     return f"{bps:.3g} B/s"
 
 
+# -- the forward's ops (step_sim's labels) ---------------------------------------------------
+def _op_names() -> dict:
+    return {"attn norm": _tr("norm"), "mlp norm": _tr("norm"), "final norm": _tr("final norm"),
+            "qkv": _tr("QKV"), "attention": _tr("attention"), "attn out": _tr("out proj"),
+            "gate/up": _tr("gate/up"), "down": _tr("down"), "lm head": _tr("LM head")}
+
+
+def _op_whats() -> dict:
+    return {"attn norm": _tr("residual add and RMSNorm of the stream before attention"),
+            "mlp norm": _tr("residual add and RMSNorm of the stream before the MLP"),
+            "final norm": _tr("the last RMSNorm"),
+            "qkv": _tr("h @ [Wq | Wk | Wv]: the queries of its heads, the keys and values of its KV groups, RoPE"),
+            "attention": _tr("softmax(q·Kᵀ)·V over the keys so far, for its heads only"),
+            "attn out": _tr("o @ Wo rows of its heads: a partial sum the all-reduce completes"),
+            "gate/up": _tr("h @ [W_gate | W_up], its columns of d_ff, and SwiGLU"),
+            "down": _tr("g @ W_down rows: a partial sum the all-reduce completes"),
+            "lm head": _tr("h @ W_lm: the logits of its share of the vocabulary")}
+
+
+def _split_chunk(label: str) -> tuple[str, str]:
+    """"attn out 2/8" -> ("attn out", "2/8"): a collective matmul's chunk; ("qkv", "") otherwise."""
+    head, _, tail = label.rpartition(" ")
+    if head and "/" in tail and tail.replace("/", "").isdigit():
+        return head, tail
+    return label, ""
+
+
+def op_name(label: str) -> str:
+    """The display name of a step_sim op label: "qkv" -> "QKV", "attn out 2/8" -> "out proj 2/8"."""
+    base, chunk = _split_chunk(label)
+    name = _op_names().get(base, base)
+    return f"{name} {chunk}" if chunk else name
+
+
+def compute_label(rec) -> str:
+    """What a device box says while it computes: the op and its time, e.g. "QKV 1.34 ns"."""
+    return f"{op_name(rec.label)} {fmt_time(rec.t_end - rec.t_start)}"
+
+
+def compute_html(rec, chip, prec) -> str:
+    """The explanation of one op (trace.Compute) on `chip`: what it computes and its roofline."""
+    base = _split_chunk(rec.label)[0]
+    peak, bw = chip.peak_flops(prec), chip.mem_bw
+    where = _tr("layer {i}").format(i=rec.layer) if rec.layer >= 0 else _tr("after the layers")
+    head = _tr("Every GPU computes: {op} ({where})").format(op=op_name(rec.label), where=where)
+    what = _op_whats().get(base, "")
+    bound = _tr("memory-bound") if rec.bound == "memory" else _tr("compute-bound")
+    cost = _tr("{t} = max({f} FLOP / {P}, {b} / {B}) on the {chip}: {bound}.").format(
+        t=fmt_time(rec.t_end - rec.t_start), f=f"{rec.flops:.3g}", P=_fmt_flops(peak), b=fmt_bytes(rec.nbytes),
+        B=fmt_bw(bw), chip=chip.name, bound=bound)
+    return (f"<p style='font-size:120%; font-weight:bold; margin:4px 0'>{html.escape(head)}</p>"
+            f"<p>{html.escape(what)}</p><p>{html.escape(cost)}</p>")
+
+
+def _fmt_flops(f: float) -> str:
+    for unit, scale in (("PFLOP/s", 1e15), ("TFLOP/s", 1e12), ("GFLOP/s", 1e9)):
+        if f >= scale:
+            return f"{f / scale:.3g} {unit}"
+    return f"{f:.3g} FLOP/s"
+
+
 class AlgoText(NamedTuple):
     """What the app says about one algorithm (translated): see ALGO_TEXT."""
 
@@ -289,6 +350,13 @@ class ExplainPanel(QWidget):
         self.live.setText(self.tr("t = {t} · moved so far: {b}").format(
             t=fmt_time(t), b=fmt_bytes(idx.bytes_moved(t))))
         coll = idx.display_collective(t)
+        op = idx.computing(0, t) if run.tp is not None and run.tp.chip is not None else None
+        if op is not None and self._hidden_after is None:
+            key = ("compute", id(run), op)
+            if key != self._key:
+                self._key = key
+                self.body.setText(compute_html(op, run.tp.chip, run.tp.prec) + self._tp_html(run, coll, t))
+            return
         if self._hides(run, coll, t):
             key = ("hidden", id(run), self._hidden_after)
         elif coll is None:
@@ -447,9 +515,23 @@ class ExplainPanel(QWidget):
         tr_ = run.trace
         what = self.tr("decode step") if tp.decode else self.tr("forward")
         total = tr_.t_end
-        line1 = self.tr("Whole {what}: {N} collectives — 2 all-reduces per layer × {L} layers + the logits "
-                        "all-gather — {T} of communication.").format(what=what, N=len(tr_.collectives),
-                                                                     L=tp.cfg.n_layers, T=fmt_time(total))
+        if tr_.computes:  # the forward on the clock: compute between the collectives
+            busy = sum(c.t_end - c.t_start for c in tr_.computes if c.device == 0)
+            line1 = self.tr("Whole {what}: {T} on GPU 0 — {C} computing ({k} ops: norms, QKV, attention, out "
+                            "proj, gate/up, down, LM head), {M} in {N} collectives (2 all-reduces per layer × {L} "
+                            "layers + the logits all-gather), each with the model's real bytes.").format(
+                what=what, T=fmt_time(total), C=fmt_time(busy), k=sum(1 for c in tr_.computes if c.device == 0),
+                M=fmt_time(total - busy), N=len(tr_.collectives), L=tp.cfg.n_layers)
+            if total - busy > 10 * busy:  # say why the ops are slivers on the timeline
+                line1 += " " + self.tr("Communication takes {r:.0f}× as long as computing: the lecture model is tiny, "
+                                       "so an op reads a few KiB in nanoseconds while every ring step pays α = {a}. "
+                                       "A real model's ops take microseconds: click a point of the decode-latency "
+                                       "plot to see one step of it.").format(r=(total - busy) / busy,
+                                                                            a=fmt_time(run.link.alpha))
+        else:
+            line1 = self.tr("Whole {what}: {N} collectives — 2 all-reduces per layer × {L} layers + the logits "
+                            "all-gather — {T} of communication.").format(what=what, N=len(tr_.collectives),
+                                                                         L=tp.cfg.n_layers, T=fmt_time(total))
         line2 = self.tr("max |TP − single| = {d:.1e}: the sharded model computes the same logits.").format(
             d=tp.max_abs_diff)
         return "<p>" + html.escape(line1) + "</p><p><b>" + html.escape(line2) + "</b></p>"

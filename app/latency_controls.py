@@ -10,8 +10,8 @@ cost_model.REFERENCE_POINTS). Its texts share the view's translation context.
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QFrame, QLabel, QMenu, QScrollArea, QSpinBox, QToolButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QLabel, QMenu, QScrollArea, QSpinBox,
+                               QToolButton, QVBoxLayout, QWidget)
 
 from simcore import cost_model
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS
@@ -20,7 +20,7 @@ from simcore.llm_math import MODELS
 from simcore.topology_presets import PRESETS
 
 from .explain import algo_text  # the registry's algorithms, named as in the control dock
-from .latency_model import BYTE_CHOICES, N_MAX_CHOICES
+from .latency_model import BYTE_CHOICES, N_MAX_CHOICES, overlap_problem
 
 
 def _tr(text):
@@ -64,6 +64,8 @@ class LatencyControls(QScrollArea):
         self.nmax_combo = QComboBox(objectName="latencyNMaxCombo")
         for v in N_MAX_CHOICES:
             self.nmax_combo.addItem(f"1 … {v}", v)
+        # the step with the collective matmul ("async TP"): a second t_step curve beside the plain one
+        self.overlap_check = QCheckBox(objectName="latencyOverlapCheck")
         self.export_button = QToolButton(objectName="latencyExportButton")
         self.export_button.setPopupMode(QToolButton.InstantPopup)
         self.export_menu = QMenu(self)
@@ -84,6 +86,7 @@ class LatencyControls(QScrollArea):
         panel = QWidget(objectName="latencyControls")
         col = QVBoxLayout(panel)
         col.addLayout(form)
+        col.addWidget(self.overlap_check)
         col.addWidget(self.export_button)
         self.hint = QLabel(objectName="latencyHint")
         self.hint.setWordWrap(True)
@@ -100,6 +103,7 @@ class LatencyControls(QScrollArea):
             c.activated.connect(self._on_control_changed)
         for s in (self.batch_spin, self.ctx_spin):
             s.valueChanged.connect(self._on_control_changed)
+        self.overlap_check.toggled.connect(self._on_control_changed)
 
     def retranslate(self):
         for lab, text in zip(self._labels, (
@@ -108,6 +112,7 @@ class LatencyControls(QScrollArea):
                 _tr("Conte&xt"), _tr("&Weights"), _tr("&KV cache"), _tr("Acti&vations"), _tr("&Devices n"))):
             lab.setText(text)
         self.export_button.setText(_tr("&Export…"))
+        self.overlap_check.setText(_tr("&Overlap (async TP)"))
 
     def read(self) -> dict:
         """The parameters the widgets show (keys of latency_model.DEFAULTS)."""
@@ -115,7 +120,7 @@ class LatencyControls(QScrollArea):
                "machine": self.machine_combo.currentData() or "",
                "link": self.link_combo.currentData() or "", "algo": self.algo_combo.currentData(),
                "batch": self.batch_spin.value(), "ctx": self.ctx_spin.value(),
-               "n_max": int(self.nmax_combo.currentData())}
+               "n_max": int(self.nmax_combo.currentData()), "overlap": self.overlap_check.isChecked()}
         for key, c in self.byte_combos.items():
             out[key] = float(c.currentData())
         return out
@@ -157,6 +162,14 @@ class LatencyControls(QScrollArea):
                 self.nmax_combo.addItem(f"1 … {p['n_max']}", p["n_max"])
                 i = self.nmax_combo.count() - 1
             self.nmax_combo.setCurrentIndex(i)
+            self.overlap_check.setChecked(bool(p["overlap"]))
+            why = overlap_problem(p)
+            self.overlap_check.setEnabled(not why)
+            self.overlap_check.setToolTip(
+                _tr("Why not: {why}.").format(why=_overlap_reason(why)) if why else
+                _tr("Add the step with each row-parallel matmul's all-reduce overlapped (collective matmul, as "
+                    "async tensor parallelism does): the matmul is cut into n chunks, and the ring sends each "
+                    "chunk's partial sum while the next one is computed."))
             self.preset.clear()
             self.preset.addItem(_tr("published setting…"), -1)
             for k, ref in enumerate(cost_model.REFERENCE_POINTS):
@@ -172,6 +185,13 @@ class LatencyControls(QScrollArea):
         k = self.preset.itemData(i)
         if not self._syncing and k is not None and k >= 0:
             self.preset_chosen.emit(k)
+
+
+def _overlap_reason(why: str) -> str:
+    """latency_model.overlap_problem's sentence, translated."""
+    if "ring" in why:
+        return _tr("the collective matmul overlaps the ring reduce-scatter: choose the ring all-reduce")
+    return _tr("the overlapped closed form is for chips on one switch: choose one switch as the machine")
 
 
 def _select(combo: QComboBox, data):

@@ -26,7 +26,8 @@ N_MAX_CHOICES = (1024, 2048, 4096)
 MAX_N = 4096
 DEFAULTS = {"model": "llama3-70b", "chip": "h100", "link": "", "batch": 32, "ctx": 8192, "w_bytes": 2.0,
             "kv_bytes": 2.0, "act_bytes": 2.0, "algo": "ring", "n_max": 1024,
-            "machine": ""}  # machine: "" = every chip on one switch over `link`; else a topology_presets key
+            "machine": "",  # machine: "" = every chip on one switch over `link`; else a topology_presets key
+            "overlap": False}  # True: also the step with each row-parallel matmul's all-reduce overlapped
 # Okabe–Ito indices of theme.palette().device_colors: blue, orange, reddish purple
 TERM_COLOR = {"t_math": 4, "t_mem": 0, "t_comm": 6}
 BOUND_TERM = {"math": "t_math", "memory": "t_mem", "comm": "t_comm"}
@@ -56,7 +57,18 @@ def check_params(p: dict) -> dict:
     for key in ("batch", "ctx"):
         if not (isinstance(p[key], (int, np.integer)) and not isinstance(p[key], bool)):
             raise ValueError(f"{key} must be a whole number, got {p[key]!r}")
+    if not isinstance(p["overlap"], (bool, np.bool_)):
+        raise ValueError(f"overlap must be true or false, got {p['overlap']!r}")
     return p
+
+
+def overlap_problem(p: dict) -> str:
+    """Why the overlapped curve cannot be drawn for p (one sentence), or "" when it can."""
+    if p["algo"] != "ring":
+        return "the collective matmul overlaps the ring reduce-scatter: choose the ring all-reduce"
+    if p["machine"]:
+        return "the overlapped closed form is for chips on one switch: choose one switch as the machine"
+    return ""
 
 
 def link_of(p: dict):
@@ -68,12 +80,18 @@ def latency_sweep(p: dict) -> dict:
     """
     decode_sweep over every integer n in 1..n_max (arrays in seconds and bytes, see cost_model); on a
     machine (p["machine"]) with topology=: t_comm and t_step are NaN where it has no group of n chips.
+    With p["overlap"] (ring, one switch) also t_saved and t_step_overlap (cost_model.decode_sweep_overlap).
     """
     p = check_params(p)
     ns = np.arange(1, p["n_max"] + 1)
-    return cost_model.decode_sweep(MODELS[p["model"]], CHIPS[p["chip"]], link_of(p), ns, p["batch"], p["ctx"],
-                                   w_bytes=p["w_bytes"], kv_bytes=p["kv_bytes"], act_bytes=p["act_bytes"],
-                                   algo=p["algo"], topology=p["machine"] or None)
+    out = cost_model.decode_sweep(MODELS[p["model"]], CHIPS[p["chip"]], link_of(p), ns, p["batch"], p["ctx"],
+                                  w_bytes=p["w_bytes"], kv_bytes=p["kv_bytes"], act_bytes=p["act_bytes"],
+                                  algo=p["algo"], topology=p["machine"] or None)
+    if p["overlap"] and not overlap_problem(p):  # cost_model.decode_sweep_overlap's t_step_overlap, same sweep
+        saved = cost_model.overlap_saving(MODELS[p["model"]], CHIPS[p["chip"]], link_of(p), ns, p["batch"],
+                                          p["w_bytes"], p["act_bytes"], p["algo"])
+        out = {**out, "t_saved": saved, "t_step_overlap": out["t_step"] - saved}
+    return out
 
 
 def machine_degrees(p: dict, sweep) -> tuple:

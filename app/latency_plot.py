@@ -24,6 +24,9 @@ from .latency_model import BOUND_TERM, BOUNDS, TERM_COLOR, TERMS, overlap
 # where a published point's label may go: (0 right / 1 left, 1 above / 0 below, distance in gaps), nearest first
 LABEL_PLACES = [(a, b, lift) for lift in (1, 3, 6) for a, b in ((0, 1), (1, 1), (0, 0), (1, 0))]
 BAND_ALPHA = 60
+# the overlapped t_step: Okabe–Ito bluish green, dashed (apart from t_step's text colour and the three terms'
+# blue, orange and reddish purple)
+OVERLAP_HEX = "#009E73"
 
 
 def term_color(t) -> QColor:
@@ -103,6 +106,10 @@ class DecodeItems:
         self.curves = {t: pg.PlotDataItem(name=t) for t in TERMS}
         for t in ("t_math", "t_mem", "t_comm", "t_step"):  # t_step drawn last: on top
             plot.addItem(self.curves[t])
+        # t_step with the all-reduces overlapped (collective matmul): dashed, beside the plain t_step
+        self.overlap = pg.PlotDataItem(name="t_step_overlap")
+        self.overlap.setVisible(False)
+        plot.addItem(self.overlap)
         self.kv_line = pg.InfiniteLine(angle=90, movable=False)
         self.comm_line = pg.InfiniteLine(angle=90, movable=False)
         self.kv_text = pg.TextItem(anchor=(1, 0))
@@ -136,6 +143,7 @@ class DecodeItems:
     def apply_theme(self):
         pal, s = theme.palette(), theme.scale()
         self.curves["t_step"].setPen(pg.mkPen(pal.text, width=6.0 * s))
+        self.overlap.setPen(pg.mkPen(OVERLAP_HEX, width=5.0 * s, style=Qt.DashLine))
         for t in ("t_math", "t_mem", "t_comm"):
             self.curves[t].setPen(pg.mkPen(term_color(t), width=4.0 * s))
         self.band.set_brushes({b: band_brush(b) for b in BOUNDS})

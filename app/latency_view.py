@@ -40,7 +40,7 @@ from .latency_items import PlotStack, fit_text, plot_widget, set_range, tick_spe
 from .latency_plot import DecodeItems
 from .latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, PLOTS, TERMS, check_params, decades, ffn_sweep,
                             first_n, fits_hbm, latency_sweep, link_of, machine_degrees, matching_refs, node_size,
-                            ranges_of, sentence)
+                            num, ranges_of, sentence)
 
 DEBOUNCE_MS = 60
 COMPACT_BELOW_PX = 760  # view heights (at scale 1) below which the two plots go into tabs
@@ -282,13 +282,17 @@ class LatencyView(QWidget):
         """Rebuild both legends, only when what they list changed (a rebuild costs ~10 ms)."""
         pal = theme.palette()
         hbm = self._params["chip"] if self.hbm_veil.isVisible() else None
+        overlapped = self.items.overlap.isVisible()
         key = (pal.key, theme.scale(), self.short_names, texts.bound_name("math"), hbm,
-               tuple(sorted({ref.kind for ref, _ in self._refs})))
+               tuple(sorted({ref.kind for ref, _ in self._refs})), overlapped)
         if key == getattr(self, "_legend_key", None):
             return
         self._legend_key = key
         texts.fill_legends(self.legend1, self.legend2, self.items, self.ffn_items, self._params["chip"],
                            self.hbm_veil.isVisible(), {ref.kind for ref, _ in self._refs}, self.short_names)
+        if overlapped:  # second in the list, under the plain t_step it is compared with
+            self.legend1.addItem(self.items.overlap, self.tr("t_step, overlapped") if self.short_names else
+                                 self.tr("t_step with overlap (async TP: collective matmul)"))
         self._fit_legends()
 
     # -- look ------------------------------------------------------------------------------------
@@ -392,6 +396,10 @@ class LatencyView(QWidget):
             # log-log mapping is pyqtgraph's (t_comm = 0 at n = 1 skipped)
             m = ok if t in ("t_comm", "t_step") else slice(None)
             self.curve_items[t].setData(n[m], ms[t][m])
+        has_overlap = "t_step_overlap" in s
+        self.items.overlap.setVisible(has_overlap)
+        if has_overlap:
+            self.items.overlap.setData(n[ok], s["t_step_overlap"][ok] * 1e3)
         xl = np.log10(n[ok])
         refs = matching_refs(self._params)
         ref_ms = [v * 1e3 for r, ours in refs for v in (r.seconds, ours)]
@@ -545,7 +553,12 @@ class LatencyView(QWidget):
         x = math.log10(n)
         self.cross1.setValue(x)
         self.cross2.setValue(x)
-        self.readout_label.setText(texts.readout(n, self._sweep, self._ffn, n in self._valid))
+        text = texts.readout(n, self._sweep, self._ffn, n in self._valid)
+        if "t_step_overlap" in self._sweep:  # the overlapped step beside the plain one, on the first line
+            first, rest = text.split("\n", 1)
+            text = first + self.tr(" · overlapped {t} ms").format(t=num(self._sweep["t_step_overlap"][n - 1] * 1e3)) \
+                + "\n" + rest
+        self.readout_label.setText(text)
 
     def readout(self) -> str:
         return self.readout_label.text()
@@ -554,6 +567,11 @@ class LatencyView(QWidget):
     def curves(self) -> dict:
         """{term: (n, ms)} exactly as handed to the plot items (t_comm is 0 at n = 1: not drawn on a log axis)."""
         return {t: (it.xData, it.yData) for t, it in self.curve_items.items()}
+
+    def overlap_curve(self):
+        """(n, ms) of the overlapped t_step as handed to its item, or None when it is not drawn."""
+        it = self.items.overlap
+        return (it.xData, it.yData) if it.isVisible() else None
 
     def ffn_curves(self) -> dict:
         """{variant: (n, µs)} of plot 2."""
@@ -613,6 +631,8 @@ class LatencyView(QWidget):
             return latency_export.csv_text(which, self.ffn_items)
         extra = {"bound": self._sweep["bound"], "fits_hbm": fits_hbm(self._params, self._sweep),
                  "tp_degree": np.isin(self._sweep["n"], self._valid)}
+        if "t_step_overlap" in self._sweep:  # the overlapped curve, when it is drawn
+            extra = {"t_step_overlap_ms": self._sweep["t_step_overlap"] * 1e3, **extra}
         # every n of the sweep (NaN where the machine has no such group), in the units drawn
         cols = {t: SimpleNamespace(xData=self._sweep["n"], yData=self._sweep[t] * 1e3) for t in TERMS}
         return latency_export.csv_text(which, cols, extra)

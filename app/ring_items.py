@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPen, QTransform
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QImage, QPainter, QPen, QTransform
 from PySide6.QtWidgets import QGraphicsItem
 
 from simcore.trace import ALL
@@ -23,6 +23,10 @@ from simcore.trace import ALL
 from . import theme
 
 STRIPE_MAX_N = 8  # up to this many devices a partial sum is drawn as contributor bands
+# a device computing (the TP forward's ops): mid grey, apart from the eight Okabe–Ito device colours (and
+# from GPU 7's black beside it in the timeline); white text on it reads at 5:1
+COMPUTE_HEX = "#6E6E6E"
+COMPUTE_ALPHA = 230  # over the box's slots: what it held stays faintly visible under the op
 
 
 def paint_chunk(p: QPainter, r: QRectF, who, n: int, brushes, empty: QBrush, chunk: int, vertical_fill: bool):
@@ -163,6 +167,7 @@ class DeviceItem(QGraphicsItem):
         self._image = None
         self._counts = self._owners = None  # radial bars at large n: per chunk, contributors and colour
         self.layer = None  # BarsLayer that paints this device in radial mode
+        self.compute_text = ""  # the op this device computes now ("QKV 1.34 ns"), "" when none
         self.setAcceptedMouseButtons(Qt.LeftButton)
         # painted once per change of state, then blitted: full repaints stay cheap at n = 64
         self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
@@ -231,6 +236,39 @@ class DeviceItem(QGraphicsItem):
         if self.radial:
             return  # radial bars are painted together by BarsLayer (one cached picture)
         self.paint_contents(p)
+        if self.compute_text:
+            self._paint_compute(p)
+
+    # -- computing (the TP forward) ------------------------------------------------------------
+    def set_compute(self, text: str) -> bool:
+        """Label the box with the op it computes ("" clears); True if that changed the picture."""
+        if text == self.compute_text:
+            return False
+        self.compute_text = text
+        self.update()
+        return True
+
+    def _paint_compute(self, p: QPainter):
+        r = QRectF(-self.w / 2, -self.h / 2, self.w, self.h).adjusted(self.pad, self.pad, -self.pad, -self.pad)
+        fill = QColor(COMPUTE_HEX)
+        fill.setAlpha(COMPUTE_ALPHA)
+        p.setPen(Qt.NoPen)
+        p.setBrush(fill)
+        p.drawRoundedRect(r, 3, 3)
+        p.setPen(QColor("#FFFFFF"))
+        font = theme.font("small", bold=True)
+        words = self.compute_text.rsplit(" ", 2)  # "gate/up 1.6 ns": the time is its last two words
+        two = f"{words[0]}\n{words[1]} {words[2]}" if len(words) == 3 else self.compute_text
+        for text in (self.compute_text, two):  # one line, else the op above its time
+            fm = QFontMetricsF(font)
+            box = fm.boundingRect(QRectF(0, 0, 1e4, 1e4), Qt.AlignCenter, text)
+            scale = min(1.0, r.width() / max(box.width(), 1.0), r.height() / max(box.height(), 1.0))
+            if scale >= 0.8 or text != self.compute_text:
+                break
+        if scale < 1.0:  # a small box (two chunks at n = 2): the label shrinks rather than being cut
+            font.setPixelSize(max(int(font.pixelSize() * scale), 6))
+        p.setFont(font)
+        p.drawText(r, Qt.AlignCenter, text)
 
     def paint_contents(self, p: QPainter):
         col = self.colors
@@ -272,6 +310,16 @@ class DeviceItem(QGraphicsItem):
     def _bar_image(self) -> QImage:
         """The radial bar as an image at its pixel size (see bar_images, which builds many at once)."""
         return bar_images([self])[0]
+
+
+def set_computing(devices, index, t: float) -> None:
+    """Label each device box with the op it computes at t (TraceIndex.computing), e.g. "QKV 1.34 ns":
+    the view's one call per frame for the TP forward's ops; the items themselves still only paint."""
+    from .explain import compute_label  # explain imports nothing of the ring: no cycle at import time
+
+    for item in devices:
+        rec = index.computing(item.d, t)
+        item.set_compute("" if rec is None else compute_label(rec))
 
 
 def bar_images(devices) -> list:

@@ -39,6 +39,7 @@ from . import theme
 from .explain import fmt_bytes, fmt_time
 from .ring_items import (STRIPE_MAX_N, BarsLayer, DeviceItem, HeldRow, SwitchItem, _Colors,  # noqa: F401  (re-exported)
                          bar_images, block_fills, message_color_index, message_color_indices, paint_chunk)
+from .ring_items import set_computing
 from .ring_layers import ChordsLayer, FlightLayer, LabelItem, LanesLayer  # noqa: F401  (re-exported)
 from .ring_layout import BOX_MODE_MAX_N, make_font, ring_layout  # noqa: F401  (re-exported)
 from .ring_texts import (legend_text, queued_label, ring_shape, ring_texts,  # noqa: F401  (re-exported)
@@ -316,6 +317,8 @@ class RingView(QGraphicsView):
         self._update_queues(c, t)
         self._place_blocks(t, self._predict_filter(idx.moving(t)))
         self._update_caption(c, t)
+        if idx.computes and not radial:  # the TP forward: the op each GPU computes between collectives
+            set_computing(self.devices, idx, t)
 
     def _set_bars(self, c, hold, new: dict, all_bars: bool):
         """Radial mode: each bar's per-chunk contributor count and colour owner from the Held arrays;

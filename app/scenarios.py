@@ -127,6 +127,8 @@ class TPInfo:
     decode: bool = False  # True: the trace is one cached decode step after a prefill
     params: dict | None = None  # the single-device parameters (transformer_lab.init_params)
     dev_params: list | None = None  # shard_params_tp's output: what each device really holds
+    chip: object = None  # hw_specs.Chip whose roofline times the forward's ops (None: no compute recorded)
+    prec: str = "bf16"  # the precision the ops are timed at (the chip's peak; 2-byte weights and activations)
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,6 +175,8 @@ def _finish(sc, trace, link, comm, **extra) -> Run:
     c0 = trace.collectives[0] if trace.collectives else None
     if c0 is not None and c0.n > 1:
         ref = link.alpha + c0.nbytes / (c0.n * link.bw)
+    elif trace.computes:  # nothing sent (n = 1), only ops: play one op per pace step
+        ref = float(np.median([c.t_end - c.t_start for c in trace.computes]))
     else:
         ref = link.alpha + float(sc.nbytes) / (max(sc.n, 1) * link.bw)
     return Run(sc, trace, link, comm, ref_step=ref, index=TraceIndex(trace), **extra)
@@ -239,6 +243,33 @@ def decode_model(cfg, n: int):
                    vocab=up(cfg.vocab))
 
 
+FORWARD_BYTES = 2.0  # the forward is timed in bf16: 2 bytes per weight, activation and K/V element
+FORWARD_PREC = "bf16"  # ... at the chip's bf16 peak (hw_specs)
+FALLBACK_CHIP = "h100"  # links no chip of hw_specs names as its own (PCIe, InfiniBand) join H100s
+
+
+def scenario_chip(link_key: str):
+    """The chip whose ops a scenario on `link_key` times: the first of hw_specs.CHIPS with that
+    scale-up link (nvlink4 -> H100, tpu-v5e-ici -> TPU v5e), else H100."""
+    from simcore.hw_specs import CHIPS
+
+    return next((c for c in CHIPS.values() if c.link == link_key), CHIPS[FALLBACK_CHIP])
+
+
+def _forward_comm(cfg, n, link, chip, algo):
+    """
+    The lecture model's forward on the clock: step_sim runs tp_forward's layer schedule on its
+    shapes (B = TP_BATCH sequences of TP_SEQ tokens), every op timed by its roofline on `chip`
+    (elementwise: the norms, RoPE, softmax and SwiGLU count too) and every collective with its
+    real bytes — [B, T, d_model] activations, [B, T, vocab] logits, FORWARD_BYTES each.
+    """
+    from simcore.step_sim import simulate_step
+
+    return simulate_step(cfg, chip, link, n, TP_BATCH, 0, tokens=TP_SEQ, w_bytes=FORWARD_BYTES,
+                         kv_bytes=FORWARD_BYTES, act_bytes=FORWARD_BYTES, algo=algo, compute_prec=FORWARD_PREC,
+                         elementwise=True, gather_logits=True)
+
+
 def _build_tp(sc, link, decode: bool) -> Run:
     try:
         from simcore import tensor_parallel as tp
@@ -252,14 +283,17 @@ def _build_tp(sc, link, decode: bool) -> Run:
     params = tl.init_params(cfg, seed=0)
     tokens = np.random.default_rng(0).integers(0, cfg.vocab, size=(TP_BATCH, TP_SEQ))
     dev = tp.shard_params_tp(params, cfg, n)  # raises ValueError when n does not divide the heads
-    # every all-reduce carries a [B, T, d_model] activation; time it as if it were S bytes
-    act_bytes = TP_BATCH * (1 if decode else TP_SEQ) * cfg.d_model * 8
-    scale = float(sc.nbytes) / act_bytes
+    chip = None
     if not decode:
-        comm = make_comm(n, link, byte_scale=scale)
-        out = tp.tp_forward(dev, cfg, tokens, comm, algo=sc.algo)
+        # the numbers: the sharded forward of the real arrays (its own Comm; the logits check)
+        out = tp.tp_forward(dev, cfg, tokens, make_comm(n, link), algo=sc.algo)
         ref = tl.forward(params, cfg, tokens)
+        # the clock: the same schedule with every op and every collective's real bytes
+        chip = scenario_chip(sc.link)
+        comm = _forward_comm(cfg, n, link, chip, sc.algo)
     else:
+        # every all-reduce carries a [B, 1, d_model] activation; time it as if it were S bytes
+        scale = float(sc.nbytes) / (TP_BATCH * cfg.d_model * 8)
         caches = tp.tp_caches(cfg, dev, TP_BATCH)
         tp.tp_forward(dev, cfg, tokens, make_comm(n, link, byte_scale=scale), caches=caches, algo=sc.algo)
         nxt = np.random.default_rng(1).integers(0, cfg.vocab, size=(TP_BATCH, 1))
@@ -267,7 +301,8 @@ def _build_tp(sc, link, decode: bool) -> Run:
         out = tp.tp_forward(dev, cfg, nxt, comm, caches=caches, algo=sc.algo)
         ref = tl.forward(params, cfg, np.concatenate([tokens, nxt], axis=1))[:, -1:]
     diff = float(np.max(np.abs(np.asarray(out) - ref)))
-    info = TPInfo(cfg, n, TP_BATCH, TP_SEQ, diff, decode, params=params, dev_params=dev)
+    info = TPInfo(cfg, n, TP_BATCH, TP_SEQ, diff, decode, params=params, dev_params=dev, chip=chip,
+                  prec=FORWARD_PREC)
     return _finish(sc, comm.trace, link, comm, tp=info)
 
 
@@ -405,12 +440,41 @@ class TraceIndex:
             te = self.t_end[c.first_msg:c.last_msg]
             arr = np.lexsort((np.arange(len(te)), te))
             self._events.append((te[arr], arr + c.first_msg))
+        self._index_computes(trace, stops)
         self.stops = sorted(stops)
         self.coll_starts = [c.t_start for c in trace.collectives]
         self.max_in_flight = _max_overlap(self.t_start, self.t_end)
         self.max_step_msgs = max((len(s) for per in self.step_msgs for s in per), default=0)
         self._checkpoints: dict[int, dict[int, Held]] = {}  # coll -> {count: state}
         self._cursor = None  # (coll, count, state): the last answer, extended forward cheaply
+
+    def _index_computes(self, trace, stops: set):
+        """Per device its ops by start time; every op's end is a stop, so stepping visits each op."""
+        cs = trace.computes
+        self.computes = cs
+        self._ops = {}  # device -> (starts, ends, record indices), by start
+        if not cs:
+            return
+        dev = np.array([c.device for c in cs])
+        t0 = np.array([c.t_start for c in cs])
+        t1 = np.array([c.t_end for c in cs])
+        for d in np.unique(dev).tolist():
+            sel = np.flatnonzero(dev == d)
+            o = sel[np.argsort(t0[sel], kind="stable")]
+            self._ops[d] = (t0[o], t1[o], o)
+        stops.update(t1[t1 > t0].tolist())
+
+    def computing(self, d: int, t: float):
+        """The op device d is computing at t — under way, or the one that just ended at t — as its
+        trace.Compute record, or None (idle, or in a collective)."""
+        ops = self._ops.get(d)
+        if ops is None:
+            return None
+        starts, ends, ids = ops
+        i = int(np.searchsorted(starts, t - self.eps, side="left")) - 1  # the last op started before t
+        if i < 0 or t > ends[i] + self.eps or ends[i] <= starts[i]:
+            return None
+        return self.computes[int(ids[i])]
 
     # -- time -> collective and step ------------------------------------------------------
     def display_collective(self, t: float) -> int | None:

@@ -1171,10 +1171,23 @@ def n_at_scene_pos(view, scene_pos) -> int | None:
     return min(degrees, key=lambda d: abs(math.log10(d) - x)) if degrees else n
 
 
+def overlap_at_scene_pos(view, scene_pos, n: int) -> str:
+    """
+    Which curve a click at n asks for: "async" when the overlapped t_step is drawn and the click
+    is nearer to it than to the plain t_step (on the log axis), else "none".
+    """
+    drawn = view.overlap_curve() if hasattr(view, "overlap_curve") else None
+    if drawn is None:
+        return "none"
+    y = view.plot1.getViewBox().mapSceneToView(scene_pos).y()
+    plain, over = (np.interp(n, xs, ys) for xs, ys in (view.curves()["t_step"], drawn))
+    return "async" if abs(math.log10(over) - y) < abs(math.log10(plain) - y) else "none"
+
+
 def attach_to_latency_view(view, **kw):
     """
     Make a left click on the decode-latency plot open the step timeline for the n under the
-    mouse. Returns the slot connected (keep it to disconnect). The one line the latency view needs:
+    mouse, with the overlap of the curve clicked (overlap_at_scene_pos). Returns the slot connected (keep it to disconnect). The one line the latency view needs:
     `step_timeline.attach_to_latency_view(self)` at the end of its __init__.
     """
     def on_clicked(ev):
@@ -1188,7 +1201,7 @@ def attach_to_latency_view(view, **kw):
             QToolTip.showText(QCursor.pos(), _tr("The step timeline opens for n up to {max}: it simulates every "
                                                  "ring message.").format(max=MAX_STEP_N), view.latency_widget)
             return
-        open_from_params(view, view.params(), n, **kw)
+        open_from_params(view, view.params(), n, **{**kw, "overlap": overlap_at_scene_pos(view, ev.scenePos(), n)})
 
     view.latency_widget.scene().sigMouseClicked.connect(on_clicked)
     return on_clicked

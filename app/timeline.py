@@ -14,6 +14,8 @@ receiving, in the colour of the group's first GPU. Every message still counts; a
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QRectF, Qt
@@ -23,12 +25,13 @@ from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 from simcore.trace import SWITCH
 
 from . import theme
-from .ring_items import message_color_indices
+from .ring_items import COMPUTE_HEX, message_color_indices
 
 SEND_H, RECV_H = 0.42, 0.42  # fractions of a row: send bar above the row's centre, receive below
 GROUP_ABOVE = 64  # up to this many GPUs, one row each (n = 64 in a 190 px dock: 3 px rows, the old limit)
 MAX_ROWS = 8  # beyond: rows of 2^k GPUs, at most this many (about 18 px each in that dock: every row named)
 BAND_H, BAND_GAP = 0.42, 0.04  # a group row: send band above the centre, receive band below, full = 0.42 of a row
+COMPUTE_MIN_PX = 3.0  # an op narrower than this on screen is drawn this wide: nanoseconds beside microseconds
 
 
 def group_size(n: int) -> int:
@@ -192,9 +195,16 @@ class TimelineView(QWidget):
         if getattr(self, "group", 1) > 1:
             self.setToolTip(self.tr("Each row: a group of GPUs. Upper band = how many of them are sending, lower (paler) "
                                     "band = how many are receiving; full height = all. Click to jump there."))
+        elif getattr(self, "compute_bars", None) is not None:
+            self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving, grey over the whole "
+                                    "row = computing an op. Click to jump there."))
         else:
             self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))
-        self.plot.setLabel("bottom", self.tr("simulated time ({unit})").format(unit=self.unit))
+        label = html.escape(self.tr("simulated time ({unit})").format(unit=self.unit))
+        if getattr(self, "compute_bars", None) is not None:  # the compute lane's legend
+            label += (f"&nbsp;&nbsp;&nbsp;<span style='color:{COMPUTE_HEX}'>■</span>&nbsp;"
+                      + html.escape(self.tr("compute (each op, at least {px} px wide)").format(px=int(COMPUTE_MIN_PX))))
+        self.plot.setLabel("bottom", label)
         self._stride = None
         self._set_row_ticks()
 
@@ -264,6 +274,9 @@ class TimelineView(QWidget):
             self.plot.addItem(self.bars)
             self._items.append(self.bars)
             self._bars_drawn = 2 * len(ts)
+        self.compute_bars = None
+        if tr.computes and g == 1:
+            self._build_compute(tr, n)
         # collective boundaries with their labels, on two alternating tiers above the rows
         tier = max(1.0, 0.08 * rows)
         for i, c in enumerate(tr.collectives if total > 0 else ()):  # all at t = 0 otherwise: the note says it
@@ -289,6 +302,29 @@ class TimelineView(QWidget):
         self.playhead.setBounds((0, span))
         self.playhead.setValue(self.playback.t / self.unit_s)
         self.retranslate_ui()
+
+    def _build_compute(self, tr, n):
+        """
+        The compute lane: each op (trace.computes) as a bar over its GPU's whole row, in the
+        compute colour, between that GPU's send and receive bars (a device computes while its
+        ports are idle). Its outline is COMPUTE_MIN_PX wide on screen, so an op of nanoseconds
+        still shows beside collectives of microseconds.
+        """
+        h = SEND_H + RECV_H if n <= 16 else 1.0
+        rects = [QRectF(c.t_start / self.unit_s, c.device - h / 2, (c.t_end - c.t_start) / self.unit_s, h)
+                 for c in tr.computes if c.device < n]
+        pen = QPen(QColor(COMPUTE_HEX))
+        pen.setCosmetic(True)
+        pen.setWidthF(COMPUTE_MIN_PX)
+        self.compute_bars = BarsItem([(QBrush(QColor(COMPUTE_HEX)), rects)], pen)
+        self.compute_bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
+        self.compute_bars.setZValue(1)  # over the send / receive bars' outlines where a pixel holds both
+        self.plot.addItem(self.compute_bars)
+        self._items.append(self.compute_bars)
+
+    def compute_rects(self) -> int:
+        """Compute bars drawn (0 when the run records no compute)."""
+        return self.compute_bars.count() if self.compute_bars is not None else 0
 
     def _build_groups(self, tr, n, g, src_col, dst_col):
         """Rows of g GPUs: per row, a send band above its centre and a receive band below, each as
@@ -368,10 +404,10 @@ class TimelineView(QWidget):
     def set_hidden_after(self, t0):
         """Paint no bar from t0 (s) on: the step a student is predicting. None paints them all."""
         self._hidden_after = t0
-        bars = getattr(self, "bars", None)
-        if bars is not None:
-            bars.hide_from = None if t0 is None else t0 / self.unit_s
-            bars.update()
+        for bars in (getattr(self, "bars", None), getattr(self, "compute_bars", None)):
+            if bars is not None:
+                bars.hide_from = None if t0 is None else t0 / self.unit_s
+                bars.update()
 
     # -- for tests ---------------------------------------------------------------------------
     def bar_count(self) -> int:

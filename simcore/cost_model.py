@@ -40,7 +40,9 @@ def tp_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, 
     w_bytes / kv_bytes / act_bytes: bytes per weight, KV element, activation; algo: all-reduce
     algorithm (comm_sim.t_formula's closed form); compute_prec: the chip's peak to use;
     topology: a topology_presets.HardwarePreset (or its key) — then one all-reduce costs
-    comm_time(topology, n, S, algo) (the node boundary, the torus) and `link` is not used.
+    comm_time(topology, n, S, algo) (the node boundary, the torus) and `link` is not used —
+    or a comm_sim topology of n chips (switch, nodes, torus: comm_sim.t_formula_on's closed
+    form), as step_sim.simulate_step accepts the same three.
 
         t_math = batch · flops_per_token(ctx) / n / peak
         t_mem  = (weights / n + batch · ctx · kv_per_chip_per_token) / HBM bandwidth
@@ -48,7 +50,9 @@ def tp_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, 
         t_step = max(t_math, t_mem) + t_comm     (communication not overlapped: conservative)
 
     KV replication: a chip holds at least one whole KV group, so per chip the KV is
-    total × max(1, n/G) / n — it stops shrinking at n = G.
+    total × max(1, n/G) / n — it stops shrinking at n = G. The Wk and Wv that produce a group
+    are replicated with it: weights (and their FLOPs) count 2·L·d_model·G·dh·(max(1, n/G) − 1)
+    extra parameters, spread over the n chips.
     Returns a dict of those four times plus kv_per_chip_per_token (bytes per token per
     sequence), kv_replicas, w_per_chip, kv_per_chip, mem_per_chip (bytes), flops_per_chip,
     n_allreduce, msg_bytes (one all-reduce's S) and bound ("math", "memory" or "comm").
@@ -69,7 +73,8 @@ def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, a
 
     Returns a dict of float arrays with the same keys as tp_decode_step (bound is an array of
     strings) plus "n". Entry i equals tp_decode_step(..., n=ns[i], ...) to rounding.
-    With a topology (topology_presets preset or key) also "valid" (n is a group that machine
+    With a topology (topology_presets preset or key, or a comm_sim topology: it offers its own
+    n only) also "valid" (n is a group that machine
     offers; elsewhere t_comm and t_step are NaN and bound is "invalid"), "n_nodes" (how many
     nodes the group spans; 1 on a torus) and "node_size" (chips per node; 0 on a torus).
     """
@@ -79,10 +84,12 @@ def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, a
         raise ValueError(f"ns must be a non-empty 1-D array of device counts >= 1, got {ns!r}")
     nf = n.astype(float)
     replicas = np.maximum(1.0, nf / model.n_kv_heads)
-    w = model.matmul_params() * w_bytes / nf
+    # Wk and Wv are replicated like the KV heads they produce (a chip holds whole KV groups)
+    wkv_extra = 2 * model.n_layers * model.d_model * model.n_kv_heads * model.d_head * (replicas - 1)
+    w = (model.matmul_params() + wkv_extra) * w_bytes / nf
     kv_tok = model.kv_bytes_per_token(kv_bytes) * replicas / nf
     kv = batch * ctx * kv_tok
-    flops = batch * model.flops_per_token(ctx) / nf
+    flops = batch * (model.flops_per_token(ctx) + 2.0 * wkv_extra) / nf
     t_math = flops / chip.peak_flops(compute_prec)
     t_mem = (w + kv) / chip.mem_bw
     n_ar = 2 * model.n_layers
@@ -274,6 +281,8 @@ def topology_comm(topology, ns, nbytes, algo="ring"):
 
     preset = get_preset(topology) if isinstance(topology, str) else topology
     ns = np.asarray(ns)
+    if is_wired(preset):
+        return _wired_comm(preset, ns, nbytes, algo)
     t = np.full(ns.shape, np.nan)
     valid = np.zeros(ns.shape, dtype=bool)
     n_nodes = np.ones(ns.shape)
@@ -288,6 +297,24 @@ def topology_comm(topology, ns, nbytes, algo="ring"):
             n_nodes[i] = math.ceil(n / preset.per_node)
     size = preset.per_node if preset.kind == "nodes" else 0
     return t, {"valid": valid, "n_nodes": n_nodes, "node_size": np.full(ns.shape, float(size))}
+
+
+def is_wired(topology) -> bool:
+    """True for a comm_sim topology (switch(n), nodes(...), torus(...)): a machine of one size, wired."""
+    from .comm_sim import Nodes, Switch, Torus
+
+    return isinstance(topology, (Switch, Nodes, Torus))
+
+
+def _wired_comm(topo, ns, nbytes, algo):
+    """topology_comm for a comm_sim topology: it offers n = topo.n only (t_formula_on's closed form)."""
+    from .comm_sim import Nodes, t_formula_on
+
+    valid = ns == topo.n
+    t = np.where(valid, t_formula_on(topo, algo, nbytes) if topo.n > 1 else 0.0, np.nan)
+    nodes_ = isinstance(topo, Nodes)
+    return t, {"valid": valid, "n_nodes": np.full(ns.shape, float(topo.n_nodes if nodes_ else 1)),
+               "node_size": np.full(ns.shape, float(topo.per_node if nodes_ else 0))}
 
 
 def node_boundary(topology):
@@ -317,8 +344,8 @@ def tp_prefill_step(model, chip, link, n, batch, prompt, ctx=0, w_bytes=2.0, kv_
     mem = tp_decode_step(model, chip, link, n, batch, ctx, w_bytes, kv_bytes, act_bytes, algo, compute_prec)
     rows = tp_decode_step(model, chip, link, n, batch * prompt, 0, w_bytes, kv_bytes, act_bytes, algo, compute_prec)
     keys = prompt * ctx + prompt * (prompt - 1) / 2
-    flops = (batch * prompt * 2.0 * model.matmul_params() + batch * 4.0 * model.n_layers * model.n_heads
-             * model.d_head * keys) / n
+    # the matmuls of batch · prompt rows (rows' ctx = 0: no attention), plus attention over keys
+    flops = rows["flops_per_chip"] + batch * 4.0 * model.n_layers * model.n_heads * model.d_head * keys / n
     t_math = flops / chip.peak_flops(compute_prec)
     t_mem, t_comm = mem["t_mem"], rows["t_comm"]
     bound = "comm" if t_comm > max(t_math, t_mem) else ("math" if t_math >= t_mem else "memory")

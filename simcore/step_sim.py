@@ -214,12 +214,34 @@ def _check_options(algo, overlap, sequence_parallel):
                          f"not {algo!r}")
 
 
+def wiring(topology, n, link):
+    """
+    The comm_sim topology a step runs on. topology: None (n chips on one switch of `link`), a
+    topology_presets preset or its key (its wiring of n chips: the node boundary, the torus
+    slice) or a comm_sim topology (switch, nodes, torus) — the three cost_model.decode_sweep
+    accepts.
+    """
+    from .topology_presets import HardwarePreset, get_preset
+
+    if topology is None:
+        if link is None:
+            raise ValueError("give the link the chips talk over, or a topology (a hardware preset)")
+        return switch(n, link)
+    if isinstance(topology, str):
+        topology = get_preset(topology)
+    if isinstance(topology, HardwarePreset):
+        return topology.topology(n)
+    if not hasattr(topology, "route"):
+        raise ValueError(f"topology must be a hardware preset, its key or a comm_sim topology, got {topology!r}")
+    return topology
+
+
 def simulate_step(model, chip, link, n, batch, ctx, tokens=1, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
                   compute_prec="bf16", overlap="none", sequence_parallel=False, elementwise=False,
                   gather_logits=False, topology=None) -> Comm:
     """
     Simulate one step (tokens=1: decode; tokens=L: prefill of L tokens) of `model` on n chips
-    `chip` joined by `link` (a switch, or `topology` when given); returns the comm_sim.Comm:
+    `chip` joined by `link` (a switch, or `topology` when given: see wiring); returns the comm_sim.Comm:
     comm.time is the step (seconds), comm.trace.computes every op, comm.trace.messages every
     message. See the module docstring for the schedule and the options; gather_logits adds
     tp_forward's all-gather of the [B·T, vocab] logits (a sampler that works on the
@@ -228,7 +250,7 @@ def simulate_step(model, chip, link, n, batch, ctx, tokens=1, w_bytes=2.0, kv_by
     _check_options(algo, overlap, sequence_parallel)
     chip.peak_flops(compute_prec)  # a precision the chip lacks fails here, before any work
     shape = step_shape(model, n, batch, ctx, tokens, w_bytes, kv_bytes, act_bytes, sequence_parallel, elementwise)
-    comm = Comm(topology if topology is not None else switch(n, link))
+    comm = Comm(wiring(topology, n, link))
     if comm.n != n:
         raise ValueError(f"the topology has {comm.n} devices, the step was asked for n = {n}")
     chunked = overlap == "async" and n > 1

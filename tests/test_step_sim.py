@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from simcore import __main__ as cli
-from simcore.comm_sim import NVLINK4, TPU_V5E_ICI, Comm, LinkSpec, allreduce_ring, switch, t_formula
+from simcore.comm_sim import NVLINK4, TPU_V5E_ICI, Comm, LinkSpec, allreduce_ring, switch, t_formula, t_formula_on
 from simcore.cost_model import tp_decode_step, tp_prefill_step, tp_step_overlap
 from simcore.hw_specs import H100, TPU_V5E, Chip
 from simcore.llm_math import LLAMA3_8B, LLAMA3_70B
@@ -76,14 +76,45 @@ def test_prefill_roofline_of_one_token_is_the_decode_roofline():
             assert _rel(a[key], b[key]) < 1e-12
 
 
-def test_replicated_kv_projections_counted_when_n_exceeds_kv_heads():
-    # n = 16 > G = 8: each device holds one whole K/V group, so its Wk / Wv are not 1/16 of the total
+def test_replicated_kv_projections_counted_by_both_when_n_exceeds_kv_heads():
+    # n = 16 > G = 8: each device holds one whole K/V group, so its Wk / Wv are not 1/16 of the total;
+    # the roofline counts them replicated too, so simulation and roofline agree
     comm = simulate_decode_step(M8, H100, NVLINK4, 16, 1, 1024)
     roof = tp_decode_step(M8, H100, NVLINK4, 16, 1, 1024)
     gap = roofline_gap(comm, H100, roof)
-    D, dh, L = M8.d_model, M8.d_head, M8.n_layers
-    extra = L * 2 * D * dh * (1 - M8.n_kv_heads / 16) * 2.0  # bytes of Wk, Wv beyond the roofline's share
-    assert gap["counted"] == pytest.approx(extra / H100.mem_bw, rel=1e-9)
+    assert abs(gap["counted"]) < 1e-12 and _rel(comm.time, roof["t_step"]) < 1e-9
+    D, dh, L, G = M8.d_model, M8.d_head, M8.n_layers, M8.n_kv_heads
+    # per chip: 1/16 of every weight except Wk, Wv, of which it holds one whole group (2·D·dh per layer)
+    w_chip = (M8.matmul_params() - L * 2 * D * G * dh) / 16 + L * 2 * D * dh
+    assert roof["w_per_chip"] == pytest.approx(w_chip * 2.0, rel=1e-12)
+    at_8 = tp_decode_step(M8, H100, NVLINK4, 8, 1, 1024)  # n = G: nothing replicated
+    assert at_8["w_per_chip"] == pytest.approx(M8.matmul_params() * 2.0 / 8, rel=1e-12)
+
+
+@pytest.mark.parametrize("how", ["key", "preset", "wired"])
+def test_topology_means_the_same_to_the_step_and_the_roofline(how):
+    from simcore.cost_model import decode_sweep
+    from simcore.topology_presets import get_preset
+
+    preset = get_preset("dgx-h100")
+    topo = {"key": "dgx-h100", "preset": preset, "wired": preset.topology(16)}[how]
+    comm = simulate_decode_step(M8, H100, None, 16, 1, 1024, topology=topo)
+    wired = preset.topology(16)  # two nodes of 8 joined by their NICs
+    assert comm.n == 16 and comm.trace.collectives[0].n == 16
+    # the step's all-reduces run on the preset's wiring: the first one's messages cross the NICs
+    ar = comm.trace.collectives[0]
+    assert ar.t_end - ar.t_start == pytest.approx(t_formula_on(wired, "ring", ar.nbytes), rel=1e-9)
+    roof = decode_sweep(M8, H100, None, np.array([8, 16]), 1, 1024, topology=topo)
+    assert roof["valid"][1] and roof["n_nodes"][1] == 2 and roof["node_size"][1] == 8
+    one = preset.allreduce_time(16, M8.d_model * 2.0) if how != "wired" else t_formula_on(wired, "ring", M8.d_model * 2.0)
+    assert roof["t_comm"][1] == pytest.approx(2 * M8.n_layers * one, rel=1e-12)
+    if how == "wired":  # a wired machine has its own n only; then the roofline is the simulated ring's
+        assert not roof["valid"][0] and np.isnan(roof["t_step"][0])
+        assert _rel(comm.time, roof["t_step"][1]) < 1e-9
+    with pytest.raises(ValueError, match="unknown hardware preset"):
+        simulate_decode_step(M8, H100, None, 16, 1, 1024, topology="dgx-a100")
+    with pytest.raises(ValueError, match="topology must be"):
+        simulate_decode_step(M8, H100, None, 16, 1, 1024, topology=42)
 
 
 # ---------------------------------------------------------------------------------------

@@ -73,7 +73,9 @@ def test_doubling_the_batch_doubles_the_kv_part_of_t_mem(view):
 
     def kv_ms():
         n, t_mem = view.curves()["t_mem"]
-        weights_ms = model.matmul_params() * view.params()["w_bytes"] / n / chip.mem_bw * 1e3
+        # every weight split n ways, except Wk / Wv: a chip holds whole KV groups, replicated once n > G
+        wkv = 2 * model.n_layers * model.d_model * model.n_kv_heads * model.d_head * (np.maximum(1, n / model.n_kv_heads) - 1)
+        weights_ms = (model.matmul_params() + wkv) * view.params()["w_bytes"] / n / chip.mem_bw * 1e3
         return t_mem - weights_ms
 
     view.set_params(batch=32)

@@ -70,13 +70,14 @@ def test_the_forward_scenario_keeps_tinys_rule():
 def test_tp_title_states_each_collectives_bytes(qtbot):
     from app.ring_view import scenario_title
 
-    sc = Scenario(kind="tp-forward", n=4, nbytes=float(2**20))
+    sc = Scenario(kind="tp-forward", n=4, nbytes=float(2**20))  # S does not apply: the model's own bytes
     run = build_run(sc)
     ag = [c.nbytes for c in run.trace.collectives if c.op == "all-gather"]
     ar = {c.nbytes for c in run.trace.collectives if c.op == "all-reduce"}
-    assert ar == {2.0**20} and ag == [2.0**20 * TINY.vocab / TINY.d_model]  # logits: vocab/d_model × S = 4 MiB
+    # [B = 1, T = 8, d_model = 64] bf16 activations: 1 KiB; the [1, 8, vocab = 256] logits: 4 KiB
+    assert ar == {1 * 8 * TINY.d_model * 2.0} and ag == [1 * 8 * TINY.vocab * 2.0]
     title = scenario_title(sc, run)
-    assert "all-reduce 1 MiB" in title and "all-gather 4 MiB" in title and "S = 1 MiB" not in title
+    assert "all-reduce 1 KiB" in title and "all-gather 4 KiB" in title and "S = " not in title
 
 
 def test_decode_at_64_renders_a_screenshot_and_exits_0(tmp_path):

@@ -537,6 +537,14 @@ This scenario has no stand-alone collective to show.</source>
             <translation>每层两次 all-reduce + logits 的 all-gather</translation>
         </message>
         <message>
+            <source>The forward's collectives carry the model's real bytes: [B, T, d_model] activations and [B, T, vocab] logits, 2 bytes each.</source>
+            <translation>前向的集合通信搬运模型的真实字节数：[B, T, d_model] 的激活和 [B, T, vocab] 的 logits，每个元素 2 字节。</translation>
+        </message>
+        <message>
+            <source>TP needs n to divide the heads: 1, 2, 4 or 8. Each collective carries the model's real bytes; the GPUs compute between them.</source>
+            <translation>TP 要求 n 整除注意力头数：1、2、4 或 8。每次集合通信搬运模型的真实字节数；两次通信之间 GPU 在计算。</translation>
+        </message>
+        <message>
             <source>TP needs n to divide the heads: 1, 2, 4 or 8. Every all-reduce is timed as if it carried S bytes.</source>
             <translation>张量并行要求 n 整除头数：1、2、4 或 8。每次 all-reduce 都按传输 S 字节计时。</translation>
         </message>
@@ -751,6 +759,98 @@ This scenario has no stand-alone collective to show.</source>
             <source>One-shot all-reduce</source>
             <translation>一步式（one-shot）all-reduce</translation>
         </message>
+        <message>
+            <source>Every GPU computes: {op} ({where})</source>
+            <translation>每块 GPU 都在计算：{op}（{where}）</translation>
+        </message>
+        <message>
+            <source>LM head</source>
+            <translation>LM head</translation>
+        </message>
+        <message>
+            <source>QKV</source>
+            <translation>QKV</translation>
+        </message>
+        <message>
+            <source>after the layers</source>
+            <translation>各层之后</translation>
+        </message>
+        <message>
+            <source>attention</source>
+            <translation>注意力</translation>
+        </message>
+        <message>
+            <source>compute-bound</source>
+            <translation>算力受限</translation>
+        </message>
+        <message>
+            <source>down</source>
+            <translation>down</translation>
+        </message>
+        <message>
+            <source>final norm</source>
+            <translation>最终归一化</translation>
+        </message>
+        <message>
+            <source>g @ W_down rows: a partial sum the all-reduce completes</source>
+            <translation>g @ W_down 的行：一个部分和，由 all-reduce 补全</translation>
+        </message>
+        <message>
+            <source>gate/up</source>
+            <translation>gate/up</translation>
+        </message>
+        <message>
+            <source>h @ W_lm: the logits of its share of the vocabulary</source>
+            <translation>h @ W_lm：它负责的那部分词表的 logits</translation>
+        </message>
+        <message>
+            <source>h @ [W_gate | W_up], its columns of d_ff, and SwiGLU</source>
+            <translation>h @ [W_gate | W_up]：它那部分 d_ff 列，再做 SwiGLU</translation>
+        </message>
+        <message>
+            <source>h @ [Wq | Wk | Wv]: the queries of its heads, the keys and values of its KV groups, RoPE</source>
+            <translation>h @ [Wq | Wk | Wv]：它那几个头的 query、它那几个 KV 组的 key 和 value，再做 RoPE</translation>
+        </message>
+        <message>
+            <source>layer {i}</source>
+            <translation>第 {i} 层</translation>
+        </message>
+        <message>
+            <source>memory-bound</source>
+            <translation>显存带宽受限</translation>
+        </message>
+        <message>
+            <source>norm</source>
+            <translation>归一化</translation>
+        </message>
+        <message>
+            <source>o @ Wo rows of its heads: a partial sum the all-reduce completes</source>
+            <translation>o @ Wo 中它那几个头的行：一个部分和，由 all-reduce 补全</translation>
+        </message>
+        <message>
+            <source>out proj</source>
+            <translation>输出投影</translation>
+        </message>
+        <message>
+            <source>residual add and RMSNorm of the stream before attention</source>
+            <translation>注意力之前：残差相加并做 RMSNorm</translation>
+        </message>
+        <message>
+            <source>residual add and RMSNorm of the stream before the MLP</source>
+            <translation>MLP 之前：残差相加并做 RMSNorm</translation>
+        </message>
+        <message>
+            <source>softmax(q·Kᵀ)·V over the keys so far, for its heads only</source>
+            <translation>只对它自己的头，在已有的 key 上算 softmax(q·Kᵀ)·V</translation>
+        </message>
+        <message>
+            <source>the last RMSNorm</source>
+            <translation>最后一次 RMSNorm</translation>
+        </message>
+        <message>
+            <source>{t} = max({f} FLOP / {P}, {b} / {B}) on the {chip}: {bound}.</source>
+            <translation>{t} = max({f} FLOP / {P}, {b} / {B})，在 {chip} 上：{bound}。</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -849,6 +949,14 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>forward</source>
             <translation>前向</translation>
+        </message>
+        <message>
+            <source>Whole {what}: {T} on GPU 0 — {C} computing ({k} ops: norms, QKV, attention, out proj, gate/up, down, LM head), {M} in {N} collectives (2 all-reduces per layer × {L} layers + the logits all-gather), each with the model's real bytes.</source>
+            <translation>整个{what}：GPU 0 上共 {T} —— 计算 {C}（{k} 个算子：归一化、QKV、注意力、输出投影、gate/up、down、LM head），{N} 次集合通信用了 {M}（每层 2 次 all-reduce × {L} 层 + logits 的 all-gather），每次都搬运模型的真实字节数。</translation>
+        </message>
+        <message>
+            <source>Communication takes {r:.0f}× as long as computing: the lecture model is tiny, so an op reads a few KiB in nanoseconds while every ring step pays α = {a}. A real model's ops take microseconds: click a point of the decode-latency plot to see one step of it.</source>
+            <translation>通信用时是计算的 {r:.0f} 倍：讲义里的模型很小，一个算子只读几 KiB，几纳秒就完成，而环上的每一步都要付 α = {a}。真实模型的算子要花微秒级时间：在解码延迟图上点一个点，就能看到它的一步。</translation>
         </message>
         <message>
             <source>Whole {what}: {N} collectives — 2 all-reduces per layer × {L} layers + the logits all-gather — {T} of communication.</source>
@@ -1227,6 +1335,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>节点边界：每节点 {k} 块 GPU — 超过后，all-reduce 要经过 InfiniBand</translation>
         </message>
         <message>
+            <source> · overlapped {t} ms</source>
+            <translation> · 重叠后 {t} ms</translation>
+        </message>
+        <message>
             <source>{who}: {ms:.0f} ms</source>
             <translation>{who}：{ms:.0f} ms</translation>
         </message>
@@ -1297,6 +1409,14 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>n = {n}：可用的张量并行度（每个设备 {h} 个头），每步 {ms:.1f} ms</translation>
         </message>
         <message>
+            <source>t_step, overlapped</source>
+            <translation>t_step（重叠）</translation>
+        </message>
+        <message>
+            <source>t_step with overlap (async TP: collective matmul)</source>
+            <translation>重叠通信后的 t_step（异步 TP：collective matmul）</translation>
+        </message>
+        <message>
             <source>no TP split beyond n = {n}</source>
             <translation>n &gt; {n} 无法张量并行切分</translation>
         </message>
@@ -1339,6 +1459,26 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>one switch (link)</source>
             <translation>单个交换机（链路）</translation>
+        </message>
+        <message>
+            <source>&amp;Overlap (async TP)</source>
+            <translation>重叠通信（异步 TP）(&amp;O)</translation>
+        </message>
+        <message>
+            <source>Add the step with each row-parallel matmul's all-reduce overlapped (collective matmul, as async tensor parallelism does): the matmul is cut into n chunks, and the ring sends each chunk's partial sum while the next one is computed.</source>
+            <translation>再画一条曲线：每个行并行矩阵乘的 all-reduce 与计算重叠（collective matmul，异步张量并行的做法）：矩阵乘被切成 n 块，环在计算下一块的同时发送上一块的部分和。</translation>
+        </message>
+        <message>
+            <source>Why not: {why}.</source>
+            <translation>不可用：{why}。</translation>
+        </message>
+        <message>
+            <source>the collective matmul overlaps the ring reduce-scatter: choose the ring all-reduce</source>
+            <translation>collective matmul 重叠的是环形 reduce-scatter：请选环形 all-reduce</translation>
+        </message>
+        <message>
+            <source>the overlapped closed form is for chips on one switch: choose one switch as the machine</source>
+            <translation>重叠的解析公式只适用于同一交换机上的芯片：机器请选“单个交换机”</translation>
         </message>
     </context>
     <context>
@@ -2244,12 +2384,20 @@ Ctrl+Shift+S  保存截图</translation>
             <translation>时间线</translation>
         </message>
         <message>
+            <source>Each GPU: upper bar = sending, lower bar = receiving, grey over the whole row = computing an op. Click to jump there.</source>
+            <translation>每块 GPU：上方的条 = 发送，下方的条 = 接收，整行灰色 = 正在计算一个算子。点击可跳到该时刻。</translation>
+        </message>
+        <message>
             <source>Each GPU: upper bar = sending, lower bar = receiving. Click to jump there.</source>
             <translation>每块 GPU：上方条 = 发送，下方条 = 接收。点击可跳到该时刻。</translation>
         </message>
         <message>
             <source>simulated time ({unit})</source>
             <translation>模拟时间（{unit}）</translation>
+        </message>
+        <message>
+            <source>compute (each op, at least {px} px wide)</source>
+            <translation>计算（每个算子，至少画 {px} 像素宽）</translation>
         </message>
         <message>
             <source>GPU {d}</source>
