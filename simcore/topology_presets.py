@@ -70,6 +70,7 @@ class Layout:
     inter: LinkSpec | None = None
     shape: tuple = ()
     wrap: tuple = ()
+    base: float = 0.0  # per-collective base latency, seconds (comm_sim.NCCL_RING_LL128_BASE)
 
     def describe(self) -> str:
         if self.kind == "switch":
@@ -92,7 +93,9 @@ class HardwarePreset:
     the slice shape offered for each chip count; full_axis: axes of this length have their
     wraparound link (wrap_whole_slice: only when every axis has that length, as on TPU v4 whose
     wraparound comes from optical switches joining whole cubes); max_devices: the largest n
-    the preset builds; source: where it is from.
+    the preset builds; base: every collective call's base latency (seconds; NCCL's Ring LL128
+    baseLat on the NVIDIA machines, comm_sim.NCCL_RING_LL128_BASE; 0 on the TPUs, where no
+    public figure is cited); source: where it is from.
     """
 
     key: str
@@ -106,6 +109,7 @@ class HardwarePreset:
     full_axis: int = 0
     wrap_whole_slice: bool = False
     max_devices: int = 4096
+    base: float = 0.0
     source: str = ""
 
     # -- which n ------------------------------------------------------------------------
@@ -139,26 +143,27 @@ class HardwarePreset:
         intra = _link(self.intra)
         if self.kind == "torus":
             if n == 1:
-                return Layout("torus", 1, intra, shape=(1,), wrap=(False,))
+                return Layout("torus", 1, intra, shape=(1,), wrap=(False,), base=self.base)
             shape = next(s for s in self.slices if math.prod(s) == n)
             wrap = tuple(a == self.full_axis for a in shape)
             if self.wrap_whole_slice and not all(wrap):
                 wrap = (False,) * len(shape)
-            return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap)
+            return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap, base=self.base)
         if n <= self.per_node or self.inter is None:
-            return Layout("switch", n, intra, per_node=n)
-        return Layout("nodes", n, intra, per_node=self.per_node, nodes=n // self.per_node, inter=_link(self.inter))
+            return Layout("switch", n, intra, per_node=n, base=self.base)
+        return Layout("nodes", n, intra, per_node=self.per_node, nodes=n // self.per_node, inter=_link(self.inter),
+                      base=self.base)
 
     def topology(self, n):
         """comm_sim's topology for n chips: switch(n, intra), nodes(N, per_node, intra, inter)
         or a torus slice (comm_sim's torus, with the wraparound links the slice really has)."""
         lay = self.layout(n)
         if lay.kind == "switch":
-            return comm_sim.switch(n, lay.intra)
+            return comm_sim.switch(n, lay.intra, base=lay.base)
         if lay.kind == "nodes":
-            return comm_sim.nodes(lay.nodes, lay.per_node, intra=lay.intra, inter=lay.inter)
-        base = comm_sim.torus(lay.shape, lay.intra)
-        return TorusSlice(base.shape, base.link, lay.wrap)
+            return comm_sim.nodes(lay.nodes, lay.per_node, intra=lay.intra, inter=lay.inter, base=lay.base)
+        t = comm_sim.torus(lay.shape, lay.intra, base=lay.base)
+        return TorusSlice(t.shape, t.link, t.base, wrap=lay.wrap)
 
     def allreduce_time(self, n, nbytes, algo="ring", inter_algo="hier"):
         """One all-reduce of S = nbytes over n chips (seconds): see allreduce_time()."""
@@ -174,6 +179,8 @@ def allreduce_time(layout: Layout, nbytes, algo="ring", inter_algo="hier"):
               NIC) — topo_collectives.t_hier / t_ring_nodes;
       torus   bidirectional rings per axis (topo_collectives.t_torus; a line where an axis has
               no wraparound link).
+    Every form includes the layout's per-collective base latency, once per collective call
+    (three calls for hier: topo_collectives.hier_calls).
     """
     from .comm_sim import t_formula
     from .topo_collectives import t_hier, t_ring_nodes, t_torus
@@ -182,21 +189,22 @@ def allreduce_time(layout: Layout, nbytes, algo="ring", inter_algo="hier"):
     if layout.n == 1:
         return 0.0
     if layout.kind == "switch":
-        return float(t_formula(algo, layout.n, S, layout.intra.alpha, layout.intra.bw))
+        return layout.base + float(t_formula(algo, layout.n, S, layout.intra.alpha, layout.intra.bw))
     if layout.kind == "nodes":
         if inter_algo not in ("hier", "ring"):
             raise ValueError(f"across nodes the all-reduce is 'hier' or 'ring', not {inter_algo!r}")
         f = t_hier if inter_algo == "hier" else t_ring_nodes
-        return f("all-reduce", layout.per_node, layout.nodes, S, layout.intra, layout.inter)
-    return t_torus("all-reduce", layout.shape, S, layout.intra, layout.wrap)
+        return f("all-reduce", layout.per_node, layout.nodes, S, layout.intra, layout.inter, base=layout.base)
+    return layout.base + t_torus("all-reduce", layout.shape, S, layout.intra, layout.wrap)
 
 
 PRESETS = {p.key: p for p in (
     HardwarePreset("dgx-h100", "DGX H100", "h100", "nodes", 8, "nvlink4", "ib-ndr400",
+                   base=comm_sim.NCCL_RING_LL128_BASE,
                    source="NVIDIA DGX H100 datasheet: 8 H100 SXM, NVLink 4 through NVSwitch, "
                           "8x ConnectX-7 400 Gb/s (one per GPU)"),
     HardwarePreset("gb200-nvl72", "GB200 NVL72", "gb200", "nodes", 72, "nvlink5", "ib-ndr400",
-                   max_devices=4032,
+                   max_devices=4032, base=comm_sim.NCCL_RING_LL128_BASE,
                    source="NVIDIA GB200 NVL72 datasheet: 72 Blackwell GPUs in one NVLink 5 domain; "
                           "one 400 Gb/s ConnectX-7 per GPU between racks"),
     HardwarePreset("tpu-v5e-16x16", "TPU v5e 16x16", "tpu-v5e", "torus", 256, "tpu-v5e-ici",
