@@ -58,9 +58,14 @@ def validate(sc) -> None:
         raise ValueError(f"the number of devices must be at least 1, got {n}")
     if n > MAX_N:
         raise ValueError(f"the ring view draws at most {MAX_N} devices, got {n}")
-    if sc.algo not in ALLREDUCE_ALGOS:
+    machine = getattr(sc, "topology", "")
+    if machine:  # a machine by name (simcore.topology_presets): its groups and algorithms
+        from simcore.topology_presets import check_machine
+
+        check_machine(sc.kind, machine, n, sc.algo, COLLECTIVE_KINDS)
+    elif sc.algo not in ALLREDUCE_ALGOS:
         raise ValueError(f"unknown algorithm {sc.algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
-    if not takes_algo(sc.kind) and sc.algo != "ring":
+    elif not takes_algo(sc.kind) and sc.algo != "ring":
         raise ValueError(f"{sc.kind} uses the ring algorithm only (got {sc.algo!r})")
     if sc.link not in LINKS:
         raise ValueError(f"unknown link {sc.link!r}; choose one of {', '.join(LINKS)}")
@@ -155,6 +160,11 @@ def build_run(sc) -> Run:
     """Run the simulation for scenario `sc`. Raises ValueError (one sentence) if it cannot."""
     validate(sc)
     link = LINKS[sc.link]
+    if getattr(sc, "topology", ""):  # a named machine (issue 15): its topology, its algorithms
+        from simcore.topology_presets import run_on_preset
+
+        comm, inputs, _out = run_on_preset(sc.kind, sc.topology, sc.n, float(sc.nbytes), sc.algo)
+        return _finish(sc, comm.trace, comm.link, comm, inputs={0: inputs})
     if sc.kind in COLLECTIVE_KINDS:
         from simcore.scenarios import run_collective
 

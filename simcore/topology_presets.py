@@ -22,6 +22,8 @@ form of one all-reduce on it (topo_collectives), and preset.valid_degrees() the 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from dataclasses import dataclass
 
 from . import comm_sim
@@ -225,3 +227,79 @@ def get_preset(key) -> HardwarePreset:
     if key not in PRESETS:
         raise ValueError(f"unknown hardware preset {key!r}; choose one of {', '.join(PRESETS)}")
     return PRESETS[key]
+
+
+# ---------------------------------------------------------------------------------------
+# Which algorithms a machine offers, and one collective on it (the app's scenarios)
+# ---------------------------------------------------------------------------------------
+def offered_algos(key, n, op="all-reduce"):
+    """
+    The algorithms one collective of n chips on preset `key` can run, the first the default:
+    inside one NVLink domain every comm_sim algorithm (all-reduce) or the ring; across nodes
+    the hierarchical all-reduce and NCCL-style channel rings (topo_collectives.TOPO_ALLREDUCE),
+    and the plain ring for all-gather / reduce-scatter; on a torus the bidirectional rings per
+    axis ("torus").
+    """
+    from .comm_sim import ALLREDUCE_ALGOS
+
+    lay = get_preset(key).layout(n)
+    if lay.kind == "torus":
+        return ("torus",)
+    if lay.kind == "nodes":
+        return ("hier", "ring-nodes") if op == "all-reduce" else ("ring",)
+    return tuple(ALLREDUCE_ALGOS) if op == "all-reduce" else ("ring",)
+
+
+def run_on_preset(op, key, n, nbytes, algo, elems_per_piece=4, seed=0):
+    """
+    One collective (op: all-gather, reduce-scatter or all-reduce) of S = nbytes on n chips of
+    preset `key` with `algo` (one of offered_algos), on real arrays. Returns (comm, inputs,
+    outputs): inputs (n, L) every device's buffer before (all-gather: its own piece in place).
+    """
+    from .comm_sim import ALLREDUCE_ALGOS, Comm, allgather_ring, reduce_scatter_ring
+    from .scenarios import demo_values
+    from .topo_collectives import TOPO_ALLREDUCE, torus_all_gather, torus_reduce_scatter
+
+    offered = offered_algos(key, n, op)
+    if algo not in offered:
+        raise ValueError(f"{get_preset(key).name} with {n} chips runs {op} as {', '.join(offered)}, not {algo!r}")
+    topo = get_preset(key).topology(n)
+    n = topo.n
+    # the finer chunks must divide a device's piece: hier's n, the channel rings' 2n (P·n of
+    # the whole), the torus's 2 halves × its axes
+    per = elems_per_piece * {"hier": n, "ring-nodes": 2 * n, "torus": 2 * 6 * n}.get(algo, 1)
+    L = n * per
+    comm = Comm(topo, byte_scale=float(nbytes) / (L * 8))
+    if op == "all-gather":
+        chunks = list(demo_values(seed, (n, per)))
+        inputs = np.zeros((n, L))
+        for d in range(n):
+            inputs[d, d * per:(d + 1) * per] = chunks[d]
+        if algo == "torus":
+            outputs = torus_all_gather(comm, chunks, label="all-gather")
+        else:
+            outputs = allgather_ring(comm, chunks, {d: d for d in range(n)}, label="all-gather")
+        return comm, inputs, outputs
+    inputs = demo_values(seed, (n, L))
+    if op == "reduce-scatter":
+        f = torus_reduce_scatter if algo == "torus" else (lambda c, a, label: reduce_scatter_ring(c, a, label)[0])
+        return comm, inputs, f(comm, list(inputs), label="reduce-scatter")
+    if op != "all-reduce":
+        raise ValueError(f"unknown collective {op!r}; choose all-gather, reduce-scatter or all-reduce")
+    fn = TOPO_ALLREDUCE[algo][1] if algo in TOPO_ALLREDUCE else ALLREDUCE_ALGOS[algo][1]
+    return comm, inputs, fn(comm, list(inputs), label="all-reduce")
+
+
+def check_machine(op, key, n, algo, collective_ops=("all-gather", "reduce-scatter", "all-reduce")):
+    """A scenario naming machine `key`: ValueError (one sentence) unless op is a collective, n
+    one of the machine's groups and algo one it offers for them."""
+    preset = get_preset(key)
+    if op not in collective_ops:
+        raise ValueError(f"a machine ({key}) can be chosen for {', '.join(collective_ops)}; "
+                         f"{op} runs on one switch (choose the machine 'switch')")
+    if isinstance(n, bool) or int(n) != n or not preset.is_valid(int(n)):
+        near = ", ".join(str(d) for d in preset.valid_degrees(256)[:14])
+        raise ValueError(f"{preset.name} has no group of {n} chips; choose one of {near}")
+    offered = offered_algos(key, int(n), op)
+    if algo not in offered:
+        raise ValueError(f"{preset.name} with {n} chips runs {op} as {', '.join(offered)}, not {algo!r}")

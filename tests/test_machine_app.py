@@ -60,3 +60,142 @@ def test_a_bad_base_latency_is_refused():
         switch(4, LINKS["nvlink4"], base=-1e-6)
     with pytest.raises(ValueError, match="base latency"):
         nodes(2, 4, base=float("nan"))
+
+
+# ---------------------------------------------------------------------------------------
+# The app: scenarios naming a machine, the machine's drawing
+# ---------------------------------------------------------------------------------------
+SCREENS = ((1280, 720), (1600, 900))
+SCALES = (1.0, 1.5, 2.0, 2.5)
+
+
+@pytest.fixture(scope="module")
+def machine_runs(qapp):
+    from app.state import Scenario, ScenarioModel
+
+    out = {}
+    for key, kw in {"nodes": dict(kind="all-reduce", n=16, topology="dgx-h100", nbytes=2**20)}.items():
+        out[key] = ScenarioModel(Scenario().with_changes(**kw)).run
+    return out
+
+
+def _inputs(run):
+    from app.ring_layout import machine_shape
+    from app.ring_texts import ring_shape, ring_texts
+    from app.ring_view import machine_texts
+
+    return machine_texts(run, ring_texts(run)), machine_shape(run.comm.topology, ring_shape(run))
+
+
+def test_a_scenario_naming_a_machine_round_trips_and_bad_values_are_named(qapp):
+    from app.scenario_io import ScenarioFileError, dumps, loads
+    from app.state import Scenario
+
+    sc = Scenario().with_changes(kind="all-reduce", n=16, topology="dgx-h100", nbytes=2**20)
+    assert sc.algo == "hier"  # the machine's first all-reduce across nodes
+    text = dumps(sc)
+    assert '"topology": "dgx-h100"' in text
+    assert loads(text).scenario == sc
+    plain = Scenario()
+    assert "topology" not in dumps(plain) and loads(dumps(plain)).scenario == plain
+    bad = {"dgx-b300": "\"topology\" must be one of dgx-h100", 7: "\"topology\" must be one of"}
+    for value, message in bad.items():
+        doc = text.replace('"topology": "dgx-h100"', f'"topology": {value!r}'.replace("'", '"'))
+        with pytest.raises(ScenarioFileError, match=message):
+            loads(doc)
+    with pytest.raises(ScenarioFileError, match="DGX H100 has no group of 12 chips"):
+        loads(text.replace('"n": 16', '"n": 12'))
+    with pytest.raises(ScenarioFileError, match="runs all-reduce as hier, ring-nodes, not 'rd'"):
+        loads(text.replace('"algo": "hier"', '"algo": "rd"'))
+
+
+def test_the_machine_offers_its_algorithms(qapp):
+    from app.state import Scenario
+
+    sc = Scenario().with_changes(kind="all-reduce", n=8, algo="direct", topology="dgx-h100")
+    assert sc.algo == "direct"  # one node: every switch algorithm
+    assert sc.with_changes(n=16).algo == "hier"
+    assert sc.with_changes(topology="tpu-v5e-16x16", n=16).algo == "torus"
+    assert sc.with_changes(topology="").algo == "direct"
+
+
+def test_nodes_layout_puts_each_node_in_its_own_cluster_over_the_fabric(machine_runs):
+    from PySide6.QtCore import QRectF
+
+    from app.ring_layout import overlaps, ring_layout
+
+    texts, shape = _inputs(machine_runs["nodes"])
+    assert (shape.nodes, shape.per_node) == (2, 8)
+    for (W, H), scale in ((s, k) for s in SCREENS for k in SCALES):
+        lay = ring_layout(W, H * 0.8, scale, texts, shape)
+        where = f"{W}x{H} {scale}x"
+        assert lay.kind == "nodes", where
+        a, b = lay.clusters
+        inter = a.intersected(b)
+        assert inter.width() <= 0 or inter.height() <= 0, where
+        for d, dev in enumerate(lay.devices):
+            assert lay.clusters[d // 8].contains(dev.rect()), f"{where}: GPU {d} leaves node {d // 8}"
+        assert lay.fabric.top() >= max(a.bottom(), b.bottom()), where  # the fabric under the nodes
+        for (top, bottom), d in zip(lay.nic_ports, range(16)):  # every NIC joins its node to the fabric
+            assert abs(top.y() - lay.clusters[d // 8].bottom()) < 1e-6 and abs(bottom.y() - lay.fabric.top()) < 1e-6
+        assert overlaps(lay.texts()) == [], where
+        view = QRectF(0, 0, lay.width, lay.height).adjusted(-0.5, -0.5, 0.5, 0.5)
+        assert all(view.contains(r) for _n, r in lay.texts()), where
+
+
+def test_torus_layout_puts_the_devices_on_the_grid_with_wraparound_stubs(qapp):
+    from app.ring_layout import RingShape, RingTexts, message_path, overlaps, ring_layout
+
+    texts = RingTexts("4x4 torus", ("step 1 of 4",), ("t = 1 µs of 2 µs",), tuple(f"GPU {d}" for d in range(16)), "",
+                      "GPU colours:", ("0", "8"), "legend", fabric_name="4×4 torus of ICI links")
+    shape = RingShape(16, 32, False, grid=(4, 4), wrap=(True, True))
+    for (W, H), scale in ((s, k) for s in SCREENS for k in SCALES):
+        lay = ring_layout(W, H * 0.8, scale, texts, shape)
+        xs = sorted({round(d.centre.x(), 3) for d in lay.devices})
+        ys = sorted({round(d.centre.y(), 3) for d in lay.devices})
+        assert len(xs) == len(ys) == 4  # a 4×4 grid: device (i, j) at column j, row i
+        for d, dev in enumerate(lay.devices):
+            assert (round(dev.centre.y(), 3), round(dev.centre.x(), 3)) == (ys[d // 4], xs[d % 4])
+        assert len(lay.links) == 2 * 4 * 3 and len(lay.wrap_stubs) == 2 * (4 + 4)
+        boxes = [d.rect() for d in lay.devices]
+        assert not any(boxes[i].intersects(boxes[j]) for i in range(16) for j in range(i + 1, 16))
+        assert overlaps(lay.texts()) == []
+        # a neighbour message rides its link; a wraparound one leaves through the stubs
+        (leg,) = message_path(lay, 0, 1)
+        assert boxes[0].right() - 1 <= leg[0].x() and leg[1].x() <= boxes[1].left() + 1
+        assert len(message_path(lay, 3, 0)) == 2 and message_path(lay, 3, 0)[0][1].x() > boxes[3].right()
+
+
+def test_the_painted_machine_has_the_fabric_between_the_nodes(qapp, machine_runs):
+    from PySide6.QtGui import QColor
+
+    from app.ring_layers import FABRIC_COLOR
+    from app.state import Playback, ScenarioModel
+
+    model = ScenarioModel(machine_runs["nodes"].scenario)
+    from app.ring_view import RingView
+
+    view = RingView(model, Playback(model))
+    view.resize(1100, 560)
+    view.show()
+    qapp.processEvents()
+    img = view.grab().toImage()
+    lay = view.layout_now
+    fab = QColor(FABRIC_COLOR)
+
+    def near(c, ref, tol=40):
+        return abs(c.red() - ref.red()) + abs(c.green() - ref.green()) + abs(c.blue() - ref.blue()) < tol
+
+    # the fabric band's outline and the NIC links under node 0 and node 1
+    y0 = int(lay.fabric.top())
+    xs = range(int(lay.fabric.left()) + 40, int(lay.fabric.right()) - 40)
+    on_band = [any(near(QColor(img.pixel(x, y)), fab, 60) for y in range(y0 - 1, y0 + 3)) for x in xs]
+    assert sum(on_band) > 0.9 * len(xs)
+    for top, bottom in (lay.nic_ports[3], lay.nic_ports[11]):
+        ym = int((top.y() + bottom.y()) / 2)
+        assert any(near(QColor(img.pixel(int(top.x()) + dx, ym)), fab, 60) for dx in (-1, 0, 1))
+    # no fabric colour inside the gap between the two clusters above the NICs
+    a, b = lay.clusters
+    gap = [QColor(img.pixel(int((a.right() + b.left()) / 2), int(yy))) for yy in range(int(a.top()) + 5, int(a.bottom()) - 5)]
+    assert not any(near(c, fab, 20) for c in gap)
+    view.close()

@@ -509,6 +509,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>链路(&amp;L)</translation>
         </message>
         <message>
+            <source>&amp;Machine</source>
+            <translation>机器(&amp;M)</translation>
+        </message>
+        <message>
             <source>Keys: Space play/pause · ← → step · Home/End · [ ] speed · O loop</source>
             <translation>按键：空格 播放/暂停 · ← → 单步 · Home/End · [ ] 速度 · O 循环</translation>
         </message>
@@ -535,6 +539,22 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>2 all-reduces per layer + logits all-gather</source>
             <translation>每层两次 all-reduce + logits 的 all-gather</translation>
+        </message>
+        <message>
+            <source>Hierarchical (in node, across nodes, in node)</source>
+            <translation>分层（节点内、跨节点、节点内）</translation>
+        </message>
+        <message>
+            <source>NCCL rings, one channel per NIC</source>
+            <translation>NCCL 环，每块网卡一个通道</translation>
+        </message>
+        <message>
+            <source>Bidirectional rings per torus axis</source>
+            <translation>环面每个轴上的双向环</translation>
+        </message>
+        <message>
+            <source>One switch</source>
+            <translation>一台交换机</translation>
         </message>
         <message>
             <source>TP needs n to divide the heads: 1, 2, 4 or 8. Every all-reduce is timed as if it carried S bytes.</source>
@@ -1892,6 +1912,34 @@ Ctrl+Shift+S  保存截图</translation>
             <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
             <translation>{what} · {n} 块 GPU · all-reduce {S}，all-gather {G} · {link}</translation>
         </message>
+        <message>
+            <source>Blocks with a dashed gold outline cross between nodes over the NICs ({bw}, α {a}); inside a node NVLink ({bw_in}, α {a_in}).</source>
+            <translation>带金色虚线边框的块经网卡在节点之间传输（{bw}，α {a}）；节点内走 NVLink（{bw_in}，α {a_in}）。</translation>
+        </message>
+        <message>
+            <source>Node {m} · {link}</source>
+            <translation>节点 {m} · {link}</translation>
+        </message>
+        <message>
+            <source>{N} nodes × {P}</source>
+            <translation>{N} 个节点 × {P}</translation>
+        </message>
+        <message>
+            <source>{link} fabric: one NIC per GPU, {bw} each way, α {a}</source>
+            <translation>{link} 网络：每块 GPU 一块网卡，每个方向 {bw}，α {a}</translation>
+        </message>
+        <message>
+            <source>{shape} slice, {link}s of {bw} each way, without wraparound links</source>
+            <translation>{shape} 切片，{link}每个方向 {bw}，没有环绕链路</translation>
+        </message>
+        <message>
+            <source>{shape} torus</source>
+            <translation>{shape} 环面</translation>
+        </message>
+        <message>
+            <source>{shape} torus, {link}s of {bw} each way; a dashed link leaving an edge wraps round to the opposite edge</source>
+            <translation>{shape} 环面，{link}每个方向 {bw}；从一边伸出的虚线链路环绕到对边</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -1910,6 +1958,10 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>"algo" must be one of %1, not %2.</source>
             <translation>"algo" 必须是 %1 之一，而不是 %2。</translation>
+        </message>
+        <message>
+            <source>"topology" must be one of %1 (or "" for one switch), not %2.</source>
+            <translation>"topology" 必须是 %1 之一（或 "" 表示一台交换机），而不是 %2。</translation>
         </message>
         <message>
             <source>"nbytes" must be a positive number of bytes, not %1.</source>
