@@ -50,6 +50,34 @@ def fmt_rate(bw: float) -> str:
     return f"{bw / 1e9:.3g} GB/s"
 
 
+def step_notes(topology) -> tuple:
+    """Every note step_note can give on `topology` ("" on a plain switch)."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    if getattr(topology, "n_nodes", 1) > 1:
+        return (tr("RingView", "inter-node: {link}").format(link=topology.inter.name),
+                tr("RingView", "inside the nodes: {link}").format(link=topology.intra.name),
+                tr("RingView", "{link} and the NICs").format(link=topology.intra.name))
+    if getattr(topology, "shape", None) is not None:
+        return (tr("RingView", "torus links: {link}").format(link=topology.link.name),)
+    return ()
+
+
+def step_note(run, msgs) -> str:
+    """The step line's note on a machine: are this step's messages inter-node, inside the nodes
+    (or both), or on the torus's links."""
+    topo = run.comm.topology if run.comm is not None else None
+    notes = step_notes(topo)
+    if not notes or not msgs:
+        return ""
+    if len(notes) == 1:
+        return notes[0]
+    P = topo.per_node
+    cross = [m.src >= 0 and m.dst >= 0 and m.src // P != m.dst // P for m in msgs]
+    return notes[0] if all(cross) else notes[1] if not any(cross) else notes[2]
+
+
 def machine_texts(run, texts):
     """The ring texts with what a machine adds (issue 15): every node's name and the fabric's,
     or a torus's links, and the legend's sentence about messages that leave a node."""
@@ -69,7 +97,9 @@ def machine_texts(run, texts):
                                                      "({bw_in}, α {a_in}).").format(
             bw=fmt_rate(I.bw), a=fmt_time(I.alpha), bw_in=fmt_rate(A.bw), a_in=fmt_time(A.alpha))
         title = texts.title + " · " + tr("RingView", "{N} nodes × {P}").format(N=topo.n_nodes, P=topo.per_node)
-        return replace(texts, title=title, node_names=names, fabric_name=fabric, legend=legend)
+        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
+        return replace(texts, title=title, node_names=names, fabric_name=fabric, legend=legend,
+                       step_lines=texts.step_lines + steps)
     grid = getattr(topo, "shape", None)
     if grid is not None and topo.n > 1:
         wrap = getattr(topo, "wrap", None) or (True,) * len(grid)
@@ -80,7 +110,8 @@ def machine_texts(run, texts):
             fabric = tr("RingView", "{shape} slice, {link}s of {bw} each way, without wraparound links").format(
                 shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
         title = texts.title + " · " + tr("RingView", "{shape} torus").format(shape="×".join(map(str, grid)))
-        return replace(texts, title=title, fabric_name=fabric)
+        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
+        return replace(texts, title=title, fabric_name=fabric, step_lines=texts.step_lines + steps)
     return texts
 
 
@@ -544,7 +575,11 @@ class RingView(QGraphicsView):
         if key == self._shown_coll:
             return
         self._shown_coll = key
-        self.subcaption.set_text(subcaption(run, c, t), self.colors.text)
+        text = subcaption(run, c, t)
+        if c is not None and c.n_steps:  # a machine: which links this step takes
+            note = step_note(run, [run.trace.messages[i] for i in idx.step_msgs[c.id][idx.step_shown(c.id, t)]])
+            text = f"{text} · {note}" if note else text
+        self.subcaption.set_text(text, self.colors.text)
 
     # -- predict-then-reveal hook (issue 6: app/predict_ui.py) -----------------------------
     def set_hidden_after(self, t0):

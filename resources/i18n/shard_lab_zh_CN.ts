@@ -771,6 +771,22 @@ This scenario has no stand-alone collective to show.</source>
             <source>One-shot all-reduce</source>
             <translation>一步式（one-shot）all-reduce</translation>
         </message>
+        <message>
+            <source>along the torus links, neighbour to neighbour ({link}, {bw} each way, α {a})</source>
+            <translation>沿环面链路，邻居到邻居（{link}，每个方向 {bw}，α {a}）</translation>
+        </message>
+        <message>
+            <source>inside the nodes, over {link} ({bw}, α {a})</source>
+            <translation>节点内，经 {link}（{bw}，α {a}）</translation>
+        </message>
+        <message>
+            <source>inter-node, over {link} ({bw} each way, α {a})</source>
+            <translation>跨节点，经 {link}（每个方向 {bw}，α {a}）</translation>
+        </message>
+        <message>
+            <source>{k} of {K} messages inter-node, over {link} ({bw}, α {a}); the rest inside the nodes, over {intra} ({bw_in})</source>
+            <translation>{K} 条消息中 {k} 条跨节点，经 {link}（{bw}，α {a}）；其余在节点内，经 {intra}（{bw_in}）</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -1022,6 +1038,42 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Formula</source>
             <translation>公式</translation>
+        </message>
+        <message>
+            <source>B: base latency %1</source>
+            <translation>B：基础延迟 %1</translation>
+        </message>
+        <message>
+            <source>_f: inside a node, _i: between nodes (each GPU's NIC); B: base latency %1</source>
+            <translation>_f：节点内，_i：节点之间（每块 GPU 的网卡）；B：基础延迟 %1</translation>
+        </message>
+        <message>
+            <source>all-gather inside each node ({link})</source>
+            <translation>每个节点内的 all-gather（{link}）</translation>
+        </message>
+        <message>
+            <source>all-reduce across nodes, every GPU on its own NIC ({link})</source>
+            <translation>跨节点的 all-reduce，每块 GPU 用自己的网卡（{link}）</translation>
+        </message>
+        <message>
+            <source>base latency of each collective call (NCCL's baseLat)</source>
+            <translation>每次集合通信调用的基础延迟（NCCL 的 baseLat）</translation>
+        </message>
+        <message>
+            <source>bidirectional rings on each axis of the {shape} torus</source>
+            <translation>{shape} 环面每个轴上的双向环</translation>
+        </message>
+        <message>
+            <source>reduce-scatter inside each node ({link})</source>
+            <translation>每个节点内的 reduce-scatter（{link}）</translation>
+        </message>
+        <message>
+            <source>the ring across the nodes: every step waits for its slowest hop</source>
+            <translation>跨节点的环：每一步都等最慢的一跳</translation>
+        </message>
+        <message>
+            <source>{K} lockstep ring steps, each as slow as its slower port: NVLink or the NIC</source>
+            <translation>{K} 个同步的环步，每步取决于较慢的端口：NVLink 或网卡</translation>
         </message>
     </context>
     <context>
@@ -1939,6 +1991,22 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>{shape} torus, {link}s of {bw} each way; a dashed link leaving an edge wraps round to the opposite edge</source>
             <translation>{shape} 环面，{link}每个方向 {bw}；从一边伸出的虚线链路环绕到对边</translation>
+        </message>
+        <message>
+            <source>inside the nodes: {link}</source>
+            <translation>节点内：{link}</translation>
+        </message>
+        <message>
+            <source>inter-node: {link}</source>
+            <translation>跨节点：{link}</translation>
+        </message>
+        <message>
+            <source>torus links: {link}</source>
+            <translation>环面链路：{link}</translation>
+        </message>
+        <message>
+            <source>{link} and the NICs</source>
+            <translation>{link} 与网卡</translation>
         </message>
     </context>
     <context>
