@@ -199,3 +199,39 @@ def test_the_painted_machine_has_the_fabric_between_the_nodes(qapp, machine_runs
     gap = [QColor(img.pixel(int((a.right() + b.left()) / 2), int(yy))) for yy in range(int(a.top()) + 5, int(a.bottom()) - 5)]
     assert not any(near(c, fab, 20) for c in gap)
     view.close()
+
+
+def test_the_formula_panel_writes_the_machines_closed_form_beside_the_simulated_one(machine_runs):
+    """hier: intra RS + inter AR + intra AG + 3 base latencies, each term from the literature,
+    their sum the simulated collective."""
+    from app.formula_panel import machine_form_html, machine_terms
+
+    run = machine_runs["nodes"]
+    c = run.trace.collectives[0]
+    topo = run.comm.topology
+    nvl, ib, S = topo.intra, topo.inter, c.nbytes
+    terms, total = machine_terms(topo, c.op, c.algo, S)
+    ring_in_node = 7 * (nvl.alpha + S / (8 * nvl.bw))  # Thakur et al.: (P−1)(α + S/(Pβ))
+    want = [ring_in_node, 2 * 1 * (ib.alpha + S / (16 * ib.bw)), ring_in_node, 3 * NCCL_RING_LL128_BASE]
+    assert [t[2] for t in terms] == pytest.approx(want, rel=1e-12)
+    assert total == pytest.approx(c.t_end - c.t_start, rel=1e-9)
+    text = machine_form_html(topo, c.op, c.algo, S, simulated=c.t_end - c.t_start)
+    assert "2(N − 1)·(α_i + S/(n·β_i))" in text and "3·B" in text and "equals the closed form ✓" in text
+
+
+def test_the_explanation_says_which_steps_cross_between_nodes(machine_runs):
+    from app.explain import step_where
+    from app.ring_view import step_note
+
+    run = machine_runs["nodes"]
+    topo, idx, tr = run.comm.topology, run.index, run.trace
+    notes = []
+    for k in range(tr.collectives[0].n_steps):
+        msgs = [tr.messages[i] for i in idx.step_msgs[0][k]]
+        notes.append(step_note(run, msgs))
+        if k == 7:  # hier on 2 × 8: steps 0–6 reduce-scatter in the node, 7–8 the network, then all-gather
+            assert step_where(topo, msgs).startswith("inter-node, over InfiniBand NDR 400 (50 GB/s each way, α 4 µs")
+        if k == 0:
+            assert step_where(topo, msgs).startswith("inside the nodes, over NVLink 4")
+    assert notes == ["inside the nodes: NVLink 4 (H100)"] * 7 + ["inter-node: InfiniBand NDR 400"] * 2 + \
+        ["inside the nodes: NVLink 4 (H100)"] * 7
