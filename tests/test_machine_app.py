@@ -235,3 +235,19 @@ def test_the_explanation_says_which_steps_cross_between_nodes(machine_runs):
             assert step_where(topo, msgs).startswith("inside the nodes, over NVLink 4")
     assert notes == ["inside the nodes: NVLink 4 (H100)"] * 7 + ["inter-node: InfiniBand NDR 400"] * 2 + \
         ["inside the nodes: NVLink 4 (H100)"] * 7
+
+
+def test_a_decode_step_on_a_machine_is_its_cost_model():
+    """The step timeline's engine on dgx-h100 (issue 15): one node, and two across the network
+    (hierarchical, three base latencies per all-reduce) — every op memory-bound, so the simulated
+    step equals the roofline's t_step with t_comm from the machine."""
+    from simcore import cost_model
+    from simcore.hw_specs import CHIPS
+    from simcore.llm_math import MODELS
+
+    model, chip = MODELS["llama2-7b"], CHIPS["h100"]  # 32 KV heads: n = 16 still splits them
+    for n in (8, 16):
+        comm = cost_model.simulate_decode_step(model, chip, None, n, 8, 1024,
+                                               topology=PRESETS["dgx-h100"].topology(n))
+        roof = cost_model.tp_decode_step(model, chip, None, n, 8, 1024, topology="dgx-h100")
+        assert comm.time == pytest.approx(roof["t_step"], rel=1e-9)
