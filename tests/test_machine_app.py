@@ -251,3 +251,41 @@ def test_a_decode_step_on_a_machine_is_its_cost_model():
                                                topology=PRESETS["dgx-h100"].topology(n))
         roof = cost_model.tp_decode_step(model, chip, None, n, 8, 1024, topology="dgx-h100")
         assert comm.time == pytest.approx(roof["t_step"], rel=1e-9)
+
+
+def test_calibrating_a_two_node_log_gives_both_links_and_the_machine(qapp, tmp_path):
+    """nccl-tests output of one node (8 GPUs) and of two nodes (16, ranks on two hosts): the
+    dialog fits NVLink from the first, the NIC from the second, and "Use as link" names a
+    machine of nodes with both links."""
+    from test_calibrate import nccl_text
+
+    from app.calibration import CalibrationDialog
+    from simcore.comm_sim import LINKS, LinkSpec
+    from simcore.topo_collectives import t_ring_nodes
+
+    intra, inter = LinkSpec("true NVLink", 5e-6, 360e9), LinkSpec("true IB", 12e-6, 48e9)
+    sizes = [2**k for k in range(16, 31, 2)]
+    one = nccl_text("all-reduce", 8, alpha=intra.alpha, bw=intra.bw, sizes=sizes)
+    two = nccl_text("all-reduce", 16, sizes=sizes, hosts=["node01"] * 8 + ["node02"] * 8,
+                    times=lambda S: t_ring_nodes("all-reduce", 8, 2, S, intra, inter))
+    path = tmp_path / "two_nodes.txt"
+    path.write_text(one + two)
+    dlg = CalibrationDialog()
+    got = []
+    dlg.machine_ready.connect(lambda key, n: got.append((key, n)))
+    try:
+        assert dlg.open_nccl_file(str(path))
+        fitted_intra, fitted_inter = dlg.links()
+        assert fitted_intra.bw == pytest.approx(intra.bw, rel=0.05)
+        assert fitted_inter.bw == pytest.approx(inter.bw, rel=0.05)
+        assert fitted_inter.alpha == pytest.approx(inter.alpha, rel=0.2)
+        dlg._on_use_clicked()
+        assert got == [("measured-nodes", 16)]
+        lay = PRESETS["measured-nodes"].layout(16)
+        assert (lay.kind, lay.nodes, lay.per_node) == ("nodes", 2, 8)
+        assert lay.inter == fitted_inter and lay.intra.bw == pytest.approx(intra.bw, rel=0.05)
+    finally:
+        PRESETS.pop("measured-nodes", None)
+        LINKS.pop("measured-inter", None)
+        LINKS.pop("measured", None)
+        dlg.close()

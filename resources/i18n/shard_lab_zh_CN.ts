@@ -231,6 +231,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>无法使用 %1：%2</translation>
         </message>
         <message>
+            <source>Read %1: inside a node %2; between nodes α = %3 µs, β = %4 GB/s (%5)</source>
+            <translation>已读取 %1：节点内 %2；节点之间 α = %3 µs，β = %4 GB/s（%5）</translation>
+        </message>
+        <message>
             <source>Read %1: %2</source>
             <translation>已读取 %1：%2</translation>
         </message>
@@ -253,6 +257,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>measured</source>
             <translation>实测</translation>
+        </message>
+        <message>
+            <source>Between nodes: α = %1 µs   β = %2 GB/s (inside a node: NVLink 4 assumed)</source>
+            <translation>节点之间：α = %1 µs   β = %2 GB/s（节点内：假定为 NVLink 4）</translation>
         </message>
         <message>
             <source>it is larger than %1 MiB; nccl-tests output is far smaller</source>
