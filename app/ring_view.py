@@ -55,21 +55,31 @@ def step_notes(topology) -> tuple:
     from PySide6.QtCore import QCoreApplication
 
     tr = QCoreApplication.translate
+    base = float(getattr(topology, "base", 0.0))
+    wait = (tr("RingView", "base latency {B}: the call starts").format(B=fmt_time(base)),) if base > 0 else ()
     if getattr(topology, "n_nodes", 1) > 1:
         return (tr("RingView", "inter-node: {link}").format(link=topology.inter.name),
                 tr("RingView", "inside the nodes: {link}").format(link=topology.intra.name),
-                tr("RingView", "{link} and the NICs").format(link=topology.intra.name))
+                tr("RingView", "{link} and the NICs").format(link=topology.intra.name)) + wait
     if getattr(topology, "shape", None) is not None:
-        return (tr("RingView", "torus links: {link}").format(link=topology.link.name),)
-    return ()
+        return (tr("RingView", "torus links: {link}").format(link=topology.link.name),) + wait
+    return wait
 
 
-def step_note(run, msgs) -> str:
+def step_note(run, msgs, t=None) -> str:
     """The step line's note on a machine: are this step's messages inter-node, inside the nodes
-    (or both), or on the torus's links."""
+    (or both), or on the torus's links; at time t before any of them starts, the collective
+    call's base latency."""
     topo = run.comm.topology if run.comm is not None else None
     notes = step_notes(topo)
     if not notes or not msgs:
+        return ""
+    base = float(getattr(topo, "base", 0.0))
+    if base > 0 and t is not None and t < min(m.t_start for m in msgs) - 1e-12:
+        return notes[-1]
+    if base > 0:
+        notes = notes[:-1]
+    if not notes:
         return ""
     if len(notes) == 1:
         return notes[0]
@@ -571,15 +581,23 @@ class RingView(QGraphicsView):
         self.clock_label.set_text(self.tr("t = {t} of {T}").format(t=fmt_time(t), T=fmt_time(total)),
                                   self.colors.text)
         key = (None,) if c is None else (c.id, idx.step_shown(c.id, t), idx.steps_done(c.id, t),
-                                         t <= c.t_start + idx.eps)
+                                         t <= c.t_start + idx.eps, self._waiting(c, t))
         if key == self._shown_coll:
             return
         self._shown_coll = key
         text = subcaption(run, c, t)
         if c is not None and c.n_steps:  # a machine: which links this step takes
-            note = step_note(run, [run.trace.messages[i] for i in idx.step_msgs[c.id][idx.step_shown(c.id, t)]])
+            note = step_note(run, [run.trace.messages[i] for i in idx.step_msgs[c.id][idx.step_shown(c.id, t)]], t)
             text = f"{text} · {note}" if note else text
         self.subcaption.set_text(text, self.colors.text)
+
+    def _waiting(self, c, t) -> bool:
+        """Is the shown step's call still in its base latency (no message of it started)?"""
+        if not c.n_steps or getattr(self.run.comm, "topology", None) is None or \
+                float(getattr(self.run.comm.topology, "base", 0.0)) <= 0:
+            return False
+        ids = np.asarray(self.run.index.step_msgs[c.id][self.run.index.step_shown(c.id, t)], dtype=np.int64)
+        return bool(len(ids)) and bool(t < self._cols["t_start"][ids].min() - 1e-12)
 
     # -- predict-then-reveal hook (issue 6: app/predict_ui.py) -----------------------------
     def set_hidden_after(self, t0):

@@ -289,3 +289,14 @@ def test_calibrating_a_two_node_log_gives_both_links_and_the_machine(qapp, tmp_p
         LINKS.pop("measured-inter", None)
         LINKS.pop("measured", None)
         dlg.close()
+
+
+def test_the_step_line_names_the_base_latency_while_a_call_waits(machine_runs):
+    from app.ring_view import step_note
+
+    run = machine_runs["nodes"]
+    c, idx, tr = run.trace.collectives[0], run.index, run.trace
+    first = [tr.messages[i] for i in idx.step_msgs[0][0]]
+    assert min(m.t_start for m in first) == pytest.approx(c.t_start + NCCL_RING_LL128_BASE, rel=1e-12)
+    assert step_note(run, first, c.t_start + 1e-6) == "base latency 14 µs: the call starts"
+    assert step_note(run, first, c.t_start + NCCL_RING_LL128_BASE + 1e-7) == "inside the nodes: NVLink 4 (H100)"

@@ -2016,6 +2016,10 @@ Ctrl+Shift+S  保存截图</translation>
             <source>{link} and the NICs</source>
             <translation>{link} 与网卡</translation>
         </message>
+        <message>
+            <source>base latency {B}: the call starts</source>
+            <translation>基础延迟 {B}：调用正在启动</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
