@@ -600,7 +600,9 @@ def _torus(header, scale, font, font_at, texts, shape, radial, force):
         bw = min(cw * 0.6, 160 * s)
         bh = min(chh - lab_h - 0.4 * chh, 90 * s)
         rows_need = math.ceil(nc / (1 if nc <= 1 else min(nc, 8)))
-        if (bw >= max(lab_w, 0) and bw >= 14 and bh >= 3 * rows_need + 4 and cw - bw >= 12
+        # a name centred above its box ends left of the column's link and the blocks beside it
+        clear = lab_w / 2 <= (COLUMN_AT - 0.5) * bw - 0.65 * min(theme.SIZE_PX["block"] * s, 0.45 * (cw - bw))
+        if (clear and bw >= 14 and bh >= 3 * rows_need + 4 and cw - bw >= 12
                 and chh - bh - lab_h >= 10):
             break
     else:
@@ -665,9 +667,19 @@ def _edge_link(a: DeviceBox, b: DeviceBox) -> QLineF:
         return QLineF(left.right(), y, right.left(), y)
     if abs(a.centre.x() - b.centre.x()) < 1e-6:  # same column
         top, bot = (ra, rb) if ra.center().y() < rb.center().y() else (rb, ra)
-        x = a.centre.x()
+        x = column_x(a)
         return QLineF(x, top.bottom(), x, bot.top())
     return QLineF(a.centre, b.centre)  # another slab (3-D): straight across
+
+
+COLUMN_AT = 0.86  # a column's links run at this fraction of the box's width: clear of the name above it
+
+
+def column_x(dev: DeviceBox) -> float:
+    """The x of the links along a grid column: towards the box's right end, beside its name
+    (centred above the box), so the blocks riding them never pass under a name."""
+    r = dev.rect()
+    return r.left() + COLUMN_AT * r.width()
 
 
 def _wrap_stubs(last: DeviceBox, first: DeviceBox, length: float):
@@ -676,7 +688,7 @@ def _wrap_stubs(last: DeviceBox, first: DeviceBox, length: float):
     if abs(last.centre.y() - first.centre.y()) < 1e-6:  # along a row: right of last, left of first
         y = last.centre.y()
         return [QLineF(rl.right(), y, rl.right() + length, y), QLineF(rf.left(), y, rf.left() - length, y)]
-    x = last.centre.x()
+    x = column_x(last)
     return [QLineF(x, rl.bottom(), x, rl.bottom() + length), QLineF(x, rf.top(), x, rf.top() - length)]
 
 
@@ -707,21 +719,24 @@ def message_path(lay: RingLayout, src: int, dst: int):
     forward = (cs[a] + 1) % size == cd[a]
     off = lay.lane_offset * (1 if forward else -1)
     A, B = lay.devices[src], lay.devices[dst]
+    vertical = abs(A.centre.x() - B.centre.x()) < 1e-6
+    ca = QPointF(column_x(A), A.centre.y()) if vertical else A.centre  # a column's links run beside the names
+    cb = QPointF(column_x(B), B.centre.y()) if vertical else B.centre
     if abs(cs[a] - cd[a]) == 1 or size == 2:  # neighbours on the drawing: the straight link, own side
-        ln = QLineF(A.centre, B.centre)
+        ln = QLineF(ca, cb)
         u = ln.unitVector()
         v = QPointF(-(u.p2().y() - u.p1().y()), u.p2().x() - u.p1().x())
         rs, rd = A.rect(), B.rect()
-        p1 = _edge_point(A.centre, B.centre, rs) + v * off
-        p2 = _edge_point(B.centre, A.centre, rd) + v * off
+        p1 = _edge_point(ca, cb, rs) + v * off
+        p2 = _edge_point(cb, ca, rd) + v * off
         return [(p1, p2)]
     # round the wraparound link: leave the sender outwards, arrive from outside the receiver
-    out = B.centre - A.centre
+    out = cb - ca
     ln = math.hypot(out.x(), out.y()) or 1.0
     u = QPointF(-out.x() / ln, -out.y() / ln)  # away from the receiver: the way the wrap leaves
     reach = max(lay.wrap_stubs[0].length() - lay.block / 2, 1.0) if lay.wrap_stubs else lay.block
-    e1 = _edge_point(A.centre, A.centre + u * 1000, A.rect())
-    e2 = _edge_point(B.centre, B.centre - u * 1000, B.rect())
+    e1 = _edge_point(ca, ca + u * 1000, A.rect())
+    e2 = _edge_point(cb, cb - u * 1000, B.rect())
     v = QPointF(-u.y(), u.x()) * off
     return [(e1 + v, e1 + u * reach + v), (e2 - u * reach + v, e2 + v)]
 

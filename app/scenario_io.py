@@ -12,6 +12,9 @@ pickle, never eval):
      #   alpha in seconds per message, bw in bytes/s per direction (simcore.comm_sim.LinkSpec)
      # on a named machine (simcore.topology_presets) the collectives run on its wiring:
      #   "scenario": {..., "n": 16, "algo": "hier", "topology": "dgx-h100"}
+     # or on a machine described in full (simcore.topology_presets.preset_from_spec):
+     #   "topology": {"kind": "torus", "shape": [4, 4], "link": "tpu-v5e-ici"}
+     #   "topology": {"kind": "nodes", "nodes": 2, "per_node": 8, "intra": "nvlink4", "inter": "ib-ndr400"}
      "playback": {"step": 3},          # optional: the step boundary to open at
      "note": "lecture 4, slide 12"}    # optional: free text
 
@@ -107,7 +110,15 @@ def _check_algo(v):
 
 
 def _check_topology(v):
-    """A machine by name: "" (one switch) or a simcore.topology_presets key."""
+    """A machine by name: "" (one switch) or a simcore.topology_presets key; or a machine spec
+    (an object, topology_presets.preset_from_spec), registered for this session by its key."""
+    if isinstance(v, dict):
+        from simcore.topology_presets import register_spec
+
+        try:
+            return register_spec(v)
+        except ValueError as e:
+            raise _err(QCoreApplication.translate("ScenarioIO", "\"topology\": %1."), str(e)) from None
     if not isinstance(v, str) or (v and v not in PRESETS):
         raise _err(QCoreApplication.translate(
             "ScenarioIO", "\"topology\" must be one of %1 (or \"\" for one switch), not %2."),
@@ -172,6 +183,12 @@ def scenario_to_dict(sc: Scenario) -> dict:
         d["link_spec"] = link_to_dict(LINKS[sc.link])
     if not d.get("topology"):
         d.pop("topology", None)  # one switch: the file reads as before machines existed
+    else:
+        from simcore.topology_presets import spec_of
+
+        spec = spec_of(d["topology"])
+        if spec is not None:  # a machine made from a spec: the spec travels, not its session key
+            d["topology"] = spec
     return d
 
 

@@ -113,6 +113,8 @@ class HardwarePreset:
     max_devices: int = 4096
     base: float = 0.0
     source: str = ""
+    wrap_all: bool = False  # a torus with its wraparound link on every axis (a spec's torus)
+    spec: tuple = ()  # a machine made from a spec (preset_from_spec): its (key, value) pairs
 
     # -- which n ------------------------------------------------------------------------
     def valid_degrees(self, max_n=None):
@@ -148,6 +150,8 @@ class HardwarePreset:
                 return Layout("torus", 1, intra, shape=(1,), wrap=(False,), base=self.base)
             shape = next(s for s in self.slices if math.prod(s) == n)
             wrap = tuple(a == self.full_axis for a in shape)
+            if self.wrap_all:
+                wrap = (True,) * len(shape)
             if self.wrap_whole_slice and not all(wrap):
                 wrap = (False,) * len(shape)
             return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap, base=self.base)
@@ -303,3 +307,76 @@ def check_machine(op, key, n, algo, collective_ops=("all-gather", "reduce-scatte
     offered = offered_algos(key, int(n), op)
     if algo not in offered:
         raise ValueError(f"{preset.name} with {n} chips runs {op} as {', '.join(offered)}, not {algo!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# A machine from a spec (scenario files): nodes or a torus with links by name
+# ---------------------------------------------------------------------------------------
+SPEC_FIELDS = {"nodes": ("kind", "nodes", "per_node", "intra", "inter", "base"),
+               "torus": ("kind", "shape", "link", "base")}
+
+
+def _whole(v, what, lo=1, hi=4096):
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise ValueError(f"a machine spec's {what} must be a whole number from {lo} to {hi}, got {v!r}")
+    return v
+
+
+def preset_from_spec(spec) -> HardwarePreset:
+    """
+    A machine described by a dict, as a scenario file may carry it:
+      {"kind": "nodes", "nodes": 2, "per_node": 8, "intra": "nvlink4", "inter": "ib-ndr400"}
+      {"kind": "torus", "shape": [4, 4], "link": "tpu-v5e-ici"}   (wraparound on every axis)
+    and optionally "base": the per-collective base latency in seconds (default 0). Links are
+    comm_sim.LINKS keys. ValueError names the first thing wrong.
+    """
+    if not isinstance(spec, dict) or spec.get("kind") not in SPEC_FIELDS:
+        raise ValueError("a machine spec is an object whose \"kind\" is \"nodes\" or \"torus\"")
+    kind = spec["kind"]
+    unknown = sorted(set(spec) - set(SPEC_FIELDS[kind]))
+    if unknown:
+        raise ValueError(f"a {kind} machine spec has no field {unknown[0]!r} (fields: {', '.join(SPEC_FIELDS[kind])})")
+    base = spec.get("base", 0.0)
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not (math.isfinite(base) and 0 <= base <= 1):
+        raise ValueError(f"a machine spec's base latency must be seconds from 0 to 1, got {base!r}")
+    for f in SPEC_FIELDS[kind][1:-1]:
+        if f not in spec:
+            raise ValueError(f"a {kind} machine spec needs {f!r}")
+    if kind == "nodes":
+        N, P = _whole(spec["nodes"], "nodes"), _whole(spec["per_node"], "per_node")
+        if N * P > 4096:
+            raise ValueError(f"a machine spec of {N} nodes × {P} is more than 4096 devices")
+        intra, inter = _link(spec["intra"]), _link(spec["inter"])
+        key = f"nodes-{N}x{P}-{spec['intra']}-{spec['inter']}" + (f"-base{base:g}" if base else "")
+        return HardwarePreset(key, f"{N} nodes × {P} ({intra.name}, {inter.name})", "h100", "nodes", P,
+                              spec["intra"], spec["inter"], max_devices=N * P, base=float(base),
+                              source="a scenario file's machine spec", spec=tuple(sorted(spec.items())))
+    shape = spec["shape"]
+    if not isinstance(shape, (list, tuple)) or not 1 <= len(shape) <= 3:
+        raise ValueError(f"a torus spec's shape is a list of 1 to 3 sizes, got {shape!r}")
+    shape = tuple(_whole(a, "torus axis", 1, 256) for a in shape)
+    if math.prod(shape) > 4096:
+        raise ValueError(f"a torus of shape {shape} is more than 4096 devices")
+    link = _link(spec["link"])
+    axes = "x".join(map(str, shape))
+    key = f"torus-{axes}-{spec['link']}" + (f"-base{base:g}" if base else "")
+    items = tuple(sorted({**spec, "shape": list(shape)}.items(), key=lambda kv: kv[0]))
+    return HardwarePreset(key, f"{axes} torus ({link.name}, wraparound)", "tpu-v5e", "torus", math.prod(shape),
+                          spec["link"], slices=(shape,), max_devices=math.prod(shape), base=float(base),
+                          wrap_all=True, source="a scenario file's machine spec",
+                          spec=tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in items))
+
+
+def register_spec(spec) -> str:
+    """Make the machine of `spec` available by its key (PRESETS) for this session; returns the key."""
+    preset = preset_from_spec(spec)
+    PRESETS[preset.key] = preset
+    return preset.key
+
+
+def spec_of(key):
+    """The spec dict a machine was made from (preset_from_spec), or None for a named preset."""
+    preset = PRESETS.get(key)
+    if preset is None or not preset.spec:
+        return None
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in preset.spec}

@@ -300,3 +300,38 @@ def test_the_step_line_names_the_base_latency_while_a_call_waits(machine_runs):
     assert min(m.t_start for m in first) == pytest.approx(c.t_start + NCCL_RING_LL128_BASE, rel=1e-12)
     assert step_note(run, first, c.t_start + 1e-6) == "base latency 14 µs: the call starts"
     assert step_note(run, first, c.t_start + NCCL_RING_LL128_BASE + 1e-7) == "inside the nodes: NVLink 4 (H100)"
+
+
+def test_a_scenario_file_may_describe_its_machine(qapp):
+    """"topology" as a spec: a 4×4 torus with wraparound links, or nodes with links by name;
+    it round-trips as the spec, and a bad spec says what is wrong."""
+    from app.scenario_io import ScenarioFileError, dumps, loads
+    from app.state import Scenario
+
+    spec = {"kind": "torus", "shape": [4, 4], "link": "tpu-v5e-ici"}
+    doc = ('{"schema": "shard-lab-scenario", "version": 1, "scenario": {"kind": "all-gather", "n": 16, '
+           '"algo": "torus", "nbytes": 1048576, "link": "nvlink4", "topology": %s}}')
+    import json
+
+    try:
+        sf = loads(doc % json.dumps(spec))
+        lay = PRESETS[sf.scenario.topology].layout(16)
+        assert (lay.kind, lay.shape, lay.wrap) == ("torus", (4, 4), (True, True))
+        assert json.loads(dumps(sf.scenario))["scenario"]["topology"] == spec
+        assert loads(dumps(sf.scenario)).scenario == sf.scenario
+        nodes = {"kind": "nodes", "nodes": 2, "per_node": 4, "intra": "nvlink4", "inter": "ib-ndr400", "base": 14e-6}
+        sc = loads(doc.replace('"all-gather", "n": 16, "algo": "torus"', '"all-reduce", "n": 8, "algo": "hier"')
+                   % json.dumps(nodes)).scenario
+        assert PRESETS[sc.topology].topology(8).base == 14e-6
+        assert Scenario().with_changes(kind="all-reduce", n=8, topology=sc.topology).algo == "hier"
+        bad = {json.dumps({"kind": "ring"}): "kind",
+               json.dumps({**spec, "shape": [4, 4, 4, 4]}): "1 to 3 sizes",
+               json.dumps({**spec, "link": "warp"}): "unknown link 'warp'",
+               json.dumps({**spec, "wires": 3}): "no field 'wires'",
+               json.dumps({**nodes, "base": -1}): "base latency"}
+        for text, message in bad.items():
+            with pytest.raises(ScenarioFileError, match=message):
+                loads(doc % text)
+    finally:
+        for k in [k for k in PRESETS if k.startswith(("torus-", "nodes-"))]:
+            PRESETS.pop(k)

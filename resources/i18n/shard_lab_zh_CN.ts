@@ -2040,6 +2040,10 @@ Ctrl+Shift+S  保存截图</translation>
             <translation>"algo" 必须是 %1 之一，而不是 %2。</translation>
         </message>
         <message>
+            <source>"topology": %1.</source>
+            <translation>"topology"：%1。</translation>
+        </message>
+        <message>
             <source>"topology" must be one of %1 (or "" for one switch), not %2.</source>
             <translation>"topology" 必须是 %1 之一（或 "" 表示一台交换机），而不是 %2。</translation>
         </message>
