@@ -309,8 +309,8 @@ class ControlPanel(QWidget):
         changes = {"topology": key}
         if key:
             preset = PRESETS[key]
-            if not preset.is_valid(sc.n) or sc.n == 1:  # a group that shows the machine: two nodes, a torus slice
-                changes["n"] = MACHINE_N.get(key, preset.valid_degrees(scenarios.MAX_N)[-1])
+            # the group that shows the machine (two DGX nodes, a torus slice); n can change after
+            changes["n"] = MACHINE_N.get(key) or preset.valid_degrees(scenarios.MAX_N)[-1]
             if sc.kind not in scenarios.COLLECTIVE_KINDS:  # machines run the collectives
                 changes["kind"] = "all-reduce"
             n = changes.get("n", sc.n)

@@ -335,3 +335,32 @@ def test_a_scenario_file_may_describe_its_machine(qapp):
     finally:
         for k in [k for k in PRESETS if k.startswith(("torus-", "nodes-"))]:
             PRESETS.pop(k)
+
+
+def test_the_machine_layout_keeps_its_texts_apart_in_chinese(qapp, machine_runs):
+    from app import i18n
+    from app.ring_layout import overlaps, ring_layout
+
+    i18n.set_language(qapp, "zh")
+    texts, shape = _inputs(machine_runs["nodes"])
+    assert texts.node_names[1].startswith("节点 1")
+    for (W, H), scale in ((s, k) for s in SCREENS for k in SCALES):
+        lay = ring_layout(W, H * 0.8, scale, texts, shape)
+        assert overlaps(lay.texts()) == [], f"zh {W}x{H} {scale}x"
+
+
+def test_choosing_a_machine_in_the_dock_opens_a_group_that_shows_it(qapp):
+    from app.controls import ControlPanel
+    from app.state import ScenarioModel
+
+    model = ScenarioModel()
+    panel = ControlPanel(model)
+    panel.machine.activated.emit(panel.machine.findData("dgx-h100"))
+    sc = model.scenario
+    assert (sc.topology, sc.n, sc.kind, sc.algo) == ("dgx-h100", 16, "all-gather", "ring")
+    panel.op.activated.emit(panel.op.findData("all-reduce"))
+    assert [panel.algo.itemData(i) for i in range(panel.algo.count())] == ["hier", "ring-nodes"]
+    assert not panel.link.isEnabled()
+    panel.machine.activated.emit(panel.machine.findData(""))
+    assert model.scenario.topology == "" and model.scenario.algo == "ring" and panel.link.isEnabled()
+    panel.close()
