@@ -40,6 +40,9 @@ KINDS = ("all-gather", "reduce-scatter", "all-reduce", "matmul-1", "matmul-2", "
 COLLECTIVE_KINDS = ("all-gather", "reduce-scatter", "all-reduce")
 ALGO_KINDS = ("all-reduce", "matmul-3", "tp-forward", "decode")  # kinds where the all-reduce algorithm is a choice
 MAX_N = 256  # the ring view, timeline and buffers draw at most this many devices
+# on a machine (issue 15) the topology's algorithms time message by message: a whole NVL72 rack
+# or 8 DGX nodes build in well under a second, 32 nodes would take 15 s
+MACHINE_MAX_N, MACHINE_MAX_N_CHANNELS = 72, 32
 MAX_BYTES = 2.0 ** 40
 
 
@@ -63,6 +66,9 @@ def validate(sc) -> None:
         from simcore.topology_presets import check_machine
 
         check_machine(sc.kind, machine, n, sc.algo, COLLECTIVE_KINDS)
+        if n > MACHINE_MAX_N or (sc.algo == "ring-nodes" and n > MACHINE_MAX_N_CHANNELS):
+            raise ValueError(f"on a machine the app simulates every message while you watch: at most "
+                             f"{MACHINE_MAX_N} devices ({MACHINE_MAX_N_CHANNELS} with NCCL's channel rings), got {n}")
     elif sc.algo not in ALLREDUCE_ALGOS:
         raise ValueError(f"unknown algorithm {sc.algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
     elif not takes_algo(sc.kind) and sc.algo != "ring":

@@ -364,3 +364,16 @@ def test_choosing_a_machine_in_the_dock_opens_a_group_that_shows_it(qapp):
     panel.machine.activated.emit(panel.machine.findData(""))
     assert model.scenario.topology == "" and model.scenario.algo == "ring" and panel.link.isEnabled()
     panel.close()
+
+
+def test_a_machine_too_large_to_watch_is_refused_with_a_reason(qapp):
+    from app.state import ScenarioModel
+
+    model = ScenarioModel()
+    said = []
+    model.error.connect(said.append)
+    assert not model.update(kind="all-reduce", topology="dgx-h100", n=128)
+    assert "at most 72 devices" in said[-1]
+    assert not model.update(kind="all-reduce", topology="dgx-h100", n=64, algo="ring-nodes")
+    assert "32 with NCCL's channel rings" in said[-1]
+    assert model.scenario.topology == ""  # the scenario in place is kept
