@@ -91,6 +91,7 @@ class CalibrationDialog(QDialog):
     """
 
     link_ready = Signal(object)  # comm_sim.LinkSpec, when the user clicks "Use as link"
+    machine_ready = Signal(str, int)  # a two-node fit's machine (topology_presets key) and its GPUs
 
     def __init__(self, parent=None, measure_fn=None, sync=False):
         super().__init__(parent)
@@ -102,6 +103,7 @@ class CalibrationDialog(QDialog):
         self._thread: QThread | None = None
         self._points: list = []
         self._fit: Fit | None = None
+        self._calibration = None  # calibrate.Calibration of a log with runs over several nodes
         self._source = ""  # "measure" | "nccl" — decides the default link name
         self._nccl_name = ""
         self._curves = {}  # (op, algo) -> (scatter item, model curve item), created once per key
@@ -364,7 +366,17 @@ class CalibrationDialog(QDialog):
             if len(raw) > NCCL_MAX_BYTES:
                 raise ValueError(self.tr("it is larger than %1 MiB; nccl-tests output is far smaller")
                                  .replace("%1", str(NCCL_MAX_BYTES >> 20)))
-            tables = calibrate.parse_nccl_tests(raw.decode("utf-8", errors="replace"))
+            text = raw.decode("utf-8", errors="replace")
+            tables = calibrate.parse_nccl_tests(text, allow_multi_node=True)
+            # runs over several nodes: the intra-node link from the one-node runs (or NVLink 4
+            # when there are none) and the inter-node link fitted to the rest (issue 15)
+            self._calibration = None
+            if any(t.nodes > 1 for t in tables):
+                from simcore.comm_sim import NVLINK4
+
+                intra = None if any(t.nodes == 1 for t in tables) else NVLINK4
+                self._calibration = calibrate.calibrate_nccl_tests(text, intra=intra)
+                tables = [t for t in tables if t.nodes == 1] or tables
         except (OSError, ValueError) as e:
             msg = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             self._set_status(self.tr("Cannot use %1: %2").replace("%1", os.path.basename(path)).replace("%2", msg),
@@ -373,8 +385,19 @@ class CalibrationDialog(QDialog):
         self._source = "nccl"
         ns = "/".join(str(n) for n in sorted({t.n for t in tables}))
         self._nccl_name = f"nccl-tests, {ns} GPUs"
-        ok = self.set_points([p for t in tables for p in t.points()])
-        if ok:
+        cal = self._calibration
+        if cal is not None and cal.intra is None:  # only multi-node runs: the fit is the network's
+            ok = self._set_multi_node_only(cal)
+        else:
+            ok = self.set_points([p for t in tables for p in t.points()])
+        if ok and cal is not None:
+            self._set_status(self.tr("Read %1: inside a node %2; between nodes α = %3 µs, β = %4 GB/s (%5)")
+                             .replace("%1", os.path.basename(path))
+                             .replace("%2", cal.intra.name if cal.intra is not None else "NVLink 4 (assumed)")
+                             .replace("%3", f"{cal.inter.alpha * 1e6:.3g}").replace("%4", f"{cal.inter.bw / 1e9:.3g}")
+                             .replace("%5", ", ".join(f"{t.op} {t.nodes}×{t.per_node}" for t in cal.tables
+                                                      if t.nodes > 1)))
+        elif ok:
             self._set_status(self.tr("Read %1: %2").replace("%1", os.path.basename(path))
                              .replace("%2", ", ".join(f"{t.op} n={t.n}" for t in tables)))
         return ok
@@ -457,7 +480,34 @@ class CalibrationDialog(QDialog):
         self.status.setText(text)
         self.status.setStyleSheet(f"color: {theme.palette().error};" if error else "")
 
+    def _set_multi_node_only(self, cal) -> bool:
+        """A log of multi-node runs only: show the inter-node fit; the intra link is NVLink 4."""
+        self._points = [p for t in cal.tables for p in t.points()]
+        self._fit = None
+        self._draw()
+        self.result.setText(self.tr("Between nodes: α = %1 µs   β = %2 GB/s (inside a node: NVLink 4 assumed)")
+                            .replace("%1", f"{cal.inter.alpha * 1e6:.3g}").replace("%2", f"{cal.inter.bw / 1e9:.3g}"))
+        self.use_button.setEnabled(True)
+        return True
+
+    def links(self):
+        """(intra, inter) LinkSpecs of the last fit; inter is None unless the log spans several nodes."""
+        cal = self._calibration
+        if cal is not None and cal.inter is not None:
+            from simcore.comm_sim import NVLINK4
+
+            return (self.link() or cal.intra or NVLINK4), cal.inter
+        return self.link(), None
+
     def _on_use_clicked(self):
+        intra, inter = self.links()
+        if inter is not None:  # both links: a machine of nodes with them, and the scenario on it
+            key, n = register_measured_machine(intra, inter, self._calibration)
+            if intra is not None:
+                self.link_ready.emit(intra)
+            self.machine_ready.emit(key, n)
+            self.accept()
+            return
         link = self.link()
         if link is not None:
             from .scenario_io import remember_calibration
@@ -465,3 +515,25 @@ class CalibrationDialog(QDialog):
             remember_calibration(link)  # offered again after a restart (Classroom.restore_session)
             self.link_ready.emit(link)
             self.accept()
+
+
+def register_measured_machine(intra, inter, cal):
+    """
+    A machine of nodes with the calibrated links (issue 15): intra inside a node, inter on every
+    GPU's NIC, per node as many GPUs as the log's multi-node runs had. Registers the two links in
+    comm_sim.LINKS and the machine in topology_presets.PRESETS (as "measured-nodes") for this
+    session; returns (its key, the largest run's GPU count).
+    """
+    from simcore.comm_sim import LINKS
+    from simcore.topology_presets import PRESETS, HardwarePreset
+
+    multi = [t for t in cal.tables if t.nodes > 1]
+    per_node = max(multi, key=lambda t: t.n).per_node
+    n = max(t.n for t in multi)
+    LINKS["measured"], LINKS["measured-inter"] = intra, inter
+    key = "measured-nodes"
+    PRESETS[key] = HardwarePreset(key, f"Measured ({per_node} per node)", "h100", "nodes", per_node, "measured",
+                                  "measured-inter", max_devices=256,
+                                  source="nccl-tests log: " + ", ".join(f"{t.op} {t.nodes}x{t.per_node}"
+                                                                        for t in cal.tables))
+    return key, n

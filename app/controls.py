@@ -1,5 +1,5 @@
 """
-The control dock: scenario, operation, algorithm, n, message size, link. Every change goes
+The control dock: scenario, operation, algorithm, n, message size, machine, link. Every change goes
 through `ScenarioModel.update`; a value the engine refuses leaves the previous scenario in
 place and shows the engine's sentence in red until the next good change.
 """
@@ -12,12 +12,18 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QFormLayout, QLabel,
 
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS
 from simcore.scenarios import parse_bytes
+from simcore.topology_presets import PRESETS, offered_algos
 
 from . import scenarios, theme
 from .explain import algo_text, fmt_bytes
 
 GROUPS = ("collective", "matmul", "tp-forward", "decode")
 SIZE_PRESETS = (2**12, 2**16, 2**20, 2**24, 2**28, 2**30)
+
+
+# the group a machine opens with: one that shows its wiring (two DGX nodes, a 4×4 torus slice,
+# one NVL72 rack, a full TPU v4 cube)
+MACHINE_N = {"dgx-h100": 16, "gb200-nvl72": 72, "tpu-v5e-16x16": 16, "tpu-v4-4x4x4": 64}
 
 
 def group_of(kind: str) -> str:
@@ -70,12 +76,13 @@ class ControlPanel(QWidget):
         self.size_combo = QComboBox(objectName="sizeCombo")
         self.size_combo.setEditable(True)
         self.size_combo.setInsertPolicy(QComboBox.NoInsert)
+        self.machine = QComboBox(objectName="machineCombo")
         self.link = QComboBox(objectName="linkCombo")
         for key, spec in LINKS.items():
             self.link.addItem(spec.name, key)
         for b in SIZE_PRESETS:
             self.size_combo.addItem(fmt_bytes(b), float(b))
-        for combo in (self.group, self.op, self.algo, self.size_combo, self.link):
+        for combo in (self.group, self.op, self.algo, self.size_combo, self.machine, self.link):
             # the dock stays narrow: long names are elided in the closed combo, shown in full when open
             combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(8)
@@ -86,8 +93,9 @@ class ControlPanel(QWidget):
         self.hint.setWordWrap(True)
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
-        self._labels = [QLabel() for _ in range(6)]
-        for lab, w in zip(self._labels, (self.group, self.op, self.algo, self.n, self.size_combo, self.link)):
+        self._labels = [QLabel() for _ in range(7)]
+        for lab, w in zip(self._labels, (self.group, self.op, self.algo, self.n, self.size_combo, self.machine,
+                                         self.link)):
             lab.setBuddy(w)
             form.addRow(lab, w)
         lay = QVBoxLayout(self)
@@ -106,6 +114,7 @@ class ControlPanel(QWidget):
         self.size_combo.activated.connect(self._on_size_activated)
         self.size_combo.lineEdit().editingFinished.connect(self._on_size_editing_finished)
         self.link.activated.connect(self._on_link_activated)
+        self.machine.activated.connect(self._on_machine_activated)
         model.changed.connect(self._on_model_changed)
         model.error.connect(self._on_model_error)
         theme.notifier().changed.connect(self._apply_theme)
@@ -122,7 +131,7 @@ class ControlPanel(QWidget):
         self.setWindowTitle(self.tr("Scenario"))
         for lab, text in zip(self._labels, (self.tr("&Scenario"), self.tr("&Operation"), self.tr("&Algorithm"),
                                             self.tr("&Devices n"), self.tr("Message si&ze S"),
-                                            self.tr("&Link"))):
+                                            self.tr("&Machine"), self.tr("&Link"))):
             lab.setText(text)
         self.keys.setText(self.tr("Keys: Space play/pause · ← → step · Home/End · [ ] speed · O loop"))
         self.n.setToolTip(self.tr("Devices: a whole number from 1 to {max}").format(max=scenarios.MAX_N))
@@ -144,8 +153,23 @@ class ControlPanel(QWidget):
             return [(f"matmul-{k}", self.tr("Case {k}").format(k=k)) for k in range(1, 5)]
         return [(group, self.tr("2 all-reduces per layer + logits all-gather"))]
 
-    def _algo_names(self):
-        return {k: algo_text("all-reduce", k).name for k in ALLREDUCE_ALGOS}  # the registry's, in its order
+    def _algo_names(self, sc=None):
+        """The algorithms on offer: the registry's on one switch, the machine's on a named one."""
+        if sc is None or not sc.topology:
+            return {k: algo_text("all-reduce", k).name for k in ALLREDUCE_ALGOS}  # the registry's, in its order
+        names = {"hier": self.tr("Hierarchical (in node, across nodes, in node)"),
+                 "ring-nodes": self.tr("NCCL rings, one channel per NIC"),
+                 "torus": self.tr("Bidirectional rings per torus axis"), "ring": algo_text("all-reduce", "ring").name}
+        try:
+            offered = offered_algos(sc.topology, sc.n, sc.kind if sc.kind in scenarios.COLLECTIVE_KINDS
+                                    else "all-reduce")
+        except ValueError:
+            offered = (sc.algo,)
+        return {k: names.get(k) or algo_text("all-reduce", k).name for k in offered}
+
+    def _machine_names(self):
+        """"" = every device on one switch over the link below; else a topology_presets machine."""
+        return {"": self.tr("One switch"), **{k: p.name for k, p in PRESETS.items()}}
 
     # -- model -> widgets --------------------------------------------------------------------
     def _sync(self):
@@ -163,10 +187,15 @@ class ControlPanel(QWidget):
             self.op.setCurrentIndex(max(0, self.op.findData(sc.kind)))
             self.op.setEnabled(self.op.count() > 1)
             self.algo.clear()
-            for key, name in self._algo_names().items():
+            for key, name in self._algo_names(sc).items():
                 self.algo.addItem(name, key)
             self.algo.setCurrentIndex(self.algo.findData(sc.algo))
-            self.algo.setEnabled(scenarios.takes_algo(sc.kind))
+            self.algo.setEnabled(self.algo.count() > 1 and (scenarios.takes_algo(sc.kind) or bool(sc.topology)))
+            self.machine.clear()
+            for key, name in self._machine_names().items():
+                self.machine.addItem(name, key)
+            self.machine.setCurrentIndex(max(0, self.machine.findData(sc.topology)))
+            self.link.setEnabled(not sc.topology)  # a machine brings its own links
             self.n.setValue(sc.n)
             i = self.size_combo.findData(float(sc.nbytes))
             if i >= 0:
@@ -279,3 +308,19 @@ class ControlPanel(QWidget):
 
     def _on_link_activated(self, i):
         self._apply(link=self.link.itemData(i))
+
+    def _on_machine_activated(self, i):
+        key = self.machine.itemData(i)
+        sc = self.model.scenario
+        if key == sc.topology:
+            return
+        changes = {"topology": key}
+        if key:
+            preset = PRESETS[key]
+            # the group that shows the machine (two DGX nodes, a torus slice); n can change after
+            changes["n"] = MACHINE_N.get(key) or preset.valid_degrees(scenarios.MAX_N)[-1]
+            if sc.kind not in scenarios.COLLECTIVE_KINDS:  # machines run the collectives
+                changes["kind"] = "all-reduce"
+            n = changes.get("n", sc.n)
+            changes["nbytes"] = scenarios.fit_bytes(sc.nbytes, n, changes.get("kind", sc.kind))
+        self._apply(**changes)

@@ -256,6 +256,34 @@ def describe_group(msgs, n: int) -> str:
     return _tr("{pattern} {examples}.").format(pattern=head, examples=examples)
 
 
+def step_where(topology, msgs) -> str:
+    """On a machine, which links a step's messages take: "inter-node, over InfiniBand NDR 400
+    (50 GB/s, α 4 µs)", "inside the nodes, over NVLink 4 …", both, or a torus's links; "" on
+    the lecture's one switch."""
+    if topology is None or not msgs:
+        return ""
+    if getattr(topology, "n_nodes", 1) > 1:
+        P = topology.per_node
+        cross = [m.src >= 0 and m.dst >= 0 and m.src // P != m.dst // P for m in msgs]
+        A, I = topology.intra, topology.inter
+        inter = _tr("inter-node, over {link} ({bw} each way, α {a})").format(
+            link=I.name, bw=fmt_bw(I.bw), a=fmt_time(I.alpha))
+        intra = _tr("inside the nodes, over {link} ({bw}, α {a})").format(link=A.name, bw=fmt_bw(A.bw),
+                                                                          a=fmt_time(A.alpha))
+        if all(cross):
+            return inter
+        if not any(cross):
+            return intra
+        return _tr("{k} of {K} messages inter-node, over {link} ({bw}, α {a}); the rest inside the nodes, over "
+                   "{intra} ({bw_in})").format(k=sum(cross), K=len(msgs), link=I.name, bw=fmt_bw(I.bw),
+                                              a=fmt_time(I.alpha), intra=A.name, bw_in=fmt_bw(A.bw))
+    if getattr(topology, "shape", None) is not None:
+        L = topology.link
+        return _tr("along the torus links, neighbour to neighbour ({link}, {bw} each way, α {a})").format(
+            link=L.name, bw=fmt_bw(L.bw), a=fmt_time(L.alpha))
+    return ""
+
+
 class _RichText(QTextBrowser):
     """
     The explanation's text: one QTextDocument, laid out once per text and width, scrolling itself.
@@ -419,6 +447,10 @@ class ExplainPanel(QWidget):
                                                                         state=state)
         parts.append(f"<p style='font-size:120%; font-weight:bold; margin:4px 0'>{html.escape(head)}</p>")
         msgs = [tr_.messages[i] for i in idx.step_msgs[coll][k]]
+        topo = getattr(run.comm, "topology", None)
+        where = step_where(topo, msgs)
+        if where:
+            parts.append(f"<p><b>{html.escape(where)}</b></p>")
         groups = {}
         for m in msgs:
             groups.setdefault(m.phase, []).append(m)
@@ -427,6 +459,8 @@ class ExplainPanel(QWidget):
             parts.append("<p>" + html.escape(self._effect(run, coll, ms)) + "</p>")
         # one message's cost, numbers substituted
         m0 = msgs[0]
+        if where:  # a machine: the link this message really takes (NVLink, its NIC, a torus link)
+            link = topo.route(m0.src, m0.dst)[2]
         one = link.alpha + m0.nbytes / link.bw
         parts.append("<p><b>" + html.escape(self.tr("One message")) + "</b>: α + b/β = "
                      + html.escape(f"{fmt_time(link.alpha)} + {fmt_bytes(m0.nbytes)} / {fmt_bw(link.bw)}"
@@ -443,8 +477,15 @@ class ExplainPanel(QWidget):
         # running total vs closed form
         ran = min(max(t - c.t_start, 0.0), c.t_end - c.t_start)
         n_done = idx.steps_done(coll, t)
-        total = t_formula(c.algo, c.n, c.nbytes, link.alpha, link.bw, op=c.op)
-        formula = formula_text(c.op, c.algo, c.n)
+        from .formula_panel import is_machine, machine_terms
+
+        if is_machine(topo) and topo.n == c.n:  # the machine's closed form, term by term (formula panel)
+            terms, total = machine_terms(topo, c.op, c.algo, c.nbytes)
+            formula = " + ".join(t[1] for t in terms)
+            link = run.link
+        else:
+            total = t_formula(c.algo, c.n, c.nbytes, link.alpha, link.bw, op=c.op)
+            formula = formula_text(c.op, c.algo, c.n)
         parts.append("<p><b>" + html.escape(self.tr("Running total")) + "</b>: "
                      + html.escape(self.tr("{t} after {k} of {K} steps").format(t=fmt_time(ran), k=n_done,
                                                                                 K=c.n_steps)) + "</p>")

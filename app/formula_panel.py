@@ -185,6 +185,11 @@ class FormulaPanel(QWidget):
         if c.id == self._shown_coll:
             return  # the closed form only changes when the collective does
         self._shown_coll = c.id
+        topo = getattr(getattr(run, "comm", None), "topology", None)
+        if is_machine(topo) and c.n == topo.n:  # a machine: its own closed form, term by term
+            self._args = None
+            self._label.setText(machine_form_html(topo, c.op, c.algo, c.nbytes, simulated=c.t_end - c.t_start))
+            return
         self.show_collective(c.op, c.algo, c.n, c.nbytes, link.alpha, link.bw,
                              simulated=c.t_end - c.t_start, link_name=link.name)
 
@@ -199,3 +204,102 @@ def _trace_and_link(run):
     if link is None or not hasattr(link, "alpha"):
         return None, None
     return trace, link
+
+
+# ---------------------------------------------------------------------------------------
+# A machine (issue 15): the closed form of the topology's algorithm, term by term
+# ---------------------------------------------------------------------------------------
+def is_machine(topology) -> bool:
+    """A topology that is more than the lecture's plain switch: nodes, a torus, or a base latency."""
+    if topology is None:
+        return False
+    return (getattr(topology, "n_nodes", 1) > 1 or getattr(topology, "shape", None) is not None
+            or float(getattr(topology, "base", 0.0)) > 0)
+
+
+def machine_terms(topology, op: str, algo: str, S: float):
+    """
+    [(what, formula, seconds)] of one collective on a machine, summing to its closed form, and
+    that total: for hier the intra-node reduce-scatter, the inter-node all-reduce and the
+    intra-node all-gather (topo_collectives.t_hier), NCCL's rings (t_ring_nodes), the ring across
+    nodes (comm_sim.t_formula_on), a torus (t_torus), or one switch's form; each call's base
+    latency B as its own term.
+    """
+    from simcore.comm_sim import t_formula_on
+    from simcore.topo_collectives import hier_calls, t_hier, t_ring_nodes, t_torus
+
+    tr = QCoreApplication.translate
+    B = float(getattr(topology, "base", 0.0))
+    n = topology.n
+    terms = []
+    if getattr(topology, "n_nodes", 1) > 1 and algo == "hier":
+        P, N, A, I = topology.per_node, topology.n_nodes, topology.intra, topology.inter
+        f = (P - 1) * (A.alpha + S / (P * A.bw))
+        x = (N - 1) * (I.alpha + S / (n * I.bw))
+        if P > 1:
+            terms.append((tr("FormulaPanel", "reduce-scatter inside each node ({link})").format(link=A.name),
+                          "(P − 1)·(α_f + S/(P·β_f))", f))
+        if N > 1:
+            terms.append((tr("FormulaPanel", "all-reduce across nodes, every GPU on its own NIC ({link})").format(
+                link=I.name), "2(N − 1)·(α_i + S/(n·β_i))", 2 * x))
+        if P > 1:
+            terms.append((tr("FormulaPanel", "all-gather inside each node ({link})").format(link=A.name),
+                          "(P − 1)·(α_f + S/(P·β_f))", f))
+        calls = hier_calls(op, P, N)
+        total = t_hier(op, P, N, S, A, I, base=B)
+    elif getattr(topology, "n_nodes", 1) > 1 and algo == "ring-nodes":
+        P, N, A, I = topology.per_node, topology.n_nodes, topology.intra, topology.inter
+        body = t_ring_nodes(op, P, N, S, A, I)
+        terms.append((tr("FormulaPanel", "{K} lockstep ring steps, each as slow as its slower port: NVLink or the "
+                                         "NIC").format(K=2 * (n - 1) if op == "all-reduce" else n - 1),
+                      "K · max(α_f + (P − 1)·S/(P·n·β_f), α_i + S/(P·n·β_i))", body))
+        calls, total = 1, t_ring_nodes(op, P, N, S, A, I, base=B)
+    elif getattr(topology, "shape", None) is not None:
+        wrap = getattr(topology, "wrap", None) or (True,) * len(topology.shape)
+        body = t_torus(op, tuple(topology.shape), S, topology.link, tuple(wrap))
+        terms.append((tr("FormulaPanel", "bidirectional rings on each axis of the {shape} torus").format(
+            shape="×".join(map(str, topology.shape))), "Σ_axes ⌊N/2⌋·α + (N − 1)·S_p/(2·N·β)", body))
+        calls, total = 1, B + body
+    else:
+        total = t_formula_on(topology, algo, S, op)
+        body = total - (B if n > 1 else 0.0)
+        where = (tr("FormulaPanel", "the ring across the nodes: every step waits for its slowest hop")
+                 if getattr(topology, "n_nodes", 1) > 1 else op_title(op, algo))
+        text = closed_form(op, algo, n).text if getattr(topology, "n_nodes", 1) == 1 else "(K hops, NIC-bound)"
+        terms.append((where, text, body))
+        calls = 1
+    if B > 0 and n > 1:
+        terms.append((tr("FormulaPanel", "base latency of each collective call (NCCL's baseLat)"),
+                      f"{calls}·B" if calls != 1 else "B", calls * B))
+    return terms, total
+
+
+def machine_form_html(topology, op, algo, S, simulated=None) -> str:
+    """The formula panel on a machine: every term with its value, the total, and the trace's."""
+    tr = QCoreApplication.translate
+    terms, total = machine_terms(topology, op, algo, S)
+    rows = [f"<p style='margin:0'><b>{html.escape(op_title(op, algo))}</b> &nbsp; <i>n</i> = {topology.n}"
+            f" · {html.escape(topology.name)}</p>"]
+    formula = " + ".join(html.escape(t[1]) for t in terms)
+    rows.append(f"<p style='font-size:120%; margin:6px 0'><i>T</i> = {formula}</p>")
+    for what, _f, sec in terms:
+        rows.append(f"<p style='margin:2px 0'>&nbsp;&nbsp;{html.escape(what)}: <b>{fmt_time(sec)}</b></p>")
+    rows.append(f"<p style='margin:4px 0'>&nbsp;&nbsp;= <b>{fmt_time(total)}</b></p>")
+    if simulated is not None:
+        ok = abs(simulated - total) <= 1e-9 * max(total, 1e-300)
+        sim = (tr("FormulaPanel", "simulated (trace): %1 — equals the closed form ✓") if ok else
+               tr("FormulaPanel", "simulated (trace): %1 — differs from the closed form"))
+        rows.append(f"<p style='margin:8px 0 2px 0'>{sim.replace('%1', f'<b>{fmt_time(simulated)}</b>')}</p>")
+    links = []
+    for attr in ("intra", "inter", "link"):
+        ln = getattr(topology, attr, None)
+        if ln is not None and ln.name not in [x[0] for x in links]:
+            links.append((ln.name, ln))
+    if getattr(topology, "n_nodes", 1) > 1:
+        legend = tr("FormulaPanel", "_f: inside a node, _i: between nodes (each GPU's NIC); B: base latency %1")
+    else:
+        legend = tr("FormulaPanel", "B: base latency %1")
+    legend = legend.replace("%1", fmt_time(float(getattr(topology, "base", 0.0))))
+    desc = "; ".join(f"{html.escape(nm)}: α = {fmt_time(ln.alpha)}, β = {fmt_bw(ln.bw)}" for nm, ln in links)
+    rows.append(f"<p style='margin:6px 0 0 0; font-size:85%'>{html.escape(legend)} · {desc}</p>")
+    return "\n".join(rows)

@@ -457,6 +457,7 @@ class MainWindow(QMainWindow):
         if dlg is None:
             dlg = self.calibration_dialog = CalibrationDialog(self)
             dlg.link_ready.connect(self.add_link_preset)
+            dlg.machine_ready.connect(lambda key, n: self.model.update(topology=key, n=n, kind="all-reduce"))
         dlg.show()
         dlg.raise_()
 

@@ -6,7 +6,7 @@ colour, cached where they change only at step boundaries), and the text label th
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem
 
@@ -45,6 +45,7 @@ class FlightLayer(QGraphicsItem):
         self.rect = QRectF()
         self.items: list = []  # (message index, QPointF centre, contributors, chunk)
         self.fills = None  # n > STRIPE_MAX_N: (contributor counts, colour devices) of every message
+        self.crossing = frozenset()  # message indices that cross between nodes: a dashed gold outline
         self.setZValue(5)
         self.setAcceptedMouseButtons(Qt.NoButton)  # it covers the devices: clicks go to them
 
@@ -90,6 +91,17 @@ class FlightLayer(QGraphicsItem):
         p.setPen(QPen(col.text, theme.line("outline")))
         p.setBrush(Qt.NoBrush)
         p.drawRects(rects)
+        self._outline_crossing(p, ids.tolist(), rects)
+
+    def _outline_crossing(self, p: QPainter, ids, rects):
+        """The blocks that cross between nodes: a dashed gold outline round their square."""
+        if not self.crossing:
+            return
+        mine = [r.adjusted(-1.5, -1.5, 1.5, 1.5) for i, r in zip(ids, rects) if i in self.crossing]
+        if mine:
+            p.setPen(fabric_pen(theme.line("outline") * 2.0, dashed=True))
+            p.setBrush(Qt.NoBrush)
+            p.drawRects(mine)
 
     def paint(self, p: QPainter, option, widget=None):
         if not self.items:
@@ -107,6 +119,7 @@ class FlightLayer(QGraphicsItem):
         p.setPen(QPen(col.text, theme.line("outline")))
         p.setBrush(Qt.NoBrush)
         p.drawRects(rects)
+        self._outline_crossing(p, [b[0] for b in self.items], rects)
         if s < 22:
             return
         font = theme.font("small", bold=True)
@@ -288,3 +301,89 @@ class LabelItem(QGraphicsItem):
         for i, line in enumerate(self.lines):
             r = QRectF(self._rect.left() + 3, self._rect.top() + 1 + i * fm_h, self._rect.width() - 6, fm_h)
             p.drawText(r, flags, line)
+
+
+# The network between nodes, its NIC links and the messages that cross it: one colour that
+# reads on the light and the dark theme and is none of the device colours (Okabe–Ito's and the
+# cyclic map's saturated hues): a dark gold.
+FABRIC_COLOR = "#B8860B"
+
+
+def fabric_pen(width: float, dashed: bool = False) -> QPen:
+    pen = QPen(QColor(FABRIC_COLOR), width)
+    pen.setCapStyle(Qt.FlatCap)
+    if dashed:
+        pen.setStyle(Qt.DashLine)
+    return pen
+
+
+class MachineLayer(QGraphicsItem):
+    """
+    What a machine adds under the devices (issue 15): for nodes, every cluster's frame and its
+    own switch disc, the fabric band and each GPU's NIC link down to it; for a torus, the links
+    between neighbours and the stubs of the wraparound links. The messages crossing the fabric
+    or riding a torus link light their legs (`set_active`). Static parts are cached.
+    """
+
+    def __init__(self, colors: _Colors):
+        super().__init__()
+        self.colors = colors
+        self.rect = QRectF()
+        self.lay = None
+        self.active: list = []  # (QLineF, QColor, dashed)
+        self.setZValue(0.5)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+
+    def set_layout(self, lay):
+        self.prepareGeometryChange()
+        self.lay = lay
+        self.rect = QRectF(0, 0, lay.width, lay.height)
+        self.update()
+
+    def set_active(self, active: list):
+        if active != self.active:
+            self.active = list(active)
+            self.update()
+
+    def boundingRect(self):
+        return self.rect
+
+    def paint(self, p: QPainter, option, widget=None):
+        lay = self.lay
+        if lay is None or lay.kind == "switch":
+            return
+        col = self.colors
+        s = lay.vs * theme.scale()
+        p.setRenderHint(QPainter.Antialiasing, True)
+        if lay.kind == "nodes":
+            frame = QPen(col.muted, theme.line("hairline"))
+            frame.setStyle(Qt.DashLine)
+            p.setPen(frame)
+            bg = QColor(col.background)
+            p.setBrush(Qt.NoBrush)
+            for r in lay.clusters:
+                p.drawRoundedRect(r, 8 * s, 8 * s)
+            p.setPen(fabric_pen(max(1.0, lay.lane_width * 0.6)))
+            p.drawLines([QLineF(a, b) for a, b in lay.nic_ports])
+            fill = QColor(FABRIC_COLOR)
+            fill.setAlpha(40)
+            p.setBrush(fill)
+            p.setPen(fabric_pen(theme.line("outline") * 1.5))
+            p.drawRoundedRect(lay.fabric, lay.fabric.height() / 2, lay.fabric.height() / 2)
+            p.setBrush(col.switch_fill)
+            p.setPen(col.switch_pen)
+            for c in lay.node_centres:
+                p.drawEllipse(c, lay.switch_r, lay.switch_r)
+            del bg
+        else:
+            p.setPen(QPen(col.spoke, lay.lane_width))
+            p.drawLines(list(lay.links))
+            p.setPen(fabric_pen(lay.lane_width, dashed=True))
+            p.drawLines(list(lay.wrap_stubs))
+        for line, colour, dashed in self.active:
+            pen = QPen(colour, lay.lane_width_active * 0.7)
+            pen.setCapStyle(Qt.RoundCap)
+            if dashed:
+                pen.setStyle(Qt.DashLine)
+            p.setPen(pen)
+            p.drawLine(line)

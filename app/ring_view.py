@@ -40,10 +40,90 @@ from .explain import fmt_bytes, fmt_time
 from .ring_items import (STRIPE_MAX_N, BarsLayer, DeviceItem, HeldRow, SwitchItem, _Colors,  # noqa: F401  (re-exported)
                          bar_images, block_fills, message_color_index, message_color_indices, paint_chunk)
 from .ring_items import set_computing
-from .ring_layers import ChordsLayer, FlightLayer, LabelItem, LanesLayer  # noqa: F401  (re-exported)
-from .ring_layout import BOX_MODE_MAX_N, make_font, ring_layout  # noqa: F401  (re-exported)
+from .ring_layers import ChordsLayer, FlightLayer, LabelItem, LanesLayer, MachineLayer  # noqa: F401  (re-exported)
+from .ring_layout import BOX_MODE_MAX_N, machine_shape, make_font, message_path, ring_layout  # noqa: F401
 from .ring_texts import (legend_text, queued_label, ring_shape, ring_texts,  # noqa: F401  (re-exported)
                          scenario_title, step_line_variants, subcaption, swatch_devices, switch_name)
+
+
+def fmt_rate(bw: float) -> str:
+    """A link's bandwidth as its datasheet writes it: decimal GB/s ("50 GB/s", "450 GB/s")."""
+    return f"{bw / 1e9:.3g} GB/s"
+
+
+def step_notes(topology) -> tuple:
+    """Every note step_note can give on `topology` ("" on a plain switch)."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    base = float(getattr(topology, "base", 0.0))
+    wait = (tr("RingView", "base latency {B}: the call starts").format(B=fmt_time(base)),) if base > 0 else ()
+    if getattr(topology, "n_nodes", 1) > 1:
+        return (tr("RingView", "inter-node: {link}").format(link=topology.inter.name),
+                tr("RingView", "inside the nodes: {link}").format(link=topology.intra.name),
+                tr("RingView", "{link} and the NICs").format(link=topology.intra.name)) + wait
+    if getattr(topology, "shape", None) is not None:
+        return (tr("RingView", "torus links: {link}").format(link=topology.link.name),) + wait
+    return wait
+
+
+def step_note(run, msgs, t=None) -> str:
+    """The step line's note on a machine: are this step's messages inter-node, inside the nodes
+    (or both), or on the torus's links; at time t before any of them starts, the collective
+    call's base latency."""
+    topo = run.comm.topology if run.comm is not None else None
+    notes = step_notes(topo)
+    if not notes or not msgs:
+        return ""
+    base = float(getattr(topo, "base", 0.0))
+    if base > 0 and t is not None and t < min(m.t_start for m in msgs) - 1e-12:
+        return notes[-1]
+    if base > 0:
+        notes = notes[:-1]
+    if not notes:
+        return ""
+    if len(notes) == 1:
+        return notes[0]
+    P = topo.per_node
+    cross = [m.src >= 0 and m.dst >= 0 and m.src // P != m.dst // P for m in msgs]
+    return notes[0] if all(cross) else notes[1] if not any(cross) else notes[2]
+
+
+def machine_texts(run, texts):
+    """The ring texts with what a machine adds (issue 15): every node's name and the fabric's,
+    or a torus's links, and the legend's sentence about messages that leave a node."""
+    from dataclasses import replace
+
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    topo = run.comm.topology if run.comm is not None else None
+    if getattr(topo, "n_nodes", 1) > 1:
+        A, I = topo.intra, topo.inter
+        names = tuple(tr("RingView", "Node {m} · {link}").format(m=m, link=A.name) for m in range(topo.n_nodes))
+        fabric = tr("RingView", "{link} fabric: one NIC per GPU, {bw} each way, α {a}").format(
+            link=I.name, bw=fmt_rate(I.bw), a=fmt_time(I.alpha))
+        legend = texts.legend + " " + tr("RingView", "Blocks with a dashed gold outline cross between nodes "
+                                                     "over the NICs ({bw}, α {a}); inside a node NVLink "
+                                                     "({bw_in}, α {a_in}).").format(
+            bw=fmt_rate(I.bw), a=fmt_time(I.alpha), bw_in=fmt_rate(A.bw), a_in=fmt_time(A.alpha))
+        title = texts.title + " · " + tr("RingView", "{N} nodes × {P}").format(N=topo.n_nodes, P=topo.per_node)
+        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
+        return replace(texts, title=title, node_names=names, fabric_name=fabric, legend=legend,
+                       step_lines=texts.step_lines + steps)
+    grid = getattr(topo, "shape", None)
+    if grid is not None and topo.n > 1:
+        wrap = getattr(topo, "wrap", None) or (True,) * len(grid)
+        fabric = tr("RingView", "{shape} torus, {link}s of {bw} each way; a dashed link leaving an edge wraps "
+                                "round to the opposite edge").format(
+            shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
+        if not any(wrap):
+            fabric = tr("RingView", "{shape} slice, {link}s of {bw} each way, without wraparound links").format(
+                shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
+        title = texts.title + " · " + tr("RingView", "{shape} torus").format(shape="×".join(map(str, grid)))
+        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
+        return replace(texts, title=title, fabric_name=fabric, step_lines=texts.step_lines + steps)
+    return texts
 
 
 # ---------------------------------------------------------------------------------------
@@ -147,6 +227,11 @@ class RingView(QGraphicsView):
         self.switch_label = self._add_label("switch", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter)
         self.switch_label.setZValue(2.8)
         self.devices = []
+        self.machine = MachineLayer(self.colors)  # a machine's clusters, fabric and NICs, or a torus's links
+        scene.addItem(self.machine)
+        self.node_labels = [self._add_label("small", bold=True) for _ in range(getattr(run.comm.topology, "n_nodes", 1)
+                                                                              if run.comm is not None else 1)]
+        self.fabric_label = self._add_label("small", bold=True)
         self.lanes = LanesLayer(self.colors)  # per device: a send lane and a receive lane
         scene.addItem(self.lanes)
         for d in range(n):
@@ -200,14 +285,15 @@ class RingView(QGraphicsView):
         """Every text the layout places, from the run and the current language."""
         self.switch.set_name(switch_name(self.run.link))
         self.title_text = scenario_title(self.run.scenario, self.run)
-        self.texts = ring_texts(self.run)
+        self.texts = machine_texts(self.run, ring_texts(self.run))
 
     # -- layout (a function of size, text scale, texts and scenario: app/ring_layout.py) ------
     def _layout(self):
         if self.run is None:
             return
         vp = self.viewport().rect()
-        lay = ring_layout(vp.width(), vp.height(), theme.scale(), self.texts, ring_shape(self.run))
+        topo = self.run.comm.topology if self.run.comm is not None else None
+        lay = ring_layout(vp.width(), vp.height(), theme.scale(), self.texts, machine_shape(topo, ring_shape(self.run)))
         self.scene().setSceneRect(0, 0, lay.width, lay.height)
         self._vs = lay.vs
         col = self.colors
@@ -234,7 +320,10 @@ class RingView(QGraphicsView):
             item.set_geometry(box.w, box.h, box.cols, box.rows, box.pad, radial=box.radial)
             lab, lb = self.device_labels[d], lay.device_labels[d]
             lab.set_font(dev_font)
-            lab.set_text(str(d) if radial else queued_label(d, 0), col.text)  # the queue counts follow in set_time
+            if lay.kind == "torus" and lb is not None:  # the grid's names are the layout's ("GPU 3", or "3" when tight)
+                lab.set_text(lb.lines[0], col.text)
+            else:
+                lab.set_text(str(d) if radial else queued_label(d, 0), col.text)  # the queue counts follow in set_time
             lab.setVisible(lb is not None)
             if lb is not None:
                 lab.setPos(lb.rect.center())
@@ -249,9 +338,34 @@ class RingView(QGraphicsView):
         self._taken = [b.rect() for b in lay.devices] + [b.rect for b in lay.device_labels if b is not None]
         self.switch.setPos(lay.centre)
         self.switch.set_radius(lay.switch_r)
+        self.switch.setVisible(lay.kind == "switch")  # a machine paints each node's switch (MachineLayer)
         self.switch_label.set_box(lay.switch_label, col.text)
+        self._place_machine(lay)
         self.flight.set_size(lay.block)
         self._place_lanes(lay)
+
+    def _place_machine(self, lay):
+        """A machine's frame (issue 15): clusters, fabric and NIC links, or a torus's links; and
+        the legs of every message that does not ride a switch's lanes."""
+        self.layout_now = lay
+        self.machine.set_layout(lay)
+        for k, lab in enumerate(self.node_labels):
+            box = lay.node_labels[k] if k < len(lay.node_labels) else None
+            lab.setVisible(box is not None and lay.kind == "nodes")
+            if box is not None:
+                lab.set_box(box, self.colors.text)
+        self.fabric_label.setVisible(lay.fabric_label is not None)
+        if lay.fabric_label is not None:
+            self.fabric_label.set_box(lay.fabric_label, self.colors.text)
+        self._paths = {}  # (src, dst) -> legs, or None: rides the lanes
+        if lay.kind != "switch":
+            cols = self._cols
+            pairs = set(zip(cols["src"].tolist(), cols["dst"].tolist()))
+            self._paths = {k: message_path(lay, *k) for k in pairs}
+        self.flight.crossing = frozenset()
+        if lay.kind == "nodes":
+            legs = np.array([self._paths.get(k) is not None for k in zip(cols["src"].tolist(), cols["dst"].tolist())])
+            self.flight.crossing = frozenset(np.flatnonzero(legs).tolist())
 
     def _place_lanes(self, lay):
         """Each spoke: a send lane and a receive lane, from the device's edge to the switch's rim."""
@@ -271,7 +385,8 @@ class RingView(QGraphicsView):
         rims = [lane[1] for lanes in self.lane_geom for lane in lanes]
         self.lanes.set_geometry(bounds(ends, g["lane_active"]), list(lay.lanes), g["lane"], g["lane_active"])
         self.chord_layer.set_geometry(bounds(rims, g["lane_active"]), g["lane_active"] * 0.6)
-        self.flight.set_rect(bounds(ends, g["block"] + theme.line("outline") + 1))
+        self.flight.set_rect(bounds(ends, g["block"] + theme.line("outline") + 1) if lay.kind == "switch"
+                             else QRectF(0, 0, lay.width, lay.height))  # a machine's blocks fly anywhere
         self._style_lanes({})
 
     def _style_lanes(self, active: dict):
@@ -360,13 +475,28 @@ class RingView(QGraphicsView):
         ln = np.hypot(dxy[:, 0], dxy[:, 1])
         ln[ln == 0] = 1.0
         side = np.stack([-dxy[:, 1] / ln * sign, dxy[:, 0] / ln * sign], 1)
+        paths = getattr(self, "_paths", None)
+        legs_of = [paths.get((sd, dd)) for sd, dd in zip(src.tolist(), dst.tolist())] if paths else []
+        for j, legs in enumerate(legs_of):  # a machine: messages between nodes or along a torus link
+            if legs is None:
+                continue
+            k = min(int(p[j] * len(legs)), len(legs) - 1)
+            (a0, b0) = legs[k]
+            f = p[j] * len(legs) - k
+            pos[j] = (a0.x() + (b0.x() - a0.x()) * f, a0.y() + (b0.y() - a0.y()) * f)
+            ln = math.hypot(b0.x() - a0.x(), b0.y() - a0.y()) or 1.0
+            side[j] = (-(b0.y() - a0.y()) / ln, (b0.x() - a0.x()) / ln)
         key = ids.tobytes()
         same = getattr(self, "_flying", None)
         if same is None or same[0] != key:  # a new set of messages (a step boundary): who, colours, chords
             who = [_Who(w, self.run.trace._explicit) for w in zip(*(cols[f][ids].tolist() for f in ("w0", "w1", "w2", "w3")))]
             colours = [self.colors.spoke_active if i < 0 else self.colors.devices[i] for i in self._cidx[ids].tolist()]
-            chords = []
-            for sd, dd, col in zip(src.tolist(), dst.tolist(), colours):
+            chords, legs_lit = [], []
+            for j, (sd, dd, col) in enumerate(zip(src.tolist(), dst.tolist(), colours)):
+                if legs_of and legs_of[j] is not None:  # its own legs, not a switch's lanes
+                    crossing = self.layout_now.kind == "nodes"
+                    legs_lit += [(QLineF(a0, b0), col, crossing) for a0, b0 in legs_of[j]]
+                    continue
                 if sd != SWITCH:
                     active[(sd, 0)] = col
                 if dd != SWITCH:
@@ -374,6 +504,7 @@ class RingView(QGraphicsView):
                     if sd != SWITCH:
                         chords.append((QLineF(self.lane_geom[sd][0][1], self.lane_geom[dd][1][1]), col))
             self._flying = (key, who, chords, active)
+            self.machine.set_active(legs_lit)
         _key, who, chords, active = self._flying
         blocks = [(i, QPointF(x, y), w, ch) for i, (x, y), w, ch in zip(ids.tolist(), pos.tolist(), who, chunk.tolist())]
         sides = [QPointF(x, y) for x, y in side.tolist()] if show_bytes else []
@@ -431,7 +562,8 @@ class RingView(QGraphicsView):
 
     def _update_queues(self, c, t):
         """Direct all-reduce: beside each device's name, how many sends still wait for its port."""
-        show = c is not None and c.algo == "direct" and c.n > 2 and self._geom.get("mode") == "box"
+        show = (c is not None and c.algo == "direct" and c.n > 2 and self._geom.get("mode") == "box"
+                and getattr(self, "layout_now", None) is not None and self.layout_now.kind == "switch")
         if not show and not self._queues_shown:
             return
         waiting = [0] * self.n
@@ -452,11 +584,23 @@ class RingView(QGraphicsView):
         self.clock_label.set_text(self.tr("t = {t} of {T}").format(t=fmt_time(t), T=fmt_time(total)),
                                   self.colors.text)
         key = (None,) if c is None else (c.id, idx.step_shown(c.id, t), idx.steps_done(c.id, t),
-                                         t <= c.t_start + idx.eps)
+                                         t <= c.t_start + idx.eps, self._waiting(c, t))
         if key == self._shown_coll:
             return
         self._shown_coll = key
-        self.subcaption.set_text(subcaption(run, c, t), self.colors.text)
+        text = subcaption(run, c, t)
+        if c is not None and c.n_steps:  # a machine: which links this step takes
+            note = step_note(run, [run.trace.messages[i] for i in idx.step_msgs[c.id][idx.step_shown(c.id, t)]], t)
+            text = f"{text} · {note}" if note else text
+        self.subcaption.set_text(text, self.colors.text)
+
+    def _waiting(self, c, t) -> bool:
+        """Is the shown step's call still in its base latency (no message of it started)?"""
+        if not c.n_steps or getattr(self.run.comm, "topology", None) is None or \
+                float(getattr(self.run.comm.topology, "base", 0.0)) <= 0:
+            return False
+        ids = np.asarray(self.run.index.step_msgs[c.id][self.run.index.step_shown(c.id, t)], dtype=np.int64)
+        return bool(len(ids)) and bool(t < self._cols["t_start"][ids].min() - 1e-12)
 
     # -- predict-then-reveal hook (issue 6: app/predict_ui.py) -----------------------------
     def set_hidden_after(self, t0):

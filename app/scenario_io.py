@@ -10,6 +10,11 @@ pickle, never eval):
      #   "scenario": {..., "link": "measured",
      #                "link_spec": {"name": "measured (MPI)", "alpha": 2.1e-06, "bw": 4.3e+10}}
      #   alpha in seconds per message, bw in bytes/s per direction (simcore.comm_sim.LinkSpec)
+     # on a named machine (simcore.topology_presets) the collectives run on its wiring:
+     #   "scenario": {..., "n": 16, "algo": "hier", "topology": "dgx-h100"}
+     # or on a machine described in full (simcore.topology_presets.preset_from_spec):
+     #   "topology": {"kind": "torus", "shape": [4, 4], "link": "tpu-v5e-ici"}
+     #   "topology": {"kind": "nodes", "nodes": 2, "per_node": 8, "intra": "nvlink4", "inter": "ib-ndr400"}
      "playback": {"step": 3},          # optional: the step boundary to open at
      "note": "lecture 4, slide 12"}    # optional: free text
 
@@ -33,6 +38,8 @@ from dataclasses import asdict, dataclass, replace
 from PySide6.QtCore import QCoreApplication, QSettings
 
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
+from simcore.topo_collectives import TOPO_ALLREDUCE
+from simcore.topology_presets import PRESETS
 
 from . import scenarios
 from .state import Scenario
@@ -92,10 +99,30 @@ def _check_n(v):
     return v
 
 
+ALGO_NAMES = tuple(ALLREDUCE_ALGOS) + tuple(k for k in TOPO_ALLREDUCE if k not in ALLREDUCE_ALGOS)
+
+
 def _check_algo(v):
-    if not isinstance(v, str) or v not in ALLREDUCE_ALGOS:
+    if not isinstance(v, str) or v not in ALGO_NAMES:
         raise _err(QCoreApplication.translate("ScenarioIO", "\"algo\" must be one of %1, not %2."),
-                   ", ".join(ALLREDUCE_ALGOS), json.dumps(v))
+                   ", ".join(ALGO_NAMES), json.dumps(v))
+    return v
+
+
+def _check_topology(v):
+    """A machine by name: "" (one switch) or a simcore.topology_presets key; or a machine spec
+    (an object, topology_presets.preset_from_spec), registered for this session by its key."""
+    if isinstance(v, dict):
+        from simcore.topology_presets import register_spec
+
+        try:
+            return register_spec(v)
+        except ValueError as e:
+            raise _err(QCoreApplication.translate("ScenarioIO", "\"topology\": %1."), str(e)) from None
+    if not isinstance(v, str) or (v and v not in PRESETS):
+        raise _err(QCoreApplication.translate(
+            "ScenarioIO", "\"topology\" must be one of %1 (or \"\" for one switch), not %2."),
+            ", ".join(PRESETS), json.dumps(v))
     return v
 
 
@@ -136,7 +163,7 @@ def _check_link_spec(v) -> LinkSpec:
 
 FIELD_RULES = {"kind": _check_kind, "n": _check_n, "algo": _check_algo, "nbytes": _check_nbytes,
                "link": _check_link}
-OPTIONAL_FIELDS = {"link_spec"}
+OPTIONAL_FIELDS = {"link_spec", "topology"}
 
 
 def is_custom_link(key: str) -> bool:
@@ -154,6 +181,14 @@ def scenario_to_dict(sc: Scenario) -> dict:
         d["nbytes"] = int(d["nbytes"])  # 1048576, not 1048576.0
     if is_custom_link(sc.link):  # its numbers travel with it: another machine has no such preset
         d["link_spec"] = link_to_dict(LINKS[sc.link])
+    if not d.get("topology"):
+        d.pop("topology", None)  # one switch: the file reads as before machines existed
+    else:
+        from simcore.topology_presets import spec_of
+
+        spec = spec_of(d["topology"])
+        if spec is not None:  # a machine made from a spec: the spec travels, not its session key
+            d["topology"] = spec
     return d
 
 
@@ -201,6 +236,8 @@ def scenario_from_dict(data) -> tuple[Scenario, LinkSpec | None]:
     else:
         rules = FIELD_RULES
     fields = {k: rule(data[k]) for k, rule in rules.items()}
+    if "topology" in data:
+        fields["topology"] = _check_topology(data["topology"])
     sc = Scenario(**fields)
     try:
         # the combination (e.g. a size n cannot split): the app's one rule; a custom link is
@@ -313,6 +350,7 @@ def apply(model, playback, sf: ScenarioFile) -> bool:
     fields = scenario_to_dict(sf.scenario)
     fields.pop("link_spec", None)
     fields["nbytes"] = float(fields["nbytes"])
+    fields["topology"] = sf.scenario.topology  # a file without one means one switch
     if not model.update(**fields):
         return False
     if playback is not None:

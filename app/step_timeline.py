@@ -237,8 +237,14 @@ class StepSpec:
     """
 
     def __init__(self, model, chip, link=None, n=8, batch=32, ctx=8192, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0,
-                 algo="ring", prec="bf16", prompt=1):
+                 algo="ring", prec="bf16", prompt=1, topology=""):
         self.model, self.chip, self.link = resolve(model, chip, link)
+        self.topology = topology or ""  # a topology_presets key: that machine's wiring (issue 15)
+        if self.topology:
+            from simcore.topology_presets import get_preset
+
+            if not get_preset(self.topology).is_valid(int(n)):
+                raise ValueError(f"{get_preset(self.topology).name} has no group of {n} chips")
         for name, v, lo in (("n", n, 1), ("batch", batch, 1), ("ctx", ctx, 0), ("prompt", prompt, 1)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
                 raise ValueError(f"{name} must be a whole number >= {lo}, got {v!r}")
@@ -268,6 +274,11 @@ class StepSpec:
             return cost_model.simulate_prefill_step(m, c, link, n, self.batch, self.prompt, self.ctx, overlap=overlap,
                                                     **self.kwargs())
         fn = simulate or cost_model.simulate_decode_step
+        if self.topology:  # the machine's topology, not n chips on one switch
+            from simcore.topology_presets import get_preset
+
+            return fn(m, c, link, n, self.batch, self.ctx, overlap=overlap,
+                      topology=get_preset(self.topology).topology(n), **self.kwargs())
         return fn(m, c, link, n, self.batch, self.ctx, overlap=overlap, **self.kwargs())
 
     def roofline(self) -> dict:
@@ -275,7 +286,8 @@ class StepSpec:
         m, c, link, n = self.model, self.chip, self.link, self.n
         if self.prompt > 1:
             return cost_model.tp_prefill_step(m, c, link, n, self.batch, self.prompt, self.ctx, **self.kwargs())
-        return cost_model.tp_decode_step(m, c, link, n, self.batch, self.ctx, **self.kwargs())
+        return cost_model.tp_decode_step(m, c, link, n, self.batch, self.ctx, topology=self.topology or None,
+                                         **self.kwargs())
 
 
 def step_total(comm) -> float:
@@ -1106,7 +1118,7 @@ class StepTimelineDialog(QDialog):
 
 def open_step_timeline(parent, model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0,
                        algo="ring", prec="bf16", overlap="none", prompt=1, simulate=None,
-                       sync=False) -> StepTimelineDialog:
+                       sync=False, topology="") -> StepTimelineDialog:
     """
     Open (or reuse) the step-timeline window of `parent` for this setting and show it.
     model, chip, link: keys of MODELS / CHIPS / LINKS or their records (link None or '' = the
@@ -1114,7 +1126,7 @@ def open_step_timeline(parent, model, chip, link, n, batch, ctx, w_bytes=2.0, kv
     a prefill step. Returns the dialog; its `.view.total()` is the simulated step in seconds
     (once `.view.step_ready` has fired; at once with sync=True). Bad values raise ValueError.
     """
-    spec = StepSpec(model, chip, link, n, batch, ctx, w_bytes, kv_bytes, act_bytes, algo, prec, prompt)
+    spec = StepSpec(model, chip, link, n, batch, ctx, w_bytes, kv_bytes, act_bytes, algo, prec, prompt, topology)
     dlg = parent.findChild(StepTimelineDialog) if parent is not None else None
     if dlg is None:
         dlg = StepTimelineDialog(spec, overlap, simulate, sync, parent)
@@ -1130,7 +1142,8 @@ def open_from_params(parent, params: dict, n: int, **kw) -> StepTimelineDialog:
     return open_step_timeline(parent, params["model"], params["chip"], params.get("link", ""), int(n),
                               params["batch"], params["ctx"], params.get("w_bytes", 2.0),
                               params.get("kv_bytes", 2.0), params.get("act_bytes", 2.0),
-                              params.get("algo", "ring"), params.get("prec", "bf16"), **kw)
+                              params.get("algo", "ring"), params.get("prec", "bf16"),
+                              topology=params.get("machine", ""), **kw)
 
 
 class StepTimelineOpener(QObject):

@@ -126,6 +126,15 @@ LINKS = {
     "ib-ndr400": IB_NDR400,
 }
 
+# Per-collective base latency: what one collective call costs before its first message moves
+# (kernel launch, the ranks' handshake), paid once per call, not per step. NCCL's tuning model
+# starts every collective's latency at baseLat[algorithm][protocol] and adds hwLat per step
+# (NVIDIA/nccl src/graph/tuning.cc, ncclTunerConstantsDefaults.baseLatencies: Ring
+# {LL 6.6, LL128 14.0, Simple 8.4} µs). The α of the NVLink and NIC links above is the LL128
+# column, so the machines of simcore.topology_presets take the Ring LL128 base, 14.0 µs. The
+# lecture's plain switch(n, link) has none: its collectives keep the textbook closed forms.
+NCCL_RING_LL128_BASE = 14.0e-6
+
 MAX_DEVICES = 4096  # a simulation larger than this is a typo, not a lecture
 
 
@@ -151,6 +160,7 @@ class Switch:
 
     n: int
     link: LinkSpec
+    base: float = 0.0  # seconds every collective call pays before its first message (see BASE_LATENCY)
 
     @property
     def n_ports(self) -> int:
@@ -169,11 +179,19 @@ class Switch:
         return np.where(src == SWITCH, -1, src), np.where(dst == SWITCH, -1, dst), self.link.alpha, self.link.bw
 
 
-def switch(n, link=NVLINK4) -> Switch:
-    """n devices around a non-blocking switch (NVSwitch-like), every port `link`."""
+def _check_base(base):
+    if isinstance(base, bool) or not (isinstance(base, (int, float, np.floating)) and math.isfinite(base)
+                                      and base >= 0):
+        raise ValueError(f"a collective's base latency must be a finite number of seconds >= 0, got {base!r}")
+    return float(base)
+
+
+def switch(n, link=NVLINK4, base=0.0) -> Switch:
+    """n devices around a non-blocking switch (NVSwitch-like), every port `link`; base: the
+    per-collective base latency (0: the textbook closed forms)."""
     n = _check_count(n, "devices")
     _check_total(n)
-    return Switch(n, link)
+    return Switch(n, link, _check_base(base))
 
 
 @dataclass(frozen=True)
@@ -193,6 +211,7 @@ class Nodes:
     per_node: int
     intra: LinkSpec
     inter: LinkSpec
+    base: float = 0.0  # seconds every collective call pays before its first message (see BASE_LATENCY)
 
     @property
     def n(self) -> int:
@@ -225,12 +244,13 @@ class Nodes:
         return n + src, n + dst, self.inter
 
 
-def nodes(n_nodes, per_node, intra=NVLINK4, inter=IB_NDR400) -> Nodes:
-    """n_nodes nodes of per_node devices each (e.g. nodes(2, 8): two DGX H100)."""
+def nodes(n_nodes, per_node, intra=NVLINK4, inter=IB_NDR400, base=0.0) -> Nodes:
+    """n_nodes nodes of per_node devices each (e.g. nodes(2, 8): two DGX H100); base: the
+    per-collective base latency."""
     m = _check_count(n_nodes, "nodes")
     q = _check_count(per_node, "devices per node")
     _check_total(m * q)
-    return Nodes(m, q, intra, inter)
+    return Nodes(m, q, intra, inter, _check_base(base))
 
 
 @dataclass(frozen=True)
@@ -246,6 +266,7 @@ class Torus:
 
     shape: tuple
     link: LinkSpec
+    base: float = 0.0  # seconds every collective call pays before its first message (see BASE_LATENCY)
 
     @property
     def n(self) -> int:
@@ -289,7 +310,7 @@ class Torus:
                          f"along one axis")
 
 
-def torus(shape, link=TPU_V4_ICI) -> Torus:
+def torus(shape, link=TPU_V4_ICI, base=0.0) -> Torus:
     """A torus of `shape` (e.g. (4, 4) for TPU v5e 4×4, (4, 4, 4) for TPU v4), every link `link`."""
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
@@ -301,7 +322,7 @@ def torus(shape, link=TPU_V4_ICI) -> Torus:
         raise ValueError(f"a torus has 1, 2 or 3 axes, got shape {shape!r}")
     shape = tuple(_check_count(s, "devices along a torus axis") for s in shape)
     _check_total(math.prod(shape))
-    return Torus(shape, link)
+    return Torus(shape, link, _check_base(base))
 
 
 # ---------------------------------------------------------------------------------------
@@ -334,6 +355,8 @@ class Comm:
         self._send_free = np.zeros(topology.n_ports)  # when each port's send side is free again
         self._recv_free = np.zeros(topology.n_ports)
         self.ready = [0.0] * self.n  # when each device has finished its part of the last collective
+        self.base = float(getattr(topology, "base", 0.0))  # per-collective base latency (s)
+        self._not_before = -math.inf  # no message of the current collective call starts earlier
         self._coll = None  # (id, op, algo, label) of the collective being recorded
         self._route_cache: dict = {}
 
@@ -351,14 +374,23 @@ class Comm:
             initial = tuple(tuple(sorted(h.items())) for h in initial)
         self._meta = (n_chunks, float(nbytes) * self.byte_scale, initial)
         self._t0 = min(self.ready) if t0 is None else float(t0)
+        self._not_before = self._t0 + self.base if self.base > 0 else -math.inf
         # a message the topology cannot carry (ValueError from route) leaves the Comm as it was
         # before the collective: its messages so far are taken back, its ports restored
         self._ports_before = (self._send_free.copy(), self._recv_free.copy())
+
+    def _relaunch(self, t):
+        """A collective built of several calls (hierarchical: reduce-scatter, all-reduce across
+        nodes, all-gather, each its own NCCL call) starts its next call at time t: its messages
+        start no earlier than t + base."""
+        if self.base > 0:
+            self._not_before = float(t) + self.base
 
     def _abort(self):
         self._send_free, self._recv_free = self._ports_before
         self.trace.truncate(self._first)
         self._coll = None
+        self._not_before = -math.inf
 
     def _end(self):
         cid, op, algo, label = self._coll
@@ -376,6 +408,7 @@ class Comm:
             cid, op, algo, label, self.n, n_chunks, self._t0, t_end, nbytes, n_steps,
             self._first, len(self.trace.messages), initial))
         self._coll = None
+        self._not_before = -math.inf
 
     def send(self, src, dst, nbytes, ready, step, chunk, contributors, phase="", reduce=False):
         """
@@ -419,7 +452,7 @@ class Comm:
     def _port_time(self, sp, rp, b, ready, alpha, bw):
         """One message on send port sp and receive port rp (-1: none): (t_start, t_end)."""
         busy = b / bw
-        start = ready
+        start = max(ready, self._not_before)
         if sp >= 0 and self._send_free[sp] > start:
             start = float(self._send_free[sp])
         if rp >= 0 and self._recv_free[rp] > start:
@@ -440,6 +473,8 @@ class Comm:
         """
         m = len(plan.src)
         ready = np.broadcast_to(np.asarray(ready, dtype=float), (m,))
+        if self._not_before > -math.inf:  # the call's base latency: nothing moves before it
+            ready = np.maximum(ready, self._not_before)
         if plan.in_turn:
             alpha, bw = np.broadcast_to(plan.alpha, (m,)), np.broadcast_to(plan.bw, (m,))
             times = [self._port_time(int(plan.sp[i]), int(plan.rp[i]), float(b[i]), float(ready[i]),
@@ -1162,9 +1197,17 @@ def t_formula_on(topology, algo, msg_bytes, op="all-reduce"):
                                   innet (SHARP in the fabric): 2α + (n+1)·S/(nβ) with inter
       torus((n,), link)           a ring: ring algorithms as on a switch
     Anything else raises ValueError (the simulation still runs where the messages can go).
+    Each form is one collective call, so the topology's base latency (topology.base) is added
+    once (n > 1).
     """
     S = float(msg_bytes)
     algorithm(op, algo)
+    base = float(getattr(topology, "base", 0.0))
+    t = _t_formula_on(topology, algo, S, op)
+    return t + base if topology.n > 1 else t
+
+
+def _t_formula_on(topology, algo, S, op):
     if isinstance(topology, Switch):
         return t_formula(algo, topology.n, S, topology.link.alpha, topology.link.bw, op=op)
     n = topology.n

@@ -156,6 +156,15 @@ def _timed_as(comm, full_bytes, n_elems):
 
 def _all_reduce(comm, S, label, algo, chunk_ready=None):
     n = comm.n
+    topo = comm.topology
+    if getattr(topo, "n_nodes", 1) > 1 or getattr(topo, "shape", None) is not None:
+        # a machine (issue 15): the all-reduce its cost model prices (topo_collectives.allreduce_on)
+        from .topo_collectives import allreduce_on
+
+        L = n * (12 if getattr(topo, "shape", None) is not None else 1)  # a torus cuts halves per axis
+        with _timed_as(comm, S, L):
+            allreduce_on(comm, [np.ones(L) for _ in range(n)], algo=algo, label=label)
+        return
     arrays = [np.ones(n) for _ in range(n)]  # one element per ring chunk
     with _timed_as(comm, S, n):
         if algo == "ring":

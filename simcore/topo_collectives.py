@@ -88,8 +88,9 @@ def ring_steps(op, n):
     return 2 * (n - 1) if op == "all-reduce" else n - 1
 
 
-def t_ring_nodes(op, P, N, S, intra, inter):
-    """NCCL-style ring over N nodes of P GPUs, P channels each on its own NIC (seconds)."""
+def t_ring_nodes(op, P, N, S, intra, inter, base=0.0):
+    """NCCL-style ring over N nodes of P GPUs, P channels each on its own NIC (seconds); one
+    collective call, so base (the per-collective base latency) once."""
     _check(op, S)
     _check_nodes(P, N)
     n = P * N
@@ -97,25 +98,35 @@ def t_ring_nodes(op, P, N, S, intra, inter):
         return 0.0
     if N == 1:  # no NIC on the way: the plain ring
         K = ring_steps(op, n)
-        return K * (intra.alpha + S / (n * intra.bw))
+        return base + K * (intra.alpha + S / (n * intra.bw))
     b = S / (P * n)  # one channel's chunk
     step = max(intra.alpha + (P - 1) * b / intra.bw, inter.alpha + b / inter.bw)
-    return ring_steps(op, n) * step
+    return base + ring_steps(op, n) * step
 
 
-def t_hier(op, P, N, S, intra, inter):
+def hier_calls(op, P, N):
+    """How many collective calls the hierarchical form makes, each paying the base latency
+    once (Horovod's NCCLHierarchicalAllreduce: ncclReduceScatter in the node, the all-reduce
+    across nodes, ncclAllGather in the node): a phase runs only where its group has > 1 GPU."""
+    inside = (2 if op == "all-reduce" else 1) if P > 1 else 0
+    return inside + (1 if N > 1 else 0)
+
+
+def t_hier(op, P, N, S, intra, inter, base=0.0):
     """
     Hierarchical collective over N nodes of P GPUs (seconds).
     all-reduce: ring reduce-scatter in the node, ring all-reduce of S/P across nodes on each
     GPU's own NIC, ring all-gather in the node. all-gather: across nodes first (pieces of S/n),
-    then inside; reduce-scatter: inside first, then across.
+    then inside; reduce-scatter: inside first, then across. Each phase is its own collective
+    call and pays base (the per-collective base latency) once: hier_calls(op, P, N) · base.
     """
     _check(op, S)
     _check_nodes(P, N)
     n = P * N
     f = (P - 1) * (intra.alpha + S / (P * intra.bw))  # one ring phase inside a node, on S
     x = (N - 1) * (inter.alpha + S / (n * inter.bw))  # one ring phase across nodes, on S/P
-    return 2 * (f + x) if op == "all-reduce" else f + x
+    calls = hier_calls(op, P, N) * base
+    return calls + (2 * (f + x) if op == "all-reduce" else f + x)
 
 
 def nodes_coefficients(op, algo, P, N):
@@ -308,6 +319,7 @@ def allreduce_hier(comm, arrays, label=""):
     if P > 1:
         for m in range(N):
             _ring_rs(run, [m * P + j for j in range(P)], segs, ready, 0, "reduce-scatter (node)")
+        comm._relaunch(max(ready.values()))  # the next phase is the next collective call
     if N > 1:
         for j in range(P):
             group = [m * P + j for m in range(N)]
@@ -315,6 +327,8 @@ def allreduce_hier(comm, arrays, label=""):
             _ring_rs(run, group, sub, ready, P - 1, "reduce-scatter (network)")
             _ring_ag(run, group, sub, [(m + 1) % N for m in range(N)], ready, P - 1 + N - 1, "all-gather (network)")
     if P > 1:
+        if N > 1:
+            comm._relaunch(max(ready.values()))
         for m in range(N):
             _ring_ag(run, [m * P + j for j in range(P)], segs, [(j + 1) % P for j in range(P)], ready,
                      P - 1 + 2 * (N - 1), "all-gather (node)")

@@ -22,6 +22,8 @@ form of one all-reduce on it (topo_collectives), and preset.valid_degrees() the 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from dataclasses import dataclass
 
 from . import comm_sim
@@ -70,6 +72,7 @@ class Layout:
     inter: LinkSpec | None = None
     shape: tuple = ()
     wrap: tuple = ()
+    base: float = 0.0  # per-collective base latency, seconds (comm_sim.NCCL_RING_LL128_BASE)
 
     def describe(self) -> str:
         if self.kind == "switch":
@@ -92,7 +95,9 @@ class HardwarePreset:
     the slice shape offered for each chip count; full_axis: axes of this length have their
     wraparound link (wrap_whole_slice: only when every axis has that length, as on TPU v4 whose
     wraparound comes from optical switches joining whole cubes); max_devices: the largest n
-    the preset builds; source: where it is from.
+    the preset builds; base: every collective call's base latency (seconds; NCCL's Ring LL128
+    baseLat on the NVIDIA machines, comm_sim.NCCL_RING_LL128_BASE; 0 on the TPUs, where no
+    public figure is cited); source: where it is from.
     """
 
     key: str
@@ -106,7 +111,10 @@ class HardwarePreset:
     full_axis: int = 0
     wrap_whole_slice: bool = False
     max_devices: int = 4096
+    base: float = 0.0
     source: str = ""
+    wrap_all: bool = False  # a torus with its wraparound link on every axis (a spec's torus)
+    spec: tuple = ()  # a machine made from a spec (preset_from_spec): its (key, value) pairs
 
     # -- which n ------------------------------------------------------------------------
     def valid_degrees(self, max_n=None):
@@ -139,26 +147,29 @@ class HardwarePreset:
         intra = _link(self.intra)
         if self.kind == "torus":
             if n == 1:
-                return Layout("torus", 1, intra, shape=(1,), wrap=(False,))
+                return Layout("torus", 1, intra, shape=(1,), wrap=(False,), base=self.base)
             shape = next(s for s in self.slices if math.prod(s) == n)
             wrap = tuple(a == self.full_axis for a in shape)
+            if self.wrap_all:
+                wrap = (True,) * len(shape)
             if self.wrap_whole_slice and not all(wrap):
                 wrap = (False,) * len(shape)
-            return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap)
+            return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap, base=self.base)
         if n <= self.per_node or self.inter is None:
-            return Layout("switch", n, intra, per_node=n)
-        return Layout("nodes", n, intra, per_node=self.per_node, nodes=n // self.per_node, inter=_link(self.inter))
+            return Layout("switch", n, intra, per_node=n, base=self.base)
+        return Layout("nodes", n, intra, per_node=self.per_node, nodes=n // self.per_node, inter=_link(self.inter),
+                      base=self.base)
 
     def topology(self, n):
         """comm_sim's topology for n chips: switch(n, intra), nodes(N, per_node, intra, inter)
         or a torus slice (comm_sim's torus, with the wraparound links the slice really has)."""
         lay = self.layout(n)
         if lay.kind == "switch":
-            return comm_sim.switch(n, lay.intra)
+            return comm_sim.switch(n, lay.intra, base=lay.base)
         if lay.kind == "nodes":
-            return comm_sim.nodes(lay.nodes, lay.per_node, intra=lay.intra, inter=lay.inter)
-        base = comm_sim.torus(lay.shape, lay.intra)
-        return TorusSlice(base.shape, base.link, lay.wrap)
+            return comm_sim.nodes(lay.nodes, lay.per_node, intra=lay.intra, inter=lay.inter, base=lay.base)
+        t = comm_sim.torus(lay.shape, lay.intra, base=lay.base)
+        return TorusSlice(t.shape, t.link, t.base, wrap=lay.wrap)
 
     def allreduce_time(self, n, nbytes, algo="ring", inter_algo="hier"):
         """One all-reduce of S = nbytes over n chips (seconds): see allreduce_time()."""
@@ -174,6 +185,8 @@ def allreduce_time(layout: Layout, nbytes, algo="ring", inter_algo="hier"):
               NIC) — topo_collectives.t_hier / t_ring_nodes;
       torus   bidirectional rings per axis (topo_collectives.t_torus; a line where an axis has
               no wraparound link).
+    Every form includes the layout's per-collective base latency, once per collective call
+    (three calls for hier: topo_collectives.hier_calls).
     """
     from .comm_sim import t_formula
     from .topo_collectives import t_hier, t_ring_nodes, t_torus
@@ -182,21 +195,22 @@ def allreduce_time(layout: Layout, nbytes, algo="ring", inter_algo="hier"):
     if layout.n == 1:
         return 0.0
     if layout.kind == "switch":
-        return float(t_formula(algo, layout.n, S, layout.intra.alpha, layout.intra.bw))
+        return layout.base + float(t_formula(algo, layout.n, S, layout.intra.alpha, layout.intra.bw))
     if layout.kind == "nodes":
         if inter_algo not in ("hier", "ring"):
             raise ValueError(f"across nodes the all-reduce is 'hier' or 'ring', not {inter_algo!r}")
         f = t_hier if inter_algo == "hier" else t_ring_nodes
-        return f("all-reduce", layout.per_node, layout.nodes, S, layout.intra, layout.inter)
-    return t_torus("all-reduce", layout.shape, S, layout.intra, layout.wrap)
+        return f("all-reduce", layout.per_node, layout.nodes, S, layout.intra, layout.inter, base=layout.base)
+    return layout.base + t_torus("all-reduce", layout.shape, S, layout.intra, layout.wrap)
 
 
 PRESETS = {p.key: p for p in (
     HardwarePreset("dgx-h100", "DGX H100", "h100", "nodes", 8, "nvlink4", "ib-ndr400",
+                   base=comm_sim.NCCL_RING_LL128_BASE,
                    source="NVIDIA DGX H100 datasheet: 8 H100 SXM, NVLink 4 through NVSwitch, "
                           "8x ConnectX-7 400 Gb/s (one per GPU)"),
     HardwarePreset("gb200-nvl72", "GB200 NVL72", "gb200", "nodes", 72, "nvlink5", "ib-ndr400",
-                   max_devices=4032,
+                   max_devices=4032, base=comm_sim.NCCL_RING_LL128_BASE,
                    source="NVIDIA GB200 NVL72 datasheet: 72 Blackwell GPUs in one NVLink 5 domain; "
                           "one 400 Gb/s ConnectX-7 per GPU between racks"),
     HardwarePreset("tpu-v5e-16x16", "TPU v5e 16x16", "tpu-v5e", "torus", 256, "tpu-v5e-ici",
@@ -217,3 +231,152 @@ def get_preset(key) -> HardwarePreset:
     if key not in PRESETS:
         raise ValueError(f"unknown hardware preset {key!r}; choose one of {', '.join(PRESETS)}")
     return PRESETS[key]
+
+
+# ---------------------------------------------------------------------------------------
+# Which algorithms a machine offers, and one collective on it (the app's scenarios)
+# ---------------------------------------------------------------------------------------
+def offered_algos(key, n, op="all-reduce"):
+    """
+    The algorithms one collective of n chips on preset `key` can run, the first the default:
+    inside one NVLink domain every comm_sim algorithm (all-reduce) or the ring; across nodes
+    the hierarchical all-reduce and NCCL-style channel rings (topo_collectives.TOPO_ALLREDUCE),
+    and the plain ring for all-gather / reduce-scatter; on a torus the bidirectional rings per
+    axis ("torus").
+    """
+    from .comm_sim import ALLREDUCE_ALGOS
+
+    lay = get_preset(key).layout(n)
+    if lay.kind == "torus":
+        return ("torus",)
+    if lay.kind == "nodes":
+        return ("hier", "ring-nodes") if op == "all-reduce" else ("ring",)
+    return tuple(ALLREDUCE_ALGOS) if op == "all-reduce" else ("ring",)
+
+
+def run_on_preset(op, key, n, nbytes, algo, elems_per_piece=4, seed=0):
+    """
+    One collective (op: all-gather, reduce-scatter or all-reduce) of S = nbytes on n chips of
+    preset `key` with `algo` (one of offered_algos), on real arrays. Returns (comm, inputs,
+    outputs): inputs (n, L) every device's buffer before (all-gather: its own piece in place).
+    """
+    from .comm_sim import ALLREDUCE_ALGOS, Comm, allgather_ring, reduce_scatter_ring
+    from .scenarios import demo_values
+    from .topo_collectives import TOPO_ALLREDUCE, torus_all_gather, torus_reduce_scatter
+
+    offered = offered_algos(key, n, op)
+    if algo not in offered:
+        raise ValueError(f"{get_preset(key).name} with {n} chips runs {op} as {', '.join(offered)}, not {algo!r}")
+    topo = get_preset(key).topology(n)
+    n = topo.n
+    # the finer chunks must divide a device's piece: hier's n, the channel rings' 2n (P·n of
+    # the whole), the torus's 2 halves × its axes
+    per = elems_per_piece * {"hier": n, "ring-nodes": 2 * n, "torus": 2 * 6 * n}.get(algo, 1)
+    L = n * per
+    comm = Comm(topo, byte_scale=float(nbytes) / (L * 8))
+    if op == "all-gather":
+        chunks = list(demo_values(seed, (n, per)))
+        inputs = np.zeros((n, L))
+        for d in range(n):
+            inputs[d, d * per:(d + 1) * per] = chunks[d]
+        if algo == "torus":
+            outputs = torus_all_gather(comm, chunks, label="all-gather")
+        else:
+            outputs = allgather_ring(comm, chunks, {d: d for d in range(n)}, label="all-gather")
+        return comm, inputs, outputs
+    inputs = demo_values(seed, (n, L))
+    if op == "reduce-scatter":
+        f = torus_reduce_scatter if algo == "torus" else (lambda c, a, label: reduce_scatter_ring(c, a, label)[0])
+        return comm, inputs, f(comm, list(inputs), label="reduce-scatter")
+    if op != "all-reduce":
+        raise ValueError(f"unknown collective {op!r}; choose all-gather, reduce-scatter or all-reduce")
+    fn = TOPO_ALLREDUCE[algo][1] if algo in TOPO_ALLREDUCE else ALLREDUCE_ALGOS[algo][1]
+    return comm, inputs, fn(comm, list(inputs), label="all-reduce")
+
+
+def check_machine(op, key, n, algo, collective_ops=("all-gather", "reduce-scatter", "all-reduce")):
+    """A scenario naming machine `key`: ValueError (one sentence) unless op is a collective, n
+    one of the machine's groups and algo one it offers for them."""
+    preset = get_preset(key)
+    if op not in collective_ops:
+        raise ValueError(f"a machine ({key}) can be chosen for {', '.join(collective_ops)}; "
+                         f"{op} runs on one switch (choose the machine 'switch')")
+    if isinstance(n, bool) or int(n) != n or not preset.is_valid(int(n)):
+        near = ", ".join(str(d) for d in preset.valid_degrees(256)[:14])
+        raise ValueError(f"{preset.name} has no group of {n} chips; choose one of {near}")
+    offered = offered_algos(key, int(n), op)
+    if algo not in offered:
+        raise ValueError(f"{preset.name} with {n} chips runs {op} as {', '.join(offered)}, not {algo!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# A machine from a spec (scenario files): nodes or a torus with links by name
+# ---------------------------------------------------------------------------------------
+SPEC_FIELDS = {"nodes": ("kind", "nodes", "per_node", "intra", "inter", "base"),
+               "torus": ("kind", "shape", "link", "base")}
+
+
+def _whole(v, what, lo=1, hi=4096):
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise ValueError(f"a machine spec's {what} must be a whole number from {lo} to {hi}, got {v!r}")
+    return v
+
+
+def preset_from_spec(spec) -> HardwarePreset:
+    """
+    A machine described by a dict, as a scenario file may carry it:
+      {"kind": "nodes", "nodes": 2, "per_node": 8, "intra": "nvlink4", "inter": "ib-ndr400"}
+      {"kind": "torus", "shape": [4, 4], "link": "tpu-v5e-ici"}   (wraparound on every axis)
+    and optionally "base": the per-collective base latency in seconds (default 0). Links are
+    comm_sim.LINKS keys. ValueError names the first thing wrong.
+    """
+    if not isinstance(spec, dict) or spec.get("kind") not in SPEC_FIELDS:
+        raise ValueError("a machine spec is an object whose \"kind\" is \"nodes\" or \"torus\"")
+    kind = spec["kind"]
+    unknown = sorted(set(spec) - set(SPEC_FIELDS[kind]))
+    if unknown:
+        raise ValueError(f"a {kind} machine spec has no field {unknown[0]!r} (fields: {', '.join(SPEC_FIELDS[kind])})")
+    base = spec.get("base", 0.0)
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not (math.isfinite(base) and 0 <= base <= 1):
+        raise ValueError(f"a machine spec's base latency must be seconds from 0 to 1, got {base!r}")
+    for f in SPEC_FIELDS[kind][1:-1]:
+        if f not in spec:
+            raise ValueError(f"a {kind} machine spec needs {f!r}")
+    if kind == "nodes":
+        N, P = _whole(spec["nodes"], "nodes"), _whole(spec["per_node"], "per_node")
+        if N * P > 4096:
+            raise ValueError(f"a machine spec of {N} nodes × {P} is more than 4096 devices")
+        intra, inter = _link(spec["intra"]), _link(spec["inter"])
+        key = f"nodes-{N}x{P}-{spec['intra']}-{spec['inter']}" + (f"-base{base:g}" if base else "")
+        return HardwarePreset(key, f"{N} nodes × {P} ({intra.name}, {inter.name})", "h100", "nodes", P,
+                              spec["intra"], spec["inter"], max_devices=N * P, base=float(base),
+                              source="a scenario file's machine spec", spec=tuple(sorted(spec.items())))
+    shape = spec["shape"]
+    if not isinstance(shape, (list, tuple)) or not 1 <= len(shape) <= 3:
+        raise ValueError(f"a torus spec's shape is a list of 1 to 3 sizes, got {shape!r}")
+    shape = tuple(_whole(a, "torus axis", 1, 256) for a in shape)
+    if math.prod(shape) > 4096:
+        raise ValueError(f"a torus of shape {shape} is more than 4096 devices")
+    link = _link(spec["link"])
+    axes = "x".join(map(str, shape))
+    key = f"torus-{axes}-{spec['link']}" + (f"-base{base:g}" if base else "")
+    items = tuple(sorted({**spec, "shape": list(shape)}.items(), key=lambda kv: kv[0]))
+    return HardwarePreset(key, f"{axes} torus ({link.name}, wraparound)", "tpu-v5e", "torus", math.prod(shape),
+                          spec["link"], slices=(shape,), max_devices=math.prod(shape), base=float(base),
+                          wrap_all=True, source="a scenario file's machine spec",
+                          spec=tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in items))
+
+
+def register_spec(spec) -> str:
+    """Make the machine of `spec` available by its key (PRESETS) for this session; returns the key."""
+    preset = preset_from_spec(spec)
+    PRESETS[preset.key] = preset
+    return preset.key
+
+
+def spec_of(key):
+    """The spec dict a machine was made from (preset_from_spec), or None for a named preset."""
+    preset = PRESETS.get(key)
+    if preset is None or not preset.spec:
+        return None
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in preset.spec}

@@ -48,3 +48,27 @@ REFERENCE_COUNTS = {  # messages per collective (n >= 2)
     ("all-reduce", "two-shot"): lambda n: 2 * n * (n - 1),
     ("all-reduce", "innet"): lambda n: 2 * n * n,  # n up and n down per chunk, n chunks
 }
+
+
+# Per-collective base latency: NCCL's tuning model starts every collective's latency at
+# baseLat[algorithm][protocol] before adding the per-step hardware latency
+# (NVIDIA/nccl src/graph/tuning.cc, baseLatencies: Ring {LL 6.6, LL128 14.0, Simple 8.4} µs).
+NCCL_RING_LL128_BASE = 14.0e-6
+
+
+def reference_with_base(op, algo, n, S, a, beta, base):
+    """One collective call on a switch whose calls pay `base` once: base + the closed form."""
+    return 0.0 if n == 1 else base + reference_time(op, algo, n, S, a, beta)
+
+
+def reference_hier_allreduce(P, N, S, intra, inter, base=0.0):
+    """
+    Hierarchical all-reduce over N nodes of P GPUs (Horovod's hierarchical all-reduce, Sergeev &
+    Del Balso 2018: reduce-scatter in the node, all-reduce across nodes, all-gather in the node,
+    three collective calls), each phase a ring (Thakur, Rabenseifner & Gropp 2005).
+    intra, inter: (α, β) pairs.
+    """
+    (a_f, b_f), (a_i, b_i) = intra, inter
+    n = P * N
+    calls = (2 if P > 1 else 0) + (1 if N > 1 else 0)
+    return calls * base + 2 * (P - 1) * (a_f + S / (P * b_f)) + 2 * (N - 1) * (a_i + S / (n * b_i))

@@ -105,11 +105,14 @@ def test_preset_allreduce_time_is_the_closed_form_of_its_layout():
     dgx = PRESETS["dgx-h100"]
     S = 2.0**20
     nvl4, ib = LINKS["nvlink4"], dgx.layout(16).inter
-    assert dgx.allreduce_time(8, S) == pytest.approx(2 * 7 * (nvl4.alpha + S / 8 / nvl4.bw), rel=1e-12)
-    assert dgx.allreduce_time(8, S, algo="direct") == pytest.approx(t_formula("direct", 8, S, nvl4.alpha, nvl4.bw))
-    want = 2 * 7 * (nvl4.alpha + S / 8 / nvl4.bw) + 2 * 1 * (ib.alpha + S / 16 / ib.bw)
+    B = 14.0e-6  # per-collective base latency: NCCL src/graph/tuning.cc, baseLatencies Ring LL128
+    assert dgx.allreduce_time(8, S) == pytest.approx(B + 2 * 7 * (nvl4.alpha + S / 8 / nvl4.bw), rel=1e-12)
+    assert dgx.allreduce_time(8, S, algo="direct") == pytest.approx(B + t_formula("direct", 8, S, nvl4.alpha, nvl4.bw))
+    # hierarchical: three collective calls (reduce-scatter, all-reduce across nodes, all-gather)
+    want = 3 * B + 2 * 7 * (nvl4.alpha + S / 8 / nvl4.bw) + 2 * 1 * (ib.alpha + S / 16 / ib.bw)
     assert dgx.allreduce_time(16, S) == pytest.approx(want, rel=1e-12)
-    assert dgx.allreduce_time(16, S, inter_algo="ring") == pytest.approx(t_ring_nodes("all-reduce", 8, 2, S, nvl4, ib))
+    assert dgx.allreduce_time(16, S, inter_algo="ring") == pytest.approx(
+        B + t_ring_nodes("all-reduce", 8, 2, S, nvl4, ib))
     v5e = PRESETS["tpu-v5e-16x16"]
     assert v5e.allreduce_time(1, S) == 0.0
     assert v5e.allreduce_time(256, S) == pytest.approx(t_torus("all-reduce", (16, 16), S, LINKS["tpu-v5e-ici"]))

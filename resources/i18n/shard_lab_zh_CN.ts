@@ -258,6 +258,14 @@ This scenario has no stand-alone collective to show.</source>
             <source>it is larger than %1 MiB; nccl-tests output is far smaller</source>
             <translation>它大于 %1 MiB；nccl-tests 的输出要小得多</translation>
         </message>
+        <message>
+            <source>Read %1: inside a node %2; between nodes α = %3 µs, β = %4 GB/s (%5)</source>
+            <translation>已读取 %1：节点内 %2；节点之间 α = %3 µs，β = %4 GB/s（%5）</translation>
+        </message>
+        <message>
+            <source>Between nodes: α = %1 µs   β = %2 GB/s (inside a node: NVLink 4 assumed)</source>
+            <translation>节点之间：α = %1 µs   β = %2 GB/s（节点内：假定为 NVLink 4）</translation>
+        </message>
     </context>
     <context>
         <name>Classroom</name>
@@ -568,6 +576,26 @@ This scenario has no stand-alone collective to show.</source>
             <source>n must be a whole number from 1 to {max}; {v} is outside that range.</source>
             <translation>n 必须是 1 到 {max} 之间的整数；{v} 超出了这个范围。</translation>
         </message>
+        <message>
+            <source>&amp;Machine</source>
+            <translation>机器(&amp;M)</translation>
+        </message>
+        <message>
+            <source>Hierarchical (in node, across nodes, in node)</source>
+            <translation>分层（节点内、跨节点、节点内）</translation>
+        </message>
+        <message>
+            <source>NCCL rings, one channel per NIC</source>
+            <translation>NCCL 环，每块网卡一个通道</translation>
+        </message>
+        <message>
+            <source>Bidirectional rings per torus axis</source>
+            <translation>环面每个轴上的双向环</translation>
+        </message>
+        <message>
+            <source>One switch</source>
+            <translation>一台交换机</translation>
+        </message>
     </context>
     <context>
         <name>Explain</name>
@@ -851,6 +879,22 @@ This scenario has no stand-alone collective to show.</source>
             <source>{t} = max({f} FLOP / {P}, {b} / {B}) on the {chip}: {bound}.</source>
             <translation>{t} = max({f} FLOP / {P}, {b} / {B})，在 {chip} 上：{bound}。</translation>
         </message>
+        <message>
+            <source>along the torus links, neighbour to neighbour ({link}, {bw} each way, α {a})</source>
+            <translation>沿环面链路，邻居到邻居（{link}，每个方向 {bw}，α {a}）</translation>
+        </message>
+        <message>
+            <source>inside the nodes, over {link} ({bw}, α {a})</source>
+            <translation>节点内，经 {link}（{bw}，α {a}）</translation>
+        </message>
+        <message>
+            <source>inter-node, over {link} ({bw} each way, α {a})</source>
+            <translation>跨节点，经 {link}（每个方向 {bw}，α {a}）</translation>
+        </message>
+        <message>
+            <source>{k} of {K} messages inter-node, over {link} ({bw}, α {a}); the rest inside the nodes, over {intra} ({bw_in})</source>
+            <translation>{K} 条消息中 {k} 条跨节点，经 {link}（{bw}，α {a}）；其余在节点内，经 {intra}（{bw_in}）</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -1110,6 +1154,42 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Formula</source>
             <translation>公式</translation>
+        </message>
+        <message>
+            <source>B: base latency %1</source>
+            <translation>B：基础延迟 %1</translation>
+        </message>
+        <message>
+            <source>_f: inside a node, _i: between nodes (each GPU's NIC); B: base latency %1</source>
+            <translation>_f：节点内，_i：节点之间（每块 GPU 的网卡）；B：基础延迟 %1</translation>
+        </message>
+        <message>
+            <source>all-gather inside each node ({link})</source>
+            <translation>每个节点内的 all-gather（{link}）</translation>
+        </message>
+        <message>
+            <source>all-reduce across nodes, every GPU on its own NIC ({link})</source>
+            <translation>跨节点的 all-reduce，每块 GPU 用自己的网卡（{link}）</translation>
+        </message>
+        <message>
+            <source>base latency of each collective call (NCCL's baseLat)</source>
+            <translation>每次集合通信调用的基础延迟（NCCL 的 baseLat）</translation>
+        </message>
+        <message>
+            <source>bidirectional rings on each axis of the {shape} torus</source>
+            <translation>{shape} 环面每个轴上的双向环</translation>
+        </message>
+        <message>
+            <source>reduce-scatter inside each node ({link})</source>
+            <translation>每个节点内的 reduce-scatter（{link}）</translation>
+        </message>
+        <message>
+            <source>the ring across the nodes: every step waits for its slowest hop</source>
+            <translation>跨节点的环：每一步都等最慢的一跳</translation>
+        </message>
+        <message>
+            <source>{K} lockstep ring steps, each as slow as its slower port: NVLink or the NIC</source>
+            <translation>{K} 个同步的环步，每步取决于较慢的端口：NVLink 或网卡</translation>
         </message>
     </context>
     <context>
@@ -2032,6 +2112,54 @@ Ctrl+Shift+S  保存截图</translation>
             <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
             <translation>{what} · {n} 块 GPU · all-reduce {S}，all-gather {G} · {link}</translation>
         </message>
+        <message>
+            <source>Blocks with a dashed gold outline cross between nodes over the NICs ({bw}, α {a}); inside a node NVLink ({bw_in}, α {a_in}).</source>
+            <translation>带金色虚线边框的块经网卡在节点之间传输（{bw}，α {a}）；节点内走 NVLink（{bw_in}，α {a_in}）。</translation>
+        </message>
+        <message>
+            <source>Node {m} · {link}</source>
+            <translation>节点 {m} · {link}</translation>
+        </message>
+        <message>
+            <source>{N} nodes × {P}</source>
+            <translation>{N} 个节点 × {P}</translation>
+        </message>
+        <message>
+            <source>{link} fabric: one NIC per GPU, {bw} each way, α {a}</source>
+            <translation>{link} 网络：每块 GPU 一块网卡，每个方向 {bw}，α {a}</translation>
+        </message>
+        <message>
+            <source>{shape} slice, {link}s of {bw} each way, without wraparound links</source>
+            <translation>{shape} 切片，{link}每个方向 {bw}，没有环绕链路</translation>
+        </message>
+        <message>
+            <source>{shape} torus</source>
+            <translation>{shape} 环面</translation>
+        </message>
+        <message>
+            <source>{shape} torus, {link}s of {bw} each way; a dashed link leaving an edge wraps round to the opposite edge</source>
+            <translation>{shape} 环面，{link}每个方向 {bw}；从一边伸出的虚线链路环绕到对边</translation>
+        </message>
+        <message>
+            <source>inside the nodes: {link}</source>
+            <translation>节点内：{link}</translation>
+        </message>
+        <message>
+            <source>inter-node: {link}</source>
+            <translation>跨节点：{link}</translation>
+        </message>
+        <message>
+            <source>torus links: {link}</source>
+            <translation>环面链路：{link}</translation>
+        </message>
+        <message>
+            <source>{link} and the NICs</source>
+            <translation>{link} 与网卡</translation>
+        </message>
+        <message>
+            <source>base latency {B}: the call starts</source>
+            <translation>基础延迟 {B}：调用正在启动</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -2146,6 +2274,14 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>This is not a scenario file: its JSON is nested far too deeply.</source>
             <translation>这不是场景文件：它的 JSON 嵌套层数太深。</translation>
+        </message>
+        <message>
+            <source>"topology": %1.</source>
+            <translation>"topology"：%1。</translation>
+        </message>
+        <message>
+            <source>"topology" must be one of %1 (or "" for one switch), not %2.</source>
+            <translation>"topology" 必须是 %1 之一（或 "" 表示一台交换机），而不是 %2。</translation>
         </message>
     </context>
     <context>
