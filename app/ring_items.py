@@ -175,6 +175,8 @@ class DeviceItem(QGraphicsItem):
         # radial bars are painted by BarsLayer: the view need not visit 256 empty paints a frame
         self.setFlag(QGraphicsItem.ItemHasNoContents, radial)
         self.bar_stale = True
+        if self.layer is not None:
+            self.layer.geometry_changed()  # the view moves and turns a device before it sets its geometry
         self._changed()
 
     def set_state(self, n_chunks: int, state: tuple, new: frozenset) -> bool:
@@ -375,12 +377,18 @@ class BarsLayer(QGraphicsItem):
         self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
         self._pixels = None  # (D, H, W) ARGB32 of every bar, rows rebuilt for stale bars only
         self._map_key = self._map = None  # (geometry, transform) -> (x0, y0, index per picture pixel)
+        self._geometry = 0  # bumped whenever a bar's place, angle or size may have changed
         for d in devices:
             d.layer = self
 
     def set_rect(self, r: QRectF):
         self.prepareGeometryChange()
         self.rect = QRectF(r)
+        self.geometry_changed()
+
+    def geometry_changed(self):
+        """A bar moved, turned or changed size: the pixel map is rebuilt at the next paint."""
+        self._geometry += 1
         self.update()
 
     def boundingRect(self):
@@ -414,7 +422,7 @@ class BarsLayer(QGraphicsItem):
         if w <= 0 or h <= 0 or w * h > self.MAX_MAP_PIXELS:
             return None
         D = len(self.devices)
-        out = np.full(h * w, D * H * W, np.int64)
+        out = np.full(h * w, D * H * W, np.int32 if D * H * W < 2**31 else np.int64)
         corners = [QPointF(sx * W / 2, sy * H / 2) for sx in (-1, 1) for sy in (-1, 1)]
         for i, d in enumerate(self.devices):
             C = QTransform().translate(d.x(), d.y()).rotate(d.rotation()) * T  # bar image -> device
@@ -452,8 +460,7 @@ class BarsLayer(QGraphicsItem):
         pixels = self._current_pixels()
         T = p.deviceTransform()
         if T.isAffine():
-            key = ((T.m11(), T.m12(), T.m21(), T.m22(), T.dx(), T.dy()), size,
-                   tuple((d.x(), d.y(), d.rotation()) for d in devs), self.rect.getRect())
+            key = ((T.m11(), T.m12(), T.m21(), T.m22(), T.dx(), T.dy()), size, len(devs), self._geometry)
             if key != self._map_key:
                 self._map_key, self._map = key, self._pixel_map(T, *size)
         if not T.isAffine() or self._map is None:
