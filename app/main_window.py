@@ -95,6 +95,9 @@ class RingPage(QWidget):
             self.split.insertWidget(0, self._matmul)
             self.split.setStretchFactor(0, 2)
             self.split.setStretchFactor(1, 3)
+            total = sum(self.split.sizes())
+            if total > 0:  # the ring already had the room: share it 2 : 3, as a first layout would
+                self.split.setSizes([round(total * 2 / 5), total - round(total * 2 / 5)])
         return self._matmul
 
     def _on_model_changed(self, run):
