@@ -439,14 +439,14 @@ class ExplainPanel(QWidget):
         done = idx.steps_done(coll, t) > k
         at_start = t <= c.t_start + idx.eps and not done
         state = self.tr("done") if done else (self.tr("next") if at_start else self.tr("in progress"))
-        phases = {tr_.messages[i].phase for i in idx.step_msgs[coll][k]}
+        msgs = [tr_.messages[i] for i in idx.step_msgs[coll][k]]  # read once: n = 256 has 256 a step
+        phases = {m.phase for m in msgs}
         phase = phases.pop() if len(phases) == 1 else ""
         head = self.tr("Step {k} of {K} — {state}").format(k=k + 1, K=c.n_steps, state=state)
         if phase and phase != c.op and not phase.startswith("round"):
             head = self.tr("Step {k} of {K} ({phase}) — {state}").format(k=k + 1, K=c.n_steps, phase=phase,
                                                                         state=state)
         parts.append(f"<p style='font-size:120%; font-weight:bold; margin:4px 0'>{html.escape(head)}</p>")
-        msgs = [tr_.messages[i] for i in idx.step_msgs[coll][k]]
         topo = getattr(run.comm, "topology", None)
         where = step_where(topo, msgs)
         if where:

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog
 from . import theme
 from .controls import ControlPanel
 from .explain import ExplainPanel, fmt_bytes, fmt_time
-from .matmul_view import MatmulView
 from .ring_view import RingView
 from .state import Playback, Scenario, ScenarioModel
 
@@ -74,14 +73,11 @@ class RingPage(QWidget):
 
     def __init__(self, model, playback, parent=None):
         super().__init__(parent)
-        self.model = model
+        self.model, self.playback = model, playback
         self.ring = RingView(model, playback)
-        self.matmul = MatmulView(model, playback)
+        self._matmul = None  # built when a matmul scenario is first shown: most starts never need it
         self.split = QSplitter(Qt.Horizontal)
-        self.split.addWidget(self.matmul)
         self.split.addWidget(self.ring)
-        self.split.setStretchFactor(0, 2)
-        self.split.setStretchFactor(1, 3)
         self.split.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -89,8 +85,26 @@ class RingPage(QWidget):
         model.changed.connect(self._on_model_changed)
         self._on_model_changed(model.run)
 
+    @property
+    def matmul(self):
+        """The matmul panel (app.matmul_view), left of the ring, built on first use."""
+        if self._matmul is None:
+            from .matmul_view import MatmulView
+
+            self._matmul = MatmulView(self.model, self.playback)
+            self.split.insertWidget(0, self._matmul)
+            self.split.setStretchFactor(0, 2)
+            self.split.setStretchFactor(1, 3)
+            total = sum(self.split.sizes())
+            if total > 0:  # the ring already had the room: share it 2 : 3, as a first layout would
+                self.split.setSizes([round(total * 2 / 5), total - round(total * 2 / 5)])
+        return self._matmul
+
     def _on_model_changed(self, run):
-        self.matmul.setVisible(run.matmul is not None)
+        if run.matmul is not None:
+            self.matmul.setVisible(True)
+        elif self._matmul is not None:
+            self._matmul.setVisible(False)
 
 
 class MainWindow(QMainWindow):
@@ -107,7 +121,6 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.ring_page = RingPage(self.model, self.playback)
         self.ring_view = self.ring_page.ring
-        self.matmul_view = self.ring_page.matmul
         self._tab_keys = ["ring"]
         self.tabs.addTab(self.ring_page, "")
         self._add_extra_views()
@@ -480,6 +493,11 @@ class MainWindow(QMainWindow):
         QMessageBox.about(self, self.tr("About Shard Lab"), self.tr(
             "Shard Lab simulates n GPUs on one switch holding real numpy shards, moves them through "
             "ring collectives with α–β timing, and runs a tensor-parallel Transformer forward."))
+
+    @property
+    def matmul_view(self):
+        """The matmul panel beside the ring (built when first asked for or shown)."""
+        return self.ring_page.matmul
 
     @property
     def timeline(self):

@@ -164,7 +164,7 @@ class DeviceItem(QGraphicsItem):
         self.state: tuple = ()
         self.new: frozenset = frozenset()
         self._rects: list = []
-        self._image = None
+        self.bar_stale = True  # radial mode: BarsLayer must rebuild this bar's pixels
         self._counts = self._owners = None  # radial bars at large n: per chunk, contributors and colour
         self.layer = None  # BarsLayer that paints this device in radial mode
         self.compute_text = ""  # the op this device computes now ("QKV 1.34 ns"), "" when none
@@ -179,6 +179,9 @@ class DeviceItem(QGraphicsItem):
         self.setCacheMode(QGraphicsItem.NoCache if radial else QGraphicsItem.DeviceCoordinateCache)
         # radial bars are painted by BarsLayer: the view need not visit 256 empty paints a frame
         self.setFlag(QGraphicsItem.ItemHasNoContents, radial)
+        self.bar_stale = True
+        if self.layer is not None:
+            self.layer.geometry_changed()  # the view moves and turns a device before it sets its geometry
         self._changed()
 
     def set_state(self, n_chunks: int, state: tuple, new: frozenset) -> bool:
@@ -187,8 +190,7 @@ class DeviceItem(QGraphicsItem):
             return False
         if n_chunks != self.n_chunks:
             self._rects = []
-        if (n_chunks, state) != (self.n_chunks, self.state):
-            self._image = None
+        self.bar_stale = True
         self.n_chunks, self.state, self.new = n_chunks, state, new
         self._changed()
         return True
@@ -202,7 +204,7 @@ class DeviceItem(QGraphicsItem):
         self.n_chunks, self.state, self.new = n_chunks, state, new
         self._counts, self._owners = counts, owners
         self._rects = []
-        self._image = None
+        self.bar_stale = True
         self._changed()
 
     def _changed(self):
@@ -280,10 +282,9 @@ class DeviceItem(QGraphicsItem):
         if not self.n_chunks:
             return
         p.setPen(Qt.NoPen)
-        if self.radial:  # many thin slots: one image, one row per chunk (see _bar_image)
-            if self._image is None:
-                self._image = self._bar_image()
-            p.drawImage(QPointF(-self._image.width() / 2, -self._image.height() / 2), self._image)
+        if self.radial:  # many thin slots: one image, one row per chunk (BarsLayer paints them all at once)
+            img = bar_images([self])[0]
+            p.drawImage(QPointF(-img.width() / 2, -img.height() / 2), img)
             return
         framed = self.slot_rect(0).width() > 6
         if not framed:  # one fill for every empty slot, then only the held ones
@@ -307,9 +308,10 @@ class DeviceItem(QGraphicsItem):
                 if 0 <= ch < self.n_chunks:
                     p.drawRect(self.slot_rect(ch))
 
-    def _bar_image(self) -> QImage:
-        """The radial bar as an image at its pixel size (see bar_images, which builds many at once)."""
-        return bar_images([self])[0]
+
+def bar_size(d) -> tuple[int, int]:
+    """A radial bar's image size in pixels (width, height)."""
+    return max(3, round(d.w)), max(3, round(d.h))
 
 
 def set_computing(devices, index, t: float) -> None:
@@ -322,21 +324,17 @@ def set_computing(devices, index, t: float) -> None:
         item.set_compute("" if rec is None else compute_label(rec))
 
 
-def bar_images(devices) -> list:
+def bar_pixels(devices) -> np.ndarray:
     """
-    Radial bars as images at their pixel size, chunk 0 in the bottom rows (the inner end), with
-    frame and new-chunk outline drawn in: a slot held by one device is filled with its colour; a
-    partial sum fills the share of devices added (paint_chunk's rule as pixels). Devices of one
-    ring share size, chunk count and colours, so their pixels are computed together in numpy:
-    a step boundary at n = 64 redraws 64 bars at once instead of one by one.
+    Radial bars as pixels, one (H, W) plane of ARGB32 values per device (devices of one ring
+    share size, chunk count and colours), chunk 0 in the bottom rows (the inner end), with frame
+    and new-chunk outline drawn in: a slot held by one device is filled with its colour; a
+    partial sum fills the share of devices added (paint_chunk's rule as pixels). All devices are
+    computed together in numpy: a step boundary at n = 256 redraws 256 bars at once.
     """
-    if not devices:
-        return []
     d0 = devices[0]
     col = d0.colors
-    W, H = max(3, round(d0.w)), max(3, round(d0.h))
-    if any((max(3, round(d.w)), max(3, round(d.h))) != (W, H) for d in devices[1:]):
-        return [img for d in devices for img in bar_images([d])]  # mixed sizes: one at a time
+    W, H = bar_size(d0)
     iw, ih = W - 2, H - 2
     nc = max(d0.n_chunks, 1)
     n = max(d0.n, 1)
@@ -361,35 +359,63 @@ def bar_images(devices) -> list:
         return np.ascontiguousarray(bgra_rows, np.uint8).view("<u4")[..., 0]
 
     empty, border, new_px = px(col.empty_bgra[None]), px(col.border_bgra[None]), px(col.new_bgra[None])
-    colours = np.where(k > 0, px(bgra)[owner % len(bgra)], empty)  # (D, nc)
-    fill = np.where(k == 1, iw, np.where(k > 1, np.maximum(1, np.round(iw * k / n)), 0)).astype(int)
     chunk_of_row = np.minimum((ih - 1 - np.arange(ih)) * nc // ih, nc - 1)  # image row -> chunk (non-increasing)
-    filled = np.arange(iw)[None, None, :] < fill[:, chunk_of_row][:, :, None]  # (D, ih, iw)
+    k, owner = k[:, chunk_of_row], owner[:, chunk_of_row]  # per image row: n = 256 has 256 chunks on 72 rows
+    colours = np.where(k > 0, px(bgra)[owner % len(bgra)], empty)  # (D, ih)
+    fill = np.where(k == 1, iw, np.where(k > 1, np.maximum(1, np.round(iw * k / n)), 0)).astype(int)
+    filled = np.arange(iw)[None, None, :] < fill[:, :, None]  # (D, ih, iw)
     arr = np.empty((D, H, W), "<u4")
     arr[:] = border
-    arr[:, 1:-1, 1:-1] = np.where(filled, colours[:, chunk_of_row][:, :, None], empty)
-    # each chunk's first and last image row (+1 for the frame), found once for all devices
-    first = np.searchsorted(-chunk_of_row, -np.arange(nc), side="left") + 1
-    last = np.searchsorted(-chunk_of_row, -np.arange(nc), side="right")
-    for i, d in enumerate(devices):
-        for ch in d.new:  # outline the chunks that arrived in the last step
-            if 0 <= ch < nc and first[ch] <= last[ch]:
-                lo, hi = max(first[ch] - 1, 0), min(last[ch] + 2, H)
-                a = arr[i]
-                a[lo:lo + 2, :] = new_px
-                a[hi - 2:hi, :] = new_px
-                a[lo:hi, :2] = new_px
-                a[lo:hi, -2:] = new_px
+    arr[:, 1:-1, 1:-1] = np.where(filled, colours[:, :, None], empty)
+    # outline the chunks that arrived in the last step: per chunk, the image rows its outline
+    # spans (left and right two columns) and its top and bottom two rows (the whole width)
+    pairs = [(i, ch) for i, d in enumerate(devices) for ch in d.new if 0 <= ch < nc]
+    if pairs:
+        ii, cc = np.array(pairs, np.int64).T
+        first = np.searchsorted(-chunk_of_row, -np.arange(nc), side="left") + 1  # each chunk's first image row
+        last = np.searchsorted(-chunk_of_row, -np.arange(nc), side="right")  # and last (+1 for the frame)
+        lo, hi = np.maximum(first - 1, 0), np.minimum(last + 2, H)
+        rows = np.arange(H)[None, :]
+        shown = (first <= last)[:, None]  # a chunk thinner than a row has no rows of its own
+        span = shown & (rows >= lo[:, None]) & (rows < hi[:, None])  # (nc, H)
+        edge = span & ((rows < lo[:, None] + 2) | (rows >= hi[:, None] - 2))
+        span_rows, edge_rows = np.zeros((D, H), bool), np.zeros((D, H), bool)
+        j, r = np.nonzero(span[cc])  # (pair, row): a device with several new chunks gets all their rows
+        span_rows[ii[j], r] = True
+        j, r = np.nonzero(edge[cc])
+        edge_rows[ii[j], r] = True
+        sides = sorted({0, 1, W - 2, W - 1})
+        arr[:, :, sides] = np.where(span_rows[:, :, None], new_px, arr[:, :, sides])
+        arr[edge_rows] = new_px
+    return arr
+
+
+def bar_images(devices) -> list:
+    """Radial bars as QImages at their pixel size (bar_pixels' rule; mixed sizes one at a time)."""
+    if not devices:
+        return []
+    if any(bar_size(d) != bar_size(devices[0]) for d in devices[1:]):
+        return [img for d in devices for img in bar_images([d])]
+    arr = bar_pixels(devices)
+    _D, H, W = arr.shape
     data = arr.view(np.uint8)
-    return [QImage(data[i].data, W, H, 4 * W, QImage.Format_ARGB32).copy() for i in range(D)]
+    return [QImage(data[i].data, W, H, 4 * W, QImage.Format_ARGB32).copy() for i in range(len(devices))]
 
 
 class BarsLayer(QGraphicsItem):
     """
     Paints every radial bar in one item, cached as one unrotated picture: a frame where no
-    buffer changed costs a single blit instead of 64 rotated ones. Geometry and state stay in
-    the DeviceItems (clicks, slot_state); this only draws them.
+    buffer changed costs a single blit. Geometry and state stay in the DeviceItems (clicks,
+    slot_state); this only draws them.
+
+    A step boundary changes every bar at n = 256. Rotating 256 small images into the picture one
+    by one took ~5 ms, so the picture is composed in numpy instead: a map from each pixel of the
+    picture to the bar pixel it shows (built once per geometry and zoom) picks the pixels of all
+    bars in one gather, exactly as nearest-pixel rotation (what Qt does here, smooth scaling off)
+    would. A transform the map does not cover (perspective) falls back to rotating each image.
     """
+
+    MAX_MAP_PIXELS = 16 * 2**20  # beyond this (a huge zoom) the map costs more than it saves
 
     def __init__(self, devices):
         super().__init__()
@@ -397,29 +423,121 @@ class BarsLayer(QGraphicsItem):
         self.rect = QRectF()
         self.setZValue(3)
         self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+        self._pixels = None  # (D, H, W) ARGB32 of every bar, rows rebuilt for stale bars only
+        self._map_key = self._map = None  # (geometry, transform) -> (x0, y0, index per picture pixel)
+        self._geometry = 0  # bumped whenever a bar's place, angle or size may have changed
         for d in devices:
             d.layer = self
 
     def set_rect(self, r: QRectF):
         self.prepareGeometryChange()
         self.rect = QRectF(r)
+        self.geometry_changed()
+
+    def geometry_changed(self):
+        """A bar moved, turned or changed size: the pixel map is rebuilt at the next paint."""
+        self._geometry += 1
         self.update()
 
     def boundingRect(self):
         return self.rect
 
+    def _current_pixels(self):
+        """Every bar's pixels, rebuilding only the bars whose state changed since the last paint."""
+        devs = self.devices
+        shape = (len(devs),) + bar_size(devs[0])[::-1]
+        if self._pixels is None or self._pixels.shape != shape:
+            stale = list(range(len(devs)))
+            self._pixels = np.zeros(shape, "<u4")
+        else:
+            stale = [i for i, d in enumerate(devs) if d.bar_stale]
+        if stale:
+            self._pixels[stale] = bar_pixels([devs[i] for i in stale])
+            for i in stale:
+                devs[i].bar_stale = False
+        return self._pixels
+
+    def _pixel_map(self, T: QTransform, W: int, H: int):
+        """
+        For the picture's device pixels: which bar pixel each shows (index into the flattened
+        (D, H, W) pixels; D·H·W = transparent), as Qt's nearest-pixel drawImage would pick it:
+        a device pixel shows the bar whose rectangle holds its centre (later bars on top), at the
+        image pixel that centre falls in. None if the picture would be too large.
+        """
+        box = T.mapRect(self.rect)
+        x0, y0 = math.floor(box.left()), math.floor(box.top())
+        w, h = math.ceil(box.right()) - x0, math.ceil(box.bottom()) - y0
+        if w <= 0 or h <= 0 or w * h > self.MAX_MAP_PIXELS:
+            return None
+        D = len(self.devices)
+        out = np.full(h * w, D * H * W, np.int32 if D * H * W < 2**31 else np.int64)
+        corners = [QPointF(sx * W / 2, sy * H / 2) for sx in (-1, 1) for sy in (-1, 1)]
+        for i, d in enumerate(self.devices):
+            C = QTransform().translate(d.x(), d.y()).rotate(d.rotation()) * T  # bar image -> device
+            inv, ok = C.inverted()
+            if not ok:
+                continue
+            pts = [C.map(c) for c in corners]
+            xa = max(math.ceil(min(q.x() for q in pts) - 0.5), x0)
+            xb = min(math.floor(max(q.x() for q in pts) - 0.5), x0 + w - 1)
+            ya = max(math.ceil(min(q.y() for q in pts) - 0.5), y0)
+            yb = min(math.floor(max(q.y() for q in pts) - 0.5), y0 + h - 1)
+            if xa > xb or ya > yb:
+                continue
+            X = np.arange(xa, xb + 1, dtype=float)[None, :] + 0.5
+            Y = np.arange(ya, yb + 1, dtype=float)[:, None] + 0.5
+            u = np.floor(inv.m11() * X + inv.m21() * Y + inv.dx() + W / 2)
+            v = np.floor(inv.m12() * X + inv.m22() * Y + inv.dy() + H / 2)
+            inside = (u >= 0) & (u < W) & (v >= 0) & (v < H)
+            rows, cols = np.nonzero(inside)
+            pos = (rows + ya - y0) * w + (cols + xa - x0)
+            out[pos] = (i * H + v[inside].astype(np.int64)) * W + u[inside].astype(np.int64)
+        return x0, y0, out.reshape(h, w)
+
     def paint(self, p: QPainter, option, widget=None):
         p.setRenderHint(QPainter.SmoothPixmapTransform, False)
         p.setRenderHint(QPainter.Antialiasing, False)
-        stale = [d for d in self.devices if d.radial and d.n_chunks and d._image is None]
-        for d, img in zip(stale, bar_images(stale)):
-            d._image = img
+        devs = self.devices
+        drawn = [d for d in devs if d.radial and d.n_chunks]
+        if not drawn:
+            return
+        size = bar_size(devs[0])
+        if len(drawn) < len(devs) or any(bar_size(d) != size or d.n_chunks != devs[0].n_chunks for d in devs):
+            self._paint_each(p)  # not one ring of equal bars: each on its own
+            return
+        pixels = self._current_pixels()
+        T = p.deviceTransform()
+        if T.isAffine():
+            key = ((T.m11(), T.m12(), T.m21(), T.m22(), T.dx(), T.dy()), size, len(devs), self._geometry)
+            if key != self._map_key:
+                self._map_key, self._map = key, self._pixel_map(T, *size)
+        if not T.isAffine() or self._map is None:
+            self._paint_each(p, pixels)
+            return
+        x0, y0, index = self._map
+        picture = np.append(pixels.reshape(-1), np.uint32(0))[index]  # 0: transparent
+        h, w = picture.shape
+        img = QImage(picture.data, w, h, 4 * w, QImage.Format_ARGB32_Premultiplied)
+        p.save()
+        p.resetTransform()
+        scale = p.deviceTransform().m11()  # what remains is the device pixel ratio
+        img.setDevicePixelRatio(scale)
+        p.drawImage(QPointF(x0 / scale, y0 / scale), img)
+        p.restore()
+
+    def _paint_each(self, p: QPainter, pixels=None):
+        """Each bar as an image rotated into place by Qt (mixed sizes, or a perspective view)."""
+        drawn = [d for d in self.devices if d.radial and d.n_chunks]
+        if pixels is not None:
+            H, W = pixels.shape[1:]
+            data = pixels.view(np.uint8)
+            images = [QImage(data[i].data, W, H, 4 * W, QImage.Format_ARGB32).copy() for i in range(len(drawn))]
+        else:
+            images = bar_images(drawn)
         base = p.transform()
-        for d in self.devices:  # each bar at its place and angle: one transform, one image
-            if d.radial and d.n_chunks and d._image is not None:
-                img = d._image
-                p.setTransform(QTransform().translate(d.x(), d.y()).rotate(d.rotation()) * base)
-                p.drawImage(QPointF(-img.width() / 2, -img.height() / 2), img)
+        for d, img in zip(drawn, images):  # each bar at its place and angle: one transform, one image
+            p.setTransform(QTransform().translate(d.x(), d.y()).rotate(d.rotation()) * base)
+            p.drawImage(QPointF(-img.width() / 2, -img.height() / 2), img)
         p.setTransform(base)
 
 

@@ -17,14 +17,19 @@ from .ring_items import STRIPE_MAX_N, _Colors, paint_chunk
 from .ring_layout import text_size, wrap_lines
 
 
-def draw_lines_by_colour(p: QPainter, lines_and_colours, width: float, cap=Qt.FlatCap):
-    """Stroke (QLineF, QColor) pairs with one drawLines call per colour."""
+def draw_lines_by_colour(p: QPainter, lines_and_colours, width: float, cap=Qt.FlatCap, pens: dict | None = None):
+    """Stroke (QLineF, QColor) pairs with one drawLines call per colour. `pens`, if given, keeps
+    the pen of each (colour, width, cap) between calls: at n = 256 a step boundary strokes 256
+    colours twice, and making their pens was a third of the time."""
     by_colour = {}
     for line, col in lines_and_colours:
         by_colour.setdefault(col.rgba(), (col, []))[1].append(line)
-    for col, lines in by_colour.values():
-        pen = QPen(col, width)
-        pen.setCapStyle(cap)
+    pens = {} if pens is None else pens
+    for rgba, (col, lines) in by_colour.items():
+        pen = pens.get((rgba, width, cap))
+        if pen is None:
+            pen = pens[(rgba, width, cap)] = QPen(col, width)
+            pen.setCapStyle(cap)
         p.setPen(pen)
         p.drawLines(lines)
 
@@ -149,6 +154,7 @@ class ChordsLayer(QGraphicsItem):
         self.rect = QRectF()
         self.items: list = []  # (QLineF, QColor)
         self.width = 1.0
+        self._pens = {}  # draw_lines_by_colour's pens, kept while the width is
         self.setZValue(2.5)
         self.setAcceptedMouseButtons(Qt.NoButton)
         self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
@@ -156,6 +162,8 @@ class ChordsLayer(QGraphicsItem):
     def set_geometry(self, r: QRectF, width: float):
         self.prepareGeometryChange()
         self.rect = QRectF(r)
+        if width != self.width:
+            self._pens = {}
         self.width = width
         self.update()
 
@@ -168,7 +176,7 @@ class ChordsLayer(QGraphicsItem):
         return self.rect
 
     def paint(self, p: QPainter, option, widget=None):
-        draw_lines_by_colour(p, self.items, self.width, Qt.RoundCap)
+        draw_lines_by_colour(p, self.items, self.width, Qt.RoundCap, self._pens)
 
 
 class LanesLayer(QGraphicsItem):
@@ -187,6 +195,7 @@ class LanesLayer(QGraphicsItem):
         self.active: dict = {}  # (device, 0 send | 1 receive) -> QColor
         self.width = 1.0
         self.width_active = 2.0
+        self._pens = {}  # draw_lines_by_colour's pens, kept while the widths are
         self.setZValue(1)
         self.setAcceptedMouseButtons(Qt.NoButton)
         self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)  # lanes change only when a step does
@@ -194,6 +203,8 @@ class LanesLayer(QGraphicsItem):
     def set_geometry(self, r: QRectF, lines: list, width: float, width_active: float):
         self.prepareGeometryChange()
         self.rect = QRectF(r)
+        if (width, width_active) != (self.width, self.width_active):
+            self._pens = {}
         self.lines, self.width, self.width_active = lines, width, width_active
         self.update()
 
@@ -218,7 +229,7 @@ class LanesLayer(QGraphicsItem):
         pen.setCapStyle(Qt.FlatCap)
         p.setPen(pen)
         p.drawLines(idle)
-        draw_lines_by_colour(p, active, self.width_active)
+        draw_lines_by_colour(p, active, self.width_active, pens=self._pens)
 
 
 class LabelItem(QGraphicsItem):

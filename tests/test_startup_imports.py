@@ -1,0 +1,23 @@
+"""The first window's modules leave out what it does not show: those are imported on first use
+(issue 14: startup_ratio <= 3). One subprocess, so this process's imports do not count."""
+
+import os
+import subprocess
+import sys
+
+# Modules the first window (ring view, controls, explanation, formula) never needs: each is
+# imported by the code that first uses it (a tab shown, a dialog opened, a matmul scenario, the
+# timeline built after the first paint, an MPI measurement).
+DEFERRED = ("app.matmul_view", "app.timeline", "app.step_timeline", "app.weights_view", "app.buffer_view",
+            "app.latency_view", "app.calibration", "app.export", "pyqtgraph", "simcore.mpi",
+            "simcore.topo_collectives", "simcore.step_sim", "simcore.transformer_lab")
+
+
+def test_the_first_windows_modules_import_none_of_the_deferred_ones():
+    code = ("import sys\n"
+            "import app.main_window, app.classroom, app.presentation, app.views\n"
+            f"print(','.join(m for m in {DEFERRED!r} if m in sys.modules))\n")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
+                         timeout=60)
+    assert out.stdout.strip() == "", f"imported at startup: {out.stdout.strip()}"
