@@ -38,7 +38,6 @@ from dataclasses import asdict, dataclass, replace
 from PySide6.QtCore import QCoreApplication, QSettings
 
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
-from simcore.topo_collectives import TOPO_ALLREDUCE
 from simcore.topology_presets import PRESETS
 
 from . import scenarios
@@ -99,13 +98,18 @@ def _check_n(v):
     return v
 
 
-ALGO_NAMES = tuple(ALLREDUCE_ALGOS) + tuple(k for k in TOPO_ALLREDUCE if k not in ALLREDUCE_ALGOS)
+def algo_names() -> tuple:
+    """Every all-reduce a scenario file may name: the switch's and the machines' (hier, torus …)."""
+    from simcore.topo_collectives import TOPO_ALLREDUCE  # read when a file is, not at startup
+
+    return tuple(ALLREDUCE_ALGOS) + tuple(k for k in TOPO_ALLREDUCE if k not in ALLREDUCE_ALGOS)
 
 
 def _check_algo(v):
-    if not isinstance(v, str) or v not in ALGO_NAMES:
+    names = algo_names()
+    if not isinstance(v, str) or v not in names:
         raise _err(QCoreApplication.translate("ScenarioIO", "\"algo\" must be one of %1, not %2."),
-                   ", ".join(ALGO_NAMES), json.dumps(v))
+                   ", ".join(names), json.dumps(v))
     return v
 
 

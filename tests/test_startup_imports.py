@@ -1,5 +1,5 @@
 """The first window's modules leave out what it does not show: those are imported on first use
-(issue 14: startup_ratio <= 3). One subprocess, so this process's imports do not count."""
+(benchmarks/run.py's startup_ratio). One subprocess, so this process's imports do not count."""
 
 import os
 import subprocess
