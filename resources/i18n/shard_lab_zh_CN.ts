@@ -545,10 +545,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>TP 要求 n 整除注意力头数：1、2、4 或 8。每次集合通信搬运模型的真实字节数；两次通信之间 GPU 在计算。</translation>
         </message>
         <message>
-            <source>TP needs n to divide the heads: 1, 2, 4 or 8. Every all-reduce is timed as if it carried S bytes.</source>
-            <translation>张量并行要求 n 整除头数：1、2、4 或 8。每次 all-reduce 都按传输 S 字节计时。</translation>
-        </message>
-        <message>
             <source>Small matrices with real numbers; the collective is timed as if it moved S bytes.</source>
             <translation>小矩阵、真实数值；集合通信按搬运 S 字节计时。</translation>
         </message>
@@ -563,6 +559,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Devices: a whole number from 1 to {max}</source>
             <translation>设备数：1 到 {max} 之间的整数</translation>
+        </message>
+        <message>
+            <source>One new token per sequence after {T} cached ones. Each collective carries the model's real bytes; the GPUs compute between them.</source>
+            <translation>每个序列在 {T} 个已缓存词元之后生成一个新词元。每次集合通信都携带模型的真实字节数；GPU 在两次通信之间计算。</translation>
         </message>
         <message>
             <source>n must be a whole number from 1 to {max}; {v} is outside that range.</source>
@@ -955,6 +955,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>整个{what}：GPU 0 上共 {T} —— 计算 {C}（{k} 个算子：归一化、QKV、注意力、输出投影、gate/up、down、LM head），{N} 次集合通信用了 {M}（每层 2 次 all-reduce × {L} 层 + logits 的 all-gather），每次都搬运模型的真实字节数。</translation>
         </message>
         <message>
+            <source>One new token per sequence attends to itself and the {T} tokens the prefill put in the KV cache, so each all-reduce carries just [{B}, 1, d_model]: {S}.</source>
+            <translation>每个序列的一个新词元关注它自己以及预填充放入 KV 缓存的 {T} 个词元，所以每次 all-reduce 只携带 [{B}, 1, d_model]：{S}。</translation>
+        </message>
+        <message>
             <source>Communication takes {r:.0f}× as long as computing: the lecture model is tiny, so an op reads a few KiB in nanoseconds while every ring step pays α = {a}. A real model's ops take microseconds: click a point of the decode-latency plot to see one step of it.</source>
             <translation>通信用时是计算的 {r:.0f} 倍：讲义里的模型很小，一个算子只读几 KiB，几纳秒就完成，而环上的每一步都要付 α = {a}。真实模型的算子要花微秒级时间：在解码延迟图上点一个点，就能看到它的一步。</translation>
         </message>
@@ -1110,6 +1114,34 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Formula</source>
             <translation>公式</translation>
+        </message>
+        <message>
+            <source>%1 on the %2</source>
+            <translation>%1，在 %2 上</translation>
+        </message>
+        <message>
+            <source>F: the op's FLOPs · P: peak FLOP/s (%1) · B: HBM bytes read and written · W: HBM bandwidth</source>
+            <translation>F：该算子的浮点运算数 · P：峰值 FLOP/s（%1）· B：读写的 HBM 字节数 · W：HBM 带宽</translation>
+        </message>
+        <message>
+            <source>compute-bound: the arithmetic sets the time</source>
+            <translation>计算受限：算术运算决定耗时</translation>
+        </message>
+        <message>
+            <source>intensity %1 FLOP/byte vs the chip's ridge point %2 FLOP/byte</source>
+            <translation>算术强度 %1 FLOP/字节，芯片的拐点为 %2 FLOP/字节</translation>
+        </message>
+        <message>
+            <source>memory-bound: HBM traffic sets the time</source>
+            <translation>显存带宽受限：HBM 读写决定耗时</translation>
+        </message>
+        <message>
+            <source>simulated (trace): %1 — differs from the roofline</source>
+            <translation>模拟结果（trace）：%1 — 与 roofline 不同</translation>
+        </message>
+        <message>
+            <source>simulated (trace): %1 — equals the roofline ✓</source>
+            <translation>模拟结果（trace）：%1 — 与 roofline 相等 ✓</translation>
         </message>
     </context>
     <context>
@@ -2031,6 +2063,58 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
             <translation>{what} · {n} 块 GPU · all-reduce {S}，all-gather {G} · {link}</translation>
+        </message>
+        <message>
+            <source>after step {k} of {K}</source>
+            <translation>第 {k} / {K} 步之后</translation>
+        </message>
+        <message>
+            <source>after the layers</source>
+            <translation>各层之后</translation>
+        </message>
+        <message>
+            <source>computing</source>
+            <translation>计算中</translation>
+        </message>
+        <message>
+            <source>done: {J} ops and {C} collectives per GPU</source>
+            <translation>完成：每块 GPU {J} 个算子、{C} 次集合通信</translation>
+        </message>
+        <message>
+            <source>layer {i}</source>
+            <translation>第 {i} 层</translation>
+        </message>
+        <message>
+            <source>layer {i} · MLP</source>
+            <translation>第 {i} 层 · MLP</translation>
+        </message>
+        <message>
+            <source>layer {i} · attention</source>
+            <translation>第 {i} 层 · 注意力</translation>
+        </message>
+        <message>
+            <source>logits</source>
+            <translation>logits</translation>
+        </message>
+        <message>
+            <source>op {j} of {J}: {op} ({state})</source>
+            <translation>第 {j} / {J} 个算子：{op}（{state}）</translation>
+        </message>
+        <message>
+            <source>start: {J} ops and {C} collectives per GPU</source>
+            <translation>开始：每块 GPU {J} 个算子、{C} 次集合通信</translation>
+        </message>
+        <message>
+            <source>step {k} of {K} in flight</source>
+            <translation>第 {k} / {K} 步传输中</translation>
+        </message>
+        <message>
+            <source>{op}: every GPU computes · op {j} of {J} ({state})</source>
+            <translation>{op}：每块 GPU 都在计算 · 第 {j} / {J} 个算子（{state}）</translation>
+        </message>
+        <message>
+            <source>{where}: {coll} (collective {i} of {C})</source>
+            <translation>{where}：{coll}（第 {i} / {C} 次集合通信）</translation>
         </message>
     </context>
     <context>
