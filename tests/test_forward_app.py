@@ -256,6 +256,14 @@ def test_the_ring_view_fills_a_computing_gpus_box_and_names_the_op(qtbot, qapp):
     assert "QKV" in text and "layer 1" in text and "memory-bound" in text and "H100" in text
     assert "as long as computing" in text  # why the ops are slivers beside the collectives
     assert ring.subcaption.text.startswith("layer 1 · QKV: every GPU computes · op 9 of 16")
+    pb.seek(0.0)  # the start, then op by op before the first collective: the line follows each op
+    qapp.processEvents()
+    assert ring.subcaption.text.startswith("layer 0 · norm: every GPU computes · op 1 of 16 (next)")
+    pb.step_forward()
+    assert ring.subcaption.text.startswith("layer 0 · norm: every GPU computes · op 1 of 16 (done)")
+    qkv = _op(model, "qkv", 0)
+    pb.seek(_mid(qkv.t_start, qkv.t_end))
+    assert ring.subcaption.text.startswith("layer 0 · QKV: every GPU computes · op 2 of 16 (in progress)")
     c = model.run.trace.collectives[2]  # mid all-reduce: the boxes show their chunks again
     pb.seek((c.t_start + c.t_end) / 2)
     qapp.processEvents()
