@@ -401,8 +401,10 @@ class ExplainPanel(QWidget):
         c = tr_.collectives[coll]
         link = run.link
         if len(tr_.collectives) > 1:
+            from .ring_texts import place_name  # "layer 0 mlp" in words ("layer 0 · MLP"), translated
+
             parts.append("<p>" + html.escape(self.tr("Collective {i} of {N}: {label} — {what}").format(
-                i=coll + 1, N=len(tr_.collectives), label=c.label, what=op_title(c.op, c.algo))) + "</p>")
+                i=coll + 1, N=len(tr_.collectives), label=place_name(c.label), what=op_title(c.op, c.algo))) + "</p>")
         if c.n_steps == 0:
             alone = self.tr("One device: it already holds everything, nothing is sent.")
             parts.append("<p>" + html.escape(alone) + "</p>")

@@ -291,6 +291,9 @@ def test_the_decode_window_names_its_ops_and_says_what_is_under_way(qtbot):
     text = win.explain.text()
     assert "attention (layer 1)" in text and "One new token per sequence" in text and "KV cache" in text
     assert "[1, 1, d_model]: 128 B" in text
+    mlp = model.run.trace.collectives[1]
+    pb.seek(_mid(mlp.t_start, model.run.index.step_ends[1][0]))
+    assert "Collective 2 of 5: layer 0 · MLP — Ring all-reduce" in win.explain.text()  # the place in words
     ag = model.run.trace.collectives[-1]  # the logits all-gather: 3 ring steps at n = 4
     pb.seek(_mid(ag.t_start, model.run.index.step_ends[ag.id][0]))
     assert win.step_label.text() == "logits: Ring all-gather (collective 5 of 5), step 1 of 3 in flight"
