@@ -525,8 +525,8 @@ class ExplainPanel(QWidget):
                 what=what, T=fmt_time(total), C=fmt_time(busy), k=sum(1 for c in tr_.computes if c.device == 0),
                 M=fmt_time(total - busy), N=len(tr_.collectives), L=tp.cfg.n_layers)
             if tp.decode:  # what one decode step is: one token in, the prefill's tokens in the cache
-                line1 = self.tr("One new token per sequence attends to itself and the {T} tokens the prefill put in the KV "
-                                "cache, so each all-reduce carries just [{B}, 1, d_model]: {S}.").format(
+                line1 = self.tr("One new token per sequence attends to itself and the {T} tokens the prefill put in "
+                                "the KV cache, so each all-reduce carries just [{B}, 1, d_model]: {S}.").format(
                     T=tp.seq, B=tp.batch, S=fmt_bytes(tr_.collectives[0].nbytes) if tr_.collectives else "0 B") \
                     + " " + line1
             if total - busy > 10 * busy:  # say why the ops are slivers on the timeline

@@ -165,13 +165,16 @@ def test_the_status_names_the_op_or_the_collective_step_never_a_count_of_stops(q
     assert forward_status(run, qkv.t_end) == f"op 9 of {ops}: layer 1 · QKV (done)"
     c = tr.collectives[1]  # layer 0's MLP all-reduce, the 2nd of 5 collectives
     a, b = idx.step_ends[1][1], idx.step_ends[1][2]  # step 3 runs from the end of step 2 to its own end
-    assert forward_status(run, _mid(a, b)) == f"layer 0 · MLP: Ring all-reduce (collective 2 of 5), step 3 of {K} in flight"
-    assert forward_status(run, b) == f"layer 0 · MLP: Ring all-reduce (collective 2 of 5), after step 3 of {K}"
+    where = "layer 0 · MLP: Ring all-reduce (collective 2 of 5)"
+    assert forward_status(run, _mid(a, b)) == f"{where}, step 3 of {K} in flight"
+    assert forward_status(run, b) == f"{where}, after step 3 of {K}"
     # the ring's step line: the op every GPU computes, or the collective's step with its place in words
     assert subcaption(run, c, _mid(qkv.t_start, qkv.t_end)).splitlines()[0] == \
         f"layer 1 · QKV: every GPU computes · op 9 of {ops} (in progress)"
-    assert subcaption(run, c, _mid(a, b)).splitlines()[0] == f"layer 0 · MLP: Ring all-reduce · step 3 of {K} (in progress)"
-    assert subcaption(run, tr.collectives[0], 0.0).splitlines()[0] == f"layer 0 · norm: every GPU computes · op 1 of {ops} (next)"
+    assert subcaption(run, c, _mid(a, b)).splitlines()[0] == \
+        f"layer 0 · MLP: Ring all-reduce · step 3 of {K} (in progress)"
+    assert subcaption(run, tr.collectives[0], 0.0).splitlines()[0] == \
+        f"layer 0 · norm: every GPU computes · op 1 of {ops} (next)"
     # walking every stop: the texts never count stops ("step 30 of 43")
     for t in idx.stops:
         text = forward_status(run, t)
