@@ -350,7 +350,9 @@ class ExplainPanel(QWidget):
         self.live.setText(self.tr("t = {t} · moved so far: {b}").format(
             t=fmt_time(t), b=fmt_bytes(idx.bytes_moved(t))))
         coll = idx.display_collective(t)
-        op = idx.computing(0, t) if run.tp is not None and run.tp.chip is not None else None
+        op = None
+        if run.tp is not None and run.tp.chip is not None and idx.computes:  # at the start: op 1 comes first
+            op = idx.computing(0, t) or (idx.first_op(0) if t <= idx.eps else None)
         if op is not None and self._hidden_after is None:
             key = ("compute", id(run), op)
             if key != self._key:

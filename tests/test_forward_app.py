@@ -286,6 +286,7 @@ def test_the_decode_window_names_its_ops_and_says_what_is_under_way(qtbot):
     assert not size.isEnabled() and "real bytes" in size.toolTip()  # S does not apply: the model's own bytes
     assert "as if" not in win.controls.hint.text()
     assert win.step_label.text() == "start: 16 ops and 5 collectives per GPU"
+    assert "Every GPU computes: norm (layer 0)" in win.explain.text()  # what comes first: an op, not a collective
     pb.step_forward()
     assert win.step_label.text() == "op 1 of 16: layer 0 · norm (done)"
     att = _op(model.run, "attention", 1)
