@@ -206,7 +206,7 @@ class ControlPanel(QWidget):
                 self.add_link(sc.link, LINKS[sc.link])
             self.link.setCurrentIndex(self.link.findData(sc.link))
             self.hint.setText(self._hint(sc))
-            shapes = sc.kind == "tp-forward"  # its collectives carry the model's own bytes: S does not apply
+            shapes = sc.kind in ("tp-forward", "decode")  # collectives of the model's own bytes: S does not apply
             self.size_combo.setEnabled(not shapes)
             self.size_combo.setToolTip(self.tr("The forward's collectives carry the model's real bytes: "
                                                "[B, T, d_model] activations and [B, T, vocab] logits, 2 bytes "
@@ -219,8 +219,8 @@ class ControlPanel(QWidget):
             return self.tr("TP needs n to divide the heads: 1, 2, 4 or 8. Each collective carries the model's "
                            "real bytes; the GPUs compute between them.")
         if sc.kind == "decode":
-            return self.tr("TP needs n to divide the heads: 1, 2, 4 or 8. Every all-reduce is timed as if it "
-                           "carried S bytes.")
+            return self.tr("One new token per sequence after {T} cached ones. Each collective carries the model's "
+                           "real bytes; the GPUs compute between them.").format(T=scenarios.TP_SEQ)
         if sc.kind.startswith("matmul-"):
             return self.tr("Small matrices with real numbers; the collective is timed as if it moved S bytes.")
         if sc.kind in ("all-gather", "reduce-scatter"):

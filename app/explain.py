@@ -378,7 +378,9 @@ class ExplainPanel(QWidget):
         self.live.setText(self.tr("t = {t} · moved so far: {b}").format(
             t=fmt_time(t), b=fmt_bytes(idx.bytes_moved(t))))
         coll = idx.display_collective(t)
-        op = idx.computing(0, t) if run.tp is not None and run.tp.chip is not None else None
+        op = None
+        if run.tp is not None and run.tp.chip is not None and idx.computes:  # at the start: op 1 comes first
+            op = idx.computing(0, t) or (idx.first_op(0) if t <= idx.eps else None)
         if op is not None and self._hidden_after is None:
             key = ("compute", id(run), op)
             if key != self._key:
@@ -429,8 +431,10 @@ class ExplainPanel(QWidget):
         c = tr_.collectives[coll]
         link = run.link
         if len(tr_.collectives) > 1:
+            from .ring_texts import place_name  # "layer 0 mlp" in words ("layer 0 · MLP"), translated
+
             parts.append("<p>" + html.escape(self.tr("Collective {i} of {N}: {label} — {what}").format(
-                i=coll + 1, N=len(tr_.collectives), label=c.label, what=op_title(c.op, c.algo))) + "</p>")
+                i=coll + 1, N=len(tr_.collectives), label=place_name(c.label), what=op_title(c.op, c.algo))) + "</p>")
         if c.n_steps == 0:
             alone = self.tr("One device: it already holds everything, nothing is sent.")
             parts.append("<p>" + html.escape(alone) + "</p>")
@@ -563,6 +567,11 @@ class ExplainPanel(QWidget):
                             "layers + the logits all-gather), each with the model's real bytes.").format(
                 what=what, T=fmt_time(total), C=fmt_time(busy), k=sum(1 for c in tr_.computes if c.device == 0),
                 M=fmt_time(total - busy), N=len(tr_.collectives), L=tp.cfg.n_layers)
+            if tp.decode:  # what one decode step is: one token in, the prefill's tokens in the cache
+                line1 = self.tr("One new token per sequence attends to itself and the {T} tokens the prefill put in "
+                                "the KV cache, so each all-reduce carries just [{B}, 1, d_model]: {S}.").format(
+                    T=tp.seq, B=tp.batch, S=fmt_bytes(tr_.collectives[0].nbytes) if tr_.collectives else "0 B") \
+                    + " " + line1
             if total - busy > 10 * busy:  # say why the ops are slivers on the timeline
                 line1 += " " + self.tr("Communication takes {r:.0f}× as long as computing: the lecture model is tiny, "
                                        "so an op reads a few KiB in nanoseconds while every ring step pays α = {a}. "

@@ -108,6 +108,52 @@ def formula_html(op: str, algo: str, n: int, S: float, alpha: float, bw: float,
     return "\n".join(rows)
 
 
+def _si(x: float, unit: str) -> str:
+    """1.23e9 FLOP -> '1.23 GFLOP' (SI prefixes)."""
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g} {prefix}{unit}"
+    return f"{x:.3g} {unit}"
+
+
+def op_html(rec, chip, prec: str) -> str:
+    """
+    The roofline of one op (a trace.Compute of step_sim) on `chip` at precision `prec`, as the
+    panel shows it while the GPUs compute: T = max(F/P, B/W) with the numbers, which term wins
+    and why (the op's FLOPs per byte against the chip's ridge point P/W), and the trace's time.
+    """
+    from .ring_texts import op_place
+
+    tr = QCoreApplication.translate
+    peak, bw = chip.peak_flops(prec), chip.mem_bw
+    t_math, t_mem = rec.flops / peak, rec.nbytes / bw
+    t = max(t_math, t_mem)
+    memory = t_mem >= t_math
+    title = html.escape(tr("FormulaPanel", "%1 on the %2").replace("%1", op_place(rec)).replace("%2", chip.name))
+    bound = tr("FormulaPanel", "memory-bound: HBM traffic sets the time") if memory else tr(
+        "FormulaPanel", "compute-bound: the arithmetic sets the time")
+    intensity = tr("FormulaPanel", "intensity %1 FLOP/byte vs the chip's ridge point %2 FLOP/byte").replace(
+        "%1", f"{rec.flops / rec.nbytes:.3g}" if rec.nbytes else "∞").replace("%2", f"{peak / bw:.3g}")
+    rows = [
+        f"<p style='margin:0'><b>{title}</b></p>",
+        "<p style='font-size:130%; margin:6px 0'><i>T</i> = max(<i>F</i>/<i>P</i>, <i>B</i>/<i>W</i>)</p>",
+        f"<p style='margin:2px 0'>&nbsp;&nbsp;= max({_si(rec.flops, 'FLOP')} / {_si(peak, 'FLOP/s')}, "
+        f"{fmt_bytes(rec.nbytes)} / {fmt_bw(bw)})</p>",
+        f"<p style='margin:2px 0 8px 0'>&nbsp;&nbsp;= max({fmt_time(t_math)}, {fmt_time(t_mem)}) = "
+        f"<b>{fmt_time(t)}</b></p>",
+        f"<p style='margin:2px 0'>{html.escape(bound)} · {html.escape(intensity)}</p>",
+    ]
+    simulated = rec.t_end - rec.t_start
+    ok = abs(simulated - t) <= 1e-9 * max(t, 1e-300)
+    sim = tr("FormulaPanel", "simulated (trace): %1 — equals the roofline ✓") if ok else tr(
+        "FormulaPanel", "simulated (trace): %1 — differs from the roofline")
+    rows.append(f"<p style='margin:8px 0 2px 0'>{sim.replace('%1', f'<b>{fmt_time(simulated)}</b>')}</p>")
+    legend = tr("FormulaPanel", "F: the op's FLOPs · P: peak FLOP/s (%1) · B: HBM bytes read and written · "
+                "W: HBM bandwidth").replace("%1", prec)
+    rows.append(f"<p style='margin:6px 0 0 0; font-size:85%'>{html.escape(legend)}</p>")
+    return "\n".join(rows)
+
+
 class FormulaPanel(QWidget):
     """
     Shows the closed form of the collective running at the playback time. Call
@@ -131,6 +177,7 @@ class FormulaPanel(QWidget):
         lay.setContentsMargins(8, 4, 8, 4)
         lay.addWidget(scroll)
         self._args = None
+        self._op = None  # (trace.Compute, chip, precision) while the GPUs compute, else None
         self._model = self._playback = None
         self._shown_coll = None
         self.retranslate_ui()
@@ -138,13 +185,21 @@ class FormulaPanel(QWidget):
     # -- content ----------------------------------------------------------------------
     def show_collective(self, op, algo, n, S, alpha, bw, simulated=None, link_name=""):
         self._args = (op, algo, n, S, alpha, bw, simulated, link_name)
+        self._op = None
+        self._render()
+
+    def show_op(self, rec, chip, prec="bf16"):
+        """Show the roofline of op `rec` (trace.Compute) on `chip` instead of a collective."""
+        self._op = (rec, chip, prec)
         self._render()
 
     def text(self) -> str:
         return self._label.text()
 
     def _render(self):
-        if self._args is None:
+        if self._op is not None:
+            self._label.setText(op_html(*self._op))
+        elif self._args is None:
             self._label.setText("<p>" + self.tr("No collective at this time.") + "</p>")
         else:
             self._label.setText(formula_html(*self._args))
@@ -173,12 +228,22 @@ class FormulaPanel(QWidget):
     def _on_playback_time_changed(self, *_):
         run = getattr(self._model, "run", None)
         trace, link = _trace_and_link(run)
+        index = getattr(run, "index", None)  # the ring view's choice of collective at t, if indexed
+        tp = getattr(run, "tp", None)
+        rec = None
+        if index is not None and getattr(tp, "chip", None) is not None and index.computes:
+            t = float(self._playback.t)
+            rec = index.computing(0, t) or (index.first_op(0) if t <= index.eps else None)  # the start: op 1 next
+        if rec is not None:  # the GPUs compute (GPU 0's op; every GPU runs the same schedule): its roofline
+            if self._shown_coll != ("op", id(rec)):
+                self._shown_coll = ("op", id(rec))
+                self.show_op(rec, tp.chip, tp.prec)
+            return
         if trace is None or not trace.collectives:
-            if self._args is not None:
-                self._args = None
+            if self._args is not None or self._op is not None:
+                self._args = self._op = self._shown_coll = None
                 self._render()
             return
-        index = getattr(run, "index", None)  # the ring view's choice of collective at t, if indexed
         coll = index.display_collective(float(self._playback.t)) if index is not None else None
         c = trace.collectives[coll] if coll is not None else (trace.collective_at(self._playback.t)
                                                                 or trace.collectives[0])

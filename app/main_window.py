@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog
 from . import theme
 from .controls import ControlPanel
 from .explain import ExplainPanel, fmt_bytes, fmt_time
+from .ring_texts import forward_status
 from .ring_view import RingView
 from .state import Playback, Scenario, ScenarioModel
 
@@ -404,7 +405,7 @@ class MainWindow(QMainWindow):
         pb, run = self.playback, self.model.run
         idx = run.index
         self.time_label.setText(self.tr("t = {t} / {T}").format(t=fmt_time(t), T=fmt_time(pb.t_end)))
-        self.step_label.setText(step_status(pb))
+        self.step_label.setText(forward_status(run, t) or step_status(pb))  # a forward's ops: say which
         self.bytes_label.setText(self.tr("moved {b}").format(b=fmt_bytes(idx.bytes_moved(t))))
         if not self.scrub.isSliderDown():
             self.scrub.blockSignals(True)

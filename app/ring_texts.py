@@ -10,7 +10,7 @@ import numpy as np
 
 from simcore.trace import SWITCH
 
-from .explain import fmt_bytes, fmt_time, op_title
+from .explain import fmt_bytes, fmt_time, op_name, op_title
 from .ring_items import STRIPE_MAX_N
 from .ring_layout import BOX_MODE_MAX_N, RingShape, RingTexts
 
@@ -36,13 +36,121 @@ def scenario_title(sc, run) -> str:
         what=what, n=sc.n, S=fmt_bytes(sc.nbytes), link=run.link.name)
 
 
+def place_name(label: str) -> str:
+    """A TP collective's place in words: step_sim / tp_forward's label "layer 0 attn" -> "layer 0 ·
+    attention", "layer 1 mlp" -> "layer 1 · MLP", "logits" -> "logits"; other labels as they are."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    words = label.split(" ")
+    if len(words) == 3 and words[0] == "layer" and words[1].isdigit() and words[2] in ("attn", "mlp"):
+        if words[2] == "attn":
+            return tr("RingView", "layer {i} · attention").format(i=words[1])
+        return tr("RingView", "layer {i} · MLP").format(i=words[1])
+    if label == "logits":
+        return tr("RingView", "logits")
+    return label
+
+
+def op_place(rec) -> str:
+    """Where an op (trace.Compute) is and what it is: "layer 1 · QKV", "after the layers · LM head"."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    where = tr("RingView", "layer {i}").format(i=rec.layer) if rec.layer >= 0 else tr("RingView", "after the layers")
+    return f"{where} · {op_name(rec.label)}"
+
+
+def forward_moment(run, t):
+    """
+    What a run with ops (the TP forward / decode step on the clock) does at t, seen from GPU 0
+    (every GPU runs the same schedule): ("start", None), ("end", None), ("op", rec) — GPU 0
+    computes rec, or rec just ended at t — or ("collective", c) — a collective is under way or
+    just ended. None for a run without ops.
+    """
+    idx = run.index
+    if not run.trace.computes:
+        return None
+    if t <= idx.eps and idx.t_total > 0:
+        return ("start", None)
+    if t >= idx.t_total - idx.eps:
+        return ("end", None)
+    rec = idx.computing(0, t)
+    if rec is not None:
+        return ("op", rec)
+    c = idx.display_collective(t)
+    return ("collective", run.trace.collectives[c]) if c is not None else ("start", None)
+
+
+def forward_status(run, t) -> str | None:
+    """
+    The status bar's step text for a run with ops, or None for other runs: the op GPU 0
+    computes ("op 10 of 16: layer 1 · QKV (computing)") or the collective step under way
+    ("layer 1 · attention: Ring all-reduce 3 of 5, step 2 of 6 in flight"): playback stops at
+    every op's end and every ring step's end, so counting stops as steps would say nothing.
+    """
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    moment = forward_moment(run, t)
+    if moment is None:
+        return None
+    kind, what = moment
+    idx, C = run.index, len(run.trace.collectives)
+    J = idx.op_number(0, idx.first_op(0))[1] if idx.first_op(0) is not None else 0
+    if kind == "start":
+        return tr("RingView", "start: {J} ops and {C} collectives per GPU").format(J=J, C=C)
+    if kind == "end":
+        return tr("RingView", "done: {J} ops and {C} collectives per GPU").format(J=J, C=C)
+    if kind == "op":
+        j, J = idx.op_number(0, what)
+        done = t >= what.t_end - idx.eps
+        state = tr("RingView", "done") if done else tr("RingView", "computing")
+        return tr("RingView", "op {j} of {J}: {op} ({state})").format(j=j, J=J, op=op_place(what), state=state)
+    c = what
+    k, K = idx.step_shown(c.id, t), c.n_steps
+    head = tr("RingView", "{where}: {coll} (collective {i} of {C})").format(
+        where=place_name(c.label), coll=op_title(c.op, c.algo), i=c.id + 1, C=C)
+    if abs(t - idx.step_ends[c.id][k]) <= idx.eps:
+        step = tr("RingView", "after step {k} of {K}").format(k=k + 1, K=K)
+    else:
+        step = tr("RingView", "step {k} of {K} in flight").format(k=k + 1, K=K)
+    return f"{head}, {step}"
+
+
+def _compute_line(run, t) -> str | None:
+    """The header's step line while GPU 0 computes (or at the start, before its first op)."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    moment = forward_moment(run, t)
+    if moment is None or moment[0] not in ("start", "op"):
+        return None
+    idx = run.index
+    rec = moment[1] if moment[0] == "op" else idx.first_op(0)
+    if rec is None:
+        return None
+    j, J = idx.op_number(0, rec)
+    if moment[0] == "start":
+        state = tr("RingView", "next")
+    elif t >= rec.t_end - idx.eps:
+        state = tr("RingView", "done")
+    else:
+        state = tr("RingView", "in progress")
+    return tr("RingView", "{op}: every GPU computes · op {j} of {J} ({state})").format(
+        op=op_place(rec), j=j, J=J, state=state)
+
+
 def subcaption(run, c, t) -> str:
     from PySide6.QtCore import QCoreApplication
 
     tr = QCoreApplication.translate
     idx = run.index
     lines = []
-    if c is None:
+    computing = _compute_line(run, t)
+    if computing is not None:
+        lines.append(computing)
+    elif c is None:
         if run.matmul is not None and run.matmul.case == 1:
             lines.append(tr("RingView", "No communication: every GPU multiplies its own rows of A by all of B."))
         else:
@@ -60,7 +168,7 @@ def subcaption(run, c, t) -> str:
             state = tr("RingView", "next")
         else:
             state = tr("RingView", "in progress")
-        where = c.label if len(run.trace.collectives) > 1 else ""
+        where = place_name(c.label) if len(run.trace.collectives) > 1 else ""
         coll = op_title(c.op, c.algo)
         if where:
             lines.append(tr("RingView", "{where}: {coll} · step {k} of {K} ({state})").format(
@@ -132,6 +240,13 @@ def step_line_variants(run) -> list:
             last_start = ends[-2] if len(ends) > 1 else c.t_start
             times += [(c.t_start + first_end) / 2, (last_start + ends[-1]) / 2]
         out.update(subcaption(run, c, t) for t in times)
+    seen = set()  # with ops: the start, and per op its lines in progress and done
+    if run.trace.computes:
+        out.add(subcaption(run, None, 0.0))
+    for rec in (run.index.computes if run.trace.computes else ()):
+        if rec.device == 0 and (rec.label, rec.layer) not in seen:
+            seen.add((rec.label, rec.layer))
+            out.update(subcaption(run, None, x) for x in ((rec.t_start + rec.t_end) / 2, rec.t_end))
     return sorted(out)
 
 

@@ -585,6 +585,9 @@ class RingView(QGraphicsView):
                                   self.colors.text)
         key = (None,) if c is None else (c.id, idx.step_shown(c.id, t), idx.steps_done(c.id, t),
                                          t <= c.t_start + idx.eps, self._waiting(c, t))
+        if idx.computes:  # the forward's ops: the line names GPU 0's op and whether it is done
+            op = idx.computing(0, t)
+            key += (t <= idx.eps, None if op is None else (id(op), t >= op.t_end - idx.eps))
         if key == self._shown_coll:
             return
         self._shown_coll = key

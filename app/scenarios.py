@@ -272,16 +272,17 @@ def scenario_chip(link_key: str):
     return next((c for c in CHIPS.values() if c.link == link_key), CHIPS[FALLBACK_CHIP])
 
 
-def _forward_comm(cfg, n, link, chip, algo):
+def _forward_comm(cfg, n, link, chip, algo, ctx=0, tokens=TP_SEQ):
     """
     The lecture model's forward on the clock: step_sim runs tp_forward's layer schedule on its
-    shapes (B = TP_BATCH sequences of TP_SEQ tokens), every op timed by its roofline on `chip`
-    (elementwise: the norms, RoPE, softmax and SwiGLU count too) and every collective with its
-    real bytes — [B, T, d_model] activations, [B, T, vocab] logits, FORWARD_BYTES each.
+    shapes (B = TP_BATCH sequences of `tokens` new tokens after `ctx` cached ones), every op timed
+    by its roofline on `chip` (elementwise: the norms, RoPE, softmax and SwiGLU count too) and every
+    collective with its real bytes — [B, T, d_model] activations, [B, T, vocab] logits,
+    FORWARD_BYTES each. The forward: ctx 0, T = TP_SEQ; a decode step: ctx TP_SEQ, T = 1.
     """
     from simcore.step_sim import simulate_step
 
-    return simulate_step(cfg, chip, link, n, TP_BATCH, 0, tokens=TP_SEQ, w_bytes=FORWARD_BYTES,
+    return simulate_step(cfg, chip, link, n, TP_BATCH, ctx, tokens=tokens, w_bytes=FORWARD_BYTES,
                          kv_bytes=FORWARD_BYTES, act_bytes=FORWARD_BYTES, algo=algo, compute_prec=FORWARD_PREC,
                          elementwise=True, gather_logits=True)
 
@@ -299,23 +300,21 @@ def _build_tp(sc, link, decode: bool) -> Run:
     params = tl.init_params(cfg, seed=0)
     tokens = np.random.default_rng(0).integers(0, cfg.vocab, size=(TP_BATCH, TP_SEQ))
     dev = tp.shard_params_tp(params, cfg, n)  # raises ValueError when n does not divide the heads
-    chip = None
+    # the numbers: the sharded model on real arrays (its own Comm), checked against the single device
     if not decode:
-        # the numbers: the sharded forward of the real arrays (its own Comm; the logits check)
         out = tp.tp_forward(dev, cfg, tokens, make_comm(n, link), algo=sc.algo)
         ref = tl.forward(params, cfg, tokens)
-        # the clock: the same schedule with every op and every collective's real bytes
-        chip = scenario_chip(sc.link)
-        comm = _forward_comm(cfg, n, link, chip, sc.algo)
-    else:
-        # every all-reduce carries a [B, 1, d_model] activation; time it as if it were S bytes
-        scale = float(sc.nbytes) / (TP_BATCH * cfg.d_model * 8)
+    else:  # prefill TP_SEQ tokens into the sharded KV caches, then one decode step of a new token
         caches = tp.tp_caches(cfg, dev, TP_BATCH)
-        tp.tp_forward(dev, cfg, tokens, make_comm(n, link, byte_scale=scale), caches=caches, algo=sc.algo)
+        tp.tp_forward(dev, cfg, tokens, make_comm(n, link), caches=caches, algo=sc.algo)
         nxt = np.random.default_rng(1).integers(0, cfg.vocab, size=(TP_BATCH, 1))
-        comm = make_comm(n, link, byte_scale=scale)  # the trace shows the decode step alone
-        out = tp.tp_forward(dev, cfg, nxt, comm, caches=caches, algo=sc.algo)
+        out = tp.tp_forward(dev, cfg, nxt, make_comm(n, link), caches=caches, algo=sc.algo)
         ref = tl.forward(params, cfg, np.concatenate([tokens, nxt], axis=1))[:, -1:]
+    # the clock: the same schedule with every op and every collective's real bytes (the decode step
+    # alone: one new token per sequence attending to the TP_SEQ cached ones)
+    chip = scenario_chip(sc.link)
+    comm = (_forward_comm(cfg, n, link, chip, sc.algo, ctx=TP_SEQ, tokens=1) if decode
+            else _forward_comm(cfg, n, link, chip, sc.algo))
     diff = float(np.max(np.abs(np.asarray(out) - ref)))
     info = TPInfo(cfg, n, TP_BATCH, TP_SEQ, diff, decode, params=params, dev_params=dev, chip=chip,
                   prec=FORWARD_PREC)
@@ -491,6 +490,19 @@ class TraceIndex:
         if i < 0 or t > ends[i] + self.eps or ends[i] <= starts[i]:
             return None
         return self.computes[int(ids[i])]
+
+    def op_number(self, d: int, rec) -> tuple[int, int]:
+        """(j, J): rec (a record of device d) is d's j-th op, counted from 1, of its J, in start order."""
+        starts, _ends, ids = self._ops[d]
+        i = int(np.searchsorted(starts, rec.t_start - self.eps, side="left"))
+        while i < len(ids) - 1 and self.computes[int(ids[i])] is not rec:  # ops that start together
+            i += 1
+        return i + 1, len(ids)
+
+    def first_op(self, d: int):
+        """Device d's first op (trace.Compute), or None."""
+        ops = self._ops.get(d)
+        return self.computes[int(ops[2][0])] if ops is not None else None
 
     # -- time -> collective and step ------------------------------------------------------
     def display_collective(self, t: float) -> int | None:

@@ -3,12 +3,15 @@ python -m simcore step — one decode (or prefill) step of a real model, op by o
 
     python -m simcore step --model llama3-70b --chip h100 --n 8 --batch 32 --ctx 8192
         [--overlap async] [--prefill L] [--sequence-parallel] [--w-bytes 1 --kv-bytes 1]
-        [--elementwise] [--gather-logits] --out step.json
+        [--elementwise] [--gather-logits] [--topology dgx-h100] --out step.json
 
 Simulates the step (step_sim), prints it beside the roofline's t_math, t_mem, t_comm and t_step
 (cost_model) with the overlapped closed form and why the two differ, and writes a Chrome trace:
 per GPU a compute track (every op, category "compute") beside its send / receive ports
 (category "comm") — open it in Perfetto (ui.perfetto.dev) or chrome://tracing.
+With --topology (a topology_presets machine: dgx-h100, gb200-nvl72, tpu-v5e-16x16, tpu-v4-4x4x4)
+the chips are wired as that machine wires n of them — the node boundary, the torus slice — and
+the chip defaults to the machine's; the roofline's t_comm is then that machine's all-reduce.
 """
 
 from __future__ import annotations
@@ -21,13 +24,16 @@ from .cost_model import tp_decode_step, tp_prefill_step, tp_step_overlap
 from .hw_specs import CHIPS, PRECISIONS
 from .llm_math import MODELS
 from .step_sim import OVERLAPS, explain_gap, roofline_gap, simulate_step
+from .topology_presets import PRESETS
 
 
 def register(subparsers):
     """Add the `step` subcommand to an argparse subparsers object."""
     p = subparsers.add_parser("step", help="simulate one decode / prefill step op by op and write its timeline")
     p.add_argument("--model", default="llama3-70b", help=f"one of {', '.join(MODELS)}")
-    p.add_argument("--chip", default="h100", help=f"one of {', '.join(CHIPS)}")
+    p.add_argument("--chip", default=None, help=f"one of {', '.join(CHIPS)} (default h100, or the topology's chip)")
+    p.add_argument("--topology", default=None,
+                   help=f"a machine: one of {', '.join(PRESETS)} (default: every chip on one switch of --link)")
     p.add_argument("--n", default="8", help="tensor-parallel degree (devices)")
     p.add_argument("--batch", default="1", help="sequences in the step")
     p.add_argument("--ctx", default="4096", help="tokens already in each sequence's KV cache")
@@ -53,8 +59,11 @@ def register(subparsers):
 
 def _parse(args):
     model = _pick(MODELS, args.model, "model")
-    chip = _pick(CHIPS, args.chip, "chip")
-    link = _pick(LINKS, args.link if args.link is not None else chip.link, "link")
+    topo = _pick(PRESETS, args.topology, "topology") if getattr(args, "topology", None) is not None else None
+    if topo is not None and args.link is not None:
+        raise _BadValue("--link and --topology both say how the chips are connected: give one")
+    chip = _pick(CHIPS, args.chip if args.chip is not None else (topo.chip if topo else "h100"), "chip")
+    link = None if topo is not None else _pick(LINKS, args.link if args.link is not None else chip.link, "link")
     _pick(ALLREDUCE_ALGOS, args.algo, "all-reduce algorithm")
     _pick(dict.fromkeys(OVERLAPS), args.overlap, "overlap")
     try:
@@ -62,15 +71,19 @@ def _parse(args):
     except ValueError as e:
         raise _BadValue(str(e)) from None
     n = _whole(args.n, "--n", 1)
-    if n > MAX_DEVICES:
-        raise _BadValue(f"--n must be at most {MAX_DEVICES}, got {n}")
+    top = topo.max_devices if topo is not None else MAX_DEVICES
+    if n > top:
+        raise _BadValue(f"--n must be at most {top}{' on ' + topo.name if topo else ''}, got {n}")
     tokens = 1 if args.prefill is None else _whole(args.prefill, "--prefill", 1)
+    if topo is not None and tokens > 1:
+        raise _BadValue("--prefill with --topology: the prefill roofline is written for one switch only; "
+                        "drop --topology (or simulate a decode step)")
     return dict(model=model, chip=chip, link=link, n=n, batch=_whole(args.batch, "--batch", 1),
                 ctx=_whole(args.ctx, "--ctx", 0), tokens=tokens, w_bytes=_positive(args.w_bytes, "--w-bytes"),
                 kv_bytes=_positive(args.kv_bytes, "--kv-bytes"), act_bytes=_positive(args.act_bytes, "--act-bytes"),
                 algo=args.algo, compute_prec=args.prec, overlap=args.overlap,
                 sequence_parallel=args.sequence_parallel, elementwise=args.elementwise,
-                gather_logits=args.gather_logits)
+                gather_logits=args.gather_logits, topology=topo)
 
 
 def roofline_of(kw):
@@ -78,6 +91,13 @@ def roofline_of(kw):
     common = (kw["model"], kw["chip"], kw["link"], kw["n"], kw["batch"])
     tail = dict(w_bytes=kw["w_bytes"], kv_bytes=kw["kv_bytes"], act_bytes=kw["act_bytes"], algo=kw["algo"],
                 compute_prec=kw["compute_prec"])
+    topo = kw.get("topology")
+    if topo is not None:
+        # the roofline of what the simulation runs — a flat ring over the machine's wiring of n chips
+        # (topology=that wiring: comm_sim.t_formula_on) — and, beside it, the machine's own all-reduce
+        # (topology=the preset: hierarchical across nodes, rings per torus axis), which step_sim does not run
+        roof = tp_decode_step(*common, kw["ctx"], topology=topo.topology(kw["n"]), **tail)
+        return {**roof, "t_comm_machine": tp_decode_step(*common, kw["ctx"], topology=topo, **tail)["t_comm"]}
     if kw["algo"] == "ring":
         return tp_step_overlap(*common, kw["ctx"], prompt=kw["tokens"], **tail)
     if kw["tokens"] == 1:
@@ -87,17 +107,26 @@ def roofline_of(kw):
 
 def format_report(kw, comm, roof) -> str:
     """The simulated step beside the roofline, and why they differ (text)."""
-    model, chip, link, ms = kw["model"], kw["chip"], kw["link"], 1e3
+    from .cli_decode import topology_note
+
+    model, chip, link, topo, ms = kw["model"], kw["chip"], kw["link"], kw.get("topology"), 1e3
     what = "decode step" if kw["tokens"] == 1 else f"prefill of {kw['tokens']} tokens"
+    if topo is None:
+        where = f"{link.name} (alpha {link.alpha * 1e6:.2f} us, {link.bw / 1e9:.0f} GB/s per direction)"
+    else:
+        where = f"{topo.name}: {topology_note(topo)}"
     lines = [
-        f"{model.name} {what} on {kw['n']} x {chip.name}, {link.name} "
-        f"(alpha {link.alpha * 1e6:.2f} us, {link.bw / 1e9:.0f} GB/s per direction)",
+        f"{model.name} {what} on {kw['n']} x {chip.name}, {where}",
         f"batch {kw['batch']}, context {kw['ctx']}, bytes: weights {kw['w_bytes']:g}, KV {kw['kv_bytes']:g}, "
         f"activations {kw['act_bytes']:g}; all-reduce {kw['algo']}, peak {kw['compute_prec']}; overlap "
         f"{kw['overlap']}; sequence parallel {'on' if kw['sequence_parallel'] else 'off'}",
         f"  roofline  t_math {roof['t_math'] * ms:.3f} ms   t_mem {roof['t_mem'] * ms:.3f} ms   "
         f"t_comm {roof['t_comm'] * ms:.3f} ms   t_step {roof['t_step'] * ms:.3f} ms  (max(t_math, t_mem) + t_comm)",
     ]
+    if "t_comm_machine" in roof:
+        lines.append(f"  the step simulation runs a flat ring over the machine's wiring (the t_comm above); "
+                     f"{topo.name}'s own all-reduce ({'hierarchical' if topo.kind == 'nodes' else 'rings per axis'}) "
+                     f"would make t_comm {roof['t_comm_machine'] * ms:.3f} ms")
     if "t_step_overlap" in roof:
         lines.append(f"  roofline with the all-reduces overlapped (collective matmul): "
                      f"{roof['t_step_overlap'] * ms:.3f} ms")

@@ -95,3 +95,41 @@ def test_trace_accepts_a_thousand_devices_and_says_the_limit():
     assert f"messages      {1024 * 10} in 10 steps" in out.stdout
     out = _run("trace", "--n", "4097")
     assert out.returncode == 2 and "at most 4096" in out.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# python -m simcore step --topology: the step on a real machine's wiring (called in-process)
+# ---------------------------------------------------------------------------------------
+def test_step_on_a_machine_runs_its_wiring_and_says_its_own_all_reduce(capsys):
+    from simcore import __main__ as cli
+    from simcore.comm_sim import t_formula_on
+    from simcore.llm_math import MODELS
+    from simcore.topology_presets import get_preset
+
+    rc = cli.main(["step", "--model", "llama3-8b", "--topology", "dgx-h100", "--n", "16", "--batch", "1",
+                   "--ctx", "512"])
+    text = capsys.readouterr().out
+    assert rc == 0
+    assert "16 x H100 SXM, DGX H100: 8 per node" in text  # the chip is the machine's; two nodes of 8
+    model, dgx = MODELS["llama3-8b"], get_preset("dgx-h100")
+    S = model.d_model * 2.0  # one token's bf16 activation per all-reduce
+    flat = 2 * model.n_layers * t_formula_on(dgx.topology(16), "ring", S)  # the ring the simulation runs
+    assert f"t_comm {flat * 1e3:.3f} ms" in text
+    hier = 2 * model.n_layers * dgx.allreduce_time(16, S)  # the machine's own: hierarchical across the NICs
+    assert f"would make t_comm {hier * 1e3:.3f} ms" in text and hier < flat
+    assert "difference +0.000 ms" in text or "difference -0.000 ms" in text  # memory-bound: sim = roofline
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--topology", "dgx-h100", "--link", "nvlink4"], "give one"),
+    (["--topology", "dgx-a100"], "topology"),
+    (["--topology", "dgx-h100", "--prefill", "16"], "--prefill with --topology"),
+    (["--topology", "tpu-v5e-16x16", "--n", "8"], "no wraparound"),  # a 2x4 slice: the flat ring cannot close
+    (["--topology", "dgx-h100", "--n", "9999"], "at most"),
+])
+def test_step_topology_bad_input_one_line_exit_2(argv, msg, capsys):
+    from simcore import __main__ as cli
+
+    assert cli.main(["step", "--model", "llama3-8b", "--n", "2", *argv]) == 2
+    err = capsys.readouterr().err
+    assert msg in err and err.count("\n") == 1, err

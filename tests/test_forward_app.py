@@ -1,7 +1,9 @@
 """
-The TP-forward scenario on the clock (issue 16, "The app"): every op of the lecture model's forward
-between its collectives, each collective with its real bytes; the ring view labels a computing GPU,
-the timeline draws a compute lane, the explanation says what is computed.
+The TP-forward and decode scenarios on the clock (issue 16, "The app"): every op of the lecture
+model's forward (or one decode step) between its collectives, each collective with its real bytes;
+the ring view labels a computing GPU, the timeline draws a compute lane, the explanation and the
+formula panel say what is computed, the status bar and the ring's step line say which op or which
+collective step is under way.
 """
 
 import numpy as np
@@ -25,7 +27,12 @@ def _near(c: QColor, ref: QColor, tol=40) -> bool:
 
 @pytest.fixture(scope="module")
 def runs():
-    return {n: build_run(Scenario(kind="tp-forward", n=n)) for n in (1, 2, 8)}
+    return {n: build_run(Scenario(kind="tp-forward", n=n)) for n in (1, 2, 4, 8)}
+
+
+@pytest.fixture(scope="module")
+def decodes():
+    return {n: build_run(Scenario(kind="decode", n=n)) for n in (1, 4)}
 
 
 # ---------------------------------------------------------------------------------------
@@ -100,6 +107,110 @@ def test_the_index_knows_what_each_gpu_computes_and_steps_visit_every_op(runs):
 
 
 # ---------------------------------------------------------------------------------------
+# The decode scenario: one new token after the T cached ones, on the same clock
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [1, 4])
+def test_the_decode_step_computes_between_collectives_of_its_real_bytes(decodes, n):
+    run = decodes[n]
+    tr, cfg = run.trace, run.tp.cfg
+    assert cfg == TINY  # n = 1 and 4 split the lecture's model as it is
+    ar = [c for c in tr.collectives if c.op == "all-reduce"]
+    assert len(ar) == 2 * cfg.n_layers
+    assert all(c.nbytes == B * 1 * cfg.d_model * ACT for c in ar)  # [B, 1, d_model]: one new token, 128 B
+    assert tr.collectives[-1].label == "logits" and tr.collectives[-1].nbytes == B * 1 * cfg.vocab * ACT
+    other = build_run(Scenario(kind="decode", n=n, nbytes=2.0 ** 30))  # the size control does not apply
+    assert [c.nbytes for c in other.trace.collectives] == [c.nbytes for c in tr.collectives]
+    assert run.tp.decode and run.tp.max_abs_diff < 1e-10  # the lecture's check: TP logits = single device's
+    comm = sum(c.t_end - c.t_start for c in tr.collectives)
+    for d in range(n):
+        mine = [c for c in tr.computes if c.device == d]
+        assert len(mine) == 7 * cfg.n_layers + 2
+        assert sum(c.t_end - c.t_start for c in mine) + comm == pytest.approx(tr.t_end, rel=1e-9)
+
+
+def test_a_decode_steps_attention_reads_the_kv_cache_and_lasts_its_roofline(decodes):
+    n = 4
+    att = next(c for c in decodes[n].trace.computes if c.device == 0 and c.label == "attention" and c.layer == 1)
+    h, g, dh = TINY.n_heads // n, TINY.n_kv_heads // n, TINY.d_head
+    # K and V of its g KV groups at the T cached positions and the new one, 2 bytes each; q read and o written
+    assert att.nbytes == B * (T + 1) * 2 * g * dh * ACT + 2 * B * h * dh * ACT
+    # q·k and p·v: 2 multiply-adds of dh per head per cached key (the roofline's 4·dh), and the softmax
+    assert att.flops >= 4 * B * h * dh * T
+    assert att.t_end - att.t_start == pytest.approx(max(att.flops / H100_PEAK, att.nbytes / H100_BW), rel=1e-12)
+    fwd = next(c for c in build_run(Scenario(kind="tp-forward", n=n)).trace.computes
+               if c.device == 0 and c.label == "down" and c.layer == 1)
+    dec = next(c for c in decodes[n].trace.computes if c.device == 0 and c.label == "down" and c.layer == 1)
+    assert dec.flops * T == fwd.flops  # one token's rows instead of T: 2·1·(F/n)·D FLOPs
+    assert dec.flops == 2 * B * (TINY.d_ff // n) * TINY.d_model
+
+
+# ---------------------------------------------------------------------------------------
+# What the status bar and the ring's step line say (a stop is an op's end or a ring step's end)
+# ---------------------------------------------------------------------------------------
+def _mid(a, b):
+    return (a + b) / 2
+
+
+def test_the_status_names_the_op_or_the_collective_step_never_a_count_of_stops(qapp, runs):
+    from app.ring_texts import forward_status, subcaption
+
+    run = runs[4]
+    idx, tr = run.index, run.trace
+    ops = 7 * TINY.n_layers + 2  # per GPU: norm, QKV, attention, out, norm, gate/up, down per layer; norm, head
+    K = 2 * (4 - 1)  # ring all-reduce steps at n = 4
+    assert forward_status(run, 0.0) == f"start: {ops} ops and 5 collectives per GPU"
+    assert forward_status(run, idx.t_total) == f"done: {ops} ops and 5 collectives per GPU"
+    qkv = _op(run, "qkv", 1)  # layer 1's QKV is GPU 0's 9th op
+    assert forward_status(run, _mid(qkv.t_start, qkv.t_end)) == f"op 9 of {ops}: layer 1 · QKV (computing)"
+    assert forward_status(run, qkv.t_end) == f"op 9 of {ops}: layer 1 · QKV (done)"
+    c = tr.collectives[1]  # layer 0's MLP all-reduce, the 2nd of 5 collectives
+    a, b = idx.step_ends[1][1], idx.step_ends[1][2]  # step 3 runs from the end of step 2 to its own end
+    where = "layer 0 · MLP: Ring all-reduce (collective 2 of 5)"
+    assert forward_status(run, _mid(a, b)) == f"{where}, step 3 of {K} in flight"
+    assert forward_status(run, b) == f"{where}, after step 3 of {K}"
+    # the ring's step line: the op every GPU computes, or the collective's step with its place in words
+    assert subcaption(run, c, _mid(qkv.t_start, qkv.t_end)).splitlines()[0] == \
+        f"layer 1 · QKV: every GPU computes · op 9 of {ops} (in progress)"
+    assert subcaption(run, c, _mid(a, b)).splitlines()[0] == \
+        f"layer 0 · MLP: Ring all-reduce · step 3 of {K} (in progress)"
+    assert subcaption(run, tr.collectives[0], 0.0).splitlines()[0] == \
+        f"layer 0 · norm: every GPU computes · op 1 of {ops} (next)"
+    # walking every stop: the texts never count stops ("step 30 of 43")
+    for t in idx.stops:
+        text = forward_status(run, t)
+        assert f"of {len(idx.stops) - 1}" not in text and text
+    # a run without ops keeps the plain step count
+    plain = build_run(Scenario(kind="all-reduce", n=4, nbytes=4096.0))
+    assert forward_status(plain, 0.0) is None
+
+
+def test_the_formula_panel_shows_the_ops_roofline_while_the_gpus_compute(qtbot, runs):
+    from app.explain import fmt_time
+    from app.formula_panel import FormulaPanel
+
+    model = ScenarioModel(Scenario(kind="tp-forward", n=2))
+    pb = Playback(model)
+    panel = FormulaPanel()
+    qtbot.addWidget(panel)
+    panel.bind(model, pb)
+    op = _op(model.run, "gate/up", 1)
+    pb.seek(_mid(op.t_start, op.t_end))
+    text = panel.text()
+    t_math, t_mem = op.flops / H100_PEAK, op.nbytes / H100_BW  # the datasheet's peak and bandwidth
+    assert "layer 1 · gate/up on the H100 SXM" in text and "max(<i>F</i>/<i>P</i>, <i>B</i>/<i>W</i>)" in text
+    assert f"max({fmt_time(t_math)}, {fmt_time(t_mem)}) = <b>{fmt_time(max(t_math, t_mem))}</b>" in text
+    assert ("memory-bound" if t_mem > t_math else "compute-bound") in text
+    assert f"ridge point {H100_PEAK / H100_BW:.3g} FLOP/byte" in text and "equals the roofline ✓" in text
+    c = model.run.trace.collectives[2]  # in a collective: its closed form again
+    pb.seek(_mid(c.t_start, c.t_end))
+    assert "Ring all-reduce" in panel.text() and "max(" not in panel.text()
+    model.update(n=1)  # one GPU: no collective at all, the ops still have their roofline
+    op = _op(model.run, "lm head", -1)
+    pb.seek(_mid(op.t_start, op.t_end))
+    assert "after the layers · LM head" in panel.text()
+
+
+# ---------------------------------------------------------------------------------------
 # The views
 # ---------------------------------------------------------------------------------------
 def _views(qtbot, *which, n=2):
@@ -123,8 +234,10 @@ def _views(qtbot, *which, n=2):
     return model, pb, out
 
 
-def _op(model, label, layer, d=0):
-    return next(c for c in model.run.trace.computes if c.device == d and c.label == label and c.layer == layer)
+def _op(run, label, layer, d=0):
+    """Device d's op `label` of `layer` in a run (or a ScenarioModel's run)."""
+    run = getattr(run, "run", run)
+    return next(c for c in run.trace.computes if c.device == d and c.label == label and c.layer == layer)
 
 
 def _box_pixel(ring, d):
@@ -145,12 +258,49 @@ def test_the_ring_view_fills_a_computing_gpus_box_and_names_the_op(qtbot, qapp):
     text = explain.text()
     assert "QKV" in text and "layer 1" in text and "memory-bound" in text and "H100" in text
     assert "as long as computing" in text  # why the ops are slivers beside the collectives
+    assert ring.subcaption.text.startswith("layer 1 · QKV: every GPU computes · op 9 of 16")
+    pb.seek(0.0)  # the start, then op by op before the first collective: the line follows each op
+    qapp.processEvents()
+    assert ring.subcaption.text.startswith("layer 0 · norm: every GPU computes · op 1 of 16 (next)")
+    pb.step_forward()
+    assert ring.subcaption.text.startswith("layer 0 · norm: every GPU computes · op 1 of 16 (done)")
+    qkv = _op(model, "qkv", 0)
+    pb.seek(_mid(qkv.t_start, qkv.t_end))
+    assert ring.subcaption.text.startswith("layer 0 · QKV: every GPU computes · op 2 of 16 (in progress)")
     c = model.run.trace.collectives[2]  # mid all-reduce: the boxes show their chunks again
     pb.seek((c.t_start + c.t_end) / 2)
     qapp.processEvents()
     assert ring.devices[0].compute_text == ""
     assert not _near(_box_pixel(ring, 0), COMPUTE)
     assert "Every GPU computes" not in explain.text() and "Step 1 of 2" in explain.text()
+
+
+def test_the_decode_window_names_its_ops_and_says_what_is_under_way(qtbot):
+    from app.main_window import MainWindow
+
+    model = ScenarioModel(Scenario(kind="decode", n=4))
+    pb = Playback(model)
+    win = MainWindow(model, pb)  # not shown: the texts are set whether or not it is on screen
+    qtbot.addWidget(win)
+    size = win.controls.size_combo
+    assert not size.isEnabled() and "real bytes" in size.toolTip()  # S does not apply: the model's own bytes
+    assert "as if" not in win.controls.hint.text()
+    assert win.step_label.text() == "start: 16 ops and 5 collectives per GPU"
+    assert "Every GPU computes: norm (layer 0)" in win.explain.text()  # what comes first: an op, not a collective
+    pb.step_forward()
+    assert win.step_label.text() == "op 1 of 16: layer 0 · norm (done)"
+    att = _op(model.run, "attention", 1)
+    pb.seek(_mid(att.t_start, att.t_end))
+    assert win.step_label.text() == "op 10 of 16: layer 1 · attention (computing)"
+    text = win.explain.text()
+    assert "attention (layer 1)" in text and "One new token per sequence" in text and "KV cache" in text
+    assert "[1, 1, d_model]: 128 B" in text
+    mlp = model.run.trace.collectives[1]
+    pb.seek(_mid(mlp.t_start, model.run.index.step_ends[1][0]))
+    assert "Collective 2 of 5: layer 0 · MLP — Ring all-reduce" in win.explain.text()  # the place in words
+    ag = model.run.trace.collectives[-1]  # the logits all-gather: 3 ring steps at n = 4
+    pb.seek(_mid(ag.t_start, model.run.index.step_ends[ag.id][0]))
+    assert win.step_label.text() == "logits: Ring all-gather (collective 5 of 5), step 1 of 3 in flight"
 
 
 def _lane_pixel(timeline, t, row):

@@ -27,7 +27,7 @@ def timeline(qtbot, **kw):
     return v
 
 
-@pytest.mark.parametrize("kw", [dict(kind="matmul-1", n=4), dict(kind="decode", n=1), dict(kind="all-reduce", n=1)])
+@pytest.mark.parametrize("kw", [dict(kind="matmul-1", n=4), dict(kind="all-reduce", n=1)])
 def test_a_run_that_sends_nothing_gets_a_plain_axis_and_a_sentence(qtbot, kw):
     v = timeline(qtbot, **kw)
     ax = v.plot.getAxis("bottom")
@@ -39,6 +39,14 @@ def test_a_run_that_sends_nothing_gets_a_plain_axis_and_a_sentence(qtbot, kw):
     strings = ax.tickStrings([0.0, 0.5, 1.0], ax.scale, 0.5)
     assert strings[-1] in ("1", "1.0") and all("e" not in s for s in strings)
     assert v.collective_labels() == []  # boundaries all at t = 0 would pile their labels on each other
+
+
+def test_one_gpu_decoding_sends_nothing_but_its_ops_fill_the_axis(qtbot):
+    v = timeline(qtbot, kind="decode", n=1)
+    assert v.note.isVisible() and "nothing is sent" in v.note.toPlainText()
+    assert v.compute_rects() == 7 * TINY.n_layers + 2  # its ops, on an axis as long as they take
+    (x0, x1), _ = v.plot.getViewBox().viewRange()
+    assert x1 * v.unit_s == pytest.approx(v.model.run.index.t_total, rel=0.05)
 
 
 def test_a_run_that_sends_something_has_no_note_and_its_own_unit(qtbot):

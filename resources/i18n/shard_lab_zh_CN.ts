@@ -553,10 +553,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>TP 要求 n 整除注意力头数：1、2、4 或 8。每次集合通信搬运模型的真实字节数；两次通信之间 GPU 在计算。</translation>
         </message>
         <message>
-            <source>TP needs n to divide the heads: 1, 2, 4 or 8. Every all-reduce is timed as if it carried S bytes.</source>
-            <translation>张量并行要求 n 整除头数：1、2、4 或 8。每次 all-reduce 都按传输 S 字节计时。</translation>
-        </message>
-        <message>
             <source>Small matrices with real numbers; the collective is timed as if it moved S bytes.</source>
             <translation>小矩阵、真实数值；集合通信按搬运 S 字节计时。</translation>
         </message>
@@ -595,6 +591,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>One switch</source>
             <translation>一台交换机</translation>
+        </message>
+        <message>
+            <source>One new token per sequence after {T} cached ones. Each collective carries the model's real bytes; the GPUs compute between them.</source>
+            <translation>每个序列在 {T} 个已缓存词元之后生成一个新词元。每次集合通信都携带模型的真实字节数；GPU 在两次通信之间计算。</translation>
         </message>
     </context>
     <context>
@@ -1042,6 +1042,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>Make your prediction first: what this step sends, and to whom, is shown once you have answered (or skipped) in the panel “Predict, then reveal”.</source>
             <translation>请先做出预测：这一步发送什么、发给谁，在你于“先预测，再揭晓”面板中作答（或跳过）之后才会显示。</translation>
         </message>
+        <message>
+            <source>One new token per sequence attends to itself and the {T} tokens the prefill put in the KV cache, so each all-reduce carries just [{B}, 1, d_model]: {S}.</source>
+            <translation>每个序列的一个新词元关注它自己以及预填充放入 KV 缓存的 {T} 个词元，所以每次 all-reduce 只携带 [{B}, 1, d_model]：{S}。</translation>
+        </message>
     </context>
     <context>
         <name>Export</name>
@@ -1190,6 +1194,34 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>{K} lockstep ring steps, each as slow as its slower port: NVLink or the NIC</source>
             <translation>{K} 个同步的环步，每步取决于较慢的端口：NVLink 或网卡</translation>
+        </message>
+        <message>
+            <source>%1 on the %2</source>
+            <translation>%1，在 %2 上</translation>
+        </message>
+        <message>
+            <source>F: the op's FLOPs · P: peak FLOP/s (%1) · B: HBM bytes read and written · W: HBM bandwidth</source>
+            <translation>F：该算子的浮点运算数 · P：峰值 FLOP/s（%1）· B：读写的 HBM 字节数 · W：HBM 带宽</translation>
+        </message>
+        <message>
+            <source>compute-bound: the arithmetic sets the time</source>
+            <translation>计算受限：算术运算决定耗时</translation>
+        </message>
+        <message>
+            <source>intensity %1 FLOP/byte vs the chip's ridge point %2 FLOP/byte</source>
+            <translation>算术强度 %1 FLOP/字节，芯片的拐点为 %2 FLOP/字节</translation>
+        </message>
+        <message>
+            <source>memory-bound: HBM traffic sets the time</source>
+            <translation>显存带宽受限：HBM 读写决定耗时</translation>
+        </message>
+        <message>
+            <source>simulated (trace): %1 — differs from the roofline</source>
+            <translation>模拟结果（trace）：%1 — 与 roofline 不同</translation>
+        </message>
+        <message>
+            <source>simulated (trace): %1 — equals the roofline ✓</source>
+            <translation>模拟结果（trace）：%1 — 与 roofline 相等 ✓</translation>
         </message>
     </context>
     <context>
@@ -2159,6 +2191,58 @@ Ctrl+Shift+S  保存截图</translation>
         <message>
             <source>base latency {B}: the call starts</source>
             <translation>基础延迟 {B}：调用正在启动</translation>
+        </message>
+        <message>
+            <source>after step {k} of {K}</source>
+            <translation>第 {k} / {K} 步之后</translation>
+        </message>
+        <message>
+            <source>after the layers</source>
+            <translation>各层之后</translation>
+        </message>
+        <message>
+            <source>computing</source>
+            <translation>计算中</translation>
+        </message>
+        <message>
+            <source>done: {J} ops and {C} collectives per GPU</source>
+            <translation>完成：每块 GPU {J} 个算子、{C} 次集合通信</translation>
+        </message>
+        <message>
+            <source>layer {i}</source>
+            <translation>第 {i} 层</translation>
+        </message>
+        <message>
+            <source>layer {i} · MLP</source>
+            <translation>第 {i} 层 · MLP</translation>
+        </message>
+        <message>
+            <source>layer {i} · attention</source>
+            <translation>第 {i} 层 · 注意力</translation>
+        </message>
+        <message>
+            <source>logits</source>
+            <translation>logits</translation>
+        </message>
+        <message>
+            <source>op {j} of {J}: {op} ({state})</source>
+            <translation>第 {j} / {J} 个算子：{op}（{state}）</translation>
+        </message>
+        <message>
+            <source>start: {J} ops and {C} collectives per GPU</source>
+            <translation>开始：每块 GPU {J} 个算子、{C} 次集合通信</translation>
+        </message>
+        <message>
+            <source>step {k} of {K} in flight</source>
+            <translation>第 {k} / {K} 步传输中</translation>
+        </message>
+        <message>
+            <source>{op}: every GPU computes · op {j} of {J} ({state})</source>
+            <translation>{op}：每块 GPU 都在计算 · 第 {j} / {J} 个算子（{state}）</translation>
+        </message>
+        <message>
+            <source>{where}: {coll} (collective {i} of {C})</source>
+            <translation>{where}：{coll}（第 {i} / {C} 次集合通信）</translation>
         </message>
     </context>
     <context>
