@@ -93,11 +93,9 @@ def roofline_of(kw):
                 compute_prec=kw["compute_prec"])
     topo = kw.get("topology")
     if topo is not None:
-        # the roofline of what the simulation runs — a flat ring over the machine's wiring of n chips
-        # (topology=that wiring: comm_sim.t_formula_on) — and, beside it, the machine's own all-reduce
-        # (topology=the preset: hierarchical across nodes, rings per torus axis), which step_sim does not run
-        roof = tp_decode_step(*common, kw["ctx"], topology=topo.topology(kw["n"]), **tail)
-        return {**roof, "t_comm_machine": tp_decode_step(*common, kw["ctx"], topology=topo, **tail)["t_comm"]}
+        # the machine's own all-reduce (hierarchical across nodes, rings per torus axis), which the
+        # step simulation runs too (topo_collectives.allreduce_on)
+        return tp_decode_step(*common, kw["ctx"], topology=topo, **tail)
     if kw["algo"] == "ring":
         return tp_step_overlap(*common, kw["ctx"], prompt=kw["tokens"], **tail)
     if kw["tokens"] == 1:
@@ -123,10 +121,11 @@ def format_report(kw, comm, roof) -> str:
         f"  roofline  t_math {roof['t_math'] * ms:.3f} ms   t_mem {roof['t_mem'] * ms:.3f} ms   "
         f"t_comm {roof['t_comm'] * ms:.3f} ms   t_step {roof['t_step'] * ms:.3f} ms  (max(t_math, t_mem) + t_comm)",
     ]
-    if "t_comm_machine" in roof:
-        lines.append(f"  the step simulation runs a flat ring over the machine's wiring (the t_comm above); "
-                     f"{topo.name}'s own all-reduce ({'hierarchical' if topo.kind == 'nodes' else 'rings per axis'}) "
-                     f"would make t_comm {roof['t_comm_machine'] * ms:.3f} ms")
+    if topo is not None:
+        lines.append(f"  every all-reduce is {topo.name}'s own "
+                     f"({'hierarchical across the nodes' if topo.kind == 'nodes' else 'bidirectional rings per torus axis'}"
+                     f"{'' if topo.kind != 'nodes' or kw['n'] > topo.per_node else ', here inside one node'}), "
+                     f"in the roofline and in the simulation")
     if "t_step_overlap" in roof:
         lines.append(f"  roofline with the all-reduces overlapped (collective matmul): "
                      f"{roof['t_step_overlap'] * ms:.3f} ms")

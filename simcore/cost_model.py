@@ -307,11 +307,23 @@ def is_wired(topology) -> bool:
 
 
 def _wired_comm(topo, ns, nbytes, algo):
-    """topology_comm for a comm_sim topology: it offers n = topo.n only (t_formula_on's closed form)."""
-    from .comm_sim import Nodes, t_formula_on
+    """topology_comm for a comm_sim topology: it offers n = topo.n only, priced as the all-reduce
+    the step simulation runs on it (topo_collectives.allreduce_on): hierarchical across nodes,
+    bidirectional rings per torus axis, else the switch's `algo` (comm_sim.t_formula_on)."""
+    from .comm_sim import Nodes, Torus, t_formula_on
+    from .topo_collectives import t_hier, t_torus
 
     valid = ns == topo.n
-    t = np.where(valid, t_formula_on(topo, algo, nbytes) if topo.n > 1 else 0.0, np.nan)
+    S = float(nbytes)
+    if topo.n == 1:
+        one = 0.0
+    elif isinstance(topo, Nodes) and topo.n_nodes > 1:
+        one = t_hier("all-reduce", topo.per_node, topo.n_nodes, S, topo.intra, topo.inter, base=topo.base)
+    elif isinstance(topo, Torus):
+        one = topo.base + t_torus("all-reduce", topo.shape, S, topo.link, getattr(topo, "wrap", None))
+    else:
+        one = t_formula_on(topo, algo, S)
+    t = np.where(valid, one, np.nan)
     nodes_ = isinstance(topo, Nodes)
     return t, {"valid": valid, "n_nodes": np.full(ns.shape, float(topo.n_nodes if nodes_ else 1)),
                "node_size": np.full(ns.shape, float(topo.per_node if nodes_ else 0))}

@@ -100,7 +100,7 @@ def test_trace_accepts_a_thousand_devices_and_says_the_limit():
 # ---------------------------------------------------------------------------------------
 # python -m simcore step --topology: the step on a real machine's wiring (called in-process)
 # ---------------------------------------------------------------------------------------
-def test_step_on_a_machine_runs_its_wiring_and_says_its_own_all_reduce(capsys):
+def test_step_on_a_machine_runs_its_own_all_reduce(capsys):
     from simcore import __main__ as cli
     from simcore.comm_sim import t_formula_on
     from simcore.llm_math import MODELS
@@ -113,10 +113,10 @@ def test_step_on_a_machine_runs_its_wiring_and_says_its_own_all_reduce(capsys):
     assert "16 x H100 SXM, DGX H100: 8 per node" in text  # the chip is the machine's; two nodes of 8
     model, dgx = MODELS["llama3-8b"], get_preset("dgx-h100")
     S = model.d_model * 2.0  # one token's bf16 activation per all-reduce
-    flat = 2 * model.n_layers * t_formula_on(dgx.topology(16), "ring", S)  # the ring the simulation runs
-    assert f"t_comm {flat * 1e3:.3f} ms" in text
+    flat = 2 * model.n_layers * t_formula_on(dgx.topology(16), "ring", S)  # a flat ring over the same wiring
     hier = 2 * model.n_layers * dgx.allreduce_time(16, S)  # the machine's own: hierarchical across the NICs
-    assert f"would make t_comm {hier * 1e3:.3f} ms" in text and hier < flat
+    assert f"t_comm {hier * 1e3:.3f} ms" in text and hier < flat
+    assert "hierarchical across the nodes" in text
     assert "difference +0.000 ms" in text or "difference -0.000 ms" in text  # memory-bound: sim = roofline
 
 
@@ -124,7 +124,6 @@ def test_step_on_a_machine_runs_its_wiring_and_says_its_own_all_reduce(capsys):
     (["--topology", "dgx-h100", "--link", "nvlink4"], "give one"),
     (["--topology", "dgx-a100"], "topology"),
     (["--topology", "dgx-h100", "--prefill", "16"], "--prefill with --topology"),
-    (["--topology", "tpu-v5e-16x16", "--n", "8"], "no wraparound"),  # a 2x4 slice: the flat ring cannot close
     (["--topology", "dgx-h100", "--n", "9999"], "at most"),
 ])
 def test_step_topology_bad_input_one_line_exit_2(argv, msg, capsys):
