@@ -35,7 +35,7 @@ COLORMAP = "CET-D1A"  # diverging blue–white–red: 0 is white, the sign is th
 
 def slot_values(held, inputs, bounds, rows, chunks):
     """
-    The values device rows[i] holds in chunk chunks[i] of a `scenarios.Held` snapshot:
+    The values device rows[i] holds in chunk chunks[i] of a `simcore.holdings.Held` snapshot:
     sum(inputs[contributors]) over the chunk's cells, NaN if not held — the rule of
     `simcore.trace.buffer_values`, with the contributor sets as bitsets: one (slots × n) @
     (n × cells) product per chunk. Yields (rows, first cell, end cell, values) per chunk.
@@ -95,14 +95,8 @@ def value_limit(index, coll: int, inputs) -> float:
             if vals.size and not np.all(np.isnan(vals)):
                 vmax = max(vmax, float(np.nanmax(np.abs(vals))))
 
-    state = index._initial(coll)
-    take(state, None)
-    times, order = index._events[coll]
-    for ids in np.split(order, np.flatnonzero(np.diff(times) > 0) + 1):
-        if len(ids):
-            prev = state.copy()
-            index._apply(coll, state, ids)
-            take(state, prev)
+    for prev, state in index.replay(coll):
+        take(state, prev)
     return vmax or 1.0
 
 

@@ -125,7 +125,7 @@ class _Colors:
 # Items
 # ---------------------------------------------------------------------------------------
 class HeldRow(Sequence):
-    """Device d's slots in a scenarios.Held snapshot as the tuple of contributors (None = not held),
+    """Device d's slots in a simcore.holdings.Held snapshot as the tuple of contributors (None = not held),
     each decoded only when read (slot_state, tests): radial bars paint from the arrays."""
 
     __slots__ = ("held", "d", "n_chunks")
@@ -192,7 +192,7 @@ class DeviceItem(QGraphicsItem):
         """
         Radial bars at large n: the state as arrays (per chunk: how many devices' data it holds,
         0 = not held, and the colour owner) — what the bar paints, without a set per slot.
-        `state` reads as the tuple of contributors (scenarios.Held, decoded when asked for).
+        `state` reads as the tuple of contributors (simcore.holdings.Held, decoded when asked for).
         """
         self.n_chunks, self.state, self.new = n_chunks, state, new
         self._counts, self._owners = counts, owners
