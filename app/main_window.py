@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog
 from . import theme
 from .controls import ControlPanel
 from .explain import ExplainPanel, fmt_bytes, fmt_time
+from .frame import frame_at
 from .matmul_view import MatmulView
 from .ring_view import RingView
 from .state import Playback, Scenario, ScenarioModel
@@ -36,20 +37,19 @@ def fit_screen(widget, size: QSize) -> QSize:
     return QSize(min(size.width(), room.width()), min(size.height(), room.height()))
 
 
-def step_status(pb) -> str:
-    """'start (7 steps)', 'step 3 of 7 in flight', 'after step 3 of 7', 'done: 7 steps'."""
+def step_status(f) -> str:
+    """'start (7 steps)', 'step 3 of 7 in flight', 'after step 3 of 7', 'done: 7 steps' for Frame f."""
     from PySide6.QtCore import QCoreApplication
 
     tr = QCoreApplication.translate
-    k, K = pb.step_index, pb.n_steps
+    k, K = f.stop, f.n_stops
     if K == 0:
         return tr("MainWindow", "no steps")
-    if pb.at_end:
+    if f.at_end:
         return tr("MainWindow", "done: {K} steps").format(K=K)
-    if k == 0 and pb.t <= 0:
+    if k == 0 and f.t <= 0:
         return tr("MainWindow", "start ({K} steps)").format(K=K)
-    at_stop = abs(pb.t - pb.stops[k]) <= 1e-9 * max(pb.t_end, 1e-12)
-    if at_stop:
+    if f.at_stop:
         return tr("MainWindow", "after step {k} of {K}").format(k=k, K=K)
     return tr("MainWindow", "step {k} of {K} in flight").format(k=k + 1, K=K)
 
@@ -391,7 +391,7 @@ class MainWindow(QMainWindow):
         pb, run = self.playback, self.model.run
         idx = run.index
         self.time_label.setText(self.tr("t = {t} / {T}").format(t=fmt_time(t), T=fmt_time(pb.t_end)))
-        self.step_label.setText(step_status(pb))
+        self.step_label.setText(step_status(frame_at(idx, t)))
         self.bytes_label.setText(self.tr("moved {b}").format(b=fmt_bytes(idx.bytes_moved(t))))
         if not self.scrub.isSliderDown():
             self.scrub.blockSignals(True)

@@ -25,7 +25,7 @@ import numpy as np
 from simcore.holdings import Held, arrive
 from simcore.trace import Trace
 
-from .frame import time_eps
+from .frame import Frame, frame_at, monotone_step_ends, time_eps
 
 _ARRIVE_FIELDS = ("dst", "chunk", "reduce", "w0", "w1", "w2", "w3")
 
@@ -58,8 +58,7 @@ class TraceIndex:
         stops = {0.0}
         self._events = []
         for c in trace.collectives:
-            ends = [b for _a, b in trace.step_times(c.id)] if c.n_steps else []
-            ends = np.maximum.accumulate(ends).tolist() if ends else []  # a step ends once all before it have
+            ends = monotone_step_ends(trace.step_times(c.id)) if c.n_steps else []
             self.step_ends.append(ends)
             s = steps[c.first_msg:c.last_msg]
             by_step = np.argsort(s, kind="stable")
@@ -78,6 +77,7 @@ class TraceIndex:
         self.max_step_msgs = max((len(s) for per in self.step_msgs for s in per), default=0)
         self._checkpoints: dict[int, dict[int, Held]] = {}  # coll -> {count: state}
         self._cursor = None  # (coll, count, state): the last answer, extended forward cheaply
+        self._last_frame = None  # frame_at's last answer, shared by every view asking about one t
 
     # -- time -> collective and step ------------------------------------------------------
     def display_collective(self, t: float) -> int | None:
@@ -87,16 +87,9 @@ class TraceIndex:
         k = bisect.bisect_left(self.coll_starts, t - self.eps)
         return max(0, k - 1)
 
-    def steps_done(self, coll: int, t: float) -> int:
-        """How many steps of `coll` have finished by t (0 … n_steps)."""
-        return bisect.bisect_right(self.step_ends[coll], t + self.eps)
-
-    def step_shown(self, coll: int, t: float) -> int:
-        """The step to describe at t: the one in progress, or the one that just ended at t."""
-        ends = self.step_ends[coll]
-        if not ends:
-            return -1
-        return min(bisect.bisect_left(ends, t - self.eps), len(ends) - 1)
+    def frame(self, t: float) -> Frame:
+        """What the views show at t (app.frame.frame_at; the last one is kept)."""
+        return frame_at(self, t)
 
     # -- what is where ----------------------------------------------------------------------
     def _started_by(self, t: float, strict: bool) -> np.ndarray:
@@ -168,13 +161,6 @@ class TraceIndex:
                 self._arrive(state, ids)
                 yield prev, state
 
-    def last_arrivals(self, coll: int, t: float) -> list[int]:
-        """Messages of the last step of `coll` finished by t (what the view outlines as new)."""
-        k = self.steps_done(coll, t)
-        if k == 0:
-            return []
-        return self.step_msgs[coll][k - 1]
-
 
 def _max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:
     """Most intervals [start, end) open at one time."""
@@ -183,3 +169,4 @@ def _max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:
     ev = np.concatenate([np.stack([starts, np.ones_like(starts)], 1), np.stack([ends, -np.ones_like(ends)], 1)])
     ev = ev[np.lexsort((ev[:, 1], ev[:, 0]))]  # ends (-1) before starts (+1) at equal times
     return int(np.max(np.cumsum(ev[:, 1])))
+
