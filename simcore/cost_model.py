@@ -73,12 +73,14 @@ def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, a
     offers; elsewhere t_comm and t_step are NaN and bound is "invalid"), "n_nodes" (how many
     nodes the group spans; 1 on a torus) and "node_size" (chips per node; 0 on a torus).
     """
+    from .tensor_parallel import kv_replicas  # numpy only; imported here so cost_model stays light
+
     _check(batch, ctx, w_bytes, kv_bytes, act_bytes, algo)
     n = np.asarray(ns)
     if n.ndim != 1 or n.size == 0 or np.any(n < 1):
         raise ValueError(f"ns must be a non-empty 1-D array of device counts >= 1, got {ns!r}")
     nf = n.astype(float)
-    replicas = np.maximum(1.0, nf / model.n_kv_heads)
+    replicas = kv_replicas(model.n_kv_heads, nf)  # tensor_parallel's ownership rule
     w = model.matmul_params() * w_bytes / nf
     kv_tok = model.kv_bytes_per_token(kv_bytes) * replicas / nf
     kv = batch * ctx * kv_tok
