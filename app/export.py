@@ -180,7 +180,7 @@ def export_frame(window, path: str, size=SLIDE_SIZE):
     view = slide_view(window, size)
     try:
         if ext == ".svg":
-            export_svg(view, path, title=view.title_text if hasattr(view, "title_text") else "Shard Lab")
+            export_svg(view, path, title=view.title_text)
         else:
             img = frame_image(window, playback_of(window).t, view)
 
@@ -252,28 +252,14 @@ def image_to_array(img: QImage) -> np.ndarray:
     return buf[:, : w * 3].reshape(h, w, 3).copy()
 
 
-def _find(window, names):
-    for n in names:
-        obj = getattr(window, n, None)
-        if obj is not None:
-            return obj
-    return None
-
-
 def playback_of(window):
-    pb = _find(window, ("playback", "_playback"))
-    if pb is None:
-        raise ExportError("this window has no playback clock to export")
-    return pb
+    """The window's one clock (MainWindow.playback)."""
+    return window.playback
 
 
 def trace_of(window) -> Trace:
-    model = _find(window, ("model", "scenario_model", "_model"))
-    run = getattr(model, "run", None)
-    trace = getattr(run, "trace", None) or getattr(getattr(run, "comm", None), "trace", None)
-    if trace is None:
-        raise ExportError(QCoreApplication.translate("Export", "There is no trace to export."))
-    return trace
+    """The trace of the window's current run (MainWindow.model.run)."""
+    return window.model.run.trace
 
 
 def slide_view(window, size=SLIDE_SIZE):
@@ -328,7 +314,7 @@ def export_animation(window, path: str, fps: float = 12.0, progress=None, frames
     trace = trace_of(window)
     plan = frame_plan(trace, frames_per_step=frames_per_step, fps=fps, hold=hold)
     pb = playback_of(window)
-    was_t, was_playing = float(pb.t), bool(getattr(pb, "playing", False))
+    was_t, was_playing = float(pb.t), pb.playing
     if was_playing:
         pb.pause()
     report = _progress_fn(progress, len(plan))

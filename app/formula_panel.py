@@ -171,31 +171,16 @@ class FormulaPanel(QWidget):
         self._on_playback_time_changed()
 
     def _on_playback_time_changed(self, *_):
-        run = getattr(self._model, "run", None)
-        trace, link = _trace_and_link(run)
-        if trace is None or not trace.collectives:
+        run = self._model.run
+        trace, link = run.trace, run.link
+        if not trace.collectives:
             if self._args is not None:
                 self._args = None
                 self._render()
             return
-        index = getattr(run, "index", None)  # the ring view's choice of collective at t, if indexed
-        coll = index.display_collective(float(self._playback.t)) if index is not None else None
-        c = trace.collectives[coll] if coll is not None else (trace.collective_at(self._playback.t)
-                                                                or trace.collectives[0])
+        c = trace.collectives[run.index.display_collective(float(self._playback.t))]  # the ring view's choice
         if c.id == self._shown_coll:
             return  # the closed form only changes when the collective does
         self._shown_coll = c.id
         self.show_collective(c.op, c.algo, c.n, c.nbytes, link.alpha, link.bw,
                              simulated=c.t_end - c.t_start, link_name=link.name)
-
-
-def _trace_and_link(run):
-    """(trace, LinkSpec) of whatever the scenario model ran (a CollectiveRun, a TP forward...)."""
-    if run is None:
-        return None, None
-    comm = getattr(run, "comm", None)
-    trace = getattr(run, "trace", None) or getattr(comm, "trace", None)
-    link = getattr(run, "link", None) or getattr(comm, "link", None)
-    if link is None or not hasattr(link, "alpha"):
-        return None, None
-    return trace, link

@@ -120,9 +120,6 @@ class PredictGame:
             s.right += int(right)
         return right
 
-    def answered(self, q: Question) -> bool:
-        return (q.coll, q.step) in self._answered
-
     def score_of(self, coll: int) -> Score:
         c = self.trace.collectives[coll]
         return self.scores.setdefault((c.op, c.algo), Score())

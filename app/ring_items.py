@@ -233,20 +233,15 @@ class DeviceItem(QGraphicsItem):
         self.paint_contents(p)
 
     def paint_contents(self, p: QPainter):
+        """The box and its slots (box mode; radial bars are BarsLayer's)."""
         col = self.colors
         rect = QRectF(-self.w / 2, -self.h / 2, self.w, self.h)
-        if not self.radial:
-            p.setPen(col.box_pen)
-            p.setBrush(col.box_brush)
-            p.drawRoundedRect(rect, 4, 4)
+        p.setPen(col.box_pen)
+        p.setBrush(col.box_brush)
+        p.drawRoundedRect(rect, 4, 4)
         if not self.n_chunks:
             return
         p.setPen(Qt.NoPen)
-        if self.radial:  # many thin slots: one image, one row per chunk (see _bar_image)
-            if self._image is None:
-                self._image = self._bar_image()
-            p.drawImage(QPointF(-self._image.width() / 2, -self._image.height() / 2), self._image)
-            return
         framed = self.slot_rect(0).width() > 6
         if not framed:  # one fill for every empty slot, then only the held ones
             p.fillRect(rect.adjusted(self.pad, self.pad, -self.pad, -self.pad), col.empty)

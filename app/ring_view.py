@@ -454,7 +454,7 @@ class RingView(QGraphicsView):
         self._shown_coll = key
         self.subcaption.set_text(subcaption(run, c, t), self.colors.text)
 
-    # -- predict-then-reveal hook (issue 6: app/predict_ui.py) -----------------------------
+    # -- predict-then-reveal hook (app/predict_ui.py hides the step being predicted) --------
     def set_hidden_after(self, t0):
         """Hide the blocks of messages that start at or after t0 (s): the step a student is
         predicting. None shows every block again."""

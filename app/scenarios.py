@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from simcore import comm_sim
 from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
 from simcore.scenarios import demo_values
 from simcore.trace import Trace
@@ -226,12 +225,8 @@ def decode_model(cfg, n: int):
 
 
 def _build_tp(sc, link, decode: bool) -> Run:
-    try:
-        from simcore import tensor_parallel as tp
-        from simcore import transformer_lab as tl
-    except ImportError:
-        what = "decode" if decode else "tp-forward"
-        raise ValueError(f"{what}: not available yet (simcore's tensor-parallel model is still being built)") from None
+    from simcore import tensor_parallel as tp
+    from simcore import transformer_lab as tl
     from simcore.sharding import make_comm
 
     cfg, n = (decode_model(tl.TINY, sc.n) if decode else tl.TINY), sc.n
@@ -255,9 +250,3 @@ def _build_tp(sc, link, decode: bool) -> Run:
     diff = float(np.max(np.abs(np.asarray(out) - ref)))
     info = TPInfo(cfg, n, TP_BATCH, TP_SEQ, diff, decode, params=params, dev_params=dev)
     return _finish(sc, comm.trace, link, comm, tp=info)
-
-
-# -- formulas shown beside the simulation (display text; the value is comm_sim.t_formula) --
-def closed_form_seconds(c, link) -> float:
-    """The closed-form time of collective record `c` on an idle switch (engine's t_formula)."""
-    return comm_sim.t_formula(c.algo, c.n, c.nbytes, link.alpha, link.bw, op=c.op)

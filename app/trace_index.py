@@ -74,7 +74,6 @@ class TraceIndex:
         self.stops = sorted(stops)
         self.coll_starts = [c.t_start for c in trace.collectives]
         self.max_in_flight = _max_overlap(self.t_start, self.t_end)
-        self.max_step_msgs = max((len(s) for per in self.step_msgs for s in per), default=0)
         self._checkpoints: dict[int, dict[int, Held]] = {}  # coll -> {count: state}
         self._cursor = None  # (coll, count, state): the last answer, extended forward cheaply
         self._last_frame = None  # frame_at's last answer, shared by every view asking about one t

@@ -763,7 +763,7 @@ class Trace:
                 tr._read_columns(data)
             tr._flush()
             tr.collectives = [_coll_from_dict(c) for c in data["collectives"]]
-            tr.computes = [_compute_from_list(row) for row in data.get("computes", [])]  # none before issue 16
+            tr.computes = [_compute_from_list(row) for row in data.get("computes", [])]  # files from before computes were traced have none
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
             raise ValueError(f"corrupt trace file: {e}") from None
         return tr

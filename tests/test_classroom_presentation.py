@@ -10,7 +10,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app import i18n, theme  # noqa: E402
-from app.presentation import OKABE_ITO_ON_DARK, collect_shortcuts, next_scale  # noqa: E402
+from app.presentation import collect_shortcuts, next_scale  # noqa: E402
+from app.theme import OKABE_ITO_ON_DARK  # noqa: E402
 from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
 
 pytestmark = pytest.mark.usefixtures("classroom_env")

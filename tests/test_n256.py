@@ -1,4 +1,4 @@
-"""The app beyond 64 devices (issue 14): n = 128 and 256 in the ring view, the timeline and the buffers."""
+"""The app beyond 64 devices: n = 128 and 256 in the ring view, the timeline and the buffers."""
 
 import numpy as np
 import pytest

@@ -337,7 +337,7 @@ def test_chrome_has_every_message_as_send_and_recv_slices_in_microseconds(op, al
     tr = run_collective(op, 6, "1MiB", algo).trace
     events = _chrome_events(tr)
     pid = {SWITCH: 10_000}
-    # both sides of a message are category "comm" (issue 16), on the send (1) and recv (2) tracks
+    # both sides of a message are category "comm" (one filter in Perfetto), on the send (1) and recv (2) tracks
     assert {e["tid"] for e in events if e.get("cat") == "comm"} == {1, 2}
     for tid, who, peer, key in ((1, "src", "dst", "to"), (2, "dst", "src", "from")):
         slices = [e for e in events if (e.get("cat"), e.get("tid")) == ("comm", tid)]
