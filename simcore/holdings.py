@@ -62,8 +62,8 @@ class Held:
             count[rows, chunks] = 1
             low[rows, chunks] = rows
         else:
-            for dev, h in enumerate(init):
-                for ch, who in h:
+            for dev, h in enumerate(init):  # (chunk, contributors) pairs, or a {chunk: contributors} dict
+                for ch, who in (h.items() if isinstance(h, dict) else h):
                     present[dev, ch] = True
                     m = np.zeros(n, bool)
                     m[sorted(who)] = True
