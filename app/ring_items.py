@@ -68,7 +68,7 @@ def message_color_indices(trace, n: int) -> np.ndarray:
     r = trace.rows()
     k = trace.contributor_counts()
     first, period = r["w0"].astype(np.int64), r["w2"]
-    explicit = np.frombuffer(trace._explicit, dtype=np.int32) if len(trace._explicit) else np.zeros(1, np.int32)
+    explicit = np.frombuffer(trace.explicit, dtype=np.int32) if len(trace.explicit) else np.zeros(1, np.int32)
     single = np.where(period > 0, first, explicit[np.clip(first, 0, len(explicit) - 1)])
     chunk, src = r["chunk"].astype(np.int64), r["src"].astype(np.int64)
     out = np.where(chunk != ALL, chunk % n, np.where(src >= 0, src % n, -1))
@@ -82,7 +82,7 @@ def block_fills(trace, n: int) -> tuple[np.ndarray, np.ndarray]:
     r = trace.rows()
     k = trace.contributor_counts()
     first, count, period = (r[f].astype(np.int64) for f in ("w0", "w1", "w2"))
-    explicit = np.frombuffer(trace._explicit, dtype=np.int32) if len(trace._explicit) else np.zeros(1, np.int32)
+    explicit = np.frombuffer(trace.explicit, dtype=np.int32) if len(trace.explicit) else np.zeros(1, np.int32)
     lowest = np.where(period > 0, np.where(first + count > np.maximum(period, 1), 0, first),
                       explicit[np.clip(first, 0, len(explicit) - 1)])  # an arc past period − 1 wraps to 0
     chunk = r["chunk"].astype(np.int64)

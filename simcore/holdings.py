@@ -15,6 +15,7 @@ The state is `Held`: arrays, not sets, so that a frame at n = 256 never builds n
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 import numpy as np
 
@@ -84,11 +85,13 @@ class Held:
         r = self.row(d)
         if not self.present[r, ch]:
             return None
-        return frozenset(np.flatnonzero(np.unpackbits(self.bits[r, ch])[: self.n]).tolist())
+        return _members_of(self.bits[r, ch].tobytes())
 
     def device(self, d: int) -> dict:
         """{chunk: frozenset} device d holds (trace.holdings' entry for d)."""
-        return {int(ch): self.who(d, int(ch)) for ch in np.flatnonzero(self.present[self.row(d)])}
+        r = self.row(d)
+        chunks = np.flatnonzero(self.present[r])
+        return dict(zip(chunks.tolist(), map(_members_of, map(bytes, self.bits[r, chunks]))))
 
     def get(self, d: int, default=None):
         if d == SWITCH and not self.switch_seen:
@@ -108,6 +111,13 @@ class Held:
         if self._mapping is None:
             self._mapping = HeldMapping(self)
         return self._mapping
+
+
+@lru_cache(maxsize=1 << 16)
+def _members_of(bitset: bytes) -> frozenset:
+    """The devices of a packed bitset (device 0 the top bit): one frozenset per distinct set, shared,
+    as the ring's partial sums are n² arcs at most."""
+    return frozenset(np.flatnonzero(np.unpackbits(np.frombuffer(bitset, np.uint8))).tolist())
 
 
 class HeldMapping(Mapping):
@@ -143,11 +153,16 @@ def members(r, n: int, explicit) -> np.ndarray:
     return out
 
 
+_BLOCK = 4096  # messages decoded at once: an (M, n) membership matrix stays a few MB
+
+
 def arrive(state: Held, r, explicit) -> None:
     """
     The messages in trace rows `r` (a Trace.rows block or a dict of its columns, already in
     arrival order) reach their receivers: the rule in the module docstring, applied to `state`
     in place. `explicit` is the trace's table of explicit contributor lists.
+    The messages are taken in consecutive blocks in which no slot is written twice (a ring step's
+    messages are one such block), so a block is applied at once and the order is kept.
     """
     dst = np.asarray(r["dst"]).astype(np.int64)
     if not len(dst):
@@ -155,16 +170,42 @@ def arrive(state: Held, r, explicit) -> None:
     n, nc = state.n, max(state.n_chunks, 1)
     rows = np.where(dst == SWITCH, n, dst)
     chunk = np.asarray(r["chunk"]).astype(np.int64)
+    whole = chunk == ALL
+    if np.any(dst == SWITCH):
+        state.switch_seen = True
+    key = rows * nc + np.where(whole, 0, chunk)
+    cols = {f: np.asarray(r[f]) for f in ("w0", "w1", "w2", "w3")}
     red = np.asarray(r["reduce"]).astype(bool)
-    mem = members(r, n, explicit)
+    for lo, hi in _blocks(key, whole):
+        sub = {f: c[lo:hi] for f, c in cols.items()}
+        _arrive_block(state, rows[lo:hi], chunk[lo:hi], whole[lo:hi], red[lo:hi], members(sub, n, explicit))
+
+
+def _blocks(key: np.ndarray, whole: np.ndarray):
+    """(lo, hi) of consecutive runs of at most _BLOCK messages that write no slot twice; a message
+    with the whole buffer (chunk ALL) is a run of its own."""
+    lo, seen = 0, set()
+    for i, (k, w) in enumerate(zip(key.tolist(), whole.tolist())):
+        if w or k in seen or i - lo >= _BLOCK:
+            if i > lo:
+                yield lo, i
+            lo, seen = i, set()
+        if w:
+            yield i, i + 1
+            lo = i + 1
+        else:
+            seen.add(k)
+    if lo < len(key):
+        yield lo, len(key)
+
+
+def _arrive_block(state: Held, rows, chunk, whole, red, mem):
+    """One block of _blocks: each slot written at most once, or one whole-buffer message."""
+    n = state.n
     packed = np.packbits(mem, axis=1)
     k = mem.sum(axis=1).astype(np.int32)
     low = np.where(k > 0, np.argmax(mem, axis=1), -1).astype(np.int32)
-    if np.any(dst == SWITCH):
-        state.switch_seen = True
-    whole = chunk == ALL
-    key = rows * nc + np.where(whole, 0, chunk)
-    if not whole.any() and len(np.unique(key)) == len(key):  # each slot written once: order does not matter
+    if not whole.any():
         s, rd = ~red, red
         state.bits[rows[s], chunk[s]] = packed[s]
         state.count[rows[s], chunk[s]] = k[s]
@@ -178,18 +219,16 @@ def arrive(state: Held, r, explicit) -> None:
         state.low[rr, cc] = np.where(np.minimum(old, new) < n, np.minimum(old, new), -1)
         state.present[rows, chunk] = True
         return
-    for i in range(len(dst)):  # the general case, message by message (whole buffers, repeats)
-        row = rows[i]
-        chs = slice(None) if whole[i] else chunk[i]
-        if red[i]:
-            b = state.bits[row, chs] | packed[i]
-            state.bits[row, chs] = b
-            state.count[row, chs] = _POPCOUNT[b].sum(axis=-1)
-            old = np.where(state.present[row, chs] & (state.low[row, chs] >= 0), state.low[row, chs], n)
-            m = np.minimum(old, low[i] if low[i] >= 0 else n)
-            state.low[row, chs] = np.where(m < n, m, -1)
-        else:
-            state.bits[row, chs] = packed[i]
-            state.count[row, chs] = k[i]
-            state.low[row, chs] = low[i]
-        state.present[row, chs] = True
+    row, chs = rows[0], slice(None)  # one message with the whole buffer: every chunk of its receiver
+    if red[0]:
+        b = state.bits[row, chs] | packed[0]
+        state.bits[row, chs] = b
+        state.count[row, chs] = _POPCOUNT[b].sum(axis=-1)
+        old = np.where(state.present[row, chs] & (state.low[row, chs] >= 0), state.low[row, chs], n)
+        m = np.minimum(old, low[0] if low[0] >= 0 else n)
+        state.low[row, chs] = np.where(m < n, m, -1)
+    else:
+        state.bits[row, chs] = packed[0]
+        state.count[row, chs] = k[0]
+        state.low[row, chs] = low[0]
+    state.present[row, chs] = True
