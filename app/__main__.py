@@ -53,7 +53,7 @@ def _parser() -> _Parser:
     p.add_argument("--lang", default=None, choices=("en", "zh"), help="interface language")
     p.add_argument("--screenshot", default=None, metavar="PATH", help="save the window as PNG and exit")
     p.add_argument("--size", default="1600x900", help="window size for --screenshot, WxH (at least 1280x720)")
-    # -- classroom exports (issue 6: app/export.py) --
+    # -- classroom exports (app/export.py) --
     p.add_argument("--export-gif", default=None, metavar="PATH", help="write the whole animation as a GIF and exit")
     p.add_argument("--export-mp4", default=None, metavar="PATH", help="write the whole animation as an MP4 and exit")
     p.add_argument("--fps", default=12.0, type=float, help="frame rate of --export-gif/--export-mp4 (default 12)")
@@ -185,7 +185,7 @@ def main(argv=None) -> int:
         return 0
     if exporting:
         return _export_animations(win, args)
-    # classroom (issue 6): theme, size, geometry and — when no scenario was given — the last scenario
+    # classroom: theme, size, geometry and — when no scenario was given — the last scenario
     explicit = scenario_flags or args.file or "--step" in given
     win.classroom.restore_session(restore_scenario=not explicit)
     win.show()

@@ -28,6 +28,7 @@ from simcore.trace import ALL, SWITCH, chunk_bounds
 
 from . import scenarios, theme
 from .explain import op_title
+from .frame import frame_at
 from .hint import hint_page
 
 COLORMAP = "CET-D1A"  # diverging blue–white–red: 0 is white, the sign is the hue
@@ -35,7 +36,7 @@ COLORMAP = "CET-D1A"  # diverging blue–white–red: 0 is white, the sign is th
 
 def slot_values(held, inputs, bounds, rows, chunks):
     """
-    The values device rows[i] holds in chunk chunks[i] of a `scenarios.Held` snapshot:
+    The values device rows[i] holds in chunk chunks[i] of a `simcore.holdings.Held` snapshot:
     sum(inputs[contributors]) over the chunk's cells, NaN if not held — the rule of
     `simcore.trace.buffer_values`, with the contributor sets as bitsets: one (slots × n) @
     (n × cells) product per chunk. Yields (rows, first cell, end cell, values) per chunk.
@@ -95,14 +96,8 @@ def value_limit(index, coll: int, inputs) -> float:
             if vals.size and not np.all(np.isnan(vals)):
                 vmax = max(vmax, float(np.nanmax(np.abs(vals))))
 
-    state = index._initial(coll)
-    take(state, None)
-    times, order = index._events[coll]
-    for ids in np.split(order, np.flatnonzero(np.diff(times) > 0) + 1):
-        if len(ids):
-            prev = state.copy()
-            index._apply(coll, state, ids)
-            take(state, prev)
+    for prev, state in index.replay(coll):
+        take(state, prev)
     return vmax or 1.0
 
 
@@ -445,12 +440,12 @@ class BufferView(QWidget):
         """Show the buffers at simulated time t (only setImage when a message has arrived)."""
         if not self._applicable:
             return
-        idx = self.run.index
-        coll = idx.display_collective(t) or 0
+        f = frame_at(self.run.index, t)
+        coll = f.coll
         if coll != self._coll:
             self._layout_collective(coll)
             force = True
-        state = idx.held(coll, t)
+        state = f.held
         if force or state is not self._state:
             c = self.run.trace.collectives[coll]
             same = not force and coll == self._coll
@@ -463,17 +458,17 @@ class BufferView(QWidget):
                 n = self.n
                 self.counts.set_counts(np.where(state.present[:n], state.count[:n], 0)[:, :c.n_chunks], self.bounds)
             self._state, self._coll = state, coll
-        key = (coll, idx.steps_done(coll, t), id(state))
+        key = (coll, f.steps_done, id(state))
         if force or key != self._caption_key:
             self._caption_key = key
-            self._describe(coll, t, state)
+            self._describe(f)
 
-    def _describe(self, coll, t, state):
+    def _describe(self, f):
         """The caption and the outlined cell: what the last finished step did."""
-        idx, trace = self.run.index, self.run.trace
-        c = trace.collectives[coll]
+        trace, state = self.run.trace, f.held
+        c = trace.collectives[f.coll]
         n, K = c.n, c.n_steps
-        k = idx.steps_done(coll, t)
+        k = f.steps_done
         self.focus.hide()
         if k == 0:
             if c.op == "all-gather":
@@ -486,7 +481,7 @@ class BufferView(QWidget):
         if k >= K:
             self.caption.setText(self._done_text(c, state))
             return
-        msgs = [trace.messages[i] for i in idx.last_arrivals(coll, t)]
+        msgs = [trace.messages[i] for i in f.arrived.tolist()]
         to_gpu = [m for m in msgs if m.dst != SWITCH]
         head = self.tr("After step {k} of {K}: ").format(k=k, K=K)
         if not to_gpu:

@@ -9,15 +9,17 @@ The classroom features, wired into a MainWindow in one call (`install_classroom(
 
 It also remembers the window geometry, theme, size, language and the last scenario
 (QSettings, see app/scenario_io.py). The window keeps its own code; this module only adds
-actions, docks and menus to it, so the two can change independently.
+actions, docks and menus to it through the window's extension points (MainWindow.add_dock,
+stack_with_story, share_column_with_story, add_menu and the menus it names), so the two can
+change independently.
 """
 
 from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QColor, QIcon, QKeySequence, QPainter, QPen, QPixmap, QShortcut
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QMenu, QMessageBox, QProgressDialog,
                                QToolBar)
 
@@ -25,27 +27,6 @@ from . import i18n, scenario_io, theme
 from .formula_panel import FormulaPanel
 from .predict_ui import PredictController, PredictPanel
 from .presentation import PresentationController, apply_look
-
-
-def camera_icon(color: QColor) -> QIcon:
-    """A camera drawn as outlines in `color` (the theme's text colour). The style's floppy-disk
-    icon tinted in one colour became a solid square: a black blot in the light theme."""
-    icon = QIcon()
-    for side in (16, 24, 32, 48, 64):
-        pm = QPixmap(side, side)
-        pm.fill(Qt.transparent)
-        p = QPainter(pm)
-        p.setRenderHint(QPainter.Antialiasing)
-        w = max(1.2, side / 14)
-        p.setPen(QPen(color, w))
-        p.setBrush(Qt.NoBrush)
-        body = QRectF(side * 0.08, side * 0.28, side * 0.84, side * 0.58)
-        p.drawRoundedRect(body, side * 0.08, side * 0.08)
-        p.drawRect(QRectF(side * 0.34, side * 0.16, side * 0.3, side * 0.12))  # the viewfinder
-        p.drawEllipse(QPointF(side * 0.5, side * 0.57), side * 0.17, side * 0.17)  # the lens
-        p.end()
-        icon.addPixmap(pm)
-    return icon
 
 
 class Classroom(QObject):
@@ -68,16 +49,13 @@ class Classroom(QObject):
         # -- docks ----------------------------------------------------------------------
         self.formula = FormulaPanel()
         self.formula.bind(w.model, w.playback)
-        self.formula_dock = self._dock("formulaDock", self.formula, Qt.RightDockWidgetArea)
-        explain_dock = getattr(w, "explain_dock", None)
-        if explain_dock is not None:
-            w.splitDockWidget(explain_dock, self.formula_dock, Qt.Vertical)
+        self.formula_dock = w.add_dock("formulaDock", self.formula)
+        w.stack_with_story(self.formula_dock, above=False)
         self.predict_panel = PredictPanel()
         self.predict = PredictController(w.model, w.playback, w.ring_view, self.predict_panel, parent=self)
-        self.predict_dock = self._dock("predictDock", self.predict_panel, Qt.RightDockWidgetArea)
-        if explain_dock is not None:
-            w.splitDockWidget(self.predict_dock, explain_dock, Qt.Vertical)
-            w.resizeDocks([self.formula_dock, explain_dock], [1, 2], Qt.Vertical)  # the story gets the room
+        self.predict_dock = w.add_dock("predictDock", self.predict_panel)
+        w.stack_with_story(self.predict_dock, above=True)
+        w.share_column_with_story(self.formula_dock)  # the story gets two thirds of the column
         self.predict_dock.hide()
         self._hidden_for_predict = []
 
@@ -136,35 +114,14 @@ class Classroom(QObject):
         self._install_view_menu()
         self.menu_learn = QMenu(w, objectName="menuLearn")
         self.menu_learn.addAction(self.act_predict)
-        help_menu = getattr(w, "menu_help", None)
-        if help_menu is not None:
-            w.menuBar().insertMenu(help_menu.menuAction(), self.menu_learn)
-            self._take_over(getattr(w, "act_keys", None), help_menu)
-            first = help_menu.actions()[0] if help_menu.actions() else None
-            help_menu.insertAction(first, self.presentation.act_shortcuts)
-        else:
-            w.menuBar().addMenu(self.menu_learn)
+        w.add_menu(self.menu_learn)
+        first = w.menu_help.actions()[0] if w.menu_help.actions() else None
+        w.menu_help.insertAction(first, self.presentation.act_shortcuts)
 
         w.installEventFilter(self)
-        # connected after the window's own theme slot, so this icon replaces its tinted floppy disk
-        theme.notifier().changed.connect(self._on_theme_changed)
-        self._on_theme_changed()
-        # a tab's title is its page's window title, which the page sets when it gets the
-        # LanguageChange — after the window has already read the old one: follow it
-        tabs = getattr(w, "tabs", None)
-        for i in range(tabs.count() if tabs is not None else 0):
-            tabs.widget(i).windowTitleChanged.connect(self._on_tab_page_title_changed)
         self.retranslate_ui()
 
     # -- construction helpers ---------------------------------------------------------------
-    def _dock(self, name, widget, area):
-        dock = QDockWidget(self.window, objectName=name)
-        dock.setWidget(widget)
-        dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
-                         | QDockWidget.DockWidgetClosable)
-        self.window.addDockWidget(area, dock)
-        return dock
-
     def _action(self, name, slot, keys=(), checkable=False):
         a = QAction(self.window, objectName=name, checkable=checkable)
         if keys:
@@ -175,7 +132,7 @@ class Classroom(QObject):
         return a
 
     def _install_file_menu(self):
-        menu = getattr(self.window, "menu_file", None) or self.window.menuBar().addMenu("")
+        menu = self.window.menu_file
         first = menu.actions()[0] if menu.actions() else None
         menu.insertAction(first, self.act_open)
         menu.insertMenu(first, self.menu_recent)
@@ -186,8 +143,8 @@ class Classroom(QObject):
 
     def _install_view_menu(self):
         w = self.window
-        menu = getattr(w, "menu_view", None) or w.menuBar().addMenu("")
-        self._take_over(getattr(w, "act_fullscreen", None), menu)  # presentation mode owns F11
+        menu = w.menu_view
+        menu.addSeparator()
         p = self.presentation
         menu.addAction(self.formula_dock.toggleViewAction())
         menu.addSeparator()
@@ -195,13 +152,6 @@ class Classroom(QObject):
             menu.addAction(a)
         menu.addMenu(self.menu_theme)
         menu.addMenu(self.menu_language)
-
-    def _take_over(self, action, menu):
-        """The window's own action for something this module now does: drop its key and menu entry."""
-        if action is not None:
-            action.setShortcuts([])
-            menu.removeAction(action)
-            action.setVisible(False)
 
     # -- texts ------------------------------------------------------------------------------
     def eventFilter(self, obj, e):
@@ -223,14 +173,6 @@ class Classroom(QObject):
 
                 protect_dialog(e.child())
         return False
-
-    def _on_theme_changed(self, *_):
-        act = getattr(self.window, "act_screenshot", None)
-        if act is not None:
-            act.setIcon(camera_icon(QColor(theme.palette().text)))
-
-    def _on_tab_page_title_changed(self, _title):
-        self.window.retranslate_ui()  # tab texts and the "Show tab k: …" actions
 
     def retranslate_ui(self):
         texts = {
@@ -318,9 +260,7 @@ class Classroom(QObject):
         finally:
             self.window.model.error.disconnect(refused.append)
         if not ok:
-            controls = getattr(self.window, "controls", None)
-            if controls is not None:
-                controls.clear_error()  # the file was refused, not what is in the dock: the box says why
+            self.window.controls.clear_error()  # the file was refused, not what is in the dock: the box says why
             self._error(self.tr("Cannot open scenario"), refused[0] if refused else path)
             return False
         scenario_io.add_recent(path)
@@ -474,9 +414,8 @@ class Classroom(QObject):
         if on:
             # the ring view, the explanation and the timeline hide the step being predicted
             # (set_hidden_after); the formula dock makes room for the question
-            self.predict.set_views([w.ring_view, getattr(w, "explain", None), getattr(w, "timeline", None)])
-            docks = [self.formula_dock]
-            self._hidden_for_predict = [d for d in docks if d is not None and d.isVisible()]
+            self.predict.set_views([w.ring_view, w.explain, w.timeline])
+            self._hidden_for_predict = [d for d in (self.formula_dock,) if d.isVisible()]
             for d in self._hidden_for_predict:
                 d.hide()
             self.predict_dock.show()

@@ -25,6 +25,7 @@ from simcore.comm_sim import ALGORITHMS, busbw, t_formula
 from simcore.trace import ALL, SWITCH
 
 from . import theme
+from .frame import DONE, NEXT, frame_at
 
 
 def _tr(text):
@@ -377,7 +378,8 @@ class ExplainPanel(QWidget):
         idx = run.index
         self.live.setText(self.tr("t = {t} · moved so far: {b}").format(
             t=fmt_time(t), b=fmt_bytes(idx.bytes_moved(t))))
-        coll = idx.display_collective(t)
+        f = frame_at(idx, t)
+        coll = f.coll
         op = None
         if run.tp is not None and run.tp.chip is not None and idx.computes:  # at the start: op 1 comes first
             op = idx.computing(0, t) or (idx.first_op(0) if t <= idx.eps else None)
@@ -392,8 +394,7 @@ class ExplainPanel(QWidget):
         elif coll is None:
             key = ("none", id(run))
         else:
-            k = idx.step_shown(coll, t)
-            key = (id(run), coll, k, idx.steps_done(coll, t), t <= run.trace.collectives[coll].t_start + idx.eps)
+            key = (id(run), *f.key)
         if key == self._key:
             return
         self._key = key
@@ -402,7 +403,7 @@ class ExplainPanel(QWidget):
                 "Make your prediction first: what this step sends, and to whom, is shown once you have "
                 "answered (or skipped) in the panel “Predict, then reveal”.")) + "</p>")
             return
-        self.body.setText(self._html(run, coll, t))
+        self.body.setText(self._html(run, f))
 
     # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
     _hidden_after = None
@@ -418,7 +419,8 @@ class ExplainPanel(QWidget):
     def _hides(self, run, coll, t) -> bool:
         return self._hidden_after is not None and coll is not None and run.trace.collectives[coll].n_steps > 0
 
-    def _html(self, run, coll, t) -> str:
+    def _html(self, run, f) -> str:
+        coll, t = f.coll, f.t
         parts = []
         if run.matmul is not None:
             parts.append(self._matmul_html(run))
@@ -439,10 +441,8 @@ class ExplainPanel(QWidget):
             alone = self.tr("One device: it already holds everything, nothing is sent.")
             parts.append("<p>" + html.escape(alone) + "</p>")
             return "\n".join(parts)
-        k = idx.step_shown(coll, t)
-        done = idx.steps_done(coll, t) > k
-        at_start = t <= c.t_start + idx.eps and not done
-        state = self.tr("done") if done else (self.tr("next") if at_start else self.tr("in progress"))
+        k, done = f.step, f.state == DONE
+        state = self.tr("done") if done else (self.tr("next") if f.state == NEXT else self.tr("in progress"))
         msgs = [tr_.messages[i] for i in idx.step_msgs[coll][k]]  # read once: n = 256 has 256 a step
         phases = {m.phase for m in msgs}
         phase = phases.pop() if len(phases) == 1 else ""
@@ -475,12 +475,12 @@ class ExplainPanel(QWidget):
             "This step: {d} on the clock ({a} → {b}); {m} messages. A port passes one message's bytes at a "
             "time; each message lands α after it starts streaming.")
             .format(d=fmt_time(t1 - t0), a=fmt_time(t0), b=fmt_time(t1), m=len(msgs))) + "</p>")
-        meanwhile = self._meanwhile(run, coll, k, t0, t1)
+        meanwhile = self._meanwhile(run, coll, k, t0, t1, f.eps)
         if meanwhile:
             parts.append("<p>" + html.escape(meanwhile) + "</p>")
         # running total vs closed form
         ran = min(max(t - c.t_start, 0.0), c.t_end - c.t_start)
-        n_done = idx.steps_done(coll, t)
+        n_done = f.steps_done
         from .formula_panel import is_machine, machine_terms
 
         if is_machine(topo) and topo.n == c.n:  # the machine's closed form, term by term (formula panel)
@@ -511,15 +511,13 @@ class ExplainPanel(QWidget):
             parts.append(self._tp_html(run, coll, t))
         return "\n".join(parts)
 
-    def _meanwhile(self, run, coll, k, t0, t1) -> str:
+    def _meanwhile(self, run, coll, k, t0, t1, eps) -> str:
         """
         Messages of other steps that arrive while step k runs (t0, t1]: the bytes "moved so far"
         counts every message that has arrived, so the text names them too (e.g. recursive
         doubling at n = 6: GPUs 2 and 3 have nothing to fold in and swap during the fold).
         """
         tr_ = run.trace
-        idx = run.index
-        eps = idx.eps
         c = tr_.collectives[coll]  # columns, not Message records: n = 256 has 130k messages
         step, t_end = tr_.column("step", coll), tr_.column("t_end", coll)
         ids = np.flatnonzero((step > k) & (t_end > t0 - eps) & (t_end <= t1 + eps))

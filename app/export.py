@@ -27,6 +27,8 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsView
 
 from simcore.trace import Trace
 
+from .frame import monotone_step_ends
+
 
 SLIDE_SIZE = (1280, 720)  # exported frames: 16:9, what a slide template expects
 
@@ -178,7 +180,7 @@ def export_frame(window, path: str, size=SLIDE_SIZE):
     view = slide_view(window, size)
     try:
         if ext == ".svg":
-            export_svg(view, path, title=view.title_text if hasattr(view, "title_text") else "Shard Lab")
+            export_svg(view, path, title=view.title_text)
         else:
             img = frame_image(window, playback_of(window).t, view)
 
@@ -209,13 +211,15 @@ def _render_scene_uncached(view, painter, size):
 # The animation
 # ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Frame:
+class AnimationFrame:
+    """One picture of an exported animation (what is drawn in it: app.frame.frame_at(run, t))."""
+
     t: float  # simulated time shown (s)
     duration: float  # how long the frame stays on screen in the file (s)
     step_end: bool  # the state after a whole step (or the initial state)
 
 
-def frame_plan(trace: Trace, frames_per_step: int = 6, fps: float = 12.0, hold: float = 0.8) -> list[Frame]:
+def frame_plan(trace: Trace, frames_per_step: int = 6, fps: float = 12.0, hold: float = 0.8) -> list[AnimationFrame]:
     """
     The frames of an animation of `trace`: for every collective its initial state, then for
     every step `frames_per_step` frames moving from the previous step's end to this step's
@@ -225,16 +229,17 @@ def frame_plan(trace: Trace, frames_per_step: int = 6, fps: float = 12.0, hold: 
     if frames_per_step < 1:
         raise ValueError("frames_per_step must be at least 1")
     if not trace.collectives:
-        return [Frame(0.0, hold, True)]
+        return [AnimationFrame(0.0, hold, True)]
     frames = []
     for c in trace.collectives:
         prev = c.t_start
-        frames.append(Frame(prev, hold, True))
-        for _t0, t1 in trace.step_times(c.id):
-            t1 = max(t1, prev)  # step ends are monotone even when steps overlap (contention)
+        frames.append(AnimationFrame(prev, hold, True))
+        for t1 in monotone_step_ends(trace.step_times(c.id)):
+            t1 = max(t1, prev)
             for i in range(1, frames_per_step + 1):
                 last = i == frames_per_step
-                frames.append(Frame(prev + (t1 - prev) * i / frames_per_step, hold if last else 1.0 / fps, last))
+                t = prev + (t1 - prev) * i / frames_per_step
+                frames.append(AnimationFrame(t, hold if last else 1.0 / fps, last))
             prev = t1
     return frames
 
@@ -247,28 +252,14 @@ def image_to_array(img: QImage) -> np.ndarray:
     return buf[:, : w * 3].reshape(h, w, 3).copy()
 
 
-def _find(window, names):
-    for n in names:
-        obj = getattr(window, n, None)
-        if obj is not None:
-            return obj
-    return None
-
-
 def playback_of(window):
-    pb = _find(window, ("playback", "_playback"))
-    if pb is None:
-        raise ExportError("this window has no playback clock to export")
-    return pb
+    """The window's one clock (MainWindow.playback)."""
+    return window.playback
 
 
 def trace_of(window) -> Trace:
-    model = _find(window, ("model", "scenario_model", "_model"))
-    run = getattr(model, "run", None)
-    trace = getattr(run, "trace", None) or getattr(getattr(run, "comm", None), "trace", None)
-    if trace is None:
-        raise ExportError(QCoreApplication.translate("Export", "There is no trace to export."))
-    return trace
+    """The trace of the window's current run (MainWindow.model.run)."""
+    return window.model.run.trace
 
 
 def slide_view(window, size=SLIDE_SIZE):
@@ -323,7 +314,7 @@ def export_animation(window, path: str, fps: float = 12.0, progress=None, frames
     trace = trace_of(window)
     plan = frame_plan(trace, frames_per_step=frames_per_step, fps=fps, hold=hold)
     pb = playback_of(window)
-    was_t, was_playing = float(pb.t), bool(getattr(pb, "playing", False))
+    was_t, was_playing = float(pb.t), pb.playing
     if was_playing:
         pb.pause()
     report = _progress_fn(progress, len(plan))

@@ -226,12 +226,10 @@ class FormulaPanel(QWidget):
         self._on_playback_time_changed()
 
     def _on_playback_time_changed(self, *_):
-        run = getattr(self._model, "run", None)
-        trace, link = _trace_and_link(run)
-        index = getattr(run, "index", None)  # the ring view's choice of collective at t, if indexed
-        tp = getattr(run, "tp", None)
+        run = self._model.run
+        trace, link, index, tp = run.trace, run.link, run.index, run.tp
         rec = None
-        if index is not None and getattr(tp, "chip", None) is not None and index.computes:
+        if tp is not None and tp.chip is not None and index.computes:
             t = float(self._playback.t)
             rec = index.computing(0, t) or (index.first_op(0) if t <= index.eps else None)  # the start: op 1 next
         if rec is not None:  # the GPUs compute (GPU 0's op; every GPU runs the same schedule): its roofline
@@ -239,14 +237,12 @@ class FormulaPanel(QWidget):
                 self._shown_coll = ("op", id(rec))
                 self.show_op(rec, tp.chip, tp.prec)
             return
-        if trace is None or not trace.collectives:
+        if not trace.collectives:
             if self._args is not None or self._op is not None:
                 self._args = self._op = self._shown_coll = None
                 self._render()
             return
-        coll = index.display_collective(float(self._playback.t)) if index is not None else None
-        c = trace.collectives[coll] if coll is not None else (trace.collective_at(self._playback.t)
-                                                                or trace.collectives[0])
+        c = trace.collectives[index.display_collective(float(self._playback.t))]  # the ring view's choice
         if c.id == self._shown_coll:
             return  # the closed form only changes when the collective does
         self._shown_coll = c.id
@@ -259,20 +255,8 @@ class FormulaPanel(QWidget):
                              simulated=c.t_end - c.t_start, link_name=link.name)
 
 
-def _trace_and_link(run):
-    """(trace, LinkSpec) of whatever the scenario model ran (a CollectiveRun, a TP forward...)."""
-    if run is None:
-        return None, None
-    comm = getattr(run, "comm", None)
-    trace = getattr(run, "trace", None) or getattr(comm, "trace", None)
-    link = getattr(run, "link", None) or getattr(comm, "link", None)
-    if link is None or not hasattr(link, "alpha"):
-        return None, None
-    return trace, link
-
-
 # ---------------------------------------------------------------------------------------
-# A machine (issue 15): the closed form of the topology's algorithm, term by term
+# A machine: the closed form of the topology's algorithm, term by term
 # ---------------------------------------------------------------------------------------
 def is_machine(topology) -> bool:
     """A topology that is more than the lecture's plain switch: nodes, a torus, or a base latency."""

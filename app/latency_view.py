@@ -261,7 +261,7 @@ class LatencyView(QWidget):
         self.controls.show_params(self._params)
         self._set_plot_texts()
         if self._sweep is not None:
-            self._draw_ffn()  # its title is translated too (issue 12: it kept the old language)
+            self._draw_ffn()  # its title is translated too (it used to keep the old language)
             self._draw_markers()
             self._set_summary()
             self.set_crosshair(self._crosshair_n)

@@ -3,8 +3,9 @@ The main window: the ring view in the centre (first tab of a QTabWidget; other v
 through app.views.extra_views), the control dock on the left, the explanation on the right, the
 timeline at the bottom, a transport toolbar, menus and a status bar.
 
-Keyboard: Space play/pause, ←/→ step, Home/End, [ and ] speed, L loop, Ctrl+1… tabs,
-F11 full screen, Ctrl+Shift+S save a screenshot.
+Keyboard: Space or K play/pause, ←/→ or J/L step, Home/End, [ and ] speed, O loop, Ctrl+1… tabs,
+Ctrl+Shift+S save a screenshot. Presentation mode (F11), the shortcut list (? or F1) and the other
+classroom actions are added by app/classroom.py through the extension points (add_dock, add_menu…).
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ from __future__ import annotations
 import sys
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QGuiApplication, QIcon, QKeySequence, QPainter
-from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
-                               QSizePolicy, QSlider, QSplitter, QStyle, QTabWidget, QToolBar, QVBoxLayout, QWidget)
+from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu,
+                               QMessageBox, QSizePolicy, QSlider, QSplitter, QStyle, QTabWidget, QToolBar, QVBoxLayout,
+                               QWidget)
 
 from . import theme
 from .controls import ControlPanel
 from .explain import ExplainPanel, fmt_bytes, fmt_time
+from .frame import frame_at
+from .icons import camera_icon, tinted_icon
 from .ring_texts import forward_status
 from .ring_view import RingView
 from .state import Playback, Scenario, ScenarioModel
@@ -36,37 +40,21 @@ def fit_screen(widget, size: QSize) -> QSize:
     return QSize(min(size.width(), room.width()), min(size.height(), room.height()))
 
 
-def step_status(pb) -> str:
-    """'start (7 steps)', 'step 3 of 7 in flight', 'after step 3 of 7', 'done: 7 steps'."""
+def step_status(f) -> str:
+    """'start (7 steps)', 'step 3 of 7 in flight', 'after step 3 of 7', 'done: 7 steps' for Frame f."""
     from PySide6.QtCore import QCoreApplication
 
     tr = QCoreApplication.translate
-    k, K = pb.step_index, pb.n_steps
+    k, K = f.stop, f.n_stops
     if K == 0:
         return tr("MainWindow", "no steps")
-    if pb.at_end:
+    if f.at_end:
         return tr("MainWindow", "done: {K} steps").format(K=K)
-    if k == 0 and pb.t <= 0:
+    if k == 0 and f.t <= 0:
         return tr("MainWindow", "start ({K} steps)").format(K=K)
-    at_stop = abs(pb.t - pb.stops[k]) <= 1e-9 * max(pb.t_end, 1e-12)
-    if at_stop:
+    if f.at_stop:
         return tr("MainWindow", "after step {k} of {K}").format(k=k, K=K)
     return tr("MainWindow", "step {k} of {K} in flight").format(k=k + 1, K=K)
-
-
-def tinted_icon(icon: QIcon, color: QColor) -> QIcon:
-    """`icon` with every opaque pixel painted `color` (its shape kept), at the usual sizes."""
-    out = QIcon()
-    for side in (16, 24, 32, 48, 64):
-        pm = icon.pixmap(side, side)
-        if pm.isNull():
-            continue
-        p = QPainter(pm)
-        p.setCompositionMode(QPainter.CompositionMode_SourceIn)
-        p.fillRect(pm.rect(), color)
-        p.end()
-        out.addPixmap(pm)
-    return out
 
 
 class RingPage(QWidget):
@@ -156,18 +144,43 @@ class MainWindow(QMainWindow):
         self._on_playback_time_changed(self.playback.t)
         self._select_tab_for(self.model.scenario)
         self.ring_view.setFocus()
+        self._column_dock = None  # the dock sharing the right column with the story (share_column_with_story)
+        self.explain_dock.installEventFilter(self)
         self._install_classroom()
-        for dock in (self.explain_dock, self._formula_dock()):
-            if dock is not None:
-                dock.installEventFilter(self)
         self._on_tab_changed(self.tabs.currentIndex())  # the classroom's docks exist only now
 
-    # -- classroom (issue 6: app/classroom.py owns this; keep it one call) ---------------------
     def _install_classroom(self):
-        """Presentation mode, languages, exports, scenario files, formula panel, predict-then-reveal."""
+        """Presentation mode, languages, exports, scenario files, formula panel, predict-then-reveal:
+        app/classroom.py adds them through the extension points below, in one call."""
         from .classroom import install_classroom
 
         self.classroom = install_classroom(self)
+
+    # -- extension points: all an add-on (app/classroom.py, app/presentation.py) may change ---------
+    # Besides these it reads the documented attributes model, playback, controls, ring_view, explain,
+    # timeline, explain_dock (the step's story, the one dock presentation mode keeps), menu_file,
+    # menu_view and menu_help, and calls set_toolbar_labels and refresh_tab_docks.
+    def add_dock(self, name: str, widget, area=Qt.RightDockWidgetArea) -> QDockWidget:
+        """A movable, floatable, closable dock holding `widget`, its object name `name`."""
+        return self._dock(name, widget, area)
+
+    def stack_with_story(self, dock: QDockWidget, above: bool):
+        """Put `dock` in the story's column, above or below the story."""
+        if above:
+            self.splitDockWidget(dock, self.explain_dock, Qt.Vertical)
+        else:
+            self.splitDockWidget(self.explain_dock, dock, Qt.Vertical)
+
+    def share_column_with_story(self, dock: QDockWidget):
+        """`dock` and the story share the right column at a split the reader can drag and the
+        window keeps through text-size, language and window-size changes (one third to `dock` at first)."""
+        self._column_dock = dock
+        dock.installEventFilter(self)
+        self.resizeDocks([dock, self.explain_dock], [1, 2], Qt.Vertical)
+
+    def add_menu(self, menu: QMenu):
+        """A top-level menu, placed before Help."""
+        self.menuBar().insertMenu(self.menu_help.menuAction(), menu)
 
     # -- construction -----------------------------------------------------------------------
     def _dock(self, name, widget, area):
@@ -220,13 +233,9 @@ class MainWindow(QMainWindow):
         self.act_slower = self._action("actSlower", pb.slower, ["["])
         self.act_faster = self._action("actFaster", pb.faster, ["]"])
         self.act_loop = self._action("actLoop", self._on_loop_triggered, ["O"], checkable=True)
-        self.act_screenshot = self._action("actScreenshot", self._on_screenshot_triggered, ["Ctrl+Shift+S"],
-                                           sp.SP_DialogSaveButton)
+        self.act_screenshot = self._action("actScreenshot", self._on_screenshot_triggered, ["Ctrl+Shift+S"])
         self.act_quit = self._action("actQuit", self.close, [QKeySequence.Quit])
-        self.act_fullscreen = self._action("actFullScreen", self._on_fullscreen_triggered, ["F11"],
-                                           checkable=True)
         self.act_calibrate = self._action("actCalibrate", self._on_calibrate_triggered)
-        self.act_keys = self._action("actKeys", self._on_keys_triggered, ["F1"])
         self.act_about = self._action("actAbout", self._on_about_triggered)
         self.tab_actions = []
         for i in range(self.tabs.count()):
@@ -282,10 +291,7 @@ class MainWindow(QMainWindow):
         self.menu_view.addSeparator()
         for dock in (self.controls_dock, self.explain_dock, self.timeline_dock):
             self.menu_view.addAction(dock.toggleViewAction())
-        self.menu_view.addSeparator()
-        self.menu_view.addAction(self.act_fullscreen)
         self.menu_help = mb.addMenu("")
-        self.menu_help.addAction(self.act_keys)
         self.menu_help.addAction(self.act_about)
 
     def _make_status_bar(self):
@@ -328,10 +334,8 @@ class MainWindow(QMainWindow):
             self.act_loop: (self.tr("Loop"), self.tr("Start again at the end (O)")),
             self.act_screenshot: (self.tr("Save screenshot…"), self.tr("Save the window as a PNG (Ctrl+Shift+S)")),
             self.act_quit: (self.tr("Quit"), self.tr("Quit Shard Lab")),
-            self.act_fullscreen: (self.tr("Full screen"), self.tr("Full screen (F11)")),
             self.act_calibrate: (self.tr("Calibrate the link…"),
                                  self.tr("Measure α and β with MPI or read nccl-tests output, and use them as a link")),
-            self.act_keys: (self.tr("Keyboard shortcuts"), self.tr("Keyboard shortcuts (F1)")),
             self.act_about: (self.tr("About Shard Lab"), self.tr("About Shard Lab")),
         }
         for act, (text, tip) in texts.items():
@@ -357,6 +361,7 @@ class MainWindow(QMainWindow):
         ink = QColor(theme.palette().text)  # the style's icons are dark: on black they vanished
         for act, sp in self._std_icons.items():
             act.setIcon(tinted_icon(self.style().standardIcon(sp), ink))
+        self.act_screenshot.setIcon(camera_icon(ink))
         # a new text size re-fits the docks (larger text had widened them, and Ctrl+0 never narrowed
         # them again); after the look is applied everywhere, and not in full screen (presentation
         # mode sizes its own column and restores the desk layout on leaving)
@@ -405,7 +410,7 @@ class MainWindow(QMainWindow):
         pb, run = self.playback, self.model.run
         idx = run.index
         self.time_label.setText(self.tr("t = {t} / {T}").format(t=fmt_time(t), T=fmt_time(pb.t_end)))
-        self.step_label.setText(forward_status(run, t) or step_status(pb))  # a forward's ops: say which
+        self.step_label.setText(forward_status(run, t) or step_status(frame_at(idx, t)))  # a forward's ops: say which
         self.bytes_label.setText(self.tr("moved {b}").format(b=fmt_bytes(idx.bytes_moved(t))))
         if not self.scrub.isSliderDown():
             self.scrub.blockSignals(True)
@@ -444,9 +449,6 @@ class MainWindow(QMainWindow):
     def _on_controls_done_editing(self):
         self.ring_view.setFocus()
 
-    def _on_fullscreen_triggered(self, checked):
-        self.showFullScreen() if checked else self.showNormal()
-
     def _on_screenshot_triggered(self):
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Save screenshot"), "shard-lab.png",
                                               self.tr("PNG images (*.png)"))
@@ -457,12 +459,6 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage(self.tr("Saved {path}").format(path=path), 5000)
             else:
                 QMessageBox.warning(self, self.tr("Screenshot"), self.tr("Could not write {path}").format(path=path))
-
-    def _on_keys_triggered(self):
-        QMessageBox.information(self, self.tr("Keyboard shortcuts"), self.tr(
-            "Space  play / pause\n← / →  previous / next step\nHome / End  start / end\n"
-            "[ / ]  slower / faster\nO  loop\nCtrl+1 …  switch tabs\nF11  full screen\n"
-            "Ctrl+Shift+S  save a screenshot"))
 
     def _on_calibrate_triggered(self):
         from .calibration import CalibrationDialog
@@ -554,9 +550,6 @@ class MainWindow(QMainWindow):
         self._column_split = [0.37]  # the closed form needs ~9 lines; the story the rest
         self._split_column()
 
-    def _formula_dock(self):
-        return getattr(getattr(self, "classroom", None), "formula_dock", None)
-
     def _on_column_resized(self):
         if not getattr(self, "_dragging_separator", False):  # the column grew or shrank: split it as before
             self._split_column()
@@ -569,7 +562,7 @@ class MainWindow(QMainWindow):
             self._dragging_separator = True
         elif t == QEvent.MouseButtonRelease and getattr(self, "_dragging_separator", False):
             self._dragging_separator = False
-            split, formula = getattr(self, "_column_split", None), self._formula_dock()
+            split, formula = getattr(self, "_column_split", None), self._column_dock
             if split is not None and formula is not None and formula.isVisible() and self.explain_dock.isVisible():
                 split[0] = formula.height() / max(formula.height() + self.explain_dock.height(), 1)
         return super().event(e)
@@ -578,7 +571,7 @@ class MainWindow(QMainWindow):
         """Share the right column between the closed form and the story at the kept fraction. The
         two get its height exactly (Qt has nothing to round), so the split after a text-size or
         language round trip, or a window resize, is the split before it."""
-        formula, story = self._formula_dock(), self.explain_dock
+        formula, story = self._column_dock, self.explain_dock
         split = getattr(self, "_column_split", None)
         if split is None or formula is None or formula.isHidden() or story.isHidden() or formula.isFloating():
             return
@@ -588,7 +581,7 @@ class MainWindow(QMainWindow):
             self.resizeDocks([formula, story], [a, total - a], Qt.Vertical)
 
     def eventFilter(self, obj, e):
-        if e.type() == QEvent.Resize and obj in (self.explain_dock, self._formula_dock()):
+        if e.type() == QEvent.Resize and obj in (self.explain_dock, self._column_dock):
             QTimer.singleShot(0, self, self._on_column_resized)
         return super().eventFilter(obj, e)
 
@@ -637,8 +630,7 @@ class MainWindow(QMainWindow):
         if sc.kind == "tp-forward":
             self.select_tab("weights")
         elif sc.kind == "decode":
-            if not self.select_tab("latency"):
-                self.statusBar().showMessage(self.tr("The decode latency view is not available yet."), 15000)
+            self.select_tab("latency")
 
     def save_screenshot(self, path: str) -> bool:
         """Write the whole window as a PNG at its current size. Returns True on success."""

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 from simcore.trace import ALL, SWITCH, Trace
 
+from .frame import time_eps
+
 RECEIVER = "receiver"
 CHUNK = "chunk"
 
@@ -118,9 +120,6 @@ class PredictGame:
             s.right += int(right)
         return right
 
-    def answered(self, q: Question) -> bool:
-        return (q.coll, q.step) in self._answered
-
     def score_of(self, coll: int) -> Score:
         c = self.trace.collectives[coll]
         return self.scores.setdefault((c.op, c.algo), Score())
@@ -140,13 +139,14 @@ def step_end(trace: Trace, coll: int, step: int) -> float:
     return max(m.t_end for m in trace.messages_of(coll) if m.step == step)
 
 
-def step_at(trace: Trace, t: float, eps: float = 1e-15) -> tuple[int, int] | None:
+def step_at(trace: Trace, t: float) -> tuple[int, int] | None:
     """
     The (collective, step) to ask about at time t: the first step whose messages have not
-    all arrived yet. None when the trace is over.
+    all arrived yet (within the views' tolerance, app.frame.time_eps). None when the trace is over.
     """
+    eps = time_eps(trace.t_end)
     for c in trace.collectives:
         for k, (_t0, t1) in enumerate(trace.step_times(c.id)):
-            if t1 > t + eps * max(1.0, abs(t1)):
+            if t1 > t + eps:
                 return c.id, k
     return None

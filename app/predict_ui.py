@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVB
 
 from simcore.trace import ALL, SWITCH
 
+from .frame import time_eps
 from .predict import CHUNK, RECEIVER, PredictGame, Question, step_at, step_end, step_start
 
 
@@ -168,7 +169,7 @@ class PredictController(QObject):
     def _ask_time(self, coll, step) -> float:
         """The last step boundary at or before the step starts: the picture before it."""
         t0 = step_start(self.trace, coll, step)
-        eps = 1e-9 * max(self.playback.t_end, 1e-12)
+        eps = time_eps(self.playback.t_end)
         stops = [s for s in self.playback.stops if s <= t0 + eps]
         return max(stops) if stops else 0.0
 
@@ -208,7 +209,7 @@ class PredictController(QObject):
         self._hide(None)
         self.panel.set_chunk_choices(0)
         target = step_end(self.trace, q.coll, q.step)
-        stops = [s for s in self.playback.stops if s >= target - 1e-9 * max(self.playback.t_end, 1e-12)]
+        stops = [s for s in self.playback.stops if s >= target - time_eps(self.playback.t_end)]
         target = min(stops) if stops else self.playback.t_end
         self._show_texts()
         self.state_changed.emit()
@@ -238,7 +239,7 @@ class PredictController(QObject):
         if not self.active:
             return
         if self._reveal_to is not None:
-            if t >= self._reveal_to - 1e-9 * max(self.playback.t_end, 1e-12):
+            if t >= self._reveal_to - time_eps(self.playback.t_end):
                 self.playback.pause()
                 self._later(self._finish_reveal)
             return

@@ -33,31 +33,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QProxyStyle, Q
 from . import theme
 
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum" for a widget's size
-# -- themes ------------------------------------------------------------------------------
-# Okabe–Ito with its black replaced by light grey, for dark backgrounds.
-OKABE_ITO_ON_DARK = theme.OKABE_ITO[:7] + ("#BBBBBB",)
-
-DARK = theme.Palette(
-    key="dark", name="Dark",
-    background="#1B1D21", surface="#26292E", text="#ECECEC", text_muted="#A9ADB4",
-    border="#C9CDD3", slot_empty="#3A3E45", slot_border="#6D727B",
-    spoke="#454A52", spoke_active="#E6E6E6", switch_fill="#5A6B85", switch_border="#E6E6E6",
-    highlight="#FFFFFF", playhead="#FF5C6C", grid="#3A3E45", error="#FF7373",
-    device_colors=OKABE_ITO_ON_DARK,
-)
-# For projectors: pure black and white, strong outlines, a yellow highlight; nothing mid-grey
-# that a washed-out projector would lose.
-HIGH_CONTRAST = theme.Palette(
-    key="high-contrast", name="High contrast",
-    background="#000000", surface="#000000", text="#FFFFFF", text_muted="#FFFFFF",
-    border="#FFFFFF", slot_empty="#2A2A2A", slot_border="#FFFFFF",
-    spoke="#8C8C8C", spoke_active="#FFFF00", switch_fill="#0050C8", switch_border="#FFFFFF",
-    highlight="#FFFF00", playhead="#FFFF00", grid="#5A5A5A", error="#FF6060",
-    device_colors=theme.OKABE_ITO[:7] + ("#FFFFFF",),
-)
-theme.register_theme(DARK)
-theme.register_theme(HIGH_CONTRAST)
-THEME_KEYS = ("light", "dark", "high-contrast")
+THEME_KEYS = tuple(theme.THEMES)  # light, dark, high contrast (app/theme.py defines them)
 
 SCALES = (0.75, 0.85, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0)  # Ctrl+= / Ctrl+− steps
 PRESENTATION_SCALE = 1.5  # the projector size the first time
@@ -360,9 +336,8 @@ class PresentationController(QObject):
             except (TypeError, ValueError):
                 pass
         self.overlay = ShortcutOverlay(window)
-        central = window.centralWidget() if hasattr(window, "centralWidget") else None
-        if central is not None:
-            central.installEventFilter(self)
+        if window.centralWidget() is not None:
+            window.centralWidget().installEventFilter(self)
 
         w = window
         self.act_presentation = QAction(w, checkable=True, objectName="actPresentation")
@@ -444,9 +419,7 @@ class PresentationController(QObject):
                     d.hide()
             for b in bars:
                 b.hide()
-            labels = getattr(w, "set_toolbar_labels", None)
-            if labels is not None:
-                labels(False)  # icons only: the slider keeps its room
+            w.set_toolbar_labels(False)  # icons only: the slider keeps its room
             if story is not None:
                 story.setTitleBarWidget(QWidget())  # a clipped title helps nobody on a projector
             w.showFullScreen()
@@ -472,18 +445,14 @@ class PresentationController(QObject):
                 w.setGeometry(saved["geometry"])  # exactly where it was (restoreGeometry would clamp to the screen)
             for b in saved["bars"]:
                 b.show()
-            labels = getattr(w, "set_toolbar_labels", None)
-            if labels is not None:
-                labels(True)
+            w.set_toolbar_labels(True)
             w.restoreState(saved["docks"])  # every dock where and as large as it was
-            refresh = getattr(w, "refresh_tab_docks", None)
-            if refresh is not None:
-                refresh()  # a tab chosen while presenting may want its docks hidden
+            w.refresh_tab_docks()  # a tab chosen while presenting may want its docks hidden
         self.presentation_changed.emit(on)
 
     def _story_dock(self):
         """The one dock kept while presenting: the step's story (the window's explain_dock)."""
-        return getattr(self.window, "explain_dock", None)
+        return self.window.explain_dock
 
     def _keep_dock(self, d) -> bool:
         """Docks a presenter still needs: the prediction while its question is open."""
@@ -501,7 +470,7 @@ class PresentationController(QObject):
         tabs = w.centralWidget()
         if not self.presenting or story is None or tabs is None or story.isHidden() or story.isFloating():
             return
-        page = tabs.currentWidget() if hasattr(tabs, "currentWidget") else tabs
+        page = tabs.currentWidget()
         H, W = w.height(), w.width()
         page_h = max(page.height(), 1) if page is not None else max(tabs.height(), 1)
         sep = w.style().pixelMetric(w.style().PixelMetric.PM_DockWidgetSeparatorExtent) + 2

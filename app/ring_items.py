@@ -72,7 +72,7 @@ def message_color_indices(trace, n: int) -> np.ndarray:
     r = trace.rows()
     k = trace.contributor_counts()
     first, period = r["w0"].astype(np.int64), r["w2"]
-    explicit = np.frombuffer(trace._explicit, dtype=np.int32) if len(trace._explicit) else np.zeros(1, np.int32)
+    explicit = np.frombuffer(trace.explicit, dtype=np.int32) if len(trace.explicit) else np.zeros(1, np.int32)
     single = np.where(period > 0, first, explicit[np.clip(first, 0, len(explicit) - 1)])
     chunk, src = r["chunk"].astype(np.int64), r["src"].astype(np.int64)
     out = np.where(chunk != ALL, chunk % n, np.where(src >= 0, src % n, -1))
@@ -86,7 +86,7 @@ def block_fills(trace, n: int) -> tuple[np.ndarray, np.ndarray]:
     r = trace.rows()
     k = trace.contributor_counts()
     first, count, period = (r[f].astype(np.int64) for f in ("w0", "w1", "w2"))
-    explicit = np.frombuffer(trace._explicit, dtype=np.int32) if len(trace._explicit) else np.zeros(1, np.int32)
+    explicit = np.frombuffer(trace.explicit, dtype=np.int32) if len(trace.explicit) else np.zeros(1, np.int32)
     lowest = np.where(period > 0, np.where(first + count > np.maximum(period, 1), 0, first),
                       explicit[np.clip(first, 0, len(explicit) - 1)])  # an arc past period − 1 wraps to 0
     chunk = r["chunk"].astype(np.int64)
@@ -129,7 +129,7 @@ class _Colors:
 # Items
 # ---------------------------------------------------------------------------------------
 class HeldRow(Sequence):
-    """Device d's slots in a scenarios.Held snapshot as the tuple of contributors (None = not held),
+    """Device d's slots in a simcore.holdings.Held snapshot as the tuple of contributors (None = not held),
     each decoded only when read (slot_state, tests): radial bars paint from the arrays."""
 
     __slots__ = ("held", "d", "n_chunks")
@@ -199,7 +199,7 @@ class DeviceItem(QGraphicsItem):
         """
         Radial bars at large n: the state as arrays (per chunk: how many devices' data it holds,
         0 = not held, and the colour owner) — what the bar paints, without a set per slot.
-        `state` reads as the tuple of contributors (scenarios.Held, decoded when asked for).
+        `state` reads as the tuple of contributors (simcore.holdings.Held, decoded when asked for).
         """
         self.n_chunks, self.state, self.new = n_chunks, state, new
         self._counts, self._owners = counts, owners
@@ -273,19 +273,15 @@ class DeviceItem(QGraphicsItem):
         p.drawText(r, Qt.AlignCenter, text)
 
     def paint_contents(self, p: QPainter):
+        """The box and its slots (box mode; radial bars are BarsLayer's)."""
         col = self.colors
         rect = QRectF(-self.w / 2, -self.h / 2, self.w, self.h)
-        if not self.radial:
-            p.setPen(col.box_pen)
-            p.setBrush(col.box_brush)
-            p.drawRoundedRect(rect, 4, 4)
+        p.setPen(col.box_pen)
+        p.setBrush(col.box_brush)
+        p.drawRoundedRect(rect, 4, 4)
         if not self.n_chunks:
             return
         p.setPen(Qt.NoPen)
-        if self.radial:  # many thin slots: one image, one row per chunk (BarsLayer paints them all at once)
-            img = bar_images([self])[0]
-            p.drawImage(QPointF(-img.width() / 2, -img.height() / 2), img)
-            return
         framed = self.slot_rect(0).width() > 6
         if not framed:  # one fill for every empty slot, then only the held ones
             p.fillRect(rect.adjusted(self.pad, self.pad, -self.pad, -self.pad), col.empty)

@@ -11,6 +11,7 @@ import numpy as np
 from simcore.trace import SWITCH
 
 from .explain import fmt_bytes, fmt_time, op_name, op_title
+from .frame import DONE, NEXT, step_of
 from .ring_items import STRIPE_MAX_N
 from .ring_layout import BOX_MODE_MAX_N, RingShape, RingTexts
 
@@ -145,7 +146,6 @@ def subcaption(run, c, t) -> str:
     from PySide6.QtCore import QCoreApplication
 
     tr = QCoreApplication.translate
-    idx = run.index
     lines = []
     computing = _compute_line(run, t)
     if computing is not None:
@@ -156,15 +156,13 @@ def subcaption(run, c, t) -> str:
         else:
             lines.append(tr("RingView", "No communication in this scenario."))
     else:
-        k = idx.step_shown(c.id, t)
+        k, _done, state = step_of(run.index, c.id, t)
         K = c.n_steps
         if K == 0:
             state = tr("RingView", "one device: nothing to send")
-        elif t >= c.t_end - idx.eps:
+        elif state == DONE:
             state = tr("RingView", "done")
-        elif idx.steps_done(c.id, t) > k:
-            state = tr("RingView", "done")
-        elif t <= idx.step_ends[c.id][k] - idx.eps and (k == 0 and t <= c.t_start + idx.eps):
+        elif state == NEXT:
             state = tr("RingView", "next")
         else:
             state = tr("RingView", "in progress")

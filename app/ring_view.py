@@ -1,9 +1,9 @@
 """
 The ring view: n devices around one switch, their buffers as slots, messages as blocks.
 
-What is on screen at simulated time t is a function of (trace, t) alone (`set_time`): the
-buffers are `TraceIndex.holdings(c, t)` (the engine's own per-time query, memoised), the
-blocks are the messages with t_start <= t < t_end, placed by their progress. Items are created
+What is on screen at simulated time t is a function of (trace, t) alone (`set_time`): it draws
+`app.frame.frame_at(run, t)` — the buffers are the frame's holdings, the blocks its messages
+strictly under way (t_start < t < t_end), placed by their progress. Items are created
 once per run (`_on_model_changed`) and updated in place every frame; nothing is rebuilt while
 playing.
 
@@ -37,6 +37,7 @@ from simcore.trace import ALL, SWITCH, _Who  # _Who: a message's contributors, d
 
 from . import theme
 from .explain import fmt_bytes, fmt_time
+from .frame import frame_at, step_of
 from .ring_items import (STRIPE_MAX_N, BarsLayer, DeviceItem, HeldRow, SwitchItem, _Colors,  # noqa: F401  (re-exported)
                          bar_images, block_fills, message_color_index, message_color_indices, paint_chunk)
 from .ring_items import set_computing
@@ -400,21 +401,22 @@ class RingView(QGraphicsView):
         run = self.run
         idx = run.index
         tr = run.trace
-        coll = idx.display_collective(t)
+        f = frame_at(idx, t)
+        coll = f.coll
         if coll is None:
             for item in self.devices:
                 item.set_state(0, (), frozenset())
             self.switch.set_state(0, (), False)
             self._update_queues(None, t)
             self._update_caption(None, t)
-            self._place_blocks(t, [])
+            self._place_blocks(f, np.zeros(len(f.moving), bool))
             return
         c = tr.collectives[coll]
         radial = self._geom.get("mode") == "radial"
-        hold = idx.held(coll, t)
+        hold = f.held
         if force or hold is not self._last_holdings or coll != getattr(self, "_last_coll", None):
             new = {}
-            ids = np.asarray(idx.last_arrivals(coll, t), dtype=np.int64)
+            ids = f.arrived
             for dst, ch in zip(self._cols["dst"][ids].tolist(), self._cols["chunk"][ids].tolist()):
                 if dst != SWITCH:
                     new.setdefault(dst, set()).update(range(c.n_chunks) if ch == ALL else (ch,))
@@ -430,7 +432,7 @@ class RingView(QGraphicsView):
                                   self.has_switch_slots)
             self._last_holdings, self._last_coll = hold, coll
         self._update_queues(c, t)
-        self._place_blocks(t, self._predict_filter(idx.moving(t)))
+        self._place_blocks(f, self._predict_shown(f))
         self._update_caption(c, t)
         if idx.computes and not radial:  # the TP forward: the op each GPU computes between collectives
             set_computing(self.devices, idx, t)
@@ -452,16 +454,14 @@ class RingView(QGraphicsView):
             self.devices[d].set_counts(nc, counts[d], owners[d], new_sets[d], HeldRow(hold, d, nc))
         self._bars_last = (counts, owners, new_sets)
 
-    def _place_blocks(self, t, flying):
-        """Every message under way at t: its block on its lane, its lanes lit, its chord (from the
-        trace's columns, one array operation per field: n = 256 has 256 blocks a frame)."""
+    def _place_blocks(self, frame, shown):
+        """Every message under way in `frame` (where `shown`): its block on its lane, its lanes lit, its
+        chord (from the trace's columns, one array operation per field: n = 256 has 256 blocks a frame)."""
         active = {}
         show_bytes = self._geom.get("mode") == "box" and self.n <= STRIPE_MAX_N
-        ids = np.asarray(flying, dtype=np.int64)
+        ids, p = frame.moving[shown], frame.progress[shown]
         cols = self._cols
         src, dst, chunk = cols["src"][ids], cols["dst"][ids], cols["chunk"][ids]
-        ts, te = cols["t_start"][ids], cols["t_end"][ids]
-        p = np.clip(np.where(te > ts, (t - ts) / np.where(te > ts, te - ts, 1.0), 1.0), 0.0, 1.0)
         G = self._lane_arr  # (n, 2 lanes, 2 ends, xy): send lane a -> b, receive lane a -> b
         s_ = np.where(src == SWITCH, 0, src)
         d_ = np.where(dst == SWITCH, 0, dst)
@@ -489,7 +489,7 @@ class RingView(QGraphicsView):
         key = ids.tobytes()
         same = getattr(self, "_flying", None)
         if same is None or same[0] != key:  # a new set of messages (a step boundary): who, colours, chords
-            who = [_Who(w, self.run.trace._explicit) for w in zip(*(cols[f][ids].tolist() for f in ("w0", "w1", "w2", "w3")))]
+            who = [_Who(w, self.run.trace.explicit) for w in zip(*(cols[f][ids].tolist() for f in ("w0", "w1", "w2", "w3")))]
             colours = [self.colors.spoke_active if i < 0 else self.colors.devices[i] for i in self._cidx[ids].tolist()]
             chords, legs_lit = [], []
             for j, (sd, dd, col) in enumerate(zip(src.tolist(), dst.tolist(), colours)):
@@ -583,8 +583,7 @@ class RingView(QGraphicsView):
         total = idx.t_total
         self.clock_label.set_text(self.tr("t = {t} of {T}").format(t=fmt_time(t), T=fmt_time(total)),
                                   self.colors.text)
-        key = (None,) if c is None else (c.id, idx.step_shown(c.id, t), idx.steps_done(c.id, t),
-                                         t <= c.t_start + idx.eps, self._waiting(c, t))
+        key = (None,) if c is None else (c.id, *step_of(idx, c.id, t), self._waiting(c, t))
         if idx.computes:  # the forward's ops: the line names GPU 0's op and whether it is done
             op = idx.computing(0, t)
             key += (t <= idx.eps, None if op is None else (id(op), t >= op.t_end - idx.eps))
@@ -605,19 +604,19 @@ class RingView(QGraphicsView):
         ids = np.asarray(self.run.index.step_msgs[c.id][self.run.index.step_shown(c.id, t)], dtype=np.int64)
         return bool(len(ids)) and bool(t < self._cols["t_start"][ids].min() - 1e-12)
 
-    # -- predict-then-reveal hook (issue 6: app/predict_ui.py) -----------------------------
+    # -- predict-then-reveal hook (app/predict_ui.py hides the step being predicted) --------
     def set_hidden_after(self, t0):
         """Hide the blocks of messages that start at or after t0 (s): the step a student is
         predicting. None shows every block again."""
         self._hidden_after = t0
         self.set_time(self._t, force=True)
 
-    def _predict_filter(self, flying):
+    def _predict_shown(self, f):
+        """Which of f's moving blocks to draw: all but those of the step being predicted."""
         t0 = getattr(self, "_hidden_after", None)
         if t0 is None:
-            return flying
-        msgs, eps = self.run.trace.messages, self.run.index.eps
-        return [i for i in flying if msgs[i].t_start < t0 - eps]
+            return np.ones(len(f.moving), bool)
+        return self._cols["t_start"][f.moving] < t0 - f.eps
     # -- end of predict-then-reveal hook ---------------------------------------------------
 
     # -- for tests and other views --------------------------------------------------------

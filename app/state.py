@@ -19,6 +19,7 @@ from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
 from simcore.scenarios import parse_bytes
 
 from . import scenarios
+from .frame import time_eps
 
 KINDS = scenarios.KINDS
 
@@ -192,7 +193,7 @@ class Playback(QObject):
         return self._t >= self._t_end - self._eps()
 
     def _eps(self) -> float:
-        return 1e-9 * max(self._t_end, 1e-12)
+        return time_eps(self._t_end)
 
     # -- state ----------------------------------------------------------------------------
     @property

@@ -10,7 +10,8 @@ Device and chunk colours: Okabe & Ito's colour-blind-safe palette for n ≤ 8 (O
 "Color Universal Design", 2008), a perceptually uniform cyclic map (colorcet CET-C6, shipped by
 pyqtgraph) beyond, so neighbours on the ring get neighbouring hues and device 0 meets device n−1.
 
-A theme is a `Palette` (plain frozen data); `THEMES` maps its key to it. `set_theme(key)` and
+A theme is a `Palette` (plain frozen data): light, dark and high contrast (for projectors) are
+defined here and `THEMES` maps each key to it. `set_theme(key)` and
 `set_scale(s)` change the current look and emit `notifier().changed`.
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from . import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 from PySide6.QtCore import QObject, Signal
@@ -62,7 +63,29 @@ LIGHT = Palette(
     highlight="#111111", playhead="#C0001A", grid="#DDDDDD", error="#B00020",
 )
 
-THEMES = {"light": LIGHT}
+# Okabe–Ito with its black replaced by light grey, for dark backgrounds.
+OKABE_ITO_ON_DARK = OKABE_ITO[:7] + ("#BBBBBB",)
+
+DARK = Palette(
+    key="dark", name="Dark",
+    background="#1B1D21", surface="#26292E", text="#ECECEC", text_muted="#A9ADB4",
+    border="#C9CDD3", slot_empty="#3A3E45", slot_border="#6D727B",
+    spoke="#454A52", spoke_active="#E6E6E6", switch_fill="#5A6B85", switch_border="#E6E6E6",
+    highlight="#FFFFFF", playhead="#FF5C6C", grid="#3A3E45", error="#FF7373",
+    device_colors=OKABE_ITO_ON_DARK,
+)
+# For projectors: pure black and white, strong outlines, a yellow highlight; nothing mid-grey
+# that a washed-out projector would lose.
+HIGH_CONTRAST = Palette(
+    key="high-contrast", name="High contrast",
+    background="#000000", surface="#000000", text="#FFFFFF", text_muted="#FFFFFF",
+    border="#FFFFFF", slot_empty="#2A2A2A", slot_border="#FFFFFF",
+    spoke="#8C8C8C", spoke_active="#FFFF00", switch_fill="#0050C8", switch_border="#FFFFFF",
+    highlight="#FFFF00", playhead="#FFFF00", grid="#5A5A5A", error="#FF6060",
+    device_colors=OKABE_ITO[:7] + ("#FFFFFF",),
+)
+
+THEMES = {p.key: p for p in (LIGHT, DARK, HIGH_CONTRAST)}  # the themes the View menu offers, in its order
 
 # Pixel sizes at scale 1.0, by role. Big on purpose (see module docstring).
 FONT_PX = {
@@ -138,15 +161,6 @@ def set_theme(key: str) -> Palette:
     return _state["palette"]
 
 
-def register_theme(p: Palette):
-    """Add (or replace) a theme, e.g. dark or high-contrast."""
-    THEMES[p.key] = p
-
-
-def derive(base: Palette, **changes) -> Palette:
-    return replace(base, **changes)
-
-
 # -- sizes -------------------------------------------------------------------------------
 def px(role: str) -> float:
     """A font size (pixels) for `role`, times the global scale."""
@@ -182,10 +196,6 @@ def device_colors(n: int) -> list[QColor]:
     """n colours, one per device: Okabe–Ito for n ≤ 8, a cyclic map beyond."""
     p = _state["palette"]
     return [QColor(c) for c in _device_hex(n, p.device_colors, p.cyclic_map)]
-
-
-def device_color(d: int, n: int) -> QColor:
-    return device_colors(n)[d % max(n, 1)]
 
 
 @lru_cache(maxsize=64)

@@ -36,7 +36,7 @@ from PySide6.QtGui import QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import (QComboBox, QGraphicsRectItem, QGraphicsTextItem, QHBoxLayout, QLabel, QSizePolicy,
                                QSpinBox, QStackedWidget, QVBoxLayout, QWidget)
 
-from simcore.tensor_parallel import tp_layout, weight_slices
+from simcore.tensor_parallel import tp_layout, tp_share, weight_slices
 from simcore.transformer_lab import TINY, lm_head_of
 
 from . import theme
@@ -858,7 +858,7 @@ class WeightsView(QWidget):
             head = self.tr("What each GPU holds")
         tail = self.tr("its own shard, same colour scale")
         if self.key in ("wk", "wv") and any(ws.replicated for ws in self.slices):
-            tail = self.tr("each KV group on {k} GPUs, same colour scale").format(k=n // cfg.n_kv_heads)
+            tail = self.tr("each KV group on {k} GPUs, same colour scale").format(k=tp_share(cfg, n).kv_replicas)
         elif self.slices[0].axis is None:
             tail = self.tr("same colour scale")
         return (f"<b>{_html.escape(head)}</b> "
@@ -923,22 +923,23 @@ class WeightsView(QWidget):
         if n == 1:
             return self.tr("With one GPU nothing is split: GPU 0 holds all of {name}, {r} rows × {c} columns "
                            "= {b}.").format(name=name, r=r, c=c, b=size)
+        share = tp_share(cfg, n)
         if key == "wq":
             return self.tr("Wq is split by columns: each GPU holds {h} of the {H} query heads, {c} columns × {r} "
-                           "rows = {b}.").format(h=cfg.n_heads // n, H=cfg.n_heads, c=c, r=r, b=size)
+                           "rows = {b}.").format(h=share.heads, H=cfg.n_heads, c=c, r=r, b=size)
         if key in ("wk", "wv") and n > cfg.n_kv_heads:
             return self.tr("{name} has only {G} KV groups for {n} GPUs, so each group's {c} columns are replicated "
                            "on {k} GPUs ({c} columns × {r} rows = {b} on each); nested outlines show who shares "
-                           "a group.").format(name=name, G=cfg.n_kv_heads, n=n, k=n // cfg.n_kv_heads, c=c, r=r,
+                           "a group.").format(name=name, G=cfg.n_kv_heads, n=n, k=share.kv_replicas, c=c, r=r,
                                               b=size)
         if key in ("wk", "wv"):
             return self.tr("{name} is split by columns, one KV group per {d_head} columns: each GPU holds {g} of "
                            "the {G} groups ({c} columns × {r} rows = {b}).").format(
-                name=name, d_head=cfg.d_head, g=cfg.n_kv_heads // n, G=cfg.n_kv_heads, c=c, r=r, b=size)
+                name=name, d_head=cfg.d_head, g=share.kv_groups, G=cfg.n_kv_heads, c=c, r=r, b=size)
         if key == "wo":
             return self.tr("Wo is split by rows: each GPU holds the rows of its own {h} heads ({r} rows × {c} "
                            "columns = {b}); the all-reduce after attention adds the {n} partial results.").format(
-                h=cfg.n_heads // n, r=r, c=c, b=size, n=n)
+                h=share.heads, r=r, c=c, b=size, n=n)
         if key == "w_down":
             return self.tr("W_down is split by rows: each GPU holds the rows of its own {r} hidden units ({r} rows "
                            "× {c} columns = {b}); the all-reduce after the MLP adds the {n} partial results.").format(

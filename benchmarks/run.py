@@ -62,14 +62,14 @@ MiB = 2**20
 GOALS = {
     "frame_ratio_n64_n8": ("<=", 4.0),
     "frame_ms_p95_n64": ("<=", 16.7),
-    "frame_ms_p95_n256": ("<=", 16.7),  # issue 14: the app at n = 256, still one 60 Hz frame
+    "frame_ms_p95_n256": ("<=", 16.7),  # the app at n = 256 still draws within one 60 Hz frame
     "frame_ratio_n256_n8": ("<=", 4.0),
     "sweep_ms": ("<=", 50.0),
     "engine_vs_memcpy_ratio": ("<=", 3.0),
     "tp_forward_ratio_n8": ("<=", 3.0),
     "startup_ratio": ("<=", 3.0),
     "messages_per_s": (">=", 200_000.0),
-    # issue 14: a flat cost per message from n = 16 to 256, a trace linear in messages
+    # a flat cost per message from n = 16 to 256, a trace linear in messages
     "cost_ratio_n256_n16": ("<=", 1.2),
     "messages_per_s_n256": (">=", 1_000_000.0),
     "trace_bytes_per_message_n512": ("<=", 200.0),

@@ -78,12 +78,14 @@ def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, a
     offers; elsewhere t_comm and t_step are NaN and bound is "invalid"), "n_nodes" (how many
     nodes the group spans; 1 on a torus) and "node_size" (chips per node; 0 on a torus).
     """
+    from .tensor_parallel import kv_replicas  # numpy only; imported here so cost_model stays light
+
     _check(batch, ctx, w_bytes, kv_bytes, act_bytes, algo)
     n = np.asarray(ns)
     if n.ndim != 1 or n.size == 0 or np.any(n < 1):
         raise ValueError(f"ns must be a non-empty 1-D array of device counts >= 1, got {ns!r}")
     nf = n.astype(float)
-    replicas = np.maximum(1.0, nf / model.n_kv_heads)
+    replicas = kv_replicas(model.n_kv_heads, nf)  # tensor_parallel's ownership rule
     # Wk and Wv are replicated like the KV heads they produce (a chip holds whole KV groups)
     wkv_extra = 2 * model.n_layers * model.d_model * model.n_kv_heads * model.d_head * (replicas - 1)
     w = (model.matmul_params() + wkv_extra) * w_bytes / nf

@@ -383,32 +383,19 @@ def read_monitoring(work, n, runs=1, prefix="monitor"):
 # ---------------------------------------------------------------------------------------
 def tp_forward_rank(p, cfg, tokens, allreduce, allgather_vocab):
     """
-    One rank's share of the Megatron tensor-parallel forward: the same arithmetic as
-    tensor_parallel.tp_forward for device d, with the collectives passed in.
+    One rank's share of the Megatron tensor-parallel forward: tensor_parallel.tp_layers (the same
+    layer body tp_forward runs on the simulator) with the collectives passed in.
 
     p: this rank's dict from shard_params_tp; tokens [B, T]; allreduce(x) -> the sum of x over
     ranks (same shape); allgather_vocab(local) -> logits [B, T, vocab] from every rank's
     [B, T, vocab/n] slice in rank order. Returns the full logits [B, T, vocab].
     """
-    from .transformer_lab import apply_rope, attention_core, rms_norm, rope_angles, silu
+    from .tensor_parallel import run_layers, tp_layers
+    from .transformer_lab import rope_angles
 
-    B, T = tokens.shape
-    dh = cfg.d_head
-    cos, sin = rope_angles(np.arange(T), dh, cfg.rope_theta)
-    x = p["embed"][tokens]
-    for lp in p["layers"]:
-        h = rms_norm(x, lp["attn_norm"], cfg.norm_eps)
-        nh, ng = lp["wq"].shape[1] // dh, lp["wk"].shape[1] // dh
-        q = apply_rope((h @ lp["wq"]).reshape(B, T, nh, dh), cos, sin)
-        k = apply_rope((h @ lp["wk"]).reshape(B, T, ng, dh), cos, sin)
-        v = (h @ lp["wv"]).reshape(B, T, ng, dh)
-        a = attention_core(q, k, v, 0)
-        x = x + allreduce(a @ lp["wo"])  # row-parallel Wo: partial sums
-        h = rms_norm(x, lp["mlp_norm"], cfg.norm_eps)
-        m = silu(h @ lp["w_gate"]) * (h @ lp["w_up"])
-        x = x + allreduce(m @ lp["w_down"])  # row-parallel W_down: partial sums
-    local = rms_norm(x, p["final_norm"], cfg.norm_eps) @ p["lm_head"]  # this rank's vocabulary slice
-    return allgather_vocab(local)
+    cos, sin = rope_angles(np.arange(tokens.shape[1]), cfg.d_head, cfg.rope_theta)
+    h = run_layers(tp_layers(p, cfg, tokens, cos, sin), allreduce)
+    return allgather_vocab(h @ p["lm_head"])  # this rank's vocabulary slice, gathered
 
 
 def run_tp_forward(n, tokens, cfg=None, seed=0, algo="ring", hosts=None, mpiexec_args=(), workdir=None,

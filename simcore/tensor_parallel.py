@@ -22,6 +22,7 @@ and weight_slices describes it to the app.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -115,6 +116,29 @@ def tp_layout(cfg, n, pad_vocab=False):
             v_cols=np.arange(d * Vp // n, (d + 1) * Vp // n),
             vocab=V, vocab_padded=Vp))
     return out
+
+
+class TPShare(NamedTuple):
+    """How much of the attention one device holds under n-way tensor parallelism (all devices alike)."""
+
+    heads: int  # query heads per device (H/n)
+    kv_groups: int  # KV groups per device (G/n while n ≤ G, else 1)
+    kv_replicas: int  # devices holding each KV group (1 while n ≤ G, else n/G)
+
+
+def tp_share(cfg, n) -> TPShare:
+    """Heads, KV groups and KV replication per device, counted from tp_layout (raises as it does)."""
+    lay = tp_layout(cfg, n, pad_vocab=True)
+    return TPShare(len(lay[0].heads), len(lay[0].kv_groups), sum(0 in d.kv_groups for d in lay))
+
+
+def kv_replicas(n_kv_heads, n):
+    """
+    Devices holding each KV group under n-way TP, for any n (an int or an array, as floats): 1 while
+    n ≤ G, n/G beyond — tp_layout's rule (tp_share counts it there for the n it accepts), in the closed
+    form a sweep over every n can use (vLLM's num_kv_head_replicas = tp_size / total_num_kv_heads).
+    """
+    return np.maximum(1.0, np.asarray(n, dtype=float) / n_kv_heads)
 
 
 # matrix name -> (index attribute of DeviceLayout, split axis); None: replicated whole
@@ -239,19 +263,49 @@ def tp_forward(dev_params, cfg, tokens, comm, caches=None, algo="ring", gather_l
                              f"{T} is not divisible by {n}")
         xs = _sp_layers(dev_params, cfg, tokens, comm, caches, cos, sin, pos0)
         return _finish(dev_params, xs, comm, caches, T, gather_logits)
-    xs = [p["embed"][tokens] for p in dev_params]  # replicated residual stream [B, T, D]
-    for li in range(cfg.n_layers):
-        # column-split Wq/Wk/Wv then row-split Wo: each device holds a partial sum of the update
-        partial = [attention_block(p["layers"][li], cfg, xs[d], cos, sin, pos0,
-                                   caches[d] if caches is not None else None, li)
-                   for d, p in enumerate(dev_params)]
-        summed = all_reduce(comm, partial, algo, label=f"layer {li} attn")
-        xs = [x + s for x, s in zip(xs, summed)]
-        partial = [mlp_block(p["layers"][li], cfg, xs[d]) for d, p in enumerate(dev_params)]
-        summed = all_reduce(comm, partial, algo, label=f"layer {li} mlp")
-        xs = [x + s for x, s in zip(xs, summed)]
-    hs = [rms_norm(x, p["final_norm"], cfg.norm_eps) for x, p in zip(xs, dev_params)]
+    ranks = [tp_layers(p, cfg, tokens, cos, sin, pos0, caches[d] if caches is not None else None)
+             for d, p in enumerate(dev_params)]
+    steps = [_advance(r, None) for r in ranks]
+    while not steps[0][0]:  # every device asks for the same all-reduce at once: run it on the simulator
+        summed = all_reduce(comm, [partial for _done, (_label, partial) in steps], algo, label=steps[0][1][0])
+        steps = [_advance(r, s) for r, s in zip(ranks, summed)]
+    hs = [value for _done, value in steps]
     return _finish(dev_params, hs, comm, caches, T, gather_logits)
+
+
+def tp_layers(p, cfg, tokens, cos, sin, pos0=0, cache=None):
+    """
+    One device's share of the Megatron layers, written once for the simulator (tp_forward) and for
+    MPI ranks (mpi.tp_forward_rank): a generator that yields (label, partial sum [B, T, D]) where an
+    all-reduce is due, is sent the sum, and finally returns the normed stream [B, T, D] for the lm_head.
+
+    p: this device's dict from shard_params_tp; tokens [B, T] int at positions pos0..; cos, sin:
+    rope_angles of those positions; cache: this device's KVCache (its own KV groups) or None.
+    Column-split Wq/Wk/Wv then row-split Wo (and W_gate/W_up then W_down) leave each device a
+    partial sum of the sub-layer's output; the all-reduce makes the residual stream identical again.
+    """
+    x = p["embed"][tokens]  # replicated residual stream [B, T, D]
+    for li, lp in enumerate(p["layers"]):
+        x = x + (yield f"layer {li} attn", attention_block(lp, cfg, x, cos, sin, pos0, cache, li))
+        x = x + (yield f"layer {li} mlp", mlp_block(lp, cfg, x))
+    return rms_norm(x, p["final_norm"], cfg.norm_eps)
+
+
+def run_layers(rank, allreduce):
+    """Drive one device's tp_layers generator with allreduce(partial) -> sum; returns its normed stream."""
+    done, value = _advance(rank, None)
+    while not done:
+        done, value = _advance(rank, allreduce(value[1]))
+    return value
+
+
+def _advance(rank, value):
+    """Send value into a tp_layers generator (None to start it): (False, (label, partial)) while it
+    asks for an all-reduce, (True, normed stream) once it has finished."""
+    try:
+        return False, (next(rank) if value is None else rank.send(value))
+    except StopIteration as finished:
+        return True, finished.value
 
 
 def _finish(dev_params, hs, comm, caches, T, gather_logits):

@@ -652,24 +652,28 @@ class Trace:
         algorithm reduces in the network. A chunk held with every device as contributor is
         complete; fewer contributors is a partial sum (reduce) or not yet there (gather).
         """
+        from .holdings import Held, arrive  # holdings reads this module's records
+
         c = self.collectives[coll_id]
-        state = {d: dict(h) for d, h in enumerate(c.initial)}
         r = self.rows(c.first_msg, c.last_msg)
         keep = np.ones(len(r), dtype=bool)
         if step is not None:
             keep &= r["step"] <= step
         if t is not None:
             keep &= r["t_end"] <= t
-        ex = self._explicit
-        fields = [r[f][keep].tolist() for f in ("dst", "chunk", "reduce", "w0", "w1", "w2", "w3")]
-        for dst, chunk, red, w0, w1, w2, w3 in zip(*fields):
-            _apply_to(state, dst, chunk, _decode((w0, w1, w2, w3), ex), red, c.n_chunks)
-        return state
+        state = Held.initial(c)
+        arrive(state, {f: r[f][keep] for f in ("dst", "chunk", "reduce", "w0", "w1", "w2", "w3")}, self.explicit)
+        return state.as_dict()
 
     def in_flight(self, t: float) -> list[Message]:
         """Messages on the wire at time t (t_start <= t < t_end)."""
         r = self.rows()
         return [self._message(int(i)) for i in np.flatnonzero((r["t_start"] <= t) & (t < r["t_end"]))]
+
+    @property
+    def explicit(self):
+        """The contributor lists no four-integer form covers, back to back (rows with w2 == 0 index it)."""
+        return self._explicit
 
     def memory_bytes(self) -> int:
         """Memory the trace holds for its messages (bytes): columns, explicit sets, key table."""
@@ -759,7 +763,7 @@ class Trace:
                 tr._read_columns(data)
             tr._flush()
             tr.collectives = [_coll_from_dict(c) for c in data["collectives"]]
-            tr.computes = [_compute_from_list(row) for row in data.get("computes", [])]  # none before issue 16
+            tr.computes = [_compute_from_list(row) for row in data.get("computes", [])]  # files from before computes were traced have none
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
             raise ValueError(f"corrupt trace file: {e}") from None
         return tr
@@ -1132,21 +1136,6 @@ def _open_bytes(dest):
         f = open(path, "wb")  # closed by the with below
     with f:
         yield f.write
-
-
-def _apply_to(state: dict, dst: int, chunk: int, who: frozenset, reduce: bool, n_chunks: int):
-    held = state.setdefault(dst, {})
-    chunks = range(n_chunks) if chunk == ALL else (chunk,)
-    for ch in chunks:
-        if reduce:
-            held[ch] = held.get(ch, frozenset()) | who
-        else:
-            held[ch] = who
-
-
-def _apply(state: dict, m: Message, n_chunks: int):
-    """Message m arrives: the engine's one rule for what the receiver then holds (in place)."""
-    _apply_to(state, m.dst, m.chunk, m.contributors, m.reduce, n_chunks)
 
 
 def _pid(d: int) -> int:

@@ -1,4 +1,4 @@
-"""Fixtures shared by the tests/test_classroom_*.py files (issue 6)."""
+"""Fixtures shared by the tests/test_classroom_*.py files."""
 
 import pytest
 

@@ -127,7 +127,7 @@ def test_missing_x11_libraries_are_named_instead_of_a_qt_abort(monkeypatch, caps
 
 
 # ---------------------------------------------------------------------------------------
-# shard-lab FILE.json (issue 12)
+# shard-lab FILE.json: open a saved scenario from the command line
 # ---------------------------------------------------------------------------------------
 def _saved(tmp_path, step=None):
     from app import scenario_io

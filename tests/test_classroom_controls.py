@@ -1,5 +1,5 @@
 """
-The control dock as a student types into it (issue 12, defects 9 and 12): the n field reads
+The control dock as a student types into it: the n field reads
 every digit typed and names its limits, a complaint leaves the dock when its cause is gone,
 and every collective splits S by the same rule with the same sentence.
 """

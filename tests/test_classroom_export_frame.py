@@ -1,5 +1,5 @@
 """
-Still exports and animation exports (issue 12, defects 6 and 11): "Current frame as PNG/SVG"
+Still exports and animation exports: "Current frame as PNG/SVG"
 writes the 1280×720 picture of the ring view (the same picture as the GIF frame of that
 moment), not the window; a GIF is streamed to its file frame by frame; closing the window
 during an export cancels it and then closes.

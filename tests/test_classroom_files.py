@@ -1,5 +1,5 @@
 """
-Files a student opens or writes (issue 12, defects 4, 8, 10): odd JSON gets a clear sentence,
+Files a student opens or writes: odd JSON gets a clear sentence,
 a UTF-8 byte-order mark is fine, a calibrated link travels inside the scenario file and is
 remembered, special files are refused without being read.
 """

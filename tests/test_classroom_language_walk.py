@@ -1,5 +1,5 @@
 """
-Switching the language live reaches every visible string (issue 12, defect 7): after
+Switching the language live reaches every visible string: after
 switching to Chinese and back (and the other way round), every widget's texts — tab titles,
 dock titles, menus, tooltips, labels, buttons, plot titles and axes — equal those of a window
 built fresh in that language.

@@ -1,5 +1,5 @@
 """
-Predict, then reveal must not give the answer away (issue 12, defect 3): while a question is
+Predict, then reveal must not give the answer away: while a question is
 open, the explanation, the timeline and the ring view show nothing of the step being
 predicted, and playing stops at every question. Checked on what is painted: the explanation's
 document, the timeline's pixels, the ring view's blocks.

@@ -10,7 +10,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app import i18n, theme  # noqa: E402
-from app.presentation import OKABE_ITO_ON_DARK, collect_shortcuts, next_scale  # noqa: E402
+from app.presentation import collect_shortcuts, next_scale  # noqa: E402
+from app.theme import OKABE_ITO_ON_DARK  # noqa: E402
 from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
 
 pytestmark = pytest.mark.usefixtures("classroom_env")
@@ -156,3 +157,24 @@ def test_the_style_is_fusion_with_standard_icons_made_once(qtbot):
     b = style.standardIcon(QStyle.SP_TitleBarCloseButton)
     assert not a.isNull() and a.cacheKey() == b.cacheKey()  # the same icon, not decoded again
     assert style.standardIcon(QStyle.SP_TitleBarNormalButton).cacheKey() != a.cacheKey()
+
+
+def test_every_key_belongs_to_one_action_and_none_is_hidden(qtbot):
+    """F1 and F11 are the shortcut overlay's and presentation mode's alone: the window builds no
+    second, hidden action for them, and no two actions share a key."""
+    w = make_window(qtbot, "all-gather", 4)
+    owners = {}
+    for a in w.findChildren(QAction):
+        for k in a.shortcuts():
+            if not k.isEmpty():
+                assert a.isVisible(), a.objectName()
+                owners.setdefault(k.toString(), []).append(a.objectName())
+    assert owners["F1"] == ["actShortcuts"] and owners["F11"] == ["actPresentation"]
+    assert {k: v for k, v in owners.items() if len(v) > 1} == {}
+    assert [a.objectName() for a in w.findChildren(QAction) if a.objectName() and not a.isVisible()] == []
+    # the classroom's docks went where the window's extension points put them: the story's column
+    right = Qt.RightDockWidgetArea
+    c = w.classroom
+    assert {w.dockWidgetArea(d) for d in (c.formula_dock, c.predict_dock, w.explain_dock)} == {right}
+    assert [m.title() for m in (a.menu() for a in w.menuBar().actions()) if m][-2:] == [c.menu_learn.title(),
+                                                                                        w.menu_help.title()]

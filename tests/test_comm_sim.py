@@ -247,7 +247,7 @@ def test_two_shot_structure(n):
 
 
 def test_one_shot_wins_small_ring_wins_large():
-    """The lesson of issue 15: latency paid once beats the ring for decode-sized messages only."""
+    """The lesson of the one-shot algorithms: latency paid once beats the ring for decode-sized messages only."""
     n, a, beta = 8, NVLINK4.alpha, NVLINK4.bw
     for S, small in ((64 * 2**10, True), (2**30, False)):
         one = reference_time("all-reduce", "direct", n, S, a, beta)

@@ -1,4 +1,4 @@
-"""The app beyond 64 devices (issue 14): n = 128 and 256 in the ring view, the timeline and the buffers."""
+"""The app beyond 64 devices: n = 128 and 256 in the ring view, the timeline and the buffers."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,8 @@ from app import scenarios
 from app.buffer_view import BufferView
 from app.main_window import MainWindow
 from app.ring_view import RingView
-from app.scenarios import TraceIndex, build_run, validate
+from app.scenarios import build_run, validate
+from app.trace_index import TraceIndex
 from app.state import Playback, Scenario, ScenarioModel
 from app.timeline import BAND_H, BarsItem, TimelineView
 from simcore.scenarios import run_collective

@@ -7,8 +7,8 @@ import pytest
 
 from simcore.comm_sim import ALLREDUCE_ALGOS, message_count
 from simcore.sharding import make_comm, unshard
-from simcore.tensor_parallel import (MATRICES, kv_group_of_device, shard_params_tp, tp_caches, tp_forward, tp_layout,
-                                     weight_slices)
+from simcore.tensor_parallel import (MATRICES, kv_group_of_device, kv_replicas, shard_params_tp, tp_caches, tp_forward,
+                                     tp_layout, tp_share, weight_slices)
 from simcore.transformer_lab import SMALL, TINY, TINY_MQA, KVCache, forward, init_params
 
 CONFIGS = {
@@ -217,3 +217,61 @@ def test_weight_slices_report_vocab_padding():
     assert tp_layout(cfg, 8, pad_vocab=True)[0].vocab_padded == 256
     with pytest.raises(ValueError, match="unknown matrix"):
         weight_slices(TINY, 2, "w_nope")
+
+
+@pytest.mark.parametrize("cfg, n, share", [(TINY, 1, (8, 4, 1)), (TINY, 2, (4, 2, 1)), (TINY, 4, (2, 1, 1)),
+                                           (TINY, 8, (1, 1, 2)), (TINY_MQA, 4, (2, 1, 4))])
+def test_tp_share_counts_heads_groups_and_replicas(cfg, n, share):
+    # H = 8 query heads, G = 4 (TINY) or 1 (multi-query) KV groups: H/n heads per device; G/n groups
+    # while n <= G, else one group held by n/G devices (Ainslie et al. 2023, GQA; vLLM's replicas)
+    assert (cfg.n_heads, cfg.n_kv_heads) == (8, 4 if cfg is TINY else 1)
+    assert tuple(tp_share(cfg, n)) == share
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_the_cost_models_kv_replicas_are_the_layouts(name):
+    cfg = CONFIGS[name]
+    for n in range(1, cfg.n_heads + 1):
+        try:
+            share = tp_share(cfg, n)
+        except ValueError:
+            continue
+        assert kv_replicas(cfg.n_kv_heads, n) == share.kv_replicas
+        assert kv_replicas(cfg.n_kv_heads, np.array([n]))[0] == share.kv_replicas
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_the_mpi_rank_forward_runs_the_same_layers_on_threads(n):
+    """mpi.tp_forward_rank without MPI: n threads, the all-reduce and the all-gather done through a
+    barrier. The logits must be the single-device model's (and the layer body is tp_forward's)."""
+    import threading
+
+    from simcore.mpi import tp_forward_rank
+
+    cfg = TINY
+    p = init_params(cfg, seed=3)
+    toks = _tokens(cfg, 1, 6)
+    dev = shard_params_tp(p, cfg, n)
+    barrier, box, out = threading.Barrier(n), [None] * n, [None] * n
+
+    def exchange(r, x, combine):
+        barrier.wait()
+        box[r] = x
+        barrier.wait()
+        result = combine(list(box))
+        barrier.wait()
+        return result
+
+    def rank(r):
+        out[r] = tp_forward_rank(dev[r], cfg, toks, lambda x: exchange(r, x, lambda xs: np.sum(xs, axis=0)),
+                                 lambda x: exchange(r, x, lambda xs: np.concatenate(xs, axis=2)))
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    ref = forward(p, cfg, toks)
+    for r in range(n):
+        assert out[r] is not None and out[r].shape == ref.shape
+        assert np.max(np.abs(out[r] - ref)) < 1e-10

@@ -337,7 +337,7 @@ def test_chrome_has_every_message_as_send_and_recv_slices_in_microseconds(op, al
     tr = run_collective(op, 6, "1MiB", algo).trace
     events = _chrome_events(tr)
     pid = {SWITCH: 10_000}
-    # both sides of a message are category "comm" (issue 16), on the send (1) and recv (2) tracks
+    # both sides of a message are category "comm" (one filter in Perfetto), on the send (1) and recv (2) tracks
     assert {e["tid"] for e in events if e.get("cat") == "comm"} == {1, 2}
     for tid, who, peer, key in ((1, "src", "dst", "to"), (2, "dst", "src", "from")):
         slices = [e for e in events if (e.get("cat"), e.get("tid")) == ("comm", tid)]
@@ -445,3 +445,29 @@ def test_block_formatters_write_the_numbers_json_reads(top):
     c = rng.integers(-1, top, 2000)
     names = [json.loads('"' + bytes(row).decode().rstrip()) for row in _chunk_field(c)]
     assert names == ["all" if k == ALL else str(k) for k in c.tolist()]  # no padding inside the string
+
+
+def test_holdings_of_a_collective_that_starts_from_a_dict_of_chunks():
+    """The hierarchical all-reduce records what each GPU holds first as {chunk: contributors}: the
+    replay (simcore.holdings) starts from it — GPU d holds every chunk of its own data — and after
+    every step equals the rule replayed here with plain sets, message by message in trace order
+    (a reduce adds the message's contributors to the slot, a copy replaces them)."""
+    from simcore import comm_sim
+    from simcore.topo_collectives import allreduce_hier
+
+    P, N = 2, 2
+    n, G = P * N, P * N
+    nvl = comm_sim.LINKS["nvlink4"]
+    comm = comm_sim.Comm(comm_sim.nodes(N, P, intra=nvl, inter=nvl))
+    allreduce_hier(comm, [np.ones(4 * G) for _ in range(n)])
+    tr = comm.trace
+    c = tr.collectives[0]
+    assert tr.holdings(0, step=-1) == {d: {ch: frozenset({d}) for ch in range(G)} for d in range(n)}
+    state = {d: {ch: frozenset({d}) for ch in range(G)} for d in range(n)}
+    msgs = tr.messages_of(0)
+    for k in range(c.n_steps):
+        for m in (m for m in msgs if m.step == k):
+            slot = state.setdefault(m.dst, {})
+            for ch in (range(G) if m.chunk == ALL else (m.chunk,)):
+                slot[ch] = (slot.get(ch, frozenset()) | m.contributors) if m.reduce else frozenset(m.contributors)
+        assert tr.holdings(0, step=k) == state, k

@@ -550,7 +550,7 @@ def test_svg_veils_and_band_stay_inside_the_plot_area(view, tmp_path, kw):
     assert f"best n = {view.best_n()}" in text  # the headline travels with the SVG
 
 
-# -- on a real machine (issue 15): the topology's t_comm, its node boundary, its groups --------------------
+# -- on a real machine: the topology's t_comm, its node boundary, its groups --------------------
 def test_on_dgx_h100_t_comm_at_16_is_the_hierarchical_all_reduce(view):
     assert view.set_params(machine="dgx-h100")
     assert view.params()["chip"] == "h100"  # the machine names its chip

@@ -256,7 +256,7 @@ def test_the_header_shows_that_tp_logits_equal_single_device_logits(qtbot, kind)
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_eight_norm_slices_at_large_text_in_a_small_tab_form_a_grid_that_fits(qtbot, lang):
-    """Issue 12: at 2.5× in a 704 × 432 tab one stack of eight norm vectors pushed the axes line off
+    """At 2.5× in a 704 × 432 tab one stack of eight norm vectors pushed the axes line off
     the canvas even at 40 % text; the slices go into two columns, each with its badge beside it, and the
     full vector is not hidden under its outline. At 1600 × 900 and 1× they stay one stack."""
     app = QApplication.instance()

@@ -1078,10 +1078,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>单帧画面只能导出为 .png 或 .svg，不能是 %1。</translation>
         </message>
         <message>
-            <source>There is no trace to export.</source>
-            <translation>没有可导出的 trace。</translation>
-        </message>
-        <message>
             <source>Animations are written as .gif or .mp4, not %1.</source>
             <translation>动画只能导出为 .gif 或 .mp4，不能是 %1。</translation>
         </message>
@@ -1704,28 +1700,12 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>退出 Shard Lab</translation>
         </message>
         <message>
-            <source>Full screen</source>
-            <translation>全屏</translation>
-        </message>
-        <message>
-            <source>Full screen (F11)</source>
-            <translation>全屏（F11）</translation>
-        </message>
-        <message>
             <source>Calibrate the link…</source>
             <translation>校准链路…</translation>
         </message>
         <message>
             <source>Measure α and β with MPI or read nccl-tests output, and use them as a link</source>
             <translation>用 MPI 测量 α 和 β，或读取 nccl-tests 输出，并作为链路使用</translation>
-        </message>
-        <message>
-            <source>Keyboard shortcuts</source>
-            <translation>键盘快捷键</translation>
-        </message>
-        <message>
-            <source>Keyboard shortcuts (F1)</source>
-            <translation>键盘快捷键（F1）</translation>
         </message>
         <message>
             <source>About Shard Lab</source>
@@ -1788,34 +1768,12 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>无法写入 {path}</translation>
         </message>
         <message>
-            <source>Space  play / pause
-← / →  previous / next step
-Home / End  start / end
-[ / ]  slower / faster
-O  loop
-Ctrl+1 …  switch tabs
-F11  full screen
-Ctrl+Shift+S  save a screenshot</source>
-            <translation>空格  播放 / 暂停
-← / →  上一步 / 下一步
-Home / End  开头 / 结尾
-[ / ]  减速 / 加速
-O  循环
-Ctrl+1 …  切换标签页
-F11  全屏
-Ctrl+Shift+S  保存截图</translation>
-        </message>
-        <message>
             <source>Now simulating on {name}: α {a:.2f} µs, β {b:.1f} GB/s</source>
             <translation>现在在 {name} 上模拟：α {a:.2f} µs，β {b:.1f} GB/s</translation>
         </message>
         <message>
             <source>Shard Lab simulates n GPUs on one switch holding real numpy shards, moves them through ring collectives with α–β timing, and runs a tensor-parallel Transformer forward.</source>
             <translation>Shard Lab 模拟挂在一个交换机上的 n 块 GPU，它们持有真实的 numpy 分片；用环形集合通信搬运分片并按 α–β 模型计时，还运行张量并行的 Transformer 前向。</translation>
-        </message>
-        <message>
-            <source>The decode latency view is not available yet.</source>
-            <translation>decode 延迟视图暂不可用。</translation>
         </message>
         <message>
             <source>after step {k} of {K}</source>
