@@ -109,7 +109,7 @@ def forward_status(run, t) -> str | None:
         state = tr("RingView", "done") if done else tr("RingView", "computing")
         return tr("RingView", "op {j} of {J}: {op} ({state})").format(j=j, J=J, op=op_place(what), state=state)
     c = what
-    k, K = idx.step_shown(c.id, t), c.n_steps
+    k, K = step_of(idx, c.id, t)[0], c.n_steps
     head = tr("RingView", "{where}: {coll} (collective {i} of {C})").format(
         where=place_name(c.label), coll=op_title(c.op, c.algo), i=c.id + 1, C=C)
     if abs(t - idx.step_ends[c.id][k]) <= idx.eps:

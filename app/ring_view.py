@@ -592,7 +592,7 @@ class RingView(QGraphicsView):
         self._shown_coll = key
         text = subcaption(run, c, t)
         if c is not None and c.n_steps:  # a machine: which links this step takes
-            note = step_note(run, [run.trace.messages[i] for i in idx.step_msgs[c.id][idx.step_shown(c.id, t)]], t)
+            note = step_note(run, [run.trace.messages[i] for i in idx.step_msgs[c.id][step_of(idx, c.id, t)[0]]], t)
             text = f"{text} · {note}" if note else text
         self.subcaption.set_text(text, self.colors.text)
 
@@ -601,7 +601,7 @@ class RingView(QGraphicsView):
         if not c.n_steps or getattr(self.run.comm, "topology", None) is None or \
                 float(getattr(self.run.comm.topology, "base", 0.0)) <= 0:
             return False
-        ids = np.asarray(self.run.index.step_msgs[c.id][self.run.index.step_shown(c.id, t)], dtype=np.int64)
+        ids = np.asarray(self.run.index.step_msgs[c.id][step_of(self.run.index, c.id, t)[0]], dtype=np.int64)
         return bool(len(ids)) and bool(t < self._cols["t_start"][ids].min() - 1e-12)
 
     # -- predict-then-reveal hook (app/predict_ui.py hides the step being predicted) --------
