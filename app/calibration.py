@@ -372,7 +372,7 @@ class CalibrationDialog(QDialog):
             # when there are none) and the inter-node link fitted to the rest (issue 15)
             self._calibration = None
             if any(t.nodes > 1 for t in tables):
-                from simcore.comm_sim import NVLINK4
+                from simcore.links import NVLINK4
 
                 intra = None if any(t.nodes == 1 for t in tables) else NVLINK4
                 self._calibration = calibrate.calibrate_nccl_tests(text, intra=intra)
@@ -494,7 +494,7 @@ class CalibrationDialog(QDialog):
         """(intra, inter) LinkSpecs of the last fit; inter is None unless the log spans several nodes."""
         cal = self._calibration
         if cal is not None and cal.inter is not None:
-            from simcore.comm_sim import NVLINK4
+            from simcore.links import NVLINK4
 
             return (self.link() or cal.intra or NVLINK4), cal.inter
         return self.link(), None
@@ -524,7 +524,7 @@ def register_measured_machine(intra, inter, cal):
     comm_sim.LINKS and the machine in topology_presets.PRESETS (as "measured-nodes") for this
     session; returns (its key, the largest run's GPU count).
     """
-    from simcore.comm_sim import LINKS
+    from simcore.links import LINKS
     from simcore.topology_presets import PRESETS, HardwarePreset
 
     multi = [t for t in cal.tables if t.nodes > 1]

@@ -44,7 +44,8 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QHBoxLayout, QLabel, QPushBut
                                QToolTip, QVBoxLayout, QWidget)
 
 from simcore import cost_model
-from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
+from simcore.algorithms import ALLREDUCE_ALGOS
+from simcore.links import LINKS, LinkSpec
 from simcore.hw_specs import CHIPS, Chip
 from simcore.llm_math import MODELS, ModelConfig
 from simcore.step_sim import roofline_gap

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .comm_sim import ALGORITHMS, OPS, LinkSpec, algbw, busbw, t_formula
+from .algorithms import ALGORITHMS, OPS, algbw, busbw, t_formula
+from .links import LinkSpec
 
 MEASURED = "measured on this machine"
 RING_LABEL = "ring collectives"  # Fit.label of a link fitted to ring measurements

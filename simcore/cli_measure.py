@@ -21,7 +21,8 @@ import sys
 
 from .calibrate import (MEASURED, MULTI_NODE_ALGOS, calibrate_nccl_tests, fit, fit_each, fit_link, link_to_dict,
                         load_link, predict_nodes)
-from .comm_sim import LINKS, OPS
+from .algorithms import OPS
+from .links import LINKS
 
 COMMANDS = ("measure", "nccl-import")
 

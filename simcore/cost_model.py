@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .comm_sim import ALLREDUCE_ALGOS, t_formula
+from .algorithms import ALLREDUCE_ALGOS, t_formula
 
 
 def _check(batch, ctx, w_bytes, kv_bytes, act_bytes, algo):
@@ -185,7 +185,7 @@ def reference_estimate(ref, algo="ring"):
     Our model at a reference point's setting: (our seconds for ref.term, tp_decode_step's dict).
     The link is the chip's own scale-up link (hw_specs.Chip.link).
     """
-    from .comm_sim import LINKS
+    from .links import LINKS
     from .hw_specs import CHIPS
     from .llm_math import MODELS
 
@@ -301,14 +301,15 @@ def topology_comm(topology, ns, nbytes, algo="ring"):
 
 def is_wired(topology) -> bool:
     """True for a comm_sim topology (switch(n), nodes(...), torus(...)): a machine of one size, wired."""
-    from .comm_sim import Nodes, Switch, Torus
+    from .topology import Nodes, Switch, Torus
 
     return isinstance(topology, (Switch, Nodes, Torus))
 
 
 def _wired_comm(topo, ns, nbytes, algo):
     """topology_comm for a comm_sim topology: it offers n = topo.n only (t_formula_on's closed form)."""
-    from .comm_sim import Nodes, t_formula_on
+    from .algorithms import t_formula_on
+    from .topology import Nodes
 
     valid = ns == topo.n
     t = np.where(valid, t_formula_on(topo, algo, nbytes) if topo.n > 1 else 0.0, np.nan)

@@ -642,7 +642,7 @@ def allreduce_on(comm, arrays, algo="ring", inter_algo="hier", label=""):
     ("hier" or "ring-nodes"); a torus -> bidirectional rings per axis; otherwise comm_sim's
     ALLREDUCE_ALGOS[algo]. What topology_presets.allreduce_time prices.
     """
-    from .comm_sim import ALLREDUCE_ALGOS
+    from .algorithms import ALLREDUCE_ALGOS
 
     topo = comm.topology
     if getattr(topo, "shape", None) is not None:

@@ -9,7 +9,8 @@ import pytest
 
 from simcore import calibrate, cli_measure
 from simcore.calibrate import MEASURED, Point, coefficients, fit, fit_nccl_tests, parse_nccl_tests
-from simcore.comm_sim import ALLREDUCE_ALGOS, LinkSpec, busbw, t_formula
+from simcore.algorithms import ALLREDUCE_ALGOS, busbw, t_formula
+from simcore.links import LinkSpec
 
 ALPHA, BW = 4.2e-6, 37e9
 SIZES = [2**k for k in range(3, 28)]  # 8 B .. 128 MiB
@@ -545,7 +546,7 @@ def test_nccl_import_min_bytes(tmp_path, capsys):
 # busbw as nccl-tests reports it, for every algorithm
 # ---------------------------------------------------------------------------------------
 def test_busbw_summary_is_nccl_tests_busbw_and_explains_in_network_reduction():
-    from simcore.comm_sim import NVLINK4
+    from simcore.links import NVLINK4
 
     S, n = 2.0**30, 8
     t = t_formula("innet", n, S, NVLINK4.alpha, NVLINK4.bw)

@@ -209,7 +209,7 @@ def _latency(qtbot, **params):
 
 
 def test_the_overlap_curve_is_the_cost_models_and_never_above_the_plain_one(qtbot):
-    from simcore.comm_sim import LINKS
+    from simcore.links import LINKS
     from simcore.cost_model import decode_sweep_overlap
     from simcore.hw_specs import CHIPS
     from simcore.llm_math import MODELS

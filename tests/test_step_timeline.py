@@ -24,7 +24,7 @@ from PySide6.QtGui import QColor
 
 from app import step_timeline as st
 from simcore import cost_model
-from simcore.comm_sim import LINKS
+from simcore.links import LINKS
 from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
 
