@@ -94,9 +94,9 @@ class LatencyView(QWidget):
         self._apply_theme()
         self.retranslate_ui()
         self.set_params()
-        from . import step_timeline  # the engine's step simulation loads with the tab, not at startup
+        from . import step_timeline_dialog  # the engine's step simulation loads with the tab, not at startup
 
-        step_timeline.attach_to_latency_view(self)  # a click on a decode point opens that step's timeline
+        step_timeline_dialog.attach_to_latency_view(self)  # a click on a decode point opens that step's timeline
 
     # -- construction ---------------------------------------------------------------------------
     def _build_controls(self):

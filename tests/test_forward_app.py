@@ -250,7 +250,7 @@ def _click(qtbot, view, n, ms):
 
 @pytest.mark.parametrize("which", ["none", "async"])
 def test_clicking_a_point_of_either_curve_opens_that_step_whose_total_is_the_point(qtbot, which):
-    from app.step_timeline import StepTimelineDialog
+    from app.step_timeline_dialog import StepTimelineDialog
 
     view = _latency(qtbot, overlap=True, **SMALL)
     n = 4
