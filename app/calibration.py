@@ -27,7 +27,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
                                QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QVBoxLayout)
 
-from simcore import calibrate
+from simcore import calibrate, nccl_log
 from simcore.calibrate import MEASURED, RING_LABEL, Fit
 
 from . import theme
@@ -103,7 +103,7 @@ class CalibrationDialog(QDialog):
         self._thread: QThread | None = None
         self._points: list = []
         self._fit: Fit | None = None
-        self._calibration = None  # calibrate.Calibration of a log with runs over several nodes
+        self._calibration = None  # nccl_log.Calibration of a log with runs over several nodes
         self._source = ""  # "measure" | "nccl" — decides the default link name
         self._nccl_name = ""
         self._curves = {}  # (op, algo) -> (scatter item, model curve item), created once per key
@@ -367,7 +367,7 @@ class CalibrationDialog(QDialog):
                 raise ValueError(self.tr("it is larger than %1 MiB; nccl-tests output is far smaller")
                                  .replace("%1", str(NCCL_MAX_BYTES >> 20)))
             text = raw.decode("utf-8", errors="replace")
-            tables = calibrate.parse_nccl_tests(text, allow_multi_node=True)
+            tables = nccl_log.parse_nccl_tests(text, allow_multi_node=True)
             # runs over several nodes: the intra-node link from the one-node runs (or NVLink 4
             # when there are none) and the inter-node link fitted to the rest (issue 15)
             self._calibration = None
@@ -375,7 +375,7 @@ class CalibrationDialog(QDialog):
                 from simcore.links import NVLINK4
 
                 intra = None if any(t.nodes == 1 for t in tables) else NVLINK4
-                self._calibration = calibrate.calibrate_nccl_tests(text, intra=intra)
+                self._calibration = nccl_log.calibrate_nccl_tests(text, intra=intra)
                 tables = [t for t in tables if t.nodes == 1] or tables
         except (OSError, ValueError) as e:
             msg = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
