@@ -371,7 +371,7 @@ MULTI_NODE_ALGOS = ("ring", "hier")
 
 def predict_nodes(op, algo, per_node, nodes, nbytes, intra, inter):
     """The multi-node model's time (seconds) for one collective (topo_collectives' closed forms)."""
-    from .topo_collectives import t_hier, t_ring_nodes
+    from .topo_closed_forms import t_hier, t_ring_nodes
 
     f = t_ring_nodes if algo == "ring" else t_hier
     return f(op, per_node, nodes, float(nbytes), intra, inter)
@@ -386,7 +386,7 @@ def fit_inter(points, intra, algo="ring", label="", min_bytes=None) -> Fit:
     The same weighting as `fit`: α_i from every point, β_i from the plateau, errors relative
     to the whole measured time.
     """
-    from .topo_collectives import nodes_coefficients
+    from .topo_closed_forms import nodes_coefficients
 
     if algo not in MULTI_NODE_ALGOS:
         raise ValueError(f"a multi-node run can be fitted to {' or '.join(MULTI_NODE_ALGOS)}, not {algo!r}")

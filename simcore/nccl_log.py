@@ -314,7 +314,7 @@ def calibrate_nccl_tests(text, op=None, n=None, algo="ring", inplace=False, name
     fitted to the one-node tables as the known intra-node part. Raises ValueError with the
     reason when a multi-node run cannot be fitted (e.g. "hier" with no intra-node link).
     """
-    from .topo_collectives import ring_nodes_nvlink_bound
+    from .topo_closed_forms import ring_nodes_nvlink_bound
 
     tables = tuple(parse_nccl_tests(text, op=op, n=n, nodes=nodes, per_node=per_node, allow_multi_node=True))
     single = [t for t in tables if t.nodes == 1]

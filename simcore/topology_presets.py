@@ -189,7 +189,7 @@ def allreduce_time(layout: Layout, nbytes, algo="ring", inter_algo="hier"):
     (three calls for hier: topo_collectives.hier_calls).
     """
     from .algorithms import t_formula
-    from .topo_collectives import t_hier, t_ring_nodes, t_torus
+    from .topo_closed_forms import t_hier, t_ring_nodes, t_torus
 
     S = float(nbytes)
     if layout.n == 1:

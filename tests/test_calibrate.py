@@ -465,7 +465,7 @@ def test_the_hierarchical_model_needs_the_intra_node_link():
 
 
 def test_a_hierarchical_run_fits_with_the_given_intra_link():
-    from simcore.topo_collectives import t_hier
+    from simcore.topo_closed_forms import t_hier
 
     ranks = ["h1"] * 4 + ["h2"] * 4 + ["h3"] * 4
     text = nccl_text("all-reduce", 12, sizes=BIG, hosts=ranks,
@@ -480,7 +480,7 @@ def test_a_ring_limited_by_nvlink_says_the_network_was_not_measured():
     slow_nvl = LinkSpec("slow", 1.9e-6, 200e9)  # (P−1)/P per step on NVLink beats one NIC chunk
     one = nccl_text("all-reduce", 8, sizes=BIG, hosts=["a"] * 8,
                     times=lambda S: one_node_ring_time("all-reduce", S, link=slow_nvl))
-    from simcore.topo_collectives import t_ring_nodes
+    from simcore.topo_closed_forms import t_ring_nodes
 
     two = nccl_text("all-reduce", 16, sizes=BIG, hosts=["a"] * 8 + ["b"] * 8,
                     times=lambda S: t_ring_nodes("all-reduce", 8, 2, S, slow_nvl, IB))

@@ -264,7 +264,7 @@ def test_calibrating_a_two_node_log_gives_both_links_and_the_machine(qapp, tmp_p
 
     from app.calibration import CalibrationDialog
     from simcore.links import LINKS, LinkSpec
-    from simcore.topo_collectives import t_ring_nodes
+    from simcore.topo_closed_forms import t_ring_nodes
 
     intra, inter = LinkSpec("true NVLink", 5e-6, 360e9), LinkSpec("true IB", 12e-6, 48e9)
     sizes = [2**k for k in range(16, 31, 2)]
