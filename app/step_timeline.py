@@ -25,8 +25,9 @@ Entry points (app/step_timeline_dialog.py): `open_step_timeline(parent, model, c
 --screenshot step.png`.
 
 The parts: step_timeline_model (Qt-free: StepSpec, StepData, reading the trace),
-step_timeline_items (the graphics items, colours and bar texts), step_timeline_dialog (the
-window, opening it from the latency plot, the command line); this module holds the view.
+step_timeline_items (the graphics items, colours and bar texts), step_timeline_texts (headline,
+legend, the roofline comparison, tooltips), step_timeline_dialog (the window, opening it from the
+latency plot, the command line); this module holds the view.
 """
 
 from __future__ import annotations
@@ -43,13 +44,10 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox, QToolTip,
                                QVBoxLayout, QWidget)
 
-from simcore.step_sim import roofline_gap
-
-from . import theme
+from . import step_timeline_texts as texts, theme
 from .step_timeline_items import (COMM_COLOR, COMM_LANE, COMPUTE_LANE, KIND_COLOR, RECV_COLOR, RECV_LANE, SEND_LANE,
-                                  SPAN_ALPHA, Lane, LaneBars, LaneLabels, _blend, _op_texts, kind_names,
-                                  kind_short_names)
-from .step_timeline_model import (AGREE_REL, KINDS, OVERLAPS, StepData, StepSpec, chunk_runs, fmt_si, fmt_time)
+                                  SPAN_ALPHA, Lane, LaneBars, LaneLabels, _op_texts, kind_names, kind_short_names)
+from .step_timeline_model import KINDS, OVERLAPS, StepData, StepSpec, chunk_runs, fmt_time
 
 DENSE_ABOVE_N = 16  # more GPUs than this: rows too thin for gaps and separate send / receive bars
 
@@ -226,7 +224,7 @@ class StepTimelineView(QWidget):
     def _show_error(self, e):
         self.error = str(e)
         msg = self.tr("Not simulated: {why}").format(why=self.error)
-        self.headline.setText(f"<b>{_esc(msg)}</b>")
+        self.headline.setText(f"<b>{texts.esc(msg)}</b>")
         self.why.setText("")
 
     def _show(self, data: StepData):
@@ -326,7 +324,7 @@ class StepTimelineView(QWidget):
                                   names[k[i]], short[k[i]], b[i] - a[i], c[i]),
                               lambda i, k=kinds: ink[k[i]], cuts=np.sort(t0[inner]),
                               detail=lambda i, d=d, o=ops, y=layers, f=flops, m=nbytes, a=t0[first], b=t1[last],
-                              c=chunks: self._op_detail(d, o[i], y[i], f[i], m[i], b[i] - a[i], c[i])))
+                              c=chunks: texts.op_detail(self.spec, d, o[i], y[i], f[i], m[i], b[i] - a[i], c[i])))
             sel = np.flatnonzero(cm["span_device"] == d)
             sel = sel[np.argsort(cm["span_start"][sel], kind="stable")]
             a, b, cs = cm["span_start"][sel], cm["span_end"][sel], cm["span_coll"][sel]
@@ -334,23 +332,8 @@ class StepTimelineView(QWidget):
                               lambda i, c=cs, a=a, b=b: (f"{colls[c[i]].op} {fmt_time(b[i] - a[i])}",
                                                          fmt_time(b[i] - a[i])),
                               lambda i: text, boxed=not self.dense(),
-                              detail=lambda i, d=d, c=cs, a=a, b=b: self._coll_detail(d, colls[c[i]], b[i] - a[i])))
+                              detail=lambda i, d=d, c=cs, a=a, b=b: texts.coll_detail(d, colls[c[i]], b[i] - a[i])))
         self.labels.set_lanes(lanes, QRectF(0.0, 0.0, self.data.end, float(n)))
-
-    def _op_detail(self, d, op, layer, flops, nbytes, seconds, chunks) -> str:
-        peak, bw = self.spec.chip.peak_flops(self.spec.prec), self.spec.chip.mem_bw
-        where = (self.tr("GPU {d}, layer {layer}: {op}").format(d=d, layer=layer, op=op) if layer >= 0 else
-                 self.tr("GPU {d}: {op}").format(d=d, op=op))
-        bound = self.tr("compute-bound") if flops / peak > nbytes / bw else self.tr("memory-bound")
-        what = self.tr("{time} · {flops}FLOP · {bytes}B from HBM · {bound}").format(
-            time=fmt_time(seconds), flops=fmt_si(flops), bytes=fmt_si(nbytes), bound=bound)
-        if chunks > 1:
-            what += "\n" + self.tr("{k} chunks: the ring sends each one while the next is computed").format(k=chunks)
-        return f"{where}\n{what}"
-
-    def _coll_detail(self, d, c, seconds) -> str:
-        return self.tr("GPU {d}: {op} ({algo}) “{label}”\n{time} on this GPU · S = {bytes}B").format(
-            d=d, op=c.op, algo=c.algo, label=c.label, time=fmt_time(seconds), bytes=fmt_si(c.nbytes))
 
     def hover_text(self, x: float, y: float) -> str:
         """The tooltip at data point (x seconds, y rows): the op or collective under it, or ''."""
@@ -484,76 +467,20 @@ class StepTimelineView(QWidget):
                                                    "receiving below, the collective's span tinted."))
 
     def _set_busy(self):
-        self.headline.setText("<b>" + _esc(self.tr("Simulating the step of {n} GPUs (overlap: {overlap})…").format(
-            n=self.spec.n, overlap=self._overlap_name(self.overlap))) + "</b>")
+        self.headline.setText("<b>" + texts.esc(self.tr("Simulating the step of {n} GPUs (overlap: {overlap})…").format(
+            n=self.spec.n, overlap=texts.overlap_name(self.overlap))) + "</b>")
         self.why.setText("")
 
-    def _overlap_name(self, o):
-        return {"none": self.tr("none"), "async": self.tr("async")}[o]
-
     def _set_legend(self):
-        names = kind_names()
-        sw = round(theme.px("small"))
-
-        def swatch(color, text):
-            return (f'<span style="background-color:{color}; color:{color};">&nbsp;&nbsp;&nbsp;&nbsp;</span>'
-                    f"&nbsp;{_esc(text)}")
-        items = [swatch(KIND_COLOR[k], names[k]) for k in KINDS if k != "other"]
-        if self.dense():
-            items.append(swatch(COMM_COLOR, self.tr("collective")))
-        else:
-            span = QColor(COMM_COLOR)
-            span.setAlpha(SPAN_ALPHA)
-            items += [swatch(COMM_COLOR, self.tr("sending")), swatch(RECV_COLOR, self.tr("receiving")),
-                      swatch(_blend(span), self.tr("collective"))]
-        self.legend.setText(f'<span style="font-size:{sw}px;">' + " &nbsp;&nbsp; ".join(items) + "</span>")
+        self.legend.setText(texts.legend_html(self.dense()))
 
     def _set_headline(self):
-        s, roof = self.spec, self.roof
-        total = self.total()
-        step = self.tr("Decode step") if s.prompt == 1 else self.tr("Prefill of {L} tokens").format(L=s.prompt)
-        line1 = self.tr("{step}: {model} on {n} × {chip} · batch {batch} · context {ctx} · overlap: {overlap}").format(
-            step=step, model=s.model.name, n=s.n, chip=s.chip.name, batch=s.batch, ctx=s.ctx,
-            overlap=self._overlap_name(self.overlap))
-        line2 = self.tr("Simulated step: {total} · roofline t_step: {roof} (roofline = lower bound)").format(
-            total=fmt_time(total, 4), roof=fmt_time(roof["t_step"], 4))
-        self.headline.setText(f"<b>{_esc(line1)}</b><br><span style='font-size:{round(theme.px('caption'))}px'>"
-                              f"<b>{_esc(line2)}</b></span>")
+        self.headline.setText(texts.headline_html(self.spec, self.roof, self.total(), self.overlap))
         self.why.setText(self.explain())
 
     def explain(self) -> str:
-        """
-        Why the simulated step and the roofline's t_step agree or differ: the engine's
-        step_sim.roofline_gap splits the difference into per-op, counted and communication parts.
-        """
-        roof = self.roof
-        gap = roofline_gap(self.comm, self.spec.chip, roof, self.spec.prec)
-        tol = AGREE_REL * roof["t_step"]
-        terms = self.tr("Roofline terms: t_math {m} · t_mem {b} · t_comm {c}.").format(
-            m=fmt_time(roof["t_math"]), b=fmt_time(roof["t_mem"]), c=fmt_time(roof["t_comm"]))
-        if abs(gap["t_sim"] - gap["t_step"]) <= tol:
-            if gap["compute_bound_ops"] == 0:
-                why = [self.tr("Every op is memory-bound, so the simulated step equals the roofline's t_step.")]
-            elif gap.get("memory_bound_ops", 1) == 0:
-                why = [self.tr("Every op is compute-bound, so the simulated step equals the roofline's t_step.")]
-            else:
-                why = [self.tr("The simulated step equals the roofline's t_step.")]
-        else:
-            why = []
-            if gap["per_op"] > tol:
-                why.append(self.tr("+{t}: {k} ops are compute-bound; each op hides only its own memory traffic, so "
-                                   "the sum of the ops is longer than max(t_math, t_mem).").format(
-                    t=fmt_time(gap["per_op"]), k=gap["compute_bound_ops"]))
-            if abs(gap["counted"]) > tol:
-                why.append(self.tr("{t}: work the roofline leaves out (K/V projections replicated when n exceeds "
-                                   "the KV heads, vocabulary padding).").format(t=_signed(gap["counted"])))
-            if gap["comm"] < -tol:
-                why.append(self.tr("{t}: communication hidden under compute by the overlap; {exposed} stays "
-                                   "exposed.").format(t=_signed(gap["comm"]), exposed=fmt_time(gap["exposed_comm"])))
-            elif gap["comm"] > tol:
-                why.append(self.tr("{t}: communication the roofline does not count, or waiting for the slowest "
-                                   "GPU.").format(t=_signed(gap["comm"])))
-        return " ".join(why + [terms])
+        """Why the simulated step and the roofline's t_step agree or differ (step_timeline_texts.explain)."""
+        return texts.explain(self.comm, self.spec, self.roof)
 
     # -- look -----------------------------------------------------------------------------------
     def _on_theme_changed(self):
@@ -607,16 +534,6 @@ def _work(out: _Results, generation: int, spec: StepSpec, overlap: str, simulate
         out.ready.emit(generation, overlap, result)
     except RuntimeError:
         pass  # the view was closed meanwhile
-
-
-
-def _signed(s: float) -> str:
-    return ("+" if s >= 0 else "−") + fmt_time(abs(s))
-
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
 
 
 if __name__ == "__main__":  # python -m app.step_timeline: the command line lives with the window
