@@ -36,7 +36,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> _Parser:
-    from simcore.comm_sim import ALLREDUCE_ALGOS as ALGOS  # the registry: no copy of the names here
+    from simcore.algorithms import ALLREDUCE_ALGOS as ALGOS  # the registry: no copy of the names here
 
     from .scenarios import KINDS
 

@@ -27,7 +27,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
                                QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QVBoxLayout)
 
-from simcore import calibrate
+from simcore import calibrate, nccl_log
 from simcore.calibrate import MEASURED, RING_LABEL, Fit
 
 from . import theme
@@ -103,7 +103,7 @@ class CalibrationDialog(QDialog):
         self._thread: QThread | None = None
         self._points: list = []
         self._fit: Fit | None = None
-        self._calibration = None  # calibrate.Calibration of a log with runs over several nodes
+        self._calibration = None  # nccl_log.Calibration of a log with runs over several nodes
         self._source = ""  # "measure" | "nccl" — decides the default link name
         self._nccl_name = ""
         self._curves = {}  # (op, algo) -> (scatter item, model curve item), created once per key
@@ -367,15 +367,15 @@ class CalibrationDialog(QDialog):
                 raise ValueError(self.tr("it is larger than %1 MiB; nccl-tests output is far smaller")
                                  .replace("%1", str(NCCL_MAX_BYTES >> 20)))
             text = raw.decode("utf-8", errors="replace")
-            tables = calibrate.parse_nccl_tests(text, allow_multi_node=True)
+            tables = nccl_log.parse_nccl_tests(text, allow_multi_node=True)
             # runs over several nodes: the intra-node link from the one-node runs (or NVLink 4
             # when there are none) and the inter-node link fitted to the rest (issue 15)
             self._calibration = None
             if any(t.nodes > 1 for t in tables):
-                from simcore.comm_sim import NVLINK4
+                from simcore.links import NVLINK4
 
                 intra = None if any(t.nodes == 1 for t in tables) else NVLINK4
-                self._calibration = calibrate.calibrate_nccl_tests(text, intra=intra)
+                self._calibration = nccl_log.calibrate_nccl_tests(text, intra=intra)
                 tables = [t for t in tables if t.nodes == 1] or tables
         except (OSError, ValueError) as e:
             msg = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
@@ -494,7 +494,7 @@ class CalibrationDialog(QDialog):
         """(intra, inter) LinkSpecs of the last fit; inter is None unless the log spans several nodes."""
         cal = self._calibration
         if cal is not None and cal.inter is not None:
-            from simcore.comm_sim import NVLINK4
+            from simcore.links import NVLINK4
 
             return (self.link() or cal.intra or NVLINK4), cal.inter
         return self.link(), None
@@ -524,7 +524,7 @@ def register_measured_machine(intra, inter, cal):
     comm_sim.LINKS and the machine in topology_presets.PRESETS (as "measured-nodes") for this
     session; returns (its key, the largest run's GPU count).
     """
-    from simcore.comm_sim import LINKS
+    from simcore.links import LINKS
     from simcore.topology_presets import PRESETS, HardwarePreset
 
     multi = [t for t in cal.tables if t.nodes > 1]

@@ -10,7 +10,8 @@ from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QFormLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout,
                                QWidget)
 
-from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS
+from simcore.algorithms import ALLREDUCE_ALGOS
+from simcore.links import LINKS
 from simcore.scenarios import parse_bytes
 from simcore.topology_presets import PRESETS, offered_algos
 

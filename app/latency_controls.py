@@ -14,7 +14,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QLabel
                                QToolButton, QVBoxLayout, QWidget)
 
 from simcore import cost_model
-from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS
+from simcore.algorithms import ALLREDUCE_ALGOS
+from simcore.links import LINKS
 from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
 from simcore.topology_presets import PRESETS

@@ -1,21 +1,26 @@
 """
 What the decode-latency tab writes: a plot as PNG (its size on screen) or SVG (lines and text
 stay vectors), and the plotted numbers as CSV. Each writer takes a temporary path;
-export.atomic_write moves it into place only when it is complete.
+export.atomic_write moves it into place only when it is complete. LatencyExports: the view's
+export methods and menu (mixed into LatencyView).
 """
 
 from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401  (pg.exporters is not imported by pyqtgraph itself)
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QFileDialog
 
 from . import theme
-from .latency_model import FFN_VARIANTS, TERMS
+from .export import ExportError, atomic_write
+from .latency_model import FFN_VARIANTS, PLOTS, TERMS, fits_hbm
 
 
 def write_png(item, tmp):
@@ -90,3 +95,70 @@ def _svg_closed_paths_fixed():
         yield
     finally:
         mod.correctCoordinates = original
+
+
+def _tr(text):
+    return QCoreApplication.translate("LatencyView", text)
+
+
+class LatencyExports:
+    """
+    The decode-latency view's exports, mixed into LatencyView: `export_png / export_svg /
+    export_csv(path, which)` write plot `which` ("latency" or "ffn") through export.atomic_write,
+    `csv_text(which)` is the CSV, `_export_dialog` the export menu's file dialog. They read the
+    view's plots (latency_widget, ffn_widget, ffn_items), its sweep and parameters, and report
+    through its `_show_error`.
+    """
+
+    def _export_item(self, which):
+        if which not in PLOTS:
+            raise ValueError(f"unknown plot {which!r}; choose one of {', '.join(PLOTS)}")
+        return (self.latency_widget if which == "latency" else self.ffn_widget).ci
+
+    def _export(self, path, which, write) -> bool:
+        try:
+            atomic_write(path, write)
+        except (ExportError, ValueError) as e:
+            self._show_error(str(e))
+            return False
+        self._show_error("")
+        return True
+
+    def export_png(self, path, which="latency") -> bool:
+        """Plot `which` ("latency" or "ffn"), legend included, as a PNG of its size on screen."""
+        return self._export(path, which, lambda tmp: write_png(self._export_item(which), tmp))
+
+    def export_svg(self, path, which="latency") -> bool:
+        """Plot `which` as SVG, legend included: lines and text stay vectors."""
+        return self._export(path, which, lambda tmp: write_svg(self._export_item(which), tmp))
+
+    def csv_text(self, which="latency") -> str:
+        """The plotted data of `which` as CSV text (see csv_text)."""
+        self._export_item(which)
+        if which == "ffn":
+            return csv_text(which, self.ffn_items)
+        extra = {"bound": self._sweep["bound"], "fits_hbm": fits_hbm(self._params, self._sweep),
+                 "tp_degree": np.isin(self._sweep["n"], self._valid)}
+        if "t_step_overlap" in self._sweep:  # the overlapped curve, when it is drawn
+            extra = {"t_step_overlap_ms": self._sweep["t_step_overlap"] * 1e3, **extra}
+        # every n of the sweep (NaN where the machine has no such group), in the units drawn
+        cols = {t: SimpleNamespace(xData=self._sweep["n"], yData=self._sweep[t] * 1e3) for t in TERMS}
+        return csv_text(which, cols, extra)
+
+    def export_csv(self, path, which="latency") -> bool:
+        def write(tmp):
+            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+        try:
+            text = self.csv_text(which)
+        except ValueError as e:
+            self._show_error(str(e))
+            return False
+        return self._export(path, which, write)
+
+    def _export_dialog(self, which, fmt, fn):
+        ext = fmt.lower()
+        path, _ = QFileDialog.getSaveFileName(self, _tr("Export"), f"decode-{which}.{ext}",
+                                              f"{fmt} (*.{ext})")
+        if path:
+            fn(path, which)

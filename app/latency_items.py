@@ -191,3 +191,9 @@ def text_rect(txt, px):
     pos, (ax, ay) = txt.pos(), (txt.anchor.x(), txt.anchor.y())
     x0, y1 = pos.x() - ax * w, pos.y() + ay * h
     return (x0, y1 - h, x0 + w, y1)
+
+
+def set_axis_label(ax, text, style):
+    """An axis title, centred again: pyqtgraph centres it only on a resize, so a new text kept the old spot."""
+    ax.setLabel(text, **style)
+    ax.resizeEvent()

@@ -20,23 +20,23 @@ from __future__ import annotations
 from . import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from simcore import cost_model
-from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS
+from simcore.algorithms import ALLREDUCE_ALGOS
+from simcore.links import LINKS
 from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
 
-from . import latency_export, latency_texts as texts, theme
-from .export import ExportError, atomic_write
+from . import latency_texts as texts, theme
+from .latency_export import LatencyExports
 from .latency_controls import LatencyControls
-from .latency_items import PlotStack, fit_text, plot_widget, set_range, tick_spec
+from .latency_items import PlotStack, fit_text, plot_widget, set_axis_label, set_range, tick_spec
 from .latency_plot import DecodeItems
 from .latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, PLOTS, TERMS, check_params, decades, ffn_sweep,
                             first_n, fits_hbm, latency_sweep, link_of, machine_degrees, matching_refs, node_size,
@@ -47,7 +47,7 @@ COMPACT_BELOW_PX = 760  # view heights (at scale 1) below which the two plots go
 SHORT_BELOW_PX = 1100  # plot widths below which legends and axis titles use their short names
 
 
-class LatencyView(QWidget):
+class LatencyView(QWidget, LatencyExports):
     """
     Decode latency against n with its own controls. `set_params(**kw)` changes them at once
     (the widgets go through a DEBOUNCE_MS timer); `curves()`, `ffn_curves()`, `markers()` and
@@ -93,9 +93,9 @@ class LatencyView(QWidget):
         self._apply_theme()
         self.retranslate_ui()
         self.set_params()
-        from . import step_timeline  # the engine's step simulation loads with the tab, not at startup
+        from . import step_timeline_dialog  # the engine's step simulation loads with the tab, not at startup
 
-        step_timeline.attach_to_latency_view(self)  # a click on a decode point opens that step's timeline
+        step_timeline_dialog.attach_to_latency_view(self)  # a click on a decode point opens that step's timeline
 
     # -- construction ---------------------------------------------------------------------------
     def _build_controls(self):
@@ -224,9 +224,9 @@ class LatencyView(QWidget):
             self._y_label = key
             style = {"font-size": f"{caption}px", "color": theme.palette().text}
             ax = self.plot1.getAxis("left")
-            _set_axis_label(ax, long_y, style)
+            set_axis_label(ax, long_y, style)
             if self.short_names or ax.label.boundingRect().width() > vb_h:
-                _set_axis_label(ax, self.tr("ms per step"), style)
+                set_axis_label(ax, self.tr("ms per step"), style)
 
     def _fit_legends(self):
         """As many legend columns as the plot's width holds: a legend never widens a plot past its widget."""
@@ -272,10 +272,10 @@ class LatencyView(QWidget):
     def _set_plot_texts(self):
         self._legend_key = self._ffn_title = None  # texts or look changed: rebuild legends and titles
         style = {"font-size": f"{round(theme.px('caption'))}px", "color": theme.palette().text}
-        _set_axis_label(self.plot1.getAxis("bottom"), self.tr("devices n (log₂ scale)"), style)
+        set_axis_label(self.plot1.getAxis("bottom"), self.tr("devices n (log₂ scale)"), style)
         self._y_label = None  # set by _fit_texts
-        _set_axis_label(self.plot2.getAxis("bottom"), self.tr("devices n (log₂ scale)"), style)
-        _set_axis_label(self.plot2.getAxis("left"), self.tr("per layer (µs)"), style)
+        set_axis_label(self.plot2.getAxis("bottom"), self.tr("devices n (log₂ scale)"), style)
+        set_axis_label(self.plot2.getAxis("left"), self.tr("per layer (µs)"), style)
         self._set_legends()
 
     def _set_legends(self):
@@ -600,67 +600,6 @@ class LatencyView(QWidget):
                 "valid": [round(10 ** x) for x in self.items.valid_dots.getData()[0]],
                 "node": round(10 ** self.items.node_line.value()) if self.items.node_line.isVisible() else None,
                 "node_label": self.items.node_text.toPlainText() if self.items.node_line.isVisible() else ""}
-
-    # -- export ----------------------------------------------------------------------------------
-    def _export_item(self, which):
-        if which not in PLOTS:
-            raise ValueError(f"unknown plot {which!r}; choose one of {', '.join(PLOTS)}")
-        return (self.latency_widget if which == "latency" else self.ffn_widget).ci
-
-    def _export(self, path, which, write) -> bool:
-        try:
-            atomic_write(path, write)
-        except (ExportError, ValueError) as e:
-            self._show_error(str(e))
-            return False
-        self._show_error("")
-        return True
-
-    def export_png(self, path, which="latency") -> bool:
-        """Plot `which` ("latency" or "ffn"), legend included, as a PNG of its size on screen."""
-        return self._export(path, which, lambda tmp: latency_export.write_png(self._export_item(which), tmp))
-
-    def export_svg(self, path, which="latency") -> bool:
-        """Plot `which` as SVG, legend included: lines and text stay vectors."""
-        return self._export(path, which, lambda tmp: latency_export.write_svg(self._export_item(which), tmp))
-
-    def csv_text(self, which="latency") -> str:
-        """The plotted data of `which` as CSV text (see latency_export.csv_text)."""
-        self._export_item(which)
-        if which == "ffn":
-            return latency_export.csv_text(which, self.ffn_items)
-        extra = {"bound": self._sweep["bound"], "fits_hbm": fits_hbm(self._params, self._sweep),
-                 "tp_degree": np.isin(self._sweep["n"], self._valid)}
-        if "t_step_overlap" in self._sweep:  # the overlapped curve, when it is drawn
-            extra = {"t_step_overlap_ms": self._sweep["t_step_overlap"] * 1e3, **extra}
-        # every n of the sweep (NaN where the machine has no such group), in the units drawn
-        cols = {t: SimpleNamespace(xData=self._sweep["n"], yData=self._sweep[t] * 1e3) for t in TERMS}
-        return latency_export.csv_text(which, cols, extra)
-
-    def export_csv(self, path, which="latency") -> bool:
-        def write(tmp):
-            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-        try:
-            text = self.csv_text(which)
-        except ValueError as e:
-            self._show_error(str(e))
-            return False
-        return self._export(path, which, write)
-
-    def _export_dialog(self, which, fmt, fn):
-        ext = fmt.lower()
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export"), f"decode-{which}.{ext}",
-                                              f"{fmt} (*.{ext})")
-        if path:
-            fn(path, which)
-
-
-
-def _set_axis_label(ax, text, style):
-    """An axis title, centred again: pyqtgraph centres it only on a resize, so a new text kept the old spot."""
-    ax.setLabel(text, **style)
-    ax.resizeEvent()
 
 
 __all__ = ["LatencyView", "latency_sweep", "ffn_sweep", "check_params", "ranges_of", "first_n", "DEFAULTS"]

@@ -37,7 +37,8 @@ from dataclasses import asdict, dataclass, replace
 
 from PySide6.QtCore import QCoreApplication, QSettings
 
-from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
+from simcore.algorithms import ALLREDUCE_ALGOS
+from simcore.links import LINKS, LinkSpec
 from simcore.topology_presets import PRESETS
 
 from . import scenarios

@@ -151,7 +151,9 @@ def percentile(values, q) -> float:
 # ---------------------------------------------------------------------------------------
 def bench_engine_vs_memcpy(mode: Mode) -> list[Figure]:
     """Ring all-gather of 4 MiB per device on 8 devices, against numpy copying the same bytes."""
-    from simcore.comm_sim import Comm, allgather_ring, switch
+    from simcore.collectives import allgather_ring
+    from simcore.comm_sim import Comm
+    from simcore.topology import switch
 
     n, L = 8, 4 * MiB // 8  # float64 elements in 4 MiB
     rng = np.random.default_rng(0)

@@ -3,7 +3,8 @@ message by message with the α–β model, and a Megatron tensor-parallel Transf
 
 Plain numpy; never imports Qt. Modules follow the lecture's names:
 comm_sim, trace, sharding, transformer_lab, tensor_parallel, hw_specs, llm_math,
-cost_model, shard_lab (the lecture's facade).
+cost_model, shard_lab (the lecture's facade). comm_sim is the public face of links, topology,
+collectives and algorithms (the algorithm registry and closed forms), which it re-exports.
 """
 
 __version__ = "0.1.0"

@@ -15,7 +15,9 @@ import sys
 
 import numpy as np
 
-from .comm_sim import ALLREDUCE_ALGOS, LINKS, MAX_DEVICES, OPS, message_count, t_formula
+from .algorithms import ALLREDUCE_ALGOS, OPS, message_count, t_formula
+from .links import LINKS
+from .topology import MAX_DEVICES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,7 +29,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def selftest() -> int:
-    from .comm_sim import Comm, switch
+    from .comm_sim import Comm
+    from .topology import switch
     from .sharding import make_comm, matmul_case1, matmul_case2, matmul_case3, matmul_case4, shard, unshard
 
     rng = np.random.default_rng(0)

@@ -20,7 +20,9 @@ import json
 import math
 import sys
 
-from .comm_sim import ALLREDUCE_ALGOS, LINKS, MAX_DEVICES
+from .algorithms import ALLREDUCE_ALGOS
+from .links import LINKS
+from .topology import MAX_DEVICES
 from .cost_model import best_tp_degree, decode_sweep, tp_degree_problem
 from .hw_specs import CHIPS, PRECISIONS
 from .llm_math import MODELS

@@ -19,9 +19,10 @@ import json
 import os
 import sys
 
-from .calibrate import (MEASURED, MULTI_NODE_ALGOS, calibrate_nccl_tests, fit, fit_each, fit_link, link_to_dict,
-                        load_link, predict_nodes)
-from .comm_sim import LINKS, OPS
+from .algorithms import OPS
+from .calibrate import MEASURED, MULTI_NODE_ALGOS, fit, fit_each, fit_link, link_to_dict, load_link, predict_nodes
+from .links import LINKS
+from .nccl_log import calibrate_nccl_tests
 
 COMMANDS = ("measure", "nccl-import")
 

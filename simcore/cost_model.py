@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .comm_sim import ALLREDUCE_ALGOS, t_formula
+from .algorithms import ALLREDUCE_ALGOS, t_formula
 
 
 def _check(batch, ctx, w_bytes, kv_bytes, act_bytes, algo):
@@ -187,7 +187,7 @@ def reference_estimate(ref, algo="ring"):
     Our model at a reference point's setting: (our seconds for ref.term, tp_decode_step's dict).
     The link is the chip's own scale-up link (hw_specs.Chip.link).
     """
-    from .comm_sim import LINKS
+    from .links import LINKS
     from .hw_specs import CHIPS
     from .llm_math import MODELS
 
@@ -303,7 +303,7 @@ def topology_comm(topology, ns, nbytes, algo="ring"):
 
 def is_wired(topology) -> bool:
     """True for a comm_sim topology (switch(n), nodes(...), torus(...)): a machine of one size, wired."""
-    from .comm_sim import Nodes, Switch, Torus
+    from .topology import Nodes, Switch, Torus
 
     return isinstance(topology, (Switch, Nodes, Torus))
 
@@ -311,9 +311,10 @@ def is_wired(topology) -> bool:
 def _wired_comm(topo, ns, nbytes, algo):
     """topology_comm for a comm_sim topology: it offers n = topo.n only, priced as the all-reduce
     the step simulation runs on it (topo_collectives.allreduce_on): hierarchical across nodes,
-    bidirectional rings per torus axis, else the switch's `algo` (comm_sim.t_formula_on)."""
-    from .comm_sim import Nodes, Torus, t_formula_on
-    from .topo_collectives import t_hier, t_torus
+    bidirectional rings per torus axis, else the switch's `algo` (algorithms.t_formula_on)."""
+    from .algorithms import t_formula_on
+    from .topo_closed_forms import t_hier, t_torus
+    from .topology import Nodes, Torus
 
     valid = ns == topo.n
     S = float(nbytes)

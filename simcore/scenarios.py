@@ -12,7 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .comm_sim import ALLREDUCE_ALGOS, LINKS, NVLINK4, OPS, Comm, LinkSpec, allgather_ring, reduce_scatter_ring, switch
+from .algorithms import ALLREDUCE_ALGOS, OPS
+from .collectives import allgather_ring, reduce_scatter_ring
+from .comm_sim import Comm
+from .links import LINKS, NVLINK4, LinkSpec
+from .topology import switch
 from .trace import Trace
 
 ELEMS_PER_CHUNK = 4  # elements each chunk really holds; timing uses byte_scale

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .comm_sim import ALLREDUCE_ALGOS, NVLINK4, Comm, allgather_ring, reduce_scatter_ring, switch
+from .algorithms import ALLREDUCE_ALGOS
+from .collectives import allgather_ring, reduce_scatter_ring
+from .comm_sim import Comm
+from .links import NVLINK4
+from .topology import switch
 
 
 def make_comm(n, link=NVLINK4, byte_scale=1.0) -> Comm:

@@ -48,7 +48,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .comm_sim import ALLREDUCE_ALGOS, Comm, allgather_ring, allreduce_ring, reduce_scatter_ring, ring_rs_chunk, switch
+from .algorithms import ALLREDUCE_ALGOS
+from .collectives import allgather_ring, allreduce_ring, reduce_scatter_ring, ring_rs_chunk
+from .comm_sim import Comm
+from .topology import switch
 from .tensor_parallel import tp_layout
 
 OVERLAPS = ("none", "async")

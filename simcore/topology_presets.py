@@ -26,12 +26,12 @@ import math
 import numpy as np
 from dataclasses import dataclass
 
-from . import comm_sim
-from .comm_sim import LINKS, LinkSpec
+from .links import LINKS, NCCL_RING_LL128_BASE, LinkSpec
+from .topology import Torus, nodes, switch, torus
 
 
 @dataclass(frozen=True)
-class TorusSlice(comm_sim.Torus):
+class TorusSlice(Torus):
     """
     A torus slice whose axes may lack their wraparound link (wrap[a] False: axis a is a line,
     as on a TPU v5e axis shorter than 16 or a TPU v4 slice smaller than a cube). Otherwise
@@ -165,10 +165,10 @@ class HardwarePreset:
         or a torus slice (comm_sim's torus, with the wraparound links the slice really has)."""
         lay = self.layout(n)
         if lay.kind == "switch":
-            return comm_sim.switch(n, lay.intra, base=lay.base)
+            return switch(n, lay.intra, base=lay.base)
         if lay.kind == "nodes":
-            return comm_sim.nodes(lay.nodes, lay.per_node, intra=lay.intra, inter=lay.inter, base=lay.base)
-        t = comm_sim.torus(lay.shape, lay.intra, base=lay.base)
+            return nodes(lay.nodes, lay.per_node, intra=lay.intra, inter=lay.inter, base=lay.base)
+        t = torus(lay.shape, lay.intra, base=lay.base)
         return TorusSlice(t.shape, t.link, t.base, wrap=lay.wrap)
 
     def allreduce_time(self, n, nbytes, algo="ring", inter_algo="hier"):
@@ -188,8 +188,8 @@ def allreduce_time(layout: Layout, nbytes, algo="ring", inter_algo="hier"):
     Every form includes the layout's per-collective base latency, once per collective call
     (three calls for hier: topo_collectives.hier_calls).
     """
-    from .comm_sim import t_formula
-    from .topo_collectives import t_hier, t_ring_nodes, t_torus
+    from .algorithms import t_formula
+    from .topo_closed_forms import t_hier, t_ring_nodes, t_torus
 
     S = float(nbytes)
     if layout.n == 1:
@@ -206,11 +206,11 @@ def allreduce_time(layout: Layout, nbytes, algo="ring", inter_algo="hier"):
 
 PRESETS = {p.key: p for p in (
     HardwarePreset("dgx-h100", "DGX H100", "h100", "nodes", 8, "nvlink4", "ib-ndr400",
-                   base=comm_sim.NCCL_RING_LL128_BASE,
+                   base=NCCL_RING_LL128_BASE,
                    source="NVIDIA DGX H100 datasheet: 8 H100 SXM, NVLink 4 through NVSwitch, "
                           "8x ConnectX-7 400 Gb/s (one per GPU)"),
     HardwarePreset("gb200-nvl72", "GB200 NVL72", "gb200", "nodes", 72, "nvlink5", "ib-ndr400",
-                   max_devices=4032, base=comm_sim.NCCL_RING_LL128_BASE,
+                   max_devices=4032, base=NCCL_RING_LL128_BASE,
                    source="NVIDIA GB200 NVL72 datasheet: 72 Blackwell GPUs in one NVLink 5 domain; "
                           "one 400 Gb/s ConnectX-7 per GPU between racks"),
     HardwarePreset("tpu-v5e-16x16", "TPU v5e 16x16", "tpu-v5e", "torus", 256, "tpu-v5e-ici",
@@ -244,7 +244,7 @@ def offered_algos(key, n, op="all-reduce"):
     and the plain ring for all-gather / reduce-scatter; on a torus the bidirectional rings per
     axis ("torus").
     """
-    from .comm_sim import ALLREDUCE_ALGOS
+    from .algorithms import ALLREDUCE_ALGOS
 
     lay = get_preset(key).layout(n)
     if lay.kind == "torus":
@@ -260,7 +260,9 @@ def run_on_preset(op, key, n, nbytes, algo, elems_per_piece=4, seed=0):
     preset `key` with `algo` (one of offered_algos), on real arrays. Returns (comm, inputs,
     outputs): inputs (n, L) every device's buffer before (all-gather: its own piece in place).
     """
-    from .comm_sim import ALLREDUCE_ALGOS, Comm, allgather_ring, reduce_scatter_ring
+    from .algorithms import ALLREDUCE_ALGOS
+    from .collectives import allgather_ring, reduce_scatter_ring
+    from .comm_sim import Comm
     from .scenarios import demo_values
     from .topo_collectives import TOPO_ALLREDUCE, torus_all_gather, torus_reduce_scatter
 

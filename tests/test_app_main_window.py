@@ -242,7 +242,8 @@ def test_extra_views_register_as_tabs(qtbot, monkeypatch):
 
 def test_a_calibrated_link_becomes_a_preset_and_times_the_scenario(qtbot):
     from simcore import comm_sim
-    from simcore.comm_sim import LinkSpec, t_formula
+    from simcore.algorithms import t_formula
+    from simcore.links import LinkSpec
 
     before = dict(comm_sim.LINKS)
     try:

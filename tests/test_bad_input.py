@@ -13,8 +13,11 @@ from re import search as re_search
 import numpy as np
 import pytest
 
-from simcore.comm_sim import (ALLREDUCE_ALGOS, MAX_DEVICES, NVLINK4, Comm, LinkSpec, allgather_ring,
-                              message_count, reduce_scatter_ring, switch, t_formula)
+from simcore.algorithms import ALLREDUCE_ALGOS, message_count, t_formula
+from simcore.collectives import allgather_ring, reduce_scatter_ring
+from simcore.comm_sim import Comm
+from simcore.links import NVLINK4, LinkSpec
+from simcore.topology import MAX_DEVICES, switch
 from simcore.scenarios import parse_bytes, run_collective
 from simcore.sharding import all_gather, all_reduce, make_comm, matmul_case3, reduce_scatter, shard
 

@@ -7,9 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from simcore import calibrate, cli_measure
-from simcore.calibrate import MEASURED, Point, coefficients, fit, fit_nccl_tests, parse_nccl_tests
-from simcore.comm_sim import ALLREDUCE_ALGOS, LinkSpec, busbw, t_formula
+from simcore import calibrate, cli_measure, nccl_log
+from simcore.calibrate import MEASURED, Point, coefficients, fit
+from simcore.nccl_log import fit_nccl_tests, parse_nccl_tests
+from simcore.algorithms import ALLREDUCE_ALGOS, busbw, t_formula
+from simcore.links import LinkSpec
 
 ALPHA, BW = 4.2e-6, 37e9
 SIZES = [2**k for k in range(3, 28)]  # 8 B .. 128 MiB
@@ -444,7 +446,7 @@ def test_nodes_flag_marks_a_run_without_rank_lines():
 def test_a_two_node_ring_run_gives_the_inter_node_link():
     one = nccl_text("all-reduce", 8, sizes=BIG, hosts=["gpu-a"] * 8,
                     times=lambda S: one_node_ring_time("all-reduce", S))
-    cal = calibrate.calibrate_nccl_tests(one + two_node_text() + two_node_text("all-gather"))
+    cal = nccl_log.calibrate_nccl_tests(one + two_node_text() + two_node_text("all-gather"))
     assert cal.intra.alpha == pytest.approx(NVL.alpha, rel=0.02) and cal.intra.bw == pytest.approx(NVL.bw, rel=0.01)
     assert cal.inter.alpha == pytest.approx(IB.alpha, rel=0.02) and cal.inter.bw == pytest.approx(IB.bw, rel=0.01)
     assert cal.inter_fit.n_points == 2 * len(BIG) and cal.notes == ()
@@ -456,21 +458,21 @@ def test_a_two_node_ring_run_gives_the_inter_node_link():
 def test_the_hierarchical_model_needs_the_intra_node_link():
     text = two_node_text()
     with pytest.raises(ValueError, match="needs the intra-node link: pass --intra"):
-        calibrate.calibrate_nccl_tests(text, inter_algo="hier")
-    cal = calibrate.calibrate_nccl_tests(text)  # the ring's NIC-bound form does not need it
+        nccl_log.calibrate_nccl_tests(text, inter_algo="hier")
+    cal = nccl_log.calibrate_nccl_tests(text)  # the ring's NIC-bound form does not need it
     assert cal.intra is None and cal.inter.bw == pytest.approx(IB.bw, rel=0.01)
     assert any("assumed the NICs" in note for note in cal.notes)
 
 
 def test_a_hierarchical_run_fits_with_the_given_intra_link():
-    from simcore.topo_collectives import t_hier
+    from simcore.topo_closed_forms import t_hier
 
     ranks = ["h1"] * 4 + ["h2"] * 4 + ["h3"] * 4
     text = nccl_text("all-reduce", 12, sizes=BIG, hosts=ranks,
                      times=lambda S: 2 * 3 * (NVL.alpha + S / (4 * NVL.bw)) + 2 * 2 * (IB.alpha + S / (12 * IB.bw)))
     assert t_hier("all-reduce", 4, 3, 2.0**30, NVL, IB) == pytest.approx(
         2 * 3 * (NVL.alpha + 2**30 / (4 * NVL.bw)) + 2 * 2 * (IB.alpha + 2**30 / (12 * IB.bw)), rel=1e-12)
-    cal = calibrate.calibrate_nccl_tests(text, intra=NVL, inter_algo="hier")
+    cal = nccl_log.calibrate_nccl_tests(text, intra=NVL, inter_algo="hier")
     assert cal.inter.bw == pytest.approx(IB.bw, rel=0.02) and cal.inter.alpha == pytest.approx(IB.alpha, rel=0.05)
 
 
@@ -478,11 +480,11 @@ def test_a_ring_limited_by_nvlink_says_the_network_was_not_measured():
     slow_nvl = LinkSpec("slow", 1.9e-6, 200e9)  # (P−1)/P per step on NVLink beats one NIC chunk
     one = nccl_text("all-reduce", 8, sizes=BIG, hosts=["a"] * 8,
                     times=lambda S: one_node_ring_time("all-reduce", S, link=slow_nvl))
-    from simcore.topo_collectives import t_ring_nodes
+    from simcore.topo_closed_forms import t_ring_nodes
 
     two = nccl_text("all-reduce", 16, sizes=BIG, hosts=["a"] * 8 + ["b"] * 8,
                     times=lambda S: t_ring_nodes("all-reduce", 8, 2, S, slow_nvl, IB))
-    cal = calibrate.calibrate_nccl_tests(one + two)
+    cal = nccl_log.calibrate_nccl_tests(one + two)
     assert any("waits for NVLink" in note for note in cal.notes)
 
 
@@ -545,7 +547,7 @@ def test_nccl_import_min_bytes(tmp_path, capsys):
 # busbw as nccl-tests reports it, for every algorithm
 # ---------------------------------------------------------------------------------------
 def test_busbw_summary_is_nccl_tests_busbw_and_explains_in_network_reduction():
-    from simcore.comm_sim import NVLINK4
+    from simcore.links import NVLINK4
 
     S, n = 2.0**30, 8
     t = t_formula("innet", n, S, NVLINK4.alpha, NVLINK4.bw)

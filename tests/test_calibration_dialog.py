@@ -15,7 +15,7 @@ from app import theme  # noqa: E402
 from app.calibration import CalibrationDialog  # noqa: E402
 from simcore import mpi  # noqa: E402
 from simcore.calibrate import MEASURED, Point, coefficients  # noqa: E402
-from simcore.comm_sim import LinkSpec  # noqa: E402
+from simcore.links import LinkSpec  # noqa: E402
 from test_calibrate import ALPHA, BW, nccl_text  # noqa: E402
 
 

@@ -49,7 +49,7 @@ def test_a_byte_order_mark_is_accepted(tmp_path):
 @pytest.fixture
 def links():
     """simcore's LINKS as they were before the test (a calibration adds to them)."""
-    from simcore.comm_sim import LINKS
+    from simcore.links import LINKS
 
     before = dict(LINKS)
     yield LINKS

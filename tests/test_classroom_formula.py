@@ -7,7 +7,8 @@ pytest.importorskip("pytestqt")
 from app.explain import fmt_time  # noqa: E402
 from app.formula_panel import closed_form, formula_html  # noqa: E402
 from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
-from simcore.comm_sim import ALGORITHMS, ALLREDUCE_ALGOS, NVLINK4, t_formula  # noqa: E402
+from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS, t_formula  # noqa: E402
+from simcore.links import NVLINK4  # noqa: E402
 from simcore.scenarios import run_collective  # noqa: E402
 
 from closed_forms import reference_time  # noqa: E402

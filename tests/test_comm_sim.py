@@ -9,8 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from simcore.comm_sim import (ALGORITHMS, ALLREDUCE_ALGOS, NVLINK4, PCIE4, Comm, LinkSpec, allgather_ring,
-                              busbw, message_count, reduce_scatter_ring, switch, t_formula)
+from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS, busbw, message_count, t_formula
+from simcore.collectives import allgather_ring, reduce_scatter_ring
+from simcore.comm_sim import Comm
+from simcore.links import NVLINK4, PCIE4, LinkSpec
+from simcore.topology import switch
 from simcore.trace import ALL, SWITCH
 
 from closed_forms import REFERENCE_COUNTS, reference_time
@@ -335,3 +338,25 @@ def test_comm_rejects_bad_byte_scale():
     for bad in (0, -1, float("nan")):
         with pytest.raises(ValueError, match="byte_scale"):
             Comm(switch(2), byte_scale=bad)
+
+
+def test_comm_sim_is_the_public_face_of_the_engine():
+    """The lecture and README import these names from simcore.comm_sim; each lives in its own
+    module (links, topology, collectives, algorithms) and comm_sim re-exports the very object."""
+    import simcore.algorithms
+    import simcore.collectives
+    import simcore.comm_sim
+    import simcore.links
+    import simcore.topology
+    homes = {simcore.links: ["LinkSpec", "LINKS", "NVLINK3", "NVLINK4", "NVLINK5", "PCIE4", "PCIE5", "TPU_V4_ICI",
+                             "TPU_V5E_ICI", "IB_NDR400", "NCCL_RING_LL128_BASE"],
+             simcore.topology: ["Switch", "Nodes", "Torus", "switch", "nodes", "torus", "MAX_DEVICES"],
+             simcore.collectives: ["allgather_ring", "allgather_direct", "reduce_scatter_ring", "reduce_scatter_direct",
+                                   "allreduce_ring", "allreduce_rd", "allreduce_innet", "allreduce_direct",
+                                   "allreduce_two_shot", "ring_rs_chunk", "ring_ag_chunk"],
+             simcore.algorithms: ["Algorithm", "ALLREDUCE_ALGOS", "ALLGATHER_ALGOS", "REDUCE_SCATTER_ALGOS", "ALGORITHMS",
+                                  "OPS", "algorithm", "t_formula", "t_formula_on", "message_count", "algbw", "busbw"]}
+    for module, names in homes.items():
+        for name in names:
+            assert getattr(simcore.comm_sim, name) is getattr(module, name), name
+    assert simcore.comm_sim.ALLREDUCE_ALGOS["ring"][1] is simcore.collectives.allreduce_ring  # the lecture's call

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from simcore import __main__ as cli
-from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, NVLINK4, TPU_V5E_ICI, t_formula
+from simcore.algorithms import ALLREDUCE_ALGOS, t_formula
+from simcore.links import LINKS, NVLINK4, TPU_V5E_ICI
 from simcore.cost_model import REFERENCE_POINTS, decode_sweep, pope_ffn_comm, reference_estimate, tp_decode_step
 from simcore.hw_specs import CHIPS, H100, TPU_V5E
 from simcore.llm_math import LLAMA3_70B, MODELS, PALM_540B

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from app import i18n  # noqa: E402
 from app.explain import ExplainPanel, algo_text, fmt_bytes  # noqa: E402
 from app.state import Playback, Scenario, ScenarioModel  # noqa: E402
-from simcore.comm_sim import ALGORITHMS, ALLREDUCE_ALGOS  # noqa: E402
+from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS  # noqa: E402
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 CASES = [(op, a) for op, reg in ALGORITHMS.items() for a in reg]

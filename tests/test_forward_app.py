@@ -359,7 +359,7 @@ def _latency(qtbot, **params):
 
 
 def test_the_overlap_curve_is_the_cost_models_and_never_above_the_plain_one(qtbot):
-    from simcore.comm_sim import LINKS
+    from simcore.links import LINKS
     from simcore.cost_model import decode_sweep_overlap
     from simcore.hw_specs import CHIPS
     from simcore.llm_math import MODELS
@@ -400,7 +400,7 @@ def _click(qtbot, view, n, ms):
 
 @pytest.mark.parametrize("which", ["none", "async"])
 def test_clicking_a_point_of_either_curve_opens_that_step_whose_total_is_the_point(qtbot, which):
-    from app.step_timeline import StepTimelineDialog
+    from app.step_timeline_dialog import StepTimelineDialog
 
     view = _latency(qtbot, overlap=True, **SMALL)
     n = 4

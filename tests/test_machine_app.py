@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 
 from closed_forms import NCCL_RING_LL128_BASE, reference_hier_allreduce, reference_with_base
-from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, Comm, nodes, switch
+from simcore.algorithms import ALLREDUCE_ALGOS
+from simcore.comm_sim import Comm
+from simcore.links import LINKS
+from simcore.topology import nodes, switch
 from simcore.topo_collectives import allreduce_on
 from simcore.topology_presets import PRESETS
 
@@ -260,8 +263,8 @@ def test_calibrating_a_two_node_log_gives_both_links_and_the_machine(qapp, tmp_p
     from test_calibrate import nccl_text
 
     from app.calibration import CalibrationDialog
-    from simcore.comm_sim import LINKS, LinkSpec
-    from simcore.topo_collectives import t_ring_nodes
+    from simcore.links import LINKS, LinkSpec
+    from simcore.topo_closed_forms import t_ring_nodes
 
     intra, inter = LinkSpec("true NVLink", 5e-6, 360e9), LinkSpec("true IB", 12e-6, 48e9)
     sizes = [2**k for k in range(16, 31, 2)]

@@ -18,8 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simcore.comm_sim import (ALLREDUCE_ALGOS, Comm, LinkSpec, allgather_ring, message_count,
-                              reduce_scatter_ring, switch, t_formula)
+from simcore.algorithms import ALLREDUCE_ALGOS, message_count, t_formula
+from simcore.collectives import allgather_ring, reduce_scatter_ring
+from simcore.comm_sim import Comm
+from simcore.links import LinkSpec
+from simcore.topology import switch
 from simcore.sharding import (all_gather, all_reduce, make_comm, matmul_case1, matmul_case2, matmul_case3,
                               matmul_case4, reduce_scatter, shard, unshard)
 from simcore.trace import buffer_values

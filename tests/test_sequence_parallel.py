@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from simcore import shard_lab
-from simcore.comm_sim import t_formula
+from simcore.algorithms import t_formula
 from simcore.sharding import make_comm
 from simcore.tensor_parallel import shard_params_tp, tp_caches, tp_forward
 from simcore.transformer_lab import SMALL, TINY, TINY_MQA, forward, init_params

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from simcore.comm_sim import ALLREDUCE_ALGOS
+from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.sharding import (all_gather, all_reduce, make_comm, matmul_case1, matmul_case2, matmul_case3,
                               matmul_case4, reduce_scatter, shard, unshard)
 

@@ -8,7 +8,8 @@ import sys
 # Modules the first window (ring view, controls, explanation, formula) never needs: each is
 # imported by the code that first uses it (a tab shown, a dialog opened, a matmul scenario, the
 # timeline built after the first paint, an MPI measurement).
-DEFERRED = ("app.matmul_view", "app.timeline", "app.step_timeline", "app.weights_view", "app.buffer_view",
+DEFERRED = ("app.matmul_view", "app.timeline", "app.step_timeline", "app.step_timeline_model", "app.step_timeline_texts",
+            "app.step_timeline_items", "app.step_timeline_dialog", "app.weights_view", "app.buffer_view",
             "app.latency_view", "app.calibration", "app.export", "pyqtgraph", "simcore.mpi",
             "simcore.topo_collectives", "simcore.step_sim", "simcore.transformer_lab")
 

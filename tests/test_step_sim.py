@@ -7,7 +7,11 @@ import numpy as np
 import pytest
 
 from simcore import __main__ as cli
-from simcore.comm_sim import NVLINK4, TPU_V5E_ICI, Comm, LinkSpec, allreduce_ring, switch, t_formula, t_formula_on
+from simcore.algorithms import t_formula, t_formula_on
+from simcore.collectives import allreduce_ring
+from simcore.comm_sim import Comm
+from simcore.links import NVLINK4, TPU_V5E_ICI, LinkSpec
+from simcore.topology import switch
 from simcore.cost_model import tp_decode_step, tp_prefill_step, tp_step_overlap
 from simcore.hw_specs import H100, TPU_V5E, Chip
 from simcore.llm_math import LLAMA3_8B, LLAMA3_70B

@@ -20,11 +20,15 @@ import re
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontMetricsF
 
 from app import step_timeline as st
+from app import step_timeline_dialog as std
+from app import step_timeline_items as sti
+from app import step_timeline_model as stm
+from app import theme
 from simcore import cost_model
-from simcore.comm_sim import LINKS
+from simcore.links import LINKS
 from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
 
@@ -40,7 +44,7 @@ def simulate(model, n, batch=32, ctx=8192, overlap="none", **kw):
 
 
 def make_view(qtbot, model=L70, n=8, batch=32, ctx=8192, overlap="none", size=(1280, 720)):
-    view = st.StepTimelineView(st.StepSpec(model, "h100", None, n, batch, ctx), overlap, sync=True)
+    view = st.StepTimelineView(stm.StepSpec(model, "h100", None, n, batch, ctx), overlap, sync=True)
     qtbot.addWidget(view)
     view.resize(*size)
     view.show()
@@ -52,7 +56,7 @@ def compute_rects_of(view, device):
     """(x0, x1) of every compute bar the plot item holds in GPU `device`'s compute lane, sorted."""
     y0, y1 = view.lanes()["compute"]
     out = []
-    for kind in st.KINDS:
+    for kind in stm.KINDS:
         for r in view.bars.rects(kind):
             if abs(r.top() - (device + y0)) < 1e-9 and abs(r.bottom() - (device + y1)) < 1e-9:
                 out.append((r.left(), r.right()))
@@ -76,7 +80,7 @@ def test_compute_bars_are_the_trace_records_per_gpu(qtbot):
         a, b = np.array(bars), np.array(recs)
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
     # nothing else sits in a compute lane: every rectangle of a kind group is one record
-    assert sum(len(view.bars.rects(k)) for k in st.KINDS) == len(ref.trace.computes)
+    assert sum(len(view.bars.rects(k)) for k in stm.KINDS) == len(ref.trace.computes)
 
 
 def test_bars_are_coloured_by_op_kind_in_the_pixels(qtbot):
@@ -85,10 +89,10 @@ def test_bars_are_coloured_by_op_kind_in_the_pixels(qtbot):
     qtbot.wait(10)
     img = view.plot.grab().toImage()
     vb = view.plot.getViewBox()
-    recs = [c for c in view.comm.trace.computes if c.device == 3 and st.op_layer(c) == 40]
+    recs = [c for c in view.comm.trace.computes if c.device == 3 and stm.op_layer(c) == 40]
     checked = 0
     for c in recs:
-        kind = st.op_kind(c)
+        kind = stm.op_kind(c)
         y0, y1 = view.lanes()["compute"]
         left = view.plot.mapFromScene(vb.mapViewToScene(QPointF(c.t_start, 3 + y0)))
         right = view.plot.mapFromScene(vb.mapViewToScene(QPointF(c.t_end, 3 + y0)))
@@ -97,7 +101,7 @@ def test_bars_are_coloured_by_op_kind_in_the_pixels(qtbot):
         # 2 px inside the left edge: a label is centred and leaves LABEL_PAD_PX / 2 free on each side
         p = view.plot.mapFromScene(vb.mapViewToScene(QPointF(c.t_start, 3 + 0.5 * (y0 + y1))))
         got = QColor(img.pixel(p.x() + 2, p.y()))
-        want = QColor(st.KIND_COLOR[kind])
+        want = QColor(sti.KIND_COLOR[kind])
         assert max(abs(got.red() - want.red()), abs(got.green() - want.green()),
                    abs(got.blue() - want.blue())) <= 12, (c.label, got.name(), want.name())
         checked += 1
@@ -136,9 +140,9 @@ def test_headline_total_is_comm_time_and_roofline_sits_beside_it(qtbot):
     ref = simulate(L70, 8)
     assert math.isclose(view.total(), ref.time, rel_tol=1e-12)
     text = view.headline.text()
-    assert st.fmt_time(ref.time, 4) in text
+    assert stm.fmt_time(ref.time, 4) in text
     roof = cost_model.tp_decode_step(L70, H100, NVLINK4, 8, 32, 8192)
-    assert st.fmt_time(roof["t_step"], 4) in text
+    assert stm.fmt_time(roof["t_step"], 4) in text
     assert "roofline = lower bound" in text
     assert ref.time >= max(c.t_end for c in ref.trace.computes) - 1e-15  # the clock covers every op
 
@@ -154,7 +158,7 @@ def test_overlap_toggle_redraws_the_overlapped_schedule(qtbot):
     assert view.overlap == "async"
     assert math.isclose(view.total(), ref.time, rel_tol=1e-12)
     assert view.total() < none_total  # overlap hides communication
-    assert st.fmt_time(ref.time, 4) in view.headline.text()
+    assert stm.fmt_time(ref.time, 4) in view.headline.text()
     for d in (0, 7):
         np.testing.assert_allclose(np.array(compute_rects_of(view, d)), np.array(records_of(ref, d)),
                                    rtol=1e-12, atol=1e-15)
@@ -165,7 +169,7 @@ def test_overlap_toggle_redraws_the_overlapped_schedule(qtbot):
 
 
 def test_worker_thread_result_is_the_same_step(qtbot):
-    view = st.StepTimelineView(st.StepSpec(L70_2, "h100", None, 4, 32, 8192), "none", sync=False)
+    view = st.StepTimelineView(stm.StepSpec(L70_2, "h100", None, 4, 32, 8192), "none", sync=False)
     qtbot.addWidget(view)
     with qtbot.waitSignal(view.step_ready, timeout=60_000):
         pass
@@ -181,7 +185,7 @@ def test_memory_bound_point_opens_a_step_equal_to_the_plotted_value(qtbot, batch
 
     parent = QWidget()
     qtbot.addWidget(parent)
-    dlg = st.open_step_timeline(parent, "llama3-70b", "h100", "", 8, batch, ctx, 2.0, 2.0, 2.0, "ring", "bf16",
+    dlg = std.open_step_timeline(parent, "llama3-70b", "h100", "", 8, batch, ctx, 2.0, 2.0, 2.0, "ring", "bf16",
                                 sync=True)
     roof = cost_model.tp_decode_step(L70, H100, NVLINK4, 8, batch, ctx)
     assert roof["bound"] == "memory"
@@ -195,7 +199,7 @@ def test_memory_bound_point_opens_a_step_equal_to_the_plotted_value(qtbot, batch
         assert "compute-bound" in dlg.view.why.text()
     # a second click reuses the window, its view and its plot items
     view, bars = dlg.view, dlg.view.bars
-    assert st.open_step_timeline(parent, "llama3-70b", "h100", "", 4, batch, ctx, sync=True) is dlg
+    assert std.open_step_timeline(parent, "llama3-70b", "h100", "", 4, batch, ctx, sync=True) is dlg
     assert dlg.view is view and view.bars is bars and view.spec.n == 4
     assert math.isclose(view.total(), simulate(L70, 4, batch, ctx).time, rel_tol=1e-12)
     assert len(compute_rects_of(view, 3)) == len(records_of(view.comm, 3)) and compute_rects_of(view, 4) == []
@@ -214,7 +218,7 @@ def test_click_on_the_latency_plot_opens_that_n(qtbot):
     y = sum(vb.viewRange()[1]) / 2
     pos = lv.latency_widget.mapFromScene(vb.mapViewToScene(QPointF(math.log10(8), y)))
     qtbot.mouseClick(lv.latency_widget.viewport(), Qt.LeftButton, pos=pos)
-    dlg = lv.findChild(st.StepTimelineDialog)
+    dlg = lv.findChild(std.StepTimelineDialog)
     assert dlg is not None and dlg.view.spec.n == 8
     qtbot.waitUntil(lambda: dlg.view.data is not None, timeout=60000)
     assert math.isclose(dlg.view.total(), simulate(L70, 8, 1, 2048).time, rel_tol=1e-12)
@@ -256,7 +260,7 @@ def test_labels_never_overlap_and_fit_their_bars(qtbot, n, model, size):
     ticks = view.plot.getAxis("left")._tickLevels[0]
     vb = view.plot.getViewBox()
     ys = sorted(vb.mapViewToScene(QPointF(0, v)).y() for v, _t in ticks)
-    h = st.QFontMetricsF(st.theme.font("small")).height()
+    h = QFontMetricsF(theme.font("small")).height()
     assert all(b - a >= h * 0.99 for a, b in zip(ys, ys[1:]))
     assert ticks[0][1] == "GPU 0"
 
@@ -271,7 +275,7 @@ def test_zoom_to_layer_covers_that_layer_only(qtbot):
     view = make_view(qtbot, n=8)
     view.zoom_to_layer(10)
     a, b = view.x_range()
-    recs = [c for c in view.comm.trace.computes if st.op_layer(c) == 10]
+    recs = [c for c in view.comm.trace.computes if stm.op_layer(c) == 10]
     assert a <= min(c.t_start for c in recs) and max(c.t_end for c in recs) <= b
     assert b - a < view.total() / 20  # a layer, not the step
     view.zoom_all()
@@ -292,8 +296,8 @@ def test_every_string_is_translated_to_chinese(qtbot):
     for en, zh in zip(english, chinese):
         assert en != zh and re.search(r"[\u4e00-\u9fff]", zh), zh
     assert view.plot.getAxis("left")._tickLevels[0][0][1] != "GPU 0" or True  # GPU stays a name
-    for names in (st.kind_names(), st.kind_short_names()):
-        assert names["attn"] != "attention" or names is st.kind_short_names()
+    for names in (sti.kind_names(), sti.kind_short_names()):
+        assert names["attn"] != "attention" or names is sti.kind_short_names()
     # every message of this file's context in the .ts is finished
     import xml.etree.ElementTree as ET
 
@@ -308,41 +312,41 @@ def test_every_string_is_translated_to_chinese(qtbot):
 
 def test_bad_input_says_what_is_wrong():
     with pytest.raises(ValueError, match="unknown model"):
-        st.StepSpec("llama-99", "h100")
+        stm.StepSpec("llama-99", "h100")
     with pytest.raises(ValueError, match="n must be"):
-        st.StepSpec("llama3-70b", "h100", None, 0)
+        stm.StepSpec("llama3-70b", "h100", None, 0)
     with pytest.raises(ValueError, match="no fp8"):
-        st.StepSpec("llama3-70b", "a100", None, 8, prec="fp8")
+        stm.StepSpec("llama3-70b", "a100", None, 8, prec="fp8")
     with pytest.raises(ValueError, match="unknown overlap"):
-        st.StepSpec("llama3-70b", "h100").simulate("sometimes")
+        stm.StepSpec("llama3-70b", "h100").simulate("sometimes")
 
 
 def test_command_line_screenshot(qtbot, tmp_path, capsys):
     out = tmp_path / "step.png"
-    assert st.main(["--model", "llama3-8b", "--n", "2", "--layer", "3", "--screenshot", str(out)]) == 0
+    assert std.main(["--model", "llama3-8b", "--n", "2", "--layer", "3", "--screenshot", str(out)]) == 0
     assert out.stat().st_size > 10_000
     assert "simulated step" in capsys.readouterr().out
-    assert st.main(["--model", "nope", "--screenshot", str(out)]) == 2
+    assert std.main(["--model", "nope", "--screenshot", str(out)]) == 2
     # the engine refuses async overlap on a non-ring all-reduce: one line on stderr, exit 2
-    assert st.main(["--model", "llama3-8b", "--n", "2", "--algo", "rd", "--overlap", "async",
+    assert std.main(["--model", "llama3-8b", "--n", "2", "--algo", "rd", "--overlap", "async",
                     "--screenshot", str(out)]) == 2
     assert "ring" in capsys.readouterr().err
 
 
 def test_fmt_time_picks_the_unit():
-    assert st.fmt_time(0.0130) == "13.0 ms"
-    assert st.fmt_time(41.23e-6) == "41.2 µs"
-    assert st.fmt_time(850e-9) == "850 ns"
-    assert st.fmt_time(1.5) == "1.50 s"
+    assert stm.fmt_time(0.0130) == "13.0 ms"
+    assert stm.fmt_time(41.23e-6) == "41.2 µs"
+    assert stm.fmt_time(850e-9) == "850 ns"
+    assert stm.fmt_time(1.5) == "1.50 s"
 
 
 def test_hover_names_the_op_and_the_collective_under_the_mouse(qtbot):
     view = make_view(qtbot, n=8)
-    rec = next(c for c in view.comm.trace.computes if c.device == 5 and st.op_kind(c) == "attn" and c.layer == 7)
+    rec = next(c for c in view.comm.trace.computes if c.device == 5 and stm.op_kind(c) == "attn" and c.layer == 7)
     y0, y1 = view.lanes()["compute"]
     text = view.hover_text(0.5 * (rec.t_start + rec.t_end), 5 + 0.5 * (y0 + y1))
     assert "GPU 5, layer 7: attention" in text and "memory-bound" in text
-    assert st.fmt_time(rec.t_end - rec.t_start) in text
+    assert stm.fmt_time(rec.t_end - rec.t_start) in text
     coll = view.comm.trace.collectives[10]
     y0, y1 = view.lanes()["comm"]
     text = view.hover_text(0.5 * (coll.t_start + coll.t_end), 2 + 0.5 * (y0 + y1))
@@ -351,14 +355,14 @@ def test_hover_names_the_op_and_the_collective_under_the_mouse(qtbot):
 
 
 def test_a_prefill_step_is_longer_than_its_roofline_and_says_why(qtbot):
-    spec = st.StepSpec(L70_2, "h100", None, 8, 1, 0, prompt=512)
+    spec = stm.StepSpec(L70_2, "h100", None, 8, 1, 0, prompt=512)
     view = st.StepTimelineView(spec, "none", sync=True)
     qtbot.addWidget(view)
     ref = cost_model.simulate_prefill_step(L70_2, H100, NVLINK4, 8, 1, 512, 0)
     assert math.isclose(view.total(), ref.time, rel_tol=1e-12)
     assert "Prefill of 512 tokens" in view.headline.text()
     roof = cost_model.tp_prefill_step(L70_2, H100, NVLINK4, 8, 1, 512, 0)
-    if view.total() > roof["t_step"] * (1 + st.AGREE_REL):
+    if view.total() > roof["t_step"] * (1 + stm.AGREE_REL):
         assert "compute-bound" in view.why.text()
 
 
@@ -375,7 +379,7 @@ def test_layer_ticks_mark_where_each_layer_starts_and_thin_out(qtbot):
     assert 2 <= whole < L70.n_layers  # 80 layers do not all fit at 1280 px: thinned
     vb = view.plot.getViewBox()
     xs = [vb.mapViewToScene(QPointF(x, 0)).x() for x, _t in ticks]
-    w = st.QFontMetricsF(st.theme.font("small")).horizontalAdvance("88")
+    w = QFontMetricsF(theme.font("small")).horizontalAdvance("88")
     assert all(b - a > w for a, b in zip(xs, xs[1:]))
     view.zoom_to_layer(40)
     labels = [t for _x, t in view.layer_axis._tickLevels[0]]
@@ -385,7 +389,7 @@ def test_layer_ticks_mark_where_each_layer_starts_and_thin_out(qtbot):
 
 def test_more_gpus_than_the_timeline_simulates_is_refused_clearly():
     with pytest.raises(ValueError, match="at most 64 GPUs"):
-        st.StepSpec("llama3-70b", "h100", None, 128)
+        stm.StepSpec("llama3-70b", "h100", None, 128)
 
 
 def test_chunks_of_a_collective_matmul_are_one_label_with_ticks(qtbot):
@@ -393,7 +397,7 @@ def test_chunks_of_a_collective_matmul_are_one_label_with_ticks(qtbot):
     view.zoom_to_layer(40)
     labels = _painted_labels(view)
     vb = view.plot.getViewBox()
-    recs = sorted((c for c in view.comm.trace.computes if c.device == 0 and c.layer == 40 and st.op_kind(c) == "down"),
+    recs = sorted((c for c in view.comm.trace.computes if c.device == 0 and c.layer == 40 and stm.op_kind(c) == "down"),
                   key=lambda c: c.t_start)
     assert len(recs) == 8  # the engine tiles the row-parallel matmul into n chunks
     a = view.plot.mapFromScene(vb.mapViewToScene(QPointF(recs[0].t_start, 0))).x()
@@ -401,7 +405,7 @@ def test_chunks_of_a_collective_matmul_are_one_label_with_ticks(qtbot):
     y0, y1 = (view.plot.mapFromScene(vb.mapViewToScene(QPointF(0, y))).y() for y in view.lanes()["compute"])
     on_it = [t for r, t, _c, _b in labels if a - 1 <= r.center().x() <= b + 1 and y0 <= r.center().y() <= y1]
     assert len(on_it) == 1 and on_it[0].startswith("down")  # one label for the 8 chunks
-    assert st.fmt_time(recs[-1].t_end - recs[0].t_start) in view.hover_text(recs[3].t_start + 1e-9, 0.3)
+    assert stm.fmt_time(recs[-1].t_end - recs[0].t_start) in view.hover_text(recs[3].t_start + 1e-9, 0.3)
     cuts = view.labels.cut_lines(vb.childGroup.sceneTransform(), view.x_range())
     assert len(cuts) >= 2 * 7  # 7 boundaries inside down, 7 inside Wo, on each GPU: ticks at the top and bottom
 
@@ -429,7 +433,7 @@ def test_wheel_zooms_time_only_and_items_stay(qtbot):
 def test_hovering_a_bar_sets_the_tooltip(qtbot):
     view = make_view(qtbot, n=8)
     view.zoom_to_layer(3)
-    rec = next(c for c in view.comm.trace.computes if c.device == 1 and c.layer == 3 and st.op_kind(c) == "gate_up")
+    rec = next(c for c in view.comm.trace.computes if c.device == 1 and c.layer == 3 and stm.op_kind(c) == "gate_up")
     vb = view.plot.getViewBox()
     y0, y1 = view.lanes()["compute"]
     pos = view.plot.mapFromScene(vb.mapViewToScene(QPointF(0.5 * (rec.t_start + rec.t_end), 1 + 0.5 * (y0 + y1))))
@@ -451,7 +455,7 @@ def test_the_opener_slot_simulates_off_the_event_loop(qtbot):
     qtbot.addWidget(parent)
     params = {"model": "llama3-8b", "chip": "h100", "link": "", "batch": 4, "ctx": 1024, "w_bytes": 2.0,
               "kv_bytes": 2.0, "act_bytes": 2.0, "algo": "ring"}
-    opener = st.StepTimelineOpener(parent, lambda: params)
+    opener = std.StepTimelineOpener(parent, lambda: params)
     opener.open_at(2)
     view = opener.dialog.view
     if view.data is None:  # still simulating in its worker thread
@@ -476,11 +480,11 @@ def test_a_result_for_the_previous_step_is_dropped(qtbot):
         gate.wait(60)
         return cost_model.simulate_decode_step(*a, **kw)
 
-    view = st.StepTimelineView(st.StepSpec(L70_2, "h100", None, 4, 32, 8192), "none", simulate=held, sync=False)
+    view = st.StepTimelineView(stm.StepSpec(L70_2, "h100", None, 4, 32, 8192), "none", simulate=held, sync=False)
     qtbot.addWidget(view)
     arrived = []
     view._results.ready.connect(lambda g, o, r: arrived.append(g))
-    view.set_spec(st.StepSpec(L70_2, "h100", None, 2, 32, 8192))  # while n = 4 is still simulating
+    view.set_spec(stm.StepSpec(L70_2, "h100", None, 2, 32, 8192))  # while n = 4 is still simulating
     gate.set()
     qtbot.waitUntil(lambda: len(arrived) == 2, timeout=60_000)  # both workers have reported
     qtbot.waitUntil(lambda: view.data is not None, timeout=60_000)
@@ -500,8 +504,8 @@ def test_a_click_between_points_opens_the_nearest_tensor_parallel_degree(qtbot):
     vb = lv.plot1.getViewBox()
     y = sum(vb.viewRange()[1]) / 2
     # Llama-3 70B: 64 heads, 8 KV heads, d_ff 28672 -> 1, 2, 4, 8, 16, 32, 64 (tp_layout's rule)
-    assert st.tp_degrees(L70) == [1, 2, 4, 8, 16, 32, 64]
+    assert stm.tp_degrees(L70) == [1, 2, 4, 8, 16, 32, 64]
     for n_mouse, want in ((7, 8), (5, 4), (40, 32)):
         pos = vb.mapViewToScene(QPointF(math.log10(n_mouse), y))
-        assert st.n_at_scene_pos(lv, pos) == want
-    assert st.n_at_scene_pos(lv, vb.mapViewToScene(QPointF(math.log10(500), y))) == 500  # refused by the caller
+        assert std.n_at_scene_pos(lv, pos) == want
+    assert std.n_at_scene_pos(lv, vb.mapViewToScene(QPointF(math.log10(500), y))) == 500  # refused by the caller

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from simcore.comm_sim import ALLREDUCE_ALGOS, message_count
+from simcore.algorithms import ALLREDUCE_ALGOS, message_count
 from simcore.sharding import make_comm, unshard
 from simcore.tensor_parallel import (MATRICES, kv_group_of_device, kv_replicas, shard_params_tp, tp_caches, tp_forward,
                                      tp_layout, tp_share, weight_slices)

@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 from simcore import comm_sim
-from simcore.comm_sim import LINKS, Comm
-from simcore.topo_collectives import (allreduce_hier, allreduce_ring_nodes, allreduce_torus, channel_ring, t_hier,
-                                      t_ring_nodes, t_torus, torus_all_gather, torus_reduce_scatter)
+from simcore.comm_sim import Comm
+from simcore.links import LINKS
+from simcore.topo_closed_forms import t_hier, t_ring_nodes, t_torus
+from simcore.topo_collectives import (allreduce_hier, allreduce_ring_nodes, allreduce_torus, channel_ring,
+                                      torus_all_gather, torus_reduce_scatter)
 
 NVL, IB, ICI = LINKS["nvlink4"], LINKS["ib-ndr400"], LINKS["tpu-v5e-ici"]
 

@@ -15,8 +15,10 @@ import math
 import numpy as np
 import pytest
 
-from simcore.comm_sim import (ALGORITHMS, IB_NDR400, LINKS, NVLINK4, PCIE4, TPU_V4_ICI, Comm, LinkSpec, nodes,
-                              switch, t_formula_on, torus)
+from simcore.algorithms import ALGORITHMS, t_formula_on
+from simcore.comm_sim import Comm
+from simcore.links import IB_NDR400, LINKS, NVLINK4, PCIE4, TPU_V4_ICI, LinkSpec
+from simcore.topology import nodes, switch, torus
 from simcore.trace import SWITCH
 
 from closed_forms import reference_time

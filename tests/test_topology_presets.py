@@ -5,9 +5,10 @@ import math
 
 import pytest
 
-from simcore.comm_sim import LINKS, LinkSpec, t_formula
+from simcore.algorithms import t_formula
+from simcore.links import LINKS, LinkSpec
 from simcore.hw_specs import CHIPS
-from simcore.topo_collectives import t_axis_all_gather, t_hier, t_ring_nodes, t_torus
+from simcore.topo_closed_forms import t_axis_all_gather, t_hier, t_ring_nodes, t_torus
 from simcore.topology_presets import PRESETS, get_preset
 
 NVL = LinkSpec("nvl", 1.9e-6, 450e9)

@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from simcore.comm_sim import ALLREDUCE_ALGOS
+from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.scenarios import parse_bytes, run_collective
 from simcore.trace import ALL, SWITCH, Collective, Compute, Initial, Trace, buffer_values
 

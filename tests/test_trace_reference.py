@@ -15,7 +15,11 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from simcore.comm_sim import ALGORITHMS, NVLINK4, Comm, LinkSpec, allreduce_ring, reduce_scatter_ring, switch
+from simcore.algorithms import ALGORITHMS
+from simcore.collectives import allreduce_ring, reduce_scatter_ring
+from simcore.comm_sim import Comm
+from simcore.links import NVLINK4, LinkSpec
+from simcore.topology import switch
 from simcore.trace import ALL, SWITCH
 
 LINK = LinkSpec("test link", alpha=1.3e-6, bw=7e10)

@@ -14,7 +14,8 @@ from app import i18n, theme
 from app.latency_view import DEFAULTS, LatencyView
 from app.state import Playback, Scenario, ScenarioModel
 from simcore import cost_model
-from simcore.comm_sim import LINKS, t_formula
+from simcore.algorithms import t_formula
+from simcore.links import LINKS
 from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
 

@@ -1,0 +1,266 @@
+"""
+algorithms — the algorithm registry (one Algorithm record per collective algorithm) and the
+closed forms read from it: t_formula, t_formula_on, message_count, and nccl-tests' algbw and
+busbw. Re-exported by simcore.comm_sim, the engine's public face.
+
+Algorithms. Every collective algorithm is one `Algorithm` record in a registry
+(ALLREDUCE_ALGOS, ALLGATHER_ALGOS, REDUCE_SCATTER_ALGOS; ALGORITHMS[op] is the registry of
+op): its function, its closed form on one switch, its message count, its phases, the key of
+its sentences in the app and its formula as written on a slide. t_formula and message_count
+read the registry. Adding an algorithm = its function + one record + its sentences in
+app/explain.py (ALGO_TEXT).
+
+Closed forms on one non-blocking switch, n devices, S bytes (the full array), α and β of the
+link; each is the simulated time of one collective on an idle Comm (the tests check 1e-9):
+    ring all-gather / reduce-scatter   (n−1)·(α + S/(nβ))        Thakur, Rabenseifner & Gropp,
+    ring all-reduce                    2(n−1)·(α + S/(nβ))       "Optimization of Collective
+    recursive doubling all-reduce      log2(n)·(α + S/β)          Communication Operations in
+        n not a power of two, p = 2^⌊log2 n⌋: (log2 p + 2)·(α + S/β)   MPICH", IJHPCA 2005
+    one-shot (direct) all-reduce       α + (n−1)·S/β              TensorRT-LLM / vLLM custom
+    two-shot all-reduce                2α + 2(n−1)·S/(nβ)         all-reduce (one-shot, two-shot)
+    one-shot all-gather / reduce-scatter  α + (n−1)·S/(nβ)
+    in-network (NVLS) all-reduce       2α + (n+1)·S/(nβ)          NCCL docs, NVLS algorithm
+On nodes and tori, t_formula_on(topology, algo, S, op) gives the closed forms that exist (ring
+on nodes: the slowest hop governs; rd on nodes; in-network through the fabric; rings on a 1-D
+torus). Ring and recursive doubling wait for the previous step's data at every step, so they pay α
+per step; one-shot, two-shot and in-network issue their messages at once and pay α once per
+phase, their ports streaming bytes back to back.
+Sizes: S is always the *full* array's bytes (after byte_scale), as nccl-tests reports it:
+the all-reduce input, the all-gather output, the reduce-scatter input.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from .collectives import (allgather_direct, allgather_ring, allreduce_direct, allreduce_innet, allreduce_rd,
+                          allreduce_ring, allreduce_two_shot, reduce_scatter_direct, reduce_scatter_ring)
+from .topology import Nodes, Switch, Torus
+
+
+# ---------------------------------------------------------------------------------------
+# The algorithm registry: one record per algorithm, read by t_formula, message_count, the
+# app (names, sentences, formula panel), the CLI and the tests.
+# ---------------------------------------------------------------------------------------
+class Algorithm(NamedTuple):
+    """
+    One collective algorithm. Field [1] is the function (the lecture calls
+    `ALLREDUCE_ALGOS[algo][1](comm, arrays)`).
+
+    description    one line in English (CLI help, error messages)
+    fn             the function: all-reduce fn(comm, arrays, label=""); all-gather
+                   fn(comm, chunks, owner, label=""); reduce-scatter fn(comm, arrays, label="")
+    closed_form    closed_form(n) -> (a, b): on one idle switch T = a·α + b·S/β (n may be a
+                   numpy array; n = 1 costs nothing whatever a, b say)
+    message_count  message_count(n) -> messages one call sends (n >= 2)
+    phases         the phase names its messages carry, in order
+    explain_key    key of its sentences (name, title, hint) in app/explain.py's ALGO_TEXT
+    formula        formula(n) -> the closed form as written on a slide (plain text; α β S n)
+    """
+
+    description: str
+    fn: Callable
+    closed_form: Callable
+    message_count: Callable
+    phases: tuple
+    explain_key: str
+    formula: Callable
+
+
+def _log2_floor(nf):
+    return np.floor(np.log2(nf))
+
+
+def _rd_rounds(nf):
+    """log2(p) rounds plus the fold and the unfold when n is not a power of two."""
+    p = 2.0 ** _log2_floor(nf)
+    return np.log2(p) + np.where(p < nf, 2, 0)
+
+
+def _rd_messages(n):
+    p = 1 << (n.bit_length() - 1)
+    return p * int(math.log2(p)) + 2 * (n - p)
+
+
+def _rd_formula(n):
+    if n & (n - 1) == 0:
+        return "log₂n · (α + S/β)"
+    return "(⌊log₂n⌋ + 2) · (α + S/β)"
+
+
+ALLREDUCE_ALGOS = {
+    "ring": Algorithm(
+        "ring: reduce-scatter then all-gather, 2(n-1) steps of S/n bytes", allreduce_ring,
+        lambda n: (2 * (n - 1), 2 * (n - 1) / n), lambda n: 2 * n * (n - 1),
+        ("reduce-scatter", "all-gather"), "ring-all-reduce", lambda n: "2(n − 1) · (α + S/(nβ))"),
+    "rd": Algorithm(
+        "recursive doubling: log2(n) rounds, swap the whole buffer with d XOR 2^k", allreduce_rd,
+        lambda n: (_rd_rounds(n), _rd_rounds(n)), _rd_messages,
+        ("fold", "round", "unfold"), "rd-all-reduce", _rd_formula),
+    "innet": Algorithm(
+        "in-network reduction (NVLS/SHARP): chunks reduced in the switch, multicast back", allreduce_innet,
+        lambda n: (2 + 0 * n, (n + 1) / n), lambda n: 2 * n * n,
+        ("up", "down"), "innet-all-reduce", lambda n: "2α + (n + 1)·S/(nβ)"),
+    "direct": Algorithm(
+        "one-shot (direct): everyone sends its whole buffer to everyone at once", allreduce_direct,
+        lambda n: (1 + 0 * n, n - 1), lambda n: n * (n - 1),
+        ("round",), "one-shot-all-reduce", lambda n: "α + (n − 1)·S/β"),
+    "two-shot": Algorithm(
+        "two-shot: one-shot reduce-scatter to chunk owners, then one-shot all-gather", allreduce_two_shot,
+        lambda n: (2 + 0 * n, 2 * (n - 1) / n), lambda n: 2 * n * (n - 1),
+        ("one-shot reduce-scatter", "one-shot all-gather"), "two-shot-all-reduce", lambda n: "2α + 2(n − 1)·S/(nβ)"),
+}
+
+ALLGATHER_ALGOS = {
+    "ring": Algorithm(
+        "ring: n-1 steps, each device forwards one chunk of S/n to d+1", allgather_ring,
+        lambda n: (n - 1, (n - 1) / n), lambda n: n * (n - 1),
+        ("all-gather",), "ring-all-gather", lambda n: "(n − 1) · (α + S/(nβ))"),
+    "direct": Algorithm(
+        "one-shot (direct): each device sends its chunk to everyone at once", allgather_direct,
+        lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
+        ("one-shot all-gather",), "one-shot-all-gather", lambda n: "α + (n − 1)·S/(nβ)"),
+}
+
+REDUCE_SCATTER_ALGOS = {
+    "ring": Algorithm(
+        "ring: n-1 steps, each device adds and passes one chunk of S/n to d+1", reduce_scatter_ring,
+        lambda n: (n - 1, (n - 1) / n), lambda n: n * (n - 1),
+        ("reduce-scatter",), "ring-reduce-scatter", lambda n: "(n − 1) · (α + S/(nβ))"),
+    "direct": Algorithm(
+        "one-shot (direct): each device sends chunk c straight to its owner c", reduce_scatter_direct,
+        lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
+        ("one-shot reduce-scatter",), "one-shot-reduce-scatter", lambda n: "α + (n − 1)·S/(nβ)"),
+}
+
+OPS = ("all-reduce", "all-gather", "reduce-scatter")
+ALGORITHMS = {"all-reduce": ALLREDUCE_ALGOS, "all-gather": ALLGATHER_ALGOS, "reduce-scatter": REDUCE_SCATTER_ALGOS}
+
+
+def algorithm(op, algo) -> Algorithm:
+    """The registry record of `algo` for collective `op`; a clear ValueError for unknown ones."""
+    if op not in ALGORITHMS:
+        raise ValueError(f"unknown collective {op!r}; choose one of {', '.join(OPS)}")
+    reg = ALGORITHMS[op]
+    if algo not in reg:
+        raise ValueError(f"unknown {op} algorithm {algo!r}; choose one of {', '.join(reg)}")
+    return reg[algo]
+
+
+# ---------------------------------------------------------------------------------------
+# Closed forms and nccl-tests reporting
+# ---------------------------------------------------------------------------------------
+def t_formula(algo, n, msg_bytes, alpha, bw, op="all-reduce"):
+    """
+    Closed-form time (seconds) of one collective on an idle switch: a·α + b·S/β with (a, b)
+    from the algorithm's registry record (see the module docstring for the forms and sources).
+    algo: a key of ALGORITHMS[op]; n: devices (int or numpy array); msg_bytes: S, the full
+    array's bytes; alpha: s/message; bw: bytes/s per port per direction. n == 1 costs nothing.
+    """
+    rec = algorithm(op, algo)
+    n_arr = np.asarray(n)
+    if np.any(n_arr < 1):
+        raise ValueError(f"n must be >= 1, got {n}")
+    nf = n_arr.astype(float)
+    S = np.asarray(msg_bytes, dtype=float)
+    if not np.all(np.isfinite(S) & (S >= 0)):
+        raise ValueError(f"message size must be a finite number of bytes >= 0, got {msg_bytes!r}")
+    if not (math.isfinite(alpha) and alpha >= 0 and math.isfinite(bw) and bw > 0):
+        raise ValueError(f"alpha must be >= 0 s and bw > 0 bytes/s (both finite), got {alpha!r}, {bw!r}")
+    a, b = rec.closed_form(nf)
+    t = np.where(n_arr == 1, 0.0, a * alpha + b * S / bw)
+    return float(t) if t.ndim == 0 else t
+
+
+def _ring_on_nodes(op, topo, S):
+    """
+    Ring (all-gather / reduce-scatter: K = n−1 steps; all-reduce: K = 2(n−1)) on nodes(m, q):
+    the ring d -> d+1 crosses between nodes m times (after every q-th device). Chunks of
+    s = S/n bytes; a hop costs c = α + s/β of its link to cross and holds its ports s/β.
+    Step k of device d starts when the chunk from d−1's step k−1 has landed and d's previous
+    message has left its port, so the finish time is the longest path through (step, hop):
+    one chunk crossing V consecutive hops and waiting K − V steps behind the slowest port,
+        T = max over V = 1..K of  J·c_inter + (V − J)·c_intra + (K − V)·s/β_inter,
+        J = ⌈V/q⌉ (inter-node hops in the best run of V hops).
+    Limits: α → 0 gives K·s/β_inter (the slowest hop governs every step); S → 0 gives
+    ⌈K/q⌉·α_inter + (K − ⌈K/q⌉)·α_intra. Needs the inter-node hop no faster than the intra one.
+    """
+    n, q = topo.n, topo.per_node
+    K = 2 * (n - 1) if op == "all-reduce" else n - 1
+    s = S / n
+    A, I = topo.intra, topo.inter
+    if topo.n_nodes == 1 or q == 1:
+        link = A if topo.n_nodes == 1 else I
+        return K * (link.alpha + s / link.bw)
+    if I.alpha < A.alpha or I.bw > A.bw:
+        raise ValueError(f"{topo.name}: the ring's closed form assumes the inter-node link is no faster than the "
+                         f"intra-node one")
+    V = np.arange(1, K + 1, dtype=float)
+    J = np.ceil(V / q)
+    c_inter, c_intra = I.alpha + s / I.bw, A.alpha + s / A.bw
+    return float(np.max(J * c_inter + (V - J) * c_intra + (K - V) * s / I.bw))
+
+
+def t_formula_on(topology, algo, msg_bytes, op="all-reduce"):
+    """
+    Closed-form time (seconds) of one collective on an idle Comm(topology), where one exists:
+      switch(n, link)             every algorithm: t_formula with the link's α and β
+      nodes(m, q, intra, inter)   on one node: the switch forms with intra; with q = 1: with inter;
+                                  ring (every op): see _ring_on_nodes (the slowest hop governs);
+                                  rd, n a power of two: log2(q)·(α + S/β)_intra + log2(m)·(α + S/β)_inter
+                                  (round k pairs d with d XOR 2^k: inside the node while 2^k < q);
+                                  innet (SHARP in the fabric): 2α + (n+1)·S/(nβ) with inter
+      torus((n,), link)           a ring: ring algorithms as on a switch
+    Anything else raises ValueError (the simulation still runs where the messages can go).
+    Each form is one collective call, so the topology's base latency (topology.base) is added
+    once (n > 1).
+    """
+    S = float(msg_bytes)
+    algorithm(op, algo)
+    base = float(getattr(topology, "base", 0.0))
+    t = _t_formula_on(topology, algo, S, op)
+    return t + base if topology.n > 1 else t
+
+
+def _t_formula_on(topology, algo, S, op):
+    if isinstance(topology, Switch):
+        return t_formula(algo, topology.n, S, topology.link.alpha, topology.link.bw, op=op)
+    n = topology.n
+    if n == 1:
+        return 0.0
+    if isinstance(topology, Nodes):
+        m, q, A, I = topology.n_nodes, topology.per_node, topology.intra, topology.inter
+        if m == 1 or q == 1:
+            link = A if m == 1 else I
+            return t_formula(algo, n, S, link.alpha, link.bw, op=op)
+        if algo == "ring":
+            return _ring_on_nodes(op, topology, S)
+        if op == "all-reduce" and algo == "rd" and n & (n - 1) == 0:
+            return math.log2(q) * (A.alpha + S / A.bw) + math.log2(m) * (I.alpha + S / I.bw)
+        if op == "all-reduce" and algo == "innet":
+            return t_formula("innet", n, S, I.alpha, I.bw)
+    if isinstance(topology, Torus) and len(topology.shape) == 1 and algo == "ring":
+        return t_formula(algo, n, S, topology.link.alpha, topology.link.bw, op=op)
+    raise ValueError(f"no closed form for {op} with algorithm {algo!r} on {topology.name}")
+
+
+def message_count(algo, n, op="all-reduce"):
+    """How many messages one collective sends (what the trace must contain)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a whole number of devices >= 1, got {n!r}")
+    rec = algorithm(op, algo)
+    return 0 if n == 1 else int(rec.message_count(int(n)))
+
+
+def algbw(msg_bytes, t):
+    """nccl-tests algorithm bandwidth: S / t (bytes/s)."""
+    return msg_bytes / t
+
+
+def busbw(op, n, msg_bytes, t):
+    """nccl-tests bus bandwidth: algbw × 2(n−1)/n (all-reduce) or × (n−1)/n (gather, scatter)."""
+    factor = 2 * (n - 1) / n if op == "all-reduce" else (n - 1) / n
+    return algbw(msg_bytes, t) * factor
