@@ -38,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> _Parser:
     from simcore.algorithms import ALLREDUCE_ALGOS as ALGOS  # the registry: no copy of the names here
 
-    from .scenarios import KINDS
+    from .core.scenarios import KINDS
 
     p = _Parser(prog="shard-lab", description="Tensor parallelism you can watch.")
     p.add_argument("file", nargs="?", default=None, metavar="FILE.json", help="a saved scenario to open")
@@ -147,7 +147,7 @@ def main(argv=None) -> int:
             sc = sf.scenario
         else:
             if "--bytes" not in given:  # the default size adapts to n
-                from .scenarios import fit_bytes
+                from .core.scenarios import fit_bytes
 
                 nbytes = fit_bytes(nbytes, args.n, args.scenario)
             sc = Scenario(kind=args.scenario, n=args.n, algo=args.algo or "ring", nbytes=nbytes, link=args.link)
@@ -164,7 +164,7 @@ def main(argv=None) -> int:
     _set_language(app, args.lang)  # None: the language saved last time, else the system locale (app/i18n.py)
 
     from .main_window import MainWindow
-    from .presentation import apply_look
+    from .classroom.presentation import apply_look
 
     apply_look(app)  # style, palette and stylesheet before the widgets exist: they are polished once
     win = MainWindow(model, playback)
@@ -194,7 +194,7 @@ def main(argv=None) -> int:
 
 def _export_animations(win, args) -> int:
     """--export-gif / --export-mp4: write the animation headless (app/export.py), exit 0 or 1."""
-    from .export import ExportError, export_animation
+    from .classroom.export import ExportError, export_animation
 
     for path in (args.export_gif, args.export_mp4):
         if not path:

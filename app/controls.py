@@ -15,8 +15,9 @@ from simcore.links import LINKS
 from simcore.scenarios import parse_bytes
 from simcore.topology_presets import PRESETS, offered_algos
 
-from . import scenarios, theme
-from .explain import algo_text, fmt_bytes
+from .core import scenarios
+from . import theme
+from .views.text.explain import algo_text, fmt_bytes
 
 GROUPS = ("collective", "matmul", "tp-forward", "decode")
 SIZE_PRESETS = (2**12, 2**16, 2**20, 2**24, 2**28, 2**30)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tempfile
 
 from PySide6.QtCore import QCoreApplication, QFileInfo, QMimeDatabase
 from PySide6.QtGui import QAbstractFileIconProvider
@@ -160,3 +161,76 @@ def guard_file_dialogs(app):
     if not _guard.get("connected"):
         _guard["connected"] = True
         app.focusChanged.connect(_on_focus_changed)
+
+
+# ---------------------------------------------------------------------------------------
+# Writing files atomically (every export and the scenario files)
+# ---------------------------------------------------------------------------------------
+class ExportError(Exception):
+    """An export failed; the message is meant for the user (one clear sentence)."""
+
+
+class ExportCancelled(ExportError):
+    """The user cancelled; no file was written."""
+
+
+def check_writable(path: str):
+    """Raise ExportError with a clear sentence if `path` cannot be written."""
+    path = os.path.abspath(os.fspath(path))
+    folder = os.path.dirname(path)
+    try:
+        check_writable_target(path)  # never write into a device, a pipe or /proc, /sys, /dev
+    except UnsafeFile as e:
+        raise ExportError(str(e)) from None
+    if os.path.isdir(path):
+        raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: it is a folder.")
+                          .replace("%1", path))
+    if not os.path.isdir(folder):
+        raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: the folder %2 does not exist.")
+                          .replace("%1", path).replace("%2", folder))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: no permission to write in %2.")
+                          .replace("%1", path).replace("%2", folder))
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: the file is read-only.")
+                          .replace("%1", path))
+
+
+def atomic_write(path: str, write, suffix: str | None = None):
+    """
+    Call write(tmp_path) to write a temporary file in the target's folder, then move it onto
+    `path` in one step. On any exception (including ExportCancelled) the temporary file is
+    removed and the target is left as it was.
+    """
+    path = os.path.abspath(os.fspath(path))
+    check_writable(path)
+    suffix = suffix if suffix is not None else os.path.splitext(path)[1]
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".shard-lab-", suffix=suffix, dir=os.path.dirname(path))
+    except OSError as e:
+        raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: %2")
+                          .replace("%1", path).replace("%2", e.strerror or str(e))) from None
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, _mode_for(path))  # mkstemp makes 0600; give it what a new file would get
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise ExportError(QCoreApplication.translate("Export", "Cannot write %1: %2")
+                              .replace("%1", path).replace("%2", e.strerror or str(e))) from None
+        raise
+
+
+def _mode_for(path: str) -> int:
+    """The permission bits `path` has now, or those a newly created file gets (umask)."""
+    try:
+        return os.stat(path).st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

@@ -20,11 +20,11 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog
 
 from . import theme
 from .controls import ControlPanel
-from .explain import ExplainPanel, fmt_bytes, fmt_time
-from .frame import frame_at
+from .views.text.explain import ExplainPanel, fmt_bytes, fmt_time
+from .core.frame import frame_at
 from .icons import camera_icon, tinted_icon
-from .ring_texts import forward_status
-from .ring_view import RingView
+from .views.ring.ring_texts import forward_status
+from .views.ring.ring_view import RingView
 from .state import Playback, Scenario, ScenarioModel
 
 SCRUB_STEPS = 1000
@@ -78,7 +78,7 @@ class RingPage(QWidget):
     def matmul(self):
         """The matmul panel (app.matmul_view), left of the ring, built on first use."""
         if self._matmul is None:
-            from .matmul_view import MatmulView
+            from .views.ring.matmul_view import MatmulView
 
             self._matmul = MatmulView(self.model, self.playback)
             self.split.insertWidget(0, self._matmul)
@@ -152,7 +152,7 @@ class MainWindow(QMainWindow):
     def _install_classroom(self):
         """Presentation mode, languages, exports, scenario files, formula panel, predict-then-reveal:
         app/classroom.py adds them through the extension points below, in one call."""
-        from .classroom import install_classroom
+        from .classroom.classroom import install_classroom
 
         self.classroom = install_classroom(self)
 
@@ -195,7 +195,7 @@ class MainWindow(QMainWindow):
     def _add_extra_views(self):
         """Views from other modules (weights, buffers, latency), if they are installed."""
         try:
-            from .views import extra_views
+            from .tabs import extra_views
         except ImportError:
             return
         try:
@@ -461,7 +461,7 @@ class MainWindow(QMainWindow):
                 QMessageBox.warning(self, self.tr("Screenshot"), self.tr("Could not write {path}").format(path=path))
 
     def _on_calibrate_triggered(self):
-        from .calibration import CalibrationDialog
+        from .classroom.calibration import CalibrationDialog
 
         dlg = getattr(self, "calibration_dialog", None)
         if dlg is None:
@@ -500,7 +500,7 @@ class MainWindow(QMainWindow):
     def timeline(self):
         """The timeline view (app.timeline), built on first use."""
         if self._timeline is None:
-            from .timeline import TimelineView
+            from .views.timeline.timeline import TimelineView
 
             self._timeline = TimelineView(self.model, self.playback)
             self.timeline_dock.setWidget(self._timeline)

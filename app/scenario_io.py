@@ -41,7 +41,7 @@ from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.links import LINKS, LinkSpec
 from simcore.topology_presets import PRESETS
 
-from . import scenarios
+from .core import scenarios
 from .state import Scenario
 
 SCHEMA = "shard-lab-scenario"
@@ -337,7 +337,7 @@ def load_scenario(path: str) -> ScenarioFile:
 
 def save_scenario(path: str, sc: Scenario, step: int | None = None, note: str = ""):
     """Write a scenario file atomically (ExportError with a clear sentence if it cannot)."""
-    from .export import atomic_write  # the export module is loaded when first needed
+    from .files import atomic_write
 
     text = dumps(sc, step, note)
 

@@ -12,68 +12,14 @@ from __future__ import annotations
 from . import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
 import bisect
-from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
 
-from simcore.scenarios import parse_bytes
-
-from . import scenarios
-from .frame import time_eps
+from .core import scenarios
+from .core.scenarios import Scenario  # noqa: F401  (the model's value type)
+from .core.frame import time_eps
 
 KINDS = scenarios.KINDS
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """
-    What to simulate. kind: one of KINDS; n: devices; algo: the all-reduce algorithm (ring for
-    the kinds without a choice); nbytes: S, the collective's full array in bytes (TP and matmul
-    time their toy arrays as if they were S bytes); link: a key of simcore.comm_sim.LINKS;
-    topology: "" (every device on one switch over `link`) or a simcore.topology_presets key
-    (that machine's wiring, links and algorithms; the collectives only).
-    """
-
-    kind: str = "all-gather"
-    n: int = 8
-    algo: str = "ring"
-    nbytes: float = float(2**20)
-    link: str = "nvlink4"
-    topology: str = ""
-
-    def validate(self) -> Scenario:
-        scenarios.validate(self)
-        return self
-
-    def with_changes(self, **changes) -> Scenario:
-        """A new Scenario; a kind without an algorithm choice falls back to ring unless asked."""
-        if "nbytes" in changes and isinstance(changes["nbytes"], str):
-            changes["nbytes"] = parse_bytes(changes["nbytes"])
-        unknown = set(changes) - set(self.__dataclass_fields__)
-        if unknown:
-            raise ValueError(f"unknown scenario field(s): {', '.join(sorted(unknown))}")
-        new = replace(self, **changes)
-        if "algo" not in changes and not scenarios.takes_algo(new.kind):
-            new = replace(new, algo="ring")
-        if "algo" not in changes:
-            new = replace(new, algo=machine_algo(new))
-        return new
-
-
-def machine_algo(sc) -> str:
-    """The scenario's algorithm if its machine offers it, else the machine's default (the first
-    offered); with no machine, the topology algorithms fall back to the ring."""
-    if not sc.topology:
-        return "ring" if sc.algo not in scenarios.ALLREDUCE_ALGOS else sc.algo
-    from simcore.topology_presets import get_preset, offered_algos
-
-    try:
-        if not get_preset(sc.topology).is_valid(sc.n):
-            return sc.algo  # validate() names the problem
-        offered = offered_algos(sc.topology, sc.n, sc.kind if sc.kind in scenarios.COLLECTIVE_KINDS else "all-reduce")
-    except ValueError:
-        return sc.algo
-    return sc.algo if sc.algo in offered else offered[0]
 
 
 class ScenarioModel(QObject):

@@ -468,12 +468,12 @@ def bench_sweep(mode: Mode) -> list[Figure]:
     FFN curves for all 1024 values of n and updates the plot items; then the event loop runs and
     the whole 1600x900 view is painted into a QImage. The 60 ms debounce itself is not counted.
     """
-    why = _missing("app.latency_view", "app.state")
+    why = _missing("app.views.latency.latency_view", "app.state")
     if why:
         return [Figure("sweep_ms", None, "ms", why)]
     from PySide6.QtGui import QImage
 
-    from app.latency_view import LatencyView
+    from app.views.latency.latency_view import LatencyView
     from app.state import Playback, ScenarioModel
 
     _isolated_settings()

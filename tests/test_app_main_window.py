@@ -232,7 +232,7 @@ def test_extra_views_register_as_tabs(qtbot, monkeypatch):
         made.append((model, playback))
         return [(key, key.title(), QLabel(key)) for key in ("weights", "buffers", "latency")]
 
-    monkeypatch.setitem(sys.modules, "app.views", types.SimpleNamespace(extra_views=extra_views))
+    monkeypatch.setitem(sys.modules, "app.tabs", types.SimpleNamespace(extra_views=extra_views))
     model, pb, win = make_window(qtbot, kind="all-gather", n=4)
     assert made == [(model, pb)]
     assert win.tab_keys() == ["ring", "weights", "buffers", "latency"]
@@ -266,9 +266,9 @@ def test_a_calibrated_link_becomes_a_preset_and_times_the_scenario(qtbot):
 
 
 def test_the_real_extra_views_are_tabs_built_on_first_show(qtbot):
-    from app.buffer_view import BufferView
-    from app.latency_view import LatencyView
-    from app.weights_view import WeightsView
+    from app.views.buffers.buffer_view import BufferView
+    from app.views.latency.latency_view import LatencyView
+    from app.views.weights.weights_view import WeightsView
 
     model, pb, win = make_window(qtbot, kind="reduce-scatter", n=4)
     assert win.tab_keys() == ["ring", "weights", "buffers", "latency"]
@@ -307,9 +307,9 @@ def test_weights_and_latency_tabs_get_the_room_and_give_it_back(qtbot):
 
 
 def test_a_view_that_fails_to_build_says_so_in_its_tab(qtbot, monkeypatch, capsys):
-    from app import views
+    from app import tabs
 
-    monkeypatch.setattr(views, "VIEWS", (("weights", ".no_such_view", "Nope", "Weight slices"),))
+    monkeypatch.setattr(tabs, "VIEWS", (("weights", ".no_such_view", "Nope", "Weight slices"),))
     model, pb, win = make_window(qtbot, kind="tp-forward", n=4)  # opens on the weights tab
     assert win.current_tab() == "weights"
     label = win.view("weights")
@@ -340,7 +340,7 @@ def test_toolbar_icons_take_the_theme_text_colour(qtbot):
 
 @pytest.mark.parametrize("n, p", [(5, 4), (6, 4), (12, 8)])
 def test_recursive_doubling_fold_and_unfold_are_described_as_such(qapp, n, p):
-    from app.explain import describe_group
+    from app.views.text.explain import describe_group
     from simcore.scenarios import run_collective
 
     tr = run_collective("all-reduce", n, 1024.0 * n, "rd").trace

@@ -4,7 +4,7 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 
 from app import theme
-from app.ring_view import RingView
+from app.views.ring.ring_view import RingView
 from app.state import Playback, Scenario, ScenarioModel
 from simcore.trace import SWITCH
 
@@ -117,8 +117,8 @@ def test_step_boundary_shows_no_blocks_and_outlines_the_new_chunks(qtbot):
 def test_labels_and_boxes_do_not_collide(qtbot, n):
     """The layout function's rects (app/ring_layout.py) never collide, and the scene's items
     are where it put them."""
-    from app.ring_layout import ring_layout
-    from app.ring_view import ring_shape, ring_texts
+    from app.views.ring.ring_layout import ring_layout
+    from app.views.ring.ring_view import ring_shape, ring_texts
 
     model, pb, view = make_view(qtbot, size=(1600, 900), kind="all-gather", n=n)
     vp = view.viewport().rect()
@@ -240,7 +240,7 @@ def test_caption_follows_the_step_state(qtbot):
 
 
 def test_chords_and_lanes_follow_the_messages_in_flight(qtbot):
-    from app.ring_view import message_color_index
+    from app.views.ring.ring_view import message_color_index
 
     for n in (8, 64):
         model, pb, view = make_view(qtbot, size=(1600, 900), kind="all-gather", n=n)
@@ -325,7 +325,7 @@ def _reference_bar(dev, colors):
 def test_radial_bars_show_each_devices_buffer_pixel_by_pixel(qtbot, kind, algo):
     import numpy as np
 
-    from app.ring_view import bar_images
+    from app.views.ring.ring_view import bar_images
 
     model, pb, view = make_view(qtbot, size=(1600, 900), kind=kind, algo=algo, n=24)
     assert view.devices[0].radial

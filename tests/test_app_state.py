@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from app.scenarios import build_run
-from app.trace_index import TraceIndex
+from app.core.scenarios import build_run
+from app.core.trace_index import TraceIndex
 from app.state import Playback, Scenario, ScenarioModel
 from simcore.scenarios import run_collective
 

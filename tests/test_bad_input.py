@@ -331,7 +331,7 @@ def test_typing_a_bad_size_shows_the_reason_and_changes_nothing(app_window):
 
 
 def test_the_device_field_refuses_what_it_cannot_draw_and_says_so(app_window):
-    from app.scenarios import MAX_N
+    from app.core.scenarios import MAX_N
 
     w = app_window()
     for bad in (0, MAX_N + 1, 100_000):
@@ -346,7 +346,7 @@ def test_the_device_field_refuses_what_it_cannot_draw_and_says_so(app_window):
 def test_closing_the_window_during_an_export(app_window, app_env):
     """The export either finishes a whole file or leaves the old one untouched; nothing crashes."""
     pytest.importorskip("imageio")
-    from app import export
+    from app.classroom import export
 
     w = app_window(n=4)
     path = app_env / "ring.gif"

@@ -12,7 +12,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtGui import QColor  # noqa: E402
 
 from app import theme  # noqa: E402
-from app.calibration import CalibrationDialog  # noqa: E402
+from app.classroom.calibration import CalibrationDialog  # noqa: E402
 from simcore import mpi  # noqa: E402
 from simcore.calibrate import MEASURED, Point, coefficients  # noqa: E402
 from simcore.links import LinkSpec  # noqa: E402

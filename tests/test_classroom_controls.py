@@ -11,7 +11,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
-from app import scenarios  # noqa: E402
+from app.core import scenarios  # noqa: E402
 from app.state import Scenario, ScenarioModel  # noqa: E402
 from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
 

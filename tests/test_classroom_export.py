@@ -16,7 +16,7 @@ from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QMessageBox, QProgressDialog  # noqa: E402
 
-from app import export  # noqa: E402
+from app.classroom import export  # noqa: E402
 from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
 
 pytestmark = pytest.mark.usefixtures("classroom_env")

@@ -159,7 +159,7 @@ def test_exports_refuse_system_folders_and_pipes(qtbot, tmp_path):
 
 
 def test_the_calibration_dialog_refuses_a_pipe(qtbot, tmp_path):
-    from app.calibration import CalibrationDialog
+    from app.classroom.calibration import CalibrationDialog
 
     dlg = CalibrationDialog()
     qtbot.addWidget(dlg)

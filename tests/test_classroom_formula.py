@@ -4,8 +4,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from app.explain import fmt_time  # noqa: E402
-from app.formula_panel import closed_form, formula_html  # noqa: E402
+from app.views.text.explain import fmt_time  # noqa: E402
+from app.views.text.formula_panel import closed_form, formula_html  # noqa: E402
 from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
 from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS, t_formula  # noqa: E402
 from simcore.links import NVLINK4  # noqa: E402

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.predict import CHUNK, RECEIVER, PredictGame, step_at, step_end, step_start
+from app.core.predict import CHUNK, RECEIVER, PredictGame, step_at, step_end, step_start
 from simcore.scenarios import run_collective
 from simcore.trace import SWITCH
 
@@ -109,7 +109,7 @@ def test_the_game_logic_imports_no_qt():
     import subprocess
     import sys
 
-    code = ("import sys; import app.predict\n"
+    code = ("import sys; import app.core.predict\n"
             "print(','.join(k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from app.predict import RECEIVER  # noqa: E402
+from app.core.predict import RECEIVER  # noqa: E402
 from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
 from simcore.trace import SWITCH  # noqa: E402
 

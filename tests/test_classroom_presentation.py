@@ -10,7 +10,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app import i18n, theme  # noqa: E402
-from app.presentation import collect_shortcuts, next_scale  # noqa: E402
+from app.classroom.presentation import collect_shortcuts, next_scale  # noqa: E402
 from app.theme import OKABE_ITO_ON_DARK  # noqa: E402
 from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
 
@@ -147,7 +147,7 @@ def test_every_shortcut_does_what_the_overlay_says_in_predict_mode_too(qtbot):
 def test_the_style_is_fusion_with_standard_icons_made_once(qtbot):
     from PySide6.QtWidgets import QStyle
 
-    from app import presentation
+    from app.classroom import presentation
 
     make_window(qtbot, "all-gather", 8)
     presentation.apply_look()

@@ -10,7 +10,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app import i18n  # noqa: E402
-from app.explain import ExplainPanel, algo_text, fmt_bytes  # noqa: E402
+from app.views.text.explain import ExplainPanel, algo_text, fmt_bytes  # noqa: E402
 from app.state import Playback, Scenario, ScenarioModel  # noqa: E402
 from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS  # noqa: E402
 

@@ -11,14 +11,14 @@ import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 
-from app.scenarios import build_run
+from app.core.scenarios import build_run
 from app.state import Playback, Scenario, ScenarioModel
 from simcore.transformer_lab import TINY
 
 B, T, ACT = 1, 8, 2.0  # the scenario's batch, tokens and bf16 bytes per activation
 # H100 SXM datasheet: 989 TFLOP/s dense BF16, 3.35 TB/s HBM3 (NVLink 4 scenarios time ops on it)
 H100_PEAK, H100_BW = 989e12, 3.35e12
-COMPUTE = QColor("#6E6E6E")  # app.ring_items.COMPUTE_HEX, written out: the test says what it expects
+COMPUTE = QColor("#6E6E6E")  # app.views.ring.ring_items.COMPUTE_HEX, written out: the test says what it expects
 
 
 def _near(c: QColor, ref: QColor, tol=40) -> bool:
@@ -78,7 +78,7 @@ def test_an_op_lasts_its_roofline_on_the_chip(runs):
 
 
 def test_the_link_names_the_chip_whose_roofline_times_the_ops():
-    from app.scenarios import scenario_chip
+    from app.core.scenarios import scenario_chip
 
     assert scenario_chip("nvlink4").name.startswith("H100") and scenario_chip("nvlink5").name.startswith("B200")
     assert scenario_chip("tpu-v5e-ici").name == "TPU v5e"
@@ -152,7 +152,7 @@ def _mid(a, b):
 
 
 def test_the_status_names_the_op_or_the_collective_step_never_a_count_of_stops(qapp, runs):
-    from app.ring_texts import forward_status, subcaption
+    from app.views.ring.ring_texts import forward_status, subcaption
 
     run = runs[4]
     idx, tr = run.index, run.trace
@@ -185,8 +185,8 @@ def test_the_status_names_the_op_or_the_collective_step_never_a_count_of_stops(q
 
 
 def test_the_formula_panel_shows_the_ops_roofline_while_the_gpus_compute(qtbot, runs):
-    from app.explain import fmt_time
-    from app.formula_panel import FormulaPanel
+    from app.views.text.explain import fmt_time
+    from app.views.text.formula_panel import FormulaPanel
 
     model = ScenarioModel(Scenario(kind="tp-forward", n=2))
     pb = Playback(model)
@@ -215,9 +215,9 @@ def test_the_formula_panel_shows_the_ops_roofline_while_the_gpus_compute(qtbot, 
 # ---------------------------------------------------------------------------------------
 def _views(qtbot, *which, n=2):
     """The forward's model and clock with the views asked for, shown (each test builds only what it reads)."""
-    from app.explain import ExplainPanel
-    from app.ring_view import RingView
-    from app.timeline import TimelineView
+    from app.views.text.explain import ExplainPanel
+    from app.views.ring.ring_view import RingView
+    from app.views.timeline.timeline import TimelineView
 
     model = ScenarioModel(Scenario(kind="tp-forward", n=n))
     pb = Playback(model)
@@ -329,7 +329,7 @@ def test_the_timeline_draws_a_compute_lane_and_predict_mode_hides_it(qtbot, qapp
 
 
 def test_no_compute_lane_where_the_run_records_none(qtbot):
-    from app.timeline import TimelineView
+    from app.views.timeline.timeline import TimelineView
 
     model = ScenarioModel(Scenario(kind="all-reduce", n=4, nbytes=4096.0))
     view = TimelineView(model, Playback(model))
@@ -346,7 +346,7 @@ SMALL = dict(model="llama3-8b", chip="h100", batch=8, ctx=1024, n_max=1024)
 
 
 def _latency(qtbot, **params):
-    from app.latency_view import LatencyView
+    from app.views.latency.latency_view import LatencyView
 
     model = ScenarioModel(Scenario(kind="decode", n=4))
     view = LatencyView(model, Playback(model))
@@ -400,7 +400,7 @@ def _click(qtbot, view, n, ms):
 
 @pytest.mark.parametrize("which", ["none", "async"])
 def test_clicking_a_point_of_either_curve_opens_that_step_whose_total_is_the_point(qtbot, which):
-    from app.step_timeline_dialog import StepTimelineDialog
+    from app.views.timeline.step_timeline_dialog import StepTimelineDialog
 
     view = _latency(qtbot, overlap=True, **SMALL)
     n = 4

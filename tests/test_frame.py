@@ -1,5 +1,5 @@
 """
-app.frame: what the views show at an instant, against a trace written out by hand.
+app.core.frame: what the views show at an instant, against a trace written out by hand.
 
 The trace is a ring all-gather on 3 devices with every number chosen here, not by the engine:
 each message is α + b/β = 1 µs + 1 µs = 2 µs (T); step 0 (d → d+1 sends chunk d) flies over
@@ -11,8 +11,8 @@ d, d−1, …, d−k−1).
 import numpy as np
 import pytest
 
-from app.frame import DONE, IN_PROGRESS, NEXT, TIME_TOL, frame_at, time_eps
-from app.trace_index import TraceIndex
+from app.core.frame import DONE, IN_PROGRESS, NEXT, TIME_TOL, frame_at, time_eps
+from app.core.trace_index import TraceIndex
 from simcore.trace import Collective, Initial, Trace
 
 N, T = 3, 2e-6
@@ -90,9 +90,9 @@ def test_the_index_keeps_one_frame_per_instant(index):
 def test_the_ring_the_explanation_and_the_status_read_one_frame(qtbot):
     """At an instant mid-step and on a boundary, the ring's blocks are the frame's moving messages
     and the ring's caption, the explanation and the status bar name the frame's step state."""
-    from app.explain import ExplainPanel
+    from app.views.text.explain import ExplainPanel
     from app.main_window import step_status
-    from app.ring_view import RingView
+    from app.views.ring.ring_view import RingView
     from app.state import Playback, Scenario, ScenarioModel
 
     model = ScenarioModel(Scenario(kind="all-reduce", n=4, algo="ring", nbytes=4096.0))

@@ -6,7 +6,7 @@ function's rectangles and the widgets' geometry — never state a view copies fo
   * Round trip: a shown window driven through changes (operation, algorithm, n, theme ×3, text
     size up and back, language there and back, F11 and Esc, tab switches) is grabbed and compared
     with a window built fresh in the same final state. Four final states.
-  * No text overlaps text: app.ring_layout.ring_layout at four screen sizes (the ring's room at the
+  * No text overlaps text: app.views.ring.ring_layout.ring_layout at four screen sizes (the ring's room at the
     desk and in presentation mode), text scale 1–2.5, English and Chinese, n = 2, 8, 16, 64, every
     scenario (every one that runs: 46) — 2,944 layouts, computed without a window; the matmul panel
     the same way (2,048 layouts). Qt's own widgets (bars, docks, tabs) and the weight slices' texts
@@ -35,8 +35,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication, QDockWidget  # noqa: E402
 
 from app import i18n, theme  # noqa: E402
-from app.ring_layout import overlaps, ring_layout  # noqa: E402
-from app.ring_view import ring_shape, ring_texts  # noqa: E402
+from app.views.ring.ring_layout import overlaps, ring_layout  # noqa: E402
+from app.views.ring.ring_view import ring_shape, ring_texts  # noqa: E402
 from app.state import Scenario, ScenarioModel  # noqa: E402
 from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
 
@@ -134,7 +134,7 @@ def fresh(qtbot, state):
     theme.set_theme(key)
     theme.set_scale(scale)
     i18n.set_language(QApplication.instance(), lang)
-    from app.presentation import apply_look
+    from app.classroom.presentation import apply_look
 
     apply_look()
     w = shown_window(qtbot, **scenario)
@@ -313,7 +313,7 @@ def test_no_text_overlaps_text_in_the_matmul_panel(qapp, runs, screen):
     """The panel beside the ring in matmul scenarios (two fifths of the page): both stages, every
     case, every n, both languages, text scale 1–2.5; texts stay apart, inside their row, and off
     the matrices."""
-    from app.matmul_view import matmul_layout, matmul_texts
+    from app.views.ring.matmul_view import matmul_layout, matmul_texts
 
     problems, count = [], 0
     try:
@@ -346,7 +346,7 @@ def test_no_text_overlaps_text_in_the_matmul_panel(qapp, runs, screen):
 def test_the_header_reserves_every_step_line_the_run_can_show(qapp, runs):
     """The step line changes while playing; the header's box holds the tallest of them, so the
     picture does not jump between steps and the longest never runs into the ring."""
-    from app.ring_layout import text_size, wrap_lines
+    from app.views.ring.ring_layout import text_size, wrap_lines
 
     run = runs[("tp-forward", "ring", 8)]  # several collectives: 'attention: all-reduce · step 3 of 14 …'
     texts = ring_texts(run)
@@ -392,7 +392,7 @@ def weights_text_overlaps(qtbot, view, size, scale, lang, key):
 @pytest.fixture
 def weights_view(qtbot, classroom_env):  # noqa: F811  (the fixture, imported above)
     from app.state import Playback
-    from app.weights_view import WeightsView
+    from app.views.weights.weights_view import WeightsView
 
     model = ScenarioModel(Scenario(kind="tp-forward", n=8))
     view = WeightsView(model, Playback(model))
@@ -426,7 +426,7 @@ def test_no_text_overlaps_text_in_the_weight_slices_at_large_text_in_a_small_tab
 def test_the_ring_paints_where_its_layout_says(qtbot, kind, n, algo):
     """Text is painted inside the layout's text boxes only: the header band between the title's
     top and the ring's area holds ink only under the title, the step line and the clock."""
-    from app.ring_view import RingView
+    from app.views.ring.ring_view import RingView
     from app.state import Playback
 
     model = ScenarioModel(Scenario(kind=kind, n=n, algo=algo, nbytes=S))
@@ -494,9 +494,9 @@ SCREEN_SCRIPT = textwrap.dedent("""
     app = QApplication([])
     from app import theme
     from app.main_window import MainWindow
-    from app.presentation import apply_look
-    from app.ring_layout import overlaps, ring_layout
-    from app.ring_view import ring_shape, ring_texts
+    from app.classroom.presentation import apply_look
+    from app.views.ring.ring_layout import overlaps, ring_layout
+    from app.views.ring.ring_view import ring_shape, ring_texts
     from app.state import Scenario, ScenarioModel
     apply_look(app)
 

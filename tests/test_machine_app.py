@@ -83,9 +83,9 @@ def machine_runs(qapp):
 
 
 def _inputs(run):
-    from app.ring_layout import machine_shape
-    from app.ring_texts import ring_shape, ring_texts
-    from app.ring_view import machine_texts
+    from app.views.ring.ring_layout import machine_shape
+    from app.views.ring.ring_texts import ring_shape, ring_texts
+    from app.views.ring.ring_view import machine_texts
 
     return machine_texts(run, ring_texts(run)), machine_shape(run.comm.topology, ring_shape(run))
 
@@ -125,7 +125,7 @@ def test_the_machine_offers_its_algorithms(qapp):
 def test_nodes_layout_puts_each_node_in_its_own_cluster_over_the_fabric(machine_runs):
     from PySide6.QtCore import QRectF
 
-    from app.ring_layout import overlaps, ring_layout
+    from app.views.ring.ring_layout import overlaps, ring_layout
 
     texts, shape = _inputs(machine_runs["nodes"])
     assert (shape.nodes, shape.per_node) == (2, 8)
@@ -147,7 +147,7 @@ def test_nodes_layout_puts_each_node_in_its_own_cluster_over_the_fabric(machine_
 
 
 def test_torus_layout_puts_the_devices_on_the_grid_with_wraparound_stubs(qapp):
-    from app.ring_layout import RingShape, RingTexts, message_path, overlaps, ring_layout
+    from app.views.ring.ring_layout import RingShape, RingTexts, message_path, overlaps, ring_layout
 
     texts = RingTexts("4x4 torus", ("step 1 of 4",), ("t = 1 µs of 2 µs",), tuple(f"GPU {d}" for d in range(16)), "",
                       "GPU colours:", ("0", "8"), "legend", fabric_name="4×4 torus of ICI links")
@@ -172,11 +172,11 @@ def test_torus_layout_puts_the_devices_on_the_grid_with_wraparound_stubs(qapp):
 def test_the_painted_machine_has_the_fabric_between_the_nodes(qapp, machine_runs):
     from PySide6.QtGui import QColor
 
-    from app.ring_layers import FABRIC_COLOR
+    from app.views.ring.ring_layers import FABRIC_COLOR
     from app.state import Playback, ScenarioModel
 
     model = ScenarioModel(machine_runs["nodes"].scenario)
-    from app.ring_view import RingView
+    from app.views.ring.ring_view import RingView
 
     view = RingView(model, Playback(model))
     view.resize(1100, 560)
@@ -207,7 +207,7 @@ def test_the_painted_machine_has_the_fabric_between_the_nodes(qapp, machine_runs
 def test_the_formula_panel_writes_the_machines_closed_form_beside_the_simulated_one(machine_runs):
     """hier: intra RS + inter AR + intra AG + 3 base latencies, each term from the literature,
     their sum the simulated collective."""
-    from app.formula_panel import machine_form_html, machine_terms
+    from app.views.text.formula_panel import machine_form_html, machine_terms
 
     run = machine_runs["nodes"]
     c = run.trace.collectives[0]
@@ -223,8 +223,8 @@ def test_the_formula_panel_writes_the_machines_closed_form_beside_the_simulated_
 
 
 def test_the_explanation_says_which_steps_cross_between_nodes(machine_runs):
-    from app.explain import step_where
-    from app.ring_view import step_note
+    from app.views.text.explain import step_where
+    from app.views.ring.ring_view import step_note
 
     run = machine_runs["nodes"]
     topo, idx, tr = run.comm.topology, run.index, run.trace
@@ -262,7 +262,7 @@ def test_calibrating_a_two_node_log_gives_both_links_and_the_machine(qapp, tmp_p
     machine of nodes with both links."""
     from test_calibrate import nccl_text
 
-    from app.calibration import CalibrationDialog
+    from app.classroom.calibration import CalibrationDialog
     from simcore.links import LINKS, LinkSpec
     from simcore.topo_closed_forms import t_ring_nodes
 
@@ -295,7 +295,7 @@ def test_calibrating_a_two_node_log_gives_both_links_and_the_machine(qapp, tmp_p
 
 
 def test_the_step_line_names_the_base_latency_while_a_call_waits(machine_runs):
-    from app.ring_view import step_note
+    from app.views.ring.ring_view import step_note
 
     run = machine_runs["nodes"]
     c, idx, tr = run.trace.collectives[0], run.index, run.trace
@@ -342,7 +342,7 @@ def test_a_scenario_file_may_describe_its_machine(qapp):
 
 def test_the_machine_layout_keeps_its_texts_apart_in_chinese(qapp, machine_runs):
     from app import i18n
-    from app.ring_layout import overlaps, ring_layout
+    from app.views.ring.ring_layout import overlaps, ring_layout
 
     i18n.set_language(qapp, "zh")
     texts, shape = _inputs(machine_runs["nodes"])

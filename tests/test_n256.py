@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, QRectF, Qt
 
-from app import scenarios
-from app.buffer_view import BufferView
+from app.core import scenarios
+from app.views.buffers.buffer_view import BufferView
 from app.main_window import MainWindow
-from app.ring_view import RingView
-from app.scenarios import build_run, validate
-from app.trace_index import TraceIndex
+from app.views.ring.ring_view import RingView
+from app.core.scenarios import build_run, validate
+from app.core.trace_index import TraceIndex
 from app.state import Playback, Scenario, ScenarioModel
-from app.timeline import BAND_H, BarsItem, TimelineView
+from app.views.timeline.timeline import BAND_H, BarsItem, TimelineView
 from simcore.scenarios import run_collective
 from simcore.trace import buffer_values
 
@@ -124,7 +124,7 @@ def test_timeline_at_256_has_readable_rows_of_gpu_groups_and_still_seeks(qtbot):
 
 
 def test_timeline_group_bands_count_busy_gpus():
-    from app.timeline import busy_bands
+    from app.views.timeline.timeline import busy_bands
 
     # two rows of 4: row 0 has 2 of 4 busy on [0, 1) and 4 of 4 on [1, 2); row 1 one interval
     row = np.array([0, 0, 0, 0, 0, 0, 1])
@@ -182,8 +182,8 @@ def test_n_accepts_256_and_refuses_257_naming_the_limit(qtbot):
 
 def test_label_rects_in_the_layout_function(qtbot):
     """The layout function itself: its label boxes at n = 128 and 256 are apart and inside."""
-    from app.ring_layout import ring_layout
-    from app.ring_view import ring_shape, ring_texts
+    from app.views.ring.ring_layout import ring_layout
+    from app.views.ring.ring_view import ring_shape, ring_texts
     from app import theme
 
     for n in (128, 256):

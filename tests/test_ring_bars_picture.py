@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QImage, QPainter, QTransform
 
-from app.ring_view import RingView
+from app.views.ring.ring_view import RingView
 from app.state import Playback, Scenario, ScenarioModel
 
 EDGE_SHARE = 0.01  # at most this share of the picture's pixels may differ (measured: 0.1-0.2 % at n = 32 … 256)

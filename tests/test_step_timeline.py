@@ -22,10 +22,10 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF
 
-from app import step_timeline as st
-from app import step_timeline_dialog as std
-from app import step_timeline_items as sti
-from app import step_timeline_model as stm
+from app.views.timeline import step_timeline as st
+from app.views.timeline import step_timeline_dialog as std
+from app.views.timeline import step_timeline_items as sti
+from app.core import step_timeline_model as stm
 from app import theme
 from simcore import cost_model
 from simcore.links import LINKS
@@ -206,7 +206,7 @@ def test_memory_bound_point_opens_a_step_equal_to_the_plotted_value(qtbot, batch
 
 
 def test_click_on_the_latency_plot_opens_that_n(qtbot):
-    from app.latency_view import LatencyView
+    from app.views.latency.latency_view import LatencyView
 
     lv = LatencyView()
     qtbot.addWidget(lv)
@@ -493,7 +493,7 @@ def test_a_result_for_the_previous_step_is_dropped(qtbot):
 
 
 def test_a_click_between_points_opens_the_nearest_tensor_parallel_degree(qtbot):
-    from app.latency_view import LatencyView
+    from app.views.latency.latency_view import LatencyView
 
     lv = LatencyView()
     qtbot.addWidget(lv)

@@ -5,7 +5,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from app import i18n
-from app.buffer_view import BufferView
+from app.views.buffers.buffer_view import BufferView
 from app.state import Playback, Scenario, ScenarioModel
 from simcore.scenarios import run_collective
 from simcore.trace import buffer_values
@@ -180,7 +180,7 @@ def test_chunk_lines_at_64_gpus_show_on_the_hatch_in_both_themes(qtbot, look):
     # 64 chunks draw hairlines; they were fixed black, invisible on the dark theme's grey hatch
     from PySide6.QtCore import QPointF
 
-    from app import presentation  # noqa: F401  (registers the dark theme)
+    from app.classroom import presentation  # noqa: F401  (registers the dark theme)
     from app import theme
 
     theme.set_theme(look)

@@ -11,7 +11,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
 from app import i18n, theme
-from app.latency_view import DEFAULTS, LatencyView
+from app.views.latency.latency_view import DEFAULTS, LatencyView
 from app.state import Playback, Scenario, ScenarioModel
 from simcore import cost_model
 from simcore.algorithms import t_formula
@@ -401,7 +401,7 @@ def test_changing_the_text_size_with_the_latency_tab_open_does_not_crash(tmp_pat
         "import os, sys\n"
         "from PySide6.QtWidgets import QApplication\n"
         "app = QApplication(['t'])\n"
-        "from app.presentation import apply_look\n"
+        "from app.classroom.presentation import apply_look\n"
         "from app.main_window import MainWindow\n"
         "from app.state import Playback, Scenario, ScenarioModel\n"
         "apply_look(app)\n"
@@ -414,7 +414,7 @@ def test_changing_the_text_size_with_the_latency_tab_open_does_not_crash(tmp_pat
         "for a in (p.act_zoom_in, p.act_zoom_in, p.act_zoom_out, p.act_zoom_reset):\n"
         "    a.trigger(); app.processEvents()\n"
         "from app import theme\n"
-        "from app.latency_view import COMPACT_BELOW_PX\n"
+        "from app.views.latency.latency_view import COMPACT_BELOW_PX\n"
         "lv = win.view('latency')\n"
         "assert lv.compact == (lv.height() < COMPACT_BELOW_PX * theme.scale())  # settled, both ways\n"
         "print('ok', lv.compact)\n"

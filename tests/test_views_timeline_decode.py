@@ -8,9 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-from app.scenarios import build_run, decode_model
+from app.core.scenarios import build_run, decode_model
 from app.state import Playback, Scenario, ScenarioModel
-from app.timeline import TimelineView
+from app.views.timeline.timeline import TimelineView
 from simcore.cost_model import tp_degree_problem
 from simcore.transformer_lab import TINY
 
@@ -76,7 +76,7 @@ def test_the_forward_scenario_keeps_tinys_rule():
 
 
 def test_tp_title_states_each_collectives_bytes(qtbot):
-    from app.ring_view import scenario_title
+    from app.views.ring.ring_view import scenario_title
 
     sc = Scenario(kind="tp-forward", n=4, nbytes=float(2**20))  # S does not apply: the model's own bytes
     run = build_run(sc)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """
-Refresh the Chinese translation: extract every translatable string of app/*.py into
+Refresh the Chinese translation: extract every translatable string of app/**/*.py into
 resources/i18n/shard_lab_zh_CN.ts (existing translations are kept), then compile it to
 shard_lab_zh_CN.qm, which ships in the package.
 
@@ -35,7 +35,7 @@ LANGUAGE = "zh_CN"
 
 
 def sources() -> list[str]:
-    return sorted(glob.glob(os.path.join(ROOT, "app", "*.py")))
+    return sorted(glob.glob(os.path.join(ROOT, "app", "**", "*.py"), recursive=True))
 
 
 def tool(name: str) -> str:
@@ -185,7 +185,7 @@ def untranslated(root: ET.Element) -> list[tuple[str, str]]:
 
 
 def update(ts_path: str = TS, prune: bool = True) -> tuple[ET.Element, list]:
-    """Run lupdate over app/*.py into ts_path and add what it cannot see. Returns (root, problems)."""
+    """Run lupdate over app/**/*.py into ts_path and add what it cannot see. Returns (root, problems)."""
     files = sources()
     if not os.path.exists(ts_path):
         with open(ts_path, "w", encoding="utf-8") as f:

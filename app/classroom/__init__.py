@@ -1,0 +1,1 @@
+"""Classroom add-ons installed through the main window's extension points: predict-then-reveal, presentation mode, exports, link calibration."""

@@ -1,0 +1,339 @@
+"""
+Predict, then reveal — the Qt side (the logic is app/predict.py, Qt-free).
+
+    PredictPanel       the question, chunk buttons for "which chunk" questions, the verdict
+                       and the score
+    PredictController  pauses the one playback clock before a step, hides that step's blocks
+                       in the ring view, takes the answer from a ring-view click
+                       (`device_clicked(int)`) or a chunk button, says right or wrong, then
+                       plays the step to reveal it and asks about the next one
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from simcore.trace import ALL, SWITCH
+
+from ..core.frame import time_eps
+from ..core.predict import CHUNK, RECEIVER, PredictGame, Question, step_at, step_end, step_start
+
+
+class PredictPanel(QWidget):
+    """The question, the chunk buttons (for "which chunk" questions), the verdict and the score."""
+
+    chunk_chosen = Signal(int)
+    skip_requested = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("PredictPanel")
+        self.question = QLabel(objectName="predictQuestion")
+        self.question.setWordWrap(True)
+        self.question.setTextFormat(Qt.RichText)
+        self.verdict = QLabel(objectName="predictVerdict")
+        self.verdict.setWordWrap(True)
+        self.verdict.setTextFormat(Qt.RichText)
+        self.score = QLabel(objectName="predictScore")
+        self.score.setWordWrap(True)
+        self.skip = QPushButton(objectName="predictSkip")
+        self.skip.clicked.connect(self.skip_requested)
+        self._chunks = QWidget()
+        self._chunk_grid = QGridLayout(self._chunks)
+        self._chunk_grid.setContentsMargins(0, 0, 0, 0)
+        self.chunk_buttons: list[QPushButton] = []
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.question)
+        lay.addWidget(self._chunks)
+        lay.addWidget(self.verdict)
+        row = QHBoxLayout()
+        row.addWidget(self.score, 1)
+        row.addWidget(self.skip)
+        lay.addLayout(row)
+        lay.addStretch(1)
+        self.retranslate_ui()
+
+    def set_chunk_choices(self, k: int):
+        """Show k buttons "0" … "k−1" (0 hides them)."""
+        while len(self.chunk_buttons) < k:
+            i = len(self.chunk_buttons)
+            b = QPushButton(str(i), objectName=f"predictChunk{i}")
+            b.clicked.connect(lambda _=False, i=i: self.chunk_chosen.emit(i))
+            self._chunk_grid.addWidget(b, i // 4, i % 4)  # four a row: the dock stays narrow
+            self.chunk_buttons.append(b)
+        for i, b in enumerate(self.chunk_buttons):
+            b.setVisible(i < k)
+        self._chunks.setVisible(k > 0)
+
+    def retranslate_ui(self):
+        self.skip.setText(self.tr("Skip (reveal)"))
+        self.skip.setToolTip(self.tr("Show the step without answering (not scored)"))
+
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+
+class PredictController(QObject):
+    """
+    Runs predict-then-reveal on a window's ring view and playback:
+
+        start()   pause at the next step, hide its blocks, ask
+        answer()  (a ring-view click or a chunk button) say right or wrong, then reveal:
+                  play the step (or jump, animate=False) and ask about the next one
+        stop()    show everything again
+
+    The ring view needs `device_clicked(int)`. Every view in `views` (the ring view, and what
+    the window adds: the explanation, the timeline) has `set_hidden_after(t | None)`: while a
+    question is open it shows nothing that starts at or after t — the step being predicted.
+    Playing (Space) while a question is open reveals that step unscored and pauses at the next
+    question: the clock never plays past a question.
+    """
+
+    state_changed = Signal()  # a new question, a verdict, or the end
+
+    def __init__(self, model, playback, ring_view, panel: PredictPanel | None = None, parent=None,
+                 animate: bool = True):
+        super().__init__(parent)
+        self.model, self.playback, self.ring_view = model, playback, ring_view
+        self.views = [ring_view]  # each has set_hidden_after(t | None)
+        self.panel = panel or PredictPanel()
+        self.animate = animate
+        self.active = False
+        self.scores: dict = {}
+        self.game = PredictGame(model.run.trace, scores=self.scores)
+        self.q: Question | None = None
+        self.last: tuple | None = None  # (question, choice, right) of the last answer
+        self._ask_t = None
+        self._reveal_to = None  # while revealing: the step end to stop at
+        self._stale = False
+        self._pending = []  # work deferred to the next turn of the event loop
+        ring_view.device_clicked.connect(self._on_ring_view_device_clicked)
+        self.panel.chunk_chosen.connect(self._on_panel_chunk_chosen)
+        self.panel.skip_requested.connect(self._on_panel_skip_requested)
+        model.changed.connect(self._on_model_changed)
+        playback.time_changed.connect(self._on_playback_time_changed)
+        playback.playing_changed.connect(self._on_playback_playing_changed)
+
+    @property
+    def trace(self):
+        return self.model.run.trace
+
+    # -- mode -----------------------------------------------------------------------------
+    def start(self):
+        self.active = True
+        self.playback.pause()
+        self._ask_here()
+
+    def stop(self):
+        self.active = False
+        self.q, self._reveal_to, self._ask_t = None, None, None
+        self._hide(None)
+        self.panel.set_chunk_choices(0)
+        self.state_changed.emit()
+
+    # -- asking ---------------------------------------------------------------------------
+    def _ask_here(self):
+        """Ask about the first step not finished at the playback's time."""
+        at = step_at(self.trace, self.playback.t)
+        while at is not None and self.game.question(*at) is None:
+            at = self._after(at)
+        if at is None:
+            self.q = None
+            self._hide(None)
+            self.panel.set_chunk_choices(0)
+            self._show_texts()
+            self.state_changed.emit()
+            return
+        coll, step = at
+        self.q = self.game.question(coll, step)
+        t_ask = self._ask_time(coll, step)
+        self._ask_t = t_ask
+        self._stale = False
+        self._hide(t_ask)
+        self.playback.pause()  # a question stops the clock
+        if abs(self.playback.t - t_ask) > 0:
+            self.playback.seek(t_ask)
+        self.panel.set_chunk_choices(self.q.n_choices if self.q.kind == CHUNK else 0)
+        self._show_texts()
+        self.state_changed.emit()
+
+    def _after(self, at):
+        coll, step = at
+        if step + 1 < self.game.steps(coll):
+            return coll, step + 1
+        return (coll + 1, 0) if coll + 1 < len(self.trace.collectives) else None
+
+    def _ask_time(self, coll, step) -> float:
+        """The last step boundary at or before the step starts: the picture before it."""
+        t0 = step_start(self.trace, coll, step)
+        eps = time_eps(self.playback.t_end)
+        stops = [s for s in self.playback.stops if s <= t0 + eps]
+        return max(stops) if stops else 0.0
+
+    def set_views(self, views):
+        """The views that hide the step being predicted (see the class docstring)."""
+        self._hide(None)
+        self.views = [v for v in views if v is not None]
+        if self.active and self.q is not None and self._reveal_to is None:
+            self._hide(self._ask_t)
+
+    def _hide(self, t):
+        for v in self.views:
+            v.set_hidden_after(t)
+
+    # -- answering ------------------------------------------------------------------------
+    def answer(self, choice: int) -> bool | None:
+        """Answer the current question (device id, SWITCH or chunk); None if nothing is asked."""
+        if not self.active or self.q is None or self._reveal_to is not None:
+            return None
+        q = self.q
+        right = self.game.answer(q, choice)
+        self.last = (q, int(choice), right)
+        self._reveal(q)
+        return right
+
+    def answer_key(self, k: int):
+        """A digit key: device k (the switch is clicked, not typed) or chunk k, if it exists."""
+        if self.q is not None and 0 <= k < self.q.n_choices:
+            self.answer(k)
+
+    def skip(self):
+        if self.active and self.q is not None and self._reveal_to is None:
+            self.last = (self.q, None, None)
+            self._reveal(self.q)
+
+    def _reveal(self, q: Question):
+        self._hide(None)
+        self.panel.set_chunk_choices(0)
+        target = step_end(self.trace, q.coll, q.step)
+        stops = [s for s in self.playback.stops if s >= target - time_eps(self.playback.t_end)]
+        target = min(stops) if stops else self.playback.t_end
+        self._show_texts()
+        self.state_changed.emit()
+        if self.animate:
+            self._reveal_to = target
+            self.playback.play()
+        else:
+            self._ask_t = target  # an expected move, not the user's
+            self.playback.seek(target)
+            self._ask_here()
+
+    # -- signals ----------------------------------------------------------------------------
+    def _on_ring_view_device_clicked(self, d: int):
+        if self.q is not None and self.q.kind == RECEIVER:
+            self.answer(d)
+
+    def _on_panel_chunk_chosen(self, ch: int):
+        if self.q is not None and self.q.kind == CHUNK:
+            self.answer(ch)
+
+    def _on_panel_skip_requested(self):
+        self.skip()
+
+    def _on_playback_time_changed(self, t):
+        # never seek from inside time_changed: slots after this one would get the times out of
+        # order. Pause now, finish on the next turn of the event loop.
+        if not self.active:
+            return
+        if self._reveal_to is not None:
+            if t >= self._reveal_to - time_eps(self.playback.t_end):
+                self.playback.pause()
+                self._later(self._finish_reveal)
+            return
+        if self._ask_t is not None and t != self._ask_t:
+            self._hide(None)  # the user moved the clock: show what is there, ask again when it stops
+            if self.playback.playing:
+                self._stale = True
+            else:
+                self._later(self._ask_here)
+
+    def _on_playback_playing_changed(self, playing):
+        if not self.active or self._reveal_to is not None:
+            return
+        if playing and self.q is not None and not self._stale:
+            self.skip()  # Space at an open question: play this step unscored, stop at the next
+        elif not playing and self._stale:
+            self._later(self._ask_here)
+
+    def _later(self, fn):
+        if fn not in self._pending:
+            self._pending.append(fn)
+            QTimer.singleShot(0, self._run_pending)
+
+    def _run_pending(self):
+        todo, self._pending = self._pending, []
+        for fn in todo:
+            if self.active:
+                fn()
+
+    def _finish_reveal(self):
+        if self._reveal_to is not None:
+            target = self._reveal_to
+            self._reveal_to = None
+            self._ask_t = target
+            self.playback.seek(target)
+            self._ask_here()
+
+    def _on_model_changed(self, run):
+        self.game = PredictGame(run.trace, scores=self.scores)
+        self.q, self._reveal_to = None, None
+        if self.active:
+            self._ask_here()
+
+    # -- text -----------------------------------------------------------------------------
+    def _show_texts(self):
+        p = self.panel
+        p.question.setText(self.question_text())
+        p.verdict.setText(self.verdict_text())
+        p.score.setText(self.score_text())
+        p.skip.setEnabled(self.q is not None and self._reveal_to is None)
+
+    def retranslate_ui(self):
+        self._show_texts()
+
+    def question_text(self) -> str:
+        q = self.q
+        if not self.active:
+            return ""
+        if q is None:
+            return self.tr("The collective is finished.")
+        c = self.trace.collectives[q.coll]
+        head = self.tr("Step %1 of %2 — predict before it happens:").replace("%1", str(q.step + 1)).replace(
+            "%2", str(c.n_steps))
+        if q.kind == RECEIVER:
+            what = (self.tr("its whole buffer") if q.chunk == ALL
+                    else self.tr("chunk %1").replace("%1", str(q.chunk)))
+            body = self.tr("GPU %1 sends %2. <b>Click the device that receives it</b> "
+                           "(or type its number; the switch, if it goes into the switch).")
+            body = body.replace("%1", str(q.device)).replace("%2", what)
+        else:
+            body = self.tr("<b>Which chunk arrives at GPU %1?</b> Click or type its number.")
+            body = body.replace("%1", str(q.device))
+        return f"<p>{head}</p><p style='font-size:120%'>{body}</p>"
+
+    def verdict_text(self) -> str:
+        if self.last is None:
+            return ""
+        q, choice, right = self.last
+        if right is None:
+            return self.tr("Skipped.")
+        answer = ", ".join(self._name(q, a) for a in sorted(q.answers))
+        if right:
+            return "<b style='color:#009E73'>✓ " + self.tr("Right: %1.").replace("%1", answer) + "</b>"
+        return ("<b style='color:#D55E00'>✗ " + self.tr("Not quite: you chose %1, the answer is %2.")
+                .replace("%1", self._name(q, choice)).replace("%2", answer) + "</b>")
+
+    def _name(self, q: Question, v: int) -> str:
+        if q.kind == CHUNK:
+            return self.tr("chunk %1").replace("%1", str(v))
+        return self.tr("the switch") if v == SWITCH else self.tr("GPU %1").replace("%1", str(v))
+
+    def score_text(self) -> str:
+        parts = []
+        for (op, algo), s in self.scores.items():
+            parts.append(self.tr("%1 (%2): %3 of %4 right").replace("%1", op).replace("%2", algo)
+                         .replace("%3", str(s.right)).replace("%4", str(s.asked)))
+        return "  ·  ".join(parts) if parts else self.tr("Score: no answers yet")

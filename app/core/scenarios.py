@@ -1,0 +1,354 @@
+"""
+Build the engine run for one `Scenario` and index its trace for drawing.
+
+`build_run(scenario)` runs the simulation once (simcore does all the work) and returns a
+`Run`: the trace, the link, the arrays a view may want (collective inputs, the matmul's
+matrices, TP's max |TP − single|) and a `TraceIndex` (app.trace_index). Views never re-derive
+an algorithm: they ask the index what the trace says at time t (app.frame resolves it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
+from simcore.scenarios import demo_values, parse_bytes
+from simcore.trace import Trace
+
+from .trace_index import TraceIndex
+
+KINDS = ("all-gather", "reduce-scatter", "all-reduce", "matmul-1", "matmul-2", "matmul-3", "matmul-4",
+         "tp-forward", "decode")
+COLLECTIVE_KINDS = ("all-gather", "reduce-scatter", "all-reduce")
+ALGO_KINDS = ("all-reduce", "matmul-3", "tp-forward", "decode")  # kinds where the all-reduce algorithm is a choice
+MAX_N = 256  # the ring view, timeline and buffers draw at most this many devices
+# on a machine (issue 15) the topology's algorithms time message by message: a whole NVL72 rack
+# or 8 DGX nodes build in well under a second, 32 nodes would take 15 s
+MACHINE_MAX_N, MACHINE_MAX_N_CHANNELS = 72, 32
+MAX_BYTES = 2.0 ** 40
+
+
+def takes_algo(kind: str) -> bool:
+    return kind in ALGO_KINDS
+
+
+def validate(sc) -> None:
+    """Raise ValueError with one clear sentence if the scenario cannot be run."""
+    if sc.kind not in KINDS:
+        raise ValueError(f"unknown scenario {sc.kind!r}; choose one of {', '.join(KINDS)}")
+    n = sc.n
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise ValueError(f"the number of devices must be a whole number, got {n!r}")
+    if n < 1:
+        raise ValueError(f"the number of devices must be at least 1, got {n}")
+    if n > MAX_N:
+        raise ValueError(f"the ring view draws at most {MAX_N} devices, got {n}")
+    machine = getattr(sc, "topology", "")
+    if machine:  # a machine by name (simcore.topology_presets): its groups and algorithms
+        from simcore.topology_presets import check_machine
+
+        check_machine(sc.kind, machine, n, sc.algo, COLLECTIVE_KINDS)
+        if n > MACHINE_MAX_N or (sc.algo == "ring-nodes" and n > MACHINE_MAX_N_CHANNELS):
+            raise ValueError(f"on a machine the app simulates every message while you watch: at most "
+                             f"{MACHINE_MAX_N} devices ({MACHINE_MAX_N_CHANNELS} with NCCL's channel rings), got {n}")
+    elif sc.algo not in ALLREDUCE_ALGOS:
+        raise ValueError(f"unknown algorithm {sc.algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
+    elif not takes_algo(sc.kind) and sc.algo != "ring":
+        raise ValueError(f"{sc.kind} uses the ring algorithm only (got {sc.algo!r})")
+    if sc.link not in LINKS:
+        raise ValueError(f"unknown link {sc.link!r}; choose one of {', '.join(LINKS)}")
+    S = sc.nbytes
+    if not (isinstance(S, (int, float, np.number)) and math.isfinite(S) and S > 0):
+        raise ValueError(f"the message size must be a positive number of bytes, got {S!r}")
+    if S > MAX_BYTES:
+        raise ValueError(f"the message size must be at most 1 TiB, got {S:.4g} bytes")
+    if sc.kind in COLLECTIVE_KINDS:  # one rule for every collective: S splits into n whole-byte chunks
+        if S != int(S) or int(S) % n:
+            raise ValueError(f"{_fmt_size(S)} cannot be split into {n} equal whole-byte chunks: "
+                             f"choose a size divisible by {n}")
+
+
+def fit_bytes(nbytes: float, n: int, kind: str) -> float:
+    """The size to use when only n changed: nbytes, or the nearest smaller size that splits into n chunks."""
+    if kind in COLLECTIVE_KINDS and n >= 1 and (nbytes != int(nbytes) or int(nbytes) % n):
+        return float(max(n, int(nbytes) // n * n))
+    return nbytes
+
+
+def _fmt_size(b: float) -> str:
+    if b == int(b):
+        return f"{int(b)} bytes"
+    return f"{b:g} bytes"
+
+
+# ---------------------------------------------------------------------------------------
+# What a run carries besides the trace
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class MatmulInfo:
+    """A sharded matmul C = A @ B, case 1..4 ("How to Scale Your Model", ch. 3).
+
+    Axis fields say how a matrix is split over the devices before / after the collective:
+    0 = rows, 1 = columns, None = replicated (every device has all of it), "partial" = every
+    device has a full-size partial sum. `gathered` names the matrix the collective moves.
+    """
+
+    case: int
+    A: np.ndarray  # (I, J)
+    B: np.ndarray  # (J, K)
+    C: np.ndarray  # (I, K), the reference A @ B
+    a_axis: object
+    b_axis: object
+    c_axis: object  # sharding of the result each device ends with
+    a_after: object  # sharding of A / B after the collective (what the multiply uses)
+    b_after: object
+    collective: str  # "" | "all-gather" | "all-reduce"
+    moves: str  # "" | "A" | "B" | "C" — the matrix the collective moves
+    notation: tuple  # ("A[I_X, J]", "B[J, K]", "C[I_X, K]") with X the device axis
+    max_err: float  # max |result − A @ B| over every device
+
+
+@dataclass(frozen=True, eq=False)
+class TPInfo:
+    """A Megatron tensor-parallel forward of the lecture's TINY Transformer."""
+
+    cfg: object
+    n: int
+    batch: int
+    seq: int
+    max_abs_diff: float  # max |TP logits − single-device logits|
+    decode: bool = False  # True: the trace is one cached decode step after a prefill
+    params: dict | None = None  # the single-device parameters (transformer_lab.init_params)
+    dev_params: list | None = None  # shard_params_tp's output: what each device really holds
+    chip: object = None  # hw_specs.Chip whose roofline times the forward's ops (None: no compute recorded)
+    prec: str = "bf16"  # the precision the ops are timed at (the chip's peak; 2-byte weights and activations)
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """Everything the views read for one scenario. Immutable once built."""
+
+    scenario: object
+    trace: Trace
+    link: LinkSpec
+    comm: object
+    inputs: dict = field(default_factory=dict)  # collective id -> (n, L) buffers before it
+    matmul: MatmulInfo | None = None
+    tp: TPInfo | None = None
+    ref_step: float = 1e-6  # seconds of one ring step: the playback's pace (1× ≈ 0.8 s per step)
+    index: TraceIndex = None
+
+    @property
+    def n(self) -> int:
+        return self.scenario.n
+
+
+# ---------------------------------------------------------------------------------------
+# Building
+# ---------------------------------------------------------------------------------------
+def build_run(sc) -> Run:
+    """Run the simulation for scenario `sc`. Raises ValueError (one sentence) if it cannot."""
+    validate(sc)
+    link = LINKS[sc.link]
+    if getattr(sc, "topology", ""):  # a named machine (issue 15): its topology, its algorithms
+        from simcore.topology_presets import run_on_preset
+
+        comm, inputs, _out = run_on_preset(sc.kind, sc.topology, sc.n, float(sc.nbytes), sc.algo)
+        return _finish(sc, comm.trace, comm.link, comm, inputs={0: inputs})
+    if sc.kind in COLLECTIVE_KINDS:
+        from simcore.scenarios import run_collective
+
+        cr = run_collective(sc.kind, sc.n, float(sc.nbytes), sc.algo, link)
+        return _finish(sc, cr.trace, link, cr.comm, inputs={0: cr.inputs})
+    if sc.kind.startswith("matmul-"):
+        return _build_matmul(sc, link)
+    if sc.kind == "tp-forward":
+        return _build_tp(sc, link, decode=False)
+    if sc.kind == "decode":
+        return _build_tp(sc, link, decode=True)
+    raise ValueError(f"unknown scenario {sc.kind!r}")
+
+
+def _finish(sc, trace, link, comm, **extra) -> Run:
+    c0 = trace.collectives[0] if trace.collectives else None
+    if c0 is not None and c0.n > 1:
+        ref = link.alpha + c0.nbytes / (c0.n * link.bw)
+    elif trace.computes:  # nothing sent (n = 1), only ops: play one op per pace step
+        ref = float(np.median([c.t_end - c.t_start for c in trace.computes]))
+    else:
+        ref = link.alpha + float(sc.nbytes) / (max(sc.n, 1) * link.bw)
+    return Run(sc, trace, link, comm, ref_step=ref, index=TraceIndex(trace), **extra)
+
+
+def _matmul_dim(n: int) -> int:
+    """Smallest multiple of n that is at least 8: every device holds at least one row."""
+    return n * max(1, math.ceil(8 / n))
+
+
+def _build_matmul(sc, link) -> Run:
+    from simcore import sharding as shd
+
+    case = int(sc.kind[-1])
+    n = sc.n
+    m = _matmul_dim(n)
+    A = demo_values(0, (m, m), decimals=2)
+    B = demo_values(1, (m, m), decimals=2)
+    C = A @ B
+    # time the toy float64 collective as if it moved S bytes (the size control)
+    scale = float(sc.nbytes) / (m * m * 8)
+    comm = shd.make_comm(n, link, byte_scale=scale)
+    if case == 1:
+        C_sh = shd.matmul_case1(shd.shard(A, 0, n), B)
+        err = float(np.max(np.abs(shd.unshard(C_sh, 0) - C)))
+        info = MatmulInfo(1, A, B, C, 0, None, 0, 0, None, "", "",
+                          ("A[I_X, J]", "B[J, K]", "C[I_X, K]"), err)
+    elif case == 2:
+        outs = shd.matmul_case2(comm, shd.shard(A, 1, n), B)
+        err = max(float(np.max(np.abs(o - C))) for o in outs)
+        info = MatmulInfo(2, A, B, C, 1, None, None, None, None, "all-gather", "A",
+                          ("A[I, J_X]", "B[J, K]", "C[I, K]"), err)
+    elif case == 3:
+        outs = shd.matmul_case3(comm, shd.shard(A, 1, n), shd.shard(B, 0, n), algo=sc.algo)
+        err = max(float(np.max(np.abs(o - C))) for o in outs)
+        info = MatmulInfo(3, A, B, C, 1, 0, None, 1, 0, "all-reduce", "C",
+                          ("A[I, J_X]", "B[J_X, K]", "C[I, K]"), err)
+    else:
+        C_sh = shd.matmul_case4(comm, shd.shard(A, 0, n), shd.shard(B, 1, n))
+        err = float(np.max(np.abs(shd.unshard(C_sh, 0) - C)))
+        info = MatmulInfo(4, A, B, C, 0, 1, 0, 0, None, "all-gather", "B",
+                          ("A[I_X, J]", "B[J, K_X]", "C[I_X, K]"), err)
+    return _finish(sc, comm.trace, link, comm, matmul=info)
+
+
+TP_BATCH, TP_SEQ = 1, 8
+
+
+def decode_model(cfg, n: int):
+    """
+    The model the decode scenario steps on n devices: `cfg` (the lecture's TINY) when n can split
+    it, else `cfg` widened just enough that it can — query heads, d_ff and vocab rounded up to
+    multiples of n, KV groups gcd(G, n) so each device holds whole groups or a replica of one.
+    The decode scenario is about n devices (its main view is the latency plot up to 4096), so
+    "8 heads" must not limit it; the forward scenario keeps TINY and its rule that n divides 8.
+    """
+    def up(v):
+        return n * math.ceil(v / n)
+
+    if cfg.n_heads % n == 0 and cfg.d_ff % n == 0 and cfg.vocab % n == 0 and (
+            cfg.n_kv_heads % n == 0 or n % cfg.n_kv_heads == 0):
+        return cfg
+    return replace(cfg, n_heads=up(cfg.n_heads), n_kv_heads=math.gcd(cfg.n_kv_heads, n), d_ff=up(cfg.d_ff),
+                   vocab=up(cfg.vocab))
+
+
+FORWARD_BYTES = 2.0  # the forward is timed in bf16: 2 bytes per weight, activation and K/V element
+FORWARD_PREC = "bf16"  # ... at the chip's bf16 peak (hw_specs)
+FALLBACK_CHIP = "h100"  # links no chip of hw_specs names as its own (PCIe, InfiniBand) join H100s
+
+
+def scenario_chip(link_key: str):
+    """The chip whose ops a scenario on `link_key` times: the first of hw_specs.CHIPS with that
+    scale-up link (nvlink4 -> H100, tpu-v5e-ici -> TPU v5e), else H100."""
+    from simcore.hw_specs import CHIPS
+
+    return next((c for c in CHIPS.values() if c.link == link_key), CHIPS[FALLBACK_CHIP])
+
+
+def _forward_comm(cfg, n, link, chip, algo, ctx=0, tokens=TP_SEQ):
+    """
+    The lecture model's forward on the clock: step_sim runs tp_forward's layer schedule on its
+    shapes (B = TP_BATCH sequences of `tokens` new tokens after `ctx` cached ones), every op timed
+    by its roofline on `chip` (elementwise: the norms, RoPE, softmax and SwiGLU count too) and every
+    collective with its real bytes — [B, T, d_model] activations, [B, T, vocab] logits,
+    FORWARD_BYTES each. The forward: ctx 0, T = TP_SEQ; a decode step: ctx TP_SEQ, T = 1.
+    """
+    from simcore.step_sim import simulate_step
+
+    return simulate_step(cfg, chip, link, n, TP_BATCH, ctx, tokens=tokens, w_bytes=FORWARD_BYTES,
+                         kv_bytes=FORWARD_BYTES, act_bytes=FORWARD_BYTES, algo=algo, compute_prec=FORWARD_PREC,
+                         elementwise=True, gather_logits=True)
+
+
+def _build_tp(sc, link, decode: bool) -> Run:
+    from simcore import tensor_parallel as tp
+    from simcore import transformer_lab as tl
+    from simcore.sharding import make_comm
+
+    cfg, n = (decode_model(tl.TINY, sc.n) if decode else tl.TINY), sc.n
+    params = tl.init_params(cfg, seed=0)
+    tokens = np.random.default_rng(0).integers(0, cfg.vocab, size=(TP_BATCH, TP_SEQ))
+    dev = tp.shard_params_tp(params, cfg, n)  # raises ValueError when n does not divide the heads
+    # the numbers: the sharded model on real arrays (its own Comm), checked against the single device
+    if not decode:
+        out = tp.tp_forward(dev, cfg, tokens, make_comm(n, link), algo=sc.algo)
+        ref = tl.forward(params, cfg, tokens)
+    else:  # prefill TP_SEQ tokens into the sharded KV caches, then one decode step of a new token
+        caches = tp.tp_caches(cfg, dev, TP_BATCH)
+        tp.tp_forward(dev, cfg, tokens, make_comm(n, link), caches=caches, algo=sc.algo)
+        nxt = np.random.default_rng(1).integers(0, cfg.vocab, size=(TP_BATCH, 1))
+        out = tp.tp_forward(dev, cfg, nxt, make_comm(n, link), caches=caches, algo=sc.algo)
+        ref = tl.forward(params, cfg, np.concatenate([tokens, nxt], axis=1))[:, -1:]
+    # the clock: the same schedule with every op and every collective's real bytes (the decode step
+    # alone: one new token per sequence attending to the TP_SEQ cached ones)
+    chip = scenario_chip(sc.link)
+    comm = (_forward_comm(cfg, n, link, chip, sc.algo, ctx=TP_SEQ, tokens=1) if decode
+            else _forward_comm(cfg, n, link, chip, sc.algo))
+    diff = float(np.max(np.abs(np.asarray(out) - ref)))
+    info = TPInfo(cfg, n, TP_BATCH, TP_SEQ, diff, decode, params=params, dev_params=dev, chip=chip,
+                  prec=FORWARD_PREC)
+    return _finish(sc, comm.trace, link, comm, tp=info)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """
+    What to simulate. kind: one of KINDS; n: devices; algo: the all-reduce algorithm (ring for
+    the kinds without a choice); nbytes: S, the collective's full array in bytes (TP and matmul
+    time their toy arrays as if they were S bytes); link: a key of simcore.comm_sim.LINKS;
+    topology: "" (every device on one switch over `link`) or a simcore.topology_presets key
+    (that machine's wiring, links and algorithms; the collectives only).
+    """
+
+    kind: str = "all-gather"
+    n: int = 8
+    algo: str = "ring"
+    nbytes: float = float(2**20)
+    link: str = "nvlink4"
+    topology: str = ""
+
+    def validate(self) -> Scenario:
+        validate(self)
+        return self
+
+    def with_changes(self, **changes) -> Scenario:
+        """A new Scenario; a kind without an algorithm choice falls back to ring unless asked."""
+        if "nbytes" in changes and isinstance(changes["nbytes"], str):
+            changes["nbytes"] = parse_bytes(changes["nbytes"])
+        unknown = set(changes) - set(self.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown scenario field(s): {', '.join(sorted(unknown))}")
+        new = replace(self, **changes)
+        if "algo" not in changes and not takes_algo(new.kind):
+            new = replace(new, algo="ring")
+        if "algo" not in changes:
+            new = replace(new, algo=machine_algo(new))
+        return new
+
+
+def machine_algo(sc) -> str:
+    """The scenario's algorithm if its machine offers it, else the machine's default (the first
+    offered); with no machine, the topology algorithms fall back to the ring."""
+    if not sc.topology:
+        return "ring" if sc.algo not in scenarios.ALLREDUCE_ALGOS else sc.algo
+    from simcore.topology_presets import get_preset, offered_algos
+
+    try:
+        if not get_preset(sc.topology).is_valid(sc.n):
+            return sc.algo  # validate() names the problem
+        offered = offered_algos(sc.topology, sc.n, sc.kind if sc.kind in scenarios.COLLECTIVE_KINDS else "all-reduce")
+    except ValueError:
+        return sc.algo
+    return sc.algo if sc.algo in offered else offered[0]

@@ -1,0 +1,75 @@
+"""
+The main window's extra tabs, beside the ring view: weight slices, buffer values, decode latency.
+
+`extra_views(model, playback)` returns [(key, title, widget), ...]; MainWindow adds one tab per
+entry in this order and `select_tab(key)` shows one. Each view takes the same ScenarioModel and
+Playback as the ring view (one clock) and re-reads what simcore recorded when they change; the
+latency view has its own controls (model, chip, batch, ...) because its arithmetic is the cost
+model's, not the trace's.
+
+The tabs are `LazyTab`s: a view's module is imported and the view built the first time its tab
+is shown (or `LazyTab.view()` is asked for), so the first window paints without paying for
+views nobody has opened yet. A tab's title is translated in its view's own context, so the
+placeholder and the view show the same words.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from PySide6.QtCore import QCoreApplication, QEvent, Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+# key, module, class, title (translated in the class's context, as the view's own self.tr does)
+# (modules relative to this package, which is `app` in the source tree and `shard_lab` installed)
+VIEWS = (("weights", ".views.weights.weights_view", "WeightsView", "Weight slices"),
+         ("buffers", ".views.buffers.buffer_view", "BufferView", "Buffers"),
+         ("latency", ".views.latency.latency_view", "LatencyView", "Decode latency"))
+
+
+class LazyTab(QWidget):
+    """A tab page that builds its view (module.cls(model, playback)) when first shown."""
+
+    def __init__(self, key, module, cls, title, model, playback, parent=None):
+        super().__init__(parent)
+        self.key, self._spec, self._title = key, (module, cls), title
+        self._model, self._playback = model, playback
+        self._view = None
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.retranslate_ui()
+
+    def view(self) -> QWidget:
+        """The real view, built now if it was not yet."""
+        if self._view is None:
+            module, cls = self._spec
+            try:
+                self._view = getattr(importlib.import_module(module, __package__), cls)(self._model, self._playback)
+            except Exception as e:  # a broken view must not take the lecture down: say so in its tab
+                print(f"shard-lab: the {self.key} view could not be built: {e!r}", file=sys.stderr)
+                self._view = QLabel(QCoreApplication.translate("MainWindow", "This view could not be built:\n{e}")
+                                    .format(e=e), alignment=Qt.AlignCenter, wordWrap=True)
+            self.layout().addWidget(self._view)
+        return self._view
+
+    @property
+    def built(self) -> bool:
+        return self._view is not None
+
+    def showEvent(self, e):
+        self.view()
+        super().showEvent(e)
+
+    def retranslate_ui(self):
+        self.setWindowTitle(QCoreApplication.translate(self._spec[1], self._title))
+
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+
+def extra_views(model, playback):
+    return [(key, QCoreApplication.translate(cls, title), LazyTab(key, module, cls, title, model, playback))
+            for key, module, cls, title in VIEWS]

@@ -1,0 +1,1 @@
+"""The decode-latency view: controls, plots, items, texts and exports."""

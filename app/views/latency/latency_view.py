@@ -1,0 +1,606 @@
+"""
+Decode latency against the number of devices n: the cost model's roofline, drawn.
+
+Plot 1: t_math, t_mem, t_comm and t_step = max(t_math, t_mem) + t_comm of one decode step for
+every integer n in 1..n_max (`simcore.cost_model.decode_sweep`, one vectorized call), log-log,
+in ms. The band under t_step is coloured by the term that binds at that n; vertical markers show
+where KV replication starts (n > G, the model's KV heads) and where communication overtakes
+max(t_math, t_mem); the published decode times of `cost_model.REFERENCE_POINTS` appear when the
+model and chip match theirs, beside our own estimate at their setting.
+Plot 2: Pope et al.'s feed-forward communication per layer for 1D and 2D weight-stationary and
+weight-gathered partitioning (`cost_model.pope_ffn_comm`).
+
+The view is a function of its parameters (`params()`): a control change is debounced, then
+`set_params` recomputes both sweeps and updates the items in place (created once). A value the
+engine refuses keeps the previous curves and says why.
+"""
+
+from __future__ import annotations
+
+from ... import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from simcore import cost_model
+from simcore.algorithms import ALLREDUCE_ALGOS
+from simcore.links import LINKS
+from simcore.hw_specs import CHIPS
+from simcore.llm_math import MODELS
+
+from . import latency_texts as texts
+from ... import theme
+from .latency_export import LatencyExports
+from .latency_controls import LatencyControls
+from .latency_items import PlotStack, fit_text, plot_widget, set_axis_label, set_range, tick_spec
+from .latency_plot import DecodeItems
+from ...core.latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, PLOTS, TERMS, check_params, decades, ffn_sweep,
+                            first_n, fits_hbm, latency_sweep, link_of, machine_degrees, matching_refs, node_size,
+                            num, ranges_of, sentence)
+
+DEBOUNCE_MS = 60
+COMPACT_BELOW_PX = 760  # view heights (at scale 1) below which the two plots go into tabs
+SHORT_BELOW_PX = 1100  # plot widths below which legends and axis titles use their short names
+
+
+class LatencyView(QWidget, LatencyExports):
+    """
+    Decode latency against n with its own controls. `set_params(**kw)` changes them at once
+    (the widgets go through a DEBOUNCE_MS timer); `curves()`, `ffn_curves()`, `markers()` and
+    `summary()` say what is drawn; `export_png / export_svg / export_csv(path, which)` write
+    plot `which` ("latency" or "ffn") and return True or False (with `last_error` set).
+    """
+
+    def __init__(self, model=None, playback=None, parent=None):
+        super().__init__(parent)
+        self.setObjectName("LatencyView")
+        self.model, self.playback = model, playback
+        p = dict(DEFAULTS)
+        sc = getattr(model, "scenario", None)
+        if sc is not None:  # the scenario's algorithm and link as starting values
+            p["algo"] = sc.algo if sc.algo in ALLREDUCE_ALGOS else p["algo"]
+            if sc.link in LINKS and sc.link != CHIPS[p["chip"]].link:
+                p["link"] = sc.link
+        self._params = check_params(p)
+        self._sweep = None
+        self._ffn = None
+        self._ffn_key = None
+        self._cross_n = None
+        self._refs = []  # [(ref, our seconds)] drawn now
+        self.last_error = ""
+        self.generation = 0  # recomputes done (tests and benchmarks watch it)
+        self.retranslations = 0
+        self.short_names = False
+        self._legend_key = self._ffn_title = None
+
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DEBOUNCE_MS)
+        self._timer.timeout.connect(self._on_timer_timeout)
+
+        self._build_controls()
+        self._build_plots()
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.controls)
+        lay.addLayout(self._right, 1)
+
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self._apply_theme()
+        self.retranslate_ui()
+        self.set_params()
+        from ..timeline import step_timeline_dialog  # the engine's step simulation loads with the tab, not at startup
+
+        step_timeline_dialog.attach_to_latency_view(self)  # a click on a decode point opens that step's timeline
+
+    # -- construction ---------------------------------------------------------------------------
+    def _build_controls(self):
+        self.controls = LatencyControls()
+        c = self.controls
+        # the widgets tests and the main window reach through the view
+        self.preset, self.model_combo, self.chip_combo = c.preset, c.model_combo, c.chip_combo
+        self.link_combo, self.algo_combo, self.batch_spin, self.ctx_spin = (c.link_combo, c.algo_combo,
+                                                                             c.batch_spin, c.ctx_spin)
+        self.byte_combos, self.nmax_combo, self.hint = c.byte_combos, c.nmax_combo, c.hint
+        self.export_button, self.export_menu = c.export_button, c.export_menu
+        c.edited.connect(self._on_controls_edited)
+        c.preset_chosen.connect(self._on_controls_preset_chosen)
+
+    def _build_plots(self):
+        self.summary_label = QLabel(objectName="latencySummary")
+        self.summary_label.setWordWrap(True)
+        self.error_label = QLabel(objectName="latencyError")
+        self.error_label.setWordWrap(True)
+        self.error_label.hide()
+        self.readout_label = QLabel(objectName="latencyReadout")
+        # two fixed lines that never wrap (the plots must not jump while the mouse moves) and never
+        # widen the view: a narrow view clips them
+        self.readout_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+
+        self.latency_widget, self.legend1, self.title1, self.plot1 = plot_widget()
+        self.ffn_widget, self.legend2, self.title2, self.plot2 = plot_widget()
+        self._ticks = {}  # plot -> (key, lo, hi) of the ticks it shows
+        self.latency_widget.setObjectName("latencyPlot")
+        self.ffn_widget.setObjectName("ffnPlot")
+
+        self.items = DecodeItems(self.plot1)
+        it = self.items  # the items tests read: as drawn
+        self.band, self.hbm_veil, self.curve_items, self.best_dot, self.cross1 = (it.band, it.hbm, it.curves,
+                                                                                it.best_dot, it.cross)
+        self.kv_line, self.comm_line, self.kv_text, self.comm_text = it.kv_line, it.comm_line, it.kv_text, it.comm_text
+        self.published, self.estimates, self.ref_links = it.published, it.estimates, it.ref_links
+        self.cross2 = pg.InfiniteLine(angle=90, movable=False)
+        self.cross2.setZValue(40)
+        self.ffn_items = {v: pg.PlotDataItem(name=v) for v in FFN_VARIANTS}
+        for it in self.ffn_items.values():
+            self.plot2.addItem(it)
+        self.plot2.addItem(self.cross2, ignoreBounds=True)
+        self._crosshair_n = None
+        self.plot1.getViewBox().sigResized.connect(self._on_viewbox_resized)
+        self.plot2.getViewBox().sigResized.connect(self._on_viewbox_resized)
+        self.latency_widget.installEventFilter(self)
+        self.ffn_widget.installEventFilter(self)
+        # one proxy per plot: rate-limited to 60 Hz, and each knows which plot the mouse is over
+        self._proxies = [pg.SignalProxy(self.latency_widget.scene().sigMouseMoved, rateLimit=60,
+                                        slot=self._on_latency_mouse_moved),
+                         pg.SignalProxy(self.ffn_widget.scene().sigMouseMoved, rateLimit=60,
+                                        slot=self._on_ffn_mouse_moved)]
+        for proxy in self._proxies:
+            proxy.setParent(self)  # its timer dies with the view, never fires into a deleted one
+
+        self.plot_stack = PlotStack(self.latency_widget, self.ffn_widget)
+        self.splitter, self.plot_tabs = self.plot_stack.splitter, self.plot_stack.tabs
+        self.compact = None
+        self._compact_pending = False
+        self._set_compact(False)
+        self._right = QVBoxLayout()
+        self._right.addWidget(self.summary_label)
+        self._right.addWidget(self.error_label)
+        self._right.addWidget(self.readout_label)
+        self._right.addWidget(self.plot_stack, 1)
+
+    def _on_viewbox_resized(self, *_):
+        for plot, (_key, lo, hi) in list(self._ticks.items()):
+            self._set_ticks(plot, lo, hi)  # thin the x labels if they now crowd
+        self._place_labels()
+
+    def _set_compact(self, compact: bool):
+        """Stack the two plots (tall view) or give each a tab (short view): a plot never gets squashed flat."""
+        if self.plot_stack.set_compact(compact):
+            self.compact = compact
+            self._set_tab_texts()
+
+    def _set_tab_texts(self):
+        if self.compact:
+            self.plot_tabs.setTabText(0, self.tr("Decode step"))
+            self.plot_tabs.setTabText(1, self.tr("FFN communication (Pope et al.)"))
+
+    def resizeEvent(self, e):
+        # Switching moves both plot widgets to another parent. A resize can arrive in the middle
+        # of Qt re-polishing every widget (a new app stylesheet when the text size changes), and
+        # reparenting there crashed Qt; so the switch waits for the event loop.
+        compact = e.size().height() < COMPACT_BELOW_PX * theme.scale()
+        if compact != self.compact and not self._compact_pending:
+            self._compact_pending = True
+            QTimer.singleShot(0, self, self._apply_pending_compact)
+        super().resizeEvent(e)
+
+    def _apply_pending_compact(self):
+        self._compact_pending = False
+        self._set_compact(self.height() < COMPACT_BELOW_PX * theme.scale())
+
+    def eventFilter(self, obj, e):
+        if e.type() == QEvent.Resize and obj in (self.latency_widget, self.ffn_widget):
+            short = self.latency_widget.width() < SHORT_BELOW_PX * theme.scale() or bool(self.compact)
+            if short != self.short_names:
+                self.short_names = short
+                self._set_plot_texts()
+                if self._sweep is not None:
+                    self._draw_markers()
+                    self._set_summary()
+            self._fit_legends()
+            self._fit_texts()
+        return super().eventFilter(obj, e)
+
+    def _fit_texts(self):
+        """The headline and the y-axis title in their long form when it fits the plot, else the short one."""
+        if self._sweep is None:
+            return
+        caption, best = round(theme.px("caption")), self.best_n()
+        title, size = fit_text([texts.headline(self._params, self._sweep, best, short) for short in (False, True)],
+                               theme.font("caption", bold=True), caption,
+                               self.latency_widget.width() - 24 * theme.scale())
+        if (title, size) != getattr(self, "_title", None):  # a new title re-lays out the plot: only on a change
+            self._title = (title, size)
+            self.title1.setText(title, color=theme.palette().text, size=f"{size}px", bold=True)
+        # the y title: long when its painted length fits the plot's height, measured on the axis itself
+        long_y, vb_h = self.tr("time per decode step (ms)"), self.plot1.getViewBox().height()
+        key = (long_y, self.short_names, caption, round(vb_h / 8))
+        if key != getattr(self, "_y_label", None):
+            self._y_label = key
+            style = {"font-size": f"{caption}px", "color": theme.palette().text}
+            ax = self.plot1.getAxis("left")
+            set_axis_label(ax, long_y, style)
+            if self.short_names or ax.label.boundingRect().width() > vb_h:
+                set_axis_label(ax, self.tr("ms per step"), style)
+
+    def _fit_legends(self):
+        """As many legend columns as the plot's width holds: a legend never widens a plot past its widget."""
+        for w, lg in ((self.latency_widget, self.legend1), (self.ffn_widget, self.legend2)):
+            if not lg.items:
+                continue
+            # the legend fills rows first: column j holds entries j, j + cols, ...; each as wide as its widest
+            widths = [label.itemRect().width() + 40 * theme.scale() for _sample, label in lg.items]
+            avail = w.width() - 30 * theme.scale()
+            cols = next((c for c in (4, 3, 2) if sum(max(widths[j::c], default=0) for j in range(c)) <= avail), 1)
+            if cols != lg.columnCount:
+                lg.setColumnCount(cols)
+
+    # -- texts ---------------------------------------------------------------------------------
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+    def retranslate_ui(self):
+        self.retranslations += 1
+        self.setWindowTitle(self.tr("Decode latency"))
+        self.controls.retranslate()
+        self._set_tab_texts()
+        self.export_menu.clear()
+        for which, name in texts.plot_names().items():
+            for fmt, fn in (("PNG", self.export_png), ("SVG", self.export_svg), ("CSV", self.export_csv)):
+                act = self.export_menu.addAction(self.tr("{plot} as {fmt}…").format(plot=name, fmt=fmt))
+                act.triggered.connect(lambda _=False, w=which, f=fmt, fn=fn: self._export_dialog(w, f, fn))
+        self.hint.setText(self.tr("A roofline: each chip does 1/n of the FLOPs and reads 1/n of the weights "
+                                  "and KV cache; two all-reduces per layer come on top. A real step is slower."))
+        self.controls.show_params(self._params)
+        self._set_plot_texts()
+        if self._sweep is not None:
+            self._draw_ffn()  # its title is translated too (it used to keep the old language)
+            self._draw_markers()
+            self._set_summary()
+            self.set_crosshair(self._crosshair_n)
+
+    def bound_name(self, b: str, short: bool = False) -> str:
+        return texts.bound_name(b, short)
+
+    def _set_plot_texts(self):
+        self._legend_key = self._ffn_title = None  # texts or look changed: rebuild legends and titles
+        style = {"font-size": f"{round(theme.px('caption'))}px", "color": theme.palette().text}
+        set_axis_label(self.plot1.getAxis("bottom"), self.tr("devices n (log₂ scale)"), style)
+        self._y_label = None  # set by _fit_texts
+        set_axis_label(self.plot2.getAxis("bottom"), self.tr("devices n (log₂ scale)"), style)
+        set_axis_label(self.plot2.getAxis("left"), self.tr("per layer (µs)"), style)
+        self._set_legends()
+
+    def _set_legends(self):
+        """Rebuild both legends, only when what they list changed (a rebuild costs ~10 ms)."""
+        pal = theme.palette()
+        hbm = self._params["chip"] if self.hbm_veil.isVisible() else None
+        overlapped = self.items.overlap.isVisible()
+        key = (pal.key, theme.scale(), self.short_names, texts.bound_name("math"), hbm,
+               tuple(sorted({ref.kind for ref, _ in self._refs})), overlapped)
+        if key == getattr(self, "_legend_key", None):
+            return
+        self._legend_key = key
+        texts.fill_legends(self.legend1, self.legend2, self.items, self.ffn_items, self._params["chip"],
+                           self.hbm_veil.isVisible(), {ref.kind for ref, _ in self._refs}, self.short_names)
+        if overlapped:  # second in the list, under the plain t_step it is compared with
+            self.legend1.addItem(self.items.overlap, self.tr("t_step, overlapped") if self.short_names else
+                                 self.tr("t_step with overlap (async TP: collective matmul)"))
+        self._fit_legends()
+
+    # -- look ------------------------------------------------------------------------------------
+    def _on_theme_changed(self):
+        self._apply_theme()
+        self._set_plot_texts()
+        if self._sweep is not None:
+            self._draw()
+
+    def _color(self, idx) -> QColor:
+        return QColor(theme.palette().device_colors[idx])
+
+    def _apply_theme(self):
+        pal = theme.palette()
+        s = theme.scale()
+        body = theme.font("body")
+        self.controls.widget().setFont(body)
+        self.controls.setFixedWidth(round(320 * s))
+        self.hint.setStyleSheet(f"color: {pal.text_muted};")
+        # the headline is the decode plot's title; this line of regimes reads like the readout under it
+        self.summary_label.setStyleSheet(f"color: {pal.text}; font-size: {round(theme.px('body'))}px;")
+        self.error_label.setStyleSheet(f"color: {pal.error}; font-size: {round(theme.px('body'))}px; "
+                                       "font-weight: bold;")
+        self.readout_label.setStyleSheet(f"color: {pal.text}; font-size: {round(theme.px('body'))}px;")
+        self.readout_label.setFont(theme.font("body", mono=False))
+        tick_font = theme.font("body")
+        for w, plot in ((self.latency_widget, self.plot1), (self.ffn_widget, self.plot2)):
+            w.setBackground(pal.background)
+            for name in ("left", "bottom"):
+                ax = plot.getAxis(name)
+                ax.setTickFont(tick_font)
+                ax.setPen(pg.mkPen(pal.text, width=max(1.0, s)))
+                ax.setTextPen(pg.mkPen(pal.text))
+            plot.getAxis("left").setWidth(round(95 * s))
+        self.items.apply_theme()
+        cross = QColor(pal.playhead)
+        cross.setAlpha(170)
+        for ln in (self.cross1, self.cross2):
+            ln.setPen(pg.mkPen(cross, width=2.0 * s))
+        for v in FFN_VARIANTS:
+            style = Qt.SolidLine if v != "gathered" else Qt.DashLine
+            self.ffn_items[v].setPen(pg.mkPen(self._color(FFN_COLOR[v]), width=4.0 * s, style=style))
+
+    # -- parameters --------------------------------------------------------------------------------
+    def params(self) -> dict:
+        """The parameters the curves on screen were computed for."""
+        return dict(self._params)
+
+    def set_params(self, **kw) -> bool:
+        """
+        Change parameters (keys of DEFAULTS: model, chip, link ('' = the chip's own), batch, ctx,
+        w_bytes, kv_bytes, act_bytes (bytes per element), algo, n_max, machine ('' = one switch over
+        the link; a topology_presets key = that machine, its chip and its node boundary) and recompute now.
+        On a ValueError the previous curves stay and the message is shown; returns False.
+        """
+        self._timer.stop()
+        try:
+            p = check_params({**self._params, **kw})
+            sweep = latency_sweep(p)
+            valid = machine_degrees(p, sweep)  # the model's TP degrees the machine offers too
+            if not valid:
+                raise ValueError(f"no tensor-parallel degree of this model is a group of {p['machine']} up to "
+                                 f"n = {p['n_max']}")
+            key = (p["model"], p["batch"], p["act_bytes"], link_of(p).bw, p["n_max"])
+            ffn = self._ffn if key == self._ffn_key else ffn_sweep(p)
+        except ValueError as e:
+            self._show_error(self.tr("Not plotted: {why} The previous curves stay.").format(why=sentence(e)))
+            self.controls.show_params(self._params)
+            return False
+        self._params, self._sweep, self._ffn, self._ffn_key, self._valid = p, sweep, ffn, key, valid
+        self.generation += 1
+        self._show_error("")
+        self.controls.show_params(self._params)
+        self._draw()
+        return True
+
+    def _show_error(self, msg: str):
+        self.last_error = msg
+        self.error_label.setText(msg)
+        self.error_label.setVisible(bool(msg))
+
+    def _on_controls_edited(self):
+        self._timer.start()  # debounced: a held arrow key or a scroll wheel recomputes once
+
+    def _on_timer_timeout(self):
+        self.set_params(**self.controls.read())
+
+    def _on_controls_preset_chosen(self, k):
+        ref = cost_model.REFERENCE_POINTS[k]
+        self.set_params(model=ref.model, chip=ref.chip, link="", machine="", batch=ref.batch, ctx=ref.ctx,
+                        w_bytes=float(ref.w_bytes), kv_bytes=float(ref.kv_bytes),
+                        n_max=max(self._params["n_max"], 1024))
+
+    # -- drawing ------------------------------------------------------------------------------------
+    def _draw(self):
+        s = self._sweep
+        n = s["n"].astype(float)
+        ms = {t: s[t] * 1e3 for t in TERMS}
+        ok = np.isfinite(ms["t_step"])  # on a machine: only the groups it offers (t_comm NaN elsewhere)
+        for t in TERMS:
+            # log-log mapping is pyqtgraph's (t_comm = 0 at n = 1 skipped)
+            m = ok if t in ("t_comm", "t_step") else slice(None)
+            self.curve_items[t].setData(n[m], ms[t][m])
+        has_overlap = "t_step_overlap" in s
+        self.items.overlap.setVisible(has_overlap)
+        if has_overlap:
+            self.items.overlap.setData(n[ok], s["t_step_overlap"][ok] * 1e3)
+        xl = np.log10(n[ok])
+        refs = matching_refs(self._params)
+        ref_ms = [v * 1e3 for r, ours in refs for v in (r.seconds, ours)]
+        lo, hi = decades(np.concatenate([ms[t] for t in TERMS] + [ref_ms]))  # decades() skips NaN
+        y0, y1 = self._set_range(self.plot1, lo, hi)
+        self._yrange = (y0, y1)
+        self.band.set_data(xl, np.log10(ms["t_step"][ok]), s["bound"][ok], y0)
+        self._draw_ffn()
+        self._draw_markers()
+        self._set_summary()
+        best = self.best_n()
+        pal = theme.palette()
+        self.best_dot.setData([{"pos": (math.log10(best), math.log10(ms["t_step"][best - 1])),
+                                "data": self.tr("best n = {n}: {ms:.1f} ms per step").format(
+                                    n=best, ms=ms["t_step"][best - 1]),
+                                "brush": pg.mkBrush(pal.text), "pen": pg.mkPen(pal.background, width=3)}])
+        self.set_crosshair(best)
+
+    def _draw_ffn(self):
+        f = self._ffn
+        n = f["n"].astype(float)
+        us = {v: f[v] * 1e6 for v in FFN_VARIANTS}
+        for v in FFN_VARIANTS:
+            self.ffn_items[v].setData(n, us[v])
+        self._set_range(self.plot2, *decades(np.concatenate(list(us.values()))))
+        m, link = MODELS[self._params["model"]], link_of(self._params)
+        title = self.tr("FFN communication per layer, Pope et al. 2022: tokens = batch = {b}, "
+                        "E = {E}, F = {F}, {bw:g} GB/s").format(b=self._params["batch"], E=m.d_model, F=m.d_ff,
+                                                                bw=link.bw / 1e9)
+        if title != self._ffn_title:  # setting a title re-lays out the plot: only when it changed
+            self._ffn_title = title
+            self.title2.setText(title, color=theme.palette().text, size=f"{round(theme.px('body'))}px")
+
+    def _set_range(self, plot, lo, hi):
+        y0, y1 = set_range(plot, self._params["n_max"], lo, hi)
+        self._set_ticks(plot, lo, hi)
+        return y0, y1
+
+    def _set_ticks(self, plot, lo, hi):
+        key, x_ticks, y_ticks = tick_spec(plot, self._params["n_max"], lo, hi)
+        if self._ticks.get(plot, (None,))[0] == key:
+            return  # unchanged: keep the axes' cached pictures
+        self._ticks[plot] = (key, lo, hi)
+        plot.getAxis("bottom").setTicks(x_ticks)
+        plot.getAxis("left").setTicks(y_ticks)
+
+    def _draw_markers(self):
+        s, p = self._sweep, self._params
+        pal = theme.palette()
+        ns = s["n"]
+        lo, hi = self._yrange
+        top = hi - 0.02 * (hi - lo)
+        G = MODELS[p["model"]].n_kv_heads
+        self.kv_line.setVisible(G <= p["n_max"])
+        self.kv_text.setVisible(G <= p["n_max"])
+        self.kv_line.setValue(math.log10(G))
+        self.kv_text.setText(self.tr("KV replicated: n > G = {G}").format(G=G) if self.short_names else
+                             self.tr("KV replication starts: n > G = {G}").format(G=G))
+        self.kv_text.setAnchor((1, 0) if G > 1 else (0, 0))
+        self.kv_text.setPos(math.log10(G), top)
+        valid = np.isin(ns, self._valid)  # the markers speak of degrees tensor parallelism can use
+        self._cross_n = first_n(ns, valid & (s["t_comm"] > np.maximum(s["t_math"], s["t_mem"])))
+        has = self._cross_n is not None
+        self.comm_line.setVisible(has)
+        self.comm_text.setVisible(has)
+        if has:
+            x = math.log10(self._cross_n)
+            self.comm_line.setValue(x)
+            self.comm_text.setText(self.tr("comm from n = {n}").format(n=self._cross_n) if self.short_names else
+                                   self.tr("comm dominates from n = {n}").format(n=self._cross_n))
+            self.comm_text.setPos(x, top)  # moved down a row by _place_labels if it meets the KV label
+        fit = first_n(ns, valid & fits_hbm(p, s))
+        self._fit_n = fit
+        before = max([v for v in self._valid if v < (fit or 0)], default=1)  # the valid degree before it
+        unfit_hi = math.log10(p["n_max"]) + 1 if fit is None else math.log10(math.sqrt(before * fit))
+        self.hbm_veil.setVisible(fit is None or fit > 1)
+        self.hbm_veil.set_span(-1.0, unfit_hi)
+        self._draw_valid()
+        self._draw_node_boundary()
+        # published points: only beside the model and chip they were reported for
+        self._refs = matching_refs(p)
+        self.items.set_published(self._refs, [texts.ref_tooltip(r, o) for r, o in self._refs],
+                                 [texts.estimate_tooltip(r, o) for r, o in self._refs],
+                                 [texts.ref_label(r) for r, _ in self._refs])
+        self._place_labels()
+        self._place_labels()
+        self._set_legends()
+
+    def _draw_valid(self):
+        s, p, H = self._sweep, self._params, MODELS[self._params["model"]].n_heads
+        ns = np.array(self._valid)
+        t = s["t_step"][ns - 1] * 1e3
+        tips = [self.tr("n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step").format(
+            n=n, h=H // n, ms=ms) for n, ms in zip(ns, t)]
+        self.items.set_valid(ns, t, tips, p["n_max"])
+        self.items.no_tp_text.setText(
+            self.tr("no TP split beyond n = {n}").format(n=ns[-1]) if self.short_names else
+            self.tr("n > {n}: no tensor-parallel split ({H} query heads)").format(n=ns[-1], H=H))
+
+    def _draw_node_boundary(self):
+        """The dashed line at n = chips per node on a multi-node machine, labelled; hidden otherwise."""
+        per_node = node_size(self._params)
+        shown = per_node is not None and per_node < self._params["n_max"]
+        self.items.node_line.setVisible(shown)
+        self.items.node_text.setVisible(shown)
+        if shown:
+            self.items.node_line.setValue(math.log10(per_node))
+            self.items.node_text.setText(
+                self.tr("node: {k} GPUs").format(k=per_node) if self.short_names else
+                self.tr("node boundary: {k} GPUs per node — beyond, the all-reduce crosses InfiniBand").format(
+                    k=per_node))
+
+    def _place_labels(self, *_):
+        if self._sweep is not None:
+            self.items.place_labels(self._sweep, self._refs, MODELS[self._params["model"]].n_kv_heads)
+
+    # -- summary and crosshair ------------------------------------------------------------------------
+    def best_n(self):
+        """The valid tensor-parallel degree with the smallest t_step among those whose weights + KV fit in
+        HBM (among all valid degrees if none fits): cost_model.best_tp_degree."""
+        return cost_model.best_tp_degree(self._sweep, CHIPS[self._params["chip"]].hbm_bytes, self._valid)[0]
+
+    def summary(self) -> str:
+        """The headline (the decode plot's title) and the line of regimes above the plots."""
+        return self.title1.text + "\n" + self.summary_label.text()
+
+    def _set_summary(self):
+        """The headline as the decode plot's title (so every export carries it), the regimes above the plots."""
+        self._title = None  # set by _fit_texts
+        self._fit_texts()
+        self.summary_label.setText(texts.regimes(self._params, self._sweep, self._valid, self._cross_n, self._fit_n))
+        self.hint.setText(texts.hint(self._refs))
+
+    def _on_latency_mouse_moved(self, ev):
+        self._follow_mouse(self.plot1, ev[0])
+
+    def _on_ffn_mouse_moved(self, ev):
+        self._follow_mouse(self.plot2, ev[0])
+
+    def _follow_mouse(self, plot, pos):
+        vb = plot.getViewBox()
+        if vb.sceneBoundingRect().contains(pos):
+            self.set_crosshair(round(10 ** vb.mapSceneToView(pos).x()))
+
+    def set_crosshair(self, n):
+        """Put the vertical line of both plots at n and show every term there."""
+        if self._sweep is None or n is None:
+            return
+        n = int(min(max(n, 1), self._params["n_max"]))
+        self._crosshair_n = n
+        x = math.log10(n)
+        self.cross1.setValue(x)
+        self.cross2.setValue(x)
+        text = texts.readout(n, self._sweep, self._ffn, n in self._valid)
+        if "t_step_overlap" in self._sweep:  # the overlapped step beside the plain one, on the first line
+            first, rest = text.split("\n", 1)
+            text = first + self.tr(" · overlapped {t} ms").format(t=num(self._sweep["t_step_overlap"][n - 1] * 1e3)) \
+                + "\n" + rest
+        self.readout_label.setText(text)
+
+    def readout(self) -> str:
+        return self.readout_label.text()
+
+    # -- for tests -----------------------------------------------------------------------------
+    def curves(self) -> dict:
+        """{term: (n, ms)} exactly as handed to the plot items (t_comm is 0 at n = 1: not drawn on a log axis)."""
+        return {t: (it.xData, it.yData) for t, it in self.curve_items.items()}
+
+    def overlap_curve(self):
+        """(n, ms) of the overlapped t_step as handed to its item, or None when it is not drawn."""
+        it = self.items.overlap
+        return (it.xData, it.yData) if it.isVisible() else None
+
+    def ffn_curves(self) -> dict:
+        """{variant: (n, µs)} of plot 2."""
+        return {v: (it.xData, it.yData) for v, it in self.ffn_items.items()}
+
+    def sweep(self) -> dict:
+        """The engine's arrays behind the curves (seconds)."""
+        return self._sweep
+
+    def markers(self) -> dict:
+        """
+        What the vertical markers and published points say: {"kv": n, "comm": n or None,
+        "hbm_fit": n or None, "best": n, "published": [{name, kind, n, seconds, ours, tooltip, x, y}]}
+        where x, y are the drawn point's view coordinates (log10 n, log10 ms).
+        """
+        pts = self.published.points()
+        pub = []
+        for (ref, ours), pt in zip(self._refs, pts):
+            pub.append({"name": ref.name, "kind": ref.kind, "n": ref.n, "seconds": ref.seconds, "ours": ours,
+                        "tooltip": pt.data(), "x": pt.pos().x(), "y": pt.pos().y()})
+        return {"kv": 10 ** self.kv_line.value() if self.kv_line.isVisible() else None,
+                "kv_label": self.kv_text.toPlainText(),
+                "comm": self._cross_n, "comm_x": 10 ** self.comm_line.value() if self._cross_n else None,
+                "comm_label": self.comm_text.toPlainText() if self._cross_n else "",
+                "hbm_fit": self._fit_n, "best": self.best_n(), "published": pub,
+                "valid": [round(10 ** x) for x in self.items.valid_dots.getData()[0]],
+                "node": round(10 ** self.items.node_line.value()) if self.items.node_line.isVisible() else None,
+                "node_label": self.items.node_text.toPlainText() if self.items.node_line.isVisible() else ""}
+
+
+__all__ = ["LatencyView", "latency_sweep", "ffn_sweep", "check_params", "ranges_of", "first_n", "DEFAULTS"]

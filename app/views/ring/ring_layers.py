@@ -1,0 +1,400 @@
+"""
+The ring view's layers: every message block, chord and lane drawn by one item each (batched by
+colour, cached where they change only at step boundaries), and the text label the layout places.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem
+
+from simcore.trace import ALL
+
+from ... import theme
+from .ring_items import STRIPE_MAX_N, _Colors, paint_chunk
+from .ring_layout import text_size, wrap_lines
+
+
+def draw_lines_by_colour(p: QPainter, lines_and_colours, width: float, cap=Qt.FlatCap, pens: dict | None = None):
+    """Stroke (QLineF, QColor) pairs with one drawLines call per colour. `pens`, if given, keeps
+    the pen of each (colour, width, cap) between calls: at n = 256 a step boundary strokes 256
+    colours twice, and making their pens was a third of the time."""
+    by_colour = {}
+    for line, col in lines_and_colours:
+        by_colour.setdefault(col.rgba(), (col, []))[1].append(line)
+    pens = {} if pens is None else pens
+    for rgba, (col, lines) in by_colour.items():
+        pen = pens.get((rgba, width, cap))
+        if pen is None:
+            pen = pens[(rgba, width, cap)] = QPen(col, width)
+            pen.setCapStyle(cap)
+        p.setPen(pen)
+        p.drawLines(lines)
+
+
+class FlightLayer(QGraphicsItem):
+    """
+    Every message on the wire, drawn by one item: a square per message in the payload's colours
+    with its chunk number inside. At n = 64 a frame moves 64 blocks; as 64 items that was 64
+    Python paint calls and some 300 boundingRect calls a frame, here it is one call that batches
+    the outlines.
+    """
+
+    def __init__(self, colors: _Colors, n: int):
+        super().__init__()
+        self.colors = colors
+        self.n = n
+        self.s = 10.0  # block side
+        self.rect = QRectF()
+        self.items: list = []  # (message index, QPointF centre, contributors, chunk)
+        self.fills = None  # n > STRIPE_MAX_N: (contributor counts, colour devices) of every message
+        self.crossing = frozenset()  # message indices that cross between nodes: a dashed gold outline
+        self.setZValue(5)
+        self.setAcceptedMouseButtons(Qt.NoButton)  # it covers the devices: clicks go to them
+
+    def set_rect(self, r: QRectF):
+        self.prepareGeometryChange()
+        self.rect = QRectF(r)
+
+    def set_size(self, s: float):
+        self.s = s
+        self.update()
+
+    def set_items(self, items: list):
+        if items or self.items:
+            self.items = items
+            self.update()
+
+    def boundingRect(self):
+        return self.rect
+
+    def block_rect(self, pos: QPointF) -> QRectF:
+        """The scene rect one block covers, its outline included."""
+        m = theme.line("outline")
+        return QRectF(pos.x() - self.s / 2 - m, pos.y() - self.s / 2 - m, self.s + 2 * m, self.s + 2 * m)
+
+    def _paint_many(self, p: QPainter):
+        """n > STRIPE_MAX_N: paint_chunk's rule for every block, one drawRects per colour."""
+        col, s = self.colors, self.s
+        k_all, colour_all = self.fills
+        ids = np.fromiter((b[0] for b in self.items), np.int64, len(self.items))
+        xy = np.array([(b[1].x(), b[1].y()) for b in self.items], float).reshape(-1, 2) - s / 2
+        k, colour = k_all[ids], colour_all[ids]
+        frac = np.where(k == 1, 1.0, k / max(self.n, 1))
+        rects = [QRectF(x, y, s, s) for x, y in xy.tolist()]
+        brushes, empty = col.brushes, col.empty
+        fill = p.fillRect
+        for r, kk, c, f in zip(rects, k.tolist(), colour.tolist(), frac.tolist()):
+            if kk == 1:
+                fill(r, brushes[c % len(brushes)])
+            else:
+                fill(r, empty)
+                if kk:
+                    fill(QRectF(r.left(), r.bottom() - s * f, s, s * f), brushes[c % len(brushes)])
+        p.setPen(QPen(col.text, theme.line("outline")))
+        p.setBrush(Qt.NoBrush)
+        p.drawRects(rects)
+        self._outline_crossing(p, ids.tolist(), rects)
+
+    def _outline_crossing(self, p: QPainter, ids, rects):
+        """The blocks that cross between nodes: a dashed gold outline round their square."""
+        if not self.crossing:
+            return
+        mine = [r.adjusted(-1.5, -1.5, 1.5, 1.5) for i, r in zip(ids, rects) if i in self.crossing]
+        if mine:
+            p.setPen(fabric_pen(theme.line("outline") * 2.0, dashed=True))
+            p.setBrush(Qt.NoBrush)
+            p.drawRects(mine)
+
+    def paint(self, p: QPainter, option, widget=None):
+        if not self.items:
+            return
+        col, s = self.colors, self.s
+        if self.fills is not None and self.n > STRIPE_MAX_N and s < 22:  # small blocks, no numbers: batched
+            self._paint_many(p)
+            return
+        p.setPen(Qt.NoPen)
+        rects = []
+        for _msg, pos, who, chunk in self.items:
+            r = QRectF(pos.x() - s / 2, pos.y() - s / 2, s, s)
+            paint_chunk(p, r, who, self.n, col.brushes, col.empty, chunk, vertical_fill=True)
+            rects.append(r)
+        p.setPen(QPen(col.text, theme.line("outline")))
+        p.setBrush(Qt.NoBrush)
+        p.drawRects(rects)
+        self._outline_crossing(p, [b[0] for b in self.items], rects)
+        if s < 22:
+            return
+        font = theme.font("small", bold=True)
+        p.setFont(font)
+        fm = QFontMetricsF(font)
+        for (_msg, _pos, who, chunk), r in zip(self.items, rects):
+            if chunk == ALL:
+                continue
+            bg = col.devices[min(who) % len(col.devices)] if len(who) == 1 else QColor("#FFFFFF")
+            if len(who) > 1:  # a white badge so the number reads on bands
+                w = fm.horizontalAdvance(str(chunk)) + 6
+                c = r.center()
+                p.fillRect(QRectF(c.x() - w / 2, c.y() - fm.height() / 2, w, fm.height()), QColor(255, 255, 255, 220))
+            p.setPen(theme.text_on(bg))
+            p.drawText(r, Qt.AlignCenter, str(chunk))
+
+
+class ChordsLayer(QGraphicsItem):
+    """
+    Below the devices, each message's chord from the sender's lane to the receiver's. The
+    chords stay put while their messages fly, so they are a cached picture redrawn only when
+    the set changes (a step boundary).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.rect = QRectF()
+        self.items: list = []  # (QLineF, QColor)
+        self.width = 1.0
+        self._pens = {}  # draw_lines_by_colour's pens, kept while the width is
+        self.setZValue(2.5)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+    def set_geometry(self, r: QRectF, width: float):
+        self.prepareGeometryChange()
+        self.rect = QRectF(r)
+        if width != self.width:
+            self._pens = {}
+        self.width = width
+        self.update()
+
+    def set_items(self, items: list):
+        if items != self.items:
+            self.items = items
+            self.update()
+
+    def boundingRect(self):
+        return self.rect
+
+    def paint(self, p: QPainter, option, widget=None):
+        draw_lines_by_colour(p, self.items, self.width, Qt.RoundCap, self._pens)
+
+
+class LanesLayer(QGraphicsItem):
+    """
+    Every spoke's two lanes (send, receive) in one item: idle lanes in the spoke colour, the
+    lanes a message is using in its colour and a wider pen. At n = 64 that is 128 antialiased
+    wide lines, 0.4 ms to stroke; they change only when a step does, so they are painted into a
+    cached picture then and blitted in the frames between.
+    """
+
+    def __init__(self, colors: _Colors):
+        super().__init__()
+        self.colors = colors
+        self.rect = QRectF()
+        self.lines: list = []  # per device: (send QLineF, receive QLineF)
+        self.active: dict = {}  # (device, 0 send | 1 receive) -> QColor
+        self.width = 1.0
+        self.width_active = 2.0
+        self._pens = {}  # draw_lines_by_colour's pens, kept while the widths are
+        self.setZValue(1)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)  # lanes change only when a step does
+
+    def set_geometry(self, r: QRectF, lines: list, width: float, width_active: float):
+        self.prepareGeometryChange()
+        self.rect = QRectF(r)
+        if (width, width_active) != (self.width, self.width_active):
+            self._pens = {}
+        self.lines, self.width, self.width_active = lines, width, width_active
+        self.update()
+
+    def set_active(self, active: dict):
+        if active != self.active:
+            self.active = dict(active)
+            self.update()
+
+    def boundingRect(self):
+        return self.rect
+
+    def paint(self, p: QPainter, option, widget=None):
+        idle, active = [], []
+        for d, pair in enumerate(self.lines):
+            for k, line in enumerate(pair):
+                col = self.active.get((d, k))
+                if col is None:
+                    idle.append(line)
+                else:
+                    active.append((line, col))
+        pen = QPen(self.colors.spoke, self.width)
+        pen.setCapStyle(Qt.FlatCap)
+        p.setPen(pen)
+        p.drawLines(idle)
+        draw_lines_by_colour(p, active, self.width_active, pens=self._pens)
+
+
+class LabelItem(QGraphicsItem):
+    """Text (word-wrapped to `wrap` pixels if set) with a translucent background so it reads over lines."""
+
+    def __init__(self, role="small", bold=False, halo=True, align=Qt.AlignLeft):
+        super().__init__()
+        self.role, self.bold, self.halo, self.align = role, bold, halo, align
+        self.text = ""
+        self.wrap = 0.0
+        self.lines: list[str] = []
+        self.color = QColor("#000000")
+        self._font = theme.font(role, bold)
+        self._rect = QRectF()
+        self.setZValue(6)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+    def set_text(self, text, color: QColor | None = None):
+        if color is not None and color != self.color:
+            self.color = color
+            self.update()
+        if text != self.text:
+            self.text = text
+            self._measure()
+            self.update()
+
+    def set_font(self, font):
+        if font != self._font:
+            self._font = font
+            self._measure()
+            self.update()
+
+    def set_wrap(self, width: float):
+        if width != self.wrap:
+            self.wrap = width
+            self._measure()
+            self.update()
+
+    def set_box(self, box, color: QColor | None = None):
+        """Show a text box the layout placed (app/ring_layout.py): its lines, font and rect."""
+        self.prepareGeometryChange()
+        self._font, self.lines, self.wrap = box.font, list(box.lines), box.rect.width()
+        self.text = "\n".join(box.lines)
+        self.align = Qt.AlignLeft
+        self._rect = QRectF(0, 0, box.rect.width(), box.rect.height())
+        self.setPos(box.rect.topLeft())
+        if color is not None:
+            self.color = color
+        self.update()
+
+    def _measure(self):
+        self.prepareGeometryChange()
+        self.lines = wrap_lines(self.text, self._font, self.wrap)
+        w, h = text_size(self.lines, self._font)
+        if self.align & Qt.AlignHCenter:
+            x = -w / 2
+        elif self.align & Qt.AlignRight:
+            x = -w
+        else:
+            x = 0
+        self._rect = QRectF(x, -h / 2 if self.align & Qt.AlignVCenter else 0, w, h)
+
+    def size(self):
+        return self._rect.size()
+
+    def boundingRect(self):
+        return self._rect
+
+    def paint(self, p: QPainter, option, widget=None):
+        if not self.lines:
+            return
+        if self.halo:
+            bg = QColor(theme.palette().background)
+            bg.setAlpha(215)
+            p.fillRect(self._rect, bg)
+        p.setFont(self._font)
+        p.setPen(self.color)
+        fm_h = QFontMetricsF(self._font).height()
+        flags = int(self.align & (Qt.AlignLeft | Qt.AlignRight | Qt.AlignHCenter)) | int(Qt.AlignTop)
+        for i, line in enumerate(self.lines):
+            r = QRectF(self._rect.left() + 3, self._rect.top() + 1 + i * fm_h, self._rect.width() - 6, fm_h)
+            p.drawText(r, flags, line)
+
+
+# The network between nodes, its NIC links and the messages that cross it: one colour that
+# reads on the light and the dark theme and is none of the device colours (Okabe–Ito's and the
+# cyclic map's saturated hues): a dark gold.
+FABRIC_COLOR = "#B8860B"
+
+
+def fabric_pen(width: float, dashed: bool = False) -> QPen:
+    pen = QPen(QColor(FABRIC_COLOR), width)
+    pen.setCapStyle(Qt.FlatCap)
+    if dashed:
+        pen.setStyle(Qt.DashLine)
+    return pen
+
+
+class MachineLayer(QGraphicsItem):
+    """
+    What a machine adds under the devices (issue 15): for nodes, every cluster's frame and its
+    own switch disc, the fabric band and each GPU's NIC link down to it; for a torus, the links
+    between neighbours and the stubs of the wraparound links. The messages crossing the fabric
+    or riding a torus link light their legs (`set_active`). Static parts are cached.
+    """
+
+    def __init__(self, colors: _Colors):
+        super().__init__()
+        self.colors = colors
+        self.rect = QRectF()
+        self.lay = None
+        self.active: list = []  # (QLineF, QColor, dashed)
+        self.setZValue(0.5)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+
+    def set_layout(self, lay):
+        self.prepareGeometryChange()
+        self.lay = lay
+        self.rect = QRectF(0, 0, lay.width, lay.height)
+        self.update()
+
+    def set_active(self, active: list):
+        if active != self.active:
+            self.active = list(active)
+            self.update()
+
+    def boundingRect(self):
+        return self.rect
+
+    def paint(self, p: QPainter, option, widget=None):
+        lay = self.lay
+        if lay is None or lay.kind == "switch":
+            return
+        col = self.colors
+        s = lay.vs * theme.scale()
+        p.setRenderHint(QPainter.Antialiasing, True)
+        if lay.kind == "nodes":
+            frame = QPen(col.muted, theme.line("hairline"))
+            frame.setStyle(Qt.DashLine)
+            p.setPen(frame)
+            bg = QColor(col.background)
+            p.setBrush(Qt.NoBrush)
+            for r in lay.clusters:
+                p.drawRoundedRect(r, 8 * s, 8 * s)
+            p.setPen(fabric_pen(max(1.0, lay.lane_width * 0.6)))
+            p.drawLines([QLineF(a, b) for a, b in lay.nic_ports])
+            fill = QColor(FABRIC_COLOR)
+            fill.setAlpha(40)
+            p.setBrush(fill)
+            p.setPen(fabric_pen(theme.line("outline") * 1.5))
+            p.drawRoundedRect(lay.fabric, lay.fabric.height() / 2, lay.fabric.height() / 2)
+            p.setBrush(col.switch_fill)
+            p.setPen(col.switch_pen)
+            for c in lay.node_centres:
+                p.drawEllipse(c, lay.switch_r, lay.switch_r)
+            del bg
+        else:
+            p.setPen(QPen(col.spoke, lay.lane_width))
+            p.drawLines(list(lay.links))
+            p.setPen(fabric_pen(lay.lane_width, dashed=True))
+            p.drawLines(list(lay.wrap_stubs))
+        for line, colour, dashed in self.active:
+            pen = QPen(colour, lay.lane_width_active * 0.7)
+            pen.setCapStyle(Qt.RoundCap)
+            if dashed:
+                pen.setStyle(Qt.DashLine)
+            p.setPen(pen)
+            p.drawLine(line)

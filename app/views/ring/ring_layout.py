@@ -1,0 +1,830 @@
+"""
+Where everything in the ring view goes: a pure function of (size, text scale, texts, scenario).
+
+`ring_layout(width, height, scale, texts, shape)` returns a `RingLayout` of named rectangles —
+header (title, step line, clock), colour key and legend, device boxes and their labels, the
+switch and its name, every lane — and the view only paints them. Because the texts are inputs,
+a change of scenario, language, theme or text size is a new call, never a stale picture (the
+header used to be placed from the sizes of labels not yet filled in, so the title landed on the
+step line). Tests ask this function directly: no window needed to check that no text overlaps.
+
+The step line changes while playing ("step 3 of 7 (in progress)"); the header reserves the
+tallest of every line the run can show, so the picture never jumps between steps. When the text
+is too large for the room (a projector at 2.5×), the text is shrunk until the ring keeps at least
+`MIN_RING_SHARE` of the height and every device fits: overlapping is never the fallback.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from ... import theme
+
+BOX_MODE_MAX_N = 16  # up to this many devices: boxes on an ellipse; beyond: radial bars
+MIN_REACH = 40.0  # pixels from the switch's centre to the nearest box: a switch and lanes you can see
+MIN_NAME_PX = 10  # device names shrink on their own down to this size; below it the header shrinks too
+MIN_RING_SHARE = 0.45  # the ring keeps at least this share of the view's height (else the text shrinks)
+TEXT_FITS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4)  # text sizes tried, relative to the requested one
+LABEL_PAD_W, LABEL_PAD_H = 6.0, 2.0  # a label's box around its text (halo)
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RingTexts:
+    """Every text the ring view places, already translated (the language enters here)."""
+
+    title: str
+    step_lines: tuple  # every step line the run can show: the header reserves the tallest
+    clock_lines: tuple  # every shape the clock can take ("t = 8.88 µs of 15.3 µs", "t = 88.8 ns of …")
+    device_labels: tuple  # per device, its widest label ("GPU 3 · 7 queued" for direct all-reduce)
+    switch_name: str
+    swatch_title: str
+    swatch_labels: tuple  # the colour key's entries, e.g. ("0", "1", …)
+    legend: str
+    node_names: tuple = ()  # a nodes machine: per node its name ("Node 0 · NVSwitch, NVLink 4")
+    fabric_name: str = ""  # a nodes machine: the network ("InfiniBand NDR 400 · 50 GB/s"); a torus: its links
+
+
+@dataclass(frozen=True)
+class RingShape:
+    """What the scenario decides about the picture."""
+
+    n: int
+    n_chunks: int  # the most chunks a device's buffer shows
+    switch_slots: bool  # in-network reduction: the switch shows its own buffer
+    nodes: int = 1  # > 1: device d sits on node d // per_node, each node a cluster round its own switch
+    per_node: int = 0
+    grid: tuple = ()  # a torus: its shape (devices on a grid, links to ±1 on each axis)
+    wrap: tuple = ()  # per axis: does it have its wraparound link
+
+    @property
+    def kind(self) -> str:
+        return "torus" if self.grid else "nodes" if self.nodes > 1 else "switch"
+
+
+# ---------------------------------------------------------------------------------------
+# Outputs
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TextBox:
+    """A text's place: its box (scene coordinates, halo included), lines and font."""
+
+    rect: QRectF
+    lines: tuple
+    font: QFont
+    align: int = int(Qt.AlignLeft)
+
+
+@dataclass(frozen=True)
+class DeviceBox:
+    centre: QPointF
+    w: float
+    h: float
+    rotation: float  # degrees (radial bars point at the switch)
+    cols: int
+    rows: int
+    pad: float
+    radial: bool
+
+    def rect(self) -> QRectF:
+        """Its scene rect (the bounding rect when rotated)."""
+        if not self.rotation:
+            return QRectF(self.centre.x() - self.w / 2, self.centre.y() - self.h / 2, self.w, self.h)
+        th = math.radians(self.rotation)
+        c, s = abs(math.cos(th)), abs(math.sin(th))
+        W, H = self.w * c + self.h * s, self.w * s + self.h * c
+        return QRectF(self.centre.x() - W / 2, self.centre.y() - H / 2, W, H)
+
+
+@dataclass(frozen=True)
+class RingLayout:
+    width: float
+    height: float
+    vs: float  # the picture's scale (room and text size), lines and blocks multiply by it
+    text_vs: float  # the text's scale (vs, shrunk when the text would not fit)
+    margin: float
+    title: TextBox
+    step: TextBox  # the step line's reserved box (its tallest variant)
+    clock: TextBox  # the clock's reserved box (its widest text), right-aligned
+    clock_beside: bool
+    swatch_title: TextBox
+    swatches: tuple  # QRectF per colour-key entry
+    swatch_labels: tuple  # TextBox per colour-key entry
+    legend: TextBox
+    area: QRectF  # what is left for the ring between header and legend
+    centre: QPointF
+    mode: str  # "box" or "radial"
+    devices: tuple  # DeviceBox per device
+    device_labels: tuple  # TextBox per device, None where thinned out (radial)
+    anchors: tuple  # QPointF per device: where its spoke meets it
+    switch_r: float
+    switch_label: TextBox
+    block: float  # a message block's side
+    lane_offset: float
+    lane_width: float
+    lane_width_active: float
+    lanes: tuple  # per device: (send QLineF, receive QLineF), each from the device end to the switch end
+    # the machine (issue 15); a plain switch leaves these empty
+    kind: str = "switch"  # "switch", "nodes" or "torus"
+    clusters: tuple = ()  # nodes: per node the QRectF of its cluster (its devices and its switch)
+    node_centres: tuple = ()  # nodes: per node its switch's centre (QPointF); switch_r is every node's radius
+    node_labels: tuple = ()  # nodes: per node a TextBox with its name, inside its cluster at the top
+    fabric: QRectF = None  # nodes: the network between the nodes, a band under the clusters
+    fabric_label: TextBox = None  # nodes: the network's name in the band; torus: the links' name
+    nic_ports: tuple = ()  # nodes: per device (QPointF on its cluster's bottom, QPointF on the fabric): its NIC link
+    fabric_lanes: tuple = ()  # nodes: the y of the fabric's two lanes (messages going right, going left)
+    grid_pos: tuple = ()  # torus: per device its coordinates
+    grid_shape: tuple = ()
+    grid_wrap: tuple = ()
+    links: tuple = ()  # torus: QLineF per drawn neighbour link (box edge to box edge)
+    wrap_stubs: tuple = ()  # torus: QLineF per wraparound link end, leaving the grid's edge
+
+    def texts(self) -> list:
+        """(name, rect) of every text box, for overlap checks."""
+        out = [("title", self.title.rect), ("step", self.step.rect), ("clock", self.clock.rect),
+               ("swatch title", self.swatch_title.rect), ("legend", self.legend.rect),
+               ("switch", self.switch_label.rect)]
+        out += [(f"node {m}", b.rect) for m, b in enumerate(self.node_labels)]
+        if self.fabric_label is not None:
+            out.append(("fabric", self.fabric_label.rect))
+        out += [(f"key {i}", b.rect) for i, b in enumerate(self.swatch_labels)]
+        out += [(f"GPU {d}", b.rect) for d, b in enumerate(self.device_labels) if b is not None]
+        return [(name, r) for name, r in out if not r.isEmpty()]
+
+
+# ---------------------------------------------------------------------------------------
+# Text measuring (the view's labels use the same rule, so the boxes are what is painted)
+# ---------------------------------------------------------------------------------------
+class _Metrics:
+    """A font's metrics with its text widths memoised: a layout measures the same texts often."""
+
+    def __init__(self, font: QFont):
+        self.fm = QFontMetricsF(font)
+        self.height = self.fm.height()
+        self.widths: dict = {}
+
+    def advance(self, text: str) -> float:
+        w = self.widths.get(text)
+        if w is None:
+            if len(self.widths) > 20000:
+                self.widths.clear()
+            w = self.widths[text] = self.fm.horizontalAdvance(text)
+        return w
+
+
+_metrics: dict = {}  # (pixel size, bold) -> _Metrics; every font here is make_font's
+
+
+def make_font(role: str, bold: bool, px: float) -> QFont:
+    f = QFont()
+    f.setPixelSize(max(6, round(px)))
+    f.setBold(bold)
+    return f
+
+
+def metrics(font: QFont) -> _Metrics:
+    key = (font.pixelSize(), font.bold(), font.family())
+    m = _metrics.get(key)
+    if m is None:
+        if len(_metrics) > 256:
+            _metrics.clear()
+        m = _metrics[key] = _Metrics(font)
+    return m
+
+
+def advance(font: QFont, text: str) -> float:
+    """The width of `text` in `font` (pixels)."""
+    return metrics(font).advance(text)
+
+
+def wrap_lines(text: str, font: QFont, wrap: float) -> list:
+    """Lines of `text` word-wrapped to `wrap` pixels (0: no wrapping); a newline breaks a line."""
+    adv = metrics(font).advance
+    room = wrap - LABEL_PAD_W
+    lines = []
+    for para in (text.split("\n") if text else []):
+        if wrap <= 0 or adv(para) <= room:
+            lines.append(para)
+            continue
+        cur = ""
+        for word in para.split(" "):
+            trial = f"{cur} {word}" if cur else word
+            if cur and adv(trial) > room:
+                lines.append(cur)
+                cur = word
+            else:
+                cur = trial
+        lines.append(cur)
+    return lines
+
+
+def text_size(lines, font: QFont) -> tuple:
+    """(width, height) of a label showing `lines` in `font`, its halo included."""
+    if not lines:
+        return 0.0, 0.0
+    m = metrics(font)
+    return max(m.advance(s) for s in lines) + LABEL_PAD_W, m.height * len(lines) + LABEL_PAD_H
+
+
+def _box(text, font, x, y, wrap=0.0, align=Qt.AlignLeft) -> TextBox:
+    """A text box whose anchor (x, y) is its top-left, top-right or centre, as `align` says."""
+    lines = wrap_lines(text, font, wrap)
+    w, h = text_size(lines, font)
+    if align & Qt.AlignHCenter:
+        x -= w / 2
+    elif align & Qt.AlignRight:
+        x -= w
+    if align & Qt.AlignVCenter:
+        y -= h / 2
+    return TextBox(QRectF(x, y, w, h), tuple(lines), font, int(align))
+
+
+# ---------------------------------------------------------------------------------------
+# The layout
+# ---------------------------------------------------------------------------------------
+def picture_scale(width: float, height: float) -> float:
+    """The picture grows with its room (a 4K projector at 1:1 pixels), never below the theme's sizes."""
+    return min(max(min(width / 900, height / 560), 1.0), 3.0)
+
+
+def ring_layout(width: float, height: float, scale: float, texts: RingTexts, shape: RingShape) -> RingLayout:
+    """
+    The ring view's layout at `width`×`height` pixels and text scale `scale` (Ctrl+= steps):
+    a pure function of its arguments (font metrics are the only outside input).
+    """
+    W, H = max(float(width), 200.0), max(float(height), 150.0)
+    vs = picture_scale(W, H)
+    radial = shape.n > BOX_MODE_MAX_N
+    for f in TEXT_FITS:
+        lay = _try(W, H, scale, vs, vs * f, texts, shape, radial)
+        if lay is not None:
+            return lay
+    # boxes that fit nowhere (16 of them in a small view at 2.5×): bars, whose names thin out
+    numbers = replace(texts, device_labels=tuple(str(d) for d in range(shape.n)))
+    for f in TEXT_FITS:
+        lay = _try(W, H, scale, vs, vs * f, numbers, shape, True)
+        if lay is not None:
+            return lay
+    return _try(W, H, scale, vs, vs * TEXT_FITS[-1], numbers, shape, True, force=True)
+
+
+def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
+    def font_at(role, bold, factor):
+        return make_font(role, bold, theme.FONT_PX[role] * scale * factor)
+
+    def font(role, bold=False):
+        return font_at(role, bold, tvs)
+
+    m = theme.SIZE_PX["margin"] * scale * tvs
+    room = W - 2 * m
+    # header: the title, then the step line with the clock at its right (below it when narrow)
+    f_cap, f_body, f_small = font("caption", True), font("body"), font("small")
+    title = _box(texts.title, f_cap, m, m * 0.5, wrap=room)
+    clock_w = max(text_size([s], f_body)[0] for s in texts.clock_lines)
+    beside = room - clock_w >= 0.45 * room
+    step_wrap = room - clock_w - m if beside else room
+    step_h = max((text_size(wrap_lines(s, f_body, step_wrap), f_body)[1] for s in texts.step_lines), default=0.0)
+    sy = title.rect.bottom()
+    step = TextBox(QRectF(m, sy, step_wrap, step_h), (), f_body)
+    line_h = text_size(["0"], f_body)[1]
+    cy = sy if beside else sy + step_h
+    clock = TextBox(QRectF(W - m - clock_w, cy, clock_w, line_h), (), f_body, int(Qt.AlignRight))
+    top = max(step.rect.bottom(), clock.rect.bottom()) + m * 0.5
+    # footer: the colour key (rows of swatches), then the legend
+    legend_lines = wrap_lines(texts.legend, f_small, room)
+    lw, lh = text_size(legend_lines, f_small)
+    legend = TextBox(QRectF(m, H - m * 0.5 - lh, lw, lh), tuple(legend_lines), f_small)
+    f_key = font("small", True)
+    key_title_w, row_h = text_size([texts.swatch_title], f_key)
+    sw_size = theme.FONT_PX["small"] * scale * tvs
+    rows, x, row = [], m + key_title_w + 6, 0
+    for s in texts.swatch_labels:
+        w = sw_size + 2 + text_size([s], f_small)[0]
+        if x + w > W - m and x > m + key_title_w + 6:
+            row, x = row + 1, m + key_title_w + 6
+        rows.append((row, x))
+        x += w + 8
+    n_rows = (rows[-1][0] + 1) if rows else 1
+    key_top = legend.rect.top() - n_rows * row_h
+    swatch_title = TextBox(QRectF(m, key_top, key_title_w, row_h), (texts.swatch_title,), f_key)
+    swatches, swatch_labels = [], []
+    for (r, x), s in zip(rows, texts.swatch_labels):
+        y = key_top + r * row_h
+        swatches.append(QRectF(x, y + (row_h - sw_size) / 2, sw_size, sw_size))
+        swatch_labels.append(_box(s, f_small, x + sw_size + 2, y))
+    bottom = key_top - m * 0.5
+    area = QRectF(m, top, W - 2 * m, bottom - top)
+    if not force and area.height() < MIN_RING_SHARE * H:
+        return None
+    if shape.kind != "switch":  # a machine: clusters round their node switches, or a torus grid
+        header = (W, H, vs, tvs, m, title, step, clock, beside, swatch_title, tuple(swatches),
+                  tuple(swatch_labels), legend, area)
+        machine = _nodes if shape.kind == "nodes" else _torus
+        return machine(header, scale, font, font_at, texts, shape, radial, force)
+    centre = area.center()
+    # the names round the ring may shrink further than the header: sixteen of them must fit the
+    # ring's circumference, the title only the view's width
+    place = _radial if radial else _boxes
+    geo = None
+    for g in (f for f in TEXT_FITS if vs * f <= tvs + 1e-9 and theme.FONT_PX["device"] * scale * vs * f >= MIN_NAME_PX):
+        geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * g), texts, shape, False)
+        if geo is not None:
+            break
+    if geo is None:
+        if not force:
+            return None
+        geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * TEXT_FITS[-1]), texts, shape, True)
+    devices, labels, anchors, r_sw, block, lane, lane_active, mode, off_max = geo
+    # the switch's name inside its disc, shrunk to fit; above its slots when it shows them
+    f_sw = font("switch", True)
+    adv = advance(f_sw, texts.switch_name)
+    if adv > 1.5 * r_sw:
+        f_sw = make_font("switch", True, max(8, int(f_sw.pixelSize() * 1.5 * r_sw / adv)))
+    name_y = centre.y() - r_sw * 0.55 if shape.switch_slots else centre.y()
+    name = texts.switch_name if advance(f_sw, texts.switch_name) <= 1.5 * r_sw else ""  # too small a disc: no name
+    switch_label = _box(name, f_sw, centre.x(), name_y, align=Qt.AlignHCenter | Qt.AlignVCenter)
+    off = min(block * 0.62 + 1.5, off_max)
+    lanes = tuple(_lanes(centre, r_sw, anchors[d], devices[d], off) for d in range(shape.n))
+    return RingLayout(W, H, vs, tvs, m, title, step, clock, beside, swatch_title, tuple(swatches),
+                      tuple(swatch_labels), legend, area, centre, mode, tuple(devices), tuple(labels),
+                      tuple(anchors), r_sw, switch_label, block, off, lane, lane_active, lanes)
+
+
+def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
+    """Small n: axis-aligned boxes on an ellipse, each with its name on the outer side."""
+    n, nc = shape.n, shape.n_chunks
+    cols = 1 if nc <= 1 else min(nc, 8)
+    rows = max(1, math.ceil(nc / cols)) if nc else 1
+    slot = theme.SIZE_PX["slot"] * scale * vs
+    min_slot = 8.0
+    pad = max(3.0, slot * 0.18)
+    sizes = [text_size(s.split("\n"), f_dev) for s in texts.device_labels]
+    label_w = max((w for w, _h in sizes), default=0.0) + 2
+    label_h = max((h for _w, h in sizes), default=0.0)
+    lines = [tuple(s.split("\n")) for s in texts.device_labels]
+    cx, cy = centre.x(), centre.y()
+    angles = [(math.cos(-math.pi / 2 + 2 * math.pi * d / n), math.sin(-math.pi / 2 + 2 * math.pi * d / n))
+              for d in range(n)]
+
+    def place(slot, pad):
+        """Box size, ellipse radii, centres and (box, name) rects as plain tuples at this slot size."""
+        sw = slot * (4 if nc == 1 else 1) if nc else slot * 3
+        sh = slot * 1.3
+        bw, bh = cols * sw + 2 * pad, rows * sh + 2 * pad
+        a = area.width() / 2 - max(bw, label_w) / 2
+        b = area.height() / 2 - bh / 2 - label_h - 2  # the top and bottom names stay inside the area
+        pos = [(cx + max(a, 1.0) * c, cy + max(b, 1.0) * s) for c, s in angles]
+        boxes, names = [], []
+        for x, y in pos:
+            boxes.append((x - bw / 2, y - bh / 2, bw, bh))
+            ly = y - bh / 2 - 2 - label_h if y <= cy + 1 else y + bh / 2 + 2  # the name on the outer side
+            names.append((x - label_w / 2, ly, label_w, label_h))  # the widest name this device shows
+        return bw, bh, a, b, pos, boxes, names
+
+    def reach_of(pos, bw, bh):
+        """The centre's distance to the nearest box: room for the switch and the lanes."""
+        return min((math.hypot(max(abs(x - cx) - bw / 2, 0.0), max(abs(y - cy) - bh / 2, 0.0)) for x, y in pos),
+                   default=0.0)
+
+    while True:
+        bw, bh, a, b, pos, boxes, names = place(slot, pad)
+        ok = (a > 0 and b >= 0 and reach_of(pos, bw, bh) >= MIN_REACH
+              and _disjoint(boxes + names, gap=slot * 0.3))
+        if ok:
+            break
+        if slot <= min_slot:
+            if not force:
+                return None
+            break  # forced: the smallest size, overlapping or not
+        slot = max(slot * 0.92, min_slot)
+        pad = max(2.0, slot * 0.18)
+    centre_align = int(Qt.AlignHCenter | Qt.AlignVCenter)
+    labels = [TextBox(QRectF(*r), lines[d], f_dev, centre_align) for d, r in enumerate(names)]
+    boxes = [DeviceBox(QPointF(x, y), bw, bh, 0.0, cols, rows, pad, False) for x, y in pos]
+    reach = max(reach_of(pos, bw, bh), 1.0)
+    s = scale * vs
+    r_sw = min(max(0.42 * reach, 36 * s), 95 * s)
+    if shape.switch_slots:  # the switch shows its own buffer: give it room
+        r_sw = min(max(0.5 * reach, 50 * s), 120 * s)
+    r_sw = min(r_sw, 0.7 * reach)  # the lanes keep a third of the way
+    block = max(min(theme.SIZE_PX["block"] * s, slot * 1.15, 0.3 * (reach - r_sw)), 6.0)
+    anchors = [_box_anchor(bx.centre, centre, bx.w, bx.h) for bx in boxes]
+    lane = theme.LINE_PX["spoke"] * s
+    lane_active = theme.LINE_PX["spoke_active"] * s
+    off_max = max(min(bw, bh) / 2 - 1, 1.0)  # both lanes of a spoke land on the box
+    return boxes, labels, anchors, r_sw, block, lane, lane_active, "box", off_max
+
+
+def _radial(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
+    """Large n: bars pointing at the switch, names outside, thinned so they never collide."""
+    n, nc = shape.n, max(shape.n_chunks, 1)
+    fm_h = text_size(["0"], f_dev)[1]
+    label_w = max((text_size([s], f_dev)[0] for s in texts.device_labels), default=0.0)
+    gap = fm_h * 0.25
+    # room for a name beyond the bar's outer end on every side
+    R_out = min(area.width() / 2 - label_w - 2 * gap, area.height() / 2 - fm_h - 2 * gap)
+    if R_out < 40 and not force:
+        return None
+    R_out = max(R_out, 20.0)
+    L = R_out * 0.4
+    r_in = R_out - L
+    bar_w = max(3.0, 2 * math.pi * r_in / n * 0.7)
+    r_sw = r_in * (0.6 if shape.switch_slots else 0.52)
+    rim_gap = 2 * math.pi * r_sw / n  # distance between neighbouring spokes at the switch
+    block = max(3.0, min(rim_gap * 0.34, theme.SIZE_PX["block"] * scale * vs))
+    lane = max(0.8, min(theme.LINE_PX["spoke"] * scale * vs, rim_gap * 0.12))
+    lane_active = max(1.2, min(theme.LINE_PX["spoke_active"] * scale * vs, rim_gap * 0.22))
+    devices, anchors, spots = [], [], []
+    cx, cy = centre.x(), centre.y()
+    for d in range(n):
+        th = -math.pi / 2 + 2 * math.pi * d / n
+        ux, uy = math.cos(th), math.sin(th)
+        u = QPointF(ux, uy)
+        devices.append(DeviceBox(centre + u * ((r_in + R_out) / 2), bar_w, L, math.degrees(th) + 90, 1, nc,
+                                 0.0, True))
+        anchors.append(centre + u * r_in)
+        # the name just beyond the bar's end: its box's nearest edge `gap` past R_out
+        w, h = text_size([texts.device_labels[d]], f_dev)
+        r = R_out + gap + abs(ux) * w / 2 + abs(uy) * h / 2
+        x, y = cx + ux * r - w / 2, cy + uy * r - h / 2
+        spots.append((x, y, x + w, y + h))
+
+    def apart(i, j):
+        l1, t1, r1, b1 = spots[i]
+        l2, t2, r2, b2 = spots[j]
+        return not (l1 < r2 and l2 < r1 and t1 < b2 and t2 < b1)
+
+    # thinning: the smallest round stride at which neighbouring names keep apart
+    for stride in (1, 2, 4, 8, 16, 32, 64, 128):
+        shown = list(range(0, n, stride))
+        if len(shown) > 1 and not apart(shown[-1], 0):
+            shown.pop()  # n not a multiple of the stride: the last name would sit on GPU 0's
+        if all(apart(i, j) for i, j in zip(shown, shown[1:])):
+            break
+    keep = set(shown)
+    centre_align = int(Qt.AlignHCenter | Qt.AlignVCenter)
+    labels = [TextBox(QRectF(l, t, r - l, b - t), (texts.device_labels[d],), f_dev, centre_align) if d in keep
+              else None for d, (l, t, r, b) in enumerate(spots)]
+    off_max = max(bar_w / 2 - 0.5, 0.5)  # both lanes end on the bar's inner edge
+    return devices, labels, anchors, r_sw, block, lane, lane_active, "radial", off_max
+
+
+# ---------------------------------------------------------------------------------------
+# Machines (issue 15): nodes as clusters over a fabric, tori as grids
+# ---------------------------------------------------------------------------------------
+def _device_font_sizes(scale, vs, tvs):
+    return [g for g in TEXT_FITS if vs * g <= tvs + 1e-9 and theme.FONT_PX["device"] * scale * vs * g >= MIN_NAME_PX]
+
+
+def _nodes(header, scale, font, font_at, texts, shape, radial, force):
+    """
+    N clusters side by side, each its devices round its own switch (as the single switch is
+    drawn), a fabric band under them, and from every device's slot on its cluster's bottom edge
+    a NIC link down to the fabric (one NIC per GPU, as in a DGX H100).
+    """
+    W, H, vs, tvs, m, *_rest, area = header
+    N, P = shape.nodes, shape.per_node
+    s = scale * vs
+    f_node, f_fab = font("small", True), font("small", True)
+    gap = m
+    fab_lines = wrap_lines(texts.fabric_name, f_fab, area.width() - 2 * gap)
+    fw, fh = text_size(fab_lines, f_fab)
+    blk = min(theme.SIZE_PX["block"] * s, 0.06 * area.height())  # the blocks at most: two lanes under the name
+    band_h = fh + 2.6 * blk + 4 * s
+    nic_h = max(10 * s, 12.0)
+    band = QRectF(area.left(), area.bottom() - band_h, area.width(), band_h)
+    cw = (area.width() - (N - 1) * gap) / N
+    ch = band.top() - nic_h - area.top()
+    if cw < 60 or ch < 60:
+        return None
+    fabric_label = TextBox(QRectF(band.center().x() - fw / 2, band.top() + 2 * s, fw, fh), tuple(fab_lines),
+                           f_fab, int(Qt.AlignHCenter))
+    lanes_y = (band.bottom() - 0.65 * blk - s, band.bottom() - 1.85 * blk - s)  # rightwards, leftwards
+    clusters, node_labels, devices, labels, anchors, centres, lanes, ports = [], [], [], [], [], [], [], []
+    geos = []
+    for k in range(N):
+        box = QRectF(area.left() + k * (cw + gap), area.top(), cw, ch)
+        name = texts.node_names[k] if k < len(texts.node_names) else ""
+        nl = wrap_lines(name, f_node, cw - 8)
+        nw, nh = text_size(nl, f_node)
+        node_labels.append(TextBox(QRectF(box.left() + 4, box.top() + 3, nw, nh), tuple(nl), f_node))
+        inner = QRectF(box.left() + 4, box.top() + nh + 6, cw - 8, ch - nh - 10)
+        sub = replace(texts, device_labels=texts.device_labels[k * P:(k + 1) * P])
+        sub_shape = RingShape(P, shape.n_chunks, False)
+        place = _radial if (radial or P > BOX_MODE_MAX_N) else _boxes
+        geo = None
+        for g in _device_font_sizes(scale, vs, tvs):
+            geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * g), sub, sub_shape, False)
+            if geo is not None:
+                break
+        if geo is None and place is _boxes:  # boxes do not fit the cluster: bars
+            place = _radial
+            for g in _device_font_sizes(scale, vs, tvs):
+                geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * g), sub, sub_shape,
+                            False)
+                if geo is not None:
+                    break
+        if geo is None:
+            if not force:
+                return None
+            geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * TEXT_FITS[-1]), sub,
+                        sub_shape, True)
+        clusters.append(box)
+        centres.append(inner.center())
+        geos.append(geo)
+    r_sw = min(g[3] for g in geos)
+    block = min(g[4] for g in geos)
+    mode = "radial" if any(g[7] == "radial" for g in geos) else "box"
+    off = min(min(g[8] for g in geos), block * 0.62 + 1.5)
+    for k, (geo, c) in enumerate(zip(geos, centres)):
+        devs, labs, anch = geo[0], geo[1], geo[2]
+        devices += devs
+        labels += labs
+        anchors += anch
+        lanes += [_lanes(c, r_sw, a, d, off) for a, d in zip(anch, devs)]
+        box = clusters[k]
+        for j in range(P):  # GPU j's NIC: its own slot on the cluster's bottom edge
+            x = box.left() + (j + 0.5) * box.width() / P
+            ports.append((QPointF(x, box.bottom()), QPointF(x, band.top())))
+    switch_label = TextBox(QRectF(), (), font("switch", True))  # each cluster's name says what its switch is
+    return RingLayout(W, H, vs, tvs, m, *header[5:13], area, centres[0], mode, tuple(devices), tuple(labels),
+                      tuple(anchors), r_sw, switch_label, block, off, geos[0][5], geos[0][6], tuple(lanes),
+                      kind="nodes", clusters=tuple(clusters), node_centres=tuple(centres),
+                      node_labels=tuple(node_labels), fabric=band, fabric_label=fabric_label, nic_ports=tuple(ports),
+                      fabric_lanes=lanes_y)
+
+
+def _grid_cells(shape):
+    """Per device (column, row) of its cell: a 1-D torus is one row, 2-D rows × columns, 3-D its
+    first axis as slabs side by side (one empty column between them)."""
+    dims = tuple(shape)
+    if len(dims) == 1:
+        dims = (1, 1) + dims
+    elif len(dims) == 2:
+        dims = (1,) + dims
+    a, b, c = dims
+    cells = []
+    for d in range(a * b * c):
+        i, j, k = d // (b * c), (d // c) % b, d % c
+        cells.append((i * (c + 1) + k, j))
+    return cells, a * (c + 1) - 1, b
+
+
+def _torus(header, scale, font, font_at, texts, shape, radial, force):
+    """
+    Devices on the torus's grid, a link between neighbours, and where an axis wraps around, a
+    stub leaving the grid's edge at both of its ends (the link joins them round the back).
+    """
+    W, H, vs, tvs, m, *_rest, area = header
+    n, nc = shape.n, max(shape.n_chunks, 1)
+    cells, cols, rows = _grid_cells(shape.grid)
+    f_fab = font("small", True)
+    fab_lines = wrap_lines(texts.fabric_name, f_fab, area.width())
+    fw, fh = text_size(fab_lines, f_fab)
+    grid_area = QRectF(area.left(), area.top(), area.width(), area.height() - fh - 4)
+    s = scale * vs
+    for g in _device_font_sizes(scale, vs, tvs) or ([TEXT_FITS[-1]] if force else []):
+        f_dev = font_at("device", True, vs * g)
+        lab_w = max(text_size([t], f_dev)[0] for t in texts.device_labels) if n <= BOX_MODE_MAX_N * 4 else 0.0
+        lab_h = text_size(["0"], f_dev)[1]
+        # a wraparound's block leaves along its stub
+        stub = max(min(1.3 * theme.SIZE_PX["block"] * s, 0.3 * grid_area.height() / (rows + 1)), 12.0)
+        cw = (grid_area.width() - 2 * stub) / cols
+        chh = (grid_area.height() - 2 * stub) / rows
+        bw = min(cw * 0.6, 160 * s)
+        bh = min(chh - lab_h - 0.4 * chh, 90 * s)
+        rows_need = math.ceil(nc / (1 if nc <= 1 else min(nc, 8)))
+        # a name centred above its box ends left of the column's link and the blocks beside it
+        clear = lab_w / 2 <= (COLUMN_AT - 0.5) * bw - 0.65 * min(theme.SIZE_PX["block"] * s, 0.45 * (cw - bw))
+        if (clear and bw >= 14 and bh >= 3 * rows_need + 4 and cw - bw >= 12
+                and chh - bh - lab_h >= 10):
+            break
+    else:
+        if not force:
+            return None
+        f_dev = font_at("device", True, vs * TEXT_FITS[-1])
+        lab_h = text_size(["0"], f_dev)[1]
+        stub = 10.0
+        cw, chh = (grid_area.width() - 2 * stub) / cols, (grid_area.height() - 2 * stub) / rows
+        bw, bh = max(cw * 0.6, 6.0), max(chh * 0.4, 6.0)
+    x0 = grid_area.left() + stub + (grid_area.width() - 2 * stub - cols * cw) / 2
+    y0 = grid_area.top() + stub
+    cols_s = 1 if nc <= 1 else min(nc, 8)
+    rows_s = max(1, math.ceil(nc / cols_s))
+    pad = max(1.5, min(bw, bh) * 0.06)
+    devices, labels, centres = [], [], []
+    align = int(Qt.AlignHCenter | Qt.AlignVCenter)
+    for d, (cx_, ry) in enumerate(cells):
+        c = QPointF(x0 + (cx_ + 0.5) * cw, y0 + (ry + 0.5) * chh + lab_h / 2)
+        centres.append(c)
+        devices.append(DeviceBox(c, bw, bh, 0.0, cols_s, rows_s, pad, False))
+        w, h = text_size([texts.device_labels[d]], f_dev)
+        labels.append(TextBox(QRectF(c.x() - w / 2, c.y() - bh / 2 - h - 1, w, h), (texts.device_labels[d],), f_dev,
+                              align))
+    # neighbour links and wraparound stubs
+    import numpy as _np
+    coords = [tuple(int(v) for v in _np.unravel_index(d, shape.grid)) for d in range(n)]
+    index = {c: d for d, c in enumerate(coords)}
+    links, stubs = [], []
+    for d, cd in enumerate(coords):
+        for a, size in enumerate(shape.grid):
+            if size < 2:
+                continue
+            nb = list(cd)
+            nb[a] += 1
+            if nb[a] < size:
+                links.append(_edge_link(devices[d], devices[index[tuple(nb)]]))
+            elif shape.wrap[a] and size > 2:
+                nb[a] = 0
+                first = devices[index[tuple(nb)]]
+                stubs += _wrap_stubs(devices[d], first, stub)
+    anchors = tuple(d.centre for d in devices)
+    lanes = tuple((QLineF(c, c), QLineF(c, c)) for c in centres)  # no switch: messages ride the links
+    block = max(min(theme.SIZE_PX["block"] * s, 0.45 * min(cw - bw, chh - bh - lab_h)), 5.0)
+    fabric_label = TextBox(QRectF(area.center().x() - fw / 2, area.bottom() - fh, fw, fh), tuple(fab_lines), f_fab,
+                           int(Qt.AlignHCenter))
+    switch_label = TextBox(QRectF(), (), font("switch", True))
+    lane = theme.LINE_PX["spoke"] * s
+    return RingLayout(W, H, vs, tvs, m, *header[5:13], area, area.center(), "box", tuple(devices), tuple(labels),
+                      anchors, 0.0, switch_label, block, min(block * 0.62 + 1.5, bw / 2), lane,
+                      theme.LINE_PX["spoke_active"] * s, lanes, kind="torus", fabric_label=fabric_label,
+                      grid_pos=tuple(coords), grid_shape=tuple(shape.grid), grid_wrap=tuple(shape.wrap),
+                      links=tuple(links), wrap_stubs=tuple(stubs))
+
+
+def _edge_link(a: DeviceBox, b: DeviceBox) -> QLineF:
+    """The link between two boxes on one grid line: from a's edge to b's edge."""
+    ra, rb = a.rect(), b.rect()
+    if abs(a.centre.y() - b.centre.y()) < 1e-6:  # same row
+        left, right = (ra, rb) if ra.center().x() < rb.center().x() else (rb, ra)
+        y = a.centre.y()
+        return QLineF(left.right(), y, right.left(), y)
+    if abs(a.centre.x() - b.centre.x()) < 1e-6:  # same column
+        top, bot = (ra, rb) if ra.center().y() < rb.center().y() else (rb, ra)
+        x = column_x(a)
+        return QLineF(x, top.bottom(), x, bot.top())
+    return QLineF(a.centre, b.centre)  # another slab (3-D): straight across
+
+
+COLUMN_AT = 0.86  # a column's links run at this fraction of the box's width: clear of the name above it
+
+
+def column_x(dev: DeviceBox) -> float:
+    """The x of the links along a grid column: towards the box's right end, beside its name
+    (centred above the box), so the blocks riding them never pass under a name."""
+    r = dev.rect()
+    return r.left() + COLUMN_AT * r.width()
+
+
+def _wrap_stubs(last: DeviceBox, first: DeviceBox, length: float):
+    """The two ends of a wraparound link: out of `last`'s far edge and out of `first`'s near edge."""
+    rl, rf = last.rect(), first.rect()
+    if abs(last.centre.y() - first.centre.y()) < 1e-6:  # along a row: right of last, left of first
+        y = last.centre.y()
+        return [QLineF(rl.right(), y, rl.right() + length, y), QLineF(rf.left(), y, rf.left() - length, y)]
+    x = column_x(last)
+    return [QLineF(x, rl.bottom(), x, rl.bottom() + length), QLineF(x, rf.top(), x, rf.top() - length)]
+
+
+def message_path(lay: RingLayout, src: int, dst: int):
+    """
+    The legs (list of (QPointF, QPointF)) a message from src to dst rides, or None where it
+    rides the lanes through a switch (same node, one switch). Between nodes: out of the sender
+    to its NIC on the fabric, along the fabric, up to the receiver. On a torus: along the link
+    between neighbours (the two directions side by side), or round a wraparound link: out of
+    the sender's stub, in through the receiver's.
+    """
+    if lay.kind == "nodes":
+        P = len(lay.devices) // max(len(lay.clusters), 1)
+        if src < 0 or dst < 0 or src // P == dst // P:
+            return None
+        xs, xd = lay.nic_ports[src][0].x(), lay.nic_ports[dst][0].x()
+        y = lay.fabric_lanes[0 if xd >= xs else 1]
+        ps, pd = QPointF(xs, y), QPointF(xd, y)
+        return [(lay.devices[src].centre, ps), (ps, pd), (pd, lay.devices[dst].centre)]
+    if lay.kind != "torus" or src < 0 or dst < 0:
+        return None
+    cs, cd = lay.grid_pos[src], lay.grid_pos[dst]
+    axes = [a for a in range(len(cs)) if cs[a] != cd[a]]
+    if len(axes) != 1:
+        return None
+    a = axes[0]
+    size = lay.grid_shape[a]
+    forward = (cs[a] + 1) % size == cd[a]
+    off = lay.lane_offset * (1 if forward else -1)
+    A, B = lay.devices[src], lay.devices[dst]
+    vertical = abs(A.centre.x() - B.centre.x()) < 1e-6
+    ca = QPointF(column_x(A), A.centre.y()) if vertical else A.centre  # a column's links run beside the names
+    cb = QPointF(column_x(B), B.centre.y()) if vertical else B.centre
+    if abs(cs[a] - cd[a]) == 1 or size == 2:  # neighbours on the drawing: the straight link, own side
+        ln = QLineF(ca, cb)
+        u = ln.unitVector()
+        v = QPointF(-(u.p2().y() - u.p1().y()), u.p2().x() - u.p1().x())
+        rs, rd = A.rect(), B.rect()
+        p1 = _edge_point(ca, cb, rs) + v * off
+        p2 = _edge_point(cb, ca, rd) + v * off
+        return [(p1, p2)]
+    # round the wraparound link: leave the sender outwards, arrive from outside the receiver
+    out = cb - ca
+    ln = math.hypot(out.x(), out.y()) or 1.0
+    u = QPointF(-out.x() / ln, -out.y() / ln)  # away from the receiver: the way the wrap leaves
+    reach = max(lay.wrap_stubs[0].length() - lay.block / 2, 1.0) if lay.wrap_stubs else lay.block
+    e1 = _edge_point(ca, ca + u * 1000, A.rect())
+    e2 = _edge_point(cb, cb - u * 1000, B.rect())
+    v = QPointF(-u.y(), u.x()) * off
+    return [(e1 + v, e1 + u * reach + v), (e2 - u * reach + v, e2 + v)]
+
+
+def _edge_point(c: QPointF, towards: QPointF, rect: QRectF) -> QPointF:
+    """Where the segment from c (inside rect) towards `towards` leaves rect."""
+    d = towards - c
+    p = _enter_box(towards, QPointF(-d.x(), -d.y()), rect)
+    return p if p is not None else c
+
+
+def _lanes(c: QPointF, r: float, anchor: QPointF, dev: DeviceBox, off: float):
+    """A spoke's send and receive lanes: parallel to the centre line, `off` to either side, from
+    the device's edge to the switch's rim."""
+    dx, dy = c.x() - anchor.x(), c.y() - anchor.y()
+    ln = math.hypot(dx, dy) or 1.0
+    u = QPointF(dx / ln, dy / ln)  # towards the switch
+    v = QPointF(-u.y(), u.x())
+    rim = c - u * math.sqrt(max(r * r - off * off, 1.0))
+    out = []
+    for sign in (1, -1):
+        start = anchor + v * (sign * off)
+        if not dev.radial:  # where the lane, followed outwards, meets the box's edge
+            start = _enter_box(rim + v * (sign * off), QPointF(-u.x(), -u.y()), dev.rect()) or start
+        out.append(QLineF(start, rim + v * (sign * off)))
+    return tuple(out)
+
+
+def _enter_box(p: QPointF, d: QPointF, rect: QRectF):
+    """The first point of ray p + s·d (s ≥ 0) inside rect, or None (slab method)."""
+    lo, hi = 0.0, math.inf
+    for p0, d0, a, b in ((p.x(), d.x(), rect.left(), rect.right()), (p.y(), d.y(), rect.top(), rect.bottom())):
+        if abs(d0) < 1e-12:
+            if not a <= p0 <= b:
+                return None
+            continue
+        s1, s2 = (a - p0) / d0, (b - p0) / d0
+        lo, hi = max(lo, min(s1, s2)), min(hi, max(s1, s2))
+    if lo > hi:
+        return None
+    return QPointF(p.x() + d.x() * lo, p.y() + d.y() * lo)
+
+
+def _box_anchor(c: QPointF, centre: QPointF, w: float, h: float) -> QPointF:
+    """Where the line from box centre c to the switch centre leaves the box."""
+    dx, dy = centre.x() - c.x(), centre.y() - c.y()
+    if abs(dx) < 1e-9 and abs(dy) < 1e-9:
+        return c
+    sx = (w / 2) / abs(dx) if abs(dx) > 1e-9 else math.inf
+    sy = (h / 2) / abs(dy) if abs(dy) > 1e-9 else math.inf
+    s = min(sx, sy)
+    return QPointF(c.x() + dx * s, c.y() + dy * s)
+
+
+def _disjoint(rects, gap=0.0) -> bool:
+    """No two (x, y, w, h) rects closer than `gap`; the first half are boxes, the second their
+    names (a device's box and its own name may touch: they are one)."""
+    half = len(rects) // 2
+    g = gap / 2
+    edges = [(x - g, y - g, x + w + g, y + h + g) for x, y, w, h in rects]
+    for i, (l1, t1, r1, b1) in enumerate(edges):
+        for j in range(i + 1, len(edges)):
+            if j == i + half:
+                continue
+            l2, t2, r2, b2 = edges[j]
+            if l1 < r2 and l2 < r1 and t1 < b2 and t2 < b1:
+                return False
+    return True
+
+
+def overlaps(rects) -> list:
+    """[(name a, name b)] of named rects that overlap by more than half a pixel."""
+    out = []
+    for i, (na, a) in enumerate(rects):
+        for nb, b in rects[i + 1:]:
+            r = a.intersected(b)
+            if r.width() > 0.5 and r.height() > 0.5:
+                out.append((na, nb))
+    return out
+
+
+def machine_shape(topology, shape: RingShape) -> RingShape:
+    """`shape` with the machine `topology` (comm_sim's) adds: nodes and GPUs per node, or a
+    torus's grid and wraparound links; a switch leaves it as it is."""
+    if getattr(topology, "n_nodes", 1) > 1:
+        return replace(shape, nodes=int(topology.n_nodes), per_node=int(topology.per_node))
+    grid = getattr(topology, "shape", None)
+    if grid is not None and len(grid) and topology.n > 1:
+        wrap = getattr(topology, "wrap", None) or (True,) * len(grid)
+        return replace(shape, grid=tuple(int(a) for a in grid), wrap=tuple(bool(w) for w in wrap))
+    return shape

@@ -1,0 +1,282 @@
+"""
+Every text of the ring view, from a run and the current language: the title, the step line
+(and every variant the header must make room for), the legend for this n, the device names.
+Shared with the main window and the explanation panel; Qt-free but for translation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simcore.trace import SWITCH
+
+from ..text.explain import fmt_bytes, fmt_time, op_name, op_title
+from ...core.frame import DONE, NEXT, step_of
+from .ring_items import STRIPE_MAX_N
+from .ring_layout import BOX_MODE_MAX_N, RingShape, RingTexts
+
+
+def scenario_title(sc, run) -> str:
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    if sc.kind in ("all-gather", "reduce-scatter", "all-reduce"):
+        what = op_title(sc.kind, sc.algo)
+    elif sc.kind.startswith("matmul-"):
+        what = tr("RingView", "Sharded matmul, case {k}").format(k=sc.kind[-1])
+    elif sc.kind == "tp-forward":
+        what = tr("RingView", "Tensor-parallel forward")
+    else:
+        what = tr("RingView", "Tensor-parallel decode step")
+    size = {c.op: c.nbytes for c in reversed(run.trace.collectives)}
+    if run.tp is not None and {"all-reduce", "all-gather"} <= set(size):
+        # the logits all-gather moves vocab/d_model × S: state each collective's bytes
+        return tr("RingView", "{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}").format(
+            what=what, n=sc.n, S=fmt_bytes(size["all-reduce"]), G=fmt_bytes(size["all-gather"]), link=run.link.name)
+    return tr("RingView", "{what} · {n} GPUs · S = {S} · {link}").format(
+        what=what, n=sc.n, S=fmt_bytes(sc.nbytes), link=run.link.name)
+
+
+def place_name(label: str) -> str:
+    """A TP collective's place in words: step_sim / tp_forward's label "layer 0 attn" -> "layer 0 ·
+    attention", "layer 1 mlp" -> "layer 1 · MLP", "logits" -> "logits"; other labels as they are."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    words = label.split(" ")
+    if len(words) == 3 and words[0] == "layer" and words[1].isdigit() and words[2] in ("attn", "mlp"):
+        if words[2] == "attn":
+            return tr("RingView", "layer {i} · attention").format(i=words[1])
+        return tr("RingView", "layer {i} · MLP").format(i=words[1])
+    if label == "logits":
+        return tr("RingView", "logits")
+    return label
+
+
+def op_place(rec) -> str:
+    """Where an op (trace.Compute) is and what it is: "layer 1 · QKV", "after the layers · LM head"."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    where = tr("RingView", "layer {i}").format(i=rec.layer) if rec.layer >= 0 else tr("RingView", "after the layers")
+    return f"{where} · {op_name(rec.label)}"
+
+
+def forward_moment(run, t):
+    """
+    What a run with ops (the TP forward / decode step on the clock) does at t, seen from GPU 0
+    (every GPU runs the same schedule): ("start", None), ("end", None), ("op", rec) — GPU 0
+    computes rec, or rec just ended at t — or ("collective", c) — a collective is under way or
+    just ended. None for a run without ops.
+    """
+    idx = run.index
+    if not run.trace.computes:
+        return None
+    if t <= idx.eps and idx.t_total > 0:
+        return ("start", None)
+    if t >= idx.t_total - idx.eps:
+        return ("end", None)
+    rec = idx.computing(0, t)
+    if rec is not None:
+        return ("op", rec)
+    c = idx.display_collective(t)
+    return ("collective", run.trace.collectives[c]) if c is not None else ("start", None)
+
+
+def forward_status(run, t) -> str | None:
+    """
+    The status bar's step text for a run with ops, or None for other runs: the op GPU 0
+    computes ("op 10 of 16: layer 1 · QKV (computing)") or the collective step under way
+    ("layer 1 · attention: Ring all-reduce 3 of 5, step 2 of 6 in flight"): playback stops at
+    every op's end and every ring step's end, so counting stops as steps would say nothing.
+    """
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    moment = forward_moment(run, t)
+    if moment is None:
+        return None
+    kind, what = moment
+    idx, C = run.index, len(run.trace.collectives)
+    J = idx.op_number(0, idx.first_op(0))[1] if idx.first_op(0) is not None else 0
+    if kind == "start":
+        return tr("RingView", "start: {J} ops and {C} collectives per GPU").format(J=J, C=C)
+    if kind == "end":
+        return tr("RingView", "done: {J} ops and {C} collectives per GPU").format(J=J, C=C)
+    if kind == "op":
+        j, J = idx.op_number(0, what)
+        done = t >= what.t_end - idx.eps
+        state = tr("RingView", "done") if done else tr("RingView", "computing")
+        return tr("RingView", "op {j} of {J}: {op} ({state})").format(j=j, J=J, op=op_place(what), state=state)
+    c = what
+    k, K = step_of(idx, c.id, t)[0], c.n_steps
+    head = tr("RingView", "{where}: {coll} (collective {i} of {C})").format(
+        where=place_name(c.label), coll=op_title(c.op, c.algo), i=c.id + 1, C=C)
+    if abs(t - idx.step_ends[c.id][k]) <= idx.eps:
+        step = tr("RingView", "after step {k} of {K}").format(k=k + 1, K=K)
+    else:
+        step = tr("RingView", "step {k} of {K} in flight").format(k=k + 1, K=K)
+    return f"{head}, {step}"
+
+
+def _compute_line(run, t) -> str | None:
+    """The header's step line while GPU 0 computes (or at the start, before its first op)."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    moment = forward_moment(run, t)
+    if moment is None or moment[0] not in ("start", "op"):
+        return None
+    idx = run.index
+    rec = moment[1] if moment[0] == "op" else idx.first_op(0)
+    if rec is None:
+        return None
+    j, J = idx.op_number(0, rec)
+    if moment[0] == "start":
+        state = tr("RingView", "next")
+    elif t >= rec.t_end - idx.eps:
+        state = tr("RingView", "done")
+    else:
+        state = tr("RingView", "in progress")
+    return tr("RingView", "{op}: every GPU computes · op {j} of {J} ({state})").format(
+        op=op_place(rec), j=j, J=J, state=state)
+
+
+def subcaption(run, c, t) -> str:
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    lines = []
+    computing = _compute_line(run, t)
+    if computing is not None:
+        lines.append(computing)
+    elif c is None:
+        if run.matmul is not None and run.matmul.case == 1:
+            lines.append(tr("RingView", "No communication: every GPU multiplies its own rows of A by all of B."))
+        else:
+            lines.append(tr("RingView", "No communication in this scenario."))
+    else:
+        k, _done, state = step_of(run.index, c.id, t)
+        K = c.n_steps
+        if K == 0:
+            state = tr("RingView", "one device: nothing to send")
+        elif state == DONE:
+            state = tr("RingView", "done")
+        elif state == NEXT:
+            state = tr("RingView", "next")
+        else:
+            state = tr("RingView", "in progress")
+        where = place_name(c.label) if len(run.trace.collectives) > 1 else ""
+        coll = op_title(c.op, c.algo)
+        if where:
+            lines.append(tr("RingView", "{where}: {coll} · step {k} of {K} ({state})").format(
+                where=where, coll=coll, k=k + 1, K=K, state=state))
+        elif K:
+            lines.append(tr("RingView", "Step {k} of {K} ({state})").format(k=k + 1, K=K, state=state))
+        else:
+            lines.append(tr("RingView", "{coll} · {state}").format(coll=coll, state=state))
+    if run.tp is not None:
+        lines.append(tr("RingView", "max |TP − single| = {d:.1e}").format(d=run.tp.max_abs_diff))
+    elif run.matmul is not None:
+        lines.append(tr("RingView", "max |C − A·B| = {d:.1e}").format(d=run.matmul.max_err))
+    return "\n".join(lines)
+
+
+def swatch_devices(n: int) -> list:
+    """The devices the colour key shows: all up to 8, else 8 spread round the ring."""
+    return list(range(n)) if n <= STRIPE_MAX_N else sorted({round(k * n / STRIPE_MAX_N) for k in range(STRIPE_MAX_N)})
+
+
+def ring_texts(run) -> RingTexts:
+    """Every text the ring view's layout places for `run`, in the current language."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    n = run.scenario.n
+    if n > BOX_MODE_MAX_N:
+        widest = [str(d) for d in range(n)]
+    elif any(c.algo == "direct" for c in run.trace.collectives):  # "GPU 3", "7 queued" below while waiting
+        widest = [queued_label(d, max(n - 1, 1)) for d in range(n)]
+    else:
+        widest = [tr("RingView", "GPU {d}").format(d=d) for d in range(n)]
+    legend, key_title = legend_text(run.trace, n, bool(np.any(run.trace.column("reduce"))))
+    return RingTexts(
+        title=scenario_title(run.scenario, run), step_lines=tuple(step_line_variants(run)),
+        clock_lines=tuple(tr("RingView", "t = {t} of {T}").format(t=f"{x} {unit}", T=fmt_time(run.index.t_total))
+                          for x in ("0", "8.88", "88.8", "888", "1e+03") for unit in ("s", "ms", "µs", "ns", "ps")),
+        device_labels=tuple(widest), switch_name=switch_name(run.link), swatch_title=key_title,
+        swatch_labels=tuple(str(d) for d in swatch_devices(n)), legend=legend)
+
+
+def queued_label(d: int, k: int) -> str:
+    """A device's name, and below it how many of its sends wait for its port (direct all-reduce)."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    name = tr("RingView", "GPU {d}").format(d=d)
+    if not k:
+        return name
+    return name + "\n" + tr("RingView", "{k} queued").format(k=k)
+
+
+def ring_shape(run) -> RingShape:
+    tr = run.trace
+    return RingShape(run.scenario.n, max((c.n_chunks for c in tr.collectives), default=0),
+                     bool(np.any(tr.column("dst") == SWITCH)))
+
+
+def step_line_variants(run) -> list:
+    """Every step line the run can show, up to the step numbers' digits: at each collective's
+    start, in its first and last step, and at its end (the header reserves the tallest)."""
+    idx = run.index
+    out = {subcaption(run, None, 0.0)} if not run.trace.collectives else set()
+    for c in run.trace.collectives:
+        ends = idx.step_ends[c.id]
+        times = [c.t_start, c.t_end]
+        if ends:
+            first_end = ends[0]
+            last_start = ends[-2] if len(ends) > 1 else c.t_start
+            times += [(c.t_start + first_end) / 2, (last_start + ends[-1]) / 2]
+        out.update(subcaption(run, c, t) for t in times)
+    seen = set()  # with ops: the start, and per op its lines in progress and done
+    if run.trace.computes:
+        out.add(subcaption(run, None, 0.0))
+    for rec in (run.index.computes if run.trace.computes else ()):
+        if rec.device == 0 and (rec.label, rec.layer) not in seen:
+            seen.add((rec.label, rec.layer))
+            out.update(subcaption(run, None, x) for x in ((rec.t_start + rec.t_end) / 2, rec.t_end))
+    return sorted(out)
+
+
+def legend_text(trace, n: int, reduces: bool) -> tuple:
+    """(legend, colour-key title): what a slot's colour means at this n."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    key = tr("RingView", "GPU colours:")
+    if not trace.collectives:
+        return "", key
+    if not reduces:
+        return tr("RingView", "A slot's colour says whose data it holds; grey = not there yet. "
+                  "Outlined: arrived in the last step."), key
+    if n <= STRIPE_MAX_N:
+        return tr("RingView", "A slot's colour says whose data it holds; bands = a partial sum of those GPUs' data. "
+                  "Outlined: changed in the last step."), key
+    # beyond 8 GPUs a sum is not drawn as bands: it takes its chunk's colour (chunk k: GPU k's colour)
+    return (tr("RingView", "One GPU's data: that GPU's colour. A sum: its chunk's colour (chunk k = GPU k's "
+               "colour), filled by the share of the {n} GPUs added so far; full = the whole sum. "
+               "Outlined: changed in the last step.").format(n=n),
+            tr("RingView", "GPU and chunk colours:"))
+
+
+def switch_name(link) -> str:
+    from PySide6.QtCore import QCoreApplication
+
+    if link.name.startswith("NVLink"):
+        return QCoreApplication.translate("RingView", "NVSwitch")
+    if link.name.startswith("PCIe"):
+        return QCoreApplication.translate("RingView", "PCIe switch")
+    return QCoreApplication.translate("RingView", "switch")
+
+
+# -- geometry helpers --------------------------------------------------------------------

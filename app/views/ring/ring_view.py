@@ -1,0 +1,656 @@
+"""
+The ring view: n devices around one switch, their buffers as slots, messages as blocks.
+
+What is on screen at simulated time t is a function of (trace, t) alone (`set_time`): it draws
+`app.frame.frame_at(run, t)` — the buffers are the frame's holdings, the blocks its messages
+strictly under way (t_start < t < t_end), placed by their progress. Items are created
+once per run (`_on_model_changed`) and updated in place every frame; nothing is rebuilt while
+playing.
+
+Picture, and why it looks like that:
+  * Every device has one full-duplex port into the switch, so a spoke is two lanes: the send
+    lane (blocks going in) and the receive lane (blocks coming out). A port carries one message
+    at a time, so two blocks never share a lane: nothing overlaps, at any n.
+  * A block rides the sender's send lane to the switch, then the receiver's receive lane out;
+    while it is in the switch a chord joins the two ports (the crossbar connection). Ring
+    steps draw a polygon of neighbours, recursive doubling pairs devices across the circle,
+    direct draws star polygons, and in-network reduction sends blocks *into* the switch, whose
+    own slots fill with the sum before it multicasts them out.
+  * A slot's colour says whose data it holds: one colour per device (Okabe–Ito for n ≤ 8, a
+    cyclic map beyond). A partial sum shows its contributors as bands (n ≤ 8) or, when bands
+    would be thinner than a pixel, fills the share of devices already added.
+  * Slots that changed in the last finished step are outlined.
+Small n (≤ 16): axis-aligned device boxes on an ellipse, slots in rows. Larger n: radial bars
+on a circle, labels thinned so they never collide.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import QEvent, QLineF, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPen, QPixmapCache
+from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView
+
+from simcore.trace import ALL, SWITCH, _Who  # _Who: a message's contributors, decoded when read
+
+from ... import theme
+from ..text.explain import fmt_bytes, fmt_time
+from ...core.frame import frame_at, step_of
+from .ring_items import (STRIPE_MAX_N, BarsLayer, DeviceItem, HeldRow, SwitchItem, _Colors,  # noqa: F401  (re-exported)
+                         bar_images, block_fills, message_color_index, message_color_indices, paint_chunk)
+from .ring_items import set_computing
+from .ring_layers import ChordsLayer, FlightLayer, LabelItem, LanesLayer, MachineLayer  # noqa: F401  (re-exported)
+from .ring_layout import BOX_MODE_MAX_N, machine_shape, make_font, message_path, ring_layout  # noqa: F401
+from .ring_texts import (legend_text, queued_label, ring_shape, ring_texts,  # noqa: F401  (re-exported)
+                         scenario_title, step_line_variants, subcaption, swatch_devices, switch_name)
+
+
+def fmt_rate(bw: float) -> str:
+    """A link's bandwidth as its datasheet writes it: decimal GB/s ("50 GB/s", "450 GB/s")."""
+    return f"{bw / 1e9:.3g} GB/s"
+
+
+def step_notes(topology) -> tuple:
+    """Every note step_note can give on `topology` ("" on a plain switch)."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    base = float(getattr(topology, "base", 0.0))
+    wait = (tr("RingView", "base latency {B}: the call starts").format(B=fmt_time(base)),) if base > 0 else ()
+    if getattr(topology, "n_nodes", 1) > 1:
+        return (tr("RingView", "inter-node: {link}").format(link=topology.inter.name),
+                tr("RingView", "inside the nodes: {link}").format(link=topology.intra.name),
+                tr("RingView", "{link} and the NICs").format(link=topology.intra.name)) + wait
+    if getattr(topology, "shape", None) is not None:
+        return (tr("RingView", "torus links: {link}").format(link=topology.link.name),) + wait
+    return wait
+
+
+def step_note(run, msgs, t=None) -> str:
+    """The step line's note on a machine: are this step's messages inter-node, inside the nodes
+    (or both), or on the torus's links; at time t before any of them starts, the collective
+    call's base latency."""
+    topo = run.comm.topology if run.comm is not None else None
+    notes = step_notes(topo)
+    if not notes or not msgs:
+        return ""
+    base = float(getattr(topo, "base", 0.0))
+    if base > 0 and t is not None and t < min(m.t_start for m in msgs) - 1e-12:
+        return notes[-1]
+    if base > 0:
+        notes = notes[:-1]
+    if not notes:
+        return ""
+    if len(notes) == 1:
+        return notes[0]
+    P = topo.per_node
+    cross = [m.src >= 0 and m.dst >= 0 and m.src // P != m.dst // P for m in msgs]
+    return notes[0] if all(cross) else notes[1] if not any(cross) else notes[2]
+
+
+def machine_texts(run, texts):
+    """The ring texts with what a machine adds (issue 15): every node's name and the fabric's,
+    or a torus's links, and the legend's sentence about messages that leave a node."""
+    from dataclasses import replace
+
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    topo = run.comm.topology if run.comm is not None else None
+    if getattr(topo, "n_nodes", 1) > 1:
+        A, I = topo.intra, topo.inter
+        names = tuple(tr("RingView", "Node {m} · {link}").format(m=m, link=A.name) for m in range(topo.n_nodes))
+        fabric = tr("RingView", "{link} fabric: one NIC per GPU, {bw} each way, α {a}").format(
+            link=I.name, bw=fmt_rate(I.bw), a=fmt_time(I.alpha))
+        legend = texts.legend + " " + tr("RingView", "Blocks with a dashed gold outline cross between nodes "
+                                                     "over the NICs ({bw}, α {a}); inside a node NVLink "
+                                                     "({bw_in}, α {a_in}).").format(
+            bw=fmt_rate(I.bw), a=fmt_time(I.alpha), bw_in=fmt_rate(A.bw), a_in=fmt_time(A.alpha))
+        title = texts.title + " · " + tr("RingView", "{N} nodes × {P}").format(N=topo.n_nodes, P=topo.per_node)
+        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
+        return replace(texts, title=title, node_names=names, fabric_name=fabric, legend=legend,
+                       step_lines=texts.step_lines + steps)
+    grid = getattr(topo, "shape", None)
+    if grid is not None and topo.n > 1:
+        wrap = getattr(topo, "wrap", None) or (True,) * len(grid)
+        fabric = tr("RingView", "{shape} torus, {link}s of {bw} each way; a dashed link leaving an edge wraps "
+                                "round to the opposite edge").format(
+            shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
+        if not any(wrap):
+            fabric = tr("RingView", "{shape} slice, {link}s of {bw} each way, without wraparound links").format(
+                shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
+        title = texts.title + " · " + tr("RingView", "{shape} torus").format(shape="×".join(map(str, grid)))
+        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
+        return replace(texts, title=title, fabric_name=fabric, step_lines=texts.step_lines + steps)
+    return texts
+
+
+# ---------------------------------------------------------------------------------------
+# The view
+# ---------------------------------------------------------------------------------------
+class RingView(QGraphicsView):
+    """
+    Follows a ScenarioModel (rebuilds its items when the run changes) and the Playback clock
+    (updates them in place). `set_time(t)` is callable directly; `slot_state(d)` returns what
+    device d's slots currently paint (for tests and the predict game).
+    """
+
+    device_clicked = Signal(int)  # a device id, or SWITCH (-1) for the switch
+
+    def __init__(self, model, playback, parent=None):
+        super().__init__(parent)
+        self.setObjectName("RingView")
+        self.model, self.playback = model, playback
+        self.setScene(QGraphicsScene(self))
+        self.setRenderHint(QPainter.Antialiasing, True)
+        self.setFrameShape(QFrame.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setViewportUpdateMode(QGraphicsView.SmartViewportUpdate)
+        self.setOptimizationFlags(QGraphicsView.DontSavePainterState | QGraphicsView.DontAdjustForAntialiasing)
+        self.setFocusPolicy(Qt.StrongFocus)
+        self.setMinimumSize(320, 240)
+        # item caches (DeviceCoordinateCache) live in QPixmapCache: room for 64 devices at 4K
+        QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), 96 * 1024))
+        self.run = None
+        self._t = 0.0
+        self._vs = 1.0
+        self._geom = {}
+        self._build(model.run)
+        model.changed.connect(self._on_model_changed)
+        playback.time_changed.connect(self._on_playback_time_changed)
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self.retranslate_ui()
+
+    # -- signals ---------------------------------------------------------------------------
+    def _on_model_changed(self, run):
+        self._build(run)
+
+    def _on_playback_time_changed(self, t):
+        self.set_time(t)
+
+    def _on_theme_changed(self):
+        self._build(self.run, keep_time=True)
+
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+    def retranslate_ui(self):
+        self.setToolTip(self.tr("Devices around the switch. Click a device to select it."))
+        if self.run is not None:
+            self._texts_for_run()
+            self._layout()  # new words, new sizes: the header is placed again
+            self._shown_coll = object()  # force the caption to refresh
+            self.set_time(self._t, force=True)
+
+    def resizeEvent(self, e):
+        super().resizeEvent(e)
+        self._layout()
+        self.set_time(self._t, force=True)
+
+    def mousePressEvent(self, e):
+        item = None  # the topmost device or switch under the pointer (the layers over them are skipped)
+        for it in self.items(e.position().toPoint()):
+            while it is not None and not isinstance(it, (DeviceItem, SwitchItem)):
+                it = it.parentItem()
+            if it is not None:
+                item = it
+                break
+        if isinstance(item, DeviceItem):
+            self.device_clicked.emit(item.d)
+        elif isinstance(item, SwitchItem):
+            self.device_clicked.emit(SWITCH)
+        super().mousePressEvent(e)
+
+    # -- building (once per run) -----------------------------------------------------------
+    def _build(self, run, keep_time=False):
+        scene = self.scene()
+        scene.clear()
+        self._labels = []
+        self.run = run
+        n = run.scenario.n
+        tr = run.trace
+        self.n = n
+        self.colors = _Colors(n)
+        scene.setBackgroundBrush(self.colors.background)
+        self.n_chunks_max = max((c.n_chunks for c in tr.collectives), default=0)
+        self._cols = {f: tr.column(f) for f in ("src", "dst", "chunk", "t_start", "t_end", "w0", "w1", "w2", "w3")}
+        self._cidx = message_color_indices(tr, n)
+        self.has_switch_slots = bool(np.any(self._cols["dst"] == SWITCH))
+        self.switch = SwitchItem(self.colors, n)
+        self.switch.setZValue(2)
+        self.switch.has_slots = self.has_switch_slots
+        scene.addItem(self.switch)
+        self.switch_label = self._add_label("switch", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter)
+        self.switch_label.setZValue(2.8)
+        self.devices = []
+        self.machine = MachineLayer(self.colors)  # a machine's clusters, fabric and NICs, or a torus's links
+        scene.addItem(self.machine)
+        self.node_labels = [self._add_label("small", bold=True) for _ in range(getattr(run.comm.topology, "n_nodes", 1)
+                                                                              if run.comm is not None else 1)]
+        self.fabric_label = self._add_label("small", bold=True)
+        self.lanes = LanesLayer(self.colors)  # per device: a send lane and a receive lane
+        scene.addItem(self.lanes)
+        for d in range(n):
+            item = DeviceItem(d, self.colors, n)
+            item.setZValue(3)
+            scene.addItem(item)
+            self.devices.append(item)
+        self.bars = BarsLayer(self.devices)
+        scene.addItem(self.bars)
+        self.device_labels = [self._add_label("device", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter)
+                              for _ in range(n)]
+        self.flight = FlightLayer(self.colors, n)
+        self.flight.fills = block_fills(tr, n) if n > STRIPE_MAX_N else None
+        self.chord_layer = ChordsLayer()
+        scene.addItem(self.flight)
+        scene.addItem(self.chord_layer)
+        self.block_labels = []  # byte labels beside the blocks (box mode): few, so items
+        for _ in range(max(run.index.max_in_flight, 0) if n <= STRIPE_MAX_N else 0):
+            lab = self._add_label("small", align=Qt.AlignHCenter | Qt.AlignVCenter)
+            lab.hide()
+            self.block_labels.append(lab)
+        self.caption = self._add_label("caption", bold=True, halo=False)
+        self.subcaption = self._add_label("body", halo=False)
+        self.clock_label = self._add_label("body", halo=False, align=Qt.AlignRight)
+        self.legend = self._add_label("small", halo=False)
+        self.legend_swatches = []
+        self.swatch_devices = swatch_devices(n)
+        for d in self.swatch_devices:
+            sw = scene.addRect(QRectF(0, 0, 10, 10), QPen(self.colors.text, theme.line("hairline")),
+                               self.colors.brushes[d])
+            sw.setZValue(6)
+            self.legend_swatches.append(sw)
+        self.swatch_labels = [self._add_label("small", halo=False) for _ in self.legend_swatches]
+        self.swatch_title = self._add_label("small", bold=True, halo=False)
+        self._shown_coll = object()
+        self._taken = []
+        self._queues_shown = False
+        self._last_holdings = None
+        self._texts_for_run()
+        self._layout()
+        self.set_time(self._t if keep_time else self.playback.t, force=True)
+
+    def _add_label(self, role, bold=False, halo=True, align=Qt.AlignLeft):
+        lab = LabelItem(role, bold, halo, align)
+        lab.color = self.colors.text
+        self.scene().addItem(lab)
+        self._labels.append(lab)
+        return lab
+
+    def _texts_for_run(self):
+        """Every text the layout places, from the run and the current language."""
+        self.switch.set_name(switch_name(self.run.link))
+        self.title_text = scenario_title(self.run.scenario, self.run)
+        self.texts = machine_texts(self.run, ring_texts(self.run))
+
+    # -- layout (a function of size, text scale, texts and scenario: app/ring_layout.py) ------
+    def _layout(self):
+        if self.run is None:
+            return
+        vp = self.viewport().rect()
+        topo = self.run.comm.topology if self.run.comm is not None else None
+        lay = ring_layout(vp.width(), vp.height(), theme.scale(), self.texts, machine_shape(topo, ring_shape(self.run)))
+        self.scene().setSceneRect(0, 0, lay.width, lay.height)
+        self._vs = lay.vs
+        col = self.colors
+        self.caption.set_box(lay.title, col.text)
+        self.subcaption.set_font(lay.step.font)
+        self.subcaption.set_wrap(lay.step.rect.width())
+        self.subcaption.setPos(lay.step.rect.topLeft())
+        self.clock_label.set_font(lay.clock.font)
+        self.clock_label.setPos(lay.clock.rect.right(), lay.clock.rect.top())
+        self.legend.set_box(lay.legend, col.muted)
+        self.swatch_title.set_box(lay.swatch_title, col.text)
+        for sw, r, lab, box in zip(self.legend_swatches, lay.swatches, self.swatch_labels, lay.swatch_labels):
+            sw.setRect(r)
+            lab.set_box(box, col.text)
+        self.centre = lay.centre
+        radial = lay.mode == "radial"
+        dev_font = next(b.font for b in lay.device_labels if b is not None)
+        small = make_font("small", False, theme.FONT_PX["small"] * theme.scale() * lay.text_vs)
+        for lab in self.block_labels:
+            lab.set_font(small)
+        for d, (item, box) in enumerate(zip(self.devices, lay.devices)):
+            item.setPos(box.centre)
+            item.setRotation(box.rotation)
+            item.set_geometry(box.w, box.h, box.cols, box.rows, box.pad, radial=box.radial)
+            lab, lb = self.device_labels[d], lay.device_labels[d]
+            lab.set_font(dev_font)
+            if lay.kind == "torus" and lb is not None:  # the grid's names are the layout's ("GPU 3", or "3" when tight)
+                lab.set_text(lb.lines[0], col.text)
+            else:
+                lab.set_text(str(d) if radial else queued_label(d, 0), col.text)  # the queue counts follow in set_time
+            lab.setVisible(lb is not None)
+            if lb is not None:
+                lab.setPos(lb.rect.center())
+        self._queues_shown = False
+        if radial:
+            R = max(b.rect().right() for b in lay.devices) - lay.centre.x()
+            pad = theme.line("highlight") + 2
+            self.bars.set_rect(QRectF(lay.centre.x() - R - pad, lay.centre.y() - R - pad, 2 * (R + pad), 2 * (R + pad)))
+        self._geom = {"mode": lay.mode, "r_sw": lay.switch_r, "block": lay.block, "off": lay.lane_offset,
+                      "lane": lay.lane_width, "lane_active": lay.lane_width_active}
+        self.anchors = list(lay.anchors)
+        self._taken = [b.rect() for b in lay.devices] + [b.rect for b in lay.device_labels if b is not None]
+        self.switch.setPos(lay.centre)
+        self.switch.set_radius(lay.switch_r)
+        self.switch.setVisible(lay.kind == "switch")  # a machine paints each node's switch (MachineLayer)
+        self.switch_label.set_box(lay.switch_label, col.text)
+        self._place_machine(lay)
+        self.flight.set_size(lay.block)
+        self._place_lanes(lay)
+
+    def _place_machine(self, lay):
+        """A machine's frame (issue 15): clusters, fabric and NIC links, or a torus's links; and
+        the legs of every message that does not ride a switch's lanes."""
+        self.layout_now = lay
+        self.machine.set_layout(lay)
+        for k, lab in enumerate(self.node_labels):
+            box = lay.node_labels[k] if k < len(lay.node_labels) else None
+            lab.setVisible(box is not None and lay.kind == "nodes")
+            if box is not None:
+                lab.set_box(box, self.colors.text)
+        self.fabric_label.setVisible(lay.fabric_label is not None)
+        if lay.fabric_label is not None:
+            self.fabric_label.set_box(lay.fabric_label, self.colors.text)
+        self._paths = {}  # (src, dst) -> legs, or None: rides the lanes
+        if lay.kind != "switch":
+            cols = self._cols
+            pairs = set(zip(cols["src"].tolist(), cols["dst"].tolist()))
+            self._paths = {k: message_path(lay, *k) for k in pairs}
+        self.flight.crossing = frozenset()
+        if lay.kind == "nodes":
+            legs = np.array([self._paths.get(k) is not None for k in zip(cols["src"].tolist(), cols["dst"].tolist())])
+            self.flight.crossing = frozenset(np.flatnonzero(legs).tolist())
+
+    def _place_lanes(self, lay):
+        """Each spoke: a send lane and a receive lane, from the device's edge to the switch's rim."""
+        g = self._geom
+        self.lane_geom = [((s.p1(), s.p2()), (r.p1(), r.p2())) for s, r in lay.lanes]
+        self._lane_arr = np.array([[[[q.x(), q.y()] for q in lane] for lane in lanes] for lanes in self.lane_geom],
+                                  float).reshape(-1, 2, 2, 2)
+        self._flying = None  # chords hang on the lanes: recomputed
+
+        # each layer's rect is what it can cover, not the scene: a cached layer is a picture of its
+        # rect, and at 4K a scene-sized one is 33 MB
+        def bounds(points, pad):
+            xs, ys = [q.x() for q in points], [q.y() for q in points]
+            return QRectF(min(xs) - pad, min(ys) - pad, max(xs) - min(xs) + 2 * pad, max(ys) - min(ys) + 2 * pad)
+
+        ends = [q for lanes in self.lane_geom for lane in lanes for q in lane]
+        rims = [lane[1] for lanes in self.lane_geom for lane in lanes]
+        self.lanes.set_geometry(bounds(ends, g["lane_active"]), list(lay.lanes), g["lane"], g["lane_active"])
+        self.chord_layer.set_geometry(bounds(rims, g["lane_active"]), g["lane_active"] * 0.6)
+        self.flight.set_rect(bounds(ends, g["block"] + theme.line("outline") + 1) if lay.kind == "switch"
+                             else QRectF(0, 0, lay.width, lay.height))  # a machine's blocks fly anywhere
+        self._style_lanes({})
+
+    def _style_lanes(self, active: dict):
+        """active: {(device, 0 send | 1 recv): QColor}."""
+        self.lanes.set_active(active)
+
+    # -- one frame -------------------------------------------------------------------------
+    def set_time(self, t: float, force: bool = False):
+        """Show the run at simulated time t: a pure function of (trace, t)."""
+        self._t = float(t)
+        run = self.run
+        idx = run.index
+        tr = run.trace
+        f = frame_at(idx, t)
+        coll = f.coll
+        if coll is None:
+            for item in self.devices:
+                item.set_state(0, (), frozenset())
+            self.switch.set_state(0, (), False)
+            self._update_queues(None, t)
+            self._update_caption(None, t)
+            self._place_blocks(f, np.zeros(len(f.moving), bool))
+            return
+        c = tr.collectives[coll]
+        radial = self._geom.get("mode") == "radial"
+        hold = f.held
+        if force or hold is not self._last_holdings or coll != getattr(self, "_last_coll", None):
+            new = {}
+            ids = f.arrived
+            for dst, ch in zip(self._cols["dst"][ids].tolist(), self._cols["chunk"][ids].tolist()):
+                if dst != SWITCH:
+                    new.setdefault(dst, set()).update(range(c.n_chunks) if ch == ALL else (ch,))
+            if radial:  # n > 16: arrays straight from the index, only the bars that changed
+                self._set_bars(c, hold, new, force or coll != getattr(self, "_last_coll", None))
+            else:
+                for d, item in enumerate(self.devices):
+                    h = hold.get(d, {})
+                    item.set_state(c.n_chunks, tuple(map(h.get, range(c.n_chunks))),
+                                   frozenset(new.get(d, ())))
+            hs = hold.get(SWITCH, {})
+            self.switch.set_state(c.n_chunks, tuple(map(hs.get, range(c.n_chunks))),
+                                  self.has_switch_slots)
+            self._last_holdings, self._last_coll = hold, coll
+        self._update_queues(c, t)
+        self._place_blocks(f, self._predict_shown(f))
+        self._update_caption(c, t)
+        if idx.computes and not radial:  # the TP forward: the op each GPU computes between collectives
+            set_computing(self.devices, idx, t)
+
+    def _set_bars(self, c, hold, new: dict, all_bars: bool):
+        """Radial mode: each bar's per-chunk contributor count and colour owner from the Held arrays;
+        only bars whose arrays or outlined chunks changed are touched."""
+        n, nc = self.n, c.n_chunks
+        counts = np.where(hold.present[:n], hold.count[:n], 0)[:, :nc]
+        owners = np.where(counts == 1, hold.low[:n, :nc], np.arange(nc)[None, :])  # a sum: its chunk's colour
+        new_sets = [frozenset(new.get(d, ())) for d in range(n)]
+        last = getattr(self, "_bars_last", None)
+        if all_bars or last is None or last[0].shape != counts.shape:
+            rows = range(n)
+        else:
+            diff = np.any(counts != last[0], axis=1) | np.any(owners != last[1], axis=1)
+            rows = [d for d in range(n) if diff[d] or new_sets[d] != last[2][d]]
+        for d in rows:
+            self.devices[d].set_counts(nc, counts[d], owners[d], new_sets[d], HeldRow(hold, d, nc))
+        self._bars_last = (counts, owners, new_sets)
+
+    def _place_blocks(self, frame, shown):
+        """Every message under way in `frame` (where `shown`): its block on its lane, its lanes lit, its
+        chord (from the trace's columns, one array operation per field: n = 256 has 256 blocks a frame)."""
+        active = {}
+        show_bytes = self._geom.get("mode") == "box" and self.n <= STRIPE_MAX_N
+        ids, p = frame.moving[shown], frame.progress[shown]
+        cols = self._cols
+        src, dst, chunk = cols["src"][ids], cols["dst"][ids], cols["chunk"][ids]
+        G = self._lane_arr  # (n, 2 lanes, 2 ends, xy): send lane a -> b, receive lane a -> b
+        s_ = np.where(src == SWITCH, 0, src)
+        d_ = np.where(dst == SWITCH, 0, dst)
+        up = (src != SWITCH) & ((dst == SWITCH) | (p < 0.5))  # on the sender's send lane, else the receiver's receive lane
+        q = np.where(dst == SWITCH, p, np.where(src == SWITCH, p, np.where(p < 0.5, p * 2, (p - 0.5) * 2)))
+        a = np.where(up[:, None], G[s_, 0, 0], G[d_, 1, 0])
+        b = np.where(up[:, None], G[s_, 0, 1], G[d_, 1, 1])
+        pos = np.where(up[:, None], a + (b - a) * q[:, None], b + (a - b) * q[:, None])
+        sign = np.where(up, 1.0, -1.0)
+        dxy = b - a
+        ln = np.hypot(dxy[:, 0], dxy[:, 1])
+        ln[ln == 0] = 1.0
+        side = np.stack([-dxy[:, 1] / ln * sign, dxy[:, 0] / ln * sign], 1)
+        paths = getattr(self, "_paths", None)
+        legs_of = [paths.get((sd, dd)) for sd, dd in zip(src.tolist(), dst.tolist())] if paths else []
+        for j, legs in enumerate(legs_of):  # a machine: messages between nodes or along a torus link
+            if legs is None:
+                continue
+            k = min(int(p[j] * len(legs)), len(legs) - 1)
+            (a0, b0) = legs[k]
+            f = p[j] * len(legs) - k
+            pos[j] = (a0.x() + (b0.x() - a0.x()) * f, a0.y() + (b0.y() - a0.y()) * f)
+            ln = math.hypot(b0.x() - a0.x(), b0.y() - a0.y()) or 1.0
+            side[j] = (-(b0.y() - a0.y()) / ln, (b0.x() - a0.x()) / ln)
+        key = ids.tobytes()
+        same = getattr(self, "_flying", None)
+        if same is None or same[0] != key:  # a new set of messages (a step boundary): who, colours, chords
+            who = [_Who(w, self.run.trace.explicit) for w in zip(*(cols[f][ids].tolist() for f in ("w0", "w1", "w2", "w3")))]
+            colours = [self.colors.spoke_active if i < 0 else self.colors.devices[i] for i in self._cidx[ids].tolist()]
+            chords, legs_lit = [], []
+            for j, (sd, dd, col) in enumerate(zip(src.tolist(), dst.tolist(), colours)):
+                if legs_of and legs_of[j] is not None:  # its own legs, not a switch's lanes
+                    crossing = self.layout_now.kind == "nodes"
+                    legs_lit += [(QLineF(a0, b0), col, crossing) for a0, b0 in legs_of[j]]
+                    continue
+                if sd != SWITCH:
+                    active[(sd, 0)] = col
+                if dd != SWITCH:
+                    active[(dd, 1)] = col
+                    if sd != SWITCH:
+                        chords.append((QLineF(self.lane_geom[sd][0][1], self.lane_geom[dd][1][1]), col))
+            self._flying = (key, who, chords, active)
+            self.machine.set_active(legs_lit)
+        _key, who, chords, active = self._flying
+        blocks = [(i, QPointF(x, y), w, ch) for i, (x, y), w, ch in zip(ids.tolist(), pos.tolist(), who, chunk.tolist())]
+        sides = [QPointF(x, y) for x, y in side.tolist()] if show_bytes else []
+        self.flight.set_items(blocks)
+        self.chord_layer.set_items(chords)
+        if show_bytes:
+            self._place_byte_labels(blocks, sides)
+        self._style_lanes(active)
+        self._n_visible_blocks = len(blocks)
+
+    def _place_byte_labels(self, blocks, sides):
+        """Box mode: each block's size beside it, on its lane's outer side (sides: the blocks'
+        outward unit vectors), else the inner side, else none — never over a box, a name, a block
+        or another label."""
+        msgs = self.run.trace.messages
+        placed = list(self._taken) + [self.flight.block_rect(pos) for _i, pos, _w, _c in blocks]
+        for j, lab in enumerate(self.block_labels):
+            if j >= len(blocks):
+                if lab.isVisible():
+                    lab.hide()
+                continue
+            lab.set_text(fmt_bytes(msgs[blocks[j][0]].nbytes), self.colors.text)
+            pos, lane_dir = blocks[j][1], sides[j]
+            sz = lab.size()
+            for side in (1, -1):
+                dist = self._geom["block"] * 0.5 + sz.width() * 0.5 + 4
+                c = pos + lane_dir * (side * dist)
+                r = QRectF(c.x() - sz.width() / 2, c.y() - sz.height() / 2, sz.width(), sz.height())
+                if not any(r.intersects(o) for o in placed):
+                    lab.setPos(c)
+                    lab.show()
+                    placed.append(r)
+                    break
+            else:
+                lab.hide()
+
+    def _message_color(self, m) -> QColor:
+        i = message_color_index(m, self.n)
+        return self.colors.spoke_active if i < 0 else self.colors.devices[i]
+
+    def _message_pos(self, m, p):
+        """Where a message is at progress p in [0, 1], and the outward side of its lane."""
+        p = min(max(p, 0.0), 1.0)
+        if m.src == SWITCH:  # multicast down the receive lane
+            (a, b) = self.lane_geom[m.dst][1]
+            return _lerp(b, a, p), _side(a, b, -1)
+        if m.dst == SWITCH:  # up the send lane into the switch's adder
+            (a, b) = self.lane_geom[m.src][0]
+            return _lerp(a, b, p), _side(a, b, 1)
+        if p < 0.5:
+            (a, b) = self.lane_geom[m.src][0]
+            return _lerp(a, b, p * 2), _side(a, b, 1)
+        (a, b) = self.lane_geom[m.dst][1]
+        return _lerp(b, a, (p - 0.5) * 2), _side(a, b, -1)
+
+    def _update_queues(self, c, t):
+        """Direct all-reduce: beside each device's name, how many sends still wait for its port."""
+        show = (c is not None and c.algo == "direct" and c.n > 2 and self._geom.get("mode") == "box"
+                and getattr(self, "layout_now", None) is not None and self.layout_now.kind == "switch")
+        if not show and not self._queues_shown:
+            return
+        waiting = [0] * self.n
+        if show:
+            msgs = self.run.trace.messages
+            for i in range(c.first_msg, c.last_msg):
+                m = msgs[i]
+                if m.t_start > t and m.src >= 0:
+                    waiting[m.src] += 1
+        for d, lab in enumerate(self.device_labels):
+            lab.set_text(queued_label(d, waiting[d]))
+        self._queues_shown = show
+
+    def _update_caption(self, c, t):
+        run = self.run
+        idx = run.index
+        total = idx.t_total
+        self.clock_label.set_text(self.tr("t = {t} of {T}").format(t=fmt_time(t), T=fmt_time(total)),
+                                  self.colors.text)
+        key = (None,) if c is None else (c.id, *step_of(idx, c.id, t), self._waiting(c, t))
+        if idx.computes:  # the forward's ops: the line names GPU 0's op and whether it is done
+            op = idx.computing(0, t)
+            key += (t <= idx.eps, None if op is None else (id(op), t >= op.t_end - idx.eps))
+        if key == self._shown_coll:
+            return
+        self._shown_coll = key
+        text = subcaption(run, c, t)
+        if c is not None and c.n_steps:  # a machine: which links this step takes
+            note = step_note(run, [run.trace.messages[i] for i in idx.step_msgs[c.id][step_of(idx, c.id, t)[0]]], t)
+            text = f"{text} · {note}" if note else text
+        self.subcaption.set_text(text, self.colors.text)
+
+    def _waiting(self, c, t) -> bool:
+        """Is the shown step's call still in its base latency (no message of it started)?"""
+        if not c.n_steps or getattr(self.run.comm, "topology", None) is None or \
+                float(getattr(self.run.comm.topology, "base", 0.0)) <= 0:
+            return False
+        ids = np.asarray(self.run.index.step_msgs[c.id][step_of(self.run.index, c.id, t)[0]], dtype=np.int64)
+        return bool(len(ids)) and bool(t < self._cols["t_start"][ids].min() - 1e-12)
+
+    # -- predict-then-reveal hook (app/predict_ui.py hides the step being predicted) --------
+    def set_hidden_after(self, t0):
+        """Hide the blocks of messages that start at or after t0 (s): the step a student is
+        predicting. None shows every block again."""
+        self._hidden_after = t0
+        self.set_time(self._t, force=True)
+
+    def _predict_shown(self, f):
+        """Which of f's moving blocks to draw: all but those of the step being predicted."""
+        t0 = getattr(self, "_hidden_after", None)
+        if t0 is None:
+            return np.ones(len(f.moving), bool)
+        return self._cols["t_start"][f.moving] < t0 - f.eps
+    # -- end of predict-then-reveal hook ---------------------------------------------------
+
+    # -- for tests and other views --------------------------------------------------------
+    def slot_state(self, d: int) -> dict:
+        """{chunk: contributors} that device d's slots (SWITCH: the switch's) currently paint."""
+        item = self.switch if d == SWITCH else self.devices[d]
+        return {ch: who for ch, who in enumerate(item.state) if who}
+
+    def highlighted(self, d: int) -> frozenset:
+        return self.devices[d].new
+
+    def visible_blocks(self) -> list[int]:
+        """Indices (into trace.messages) of the blocks drawn now."""
+        return [b[0] for b in self.flight.items]
+
+    def block_centres(self) -> list[tuple[int, QPointF]]:
+        """(message index, scene centre) of every block drawn now; their side is flight.s."""
+        return [(b[0], QPointF(b[1])) for b in self.flight.items]
+
+    def block_rects(self) -> list[QRectF]:
+        return [self.flight.block_rect(b[1]) for b in self.flight.items]
+
+    def chord_lines(self) -> list:
+        """(QLineF, QColor) of every chord drawn now: sender's lane end to receiver's."""
+        return list(self.chord_layer.items)
+
+
+
+def _lerp(a: QPointF, b: QPointF, p: float) -> QPointF:
+    return QPointF(a.x() + (b.x() - a.x()) * p, a.y() + (b.y() - a.y()) * p)
+
+
+def _side(a: QPointF, b: QPointF, sign: int) -> QPointF:
+    """Unit vector perpendicular to a→b, pointing to the lane's outer side."""
+    dx, dy = b.x() - a.x(), b.y() - a.y()
+    ln = math.hypot(dx, dy) or 1.0
+    return QPointF(-dy / ln * sign, dx / ln * sign)

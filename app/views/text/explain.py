@@ -1,0 +1,602 @@
+"""
+The explanation panel: the current step in plain words, with its arithmetic.
+
+Everything said here is read from the trace (who sent which chunk to whom, how many bytes,
+when), described by the shape of the step's messages, never by re-running an algorithm:
+    * who sends what to whom (a pattern when there is one: "to its ring neighbour d + 1",
+      "pairs d ↔ d XOR 2", "up into the switch"...), and whether the receiver adds or copies
+    * one message's cost α + b/β with the link's numbers substituted
+    * the running total beside the closed form of the whole collective (simcore's t_formula)
+The time-dependent numbers (t, bytes moved) sit in a separate line so playing does not
+re-layout the whole text every frame.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import NamedTuple
+
+import numpy as np
+
+from PySide6.QtCore import QCoreApplication, QEvent, Qt
+from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
+
+from simcore.comm_sim import ALGORITHMS, busbw, t_formula
+from simcore.trace import ALL, SWITCH
+
+from ... import theme
+from ...core.frame import DONE, NEXT, frame_at
+
+
+def _tr(text):
+    return QCoreApplication.translate("Explain", text)
+
+
+# -- number formatting ---------------------------------------------------------------------
+def fmt_time(s: float) -> str:
+    """Seconds with an SI unit and 3 significant digits: 2.19 µs, 15.3 ms."""
+    s = float(s)
+    if s == 0:
+        return "0 s"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(s) >= scale * 0.9995:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 1e-12:.3g} ps"
+
+
+def fmt_bytes(b: float) -> str:
+    """Bytes with a binary unit: 128 KiB, 1 MiB, 96 B."""
+    b = float(b)
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= scale:
+            v = b / scale
+            return f"{v:.3g} {unit}" if v < 1000 else f"{v:.0f} {unit}"
+    return f"{b:.3g} B" if b < 1000 else f"{b:.0f} B"
+
+
+def fmt_bw(bps: float) -> str:
+    for unit, scale in (("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6)):
+        if bps >= scale:
+            return f"{bps / scale:.3g} {unit}"
+    return f"{bps:.3g} B/s"
+
+
+# -- the forward's ops (step_sim's labels) ---------------------------------------------------
+def _op_names() -> dict:
+    return {"attn norm": _tr("norm"), "mlp norm": _tr("norm"), "final norm": _tr("final norm"),
+            "qkv": _tr("QKV"), "attention": _tr("attention"), "attn out": _tr("out proj"),
+            "gate/up": _tr("gate/up"), "down": _tr("down"), "lm head": _tr("LM head")}
+
+
+def _op_whats() -> dict:
+    return {"attn norm": _tr("residual add and RMSNorm of the stream before attention"),
+            "mlp norm": _tr("residual add and RMSNorm of the stream before the MLP"),
+            "final norm": _tr("the last RMSNorm"),
+            "qkv": _tr("h @ [Wq | Wk | Wv]: the queries of its heads, the keys and values of its KV groups, RoPE"),
+            "attention": _tr("softmax(q·Kᵀ)·V over the keys so far, for its heads only"),
+            "attn out": _tr("o @ Wo rows of its heads: a partial sum the all-reduce completes"),
+            "gate/up": _tr("h @ [W_gate | W_up], its columns of d_ff, and SwiGLU"),
+            "down": _tr("g @ W_down rows: a partial sum the all-reduce completes"),
+            "lm head": _tr("h @ W_lm: the logits of its share of the vocabulary")}
+
+
+def _split_chunk(label: str) -> tuple[str, str]:
+    """"attn out 2/8" -> ("attn out", "2/8"): a collective matmul's chunk; ("qkv", "") otherwise."""
+    head, _, tail = label.rpartition(" ")
+    if head and "/" in tail and tail.replace("/", "").isdigit():
+        return head, tail
+    return label, ""
+
+
+def op_name(label: str) -> str:
+    """The display name of a step_sim op label: "qkv" -> "QKV", "attn out 2/8" -> "out proj 2/8"."""
+    base, chunk = _split_chunk(label)
+    name = _op_names().get(base, base)
+    return f"{name} {chunk}" if chunk else name
+
+
+def compute_label(rec) -> str:
+    """What a device box says while it computes: the op and its time, e.g. "QKV 1.34 ns"."""
+    return f"{op_name(rec.label)} {fmt_time(rec.t_end - rec.t_start)}"
+
+
+def compute_html(rec, chip, prec) -> str:
+    """The explanation of one op (trace.Compute) on `chip`: what it computes and its roofline."""
+    base = _split_chunk(rec.label)[0]
+    peak, bw = chip.peak_flops(prec), chip.mem_bw
+    where = _tr("layer {i}").format(i=rec.layer) if rec.layer >= 0 else _tr("after the layers")
+    head = _tr("Every GPU computes: {op} ({where})").format(op=op_name(rec.label), where=where)
+    what = _op_whats().get(base, "")
+    bound = _tr("memory-bound") if rec.bound == "memory" else _tr("compute-bound")
+    cost = _tr("{t} = max({f} FLOP / {P}, {b} / {B}) on the {chip}: {bound}.").format(
+        t=fmt_time(rec.t_end - rec.t_start), f=f"{rec.flops:.3g}", P=_fmt_flops(peak), b=fmt_bytes(rec.nbytes),
+        B=fmt_bw(bw), chip=chip.name, bound=bound)
+    return (f"<p style='font-size:120%; font-weight:bold; margin:4px 0'>{html.escape(head)}</p>"
+            f"<p>{html.escape(what)}</p><p>{html.escape(cost)}</p>")
+
+
+def _fmt_flops(f: float) -> str:
+    for unit, scale in (("PFLOP/s", 1e15), ("TFLOP/s", 1e12), ("GFLOP/s", 1e9)):
+        if f >= scale:
+            return f"{f / scale:.3g} {unit}"
+    return f"{f:.3g} FLOP/s"
+
+
+class AlgoText(NamedTuple):
+    """What the app says about one algorithm (translated): see ALGO_TEXT."""
+
+    name: str  # in the algorithm menus, e.g. "ring"
+    title: str  # heading, e.g. "Ring all-reduce"
+    hint: str  # one line under the controls
+    why: str  # the sentence under the closed form: why it costs what it costs
+
+
+def _algo_texts() -> dict:
+    """
+    ALGO_TEXT: the sentences of every algorithm, keyed by its registry record's explain_key
+    (simcore.comm_sim.ALGORITHMS[op][algo].explain_key). A new algorithm adds one entry here.
+    """
+    ring_why = _tr("Each step needs the chunk the step before delivered, so α is paid at every step.")
+    return {
+        "ring-all-gather": AlgoText(
+            _tr("ring"), _tr("Ring all-gather"), _tr("S must split into n equal chunks."), ring_why),
+        "ring-reduce-scatter": AlgoText(
+            _tr("ring"), _tr("Ring reduce-scatter"), _tr("S must split into n equal chunks."), ring_why),
+        "one-shot-all-gather": AlgoText(
+            _tr("one-shot (direct)"), _tr("One-shot all-gather"),
+            _tr("One-shot: every GPU sends its chunk straight to every other GPU, all at once."),
+            _tr("Every message is issued at once: α is paid once while each port streams its bytes.")),
+        "one-shot-reduce-scatter": AlgoText(
+            _tr("one-shot (direct)"), _tr("One-shot reduce-scatter"),
+            _tr("One-shot: every GPU sends each chunk straight to the GPU that owns it, all at once."),
+            _tr("Every message is issued at once: α is paid once while each port streams its bytes.")),
+        "ring-all-reduce": AlgoText(
+            _tr("ring"), _tr("Ring all-reduce"),
+            _tr("Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes."), ring_why),
+        "rd-all-reduce": AlgoText(
+            _tr("recursive doubling (rd)"), _tr("Recursive-doubling all-reduce"),
+            _tr("Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer."),
+            _tr("Each round adds what the last round summed, so α is paid once per round, with all S bytes.")),
+        "innet-all-reduce": AlgoText(
+            _tr("in-network (innet, NVLS)"), _tr("In-network all-reduce (NVLS)"),
+            _tr("In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum."),
+            _tr("The chunks stream up and back down without waiting for each other: α is paid once up and "
+                "once down.")),
+        "one-shot-all-reduce": AlgoText(
+            _tr("one-shot (direct)"), _tr("One-shot all-reduce"),
+            _tr("One-shot: every GPU sends its whole buffer to every other GPU at once; each port carries "
+                "(n − 1)·S."),
+            _tr("All n − 1 copies are issued at once: α is paid once while the port streams (n − 1)·S bytes. "
+                "Fast for small S, slow for large S.")),
+        "two-shot-all-reduce": AlgoText(
+            _tr("two-shot"), _tr("Two-shot all-reduce"),
+            _tr("Two-shot: each chunk goes straight to its owner, which adds them and sends the sum to all."),
+            _tr("Two phases, each issued at once: α is paid twice, and each port carries the ring's "
+                "2(n − 1)/n·S bytes.")),
+    }
+
+
+def algo_text(op: str, algo: str) -> AlgoText:
+    """The translated sentences of `algo` for collective `op` (English placeholders if it has none)."""
+    rec = ALGORITHMS.get(op, {}).get(algo)
+    text = _algo_texts().get(rec.explain_key) if rec is not None else None
+    if text is None:  # an algorithm without sentences yet still gets a title
+        return AlgoText(algo, f"{op} ({algo})", rec.description if rec else "", "")
+    return text
+
+
+def op_title(op: str, algo: str) -> str:
+    """'Ring all-gather', 'Recursive-doubling all-reduce'... (translated)."""
+    return algo_text(op, algo).title
+
+
+def formula_text(op: str, algo: str, n: int) -> str:
+    """The closed form as written on the lecture's slides (the registry's; its value is t_formula's)."""
+    rec = ALGORITHMS.get(op, {}).get(algo)
+    return rec.formula(int(n)) if rec is not None else ""
+
+
+def _gpu(d: int) -> str:
+    return _tr("the switch") if d == SWITCH else _tr("GPU {d}").format(d=d)
+
+
+def _chunk(c: int) -> str:
+    return _tr("the whole buffer") if c == ALL else _tr("chunk {c}").format(c=c)
+
+
+def describe_group(msgs, n: int) -> str:
+    """One sentence for messages that belong together (same step and phase)."""
+    src = [m.src for m in msgs]
+    dst = [m.dst for m in msgs]
+    m0 = msgs[0]
+    size = fmt_bytes(m0.nbytes)
+    if all(d == SWITCH for d in dst):
+        chunks = sorted({m.chunk for m in msgs})
+        what = _chunk(chunks[0]) if len(chunks) == 1 else _tr("their chunks")
+        return _tr("Every GPU sends its own copy of {what} ({size}) up into the switch, which adds the "
+                   "{k} copies as they arrive.").format(what=what, size=size, k=len(msgs))
+    if all(s == SWITCH for s in src):
+        chunks = sorted({m.chunk for m in msgs})
+        what = _chunk(chunks[0]) if len(chunks) == 1 else _tr("the summed chunks")
+        return _tr("The switch multicasts the finished sum of {what} ({size}) down to all {k} GPUs at "
+                   "once.").format(what=what, size=size, k=len(msgs))
+    if m0.chunk == ALL:
+        examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}" for m in msgs[:3])
+    else:
+        examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}: {_chunk(m.chunk)}" for m in msgs[:3])
+    extra = len(msgs) - 3
+    phases = {m.phase for m in msgs}
+    if phases == {"fold"}:
+        head = _tr("n = {n} is not a power of two: first the {k} GPU(s) numbered {p} and up hand their whole "
+                   "buffer ({size}) to GPU d − {p}, which adds it in.").format(n=n, k=len(msgs), p=n - len(msgs),
+                                                                               size=size)
+    elif phases == {"unfold"}:
+        head = _tr("Last, GPU d − {p} sends the finished sum ({size}) back to each of the {k} GPU(s) that "
+                   "folded in.").format(p=n - len(msgs), k=len(msgs), size=size)
+    elif phases == {"one-shot reduce-scatter"} and all(m.chunk == m.dst for m in msgs):
+        j = (dst[0] - src[0]) % n
+        head = _tr("Every GPU d sends its part of chunk d + {j} ({size}) straight to that chunk's owner, "
+                   "GPU d + {j}.").format(j=j, size=size)
+    elif phases == {"one-shot all-gather"} and all(m.chunk == m.src for m in msgs):
+        j = (dst[0] - src[0]) % n
+        head = _tr("Every GPU d sends its own chunk d ({size}) straight to GPU d + {j}.").format(j=j, size=size)
+    elif n > 1 and len(msgs) == n and m0.algo == "ring" and all(d == (s + 1) % n for s, d in zip(src, dst)):
+        head = _tr("Every GPU d sends one chunk of {size} to its ring neighbour d + 1.").format(size=size)
+    elif n > 1 and len(msgs) > 1 and len({s ^ d for s, d in zip(src, dst)}) == 1 and all(d < n for d in dst):
+        k = src[0] ^ dst[0]
+        head = _tr("GPUs pair up across the circle, d ↔ d XOR {k}, and swap {what} ({size}).").format(
+            k=k, what=_chunk(m0.chunk), size=size)
+    elif n > 1 and len({(d - s) % n for s, d in zip(src, dst)}) == 1 and len(msgs) == n:  # one-shot round j
+        j = (dst[0] - src[0]) % n
+        head = _tr("Every GPU d sends {what} ({size}) to GPU d + {j}.").format(what=_chunk(m0.chunk), size=size,
+                                                                              j=j)
+    else:
+        head = _tr("{k} message(s) of {size}.").format(k=len(msgs), size=size)
+    if extra > 0:
+        return _tr("{pattern} {examples} … and {k} more.").format(pattern=head, examples=examples, k=extra)
+    return _tr("{pattern} {examples}.").format(pattern=head, examples=examples)
+
+
+def step_where(topology, msgs) -> str:
+    """On a machine, which links a step's messages take: "inter-node, over InfiniBand NDR 400
+    (50 GB/s, α 4 µs)", "inside the nodes, over NVLink 4 …", both, or a torus's links; "" on
+    the lecture's one switch."""
+    if topology is None or not msgs:
+        return ""
+    if getattr(topology, "n_nodes", 1) > 1:
+        P = topology.per_node
+        cross = [m.src >= 0 and m.dst >= 0 and m.src // P != m.dst // P for m in msgs]
+        A, I = topology.intra, topology.inter
+        inter = _tr("inter-node, over {link} ({bw} each way, α {a})").format(
+            link=I.name, bw=fmt_bw(I.bw), a=fmt_time(I.alpha))
+        intra = _tr("inside the nodes, over {link} ({bw}, α {a})").format(link=A.name, bw=fmt_bw(A.bw),
+                                                                          a=fmt_time(A.alpha))
+        if all(cross):
+            return inter
+        if not any(cross):
+            return intra
+        return _tr("{k} of {K} messages inter-node, over {link} ({bw}, α {a}); the rest inside the nodes, over "
+                   "{intra} ({bw_in})").format(k=sum(cross), K=len(msgs), link=I.name, bw=fmt_bw(I.bw),
+                                              a=fmt_time(I.alpha), intra=A.name, bw_in=fmt_bw(A.bw))
+    if getattr(topology, "shape", None) is not None:
+        L = topology.link
+        return _tr("along the torus links, neighbour to neighbour ({link}, {bw} each way, α {a})").format(
+            link=L.name, bw=fmt_bw(L.bw), a=fmt_time(L.alpha))
+    return ""
+
+
+class _RichText(QTextBrowser):
+    """
+    The explanation's text: one QTextDocument, laid out once per text and width, scrolling itself.
+    (A word-wrapped rich-text QLabel in a scroll area laid each new text out twice, for its height
+    and again to paint: 5-8 ms at every step boundary of the animation.) Selectable, not editable.
+    """
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._html = ""
+        self.setFrameShape(QFrame.NoFrame)
+        self.setOpenLinks(False)
+        self.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.setFocusPolicy(Qt.NoFocus)  # the arrow keys step the animation, not this text
+        self.document().setDocumentMargin(10)
+
+    def text(self) -> str:
+        return self._html
+
+    def setText(self, html: str):
+        if html != self._html:
+            self._html = html
+            self.setHtml(html)
+
+
+class ExplainPanel(QWidget):
+    """Follows a ScenarioModel and the Playback clock; shows the step at the playback time."""
+
+    def __init__(self, model, playback, parent=None):
+        super().__init__(parent)
+        self.setObjectName("ExplainPanel")
+        self.model, self.playback = model, playback
+        self.body = _RichText()
+        self.body.setObjectName("explainBody")
+        self.live = QLabel()
+        self.live.setObjectName("explainLive")
+        self.live.setWordWrap(True)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.live)
+        outer.addWidget(self.body, 1)
+        self._key = None
+        self._apply_theme()
+        model.changed.connect(self._on_model_changed)
+        playback.time_changed.connect(self._on_playback_time_changed)
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self.retranslate_ui()
+
+    # -- signals ---------------------------------------------------------------------------
+    def _on_model_changed(self, run):
+        self._key = None
+        self.refresh()
+
+    def _on_playback_time_changed(self, t):
+        self.refresh()
+
+    def _on_theme_changed(self):
+        self._apply_theme()
+        self._key = None
+        self.refresh()
+
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+    def retranslate_ui(self):
+        self.setWindowTitle(self.tr("Explanation"))
+        self._key = None
+        self.refresh()
+
+    def _apply_theme(self):
+        p = theme.palette()
+        self.body.setStyleSheet(f"font-size: {round(theme.px('explain'))}px; color: {p.text}; "
+                                f"background: transparent; border: none;")
+        self.live.setStyleSheet(f"font-size: {round(theme.px('body'))}px; color: {p.text}; "
+                                f"background: {p.surface}; padding: 6px 10px; font-weight: bold;")
+
+    # -- content ----------------------------------------------------------------------------
+    def text(self) -> str:
+        """The explanation as plain text (for tests and copy-paste)."""
+        from PySide6.QtGui import QTextDocument
+
+        doc = QTextDocument()
+        doc.setHtml(self.body.text())
+        return doc.toPlainText()
+
+    def refresh(self):
+        run = self.model.run
+        t = self.playback.t
+        idx = run.index
+        self.live.setText(self.tr("t = {t} · moved so far: {b}").format(
+            t=fmt_time(t), b=fmt_bytes(idx.bytes_moved(t))))
+        f = frame_at(idx, t)
+        coll = f.coll
+        op = None
+        if run.tp is not None and run.tp.chip is not None and idx.computes:  # at the start: op 1 comes first
+            op = idx.computing(0, t) or (idx.first_op(0) if t <= idx.eps else None)
+        if op is not None and self._hidden_after is None:
+            key = ("compute", id(run), op)
+            if key != self._key:
+                self._key = key
+                self.body.setText(compute_html(op, run.tp.chip, run.tp.prec) + self._tp_html(run, coll, t))
+            return
+        if self._hides(run, coll, t):
+            key = ("hidden", id(run), self._hidden_after)
+        elif coll is None:
+            key = ("none", id(run))
+        else:
+            key = (id(run), *f.key)
+        if key == self._key:
+            return
+        self._key = key
+        if key[0] == "hidden":
+            self.body.setText("<p>" + html.escape(self.tr(
+                "Make your prediction first: what this step sends, and to whom, is shown once you have "
+                "answered (or skipped) in the panel “Predict, then reveal”.")) + "</p>")
+            return
+        self.body.setText(self._html(run, f))
+
+    # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
+    _hidden_after = None
+
+    def set_hidden_after(self, t0):
+        """While a student predicts the step starting at t0 (s), say only "make your prediction":
+        the step itself, or the pattern of the one before, would give the answer. None
+        explains again."""
+        self._hidden_after = t0
+        self._key = None
+        self.refresh()
+
+    def _hides(self, run, coll, t) -> bool:
+        return self._hidden_after is not None and coll is not None and run.trace.collectives[coll].n_steps > 0
+
+    def _html(self, run, f) -> str:
+        coll, t = f.coll, f.t
+        parts = []
+        if run.matmul is not None:
+            parts.append(self._matmul_html(run))
+        if coll is None:
+            if run.matmul is None:
+                parts.append("<p>" + html.escape(self.tr("Nothing is sent in this scenario.")) + "</p>")
+            return "\n".join(parts)
+        tr_ = run.trace
+        idx = run.index
+        c = tr_.collectives[coll]
+        link = run.link
+        if len(tr_.collectives) > 1:
+            from ..ring.ring_texts import place_name  # "layer 0 mlp" in words ("layer 0 · MLP"), translated
+
+            parts.append("<p>" + html.escape(self.tr("Collective {i} of {N}: {label} — {what}").format(
+                i=coll + 1, N=len(tr_.collectives), label=place_name(c.label), what=op_title(c.op, c.algo))) + "</p>")
+        if c.n_steps == 0:
+            alone = self.tr("One device: it already holds everything, nothing is sent.")
+            parts.append("<p>" + html.escape(alone) + "</p>")
+            return "\n".join(parts)
+        k, done = f.step, f.state == DONE
+        state = self.tr("done") if done else (self.tr("next") if f.state == NEXT else self.tr("in progress"))
+        msgs = [tr_.messages[i] for i in idx.step_msgs[coll][k]]  # read once: n = 256 has 256 a step
+        phases = {m.phase for m in msgs}
+        phase = phases.pop() if len(phases) == 1 else ""
+        head = self.tr("Step {k} of {K} — {state}").format(k=k + 1, K=c.n_steps, state=state)
+        if phase and phase != c.op and not phase.startswith("round"):
+            head = self.tr("Step {k} of {K} ({phase}) — {state}").format(k=k + 1, K=c.n_steps, phase=phase,
+                                                                        state=state)
+        parts.append(f"<p style='font-size:120%; font-weight:bold; margin:4px 0'>{html.escape(head)}</p>")
+        topo = getattr(run.comm, "topology", None)
+        where = step_where(topo, msgs)
+        if where:
+            parts.append(f"<p><b>{html.escape(where)}</b></p>")
+        groups = {}
+        for m in msgs:
+            groups.setdefault(m.phase, []).append(m)
+        for ms in groups.values():
+            parts.append("<p>" + html.escape(describe_group(ms, c.n)) + "</p>")
+            parts.append("<p>" + html.escape(self._effect(run, coll, ms)) + "</p>")
+        # one message's cost, numbers substituted
+        m0 = msgs[0]
+        if where:  # a machine: the link this message really takes (NVLink, its NIC, a torus link)
+            link = topo.route(m0.src, m0.dst)[2]
+        one = link.alpha + m0.nbytes / link.bw
+        parts.append("<p><b>" + html.escape(self.tr("One message")) + "</b>: α + b/β = "
+                     + html.escape(f"{fmt_time(link.alpha)} + {fmt_bytes(m0.nbytes)} / {fmt_bw(link.bw)}"
+                                   f" = {fmt_time(link.alpha)} + {fmt_time(m0.nbytes / link.bw)}")
+                     + f" = <b>{html.escape(fmt_time(one))}</b></p>")
+        t0, t1 = tr_.step_times(coll)[k]
+        parts.append("<p>" + html.escape(self.tr(
+            "This step: {d} on the clock ({a} → {b}); {m} messages. A port passes one message's bytes at a "
+            "time; each message lands α after it starts streaming.")
+            .format(d=fmt_time(t1 - t0), a=fmt_time(t0), b=fmt_time(t1), m=len(msgs))) + "</p>")
+        meanwhile = self._meanwhile(run, coll, k, t0, t1, f.eps)
+        if meanwhile:
+            parts.append("<p>" + html.escape(meanwhile) + "</p>")
+        # running total vs closed form
+        ran = min(max(t - c.t_start, 0.0), c.t_end - c.t_start)
+        n_done = f.steps_done
+        from .formula_panel import is_machine, machine_terms
+
+        if is_machine(topo) and topo.n == c.n:  # the machine's closed form, term by term (formula panel)
+            terms, total = machine_terms(topo, c.op, c.algo, c.nbytes)
+            formula = " + ".join(t[1] for t in terms)
+            link = run.link
+        else:
+            total = t_formula(c.algo, c.n, c.nbytes, link.alpha, link.bw, op=c.op)
+            formula = formula_text(c.op, c.algo, c.n)
+        parts.append("<p><b>" + html.escape(self.tr("Running total")) + "</b>: "
+                     + html.escape(self.tr("{t} after {k} of {K} steps").format(t=fmt_time(ran), k=n_done,
+                                                                                K=c.n_steps)) + "</p>")
+        parts.append("<p><b>" + html.escape(self.tr("Closed form")) + "</b>: T = "
+                     + html.escape(f"{formula}") + " = "
+                     + html.escape(self.tr("{T} with n = {n}, S = {S}").format(
+                         T=fmt_time(total), n=c.n, S=fmt_bytes(c.nbytes)))
+                     + "<br>" + html.escape(self.tr("simulated: {t}").format(t=fmt_time(c.t_end - c.t_start)))
+                     + (" ✓" if abs((c.t_end - c.t_start) - total) <= 1e-9 * max(total, 1e-300) else "")
+                     + "</p>")
+        why = algo_text(c.op, c.algo).why
+        if why:
+            parts.append("<p>" + html.escape(why) + "</p>")
+        if done and n_done == c.n_steps and c.t_end > c.t_start:
+            dur = c.t_end - c.t_start
+            parts.append("<p>" + html.escape(self.tr("Bus bandwidth (nccl-tests): {bw} of {link} per port").format(
+                bw=fmt_bw(busbw(c.op, c.n, c.nbytes, dur)), link=fmt_bw(link.bw))) + "</p>")
+        if run.tp is not None:
+            parts.append(self._tp_html(run, coll, t))
+        return "\n".join(parts)
+
+    def _meanwhile(self, run, coll, k, t0, t1, eps) -> str:
+        """
+        Messages of other steps that arrive while step k runs (t0, t1]: the bytes "moved so far"
+        counts every message that has arrived, so the text names them too (e.g. recursive
+        doubling at n = 6: GPUs 2 and 3 have nothing to fold in and swap during the fold).
+        """
+        tr_ = run.trace
+        c = tr_.collectives[coll]  # columns, not Message records: n = 256 has 130k messages
+        step, t_end = tr_.column("step", coll), tr_.column("t_end", coll)
+        ids = np.flatnonzero((step > k) & (t_end > t0 - eps) & (t_end <= t1 + eps))
+        early = [tr_.messages[c.first_msg + int(i)] for i in ids[np.lexsort((ids, step[ids]))]]
+        if not early:
+            return ""
+        steps = sorted({m.step + 1 for m in early})
+        span = str(steps[0]) if len(steps) == 1 else f"{steps[0]}–{steps[-1]}"
+        pairs = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}" for m in early[:3])
+        more = _tr(" … and {k} more").format(k=len(early) - 3) if len(early) > 3 else ""
+        return self.tr("Meanwhile {m} message(s) of step(s) {s} ({b}) arrive too: their senders did not wait for "
+                       "this step. {pairs}{more}.").format(m=len(early), s=span,
+                                                           b=fmt_bytes(sum(m.nbytes for m in early)),
+                                                           pairs=pairs, more=more)
+
+    def _effect(self, run, coll, ms) -> str:
+        """What the receivers do with the payload, with one example's contributor count."""
+        c = run.trace.collectives[coll]
+        m = ms[0]
+        if m.dst == SWITCH:
+            return self.tr("The switch's adders build the sum in the network: no GPU spends time adding.")
+        if not m.reduce:
+            if len(m.contributors) == c.n and c.n > 1:
+                return self.tr("The receiver stores a copy: the payload is already the full sum of all {n} "
+                               "GPUs.").format(n=c.n)
+            return self.tr("The receiver stores a copy (no arithmetic).")
+        after = run.index.holdings(coll, m.t_end).get(m.dst, {})
+        ch = 0 if m.chunk == ALL else m.chunk
+        who = after.get(ch, frozenset())
+        if m.chunk == ALL:
+            return self.tr("The receiver adds it to its own buffer: afterwards {gpu} holds the sum of {k} of "
+                           "{n} GPUs' data.").format(gpu=_gpu(m.dst), k=len(who), n=c.n)
+        return self.tr("The receiver adds it to its own partial sum: afterwards {gpu}'s chunk {c} sums {k} of "
+                       "{n} GPUs' data.").format(gpu=_gpu(m.dst), c=m.chunk, k=len(who), n=c.n)
+
+    def _tp_html(self, run, coll, t) -> str:
+        tp = run.tp
+        tr_ = run.trace
+        what = self.tr("decode step") if tp.decode else self.tr("forward")
+        total = tr_.t_end
+        if tr_.computes:  # the forward on the clock: compute between the collectives
+            busy = sum(c.t_end - c.t_start for c in tr_.computes if c.device == 0)
+            line1 = self.tr("Whole {what}: {T} on GPU 0 — {C} computing ({k} ops: norms, QKV, attention, out "
+                            "proj, gate/up, down, LM head), {M} in {N} collectives (2 all-reduces per layer × {L} "
+                            "layers + the logits all-gather), each with the model's real bytes.").format(
+                what=what, T=fmt_time(total), C=fmt_time(busy), k=sum(1 for c in tr_.computes if c.device == 0),
+                M=fmt_time(total - busy), N=len(tr_.collectives), L=tp.cfg.n_layers)
+            if tp.decode:  # what one decode step is: one token in, the prefill's tokens in the cache
+                line1 = self.tr("One new token per sequence attends to itself and the {T} tokens the prefill put in "
+                                "the KV cache, so each all-reduce carries just [{B}, 1, d_model]: {S}.").format(
+                    T=tp.seq, B=tp.batch, S=fmt_bytes(tr_.collectives[0].nbytes) if tr_.collectives else "0 B") \
+                    + " " + line1
+            if total - busy > 10 * busy:  # say why the ops are slivers on the timeline
+                line1 += " " + self.tr("Communication takes {r:.0f}× as long as computing: the lecture model is tiny, "
+                                       "so an op reads a few KiB in nanoseconds while every ring step pays α = {a}. "
+                                       "A real model's ops take microseconds: click a point of the decode-latency "
+                                       "plot to see one step of it.").format(r=(total - busy) / busy,
+                                                                            a=fmt_time(run.link.alpha))
+        else:
+            line1 = self.tr("Whole {what}: {N} collectives — 2 all-reduces per layer × {L} layers + the logits "
+                            "all-gather — {T} of communication.").format(what=what, N=len(tr_.collectives),
+                                                                         L=tp.cfg.n_layers, T=fmt_time(total))
+        line2 = self.tr("max |TP − single| = {d:.1e}: the sharded model computes the same logits.").format(
+            d=tp.max_abs_diff)
+        return "<p>" + html.escape(line1) + "</p><p><b>" + html.escape(line2) + "</b></p>"
+
+    def _matmul_html(self, run) -> str:
+        mm = run.matmul
+        A, B, C = mm.notation
+        texts = {
+            1: self.tr("Case 1: {A} · {B} → {C}. The contracted dimension J is not split, so every GPU "
+                       "multiplies its own rows of A by all of B. No communication."),
+            2: self.tr("Case 2: {A} · {B}. A is split along the contracted J: all-gather A first, then every "
+                       "GPU multiplies all of A by B. Result: {C} on every GPU."),
+            3: self.tr("Case 3: {A} · {B}. Both are split along the contracted J: every GPU computes a "
+                       "full-size partial sum of C, then an all-reduce adds them. Result: {C} on every GPU."),
+            4: self.tr("Case 4: {A} · {B}. Both non-contracted dimensions are split: GPU d could only compute "
+                       "a diagonal block, so all-gather B first (it becomes case 1). Result: {C}."),
+        }
+        body = texts[mm.case].format(A=A, B=B, C=C)
+        err = self.tr("max |C − A·B| over every GPU = {e:.1e}").format(e=mm.max_err)
+        return "<p>" + html.escape(body) + "</p><p>" + html.escape(err) + "</p>"

@@ -1,0 +1,433 @@
+"""
+The timeline: one row per device, its send-port and receive-port busy time as bars taken
+straight from the trace, the collectives' boundaries labelled ("layer 0 attn" …), and a
+playhead. Clicking or dragging seeks the one clock.
+
+Bars are grouped by colour into one BarGraphItem each (drawn with one drawRects call), built
+once per run; a frame moves only the playhead.
+
+Beyond GROUP_ABOVE devices a row per GPU would be a pixel or two high, so each row is a group
+of GPUs (a power of two, at most MAX_ROWS rows): its upper band is how many of the group's GPUs
+are sending at each moment (full height = all of them), its lower band (paler) how many are
+receiving, in the colour of the group's first GPU. Every message still counts; a click still seeks.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QCoreApplication, QEvent, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPen
+from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
+
+from simcore.trace import SWITCH
+
+from ... import theme
+from ..ring.ring_items import COMPUTE_HEX, message_color_indices
+
+SEND_H, RECV_H = 0.42, 0.42  # fractions of a row: send bar above the row's centre, receive below
+GROUP_ABOVE = 64  # up to this many GPUs, one row each (n = 64 in a 190 px dock: 3 px rows, the old limit)
+MAX_ROWS = 8  # beyond: rows of 2^k GPUs, at most this many (about 18 px each in that dock: every row named)
+BAND_H, BAND_GAP = 0.42, 0.04  # a group row: send band above the centre, receive band below, full = 0.42 of a row
+COMPUTE_MIN_PX = 3.0  # an op narrower than this on screen is drawn this wide: nanoseconds beside microseconds
+
+
+def group_size(n: int) -> int:
+    """GPUs per timeline row: 1 up to GROUP_ABOVE, else the smallest power of two giving ≤ MAX_ROWS rows."""
+    if n <= GROUP_ABOVE:
+        return 1
+    g = 1
+    while -(-n // g) > MAX_ROWS:
+        g *= 2
+    return g
+
+
+def busy_bands(row: np.ndarray, t0: np.ndarray, t1: np.ndarray, rows: int, size: np.ndarray):
+    """
+    For each row, how many of its intervals [t0, t1) are open at each moment, as merged pieces:
+    (row, start, end, fraction) arrays with fraction = open / size[row] (clipped to 1), zero pieces
+    dropped and neighbours with the same count joined.
+    """
+    out = []
+    order = np.argsort(row, kind="stable")
+    row, t0, t1 = row[order], t0[order], t1[order]
+    cuts = np.searchsorted(row, np.arange(rows + 1))
+    for r in range(rows):
+        a, b = cuts[r], cuts[r + 1]
+        if a == b:
+            continue
+        times = np.concatenate([t0[a:b], t1[a:b]])
+        delta = np.concatenate([np.ones(b - a, np.int64), -np.ones(b - a, np.int64)])
+        o = np.lexsort((delta, times))  # at one instant, ends before starts
+        times, level = times[o], np.cumsum(delta[o])
+        # one level per distinct instant (the last event at it), then join equal neighbours
+        last = np.append(times[1:] != times[:-1], True)
+        times, level = times[last], level[last]
+        keep = np.append(True, level[1:] != level[:-1])
+        times, level = times[keep], level[keep]
+        ends = np.append(times[1:], times[-1])
+        nz = (level > 0) & (ends > times)
+        out.append((np.full(nz.sum(), r), times[nz], ends[nz], np.minimum(level[nz] / size[r], 1.0)))
+    if not out:
+        e = np.empty(0)
+        return e.astype(int), e, e, e
+    return tuple(np.concatenate(x) for x in zip(*out))
+
+
+def time_unit(t_end: float) -> tuple[str, float]:
+    """A display unit for an axis spanning [0, t_end] seconds: (name, seconds per unit)."""
+    if t_end >= 1.0:
+        return "s", 1.0
+    if t_end >= 1e-3:
+        return "ms", 1e-3
+    if t_end >= 1e-6 or t_end == 0:
+        return "µs", 1e-6
+    return "ns", 1e-9
+
+
+class BarsItem(pg.GraphicsObject):
+    """
+    Every send and receive bar in one item: one drawRects per colour, cached as one picture
+    of the visible range, so a frame that only moves the playhead blits instead of redrawing
+    thousands of rectangles (one pyqtgraph BarGraphItem per colour, cached or not, is slower).
+    """
+
+    def __init__(self, groups, pen):
+        super().__init__()
+        self.groups = groups  # [(QBrush, [QRectF, ...]), ...] in data coordinates
+        self.pen = pen
+        rect = QRectF()
+        for _b, rects in groups:
+            for r in rects:
+                rect = rect.united(r)
+        self._rect = rect
+        self.hide_from = None  # data x from which nothing is painted (predict-then-reveal)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+    def count(self) -> int:
+        return sum(len(r) for _b, r in self.groups)
+
+    def boundingRect(self):
+        return self._rect
+
+    def paint(self, p, *args):
+        if self.hide_from is not None:
+            r = self._rect
+            p.setClipRect(QRectF(r.left(), r.top(), max(self.hide_from - r.left(), 0.0), r.height()))
+        p.setPen(self.pen)
+        for brush, rects in self.groups:
+            p.setBrush(brush)
+            p.drawRects(rects)
+
+
+class TimelineView(QWidget):
+    """Follows a ScenarioModel (rebuilds its bars) and the Playback clock (moves the playhead)."""
+
+    def __init__(self, model, playback, parent=None):
+        super().__init__(parent)
+        self.setObjectName("TimelineView")
+        self.model, self.playback = model, playback
+        self.plot = pg.PlotWidget()
+        self.plot.setObjectName("timelinePlot")
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        vb = self.plot.getViewBox()
+        vb.setMouseEnabled(x=True, y=False)
+        vb.invertY(True)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.plot)
+        self.playhead = pg.InfiniteLine(pos=0, angle=90, movable=True)
+        self.playhead.setZValue(100)
+        self.playhead.sigDragged.connect(self._on_playhead_dragged)
+        self.plot.scene().sigMouseClicked.connect(self._on_scene_clicked)
+        vb.sigResized.connect(self._on_viewbox_resized)
+        # the unit is in the axis title already (time_unit); pyqtgraph's own "(x1e-12)" would repeat it
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.note = pg.TextItem(anchor=(0.5, 0.5))  # said instead of bars when nothing is sent
+        self.note.setZValue(50)
+        self._items = []
+        self.unit, self.unit_s = "µs", 1e-6
+        self._apply_theme()
+        self._build(model.run)
+        model.changed.connect(self._on_model_changed)
+        playback.time_changed.connect(self._on_playback_time_changed)
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self.retranslate_ui()
+
+    # -- signals ---------------------------------------------------------------------------
+    def _on_model_changed(self, run):
+        self._build(run)
+
+    def _on_playback_time_changed(self, t):
+        self.playhead.setValue(t / self.unit_s)
+
+    def _on_theme_changed(self):
+        self._apply_theme()
+        self._build(self.model.run)
+
+    def _on_playhead_dragged(self, line):
+        self.playback.seek(line.value() * self.unit_s)
+
+    def _on_scene_clicked(self, ev):
+        if ev.button() != Qt.LeftButton:
+            return
+        vb = self.plot.getViewBox()
+        pos = ev.scenePos()
+        if not vb.sceneBoundingRect().contains(pos):
+            return
+        x = vb.mapSceneToView(pos).x()
+        self.playback.seek(max(0.0, x) * self.unit_s)
+        ev.accept()
+
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(e)
+
+    def retranslate_ui(self):
+        self.setWindowTitle(self.tr("Timeline"))
+        one = getattr(self, "n", 2) == 1
+        self.note.setText(self.tr("n = 1: one GPU holds everything, nothing is sent.") if one else
+                          self.tr("No communication in this scenario: nothing is sent."))
+        if getattr(self, "group", 1) > 1:
+            self.setToolTip(self.tr("Each row: a group of GPUs. Upper band = how many of them are sending, lower (paler) "
+                                    "band = how many are receiving; full height = all. Click to jump there."))
+        elif getattr(self, "compute_bars", None) is not None:
+            self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving, grey over the whole "
+                                    "row = computing an op. Click to jump there."))
+        else:
+            self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))
+        label = html.escape(self.tr("simulated time ({unit})").format(unit=self.unit))
+        if getattr(self, "compute_bars", None) is not None:  # the compute lane's legend
+            label += (f"&nbsp;&nbsp;&nbsp;<span style='color:{COMPUTE_HEX}'>■</span>&nbsp;"
+                      + html.escape(self.tr("compute (each op, at least {px} px wide)").format(px=int(COMPUTE_MIN_PX))))
+        self.plot.setLabel("bottom", label)
+        self._stride = None
+        self._set_row_ticks()
+
+    # -- building ----------------------------------------------------------------------------
+    def _apply_theme(self):
+        pal = theme.palette()
+        self.plot.setBackground(pal.background)
+        font = theme.font("small")
+        for name in ("left", "bottom"):
+            ax = self.plot.getAxis(name)
+            ax.setTickFont(font)
+            ax.setPen(pg.mkPen(pal.text))
+            ax.setTextPen(pg.mkPen(pal.text))
+            ax.label.setFont(font)
+        self.playhead.setPen(pg.mkPen(pal.playhead, width=theme.line("playhead")))
+        self.note.setFont(theme.font("body"))
+        self.note.setColor(pal.text_muted)
+        self.playhead.setHoverPen(pg.mkPen(pal.playhead, width=theme.line("playhead") * 1.7))
+
+    def _build(self, run):
+        for it in self._items:
+            self.plot.removeItem(it)
+        self._items = []
+        if self.playhead.scene() is None:
+            self.plot.addItem(self.playhead)
+        if self.note.scene() is None:
+            self.plot.addItem(self.note, ignoreBounds=True)
+        tr = run.trace
+        n = run.scenario.n
+        self.n = n
+        self.group = g = group_size(n)
+        src_col, dst_col = tr.column("src"), tr.column("dst")
+        self.has_switch = bool(np.any(src_col == SWITCH) or np.any(dst_col == SWITCH))
+        total = tr.t_end
+        self.unit, self.unit_s = time_unit(total)
+        self.n_rows = -(-n // g)  # GPU rows; the switch's, if any, comes after them
+        rows = self.n_rows + (1 if self.has_switch else 0)
+        self._bars_drawn = 0
+        if len(tr.messages) and g > 1:
+            self._build_groups(tr, n, g, src_col, dst_col)
+        elif len(tr.messages):
+            colors = theme.device_colors(n)
+            neutral = QColor(theme.palette().text_muted)
+            ts = tr.column("t_start") / self.unit_s
+            te = tr.column("t_end") / self.unit_s
+            src = np.where(src_col == SWITCH, n, src_col).astype(float)
+            dst = np.where(dst_col == SWITCH, n, dst_col).astype(float)
+            cidx = message_color_indices(tr, n)
+            # gaps between bars read well for a few rows; with many thin rows they alias into
+            # white stripes, so dense timelines fill every row completely
+            if n <= 16:
+                send_h, recv_h, fill, gap = SEND_H, RECV_H, 0.92, 0.02
+            else:
+                send_h, recv_h, fill, gap = 0.5, 0.5, 1.0, 0.0
+            groups = []
+            for ci in np.unique(cidx):
+                sel = cidx == ci
+                rects = [QRectF(a, y, b - a, h)
+                         for y0, h in ((src[sel] - send_h, send_h * fill), (dst[sel] + gap, recv_h * fill))
+                         for a, b, y in zip(ts[sel], te[sel], y0)]
+                groups.append((QBrush(neutral if ci < 0 else colors[ci]), rects))
+            pen = QPen(QColor(theme.palette().text)) if n <= 16 else QPen(Qt.NoPen)
+            pen.setCosmetic(True)
+            pen.setWidthF(0.7)
+            self.bars = BarsItem(groups, pen)
+            self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
+            self.plot.addItem(self.bars)
+            self._items.append(self.bars)
+            self._bars_drawn = 2 * len(ts)
+        self.compute_bars = None
+        if tr.computes and g == 1:
+            self._build_compute(tr, n)
+        # collective boundaries with their labels, on two alternating tiers above the rows
+        tier = max(1.0, 0.08 * rows)
+        for i, c in enumerate(tr.collectives if total > 0 else ()):  # all at t = 0 otherwise: the note says it
+            pen = pg.mkPen(theme.palette().text_muted, width=theme.line("hairline"), style=Qt.DashLine)
+            line = pg.InfiniteLine(pos=c.t_start / self.unit_s, angle=90, pen=pen)
+            self.plot.addItem(line)
+            self._items.append(line)
+            label = c.label or c.op
+            txt = pg.TextItem(label, color=theme.palette().text, anchor=(0, 0.5))
+            txt.setFont(theme.font("small"))
+            txt.setPos(c.t_start / self.unit_s, -tier * (1.0 + 0.8 * (i % 2)))
+            self.plot.addItem(txt)
+            self._items.append(txt)
+        top = -tier * (1.6 + (0.8 if len(tr.collectives) > 1 else 0.0))
+        vb = self.plot.getViewBox()
+        # nothing sent (matmul case 1, n = 1): an axis of one unit and a sentence, not a 1e-12 wide range
+        span = total / self.unit_s if total > 0 else 1.0
+        self.note.setVisible(not len(tr.messages))
+        self.note.setPos(span / 2, (top + rows) / 2)
+        vb.setLimits(xMin=-0.02 * span, xMax=span * 1.05, yMin=top - 0.2, yMax=rows + 0.2)
+        vb.setRange(xRange=(0, span), yRange=(top, rows - 0.45), padding=0.01)
+        self._rows = rows
+        self.playhead.setBounds((0, span))
+        self.playhead.setValue(self.playback.t / self.unit_s)
+        self.retranslate_ui()
+
+    def _build_compute(self, tr, n):
+        """
+        The compute lane: each op (trace.computes) as a bar over its GPU's whole row, in the
+        compute colour, between that GPU's send and receive bars (a device computes while its
+        ports are idle). Its outline is COMPUTE_MIN_PX wide on screen, so an op of nanoseconds
+        still shows beside collectives of microseconds.
+        """
+        h = SEND_H + RECV_H if n <= 16 else 1.0
+        rects = [QRectF(c.t_start / self.unit_s, c.device - h / 2, (c.t_end - c.t_start) / self.unit_s, h)
+                 for c in tr.computes if c.device < n]
+        pen = QPen(QColor(COMPUTE_HEX))
+        pen.setCosmetic(True)
+        pen.setWidthF(COMPUTE_MIN_PX)
+        self.compute_bars = BarsItem([(QBrush(QColor(COMPUTE_HEX)), rects)], pen)
+        self.compute_bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
+        self.compute_bars.setZValue(1)  # over the send / receive bars' outlines where a pixel holds both
+        self.plot.addItem(self.compute_bars)
+        self._items.append(self.compute_bars)
+
+    def compute_rects(self) -> int:
+        """Compute bars drawn (0 when the run records no compute)."""
+        return self.compute_bars.count() if self.compute_bars is not None else 0
+
+    def _build_groups(self, tr, n, g, src_col, dst_col):
+        """Rows of g GPUs: per row, a send band above its centre and a receive band below, each as
+        high as the share of the row's GPUs busy at that moment (busy_bands)."""
+        R = self.n_rows
+        ts = tr.column("t_start") / self.unit_s
+        te = tr.column("t_end") / self.unit_s
+        size = np.append(np.minimum(g, n - g * np.arange(R)), 1).astype(float)  # the switch's row: 1 port
+        src = np.where(src_col == SWITCH, R, src_col // g)
+        dst = np.where(dst_col == SWITCH, R, dst_col // g)
+        colors = theme.device_colors(n)  # a group in its first GPU's colour: the ring's colour key names them
+        neutral = QColor(theme.palette().text_muted)
+        by_colour: dict[int, list] = {}
+        for rows_of, up in ((src, True), (dst, False)):
+            row, a, b, frac = busy_bands(rows_of, ts, te, R + 1, size)
+            h = BAND_H * frac  # a gap between the send and the receive band, and between rows
+            y = np.where(up, row - BAND_GAP - h, row + BAND_GAP)
+            for r, x0, x1, yy, hh in zip(row.tolist(), a.tolist(), b.tolist(), y.tolist(), h.tolist()):
+                by_colour.setdefault((r, up), []).append(QRectF(x0, yy, x1 - x0, hh))
+        groups = []
+        for (r, up), rects in sorted(by_colour.items()):
+            col = QColor(neutral if r == R else colors[r * g])
+            groups.append((QBrush(col if up else col.lighter(135)), rects))  # receiving: the paler band
+        pen = QPen(Qt.NoPen)
+        self.bars = BarsItem(groups, pen)
+        self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
+        self.plot.addItem(self.bars)
+        self._items.append(self.bars)
+        self._bars_drawn = 2 * len(ts)  # every send and receive interval is inside a band
+
+    def _on_viewbox_resized(self, *_):
+        self._set_row_ticks()
+
+    def _set_row_ticks(self):
+        """One 'GPU d' tick per row when they fit, else every 2nd, 4th… so labels never collide."""
+        n = getattr(self, "n", 0)
+        vb = self.plot.getViewBox()
+        rows_shown = max(vb.viewRange()[1][1] - vb.viewRange()[1][0], 1.0)
+        row_px = max(vb.height(), 1.0) / rows_shown
+        label_px = QFontMetricsF(theme.font("small")).height() * 1.1
+        stride = next((s for s in (1, 2, 4, 8, 16, 32, 64) if s * row_px >= label_px), 64)
+        if stride == getattr(self, "_stride", None) and n == getattr(self, "_stride_n", None):
+            return
+        self._stride, self._stride_n = stride, n
+        g, R = getattr(self, "group", 1), getattr(self, "n_rows", n)
+        tr = QCoreApplication.translate
+        if g == 1:
+            ticks = [(d - 0.05, tr("TimelineView", "GPU {d}").format(d=d)) for d in range(0, n, stride)]
+        else:
+            ticks = [(r - 0.05, tr("TimelineView", "GPUs {a}–{b}").format(a=r * g, b=min(n, (r + 1) * g) - 1))
+                     for r in range(0, R, stride)]
+        if getattr(self, "has_switch", False):
+            ticks.append((R, tr("TimelineView", "switch")))
+        self.plot.getAxis("left").setTicks([ticks, []])
+        self._fit_axes([label for _pos, label in ticks])
+
+    def _fit_axes(self, row_labels):
+        """
+        Each axis' room from what it shows now: the row labels' widest, the tick font's height.
+        pyqtgraph left to itself keeps the room of the largest labels it has painted (it grows at
+        once but shrinks only by more than 10 px), so after n = 64 → 10 the "GPU 63" room stayed,
+        and after a larger text size and back the time axis stayed taller: the picture then
+        differed from a fresh build's. Measured as AxisItem.generateDrawSpecs measures its texts.
+        """
+        fm = QFontMetricsF(theme.font("small"))
+        box = QRectF(0, 0, 100, 100)
+        left, bottom = self.plot.getAxis("left"), self.plot.getAxis("bottom")
+        text_w = max((fm.boundingRect(box, Qt.AlignCenter, s).width() for s in row_labels), default=0.0)
+        left.setWidth(int(np.ceil(text_w)) + left.style["tickTextOffset"][0] + max(0, left.style["tickLength"]))
+        text_h = fm.boundingRect(box, Qt.AlignCenter, "0").height() * 0.8
+        bottom.setHeight(text_h + bottom.style["tickTextOffset"][1] + max(0, bottom.style["tickLength"])
+                         + bottom.label.boundingRect().height() * 0.8)  # the "simulated time (µs)" title
+
+    # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
+    _hidden_after = None
+
+    def set_hidden_after(self, t0):
+        """Paint no bar from t0 (s) on: the step a student is predicting. None paints them all."""
+        self._hidden_after = t0
+        for bars in (getattr(self, "bars", None), getattr(self, "compute_bars", None)):
+            if bars is not None:
+                bars.hide_from = None if t0 is None else t0 / self.unit_s
+                bars.update()
+
+    # -- for tests ---------------------------------------------------------------------------
+    def bar_count(self) -> int:
+        """Send and receive intervals drawn (two per message): as bars, or inside a group's bands."""
+        return self._bars_drawn
+
+    def rect_count(self) -> int:
+        """Rectangles the bars item paints (bars, or band pieces when rows are GPU groups)."""
+        return sum(it.count() for it in self._items if isinstance(it, BarsItem))
+
+    def row_labels(self) -> list[str]:
+        """The left axis' row names, as painted."""
+        ticks = self.plot.getAxis("left")._tickLevels
+        return [label for _pos, label in (ticks[0] if ticks else [])]
+
+    def row_height_px(self) -> float:
+        """One row's height on screen (pixels)."""
+        vb = self.plot.getViewBox()
+        y0, y1 = vb.viewRange()[1]
+        return vb.height() / max(y1 - y0, 1e-9)
+
+    def collective_labels(self) -> list[str]:
+        return [it.toPlainText() for it in self._items if isinstance(it, pg.TextItem)]

@@ -1,0 +1,1 @@
+"""The weight-slices view."""
