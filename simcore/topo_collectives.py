@@ -55,10 +55,15 @@ class _Run:
         return (lo, mid) if half == 0 else (mid, hi)
 
     def move(self, src, dst, fine, ready, step, phase, reduce, half=None):
-        """Send fine chunks `fine` from src to dst (add when reduce, else copy); returns arrival."""
+        """Send fine chunks `fine` from src to dst (add when reduce, else copy); returns arrival.
+
+        One message per fine chunk, so the trace names every chunk the data covers (what a view
+        replays); back to back on the same two ports they arrive when one message of their total
+        bytes would: the ports serialise the bytes, α is paid once in the overlap (the port model).
+        """
         fine = list(fine)
-        t = self.comm.send(src, dst, self.nbytes(fine, half), ready, step, fine[0], self.who[src][fine[0]],
-                           phase, reduce)
+        t = max(self.comm.send(src, dst, self.nbytes([f], half), ready, step, f, self.who[src][f], phase, reduce)
+                for f in fine)
         for f in fine:
             lo, hi = self.bounds[f], self.bounds[f + 1]
             if half is not None:

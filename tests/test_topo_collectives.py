@@ -87,6 +87,22 @@ def test_nodes_all_reduce_values_and_closed_forms(topo, P, N, scale):
         assert all(np.array_equal(a, b) for a, b in zip(arrays, before))  # inputs are never modified
 
 
+@pytest.mark.parametrize("P,N", SHAPES)
+def test_the_trace_replays_to_the_full_sum_on_every_gpu(P, N):
+    """What a view draws at the end (Trace.holdings replays the messages): every GPU holds every
+    chunk with all n contributors, as the arrays do. A message that carried several chunks but
+    named one left the others partial on the screen."""
+    n = P * N
+    for fn in (allreduce_hier, allreduce_ring_nodes):
+        comm = Comm(nodes_topology(N, P))
+        fn(comm, [np.ones(4 * P * n) for _ in range(n)])
+        held = comm.trace.holdings(0)
+        everyone = frozenset(range(n))
+        for d in range(n):
+            assert set(held[d]) == set(range(comm.trace.collectives[0].n_chunks)), (fn.__name__, d)
+            assert all(who == everyone for who in held[d].values()), (fn.__name__, d)
+
+
 def test_hierarchical_schedule_uses_each_gpus_own_nic():
     P, N = 4, 3
     comm = Comm(RefNodes(N, P))

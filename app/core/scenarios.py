@@ -342,13 +342,13 @@ def machine_algo(sc) -> str:
     """The scenario's algorithm if its machine offers it, else the machine's default (the first
     offered); with no machine, the topology algorithms fall back to the ring."""
     if not sc.topology:
-        return "ring" if sc.algo not in scenarios.ALLREDUCE_ALGOS else sc.algo
+        return "ring" if sc.algo not in ALLREDUCE_ALGOS else sc.algo
     from simcore.topology_presets import get_preset, offered_algos
 
     try:
         if not get_preset(sc.topology).is_valid(sc.n):
             return sc.algo  # validate() names the problem
-        offered = offered_algos(sc.topology, sc.n, sc.kind if sc.kind in scenarios.COLLECTIVE_KINDS else "all-reduce")
+        offered = offered_algos(sc.topology, sc.n, sc.kind if sc.kind in COLLECTIVE_KINDS else "all-reduce")
     except ValueError:
         return sc.algo
     return sc.algo if sc.algo in offered else offered[0]
