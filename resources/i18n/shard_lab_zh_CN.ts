@@ -2536,6 +2536,30 @@ Ctrl+Shift+S  保存截图</translation>
             <translation>计算（每个算子，至少画 {px} 像素宽）</translation>
         </message>
         <message>
+            <source>dashed gold outline: crosses between nodes (NIC)</source>
+            <translation>金色虚线框：跨节点（经 NIC）</translation>
+        </message>
+        <message>
+            <source>intra-node RS</source>
+            <translation>节点内 RS</translation>
+        </message>
+        <message>
+            <source>inter-node AR</source>
+            <translation>节点间 AR</translation>
+        </message>
+        <message>
+            <source>intra-node AG</source>
+            <translation>节点内 AG</translation>
+        </message>
+        <message>
+            <source>reduce-scatter</source>
+            <translation>reduce-scatter</translation>
+        </message>
+        <message>
+            <source>all-gather</source>
+            <translation>all-gather</translation>
+        </message>
+        <message>
             <source>GPU {d}</source>
             <translation>GPU {d}</translation>
         </message>
