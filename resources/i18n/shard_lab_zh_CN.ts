@@ -1560,6 +1560,18 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <source>the overlapped closed form is for chips on one switch: choose one switch as the machine</source>
             <translation>重叠的解析公式只适用于同一交换机上的芯片：机器请选“单个交换机”</translation>
         </message>
+        <message>
+            <source>FFN communication per layer, Pope et al. 2022: tokens = batch = {b}, E = {E}, F = {F}</source>
+            <translation>每层 FFN 通信，Pope 等 2022：tokens = batch = {b}，E = {E}，F = {F}</translation>
+        </message>
+        <message>
+            <source>{machine}: NVLink {bw_in:g} GB/s per GPU up to n = {P}, then {bw_out:g} GB/s (rings across nodes, one NIC each)</source>
+            <translation>{machine}：n ≤ {P} 时每块 GPU 用 NVLink {bw_in:g} GB/s，超出后 {bw_out:g} GB/s（跨节点的环，每条一块 NIC）</translation>
+        </message>
+        <message>
+            <source>{machine}: {lo:g}–{hi:g} GB/s per chip (bidirectional rings on each torus axis)</source>
+            <translation>{machine}：每块芯片 {lo:g}–{hi:g} GB/s（环面每个轴上的双向环）</translation>
+        </message>
     </context>
     <context>
         <name>MainWindow</name>
