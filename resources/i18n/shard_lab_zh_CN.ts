@@ -2204,6 +2204,10 @@ Ctrl+Shift+S  保存截图</translation>
             <translation>"link" 必须是 %1 之一，而不是 %2。</translation>
         </message>
         <message>
+            <source>"machine_links" must be an object of links, beside a "topology" object.</source>
+            <translation>"machine_links" 必须是由链路组成的对象，并与一个 "topology" 对象同时给出。</translation>
+        </message>
+        <message>
             <source>"scenario" must be an object with the fields %1.</source>
             <translation>"scenario" 必须是包含字段 %1 的对象。</translation>
         </message>
