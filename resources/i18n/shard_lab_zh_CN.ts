@@ -895,6 +895,18 @@ This scenario has no stand-alone collective to show.</source>
             <source>{k} of {K} messages inter-node, over {link} ({bw}, α {a}); the rest inside the nodes, over {intra} ({bw_in})</source>
             <translation>{K} 条消息中 {k} 条跨节点，经 {link}（{bw}，α {a}）；其余在节点内，经 {intra}（{bw_in}）</translation>
         </message>
+        <message>
+            <source>Each GPU d exchanges a chunk ({size}) with GPU d + {P} on the other node (GPU d − {P} for the GPUs of node 1), over its own NIC: the same local rank on both nodes.</source>
+            <translation>每块 GPU d 与另一节点上的 GPU d + {P}（节点 1 的 GPU 则是 GPU d − {P}）交换一块数据（{size}），各走自己的 NIC：两个节点上相同的本地序号互相配对。</translation>
+        </message>
+        <message>
+            <source>Each GPU d sends a chunk ({size}) to GPU d + {P}, its own local rank on the next node, over its own NIC (the last node sends to node 0).</source>
+            <translation>每块 GPU d 经自己的 NIC 把一块数据（{size}）发给 GPU d + {P}，即下一个节点上相同本地序号的 GPU（最后一个节点发给节点 0）。</translation>
+        </message>
+        <message>
+            <source>Each GPU sends a chunk ({size}) to the GPU of its own local rank on another node, over its own NIC.</source>
+            <translation>每块 GPU 经自己的 NIC 把一块数据（{size}）发给另一节点上相同本地序号的 GPU。</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
