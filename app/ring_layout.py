@@ -613,10 +613,11 @@ def _torus(header, scale, font, font_at, texts, shape, radial, force):
         chh = (grid_area.height() - 2 * stub) / rows
         bw = min(cw * 0.62, 160 * s)
         bh = min(chh - lab_h - 0.3 * chh, 110 * s)  # the rest of the cell: the column's links and their blocks
-        rows_need = math.ceil(nc / (1 if nc <= 1 else min(nc, 8)))
-        # a name centred above its box ends left of the column's link and the blocks beside it
-        clear = lab_w / 2 <= (COLUMN_AT - 0.5) * bw - 0.65 * min(theme.SIZE_PX["block"] * s, 0.45 * (cw - bw))
-        if (clear and bw >= 14 and bh >= 3 * rows_need + 4 and cw - bw >= 12
+        cols_s = _slot_columns(nc, bw, bh)
+        rows_need = math.ceil(nc / cols_s)
+        # a name above its box's left end ends left of the column's link and the blocks beside it
+        clear = lab_w <= COLUMN_AT * bw - 0.65 * min(theme.SIZE_PX["block"] * s, 0.45 * (cw - bw))
+        if (clear and bw >= 14 and bh >= 2.5 * rows_need + 4 and bw >= 2.5 * cols_s + 4 and cw - bw >= 12
                 and chh - bh - lab_h >= 10):
             break
     else:
@@ -629,18 +630,18 @@ def _torus(header, scale, font, font_at, texts, shape, radial, force):
         bw, bh = max(cw * 0.6, 6.0), max(chh * 0.4, 6.0)
     x0 = grid_area.left() + stub + (grid_area.width() - 2 * stub - cols * cw) / 2
     y0 = grid_area.top() + stub
-    cols_s = 1 if nc <= 1 else min(nc, 8)
+    cols_s = _slot_columns(nc, bw, bh)
     rows_s = max(1, math.ceil(nc / cols_s))
     pad = max(1.5, min(bw, bh) * 0.06)
     devices, labels, centres = [], [], []
-    align = int(Qt.AlignHCenter | Qt.AlignVCenter)
+    align = int(Qt.AlignLeft | Qt.AlignVCenter)
     for d, (cx_, ry) in enumerate(cells):
         c = QPointF(x0 + (cx_ + 0.5) * cw, y0 + (ry + 0.5) * chh + lab_h / 2)
         centres.append(c)
         devices.append(DeviceBox(c, bw, bh, 0.0, cols_s, rows_s, pad, False))
         w, h = text_size([texts.device_labels[d]], f_dev)
-        labels.append(TextBox(QRectF(c.x() - w / 2, c.y() - bh / 2 - h - 1, w, h), (texts.device_labels[d],), f_dev,
-                              align))
+        labels.append(TextBox(QRectF(c.x() - bw / 2, c.y() - bh / 2 - h - 1, w, h), (texts.device_labels[d],), f_dev,
+                              align))  # over the box's left end: the column's links run at its right
     # neighbour links and wraparound stubs
     import numpy as _np
     coords = [tuple(int(v) for v in _np.unravel_index(d, shape.grid)) for d in range(n)]
@@ -685,6 +686,14 @@ def _torus(header, scale, font, font_at, texts, shape, radial, force):
                       slab_wrap=tuple(slab_wrap))
 
 
+def _slot_columns(nc: int, bw: float, bh: float) -> int:
+    """Slots per row in a torus box of nc chunks: 8 up to 64 chunks, more when there are many (a
+    4×4×4 all-gather's 192) so that the slots fill the box's shape instead of 24 rows of 8."""
+    if nc <= 1:
+        return 1
+    return int(min(nc, max(8, math.ceil(math.sqrt(nc * max(bw, 1.0) / max(bh, 1.0))))))
+
+
 def _edge_link(a: DeviceBox, b: DeviceBox) -> QLineF:
     """The link between two boxes on one grid line: from a's edge to b's edge."""
     ra, rb = a.rect(), b.rect()
@@ -704,7 +713,7 @@ COLUMN_AT = 0.86  # a column's links run at this fraction of the box's width: cl
 
 def column_x(dev: DeviceBox) -> float:
     """The x of the links along a grid column: towards the box's right end, beside its name
-    (centred above the box), so the blocks riding them never pass under a name."""
+    (above the box's left end), so the blocks riding them never pass under a name."""
     r = dev.rect()
     return r.left() + COLUMN_AT * r.width()
 
