@@ -505,7 +505,7 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=N
     band = QRectF(area.left(), area.bottom() - band_h, area.width(), band_h)
     cw = (area.width() - (N - 1) * gap) / N
     ch = band.top() - nic_h - area.top()
-    if cw < 60 or ch < 60:
+    if (cw < 60 or ch < 60) and not force:  # forced (a view too small for anything else): squeezed
         return None
     fabric_label = TextBox(QRectF(band.center().x() - fw / 2, band.top() + 2 * s, fw, fh), tuple(fab_lines),
                            f_fab, int(Qt.AlignHCenter))

@@ -335,7 +335,9 @@ class TimelineView(QWidget):
                          for a, b, y in zip(ts[cross], te[cross], y0)]
                 fpen = QPen(QColor(FABRIC_COLOR))
                 fpen.setCosmetic(True)
-                fpen.setWidthF(FABRIC_PX)
+                # thin rows (a short dock) keep their device colours: the outline at most a quarter of a row
+                row_px = self.plot.getViewBox().height() / max(rows + 3.0, 1.0)
+                fpen.setWidthF(FABRIC_PX if row_px <= 0 else min(FABRIC_PX, max(0.8, 0.25 * row_px)))
                 fpen.setDashPattern([3.0, 2.0])
                 self.fabric_bars = BarsItem([(QBrush(Qt.NoBrush), rects)], fpen)
                 self.fabric_bars.hide_from = self.bars.hide_from
@@ -352,7 +354,7 @@ class TimelineView(QWidget):
             # three tiers of text over the rows: each as tall as a line of the small font on screen
             # (tier * vb_h / (rows + 3 * tier) >= line), when the view has its height already
             line_px = QFontMetricsF(theme.font("small")).height() * 1.05
-            vb_h = self.plot.getViewBox().height()
+            vb_h = self._tier_h = self.plot.getViewBox().height()
             if vb_h > 4 * line_px:
                 tier = max(tier, line_px * rows / (vb_h - 3.2 * line_px))
             lift = 0.8 * tier
@@ -464,6 +466,10 @@ class TimelineView(QWidget):
 
     def _on_viewbox_resized(self, *_):
         self._set_row_ticks()
+        # a machine's phase labels are a tier sized in pixels: laid out again when the height changes much
+        h = self.plot.getViewBox().height()
+        if getattr(self, "per_node", 0) and abs(h - getattr(self, "_tier_h", 0.0)) > 0.15 * max(h, 1.0):
+            self._build(self.model.run)
 
     def _set_row_ticks(self):
         """One 'GPU d' tick per row when they fit, else every 2nd, 4th… so labels never collide."""
