@@ -68,3 +68,16 @@ def test_boxes_keep_a_readable_size_at_2x_in_1280x720(inputs, key, min_w, min_h)
         for d in lay.devices:
             assert d.w >= min_w and d.h >= min_h, (key, scale, d.w, d.h)
         assert lay.block >= 5.0
+
+
+@pytest.mark.parametrize("key", ["torus", "nodes"])
+def test_a_machine_in_a_view_too_small_still_gets_a_layout(inputs, key):
+    """A 2× text window of 1280×720 leaves the ring ~320 px: the nodes' layout returned None there
+    (RingView._layout raised AttributeError); squeezed is better than nothing."""
+    from app.ring_layout import ring_layout
+
+    texts, shape = inputs[key]
+    for W, H in ((200, 150), (320, 240)):
+        for scale in (1.0, 2.5):
+            lay = ring_layout(W, H, scale, texts, shape)
+            assert lay is not None and len(lay.devices) == shape.n, (key, W, H, scale)
