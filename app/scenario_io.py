@@ -53,6 +53,8 @@ TOP_KEYS = {"schema", "version", "scenario", "playback", "note"}
 
 
 BUILTIN_LINKS = dict(LINKS)  # the presets simcore ships; any other link is written out in full
+BUILTIN_MACHINES = frozenset(PRESETS)  # the machines simcore ships; any other is written out as a spec
+MEASURED_MACHINE = "measured-nodes"  # the two-link machine a calibration makes (app/calibration.py)
 LINK_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 MAX_ALPHA = 1.0  # s per message: a link slower than a second per message is a typo, not a network
 
@@ -124,6 +126,8 @@ def _check_topology(v):
             return register_spec(v)
         except ValueError as e:
             raise _err(QCoreApplication.translate("ScenarioIO", "\"topology\": %1."), str(e)) from None
+    if v == MEASURED_MACHINE and v not in PRESETS:  # calibrated in an earlier session: remembered
+        restore_measured_machine()
     if not isinstance(v, str) or (v and v not in PRESETS):
         raise _err(QCoreApplication.translate(
             "ScenarioIO", "\"topology\" must be one of %1 (or \"\" for one switch), not %2."),
@@ -168,7 +172,7 @@ def _check_link_spec(v) -> LinkSpec:
 
 FIELD_RULES = {"kind": _check_kind, "n": _check_n, "algo": _check_algo, "nbytes": _check_nbytes,
                "link": _check_link}
-OPTIONAL_FIELDS = {"link_spec", "topology"}
+OPTIONAL_FIELDS = {"link_spec", "topology", "machine_links"}
 
 
 def is_custom_link(key: str) -> bool:
@@ -191,10 +195,49 @@ def scenario_to_dict(sc: Scenario) -> dict:
     else:
         from simcore.topology_presets import spec_of
 
-        spec = spec_of(d["topology"])
+        spec = spec_of(d["topology"]) or _session_machine_spec(sc)
         if spec is not None:  # a machine made from a spec: the spec travels, not its session key
             d["topology"] = spec
+            # and so do its calibrated links' numbers: another computer has no such LINKS keys
+            keys = [spec[k] for k in ("intra", "inter", "link") if k in spec]
+            links = {k: link_to_dict(LINKS[k]) for k in keys if is_custom_link(k)}
+            if links:
+                d["machine_links"] = links
     return d
+
+
+def _session_machine_spec(sc: Scenario):
+    """A machine of nodes this session made (a calibration's "measured-nodes") as the spec of its
+    n devices, or None for a machine simcore ships."""
+    preset = PRESETS.get(sc.topology)
+    if preset is None or sc.topology in BUILTIN_MACHINES or preset.kind != "nodes" or preset.inter is None:
+        return None
+    P = preset.per_node
+    spec = {"kind": "nodes", "nodes": max(1, -(-sc.n // P)), "per_node": P, "intra": preset.intra,
+            "inter": preset.inter}
+    if preset.base:
+        spec["base"] = preset.base
+    return spec
+
+
+def _check_machine_links(v, topology):
+    """ "machine_links": {LINKS key: {"name", "alpha", "bw"}} of a machine spec's calibrated links.
+    Registers each under its key (or a free one if this session's key holds other numbers) and
+    returns the topology spec naming the keys used."""
+    if not isinstance(v, dict) or not v or not isinstance(topology, dict):
+        raise _err(QCoreApplication.translate(
+            "ScenarioIO", "\"machine_links\" must be an object of links, beside a \"topology\" object."))
+    rename = {}
+    for key, spec in v.items():
+        if not isinstance(key, str) or not LINK_KEY.fullmatch(key):
+            raise _err(QCoreApplication.translate(
+                "ScenarioIO", "\"link\" must be a short name (letters, digits, - _ .), not %1."), json.dumps(key))
+        link = _check_link_spec(spec)
+        new = link_key_for(key, link)
+        register_link(new, link)
+        rename[key] = new
+    return {k: (rename.get(x, x) if k in ("intra", "inter", "link") and isinstance(x, str) else x)
+            for k, x in topology.items()}
 
 
 def link_key_for(key: str, spec: LinkSpec) -> str:
@@ -242,7 +285,10 @@ def scenario_from_dict(data) -> tuple[Scenario, LinkSpec | None]:
         rules = FIELD_RULES
     fields = {k: rule(data[k]) for k, rule in rules.items()}
     if "topology" in data:
-        fields["topology"] = _check_topology(data["topology"])
+        topology = data["topology"]
+        if "machine_links" in data:
+            topology = _check_machine_links(data["machine_links"], topology)
+        fields["topology"] = _check_topology(topology)
     sc = Scenario(**fields)
     try:
         # the combination (e.g. a size n cannot split): the app's one rule; a custom link is
@@ -422,6 +468,44 @@ def remembered_calibration() -> LinkSpec | None:
         return _check_link_spec(json.loads(text))
     except (ValueError, RecursionError):
         return None
+
+
+def install_measured_machine(intra: LinkSpec, inter: LinkSpec, per_node: int, source: str) -> str:
+    """The machine of nodes a two-link calibration gives (issue 15): intra inside a node, inter on
+    every GPU's NIC, registered as LINKS "measured" / "measured-inter" and PRESETS "measured-nodes"
+    for this session. Returns its key."""
+    from simcore.topology_presets import HardwarePreset
+
+    LINKS["measured"], LINKS["measured-inter"] = intra, inter
+    PRESETS[MEASURED_MACHINE] = HardwarePreset(MEASURED_MACHINE, f"Measured ({per_node} per node)", "h100", "nodes",
+                                               int(per_node), "measured", "measured-inter", max_devices=256,
+                                               source=source)
+    return MEASURED_MACHINE
+
+
+def remember_measured_machine(intra: LinkSpec, inter: LinkSpec, per_node: int, source: str):
+    """The calibrated machine, restored in a later session when a scenario names it."""
+    settings().setValue("calibration/measured_machine", json.dumps(
+        {"intra": link_to_dict(intra), "inter": link_to_dict(inter), "per_node": int(per_node),
+         "source": str(source)[:400]}))
+
+
+def restore_measured_machine() -> bool:
+    """Install the remembered calibrated machine (remember_measured_machine); False if there is
+    none or what is stored is not valid."""
+    text = settings().value("calibration/measured_machine", None)
+    if not isinstance(text, str):
+        return False
+    try:
+        d = json.loads(text)
+        intra, inter = _check_link_spec(d["intra"]), _check_link_spec(d["inter"])
+        P = d["per_node"]
+        if isinstance(P, bool) or not isinstance(P, int) or not 1 <= P <= 256:
+            return False
+        install_measured_machine(intra, inter, P, str(d.get("source", "")))
+        return True
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return False
 
 
 def save_window(window):

@@ -273,7 +273,7 @@ def run_on_preset(op, key, n, nbytes, algo, elems_per_piece=4, seed=0):
     n = topo.n
     # the finer chunks must divide a device's piece: hier's n, the channel rings' 2n (P·n of
     # the whole), the torus's 2 halves × its axes
-    per = elems_per_piece * {"hier": n, "ring-nodes": 2 * n, "torus": 2 * 6 * n}.get(algo, 1)
+    per = elems_per_piece * {"hier": n, "ring-nodes": 2 * n, "torus": 2 * 6}.get(algo, 1)
     L = n * per
     comm = Comm(topo, byte_scale=float(nbytes) / (L * 8))
     if op == "all-gather":

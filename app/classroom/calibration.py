@@ -522,18 +522,15 @@ def register_measured_machine(intra, inter, cal):
     A machine of nodes with the calibrated links (issue 15): intra inside a node, inter on every
     GPU's NIC, per node as many GPUs as the log's multi-node runs had. Registers the two links in
     comm_sim.LINKS and the machine in topology_presets.PRESETS (as "measured-nodes") for this
-    session; returns (its key, the largest run's GPU count).
+    session, and remembers it (QSettings) so a scenario naming it reopens after a restart; returns (its
+    key, the largest run's GPU count).
     """
-    from simcore.links import LINKS
-    from simcore.topology_presets import PRESETS, HardwarePreset
+    from ..scenario_io import install_measured_machine, remember_measured_machine
 
     multi = [t for t in cal.tables if t.nodes > 1]
     per_node = max(multi, key=lambda t: t.n).per_node
     n = max(t.n for t in multi)
-    LINKS["measured"], LINKS["measured-inter"] = intra, inter
-    key = "measured-nodes"
-    PRESETS[key] = HardwarePreset(key, f"Measured ({per_node} per node)", "h100", "nodes", per_node, "measured",
-                                  "measured-inter", max_devices=256,
-                                  source="nccl-tests log: " + ", ".join(f"{t.op} {t.nodes}x{t.per_node}"
-                                                                        for t in cal.tables))
+    source = "nccl-tests log: " + ", ".join(f"{t.op} {t.nodes}x{t.per_node}" for t in cal.tables)
+    key = install_measured_machine(intra, inter, per_node, source)
+    remember_measured_machine(intra, inter, per_node, source)  # a scenario naming it reopens after a restart
     return key, n

@@ -105,18 +105,71 @@ def node_size(p: dict):
     return cost_model.node_boundary(p["machine"]) if p["machine"] else None
 
 
+def ffn_bandwidth(p: dict, ns) -> np.ndarray:
+    """
+    The bandwidth (bytes/s per chip) a tensor-parallel group of n chips gets for the FFN's
+    all-gathers and reduce-scatters, for each n in ns: (n−1)/n · S over the time of one
+    all-gather of S on the machine at α = 0 (the bandwidth term of simcore's closed forms):
+      one switch (no machine)  the link's β;
+      nodes of P               n ≤ P: NVLink's β; n > P: NCCL's rings across nodes, one channel
+                               per NIC (topo_collectives.t_ring_nodes): P / max((P−1)/β_nvl, 1/β_nic),
+                               on DGX H100 the NICs bound it (8 × 50 GB/s = 400 GB/s);
+      torus                    bidirectional rings per axis (topo_collectives.t_torus) on the
+                               smallest slice of at least n chips.
+    NaN beyond the machine's largest group.
+    """
+    from dataclasses import replace
+
+    from simcore.topo_collectives import t_ring_nodes, t_torus
+
+    ns = np.asarray(ns, dtype=int)
+    if not p["machine"]:
+        return np.full(len(ns), link_of(p).bw, dtype=float)
+    preset = PRESETS[p["machine"]]
+    S = 1.0  # any size: at α = 0 the time is S times a constant
+    out = np.full(len(ns), np.nan)
+    if preset.kind == "nodes":
+        P = preset.per_node
+        intra = preset.layout(1).intra
+        across = np.nan
+        if preset.inter is not None and preset.max_devices >= 2 * P:
+            lay = preset.layout(2 * P)
+            f, i = replace(lay.intra, alpha=0.0), replace(lay.inter, alpha=0.0)
+            n2 = 2 * P
+            across = (n2 - 1) / n2 * S / t_ring_nodes("all-gather", P, 2, S, f, i)  # the same for every N
+        across = min(across, intra.bw)  # GB200 NVL72: NVLink-bound rings give 72/71 of β; say NVLink's β
+        for k, n in enumerate(ns.tolist()):
+            if n <= min(P, preset.max_devices):
+                out[k] = intra.bw
+            elif n <= preset.max_devices:
+                out[k] = across
+        return out
+    sizes = sorted((math.prod(sh), sh) for sh in preset.slices)
+    bw_of = {}
+    for m, _sh in sizes:
+        lay = preset.layout(m)
+        bw_of[m] = (m - 1) / m * S / t_torus("all-gather", lay.shape, S, replace(lay.intra, alpha=0.0), lay.wrap)
+    for k, n in enumerate(ns.tolist()):
+        m = next((m for m, _sh in sizes if m >= n), None)
+        if m is not None:
+            out[k] = bw_of[m]
+    return out
+
+
 def ffn_sweep(p: dict) -> dict:
     """
     Pope et al.'s FFN communication per layer (seconds) for n = 1..n_max: tokens = batch (one new
-    token per sequence), E = d_model, F = d_ff, the link's bandwidth, act_bytes per element.
+    token per sequence), E = d_model, F = d_ff, act_bytes per element, and the bandwidth a group
+    of n chips gets on the chosen machine (ffn_bandwidth; the link's on one switch), as "bw".
     """
     p = check_params(p)
     m = MODELS[p["model"]]
-    bw = link_of(p).bw
     ns = np.arange(1, p["n_max"] + 1)
-    out = {"n": ns}
+    bws = ffn_bandwidth(p, ns)
+    out = {"n": ns, "bw": bws}
     for v in FFN_VARIANTS:
-        t = [cost_model.pope_ffn_comm(v, p["batch"], m.d_model, m.d_ff, int(n), bw, p["act_bytes"]) for n in ns]
+        t = [cost_model.pope_ffn_comm(v, p["batch"], m.d_model, m.d_ff, int(n), bw, p["act_bytes"])
+             if np.isfinite(bw) else np.nan for n, bw in zip(ns, bws)]
         out[v] = np.array([x[0] if isinstance(x, tuple) else x for x in t], dtype=float)
     return out
 

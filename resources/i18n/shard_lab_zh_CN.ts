@@ -895,6 +895,18 @@ This scenario has no stand-alone collective to show.</source>
             <source>{k} of {K} messages inter-node, over {link} ({bw}, α {a}); the rest inside the nodes, over {intra} ({bw_in})</source>
             <translation>{K} 条消息中 {k} 条跨节点，经 {link}（{bw}，α {a}）；其余在节点内，经 {intra}（{bw_in}）</translation>
         </message>
+        <message>
+            <source>Each GPU d exchanges a chunk ({size}) with GPU d + {P} on the other node (GPU d − {P} for the GPUs of node 1), over its own NIC: the same local rank on both nodes.</source>
+            <translation>每块 GPU d 与另一节点上的 GPU d + {P}（节点 1 的 GPU 则是 GPU d − {P}）交换一块数据（{size}），各走自己的 NIC：两个节点上相同的本地序号互相配对。</translation>
+        </message>
+        <message>
+            <source>Each GPU d sends a chunk ({size}) to GPU d + {P}, its own local rank on the next node, over its own NIC (the last node sends to node 0).</source>
+            <translation>每块 GPU d 经自己的 NIC 把一块数据（{size}）发给 GPU d + {P}，即下一个节点上相同本地序号的 GPU（最后一个节点发给节点 0）。</translation>
+        </message>
+        <message>
+            <source>Each GPU sends a chunk ({size}) to the GPU of its own local rank on another node, over its own NIC.</source>
+            <translation>每块 GPU 经自己的 NIC 把一块数据（{size}）发给另一节点上相同本地序号的 GPU。</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -1587,6 +1599,18 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>the overlapped closed form is for chips on one switch: choose one switch as the machine</source>
             <translation>重叠的解析公式只适用于同一交换机上的芯片：机器请选“单个交换机”</translation>
+        </message>
+        <message>
+            <source>FFN communication per layer, Pope et al. 2022: tokens = batch = {b}, E = {E}, F = {F}</source>
+            <translation>每层 FFN 通信，Pope 等 2022：tokens = batch = {b}，E = {E}，F = {F}</translation>
+        </message>
+        <message>
+            <source>{machine}: NVLink {bw_in:g} GB/s per GPU up to n = {P}, then {bw_out:g} GB/s (rings across nodes, one NIC each)</source>
+            <translation>{machine}：n ≤ {P} 时每块 GPU 用 NVLink {bw_in:g} GB/s，超出后 {bw_out:g} GB/s（跨节点的环，每条一块 NIC）</translation>
+        </message>
+        <message>
+            <source>{machine}: {lo:g}–{hi:g} GB/s per chip (bidirectional rings on each torus axis)</source>
+            <translation>{machine}：每块芯片 {lo:g}–{hi:g} GB/s（环面每个轴上的双向环）</translation>
         </message>
     </context>
     <context>
@@ -2325,6 +2349,10 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <source>"topology" must be one of %1 (or "" for one switch), not %2.</source>
             <translation>"topology" 必须是 %1 之一（或 "" 表示一台交换机），而不是 %2。</translation>
         </message>
+        <message>
+            <source>"machine_links" must be an object of links, beside a "topology" object.</source>
+            <translation>"machine_links" 必须是由链路组成的对象，并与一个 "topology" 对象同时给出。</translation>
+        </message>
     </context>
     <context>
         <name>StepTimelineView</name>
@@ -2600,6 +2628,30 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>Each row: a group of GPUs. Upper band = how many of them are sending, lower (paler) band = how many are receiving; full height = all. Click to jump there.</source>
             <translation>每行：一组 GPU。上方色带 = 其中正在发送的数量，下方（较浅）色带 = 正在接收的数量；满高 = 全部。点击可跳到该时刻。</translation>
+        </message>
+        <message>
+            <source>dashed gold outline: crosses between nodes (NIC)</source>
+            <translation>金色虚线框：跨节点（经 NIC）</translation>
+        </message>
+        <message>
+            <source>intra-node RS</source>
+            <translation>节点内 RS</translation>
+        </message>
+        <message>
+            <source>inter-node AR</source>
+            <translation>节点间 AR</translation>
+        </message>
+        <message>
+            <source>intra-node AG</source>
+            <translation>节点内 AG</translation>
+        </message>
+        <message>
+            <source>reduce-scatter</source>
+            <translation>reduce-scatter</translation>
+        </message>
+        <message>
+            <source>all-gather</source>
+            <translation>all-gather</translation>
         </message>
     </context>
     <context>

@@ -6,6 +6,7 @@ context ("LatencyView") for the whole tab, whichever module says the text.
 
 from __future__ import annotations
 
+import html
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication
@@ -43,6 +44,28 @@ def term_names(short: bool) -> dict:
 
 def ffn_names() -> dict:
     return {"1d": _tr("1D weight-stationary"), "2d": _tr("2D weight-stationary"), "gathered": _tr("weight-gathered")}
+
+
+def ffn_title(p: dict, ffn) -> str:
+    """The FFN plot's title: the model's sizes and which bandwidth the curves use (ffn["bw"]):
+    the link's on one switch, NVLink's inside a node and the NICs' across nodes on a machine."""
+    m = MODELS[p["model"]]
+    bw = ffn["bw"][np.isfinite(ffn["bw"])] / 1e9
+    head = dict(b=p["batch"], E=m.d_model, F=m.d_ff)
+    if not p["machine"]:
+        return _tr("FFN communication per layer, Pope et al. 2022: tokens = batch = {b}, "
+                   "E = {E}, F = {F}, {bw:g} GB/s").format(bw=bw[0], **head)
+    preset = PRESETS[p["machine"]]
+    title = html.escape(_tr("FFN communication per layer, Pope et al. 2022: tokens = batch = {b}, E = {E}, "
+                            "F = {F}").format(**head)) + "<br>"  # the machine's bandwidths on a line of their own
+    if preset.kind == "nodes":
+        P = preset.per_node
+        inside, across = bw[0], (bw[P] if len(bw) > P else float("nan"))
+        return title + html.escape(_tr("{machine}: NVLink {bw_in:g} GB/s per GPU up to n = {P}, then {bw_out:g} GB/s "
+                                       "(rings across nodes, one NIC each)").format(
+            machine=preset.name, bw_in=inside, P=P, bw_out=round(across, 1)))
+    return title + html.escape(_tr("{machine}: {lo:g}–{hi:g} GB/s per chip (bidirectional rings on each torus "
+                                   "axis)").format(machine=preset.name, lo=round(bw.min(), 1), hi=round(bw.max(), 1)))
 
 
 def ref_tooltip(ref, ours) -> str:

@@ -357,7 +357,7 @@ class LatencyView(QWidget, LatencyExports):
             if not valid:
                 raise ValueError(f"no tensor-parallel degree of this model is a group of {p['machine']} up to "
                                  f"n = {p['n_max']}")
-            key = (p["model"], p["batch"], p["act_bytes"], link_of(p).bw, p["n_max"])
+            key = (p["model"], p["batch"], p["act_bytes"], link_of(p).bw, p["n_max"], p["machine"])
             ffn = self._ffn if key == self._ffn_key else ffn_sweep(p)
         except ValueError as e:
             self._show_error(self.tr("Not plotted: {why} The previous curves stay.").format(why=sentence(e)))
@@ -426,10 +426,7 @@ class LatencyView(QWidget, LatencyExports):
         for v in FFN_VARIANTS:
             self.ffn_items[v].setData(n, us[v])
         self._set_range(self.plot2, *decades(np.concatenate(list(us.values()))))
-        m, link = MODELS[self._params["model"]], link_of(self._params)
-        title = self.tr("FFN communication per layer, Pope et al. 2022: tokens = batch = {b}, "
-                        "E = {E}, F = {F}, {bw:g} GB/s").format(b=self._params["batch"], E=m.d_model, F=m.d_ff,
-                                                                bw=link.bw / 1e9)
+        title = texts.ffn_title(self._params, f)  # which bandwidth: the link's, or the machine's for n (issue 15)
         if title != self._ffn_title:  # setting a title re-lays out the plot: only when it changed
             self._ffn_title = title
             self.title2.setText(title, color=theme.palette().text, size=f"{round(theme.px('body'))}px")

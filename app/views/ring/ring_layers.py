@@ -391,6 +391,12 @@ class MachineLayer(QGraphicsItem):
             p.drawLines(list(lay.links))
             p.setPen(fabric_pen(lay.lane_width, dashed=True))
             p.drawLines(list(lay.wrap_stubs))
+            if lay.slab_stubs:  # a 3-D torus: the links to the next and previous slab, wrapping ones dashed gold
+                plain = [ln for pair, wraps in zip(lay.slab_stubs, lay.slab_wrap) for ln, w in zip(pair, wraps) if not w]
+                wrapped = [ln for pair, wraps in zip(lay.slab_stubs, lay.slab_wrap) for ln, w in zip(pair, wraps) if w]
+                p.drawLines(wrapped)
+                p.setPen(QPen(col.spoke, lay.lane_width))
+                p.drawLines(plain)
         for line, colour, dashed in self.active:
             pen = QPen(colour, lay.lane_width_active * 0.7)
             pen.setCapStyle(Qt.RoundCap)

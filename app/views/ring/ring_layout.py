@@ -144,6 +144,8 @@ class RingLayout:
     grid_wrap: tuple = ()
     links: tuple = ()  # torus: QLineF per drawn neighbour link (box edge to box edge)
     wrap_stubs: tuple = ()  # torus: QLineF per wraparound link end, leaving the grid's edge
+    slab_stubs: tuple = ()  # 3-D torus: per device (QLineF to slab i+1, QLineF from slab i−1), short diagonals
+    slab_wrap: tuple = ()  # 3-D torus: per device, do its stubs' links wrap round (slab 3 ↔ slab 0)
 
     def texts(self) -> list:
         """(name, rect) of every text box, for overlap checks."""
@@ -482,7 +484,7 @@ def _device_font_sizes(scale, vs, tvs):
     return [g for g in TEXT_FITS if vs * g <= tvs + 1e-9 and theme.FONT_PX["device"] * scale * vs * g >= MIN_NAME_PX]
 
 
-def _nodes(header, scale, font, font_at, texts, shape, radial, force):
+def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=None):
     """
     N clusters side by side, each its devices round its own switch (as the single switch is
     drawn), a fabric band under them, and from every device's slot on its cluster's bottom edge
@@ -496,12 +498,14 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force):
     fab_lines = wrap_lines(texts.fabric_name, f_fab, area.width() - 2 * gap)
     fw, fh = text_size(fab_lines, f_fab)
     blk = min(theme.SIZE_PX["block"] * s, 0.06 * area.height())  # the blocks at most: two lanes under the name
+    if blk_hint is not None:  # the clusters' blocks came out smaller: the band needs lanes for those only
+        blk = blk_hint
     band_h = fh + 2.6 * blk + 4 * s
     nic_h = max(10 * s, 12.0)
     band = QRectF(area.left(), area.bottom() - band_h, area.width(), band_h)
     cw = (area.width() - (N - 1) * gap) / N
     ch = band.top() - nic_h - area.top()
-    if cw < 60 or ch < 60:
+    if (cw < 60 or ch < 60) and not force:  # forced (a view too small for anything else): squeezed
         return None
     fabric_label = TextBox(QRectF(band.center().x() - fw / 2, band.top() + 2 * s, fw, fh), tuple(fab_lines),
                            f_fab, int(Qt.AlignHCenter))
@@ -540,6 +544,12 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force):
         geos.append(geo)
     r_sw = min(g[3] for g in geos)
     block = min(g[4] for g in geos)
+    if blk_hint is not None:
+        block = min(block, blk)  # the band's lanes are spaced for blocks of blk
+    if blk_hint is None and block < 0.8 * blk:  # a band as tall as the clusters' blocks: more room for them
+        again = _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=max(block, 0.5 * blk))
+        if again is not None:
+            return again
     mode = "radial" if any(g[7] == "radial" for g in geos) else "box"
     off = min(min(g[8] for g in geos), block * 0.62 + 1.5)
     for k, (geo, c) in enumerate(zip(geos, centres)):
@@ -560,9 +570,13 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force):
                       fabric_lanes=lanes_y)
 
 
+SLAB_GAP = 0.6  # columns between a 3-D torus's slabs: room for the diagonal stubs of the links between them
+
+
 def _grid_cells(shape):
-    """Per device (column, row) of its cell: a 1-D torus is one row, 2-D rows × columns, 3-D its
-    first axis as slabs side by side (one empty column between them)."""
+    """Per device (column, row) of its cell (columns may be fractional), and the grid's columns and
+    rows: a 1-D torus is one row, 2-D rows × columns, 3-D its first axis as slabs side by side
+    (SLAB_GAP of a column between them; the links between slabs are stubs, not lines across a slab)."""
     dims = tuple(shape)
     if len(dims) == 1:
         dims = (1, 1) + dims
@@ -572,8 +586,8 @@ def _grid_cells(shape):
     cells = []
     for d in range(a * b * c):
         i, j, k = d // (b * c), (d // c) % b, d % c
-        cells.append((i * (c + 1) + k, j))
-    return cells, a * (c + 1) - 1, b
+        cells.append((i * (c + SLAB_GAP) + k, j))
+    return cells, a * c + (a - 1) * SLAB_GAP, b
 
 
 def _torus(header, scale, font, font_at, texts, shape, radial, force):
@@ -597,12 +611,13 @@ def _torus(header, scale, font, font_at, texts, shape, radial, force):
         stub = max(min(1.3 * theme.SIZE_PX["block"] * s, 0.3 * grid_area.height() / (rows + 1)), 12.0)
         cw = (grid_area.width() - 2 * stub) / cols
         chh = (grid_area.height() - 2 * stub) / rows
-        bw = min(cw * 0.6, 160 * s)
-        bh = min(chh - lab_h - 0.4 * chh, 90 * s)
-        rows_need = math.ceil(nc / (1 if nc <= 1 else min(nc, 8)))
-        # a name centred above its box ends left of the column's link and the blocks beside it
-        clear = lab_w / 2 <= (COLUMN_AT - 0.5) * bw - 0.65 * min(theme.SIZE_PX["block"] * s, 0.45 * (cw - bw))
-        if (clear and bw >= 14 and bh >= 3 * rows_need + 4 and cw - bw >= 12
+        bw = min(cw * 0.62, 160 * s)
+        bh = min(chh - lab_h - 0.3 * chh, 110 * s)  # the rest of the cell: the column's links and their blocks
+        cols_s = _slot_columns(nc, bw, bh)
+        rows_need = math.ceil(nc / cols_s)
+        # a name above its box's left end ends left of the column's link and the blocks beside it
+        clear = lab_w <= COLUMN_AT * bw - 0.65 * min(theme.SIZE_PX["block"] * s, 0.45 * (cw - bw))
+        if (clear and bw >= 14 and bh >= 2.5 * rows_need + 4 and bw >= 2.5 * cols_s + 4 and cw - bw >= 12
                 and chh - bh - lab_h >= 10):
             break
     else:
@@ -615,26 +630,38 @@ def _torus(header, scale, font, font_at, texts, shape, radial, force):
         bw, bh = max(cw * 0.6, 6.0), max(chh * 0.4, 6.0)
     x0 = grid_area.left() + stub + (grid_area.width() - 2 * stub - cols * cw) / 2
     y0 = grid_area.top() + stub
-    cols_s = 1 if nc <= 1 else min(nc, 8)
+    cols_s = _slot_columns(nc, bw, bh)
     rows_s = max(1, math.ceil(nc / cols_s))
     pad = max(1.5, min(bw, bh) * 0.06)
     devices, labels, centres = [], [], []
-    align = int(Qt.AlignHCenter | Qt.AlignVCenter)
+    align = int(Qt.AlignLeft | Qt.AlignVCenter)
     for d, (cx_, ry) in enumerate(cells):
         c = QPointF(x0 + (cx_ + 0.5) * cw, y0 + (ry + 0.5) * chh + lab_h / 2)
         centres.append(c)
         devices.append(DeviceBox(c, bw, bh, 0.0, cols_s, rows_s, pad, False))
         w, h = text_size([texts.device_labels[d]], f_dev)
-        labels.append(TextBox(QRectF(c.x() - w / 2, c.y() - bh / 2 - h - 1, w, h), (texts.device_labels[d],), f_dev,
-                              align))
+        labels.append(TextBox(QRectF(c.x() - bw / 2, c.y() - bh / 2 - h - 1, w, h), (texts.device_labels[d],), f_dev,
+                              align))  # over the box's left end: the column's links run at its right
     # neighbour links and wraparound stubs
     import numpy as _np
     coords = [tuple(int(v) for v in _np.unravel_index(d, shape.grid)) for d in range(n)]
     index = {c: d for d, c in enumerate(coords)}
     links, stubs = [], []
+    slabs = len(shape.grid) == 3 and shape.grid[0] > 1  # axis 0 joins slabs: short diagonal stubs
+    slab_stubs, slab_wrap = [], []
+    if slabs:
+        gx, gy = max(cw - bw, 4.0), max(chh - bh - lab_h, 4.0)
+        ln = 0.42 * min(gx, gy) * math.sqrt(2)  # along the diagonal, inside the gaps round the box
+        u = ln / math.sqrt(2)
+        for d, dev in enumerate(devices):
+            r = dev.rect()
+            i = coords[d][0]
+            slab_stubs.append((QLineF(r.right(), r.top(), r.right() + u, r.top() - u),  # to slab i+1: up right
+                               QLineF(r.left(), r.bottom(), r.left() - u, r.bottom() + u)))  # from i−1: down left
+            slab_wrap.append((i == shape.grid[0] - 1 and shape.wrap[0], i == 0 and shape.wrap[0]))
     for d, cd in enumerate(coords):
         for a, size in enumerate(shape.grid):
-            if size < 2:
+            if size < 2 or (slabs and a == 0):
                 continue
             nb = list(cd)
             nb[a] += 1
@@ -655,7 +682,16 @@ def _torus(header, scale, font, font_at, texts, shape, radial, force):
                       anchors, 0.0, switch_label, block, min(block * 0.62 + 1.5, bw / 2), lane,
                       theme.LINE_PX["spoke_active"] * s, lanes, kind="torus", fabric_label=fabric_label,
                       grid_pos=tuple(coords), grid_shape=tuple(shape.grid), grid_wrap=tuple(shape.wrap),
-                      links=tuple(links), wrap_stubs=tuple(stubs))
+                      links=tuple(links), wrap_stubs=tuple(stubs), slab_stubs=tuple(slab_stubs),
+                      slab_wrap=tuple(slab_wrap))
+
+
+def _slot_columns(nc: int, bw: float, bh: float) -> int:
+    """Slots per row in a torus box of nc chunks: 8 up to 64 chunks, more when there are many (a
+    4×4×4 all-gather's 192) so that the slots fill the box's shape instead of 24 rows of 8."""
+    if nc <= 1:
+        return 1
+    return int(min(nc, max(8, math.ceil(math.sqrt(nc * max(bw, 1.0) / max(bh, 1.0))))))
 
 
 def _edge_link(a: DeviceBox, b: DeviceBox) -> QLineF:
@@ -677,7 +713,7 @@ COLUMN_AT = 0.86  # a column's links run at this fraction of the box's width: cl
 
 def column_x(dev: DeviceBox) -> float:
     """The x of the links along a grid column: towards the box's right end, beside its name
-    (centred above the box), so the blocks riding them never pass under a name."""
+    (above the box's left end), so the blocks riding them never pass under a name."""
     r = dev.rect()
     return r.left() + COLUMN_AT * r.width()
 
@@ -717,6 +753,10 @@ def message_path(lay: RingLayout, src: int, dst: int):
     a = axes[0]
     size = lay.grid_shape[a]
     forward = (cs[a] + 1) % size == cd[a]
+    if lay.slab_stubs and a == 0:  # between slabs: out of the sender's stub, in through the receiver's
+        out_, in_ = (lay.slab_stubs[src][0], lay.slab_stubs[dst][1]) if forward else \
+            (lay.slab_stubs[src][1], lay.slab_stubs[dst][0])
+        return [(out_.p1(), out_.p2()), (in_.p2(), in_.p1())]
     off = lay.lane_offset * (1 if forward else -1)
     A, B = lay.devices[src], lay.devices[dst]
     vertical = abs(A.centre.x() - B.centre.x()) < 1e-6

@@ -204,12 +204,20 @@ def _chunk(c: int) -> str:
     return _tr("the whole buffer") if c == ALL else _tr("chunk {c}").format(c=c)
 
 
-def describe_group(msgs, n: int) -> str:
-    """One sentence for messages that belong together (same step and phase)."""
+def describe_group(msgs, n: int, topology=None) -> str:
+    """One sentence for messages that belong together (same step and phase); on a machine of
+    nodes (topology), the exchange between nodes in its own words."""
     src = [m.src for m in msgs]
     dst = [m.dst for m in msgs]
     m0 = msgs[0]
     size = fmt_bytes(m0.nbytes)
+    between = _between_nodes(topology, src, dst, n, size)
+    if between:
+        extra = len(msgs) - 3
+        examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}: {_chunk(m.chunk)}" for m in msgs[:3])
+        if extra > 0:
+            return _tr("{pattern} {examples} … and {k} more.").format(pattern=between, examples=examples, k=extra)
+        return _tr("{pattern} {examples}.").format(pattern=between, examples=examples)
     if all(d == SWITCH for d in dst):
         chunks = sorted({m.chunk for m in msgs})
         what = _chunk(chunks[0]) if len(chunks) == 1 else _tr("their chunks")
@@ -255,6 +263,25 @@ def describe_group(msgs, n: int) -> str:
     if extra > 0:
         return _tr("{pattern} {examples} … and {k} more.").format(pattern=head, examples=examples, k=extra)
     return _tr("{pattern} {examples}.").format(pattern=head, examples=examples)
+
+
+def _between_nodes(topology, src, dst, n, size) -> str:
+    """The hierarchical all-reduce's step across nodes (issue 15): every GPU sends to the GPU of
+    its own local rank on another node, each over its own NIC; "" for any other pattern."""
+    if getattr(topology, "n_nodes", 1) < 2 or not src:
+        return ""
+    P, N = topology.per_node, topology.n_nodes
+    if any(s < 0 or d < 0 or s // P == d // P or s % P != d % P for s, d in zip(src, dst)):
+        return ""
+    shifts = {(d - s) % n for s, d in zip(src, dst)}
+    if N == 2:
+        return _tr("Each GPU d exchanges a chunk ({size}) with GPU d + {P} on the other node (GPU d − {P} for the "
+                   "GPUs of node 1), over its own NIC: the same local rank on both nodes.").format(size=size, P=P)
+    if shifts == {P}:
+        return _tr("Each GPU d sends a chunk ({size}) to GPU d + {P}, its own local rank on the next node, over "
+                   "its own NIC (the last node sends to node 0).").format(size=size, P=P)
+    return _tr("Each GPU sends a chunk ({size}) to the GPU of its own local rank on another node, over its own "
+               "NIC.").format(size=size)
 
 
 def step_where(topology, msgs) -> str:
@@ -459,7 +486,7 @@ class ExplainPanel(QWidget):
         for m in msgs:
             groups.setdefault(m.phase, []).append(m)
         for ms in groups.values():
-            parts.append("<p>" + html.escape(describe_group(ms, c.n)) + "</p>")
+            parts.append("<p>" + html.escape(describe_group(ms, c.n, topo)) + "</p>")
             parts.append("<p>" + html.escape(self._effect(run, coll, ms)) + "</p>")
         # one message's cost, numbers substituted
         m0 = msgs[0]

@@ -26,12 +26,60 @@ from simcore.trace import SWITCH
 
 from ... import theme
 from ..ring.ring_items import COMPUTE_HEX, message_color_indices
+from ..ring.ring_layers import FABRIC_COLOR
 
 SEND_H, RECV_H = 0.42, 0.42  # fractions of a row: send bar above the row's centre, receive below
 GROUP_ABOVE = 64  # up to this many GPUs, one row each (n = 64 in a 190 px dock: 3 px rows, the old limit)
 MAX_ROWS = 8  # beyond: rows of 2^k GPUs, at most this many (about 18 px each in that dock: every row named)
 BAND_H, BAND_GAP = 0.42, 0.04  # a group row: send band above the centre, receive band below, full = 0.42 of a row
 COMPUTE_MIN_PX = 3.0  # an op narrower than this on screen is drawn this wide: nanoseconds beside microseconds
+FABRIC_PX = 2.0  # the dashed gold outline of a message that crosses between nodes (the ring's fabric blocks)
+
+
+def node_size(run) -> int:
+    """GPUs per node when the run's machine has several nodes, else 0 (one switch, a torus, no comm)."""
+    topo = run.comm.topology if getattr(run, "comm", None) is not None else None
+    return int(topo.per_node) if getattr(topo, "n_nodes", 1) > 1 else 0
+
+
+def crosses_nodes(src: np.ndarray, dst: np.ndarray, per_node: int) -> np.ndarray:
+    """Which messages leave their node (both ends GPUs on different nodes of per_node GPUs)."""
+    if per_node <= 0:
+        return np.zeros(len(src), bool)
+    return (src >= 0) & (dst >= 0) & (src // per_node != dst // per_node)
+
+
+def phase_spans(tr, per_node: int) -> list[tuple[int, str, float, float]]:
+    """
+    A machine's collective in its phases (issue 15): per collective with more than one phase,
+    (collective id, phase key, t_start, t_end) of its messages, in time order. The hierarchical
+    all-reduce's reduce-scatter and all-gather across the network are one span: together they are
+    the all-reduce between the nodes. Keys: "intra RS", "inter AR", "intra AG", or the engine's
+    phase name (NCCL-style rings: "reduce-scatter", "all-gather").
+    """
+    if per_node <= 0 or not len(tr.messages):
+        return []
+    names = {"reduce-scatter (node)": "intra RS", "reduce-scatter (network)": "inter AR",
+             "all-gather (network)": "inter AR", "all-gather (node)": "intra AG"}
+    rows = tr.rows()
+    key, coll = rows["key"], rows["coll"]
+    codes, first = np.unique(key, return_index=True)
+    phase_of = {int(c): names.get(tr.messages[int(i)].phase, tr.messages[int(i)].phase) for c, i in zip(codes, first)}
+    t0, t1 = rows["t_start"], rows["t_end"]
+    spans: dict[tuple[int, str], list[float]] = {}
+    for c in np.unique(coll).tolist():
+        in_c = coll == c
+        for code in np.unique(key[in_c]).tolist():
+            sel = in_c & (key == code)
+            k = (c, phase_of[code])
+            a, b = float(t0[sel].min()), float(t1[sel].max())
+            s = spans.setdefault(k, [a, b])
+            s[0], s[1] = min(s[0], a), max(s[1], b)
+    per_coll: dict[int, int] = {}
+    for coll, _k in spans:
+        per_coll[coll] = per_coll.get(coll, 0) + 1
+    out = [(c, k, a, b) for (c, k), (a, b) in spans.items() if per_coll[c] > 1]
+    return sorted(out, key=lambda s: (s[2], s[0]))
 
 
 def group_size(n: int) -> int:
@@ -204,6 +252,9 @@ class TimelineView(QWidget):
         if getattr(self, "compute_bars", None) is not None:  # the compute lane's legend
             label += (f"&nbsp;&nbsp;&nbsp;<span style='color:{COMPUTE_HEX}'>■</span>&nbsp;"
                       + html.escape(self.tr("compute (each op, at least {px} px wide)").format(px=int(COMPUTE_MIN_PX))))
+        if getattr(self, "fabric_bars", None) is not None:  # messages between nodes: the ring's fabric outline
+            label += (f"&nbsp;&nbsp;&nbsp;<span style='color:{FABRIC_COLOR}'>┅</span>&nbsp;"
+                      + html.escape(self.tr("dashed gold outline: crosses between nodes (NIC)")))
         self.plot.setLabel("bottom", label)
         self._stride = None
         self._set_row_ticks()
@@ -241,6 +292,9 @@ class TimelineView(QWidget):
         total = tr.t_end
         self.unit, self.unit_s = time_unit(total)
         self.n_rows = -(-n // g)  # GPU rows; the switch's, if any, comes after them
+        self.per_node = node_size(run)
+        self.fabric_bars = None
+        self._phase_texts = []
         rows = self.n_rows + (1 if self.has_switch else 0)
         self._bars_drawn = 0
         if len(tr.messages) and g > 1:
@@ -274,11 +328,36 @@ class TimelineView(QWidget):
             self.plot.addItem(self.bars)
             self._items.append(self.bars)
             self._bars_drawn = 2 * len(ts)
+            cross = crosses_nodes(src_col, dst_col, self.per_node)
+            if cross.any():  # the ring's fabric blocks' dashed gold outline, over both bars of the message
+                rects = [QRectF(a, y, b - a, h)
+                         for y0, h in ((src[cross] - send_h, send_h * fill), (dst[cross] + gap, recv_h * fill))
+                         for a, b, y in zip(ts[cross], te[cross], y0)]
+                fpen = QPen(QColor(FABRIC_COLOR))
+                fpen.setCosmetic(True)
+                # thin rows (a short dock) keep their device colours: the outline at most a quarter of a row
+                row_px = self.plot.getViewBox().height() / max(rows + 3.0, 1.0)
+                fpen.setWidthF(FABRIC_PX if row_px <= 0 else min(FABRIC_PX, max(0.8, 0.25 * row_px)))
+                fpen.setDashPattern([3.0, 2.0])
+                self.fabric_bars = BarsItem([(QBrush(Qt.NoBrush), rects)], fpen)
+                self.fabric_bars.hide_from = self.bars.hide_from
+                self.fabric_bars.setZValue(2)
+                self.plot.addItem(self.fabric_bars)
+                self._items.append(self.fabric_bars)
         self.compute_bars = None
         if tr.computes and g == 1:
             self._build_compute(tr, n)
         # collective boundaries with their labels, on two alternating tiers above the rows
         tier = max(1.0, 0.08 * rows)
+        lift = 0.0
+        if self.per_node and total > 0 and len(tr.messages):  # room for the phases' tier
+            # three tiers of text over the rows: each as tall as a line of the small font on screen
+            # (tier * vb_h / (rows + 3 * tier) >= line), when the view has its height already
+            line_px = QFontMetricsF(theme.font("small")).height() * 1.05
+            vb_h = self._tier_h = self.plot.getViewBox().height()
+            if vb_h > 4 * line_px:
+                tier = max(tier, line_px * rows / (vb_h - 3.2 * line_px))
+            lift = 0.8 * tier
         for i, c in enumerate(tr.collectives if total > 0 else ()):  # all at t = 0 otherwise: the note says it
             pen = pg.mkPen(theme.palette().text_muted, width=theme.line("hairline"), style=Qt.DashLine)
             line = pg.InfiniteLine(pos=c.t_start / self.unit_s, angle=90, pen=pen)
@@ -287,10 +366,13 @@ class TimelineView(QWidget):
             label = c.label or c.op
             txt = pg.TextItem(label, color=theme.palette().text, anchor=(0, 0.5))
             txt.setFont(theme.font("small"))
-            txt.setPos(c.t_start / self.unit_s, -tier * (1.0 + 0.8 * (i % 2)))
+            txt.setPos(c.t_start / self.unit_s, -tier * (1.0 + 0.8 * (i % 2)) - lift)
             self.plot.addItem(txt)
             self._items.append(txt)
         top = -tier * (1.6 + (0.8 if len(tr.collectives) > 1 else 0.0))
+        if lift:  # a machine's phases on a tier of their own, under the collectives' labels
+            self._phase_labels(phase_spans(tr, self.per_node), tier)
+            top -= lift
         vb = self.plot.getViewBox()
         # nothing sent (matmul case 1, n = 1): an axis of one unit and a sentence, not a 1e-12 wide range
         span = total / self.unit_s if total > 0 else 1.0
@@ -302,6 +384,33 @@ class TimelineView(QWidget):
         self.playhead.setBounds((0, span))
         self.playhead.setValue(self.playback.t / self.unit_s)
         self.retranslate_ui()
+
+    def _phase_labels(self, spans, tier):
+        """Each phase of a machine's collective as a bracket over its span with its name
+        ("intra RS" …) just above the rows, the way the collectives' labels name them."""
+        pal = theme.palette()
+        names = {"intra RS": self.tr("intra-node RS"), "inter AR": self.tr("inter-node AR"),
+                 "intra AG": self.tr("intra-node AG"), "reduce-scatter": self.tr("reduce-scatter"),
+                 "all-gather": self.tr("all-gather")}
+        y = -tier * 0.75
+        for _c, key, a, b in spans:
+            inter = key.startswith("inter")
+            colour = QColor(FABRIC_COLOR) if inter else QColor(pal.text_muted)
+            x0, x1 = a / self.unit_s, b / self.unit_s
+            br = pg.PlotCurveItem([x0, x0, x1, x1], [y + 0.3 * tier, y, y, y + 0.3 * tier],
+                                  pen=pg.mkPen(colour, width=theme.line("hairline")))
+            self.plot.addItem(br)
+            self._items.append(br)
+            txt = pg.TextItem(names.get(key, key), color=colour, anchor=(0, 0.85))
+            txt.setFont(theme.font("small"))
+            txt.setPos(x0, y)
+            self.plot.addItem(txt)
+            self._items.append(txt)
+            self._phase_texts.append(txt)
+
+    def phase_labels(self) -> list[str]:
+        """The phase names painted over a machine's collectives (empty on one switch)."""
+        return [t.toPlainText() for t in self._phase_texts]
 
     def _build_compute(self, tr, n):
         """
@@ -357,6 +466,10 @@ class TimelineView(QWidget):
 
     def _on_viewbox_resized(self, *_):
         self._set_row_ticks()
+        # a machine's phase labels are a tier sized in pixels: laid out again when the height changes much
+        h = self.plot.getViewBox().height()
+        if getattr(self, "per_node", 0) and abs(h - getattr(self, "_tier_h", 0.0)) > 0.15 * max(h, 1.0):
+            self._build(self.model.run)
 
     def _set_row_ticks(self):
         """One 'GPU d' tick per row when they fit, else every 2nd, 4th… so labels never collide."""
@@ -400,11 +513,13 @@ class TimelineView(QWidget):
 
     # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
     _hidden_after = None
+    _phase_texts: list = []
 
     def set_hidden_after(self, t0):
         """Paint no bar from t0 (s) on: the step a student is predicting. None paints them all."""
         self._hidden_after = t0
-        for bars in (getattr(self, "bars", None), getattr(self, "compute_bars", None)):
+        for bars in (getattr(self, "bars", None), getattr(self, "compute_bars", None),
+                     getattr(self, "fabric_bars", None)):
             if bars is not None:
                 bars.hide_from = None if t0 is None else t0 / self.unit_s
                 bars.update()
@@ -430,4 +545,5 @@ class TimelineView(QWidget):
         return vb.height() / max(y1 - y0, 1e-9)
 
     def collective_labels(self) -> list[str]:
-        return [it.toPlainText() for it in self._items if isinstance(it, pg.TextItem)]
+        return [it.toPlainText() for it in self._items
+                if isinstance(it, pg.TextItem) and all(it is not t for t in self._phase_texts)]

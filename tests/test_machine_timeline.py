@@ -1,0 +1,73 @@
+"""
+The main timeline on a machine of several nodes (issue 15): the messages that cross between nodes
+wear the ring's dashed gold fabric outline, and the hierarchical all-reduce's phases are named.
+"""
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF
+
+from app.views.ring.ring_layers import FABRIC_COLOR
+from app.state import Playback, Scenario, ScenarioModel
+from app.views.timeline.timeline import TimelineView
+
+GOLD = np.array([int(FABRIC_COLOR[i:i + 2], 16) for i in (1, 3, 5)])
+
+
+def _view(qapp, **kw):
+    model = ScenarioModel(Scenario().with_changes(kind="all-reduce", nbytes=2**20, **kw))
+    v = TimelineView(model, Playback(model))
+    v.resize(1000, 330)
+    v.show()
+    qapp.processEvents()
+    v._build(model.run)  # with the view's height known (the phases' tier is sized in pixels)
+    qapp.processEvents()
+    return v
+
+
+def _pixels(v):
+    img = v.grab().toImage()
+    w, h = img.width(), img.height()
+    ptr = img.constBits()
+    a = np.frombuffer(ptr, np.uint8, count=img.bytesPerLine() * h).reshape(h, img.bytesPerLine())
+    a = a[:, :4 * w].reshape(h, w, 4)
+    return a[:, :, 2::-1].astype(int), img.devicePixelRatio()  # BGRA → RGB
+
+
+def _gold(rgb):
+    return np.abs(rgb - GOLD).max(axis=-1) <= 12
+
+
+def test_messages_between_nodes_wear_the_fabric_outline_and_the_phases_are_named(qapp):
+    v = _view(qapp, n=16, topology="dgx-h100", algo="hier")
+    rgb, dpr = _pixels(v)
+    vb = v.plot.getViewBox()
+    msgs = v.model.run.trace.messages
+    P = 8
+    inter = next(m for m in msgs if m.src // P != m.dst // P)
+    intra = next(m for m in msgs if m.src // P == m.dst // P)
+
+    def box(m):  # the sender's bar on screen, a few pixels round it
+        a = v.plot.mapFromScene(vb.mapViewToScene(QPointF(m.t_start / v.unit_s, m.src - 0.45)))
+        b = v.plot.mapFromScene(vb.mapViewToScene(QPointF(m.t_end / v.unit_s, m.src)))
+        x0, x1 = int(a.x() * dpr) - 2, int(b.x() * dpr) + 3
+        y0, y1 = int(a.y() * dpr) - 2, int(b.y() * dpr) + 3
+        return _gold(rgb[y0:y1, x0:x1]).sum()
+
+    assert box(inter) >= 6  # the dashed outline's gold dashes over the bar
+    assert box(intra) == 0
+    assert "crosses between nodes" in v.plot.getAxis("bottom").labelString()
+    # the hierarchical all-reduce's phases, named in time order over their spans
+    assert v.phase_labels() == ["intra-node RS", "inter-node AR", "intra-node AG"]
+    assert v.collective_labels() == ["all-reduce"]
+    # each phase label sits over its own span: left edges in time order, inside the plot
+    xs = [t.pos().x() for t in v._phase_texts]
+    assert xs == sorted(xs) and xs[0] > 0
+
+
+def test_one_switch_has_no_fabric_colour_and_no_phases(qapp):
+    v = _view(qapp, n=8, topology="dgx-h100")
+    rgb, _dpr = _pixels(v)
+    assert _gold(rgb).sum() == 0
+    assert v.phase_labels() == []
+    assert "crosses between nodes" not in v.plot.getAxis("bottom").labelString()
