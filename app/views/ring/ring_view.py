@@ -33,7 +33,8 @@ from PySide6.QtCore import QEvent, QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen, QPixmapCache
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView
 
-from simcore.trace import ALL, SWITCH, _Who  # _Who: a message's contributors, decoded when read
+from simcore.contributors import _Who  # a message's contributors, decoded when read
+from simcore.trace import ALL, SWITCH
 
 from ... import theme
 from ..text.explain import fmt_bytes, fmt_time
