@@ -361,3 +361,20 @@ def machine_texts(run, texts):
         steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
         return replace(texts, title=title, fabric_name=fabric, step_lines=texts.step_lines + steps)
     return texts
+
+
+def step_status(f) -> str:
+    """'start (7 steps)', 'step 3 of 7 in flight', 'after step 3 of 7', 'done: 7 steps' for Frame f."""
+    from PySide6.QtCore import QCoreApplication
+
+    tr = QCoreApplication.translate
+    k, K = f.stop, f.n_stops
+    if K == 0:
+        return tr("MainWindow", "no steps")
+    if f.at_end:
+        return tr("MainWindow", "done: {K} steps").format(K=K)
+    if k == 0 and f.t <= 0:
+        return tr("MainWindow", "start ({K} steps)").format(K=K)
+    if f.at_stop:
+        return tr("MainWindow", "after step {k} of {K}").format(k=k, K=K)
+    return tr("MainWindow", "step {k} of {K} in flight").format(k=k + 1, K=K)
