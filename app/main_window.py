@@ -1,7 +1,8 @@
 """
-The main window: the ring view in the centre (first tab of a QTabWidget; other views register
-through app.views.extra_views), the control dock on the left, the explanation on the right, the
-timeline at the bottom, a transport toolbar, menus and a status bar.
+The main window: the ring view in the centre (first tab of a QTabWidget, views/ring/ring_page;
+other views register through app.views.extra_views), the control dock on the left, the
+explanation on the right, the timeline at the bottom, a transport toolbar, menus and a status
+bar (its step text: ring_texts.step_status).
 
 Keyboard: Space or K play/pause, ←/→ or J/L step, Home/End, [ and ] speed, O loop, Ctrl+1… tabs,
 Ctrl+Shift+S save a screenshot. Presentation mode (F11), the shortcut list (? or F1) and the other
@@ -15,16 +16,15 @@ import sys
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu,
-                               QMessageBox, QSizePolicy, QSlider, QSplitter, QStyle, QTabWidget, QToolBar, QVBoxLayout,
-                               QWidget)
+                               QMessageBox, QSizePolicy, QSlider, QStyle, QTabWidget, QToolBar, QWidget)
 
 from . import theme
 from .controls import ControlPanel
 from .views.text.explain import ExplainPanel, fmt_bytes, fmt_time
 from .core.frame import frame_at
 from .icons import camera_icon, tinted_icon
-from .views.ring.ring_texts import forward_status
-from .views.ring.ring_view import RingView
+from .views.ring.ring_page import RingPage
+from .views.ring.ring_texts import forward_status, step_status
 from .state import Playback, Scenario, ScenarioModel
 
 SCRUB_STEPS = 1000
@@ -38,62 +38,6 @@ def fit_screen(widget, size: QSize) -> QSize:
         return size
     room = screen.availableGeometry()
     return QSize(min(size.width(), room.width()), min(size.height(), room.height()))
-
-
-def step_status(f) -> str:
-    """'start (7 steps)', 'step 3 of 7 in flight', 'after step 3 of 7', 'done: 7 steps' for Frame f."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
-    k, K = f.stop, f.n_stops
-    if K == 0:
-        return tr("MainWindow", "no steps")
-    if f.at_end:
-        return tr("MainWindow", "done: {K} steps").format(K=K)
-    if k == 0 and f.t <= 0:
-        return tr("MainWindow", "start ({K} steps)").format(K=K)
-    if f.at_stop:
-        return tr("MainWindow", "after step {k} of {K}").format(k=k, K=K)
-    return tr("MainWindow", "step {k} of {K} in flight").format(k=k + 1, K=K)
-
-
-class RingPage(QWidget):
-    """The "Ring" tab: the ring view, with the matmul panel beside it for matmul scenarios."""
-
-    def __init__(self, model, playback, parent=None):
-        super().__init__(parent)
-        self.model, self.playback = model, playback
-        self.ring = RingView(model, playback)
-        self._matmul = None  # built when a matmul scenario is first shown: most starts never need it
-        self.split = QSplitter(Qt.Horizontal)
-        self.split.addWidget(self.ring)
-        self.split.setChildrenCollapsible(False)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.split)
-        model.changed.connect(self._on_model_changed)
-        self._on_model_changed(model.run)
-
-    @property
-    def matmul(self):
-        """The matmul panel (app.matmul_view), left of the ring, built on first use."""
-        if self._matmul is None:
-            from .views.ring.matmul_view import MatmulView
-
-            self._matmul = MatmulView(self.model, self.playback)
-            self.split.insertWidget(0, self._matmul)
-            self.split.setStretchFactor(0, 2)
-            self.split.setStretchFactor(1, 3)
-            total = sum(self.split.sizes())
-            if total > 0:  # the ring already had the room: share it 2 : 3, as a first layout would
-                self.split.setSizes([round(total * 2 / 5), total - round(total * 2 / 5)])
-        return self._matmul
-
-    def _on_model_changed(self, run):
-        if run.matmul is not None:
-            self.matmul.setVisible(True)
-        elif self._matmul is not None:
-            self._matmul.setVisible(False)
 
 
 class MainWindow(QMainWindow):

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .trace import ALL, SWITCH, Initial, chunk_bounds, who_block, who_everyone
+from .contributors import who_block, who_everyone
+from .trace import ALL, SWITCH, Initial, chunk_bounds
 
 
 # ---------------------------------------------------------------------------------------

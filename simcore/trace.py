@@ -27,23 +27,25 @@ Readers that want speed take the columns themselves: `trace.column("t_end", coll
 
 Exports stream: write_chrome, write_json and write_csv take a path (gzipped when it ends in
 .gz) or a file object and write block by block, never holding the whole file.
+
+Where the parts live: the records in simcore.trace_records (imported from here), the
+contributor descriptors in simcore.contributors, the file formats (writers and the JSON
+reader) in simcore.trace_io; this module keeps the columns and the Trace that reads them.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import io
 import json
 import os
 from array import array
 from collections.abc import Sequence
-from functools import cache, lru_cache
-from itertools import chain
-from operator import itemgetter
-from typing import NamedTuple
 
 import numpy as np
+
+from .contributors import _as_arc, _decode, _Who
+from .trace_records import Collective, Compute, Initial, Message  # noqa: F401 (re-exported: the records' public home)
 
 SCHEMA = "shard-lab-trace"
 SCHEMA_VERSION = 2  # 2: columnar messages (and computes); version 1 files (one row per message) are still read
@@ -52,258 +54,11 @@ ALL = -1  # chunk index meaning "the whole buffer"
 
 
 # ---------------------------------------------------------------------------------------
-# Contributors: a set of devices as four integers
-# ---------------------------------------------------------------------------------------
-# (first, count, period, limit) with period > 0 is the set
-#     {x in [0, limit) : (x - first) mod period < count}
-# and with period == 0 it is explicit[first : first + count], a list the trace keeps.
-# One form covers what the algorithms produce:
-#     device d alone                       (d, 1, n, n)
-#     ring partial sum of devices d−k..d   ((d − k) mod n, k + 1, n, n)   (an arc of the ring)
-#     everyone                             (0, n, n, n)
-#     recursive doubling, extras folded    (b, 2^j, p, n): the aligned block [b, b + 2^j) of
-#       onto d − p (p = 2^⌊log2 n⌋)        the p devices, each with its folded partner d + p
-def who_single(d, n) -> tuple:
-    """Contributors {d} on n devices (d may be an array of devices)."""
-    return (d, 1, n, n)
-
-
-def who_arc(first, count, n) -> tuple:
-    """Contributors first, first+1, …, first+count−1 (mod n): a ring partial sum."""
-    return (first % n, count, n, n)
-
-
-def who_everyone(n) -> tuple:
-    return (0, n, n, n)
-
-
-def who_block(first, size, p, n) -> tuple:
-    """Devices x < n with x mod p in [first, first + size): a recursive-doubling block."""
-    return (first, size, p, n)
-
-
-@lru_cache(maxsize=1 << 15)
-def _periodic_set(first: int, count: int, period: int, limit: int) -> frozenset:
-    count = min(count, period)
-    if first + count <= period:  # an arc that does not wrap: one range
-        base = range(first, first + count)
-    else:
-        base = chain(range(first, period), range(0, first + count - period))
-    if limit == period:
-        return frozenset(base)
-    base = list(base)
-    return frozenset(x + off for off in range(0, limit, period) for x in base if x + off < limit)
-
-
-def _decode(desc: tuple, explicit) -> frozenset:
-    first, count, period, limit = desc
-    if period > 0:
-        return _periodic_set(first, count, period, limit)
-    return frozenset(explicit[first:first + count])
-
-
-def _as_arc(s: list, n: int):
-    """(first, count) if sorted distinct ids s are a cyclic arc of 0..n−1, else None."""
-    k = len(s)
-    if not k or s[0] < 0 or s[-1] >= n:
-        return None
-    if s[-1] - s[0] + 1 == k:
-        return s[0], k
-    if s[0] == 0 and s[-1] == n - 1:  # wraps past n−1: exactly one gap
-        gaps = [i for i in range(k - 1) if s[i + 1] - s[i] > 1]
-        if len(gaps) == 1:
-            return s[gaps[0] + 1], k
-    return None
-
-
-class _Who:
-    """A message's contributors, decoded on first use (compares equal to the frozenset)."""
-
-    __slots__ = ("desc", "explicit", "_set")
-
-    def __init__(self, desc, explicit):
-        self.desc, self.explicit, self._set = desc, explicit, None
-
-    def get(self) -> frozenset:
-        s = self._set
-        if s is None:
-            s = self._set = _decode(self.desc, self.explicit)
-        return s
-
-    def __eq__(self, other):
-        if isinstance(other, _Who):
-            if other.desc == self.desc and (self.desc[2] > 0 or other.explicit is self.explicit):
-                return True
-            return self.get() == other.get()
-        if isinstance(other, (frozenset, set)):
-            return self.get() == other
-        return NotImplemented
-
-    def __hash__(self):
-        return hash(self.get())
-
-    def __repr__(self):
-        return repr(self.get())
-
-    def __iter__(self):
-        return iter(self.get())
-
-    def __len__(self):
-        return len(self.get())
-
-    def __contains__(self, d):
-        return d in self.get()
-
-
-# ---------------------------------------------------------------------------------------
-# Records
-# ---------------------------------------------------------------------------------------
-_FIELDS = ("coll", "op", "algo", "label", "step", "src", "dst", "chunk", "contributors", "nbytes",
-           "t_start", "t_end", "phase", "reduce")
-
-
-class Message(tuple):
-    """
-    One message (fields below, in this order; reads like a NamedTuple of them):
-        coll int (collective id), op str, algo str, label str (the caller's, e.g. "layer 3 mlp"),
-        step int (0-based, within the collective), src int, dst int (SWITCH for the switch),
-        chunk int (ALL: the whole buffer), contributors frozenset (devices whose data is summed
-        in the payload), nbytes float (on the wire, after byte_scale), t_start float, t_end float
-        (seconds), phase str (e.g. "reduce-scatter", "fold", "up"), reduce bool (True: the
-        receiver adds the payload; False: it stores a copy).
-    A Message from a trace decodes its contributors only when `.contributors` is read.
-    """
-
-    __slots__ = ()
-    _fields = _FIELDS
-
-    def __new__(cls, coll, op, algo, label, step, src, dst, chunk, contributors, nbytes, t_start, t_end,
-                phase="", reduce=False):
-        who = contributors if isinstance(contributors, (frozenset, _Who)) else frozenset(contributors)
-        return tuple.__new__(cls, (coll, op, algo, label, step, src, dst, chunk, who, nbytes, t_start, t_end,
-                                   phase, reduce))
-
-    coll = property(itemgetter(0))
-    op = property(itemgetter(1))
-    algo = property(itemgetter(2))
-    label = property(itemgetter(3))
-    step = property(itemgetter(4))
-    src = property(itemgetter(5))
-    dst = property(itemgetter(6))
-    chunk = property(itemgetter(7))
-    nbytes = property(itemgetter(9))
-    t_start = property(itemgetter(10))
-    t_end = property(itemgetter(11))
-    phase = property(itemgetter(12))
-    reduce = property(itemgetter(13))
-
-    @property
-    def contributors(self) -> frozenset:
-        who = tuple.__getitem__(self, 8)
-        return who.get() if isinstance(who, _Who) else who
-
-    def __iter__(self):
-        for i, v in enumerate(tuple.__iter__(self)):
-            yield v.get() if i == 8 and isinstance(v, _Who) else v
-
-    def __getnewargs__(self):
-        return tuple(self)
-
-    def _asdict(self) -> dict:
-        return dict(zip(_FIELDS, self))
-
-    def __repr__(self):
-        return "Message(" + ", ".join(f"{k}={v!r}" for k, v in zip(_FIELDS, self)) + ")"
-
-
-class Collective(NamedTuple):
-    id: int
-    op: str
-    algo: str
-    label: str
-    n: int  # devices taking part
-    n_chunks: int  # chunks the buffer is cut into (slots the app draws per device)
-    t_start: float
-    t_end: float
-    nbytes: float  # S: the full array's bytes (after byte_scale), nccl-tests' "size"
-    n_steps: int
-    first_msg: int  # messages [first_msg, last_msg) of trace.messages belong to it
-    last_msg: int
-    initial: tuple  # per device: tuple of (chunk, contributors) held before step 0 (see Initial)
-
-
-class Compute(NamedTuple):
-    device: int
-    label: str  # e.g. "qkv", "attention", "attn out 3/8"
-    flops: float
-    nbytes: float  # HBM bytes read and written
-    t_start: float  # seconds
-    t_end: float  # seconds: t_start + max(flops / peak, nbytes / HBM bandwidth)
-    layer: int = -1  # transformer layer, -1 outside the layers (final norm, lm head)
-    kind: str = ""  # "matmul" | "attention" | "norm" | ...
-    bound: str = ""  # "math" or "memory": which term of the op's roofline set its time
-
-
-class Initial(Sequence):
-    """
-    What every device holds before a collective, without a set per (device, chunk):
-    item d is the tuple of (chunk, frozenset(contributors)) pairs device d holds, by chunk.
-        Initial.own_all(n, n_chunks)  every device holds every chunk of its own data
-        Initial.own_one(chunks)       device d holds only chunk chunks[d] (an all-gather)
-    Compares equal to the plain tuple of tuples it stands for.
-    """
-
-    def __init__(self, n: int, n_chunks: int = 0, owned=None):
-        self.n, self.n_chunks = int(n), int(n_chunks)
-        self.owned = None if owned is None else tuple(int(c) for c in owned)
-
-    @classmethod
-    def own_all(cls, n, n_chunks):
-        return cls(n, n_chunks)
-
-    @classmethod
-    def own_one(cls, chunks):
-        return cls(len(chunks), 0, chunks)
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, d):
-        if isinstance(d, slice):
-            return tuple(self[i] for i in range(*d.indices(self.n)))
-        if d < 0:
-            d += self.n
-        if not 0 <= d < self.n:
-            raise IndexError(d)
-        me = _periodic_set(d, 1, self.n, self.n)
-        if self.owned is None:
-            return tuple((c, me) for c in range(self.n_chunks))
-        return ((self.owned[d], me),)
-
-    def __eq__(self, other):
-        if isinstance(other, Initial):
-            return (self.n, self.n_chunks, self.owned) == (other.n, other.n_chunks, other.owned)
-        if isinstance(other, (tuple, list)):
-            return len(other) == self.n and all(tuple(self[d]) == tuple(other[d]) for d in range(self.n))
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.n, self.n_chunks, self.owned))
-
-    def __repr__(self):
-        if self.owned is None:
-            return f"Initial.own_all({self.n}, {self.n_chunks})"
-        return f"Initial.own_one({list(self.owned)})"
-
-    def to_json(self):
-        return {"own_all": self.n_chunks, "n": self.n} if self.owned is None else {"own_one": list(self.owned)}
-
-
-# ---------------------------------------------------------------------------------------
 # The columns
 # ---------------------------------------------------------------------------------------
 # One array per field, one entry per message. key: index into Trace._keys of
-# (op, algo, label, phase); w0..w3: the contributors (first, count, period, limit) above.
+# (op, algo, label, phase); w0..w3: the contributors (first, count, period, limit), see
+# simcore.contributors.
 ROW = np.dtype([("coll", "<i4"), ("key", "<i4"), ("step", "<i4"), ("src", "<i4"), ("dst", "<i4"),
                 ("chunk", "<i4"), ("nbytes", "<f8"), ("t_start", "<f8"), ("t_end", "<f8"), ("reduce", "?"),
                 ("w0", "<i4"), ("w1", "<i4"), ("w2", "<i4"), ("w3", "<i4")])
@@ -691,44 +446,18 @@ class Trace:
         return json.loads(self.to_json())
 
     def write(self, path: str, fmt: str = "chrome", flows: bool = False):
-        """
-        Stream the trace to `path` as fmt ("chrome", "json" or "csv"; gzipped when the name ends
-        in .gz) through a temporary file moved into place, so an interrupted write never leaves
-        half a file. Raises OSError (the temporary file is removed).
-        """
-        tmp = path + ".part" + (".gz" if path.endswith(".gz") else "")
-        try:
-            if fmt == "chrome":
-                self.write_chrome(tmp, flows=flows)
-            elif fmt == "csv":
-                self.write_csv(tmp)
-            else:
-                self.write_json(tmp)
-            os.replace(tmp, path)
-        except OSError:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            raise
+        """Stream the trace to `path` as fmt ("chrome", "json" or "csv"; gzipped when the name ends
+        in .gz) through a temporary file moved into place (see trace_io.write). Raises OSError."""
+        from . import trace_io
+
+        trace_io.write(self, path, fmt, flows)
 
     def write_json(self, dest):
         """Write the versioned JSON (columns of numbers) to a path or text file object; a path
         ending in .gz is gzipped. Written in blocks: the file is never whole in memory."""
-        self._flush()
-        with _open_text(dest) as f:
-            f.write(f'{{"schema": {json.dumps(SCHEMA)}, "version": {SCHEMA_VERSION},\n"collectives": [')
-            f.write(",\n".join(json.dumps(_coll_to_dict(c)) for c in self.collectives))
-            f.write(f'],\n"keys": {json.dumps(self._keys)},\n"n_messages": {self._len},\n"columns": {{')
-            for i, name in enumerate(ROW.names):
-                f.write((",\n" if i else "") + f'"{name}": [')
-                col = self._cols[name][:self._len]
-                conv = (lambda v: "true" if v else "false") if name == "reduce" else repr
-                for lo in range(0, self._len, 65536):
-                    f.write(("," if lo else "") + ",".join(map(conv, col[lo:lo + 65536].tolist())))
-                f.write("]")
-            f.write('},\n"explicit": [' + ",".join(map(str, self._explicit)) + "],\n"
-                    f'"compute_fields": {json.dumps(Compute._fields)},\n"computes": [')
-            f.write(",\n".join(json.dumps(_compute_to_list(c)) for c in self.computes))
-            f.write("]}\n")
+        from . import trace_io
+
+        trace_io.write_json(self, dest)
 
     @classmethod
     def from_json(cls, text: str) -> Trace:
@@ -749,44 +478,10 @@ class Trace:
 
     @classmethod
     def from_dict(cls, data: dict) -> Trace:
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-            raise ValueError(f"not a trace file (expected schema {SCHEMA!r})")
-        version = data.get("version")
-        if version not in (1, SCHEMA_VERSION):
-            raise ValueError(f"trace version {version!r} is not supported (this reads 1 and {SCHEMA_VERSION})")
-        tr = cls()
-        try:
-            if version == 1:
-                for row in data["messages"]:
-                    tr.add_message(*_msg_from_list(row))
-            else:
-                tr._read_columns(data)
-            tr._flush()
-            tr.collectives = [_coll_from_dict(c) for c in data["collectives"]]
-            tr.computes = [_compute_from_list(row) for row in data.get("computes", [])]  # files from before computes were traced have none
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
-            raise ValueError(f"corrupt trace file: {e}") from None
-        return tr
+        """A trace from its JSON as a dict (version 1 or 2); ValueError for anything else."""
+        from . import trace_io
 
-    def _read_columns(self, data):
-        self._keys = [tuple(str(s) for s in k) for k in data["keys"]]
-        if any(len(k) != 4 for k in self._keys):
-            raise ValueError("a key must be [op, algo, label, phase]")
-        self._key_index = {k: i for i, k in enumerate(self._keys)}
-        cols, m = data["columns"], int(data["n_messages"])
-        lo, hi = self._grow(m)
-        for name in ROW.names:
-            col = np.asarray(cols[name], dtype=ROW[name])
-            if col.shape != (m,):
-                raise ValueError(f"column {name} has {col.size} values for {m} messages")
-            self._cols[name][lo:hi] = col
-        rows = self.rows()
-        self._explicit = array("i", [int(v) for v in data.get("explicit", [])])
-        if m and (rows["key"].min() < 0 or rows["key"].max() >= len(self._keys)):
-            raise ValueError("a message's key is out of range")
-        ex = rows["w2"] == 0
-        if np.any(ex) and np.any(rows["w0"][ex] + rows["w1"][ex] > len(self._explicit)):
-            raise ValueError("a message's contributors are out of range")
+        return trace_io.from_dict(cls, data)
 
     # -- serialization: Chrome trace-event format ---------------------------------------
     def to_chrome(self, flows: bool = False) -> dict:
@@ -796,96 +491,11 @@ class Trace:
         return json.loads(buf.getvalue())
 
     def write_chrome(self, dest, flows: bool = False):
-        """
-        Chrome trace-event JSON (Perfetto, chrome://tracing) to a path or text file object
-        (gzipped when a path ends in .gz), written in blocks. One process per device with the
-        tracks of CHROME_TRACKS; each message is a slice on the sender's "send port" track and
-        one on the receiver's "recv port" track (category "comm", as a profiler files NCCL
-        kernels), named after its chunk (flows=True joins them by an arrow: about 80 more bytes
-        a message); each collective is a span on every taking-part device's "collective" track;
-        each Compute record a slice on its device's "compute" track (category "compute", named
-        "L<layer> <label>", shown above the ports as a profiler shows its streams). Times in µs;
-        names and metadata once per track.
-        """
-        self._flush()
-        with _open_bytes(dest) as write:
-            write(b'{"displayTimeUnit":"ns","otherData":{"schema":"%s","version":%d},"traceEvents":[\n'
-                  % (SCHEMA.encode(), SCHEMA_VERSION))
-            first = True
-            for block in self._chrome_blocks(flows):
-                if len(block):
-                    if not first:
-                        write(b",\n")
-                    write(block)
-                    first = False
-            write(b"\n]}\n")
+        """Chrome trace-event JSON (Perfetto, chrome://tracing) to a path or text file object
+        (gzipped when a path ends in .gz), written in blocks; see trace_io.write_chrome."""
+        from . import trace_io
 
-    def _chrome_devices(self) -> list[int]:
-        r = self.rows()
-        devs = set(np.unique(np.concatenate([r["src"], r["dst"]])).tolist()) if self._len else set()
-        devs |= {d for c in self.collectives for d in range(c.n)}
-        devs |= {int(c.device) for c in self.computes}
-        return sorted(devs)
-
-    def _chrome_blocks(self, flows: bool):
-        """Blocks of comma-joined events: metadata, then each track's slices."""
-        devices = self._chrome_devices()
-        meta = []
-        for d in devices:
-            pid = _pid(d)
-            name = "switch" if d == SWITCH else f"GPU {d}"
-            meta.append(f'{{"ph":"M","name":"process_name","pid":{pid},"args":{{"name":"{name}"}}}}')
-            meta.append(f'{{"ph":"M","name":"process_sort_index","pid":{pid},"args":{{"sort_index":{pid}}}}}')
-            for tid, tname in CHROME_TRACKS:
-                meta.append(f'{{"ph":"M","name":"thread_name","pid":{pid},"tid":{tid},"args":{{"name":"{tname}"}}}}')
-                order = -1 if tid == COMPUTE_TID else tid  # compute above the ports
-                meta.append(f'{{"ph":"M","name":"thread_sort_index","pid":{pid},"tid":{tid},'
-                            f'"args":{{"sort_index":{order}}}}}')
-        yield ",\n".join(meta).encode()
-        yield from self._chrome_collectives()
-        yield from self._chrome_messages(flows)
-        yield from self._chrome_computes()
-
-    def _chrome_collectives(self):
-        for c in self.collectives:
-            name = json.dumps(f"{c.op} ({c.algo}) {c.label}".strip())
-            head = '{"ph":"X","cat":"collective","name":' + name + ',"pid":'
-            tail = (f',"tid":0,"ts":{c.t_start * 1e6:.4f},"dur":{(c.t_end - c.t_start) * 1e6:.4f},'
-                    f'"args":{{"id":{c.id},"bytes":{_num(c.nbytes)},"n":{c.n}}}}}')
-            yield ",\n".join(head + str(_pid(d)) + tail for d in range(c.n)).encode()
-
-    def _chrome_messages(self, flows: bool, block: int = 16384):
-        # Every field is formatted for a whole block at once (see _Rows); ts and dur to 0.1 ns
-        # (a message lasts at least α, about a µs on every preset link).
-        for lo in range(0, self._len, block):
-            r = self.rows(lo, lo + block)
-            src, dst = r["src"], r["dst"]
-            ts = _fixed_field(r["t_start"] * 1e6)
-            dur = _fixed_field((r["t_end"] - r["t_start"]) * 1e6)
-            chunk, step, nb = _chunk_field(r["chunk"]), _int_field(r["step"]), _fixed_field(r["nbytes"], 3)
-            fs, fd = _int_field(src), _int_field(dst)
-            switch = (src == SWITCH).any() or (dst == SWITCH).any()
-            ps, pd = (_int_field(_pids(src)), _int_field(_pids(dst))) if switch else (fs, fd)
-            yield _SEND.render([chunk, ps, ts, dur, fd, step, nb])
-            yield _RECV.render([chunk, pd, ts, dur, fs, step, nb])
-            if flows:
-                ids = _int_field(np.arange(lo, lo + len(r)))
-                yield _FLOW_S.render([ids, ps, ts])
-                yield _FLOW_F.render([ids, pd, ts])
-
-    def _chrome_computes(self, block: int = 4096):
-        # a step has a few thousand ops (Llama-3 70B on 8 GPUs: 4,496; 13,456 with async):
-        # formatted one by one, a block at a time
-        for lo in range(0, len(self.computes), block):
-            out = []
-            for c in self.computes[lo:lo + block]:
-                layer = int(getattr(c, "layer", -1))
-                name = json.dumps(str(c.label) if layer < 0 else f"L{layer} {c.label}")
-                bound = json.dumps(str(getattr(c, "bound", "")))
-                out.append(f'{{"ph":"X","cat":"compute","name":{name},"pid":{_pid(int(c.device))},'
-                           f'"tid":{COMPUTE_TID},"ts":{c.t_start * 1e6:.4f},"dur":{(c.t_end - c.t_start) * 1e6:.4f},'
-                           f'"args":{{"flops":{_num(c.flops)},"bytes":{_num(c.nbytes)},"bound":{bound}}}}}')
-            yield ",\n".join(out).encode()
+        trace_io.write_chrome(self, dest, flows)
 
     # -- serialization: CSV -------------------------------------------------------------
     def to_csv(self) -> str:
@@ -895,308 +505,11 @@ class Trace:
         return buf.getvalue()
 
     def write_csv(self, dest):
-        """
-        One row per message, columns Message._fields; every number is a plain number (seconds,
-        bytes), reduce is 1 or 0, contributors are device ids and ranges joined with '+'
-        ("0-3+8" is devices 0, 1, 2, 3 and 8). A path ending in .gz is gzipped.
-        """
-        import csv  # here, not at the top: the app's start need not load it
+        """One row per message, plain numbers, contributors as ids and ranges ("0-3+8"); a path
+        ending in .gz is gzipped. See trace_io.write_csv."""
+        from . import trace_io
 
-        self._flush()
-        with _open_text(dest, newline="") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(_FIELDS)
-            names = {}
-            for lo in range(0, self._len, 16384):
-                r = self.rows(lo, lo + 16384)
-                rows = []
-                for coll, key, step, src, dst, chunk, nb, t0, t1, red, w0, w1, w2, w3 in zip(
-                        *(r[name].tolist() for name in ROW.names)):
-                    op, algo, label, phase = self._keys[key]
-                    desc = (w0, w1, w2, w3)
-                    who = names.get(desc)
-                    if who is None:
-                        if len(names) > 65536:  # a ring has n² distinct arcs: keep the memo small
-                            names.clear()
-                        who = names[desc] = _who_text(desc, self._explicit)
-                    rows.append((coll, op, algo, label, step, src, dst, chunk, who, nb, t0, t1, phase, int(red)))
-                w.writerows(rows)
-
-
-# Chrome tracks of every device's process: (tid, name)
-CHROME_TRACKS = ((0, "collective"), (1, "send port"), (2, "recv port"), (3, "compute"))
-COMPUTE_TID = 3
-
-
-def _num(v) -> str:
-    """A number as JSON: integers without a fraction, others to 12 significant digits."""
-    v = float(v)
-    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.12g}"
-
-
-def _who_text(desc, explicit) -> str:
-    """Contributors as ids and ranges joined with '+', straight from the descriptor."""
-    first, count, period, limit = desc
-    if count <= 0:
-        return ""
-    if period <= 0 or limit != period or count >= period:
-        return _ranges(_decode(desc, explicit))
-    last = first + count - 1
-    if last < period:
-        return str(first) if count == 1 else f"{first}-{last}"
-    head = "0" if last == period else f"0-{last - period}"
-    tail = str(first) if first == period - 1 else f"{first}-{period - 1}"
-    return head + "+" + tail
-
-
-def _ranges(who) -> str:
-    s = sorted(who)
-    out, i = [], 0
-    while i < len(s):
-        j = i
-        while j + 1 < len(s) and s[j + 1] == s[j] + 1:
-            j += 1
-        out.append(str(s[i]) if j == i else f"{s[i]}-{s[j]}")
-        i = j + 1
-    return "+".join(out)
-
-
-@contextlib.contextmanager
-def _open_text(dest, newline=None):
-    """A text file to write: dest itself if it has .write, else the path (gzip for .gz)."""
-    if hasattr(dest, "write"):
-        yield dest
-        return
-    path = os.fspath(dest)
-    if path.endswith(".gz"):
-        import gzip
-
-        # level 5: most of level 9's size at a third of its time on trace text
-        with gzip.open(path, "wt", compresslevel=5, encoding="utf-8", newline=newline) as f:
-            yield f
-    else:
-        with open(path, "w", encoding="utf-8", newline=newline) as f:
-            yield f
-
-
-# ---------------------------------------------------------------------------------------
-# Formatting a block of JSON events at once
-# ---------------------------------------------------------------------------------------
-# A Chrome trace of n = 256 has a quarter of a million slices; formatting them one by one in
-# Python would cost several times the simulation. Instead every field of a block of messages
-# becomes a (B, w) matrix of ASCII bytes, looked up in tables of ready-made digits, and the
-# event template is filled column by column into one (B, W) byte matrix written as it is.
-# A number shorter than its column is padded with spaces — whitespace between JSON tokens —
-# on the left, or after its last digit; text inside a string (a chunk's name) is left-aligned
-# and its closing quote moves with it, so no string ever holds padding.
-@cache
-def _tables():
-    """Digit tables, built on first use (a few ms; importing the engine need not pay them):
-    right[i + 1]  i (-1 … 9999) right-aligned in 4 bytes, as one uint32
-    digits[i]     i (0 … 9999) as 4 zero-padded digits
-    frac[d][i]    ".i" to d decimals without trailing zeros, blank-padded ("" for 0)
-    quoted[i]     i followed by a closing quote, left-aligned in 5 bytes"""
-    def table(texts, width, align):
-        return np.frombuffer(b"".join(getattr(t, align)(width) for t in texts), np.uint8).reshape(-1, width)
-
-    numbers = [str(i).encode() for i in range(10_000)]
-    right = table([b"-1"] + numbers, 4, "rjust").copy().view(np.uint32).ravel()
-    digits = table([t.rjust(4, b"0") for t in numbers], 4, "ljust")
-    frac = {d: table([("." + str(i).rjust(d, "0")).rstrip("0").rstrip(".").encode() for i in range(10 ** d)],
-                     d + 1, "ljust") for d in (3, 4)}
-    quoted = table([t + b'"' for t in numbers], 5, "ljust")
-    return right, digits, frac, quoted
-
-
-_POW10 = 10 ** np.arange(19, dtype=np.int64)
-_BLANK = 32
-
-
-def _int_field(v) -> np.ndarray:
-    """(B, w) uint8: integers v, right-aligned, spaces in front."""
-    v = np.asarray(v, dtype=np.int64)
-    if not len(v):
-        return np.empty((0, 1), np.uint8)
-    top, low = int(v.max()), int(v.min())
-    if top == low:  # one value for the whole block (a ring's bytes): format it once
-        text = str(top).encode()
-        return np.broadcast_to(np.frombuffer(text, np.uint8), (len(v), len(text)))
-    if top < 10_000 and low >= -1:
-        w = max(len(str(top)), 2 if low < 0 else 1)
-        return _tables()[0][v + 1].view(np.uint8).reshape(len(v), 4)[:, 4 - w:]
-    a = np.abs(v)
-    w = len(str(int(a.max())))
-    parts, rest = [], a
-    for _ in range((w + 3) // 4):
-        rest, g = np.divmod(rest, 10_000)
-        parts.append(_tables()[1][g])
-    out = np.concatenate(parts[::-1], axis=1)[:, -w:]
-    out[:, :w - 1][a[:, None] < _POW10[w - 1:0:-1]] = _BLANK  # leading zeros
-    neg = v < 0
-    if neg.any():  # a minus sign just before the first digit
-        out = np.concatenate([np.full((len(v), 1), _BLANK, np.uint8), out], axis=1)
-        digits = np.maximum(1, np.floor(np.log10(np.maximum(a, 1))).astype(np.int64) + 1)
-        out[np.flatnonzero(neg), (w - digits)[neg]] = ord("-")
-    return out
-
-
-def _fixed_field(x, decimals: int = 4) -> np.ndarray:
-    """(B, w) uint8: x (>= 0) to `decimals` decimals, trailing zeros (and a bare '.') blank."""
-    i = np.rint(np.asarray(x, dtype=float) * 10 ** decimals).astype(np.int64)
-    if len(i) and i.min() == i.max():  # one value for the whole block: format it once
-        whole, frac = divmod(int(i[0]), 10 ** decimals)
-        text = str(whole).encode() + _tables()[2][decimals][frac].tobytes().rstrip()
-        return np.broadcast_to(np.frombuffer(text, np.uint8), (len(i), len(text)))
-    whole, frac = np.divmod(i, 10 ** decimals)
-    return np.concatenate([_int_field(whole), _tables()[2][decimals][frac]], axis=1)
-
-
-def _chunk_field(chunk) -> np.ndarray:
-    """Chunk numbers ("all" for ALL) left-aligned, each followed by the closing quote of the name."""
-    chunk = np.asarray(chunk, dtype=np.int64)
-    every = chunk == ALL
-    c = np.where(every, 0, chunk)
-    if len(c) and int(c.max()) >= 10_000:
-        text = [(b"all" if e else str(v).encode()) + b'"' for v, e in zip(c.tolist(), every.tolist())]
-        w = max(map(len, text))
-        return np.array([list(t.ljust(w)) for t in text], dtype=np.uint8)
-    w = max(len(str(int(c.max()))) + 1 if len(c) else 2, 4 if every.any() else 0)
-    out = np.full((len(c), w), _BLANK, np.uint8)
-    out[:, :min(w, 5)] = _tables()[3][c][:, :w]
-    if every.any():
-        out[every, :4] = np.frombuffer(b'all"', np.uint8)
-    return out
-
-
-def _pids(devices) -> np.ndarray:
-    return np.where(devices == SWITCH, _pid(SWITCH), devices)
-
-
-class _Rows:
-    """A JSON event template with fields (None in `parts`) filled from (B, w) byte matrices."""
-
-    def __init__(self, *parts):
-        self.parts = [None if p is None else np.frombuffer(p.encode("ascii"), np.uint8) for p in parts]
-        self._buffers: dict = {}  # (B, field widths) -> a matrix with the constant parts already in place
-
-    def render(self, fields) -> memoryview:
-        """The B events as bytes, joined by ",\\n" (valid until the next render)."""
-        B = len(fields[0])
-        if not B:
-            return memoryview(b"")
-        key = (B, tuple(f.shape[1] for f in fields))
-        m = self._buffers.get(key)
-        fresh = m is None
-        if fresh:
-            if len(self._buffers) > 8:
-                self._buffers.clear()
-            m = self._buffers[key] = np.empty((B, sum(key[1]) + sum(len(p) for p in self.parts if p is not None) + 2),
-                                              np.uint8)
-            m[:, -2], m[:, -1] = ord(","), ord("\n")
-        it = iter(fields)
-        pos = 0
-        for p in self.parts:
-            if p is None:
-                f = next(it)
-                m[:, pos:pos + f.shape[1]] = f
-                pos += f.shape[1]
-            else:
-                if fresh:  # the template's own text is written once per buffer
-                    m[:, pos:pos + len(p)] = p
-                pos += len(p)
-        return memoryview(m.reshape(-1)[:-2])
-
-
-# One message is two slices (category "comm"): on the sender's send track (tid 1) and the
-# receiver's recv track (tid 2); args: the peer (-1: the switch), the step and the bytes. A flow
-# arrow joins them.
-_SEND = _Rows('{"ph":"X","cat":"comm","name":"chunk ', None, ',"pid":', None, ',"tid":1,"ts":', None, ',"dur":',
-              None, ',"args":{"to":', None, ',"step":', None, ',"bytes":', None, '}}')
-_RECV = _Rows('{"ph":"X","cat":"comm","name":"chunk ', None, ',"pid":', None, ',"tid":2,"ts":', None, ',"dur":',
-              None, ',"args":{"from":', None, ',"step":', None, ',"bytes":', None, '}}')
-_FLOW_S = _Rows('{"ph":"s","cat":"m","name":"m","id":', None, ',"pid":', None, ',"tid":1,"ts":', None, '}')
-_FLOW_F = _Rows('{"ph":"f","bp":"e","cat":"m","name":"m","id":', None, ',"pid":', None, ',"tid":2,"ts":', None, '}')
-
-
-@contextlib.contextmanager
-def _open_bytes(dest):
-    """write(bytes) into dest: a path (gzip for .gz), a binary file, or a text file (decoded)."""
-    if hasattr(dest, "write"):
-        if isinstance(dest, io.TextIOBase):
-            yield lambda b: dest.write(bytes(b).decode("utf-8"))
-        else:
-            yield dest.write
-        return
-    path = os.fspath(dest)
-    if path.endswith(".gz"):
-        import gzip
-
-        f = gzip.open(path, "wb", compresslevel=5)
-    else:
-        f = open(path, "wb")  # closed by the with below
-    with f:
-        yield f.write
-
-
-def _pid(d: int) -> int:
-    return 10_000 if d == SWITCH else d
-
-
-def _msg_from_list(row) -> tuple:
-    """A version-1 message row -> the arguments of Trace.add_message."""
-    if not isinstance(row, list) or len(row) != len(_FIELDS):
-        raise ValueError(f"message row has {len(row) if isinstance(row, list) else '?'} fields")
-    row = list(row)
-    row[8] = frozenset(int(d) for d in row[8])
-    for i in (0, 4, 5, 6, 7):
-        row[i] = int(row[i])
-    for i in (9, 10, 11):
-        row[i] = float(row[i])
-    for i in (1, 2, 3, 12):
-        row[i] = str(row[i])
-    row[13] = bool(row[13])
-    return tuple(row)
-
-
-def _compute_to_list(c) -> list:
-    return [int(c.device), str(c.label), float(c.flops), float(c.nbytes), float(c.t_start), float(c.t_end),
-            int(getattr(c, "layer", -1)), str(getattr(c, "kind", "")), str(getattr(c, "bound", ""))]
-
-
-def _compute_from_list(row) -> Compute:
-    if not isinstance(row, list) or len(row) != len(Compute._fields):
-        raise ValueError(f"compute row has {len(row) if isinstance(row, list) else '?'} fields")
-    d, label, flops, nbytes, t0, t1, layer, kind, bound = row
-    return Compute(int(d), str(label), float(flops), float(nbytes), float(t0), float(t1), int(layer), str(kind),
-                   str(bound))
-
-
-def _coll_to_dict(c: Collective) -> dict:
-    d = c._asdict()
-    for k in ("id", "n", "n_chunks", "n_steps", "first_msg", "last_msg"):
-        d[k] = int(d[k])
-    for k in ("t_start", "t_end", "nbytes"):
-        d[k] = float(d[k])
-    if isinstance(c.initial, Initial):
-        d["initial"] = c.initial.to_json()
-    else:
-        d["initial"] = [[[ch, sorted(who)] for ch, who in sorted(h)] for h in c.initial]
-    return d
-
-
-def _coll_from_dict(d: dict) -> Collective:
-    d = dict(d)
-    init = d["initial"]
-    if isinstance(init, dict):
-        d["initial"] = (Initial.own_one(init["own_one"]) if "own_one" in init
-                        else Initial.own_all(int(init["n"]), int(init["own_all"])))
-    else:
-        d["initial"] = tuple(tuple((int(ch), frozenset(int(w) for w in who)) for ch, who in h) for h in init)
-    for k in ("id", "n", "n_chunks", "n_steps", "first_msg", "last_msg"):
-        d[k] = int(d[k])
-    for k in ("t_start", "t_end", "nbytes"):
-        d[k] = float(d[k])
-    return Collective(**d)
+        trace_io.write_csv(self, dest)
 
 
 def chunk_bounds(length: int, n_chunks: int):

@@ -91,7 +91,7 @@ def test_the_ring_the_explanation_and_the_status_read_one_frame(qtbot):
     """At an instant mid-step and on a boundary, the ring's blocks are the frame's moving messages
     and the ring's caption, the explanation and the status bar name the frame's step state."""
     from app.views.text.explain import ExplainPanel
-    from app.main_window import step_status
+    from app.views.ring.ring_texts import step_status
     from app.views.ring.ring_view import RingView
     from app.state import Playback, Scenario, ScenarioModel
 

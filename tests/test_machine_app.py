@@ -84,8 +84,7 @@ def machine_runs(qapp):
 
 def _inputs(run):
     from app.views.ring.ring_layout import machine_shape
-    from app.views.ring.ring_texts import ring_shape, ring_texts
-    from app.views.ring.ring_view import machine_texts
+    from app.views.ring.ring_texts import machine_texts, ring_shape, ring_texts
 
     return machine_texts(run, ring_texts(run)), machine_shape(run.comm.topology, ring_shape(run))
 
@@ -224,7 +223,7 @@ def test_the_formula_panel_writes_the_machines_closed_form_beside_the_simulated_
 
 def test_the_explanation_says_which_steps_cross_between_nodes(machine_runs):
     from app.views.text.explain import step_where
-    from app.views.ring.ring_view import step_note
+    from app.views.ring.ring_texts import step_note
 
     run = machine_runs["nodes"]
     topo, idx, tr = run.comm.topology, run.index, run.trace
@@ -295,7 +294,7 @@ def test_calibrating_a_two_node_log_gives_both_links_and_the_machine(qapp, tmp_p
 
 
 def test_the_step_line_names_the_base_latency_while_a_call_waits(machine_runs):
-    from app.views.ring.ring_view import step_note
+    from app.views.ring.ring_texts import step_note
 
     run = machine_runs["nodes"]
     c, idx, tr = run.trace.collectives[0], run.index, run.trace

@@ -429,7 +429,7 @@ def _as_json_list(field):
 @pytest.mark.parametrize("top", [1, 5, 300, 9999, 10**5, 10**9, 10**13])
 def test_block_formatters_write_the_numbers_json_reads(top):
     """The Chrome writer formats a block of numbers as byte matrices; json must read them back."""
-    from simcore.trace import _chunk_field, _fixed_field, _int_field
+    from simcore.trace_io import _chunk_field, _fixed_field, _int_field
 
     rng = np.random.default_rng(top)
     v = rng.integers(-1, top, 2000)

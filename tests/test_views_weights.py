@@ -7,7 +7,8 @@ from PySide6.QtWidgets import QApplication
 
 from app import i18n, theme
 from app.state import Playback, Scenario, ScenarioModel
-from app.views.weights.weights_view import MATRICES, WeightsView, full_matrix
+from app.views.weights.weights_data import full_matrix
+from app.views.weights.weights_view import MATRICES, WeightsView
 from simcore.tensor_parallel import weight_slices
 
 SPLIT = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down", "lm_head")

@@ -33,7 +33,8 @@ from PySide6.QtCore import QEvent, QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen, QPixmapCache
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView
 
-from simcore.trace import ALL, SWITCH, _Who  # _Who: a message's contributors, decoded when read
+from simcore.contributors import _Who  # a message's contributors, decoded when read
+from simcore.trace import ALL, SWITCH
 
 from ... import theme
 from ..text.explain import fmt_bytes, fmt_time
@@ -45,86 +46,7 @@ from .ring_layers import ChordsLayer, FlightLayer, LabelItem, LanesLayer, Machin
 from .ring_layout import BOX_MODE_MAX_N, machine_shape, make_font, message_path, ring_layout  # noqa: F401
 from .ring_texts import (legend_text, queued_label, ring_shape, ring_texts,  # noqa: F401  (re-exported)
                          scenario_title, step_line_variants, subcaption, swatch_devices, switch_name)
-
-
-def fmt_rate(bw: float) -> str:
-    """A link's bandwidth as its datasheet writes it: decimal GB/s ("50 GB/s", "450 GB/s")."""
-    return f"{bw / 1e9:.3g} GB/s"
-
-
-def step_notes(topology) -> tuple:
-    """Every note step_note can give on `topology` ("" on a plain switch)."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
-    base = float(getattr(topology, "base", 0.0))
-    wait = (tr("RingView", "base latency {B}: the call starts").format(B=fmt_time(base)),) if base > 0 else ()
-    if getattr(topology, "n_nodes", 1) > 1:
-        return (tr("RingView", "inter-node: {link}").format(link=topology.inter.name),
-                tr("RingView", "inside the nodes: {link}").format(link=topology.intra.name),
-                tr("RingView", "{link} and the NICs").format(link=topology.intra.name)) + wait
-    if getattr(topology, "shape", None) is not None:
-        return (tr("RingView", "torus links: {link}").format(link=topology.link.name),) + wait
-    return wait
-
-
-def step_note(run, msgs, t=None) -> str:
-    """The step line's note on a machine: are this step's messages inter-node, inside the nodes
-    (or both), or on the torus's links; at time t before any of them starts, the collective
-    call's base latency."""
-    topo = run.comm.topology if run.comm is not None else None
-    notes = step_notes(topo)
-    if not notes or not msgs:
-        return ""
-    base = float(getattr(topo, "base", 0.0))
-    if base > 0 and t is not None and t < min(m.t_start for m in msgs) - 1e-12:
-        return notes[-1]
-    if base > 0:
-        notes = notes[:-1]
-    if not notes:
-        return ""
-    if len(notes) == 1:
-        return notes[0]
-    P = topo.per_node
-    cross = [m.src >= 0 and m.dst >= 0 and m.src // P != m.dst // P for m in msgs]
-    return notes[0] if all(cross) else notes[1] if not any(cross) else notes[2]
-
-
-def machine_texts(run, texts):
-    """The ring texts with what a machine adds (issue 15): every node's name and the fabric's,
-    or a torus's links, and the legend's sentence about messages that leave a node."""
-    from dataclasses import replace
-
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
-    topo = run.comm.topology if run.comm is not None else None
-    if getattr(topo, "n_nodes", 1) > 1:
-        A, I = topo.intra, topo.inter
-        names = tuple(tr("RingView", "Node {m} · {link}").format(m=m, link=A.name) for m in range(topo.n_nodes))
-        fabric = tr("RingView", "{link} fabric: one NIC per GPU, {bw} each way, α {a}").format(
-            link=I.name, bw=fmt_rate(I.bw), a=fmt_time(I.alpha))
-        legend = texts.legend + " " + tr("RingView", "Blocks with a dashed gold outline cross between nodes "
-                                                     "over the NICs ({bw}, α {a}); inside a node NVLink "
-                                                     "({bw_in}, α {a_in}).").format(
-            bw=fmt_rate(I.bw), a=fmt_time(I.alpha), bw_in=fmt_rate(A.bw), a_in=fmt_time(A.alpha))
-        title = texts.title + " · " + tr("RingView", "{N} nodes × {P}").format(N=topo.n_nodes, P=topo.per_node)
-        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
-        return replace(texts, title=title, node_names=names, fabric_name=fabric, legend=legend,
-                       step_lines=texts.step_lines + steps)
-    grid = getattr(topo, "shape", None)
-    if grid is not None and topo.n > 1:
-        wrap = getattr(topo, "wrap", None) or (True,) * len(grid)
-        fabric = tr("RingView", "{shape} torus, {link}s of {bw} each way; a dashed link leaving an edge wraps "
-                                "round to the opposite edge").format(
-            shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
-        if not any(wrap):
-            fabric = tr("RingView", "{shape} slice, {link}s of {bw} each way, without wraparound links").format(
-                shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
-        title = texts.title + " · " + tr("RingView", "{shape} torus").format(shape="×".join(map(str, grid)))
-        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
-        return replace(texts, title=title, fabric_name=fabric, step_lines=texts.step_lines + steps)
-    return texts
+from .ring_texts import machine_texts, step_note
 
 
 # ---------------------------------------------------------------------------------------

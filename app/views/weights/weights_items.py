@@ -1,0 +1,78 @@
+"""The weight-slices view's graphics pieces: the canvas every item hangs from, rich text that
+wraps at a width the layout asks about, and the colours, fonts and pens of outlines and badges.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QPen
+from PySide6.QtWidgets import QGraphicsTextItem
+
+from ... import theme
+
+
+def _halo(c: QColor) -> QColor:
+    """The outline drawn under a device colour so it reads on any heatmap cell."""
+    return QColor("#FFFFFF") if theme.text_on(c).name() == "#ffffff" else QColor("#000000")
+
+
+def _font(role: str, bold: bool = False, factor: float = 1.0):
+    """The theme's font for `role`, times `factor` (the view shrinks its text where it must)."""
+    f = theme.font(role, bold=bold)
+    f.setPixelSize(max(6, round(f.pixelSize() * factor)))
+    return f
+
+
+def _badge_html(text: str, c: QColor) -> str:
+    fg = theme.text_on(c).name()
+    return (f'<span style="background-color:{c.name()}; color:{fg}; font-weight:bold;">'
+            f'&nbsp;{text}&nbsp;</span>')
+
+
+def _cosmetic(color: QColor, width: float) -> QPen:
+    pen = QPen(color, width)
+    pen.setCosmetic(True)
+    pen.setJoinStyle(Qt.MiterJoin)
+    return pen
+
+
+class _Canvas(pg.GraphicsView):
+    """The picture. Every item hangs from `ci` (which fills the view); WeightsView._layout places them."""
+
+    resized = Signal()
+
+    def __init__(self):
+        super().__init__()
+        self.ci = pg.GraphicsWidget()
+        self.setCentralItem(self.ci)
+
+    def resizeEvent(self, e):
+        super().resizeEvent(e)
+        self.resized.emit()
+
+
+class _Text(QGraphicsTextItem):
+    """Rich text in the picture that wraps at a given width, so the layout can ask its height."""
+
+    def __init__(self, parent, align=Qt.AlignLeft):
+        super().__init__(parent)
+        doc = self.document()
+        doc.setDocumentMargin(0)
+        opt = doc.defaultTextOption()
+        opt.setAlignment(align)
+        doc.setDefaultTextOption(opt)
+
+    def set(self, text_html: str, role: str = "body", color: str | None = None, bold: bool = False,
+            factor: float = 1.0):
+        self.setFont(_font(role, bold, factor))
+        self.setDefaultTextColor(QColor(color or theme.palette().text))
+        self.setHtml(text_html)
+
+    def natural_width(self) -> float:
+        self.setTextWidth(-1)
+        return self.document().idealWidth()
+
+    def height_at(self, width: float) -> float:
+        self.setTextWidth(max(1.0, width))
+        return self.document().size().height()

@@ -1,0 +1,477 @@
+"""Trace files: writing a trace as Chrome trace-event JSON, versioned JSON or CSV, and reading
+the JSON back.
+
+Trace.write, write_json, write_chrome, write_csv and from_dict call these functions (import
+the Trace methods, not this module). Every writer takes a path (gzipped when it ends in .gz)
+or a file object and streams block by block, never holding the whole file; the Chrome
+writer formats a block of messages at once as byte matrices (see _Rows).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from array import array
+from functools import cache
+
+import numpy as np
+
+from .contributors import _who_text
+from .trace import ALL, ROW, SCHEMA, SCHEMA_VERSION, SWITCH, Trace
+from .trace_records import _FIELDS, Collective, Compute, Initial
+
+
+def write(trace, path: str, fmt: str = "chrome", flows: bool = False):
+    """
+    Stream the trace to `path` as fmt ("chrome", "json" or "csv"; gzipped when the name ends
+    in .gz) through a temporary file moved into place, so an interrupted write never leaves
+    half a file. Raises OSError (the temporary file is removed).
+    """
+    tmp = path + ".part" + (".gz" if path.endswith(".gz") else "")
+    try:
+        if fmt == "chrome":
+            trace.write_chrome(tmp, flows=flows)
+        elif fmt == "csv":
+            trace.write_csv(tmp)
+        else:
+            trace.write_json(tmp)
+        os.replace(tmp, path)
+    except OSError:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+def write_json(trace, dest):
+    """Write the versioned JSON (columns of numbers) to a path or text file object; a path
+    ending in .gz is gzipped. Written in blocks: the file is never whole in memory."""
+    trace._flush()
+    with _open_text(dest) as f:
+        f.write(f'{{"schema": {json.dumps(SCHEMA)}, "version": {SCHEMA_VERSION},\n"collectives": [')
+        f.write(",\n".join(json.dumps(_coll_to_dict(c)) for c in trace.collectives))
+        f.write(f'],\n"keys": {json.dumps(trace._keys)},\n"n_messages": {trace._len},\n"columns": {{')
+        for i, name in enumerate(ROW.names):
+            f.write((",\n" if i else "") + f'"{name}": [')
+            col = trace._cols[name][:trace._len]
+            conv = (lambda v: "true" if v else "false") if name == "reduce" else repr
+            for lo in range(0, trace._len, 65536):
+                f.write(("," if lo else "") + ",".join(map(conv, col[lo:lo + 65536].tolist())))
+            f.write("]")
+        f.write('},\n"explicit": [' + ",".join(map(str, trace._explicit)) + "],\n"
+                f'"compute_fields": {json.dumps(Compute._fields)},\n"computes": [')
+        f.write(",\n".join(json.dumps(_compute_to_list(c)) for c in trace.computes))
+        f.write("]}\n")
+
+
+def from_dict(cls, data: dict) -> Trace:
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise ValueError(f"not a trace file (expected schema {SCHEMA!r})")
+    version = data.get("version")
+    if version not in (1, SCHEMA_VERSION):
+        raise ValueError(f"trace version {version!r} is not supported (this reads 1 and {SCHEMA_VERSION})")
+    tr = cls()
+    try:
+        if version == 1:
+            for row in data["messages"]:
+                tr.add_message(*_msg_from_list(row))
+        else:
+            _read_columns(tr, data)
+        tr._flush()
+        tr.collectives = [_coll_from_dict(c) for c in data["collectives"]]
+        # files from before computes were traced have none
+        tr.computes = [_compute_from_list(row) for row in data.get("computes", [])]
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        raise ValueError(f"corrupt trace file: {e}") from None
+    return tr
+
+def _read_columns(trace, data):
+    trace._keys = [tuple(str(s) for s in k) for k in data["keys"]]
+    if any(len(k) != 4 for k in trace._keys):
+        raise ValueError("a key must be [op, algo, label, phase]")
+    trace._key_index = {k: i for i, k in enumerate(trace._keys)}
+    cols, m = data["columns"], int(data["n_messages"])
+    lo, hi = trace._grow(m)
+    for name in ROW.names:
+        col = np.asarray(cols[name], dtype=ROW[name])
+        if col.shape != (m,):
+            raise ValueError(f"column {name} has {col.size} values for {m} messages")
+        trace._cols[name][lo:hi] = col
+    rows = trace.rows()
+    trace._explicit = array("i", [int(v) for v in data.get("explicit", [])])
+    if m and (rows["key"].min() < 0 or rows["key"].max() >= len(trace._keys)):
+        raise ValueError("a message's key is out of range")
+    ex = rows["w2"] == 0
+    if np.any(ex) and np.any(rows["w0"][ex] + rows["w1"][ex] > len(trace._explicit)):
+        raise ValueError("a message's contributors are out of range")
+
+
+def write_chrome(trace, dest, flows: bool = False):
+    """
+    Chrome trace-event JSON (Perfetto, chrome://tracing) to a path or text file object
+    (gzipped when a path ends in .gz), written in blocks. One process per device with the
+    tracks of CHROME_TRACKS; each message is a slice on the sender's "send port" track and
+    one on the receiver's "recv port" track (category "comm", as a profiler files NCCL
+    kernels), named after its chunk (flows=True joins them by an arrow: about 80 more bytes
+    a message); each collective is a span on every taking-part device's "collective" track;
+    each Compute record a slice on its device's "compute" track (category "compute", named
+    "L<layer> <label>", shown above the ports as a profiler shows its streams). Times in µs;
+    names and metadata once per track.
+    """
+    trace._flush()
+    with _open_bytes(dest) as write:
+        write(b'{"displayTimeUnit":"ns","otherData":{"schema":"%s","version":%d},"traceEvents":[\n'
+              % (SCHEMA.encode(), SCHEMA_VERSION))
+        first = True
+        for block in _chrome_blocks(trace, flows):
+            if len(block):
+                if not first:
+                    write(b",\n")
+                write(block)
+                first = False
+        write(b"\n]}\n")
+
+def _chrome_devices(trace) -> list[int]:
+    r = trace.rows()
+    devs = set(np.unique(np.concatenate([r["src"], r["dst"]])).tolist()) if trace._len else set()
+    devs |= {d for c in trace.collectives for d in range(c.n)}
+    devs |= {int(c.device) for c in trace.computes}
+    return sorted(devs)
+
+def _chrome_blocks(trace, flows: bool):
+    """Blocks of comma-joined events: metadata, then each track's slices."""
+    devices = _chrome_devices(trace)
+    meta = []
+    for d in devices:
+        pid = _pid(d)
+        name = "switch" if d == SWITCH else f"GPU {d}"
+        meta.append(f'{{"ph":"M","name":"process_name","pid":{pid},"args":{{"name":"{name}"}}}}')
+        meta.append(f'{{"ph":"M","name":"process_sort_index","pid":{pid},"args":{{"sort_index":{pid}}}}}')
+        for tid, tname in CHROME_TRACKS:
+            meta.append(f'{{"ph":"M","name":"thread_name","pid":{pid},"tid":{tid},"args":{{"name":"{tname}"}}}}')
+            order = -1 if tid == COMPUTE_TID else tid  # compute above the ports
+            meta.append(f'{{"ph":"M","name":"thread_sort_index","pid":{pid},"tid":{tid},'
+                        f'"args":{{"sort_index":{order}}}}}')
+    yield ",\n".join(meta).encode()
+    yield from _chrome_collectives(trace)
+    yield from _chrome_messages(trace, flows)
+    yield from _chrome_computes(trace)
+
+def _chrome_collectives(trace):
+    for c in trace.collectives:
+        name = json.dumps(f"{c.op} ({c.algo}) {c.label}".strip())
+        head = '{"ph":"X","cat":"collective","name":' + name + ',"pid":'
+        tail = (f',"tid":0,"ts":{c.t_start * 1e6:.4f},"dur":{(c.t_end - c.t_start) * 1e6:.4f},'
+                f'"args":{{"id":{c.id},"bytes":{_num(c.nbytes)},"n":{c.n}}}}}')
+        yield ",\n".join(head + str(_pid(d)) + tail for d in range(c.n)).encode()
+
+def _chrome_messages(trace, flows: bool, block: int = 16384):
+    # Every field is formatted for a whole block at once (see _Rows); ts and dur to 0.1 ns
+    # (a message lasts at least α, about a µs on every preset link).
+    for lo in range(0, trace._len, block):
+        r = trace.rows(lo, lo + block)
+        src, dst = r["src"], r["dst"]
+        ts = _fixed_field(r["t_start"] * 1e6)
+        dur = _fixed_field((r["t_end"] - r["t_start"]) * 1e6)
+        chunk, step, nb = _chunk_field(r["chunk"]), _int_field(r["step"]), _fixed_field(r["nbytes"], 3)
+        fs, fd = _int_field(src), _int_field(dst)
+        switch = (src == SWITCH).any() or (dst == SWITCH).any()
+        ps, pd = (_int_field(_pids(src)), _int_field(_pids(dst))) if switch else (fs, fd)
+        yield _SEND.render([chunk, ps, ts, dur, fd, step, nb])
+        yield _RECV.render([chunk, pd, ts, dur, fs, step, nb])
+        if flows:
+            ids = _int_field(np.arange(lo, lo + len(r)))
+            yield _FLOW_S.render([ids, ps, ts])
+            yield _FLOW_F.render([ids, pd, ts])
+
+def _chrome_computes(trace, block: int = 4096):
+    # a step has a few thousand ops (Llama-3 70B on 8 GPUs: 4,496; 13,456 with async):
+    # formatted one by one, a block at a time
+    for lo in range(0, len(trace.computes), block):
+        out = []
+        for c in trace.computes[lo:lo + block]:
+            layer = int(getattr(c, "layer", -1))
+            name = json.dumps(str(c.label) if layer < 0 else f"L{layer} {c.label}")
+            bound = json.dumps(str(getattr(c, "bound", "")))
+            out.append(f'{{"ph":"X","cat":"compute","name":{name},"pid":{_pid(int(c.device))},'
+                       f'"tid":{COMPUTE_TID},"ts":{c.t_start * 1e6:.4f},"dur":{(c.t_end - c.t_start) * 1e6:.4f},'
+                       f'"args":{{"flops":{_num(c.flops)},"bytes":{_num(c.nbytes)},"bound":{bound}}}}}')
+        yield ",\n".join(out).encode()
+
+
+def write_csv(trace, dest):
+    """
+    One row per message, columns Message._fields; every number is a plain number (seconds,
+    bytes), reduce is 1 or 0, contributors are device ids and ranges joined with '+'
+    ("0-3+8" is devices 0, 1, 2, 3 and 8). A path ending in .gz is gzipped.
+    """
+    import csv  # here, not at the top: the app's start need not load it
+
+    trace._flush()
+    with _open_text(dest, newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(_FIELDS)
+        names = {}
+        for lo in range(0, trace._len, 16384):
+            r = trace.rows(lo, lo + 16384)
+            rows = []
+            for coll, key, step, src, dst, chunk, nb, t0, t1, red, w0, w1, w2, w3 in zip(
+                    *(r[name].tolist() for name in ROW.names)):
+                op, algo, label, phase = trace._keys[key]
+                desc = (w0, w1, w2, w3)
+                who = names.get(desc)
+                if who is None:
+                    if len(names) > 65536:  # a ring has n² distinct arcs: keep the memo small
+                        names.clear()
+                    who = names[desc] = _who_text(desc, trace._explicit)
+                rows.append((coll, op, algo, label, step, src, dst, chunk, who, nb, t0, t1, phase, int(red)))
+            w.writerows(rows)
+
+
+# Chrome tracks of every device's process: (tid, name)
+CHROME_TRACKS = ((0, "collective"), (1, "send port"), (2, "recv port"), (3, "compute"))
+COMPUTE_TID = 3
+
+
+def _num(v) -> str:
+    """A number as JSON: integers without a fraction, others to 12 significant digits."""
+    v = float(v)
+    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.12g}"
+
+
+@contextlib.contextmanager
+def _open_text(dest, newline=None):
+    """A text file to write: dest itself if it has .write, else the path (gzip for .gz)."""
+    if hasattr(dest, "write"):
+        yield dest
+        return
+    path = os.fspath(dest)
+    if path.endswith(".gz"):
+        import gzip
+
+        # level 5: most of level 9's size at a third of its time on trace text
+        with gzip.open(path, "wt", compresslevel=5, encoding="utf-8", newline=newline) as f:
+            yield f
+    else:
+        with open(path, "w", encoding="utf-8", newline=newline) as f:
+            yield f
+
+
+# ---------------------------------------------------------------------------------------
+# Formatting a block of JSON events at once
+# ---------------------------------------------------------------------------------------
+# A Chrome trace of n = 256 has a quarter of a million slices; formatting them one by one in
+# Python would cost several times the simulation. Instead every field of a block of messages
+# becomes a (B, w) matrix of ASCII bytes, looked up in tables of ready-made digits, and the
+# event template is filled column by column into one (B, W) byte matrix written as it is.
+# A number shorter than its column is padded with spaces — whitespace between JSON tokens —
+# on the left, or after its last digit; text inside a string (a chunk's name) is left-aligned
+# and its closing quote moves with it, so no string ever holds padding.
+@cache
+def _tables():
+    """Digit tables, built on first use (a few ms; importing the engine need not pay them):
+    right[i + 1]  i (-1 … 9999) right-aligned in 4 bytes, as one uint32
+    digits[i]     i (0 … 9999) as 4 zero-padded digits
+    frac[d][i]    ".i" to d decimals without trailing zeros, blank-padded ("" for 0)
+    quoted[i]     i followed by a closing quote, left-aligned in 5 bytes"""
+    def table(texts, width, align):
+        return np.frombuffer(b"".join(getattr(t, align)(width) for t in texts), np.uint8).reshape(-1, width)
+
+    numbers = [str(i).encode() for i in range(10_000)]
+    right = table([b"-1"] + numbers, 4, "rjust").copy().view(np.uint32).ravel()
+    digits = table([t.rjust(4, b"0") for t in numbers], 4, "ljust")
+    frac = {d: table([("." + str(i).rjust(d, "0")).rstrip("0").rstrip(".").encode() for i in range(10 ** d)],
+                     d + 1, "ljust") for d in (3, 4)}
+    quoted = table([t + b'"' for t in numbers], 5, "ljust")
+    return right, digits, frac, quoted
+
+
+_POW10 = 10 ** np.arange(19, dtype=np.int64)
+_BLANK = 32
+
+
+def _int_field(v) -> np.ndarray:
+    """(B, w) uint8: integers v, right-aligned, spaces in front."""
+    v = np.asarray(v, dtype=np.int64)
+    if not len(v):
+        return np.empty((0, 1), np.uint8)
+    top, low = int(v.max()), int(v.min())
+    if top == low:  # one value for the whole block (a ring's bytes): format it once
+        text = str(top).encode()
+        return np.broadcast_to(np.frombuffer(text, np.uint8), (len(v), len(text)))
+    if top < 10_000 and low >= -1:
+        w = max(len(str(top)), 2 if low < 0 else 1)
+        return _tables()[0][v + 1].view(np.uint8).reshape(len(v), 4)[:, 4 - w:]
+    a = np.abs(v)
+    w = len(str(int(a.max())))
+    parts, rest = [], a
+    for _ in range((w + 3) // 4):
+        rest, g = np.divmod(rest, 10_000)
+        parts.append(_tables()[1][g])
+    out = np.concatenate(parts[::-1], axis=1)[:, -w:]
+    out[:, :w - 1][a[:, None] < _POW10[w - 1:0:-1]] = _BLANK  # leading zeros
+    neg = v < 0
+    if neg.any():  # a minus sign just before the first digit
+        out = np.concatenate([np.full((len(v), 1), _BLANK, np.uint8), out], axis=1)
+        digits = np.maximum(1, np.floor(np.log10(np.maximum(a, 1))).astype(np.int64) + 1)
+        out[np.flatnonzero(neg), (w - digits)[neg]] = ord("-")
+    return out
+
+
+def _fixed_field(x, decimals: int = 4) -> np.ndarray:
+    """(B, w) uint8: x (>= 0) to `decimals` decimals, trailing zeros (and a bare '.') blank."""
+    i = np.rint(np.asarray(x, dtype=float) * 10 ** decimals).astype(np.int64)
+    if len(i) and i.min() == i.max():  # one value for the whole block: format it once
+        whole, frac = divmod(int(i[0]), 10 ** decimals)
+        text = str(whole).encode() + _tables()[2][decimals][frac].tobytes().rstrip()
+        return np.broadcast_to(np.frombuffer(text, np.uint8), (len(i), len(text)))
+    whole, frac = np.divmod(i, 10 ** decimals)
+    return np.concatenate([_int_field(whole), _tables()[2][decimals][frac]], axis=1)
+
+
+def _chunk_field(chunk) -> np.ndarray:
+    """Chunk numbers ("all" for ALL) left-aligned, each followed by the closing quote of the name."""
+    chunk = np.asarray(chunk, dtype=np.int64)
+    every = chunk == ALL
+    c = np.where(every, 0, chunk)
+    if len(c) and int(c.max()) >= 10_000:
+        text = [(b"all" if e else str(v).encode()) + b'"' for v, e in zip(c.tolist(), every.tolist())]
+        w = max(map(len, text))
+        return np.array([list(t.ljust(w)) for t in text], dtype=np.uint8)
+    w = max(len(str(int(c.max()))) + 1 if len(c) else 2, 4 if every.any() else 0)
+    out = np.full((len(c), w), _BLANK, np.uint8)
+    out[:, :min(w, 5)] = _tables()[3][c][:, :w]
+    if every.any():
+        out[every, :4] = np.frombuffer(b'all"', np.uint8)
+    return out
+
+
+def _pids(devices) -> np.ndarray:
+    return np.where(devices == SWITCH, _pid(SWITCH), devices)
+
+
+class _Rows:
+    """A JSON event template with fields (None in `parts`) filled from (B, w) byte matrices."""
+
+    def __init__(self, *parts):
+        self.parts = [None if p is None else np.frombuffer(p.encode("ascii"), np.uint8) for p in parts]
+        self._buffers: dict = {}  # (B, field widths) -> a matrix with the constant parts already in place
+
+    def render(self, fields) -> memoryview:
+        """The B events as bytes, joined by ",\\n" (valid until the next render)."""
+        B = len(fields[0])
+        if not B:
+            return memoryview(b"")
+        key = (B, tuple(f.shape[1] for f in fields))
+        m = self._buffers.get(key)
+        fresh = m is None
+        if fresh:
+            if len(self._buffers) > 8:
+                self._buffers.clear()
+            m = self._buffers[key] = np.empty((B, sum(key[1]) + sum(len(p) for p in self.parts if p is not None) + 2),
+                                              np.uint8)
+            m[:, -2], m[:, -1] = ord(","), ord("\n")
+        it = iter(fields)
+        pos = 0
+        for p in self.parts:
+            if p is None:
+                f = next(it)
+                m[:, pos:pos + f.shape[1]] = f
+                pos += f.shape[1]
+            else:
+                if fresh:  # the template's own text is written once per buffer
+                    m[:, pos:pos + len(p)] = p
+                pos += len(p)
+        return memoryview(m.reshape(-1)[:-2])
+
+
+# One message is two slices (category "comm"): on the sender's send track (tid 1) and the
+# receiver's recv track (tid 2); args: the peer (-1: the switch), the step and the bytes. A flow
+# arrow joins them.
+_SEND = _Rows('{"ph":"X","cat":"comm","name":"chunk ', None, ',"pid":', None, ',"tid":1,"ts":', None, ',"dur":',
+              None, ',"args":{"to":', None, ',"step":', None, ',"bytes":', None, '}}')
+_RECV = _Rows('{"ph":"X","cat":"comm","name":"chunk ', None, ',"pid":', None, ',"tid":2,"ts":', None, ',"dur":',
+              None, ',"args":{"from":', None, ',"step":', None, ',"bytes":', None, '}}')
+_FLOW_S = _Rows('{"ph":"s","cat":"m","name":"m","id":', None, ',"pid":', None, ',"tid":1,"ts":', None, '}')
+_FLOW_F = _Rows('{"ph":"f","bp":"e","cat":"m","name":"m","id":', None, ',"pid":', None, ',"tid":2,"ts":', None, '}')
+
+
+@contextlib.contextmanager
+def _open_bytes(dest):
+    """write(bytes) into dest: a path (gzip for .gz), a binary file, or a text file (decoded)."""
+    if hasattr(dest, "write"):
+        if isinstance(dest, io.TextIOBase):
+            yield lambda b: dest.write(bytes(b).decode("utf-8"))
+        else:
+            yield dest.write
+        return
+    path = os.fspath(dest)
+    if path.endswith(".gz"):
+        import gzip
+
+        f = gzip.open(path, "wb", compresslevel=5)
+    else:
+        f = open(path, "wb")  # closed by the with below
+    with f:
+        yield f.write
+
+
+def _pid(d: int) -> int:
+    return 10_000 if d == SWITCH else d
+
+
+def _msg_from_list(row) -> tuple:
+    """A version-1 message row -> the arguments of Trace.add_message."""
+    if not isinstance(row, list) or len(row) != len(_FIELDS):
+        raise ValueError(f"message row has {len(row) if isinstance(row, list) else '?'} fields")
+    row = list(row)
+    row[8] = frozenset(int(d) for d in row[8])
+    for i in (0, 4, 5, 6, 7):
+        row[i] = int(row[i])
+    for i in (9, 10, 11):
+        row[i] = float(row[i])
+    for i in (1, 2, 3, 12):
+        row[i] = str(row[i])
+    row[13] = bool(row[13])
+    return tuple(row)
+
+
+def _compute_to_list(c) -> list:
+    return [int(c.device), str(c.label), float(c.flops), float(c.nbytes), float(c.t_start), float(c.t_end),
+            int(getattr(c, "layer", -1)), str(getattr(c, "kind", "")), str(getattr(c, "bound", ""))]
+
+
+def _compute_from_list(row) -> Compute:
+    if not isinstance(row, list) or len(row) != len(Compute._fields):
+        raise ValueError(f"compute row has {len(row) if isinstance(row, list) else '?'} fields")
+    d, label, flops, nbytes, t0, t1, layer, kind, bound = row
+    return Compute(int(d), str(label), float(flops), float(nbytes), float(t0), float(t1), int(layer), str(kind),
+                   str(bound))
+
+
+def _coll_to_dict(c: Collective) -> dict:
+    d = c._asdict()
+    for k in ("id", "n", "n_chunks", "n_steps", "first_msg", "last_msg"):
+        d[k] = int(d[k])
+    for k in ("t_start", "t_end", "nbytes"):
+        d[k] = float(d[k])
+    if isinstance(c.initial, Initial):
+        d["initial"] = c.initial.to_json()
+    else:
+        d["initial"] = [[[ch, sorted(who)] for ch, who in sorted(h)] for h in c.initial]
+    return d
+
+
+def _coll_from_dict(d: dict) -> Collective:
+    d = dict(d)
+    init = d["initial"]
+    if isinstance(init, dict):
+        d["initial"] = (Initial.own_one(init["own_one"]) if "own_one" in init
+                        else Initial.own_all(int(init["n"]), int(init["own_all"])))
+    else:
+        d["initial"] = tuple(tuple((int(ch), frozenset(int(w) for w in who)) for ch, who in h) for h in init)
+    for k in ("id", "n", "n_chunks", "n_steps", "first_msg", "last_msg"):
+        d[k] = int(d[k])
+    for k in ("t_start", "t_end", "nbytes"):
+        d[k] = float(d[k])
+    return Collective(**d)
