@@ -83,7 +83,7 @@ def machine_runs(qapp):
 
 
 def _inputs(run):
-    from app.views.ring.ring_layout import machine_shape
+    from app.views.ring.machine_layout import machine_shape
     from app.views.ring.ring_texts import machine_texts, ring_shape, ring_texts
 
     return machine_texts(run, ring_texts(run)), machine_shape(run.comm.topology, ring_shape(run))
@@ -146,7 +146,8 @@ def test_nodes_layout_puts_each_node_in_its_own_cluster_over_the_fabric(machine_
 
 
 def test_torus_layout_puts_the_devices_on_the_grid_with_wraparound_stubs(qapp):
-    from app.views.ring.ring_layout import RingShape, RingTexts, message_path, overlaps, ring_layout
+    from app.views.ring.machine_layout import message_path
+    from app.views.ring.ring_layout import RingShape, RingTexts, overlaps, ring_layout
 
     texts = RingTexts("4x4 torus", ("step 1 of 4",), ("t = 1 µs of 2 µs",), tuple(f"GPU {d}" for d in range(16)), "",
                       "GPU colours:", ("0", "8"), "legend", fabric_name="4×4 torus of ICI links")

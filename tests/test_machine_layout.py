@@ -12,7 +12,7 @@ SCREEN = (1280, 720)
 
 @pytest.fixture(scope="module")
 def inputs(qapp):
-    from app.views.ring.ring_layout import machine_shape
+    from app.views.ring.machine_layout import machine_shape
     from app.views.ring.ring_texts import ring_shape, ring_texts
     from app.views.ring.ring_view import machine_texts
     from app.state import Scenario, ScenarioModel
@@ -33,7 +33,8 @@ def _crosses(line: QLineF, rect) -> bool:
 
 @pytest.mark.parametrize("scale", [1.0, 2.0])
 def test_the_3d_torus_is_four_slabs_and_no_link_crosses_a_box(inputs, scale):
-    from app.views.ring.ring_layout import message_path, overlaps, ring_layout
+    from app.views.ring.machine_layout import message_path
+    from app.views.ring.ring_layout import overlaps, ring_layout
 
     texts, shape = inputs["torus"]
     W, H = SCREEN

@@ -39,11 +39,12 @@ from simcore.trace import ALL, SWITCH
 from ... import theme
 from ..text.explain import fmt_bytes, fmt_time
 from ...core.frame import frame_at, step_of
+from .machine_layout import machine_shape, message_path
 from .ring_items import (STRIPE_MAX_N, BarsLayer, DeviceItem, HeldRow, SwitchItem, _Colors,  # noqa: F401  (re-exported)
                          bar_images, block_fills, message_color_index, message_color_indices, paint_chunk)
 from .ring_items import set_computing
 from .ring_layers import ChordsLayer, FlightLayer, LabelItem, LanesLayer, MachineLayer  # noqa: F401  (re-exported)
-from .ring_layout import BOX_MODE_MAX_N, machine_shape, make_font, message_path, ring_layout  # noqa: F401
+from .ring_layout import BOX_MODE_MAX_N, make_font, ring_layout  # noqa: F401
 from .ring_texts import (legend_text, queued_label, ring_shape, ring_texts,  # noqa: F401  (re-exported)
                          scenario_title, step_line_variants, subcaption, swatch_devices, switch_name)
 from .ring_texts import machine_texts, step_note

@@ -1,0 +1,345 @@
+"""
+The machines in the ring view (issue 15): nodes as clusters over a fabric, tori as grids.
+
+`machine_shape(topology, shape)` adds what a machine topology says (nodes and GPUs per node, or a
+torus's grid and wraparound links) to the ring's `RingShape`; `ring_layout` (ring_layout.py) then
+places a machine with `_nodes` (N clusters, each its devices round its own switch, a fabric band
+under them with a NIC link per GPU) or `_torus` (devices on the grid, links between neighbours,
+stubs where an axis wraps round). `message_path(lay, src, dst)` gives the legs a message rides
+on such a picture: over the fabric between nodes, along a torus link or round its wraparound.
+Pure functions of their arguments, like ring_layout; font metrics are the only outside input.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+
+from ... import theme
+from .ring_layout import (BOX_MODE_MAX_N, MIN_NAME_PX, TEXT_FITS, DeviceBox, RingLayout, RingShape, TextBox, _boxes,
+                          _enter_box, _lanes, _radial, text_size, wrap_lines)
+
+
+# ---------------------------------------------------------------------------------------
+# Machines (issue 15): nodes as clusters over a fabric, tori as grids
+# ---------------------------------------------------------------------------------------
+def _device_font_sizes(scale, vs, tvs):
+    return [g for g in TEXT_FITS if vs * g <= tvs + 1e-9 and theme.FONT_PX["device"] * scale * vs * g >= MIN_NAME_PX]
+
+
+def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=None):
+    """
+    N clusters side by side, each its devices round its own switch (as the single switch is
+    drawn), a fabric band under them, and from every device's slot on its cluster's bottom edge
+    a NIC link down to the fabric (one NIC per GPU, as in a DGX H100).
+    """
+    W, H, vs, tvs, m, *_rest, area = header
+    N, P = shape.nodes, shape.per_node
+    s = scale * vs
+    f_node, f_fab = font("small", True), font("small", True)
+    gap = m
+    fab_lines = wrap_lines(texts.fabric_name, f_fab, area.width() - 2 * gap)
+    fw, fh = text_size(fab_lines, f_fab)
+    blk = min(theme.SIZE_PX["block"] * s, 0.06 * area.height())  # the blocks at most: two lanes under the name
+    if blk_hint is not None:  # the clusters' blocks came out smaller: the band needs lanes for those only
+        blk = blk_hint
+    band_h = fh + 2.6 * blk + 4 * s
+    nic_h = max(10 * s, 12.0)
+    band = QRectF(area.left(), area.bottom() - band_h, area.width(), band_h)
+    cw = (area.width() - (N - 1) * gap) / N
+    ch = band.top() - nic_h - area.top()
+    if (cw < 60 or ch < 60) and not force:  # forced (a view too small for anything else): squeezed
+        return None
+    fabric_label = TextBox(QRectF(band.center().x() - fw / 2, band.top() + 2 * s, fw, fh), tuple(fab_lines),
+                           f_fab, int(Qt.AlignHCenter))
+    lanes_y = (band.bottom() - 0.65 * blk - s, band.bottom() - 1.85 * blk - s)  # rightwards, leftwards
+    clusters, node_labels, devices, labels, anchors, centres, lanes, ports = [], [], [], [], [], [], [], []
+    geos = []
+    for k in range(N):
+        box = QRectF(area.left() + k * (cw + gap), area.top(), cw, ch)
+        name = texts.node_names[k] if k < len(texts.node_names) else ""
+        nl = wrap_lines(name, f_node, cw - 8)
+        nw, nh = text_size(nl, f_node)
+        node_labels.append(TextBox(QRectF(box.left() + 4, box.top() + 3, nw, nh), tuple(nl), f_node))
+        inner = QRectF(box.left() + 4, box.top() + nh + 6, cw - 8, ch - nh - 10)
+        sub = replace(texts, device_labels=texts.device_labels[k * P:(k + 1) * P])
+        sub_shape = RingShape(P, shape.n_chunks, False)
+        place = _radial if (radial or P > BOX_MODE_MAX_N) else _boxes
+        geo = None
+        for g in _device_font_sizes(scale, vs, tvs):
+            geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * g), sub, sub_shape, False)
+            if geo is not None:
+                break
+        if geo is None and place is _boxes:  # boxes do not fit the cluster: bars
+            place = _radial
+            for g in _device_font_sizes(scale, vs, tvs):
+                geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * g), sub, sub_shape,
+                            False)
+                if geo is not None:
+                    break
+        if geo is None:
+            if not force:
+                return None
+            geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * TEXT_FITS[-1]), sub,
+                        sub_shape, True)
+        clusters.append(box)
+        centres.append(inner.center())
+        geos.append(geo)
+    r_sw = min(g[3] for g in geos)
+    block = min(g[4] for g in geos)
+    if blk_hint is not None:
+        block = min(block, blk)  # the band's lanes are spaced for blocks of blk
+    if blk_hint is None and block < 0.8 * blk:  # a band as tall as the clusters' blocks: more room for them
+        again = _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=max(block, 0.5 * blk))
+        if again is not None:
+            return again
+    mode = "radial" if any(g[7] == "radial" for g in geos) else "box"
+    off = min(min(g[8] for g in geos), block * 0.62 + 1.5)
+    for k, (geo, c) in enumerate(zip(geos, centres)):
+        devs, labs, anch = geo[0], geo[1], geo[2]
+        devices += devs
+        labels += labs
+        anchors += anch
+        lanes += [_lanes(c, r_sw, a, d, off) for a, d in zip(anch, devs)]
+        box = clusters[k]
+        for j in range(P):  # GPU j's NIC: its own slot on the cluster's bottom edge
+            x = box.left() + (j + 0.5) * box.width() / P
+            ports.append((QPointF(x, box.bottom()), QPointF(x, band.top())))
+    switch_label = TextBox(QRectF(), (), font("switch", True))  # each cluster's name says what its switch is
+    return RingLayout(W, H, vs, tvs, m, *header[5:13], area, centres[0], mode, tuple(devices), tuple(labels),
+                      tuple(anchors), r_sw, switch_label, block, off, geos[0][5], geos[0][6], tuple(lanes),
+                      kind="nodes", clusters=tuple(clusters), node_centres=tuple(centres),
+                      node_labels=tuple(node_labels), fabric=band, fabric_label=fabric_label, nic_ports=tuple(ports),
+                      fabric_lanes=lanes_y)
+
+
+SLAB_GAP = 0.6  # columns between a 3-D torus's slabs: room for the diagonal stubs of the links between them
+
+
+def _grid_cells(shape):
+    """Per device (column, row) of its cell (columns may be fractional), and the grid's columns and
+    rows: a 1-D torus is one row, 2-D rows × columns, 3-D its first axis as slabs side by side
+    (SLAB_GAP of a column between them; the links between slabs are stubs, not lines across a slab)."""
+    dims = tuple(shape)
+    if len(dims) == 1:
+        dims = (1, 1) + dims
+    elif len(dims) == 2:
+        dims = (1,) + dims
+    a, b, c = dims
+    cells = []
+    for d in range(a * b * c):
+        i, j, k = d // (b * c), (d // c) % b, d % c
+        cells.append((i * (c + SLAB_GAP) + k, j))
+    return cells, a * c + (a - 1) * SLAB_GAP, b
+
+
+def _torus(header, scale, font, font_at, texts, shape, radial, force):
+    """
+    Devices on the torus's grid, a link between neighbours, and where an axis wraps around, a
+    stub leaving the grid's edge at both of its ends (the link joins them round the back).
+    """
+    W, H, vs, tvs, m, *_rest, area = header
+    n, nc = shape.n, max(shape.n_chunks, 1)
+    cells, cols, rows = _grid_cells(shape.grid)
+    f_fab = font("small", True)
+    fab_lines = wrap_lines(texts.fabric_name, f_fab, area.width())
+    fw, fh = text_size(fab_lines, f_fab)
+    grid_area = QRectF(area.left(), area.top(), area.width(), area.height() - fh - 4)
+    s = scale * vs
+    for g in _device_font_sizes(scale, vs, tvs) or ([TEXT_FITS[-1]] if force else []):
+        f_dev = font_at("device", True, vs * g)
+        lab_w = max(text_size([t], f_dev)[0] for t in texts.device_labels) if n <= BOX_MODE_MAX_N * 4 else 0.0
+        lab_h = text_size(["0"], f_dev)[1]
+        # a wraparound's block leaves along its stub
+        stub = max(min(1.3 * theme.SIZE_PX["block"] * s, 0.3 * grid_area.height() / (rows + 1)), 12.0)
+        cw = (grid_area.width() - 2 * stub) / cols
+        chh = (grid_area.height() - 2 * stub) / rows
+        bw = min(cw * 0.62, 160 * s)
+        bh = min(chh - lab_h - 0.3 * chh, 110 * s)  # the rest of the cell: the column's links and their blocks
+        cols_s = _slot_columns(nc, bw, bh)
+        rows_need = math.ceil(nc / cols_s)
+        # a name above its box's left end ends left of the column's link and the blocks beside it
+        clear = lab_w <= COLUMN_AT * bw - 0.65 * min(theme.SIZE_PX["block"] * s, 0.45 * (cw - bw))
+        if (clear and bw >= 14 and bh >= 2.5 * rows_need + 4 and bw >= 2.5 * cols_s + 4 and cw - bw >= 12
+                and chh - bh - lab_h >= 10):
+            break
+    else:
+        if not force:
+            return None
+        f_dev = font_at("device", True, vs * TEXT_FITS[-1])
+        lab_h = text_size(["0"], f_dev)[1]
+        stub = 10.0
+        cw, chh = (grid_area.width() - 2 * stub) / cols, (grid_area.height() - 2 * stub) / rows
+        bw, bh = max(cw * 0.6, 6.0), max(chh * 0.4, 6.0)
+    x0 = grid_area.left() + stub + (grid_area.width() - 2 * stub - cols * cw) / 2
+    y0 = grid_area.top() + stub
+    cols_s = _slot_columns(nc, bw, bh)
+    rows_s = max(1, math.ceil(nc / cols_s))
+    pad = max(1.5, min(bw, bh) * 0.06)
+    devices, labels, centres = [], [], []
+    align = int(Qt.AlignLeft | Qt.AlignVCenter)
+    for d, (cx_, ry) in enumerate(cells):
+        c = QPointF(x0 + (cx_ + 0.5) * cw, y0 + (ry + 0.5) * chh + lab_h / 2)
+        centres.append(c)
+        devices.append(DeviceBox(c, bw, bh, 0.0, cols_s, rows_s, pad, False))
+        w, h = text_size([texts.device_labels[d]], f_dev)
+        labels.append(TextBox(QRectF(c.x() - bw / 2, c.y() - bh / 2 - h - 1, w, h), (texts.device_labels[d],), f_dev,
+                              align))  # over the box's left end: the column's links run at its right
+    # neighbour links and wraparound stubs
+    import numpy as _np
+    coords = [tuple(int(v) for v in _np.unravel_index(d, shape.grid)) for d in range(n)]
+    index = {c: d for d, c in enumerate(coords)}
+    links, stubs = [], []
+    slabs = len(shape.grid) == 3 and shape.grid[0] > 1  # axis 0 joins slabs: short diagonal stubs
+    slab_stubs, slab_wrap = [], []
+    if slabs:
+        gx, gy = max(cw - bw, 4.0), max(chh - bh - lab_h, 4.0)
+        ln = 0.42 * min(gx, gy) * math.sqrt(2)  # along the diagonal, inside the gaps round the box
+        u = ln / math.sqrt(2)
+        for d, dev in enumerate(devices):
+            r = dev.rect()
+            i = coords[d][0]
+            slab_stubs.append((QLineF(r.right(), r.top(), r.right() + u, r.top() - u),  # to slab i+1: up right
+                               QLineF(r.left(), r.bottom(), r.left() - u, r.bottom() + u)))  # from i−1: down left
+            slab_wrap.append((i == shape.grid[0] - 1 and shape.wrap[0], i == 0 and shape.wrap[0]))
+    for d, cd in enumerate(coords):
+        for a, size in enumerate(shape.grid):
+            if size < 2 or (slabs and a == 0):
+                continue
+            nb = list(cd)
+            nb[a] += 1
+            if nb[a] < size:
+                links.append(_edge_link(devices[d], devices[index[tuple(nb)]]))
+            elif shape.wrap[a] and size > 2:
+                nb[a] = 0
+                first = devices[index[tuple(nb)]]
+                stubs += _wrap_stubs(devices[d], first, stub)
+    anchors = tuple(d.centre for d in devices)
+    lanes = tuple((QLineF(c, c), QLineF(c, c)) for c in centres)  # no switch: messages ride the links
+    block = max(min(theme.SIZE_PX["block"] * s, 0.45 * min(cw - bw, chh - bh - lab_h)), 5.0)
+    fabric_label = TextBox(QRectF(area.center().x() - fw / 2, area.bottom() - fh, fw, fh), tuple(fab_lines), f_fab,
+                           int(Qt.AlignHCenter))
+    switch_label = TextBox(QRectF(), (), font("switch", True))
+    lane = theme.LINE_PX["spoke"] * s
+    return RingLayout(W, H, vs, tvs, m, *header[5:13], area, area.center(), "box", tuple(devices), tuple(labels),
+                      anchors, 0.0, switch_label, block, min(block * 0.62 + 1.5, bw / 2), lane,
+                      theme.LINE_PX["spoke_active"] * s, lanes, kind="torus", fabric_label=fabric_label,
+                      grid_pos=tuple(coords), grid_shape=tuple(shape.grid), grid_wrap=tuple(shape.wrap),
+                      links=tuple(links), wrap_stubs=tuple(stubs), slab_stubs=tuple(slab_stubs),
+                      slab_wrap=tuple(slab_wrap))
+
+
+def _slot_columns(nc: int, bw: float, bh: float) -> int:
+    """Slots per row in a torus box of nc chunks: 8 up to 64 chunks, more when there are many (a
+    4×4×4 all-gather's 192) so that the slots fill the box's shape instead of 24 rows of 8."""
+    if nc <= 1:
+        return 1
+    return int(min(nc, max(8, math.ceil(math.sqrt(nc * max(bw, 1.0) / max(bh, 1.0))))))
+
+
+def _edge_link(a: DeviceBox, b: DeviceBox) -> QLineF:
+    """The link between two boxes on one grid line: from a's edge to b's edge."""
+    ra, rb = a.rect(), b.rect()
+    if abs(a.centre.y() - b.centre.y()) < 1e-6:  # same row
+        left, right = (ra, rb) if ra.center().x() < rb.center().x() else (rb, ra)
+        y = a.centre.y()
+        return QLineF(left.right(), y, right.left(), y)
+    if abs(a.centre.x() - b.centre.x()) < 1e-6:  # same column
+        top, bot = (ra, rb) if ra.center().y() < rb.center().y() else (rb, ra)
+        x = column_x(a)
+        return QLineF(x, top.bottom(), x, bot.top())
+    return QLineF(a.centre, b.centre)  # another slab (3-D): straight across
+
+
+COLUMN_AT = 0.86  # a column's links run at this fraction of the box's width: clear of the name above it
+
+
+def column_x(dev: DeviceBox) -> float:
+    """The x of the links along a grid column: towards the box's right end, beside its name
+    (above the box's left end), so the blocks riding them never pass under a name."""
+    r = dev.rect()
+    return r.left() + COLUMN_AT * r.width()
+
+
+def _wrap_stubs(last: DeviceBox, first: DeviceBox, length: float):
+    """The two ends of a wraparound link: out of `last`'s far edge and out of `first`'s near edge."""
+    rl, rf = last.rect(), first.rect()
+    if abs(last.centre.y() - first.centre.y()) < 1e-6:  # along a row: right of last, left of first
+        y = last.centre.y()
+        return [QLineF(rl.right(), y, rl.right() + length, y), QLineF(rf.left(), y, rf.left() - length, y)]
+    x = column_x(last)
+    return [QLineF(x, rl.bottom(), x, rl.bottom() + length), QLineF(x, rf.top(), x, rf.top() - length)]
+
+
+def message_path(lay: RingLayout, src: int, dst: int):
+    """
+    The legs (list of (QPointF, QPointF)) a message from src to dst rides, or None where it
+    rides the lanes through a switch (same node, one switch). Between nodes: out of the sender
+    to its NIC on the fabric, along the fabric, up to the receiver. On a torus: along the link
+    between neighbours (the two directions side by side), or round a wraparound link: out of
+    the sender's stub, in through the receiver's.
+    """
+    if lay.kind == "nodes":
+        P = len(lay.devices) // max(len(lay.clusters), 1)
+        if src < 0 or dst < 0 or src // P == dst // P:
+            return None
+        xs, xd = lay.nic_ports[src][0].x(), lay.nic_ports[dst][0].x()
+        y = lay.fabric_lanes[0 if xd >= xs else 1]
+        ps, pd = QPointF(xs, y), QPointF(xd, y)
+        return [(lay.devices[src].centre, ps), (ps, pd), (pd, lay.devices[dst].centre)]
+    if lay.kind != "torus" or src < 0 or dst < 0:
+        return None
+    cs, cd = lay.grid_pos[src], lay.grid_pos[dst]
+    axes = [a for a in range(len(cs)) if cs[a] != cd[a]]
+    if len(axes) != 1:
+        return None
+    a = axes[0]
+    size = lay.grid_shape[a]
+    forward = (cs[a] + 1) % size == cd[a]
+    if lay.slab_stubs and a == 0:  # between slabs: out of the sender's stub, in through the receiver's
+        out_, in_ = (lay.slab_stubs[src][0], lay.slab_stubs[dst][1]) if forward else \
+            (lay.slab_stubs[src][1], lay.slab_stubs[dst][0])
+        return [(out_.p1(), out_.p2()), (in_.p2(), in_.p1())]
+    off = lay.lane_offset * (1 if forward else -1)
+    A, B = lay.devices[src], lay.devices[dst]
+    vertical = abs(A.centre.x() - B.centre.x()) < 1e-6
+    ca = QPointF(column_x(A), A.centre.y()) if vertical else A.centre  # a column's links run beside the names
+    cb = QPointF(column_x(B), B.centre.y()) if vertical else B.centre
+    if abs(cs[a] - cd[a]) == 1 or size == 2:  # neighbours on the drawing: the straight link, own side
+        ln = QLineF(ca, cb)
+        u = ln.unitVector()
+        v = QPointF(-(u.p2().y() - u.p1().y()), u.p2().x() - u.p1().x())
+        rs, rd = A.rect(), B.rect()
+        p1 = _edge_point(ca, cb, rs) + v * off
+        p2 = _edge_point(cb, ca, rd) + v * off
+        return [(p1, p2)]
+    # round the wraparound link: leave the sender outwards, arrive from outside the receiver
+    out = cb - ca
+    ln = math.hypot(out.x(), out.y()) or 1.0
+    u = QPointF(-out.x() / ln, -out.y() / ln)  # away from the receiver: the way the wrap leaves
+    reach = max(lay.wrap_stubs[0].length() - lay.block / 2, 1.0) if lay.wrap_stubs else lay.block
+    e1 = _edge_point(ca, ca + u * 1000, A.rect())
+    e2 = _edge_point(cb, cb - u * 1000, B.rect())
+    v = QPointF(-u.y(), u.x()) * off
+    return [(e1 + v, e1 + u * reach + v), (e2 - u * reach + v, e2 + v)]
+
+
+def _edge_point(c: QPointF, towards: QPointF, rect: QRectF) -> QPointF:
+    """Where the segment from c (inside rect) towards `towards` leaves rect."""
+    d = towards - c
+    p = _enter_box(towards, QPointF(-d.x(), -d.y()), rect)
+    return p if p is not None else c
+
+
+def machine_shape(topology, shape: RingShape) -> RingShape:
+    """`shape` with the machine `topology` (comm_sim's) adds: nodes and GPUs per node, or a
+    torus's grid and wraparound links; a switch leaves it as it is."""
+    if getattr(topology, "n_nodes", 1) > 1:
+        return replace(shape, nodes=int(topology.n_nodes), per_node=int(topology.per_node))
+    grid = getattr(topology, "shape", None)
+    if grid is not None and len(grid) and topology.n > 1:
+        wrap = getattr(topology, "wrap", None) or (True,) * len(grid)
+        return replace(shape, grid=tuple(int(a) for a in grid), wrap=tuple(bool(w) for w in wrap))
+    return shape
