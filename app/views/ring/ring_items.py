@@ -313,7 +313,7 @@ def bar_size(d) -> tuple[int, int]:
 def set_computing(devices, index, t: float) -> None:
     """Label each device box with the op it computes at t (TraceIndex.computing), e.g. "QKV 1.34 ns":
     the view's one call per frame for the TP forward's ops; the items themselves still only paint."""
-    from ..text.explain import compute_label  # explain imports nothing of the ring: no cycle at import time
+    from ..text.op_text import compute_label  # the text modules import nothing of the ring: no cycle at import time
 
     for item in devices:
         rec = index.computing(item.d, t)

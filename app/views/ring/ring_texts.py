@@ -11,7 +11,8 @@ import numpy as np
 
 from simcore.trace import SWITCH
 
-from ..text.explain import fmt_bytes, fmt_time, op_name, op_title
+from ..text.explain import fmt_bytes, fmt_time, op_title
+from ..text.op_text import op_name
 from ...core.frame import DONE, NEXT, step_of
 from .ring_items import STRIPE_MAX_N
 from .ring_layout import BOX_MODE_MAX_N, RingShape, RingTexts
