@@ -310,23 +310,12 @@ def is_wired(topology) -> bool:
 
 def _wired_comm(topo, ns, nbytes, algo):
     """topology_comm for a comm_sim topology: it offers n = topo.n only, priced as the all-reduce
-    the step simulation runs on it (topo_collectives.allreduce_on): hierarchical across nodes,
-    bidirectional rings per torus axis, else the switch's `algo` (algorithms.t_formula_on)."""
-    from .algorithms import t_formula_on
-    from .topo_closed_forms import t_hier, t_torus
-    from .topology import Nodes, Torus
+    the step simulation runs on it (topo_collectives.allreduce_on_time)."""
+    from .topo_collectives import allreduce_on_time
+    from .topology import Nodes
 
     valid = ns == topo.n
-    S = float(nbytes)
-    if topo.n == 1:
-        one = 0.0
-    elif isinstance(topo, Nodes) and topo.n_nodes > 1:
-        one = t_hier("all-reduce", topo.per_node, topo.n_nodes, S, topo.intra, topo.inter, base=topo.base)
-    elif isinstance(topo, Torus):
-        one = topo.base + t_torus("all-reduce", topo.shape, S, topo.link, getattr(topo, "wrap", None))
-    else:
-        one = t_formula_on(topo, algo, S)
-    t = np.where(valid, one, np.nan)
+    t = np.where(valid, allreduce_on_time(topo, nbytes, algo), np.nan)
     nodes_ = isinstance(topo, Nodes)
     return t, {"valid": valid, "n_nodes": np.full(ns.shape, float(topo.n_nodes if nodes_ else 1)),
                "node_size": np.full(ns.shape, float(topo.per_node if nodes_ else 0))}

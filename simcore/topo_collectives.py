@@ -475,3 +475,19 @@ def allreduce_on(comm, arrays, algo="ring", inter_algo="hier", label=""):
             raise ValueError(f"across nodes the all-reduce is 'hier' or 'ring', not {inter_algo!r}")
         return TOPO_ALLREDUCE[key][1](comm, arrays, label)
     return ALLREDUCE_ALGOS[algo][1](comm, arrays, label)
+
+
+def allreduce_on_time(topo, nbytes, algo="ring"):
+    """Closed-form time (seconds) of what allreduce_on(Comm(topo), …, algo) runs on an idle
+    topology: hierarchical across nodes (t_hier), bidirectional rings per torus axis (t_torus),
+    else algorithms.t_formula_on; each with the topology's base latency."""
+    from .algorithms import t_formula_on
+
+    S = float(nbytes)
+    if topo.n == 1:
+        return 0.0
+    if getattr(topo, "n_nodes", 1) > 1:
+        return t_hier("all-reduce", topo.per_node, topo.n_nodes, S, topo.intra, topo.inter, base=topo.base)
+    if getattr(topo, "shape", None) is not None:
+        return topo.base + t_torus("all-reduce", topo.shape, S, topo.link, getattr(topo, "wrap", None))
+    return t_formula_on(topo, algo, S)

@@ -18,6 +18,7 @@ from simcore.llm_math import LLAMA3_8B, LLAMA3_70B
 from simcore.step_sim import (activation_bytes_per_layer, collective_bytes, device_intervals, explain_gap,
                               roofline_gap, simulate_decode_step, simulate_prefill_step, step_shape)
 from simcore.trace import Trace
+from closed_forms import reference_hier_allreduce
 
 # Llama-3 8B (32 layers) keeps most tests quick; the 70B runs where its numbers are the point.
 M8 = LLAMA3_8B
@@ -95,15 +96,6 @@ def test_replicated_kv_projections_counted_by_both_when_n_exceeds_kv_heads():
     assert at_8["w_per_chip"] == pytest.approx(M8.matmul_params() * 2.0 / 8, rel=1e-12)
 
 
-def t_hier_reference(q, m, S, intra, inter, base):
-    """Hierarchical all-reduce on m nodes of q (Horovod/NCCL's three calls), from the literature:
-    ring reduce-scatter in the node (q − 1)(α + S/(qβ)), ring all-reduce of the S/q shard across
-    the m nodes on each GPU's own NIC 2(m − 1)(α + S/(qmβ)), ring all-gather in the node; + 3 bases."""
-    rs = (q - 1) * (intra.alpha + S / (q * intra.bw))
-    across = 2 * (m - 1) * (inter.alpha + S / (q * m * inter.bw))
-    return rs + across + rs + 3 * base
-
-
 @pytest.mark.parametrize("how", ["key", "preset", "wired"])
 def test_topology_means_the_same_to_the_step_and_the_roofline(how):
     from simcore.cost_model import decode_sweep
@@ -117,7 +109,8 @@ def test_topology_means_the_same_to_the_step_and_the_roofline(how):
     # the step's all-reduces are the machine's own, hierarchical across its NICs, whichever way it is
     # named: three calls (reduce-scatter in the node, all-reduce across, all-gather), each paying its base
     S = M8.d_model * 2.0
-    hier = t_hier_reference(8, 2, S, wired.intra, wired.inter, wired.base)
+    hier = reference_hier_allreduce(8, 2, S, (wired.intra.alpha, wired.intra.bw), (wired.inter.alpha, wired.inter.bw),
+                                    wired.base)
     assert hier < t_formula_on(wired, "ring", S)  # not the flat ring over the same wiring
     ar = comm.trace.collectives[0]
     assert ar.algo == "hier" and ar.t_end - ar.t_start == pytest.approx(hier, rel=1e-9)
