@@ -253,9 +253,13 @@ class RingView(QGraphicsView):
                 lab.setPos(lb.rect.center())
         self._queues_shown = False
         if radial:
-            R = max(b.rect().right() for b in lay.devices) - lay.centre.x()
+            # every bar inside, whatever the shape (one ring round the centre, or a cluster per node)
             pad = theme.line("highlight") + 2
-            self.bars.set_rect(QRectF(lay.centre.x() - R - pad, lay.centre.y() - R - pad, 2 * (R + pad), 2 * (R + pad)))
+            span = QRectF()
+            for b in lay.devices:
+                r = max(b.w, b.h) / 2 + pad  # a bar turned any way stays within this of its centre
+                span = span.united(QRectF(b.centre.x() - r, b.centre.y() - r, 2 * r, 2 * r))
+            self.bars.set_rect(span)
         self._geom = {"mode": lay.mode, "r_sw": lay.switch_r, "block": lay.block, "off": lay.lane_offset,
                       "lane": lay.lane_width, "lane_active": lay.lane_width_active}
         self.anchors = list(lay.anchors)

@@ -256,6 +256,9 @@ class TimelineView(QWidget):
             label += (f"&nbsp;&nbsp;&nbsp;<span style='color:{FABRIC_COLOR}'>┅</span>&nbsp;"
                       + html.escape(self.tr("dashed gold outline: crosses between nodes (NIC)")))
         self.plot.setLabel("bottom", label)
+        # pyqtgraph centres an axis title only when the axis is resized: a new title of another
+        # width (the compute legend coming or going, a language) would stay where the old one was
+        self.plot.getAxis("bottom").resizeEvent()
         self._stride = None
         self._set_row_ticks()
 
