@@ -5,9 +5,11 @@ colour, cached where they change only at step boundaries), and the text label th
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter, QPen, QTransform
 from PySide6.QtWidgets import QGraphicsItem
 
 from simcore.trace import ALL
@@ -15,6 +17,12 @@ from simcore.trace import ALL
 from ... import theme
 from .ring_items import STRIPE_MAX_N, _Colors, paint_chunk
 from .ring_layout import text_size, wrap_lines
+
+
+# Above this many lines a layer strokes them aliased: antialiasing 512 wide lines (n = 256's lanes)
+# costs 4 ms, four times the aliased stroke (measured with QPainter on a 900x900 image), and at
+# that density a lane is two pixels wide either way.
+AA_MAX_LINES = 256
 
 
 def draw_lines_by_colour(p: QPainter, lines_and_colours, width: float, cap=Qt.FlatCap, pens: dict | None = None):
@@ -48,7 +56,9 @@ class FlightLayer(QGraphicsItem):
         self.n = n
         self.s = 10.0  # block side
         self.rect = QRectF()
-        self.items: list = []  # (message index, QPointF centre, contributors, chunk)
+        # the blocks: message indices, centres (k, 2), contributors (None where `fills` paints them), chunks
+        self._ids, self._pos, self._who, self._chunk = np.zeros(0, np.int64), np.zeros((0, 2)), [], []
+        self._items = []
         self.fills = None  # n > STRIPE_MAX_N: (contributor counts, colour devices) of every message
         self.crossing = frozenset()  # message indices that cross between nodes: a dashed gold outline
         self.setZValue(5)
@@ -62,9 +72,24 @@ class FlightLayer(QGraphicsItem):
         self.s = s
         self.update()
 
+    @property
+    def items(self) -> list:
+        """(message index, QPointF centre, contributors, chunk) of every block."""
+        if self._items is None:
+            self._items = [(i, QPointF(x, y), w, ch) for i, (x, y), w, ch in
+                           zip(self._ids.tolist(), self._pos.tolist(), self._who, self._chunk)]
+        return self._items
+
     def set_items(self, items: list):
-        if items or self.items:
-            self.items = items
+        self.set_blocks(np.array([b[0] for b in items], np.int64),
+                        np.array([(b[1].x(), b[1].y()) for b in items], float).reshape(-1, 2),
+                        [b[2] for b in items], [b[3] for b in items])
+
+    def set_blocks(self, ids: np.ndarray, pos: np.ndarray, who: list, chunks: list):
+        """The blocks as arrays (what the view computes): no point objects unless a paint needs them."""
+        if len(ids) or len(self._ids):
+            self._ids, self._pos, self._who, self._chunk = ids, pos, who, chunks
+            self._items = None
             self.update()
 
     def boundingRect(self):
@@ -75,12 +100,15 @@ class FlightLayer(QGraphicsItem):
         m = theme.line("outline")
         return QRectF(pos.x() - self.s / 2 - m, pos.y() - self.s / 2 - m, self.s + 2 * m, self.s + 2 * m)
 
+    def batched(self) -> bool:
+        """Are the blocks painted from `fills` (many small blocks, no numbers), not from their sets?"""
+        return self.fills is not None and self.n > STRIPE_MAX_N and self.s < 22
+
     def _paint_many(self, p: QPainter):
         """n > STRIPE_MAX_N: paint_chunk's rule for every block, one drawRects per colour."""
         col, s = self.colors, self.s
         k_all, colour_all = self.fills
-        ids = np.fromiter((b[0] for b in self.items), np.int64, len(self.items))
-        xy = np.array([(b[1].x(), b[1].y()) for b in self.items], float).reshape(-1, 2) - s / 2
+        ids, xy = self._ids, self._pos - s / 2
         k, colour = k_all[ids], colour_all[ids]
         frac = np.where(k == 1, 1.0, k / max(self.n, 1))
         rects = [QRectF(x, y, s, s) for x, y in xy.tolist()]
@@ -109,11 +137,14 @@ class FlightLayer(QGraphicsItem):
             p.drawRects(mine)
 
     def paint(self, p: QPainter, option, widget=None):
-        if not self.items:
+        if not len(self._ids):
             return
         col, s = self.colors, self.s
-        if self.fills is not None and self.n > STRIPE_MAX_N and s < 22:  # small blocks, no numbers: batched
+        if self.batched():  # small blocks, no numbers: square, so crisp without antialiasing (half the time)
+            aa = p.testRenderHint(QPainter.Antialiasing)
+            p.setRenderHint(QPainter.Antialiasing, False)
             self._paint_many(p)
+            p.setRenderHint(QPainter.Antialiasing, aa)  # the view does not save the painter's state
             return
         p.setPen(Qt.NoPen)
         rects = []
@@ -142,22 +173,111 @@ class FlightLayer(QGraphicsItem):
             p.drawText(r, Qt.AlignCenter, str(chunk))
 
 
-class ChordsLayer(QGraphicsItem):
+class PicturedLayer(QGraphicsItem):
     """
-    Below the devices, each message's chord from the sender's lane to the receiver's. The
-    chords stay put while their messages fly, so they are a cached picture redrawn only when
-    the set changes (a step boundary).
+    A layer of lines that changes only at step boundaries, kept as a picture of its device pixels
+    (what Qt's DeviceCoordinateCache does) that it can also draw ahead: `prepare(content)` paints
+    a coming step's picture in a frame before its boundary, and the paint once `content` is shown
+    blits it instead of stroking hundreds of lines in the boundary's frame. The last few pictures
+    are kept (a boundary's frame and the one after it alternate between two). Subclasses say what
+    they show (`content`, a value compared with ==) and how to stroke it (`draw`).
     """
+
+    KEEP = 3  # pictures kept: at 1600x900 each is about 3 MB
 
     def __init__(self):
         super().__init__()
         self.rect = QRectF()
+        self._pictures = []  # (content, transform, hints, x0, y0, QImage), the last used first
+        self._device = None  # (transform, render hints) of the last paint: what prepare draws for
+
+    def content(self):
+        raise NotImplementedError
+
+    def draw(self, p: QPainter, content):
+        raise NotImplementedError
+
+    def boundingRect(self):
+        return self.rect
+
+    def forget(self):
+        """The geometry changed: no picture kept shows it."""
+        self._pictures = []
+
+    def _render(self, content, T: QTransform, hints):
+        box = T.mapRect(self.rect)
+        x0, y0 = math.floor(box.left()), math.floor(box.top())
+        w, h = math.ceil(box.right()) - x0, math.ceil(box.bottom()) - y0
+        if w <= 0 or h <= 0 or w * h > 64 * 2**20:
+            return None
+        img = QImage(w, h, QImage.Format_ARGB32_Premultiplied)
+        img.fill(0)
+        q = QPainter(img)
+        try:
+            q.setRenderHints(hints)
+            q.setTransform(T * QTransform.fromTranslate(-x0, -y0))
+            self.draw(q, content)
+        finally:
+            q.end()  # an image destroyed while painted on takes the process down
+        return content, _key(T), hints, x0, y0, img
+
+    def _find(self, content, tkey, hints):
+        for pic in self._pictures:
+            if pic[1] == tkey and pic[2] == hints and pic[0] == content:
+                return pic
+        return None
+
+    def prepare(self, content) -> bool:
+        """Paint the picture of `content` now, for the view's current transform (False: it was
+        already there, or the layer was never painted)."""
+        if self._device is None or self._find(content, _key(self._device[0]), self._device[1]) is not None:
+            return False
+        pic = self._render(content, *self._device)
+        if pic is not None:
+            self._pictures = [pic] + self._pictures[:self.KEEP - 1]
+        return pic is not None
+
+    def paint(self, p: QPainter, option, widget=None):
+        T, hints = QTransform(p.deviceTransform()), p.renderHints()  # a copy: prepare uses it later
+        if not T.isAffine():
+            self.draw(p, self.content())
+            return
+        self._device = (T, hints)
+        content = self.content()
+        pic = self._find(content, _key(T), hints)
+        if pic is None:  # not drawn ahead: drawn now, and kept
+            pic = self._render(content, T, hints)
+            if pic is None:  # a huge zoom: no picture
+                self.draw(p, content)
+                return
+        self._pictures = [pic] + [q for q in self._pictures if q is not pic][:self.KEEP - 1]
+        *_, x0, y0, img = pic
+        p.save()
+        p.resetTransform()
+        scale = p.deviceTransform().m11()  # what remains is the device pixel ratio
+        img.setDevicePixelRatio(scale)
+        p.drawImage(QPointF(x0 / scale, y0 / scale), img)
+        p.restore()
+
+
+def _key(T: QTransform) -> tuple:
+    return T.m11(), T.m12(), T.m21(), T.m22(), T.dx(), T.dy()
+
+
+class ChordsLayer(PicturedLayer):
+    """
+    Below the devices, each message's chord from the sender's lane to the receiver's. The
+    chords stay put while their messages fly: a picture redrawn only when the set changes (a step
+    boundary), drawn ahead of it while playing.
+    """
+
+    def __init__(self):
+        super().__init__()
         self.items: list = []  # (QLineF, QColor)
         self.width = 1.0
         self._pens = {}  # draw_lines_by_colour's pens, kept while the width is
         self.setZValue(2.5)
         self.setAcceptedMouseButtons(Qt.NoButton)
-        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
 
     def set_geometry(self, r: QRectF, width: float):
         self.prepareGeometryChange()
@@ -165,6 +285,7 @@ class ChordsLayer(QGraphicsItem):
         if width != self.width:
             self._pens = {}
         self.width = width
+        self.forget()
         self.update()
 
     def set_items(self, items: list):
@@ -172,25 +293,27 @@ class ChordsLayer(QGraphicsItem):
             self.items = items
             self.update()
 
-    def boundingRect(self):
-        return self.rect
+    def content(self):
+        return self.items
 
-    def paint(self, p: QPainter, option, widget=None):
-        draw_lines_by_colour(p, self.items, self.width, Qt.RoundCap, self._pens)
+    def draw(self, p: QPainter, items):
+        aa = p.testRenderHint(QPainter.Antialiasing)
+        p.setRenderHint(QPainter.Antialiasing, aa and len(items) <= AA_MAX_LINES)
+        draw_lines_by_colour(p, items, self.width, Qt.RoundCap, self._pens)
+        p.setRenderHint(QPainter.Antialiasing, aa)  # the view does not save the painter's state
 
 
-class LanesLayer(QGraphicsItem):
+class LanesLayer(PicturedLayer):
     """
     Every spoke's two lanes (send, receive) in one item: idle lanes in the spoke colour, the
     lanes a message is using in its colour and a wider pen. At n = 64 that is 128 antialiased
-    wide lines, 0.4 ms to stroke; they change only when a step does, so they are painted into a
-    cached picture then and blitted in the frames between.
+    wide lines, 0.4 ms to stroke; they change only when a step does, so they are a picture
+    redrawn then (drawn ahead of the boundary while playing) and blitted in the frames between.
     """
 
     def __init__(self, colors: _Colors):
         super().__init__()
         self.colors = colors
-        self.rect = QRectF()
         self.lines: list = []  # per device: (send QLineF, receive QLineF)
         self.active: dict = {}  # (device, 0 send | 1 receive) -> QColor
         self.width = 1.0
@@ -198,7 +321,6 @@ class LanesLayer(QGraphicsItem):
         self._pens = {}  # draw_lines_by_colour's pens, kept while the widths are
         self.setZValue(1)
         self.setAcceptedMouseButtons(Qt.NoButton)
-        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)  # lanes change only when a step does
 
     def set_geometry(self, r: QRectF, lines: list, width: float, width_active: float):
         self.prepareGeometryChange()
@@ -206,6 +328,7 @@ class LanesLayer(QGraphicsItem):
         if (width, width_active) != (self.width, self.width_active):
             self._pens = {}
         self.lines, self.width, self.width_active = lines, width, width_active
+        self.forget()
         self.update()
 
     def set_active(self, active: dict):
@@ -213,23 +336,26 @@ class LanesLayer(QGraphicsItem):
             self.active = dict(active)
             self.update()
 
-    def boundingRect(self):
-        return self.rect
+    def content(self):
+        return self.active
 
-    def paint(self, p: QPainter, option, widget=None):
+    def draw(self, p: QPainter, active_lanes: dict):
         idle, active = [], []
         for d, pair in enumerate(self.lines):
             for k, line in enumerate(pair):
-                col = self.active.get((d, k))
+                col = active_lanes.get((d, k))
                 if col is None:
                     idle.append(line)
                 else:
                     active.append((line, col))
         pen = QPen(self.colors.spoke, self.width)
         pen.setCapStyle(Qt.FlatCap)
+        aa = p.testRenderHint(QPainter.Antialiasing)
+        p.setRenderHint(QPainter.Antialiasing, aa and 2 * len(self.lines) <= AA_MAX_LINES)
         p.setPen(pen)
         p.drawLines(idle)
         draw_lines_by_colour(p, active, self.width_active, pens=self._pens)
+        p.setRenderHint(QPainter.Antialiasing, aa)  # the view does not save the painter's state
 
 
 class LabelItem(QGraphicsItem):
