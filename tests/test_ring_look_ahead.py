@@ -56,27 +56,31 @@ def test_playing_through_boundaries_paints_what_a_fresh_view_paints(qtbot, monke
     model = ScenarioModel(Scenario(kind=kind, n=n, nbytes=n * 2**15))
     pb = Playback(model)
     view = _shown(qtbot, RingView(model, pb))
-    pb.set_speed(pb.MAX_SPEED)
+    pb.set_speed(1.0)  # 20 frames a step or more: time for every piece however slow the machine
     drawn_in_paint = []
-    render = ring_layers.PicturedLayer._render
 
-    def spy(layer, content, T, hints):  # a picture drawn while the view paints, not ahead of it
-        drawn_in_paint.append(type(layer).__name__)
-        return render(layer, content, T, hints)
+    def spying(cls):
+        draw = cls.draw
+
+        def spy(layer, p, content, part=0, parts=1):  # lines stroked while the view paints, not ahead
+            drawn_in_paint.append(cls.__name__)
+            return draw(layer, p, content, part, parts)
+        return spy
 
     boundaries = 0
     stops = pb.stops
     qtbot.wait(1)
-    for _ in range(80):
+    for _ in range(160):
         before = sum(1 for s in stops if s <= pb.t)
         pb.advance(1 / 60)
         crossed = sum(1 for s in stops if s <= pb.t) > before
         if not crossed:
             view.grab()  # paint as the screen would: the look-ahead prepares for the transform painted
             continue
-        monkeypatch.setattr(ring_layers.PicturedLayer, "_render", spy)
-        played = _pixels(view)
-        monkeypatch.setattr(ring_layers.PicturedLayer, "_render", render)
+        with monkeypatch.context() as m:
+            for cls in (ring_layers.LanesLayer, ring_layers.ChordsLayer):
+                m.setattr(cls, "draw", spying(cls))
+            played = _pixels(view)
         boundaries += 1
         fresh_model = ScenarioModel(Scenario(kind=kind, n=n, nbytes=n * 2**15))
         fresh_pb = Playback(fresh_model)

@@ -19,12 +19,6 @@ from .ring_items import STRIPE_MAX_N, _Colors, paint_chunk
 from .ring_layout import text_size, wrap_lines
 
 
-# Above this many lines a layer strokes them aliased: antialiasing 512 wide lines (n = 256's lanes)
-# costs 4 ms, four times the aliased stroke (measured with QPainter on a 900x900 image), and at
-# that density a lane is two pixels wide either way.
-AA_MAX_LINES = 256
-
-
 def draw_lines_by_colour(p: QPainter, lines_and_colours, width: float, cap=Qt.FlatCap, pens: dict | None = None):
     """Stroke (QLineF, QColor) pairs with one drawLines call per colour. `pens`, if given, keeps
     the pen of each (colour, width, cap) between calls: at n = 256 a step boundary strokes 256
@@ -40,6 +34,9 @@ def draw_lines_by_colour(p: QPainter, lines_and_colours, width: float, cap=Qt.Fl
             pen.setCapStyle(cap)
         p.setPen(pen)
         p.drawLines(lines)
+
+
+ALIASED_BLOCKS_N = 64  # above this many devices the flying blocks' outlines are not antialiased
 
 
 class FlightLayer(QGraphicsItem):
@@ -140,9 +137,11 @@ class FlightLayer(QGraphicsItem):
         if not len(self._ids):
             return
         col, s = self.colors, self.s
-        if self.batched():  # small blocks, no numbers: square, so crisp without antialiasing (half the time)
+        if self.batched():  # small blocks, no numbers
             aa = p.testRenderHint(QPainter.Antialiasing)
-            p.setRenderHint(QPainter.Antialiasing, False)
+            # hundreds of small squares: aliased outlines take half the time, and at that size
+            # (6 px at n = 256) look the same; up to 64 a 1.5 px outline would look uneven
+            p.setRenderHint(QPainter.Antialiasing, aa and self.n <= ALIASED_BLOCKS_N)
             self._paint_many(p)
             p.setRenderHint(QPainter.Antialiasing, aa)  # the view does not save the painter's state
             return
@@ -177,24 +176,27 @@ class PicturedLayer(QGraphicsItem):
     """
     A layer of lines that changes only at step boundaries, kept as a picture of its device pixels
     (what Qt's DeviceCoordinateCache does) that it can also draw ahead: `prepare(content)` paints
-    a coming step's picture in a frame before its boundary, and the paint once `content` is shown
-    blits it instead of stroking hundreds of lines in the boundary's frame. The last few pictures
-    are kept (a boundary's frame and the one after it alternate between two). Subclasses say what
-    they show (`content`, a value compared with ==) and how to stroke it (`draw`).
+    a coming step's picture in the frames before its boundary, a part a call (`PARTS`), and the
+    paint once `content` is shown blits it instead of stroking hundreds of lines in the boundary's
+    frame. The last few pictures are kept (a boundary's frame and the one after it alternate
+    between two). Subclasses say what they show (`content`, a value compared with ==) and how to
+    stroke part k of `parts` of it (`draw`); the parts are always drawn in the same order, so a
+    picture drawn ahead is the one drawn at once.
     """
 
     KEEP = 3  # pictures kept: at 1600x900 each is about 3 MB
+    PARTS = 1
 
     def __init__(self):
         super().__init__()
         self.rect = QRectF()
-        self._pictures = []  # (content, transform, hints, x0, y0, QImage), the last used first
+        self._pictures = []  # [content, transform, hints, x0, y0, QImage, parts drawn], the last used first
         self._device = None  # (transform, render hints) of the last paint: what prepare draws for
 
     def content(self):
         raise NotImplementedError
 
-    def draw(self, p: QPainter, content):
+    def draw(self, p: QPainter, content, part: int = 0, parts: int = 1):
         raise NotImplementedError
 
     def boundingRect(self):
@@ -204,7 +206,7 @@ class PicturedLayer(QGraphicsItem):
         """The geometry changed: no picture kept shows it."""
         self._pictures = []
 
-    def _render(self, content, T: QTransform, hints):
+    def _start(self, content, T: QTransform, hints):
         box = T.mapRect(self.rect)
         x0, y0 = math.floor(box.left()), math.floor(box.top())
         w, h = math.ceil(box.right()) - x0, math.ceil(box.bottom()) - y0
@@ -212,14 +214,22 @@ class PicturedLayer(QGraphicsItem):
             return None
         img = QImage(w, h, QImage.Format_ARGB32_Premultiplied)
         img.fill(0)
+        return [content, _key(T), hints, x0, y0, img, 0, T]
+
+    def _draw_parts(self, pic, upto: int):
+        """Draw parts pic[6] … upto − 1 of pic's content into its image."""
+        if pic[6] >= upto:
+            return
+        content, _tkey, hints, x0, y0, img, done, T = pic
         q = QPainter(img)
         try:
             q.setRenderHints(hints)
             q.setTransform(T * QTransform.fromTranslate(-x0, -y0))
-            self.draw(q, content)
+            for k in range(done, upto):
+                self.draw(q, content, k, self.PARTS)
         finally:
             q.end()  # an image destroyed while painted on takes the process down
-        return content, _key(T), hints, x0, y0, img
+        pic[6] = upto
 
     def _find(self, content, tkey, hints):
         for pic in self._pictures:
@@ -228,36 +238,45 @@ class PicturedLayer(QGraphicsItem):
         return None
 
     def prepare(self, content) -> bool:
-        """Paint the picture of `content` now, for the view's current transform (False: it was
-        already there, or the layer was never painted)."""
-        if self._device is None or self._find(content, _key(self._device[0]), self._device[1]) is not None:
+        """Paint the next part of the picture of `content`, for the view's current transform (False:
+        it was all there already, or the layer was never painted)."""
+        if self._device is None:
             return False
-        pic = self._render(content, *self._device)
-        if pic is not None:
+        T, hints = self._device
+        pic = self._find(content, _key(T), hints)
+        if pic is None:
+            pic = self._start(content, T, hints)
+            if pic is None:
+                return False
             self._pictures = [pic] + self._pictures[:self.KEEP - 1]
-        return pic is not None
+        elif pic[6] >= self.PARTS:
+            return False
+        self._draw_parts(pic, pic[6] + 1)
+        return True
 
     def paint(self, p: QPainter, option, widget=None):
         T, hints = QTransform(p.deviceTransform()), p.renderHints()  # a copy: prepare uses it later
+        content = self.content()
         if not T.isAffine():
-            self.draw(p, self.content())
+            for k in range(self.PARTS):
+                self.draw(p, content, k, self.PARTS)
             return
         self._device = (T, hints)
-        content = self.content()
-        pic = self._find(content, _key(T), hints)
-        if pic is None:  # not drawn ahead: drawn now, and kept
-            pic = self._render(content, T, hints)
-            if pic is None:  # a huge zoom: no picture
-                self.draw(p, content)
-                return
+        pic = self._find(content, _key(T), hints) or self._start(content, T, hints)
+        if pic is None:  # a huge zoom: no picture
+            for k in range(self.PARTS):
+                self.draw(p, content, k, self.PARTS)
+            return
+        self._draw_parts(pic, self.PARTS)  # what was not drawn ahead is drawn now
         self._pictures = [pic] + [q for q in self._pictures if q is not pic][:self.KEEP - 1]
-        *_, x0, y0, img = pic
-        p.save()
-        p.resetTransform()
-        scale = p.deviceTransform().m11()  # what remains is the device pixel ratio
-        img.setDevicePixelRatio(scale)
-        p.drawImage(QPointF(x0 / scale, y0 / scale), img)
-        p.restore()
+        x0, y0, img = pic[3:6]
+        # the picture's pixel (i, j) is device pixel (x0 + i, y0 + j): undo the item's own transform
+        # on top of the painter's world transform, keeping whatever maps the world to the device
+        # (a grab's offset of the widget in its window, the device pixel ratio)
+        W = p.worldTransform()
+        p.setWorldTransform(QTransform.fromTranslate(x0, y0) * T.inverted()[0] * W)
+        p.drawImage(QPointF(0, 0), img)
+        p.setWorldTransform(W)
 
 
 def _key(T: QTransform) -> tuple:
@@ -296,11 +315,8 @@ class ChordsLayer(PicturedLayer):
     def content(self):
         return self.items
 
-    def draw(self, p: QPainter, items):
-        aa = p.testRenderHint(QPainter.Antialiasing)
-        p.setRenderHint(QPainter.Antialiasing, aa and len(items) <= AA_MAX_LINES)
+    def draw(self, p: QPainter, items, part: int = 0, parts: int = 1):
         draw_lines_by_colour(p, items, self.width, Qt.RoundCap, self._pens)
-        p.setRenderHint(QPainter.Antialiasing, aa)  # the view does not save the painter's state
 
 
 class LanesLayer(PicturedLayer):
@@ -310,6 +326,8 @@ class LanesLayer(PicturedLayer):
     wide lines, 0.4 ms to stroke; they change only when a step does, so they are a picture
     redrawn then (drawn ahead of the boundary while playing) and blitted in the frames between.
     """
+
+    PARTS = 3  # idle lanes, then the lit ones in two halves
 
     def __init__(self, colors: _Colors):
         super().__init__()
@@ -339,7 +357,9 @@ class LanesLayer(PicturedLayer):
     def content(self):
         return self.active
 
-    def draw(self, p: QPainter, active_lanes: dict):
+    def draw(self, p: QPainter, active_lanes: dict, part: int = 0, parts: int = 1):
+        """Part 0: the idle lanes; parts 1 … parts − 1: the lit lanes, a share of their colours each
+        (at n = 256 stroking 512 antialiased lanes takes 4 ms: over three frames ahead of a step)."""
         idle, active = [], []
         for d, pair in enumerate(self.lines):
             for k, line in enumerate(pair):
@@ -348,14 +368,20 @@ class LanesLayer(PicturedLayer):
                     idle.append(line)
                 else:
                     active.append((line, col))
-        pen = QPen(self.colors.spoke, self.width)
-        pen.setCapStyle(Qt.FlatCap)
-        aa = p.testRenderHint(QPainter.Antialiasing)
-        p.setRenderHint(QPainter.Antialiasing, aa and 2 * len(self.lines) <= AA_MAX_LINES)
-        p.setPen(pen)
-        p.drawLines(idle)
-        draw_lines_by_colour(p, active, self.width_active, pens=self._pens)
-        p.setRenderHint(QPainter.Antialiasing, aa)  # the view does not save the painter's state
+        if part == 0:
+            pen = QPen(self.colors.spoke, self.width)
+            pen.setCapStyle(Qt.FlatCap)
+            p.setPen(pen)
+            p.drawLines(idle)
+        if parts == 1 or part > 0:
+            by_colour = {}
+            for line, col in active:
+                by_colour.setdefault(col.rgba(), []).append((line, col))
+            groups = list(by_colour.values())
+            if parts > 1:
+                share = -(-len(groups) // (parts - 1))
+                groups = groups[(part - 1) * share:part * share]
+            draw_lines_by_colour(p, [pair for g in groups for pair in g], self.width_active, pens=self._pens)
 
 
 class LabelItem(QGraphicsItem):

@@ -474,8 +474,15 @@ class RingView(QGraphicsView):
         if restart:
             self._ahead = [t, 0, None, 0]  # (from t, frame number, its set of messages, its piece)
             return
-        if self._ahead is not None and not self._prepare_piece():
-            self._ahead = None
+        for _ in range(1 if self.n > self.AHEAD_ALL_N else 64):
+            if self._ahead is None or not self._prepare_piece():
+                self._ahead = None
+                break
+
+    # up to this many devices every piece of the look-ahead is done in one frame (together under
+    # 2 ms at n = 64); above, one piece a frame (1-2.5 ms each at n = 256). Only how soon the next
+    # step is ready depends on it, never what is drawn.
+    AHEAD_ALL_N = 64
 
     def _prepare_piece(self) -> bool:
         """Do the next piece of the look-ahead; False when there is none left."""
@@ -510,9 +517,9 @@ class RingView(QGraphicsView):
                 if radial and self.bars.prepare_picture():
                     return True
             if plan[3] == 3:
-                plan[3] = 4
-                if self.lanes.prepare(flying[3]):
+                if self.lanes.prepare(flying[3]):  # a part a frame
                     return True
+                plan[3] = 4
             if plan[3] == 4:
                 plan[:] = [t, k + 1, None, 0]
                 if self.chord_layer.prepare(flying[2]):
