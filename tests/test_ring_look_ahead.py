@@ -125,3 +125,29 @@ def test_the_explanation_written_ahead_is_the_one_written_at_the_time(qtbot):
         fresh_pb.seek(pb.t)
         assert panel.text() == fresh.text(), f"t = {pb.t}"
     assert used >= 2  # the texts shown at boundaries were the ones written ahead
+
+
+@pytest.mark.parametrize("n", [8, 32])
+def test_a_window_grab_paints_lit_lanes_where_they_are(qtbot, n):
+    """The lane pictures are placed in device pixels: in a grab of the whole window the ring view
+    is offset inside it, and each lit lane must still be painted on its line."""
+    from app.main_window import MainWindow
+
+    model = ScenarioModel(Scenario(kind="all-gather", n=n, nbytes=n * 2**15))
+    pb = Playback(model)
+    win = _shown(qtbot, MainWindow(model, pb), (1600, 900))
+    view = win.findChild(RingView)
+    pb.seek((pb.stops[2] + pb.stops[3]) / 2)  # a step in flight: every device's lanes are lit
+    img = win.grab().toImage()
+    lit = view.lanes.active
+    assert len(lit) == 2 * n
+    checked = 0
+    for (d, k), colour in lit.items():
+        line = view.lanes.lines[d][k]
+        for f in (0.3, 0.7):  # along the lane, away from its ends (blocks, the switch's rim)
+            pos = view.viewport().mapTo(win, view.mapFromScene(line.pointAt(f)))
+            got = img.pixelColor(pos)
+            near = max(abs(got.red() - colour.red()), abs(got.green() - colour.green()),
+                       abs(got.blue() - colour.blue()))
+            checked += near <= 60  # a flying block may cover a point: most, not all
+    assert checked >= 0.8 * 2 * len(lit), f"{checked} of {2 * len(lit)} lane points show their colour"
