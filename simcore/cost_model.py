@@ -124,16 +124,17 @@ def pope_ffn_comm(variant, tokens, E, F, n, bw, bytes_per_elem=2.0):
                     over the rest; N = √(BL·n / F) balances the two terms and minimises the sum,
                     4·E·√(BL·F) / (√n · bw))
 
-    tokens = B·L, the tokens in this step; E d_model, F d_ff; n chips; bw bytes/s per chip;
-    times in bytes · bytes_per_elem. Returns seconds; "gathered" returns (seconds, N used).
-    Latency α is ignored (bandwidth terms only); N is clipped to [1, n].
+    tokens = B·L, the tokens in this step; E d_model, F d_ff; n chips; bw bytes/s per chip (n and
+    bw may be arrays: a whole sweep at once); times in bytes · bytes_per_elem. Returns seconds;
+    "gathered" returns (seconds, N used). Latency α is ignored (bandwidth terms only); N is
+    clipped to [1, n].
     """
     if variant == "1d":
         return 2 * tokens * E * bytes_per_elem / bw
     if variant == "2d":
-        return 8 * tokens * E * bytes_per_elem / (math.sqrt(n) * bw)
+        return 8 * tokens * E * bytes_per_elem / (np.sqrt(n) * bw)
     if variant == "gathered":
-        N = min(max(math.sqrt(tokens * n / F), 1.0), float(n))
+        N = np.minimum(np.maximum(np.sqrt(tokens * np.asarray(n, float) / F), 1.0), n)
         return (2 * E * F * N / n + 2 * tokens * E / N) * bytes_per_elem / bw, N
     raise ValueError(f"unknown variant {variant!r}; choose '1d', '2d' or 'gathered'")
 

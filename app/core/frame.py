@@ -105,17 +105,22 @@ def step_of(index, coll: int, t: float) -> tuple[int, int, str]:
     return step, done, IN_PROGRESS
 
 
-def frame_at(index, t: float) -> Frame:
+def frame_at(index, t: float, remember: bool = True) -> Frame:
     """
     The Frame of the run indexed by `index` (app.trace_index.TraceIndex, or anything with an
     `.index`, like a Run) at simulated time t (seconds). The index keeps the last Frame, so
-    every view asking about the same t shares one.
+    every view asking about the same t shares one (remember=False: a look ahead, not kept).
     """
     index = getattr(index, "index", index)
     t = float(t)
     last = getattr(index, "_last_frame", None)
     if last is not None and last.t == t:
         return last
+    for ahead in getattr(index, "_next_frames", ()):
+        if ahead.t == t:
+            if remember:
+                index._last_frame = ahead
+            return ahead
     eps = index.eps
     stops = index.stops
     stop = bisect.bisect_right(stops, t + eps) - 1
@@ -134,5 +139,28 @@ def frame_at(index, t: float) -> Frame:
             arrived = np.asarray(index.step_msgs[coll][done - 1], np.int64)
     f = Frame(t, eps, coll, step, n_steps, done, state, max(stop, 0), len(stops) - 1, at_stop,
               t >= index.t_total - eps, moving, progress, held, arrived)
-    index._last_frame = f
+    if remember:
+        index._last_frame = f
     return f
+
+
+def next_frames(index, t: float) -> tuple:
+    """
+    The Frames views will show at the next step boundary past t and just after it (at the middle
+    of the span to the boundary after it); () past the last one. Playback at 60 Hz crosses a
+    boundary every few frames and at n = 256 drawing a new step costs more than a frame: views
+    prepare these in the frames before, and use what they prepared if the frame they are then
+    asked for shows the same (a cache, never a promise: they compare). The index keeps them.
+    """
+    index = getattr(index, "index", index)
+    stops, eps = index.stops, index.eps
+    k = bisect.bisect_right(stops, float(t) + eps)
+    if k >= len(stops):
+        return ()
+    t1 = stops[k]
+    t2 = stops[k + 1] if k + 1 < len(stops) else max(index.t_total, t1)
+    probe = (t1 + t2) / 2 if t2 > t1 + 2 * eps else t1 + eps / 2
+    ahead = getattr(index, "_next_frames", ())
+    if not ahead or ahead[0].t != t1:
+        ahead = index._next_frames = (frame_at(index, t1, remember=False), frame_at(index, probe, remember=False))
+    return ahead

@@ -76,8 +76,11 @@ class TraceIndex:
         self.coll_starts = [c.t_start for c in trace.collectives]
         self.max_in_flight = _max_overlap(self.t_start, self.t_end)
         self._checkpoints: dict[int, dict[int, Held]] = {}  # coll -> {count: state}
-        self._cursor = None  # (coll, count, state): the last answer, extended forward cheaply
+        # (coll, count, state): the last two answers, extended forward cheaply (two: the frame
+        # shown and the look-ahead of frame.next_frame, which alternate)
+        self._cursors: list = []
         self._last_frame = None  # frame_at's last answer, shared by every view asking about one t
+        self._next_frames = ()  # frame.next_frames: the look-ahead views prepare the next step from
 
     def _index_computes(self, trace, stops: set):
         """Per device its ops by start time; every op's end is a stop, so stepping visits each op."""
@@ -163,9 +166,10 @@ class TraceIndex:
         The same object is returned while no message arrives, so `is` tells a view nothing changed."""
         times, order = self._events[coll]
         count = int(np.searchsorted(times, t, side="right"))
-        cur = self._cursor
-        if cur is not None and cur[0] == coll and cur[1] == count:
-            return cur[2]
+        for cur in self._cursors:
+            if cur[0] == coll and cur[1] == count:
+                return cur[2]
+        cur = max((c for c in self._cursors if c[0] == coll and c[1] < count), key=lambda c: c[1], default=None)
         every = max(256, -(-len(order) // self.CHECKPOINTS))
         cps = self._checkpoints.setdefault(coll, {})
         if cur is not None and cur[0] == coll and cur[1] < count and count - cur[1] <= every:
@@ -180,7 +184,7 @@ class TraceIndex:
             j = stop
             if j % every == 0 and j not in cps:
                 cps[j] = state.copy()
-        self._cursor = (coll, count, state)
+        self._cursors = [(coll, count, state)] + self._cursors[:1]
         return state
 
     def _arrive(self, state: Held, ids: np.ndarray):

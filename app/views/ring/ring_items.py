@@ -186,6 +186,8 @@ class DeviceItem(QGraphicsItem):
 
     def set_state(self, n_chunks: int, state: tuple, new: frozenset) -> bool:
         self._counts = self._owners = None
+        if self.layer is not None:
+            self.layer.shown = None  # the bars' arrays no longer say what this device shows
         if n_chunks == self.n_chunks and state == self.state and new == self.new:
             return False
         if n_chunks != self.n_chunks:
@@ -194,18 +196,6 @@ class DeviceItem(QGraphicsItem):
         self.n_chunks, self.state, self.new = n_chunks, state, new
         self._changed()
         return True
-
-    def set_counts(self, n_chunks: int, counts: np.ndarray, owners: np.ndarray, new: frozenset, state) -> None:
-        """
-        Radial bars at large n: the state as arrays (per chunk: how many devices' data it holds,
-        0 = not held, and the colour owner) — what the bar paints, without a set per slot.
-        `state` reads as the tuple of contributors (simcore.holdings.Held, decoded when asked for).
-        """
-        self.n_chunks, self.state, self.new = n_chunks, state, new
-        self._counts, self._owners = counts, owners
-        self._rects = []
-        self.bar_stale = True
-        self._changed()
 
     def _changed(self):
         if self.radial and self.layer is not None:
@@ -305,6 +295,26 @@ class DeviceItem(QGraphicsItem):
                     p.drawRect(self.slot_rect(ch))
 
 
+def set_bar_rows(devices, rows, n_chunks: int, counts: np.ndarray, owners: np.ndarray, new_sets: list, held) -> None:
+    """DeviceItem.set_counts for the radial bars in `rows` at once (a step boundary at n = 256
+    touches every bar): the same state, one repaint of their layer instead of one per bar."""
+    layers = {item.layer for item in devices if item.radial and item.layer is not None}
+    for layer in layers:
+        layer.shown = (counts, owners, new_sets)
+    for d in rows:
+        item = devices[d]
+        if item.n_chunks != n_chunks:
+            item._rects = []
+        item.n_chunks, item.state, item.new = n_chunks, HeldRow(held, d, n_chunks), new_sets[d]
+        item._counts, item._owners = counts[d], owners[d]
+        item.bar_stale = True
+        if not (item.radial and item.layer is not None):
+            item.update()
+    for layer in layers:
+        layer.update()
+
+
+
 def bar_size(d) -> tuple[int, int]:
     """A radial bar's image size in pixels (width, height)."""
     return max(3, round(d.w)), max(3, round(d.h))
@@ -320,13 +330,21 @@ def set_computing(devices, index, t: float) -> None:
         item.set_compute("" if rec is None else compute_label(rec))
 
 
-def bar_pixels(devices) -> np.ndarray:
+def bar_arrays(held, n: int, n_chunks: int) -> tuple[np.ndarray, np.ndarray]:
+    """The radial bars' state from a simcore.holdings.Held: per device and chunk, how many devices'
+    data it holds (0: not held) and the device whose colour fills it (a sum: its chunk's)."""
+    counts = np.where(held.present[:n], held.count[:n], 0)[:, :n_chunks]
+    return counts, np.where(counts == 1, held.low[:n, :n_chunks], np.arange(n_chunks)[None, :])
+
+
+def bar_pixels(devices, arrays=None) -> np.ndarray:
     """
     Radial bars as pixels, one (H, W) plane of ARGB32 values per device (devices of one ring
     share size, chunk count and colours), chunk 0 in the bottom rows (the inner end), with frame
     and new-chunk outline drawn in: a slot held by one device is filled with its colour; a
     partial sum fills the share of devices added (paint_chunk's rule as pixels). All devices are
     computed together in numpy: a step boundary at n = 256 redraws 256 bars at once.
+    arrays: (counts, owners, {device index: new chunks}) for every device, instead of their state.
     """
     d0 = devices[0]
     col = d0.colors
@@ -336,7 +354,9 @@ def bar_pixels(devices) -> np.ndarray:
     n = max(d0.n, 1)
     bgra = col.bgra
     D = len(devices)
-    if all(d._counts is not None for d in devices):  # arrays from the index (set_counts)
+    if arrays is not None:
+        k, owner = (np.asarray(a)[:, :nc].astype(np.int64) for a in arrays[:2])
+    elif all(d._counts is not None for d in devices):  # arrays from the index (set_counts)
         k = np.stack([d._counts[:nc] for d in devices]).astype(np.int64)
         owner = np.stack([d._owners[:nc] for d in devices]).astype(np.int64)
     else:
@@ -365,7 +385,8 @@ def bar_pixels(devices) -> np.ndarray:
     arr[:, 1:-1, 1:-1] = np.where(filled, colours[:, :, None], empty)
     # outline the chunks that arrived in the last step: per chunk, the image rows its outline
     # spans (left and right two columns) and its top and bottom two rows (the whole width)
-    pairs = [(i, ch) for i, d in enumerate(devices) for ch in d.new if 0 <= ch < nc]
+    news = [d.new for d in devices] if arrays is None else [arrays[2].get(i, ()) for i in range(D)]
+    pairs = [(i, ch) for i, new in enumerate(news) for ch in new if 0 <= ch < nc]
     if pairs:
         ii, cc = np.array(pairs, np.int64).T
         first = np.searchsorted(-chunk_of_row, -np.arange(nc), side="left") + 1  # each chunk's first image row
@@ -422,6 +443,9 @@ class BarsLayer(QGraphicsItem):
         self._pixels = None  # (D, H, W) ARGB32 of every bar, rows rebuilt for stale bars only
         self._map_key = self._map = None  # (geometry, transform) -> (x0, y0, index per picture pixel)
         self._geometry = 0  # bumped whenever a bar's place, angle or size may have changed
+        self._ahead = None  # (counts, owners, new, pixels, (map key, picture) or None): the next step's bars
+        self._picture = None  # (map key, QImage) of the bars' state, composed ahead for the next paint
+        self.shown = None  # (counts, owners, new chunks per device) the bars were last given (set_bar_rows)
         for d in devices:
             d.layer = self
 
@@ -438,6 +462,38 @@ class BarsLayer(QGraphicsItem):
     def boundingRect(self):
         return self.rect
 
+    def prepare(self, counts: np.ndarray, owners: np.ndarray, new: dict):
+        """Draw the next step's bars now (counts, owners: bar_arrays; new: {device: chunks}): the
+        paint after the bars take exactly that state uses these pixels (see RingView._look_ahead)."""
+        devs = self.devices
+        if not devs or any(bar_size(d) != bar_size(devs[0]) for d in devs):
+            return
+        new = {d: frozenset(ch) for d, ch in new.items()}
+        self._ahead = (counts, owners, new, bar_pixels(devs, (counts, owners, new)), None)
+
+    def prepare_picture(self) -> bool:
+        """Compose the prepared bars into the picture the next paint would make (a second piece
+        of the look-ahead: the gather through the pixel map costs about 1 ms at n = 256)."""
+        if self._ahead is None or self._map is None or self._ahead[4] is not None:
+            return False
+        self._ahead = self._ahead[:4] + ((self._map_key, self._compose(self._ahead[3])),)
+        return True
+
+    def _take_ahead(self, shape) -> bool:
+        """Are the prepared pixels what every bar shows now? Then they become the bars' pixels."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None or ahead[3].shape != shape:
+            return False
+        counts, owners, new, pixels, picture = ahead
+        shown = self.shown
+        if shown is None or not (np.array_equal(shown[0], counts) and np.array_equal(shown[1], owners)) \
+                or any(s != new.get(i, frozenset()) for i, s in enumerate(shown[2])):
+            return False
+        self._pixels, self._picture = pixels, picture
+        for d in self.devices:
+            d.bar_stale = False
+        return True
+
     def _current_pixels(self):
         """Every bar's pixels, rebuilding only the bars whose state changed since the last paint."""
         devs = self.devices
@@ -447,7 +503,10 @@ class BarsLayer(QGraphicsItem):
             self._pixels = np.zeros(shape, "<u4")
         else:
             stale = [i for i, d in enumerate(devs) if d.bar_stale]
+        if stale and self._ahead is not None and self._take_ahead(shape):
+            stale = []
         if stale:
+            self._picture = None
             self._pixels[stale] = bar_pixels([devs[i] for i in stale])
             for i in stale:
                 devs[i].bar_stale = False
@@ -510,16 +569,23 @@ class BarsLayer(QGraphicsItem):
         if not T.isAffine() or self._map is None:
             self._paint_each(p, pixels)
             return
-        x0, y0, index = self._map
-        picture = np.append(pixels.reshape(-1), np.uint32(0))[index]  # 0: transparent
-        h, w = picture.shape
-        img = QImage(picture.data, w, h, 4 * w, QImage.Format_ARGB32_Premultiplied)
+        x0, y0, _index = self._map
+        ready = self._picture
+        img, _array = ready[1] if ready is not None and ready[0] == self._map_key else self._compose(pixels)
+        self._picture = None  # used once: the next change of state recomposes or brings its own
         p.save()
         p.resetTransform()
         scale = p.deviceTransform().m11()  # what remains is the device pixel ratio
         img.setDevicePixelRatio(scale)
         p.drawImage(QPointF(x0 / scale, y0 / scale), img)
         p.restore()
+
+    def _compose(self, pixels: np.ndarray) -> tuple:
+        """The picture of every bar (pixels: (D, H, W) ARGB32) through the pixel map: (QImage, the
+        array it reads, which must live as long as it)."""
+        picture = np.append(pixels.reshape(-1), np.uint32(0))[self._map[2]]  # 0: transparent
+        h, w = picture.shape
+        return QImage(picture.data, w, h, 4 * w, QImage.Format_ARGB32_Premultiplied), picture
 
     def _paint_each(self, p: QPainter, pixels=None):
         """Each bar as an image rotated into place by Qt (mixed sizes, or a perspective view)."""

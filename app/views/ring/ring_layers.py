@@ -5,9 +5,11 @@ colour, cached where they change only at step boundaries), and the text label th
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter, QPen, QTransform
 from PySide6.QtWidgets import QGraphicsItem
 
 from simcore.trace import ALL
@@ -34,6 +36,9 @@ def draw_lines_by_colour(p: QPainter, lines_and_colours, width: float, cap=Qt.Fl
         p.drawLines(lines)
 
 
+ALIASED_BLOCKS_N = 64  # above this many devices the flying blocks' outlines are not antialiased
+
+
 class FlightLayer(QGraphicsItem):
     """
     Every message on the wire, drawn by one item: a square per message in the payload's colours
@@ -48,7 +53,9 @@ class FlightLayer(QGraphicsItem):
         self.n = n
         self.s = 10.0  # block side
         self.rect = QRectF()
-        self.items: list = []  # (message index, QPointF centre, contributors, chunk)
+        # the blocks: message indices, centres (k, 2), contributors (None where `fills` paints them), chunks
+        self._ids, self._pos, self._who, self._chunk = np.zeros(0, np.int64), np.zeros((0, 2)), [], []
+        self._items = []
         self.fills = None  # n > STRIPE_MAX_N: (contributor counts, colour devices) of every message
         self.crossing = frozenset()  # message indices that cross between nodes: a dashed gold outline
         self.setZValue(5)
@@ -62,9 +69,24 @@ class FlightLayer(QGraphicsItem):
         self.s = s
         self.update()
 
+    @property
+    def items(self) -> list:
+        """(message index, QPointF centre, contributors, chunk) of every block."""
+        if self._items is None:
+            self._items = [(i, QPointF(x, y), w, ch) for i, (x, y), w, ch in
+                           zip(self._ids.tolist(), self._pos.tolist(), self._who, self._chunk)]
+        return self._items
+
     def set_items(self, items: list):
-        if items or self.items:
-            self.items = items
+        self.set_blocks(np.array([b[0] for b in items], np.int64),
+                        np.array([(b[1].x(), b[1].y()) for b in items], float).reshape(-1, 2),
+                        [b[2] for b in items], [b[3] for b in items])
+
+    def set_blocks(self, ids: np.ndarray, pos: np.ndarray, who: list, chunks: list):
+        """The blocks as arrays (what the view computes): no point objects unless a paint needs them."""
+        if len(ids) or len(self._ids):
+            self._ids, self._pos, self._who, self._chunk = ids, pos, who, chunks
+            self._items = None
             self.update()
 
     def boundingRect(self):
@@ -75,12 +97,15 @@ class FlightLayer(QGraphicsItem):
         m = theme.line("outline")
         return QRectF(pos.x() - self.s / 2 - m, pos.y() - self.s / 2 - m, self.s + 2 * m, self.s + 2 * m)
 
+    def batched(self) -> bool:
+        """Are the blocks painted from `fills` (many small blocks, no numbers), not from their sets?"""
+        return self.fills is not None and self.n > STRIPE_MAX_N and self.s < 22
+
     def _paint_many(self, p: QPainter):
         """n > STRIPE_MAX_N: paint_chunk's rule for every block, one drawRects per colour."""
         col, s = self.colors, self.s
         k_all, colour_all = self.fills
-        ids = np.fromiter((b[0] for b in self.items), np.int64, len(self.items))
-        xy = np.array([(b[1].x(), b[1].y()) for b in self.items], float).reshape(-1, 2) - s / 2
+        ids, xy = self._ids, self._pos - s / 2
         k, colour = k_all[ids], colour_all[ids]
         frac = np.where(k == 1, 1.0, k / max(self.n, 1))
         rects = [QRectF(x, y, s, s) for x, y in xy.tolist()]
@@ -109,11 +134,16 @@ class FlightLayer(QGraphicsItem):
             p.drawRects(mine)
 
     def paint(self, p: QPainter, option, widget=None):
-        if not self.items:
+        if not len(self._ids):
             return
         col, s = self.colors, self.s
-        if self.fills is not None and self.n > STRIPE_MAX_N and s < 22:  # small blocks, no numbers: batched
+        if self.batched():  # small blocks, no numbers
+            aa = p.testRenderHint(QPainter.Antialiasing)
+            # hundreds of small squares: aliased outlines take half the time, and at that size
+            # (6 px at n = 256) look the same; up to 64 a 1.5 px outline would look uneven
+            p.setRenderHint(QPainter.Antialiasing, aa and self.n <= ALIASED_BLOCKS_N)
             self._paint_many(p)
+            p.setRenderHint(QPainter.Antialiasing, aa)  # the view does not save the painter's state
             return
         p.setPen(Qt.NoPen)
         rects = []
@@ -142,22 +172,131 @@ class FlightLayer(QGraphicsItem):
             p.drawText(r, Qt.AlignCenter, str(chunk))
 
 
-class ChordsLayer(QGraphicsItem):
+class PicturedLayer(QGraphicsItem):
     """
-    Below the devices, each message's chord from the sender's lane to the receiver's. The
-    chords stay put while their messages fly, so they are a cached picture redrawn only when
-    the set changes (a step boundary).
+    A layer of lines that changes only at step boundaries, kept as a picture of its device pixels
+    (what Qt's DeviceCoordinateCache does) that it can also draw ahead: `prepare(content)` paints
+    a coming step's picture in the frames before its boundary, a part a call (`PARTS`), and the
+    paint once `content` is shown blits it instead of stroking hundreds of lines in the boundary's
+    frame. The last few pictures are kept (a boundary's frame and the one after it alternate
+    between two). Subclasses say what they show (`content`, a value compared with ==) and how to
+    stroke part k of `parts` of it (`draw`); the parts are always drawn in the same order, so a
+    picture drawn ahead is the one drawn at once.
     """
+
+    KEEP = 3  # pictures kept: at 1600x900 each is about 3 MB
+    PARTS = 1
 
     def __init__(self):
         super().__init__()
         self.rect = QRectF()
+        self._pictures = []  # [content, transform, hints, x0, y0, QImage, parts drawn], the last used first
+        self._device = None  # (transform, render hints) of the last paint: what prepare draws for
+
+    def content(self):
+        raise NotImplementedError
+
+    def draw(self, p: QPainter, content, part: int = 0, parts: int = 1):
+        raise NotImplementedError
+
+    def boundingRect(self):
+        return self.rect
+
+    def forget(self):
+        """The geometry changed: no picture kept shows it."""
+        self._pictures = []
+
+    def _start(self, content, T: QTransform, hints):
+        box = T.mapRect(self.rect)
+        x0, y0 = math.floor(box.left()), math.floor(box.top())
+        w, h = math.ceil(box.right()) - x0, math.ceil(box.bottom()) - y0
+        if w <= 0 or h <= 0 or w * h > 64 * 2**20:
+            return None
+        img = QImage(w, h, QImage.Format_ARGB32_Premultiplied)
+        img.fill(0)
+        return [content, _key(T), hints, x0, y0, img, 0, T]
+
+    def _draw_parts(self, pic, upto: int):
+        """Draw parts pic[6] … upto − 1 of pic's content into its image."""
+        if pic[6] >= upto:
+            return
+        content, _tkey, hints, x0, y0, img, done, T = pic
+        q = QPainter(img)
+        try:
+            q.setRenderHints(hints)
+            q.setTransform(T * QTransform.fromTranslate(-x0, -y0))
+            for k in range(done, upto):
+                self.draw(q, content, k, self.PARTS)
+        finally:
+            q.end()  # an image destroyed while painted on takes the process down
+        pic[6] = upto
+
+    def _find(self, content, tkey, hints):
+        for pic in self._pictures:
+            if pic[1] == tkey and pic[2] == hints and pic[0] == content:
+                return pic
+        return None
+
+    def prepare(self, content) -> bool:
+        """Paint the next part of the picture of `content`, for the view's current transform (False:
+        it was all there already, or the layer was never painted)."""
+        if self._device is None:
+            return False
+        T, hints = self._device
+        pic = self._find(content, _key(T), hints)
+        if pic is None:
+            pic = self._start(content, T, hints)
+            if pic is None:
+                return False
+            self._pictures = [pic] + self._pictures[:self.KEEP - 1]
+        elif pic[6] >= self.PARTS:
+            return False
+        self._draw_parts(pic, pic[6] + 1)
+        return True
+
+    def paint(self, p: QPainter, option, widget=None):
+        T, hints = QTransform(p.deviceTransform()), p.renderHints()  # a copy: prepare uses it later
+        content = self.content()
+        if not T.isAffine():
+            for k in range(self.PARTS):
+                self.draw(p, content, k, self.PARTS)
+            return
+        self._device = (T, hints)
+        pic = self._find(content, _key(T), hints) or self._start(content, T, hints)
+        if pic is None:  # a huge zoom: no picture
+            for k in range(self.PARTS):
+                self.draw(p, content, k, self.PARTS)
+            return
+        self._draw_parts(pic, self.PARTS)  # what was not drawn ahead is drawn now
+        self._pictures = [pic] + [q for q in self._pictures if q is not pic][:self.KEEP - 1]
+        x0, y0, img = pic[3:6]
+        # the picture's pixel (i, j) is device pixel (x0 + i, y0 + j): undo the item's own transform
+        # on top of the painter's world transform, keeping whatever maps the world to the device
+        # (a grab's offset of the widget in its window, the device pixel ratio)
+        W = p.worldTransform()
+        p.setWorldTransform(QTransform.fromTranslate(x0, y0) * T.inverted()[0] * W)
+        p.drawImage(QPointF(0, 0), img)
+        p.setWorldTransform(W)
+
+
+def _key(T: QTransform) -> tuple:
+    return T.m11(), T.m12(), T.m21(), T.m22(), T.dx(), T.dy()
+
+
+class ChordsLayer(PicturedLayer):
+    """
+    Below the devices, each message's chord from the sender's lane to the receiver's. The
+    chords stay put while their messages fly: a picture redrawn only when the set changes (a step
+    boundary), drawn ahead of it while playing.
+    """
+
+    def __init__(self):
+        super().__init__()
         self.items: list = []  # (QLineF, QColor)
         self.width = 1.0
         self._pens = {}  # draw_lines_by_colour's pens, kept while the width is
         self.setZValue(2.5)
         self.setAcceptedMouseButtons(Qt.NoButton)
-        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
 
     def set_geometry(self, r: QRectF, width: float):
         self.prepareGeometryChange()
@@ -165,6 +304,7 @@ class ChordsLayer(QGraphicsItem):
         if width != self.width:
             self._pens = {}
         self.width = width
+        self.forget()
         self.update()
 
     def set_items(self, items: list):
@@ -172,25 +312,26 @@ class ChordsLayer(QGraphicsItem):
             self.items = items
             self.update()
 
-    def boundingRect(self):
-        return self.rect
+    def content(self):
+        return self.items
 
-    def paint(self, p: QPainter, option, widget=None):
-        draw_lines_by_colour(p, self.items, self.width, Qt.RoundCap, self._pens)
+    def draw(self, p: QPainter, items, part: int = 0, parts: int = 1):
+        draw_lines_by_colour(p, items, self.width, Qt.RoundCap, self._pens)
 
 
-class LanesLayer(QGraphicsItem):
+class LanesLayer(PicturedLayer):
     """
     Every spoke's two lanes (send, receive) in one item: idle lanes in the spoke colour, the
     lanes a message is using in its colour and a wider pen. At n = 64 that is 128 antialiased
-    wide lines, 0.4 ms to stroke; they change only when a step does, so they are painted into a
-    cached picture then and blitted in the frames between.
+    wide lines, 0.4 ms to stroke; they change only when a step does, so they are a picture
+    redrawn then (drawn ahead of the boundary while playing) and blitted in the frames between.
     """
+
+    PARTS = 3  # idle lanes, then the lit ones in two halves
 
     def __init__(self, colors: _Colors):
         super().__init__()
         self.colors = colors
-        self.rect = QRectF()
         self.lines: list = []  # per device: (send QLineF, receive QLineF)
         self.active: dict = {}  # (device, 0 send | 1 receive) -> QColor
         self.width = 1.0
@@ -198,7 +339,6 @@ class LanesLayer(QGraphicsItem):
         self._pens = {}  # draw_lines_by_colour's pens, kept while the widths are
         self.setZValue(1)
         self.setAcceptedMouseButtons(Qt.NoButton)
-        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)  # lanes change only when a step does
 
     def set_geometry(self, r: QRectF, lines: list, width: float, width_active: float):
         self.prepareGeometryChange()
@@ -206,6 +346,7 @@ class LanesLayer(QGraphicsItem):
         if (width, width_active) != (self.width, self.width_active):
             self._pens = {}
         self.lines, self.width, self.width_active = lines, width, width_active
+        self.forget()
         self.update()
 
     def set_active(self, active: dict):
@@ -213,23 +354,34 @@ class LanesLayer(QGraphicsItem):
             self.active = dict(active)
             self.update()
 
-    def boundingRect(self):
-        return self.rect
+    def content(self):
+        return self.active
 
-    def paint(self, p: QPainter, option, widget=None):
+    def draw(self, p: QPainter, active_lanes: dict, part: int = 0, parts: int = 1):
+        """Part 0: the idle lanes; parts 1 … parts − 1: the lit lanes, a share of their colours each
+        (at n = 256 stroking 512 antialiased lanes takes 4 ms: over three frames ahead of a step)."""
         idle, active = [], []
         for d, pair in enumerate(self.lines):
             for k, line in enumerate(pair):
-                col = self.active.get((d, k))
+                col = active_lanes.get((d, k))
                 if col is None:
                     idle.append(line)
                 else:
                     active.append((line, col))
-        pen = QPen(self.colors.spoke, self.width)
-        pen.setCapStyle(Qt.FlatCap)
-        p.setPen(pen)
-        p.drawLines(idle)
-        draw_lines_by_colour(p, active, self.width_active, pens=self._pens)
+        if part == 0:
+            pen = QPen(self.colors.spoke, self.width)
+            pen.setCapStyle(Qt.FlatCap)
+            p.setPen(pen)
+            p.drawLines(idle)
+        if parts == 1 or part > 0:
+            by_colour = {}
+            for line, col in active:
+                by_colour.setdefault(col.rgba(), []).append((line, col))
+            groups = list(by_colour.values())
+            if parts > 1:
+                share = -(-len(groups) // (parts - 1))
+                groups = groups[(part - 1) * share:part * share]
+            draw_lines_by_colour(p, [pair for g in groups for pair in g], self.width_active, pens=self._pens)
 
 
 class LabelItem(QGraphicsItem):

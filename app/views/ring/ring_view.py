@@ -38,16 +38,17 @@ from simcore.trace import ALL, SWITCH
 
 from ... import theme
 from ..text.explain import fmt_bytes, fmt_time
-from ...core.frame import frame_at, step_of
+from ...core.frame import frame_at, next_frames, step_of
 from .machine_layout import machine_shape, message_path
 from .ring_items import (STRIPE_MAX_N, BarsLayer, DeviceItem, HeldRow, SwitchItem, _Colors,  # noqa: F401  (re-exported)
-                         bar_images, block_fills, message_color_index, message_color_indices, paint_chunk)
+                         bar_arrays, bar_images, block_fills, message_color_index, message_color_indices,
+                         paint_chunk, set_bar_rows)
 from .ring_items import set_computing
 from .ring_layers import ChordsLayer, FlightLayer, LabelItem, LanesLayer, MachineLayer  # noqa: F401  (re-exported)
 from .ring_layout import BOX_MODE_MAX_N, make_font, ring_layout  # noqa: F401
 from .ring_texts import (legend_text, queued_label, ring_shape, ring_texts,  # noqa: F401  (re-exported)
                          scenario_title, step_line_variants, subcaption, swatch_devices, switch_name)
-from .ring_texts import machine_texts, step_note
+from .ring_texts import machine_texts, step_note, step_notes
 
 
 # ---------------------------------------------------------------------------------------
@@ -302,6 +303,8 @@ class RingView(QGraphicsView):
         self._lane_arr = np.array([[[[q.x(), q.y()] for q in lane] for lane in lanes] for lanes in self.lane_geom],
                                   float).reshape(-1, 2, 2, 2)
         self._flying = None  # chords hang on the lanes: recomputed
+        self._chord_lines = {}  # (src, dst) -> the chord between their lanes' rims, made once per geometry
+        self._flying_ahead, self._ahead = {}, None  # the next step's, prepared ahead (see _look_ahead)
 
         # each layer's rect is what it can cover, not the scene: a cached layer is a picture of its
         # rect, and at 4K a scene-sized one is 33 MB
@@ -341,12 +344,9 @@ class RingView(QGraphicsView):
         c = tr.collectives[coll]
         radial = self._geom.get("mode") == "radial"
         hold = f.held
-        if force or hold is not self._last_holdings or coll != getattr(self, "_last_coll", None):
-            new = {}
-            ids = f.arrived
-            for dst, ch in zip(self._cols["dst"][ids].tolist(), self._cols["chunk"][ids].tolist()):
-                if dst != SWITCH:
-                    new.setdefault(dst, set()).update(range(c.n_chunks) if ch == ALL else (ch,))
+        drawn = force or hold is not self._last_holdings or coll != getattr(self, "_last_coll", None)
+        if drawn:
+            new = self._arrivals(c, f.arrived)
             if radial:  # n > 16: arrays straight from the index, only the bars that changed
                 self._set_bars(c, hold, new, force or coll != getattr(self, "_last_coll", None))
             else:
@@ -359,17 +359,19 @@ class RingView(QGraphicsView):
                                   self.has_switch_slots)
             self._last_holdings, self._last_coll = hold, coll
         self._update_queues(c, t)
+        flying = self._flying
         self._place_blocks(f, self._predict_shown(f))
         self._update_caption(c, t)
         if idx.computes and not radial:  # the TP forward: the op each GPU computes between collectives
             set_computing(self.devices, idx, t)
+        self._look_ahead(t, restart=drawn or self._flying is not flying)
 
     def _set_bars(self, c, hold, new: dict, all_bars: bool):
         """Radial mode: each bar's per-chunk contributor count and colour owner from the Held arrays;
         only bars whose arrays or outlined chunks changed are touched."""
         n, nc = self.n, c.n_chunks
-        counts = np.where(hold.present[:n], hold.count[:n], 0)[:, :nc]
-        owners = np.where(counts == 1, hold.low[:n, :nc], np.arange(nc)[None, :])  # a sum: its chunk's colour
+        ahead = getattr(self, "_bar_arrays_ahead", None)
+        counts, owners = ahead[1:] if ahead is not None and ahead[0] is hold else bar_arrays(hold, n, nc)
         new_sets = [frozenset(new.get(d, ())) for d in range(n)]
         last = getattr(self, "_bars_last", None)
         if all_bars or last is None or last[0].shape != counts.shape:
@@ -377,14 +379,12 @@ class RingView(QGraphicsView):
         else:
             diff = np.any(counts != last[0], axis=1) | np.any(owners != last[1], axis=1)
             rows = [d for d in range(n) if diff[d] or new_sets[d] != last[2][d]]
-        for d in rows:
-            self.devices[d].set_counts(nc, counts[d], owners[d], new_sets[d], HeldRow(hold, d, nc))
+        set_bar_rows(self.devices, rows, nc, counts, owners, new_sets, hold)
         self._bars_last = (counts, owners, new_sets)
 
     def _place_blocks(self, frame, shown):
         """Every message under way in `frame` (where `shown`): its block on its lane, its lanes lit, its
         chord (from the trace's columns, one array operation per field: n = 256 has 256 blocks a frame)."""
-        active = {}
         show_bytes = self._geom.get("mode") == "box" and self.n <= STRIPE_MAX_N
         ids, p = frame.moving[shown], frame.progress[shown]
         cols = self._cols
@@ -416,31 +416,124 @@ class RingView(QGraphicsView):
         key = ids.tobytes()
         same = getattr(self, "_flying", None)
         if same is None or same[0] != key:  # a new set of messages (a step boundary): who, colours, chords
-            who = [_Who(w, self.run.trace.explicit) for w in zip(*(cols[f][ids].tolist() for f in ("w0", "w1", "w2", "w3")))]
-            colours = [self.colors.spoke_active if i < 0 else self.colors.devices[i] for i in self._cidx[ids].tolist()]
-            chords, legs_lit = [], []
-            for j, (sd, dd, col) in enumerate(zip(src.tolist(), dst.tolist(), colours)):
-                if legs_of and legs_of[j] is not None:  # its own legs, not a switch's lanes
-                    crossing = self.layout_now.kind == "nodes"
-                    legs_lit += [(QLineF(a0, b0), col, crossing) for a0, b0 in legs_of[j]]
-                    continue
-                if sd != SWITCH:
-                    active[(sd, 0)] = col
-                if dd != SWITCH:
-                    active[(dd, 1)] = col
-                    if sd != SWITCH:
-                        chords.append((QLineF(self.lane_geom[sd][0][1], self.lane_geom[dd][1][1]), col))
-            self._flying = (key, who, chords, active)
-            self.machine.set_active(legs_lit)
-        _key, who, chords, active = self._flying
-        blocks = [(i, QPointF(x, y), w, ch) for i, (x, y), w, ch in zip(ids.tolist(), pos.tolist(), who, chunk.tolist())]
-        sides = [QPointF(x, y) for x, y in side.tolist()] if show_bytes else []
-        self.flight.set_items(blocks)
+            ahead = self._flying_ahead.get(key)
+            self._flying = ahead if ahead is not None else self._flight_set(ids, legs_of)
+            self.machine.set_active(self._flying[4])
+        _key, who, chords, active, _legs = self._flying
+        self.flight.set_blocks(ids, pos, who, chunk.tolist())
         self.chord_layer.set_items(chords)
         if show_bytes:
-            self._place_byte_labels(blocks, sides)
+            self._place_byte_labels(self.flight.items, [QPointF(x, y) for x, y in side.tolist()])
         self._style_lanes(active)
-        self._n_visible_blocks = len(blocks)
+        self._n_visible_blocks = len(ids)
+
+    def _flight_set(self, ids: np.ndarray, legs_of: list | None = None) -> tuple:
+        """What a set of messages under way draws besides their blocks: (key, each one's contributors
+        (None where the blocks are filled from arrays), the chords, the lit lanes {(device, 0 send |
+        1 receive): colour}, a machine's lit legs)."""
+        cols = self._cols
+        src, dst = cols["src"][ids].tolist(), cols["dst"][ids].tolist()
+        if legs_of is None:
+            paths = getattr(self, "_paths", None)
+            legs_of = [paths.get(pair) for pair in zip(src, dst)] if paths else []
+        if self.flight.batched():  # small blocks filled from the layer's arrays: no sets needed
+            who = [None] * len(ids)
+        else:
+            who = [_Who(w, self.run.trace.explicit)
+                   for w in zip(*(cols[f][ids].tolist() for f in ("w0", "w1", "w2", "w3")))]
+        colours = [self.colors.spoke_active if i < 0 else self.colors.devices[i] for i in self._cidx[ids].tolist()]
+        active, chords, legs_lit = {}, [], []
+        for j, (sd, dd, col) in enumerate(zip(src, dst, colours)):
+            if legs_of and legs_of[j] is not None:  # its own legs, not a switch's lanes
+                crossing = self.layout_now.kind == "nodes"
+                legs_lit += [(QLineF(a0, b0), col, crossing) for a0, b0 in legs_of[j]]
+                continue
+            if sd != SWITCH:
+                active[(sd, 0)] = col
+            if dd != SWITCH:
+                active[(dd, 1)] = col
+                if sd != SWITCH:
+                    line = self._chord_lines.get((sd, dd))
+                    if line is None:
+                        line = self._chord_lines[(sd, dd)] = QLineF(self.lane_geom[sd][0][1], self.lane_geom[dd][1][1])
+                    chords.append((line, col))
+        return ids.tobytes(), who, chords, active, legs_lit
+
+    # -- the next step, prepared in the frames before it -------------------------------------
+    def _look_ahead(self, t: float, restart: bool):
+        """
+        Playing at 60 Hz, prepare what the next step boundary will draw, one piece a frame (at
+        n = 256 drawing a step at once took two frames' time): the frames at the boundary and
+        just after it (frame.next_frames), their sets of messages, their bars' pixels and picture,
+        their lit lanes and chords as pictures. Each piece is a cache the frame of the boundary
+        uses only if it shows exactly that (the layers compare); restart=True (a step was just
+        drawn, a seek, a new run) starts over from the boundary after t. The plan is plain data,
+        not a generator: a generator would hold the view in a reference cycle, and a view the
+        garbage collector deletes at a random moment can be in the middle of a paint.
+        """
+        if restart:
+            self._ahead = [t, 0, None, 0]  # (from t, frame number, its set of messages, its piece)
+            return
+        for _ in range(1 if self.n > self.AHEAD_ALL_N else 64):
+            if self._ahead is None or not self._prepare_piece():
+                self._ahead = None
+                break
+
+    # up to this many devices every piece of the look-ahead is done in one frame (together under
+    # 2 ms at n = 64); above, one piece a frame (1-2.5 ms each at n = 256). Only how soon the next
+    # step is ready depends on it, never what is drawn.
+    AHEAD_ALL_N = 64
+
+    def _prepare_piece(self) -> bool:
+        """Do the next piece of the look-ahead; False when there is none left."""
+        plan = self._ahead
+        t, k, flying, piece = plan
+        frames = next_frames(self.run.index, t)
+        if not frames:
+            return False
+        if piece == 0 and k == 0:
+            self._flying_ahead = {}
+        while k < len(frames):
+            f = frames[k]
+            if f.coll is None:
+                k, piece = k + 1, 0
+                continue
+            radial = self._geom.get("mode") == "radial"
+            if piece == 0:
+                flying = self._flight_set(f.moving[self._predict_shown(f)])
+                self._flying_ahead[flying[0]] = flying
+                plan[:] = [t, k, flying, 1]
+                return True
+            if piece == 1:
+                plan[3] = 2
+                if radial and f.held is not self._last_holdings and (k == 0 or frames[0].held is not f.held):
+                    c = self.run.trace.collectives[f.coll]
+                    counts, owners = bar_arrays(f.held, self.n, c.n_chunks)
+                    self._bar_arrays_ahead = (f.held, counts, owners)
+                    self.bars.prepare(counts, owners, self._arrivals(c, f.arrived))
+                    return True
+            if plan[3] == 2:
+                plan[3] = 3
+                if radial and self.bars.prepare_picture():
+                    return True
+            if plan[3] == 3:
+                if self.lanes.prepare(flying[3]):  # a part a frame
+                    return True
+                plan[3] = 4
+            if plan[3] == 4:
+                plan[:] = [t, k + 1, None, 0]
+                if self.chord_layer.prepare(flying[2]):
+                    return True
+            t, k, flying, piece = plan
+        return False
+
+    def _arrivals(self, c, arrived: np.ndarray) -> dict:
+        """{device: chunks a message of `arrived` brought it} (outlined as new)."""
+        new = {}
+        for dst, ch in zip(self._cols["dst"][arrived].tolist(), self._cols["chunk"][arrived].tolist()):
+            if dst != SWITCH:
+                new.setdefault(dst, set()).update(range(c.n_chunks) if ch == ALL else (ch,))
+        return new
 
     def _place_byte_labels(self, blocks, sides):
         """Box mode: each block's size beside it, on its lane's outer side (sides: the blocks'
@@ -518,7 +611,7 @@ class RingView(QGraphicsView):
             return
         self._shown_coll = key
         text = subcaption(run, c, t)
-        if c is not None and c.n_steps:  # a machine: which links this step takes
+        if c is not None and c.n_steps and step_notes(getattr(run.comm, "topology", None)):  # a machine: its links
             note = step_note(run, [run.trace.messages[i] for i in idx.step_msgs[c.id][step_of(idx, c.id, t)[0]]], t)
             text = f"{text} · {note}" if note else text
         self.subcaption.set_text(text, self.colors.text)

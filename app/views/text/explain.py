@@ -25,7 +25,7 @@ from simcore.comm_sim import ALGORITHMS, busbw, t_formula
 from simcore.trace import ALL, SWITCH
 
 from ... import theme
-from ...core.frame import DONE, NEXT, frame_at
+from ...core.frame import DONE, NEXT, frame_at, next_frames
 
 
 def _tr(text):
@@ -292,7 +292,7 @@ class ExplainPanel(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.live)
         outer.addWidget(self.body, 1)
-        self._key = None
+        self._key, self._ahead = None, {}  # what was written ahead is stale too
         self._apply_theme()
         model.changed.connect(self._on_model_changed)
         playback.time_changed.connect(self._on_playback_time_changed)
@@ -301,7 +301,7 @@ class ExplainPanel(QWidget):
 
     # -- signals ---------------------------------------------------------------------------
     def _on_model_changed(self, run):
-        self._key = None
+        self._key, self._ahead = None, {}  # what was written ahead is stale too
         self.refresh()
 
     def _on_playback_time_changed(self, t):
@@ -309,7 +309,7 @@ class ExplainPanel(QWidget):
 
     def _on_theme_changed(self):
         self._apply_theme()
-        self._key = None
+        self._key, self._ahead = None, {}  # what was written ahead is stale too
         self.refresh()
 
     def changeEvent(self, e):
@@ -319,7 +319,7 @@ class ExplainPanel(QWidget):
 
     def retranslate_ui(self):
         self.setWindowTitle(self.tr("Explanation"))
-        self._key = None
+        self._key, self._ahead = None, {}  # what was written ahead is stale too
         self.refresh()
 
     def _apply_theme(self):
@@ -364,14 +364,35 @@ class ExplainPanel(QWidget):
         else:
             key = (id(run), *f.key)
         if key == self._key:
+            self._look_ahead(run, f)
             return
         self._key = key
+        ahead = self._ahead.pop(key, None)
+        if ahead is not None:  # written in an earlier frame (see _look_ahead)
+            self.body.setText(ahead)
+            return
         if key[0] == "hidden":
             self.body.setText("<p>" + html.escape(self.tr(
                 "Make your prediction first: what this step sends, and to whom, is shown once you have "
                 "answered (or skipped) in the panel “Predict, then reveal”.")) + "</p>")
             return
         self.body.setText(self._html(run, f))
+
+    _ahead: dict  # key -> html of the step texts after the shown one, written ahead
+
+    def _look_ahead(self, run, f):
+        """Playing, write the next step's texts (at its boundary and just after) in the frames
+        before it, one a frame (at n = 256 each reads 256 messages): the frame that reaches one
+        then only sets it. Only plain steps: their key (collective, step, state) says all the
+        text depends on."""
+        if f.coll is None or self._hidden_after is not None or run.index.computes:
+            return
+        for nf in next_frames(run.index, f.t):
+            key = (id(run), *nf.key)
+            if nf.coll is not None and key != self._key and key not in self._ahead:
+                self._ahead = {k: v for k, v in self._ahead.items() if k[:2] == key[:2]}
+                self._ahead[key] = self._html(run, nf)
+                return
 
     # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
     _hidden_after = None
@@ -381,7 +402,7 @@ class ExplainPanel(QWidget):
         the step itself, or the pattern of the one before, would give the answer. None
         explains again."""
         self._hidden_after = t0
-        self._key = None
+        self._key, self._ahead = None, {}  # what was written ahead is stale too
         self.refresh()
 
     def _hides(self, run, coll, t) -> bool:
@@ -447,8 +468,8 @@ class ExplainPanel(QWidget):
         if meanwhile:
             parts.append("<p>" + html.escape(meanwhile) + "</p>")
         # running total vs closed form
-        ran = min(max(t - c.t_start, 0.0), c.t_end - c.t_start)
-        n_done = f.steps_done
+        n_done = f.steps_done  # the running total: when the last step done landed
+        ran = min(max(idx.step_ends[coll][n_done - 1] - c.t_start, 0.0), c.t_end - c.t_start) if n_done else 0.0
         from .formula_panel import is_machine, machine_terms
 
         if is_machine(topo) and topo.n == c.n:  # the machine's closed form, term by term (formula panel)
