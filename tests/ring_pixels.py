@@ -72,15 +72,18 @@ def layer_picture(layer, zoom: float = 4.0) -> Picture:
 
 
 def chunk_samples(r: QRectF, who, n: int, chunk: int, vertical_fill: bool, edge: float, aa: float,
-                  x_frac: float = 0.5) -> list:
+                  left_column: bool = False) -> list:
     """
     Points inside scene rect r and the device whose colour paint_chunk's rule puts there (None: the
     empty-slot colour), for a chunk holding the data of `who` (a frozenset, or None). A point keeps
     `edge` from r's border (what an outline covers) and `aa` from a boundary between two fills.
-    x_frac: the column sampled for fills that span the width (a big block's number is in its middle).
+    left_column: sample fills that span the width just inside the left edge, not in the middle (a big
+    block's chunk number and its white badge sit in the middle).
     """
-    x = r.left() + max(r.width() * x_frac, edge)
+    x = r.left() + edge + aa if left_column else r.center().x()
     cy = r.center().y()
+    if min(r.width(), r.height()) <= 2 * edge:  # too small to hold a pixel clear of its outline
+        return []
     if not who:
         return [(QPointF(r.center().x(), cy), None)]
     k = len(who)
@@ -128,30 +131,32 @@ def slot_rect(view, d: int, ch: int) -> QRectF:
     return item.mapRectToScene(item.slot_rect(ch))
 
 
-def slots_painted_wrong(view, pic: Picture, d: int, row: dict, n_chunks: int) -> dict:
+def slots_painted_wrong(view, pic: Picture, d: int, row: dict, n_chunks: int, covered=()) -> dict:
     """
     Box mode: {chunk: (want contributors, wrong samples)} for device d's slots (SWITCH: the
     switch's) whose pixels do not show `row` ({chunk: contributors or None}); {} if all are right.
+    Samples inside `covered` (scene rects: blocks leaving or reaching the box) are left out.
     """
     n = view.n
     bad = {}
     for ch in range(n_chunks):
         who = row.get(ch)
         s = chunk_samples(slot_rect(view, d, ch), who, n, ch, d == SWITCH, HIGHLIGHT_IN + pic.aa, pic.aa)
+        s = [(pt, dev) for pt, dev in s if not any(r.contains(pt) for r in covered)]
         wrong = wrong_pixels(pic, s, n)
         if wrong:
             bad[ch] = (who, wrong)
     return bad
 
 
-def painted_as(view, frame, devices=None, pic: Picture | None = None) -> dict:
+def painted_as(view, frame, devices=None, pic: Picture | None = None, covered=()) -> dict:
     """Box mode: every device's (or `devices`') slots checked against what frame.held says it
     holds: {device: slots_painted_wrong}, {} when the picture shows exactly that."""
     pic = grab(view) if pic is None else pic
     nc = view.run.trace.collectives[frame.coll].n_chunks
     bad = {}
     for d in (range(view.n) if devices is None else devices):
-        wrong = slots_painted_wrong(view, pic, d, frame.held.get(d, {}) or {}, nc)
+        wrong = slots_painted_wrong(view, pic, d, frame.held.get(d, {}) or {}, nc, covered)
         if wrong:
             bad[d] = wrong
     return bad
@@ -200,12 +205,12 @@ def blocks_painted_wrong(view, pic: Picture, frame) -> list:
     """Every block of frame.moving checked at the place the layout puts it: (message, wrong samples)
     for those whose pixels do not show paint_chunk's rule for its contributors."""
     msgs = view.run.trace.messages
-    big = view.layout_now.block >= 22  # a chunk number in the middle: sample left of it
+    big = view.layout_now.block >= 22  # FlightLayer writes the chunk number from 22 px: sample left of it
     out = []
     for i, p in zip(frame.moving.tolist(), frame.progress.tolist()):
         m = msgs[i]
         s = chunk_samples(message_block(view, i, p), m.contributors, view.n, m.chunk, True,
-                          OUTLINE_IN + pic.aa, pic.aa, x_frac=0.2 if big else 0.5)
+                          OUTLINE_IN + pic.aa, pic.aa, left_column=big)
         wrong = wrong_pixels(pic, s, view.n)
         if wrong:
             out.append((i, wrong))
@@ -269,7 +274,8 @@ def blocks_over(view, frame) -> list[QRectF]:
     """Scene rects of the blocks of frame.moving, outlines included: what covers a bar's inner end
     while a block leaves or reaches its device."""
     m = theme.line("outline") + 1  # its outline, and a pixel of antialiasing beyond
-    return [message_block(view, i, p).adjusted(-m, -m, m, m) for i, p in zip(frame.moving.tolist(), frame.progress.tolist())]
+    return [message_block(view, i, p).adjusted(-m, -m, m, m)
+            for i, p in zip(frame.moving.tolist(), frame.progress.tolist())]
 
 
 def bar_mismatches(view, pic: Picture, d: int, ref: np.ndarray, covered=()) -> tuple[int, int]:
@@ -302,3 +308,13 @@ def bar_mismatches(view, pic: Picture, d: int, ref: np.ndarray, covered=()) -> t
         if (c.red(), c.green(), c.blue()) != tuple(ref[v, u]):
             bad += 1
     return compared, bad
+
+
+def bar_image(view, d: int) -> np.ndarray:
+    """Device d's radial bar (H, W, RGB) as the bars layer paints it (ring_items.bar_images), for bars
+    too thin to read back from the screen (n = 256: one pixel inside the frame)."""
+    from app.views.ring.ring_items import bar_images
+
+    img = bar_images([view.devices[d]])[0].convertToFormat(QImage.Format_RGB32)
+    a = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine())
+    return a[:, : 4 * img.width()].reshape(img.height(), img.width(), 4)[:, :, 2::-1].astype(int)

@@ -132,7 +132,8 @@ def test_step_boundary_shows_no_blocks_and_outlines_the_new_chunks(qtbot):
     # step 0 of the ring all-gather: device d received chunk d − 1, outlined on screen, and no other
     assert sorted((msgs[i].dst, msgs[i].chunk) for i in f.arrived) == [(d, (d - 1) % 8) for d in range(8)]
     pic = grab(view)
-    assert [[ch for ch in range(8) if outlined(view, pic, d, ch)] for d in range(8)] == [[(d - 1) % 8] for d in range(8)]
+    assert [[ch for ch in range(8) if outlined(view, pic, d, ch)] for d in range(8)] == \
+        [[(d - 1) % 8] for d in range(8)]
     # no block on any lane: where the next step's blocks will fly, nothing in a device's colour
     for m in (m for m in msgs if m.step == 1):
         for p in (0.25, 0.75):
