@@ -6,8 +6,10 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 
+from app.core.frame import frame_at
 from app.main_window import MainWindow
 from app.state import Playback, Scenario, ScenarioModel
+from ring_pixels import block_centre, painted_as
 
 S = 960 * 1024.0
 
@@ -66,7 +68,9 @@ def test_ring_all_reduce_plays_to_the_end_with_the_keyboard_alone(qtbot):
     qtbot.waitUntil(lambda: pb.at_end and not pb.playing, timeout=10000)
     assert win.step_label.text() == "done: 14 steps"
     everyone = frozenset(range(8))
-    assert all(set(win.ring_view.slot_state(d).values()) == {everyone} for d in range(8))
+    f = frame_at(model.run, pb.t)
+    assert all(f.held.who(d, ch) == everyone for d in range(8) for ch in range(8))
+    assert painted_as(win.ring_view, f) == {}  # and every slot on screen shows all eight bands
 
 
 def test_status_bar_says_time_step_and_bytes(qtbot):
@@ -204,11 +208,12 @@ def test_mid_step_blocks_are_painted_in_their_payload_colour(qtbot):
     img = _grab(view.viewport())
     colors = [c.name() for c in __import__("app.theme", fromlist=["x"]).device_colors(8)]
     tr = model.run.trace
-    blocks = view.block_centres()
-    assert len(blocks) == 8
-    s = view.flight.s
-    for i, centre in blocks:
+    f = frame_at(model.run, pb.t)
+    assert len(f.moving) == 8
+    s = view.layout_now.block
+    for i, p in zip(f.moving.tolist(), f.progress.tolist()):  # each where the layout's lanes put it
         m = tr.messages[i]
+        centre = block_centre(view, m.src, m.dst, p)
         corner = view.mapFromScene(centre + QPointF(s * 0.3, s * 0.3))
         assert QColor(img.pixel(corner)).name() == colors[min(m.contributors)]
 

@@ -1,11 +1,17 @@
-"""The ring view draws what the trace says at time t, rebuilds cleanly, and stays readable."""
+"""The ring view draws what the trace says at time t, rebuilds cleanly, and stays readable.
+
+What it shows is checked on its pixels (tests/ring_pixels.py) against app.core.frame.frame_at,
+and the frame against the engine."""
 
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
 from app import theme
+from app.core.frame import frame_at
 from app.views.ring.ring_view import RingView
 from app.state import Playback, Scenario, ScenarioModel
+from ring_pixels import (block_centre, block_rect, blocks_painted_wrong, device_coloured_share, frame_bar, grab,
+                         held_dict, layer_picture, message_block, outlined, painted_as, slots_painted_wrong)
 from simcore.trace import SWITCH
 
 CASES = [("all-gather", "ring"), ("reduce-scatter", "ring")] + [("all-reduce", a) for a in
@@ -28,7 +34,11 @@ def make_view(qtbot, size=(1200, 800), **scenario):
 
 
 def shown(view, n):
-    return {d: view.slot_state(d) for d in range(n)}
+    """What the frame at the view's time says each device holds, after checking that the view's
+    pixels show exactly that."""
+    f = frame_at(view.run, view.playback.t)
+    assert painted_as(view, f) == {}
+    return held_dict(f, n)
 
 
 def engine(holdings, n):
@@ -61,9 +71,11 @@ def test_after_each_step_the_buffers_are_the_engines_holdings(qtbot, op, algo, n
             differ = {d for d in range(n) if now[d] != by_step[d]}
             assert differ <= {m.dst for m in early}
             assert differ or all(m.dst == SWITCH for m in early)  # innet: what landed early is in the switch
-        if algo == "innet":
-            sw = {ch: w for ch, w in tr.holdings(0, t=t).get(SWITCH, {}).items() if w}
-            assert view.slot_state(SWITCH) == sw
+        if algo == "innet":  # the switch's own slots: the engine's, in the frame and in the pixels
+            sw = tr.holdings(0, t=t).get(SWITCH, {})
+            f = frame_at(model.run, t)
+            assert {ch: w for ch, w in f.held.get(SWITCH, {}).items() if w} == {ch: w for ch, w in sw.items() if w}
+            assert slots_painted_wrong(view, grab(view), SWITCH, sw, c.n_chunks) == {}
     assert pb.at_end
     everyone = frozenset(range(n))
     final = shown(view, n)
@@ -97,8 +109,14 @@ def test_blocks_are_the_messages_in_flight_and_never_overlap(qtbot):
             t = pb.stops[k - 1] + 0.3 * (pb.stops[k] - pb.stops[k - 1])
             pb.seek(t)
             flying = sorted(i for i, m in enumerate(tr.messages) if m.t_start <= t < m.t_end)
-            assert sorted(view.visible_blocks()) == flying
-            rects = view.block_rects()
+            f = frame_at(model.run, t)
+            assert f.moving.tolist() == flying
+            # each block painted where the layout's lanes put it (n = 64: 3 px blocks, read from the
+            # flight layer painted at 4×)
+            pic = grab(view) if n <= 16 else layer_picture(view.flight)
+            assert blocks_painted_wrong(view, pic, f) == []
+            m = theme.line("outline")  # a block's outline reaches half its width beyond the square
+            rects = [message_block(view, i, p).adjusted(-m, -m, m, m) for i, p in zip(f.moving, f.progress)]
             assert len(rects) == n
             for i, a in enumerate(rects):
                 for b in rects[i + 1:]:
@@ -108,9 +126,18 @@ def test_blocks_are_the_messages_in_flight_and_never_overlap(qtbot):
 def test_step_boundary_shows_no_blocks_and_outlines_the_new_chunks(qtbot):
     model, pb, view = make_view(qtbot, kind="all-gather", n=8)
     pb.step_forward()
-    assert view.visible_blocks() == []
-    # step 0 of the ring all-gather: device d received chunk d − 1
-    assert [set(view.highlighted(d)) for d in range(8)] == [{(d - 1) % 8} for d in range(8)]
+    f = frame_at(model.run, pb.t)
+    assert f.moving.tolist() == []
+    msgs = model.run.trace.messages
+    # step 0 of the ring all-gather: device d received chunk d − 1, outlined on screen, and no other
+    assert sorted((msgs[i].dst, msgs[i].chunk) for i in f.arrived) == [(d, (d - 1) % 8) for d in range(8)]
+    pic = grab(view)
+    assert [[ch for ch in range(8) if outlined(view, pic, d, ch)] for d in range(8)] == \
+        [[(d - 1) % 8] for d in range(8)]
+    # no block on any lane: where the next step's blocks will fly, nothing in a device's colour
+    for m in (m for m in msgs if m.step == 1):
+        for p in (0.25, 0.75):
+            assert device_coloured_share(view, pic, block_rect(view, block_centre(view, m.src, m.dst, p))) == 0
 
 
 @pytest.mark.parametrize("n", [8, 16, 64])
@@ -171,7 +198,7 @@ def test_theme_scale_change_rebuilds_in_place(qtbot):
     try:
         theme.set_scale(1.5)
         assert items(view) == base
-        assert shown(view, 8) == before
+        assert shown(view, 8) == before  # the pixels at the new size show the same holdings
     finally:
         theme.set_scale(1.0)
 
@@ -180,8 +207,10 @@ def test_no_communication_is_drawn_gracefully(qtbot):
     model, pb, view = make_view(qtbot, kind="matmul-1", n=4)
     assert model.run.trace.collectives == []
     pb.seek(1.0)
-    assert view.visible_blocks() == []
-    assert all(view.slot_state(d) == {} for d in range(4))
+    f = frame_at(model.run, pb.t)
+    assert f.coll is None and f.moving.tolist() == [] and f.held is None
+    pic = grab(view)  # the boxes are drawn, holding nothing
+    assert all(device_coloured_share(view, pic, item.sceneBoundingRect()) == 0 for item in view.devices)
     assert "No communication" in view.subcaption.text
 
 
@@ -219,8 +248,7 @@ def test_partial_sums_show_their_contributors_as_bands(qtbot):
     model, pb, view = make_view(qtbot, kind="reduce-scatter", n=4)
     pb.seek_step(3)
     item = view.devices[0]
-    who = view.slot_state(0)[1]
-    assert who == frozenset(range(4))  # device 0 holds the full sum of chunk 1
+    assert frame_at(model.run, pb.t).held.who(0, 1) == frozenset(range(4))  # device 0 holds the full sum of chunk 1
     img = view.viewport().grab().toImage()
     r = item.mapRectToScene(item.slot_rect(1))
     seen = set()
@@ -240,39 +268,52 @@ def test_caption_follows_the_step_state(qtbot):
 
 
 def test_chords_and_lanes_follow_the_messages_in_flight(qtbot):
+    """Read from the chord and lane layers painted at 4× (at n = 64 a chord is a pixel wide on screen)."""
+    from PySide6.QtCore import QLineF
+
     from app.views.ring.ring_view import message_color_index
+
+    def mid(line: QLineF, q=0.5) -> QPointF:
+        return line.pointAt(q)
 
     for n in (8, 64):
         model, pb, view = make_view(qtbot, size=(1600, 900), kind="all-gather", n=n)
         tr = model.run.trace
+        lanes = view.layout_now.lanes  # per device: (send, receive), device edge -> switch rim
+        # a chord joins the sender's send-lane end at the rim to the receiver's receive-lane end
+        chord = {(s, d): QLineF(lanes[s][0].p2(), lanes[d][1].p2()) for s in range(n) for d in range(n) if s != d}
+        spoke = theme.palette().spoke.lower()
+        background = theme.palette().background.lower()
         for k in (1, 3):
             t = pb.stops[k - 1] + 0.4 * (pb.stops[k] - pb.stops[k - 1])
             pb.seek(t)
-            flying = [tr.messages[i] for i in sorted(view.visible_blocks())]
+            f = frame_at(model.run, t)
+            flying = [tr.messages[i] for i in f.moving]
             assert len(flying) == n
-            # one chord per message, from the sender's send-lane end to the receiver's receive-lane end
-            want = sorted((m.src, m.dst) for m in flying)
-            ends = {(round(a.x(), 6), round(a.y(), 6)): d for d, ((_, a), _) in enumerate(view.lane_geom)}
-            ends_r = {(round(b.x(), 6), round(b.y(), 6)): d for d, (_, (_, b)) in enumerate(view.lane_geom)}
-            got = sorted((ends[(round(ln.p1().x(), 6), round(ln.p1().y(), 6))],
-                          ends_r[(round(ln.p2().x(), 6), round(ln.p2().y(), 6))]) for ln, _c in view.chord_lines())
-            assert got == want
-            colours = {(m.src, m.dst): view.colors.devices[message_color_index(m, n)].name() for m in flying}
-            for ln, col in view.chord_lines():
-                key = (ends[(round(ln.p1().x(), 6), round(ln.p1().y(), 6))],
-                       ends_r[(round(ln.p2().x(), 6), round(ln.p2().y(), 6))])
-                assert col.name() == colours[key]
-            # the lanes in use are exactly the senders' send lanes and the receivers' receive lanes
-            assert set(view.lanes.active) == {(m.src, 0) for m in flying} | {(m.dst, 1) for m in flying}
+            chords, lane_pic = layer_picture(view.chord_layer), layer_picture(view.lanes)
+            for m in flying:
+                colour = view.colors.devices[message_color_index(m, n)].name()
+                assert chords.colour(mid(chord[(m.src, m.dst)])) == colour, m  # its chord, in its colour
+                # its sender's send lane and its receiver's receive lane lit in its colour (the
+                # block is at 0.8 of the send lane: sampled away from it)
+                assert lane_pic.colour(mid(lanes[m.src][0], 0.3)) == colour, m
+                assert lane_pic.colour(mid(lanes[m.dst][1])) == colour, m
+            # no chord where no message goes (the ring: across the switch)
+            assert chords.colour(mid(chord[(0, n // 2)])) == background
             # nothing is drawn outside its layer's rect (it would be clipped)
-            assert all(view.flight.sceneBoundingRect().contains(r) for r in view.block_rects())
+            flight_rect = view.flight.sceneBoundingRect()
+            assert all(flight_rect.contains(message_block(view, i, p)) for i, p in zip(f.moving, f.progress))
             chord_rect, lane_rect = view.chord_layer.sceneBoundingRect(), view.lanes.sceneBoundingRect()
-            for ln, _c in view.chord_lines():
+            for m in flying:
+                ln = chord[(m.src, m.dst)]
                 assert chord_rect.contains(ln.p1()) and chord_rect.contains(ln.p2())
-            for send, recv in view.lanes.lines:
+            for send, recv in lanes:
                 assert all(lane_rect.contains(q) for q in (send.p1(), send.p2(), recv.p1(), recv.p2()))
         pb.seek(pb.stops[1])  # a step boundary: nothing on the wire
-        assert view.chord_lines() == [] and view.lanes.active == {}
+        assert frame_at(model.run, pb.t).moving.tolist() == []
+        chords, lane_pic = layer_picture(view.chord_layer), layer_picture(view.lanes)
+        assert {chords.colour(mid(chord[(d, (d + 1) % n)])) for d in range(n)} == {background}
+        assert {lane_pic.colour(mid(lanes[d][j])) for d in range(n) for j in (0, 1)} == {spoke}
 
 
 def test_clicks_reach_the_devices_through_the_layers_at_n_64(qtbot):
@@ -285,55 +326,19 @@ def test_clicks_reach_the_devices_through_the_layers_at_n_64(qtbot):
     assert sig.args == [17]
 
 
-def _reference_bar(dev, colors):
-    """Device dev's radial bar, pixel by pixel, from its state alone (bar_images' rule, written plainly)."""
-    import numpy as np
-    from PySide6.QtGui import QColor
-
-    W, H = max(3, round(dev.w)), max(3, round(dev.h))
-    iw, ih, nc, n = W - 2, H - 2, max(dev.n_chunks, 1), dev.n
-
-    def rgb(c):
-        c = QColor(c)
-        return (c.red(), c.green(), c.blue())
-
-    border, empty, new = rgb(theme.palette().border), rgb(theme.palette().slot_empty), rgb(theme.palette().highlight)
-    img = np.empty((H, W, 3), int)
-    img[:] = border
-    for r in range(ih):  # image row r (top = outer end) shows chunk ch
-        ch = min((ih - 1 - r) * nc // ih, nc - 1)
-        who = dev.state[ch] if ch < len(dev.state) else None
-        row = [empty] * iw
-        if who:
-            k = len(who)
-            colour = rgb(colors.devices[(next(iter(who)) if k == 1 else ch) % len(colors.devices)])
-            width = iw if k == 1 else max(1, round(iw * k / n))
-            row[:width] = [colour] * width
-        img[r + 1, 1:-1] = row
-    for ch in dev.new:
-        rows = [r + 1 for r in range(ih) if min((ih - 1 - r) * nc // ih, nc - 1) == ch]
-        if rows:
-            lo, hi = max(rows[0] - 1, 0), min(rows[-1] + 2, H)
-            img[lo:lo + 2, :] = new
-            img[hi - 2:hi, :] = new
-            img[lo:hi, :2] = new
-            img[lo:hi, -2:] = new
-    return img
-
-
 @pytest.mark.parametrize("kind,algo", [("all-gather", "ring"), ("reduce-scatter", "ring"), ("all-reduce", "innet")])
 def test_radial_bars_show_each_devices_buffer_pixel_by_pixel(qtbot, kind, algo):
-    import numpy as np
-
-    from app.views.ring.ring_view import bar_images
+    """Each bar on screen is frame_at's holdings for its device drawn by the rule written in the test
+    (ring_pixels.reference_bar), looked up through the bar's position and angle."""
+    from ring_pixels import bar_mismatches, blocks_over
 
     model, pb, view = make_view(qtbot, size=(1600, 900), kind=kind, algo=algo, n=24)
     assert view.devices[0].radial
     for k in (1, len(pb.stops) // 2, len(pb.stops) - 1):
         pb.seek(pb.stops[k])
-        images = bar_images(view.devices)
+        f = frame_at(model.run, pb.t)
+        pic = grab(view)
+        covered = blocks_over(view, f)  # in-network reduction: chunk c + 1 leaves while chunk c lands
         for d in (0, 5, 23):
-            img = images[d].convertToFormat(images[d].Format.Format_RGB32)
-            got = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine())
-            got = got[:, : 4 * img.width()].reshape(img.height(), img.width(), 4)[:, :, 2::-1].astype(int)
-            assert np.array_equal(got, _reference_bar(view.devices[d], view.colors)), (kind, k, d)
+            compared, bad = bar_mismatches(view, pic, d, frame_bar(view, f, d), covered)
+            assert compared > 50 and bad == 0, (kind, k, d, compared, bad)

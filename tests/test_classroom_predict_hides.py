@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QPointF, Qt  # noqa: E402
-from PySide6.QtGui import QColor, QImage  # noqa: E402
+from PySide6.QtGui import QImage  # noqa: E402
 
 from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
 
@@ -88,10 +88,31 @@ def test_the_ring_view_draws_no_block_of_the_step_being_predicted(qtbot):
     ctl.animate = False
     w.classroom.act_predict.trigger()
     ctl.answer(next(iter(ctl.q.answers)))
+    from PySide6.QtCore import QLineF
+
+    from app import theme
+    from app.core.frame import frame_at
+    from ring_pixels import blocks_painted_wrong, device_coloured_share, grab, layer_picture, message_block
+
+    ring = w.ring_view
     msgs = w.model.run.trace.messages
-    asked = {i for i, m in enumerate(msgs) if m.step == ctl.q.step}
-    assert not asked & set(w.ring_view.visible_blocks())
-    assert not w.ring_view.chord_lines()  # no chord points from a sender to its receiver
+    asked = [i for i, m in enumerate(msgs) if m.step == ctl.q.step]
+    # the ring drawn a quarter into the asked step (its own clock: the question stays open): the
+    # step's messages are under way, yet neither their blocks nor their chords are painted
+    t = msgs[asked[0]].t_start + 0.25 * (msgs[asked[0]].t_end - msgs[asked[0]].t_start)
+    ring.set_time(t)
+    f = frame_at(w.model.run, t)
+    assert set(asked) <= set(f.moving.tolist())
+    where = {i: message_block(ring, i, p) for i, p in zip(f.moving.tolist(), f.progress.tolist()) if i in asked}
+    pic = grab(ring)
+    assert all(device_coloured_share(ring, pic, r) == 0 for r in where.values())
+    lanes = ring.layout_now.lanes  # a chord would join the sender's send lane to the receiver's receive lane
+    chords = layer_picture(ring.chord_layer)
+    background = theme.palette().background.lower()
+    assert {chords.colour(QLineF(lanes[msgs[i].src][0].p2(), lanes[msgs[i].dst][1].p2()).pointAt(0.5))
+            for i in asked} == {background}
+    ring.set_hidden_after(None)  # the same instant with nothing hidden: every block is painted there
+    assert blocks_painted_wrong(ring, grab(ring), f) == []
 
 
 def test_space_at_a_question_plays_that_step_and_stops_at_the_next(qtbot):

@@ -90,6 +90,8 @@ def test_the_index_keeps_one_frame_per_instant(index):
 def test_the_ring_the_explanation_and_the_status_read_one_frame(qtbot):
     """At an instant mid-step and on a boundary, the ring's blocks are the frame's moving messages
     and the ring's caption, the explanation and the status bar name the frame's step state."""
+    from ring_pixels import block_centre, block_rect, blocks_painted_wrong, device_coloured_share, grab
+
     from app.views.text.explain import ExplainPanel
     from app.views.ring.ring_texts import step_status
     from app.views.ring.ring_view import RingView
@@ -108,8 +110,15 @@ def test_the_ring_the_explanation_and_the_status_read_one_frame(qtbot):
         pb.seek(t)
         f = frame_at(model.run, t)
         assert f.step == k
-        assert ring.visible_blocks() == (f.moving.tolist() if f.state == IN_PROGRESS else [])
         assert len(f.moving) == (4 if f.state == IN_PROGRESS else 0)  # a ring step: every GPU sends one block
+        # the ring paints a block for each of the frame's moving messages where the layout puts it,
+        # and none on the lanes once the step is done
+        pic = grab(ring)
+        assert blocks_painted_wrong(ring, pic, f) == []
+        if f.state != IN_PROGRESS:
+            step_k = [m for m in model.run.trace.messages if m.step == k]
+            assert all(device_coloured_share(ring, pic, block_rect(ring, block_centre(ring, m.src, m.dst, p))) == 0
+                       for m in step_k for p in (0.25, 0.75))
         assert f"Step {k + 1} of {K} (reduce-scatter) — {words[0]}" in explain.text()
         assert f"Step {k + 1} of {K} ({words[0]})" in ring.subcaption.text
         assert words[1] in step_status(f)

@@ -8,8 +8,9 @@ After every action:
   - no exception escaped a Qt slot or virtual (pytest-qt fails the test on one);
   - Qt printed no warning;
   - the state is consistent: the model's run is its scenario's, the clock lies in
-    [0, t_end] with the run's step boundaries, the controls show the scenario, and the ring
-    view paints exactly what the trace says each device holds at the clock's t.
+    [0, t_end] with the run's step boundaries, the controls show the scenario, the frame at
+    the clock's t holds what the trace says each device holds, and the ring view's pixels
+    show it (the first and last device).
 A refused change (e.g. TP with n = 3) is a valid action too: the scenario must stay as it was.
 """
 
@@ -25,6 +26,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox  # noqa: E402
 
 from app import i18n, theme  # noqa: E402
+from app.core.frame import frame_at  # noqa: E402
+from ring_pixels import bar_mismatches, blocks_over, frame_bar, grab, held_dict, painted_as  # noqa: E402
 
 # a longer walk by hand: SHARD_LAB_MONKEY_STEPS=2000 SHARD_LAB_MONKEY_SEEDS=0,1,2,3 pytest tests/test_gui_monkey.py
 STEPS = int(os.environ.get("SHARD_LAB_MONKEY_STEPS", "300"))
@@ -250,12 +253,33 @@ def check_consistent(w):
     assert rv.run is run and len(rv.devices) == sc.n
     c = idx.display_collective(pb.t)
     if c is not None:
+        f = frame_at(run, pb.t)
         want = run.trace.holdings(c, t=pb.t)
-        for d in range(sc.n):
-            assert rv.slot_state(d) == {ch: who for ch, who in want.get(d, {}).items() if who}, (d, pb.t)
+        assert f.coll == c
+        assert held_dict(f, sc.n) == {d: {ch: who for ch, who in want.get(d, {}).items() if who}
+                                      for d in range(sc.n)}, pb.t
+        check_ring_pixels(rv, f, idx, pb.t)
     # the timeline has a send and a receive bar for every message
     assert w.timeline.bar_count() == 2 * len(run.trace.messages)
     assert w.windowTitle()
+
+
+def check_ring_pixels(rv, f, idx, t):
+    """The first and last device's buffers on screen are what frame f says they hold (on the switch's
+    ring; a machine's blocks fly on their own legs and may cross the boxes)."""
+    lay = rv.layout_now
+    if lay.kind != "switch":
+        return
+    n = rv.n
+    devices = [d for d in sorted({0, n - 1}) if idx.computing(d, t) is None]  # a computing GPU's box shows its op
+    covered = blocks_over(rv, f)
+    pic = grab(rv)
+    if lay.mode == "radial":
+        for d in devices:
+            compared, bad = bar_mismatches(rv, pic, d, frame_bar(rv, f, d), covered)
+            assert bad == 0, (d, t, compared, bad)
+    else:
+        assert painted_as(rv, f, devices, pic, covered) == {}, t
 
 
 def qt_warnings(qtlog):

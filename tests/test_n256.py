@@ -5,6 +5,7 @@ import pytest
 from PySide6.QtCore import QPointF, QRectF, Qt
 
 from app.core import scenarios
+from app.core.frame import frame_at
 from app.views.buffers.buffer_view import BufferView
 from app.main_window import MainWindow
 from app.views.ring.ring_view import RingView
@@ -13,6 +14,7 @@ from app.core.trace_index import TraceIndex
 from app.state import Playback, Scenario, ScenarioModel
 from app.views.timeline.timeline import BAND_H, BarsItem, TimelineView
 from simcore.scenarios import run_collective
+from ring_pixels import bar_image, frame_bar
 from simcore.trace import buffer_values
 
 S = 2.0 ** 20  # 1 MiB: splits into 128 and 256 equal chunks
@@ -65,12 +67,17 @@ def test_ring_view_at_large_n_draws_the_engines_state(qtbot, n):
     tr = model.run.trace
     for k in (0, n // 3, n - 2):
         pb.seek_step(k + 1)
+        f = frame_at(model.run, pb.t)
         want = tr.holdings(0, t=pb.t)
         for d in (0, 1, n // 2, n - 1):  # a few devices: decoding all n² sets is the slow path this avoids
-            assert view.slot_state(d) == {ch: w for ch, w in want[d].items() if w}, (k, d)
-        # every message under way at t has its block, each on the lanes of its sender or receiver
+            assert {ch: w for ch, w in f.held.device(d).items() if w} == {ch: w for ch, w in want[d].items() if w}
+            # its bar as the bars layer paints it: the frame's holdings drawn by the rule written in the
+            # test (a bar here is too thin to read back from the screen; test_ring_bars_picture checks
+            # that the layer puts these pixels on screen)
+            assert np.array_equal(bar_image(view, d), frame_bar(view, f, d)), (k, d)
+        # the frame's blocks are the messages under way at t
         flying = [i for i, m in enumerate(tr.messages) if m.t_start < pb.t < m.t_end] if k else []
-        assert sorted(view.visible_blocks()) == flying
+        assert f.moving.tolist() == flying
 
 
 # -- the index ---------------------------------------------------------------------------------

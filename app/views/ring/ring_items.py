@@ -130,7 +130,7 @@ class _Colors:
 # ---------------------------------------------------------------------------------------
 class HeldRow(Sequence):
     """Device d's slots in a simcore.holdings.Held snapshot as the tuple of contributors (None = not held),
-    each decoded only when read (slot_state, tests): radial bars paint from the arrays."""
+    each decoded only when read (bar_pixels' rule for bars without arrays): radial bars paint from the arrays."""
 
     __slots__ = ("held", "d", "n_chunks")
 
@@ -423,7 +423,7 @@ class BarsLayer(QGraphicsItem):
     """
     Paints every radial bar in one item, cached as one unrotated picture: a frame where no
     buffer changed costs a single blit. Geometry and state stay in the DeviceItems (clicks,
-    slot_state); this only draws them.
+    set_counts); this only draws them.
 
     A step boundary changes every bar at n = 256. Rotating 256 small images into the picture one
     by one took ~5 ms, so the picture is composed in numpy instead: a map from each pixel of the

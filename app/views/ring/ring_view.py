@@ -57,8 +57,8 @@ from .ring_texts import machine_texts, step_note, step_notes
 class RingView(QGraphicsView):
     """
     Follows a ScenarioModel (rebuilds its items when the run changes) and the Playback clock
-    (updates them in place). `set_time(t)` is callable directly; `slot_state(d)` returns what
-    device d's slots currently paint (for tests and the predict game).
+    (updates them in place). `set_time(t)` is callable directly. What it shows at t is
+    `frame_at(run, t)`: tests read the frame and the pixels, not the items.
     """
 
     device_clicked = Signal(int)  # a device id, or SWITCH (-1) for the switch
@@ -425,7 +425,6 @@ class RingView(QGraphicsView):
         if show_bytes:
             self._place_byte_labels(self.flight.items, [QPointF(x, y) for x, y in side.tolist()])
         self._style_lanes(active)
-        self._n_visible_blocks = len(ids)
 
     def _flight_set(self, ids: np.ndarray, legs_of: list | None = None) -> tuple:
         """What a set of messages under way draws besides their blocks: (key, each one's contributors
@@ -638,31 +637,6 @@ class RingView(QGraphicsView):
             return np.ones(len(f.moving), bool)
         return self._cols["t_start"][f.moving] < t0 - f.eps
     # -- end of predict-then-reveal hook ---------------------------------------------------
-
-    # -- for tests and other views --------------------------------------------------------
-    def slot_state(self, d: int) -> dict:
-        """{chunk: contributors} that device d's slots (SWITCH: the switch's) currently paint."""
-        item = self.switch if d == SWITCH else self.devices[d]
-        return {ch: who for ch, who in enumerate(item.state) if who}
-
-    def highlighted(self, d: int) -> frozenset:
-        return self.devices[d].new
-
-    def visible_blocks(self) -> list[int]:
-        """Indices (into trace.messages) of the blocks drawn now."""
-        return [b[0] for b in self.flight.items]
-
-    def block_centres(self) -> list[tuple[int, QPointF]]:
-        """(message index, scene centre) of every block drawn now; their side is flight.s."""
-        return [(b[0], QPointF(b[1])) for b in self.flight.items]
-
-    def block_rects(self) -> list[QRectF]:
-        return [self.flight.block_rect(b[1]) for b in self.flight.items]
-
-    def chord_lines(self) -> list:
-        """(QLineF, QColor) of every chord drawn now: sender's lane end to receiver's."""
-        return list(self.chord_layer.items)
-
 
 
 def _lerp(a: QPointF, b: QPointF, p: float) -> QPointF:
