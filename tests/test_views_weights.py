@@ -241,7 +241,7 @@ def test_resizing_keeps_one_row_and_everything_on_the_canvas(qtbot):
         assert len(tops) == 1  # one row of eight
         assert_inside_canvas(view)
     # room enough: the shared KV groups are named under the GPUs that share them
-    assert view.plan["role"] and [r.toPlainText() for r in view.role_labels][0].startswith("KV group 0")
+    assert view.plan.role and [r.toPlainText() for r in view.role_labels][0].startswith("KV group 0")
 
 
 @pytest.mark.parametrize("kind", ["tp-forward", "decode"])
