@@ -25,7 +25,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QTextDocument
 
 from ... import theme
-from .weights_items import _badge_html
+from .weights_items import _badge_html, font_at
 
 VECTOR_TALL = 8  # a norm's single row is drawn up to 8× taller than wide, or its outline would hide it
 ASPECT_MAX = 2.0  # a cell may be drawn up to 2× taller than wide or wider than tall (every heatmap alike)
@@ -96,14 +96,6 @@ def role_html(texts: WeightsTexts, d: int, one_line: bool = False) -> str:
     """Which heads / groups / units slice d is, drawn under its badge (and its run's: KV sharing)."""
     text = (" " if one_line else "<br>").join(_html.escape(s) for s in texts.roles[d].split("\n"))
     return f"<b>{text}</b>" if texts.role_bold[d] else text
-
-
-def font_at(role: str, bold: bool, factor: float, scale: float) -> QFont:
-    """The theme's font for `role` at text scale `scale`, times `factor` (the layout shrinks its text)."""
-    f = QFont()
-    f.setPixelSize(max(6, round(max(6, round(theme.FONT_PX[role] * scale)) * factor)))
-    f.setBold(bold)
-    return f
 
 
 # ---------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ sharded forward computes the single-device logits (run.tp.max_abs_diff).
 Layout, for a projector in a small tab: one cell size (cw × ch pixels) is used for the full matrix
 and every slice, so a slice is drawn exactly as large as the region it came from. Column splits put
 the n slices in one row beside the full matrix, each as tall as it; row splits stack them beside
-it, labels at the side. `_plan` picks the largest cell that leaves room for the texts (cells may be
+it, labels at the side. weights_layout picks the largest cell that leaves room for the texts (cells may be
 up to ASPECT_MAX times taller than wide or wider than tall — the same for every heatmap); a slice's
 label is its device's coloured badge, plus which heads / units it holds when that costs little
 picture. Everything a label leaves out is in the slice's tooltip (`slice_texts`).
@@ -46,8 +46,8 @@ from ... import theme
 from ...hint import hint_page
 from . import weights_texts as words
 from .weights_data import PER_LAYER, device_matrix, full_matrix, overlap_ranks, region_rects, tp_n_for
-from .weights_items import _Canvas, _cosmetic, _font, _halo, _Text
-from .weights_layout import font_at, role_runs, weights_layout
+from .weights_items import _Canvas, _cosmetic, _halo, _Text, font_at
+from .weights_layout import role_runs, weights_layout
 from .weights_texts import NAMES, weights_shape, weights_texts
 
 WEIGHT_KINDS = ("tp-forward", "decode")  # scenarios whose run carries shard_params_tp's output
@@ -512,7 +512,7 @@ class WeightsView(QWidget):
             col.setVisible(shown)
         # badges: beside the region they name, in the header (columns) or the side bar (rows), their
         # text shrunk with the rest (the lanes are laid out for it: a 2.5× badge had covered the matrix)
-        font = _font("device", True, self._text_factor)
+        font = font_at("device", True, self._text_factor)
         fm = QFontMetricsF(font)
         for box, badge in self._badges:
             if box.width() <= 0 or box.height() <= 0:
