@@ -168,6 +168,7 @@ class LatencyView(QWidget, LatencyExports):
         for plot, (_key, lo, hi) in list(self._ticks.items()):
             self._set_ticks(plot, lo, hi)  # thin the x labels if they now crowd
         self._place_labels()
+        self._fit_texts()  # the y title's length follows the plot's height
 
     def _set_compact(self, compact: bool):
         """Stack the two plots (tall view) or give each a tab (short view): a plot never gets squashed flat."""
@@ -193,19 +194,24 @@ class LatencyView(QWidget, LatencyExports):
     def _apply_pending_compact(self):
         self._compact_pending = False
         self._set_compact(self.height() < COMPACT_BELOW_PX * theme.scale())
+        self._fit_names()  # the plots' resizes came while `compact` still said the old layout
 
     def eventFilter(self, obj, e):
         if e.type() == QEvent.Resize and obj in (self.latency_widget, self.ffn_widget):
-            short = self.latency_widget.width() < SHORT_BELOW_PX * theme.scale() or bool(self.compact)
-            if short != self.short_names:
-                self.short_names = short
-                self._set_plot_texts()
-                if self._sweep is not None:
-                    self._draw_markers()
-                    self._set_summary()
-            self._fit_legends()
-            self._fit_texts()
+            self._fit_names()
         return super().eventFilter(obj, e)
+
+    def _fit_names(self):
+        """Short legend, marker and axis names in a narrow plot or in tabs, the long ones otherwise."""
+        short = self.latency_widget.width() < SHORT_BELOW_PX * theme.scale() or bool(self.compact)
+        if short != self.short_names:
+            self.short_names = short
+            self._set_plot_texts()
+            if self._sweep is not None:
+                self._draw_markers()
+                self._set_summary()
+        self._fit_legends()
+        self._fit_texts()
 
     def _fit_texts(self):
         """The headline and the y-axis title in their long form when it fits the plot, else the short one."""
