@@ -9,8 +9,9 @@ function's rectangles and the widgets' geometry — never state a view copies fo
   * No text overlaps text: app.views.ring.ring_layout.ring_layout at four screen sizes (the ring's room at the
     desk and in presentation mode), text scale 1–2.5, English and Chinese, n = 2, 8, 16, 64, every
     scenario (every one that runs: 46) — 2,944 layouts, computed without a window; the matmul panel
-    the same way (2,048 layouts). Qt's own widgets (bars, docks, tabs) and the weight slices' texts
-    are checked from their geometry in shown windows.
+    the same way (2,048 layouts); the weight slices' weights_layout at five sizes from a small window
+    to 4K, text scale 1 and 2.5, English and Chinese, n = 1, 2, 4, 8 and six matrices (480 layouts).
+    Qt's own widgets (bars, docks, tabs) are checked from their geometry in shown windows.
   * F11: in a process whose screen is 1600×900 (and one whose screen is 1280×720), the current
     tab's picture covers at least 60 % of the screen at text scale 1, 1.5, 2 and 2.5.
 """
@@ -377,49 +378,77 @@ def ring_run(kind, n, algo):
 
 
 # ---------------------------------------------------------------------------------------
-# The weight slices: its texts from the scene items' geometry (its layout is a solver in the view)
+# The weight slices: app.views.weights.weights_layout.weights_layout asked directly (no window)
 # ---------------------------------------------------------------------------------------
-def weights_text_overlaps(qtbot, view, size, scale, lang, key):
-    i18n.set_language(QApplication.instance(), lang)
-    theme.set_scale(scale)
-    view.select(key)
-    view.resize(*size)
-    settle(qtbot)
-    items = ([("full title", view.full_title), ("grid title", view.grid_title), ("axes", view.axes_label)]
-             + [(f"label {d}", lab) for d, lab in enumerate(view.slice_labels)]
-             + [(f"role {i}", lab) for i, lab in enumerate(view.role_labels)])
-    rects = [(name, it.sceneBoundingRect()) for name, it in items if it.isVisible() and it.toPlainText().strip()]
-    canvas = QRectF(view.canvas.rect()).adjusted(-0.5, -0.5, 0.5, 0.5)
+WEIGHT_SIZES = ((480, 300), (704, 432), (1280, 720), (1920, 1080), (3840, 2160))  # a small window … 4K
+WEIGHT_SCALES = (1.0, 2.5)  # the desk and presentation mode
+# a column split, KV groups shared by GPUs (n = 8), a row split, a wide matrix (slices under it), a replicated
+# matrix and a replicated vector: every mode and label style the layout has
+WEIGHT_KEYS = ("wq", "wk", "wo", "lm_head", "embed", "attn_norm")
+
+
+@pytest.fixture(scope="module")
+def tp_runs():
+    """The TP forward at every n it runs (TINY has 8 query heads: n = 16, 32, 64 are refused and the
+    weight-slices view shows its hint instead)."""
+    return {n: ScenarioModel(Scenario(kind="tp-forward", n=n)).run for n in (1, 2, 4, 8)}
+
+
+def weights_problems(lay) -> list:
+    """Overlapping texts, heatmaps, colour bar and badge lanes, and anything past the canvas' edge."""
+    lanes = [(name, r) for name, r in (("header", lay.header), ("side bar", lay.side)) if not r.isEmpty()]
+    rects = lay.texts() + lay.pictures() + lanes
+    canvas = QRectF(0, 0, lay.width, lay.height).adjusted(-0.5, -0.5, 0.5, 0.5)
     return overlaps(rects) + [(name, "the canvas' edge") for name, r in rects if not canvas.contains(r)]
 
 
-@pytest.fixture
-def weights_view(qtbot, classroom_env):  # noqa: F811  (the fixture, imported above)
-    from app.state import Playback
-    from app.views.weights.weights_view import WeightsView
+@pytest.mark.parametrize("n", (1, 2, 4, 8))
+@pytest.mark.parametrize("lang", LANGS)
+def test_nothing_overlaps_in_the_weight_slices(qapp, tp_runs, lang, n):
+    """Five sizes from a small window to 4K, text scale 1 and 2.5 (where eight stacked labels used to run
+    into the axes line), six matrices: 60 layouts per language and n, 480 in all, without a window."""
+    from app.views.weights.weights_layout import weights_layout
+    from app.views.weights.weights_texts import weights_shape, weights_texts
 
-    model = ScenarioModel(Scenario(kind="tp-forward", n=8))
-    view = WeightsView(model, Playback(model))
-    qtbot.addWidget(view)
-    view.show()
-    qtbot.waitExposed(view)
-    return view
-
-
-@pytest.mark.parametrize("scale, sizes", [(1.0, ((704, 432), (1536, 918))), (2.5, ((1024, 612), (1536, 918)))],
-                         ids=["1x", "2.5x"])
-def test_no_text_overlaps_text_in_the_weight_slices(qtbot, weights_view, scale, sizes):
-    """Eight slices at the theme's size and at 2.5× (where eight stacked labels used to run into the
-    axes line), a column split, a row split and a replicated vector; the tab at the desk of a
-    1280×720 screen at 1×, in presentation mode at 2.5×."""
     problems = []
-    for size, lang, key in itertools.product(sizes, LANGS, ("wq", "wo", "attn_norm")):
-        problems += [(size, lang, key, o) for o in weights_text_overlaps(qtbot, weights_view, size, scale, lang, key)]
+    i18n.set_language(qapp, lang)
+    try:
+        for key in WEIGHT_KEYS:
+            texts, shape = weights_texts(tp_runs[n], key, 0), weights_shape(tp_runs[n], key, 0)
+            for (W, H), scale in itertools.product(WEIGHT_SIZES, WEIGHT_SCALES):
+                lay = weights_layout(W, H, scale, texts, shape)
+                assert lay.fits, (key, W, H, scale)
+                problems += [(key, W, H, scale, p) for p in weights_problems(lay)]
+                # one cell size: every heatmap drawn as large as the region it came from
+                cw, ch = lay.cell
+                assert lay.matrix.width() == pytest.approx(shape.shape[1] * cw)
+                assert lay.matrix.height() == pytest.approx(shape.shape[0] * ch)
+                for r, (rows, cols) in zip(lay.slices, shape.slice_shapes):
+                    assert (r.width(), r.height()) == pytest.approx((cols * cw, rows * ch))
+                if W >= 1280:  # room enough: the texts keep the theme's size
+                    assert lay.factor == 1.0, (key, W, H, scale, lay.factor)
+    finally:
+        i18n.set_language(qapp, "en")
     assert not problems, problems[:6]
 
 
-def test_no_text_overlaps_text_in_the_weight_slices_at_large_text_in_a_small_tab(qtbot, weights_view):
-    assert not weights_text_overlaps(qtbot, weights_view, (704, 432), 2.5, "en", "attn_norm")
+def test_the_weight_slices_shrink_their_text_only_where_the_room_asks(qapp, tp_runs):
+    """A 704 × 432 tab at 2.5×: eight norm vectors in two stacks and text below the theme's size, yet every
+    label beside its own slice; at 1600 × 900 and 1× one stack at the theme's size."""
+    from app.views.weights.weights_layout import weights_layout
+    from app.views.weights.weights_texts import weights_shape, weights_texts
+
+    texts, shape = weights_texts(tp_runs[8], "attn_norm", 0), weights_shape(tp_runs[8], "attn_norm", 0)
+    big = weights_layout(1600, 900, 1.0, texts, shape)
+    assert (big.mode, big.k, big.factor) == ("rows", 1, 1.0)
+    small = weights_layout(704, 432, 2.5, texts, shape)
+    assert (small.mode, small.k) == ("rows", 2) and small.factor < 1.0
+    assert len({round(r.left()) for r in small.slices}) == 2
+    for r, label in zip(small.slices, small.labels):
+        lab = label.rect
+        assert lab.left() >= r.right() and r.top() - 4 <= lab.center().y() <= r.bottom() + 4
+    assert small.axes.rect.top() >= max(r.bottom() for r in small.slices + tuple(t.rect for t in small.labels))
+    assert not weights_problems(small)
 
 
 # ---------------------------------------------------------------------------------------

@@ -387,6 +387,36 @@ def test_a_short_view_puts_the_plots_in_tabs_and_back(view, qtbot):
     view.resize(1600, 900)
     qtbot.waitUntil(lambda: not view.compact, timeout=2000)
     assert view.splitter.count() == 2 and view.plot_tabs.count() == 0
+    # and it paints what a view built at this size paints: both plots shown again at 3 : 2 (the tab widget
+    # had left them hidden, the view blank), with their long names (they had kept the tabs' short ones)
+    model = ScenarioModel(Scenario())
+    fresh = LatencyView(model, Playback(model))
+    qtbot.addWidget(fresh)
+    fresh.resize(1600, 900)
+    fresh.show()
+    qtbot.waitExposed(fresh)
+    QApplication.processEvents()
+    assert view.latency_widget.height() > 150 and view.ffn_widget.height() > 150
+    assert np.array_equal(pixels(view.grab().toImage()), pixels(fresh.grab().toImage()))
+
+
+def test_the_y_title_is_long_only_where_the_plot_is_tall_enough(view, qtbot):
+    """The long y title ("time per decode step (ms)") never overhangs the plot: it was chosen for the plot's
+    height before the legend took its rows, and stayed."""
+    ax, vb = view.plot1.getAxis("left"), view.plot1.getViewBox()
+    seen = set()
+    for size in ((1600, 900), (1600, 1300), (1600, 900)):
+        view.resize(*size)
+        QApplication.processEvents()
+        long = ax.labelText == "time per decode step (ms)"
+        seen.add(long)
+        assert not long or ax.label.boundingRect().width() <= vb.height() + 1, (size, vb.height())
+    assert seen == {True, False}  # both forms occur: the test looked at a choice
+
+
+def pixels(img: QImage) -> np.ndarray:
+    img = img.convertToFormat(QImage.Format_RGB32)
+    return np.frombuffer(img.constBits(), np.uint8, img.sizeInBytes()).reshape(img.height(), -1).copy()
 
 
 def test_changing_the_text_size_with_the_latency_tab_open_does_not_crash(tmp_path):

@@ -1,14 +1,18 @@
 """The weight-slice view shows the engine's own shards, outlines what weight_slices says, and rebuilds cleanly."""
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
 from app import i18n, theme
 from app.state import Playback, Scenario, ScenarioModel
 from app.views.weights.weights_data import full_matrix
-from app.views.weights.weights_view import MATRICES, WeightsView
+from app.views.weights.weights_layout import weights_layout
+from app.views.weights.weights_texts import weights_shape, weights_texts
+from app.views.weights.weights_view import COLORMAP, MATRICES, WeightsView
 from simcore.tensor_parallel import weight_slices
 
 SPLIT = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down", "lm_head")
@@ -175,73 +179,107 @@ def test_language_switch_retranslates(qtbot):
     assert view.caption.text().startswith("Wq is split by columns")
 
 
-def on_screen(view, item) -> QRectF:
-    """An item's rectangle in canvas pixels."""
-    return view.canvas.viewportTransform().mapRect(item.sceneBoundingRect())
+# -- the layout, asked directly ------------------------------------------------------------------------
+TAB = (872, 453)  # the canvas of the main window's centre tab (about 880 × 540, less the controls and caption)
 
 
-def assert_inside_canvas(view):
-    canvas = QRectF(0, 0, view.canvas.width(), view.canvas.height()).adjusted(-1, -1, 1, 1)
-    items = [view.full_image, view.full_title, view.grid_title, view.axes_label, *view.slice_images,
-             *view.slice_labels, *(r for r in view.role_labels if r.isVisible())]
-    for item in items:
-        assert canvas.contains(on_screen(view, item)), item
+def layout_of(run, key, size=TAB, scale=1.0):
+    return weights_layout(*size, scale, weights_texts(run, key, 0), weights_shape(run, key, 0))
+
+
+@pytest.fixture(scope="module")
+def run8():
+    return ScenarioModel(Scenario(kind="tp-forward", n=8)).run
 
 
 @pytest.mark.parametrize("key", ["wq", "wk", "w_gate", "lm_head"])
-def test_in_a_small_tab_column_slices_stay_as_tall_as_the_full_matrix(qtbot, key):
-    """The main window's centre tab is about 880 × 540: eight slices must not become slivers."""
-    _model, view = make_view(qtbot, 8)
-    view.resize(880, 540)
-    view.select(key)
-    QApplication.processEvents()
-    full = on_screen(view, view.full_image)
-    assert full.height() > 100
-    rows, cols = view.shape
-    for d, img in enumerate(view.slice_images):
-        r = on_screen(view, img)
-        assert r.height() >= 0.4 * full.height(), (d, r, full)
-        # one cell size everywhere: a slice is drawn as large as the region it came from
-        assert r.width() / img.image.shape[1] == pytest.approx(full.width() / cols, rel=0.02)
-        assert r.height() / img.image.shape[0] == pytest.approx(full.height() / rows, rel=0.02)
-        # its label is under it, not on it, in body-size text
-        label = on_screen(view, view.slice_labels[d])
-        assert not label.intersects(r)
-        assert view.slice_labels[d].font().pixelSize() >= round(theme.px("body"))
-    assert_inside_canvas(view)
+def test_in_a_small_tab_column_slices_stay_as_tall_as_the_full_matrix(qapp, run8, key):
+    """Eight column slices in the centre tab must not become slivers."""
+    lay = layout_of(run8, key)
+    canvas = QRectF(0, 0, *TAB)
+    assert lay.mode in ("cols", "below") and lay.matrix.height() > 100
+    for d, (r, label) in enumerate(zip(lay.slices, lay.labels)):
+        assert r.height() >= 0.4 * lay.matrix.height(), (d, r, lay.matrix)
+        assert label.rect.top() >= r.bottom() and not label.rect.intersects(r)  # under it, not on it
+        assert label.font.pixelSize() >= round(theme.px("body"))  # at the theme's size
+        assert canvas.contains(r) and canvas.contains(label.rect)
 
 
 @pytest.mark.parametrize("key", ["wo", "w_down"])
-def test_row_slices_are_stacked_beside_the_full_matrix_with_their_labels_at_the_side(qtbot, key):
-    _model, view = make_view(qtbot, 8)
-    view.resize(880, 540)
-    view.select(key)
-    QApplication.processEvents()
-    full = on_screen(view, view.full_image)
-    tops = []
-    for d, img in enumerate(view.slice_images):
-        r = on_screen(view, img)
+def test_row_slices_are_stacked_beside_the_full_matrix_with_their_labels_at_the_side(qapp, run8, key):
+    lay = layout_of(run8, key)
+    full = lay.matrix
+    for r, label in zip(lay.slices, lay.labels):
         assert r.left() > full.right()  # beside it
-        assert r.width() == pytest.approx(full.width(), rel=0.02)  # as wide: one cell size
-        assert r.height() == pytest.approx(full.height() / 8, rel=0.05)
-        label = on_screen(view, view.slice_labels[d])
-        assert label.left() >= r.right() and r.top() - 4 <= label.center().y() <= r.bottom() + 4
-        tops.append(r.top())
-    assert tops == sorted(tops)
-    assert_inside_canvas(view)
+        assert r.width() == pytest.approx(full.width())  # as wide: one cell size
+        assert r.height() == pytest.approx(full.height() / 8)
+        lab = label.rect
+        assert lab.left() >= r.right() and r.top() - 4 <= lab.center().y() <= r.bottom() + 4
+    assert [r.top() for r in lay.slices] == sorted(r.top() for r in lay.slices)
 
 
-def test_resizing_keeps_one_row_and_everything_on_the_canvas(qtbot):
-    _model, view = make_view(qtbot, 8)
+def test_kv_groups_shared_by_two_gpus_are_named_under_them_when_there_is_room(qapp, run8):
+    for size in ((1592, 834), (872, 453), (640, 380)):
+        lay = layout_of(run8, "wk", size)
+        assert len({round(r.top()) for r in lay.slices}) == 1  # one row of eight
+    lay = layout_of(run8, "wk", (1592, 834))
+    assert lay.role and len(lay.roles) == 4  # one role label per KV group, under its two GPUs
+    assert lay.roles[0].html.replace("<b>", "").startswith("KV group 0")
+    assert lay.roles[0].rect.width() > 1.9 * lay.slices[0].width()
+
+
+# -- the view paints what the layout says (pixels) ----------------------------------------------------------
+def canvas_rect(view, rect: QRectF) -> QRectF:
+    """A layout rectangle (the canvas' item coordinates) in the canvas' pixels."""
+    return view.canvas.viewportTransform().mapRect(view.canvas.ci.mapRectToScene(rect))
+
+
+def colour_of(value, levels) -> QColor:
+    """The colour the diverging map gives `value` at fixed `levels`."""
+    lo, hi = levels
+    return pg.colormap.get(COLORMAP).map((value - lo) / (hi - lo), mode="qcolor")
+
+
+def close(a: QColor, b: QColor, tol=24) -> bool:
+    return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue()) <= tol
+
+
+def assert_paints_layout(view, model, key):
+    """Every slice's cells, in the rectangle weights_layout gives it, have the colours of that device's own
+    array; its label's rectangle shows the device's badge colour."""
+    QApplication.processEvents()
+    tp = model.run.tp
+    lay = weights_layout(view.canvas.width(), view.canvas.height(), theme.scale(), weights_texts(model.run, key, 0),
+                         weights_shape(model.run, key, 0))
+    vmax = np.abs(full_matrix(tp.params, key, 0)).max()
+    img = view.canvas.grab().toImage()
+    cw, ch = lay.cell
+    for d, (rect, label) in enumerate(zip(lay.slices, lay.labels)):
+        a = np.atleast_2d(tp.dev_params[d][key] if key == "lm_head" else tp.dev_params[d]["layers"][0][key])
+        rows, cols = a.shape
+        for i, j in {(rows // 2, cols // 2), (rows // 3, cols // 3), (2 * rows // 3, 2 * cols // 3)}:
+            p = canvas_rect(view, QRectF(rect.x() + j * cw, rect.y() + i * ch, cw, ch)).center()
+            got = img.pixelColor(int(p.x()), int(p.y()))
+            assert close(got, colour_of(a[i, j], (-vmax, vmax))), (d, i, j, got.name())
+        lab = canvas_rect(view, label.rect).toRect()
+        badge = theme.device_colors(tp.n)[d]
+        assert any(close(img.pixelColor(x, y), badge, 6) for x in range(lab.left(), lab.right(), 2)
+                   for y in range(lab.top(), lab.bottom(), 2)), d
+
+
+@pytest.mark.parametrize("n, key", [(2, "wq"), (8, "wo"), (4, "lm_head")])
+def test_the_view_paints_where_its_layout_says(qtbot, n, key):
+    model, view = make_view(qtbot, n)
+    view.select(key)
+    assert_paints_layout(view, model, key)
+
+
+def test_after_resizes_the_view_still_paints_where_its_layout_says(qtbot):
+    model, view = make_view(qtbot, 8)
     view.select("wk")
-    for w, h in ((1600, 900), (800, 600), (640, 420), (1600, 900)):
+    for w, h in ((800, 600), (1600, 900)):
         view.resize(w, h)
-        QApplication.processEvents()
-        tops = {round(on_screen(view, img).top()) for img in view.slice_images}
-        assert len(tops) == 1  # one row of eight
-        assert_inside_canvas(view)
-    # room enough: the shared KV groups are named under the GPUs that share them
-    assert view.plan["role"] and [r.toPlainText() for r in view.role_labels][0].startswith("KV group 0")
+        assert_paints_layout(view, model, "wk")
 
 
 @pytest.mark.parametrize("kind", ["tp-forward", "decode"])
@@ -256,37 +294,26 @@ def test_the_header_shows_that_tp_logits_equal_single_device_logits(qtbot, kind)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_eight_norm_slices_at_large_text_in_a_small_tab_form_a_grid_that_fits(qtbot, lang):
-    """At 2.5× in a 704 × 432 tab one stack of eight norm vectors pushed the axes line off
-    the canvas even at 40 % text; the slices go into two columns, each with its badge beside it, and the
-    full vector is not hidden under its outline. At 1600 × 900 and 1× they stay one stack."""
+def test_eight_norm_slices_at_large_text_in_a_small_tab_stay_visible(qtbot, lang):
+    """At 2.5× in a 704 × 432 tab (where weights_layout puts eight norm vectors in two stacks: see
+    test_lecture_hall) the full vector is not hidden under its outline, and the caption is cut after the
+    words that fit rather than clipped mid-line."""
     app = QApplication.instance()
     _model, view = make_view(qtbot, 8)
     view.select("attn_norm")
-    QApplication.processEvents()
-    lefts = {round(on_screen(view, img).left()) for img in view.slice_images}
-    assert len(lefts) == 1  # room enough: one stack
     try:
         i18n.set_language(app, lang)
         theme.set_scale(2.5)
         view.resize(704, 432)
         QApplication.processEvents()
-        slices = [on_screen(view, img) for img in view.slice_images]
-        labels = [on_screen(view, lab) for lab in view.slice_labels]
-        assert len({round(r.left()) for r in slices}) == 2  # two columns of four
-        for d, (r, lab) in enumerate(zip(slices, labels)):
-            assert lab.left() >= r.right() and r.top() - 4 <= lab.center().y() <= r.bottom() + 4, d
-            others = slices[:d] + slices[d + 1:] + labels[:d] + labels[d + 1:]
-            assert not any(r.intersects(o) or lab.intersects(o) for o in others), d
-        axes = on_screen(view, view.axes_label)
-        assert axes.top() >= max(r.bottom() for r in slices + labels)  # the axes line under the picture
-        assert_inside_canvas(view)
         # the full vector's cells show: a thin bar is drawn without the outline that would cover it
-        full = on_screen(view, view.full_image)
+        canvas = view.canvas
+        lay = weights_layout(canvas.width(), canvas.height(), 2.5, weights_texts(_model.run, "attn_norm", 0),
+                             weights_shape(_model.run, "attn_norm", 0))
+        full = canvas_rect(view, lay.matrix)
         img = view.canvas.grab().toImage()
         c = img.pixelColor(round(full.center().x()), round(full.center().y()))
         assert c.red() > c.blue() + 40  # a norm's values are close to 1: red on the diverging map, not black
-        # the caption is cut after the words that fit rather than clipped mid-line; all of it in its tooltip
         cap = view.caption
         assert cap.heightForWidth(cap.width()) <= cap.height() + 1, (cap.text(), cap.height())
         if cap.text().endswith("…"):

@@ -107,6 +107,9 @@ class PlotStack(QStackedWidget):
             self.tabs.clear()
             self.splitter.addWidget(self.top)
             self.splitter.addWidget(self.bottom)
+            self.top.show()  # the tab widget leaves its pages hidden, and a splitter keeps a hidden widget at 0 px
+            self.bottom.show()
+            self.splitter.setSizes([3000, 2000])  # 3 : 2 again, not the sizes the plots had as tabs
             self.splitter.setStretchFactor(0, 3)
             self.splitter.setStretchFactor(1, 2)
             self.setCurrentWidget(self.splitter)

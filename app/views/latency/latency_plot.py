@@ -17,9 +17,12 @@ from PySide6.QtGui import QBrush, QColor, QPainterPath
 
 from simcore import cost_model
 
+from simcore.llm_math import MODELS
+
+from . import latency_texts as texts
 from ... import theme
 from .latency_items import BoundBand, text_rect
-from ...core.latency_model import BOUND_TERM, BOUNDS, TERM_COLOR, TERMS, overlap
+from ...core.latency_model import BOUND_TERM, BOUNDS, TERM_COLOR, TERMS, first_n, fits_hbm, node_size, overlap
 
 # where a published point's label may go: (0 right / 1 left, 1 above / 0 below, distance in gaps), nearest first
 LABEL_PLACES = [(a, b, lift) for lift in (1, 3, 6) for a, b in ((0, 1), (1, 1), (0, 0), (1, 0))]
@@ -205,6 +208,60 @@ class DecodeItems:
         self.no_tp.setVisible(last < n_max)
         self.no_tp_text.setVisible(last < n_max)
         self.no_tp.set_span(math.log10(last + 0.5), math.log10(n_max) + 1.0)
+
+    def set_markers(self, p: dict, sweep, valid, yrange, short: bool) -> tuple:
+        """
+        The vertical markers for parameters `p` and their `sweep`: where KV replication starts (n > G),
+        where communication overtakes max(t_math, t_mem) among the `valid` tensor-parallel degrees, the
+        veil over the n that do not fit in HBM, the rings at the valid degrees and the node boundary;
+        labels at the top of `yrange` (log10 ms), short ones when `short`. Returns (the n where
+        communication dominates, the first n that fits in HBM), None where there is none.
+        """
+        ns = sweep["n"]
+        lo, hi = yrange
+        top = hi - 0.02 * (hi - lo)
+        G = MODELS[p["model"]].n_kv_heads
+        self.kv_line.setVisible(G <= p["n_max"])
+        self.kv_text.setVisible(G <= p["n_max"])
+        self.kv_line.setValue(math.log10(G))
+        self.kv_text.setText(texts.kv_label(G, short))
+        self.kv_text.setAnchor((1, 0) if G > 1 else (0, 0))
+        self.kv_text.setPos(math.log10(G), top)
+        ok = np.isin(ns, valid)  # the markers speak of degrees tensor parallelism can use
+        cross_n = first_n(ns, ok & (sweep["t_comm"] > np.maximum(sweep["t_math"], sweep["t_mem"])))
+        has = cross_n is not None
+        self.comm_line.setVisible(has)
+        self.comm_text.setVisible(has)
+        if has:
+            x = math.log10(cross_n)
+            self.comm_line.setValue(x)
+            self.comm_text.setText(texts.comm_label(cross_n, short))
+            self.comm_text.setPos(x, top)  # moved down a row by place_labels if it meets the KV label
+        fit = first_n(ns, ok & fits_hbm(p, sweep))
+        before = max([v for v in valid if v < (fit or 0)], default=1)  # the valid degree before it
+        unfit_hi = math.log10(p["n_max"]) + 1 if fit is None else math.log10(math.sqrt(before * fit))
+        self.hbm.setVisible(fit is None or fit > 1)
+        self.hbm.set_span(-1.0, unfit_hi)
+        self._set_valid_markers(p, sweep, valid, short)
+        self._set_node_boundary(p, short)
+        return cross_n, fit
+
+    def _set_valid_markers(self, p, sweep, valid, short):
+        H = MODELS[p["model"]].n_heads
+        ns = np.array(valid)
+        t = sweep["t_step"][ns - 1] * 1e3
+        self.set_valid(ns, t, [texts.valid_tip(n, H // n, ms) for n, ms in zip(ns, t)], p["n_max"])
+        self.no_tp_text.setText(texts.no_tp_label(ns[-1], H, short))
+
+    def _set_node_boundary(self, p, short):
+        """The dashed line at n = chips per node on a multi-node machine, labelled; hidden otherwise."""
+        per_node = node_size(p)
+        shown = per_node is not None and per_node < p["n_max"]
+        self.node_line.setVisible(shown)
+        self.node_text.setVisible(shown)
+        if shown:
+            self.node_line.setValue(math.log10(per_node))
+            self.node_text.setText(texts.node_label(per_node, short))
 
     def place_labels(self, sweep, refs, G):
         """

@@ -146,6 +146,28 @@ def hint(refs) -> str:
                "Hover a marker for its source.")
 
 
+def kv_label(G: int, short: bool) -> str:
+    return (_tr("KV replicated: n > G = {G}") if short else _tr("KV replication starts: n > G = {G}")).format(G=G)
+
+
+def comm_label(n: int, short: bool) -> str:
+    return (_tr("comm from n = {n}") if short else _tr("comm dominates from n = {n}")).format(n=n)
+
+
+def valid_tip(n: int, heads: int, ms: float) -> str:
+    return _tr("n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step").format(n=n, h=heads, ms=ms)
+
+
+def no_tp_label(n: int, H: int, short: bool) -> str:
+    return (_tr("no TP split beyond n = {n}").format(n=n) if short else
+            _tr("n > {n}: no tensor-parallel split ({H} query heads)").format(n=n, H=H))
+
+
+def node_label(k: int, short: bool) -> str:
+    return (_tr("node: {k} GPUs") if short else
+            _tr("node boundary: {k} GPUs per node — beyond, the all-reduce crosses InfiniBand")).format(k=k)
+
+
 def fill_legends(legend1, legend2, items, ffn_items, chip, hbm_shown, kinds, short):
     """
     Both legends from scratch: the terms, the bounds' colours, the HBM veil when it is shown

@@ -39,9 +39,9 @@ from .latency_export import LatencyExports
 from .latency_controls import LatencyControls
 from .latency_items import PlotStack, fit_text, plot_widget, set_axis_label, set_range, tick_spec
 from .latency_plot import DecodeItems
-from ...core.latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, PLOTS, TERMS, check_params, decades, ffn_sweep,
-                            first_n, fits_hbm, latency_sweep, link_of, machine_degrees, matching_refs, node_size,
-                            num, ranges_of, sentence)
+from ...core.latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, TERMS, check_params, decades, ffn_sweep,
+                                   first_n, latency_sweep, link_of, machine_degrees, matching_refs, num, ranges_of,
+                                   sentence)
 
 DEBOUNCE_MS = 60
 COMPACT_BELOW_PX = 760  # view heights (at scale 1) below which the two plots go into tabs
@@ -168,6 +168,7 @@ class LatencyView(QWidget, LatencyExports):
         for plot, (_key, lo, hi) in list(self._ticks.items()):
             self._set_ticks(plot, lo, hi)  # thin the x labels if they now crowd
         self._place_labels()
+        self._fit_texts()  # the y title's length follows the plot's height
 
     def _set_compact(self, compact: bool):
         """Stack the two plots (tall view) or give each a tab (short view): a plot never gets squashed flat."""
@@ -193,19 +194,24 @@ class LatencyView(QWidget, LatencyExports):
     def _apply_pending_compact(self):
         self._compact_pending = False
         self._set_compact(self.height() < COMPACT_BELOW_PX * theme.scale())
+        self._fit_names()  # the plots' resizes came while `compact` still said the old layout
 
     def eventFilter(self, obj, e):
         if e.type() == QEvent.Resize and obj in (self.latency_widget, self.ffn_widget):
-            short = self.latency_widget.width() < SHORT_BELOW_PX * theme.scale() or bool(self.compact)
-            if short != self.short_names:
-                self.short_names = short
-                self._set_plot_texts()
-                if self._sweep is not None:
-                    self._draw_markers()
-                    self._set_summary()
-            self._fit_legends()
-            self._fit_texts()
+            self._fit_names()
         return super().eventFilter(obj, e)
+
+    def _fit_names(self):
+        """Short legend, marker and axis names in a narrow plot or in tabs, the long ones otherwise."""
+        short = self.latency_widget.width() < SHORT_BELOW_PX * theme.scale() or bool(self.compact)
+        if short != self.short_names:
+            self.short_names = short
+            self._set_plot_texts()
+            if self._sweep is not None:
+                self._draw_markers()
+                self._set_summary()
+        self._fit_legends()
+        self._fit_texts()
 
     def _fit_texts(self):
         """The headline and the y-axis title in their long form when it fits the plot, else the short one."""
@@ -445,38 +451,9 @@ class LatencyView(QWidget, LatencyExports):
         plot.getAxis("left").setTicks(y_ticks)
 
     def _draw_markers(self):
-        s, p = self._sweep, self._params
-        pal = theme.palette()
-        ns = s["n"]
-        lo, hi = self._yrange
-        top = hi - 0.02 * (hi - lo)
-        G = MODELS[p["model"]].n_kv_heads
-        self.kv_line.setVisible(G <= p["n_max"])
-        self.kv_text.setVisible(G <= p["n_max"])
-        self.kv_line.setValue(math.log10(G))
-        self.kv_text.setText(self.tr("KV replicated: n > G = {G}").format(G=G) if self.short_names else
-                             self.tr("KV replication starts: n > G = {G}").format(G=G))
-        self.kv_text.setAnchor((1, 0) if G > 1 else (0, 0))
-        self.kv_text.setPos(math.log10(G), top)
-        valid = np.isin(ns, self._valid)  # the markers speak of degrees tensor parallelism can use
-        self._cross_n = first_n(ns, valid & (s["t_comm"] > np.maximum(s["t_math"], s["t_mem"])))
-        has = self._cross_n is not None
-        self.comm_line.setVisible(has)
-        self.comm_text.setVisible(has)
-        if has:
-            x = math.log10(self._cross_n)
-            self.comm_line.setValue(x)
-            self.comm_text.setText(self.tr("comm from n = {n}").format(n=self._cross_n) if self.short_names else
-                                   self.tr("comm dominates from n = {n}").format(n=self._cross_n))
-            self.comm_text.setPos(x, top)  # moved down a row by _place_labels if it meets the KV label
-        fit = first_n(ns, valid & fits_hbm(p, s))
-        self._fit_n = fit
-        before = max([v for v in self._valid if v < (fit or 0)], default=1)  # the valid degree before it
-        unfit_hi = math.log10(p["n_max"]) + 1 if fit is None else math.log10(math.sqrt(before * fit))
-        self.hbm_veil.setVisible(fit is None or fit > 1)
-        self.hbm_veil.set_span(-1.0, unfit_hi)
-        self._draw_valid()
-        self._draw_node_boundary()
+        p = self._params
+        self._cross_n, self._fit_n = self.items.set_markers(p, self._sweep, self._valid, self._yrange,
+                                                            self.short_names)
         # published points: only beside the model and chip they were reported for
         self._refs = matching_refs(p)
         self.items.set_published(self._refs, [texts.ref_tooltip(r, o) for r, o in self._refs],
@@ -485,30 +462,6 @@ class LatencyView(QWidget, LatencyExports):
         self._place_labels()
         self._place_labels()
         self._set_legends()
-
-    def _draw_valid(self):
-        s, p, H = self._sweep, self._params, MODELS[self._params["model"]].n_heads
-        ns = np.array(self._valid)
-        t = s["t_step"][ns - 1] * 1e3
-        tips = [self.tr("n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step").format(
-            n=n, h=H // n, ms=ms) for n, ms in zip(ns, t)]
-        self.items.set_valid(ns, t, tips, p["n_max"])
-        self.items.no_tp_text.setText(
-            self.tr("no TP split beyond n = {n}").format(n=ns[-1]) if self.short_names else
-            self.tr("n > {n}: no tensor-parallel split ({H} query heads)").format(n=ns[-1], H=H))
-
-    def _draw_node_boundary(self):
-        """The dashed line at n = chips per node on a multi-node machine, labelled; hidden otherwise."""
-        per_node = node_size(self._params)
-        shown = per_node is not None and per_node < self._params["n_max"]
-        self.items.node_line.setVisible(shown)
-        self.items.node_text.setVisible(shown)
-        if shown:
-            self.items.node_line.setValue(math.log10(per_node))
-            self.items.node_text.setText(
-                self.tr("node: {k} GPUs").format(k=per_node) if self.short_names else
-                self.tr("node boundary: {k} GPUs per node — beyond, the all-reduce crosses InfiniBand").format(
-                    k=per_node))
 
     def _place_labels(self, *_):
         if self._sweep is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QPen
+from PySide6.QtGui import QColor, QFont, QPen
 from PySide6.QtWidgets import QGraphicsTextItem
 
 from ... import theme
@@ -17,10 +17,13 @@ def _halo(c: QColor) -> QColor:
     return QColor("#FFFFFF") if theme.text_on(c).name() == "#ffffff" else QColor("#000000")
 
 
-def _font(role: str, bold: bool = False, factor: float = 1.0):
-    """The theme's font for `role`, times `factor` (the view shrinks its text where it must)."""
-    f = theme.font(role, bold=bold)
-    f.setPixelSize(max(6, round(f.pixelSize() * factor)))
+def font_at(role: str, bold: bool = False, factor: float = 1.0, scale: float | None = None) -> QFont:
+    """The theme's font for `role` at text scale `scale` (None: the theme's), times `factor` (the layout
+    shrinks its text where it must)."""
+    f = QFont()
+    px = max(6, round(theme.FONT_PX[role] * (theme.scale() if scale is None else scale)))
+    f.setPixelSize(max(6, round(px * factor)))
+    f.setBold(bold)
     return f
 
 
@@ -65,7 +68,7 @@ class _Text(QGraphicsTextItem):
 
     def set(self, text_html: str, role: str = "body", color: str | None = None, bold: bool = False,
             factor: float = 1.0):
-        self.setFont(_font(role, bold, factor))
+        self.setFont(font_at(role, bold, factor))
         self.setDefaultTextColor(QColor(color or theme.palette().text))
         self.setHtml(text_html)
 

@@ -11,7 +11,7 @@ sharded forward computes the single-device logits (run.tp.max_abs_diff).
 Layout, for a projector in a small tab: one cell size (cw × ch pixels) is used for the full matrix
 and every slice, so a slice is drawn exactly as large as the region it came from. Column splits put
 the n slices in one row beside the full matrix, each as tall as it; row splits stack them beside
-it, labels at the side. `_plan` picks the largest cell that leaves room for the texts (cells may be
+it, labels at the side. weights_layout picks the largest cell that leaves room for the texts (cells may be
 up to ASPECT_MAX times taller than wide or wider than tall — the same for every heatmap); a slice's
 label is its device's coloured badge, plus which heads / units it holds when that costs little
 picture. Everything a label leaves out is in the slice's tooltip (`slice_texts`).
@@ -20,56 +20,53 @@ Who holds what comes from simcore.tensor_parallel.weight_slices (the engine's on
 decides it). When n > n_kv_heads a KV group's columns of Wk / Wv belong to several GPUs: their
 outlines nest inside each other and the slices say "replicated".
 
-Items are built once per (run, layer, matrix); a resize only moves them (`_layout`, `_place`).
+Items are built once per (run, layer, matrix); a resize only moves them: `_layout` applies what
+weights_layout says for the canvas' size, `_place` insets the outlines and fits the badges.
 
-Where the parts live: the layout and placement in weights_layout (WeightsLayout, this view's
-base), the graphics pieces in weights_items, reading the parameters and regions in weights_data.
+Where the parts live: the layout (a pure function of size, text scale, texts and shapes) in
+weights_layout, the words and the layout's inputs in weights_texts, the graphics pieces in
+weights_items, reading the parameters and regions in weights_data.
 """
 
 from __future__ import annotations
 
 from ... import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
-import html as _html
-
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QRectF, Qt
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import (QComboBox, QGraphicsRectItem, QHBoxLayout, QLabel, QSizePolicy,
                                QSpinBox, QStackedWidget, QVBoxLayout, QWidget)
 
-from simcore.tensor_parallel import tp_layout, tp_share, weight_slices
+from simcore.tensor_parallel import weight_slices
 from simcore.transformer_lab import TINY
 
 from ... import theme
-from ..text.explain import fmt_bytes
 from ...hint import hint_page
+from . import weights_texts as words
 from .weights_data import PER_LAYER, device_matrix, full_matrix, overlap_ranks, region_rects, tp_n_for
-from .weights_items import _Canvas, _cosmetic, _halo, _Text
-from .weights_layout import WeightsLayout
+from .weights_items import _Canvas, _cosmetic, _halo, _Text, font_at
+from .weights_layout import role_runs, weights_layout
+from .weights_texts import NAMES, weights_shape, weights_texts
 
 WEIGHT_KINDS = ("tp-forward", "decode")  # scenarios whose run carries shard_params_tp's output
 MATRICES = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down", "lm_head",
             "embed", "attn_norm", "mlp_norm", "final_norm")
-NAMES = {"wq": "Wq", "wk": "Wk", "wv": "Wv", "wo": "Wo", "w_gate": "W_gate", "w_up": "W_up",
-         "w_down": "W_down", "lm_head": "lm_head", "embed": "embed", "attn_norm": "attn_norm",
-         "mlp_norm": "mlp_norm", "final_norm": "final_norm"}
-BYTES_PER_ELEM = 8  # the toy model is float64
 COLORMAP = "CET-D1A"  # diverging blue–white–red: 0 is white, the sign is the hue
-CHECK_TOL = 1e-9  # max |TP − single-device logits| above this is a wrong forward (float64: ~1e-14)
 
 
 # ---------------------------------------------------------------------------------------
 # The view
 # ---------------------------------------------------------------------------------------
-class WeightsView(WeightsLayout, QWidget):
+class WeightsView(QWidget):
     """
     Follows a ScenarioModel: for the TP scenarios, one matrix of one layer (chosen here) and who
     holds which part of it. Test hooks: `full_image`, `slice_images[d]` (ImageItems),
     `outlines[d]` (the device's outline rect items, each with `.region`, its exact QRectF in
     matrix cells), `slice_texts[d]` (everything about a slice: its tooltip), `slice_labels[d]`
-    (the text drawn beside it), `plan` (the last layout), `info` (the correctness line), `caption`.
+    (the text drawn beside it), `plan` (the WeightsLayout applied last), `info` (the correctness
+    line), `caption`.
     """
 
     def __init__(self, model, playback, parent=None):
@@ -87,6 +84,7 @@ class WeightsView(WeightsLayout, QWidget):
         self.replicated_label = None
         self.plan = None
         self._text_factor = 1.0  # < 1 where the texts at the theme's size leave the matrices no room
+        self._cbar_px = None
         self._make_controls()
         self._make_canvas()
         self._make_hint()
@@ -318,6 +316,7 @@ class WeightsView(WeightsLayout, QWidget):
         self.cbar.setLevels(self.levels)
         self.slices = weight_slices(cfg, n, key)
         self.colors = theme.device_colors(n)
+        self.layout_shape = weights_shape(run, key, layer)
         self._build_outlines()
         self._build_grid([device_matrix(dp, key, layer) for dp in tp.dev_params])
         self._texts()  # lays the picture out too
@@ -378,7 +377,6 @@ class WeightsView(WeightsLayout, QWidget):
 
     def _build_grid(self, arrays: list[np.ndarray]):
         """n small heatmaps of the devices' own arrays: side by side (column split) or stacked (rows)."""
-        self.stacked = self.split_rows or (self.slices[0].axis is None and self.shape[0] < self.shape[1])
         pen_w = theme.line("highlight")
         root = self.canvas.ci
         for d, a in enumerate(arrays):
@@ -393,189 +391,164 @@ class WeightsView(WeightsLayout, QWidget):
                 box.setPen(pen)
                 box.setZValue(z)
                 vb.addItem(box, ignoreBounds=True)  # a cosmetic pen's width is not in cells
-            label = _Text(root, Qt.AlignLeft if self.stacked else Qt.AlignHCenter)
+            label = _Text(root, Qt.AlignLeft if self.layout_shape.stacked else Qt.AlignHCenter)
             self.slice_images.append(img)
             self.slice_boxes.append(vb)
             self.slice_labels.append(label)
             self.slice_texts.append("")
         # runs of neighbours with the same role (KV groups on several GPUs) share one role label
-        self.role_runs, self.role_labels = [], []
-        for d in range(self.n):
-            if self.role_runs and self._what(d) == self._what(d - 1):
-                self.role_runs[-1] = (self.role_runs[-1][0], d + 1)
-            else:
-                self.role_runs.append((d, d + 1))
+        cfg = self.model.run.tp.cfg
+        self.role_runs = role_runs([words.what(cfg, self.n, self.key, ws, d) for d, ws in enumerate(self.slices)])
+        self.role_labels = []
         for _ in self.role_runs:
             item = _Text(root, Qt.AlignHCenter)
             item.setVisible(False)
             self.role_labels.append(item)
 
-    # -- layout (on every resize, language or theme change) ------------------------------------
     # -- texts (again on every language change) ---------------------------------------------
     def _texts(self):
         if not self._applicable:
             self._side_full = {"info": ("", ""), "caption": ("", "")}
             self._fit_side_texts()
             return
-        tp = self.model.run.tp
-        cfg, n, key = tp.cfg, tp.n, self.key
-        name = NAMES[key]
+        run = self.model.run
+        tp, n = run.tp, self.n
         pal = theme.palette()
-        rows, cols = self.shape
-        where = (self.tr("layer {l}").format(l=self.layer) if key in PER_LAYER else self.tr("whole model"))
-        self.full_title.set("<b>" + _html.escape(self.tr("Full {name}, {where}: {r} × {c} = {b}").format(
-            name=name, where=where, r=rows, c=cols, b=fmt_bytes(rows * cols * BYTES_PER_ELEM))) + "</b>")
-        self.grid_title.set(self._grid_title_html())
-        r_name, c_name = self._axis_names(key, cfg)
-        axes = (self.tr("{c} columns: {cn}").format(c=cols, cn=c_name) if rows == 1 else
-                self.tr("{r} rows: {rn} · {c} columns: {cn}").format(r=rows, rn=r_name, c=cols, cn=c_name))
-        self.axes_label.set(_html.escape(axes), role="body", color=pal.text_muted)
-        gpus = self.tr("{n} GPUs").format(n=n) if n > 1 else self.tr("1 GPU")
-        model = self.tr("{gpus} · TINY model: d_model {D}, {H} query heads, {G} KV groups, d_head {dh}, "
-                        "d_ff {F}, vocab {V}").format(gpus=gpus, D=cfg.d_model, H=cfg.n_heads, G=cfg.n_kv_heads,
-                                                       dh=cfg.d_head, F=cfg.d_ff, V=cfg.vocab)
-        what = (self.tr("the decode step's logits (one new token, with the KV cache)") if tp.decode else
-                self.tr("the logits of every token"))
-        self.full_title.setToolTip(model)
+        self.texts = weights_texts(run, self.key, self.layer)
+        self.full_title.set(self.texts.full_title)
+        self.grid_title.set(self.texts.grid_title)
+        self.axes_label.set(self.texts.axes, role="body", color=pal.text_muted)
+        self.full_title.setToolTip(words.model_text(tp.cfg, n))
         if self.replicated_label is not None:
-            self.replicated_label.setText(self.tr("replicated on all {n} GPUs").format(n=n) if n > 1
-                                          else self.tr("GPU 0 holds all of it"))
+            self.replicated_label.setText(words.replicated_text(n))
         for d in range(n):
-            self.slice_texts[d] = self._slice_text(d)
+            self.slice_texts[d] = words.slice_text(d, self.slice_images[d].image.shape, self.texts.roles[d])
             for item in (self.slice_images[d], self.slice_labels[d]):
                 item.setToolTip(self.slice_texts[d])
-        colours = self.tr("One colour means one number in every heatmap (blue < 0 < red, "
-                          "levels ±{v:.2f}).").format(v=self.levels[1])
+        colours = words.colours_text(self.levels[1])
         self.cbar.setToolTip(colours)
-        check = self._check_text()
-        check_tip = self.tr("max |TP logits − single-device logits| over {what}.\n{model}").format(what=what, model=model)
-        self._side_full = {"info": (check, check + "\n" + check_tip), "caption": (self._caption(), colours)}
+        check = words.check_text(tp)
+        caption = words.caption(tp.cfg, n, self.key, self.slices[0], self.slice_images[0].image.shape)
+        self._side_full = {"info": (check, check + "\n" + words.check_tip(tp)), "caption": (caption, colours)}
         self._fit_side_texts()
         self._layout()
 
-    def _check_text(self) -> str:
-        """The header's correctness line: the TP forward computes the single-device logits."""
-        tp = self.model.run.tp
-        d = tp.max_abs_diff
-        if d <= CHECK_TOL:
-            s = (self.tr("✓ Decode step: TP logits = single-device logits, max |Δ| = {d:.1e}") if tp.decode else
-                 self.tr("✓ TP logits = single-device logits: max |Δ| = {d:.1e}"))
-        else:
-            s = (self.tr("✗ Decode step: TP logits ≠ single-device logits, max |Δ| = {d:.1e}") if tp.decode else
-                 self.tr("✗ TP logits ≠ single-device logits: max |Δ| = {d:.1e}"))
-        return s.format(d=d)
+    # -- layout (on every resize, language or theme change) ------------------------------------
+    def _layout(self):
+        """Apply weights_layout for the canvas' size: the largest cells that leave room for the texts."""
+        if not self._applicable or not self.slice_boxes:
+            return
+        s = theme.scale()
+        lay = weights_layout(self.canvas.width(), self.canvas.height(), s, self.texts, self.layout_shape)
+        self.plan, self._text_factor = lay, lay.factor
+        for item, place in ((self.full_title, lay.full_title), (self.grid_title, lay.grid_title),
+                            (self.axes_label, lay.axes)):
+            item.setFont(place.font)
+            item.setTextWidth(place.rect.width())
+            item.setPos(place.rect.topLeft())
+        (R, C), pad = self.shape, 4 * s
+        self._fit(self.matrix_box, lay.matrix, C, R, 0.0)
+        self.header.setGeometry(lay.header)
+        self.header.setVisible(lay.header.height() > 0)
+        self.side.setGeometry(lay.side)
+        self.side.setVisible(lay.side.width() > 0)
+        for d, (vb, label) in enumerate(zip(self.slice_boxes, self.slice_labels)):
+            rows, cols = self.slice_images[d].image.shape
+            self._fit(vb, lay.slices[d], cols, rows, pad)
+            self._show_text(label, lay.labels[d])
+        for i, item in enumerate(self.role_labels):
+            item.setVisible(bool(lay.roles))
+            if lay.roles:
+                self._show_text(item, lay.roles[i])
+        # the colour bar's ticks shrink with the text; a short bar (a small tab at 2.5×): its ends and 0
+        # only, or pyqtgraph's ticks overlap
+        axis, (lo, hi) = self.cbar.getAxis("right"), self.levels
+        font = font_at("body", False, lay.factor, s)
+        if self._cbar_px != font.pixelSize():
+            self._cbar_px = font.pixelSize()
+            axis.setTickFont(font)
+        axis.setWidth(lay.cbar_axis_w)
+        self.cbar.setGeometry(lay.cbar)
+        axis.setTicks([[(lo, f"{lo:.2g}"), (0.0, "0"), (hi, f"{hi:.2g}")]] if lay.cbar_short else None)
+        self._place()
 
-    def _grid_title_html(self) -> str:
-        tp = self.model.run.tp
-        n, cfg = self.n, tp.cfg
-        shapes = {a.image.shape for a in self.slice_images}
-        muted = theme.palette().text_muted
-        if len(shapes) == 1:
-            (r, c), = shapes
-            b = fmt_bytes(r * c * BYTES_PER_ELEM)
-            if self.slices[0].axis is None:
-                head = (self.tr("Each GPU holds a full copy: {r} × {c} = {b}") if n > 1 else
-                        self.tr("GPU 0 holds all of it: {r} × {c} = {b}")).format(r=r, c=c, b=b)
-            else:
-                head = self.tr("Each GPU holds {r} × {c} = {b}").format(r=r, c=c, b=b)
-        else:
-            head = self.tr("What each GPU holds")
-        tail = self.tr("its own shard, same colour scale")
-        if self.key in ("wk", "wv") and any(ws.replicated for ws in self.slices):
-            tail = self.tr("each KV group on {k} GPUs, same colour scale").format(k=tp_share(cfg, n).kv_replicas)
-        elif self.slices[0].axis is None:
-            tail = self.tr("same colour scale")
-        return (f"<b>{_html.escape(head)}</b> "
-                f'<span style="color:{muted};">({_html.escape(tail)})</span>')
+    @staticmethod
+    def _show_text(item, place):
+        item.setFont(place.font)
+        item.setDefaultTextColor(QColor(theme.palette().text))
+        item.setHtml(place.html)
+        item.setTextWidth(place.rect.width())
+        item.setPos(place.rect.topLeft())
 
-    def _axis_names(self, key, cfg):
-        heads = self.tr("{H} query heads × d_head {dh}").format(H=cfg.n_heads, dh=cfg.d_head)
-        groups = self.tr("{G} KV groups × d_head {dh}").format(G=cfg.n_kv_heads, dh=cfg.d_head)
-        hidden = self.tr("d_ff hidden units")
-        return {"wq": ("d_model", heads), "wk": ("d_model", groups), "wv": ("d_model", groups),
-                "wo": (heads, "d_model"), "w_gate": ("d_model", hidden), "w_up": ("d_model", hidden),
-                "w_down": (hidden, "d_model"), "lm_head": ("d_model", self.tr("vocabulary")),
-                "embed": (self.tr("vocabulary (token id)"), "d_model")}.get(key, ("", "d_model"))
-
-    def _what(self, d) -> str:
-        """Which heads / groups / units device d's slice is (short lines: a slice's column is narrow)."""
-        ws = self.slices[d]
-        lay = tp_layout(self.model.run.tp.cfg, self.n)[d]
-        if ws.axis is None:
-            return self.tr("replicated") if self.n > 1 else ""
-        groups = ", ".join(str(g) for g in lay.kv_groups)
-        if self.key in ("wk", "wv"):
-            if ws.replicated:
-                return self.tr("KV group {g}\nreplicated").format(g=groups)
-            if len(lay.kv_groups) == 1:
-                return self.tr("KV group {g}").format(g=groups)
-            return self.tr("KV groups\n{g}").format(g=groups)
-        a, b = int(ws.index.min()), int(ws.index.max())
-        if self.key in ("wq", "wo"):
-            if len(lay.heads) == 1:
-                return self.tr("head {h}").format(h=lay.heads.start)
-            return self.tr("heads {a}–{b}").format(a=lay.heads.start, b=lay.heads.stop - 1)
-        if self.key == "lm_head":
-            return self.tr("tokens\n{a}–{b}").format(a=a, b=b)
-        return self.tr("units\n{a}–{b}").format(a=a, b=b)
-
-    def _slice_text(self, d) -> str:
-        a = self.slice_images[d].image
-        r, c = a.shape
-        size = fmt_bytes(a.size * BYTES_PER_ELEM)
-        parts = [self.tr("GPU {d}").format(d=d), f"{r} × {c}", size, self._what(d)]
-        return " · ".join(p.replace("\n", " ") for p in parts if p)
-
-    def _caption(self) -> str:
-        tp = self.model.run.tp
-        cfg, n, key = tp.cfg, tp.n, self.key
-        name = NAMES[key]
-        a = self.slice_images[0].image
-        r, c = a.shape
-        size = fmt_bytes(a.size * BYTES_PER_ELEM)
-        ws = self.slices[0]
-        if ws.axis is None:
-            if n == 1:
-                s = self.tr("{name} is used whole: the one GPU holds all {k} values ({b}).")
-            else:
-                s = self.tr("{name} is replicated: each of the {n} GPUs holds all {k} values ({b}) — it is small "
-                            "and every GPU needs all of it.")
-            s = s.format(name=name, n=n, k=a.size, b=size)
-            if r == 1:
-                s += self.tr(" Its values are all close to 1, hence one colour.")
-            return s
-        if n == 1:
-            return self.tr("With one GPU nothing is split: GPU 0 holds all of {name}, {r} rows × {c} columns "
-                           "= {b}.").format(name=name, r=r, c=c, b=size)
-        share = tp_share(cfg, n)
-        if key == "wq":
-            return self.tr("Wq is split by columns: each GPU holds {h} of the {H} query heads, {c} columns × {r} "
-                           "rows = {b}.").format(h=share.heads, H=cfg.n_heads, c=c, r=r, b=size)
-        if key in ("wk", "wv") and n > cfg.n_kv_heads:
-            return self.tr("{name} has only {G} KV groups for {n} GPUs, so each group's {c} columns are replicated "
-                           "on {k} GPUs ({c} columns × {r} rows = {b} on each); nested outlines show who shares "
-                           "a group.").format(name=name, G=cfg.n_kv_heads, n=n, k=share.kv_replicas, c=c, r=r,
-                                              b=size)
-        if key in ("wk", "wv"):
-            return self.tr("{name} is split by columns, one KV group per {d_head} columns: each GPU holds {g} of "
-                           "the {G} groups ({c} columns × {r} rows = {b}).").format(
-                name=name, d_head=cfg.d_head, g=share.kv_groups, G=cfg.n_kv_heads, c=c, r=r, b=size)
-        if key == "wo":
-            return self.tr("Wo is split by rows: each GPU holds the rows of its own {h} heads ({r} rows × {c} "
-                           "columns = {b}); the all-reduce after attention adds the {n} partial results.").format(
-                h=share.heads, r=r, c=c, b=size, n=n)
-        if key == "w_down":
-            return self.tr("W_down is split by rows: each GPU holds the rows of its own {r} hidden units ({r} rows "
-                           "× {c} columns = {b}); the all-reduce after the MLP adds the {n} partial results.").format(
-                r=r, c=c, b=size, n=n)
-        if key == "lm_head":
-            return self.tr("lm_head is split by columns: each GPU holds {c} of the {V} vocabulary columns ({c} "
-                           "columns × {r} rows = {b}); the logits are all-gathered at the end.").format(
-                c=c, V=cfg.vocab, r=r, b=size)
-        return self.tr("{name} is split by columns: each GPU holds {c} of the {F} hidden units ({c} columns × "
-                       "{r} rows = {b}).").format(name=name, c=c, F=cfg.d_ff, r=r, b=size)
+    @staticmethod
+    def _fit(vb, rect: QRectF, cols: int, rows: int, pad: float):
+        """Show cells [0, cols) × [0, rows) exactly in `rect` (pixels), with `pad` pixels of room around."""
+        vb.setGeometry(rect.adjusted(-pad, -pad, pad, pad))
+        px, py = pad * cols / max(rect.width(), 1e-6), pad * rows / max(rect.height(), 1e-6)
+        vb.setRange(xRange=(-px, cols + px), yRange=(-py, rows + py), padding=0)
 
     # -- placement (on resize: insets in pixels, badge texts that fit) -----------------------
+    def _place(self):
+        if not self._applicable or not self._outline_items:
+            return
+        sx, sy = self.matrix_box.viewPixelSize()
+        if not (sx > 0 and sy > 0):
+            return
+        pen_w = theme.line("highlight") * 1.4
+        step = pen_w + 4  # pixels between nested outlines
+        per_device = self.outlines if self.slices[0].axis is not None else self.outlines[:1]
+        for d, items in enumerate(per_device):
+            for it in items:
+                self._inset(it, pen_w / 2 + 1 + self.ranks[d] * step, sx, sy)
+        # the halo sits exactly under its coloured outline; a region too thin for the pair to leave any of
+        # its cells visible (a norm vector or one head of Wq in a small tab at 2.5×) is drawn without them
+        # (its slice beside it has the device's outline and badge)
+        for halo, col in zip(self._outline_items[0::2], self._outline_items[1::2]):
+            halo.setRect(col.rect())
+            halo.inset = col.inset
+            r = col.region
+            shown = min(r.width() / sx, r.height() / sy) >= 3 * (pen_w + 3)
+            halo.setVisible(shown)
+            col.setVisible(shown)
+        # badges: beside the region they name, in the header (columns) or the side bar (rows), their
+        # text shrunk with the rest (the lanes are laid out for it: a 2.5× badge had covered the matrix)
+        font = font_at("device", True, self._text_factor)
+        fm = QFontMetricsF(font)
+        for box, badge in self._badges:
+            if box.width() <= 0 or box.height() <= 0:
+                continue
+            if badge.textItem.font().pixelSize() != font.pixelSize():
+                badge.setFont(font)
+            r = badge.region
+            at = QPointF(r.left(), r.center().y()) if badge.device is None else r.center()
+            centre = box.mapSceneToView(self.matrix_box.mapViewToScene(at))
+            lane = (badge.rank + 0.5) / self.depth
+            badge.setPos(lane, centre.y()) if self.split_rows else badge.setPos(centre.x(), lane)
+            d = badge.device
+            if d is None:  # "replicated on all n GPUs", else "replicated", else nothing: never past the header
+                n = self.n
+                texts = [words.replicated_text(n), self.tr("replicated")] if n > 1 else [words.replicated_text(n)]
+                room = box.width() * (1 - centre.x())  # the header's x range is [0, 1]
+                badge.setText(next((t for t in texts if fm.horizontalAdvance(t) + 6 <= room), ""))
+                continue
+            room = r.height() / sy if self.split_rows else r.width() / sx
+            long_text = words.gpu_name(d)
+            fits = fm.horizontalAdvance(long_text) + 14 < (self.side.width() / self.depth if self.split_rows
+                                                           else room)
+            badge.setText(long_text if fits else str(d))
+            # a region narrower (rows: lower) than even its number: no badge rather than badges on top of
+            # each other; its outline has the device's colour and the slice beside it its badge
+            need = fm.height() if self.split_rows else fm.horizontalAdvance(str(d)) + 6
+            badge.setVisible(fits or need <= room)
+
+    @staticmethod
+    def _inset(it, px, sx, sy):
+        r = it.region
+        ix = min(px * sx, 0.3 * r.width())
+        iy = min(px * sy, 0.3 * r.height())
+        it.inset = (ix, iy)
+        it.setRect(r.adjusted(ix, iy, -ix, -iy))
+
     # -- look --------------------------------------------------------------------------------
     def _apply_theme(self):
         pal = theme.palette()
