@@ -138,7 +138,7 @@ def test_gather_logits_false_returns_local_vocab_shards():
     assert len(comm.trace.collectives) == 2 * TINY.n_layers  # no gather
 
 
-@pytest.mark.parametrize("algo", ["ring", "rd", "innet", "direct"])
+@pytest.mark.parametrize("algo", list(ALLREDUCE_ALGOS))
 @pytest.mark.parametrize("n", [2, 4, 8])
 def test_trace_of_a_forward(n, algo):
     cfg = SMALL
