@@ -50,7 +50,9 @@ def test_the_registry_names_the_phases_the_trace_carries(op, algo):
 
 
 def test_every_registered_algorithm_has_a_reference():
-    assert set(CASES) == set(REFERENCE_COUNTS)
+    missing = set(CASES) - set(REFERENCE_COUNTS)
+    assert not missing, f"write the literature's message count of {sorted(missing)} in tests/closed_forms.py"
+    assert set(REFERENCE_COUNTS) <= set(CASES)
     assert {"ring", "rd", "innet", "direct", "two-shot"} <= set(ALLREDUCE_ALGOS)
 
 
