@@ -12,13 +12,7 @@ from app.state import Playback, Scenario, ScenarioModel
 S = 960 * 1024.0
 
 
-@pytest.fixture(autouse=True)
-def english(qapp):
-    try:
-        from app import i18n
-    except ImportError:
-        return
-    i18n.set_language(qapp, "en")
+pytestmark = pytest.mark.usefixtures("english")  # conftest's
 
 
 def make_window(qtbot, size=(1600, 900), **scenario):

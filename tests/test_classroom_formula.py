@@ -6,7 +6,7 @@ pytest.importorskip("pytestqt")
 
 from app.views.text.explain import fmt_time  # noqa: E402
 from app.views.text.formula_panel import closed_form, formula_html  # noqa: E402
-from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+from classroom_fixtures import make_window  # noqa: E402
 from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS, t_formula  # noqa: E402
 from simcore.links import NVLINK4  # noqa: E402
 from simcore.scenarios import run_collective  # noqa: E402
@@ -56,7 +56,7 @@ def test_a_disagreeing_simulation_is_not_hidden():
     assert "differs from the closed form" in text
 
 
-@pytest.mark.usefixtures("classroom_env")
+@pytest.mark.usefixtures("app_env")
 def test_the_panel_follows_the_scenario(qtbot):
     w = make_window(qtbot, "all-gather", 8)
     panel = w.classroom.formula
