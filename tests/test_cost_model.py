@@ -12,6 +12,8 @@ from simcore.cost_model import REFERENCE_POINTS, decode_sweep, pope_ffn_comm, re
 from simcore.hw_specs import CHIPS, H100, TPU_V5E
 from simcore.llm_math import LLAMA3_70B, MODELS, PALM_540B
 
+from closed_forms import megatron_degrees
+
 # ---------------------------------------------------------------------------------------
 # Models and chips
 # ---------------------------------------------------------------------------------------
@@ -202,17 +204,6 @@ def test_decode_cli_bad_values_give_one_line_and_code_2(capsys, argv, needle):
 # ---------------------------------------------------------------------------------------
 # Which n tensor parallelism can use
 # ---------------------------------------------------------------------------------------
-def megatron_degrees(model, n_max):
-    """
-    Megatron-LM's divisibility rules, written out here independently of simcore: n divides the
-    query heads (validate_args: num_attention_heads % tensor_model_parallel_size == 0) and d_ff
-    (ColumnParallelLinear divides its output dimension), and either divides the KV heads
-    (num_query_groups % tp == 0) or is a multiple of them (vLLM's KV-head replication).
-    """
-    H, G, F = model.n_heads, model.n_kv_heads, model.d_ff
-    return [n for n in range(1, n_max + 1) if H % n == 0 and F % n == 0 and (G % n == 0 or n % G == 0)]
-
-
 @pytest.mark.parametrize("key", MODELS)
 def test_valid_tp_degrees_follow_megatrons_rule(key):
     from simcore.cost_model import valid_tp_degrees

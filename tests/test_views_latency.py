@@ -19,7 +19,7 @@ from simcore.links import LINKS
 from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
 
-from closed_forms import reference_time
+from closed_forms import megatron_degrees, reference_time
 
 TERMS = ("t_math", "t_mem", "t_comm", "t_step")
 V5E_INT8 = dict(model="llama3-70b", chip="tpu-v5e", batch=32, ctx=8192, w_bytes=1.0, kv_bytes=1.0)
@@ -34,13 +34,6 @@ def view(qtbot):
     v.show()
     qtbot.waitExposed(v)
     return v
-
-
-def megatron_degrees(model, n_max):
-    """Megatron-LM's rule, written here independently: n divides the query heads and d_ff, and divides
-    the KV heads or is a multiple of them (each KV head replicated n/G times)."""
-    H, G, F = model.n_heads, model.n_kv_heads, model.d_ff
-    return [n for n in range(1, n_max + 1) if H % n == 0 and F % n == 0 and (G % n == 0 or n % G == 0)]
 
 
 def engine(**kw):
