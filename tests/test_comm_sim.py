@@ -297,7 +297,7 @@ def test_back_to_back_collectives_advance_the_clock():
     comm = Comm(switch(4))
     for _ in range(3):
         ALLREDUCE_ALGOS["ring"][1](comm, _arrays(4))
-    one = t_formula("ring", 4, _arrays(4)[0].nbytes, NVLINK4.alpha, NVLINK4.bw)
+    one = reference_time("all-reduce", "ring", 4, _arrays(4)[0].nbytes, NVLINK4.alpha, NVLINK4.bw)
     assert comm.time == pytest.approx(3 * one, rel=1e-9)
     cs = comm.trace.collectives
     assert [c.id for c in cs] == [0, 1, 2]
