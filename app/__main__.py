@@ -1,12 +1,13 @@
 """
 shard-lab — the app's command line (also `python -m app`).
 
-    shard-lab [FILE.json] [--scenario KIND] [--n N] [--algo ring|rd|innet|direct|two-shot] [--bytes S] [--link L]
+    shard-lab [FILE.json] [--scenario KIND] [--n N] [--algo ALGO] [--bytes S] [--link L]
               [--step K] [--tab ring|weights|buffers|latency] [--lang en|zh]
               [--screenshot PATH [--size WxH]]
 
-`FILE.json` opens a saved scenario (File → Save scenario…) at its saved step; with it, the
-scenario options are not given. A file that is not a scenario prints one line and exits 2.
+ALGO is an all-reduce algorithm of the registry (simcore.algorithms.ALLREDUCE_ALGOS; `--help`
+lists them). `FILE.json` opens a saved scenario (File → Save scenario…) at its saved step;
+with it, the scenario options are not given. A file that is not a scenario prints one line and exits 2.
 
 Without arguments it opens on ring all-gather with n = 8. `--step K` shows step K in flight
 (blocks on their way; 0 = the start). `--screenshot PATH` renders the main window at that state

@@ -32,10 +32,7 @@ from .topology_presets import PRESETS
 def register(subparsers):
     """Add the `decode` subcommand to an argparse subparsers object."""
     p = subparsers.add_parser("decode", help="decode-step latency vs tensor-parallel degree n (roofline)")
-    p.add_argument("--model", default="llama3-70b", help=f"one of {', '.join(MODELS)}")
-    p.add_argument("--chip", default=None, help=f"one of {', '.join(CHIPS)} (default h100, or the topology's chip)")
-    p.add_argument("--topology", default=None,
-                   help=f"a machine: one of {', '.join(PRESETS)} (default: every chip on one switch of --link)")
+    add_machine_args(p)
     p.add_argument("--n", default=None,
                    help="comma-separated device counts, e.g. 1,2,4,8,16 (default 1,2,4,8, or the topology's "
                         "valid degrees)")
@@ -44,15 +41,50 @@ def register(subparsers):
     p.add_argument("--w-bytes", dest="w_bytes", default="2", help="bytes per weight (2 bf16, 1 int8)")
     p.add_argument("--kv-bytes", dest="kv_bytes", default="2", help="bytes per KV element")
     p.add_argument("--act-bytes", dest="act_bytes", default="2", help="bytes per activation (all-reduce payload)")
-    p.add_argument("--algo", default="ring", help=f"all-reduce algorithm: {', '.join(ALLREDUCE_ALGOS)}")
-    p.add_argument("--link", default=None, help=f"one of {', '.join(LINKS)} (default: the chip's own)")
-    p.add_argument("--prec", default="bf16", help=f"compute precision for the peak: {', '.join(PRECISIONS)}")
+    add_link_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     return p
 
 
+def add_machine_args(p):
+    """The options `decode` and `step` share first: which model, on which chips, wired how."""
+    p.add_argument("--model", default="llama3-70b", help=f"one of {', '.join(MODELS)}")
+    p.add_argument("--chip", default=None, help=f"one of {', '.join(CHIPS)} (default h100, or the topology's chip)")
+    p.add_argument("--topology", default=None,
+                   help=f"a machine: one of {', '.join(PRESETS)} (default: every chip on one switch of --link)")
+
+
+def add_link_args(p):
+    """The options `decode` and `step` share last: the all-reduce, the link and the peak's precision."""
+    p.add_argument("--algo", default="ring", help=f"all-reduce algorithm: {', '.join(ALLREDUCE_ALGOS)}")
+    p.add_argument("--link", default=None, help=f"one of {', '.join(LINKS)} (default: the chip's own)")
+    p.add_argument("--prec", default="bf16", help=f"compute precision for the peak: {', '.join(PRECISIONS)}")
+
+
 class _BadValue(ValueError):
     pass
+
+
+def parse_machine(args):
+    """
+    (model, topology or None, chip, link or None) from the options of add_machine_args and
+    add_link_args, the one rule both commands follow: a named machine (--topology) brings its
+    chip and its wiring, so --link with it is refused; otherwise the chips sit on one switch of
+    --link (default: the chip's own link); the chip defaults to the machine's, else h100. The
+    all-reduce algorithm and the precision are checked too.
+    """
+    model = _pick(MODELS, args.model, "model")
+    topo = _pick(PRESETS, args.topology, "topology") if args.topology is not None else None
+    if topo is not None and args.link is not None:
+        raise _BadValue("--link and --topology both say how the chips are connected: give one")
+    chip = _pick(CHIPS, args.chip if args.chip is not None else (topo.chip if topo else "h100"), "chip")
+    link = None if topo is not None else _pick(LINKS, args.link if args.link is not None else chip.link, "link")
+    _pick(ALLREDUCE_ALGOS, args.algo, "all-reduce algorithm")
+    try:
+        chip.peak_flops(args.prec)
+    except ValueError as e:
+        raise _BadValue(str(e)) from None
+    return model, topo, chip, link
 
 
 def _pick(table, key, what):
@@ -83,17 +115,7 @@ def _positive(text, what):
 
 def _parse(args):
     """Validate every argument; returns the keyword arguments of decode_sweep."""
-    model = _pick(MODELS, args.model, "model")
-    topo = _pick(PRESETS, args.topology, "topology") if args.topology is not None else None
-    if topo is not None and args.link is not None:
-        raise _BadValue("--link and --topology both say how the chips are connected: give one")
-    chip = _pick(CHIPS, args.chip if args.chip is not None else (topo.chip if topo else "h100"), "chip")
-    link = None if topo is not None else _pick(LINKS, args.link if args.link is not None else chip.link, "link")
-    _pick(ALLREDUCE_ALGOS, args.algo, "all-reduce algorithm")
-    try:
-        chip.peak_flops(args.prec)
-    except ValueError as e:
-        raise _BadValue(str(e)) from None
+    model, topo, chip, link = parse_machine(args)
     if args.n is None:
         ns = topo.valid_degrees(8 * topo.per_node if topo.kind == "nodes" else None) if topo else [1, 2, 4, 8]
     else:

@@ -18,22 +18,16 @@ from __future__ import annotations
 
 import sys
 
-from .cli_decode import _BadValue, _pick, _positive, _whole
-from .comm_sim import ALLREDUCE_ALGOS, LINKS, MAX_DEVICES
+from .cli_decode import _BadValue, _pick, _positive, _whole, add_link_args, add_machine_args, parse_machine
+from .comm_sim import MAX_DEVICES
 from .cost_model import tp_decode_step, tp_prefill_step, tp_step_overlap
-from .hw_specs import CHIPS, PRECISIONS
-from .llm_math import MODELS
 from .step_sim import OVERLAPS, explain_gap, roofline_gap, simulate_step
-from .topology_presets import PRESETS
 
 
 def register(subparsers):
     """Add the `step` subcommand to an argparse subparsers object."""
     p = subparsers.add_parser("step", help="simulate one decode / prefill step op by op and write its timeline")
-    p.add_argument("--model", default="llama3-70b", help=f"one of {', '.join(MODELS)}")
-    p.add_argument("--chip", default=None, help=f"one of {', '.join(CHIPS)} (default h100, or the topology's chip)")
-    p.add_argument("--topology", default=None,
-                   help=f"a machine: one of {', '.join(PRESETS)} (default: every chip on one switch of --link)")
+    add_machine_args(p)
     p.add_argument("--n", default="8", help="tensor-parallel degree (devices)")
     p.add_argument("--batch", default="1", help="sequences in the step")
     p.add_argument("--ctx", default="4096", help="tokens already in each sequence's KV cache")
@@ -44,9 +38,7 @@ def register(subparsers):
     p.add_argument("--w-bytes", dest="w_bytes", default="2", help="bytes per weight (2 bf16, 1 int8)")
     p.add_argument("--kv-bytes", dest="kv_bytes", default="2", help="bytes per KV element")
     p.add_argument("--act-bytes", dest="act_bytes", default="2", help="bytes per activation")
-    p.add_argument("--algo", default="ring", help=f"all-reduce algorithm: {', '.join(ALLREDUCE_ALGOS)}")
-    p.add_argument("--link", default=None, help=f"one of {', '.join(LINKS)} (default: the chip's own)")
-    p.add_argument("--prec", default="bf16", help=f"compute precision for the peak: {', '.join(PRECISIONS)}")
+    add_link_args(p)
     p.add_argument("--elementwise", action="store_true",
                    help="also count norms, RoPE, softmax, SwiGLU and activation traffic (the roofline does not)")
     p.add_argument("--gather-logits", dest="gather_logits", action="store_true",
@@ -58,18 +50,8 @@ def register(subparsers):
 
 
 def _parse(args):
-    model = _pick(MODELS, args.model, "model")
-    topo = _pick(PRESETS, args.topology, "topology") if getattr(args, "topology", None) is not None else None
-    if topo is not None and args.link is not None:
-        raise _BadValue("--link and --topology both say how the chips are connected: give one")
-    chip = _pick(CHIPS, args.chip if args.chip is not None else (topo.chip if topo else "h100"), "chip")
-    link = None if topo is not None else _pick(LINKS, args.link if args.link is not None else chip.link, "link")
-    _pick(ALLREDUCE_ALGOS, args.algo, "all-reduce algorithm")
+    model, topo, chip, link = parse_machine(args)
     _pick(dict.fromkeys(OVERLAPS), args.overlap, "overlap")
-    try:
-        chip.peak_flops(args.prec)
-    except ValueError as e:
-        raise _BadValue(str(e)) from None
     n = _whole(args.n, "--n", 1)
     top = topo.max_devices if topo is not None else MAX_DEVICES
     if n > top:

@@ -95,7 +95,7 @@ def reduce_scatter(comm, arrays, axis, label="reduce-scatter"):
 def all_reduce(comm, arrays, algo="ring", label="all-reduce"):
     """
     Sum the devices' arrays; every device gets the sum (same shape as the inputs).
-    algo: a key of comm_sim.ALLREDUCE_ALGOS ("ring", "rd", "innet", "direct").
+    algo: a key of comm_sim.ALLREDUCE_ALGOS (the registry: "ring", "rd", "direct"...).
     """
     if algo not in ALLREDUCE_ALGOS:
         raise ValueError(f"unknown all-reduce algorithm {algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")

@@ -13,6 +13,8 @@ of simcore (never call t_formula here).
   and n + 1 chunk times through the busiest port: 2α + (n+1)S/(nβ).
 S: the full array's bytes (nccl-tests' size); α: latency per message; β: bytes/s per port and
 direction; n: devices.
+Also the tensor-parallel degrees Megatron-LM accepts (megatron_degrees), for the cost-model and
+latency-view tests.
 """
 
 import math
@@ -34,6 +36,9 @@ def reference_time(op, algo, n, S, a, beta):
         ("all-reduce", "two-shot"): 2 * a + 2 * (n - 1) * S / (n * beta),
         ("all-reduce", "innet"): 2 * a + (n + 1) * S / (n * beta),
     }
+    if (op, algo) not in forms:  # a newly registered algorithm: its reference is written here, by hand
+        raise AssertionError(f"no literature closed form for {op} {algo!r}: write it in tests/closed_forms.py "
+                             f"(reference_time and REFERENCE_COUNTS)")
     return forms[(op, algo)]
 
 
@@ -72,3 +77,14 @@ def reference_hier_allreduce(P, N, S, intra, inter, base=0.0):
     n = P * N
     calls = (2 if P > 1 else 0) + (1 if N > 1 else 0)
     return calls * base + 2 * (P - 1) * (a_f + S / (P * b_f)) + 2 * (N - 1) * (a_i + S / (n * b_i))
+
+
+def megatron_degrees(model, n_max):
+    """
+    Megatron-LM's divisibility rules, written out here independently of simcore: n divides the
+    query heads (validate_args: num_attention_heads % tensor_model_parallel_size == 0) and d_ff
+    (ColumnParallelLinear divides its output dimension), and either divides the KV heads
+    (num_query_groups % tp == 0) or is a multiple of them (vLLM's KV-head replication).
+    """
+    H, G, F = model.n_heads, model.n_kv_heads, model.d_ff
+    return [n for n in range(1, n_max + 1) if H % n == 0 and F % n == 0 and (G % n == 0 or n % G == 0)]

@@ -10,6 +10,11 @@ Shared test setup: offscreen Qt, private settings, and every test starting from 
   switches one (the suite went from minutes to over ten without this).
   Deleting needs care with pyqtgraph: Qt clearing a pyqtgraph scene from a window's destructor
   crashes PySide6, so the scenes are cleared from Python first, as pyqtgraph's own close() does.
+
+Fixtures for any test file (one definition each, instead of a copy per file):
+- app_env: a test that drives the app's windows gets its own settings file and file dialogs
+  that return at once, starting from English, light, 1×.
+- english: the QApplication, in English (for tests that switch language and read English back).
 """
 
 from __future__ import annotations
@@ -46,6 +51,35 @@ def _fresh_app_state(request):
     i18n.set_language(app, "en")
     theme.set_theme("light")
     theme.set_scale(1.0)
+
+
+@pytest.fixture
+def app_env(qapp, tmp_path, monkeypatch):
+    """
+    Its own settings file (tmp_path, returned), QFileDialog's getOpenFileName / getSaveFileName
+    answering at once as if cancelled (nothing blocks), English, light theme and scale 1 to start
+    from; _fresh_app_state puts language, theme and scale back afterwards.
+    """
+    from PySide6.QtWidgets import QFileDialog
+
+    from app import i18n, theme
+
+    monkeypatch.setenv("SHARD_LAB_SETTINGS", str(tmp_path / "settings.ini"))
+    for name in ("getOpenFileName", "getSaveFileName"):
+        monkeypatch.setattr(QFileDialog, name, staticmethod(lambda *a, **k: ("", "")))
+    i18n.set_language(qapp, "en")
+    theme.set_theme("light")
+    theme.set_scale(1.0)
+    return tmp_path
+
+
+@pytest.fixture
+def english(qapp):
+    """The QApplication, in English; _fresh_app_state sets English again afterwards."""
+    from app import i18n
+
+    i18n.set_language(qapp, "en")
+    return qapp
 
 
 def _delete_windows(app):

@@ -7,9 +7,8 @@ import pytest
 from app.core.scenarios import build_run
 from app.core.trace_index import TraceIndex
 from app.state import Playback, Scenario, ScenarioModel
+from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.scenarios import run_collective
-
-ALGOS = ("ring", "rd", "innet", "direct")
 
 
 @pytest.fixture
@@ -201,7 +200,7 @@ def test_nothing_to_play_when_there_is_no_communication(qtbot, playback, model):
 
 # -- the trace index the views read -------------------------------------------------------
 @pytest.mark.parametrize("op, algo", [("all-gather", "ring"), ("reduce-scatter", "ring")]
-                         + [("all-reduce", a) for a in ALGOS])
+                         + [("all-reduce", a) for a in ALLREDUCE_ALGOS])
 @pytest.mark.parametrize("n", [2, 5, 8])
 def test_index_holdings_equal_the_engine_query_in_any_order(op, algo, n):
     tr = run_collective(op, n, 2**16, algo).trace

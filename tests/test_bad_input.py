@@ -242,17 +242,6 @@ def test_nan_data_is_carried_not_hidden():
 # tests/test_classroom_export.py.)
 # ---------------------------------------------------------------------------------------
 @pytest.fixture
-def app_env(tmp_path, monkeypatch):
-    pytest.importorskip("pytestqt")
-    monkeypatch.setenv("SHARD_LAB_SETTINGS", str(tmp_path / "settings.ini"))
-    from PySide6.QtWidgets import QFileDialog
-
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: ("", "")))
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: ("", "")))
-    return tmp_path
-
-
-@pytest.fixture
 def app_window(qtbot, app_env):
     """make(n) -> a shown MainWindow; every window made is really deleted afterwards."""
     from PySide6.QtCore import QCoreApplication, QEvent

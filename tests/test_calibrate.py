@@ -13,6 +13,8 @@ from simcore.nccl_log import fit_nccl_tests, parse_nccl_tests
 from simcore.algorithms import ALLREDUCE_ALGOS, busbw, t_formula
 from simcore.links import LinkSpec
 
+from closed_forms import reference_time
+
 ALPHA, BW = 4.2e-6, 37e9
 SIZES = [2**k for k in range(3, 28)]  # 8 B .. 128 MiB
 
@@ -32,7 +34,7 @@ def synthetic(op, algo, n, alpha=ALPHA, bw=BW, noise=0.0, seed=0):
 def test_coefficients_are_the_closed_form(algo, n):
     a, b = coefficients("all-reduce", algo, n)
     for S in (0.0, 1e3, 1e8):
-        assert a * ALPHA + b * S / BW == pytest.approx(t_formula(algo, n, S, ALPHA, BW), rel=1e-12)
+        assert a * ALPHA + b * S / BW == pytest.approx(reference_time("all-reduce", algo, n, S, ALPHA, BW), rel=1e-12)
 
 
 @pytest.mark.parametrize("op", ["all-gather", "reduce-scatter"])
@@ -125,7 +127,8 @@ def test_fit_becomes_a_link_and_predicts():
     assert isinstance(link, LinkSpec) and link.name == MEASURED
     assert (link.alpha, link.bw) == (pytest.approx(ALPHA), pytest.approx(BW))
     S = np.array([1e3, 1e6])
-    assert np.allclose(f.predict("all-reduce", "ring", 8, S), t_formula("ring", 8, S, link.alpha, link.bw))
+    ring = 2 * 7 * (link.alpha + S / (8 * link.bw))  # 2(n − 1)·(α + S/(nβ)), n = 8
+    assert np.allclose(f.predict("all-reduce", "ring", 8, S), ring)
     back = calibrate.link_from_dict(json.loads(json.dumps(calibrate.link_to_dict(link, f, source="x"))))
     assert back == link
 

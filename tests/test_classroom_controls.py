@@ -13,9 +13,9 @@ from PySide6.QtTest import QTest  # noqa: E402
 
 from app.core import scenarios  # noqa: E402
 from app.state import Scenario, ScenarioModel  # noqa: E402
-from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+from classroom_fixtures import make_window  # noqa: E402
 
-pytestmark = pytest.mark.usefixtures("classroom_env")
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 def _type_n(w, text):

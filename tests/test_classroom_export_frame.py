@@ -18,9 +18,9 @@ pytest.importorskip("PIL")
 from PIL import Image, ImageSequence  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+from classroom_fixtures import make_window  # noqa: E402
 
-pytestmark = pytest.mark.usefixtures("classroom_env")
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 def _gif_frames(path):

@@ -11,9 +11,9 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from app import scenario_io  # noqa: E402
-from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+from classroom_fixtures import make_window  # noqa: E402
 
-pytestmark = pytest.mark.usefixtures("classroom_env")
+pytestmark = pytest.mark.usefixtures("app_env")
 
 DOC = {"schema": "shard-lab-scenario", "version": 1,
        "scenario": {"kind": "all-reduce", "n": 4, "algo": "ring", "nbytes": 4096, "link": "nvlink4"}}

@@ -6,8 +6,8 @@ pytest.importorskip("pytestqt")
 
 from app.views.text.explain import fmt_time  # noqa: E402
 from app.views.text.formula_panel import closed_form, formula_html  # noqa: E402
-from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
-from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS, t_formula  # noqa: E402
+from classroom_fixtures import make_window  # noqa: E402
+from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS  # noqa: E402
 from simcore.links import NVLINK4  # noqa: E402
 from simcore.scenarios import run_collective  # noqa: E402
 
@@ -46,7 +46,7 @@ def test_symbols_numbers_and_the_simulated_total(op, algo):
     assert "<i>α</i>" in text and "<i>S</i>" in text and "<i>β</i>" in text  # symbolic
     assert "<i>T</i> = " + closed_form(op, algo, n).html in text
     assert "1 MiB" in text and "450 GB/s" in text and "1.9 µs" in text  # numbers substituted
-    total = fmt_time(t_formula(algo, n, S, NVLINK4.alpha, NVLINK4.bw, op=op))
+    total = fmt_time(reference_time(op, algo, n, S, NVLINK4.alpha, NVLINK4.bw))
     assert f"= <b>{total}</b>" in text
     assert "equals the closed form ✓" in text  # the simulation agrees
 
@@ -56,7 +56,7 @@ def test_a_disagreeing_simulation_is_not_hidden():
     assert "differs from the closed form" in text
 
 
-@pytest.mark.usefixtures("classroom_env")
+@pytest.mark.usefixtures("app_env")
 def test_the_panel_follows_the_scenario(qtbot):
     w = make_window(qtbot, "all-gather", 8)
     panel = w.classroom.formula

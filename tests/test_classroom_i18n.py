@@ -13,9 +13,9 @@ pytest.importorskip("pytestqt")
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app import i18n  # noqa: E402
-from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+from classroom_fixtures import make_window  # noqa: E402
 
-pytestmark = pytest.mark.usefixtures("classroom_env")
+pytestmark = pytest.mark.usefixtures("app_env")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TS = os.path.join(ROOT, "resources", "i18n", "shard_lab_zh_CN.ts")

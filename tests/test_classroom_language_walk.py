@@ -13,9 +13,9 @@ from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox, QDockWi
                                QLabel, QLineEdit, QMainWindow, QMenu, QTabBar, QTextEdit, QWidget)
 
 from app import i18n  # noqa: E402
-from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+from classroom_fixtures import make_window  # noqa: E402
 
-pytestmark = pytest.mark.usefixtures("classroom_env")
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 def _plot_texts(widget) -> list:

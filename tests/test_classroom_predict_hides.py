@@ -13,9 +13,9 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 
-from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+from classroom_fixtures import make_window  # noqa: E402
 
-pytestmark = pytest.mark.usefixtures("classroom_env")
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 def _pixels(widget) -> np.ndarray:

@@ -5,10 +5,10 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from app.core.predict import RECEIVER  # noqa: E402
-from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+from classroom_fixtures import make_window  # noqa: E402
 from simcore.trace import SWITCH  # noqa: E402
 
-pytestmark = pytest.mark.usefixtures("classroom_env")
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 def _window(qtbot, kind="all-gather", n=4, algo="ring"):

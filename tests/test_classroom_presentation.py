@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from app import i18n, theme  # noqa: E402
 from app.classroom.presentation import collect_shortcuts, next_scale  # noqa: E402
 from app.theme import OKABE_ITO_ON_DARK  # noqa: E402
-from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+from classroom_fixtures import make_window  # noqa: E402
 
-pytestmark = pytest.mark.usefixtures("classroom_env")
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 def _label_px(w):

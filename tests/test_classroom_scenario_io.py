@@ -11,9 +11,9 @@ from PySide6.QtWidgets import QMessageBox  # noqa: E402
 from app import i18n, scenario_io, theme  # noqa: E402
 from app.scenario_io import ScenarioFileError, dumps, load_scenario, loads, save_scenario  # noqa: E402
 from app.state import Scenario  # noqa: E402
-from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+from classroom_fixtures import make_window  # noqa: E402
 
-pytestmark = pytest.mark.usefixtures("classroom_env")
+pytestmark = pytest.mark.usefixtures("app_env")
 
 GOOD = {"kind": "all-reduce", "n": 6, "algo": "rd", "nbytes": 65532, "link": "nvlink5"}  # 6 × 10922 B
 

@@ -132,3 +132,34 @@ def test_step_topology_bad_input_one_line_exit_2(argv, msg, capsys):
     assert cli.main(["step", "--model", "llama3-8b", "--n", "2", *argv]) == 2
     err = capsys.readouterr().err
     assert msg in err and err.count("\n") == 1, err
+
+
+# ---------------------------------------------------------------------------------------
+# decode and step: one rule for which chips, wired how (cli_decode.parse_machine)
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv,msg", [
+    (["--topology", "dgx-h100", "--link", "nvlink4"], "--link and --topology both say how the chips are connected"),
+    (["--chip", "no-such-chip"], "unknown chip 'no-such-chip'"),
+    (["--link", "no-such-link"], "unknown link 'no-such-link'"),
+    (["--algo", "tree"], "unknown all-reduce algorithm 'tree'"),
+    (["--model", "gpt-9"], "unknown model 'gpt-9'"),
+])
+def test_decode_and_step_refuse_the_same_machines_with_the_same_words(argv, msg, capsys):
+    from simcore import __main__ as cli
+
+    errors = []
+    for cmd in ("decode", "step"):
+        assert cli.main([cmd, "--n", "2", *argv]) == 2
+        errors.append(capsys.readouterr().err)
+    assert msg in errors[0] and errors[0].count("\n") == 1, errors
+    assert errors[0].replace("simcore decode:", "simcore step:", 1) == errors[1]  # "simcore decode: ..." / "step: ..."
+
+
+def test_decode_and_step_take_the_machines_chip(capsys):
+    from simcore import __main__ as cli
+
+    assert cli.main(["decode", "--model", "llama3-8b", "--topology", "dgx-h100", "--n", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["chip"], out["topology"], out["link"]) == ("H100 SXM", "dgx-h100", None)  # no --chip: the machine's
+    assert cli.main(["step", "--model", "llama3-8b", "--topology", "dgx-h100", "--n", "8", "--ctx", "64"]) == 0
+    assert "8 x H100 SXM, DGX H100" in capsys.readouterr().out

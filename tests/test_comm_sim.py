@@ -50,7 +50,9 @@ def test_the_registry_names_the_phases_the_trace_carries(op, algo):
 
 
 def test_every_registered_algorithm_has_a_reference():
-    assert set(CASES) == set(REFERENCE_COUNTS)
+    missing = set(CASES) - set(REFERENCE_COUNTS)
+    assert not missing, f"write the literature's message count of {sorted(missing)} in tests/closed_forms.py"
+    assert set(REFERENCE_COUNTS) <= set(CASES)
     assert {"ring", "rd", "innet", "direct", "two-shot"} <= set(ALLREDUCE_ALGOS)
 
 
@@ -295,7 +297,7 @@ def test_back_to_back_collectives_advance_the_clock():
     comm = Comm(switch(4))
     for _ in range(3):
         ALLREDUCE_ALGOS["ring"][1](comm, _arrays(4))
-    one = t_formula("ring", 4, _arrays(4)[0].nbytes, NVLINK4.alpha, NVLINK4.bw)
+    one = reference_time("all-reduce", "ring", 4, _arrays(4)[0].nbytes, NVLINK4.alpha, NVLINK4.bw)
     assert comm.time == pytest.approx(3 * one, rel=1e-9)
     cs = comm.trace.collectives
     assert [c.id for c in cs] == [0, 1, 2]

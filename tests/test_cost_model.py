@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 
 from simcore import __main__ as cli
-from simcore.algorithms import ALLREDUCE_ALGOS, t_formula
+from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.links import LINKS, NVLINK4, TPU_V5E_ICI
 from simcore.cost_model import REFERENCE_POINTS, decode_sweep, pope_ffn_comm, reference_estimate, tp_decode_step
 from simcore.hw_specs import CHIPS, H100, TPU_V5E
 from simcore.llm_math import LLAMA3_70B, MODELS, PALM_540B
+
+from closed_forms import megatron_degrees
 
 # ---------------------------------------------------------------------------------------
 # Models and chips
@@ -81,7 +83,8 @@ def test_n1_has_no_communication_and_n2_has_some():
     two = tp_decode_step(LLAMA3_70B, H100, NVLINK4, 2, 8, 4096)
     assert one["t_comm"] == 0.0 and one["t_step"] == max(one["t_math"], one["t_mem"])
     msg = 8 * LLAMA3_70B.d_model * 2
-    assert two["t_comm"] == pytest.approx(2 * 80 * t_formula("ring", 2, msg, NVLINK4.alpha, NVLINK4.bw))
+    # two ring all-reduces per layer, each 2(n − 1)·(α + S/(nβ)) (Thakur, Rabenseifner & Gropp 2005), n = 2
+    assert two["t_comm"] == pytest.approx(2 * 80 * 2 * (NVLINK4.alpha + msg / (2 * NVLINK4.bw)), rel=1e-12)
     assert two["t_comm"] > 0 and two["t_mem"] == pytest.approx(one["t_mem"] / 2, rel=1e-12)
 
 
@@ -201,17 +204,6 @@ def test_decode_cli_bad_values_give_one_line_and_code_2(capsys, argv, needle):
 # ---------------------------------------------------------------------------------------
 # Which n tensor parallelism can use
 # ---------------------------------------------------------------------------------------
-def megatron_degrees(model, n_max):
-    """
-    Megatron-LM's divisibility rules, written out here independently of simcore: n divides the
-    query heads (validate_args: num_attention_heads % tensor_model_parallel_size == 0) and d_ff
-    (ColumnParallelLinear divides its output dimension), and either divides the KV heads
-    (num_query_groups % tp == 0) or is a multiple of them (vLLM's KV-head replication).
-    """
-    H, G, F = model.n_heads, model.n_kv_heads, model.d_ff
-    return [n for n in range(1, n_max + 1) if H % n == 0 and F % n == 0 and (G % n == 0 or n % G == 0)]
-
-
 @pytest.mark.parametrize("key", MODELS)
 def test_valid_tp_degrees_follow_megatrons_rule(key):
     from simcore.cost_model import valid_tp_degrees

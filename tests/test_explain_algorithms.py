@@ -7,7 +7,6 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app import i18n  # noqa: E402
 from app.views.text.explain import ExplainPanel, algo_text, fmt_bytes  # noqa: E402
@@ -16,14 +15,6 @@ from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS  # noqa: E402
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 CASES = [(op, a) for op, reg in ALGORITHMS.items() for a in reg]
-
-
-@pytest.fixture
-def english():
-    app = QApplication.instance() or QApplication([])
-    i18n.set_language(app, "en")
-    yield app
-    i18n.set_language(app, "en")
 
 
 def _panel(qtbot, algo, n, nbytes):

@@ -23,7 +23,7 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QPoint, Qt, QtMsgType  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
 from app import i18n, theme  # noqa: E402
 from app.core.frame import frame_at  # noqa: E402
@@ -40,21 +40,11 @@ IGNORED_QT_MESSAGES = ("does not support propagateSizeHints",)
 
 
 @pytest.fixture
-def monkey_env(tmp_path, monkeypatch):
-    """Own settings file; English, light theme, scale 1 before and after; no dialog ever blocks."""
-    monkeypatch.setenv("SHARD_LAB_SETTINGS", str(tmp_path / "settings.ini"))
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: ("", "")))
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: ("", "")))
+def monkey_env(app_env, monkeypatch):
+    """conftest's app_env, and message boxes that answer OK at once: no dialog ever blocks."""
     for name in ("information", "warning", "critical", "question", "about"):
         monkeypatch.setattr(QMessageBox, name, staticmethod(lambda *a, **k: QMessageBox.Ok))
-    app = QApplication.instance()
-    i18n.set_language(app, "en")
-    theme.set_theme("light")
-    theme.set_scale(1.0)
-    yield tmp_path
-    i18n.set_language(app, "en")
-    theme.set_theme("light")
-    theme.set_scale(1.0)
+    return app_env
 
 
 @pytest.fixture

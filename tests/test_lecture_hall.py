@@ -39,7 +39,7 @@ from app import i18n, theme  # noqa: E402
 from app.views.ring.ring_layout import overlaps, ring_layout  # noqa: E402
 from app.views.ring.ring_view import ring_shape, ring_texts  # noqa: E402
 from app.state import Scenario, ScenarioModel  # noqa: E402
-from classroom_fixtures import classroom_env, make_window  # noqa: E402, F401
+from classroom_fixtures import make_window  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -80,20 +80,6 @@ FINAL_STATES = [
     ("dark", 1.5, "zh", dict(kind="all-reduce", n=16, algo="hier", nbytes=S, topology="dgx-h100"), 8, "ring"),
     ("light", 1.0, "en", dict(kind="tp-forward", n=8, algo="ring", nbytes=S), 21, "ring"),
 ]
-
-
-def shown_window(qtbot, size=(1600, 900), **scenario):
-    """A main window for `scenario`, shown and active (classroom_fixtures.make_window, with S)."""
-    from app.main_window import MainWindow
-
-    w = MainWindow(ScenarioModel(Scenario(**scenario)))
-    qtbot.addWidget(w)
-    w.resize(*size)
-    w.show()
-    qtbot.waitExposed(w)
-    w.activateWindow()  # window shortcuts only reach the active window
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is w)
-    return w
 
 
 def drive(qtbot, w):
@@ -142,7 +128,7 @@ def fresh(qtbot, state):
     from app.classroom.presentation import apply_look
 
     apply_look()
-    w = shown_window(qtbot, **scenario)
+    w = make_window(qtbot, **scenario)
     w.playback.seek_step(step)
     w.select_tab(tab)
     settle(qtbot)
@@ -164,7 +150,7 @@ def outside(w, widgets) -> np.ndarray:
     return mask
 
 
-@pytest.mark.usefixtures("classroom_env")
+@pytest.mark.usefixtures("app_env")
 @pytest.mark.parametrize("state", FINAL_STATES, ids=lambda s: f"{s[0]}-{s[1]}-{s[2]}-{s[3]['kind']}-{s[3]['algo']}-{s[3]['n']}-{s[5]}")
 def test_the_picture_after_changes_is_the_picture_built_fresh(qtbot, state):
     """
@@ -173,7 +159,7 @@ def test_the_picture_after_changes_is_the_picture_built_fresh(qtbot, state):
     header drawn from empty labels after a rebuild was the first such bug; the timeline's axes
     keeping the room of n = 64's labels the second). The whole window, timeline dock included.
     """
-    w = shown_window(qtbot, kind="all-gather", n=8, nbytes=S)
+    w = make_window(qtbot, kind="all-gather", n=8, nbytes=S)
     drive(qtbot, w)
     go_to(qtbot, w, state)
     driven = pixels(w.grab().toImage())
@@ -189,7 +175,7 @@ def test_the_picture_after_changes_is_the_picture_built_fresh(qtbot, state):
     assert not differ.any(), f"{int(differ.sum())} pixels differ{where}"
 
 
-@pytest.mark.usefixtures("classroom_env")
+@pytest.mark.usefixtures("app_env")
 def test_the_timeline_after_changing_n_is_the_timeline_built_fresh(qtbot):
     w = make_window(qtbot, "all-reduce", 64, nbytes=S)
     settle(qtbot)
@@ -454,7 +440,7 @@ def test_the_weight_slices_shrink_their_text_only_where_the_room_asks(qapp, tp_r
 # ---------------------------------------------------------------------------------------
 # The painted ring follows its layout (pixels, not copied state)
 # ---------------------------------------------------------------------------------------
-@pytest.mark.usefixtures("classroom_env")
+@pytest.mark.usefixtures("app_env")
 @pytest.mark.parametrize("kind, n, algo", [("all-reduce", 5, "innet"), ("all-reduce", 16, "direct")])
 def test_the_ring_paints_where_its_layout_says(qtbot, kind, n, algo):
     """Text is painted inside the layout's text boxes only: the header band between the title's
@@ -495,7 +481,7 @@ def visible_parts(w):
     return [(name, wid) for name, wid in parts if wid.isVisible()]
 
 
-@pytest.mark.usefixtures("classroom_env")
+@pytest.mark.usefixtures("app_env")
 @pytest.mark.parametrize("size", [(1280, 720), (1600, 900)], ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("lang", LANGS)
 def test_bars_docks_and_tabs_never_overlap_and_the_slider_stays_visible(qtbot, size, lang):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from simcore import __main__ as cli
-from simcore.algorithms import t_formula, t_formula_on
+from simcore.algorithms import t_formula_on
 from simcore.collectives import allreduce_ring
 from simcore.comm_sim import Comm
 from simcore.links import NVLINK4, TPU_V5E_ICI, LinkSpec
@@ -18,7 +18,7 @@ from simcore.llm_math import LLAMA3_8B, LLAMA3_70B
 from simcore.step_sim import (activation_bytes_per_layer, collective_bytes, device_intervals, explain_gap,
                               roofline_gap, simulate_decode_step, simulate_prefill_step, step_shape)
 from simcore.trace import Trace
-from closed_forms import reference_hier_allreduce
+from closed_forms import reference_hier_allreduce, reference_time
 
 # Llama-3 8B (32 layers) keeps most tests quick; the 70B runs where its numbers are the point.
 M8 = LLAMA3_8B
@@ -235,8 +235,9 @@ def test_async_equals_none_when_compute_is_free():
     none = simulate_decode_step(M8, fast, NVLINK4, 8, 4, 100)
     sync = simulate_decode_step(M8, fast, NVLINK4, 8, 4, 100, overlap="async")
     assert sync.time == pytest.approx(none.time, rel=1e-12)
-    assert none.time == pytest.approx(2 * M8.n_layers * t_formula("ring", 8, 4 * M8.d_model * 2.0, NVLINK4.alpha,
-                                                                 NVLINK4.bw), rel=1e-9)
+    S = 4 * M8.d_model * 2.0  # batch 4, one bf16 token each
+    assert none.time == pytest.approx(2 * M8.n_layers * reference_time("all-reduce", "ring", 8, S, NVLINK4.alpha,
+                                                                        NVLINK4.bw), rel=1e-9)
 
 
 def test_async_ring_steps_wait_for_their_chunk():
@@ -281,7 +282,7 @@ def test_sp_step_moves_the_same_bytes_per_layer():
     assert ops == ["all-gather", "reduce-scatter"]
     # the only extra: the all-gather after the final norm (the embedding stream starts split)
     S = B * M8.d_model * 2.0
-    extra = t_formula("ring", n, S, NVLINK4.alpha, NVLINK4.bw, op="all-gather")
+    extra = reference_time("all-gather", "ring", n, S, NVLINK4.alpha, NVLINK4.bw)
     assert sp.time - plain.time == pytest.approx(extra, rel=1e-6)
 
 

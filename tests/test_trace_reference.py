@@ -182,7 +182,8 @@ def ref_allreduce(algo, c, x):
                 c.send(d - p, d, nb, ready[d - p], step, ALL, who[d - p], "unfold", False)
                 bufs[d] = bufs[d - p]
     else:
-        raise AssertionError(f"no reference for {algo}")
+        raise AssertionError(f"no plain reference for all-reduce {algo!r}: write it in ref_allreduce, one message "
+                             f"at a time")
     return bufs
 
 

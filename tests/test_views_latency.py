@@ -14,10 +14,12 @@ from app import i18n, theme
 from app.views.latency.latency_view import DEFAULTS, LatencyView
 from app.state import Playback, Scenario, ScenarioModel
 from simcore import cost_model
-from simcore.algorithms import t_formula
+from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.links import LINKS
 from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
+
+from closed_forms import megatron_degrees, reference_time
 
 TERMS = ("t_math", "t_mem", "t_comm", "t_step")
 V5E_INT8 = dict(model="llama3-70b", chip="tpu-v5e", batch=32, ctx=8192, w_bytes=1.0, kv_bytes=1.0)
@@ -32,13 +34,6 @@ def view(qtbot):
     v.show()
     qtbot.waitExposed(v)
     return v
-
-
-def megatron_degrees(model, n_max):
-    """Megatron-LM's rule, written here independently: n divides the query heads and d_ff, and divides
-    the KV heads or is a multiple of them (each KV head replicated n/G times)."""
-    H, G, F = model.n_heads, model.n_kv_heads, model.d_ff
-    return [n for n in range(1, n_max + 1) if H % n == 0 and F % n == 0 and (G % n == 0 or n % G == 0)]
 
 
 def engine(**kw):
@@ -90,13 +85,14 @@ def test_doubling_the_batch_doubles_the_kv_part_of_t_mem(view):
     np.testing.assert_allclose(t_mem - kv64, (engine(batch=64)["t_mem"] * 1e3) - kv64, rtol=1e-12)
 
 
-@pytest.mark.parametrize("algo", ["ring", "rd", "innet", "direct"])
+@pytest.mark.parametrize("algo", list(ALLREDUCE_ALGOS))
 def test_the_algorithm_changes_t_comm_to_t_formulas(view, algo):
     view.set_params(algo=algo)
     n, t_comm = view.curves()["t_comm"]
     m, link = MODELS["llama3-70b"], LINKS["nvlink4"]
     S = 32 * m.d_model * 2.0
-    want = 2 * m.n_layers * np.asarray(t_formula(algo, n.astype(int), S, link.alpha, link.bw)) * 1e3
+    want = 2 * m.n_layers * np.array([reference_time("all-reduce", algo, int(k), S, link.alpha, link.bw)
+                                      for k in n]) * 1e3
     np.testing.assert_allclose(t_comm, want, rtol=1e-12)
     assert t_comm[0] == 0.0  # one device: no all-reduce
 
