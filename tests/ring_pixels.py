@@ -311,9 +311,9 @@ def bar_mismatches(view, pic: Picture, d: int, ref: np.ndarray, covered=()) -> t
 
 
 def bar_image(view, d: int) -> np.ndarray:
-    """Device d's radial bar (H, W, RGB) as the bars layer paints it (ring_items.bar_images), for bars
+    """Device d's radial bar (H, W, RGB) as the bars layer paints it (ring_bars.bar_images), for bars
     too thin to read back from the screen (n = 256: one pixel inside the frame)."""
-    from app.views.ring.ring_items import bar_images
+    from app.views.ring.ring_bars import bar_images
 
     img = bar_images([view.devices[d]])[0].convertToFormat(QImage.Format_RGB32)
     a = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine())

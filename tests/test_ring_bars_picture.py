@@ -1,4 +1,4 @@
-"""The radial bars' picture, composed in numpy through a pixel map (app/ring_items.py BarsLayer),
+"""The radial bars' picture, composed in numpy through a pixel map (app/views/ring/ring_bars.py BarsLayer),
 shows what Qt rotating each bar's image into place shows: the same pixels but for a few on bar
 edges, where Qt's fixed-point rasterizer rounds a sub-pixel position the other way."""
 

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QEvent, QLineF, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPen, QPixmapCache
+from PySide6.QtGui import QPainter, QPen, QPixmapCache
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView
 
 from simcore.contributors import _Who  # a message's contributors, decoded when read
@@ -38,11 +38,12 @@ from simcore.trace import ALL, SWITCH
 
 from ... import theme
 from ..text.explain import fmt_bytes, fmt_time
-from ...core.frame import frame_at, next_frames, step_of
+from ...core.frame import frame_at, step_of
 from .machine_layout import machine_shape, message_path
-from .ring_items import (STRIPE_MAX_N, BarsLayer, DeviceItem, HeldRow, SwitchItem, _Colors,  # noqa: F401  (re-exported)
-                         bar_arrays, bar_images, block_fills, message_color_index, message_color_indices,
-                         paint_chunk, set_bar_rows)
+from .ring_ahead import look_ahead
+from .ring_bars import BarsLayer, bar_arrays, bar_images, set_bar_rows  # noqa: F401  (bar_images re-exported)
+from .ring_items import (STRIPE_MAX_N, DeviceItem, SwitchItem, _Colors,  # noqa: F401  (re-exported)
+                         block_fills, message_color_index, message_color_indices, paint_chunk)
 from .ring_items import set_computing
 from .ring_layers import ChordsLayer, FlightLayer, LabelItem, LanesLayer, MachineLayer  # noqa: F401  (re-exported)
 from .ring_layout import BOX_MODE_MAX_N, make_font, ring_layout  # noqa: F401
@@ -304,7 +305,7 @@ class RingView(QGraphicsView):
                                   float).reshape(-1, 2, 2, 2)
         self._flying = None  # chords hang on the lanes: recomputed
         self._chord_lines = {}  # (src, dst) -> the chord between their lanes' rims, made once per geometry
-        self._flying_ahead, self._ahead = {}, None  # the next step's, prepared ahead (see _look_ahead)
+        self._flying_ahead, self._ahead = {}, None  # the next step's, prepared ahead (see ring_ahead)
 
         # each layer's rect is what it can cover, not the scene: a cached layer is a picture of its
         # rect, and at 4K a scene-sized one is 33 MB
@@ -364,7 +365,7 @@ class RingView(QGraphicsView):
         self._update_caption(c, t)
         if idx.computes and not radial:  # the TP forward: the op each GPU computes between collectives
             set_computing(self.devices, idx, t)
-        self._look_ahead(t, restart=drawn or self._flying is not flying)
+        look_ahead(self, t, restart=drawn or self._flying is not flying)  # the next step, in the frames before it
 
     def _set_bars(self, c, hold, new: dict, all_bars: bool):
         """Radial mode: each bar's per-chunk contributor count and colour owner from the Held arrays;
@@ -458,74 +459,6 @@ class RingView(QGraphicsView):
                     chords.append((line, col))
         return ids.tobytes(), who, chords, active, legs_lit
 
-    # -- the next step, prepared in the frames before it -------------------------------------
-    def _look_ahead(self, t: float, restart: bool):
-        """
-        Playing at 60 Hz, prepare what the next step boundary will draw, one piece a frame (at
-        n = 256 drawing a step at once took two frames' time): the frames at the boundary and
-        just after it (frame.next_frames), their sets of messages, their bars' pixels and picture,
-        their lit lanes and chords as pictures. Each piece is a cache the frame of the boundary
-        uses only if it shows exactly that (the layers compare); restart=True (a step was just
-        drawn, a seek, a new run) starts over from the boundary after t. The plan is plain data,
-        not a generator: a generator would hold the view in a reference cycle, and a view the
-        garbage collector deletes at a random moment can be in the middle of a paint.
-        """
-        if restart:
-            self._ahead = [t, 0, None, 0]  # (from t, frame number, its set of messages, its piece)
-            return
-        for _ in range(1 if self.n > self.AHEAD_ALL_N else 64):
-            if self._ahead is None or not self._prepare_piece():
-                self._ahead = None
-                break
-
-    # up to this many devices every piece of the look-ahead is done in one frame (together under
-    # 2 ms at n = 64); above, one piece a frame (1-2.5 ms each at n = 256). Only how soon the next
-    # step is ready depends on it, never what is drawn.
-    AHEAD_ALL_N = 64
-
-    def _prepare_piece(self) -> bool:
-        """Do the next piece of the look-ahead; False when there is none left."""
-        plan = self._ahead
-        t, k, flying, piece = plan
-        frames = next_frames(self.run.index, t)
-        if not frames:
-            return False
-        if piece == 0 and k == 0:
-            self._flying_ahead = {}
-        while k < len(frames):
-            f = frames[k]
-            if f.coll is None:
-                k, piece = k + 1, 0
-                continue
-            radial = self._geom.get("mode") == "radial"
-            if piece == 0:
-                flying = self._flight_set(f.moving[self._predict_shown(f)])
-                self._flying_ahead[flying[0]] = flying
-                plan[:] = [t, k, flying, 1]
-                return True
-            if piece == 1:
-                plan[3] = 2
-                if radial and f.held is not self._last_holdings and (k == 0 or frames[0].held is not f.held):
-                    c = self.run.trace.collectives[f.coll]
-                    counts, owners = bar_arrays(f.held, self.n, c.n_chunks)
-                    self._bar_arrays_ahead = (f.held, counts, owners)
-                    self.bars.prepare(counts, owners, self._arrivals(c, f.arrived))
-                    return True
-            if plan[3] == 2:
-                plan[3] = 3
-                if radial and self.bars.prepare_picture():
-                    return True
-            if plan[3] == 3:
-                if self.lanes.prepare(flying[3]):  # a part a frame
-                    return True
-                plan[3] = 4
-            if plan[3] == 4:
-                plan[:] = [t, k + 1, None, 0]
-                if self.chord_layer.prepare(flying[2]):
-                    return True
-            t, k, flying, piece = plan
-        return False
-
     def _arrivals(self, c, arrived: np.ndarray) -> dict:
         """{device: chunks a message of `arrived` brought it} (outlined as new)."""
         new = {}
@@ -559,25 +492,6 @@ class RingView(QGraphicsView):
                     break
             else:
                 lab.hide()
-
-    def _message_color(self, m) -> QColor:
-        i = message_color_index(m, self.n)
-        return self.colors.spoke_active if i < 0 else self.colors.devices[i]
-
-    def _message_pos(self, m, p):
-        """Where a message is at progress p in [0, 1], and the outward side of its lane."""
-        p = min(max(p, 0.0), 1.0)
-        if m.src == SWITCH:  # multicast down the receive lane
-            (a, b) = self.lane_geom[m.dst][1]
-            return _lerp(b, a, p), _side(a, b, -1)
-        if m.dst == SWITCH:  # up the send lane into the switch's adder
-            (a, b) = self.lane_geom[m.src][0]
-            return _lerp(a, b, p), _side(a, b, 1)
-        if p < 0.5:
-            (a, b) = self.lane_geom[m.src][0]
-            return _lerp(a, b, p * 2), _side(a, b, 1)
-        (a, b) = self.lane_geom[m.dst][1]
-        return _lerp(b, a, (p - 0.5) * 2), _side(a, b, -1)
 
     def _update_queues(self, c, t):
         """Direct all-reduce: beside each device's name, how many sends still wait for its port."""
@@ -637,14 +551,3 @@ class RingView(QGraphicsView):
             return np.ones(len(f.moving), bool)
         return self._cols["t_start"][f.moving] < t0 - f.eps
     # -- end of predict-then-reveal hook ---------------------------------------------------
-
-
-def _lerp(a: QPointF, b: QPointF, p: float) -> QPointF:
-    return QPointF(a.x() + (b.x() - a.x()) * p, a.y() + (b.y() - a.y()) * p)
-
-
-def _side(a: QPointF, b: QPointF, sign: int) -> QPointF:
-    """Unit vector perpendicular to a→b, pointing to the lane's outer side."""
-    dx, dy = b.x() - a.x(), b.y() - a.y()
-    ln = math.hypot(dx, dy) or 1.0
-    return QPointF(-dy / ln * sign, dx / ln * sign)
