@@ -59,6 +59,8 @@ class Algorithm(NamedTuple):
     phases         the phase names its messages carry, in order
     explain_key    key of its sentences (name, title, hint) in app/explain.py's ALGO_TEXT
     formula        formula(n) -> the closed form as written on a slide (plain text; α β S n)
+    queues         a device issues several sends at once and they wait for its port in turn
+                   (the ring view counts them beside each device)
     """
 
     description: str
@@ -68,6 +70,7 @@ class Algorithm(NamedTuple):
     phases: tuple
     explain_key: str
     formula: Callable
+    queues: bool = False
 
 
 def _log2_floor(nf):
@@ -107,11 +110,12 @@ ALLREDUCE_ALGOS = {
     "direct": Algorithm(
         "one-shot (direct): everyone sends its whole buffer to everyone at once", allreduce_direct,
         lambda n: (1 + 0 * n, n - 1), lambda n: n * (n - 1),
-        ("round",), "one-shot-all-reduce", lambda n: "α + (n − 1)·S/β"),
+        ("round",), "one-shot-all-reduce", lambda n: "α + (n − 1)·S/β", queues=True),
     "two-shot": Algorithm(
         "two-shot: one-shot reduce-scatter to chunk owners, then one-shot all-gather", allreduce_two_shot,
         lambda n: (2 + 0 * n, 2 * (n - 1) / n), lambda n: 2 * n * (n - 1),
-        ("one-shot reduce-scatter", "one-shot all-gather"), "two-shot-all-reduce", lambda n: "2α + 2(n − 1)·S/(nβ)"),
+        ("one-shot reduce-scatter", "one-shot all-gather"), "two-shot-all-reduce", lambda n: "2α + 2(n − 1)·S/(nβ)",
+        queues=True),
 }
 
 ALLGATHER_ALGOS = {
@@ -122,7 +126,7 @@ ALLGATHER_ALGOS = {
     "direct": Algorithm(
         "one-shot (direct): each device sends its chunk to everyone at once", allgather_direct,
         lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
-        ("one-shot all-gather",), "one-shot-all-gather", lambda n: "α + (n − 1)·S/(nβ)"),
+        ("one-shot all-gather",), "one-shot-all-gather", lambda n: "α + (n − 1)·S/(nβ)", queues=True),
 }
 
 REDUCE_SCATTER_ALGOS = {
@@ -133,7 +137,7 @@ REDUCE_SCATTER_ALGOS = {
     "direct": Algorithm(
         "one-shot (direct): each device sends chunk c straight to its owner c", reduce_scatter_direct,
         lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
-        ("one-shot reduce-scatter",), "one-shot-reduce-scatter", lambda n: "α + (n − 1)·S/(nβ)"),
+        ("one-shot reduce-scatter",), "one-shot-reduce-scatter", lambda n: "α + (n − 1)·S/(nβ)", queues=True),
 }
 
 OPS = ("all-reduce", "all-gather", "reduce-scatter")

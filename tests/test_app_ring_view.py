@@ -342,3 +342,32 @@ def test_radial_bars_show_each_devices_buffer_pixel_by_pixel(qtbot, kind, algo):
         for d in (0, 5, 23):
             compared, bad = bar_mismatches(view, pic, d, frame_bar(view, f, d), covered)
             assert compared > 50 and bad == 0, (kind, k, d, compared, bad)
+
+
+@pytest.mark.parametrize("kind, algo, queues", [("all-reduce", "direct", True), ("all-reduce", "two-shot", True),
+                                                ("all-reduce", "ring", False), ("all-reduce", "rd", False)])
+def test_sends_waiting_for_a_port_are_counted_beside_each_device(qtbot, kind, algo, queues):
+    """One-shot and two-shot issue all of a device's sends at once and they wait for its port in
+    turn (the registry's `queues`); the label beside each device counts those not yet started."""
+    from simcore.algorithms import ALGORITHMS
+
+    assert ALGORITHMS[kind][algo].queues == queues
+    n = 4
+    model = ScenarioModel(Scenario(kind=kind, n=n, algo=algo, nbytes=4096))
+    pb = Playback(model)
+    view = RingView(model, pb)
+    qtbot.addWidget(view)
+    view.resize(900, 640)
+    view.show()
+    qtbot.waitExposed(view)
+    msgs = list(model.run.trace.messages)
+    t = min(m.t_end for m in msgs) * 0.5  # the first sends are on the wire, the rest wait
+    pb.seek(t)
+    phase = next(m.phase for m in msgs if m.t_start <= t < m.t_end)  # the phase on the wire
+    for d in range(n):
+        waiting = sum(1 for m in msgs if m.src == d and m.t_start > t and m.phase == phase)
+        text = view.device_labels[d].text
+        if queues and waiting:
+            assert text.endswith(f"{waiting} queued"), (d, text)
+        else:
+            assert "queued" not in text, (d, text)

@@ -34,6 +34,7 @@ from PySide6.QtGui import QPainter, QPen, QPixmapCache
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView
 
 from simcore.contributors import _Who  # a message's contributors, decoded when read
+from simcore.algorithms import ALGORITHMS
 from simcore.trace import ALL, SWITCH
 
 from ... import theme
@@ -494,18 +495,20 @@ class RingView(QGraphicsView):
                 lab.hide()
 
     def _update_queues(self, c, t):
-        """Direct all-reduce: beside each device's name, how many sends still wait for its port."""
-        show = (c is not None and c.algo == "direct" and c.n > 2 and self._geom.get("mode") == "box"
+        """An algorithm whose sends queue at the port (its registry record says so: one-shot, two-shot):
+        beside each device's name, how many of its sends still wait for the port."""
+        show = (c is not None and c.n > 2 and getattr(ALGORITHMS.get(c.op, {}).get(c.algo), "queues", False)
+                and self._geom.get("mode") == "box"
                 and getattr(self, "layout_now", None) is not None and self.layout_now.kind == "switch")
         if not show and not self._queues_shown:
             return
         waiting = [0] * self.n
-        if show:
-            msgs = self.run.trace.messages
-            for i in range(c.first_msg, c.last_msg):
-                m = msgs[i]
-                if m.t_start > t and m.src >= 0:
-                    waiting[m.src] += 1
+        if show:  # from the columns (one-shot at n = 16 has 240 messages), this phase's sends only
+            tr, idx = self.run.trace, self.run.index
+            src, key = tr.column("src", c.id), tr.column("key", c.id)  # one key per (collective, phase)
+            now = idx.step_msgs[c.id][step_of(idx, c.id, t)[0]]
+            later = (tr.column("t_start", c.id) > t) & (src >= 0) & (key == tr.rows()["key"][now[0]])
+            waiting = np.bincount(src[later], minlength=self.n).tolist()
         for d, lab in enumerate(self.device_labels):
             lab.set_text(queued_label(d, waiting[d]))
         self._queues_shown = show
