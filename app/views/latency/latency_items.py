@@ -107,6 +107,8 @@ class PlotStack(QStackedWidget):
             self.tabs.clear()
             self.splitter.addWidget(self.top)
             self.splitter.addWidget(self.bottom)
+            for plot in (self.top, self.bottom):
+                plot.show()  # the tab widget had hidden the one not on top, and a splitter keeps it so
             self.splitter.setStretchFactor(0, 3)
             self.splitter.setStretchFactor(1, 2)
             self.setCurrentWidget(self.splitter)
