@@ -23,6 +23,13 @@ import os
 import re
 import sys
 
+# The app's arrays are lecture-sized (the TINY model, n <= 64 shards): a BLAS thread pool only
+# slows what it computes (the TP forward scenario builds in 9 ms on one thread, 12.5 ms on two;
+# decode 12 vs 18 ms, measured on a 2-core machine), and OpenBLAS starts its workers when numpy is
+# imported, where they spin on the cores the window is being built on (about 60 ms of CPU).
+# One thread unless the user asked for more; set before main() imports numpy (through simcore).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 TABS = ("ring", "weights", "buffers", "latency")
 MIN_W, MIN_H, MAX_SIDE = 1280, 720, 7680
 
