@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtCore import QEvent, QSize, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu,
-                               QMessageBox, QSizePolicy, QSlider, QStyle, QTabWidget, QToolBar, QWidget)
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QGraphicsView, QGraphicsWidget,
+                               QLabel, QMainWindow, QMenu, QMessageBox, QSizePolicy, QSlider, QStyle, QTabWidget,
+                               QToolBar, QWidget)
 
 from . import theme
 from .controls import ControlPanel
@@ -38,6 +39,18 @@ def fit_screen(widget, size: QSize) -> QSize:
         return size
     room = screen.availableGeometry()
     return QSize(min(size.width(), room.width()), min(size.height(), room.height()))
+
+
+def _settle_layouts(page: QWidget):
+    """Run the layout requests pending inside `page` now: its widgets' and those of the items in
+    its graphics views (pyqtgraph's plots lay out their axes on a posted request). Only the page's:
+    the rest of the window settles in its own order, as it always has."""
+    targets = [page, *page.findChildren(QWidget)]
+    for view in page.findChildren(QGraphicsView):
+        if view.scene() is not None:
+            targets += [it for it in view.scene().items() if isinstance(it, QGraphicsWidget)]
+    for obj in targets:
+        QCoreApplication.sendPostedEvents(obj, QEvent.Type.LayoutRequest)
 
 
 class MainWindow(QMainWindow):
@@ -476,6 +489,8 @@ class MainWindow(QMainWindow):
         if not getattr(self, "_laid_out", False):
             self._laid_out = True
             self.apply_default_layout()
+        # the ring view lays out once for the resizes of being shown, now that they are over
+        self.ring_view.ensure_laid_out()
 
     def paintEvent(self, e):
         super().paintEvent(e)
@@ -550,16 +565,24 @@ class MainWindow(QMainWindow):
     def _on_tab_changed(self, i):
         key = self._tab_keys[i] if 0 <= i < len(self._tab_keys) else None
         areas = self.TAB_HIDES.get(key, ())
+        before = list(self._auto_hidden)
         for d in self._auto_hidden:
             if self.dockWidgetArea(d) not in areas:
                 d.show()
         self._auto_hidden = [d for d in self._auto_hidden if self.dockWidgetArea(d) in areas]
-        if not areas:
-            return
-        for d in self.findChildren(QDockWidget):
+        for d in self.findChildren(QDockWidget) if areas else ():
             if not d.isHidden() and not d.isFloating() and self.dockWidgetArea(d) in areas:
                 d.hide()
                 self._auto_hidden.append(d)
+        if self.isVisible():
+            # the tab's first paint is its settled picture: the room the docks leave it is given
+            # now, and a view built for the tab just now lays out its plots now, not after that paint
+            if self._auto_hidden != before:
+                self.layout().activate()
+            page = self.tabs.widget(i)
+            if getattr(page, "built_just_now", False):
+                page.built_just_now = False
+                _settle_layouts(page)
 
     def view(self, key: str):
         """The widget of tab `key` (an extra view is built on first use), or None."""

@@ -36,6 +36,7 @@ class LazyTab(QWidget):
         self.key, self._spec, self._title = key, (module, cls), title
         self._model, self._playback = model, playback
         self._view = None
+        self.built_just_now = False
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.retranslate_ui()
@@ -50,7 +51,14 @@ class LazyTab(QWidget):
                 print(f"shard-lab: the {self.key} view could not be built: {e!r}", file=sys.stderr)
                 self._view = QLabel(QCoreApplication.translate("MainWindow", "This view could not be built:\n{e}")
                                     .format(e=e), alignment=Qt.AlignCenter, wordWrap=True)
-            self.layout().addWidget(self._view)
+            lay = self.layout()
+            lay.addWidget(self._view)
+            # placed and shown now, not later from the event loop (which Qt does for a child added
+            # to a visible page, first at 640×480): the tab's first paint is the view at its size
+            self._view.setGeometry(self.contentsRect().marginsRemoved(lay.contentsMargins()))
+            if self.isVisible():
+                self._view.show()
+            self.built_just_now = True  # the window settles its layouts before the first paint
         return self._view
 
     @property

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QEvent, QLineF, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainter, QPen, QPixmapCache
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView
 
@@ -67,6 +67,8 @@ class RingView(QGraphicsView):
 
     def __init__(self, model, playback, parent=None):
         super().__init__(parent)
+        self._layout_due = False  # a resize before the first paint asked for a layout not run yet
+        self._painted = False
         self.setObjectName("RingView")
         self.model, self.playback = model, playback
         self.setScene(QGraphicsScene(self))
@@ -88,7 +90,7 @@ class RingView(QGraphicsView):
         model.changed.connect(self._on_model_changed)
         playback.time_changed.connect(self._on_playback_time_changed)
         theme.notifier().changed.connect(self._on_theme_changed)
-        self.retranslate_ui()
+        self._retranslate_tooltip()  # _build's texts and layout are already in the current language
 
     # -- signals ---------------------------------------------------------------------------
     def _on_model_changed(self, run):
@@ -106,17 +108,54 @@ class RingView(QGraphicsView):
         super().changeEvent(e)
 
     def retranslate_ui(self):
-        self.setToolTip(self.tr("Devices around the switch. Click a device to select it."))
+        self._retranslate_tooltip()
         if self.run is not None:
             self._texts_for_run()
             self._layout()  # new words, new sizes: the header is placed again
             self._shown_coll = object()  # force the caption to refresh
             self.set_time(self._t, force=True)
 
+    def _retranslate_tooltip(self):
+        self.setToolTip(self.tr("Devices around the switch. Click a device to select it."))
+
+    # -- layout scheduling: one layout for the resizes before the first paint ------------------
+    # A window being shown resizes its centre two or three times before its first paint (a size
+    # its layout gave the hidden view earlier, then the final one); each layout costs a few
+    # milliseconds and only the last size is ever seen. So until the view has painted, a resize
+    # marks the layout due and posts one high-priority event, which runs before the paint that
+    # follows; being shown as a window (or the main window being shown: ensure_laid_out), a
+    # paint, or a caller reading what the view shows runs a due layout at once. Once painted,
+    # a resize lays out immediately, as a reader dragging the window's edge expects.
+    _LAYOUT_EVENT = QEvent.Type(QEvent.registerEventType())
+
     def resizeEvent(self, e):
         super().resizeEvent(e)
-        self._layout()
-        self.set_time(self._t, force=True)
+        if self._painted:
+            self._layout()
+            self.set_time(self._t, force=True)
+        elif not self._layout_due:
+            self._layout_due = True
+            QCoreApplication.postEvent(self, QEvent(self._LAYOUT_EVENT), Qt.HighEventPriority.value)
+
+    def ensure_laid_out(self):
+        """Run the layout a resize asked for, if it has not run yet (see above)."""
+        if self._layout_due:
+            self._layout()
+            self.set_time(self._t, force=True)
+
+    def customEvent(self, e):
+        if e.type() == self._LAYOUT_EVENT:
+            self.ensure_laid_out()
+
+    def showEvent(self, e):
+        super().showEvent(e)
+        if self.isWindow():  # shown on its own: laid out when show() returns
+            self.ensure_laid_out()
+
+    def paintEvent(self, e):
+        self.ensure_laid_out()
+        self._painted = True
+        super().paintEvent(e)
 
     def mousePressEvent(self, e):
         item = None  # the topmost device or switch under the pointer (the layers over them are skipped)
@@ -216,6 +255,7 @@ class RingView(QGraphicsView):
 
     # -- layout (a function of size, text scale, texts and scenario: app/ring_layout.py) ------
     def _layout(self):
+        self._layout_due = False  # this one serves every resize before it
         if self.run is None:
             return
         vp = self.viewport().rect()
