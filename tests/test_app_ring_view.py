@@ -353,13 +353,7 @@ def test_sends_waiting_for_a_port_are_counted_beside_each_device(qtbot, kind, al
 
     assert ALGORITHMS[kind][algo].queues == queues
     n = 4
-    model = ScenarioModel(Scenario(kind=kind, n=n, algo=algo, nbytes=4096))
-    pb = Playback(model)
-    view = RingView(model, pb)
-    qtbot.addWidget(view)
-    view.resize(900, 640)
-    view.show()
-    qtbot.waitExposed(view)
+    model, pb, view = make_view(qtbot, (900, 640), kind=kind, n=n, algo=algo, nbytes=4096)
     msgs = list(model.run.trace.messages)
     t = min(m.t_end for m in msgs) * 0.5  # the first sends are on the wire, the rest wait
     pb.seek(t)
