@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtCore import QCoreApplication, QEvent, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QGraphicsView, QGraphicsWidget,
-                               QLabel, QMainWindow, QMenu, QMessageBox, QSizePolicy, QSlider, QStyle, QTabWidget,
-                               QToolBar, QWidget)
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu,
+                               QMessageBox, QSizePolicy, QSlider, QStyle, QTabWidget, QToolBar, QWidget)
 
 from . import theme
 from .controls import ControlPanel
@@ -39,18 +38,6 @@ def fit_screen(widget, size: QSize) -> QSize:
         return size
     room = screen.availableGeometry()
     return QSize(min(size.width(), room.width()), min(size.height(), room.height()))
-
-
-def _settle_layouts(page: QWidget):
-    """Run the layout requests pending inside `page` now: its widgets' and those of the items in
-    its graphics views (pyqtgraph's plots lay out their axes on a posted request). Only the page's:
-    the rest of the window settles in its own order, as it always has."""
-    targets = [page, *page.findChildren(QWidget)]
-    for view in page.findChildren(QGraphicsView):
-        if view.scene() is not None:
-            targets += [it for it in view.scene().items() if isinstance(it, QGraphicsWidget)]
-    for obj in targets:
-        QCoreApplication.sendPostedEvents(obj, QEvent.Type.LayoutRequest)
 
 
 class MainWindow(QMainWindow):
@@ -582,7 +569,9 @@ class MainWindow(QMainWindow):
             page = self.tabs.widget(i)
             if getattr(page, "built_just_now", False):
                 page.built_just_now = False
-                _settle_layouts(page)
+                from .tabs import settle_layouts  # the tabs module loads with the first extra tab
+
+                settle_layouts(page)
 
     def view(self, key: str):
         """The widget of tab `key` (an extra view is built on first use), or None."""

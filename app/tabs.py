@@ -19,7 +19,7 @@ import importlib
 import sys
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsView, QGraphicsWidget, QLabel, QVBoxLayout, QWidget
 
 # key, module, class, title (translated in the class's context, as the view's own self.tr does)
 # (modules relative to this package, which is `app` in the source tree and `shard_lab` installed)
@@ -81,3 +81,15 @@ class LazyTab(QWidget):
 def extra_views(model, playback):
     return [(key, QCoreApplication.translate(cls, title), LazyTab(key, module, cls, title, model, playback))
             for key, module, cls, title in VIEWS]
+
+
+def settle_layouts(page: QWidget):
+    """Run the layout requests pending inside `page` now: its widgets' and those of the items in
+    its graphics views (pyqtgraph's plots lay out their axes on a posted request). Only the page's:
+    the rest of the window settles in its own order, as it always has."""
+    targets = [page, *page.findChildren(QWidget)]
+    for view in page.findChildren(QGraphicsView):
+        if view.scene() is not None:
+            targets += [it for it in view.scene().items() if isinstance(it, QGraphicsWidget)]
+    for obj in targets:
+        QCoreApplication.sendPostedEvents(obj, QEvent.Type.LayoutRequest)
