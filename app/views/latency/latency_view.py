@@ -51,9 +51,10 @@ SHORT_BELOW_PX = 1100  # plot widths below which legends and axis titles use the
 class LatencyView(QWidget, LatencyExports):
     """
     Decode latency against n with its own controls. `set_params(**kw)` changes them at once
-    (the widgets go through a DEBOUNCE_MS timer); `curves()`, `ffn_curves()`, `markers()` and
-    `summary()` say what is drawn; `export_png / export_svg / export_csv(path, which)` write
-    plot `which` ("latency" or "ffn") and return True or False (with `last_error` set).
+    (the widgets go through a DEBOUNCE_MS timer); `curves()`, `overlap_curve()` and `summary()`
+    say what is drawn (the step timeline reads the curves); `export_png / export_svg /
+    export_csv(path, which)` write plot `which` ("latency" or "ffn") and return True or False
+    (with `last_error` set).
     """
 
     def __init__(self, model=None, playback=None, parent=None):
@@ -514,43 +515,22 @@ class LatencyView(QWidget, LatencyExports):
     def readout(self) -> str:
         return self.readout_label.text()
 
-    # -- for tests -----------------------------------------------------------------------------
+    # -- what is drawn, for the step timeline ----------------------------------------------------
     def curves(self) -> dict:
-        """{term: (n, ms)} exactly as handed to the plot items (t_comm is 0 at n = 1: not drawn on a log axis)."""
+        """
+        {term: (n, ms)} exactly as handed to the plot items (t_comm is 0 at n = 1: not drawn on a log
+        axis). Read by the step timeline (step_timeline_dialog.overlap_at_scene_pos: which curve a click
+        on the plot is nearer to) and by the sweep benchmark.
+        """
         return {t: (it.xData, it.yData) for t, it in self.curve_items.items()}
 
     def overlap_curve(self):
-        """(n, ms) of the overlapped t_step as handed to its item, or None when it is not drawn."""
+        """
+        (n, ms) of the overlapped t_step as handed to its item, or None when it is not drawn. Read by the
+        step timeline (step_timeline_dialog.overlap_at_scene_pos) beside `curves()["t_step"]`.
+        """
         it = self.items.overlap
         return (it.xData, it.yData) if it.isVisible() else None
-
-    def ffn_curves(self) -> dict:
-        """{variant: (n, µs)} of plot 2."""
-        return {v: (it.xData, it.yData) for v, it in self.ffn_items.items()}
-
-    def sweep(self) -> dict:
-        """The engine's arrays behind the curves (seconds)."""
-        return self._sweep
-
-    def markers(self) -> dict:
-        """
-        What the vertical markers and published points say: {"kv": n, "comm": n or None,
-        "hbm_fit": n or None, "best": n, "published": [{name, kind, n, seconds, ours, tooltip, x, y}]}
-        where x, y are the drawn point's view coordinates (log10 n, log10 ms).
-        """
-        pts = self.published.points()
-        pub = []
-        for (ref, ours), pt in zip(self._refs, pts):
-            pub.append({"name": ref.name, "kind": ref.kind, "n": ref.n, "seconds": ref.seconds, "ours": ours,
-                        "tooltip": pt.data(), "x": pt.pos().x(), "y": pt.pos().y()})
-        return {"kv": 10 ** self.kv_line.value() if self.kv_line.isVisible() else None,
-                "kv_label": self.kv_text.toPlainText(),
-                "comm": self._cross_n, "comm_x": 10 ** self.comm_line.value() if self._cross_n else None,
-                "comm_label": self.comm_text.toPlainText() if self._cross_n else "",
-                "hbm_fit": self._fit_n, "best": self.best_n(), "published": pub,
-                "valid": [round(10 ** x) for x in self.items.valid_dots.getData()[0]],
-                "node": round(10 ** self.items.node_line.value()) if self.items.node_line.isVisible() else None,
-                "node_label": self.items.node_text.toPlainText() if self.items.node_line.isVisible() else ""}
 
 
 __all__ = ["LatencyView", "latency_sweep", "ffn_sweep", "check_params", "ranges_of", "first_n", "DEFAULTS"]
