@@ -1,0 +1,103 @@
+"""
+What the timeline view (app/views/timeline/timeline.py) paints, read back from its pyqtgraph items,
+for tests that compare it with the engine's trace — never with counts the view keeps for tests.
+
+The references are the drawing rules written here plainly, not called from the view:
+  * one row per GPU (n ≤ GROUP_ABOVE), the switch's row, if any, after them (row n);
+  * every message is two bars over [t_start, t_end]: its sender's send bar above the row's centre,
+    its receiver's receive bar below it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QImage, QPainter
+
+from simcore.trace import SWITCH
+
+
+def painted_bars(tl) -> np.ndarray:
+    """
+    The send and receive bars the view's bars item paints, as rows (row, up, t0, t1) with times in
+    seconds, sorted: row is the device row the bar sits in, up = 1 for a bar above the row's centre.
+    Bars from the item's hide_from on (predict-then-reveal) are not painted and not returned.
+    """
+    bars = tl.bars
+    assert bars in tl.plot.getPlotItem().items, "the bars item is not in the plot"
+    out = []
+    for _brush, rects in bars.groups:
+        for r in rects:
+            a, b, cy = r.left(), r.right(), r.center().y()
+            if bars.hide_from is not None:
+                if a >= bars.hide_from:
+                    continue
+                b = min(b, bars.hide_from)
+            row = int(np.floor(cy + 0.5))
+            out.append((row, 1 if cy < row else 0, a * tl.unit_s, b * tl.unit_s))
+    arr = np.array(out, float).reshape(-1, 4)
+    return arr[np.lexsort((arr[:, 3], arr[:, 2], arr[:, 1], arr[:, 0]))]
+
+
+def message_bars(trace, n: int, hide_from: float | None = None, unit_s: float = 1.0) -> np.ndarray:
+    """The bars the trace's messages call for, in painted_bars' form: two per message; with hide_from
+    (in units of unit_s s, as the axis counts), only what lies before it (a student predicting the
+    step from there)."""
+    out = []
+    for m in trace.messages:
+        t1 = m.t_end
+        if hide_from is not None:
+            if m.t_start / unit_s >= hide_from:  # a bar starting at the hidden step is not painted
+                continue
+            t1 = min(t1, hide_from * unit_s)
+        out.append((n if m.src == SWITCH else m.src, 1, m.t_start, t1))
+        out.append((n if m.dst == SWITCH else m.dst, 0, m.t_start, t1))
+    arr = np.array(out, float).reshape(-1, 4)
+    return arr[np.lexsort((arr[:, 3], arr[:, 2], arr[:, 1], arr[:, 0]))]
+
+
+def assert_bars_are_the_messages(tl, trace, n: int):
+    """Every message's send and receive bar is painted, in its rows, over its interval, and nothing else
+    (up to the step a student is predicting, when the view hides the bars from there on)."""
+    hide = tl.bars.hide_from
+    got, want = painted_bars(tl), message_bars(trace, n, hide, tl.unit_s)
+    assert len(got) == len(want), (len(got), len(want))
+    assert hide is not None or len(got) == 2 * len(trace.messages)
+    assert np.array_equal(got[:, :2], want[:, :2]), "a bar in the wrong row or half of a row"
+    T = max(trace.t_end, 1e-300)
+    # a bar's ends are t / unit_s and back: equal up to rounding
+    assert np.allclose(got[:, 2:], want[:, 2:], rtol=1e-9, atol=1e-12 * T), "a bar over the wrong interval"
+
+
+def row_labels(tl) -> list[str]:
+    """The left axis' row names as pyqtgraph lays them out to paint (AxisItem.generateDrawSpecs with
+    the tick font, as AxisItem.paint does), top to bottom."""
+    ax = tl.plot.getAxis("left")
+    img = QImage(8, 8, QImage.Format_ARGB32)
+    p = QPainter(img)
+    try:
+        if ax.style["tickFont"]:
+            p.setFont(ax.style["tickFont"])
+        specs = ax.generateDrawSpecs(p)
+    finally:
+        p.end()
+    if specs is None:
+        return []
+    _axis, _ticks, texts = specs
+    return [s for _rect, _flags, s in sorted(texts, key=lambda t: t[0].center().y())]
+
+
+def row_height_px(tl) -> float:
+    """One row's height on screen: how far apart the view box puts rows 0 and 1 (widget pixels)."""
+    vb = tl.plot.getViewBox()
+    a = tl.plot.mapFromScene(vb.mapViewToScene(QPointF(0.0, 0.0)))
+    b = tl.plot.mapFromScene(vb.mapViewToScene(QPointF(0.0, 1.0)))
+    return abs(b.y() - a.y())
+
+
+def plot_texts(tl) -> list[str]:
+    """The texts the plot shows (its visible TextItems), left to right, then top to bottom."""
+    import pyqtgraph as pg
+
+    items = [it for it in tl.plot.getPlotItem().items if isinstance(it, pg.TextItem) and it.isVisible()]
+    return [it.toPlainText() for it in sorted(items, key=lambda it: (it.pos().x(), it.pos().y()))]
