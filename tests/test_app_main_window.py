@@ -10,7 +10,7 @@ from app.core.frame import frame_at
 from app.main_window import MainWindow
 from app.state import Playback, Scenario, ScenarioModel
 from ring_pixels import block_centre, painted_as
-from timeline_reading import assert_bars_are_the_messages, plot_texts
+from timeline_reading import assert_bars_are_the_messages, bars_off_screen, plot_texts
 
 S = 960 * 1024.0
 
@@ -137,6 +137,8 @@ def test_timeline_has_a_bar_per_send_and_receive_and_clicking_seeks(qtbot):
     tl = win.timeline
     assert len(model.run.trace.messages) == 2 * 4 * 3  # ring all-reduce: 2n(n - 1) messages
     assert_bars_are_the_messages(tl, model.run.trace, 4)
+    bad, sampled = bars_off_screen(tl, model.run.trace, 4)  # and their middles on screen in their colours
+    assert sampled > 0 and bad == []
     assert plot_texts(tl) == ["all-reduce"]
     vb = tl.plot.getViewBox()
     target = pb.t_end * 0.5

@@ -13,7 +13,7 @@ from app.state import Playback, Scenario, ScenarioModel
 from app.views.timeline.timeline import TimelineView
 from simcore.cost_model import tp_degree_problem
 from simcore.transformer_lab import TINY
-from timeline_reading import assert_bars_are_the_messages, plot_texts
+from timeline_reading import assert_bars_are_the_messages, bars_off_screen, plot_texts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -57,6 +57,9 @@ def test_a_run_that_sends_something_has_no_note_and_its_own_unit(qtbot):
     assert "x1e" not in v.plot.getAxis("bottom").labelString()
     assert len(v.model.run.trace.messages) == 8 * 7  # ring all-gather: n(n - 1) messages
     assert_bars_are_the_messages(v, v.model.run.trace, 8)
+    # and on screen: the middle of every bar is its data's colour
+    bad, sampled = bars_off_screen(v, v.model.run.trace, 8)
+    assert sampled == 2 * 8 * 7 and bad == []
 
 
 @pytest.mark.parametrize("n", [1, 3, 6, 8, 12, 64])

@@ -124,3 +124,39 @@ def plot_texts(tl) -> list[str]:
 
     items = [it for it in tl.plot.getPlotItem().items if isinstance(it, pg.TextItem) and it.isVisible()]
     return [it.toPlainText() for it in sorted(items, key=lambda it: (it.pos().x(), it.pos().y()))]
+
+
+def bars_off_screen(tl, trace, n: int, tol: int = 12) -> tuple[list[tuple[int, bool]], int]:
+    """
+    (message index, send?) of every bar whose middle pixel in the grabbed plot is not its data's
+    colour (message_bars' rule, within tol per channel). Only bars at least 6 px wide and 4 px high
+    on screen are sampled (an outline or antialiasing reaches a pixel or two into the fill); returns
+    also the number sampled, so a test can require it to be more than zero.
+    """
+    img = tl.plot.grab().toImage()
+    dpr = img.devicePixelRatio()
+    vb = tl.plot.getViewBox()
+    colours = [QColor(c) for c in theme.device_colors(n)]
+    neutral = QColor(theme.palette().text_muted)
+
+    def px(x, y):  # data coordinates → grabbed image pixel
+        p = tl.plot.mapFromScene(vb.mapViewToScene(QPointF(x, y)))
+        return p.x() * dpr, p.y() * dpr
+
+    bad, sampled = [], 0
+    for i, m in enumerate(trace.messages):
+        who = m.contributors
+        c = (colours[next(iter(who)) % n] if len(who) == 1 else colours[m.chunk % n] if m.chunk != ALL
+             else neutral if m.src == SWITCH else colours[m.src % n])
+        for send, row in ((True, n if m.src == SWITCH else m.src), (False, n if m.dst == SWITCH else m.dst)):
+            # a bar fills most of its half of the row: its middle is a quarter row above or below the centre
+            y = row - 0.22 if send else row + 0.22
+            x0, y0 = px(m.t_start / tl.unit_s, y - 0.1)
+            x1, y1 = px(m.t_end / tl.unit_s, y + 0.1)
+            if x1 - x0 < 6 or abs(y1 - y0) < 4:
+                continue
+            sampled += 1
+            got = img.pixelColor(int((x0 + x1) / 2), int((y0 + y1) / 2))
+            if max(abs(got.red() - c.red()), abs(got.green() - c.green()), abs(got.blue() - c.blue())) > tol:
+                bad.append((i, send))
+    return bad, sampled
