@@ -4,7 +4,6 @@ wear the ring's dashed gold fabric outline, and the hierarchical all-reduce's ph
 """
 
 import numpy as np
-import pytest
 from PySide6.QtCore import QPointF
 
 from app.views.ring.ring_layers import FABRIC_COLOR
