@@ -10,6 +10,7 @@ from app.core.frame import frame_at
 from app.main_window import MainWindow
 from app.state import Playback, Scenario, ScenarioModel
 from ring_pixels import block_centre, painted_as
+from timeline_reading import assert_bars_are_the_messages, bars_off_screen, plot_texts
 
 S = 960 * 1024.0
 
@@ -83,7 +84,7 @@ def test_controls_change_the_scenario_and_every_view_follows(qtbot):
     win.controls.n.setValue(5)
     assert model.scenario.n == 5
     assert len(win.ring_view.devices) == 5
-    assert win.timeline.bar_count() == 2 * len(model.run.trace.messages)
+    assert_bars_are_the_messages(win.timeline, model.run.trace, 5)
     i = win.controls.op.findData("all-reduce")
     win.controls.op.activated.emit(i)
     win.controls.algo.activated.emit(win.controls.algo.findData("innet"))
@@ -134,8 +135,11 @@ def test_explanation_gives_the_step_in_words_and_numbers(qtbot):
 def test_timeline_has_a_bar_per_send_and_receive_and_clicking_seeks(qtbot):
     model, pb, win = make_window(qtbot, kind="all-reduce", n=4)
     tl = win.timeline
-    assert tl.bar_count() == 2 * len(model.run.trace.messages)
-    assert tl.collective_labels() == ["all-reduce"]
+    assert len(model.run.trace.messages) == 2 * 4 * 3  # ring all-reduce: 2n(n - 1) messages
+    assert_bars_are_the_messages(tl, model.run.trace, 4)
+    bad, sampled = bars_off_screen(tl, model.run.trace, 4)  # and their middles on screen in their colours
+    assert sampled > 0 and bad == []
+    assert plot_texts(tl) == ["all-reduce"]
     vb = tl.plot.getViewBox()
     target = pb.t_end * 0.5
     scene_pt = vb.mapViewToScene(QPointF(target / tl.unit_s, 1.0))

@@ -4,12 +4,12 @@ wear the ring's dashed gold fabric outline, and the hierarchical all-reduce's ph
 """
 
 import numpy as np
-import pytest
 from PySide6.QtCore import QPointF
 
 from app.views.ring.ring_layers import FABRIC_COLOR
 from app.state import Playback, Scenario, ScenarioModel
 from app.views.timeline.timeline import TimelineView
+from timeline_reading import plot_texts
 
 GOLD = np.array([int(FABRIC_COLOR[i:i + 2], 16) for i in (1, 3, 5)])
 
@@ -59,7 +59,8 @@ def test_messages_between_nodes_wear_the_fabric_outline_and_the_phases_are_named
     assert "crosses between nodes" in v.plot.getAxis("bottom").labelString()
     # the hierarchical all-reduce's phases, named in time order over their spans
     assert v.phase_labels() == ["intra-node RS", "inter-node AR", "intra-node AG"]
-    assert v.collective_labels() == ["all-reduce"]
+    # over them the collective's own name: the plot's texts are the phases' three and this one
+    assert sorted(plot_texts(v)) == sorted(["all-reduce", "intra-node RS", "inter-node AR", "intra-node AG"])
     # each phase label sits over its own span: left edges in time order, inside the plot
     xs = [t.pos().x() for t in v._phase_texts]
     assert xs == sorted(xs) and xs[0] > 0
@@ -70,4 +71,5 @@ def test_one_switch_has_no_fabric_colour_and_no_phases(qapp):
     rgb, _dpr = _pixels(v)
     assert _gold(rgb).sum() == 0
     assert v.phase_labels() == []
+    assert plot_texts(v) == ["all-reduce"]
     assert "crosses between nodes" not in v.plot.getAxis("bottom").labelString()

@@ -15,6 +15,7 @@ from app.state import Playback, Scenario, ScenarioModel
 from app.views.timeline.timeline import BAND_H, BarsItem, TimelineView
 from simcore.scenarios import run_collective
 from ring_pixels import bar_image, frame_bar
+from timeline_reading import row_height_px, row_labels
 from simcore.trace import buffer_values
 
 S = 2.0 ** 20  # 1 MiB: splits into 128 and 256 equal chunks
@@ -105,9 +106,12 @@ def test_timeline_at_256_has_readable_rows_of_gpu_groups_and_still_seeks(qtbot):
     tl = show(qtbot, TimelineView(model, pb), (900, 200))
     assert tl.group > 1 and tl.n_rows * tl.group >= 256
     assert tl.n_rows <= 8
-    assert tl.row_height_px() >= 12  # a 200 px dock: readable rows, not 256 lines of under a pixel
-    labels = tl.row_labels()
+    assert row_height_px(tl) >= 12  # a 200 px dock: readable rows, not 256 lines of under a pixel
+    labels = row_labels(tl)
     assert labels and labels[0] == f"GPUs 0–{tl.group - 1}"
+    # top to bottom, each a group of tl.group GPUs in order (every row, or every 2nd, 4th… when they would collide)
+    every = [f"GPUs {a}–{a + tl.group - 1}" for a in range(0, 256, tl.group)]
+    assert labels in [every[::s] for s in (1, 2, 4, 8)], labels
     # ring all-gather: every GPU sends and receives in every step, back to back from 0 to T, so each
     # group's bands are full (all of its GPUs busy) over the whole run
     T = model.run.trace.t_end / tl.unit_s

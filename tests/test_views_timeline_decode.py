@@ -13,6 +13,7 @@ from app.state import Playback, Scenario, ScenarioModel
 from app.views.timeline.timeline import TimelineView
 from simcore.cost_model import tp_degree_problem
 from simcore.transformer_lab import TINY
+from timeline_reading import assert_bars_are_the_messages, bars_off_screen, plot_texts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -38,7 +39,8 @@ def test_a_run_that_sends_nothing_gets_a_plain_axis_and_a_sentence(qtbot, kw):
     # the tick labels the axis paints are plain numbers
     strings = ax.tickStrings([0.0, 0.5, 1.0], ax.scale, 0.5)
     assert strings[-1] in ("1", "1.0") and all("e" not in s for s in strings)
-    assert v.collective_labels() == []  # boundaries all at t = 0 would pile their labels on each other
+    # the sentence alone: boundaries all at t = 0 would pile their labels on each other
+    assert plot_texts(v) == [v.note.toPlainText()]
 
 
 def test_one_gpu_decoding_sends_nothing_but_its_ops_fill_the_axis(qtbot):
@@ -53,7 +55,11 @@ def test_a_run_that_sends_something_has_no_note_and_its_own_unit(qtbot):
     v = timeline(qtbot, kind="all-gather", n=8)
     assert not v.note.isVisible()
     assert "x1e" not in v.plot.getAxis("bottom").labelString()
-    assert v.bar_count() == 2 * len(v.model.run.trace.messages) > 0
+    assert len(v.model.run.trace.messages) == 8 * 7  # ring all-gather: n(n - 1) messages
+    assert_bars_are_the_messages(v, v.model.run.trace, 8)
+    # and on screen: the middle of every bar is its data's colour
+    bad, sampled = bars_off_screen(v, v.model.run.trace, 8)
+    assert sampled == 2 * 8 * 7 and bad == []
 
 
 @pytest.mark.parametrize("n", [1, 3, 6, 8, 12, 64])

@@ -299,7 +299,6 @@ class TimelineView(QWidget):
         self.fabric_bars = None
         self._phase_texts = []
         rows = self.n_rows + (1 if self.has_switch else 0)
-        self._bars_drawn = 0
         if len(tr.messages) and g > 1:
             self._build_groups(tr, n, g, src_col, dst_col)
         elif len(tr.messages):
@@ -330,7 +329,6 @@ class TimelineView(QWidget):
             self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
             self.plot.addItem(self.bars)
             self._items.append(self.bars)
-            self._bars_drawn = 2 * len(ts)
             cross = crosses_nodes(src_col, dst_col, self.per_node)
             if cross.any():  # the ring's fabric blocks' dashed gold outline, over both bars of the message
                 rects = [QRectF(a, y, b - a, h)
@@ -465,7 +463,6 @@ class TimelineView(QWidget):
         self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
         self.plot.addItem(self.bars)
         self._items.append(self.bars)
-        self._bars_drawn = 2 * len(ts)  # every send and receive interval is inside a band
 
     def _on_viewbox_resized(self, *_):
         self._set_row_ticks()
@@ -526,27 +523,3 @@ class TimelineView(QWidget):
             if bars is not None:
                 bars.hide_from = None if t0 is None else t0 / self.unit_s
                 bars.update()
-
-    # -- for tests ---------------------------------------------------------------------------
-    def bar_count(self) -> int:
-        """Send and receive intervals drawn (two per message): as bars, or inside a group's bands."""
-        return self._bars_drawn
-
-    def rect_count(self) -> int:
-        """Rectangles the bars item paints (bars, or band pieces when rows are GPU groups)."""
-        return sum(it.count() for it in self._items if isinstance(it, BarsItem))
-
-    def row_labels(self) -> list[str]:
-        """The left axis' row names, as painted."""
-        ticks = self.plot.getAxis("left")._tickLevels
-        return [label for _pos, label in (ticks[0] if ticks else [])]
-
-    def row_height_px(self) -> float:
-        """One row's height on screen (pixels)."""
-        vb = self.plot.getViewBox()
-        y0, y1 = vb.viewRange()[1]
-        return vb.height() / max(y1 - y0, 1e-9)
-
-    def collective_labels(self) -> list[str]:
-        return [it.toPlainText() for it in self._items
-                if isinstance(it, pg.TextItem) and all(it is not t for t in self._phase_texts)]
