@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor
 from app.core.scenarios import build_run
 from app.state import Playback, Scenario, ScenarioModel
 from simcore.transformer_lab import TINY
+from timeline_reading import compute_bars
 
 B, T, ACT = 1, 8, 2.0  # the scenario's batch, tokens and bf16 bytes per activation
 # H100 SXM datasheet: 989 TFLOP/s dense BF16, 3.35 TB/s HBM3 (NVLink 4 scenarios time ops on it)
@@ -313,7 +314,7 @@ def _lane_pixel(timeline, t, row):
 def test_the_timeline_draws_a_compute_lane_and_predict_mode_hides_it(qtbot, qapp):
     model, pb, (timeline,) = _views(qtbot, "timeline")
     tr = model.run.trace
-    assert timeline.compute_rects() == len(tr.computes)
+    assert compute_bars(timeline) == len(tr.computes)
     op = _op(model, "gate/up", 1, d=1)
     qapp.processEvents()
     assert _near(_lane_pixel(timeline, op.t_start, 0.8), COMPUTE)
@@ -334,7 +335,7 @@ def test_no_compute_lane_where_the_run_records_none(qtbot):
     model = ScenarioModel(Scenario(kind="all-reduce", n=4, nbytes=4096.0))
     view = TimelineView(model, Playback(model))
     qtbot.addWidget(view)
-    assert view.compute_rects() == 0
+    assert compute_bars(view) == 0
     assert "compute" not in view.plot.getAxis("bottom").labelText
 
 

@@ -13,7 +13,7 @@ from app.state import Playback, Scenario, ScenarioModel
 from app.views.timeline.timeline import TimelineView
 from simcore.cost_model import tp_degree_problem
 from simcore.transformer_lab import TINY
-from timeline_reading import assert_bars_are_the_messages, bars_off_screen, plot_texts
+from timeline_reading import assert_bars_are_the_messages, bars_off_screen, compute_bars, plot_texts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -46,7 +46,7 @@ def test_a_run_that_sends_nothing_gets_a_plain_axis_and_a_sentence(qtbot, kw):
 def test_one_gpu_decoding_sends_nothing_but_its_ops_fill_the_axis(qtbot):
     v = timeline(qtbot, kind="decode", n=1)
     assert v.note.isVisible() and "nothing is sent" in v.note.toPlainText()
-    assert v.compute_rects() == 7 * TINY.n_layers + 2  # its ops, on an axis as long as they take
+    assert compute_bars(v) == 7 * TINY.n_layers + 2  # its ops, on an axis as long as they take
     (x0, x1), _ = v.plot.getViewBox().viewRange()
     assert x1 * v.unit_s == pytest.approx(v.model.run.index.t_total, rel=0.05)
 

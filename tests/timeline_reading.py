@@ -120,10 +120,21 @@ def row_height_px(tl) -> float:
 
 def plot_texts(tl) -> list[str]:
     """The texts the plot shows (its visible TextItems), left to right, then top to bottom."""
+    return [text for _x, text in placed_texts(tl)]
+
+
+def placed_texts(tl) -> list[tuple[float, str]]:
+    """(x in the plot's coordinates, text) of every visible TextItem, left to right, then top to bottom."""
     import pyqtgraph as pg
 
     items = [it for it in tl.plot.getPlotItem().items if isinstance(it, pg.TextItem) and it.isVisible()]
-    return [it.toPlainText() for it in sorted(items, key=lambda it: (it.pos().x(), it.pos().y()))]
+    return [(it.pos().x(), it.toPlainText()) for it in sorted(items, key=lambda it: (it.pos().x(), it.pos().y()))]
+
+
+def compute_bars(tl) -> int:
+    """Rectangles of the compute lane the plot paints (0 without one)."""
+    item = getattr(tl, "compute_bars", None)
+    return item.count() if item is not None and item in tl.plot.getPlotItem().items else 0
 
 
 def bars_off_screen(tl, trace, n: int, tol: int = 12) -> tuple[list[tuple[int, bool]], int]:

@@ -409,10 +409,6 @@ class TimelineView(QWidget):
             self._items.append(txt)
             self._phase_texts.append(txt)
 
-    def phase_labels(self) -> list[str]:
-        """The phase names painted over a machine's collectives (empty on one switch)."""
-        return [t.toPlainText() for t in self._phase_texts]
-
     def _build_compute(self, tr, n):
         """
         The compute lane: each op (trace.computes) as a bar over its GPU's whole row, in the
@@ -431,10 +427,6 @@ class TimelineView(QWidget):
         self.compute_bars.setZValue(1)  # over the send / receive bars' outlines where a pixel holds both
         self.plot.addItem(self.compute_bars)
         self._items.append(self.compute_bars)
-
-    def compute_rects(self) -> int:
-        """Compute bars drawn (0 when the run records no compute)."""
-        return self.compute_bars.count() if self.compute_bars is not None else 0
 
     def _build_groups(self, tr, n, g, src_col, dst_col):
         """Rows of g GPUs: per row, a send band above its centre and a receive band below, each as
