@@ -81,6 +81,7 @@ class TraceIndex:
         self._cursors: list = []
         self._last_frame = None  # frame_at's last answer, shared by every view asking about one t
         self._next_frames = ()  # frame.next_frames: the look-ahead views prepare the next step from
+        self.ahead_spent = (None, 0.0)  # (frame time, seconds) the ring view's look-ahead took in that frame
 
     def _index_computes(self, trace, stops: set):
         """Per device its ops by start time; every op's end is a stop, so stepping visits each op."""
@@ -184,7 +185,7 @@ class TraceIndex:
             j = stop
             if j % every == 0 and j not in cps:
                 cps[j] = state.copy()
-        self._cursors = [(coll, count, state)] + self._cursors[:1]
+        self._cursors = [(coll, count, state)] + self._cursors[:2]
         return state
 
     def _arrive(self, state: Held, ids: np.ndarray):

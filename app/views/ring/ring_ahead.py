@@ -8,13 +8,15 @@ be in the middle of a paint.
 
 from __future__ import annotations
 
+import time
+
 from ...core.frame import next_frames
 from .ring_bars import bar_arrays
 
-# up to this many devices every piece of the look-ahead is done in one frame (together under
-# 2 ms at n = 64); above, one piece a frame (1-2.5 ms each at n = 256). Only how soon the next
-# step is ready depends on it, never what is drawn.
-AHEAD_ALL_N = 64
+# Look-ahead a frame may take (seconds): pieces run until it is spent (a piece is 0.1-0.3 ms at
+# n = 32, so all of them fit in a frame; 1-2.5 ms at n = 256, one or two a frame). Only how soon
+# the next step is ready depends on it, never what is drawn.
+AHEAD_BUDGET = 0.002
 
 
 def look_ahead(view, t: float, restart: bool):
@@ -28,10 +30,12 @@ def look_ahead(view, t: float, restart: bool):
     if restart:
         view._ahead = [t, 0, None, 0]  # (from t, frame number, its set of messages, its piece)
         return
-    for _ in range(1 if view.n > AHEAD_ALL_N else 64):
-        if view._ahead is None or not _prepare_piece(view):
+    t0 = time.perf_counter()
+    while view._ahead is not None and time.perf_counter() - t0 < AHEAD_BUDGET:
+        if not _prepare_piece(view):
             view._ahead = None
-            break
+    # what this frame spent: the explanation prepares its text in a frame the ring leaves room in
+    view.run.index.ahead_spent = (t, time.perf_counter() - t0)
 
 
 def _prepare_piece(view) -> bool:
@@ -55,13 +59,15 @@ def _prepare_piece(view) -> bool:
             plan[:] = [t, k, flying, 1]
             return True
         if piece == 1:
-            plan[3] = 2
             if radial and f.held is not view._last_holdings and (k == 0 or frames[0].held is not f.held):
-                c = view.run.trace.collectives[f.coll]
-                counts, owners = bar_arrays(f.held, view.n, c.n_chunks)
-                view._bar_arrays_ahead = (f.held, counts, owners)
-                view.bars.prepare(counts, owners, view._arrivals(c, f.arrived))
-                return True
+                ahead = getattr(view, "_bar_arrays_ahead", None)
+                if ahead is None or ahead[0] is not f.held:
+                    c = view.run.trace.collectives[f.coll]
+                    counts, owners = bar_arrays(f.held, view.n, c.n_chunks)
+                    ahead = view._bar_arrays_ahead = (f.held, counts, owners, view._arrivals(c, f.arrived))
+                if view.bars.prepare(*ahead[1:]):  # some bars a frame
+                    return True
+            plan[3] = 2
         if plan[3] == 2:
             plan[3] = 3
             if radial and view.bars.prepare_picture():

@@ -413,7 +413,7 @@ class RingView(QGraphicsView):
         only bars whose arrays or outlined chunks changed are touched."""
         n, nc = self.n, c.n_chunks
         ahead = getattr(self, "_bar_arrays_ahead", None)
-        counts, owners = ahead[1:] if ahead is not None and ahead[0] is hold else bar_arrays(hold, n, nc)
+        counts, owners = ahead[1:3] if ahead is not None and ahead[0] is hold else bar_arrays(hold, n, nc)
         new_sets = [frozenset(new.get(d, ())) for d in range(n)]
         last = getattr(self, "_bars_last", None)
         if all_bars or last is None or last[0].shape != counts.shape:

@@ -387,6 +387,9 @@ class ExplainPanel(QWidget):
         text depends on."""
         if f.coll is None or self._hidden_after is not None or run.index.computes:
             return
+        t_spent, spent = run.index.ahead_spent
+        if t_spent == f.t and spent > 0.001:  # the ring view's look-ahead took this frame: the next one
+            return
         for nf in next_frames(run.index, f.t):
             key = (id(run), *nf.key)
             if nf.coll is not None and key != self._key and key not in self._ahead:
