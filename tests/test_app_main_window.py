@@ -11,6 +11,7 @@ from app.main_window import MainWindow
 from app.state import Playback, Scenario, ScenarioModel
 from ring_pixels import block_centre, painted_as
 from timeline_reading import assert_bars_are_the_messages, bars_off_screen, plot_texts
+from panel_text import shown_text
 
 S = 960 * 1024.0
 
@@ -90,7 +91,7 @@ def test_controls_change_the_scenario_and_every_view_follows(qtbot):
     win.controls.algo.activated.emit(win.controls.algo.findData("innet"))
     assert (model.scenario.kind, model.scenario.algo) == ("all-reduce", "innet")
     assert win.controls.algo.isEnabled()
-    assert "Step 1 of 6" in win.explain.text()
+    assert "Step 1 of 6" in shown_text(win.explain)
 
 
 def test_n_change_keeps_the_size_splittable(qtbot):
@@ -122,14 +123,14 @@ def test_a_bad_value_shows_a_clear_message_and_keeps_the_scenario(qtbot):
 def test_explanation_gives_the_step_in_words_and_numbers(qtbot):
     model, pb, win = make_window(qtbot, kind="all-gather", n=8)
     pb.seek_step(3)
-    text = win.explain.text()
+    text = shown_text(win.explain)
     assert "Step 3 of 7 — done" in text
     assert "ring neighbour d + 1" in text
     assert "α + b/β = 1.9 µs + 120 KiB / 450 GB/s" in text
     assert "after 3 of 7 steps" in text
     assert "Closed form" in text and "simulated:" in text and "✓" in text
     model.update(kind="reduce-scatter")
-    assert "adds it to its own partial sum" in win.explain.text()
+    assert "adds it to its own partial sum" in shown_text(win.explain)
 
 
 def test_timeline_has_a_bar_per_send_and_receive_and_clicking_seeks(qtbot):

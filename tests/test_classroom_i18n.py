@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app import i18n  # noqa: E402
 from classroom_fixtures import make_window  # noqa: E402
+from panel_text import shown_text
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -39,8 +40,8 @@ def visible_texts(w) -> dict:
                                             w.classroom.formula_dock)],
         "play": w.act_play.text(),
         "status": w.step_label.text(),
-        "explain": w.explain.text(),
-        "formula": w.classroom.formula.text(),
+        "explain": shown_text(w.explain),
+        "formula": shown_text(w.classroom.formula),
         "timeline_axis": w.timeline.plot.getAxis("bottom").labelText,
         "ring_caption": w.ring_view.caption.text,
     }

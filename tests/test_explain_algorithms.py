@@ -12,6 +12,7 @@ from app import i18n  # noqa: E402
 from app.views.text.explain import ExplainPanel, algo_text, fmt_bytes  # noqa: E402
 from app.state import Playback, Scenario, ScenarioModel  # noqa: E402
 from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS  # noqa: E402
+from panel_text import shown_text
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 CASES = [(op, a) for op, reg in ALGORITHMS.items() for a in reg]
@@ -51,7 +52,7 @@ def test_recursive_doubling_fold_names_what_else_has_moved(english, qtbot):
     arrived = [m for m in model.run.trace.messages if m.t_end <= t * (1 + 1e-12)]
     moved = sum(m.nbytes for m in arrived)
     assert f"moved so far: {fmt_bytes(moved)}" in panel.live.text()
-    text = panel.text()
+    text = shown_text(panel)
     assert "Step 1 of 4 (fold)" in text and "2 messages" in text
     early = [m for m in arrived if m.step > 0]
     assert len(early) == 2 and {(m.src, m.dst) for m in early} == {(2, 3), (3, 2)}
@@ -64,7 +65,7 @@ def test_recursive_doubling_fold_names_what_else_has_moved(english, qtbot):
 def test_one_shot_says_latency_is_paid_once(english, qtbot):
     model, pb, panel = _panel(qtbot, "direct", 8, 64 * 1024.0)
     pb.seek_step(3)
-    text = panel.text()
+    text = shown_text(panel)
     assert "T = α + (n − 1)·S/β" in text and "α is paid once" in text
     assert "simulated: 2.92 µs ✓" in text  # 1.9 µs + 7 × 64 KiB / 450 GB/s
 
@@ -72,6 +73,6 @@ def test_one_shot_says_latency_is_paid_once(english, qtbot):
 def test_two_shot_phases_are_described(english, qtbot):
     model, pb, panel = _panel(qtbot, "two-shot", 4, 4 * 1024.0)
     pb.seek_step(1)
-    assert "straight to that chunk's owner" in panel.text() and "(one-shot reduce-scatter)" in panel.text()
+    assert "straight to that chunk's owner" in shown_text(panel) and "(one-shot reduce-scatter)" in shown_text(panel)
     pb.seek_step(4)
-    assert "sends its own chunk d" in panel.text() and "(one-shot all-gather)" in panel.text()
+    assert "sends its own chunk d" in shown_text(panel) and "(one-shot all-gather)" in shown_text(panel)

@@ -15,6 +15,7 @@ from app.core.scenarios import build_run
 from app.state import Playback, Scenario, ScenarioModel
 from simcore.transformer_lab import TINY
 from timeline_reading import compute_bars
+from panel_text import shown_text
 
 B, T, ACT = 1, 8, 2.0  # the scenario's batch, tokens and bf16 bytes per activation
 # H100 SXM datasheet: 989 TFLOP/s dense BF16, 3.35 TB/s HBM3 (NVLink 4 scenarios time ops on it)
@@ -196,7 +197,7 @@ def test_the_formula_panel_shows_the_ops_roofline_while_the_gpus_compute(qtbot, 
     panel.bind(model, pb)
     op = _op(model.run, "gate/up", 1)
     pb.seek(_mid(op.t_start, op.t_end))
-    text = panel.text()
+    text = shown_text(panel)
     t_math, t_mem = op.flops / H100_PEAK, op.nbytes / H100_BW  # the datasheet's peak and bandwidth
     assert "layer 1 · gate/up on the H100 SXM" in text and "max(<i>F</i>/<i>P</i>, <i>B</i>/<i>W</i>)" in text
     assert f"max({fmt_time(t_math)}, {fmt_time(t_mem)}) = <b>{fmt_time(max(t_math, t_mem))}</b>" in text
@@ -204,11 +205,11 @@ def test_the_formula_panel_shows_the_ops_roofline_while_the_gpus_compute(qtbot, 
     assert f"ridge point {H100_PEAK / H100_BW:.3g} FLOP/byte" in text and "equals the roofline ✓" in text
     c = model.run.trace.collectives[2]  # in a collective: its closed form again
     pb.seek(_mid(c.t_start, c.t_end))
-    assert "Ring all-reduce" in panel.text() and "max(" not in panel.text()
+    assert "Ring all-reduce" in shown_text(panel) and "max(" not in shown_text(panel)
     model.update(n=1)  # one GPU: no collective at all, the ops still have their roofline
     op = _op(model.run, "lm head", -1)
     pb.seek(_mid(op.t_start, op.t_end))
-    assert "after the layers · LM head" in panel.text()
+    assert "after the layers · LM head" in shown_text(panel)
 
 
 # ---------------------------------------------------------------------------------------
@@ -256,7 +257,7 @@ def test_the_ring_view_fills_a_computing_gpus_box_and_names_the_op(qtbot, qapp):
     for d in range(2):
         assert ring.devices[d].compute_text.startswith("QKV ") and ring.devices[d].compute_text.endswith("ns")
         assert _near(_box_pixel(ring, d), COMPUTE)
-    text = explain.text()
+    text = shown_text(explain)
     assert "QKV" in text and "layer 1" in text and "memory-bound" in text and "H100" in text
     assert "as long as computing" in text  # why the ops are slivers beside the collectives
     assert ring.subcaption.text.startswith("layer 1 · QKV: every GPU computes · op 9 of 16")
@@ -273,7 +274,7 @@ def test_the_ring_view_fills_a_computing_gpus_box_and_names_the_op(qtbot, qapp):
     qapp.processEvents()
     assert ring.devices[0].compute_text == ""
     assert not _near(_box_pixel(ring, 0), COMPUTE)
-    assert "Every GPU computes" not in explain.text() and "Step 1 of 2" in explain.text()
+    assert "Every GPU computes" not in shown_text(explain) and "Step 1 of 2" in shown_text(explain)
 
 
 def test_the_decode_window_names_its_ops_and_says_what_is_under_way(qtbot):
@@ -287,18 +288,18 @@ def test_the_decode_window_names_its_ops_and_says_what_is_under_way(qtbot):
     assert not size.isEnabled() and "real bytes" in size.toolTip()  # S does not apply: the model's own bytes
     assert "as if" not in win.controls.hint.text()
     assert win.step_label.text() == "start: 16 ops and 5 collectives per GPU"
-    assert "Every GPU computes: norm (layer 0)" in win.explain.text()  # what comes first: an op, not a collective
+    assert "Every GPU computes: norm (layer 0)" in shown_text(win.explain)  # what comes first: an op, not a collective
     pb.step_forward()
     assert win.step_label.text() == "op 1 of 16: layer 0 · norm (done)"
     att = _op(model.run, "attention", 1)
     pb.seek(_mid(att.t_start, att.t_end))
     assert win.step_label.text() == "op 10 of 16: layer 1 · attention (computing)"
-    text = win.explain.text()
+    text = shown_text(win.explain)
     assert "attention (layer 1)" in text and "One new token per sequence" in text and "KV cache" in text
     assert "[1, 1, d_model]: 128 B" in text
     mlp = model.run.trace.collectives[1]
     pb.seek(_mid(mlp.t_start, model.run.index.step_ends[1][0]))
-    assert "Collective 2 of 5: layer 0 · MLP — Ring all-reduce" in win.explain.text()  # the place in words
+    assert "Collective 2 of 5: layer 0 · MLP — Ring all-reduce" in shown_text(win.explain)  # the place in words
     ag = model.run.trace.collectives[-1]  # the logits all-gather: 3 ring steps at n = 4
     pb.seek(_mid(ag.t_start, model.run.index.step_ends[ag.id][0]))
     assert win.step_label.text() == "logits: Ring all-gather (collective 5 of 5), step 1 of 3 in flight"

@@ -14,6 +14,7 @@ import pytest
 from app.core.frame import DONE, IN_PROGRESS, NEXT, TIME_TOL, frame_at, time_eps
 from app.core.trace_index import TraceIndex
 from simcore.trace import Collective, Initial, Trace
+from panel_text import shown_text
 
 N, T = 3, 2e-6
 
@@ -119,6 +120,6 @@ def test_the_ring_the_explanation_and_the_status_read_one_frame(qtbot):
             step_k = [m for m in model.run.trace.messages if m.step == k]
             assert all(device_coloured_share(ring, pic, block_rect(ring, block_centre(ring, m.src, m.dst, p))) == 0
                        for m in step_k for p in (0.25, 0.75))
-        assert f"Step {k + 1} of {K} (reduce-scatter) — {words[0]}" in explain.text()
+        assert f"Step {k + 1} of {K} (reduce-scatter) — {words[0]}" in shown_text(explain)
         assert f"Step {k + 1} of {K} ({words[0]})" in ring.subcaption.text
         assert words[1] in step_status(f)

@@ -330,14 +330,6 @@ class ExplainPanel(QWidget):
                                 f"background: {p.surface}; padding: 6px 10px; font-weight: bold;")
 
     # -- content ----------------------------------------------------------------------------
-    def text(self) -> str:
-        """The explanation as plain text (for tests and copy-paste)."""
-        from PySide6.QtGui import QTextDocument
-
-        doc = QTextDocument()
-        doc.setHtml(self.body.text())
-        return doc.toPlainText()
-
     def refresh(self):
         run = self.model.run
         t = self.playback.t

@@ -193,9 +193,6 @@ class FormulaPanel(QWidget):
         self._op = (rec, chip, prec)
         self._render()
 
-    def text(self) -> str:
-        return self._label.text()
-
     def _render(self):
         if self._op is not None:
             self._label.setText(op_html(*self._op))
