@@ -39,46 +39,45 @@ def look_ahead(view, t: float, restart: bool):
 
 
 def _prepare_piece(view) -> bool:
-    """Do the next piece of the look-ahead; False when there is none left."""
+    """Do the next piece of the look-ahead; False when there is none left. The plan is [from t,
+    the frame of next_frames it is at, that frame's set of messages, the piece: 0 messages,
+    1 bars' pixels, 2 their picture, 3 lanes, 4 chords]."""
     plan = view._ahead
-    t, k, flying, piece = plan
-    frames = next_frames(view.run.index, t)
-    if not frames:
-        return False
-    if piece == 0 and k == 0:
+    frames = next_frames(view.run.index, plan[0])
+    if plan[1] == 0 and plan[3] == 0:
         view._flying_ahead = {}
-    while k < len(frames):
+    radial = view._geom.get("mode") == "radial"
+    while plan[1] < len(frames):
+        k, flying, piece = plan[1:]
         f = frames[k]
         if f.coll is None:
-            k, piece = k + 1, 0
+            plan[1:] = [k + 1, None, 0]
             continue
-        radial = view._geom.get("mode") == "radial"
         if piece == 0:
             flying = view._flight_set(f.moving[view._predict_shown(f)])
             view._flying_ahead[flying[0]] = flying
-            plan[:] = [t, k, flying, 1]
+            plan[2:] = [flying, 1]
             return True
-        if piece == 1:
+        if piece == 1:  # some bars a call; the frame after a boundary usually holds what it does
             if radial and f.held is not view._last_holdings and (k == 0 or frames[0].held is not f.held):
                 ahead = getattr(view, "_bar_arrays_ahead", None)
                 if ahead is None or ahead[0] is not f.held:
                     c = view.run.trace.collectives[f.coll]
                     counts, owners = bar_arrays(f.held, view.n, c.n_chunks)
                     ahead = view._bar_arrays_ahead = (f.held, counts, owners, view._arrivals(c, f.arrived))
-                if view.bars.prepare(*ahead[1:]):  # some bars a frame
+                if view.bars.prepare(*ahead[1:]):
                     return True
             plan[3] = 2
-        if plan[3] == 2:
+        elif piece == 2:
             plan[3] = 3
             if radial and view.bars.prepare_picture():
                 return True
-        if plan[3] == 3:
-            if view.lanes.prepare(flying[3]):  # a part a frame
+        elif piece == 3:  # a part a call
+            if view.lanes.prepare(flying[3]):
                 return True
             plan[3] = 4
-        if plan[3] == 4:
-            plan[:] = [t, k + 1, None, 0]
+        else:
+            plan[1:] = [k + 1, None, 0]
             if view.chord_layer.prepare(flying[2]):
                 return True
-        t, k, flying, piece = plan
     return False

@@ -77,11 +77,6 @@ class FlightLayer(QGraphicsItem):
                            zip(self._ids.tolist(), self._pos.tolist(), self._who, self._chunk)]
         return self._items
 
-    def set_items(self, items: list):
-        self.set_blocks(np.array([b[0] for b in items], np.int64),
-                        np.array([(b[1].x(), b[1].y()) for b in items], float).reshape(-1, 2),
-                        [b[2] for b in items], [b[3] for b in items])
-
     def set_blocks(self, ids: np.ndarray, pos: np.ndarray, who: list, chunks: list):
         """The blocks as arrays (what the view computes): no point objects unless a paint needs them."""
         if len(ids) or len(self._ids):
@@ -102,7 +97,7 @@ class FlightLayer(QGraphicsItem):
         return self.fills is not None and self.n > STRIPE_MAX_N and self.s < 22
 
     def _paint_many(self, p: QPainter):
-        """n > STRIPE_MAX_N: paint_chunk's rule for every block, one drawRects per colour."""
+        """n > STRIPE_MAX_N: paint_chunk's rule for every block from `fills`, the outlines in one drawRects."""
         col, s = self.colors, self.s
         k_all, colour_all = self.fills
         ids, xy = self._ids, self._pos - s / 2
@@ -179,9 +174,9 @@ class PicturedLayer(QGraphicsItem):
     a coming step's picture in the frames before its boundary, a part a call (`PARTS`), and the
     paint once `content` is shown blits it instead of stroking hundreds of lines in the boundary's
     frame. The last few pictures are kept (a boundary's frame and the one after it alternate
-    between two). Subclasses say what they show (`content`, a value compared with ==) and how to
-    stroke part k of `parts` of it (`draw`); the parts are always drawn in the same order, so a
-    picture drawn ahead is the one drawn at once.
+    between two). Subclasses define `content()`, what they show (a value compared with ==), and
+    `draw(p, content, part, parts)`, how to stroke part k of `parts` of it; the parts are always
+    drawn in the same order, so a picture drawn ahead is the one drawn at once.
     """
 
     KEEP = 3  # pictures kept: at 1600x900 each is about 3 MB
@@ -192,12 +187,6 @@ class PicturedLayer(QGraphicsItem):
         self.rect = QRectF()
         self._pictures = []  # [content, transform, hints, x0, y0, QImage, parts drawn], the last used first
         self._device = None  # (transform, render hints) of the last paint: what prepare draws for
-
-    def content(self):
-        raise NotImplementedError
-
-    def draw(self, p: QPainter, content, part: int = 0, parts: int = 1):
-        raise NotImplementedError
 
     def boundingRect(self):
         return self.rect
@@ -233,7 +222,7 @@ class PicturedLayer(QGraphicsItem):
 
     def _find(self, content, tkey, hints):
         for pic in self._pictures:
-            if pic[1] == tkey and pic[2] == hints and pic[0] == content:
+            if pic[1] == tkey and pic[2] == hints and (pic[0] is content or pic[0] == content):
                 return pic
         return None
 

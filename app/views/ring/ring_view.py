@@ -42,7 +42,7 @@ from ..text.explain import fmt_bytes, fmt_time
 from ...core.frame import frame_at, step_of
 from .machine_layout import machine_shape, message_path
 from .ring_ahead import look_ahead
-from .ring_bars import BarsLayer, bar_arrays, bar_images, set_bar_rows  # noqa: F401  (bar_images re-exported)
+from .ring_bars import BarsLayer, bar_arrays, set_bar_rows
 from .ring_items import (STRIPE_MAX_N, DeviceItem, SwitchItem, _Colors,  # noqa: F401  (re-exported)
                          block_fills, message_color_index, message_color_indices, paint_chunk)
 from .ring_items import set_computing

@@ -292,7 +292,7 @@ class ExplainPanel(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.live)
         outer.addWidget(self.body, 1)
-        self._key, self._ahead = None, {}  # what was written ahead is stale too
+        self._forget()
         self._apply_theme()
         model.changed.connect(self._on_model_changed)
         playback.time_changed.connect(self._on_playback_time_changed)
@@ -301,7 +301,7 @@ class ExplainPanel(QWidget):
 
     # -- signals ---------------------------------------------------------------------------
     def _on_model_changed(self, run):
-        self._key, self._ahead = None, {}  # what was written ahead is stale too
+        self._forget()
         self.refresh()
 
     def _on_playback_time_changed(self, t):
@@ -309,7 +309,7 @@ class ExplainPanel(QWidget):
 
     def _on_theme_changed(self):
         self._apply_theme()
-        self._key, self._ahead = None, {}  # what was written ahead is stale too
+        self._forget()
         self.refresh()
 
     def changeEvent(self, e):
@@ -319,7 +319,7 @@ class ExplainPanel(QWidget):
 
     def retranslate_ui(self):
         self.setWindowTitle(self.tr("Explanation"))
-        self._key, self._ahead = None, {}  # what was written ahead is stale too
+        self._forget()
         self.refresh()
 
     def _apply_theme(self):
@@ -370,7 +370,10 @@ class ExplainPanel(QWidget):
             return
         self.body.setText(self._html(run, f))
 
-    _ahead: dict  # key -> html of the step texts after the shown one, written ahead
+    def _forget(self):
+        """The text shown and the texts written ahead no longer hold (new run, theme, language)."""
+        self._key = None
+        self._ahead = {}  # key -> html of the step texts after the shown one, written ahead
 
     def _look_ahead(self, run, f):
         """Playing, write the next step's texts (at its boundary and just after) in the frames
@@ -397,7 +400,7 @@ class ExplainPanel(QWidget):
         the step itself, or the pattern of the one before, would give the answer. None
         explains again."""
         self._hidden_after = t0
-        self._key, self._ahead = None, {}  # what was written ahead is stale too
+        self._forget()
         self.refresh()
 
     def _hides(self, run, coll, t) -> bool:
