@@ -24,15 +24,8 @@ The machine (the port model)
 Topologies (simcore.topology): `switch(n, link)`, `nodes(n_nodes, per_node, intra, inter)`,
 `torus(shape, link)`; links and their presets: simcore.links; the collective functions:
 simcore.collectives; the algorithm registry and the closed forms: simcore.algorithms.
-`Comm(topology)` asks a topology for four things — the interface other collectives
-(simcore.topo_collectives) build on, kept stable:
-    n               devices 0 .. n−1
-    link            the LinkSpec of a device's main port (the one reports print)
-    n_ports         port ids are 0 .. n_ports−1, each with a send and a receive side
-    route(src, dst) -> (send_port, recv_port, link): the ports a message from src to dst
-                    holds and the LinkSpec (α, β) that times it. src or dst may be SWITCH;
-                    the switch's side has no port (None). Raises ValueError, naming the
-                    topology, when src cannot send to dst directly.
+`Comm(topology)` asks a topology for n, link, n_ports and route(src, dst): the interface other
+collectives (simcore.topo_collectives) build on, written out in simcore.topology.
 
 Every collective returns real arrays and appends to `comm.trace` (see simcore.trace).
 Sizes: S is always the *full* array's bytes (after byte_scale), as nccl-tests reports it:
