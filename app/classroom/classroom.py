@@ -27,7 +27,6 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMenu, QToolBar
 
 from .. import i18n, scenario_io, theme
 from ..views.text.formula_panel import FormulaPanel
-from .predict_ui import PredictController, PredictPanel
 from .presentation import PresentationController, apply_look
 
 
@@ -53,12 +52,8 @@ class Classroom(QObject):
         self.formula = self.formula_dock.widget()
         self.formula.bind(w.model, w.playback)
         w.stack_with_story(self.formula_dock, above=False)
-        self.predict_dock = w.add_dock("predictDock", PredictPanel)
-        self.predict_panel = self.predict_dock.widget()
-        self.predict = PredictController(w.model, w.playback, w.ring_view, self.predict_panel, parent=self)
-        w.stack_with_story(self.predict_dock, above=True)
         w.share_column_with_story(self.formula_dock)  # the story gets two thirds of the column
-        self.predict_dock.hide()
+        self._predict = None  # predict-then-reveal's dock, panel and controller: made when first used
         self._hidden_for_predict = []
 
         # -- actions --------------------------------------------------------------------
@@ -207,12 +202,42 @@ class Classroom(QObject):
         self.menu_language.setTitle(self.tr("&Language"))
         self.menu_learn.setTitle(self.tr("&Learn"))
         self.formula_dock.setWindowTitle(self.tr("Formula: closed form vs. simulation"))
-        self.predict_dock.setWindowTitle(self.tr("Predict, then reveal"))
         for sc in self.answer_keys:
             sc.setWhatsThis(self.tr("Answer the prediction: this device or chunk number"))
             sc.setProperty("group", self.tr("Predict, then reveal"))
         self.presentation.retranslate_ui()
+        if self._predict is not None:
+            self._retranslate_predict()
+
+    def _retranslate_predict(self):
+        self.predict_dock.setWindowTitle(self.tr("Predict, then reveal"))
         self.predict.retranslate_ui()
+
+    # -- predict, then reveal (made on first use: the first window does not show it) ------------
+    def _predict_parts(self):
+        if self._predict is None:
+            from .predict_ui import PredictController, PredictPanel
+
+            w = self.window
+            dock = w.add_dock("predictDock", PredictPanel)
+            dock.hide()
+            w.stack_with_story(dock, above=True)
+            self._predict = (dock, PredictController(w.model, w.playback, w.ring_view, dock.widget(), parent=self))
+            self._retranslate_predict()
+        return self._predict
+
+    @property
+    def predict_dock(self) -> QDockWidget:
+        return self._predict_parts()[0]
+
+    @property
+    def predict_panel(self):
+        return self.predict_dock.widget()
+
+    @property
+    def predict(self):
+        """The PredictController (app/classroom/predict_ui.py)."""
+        return self._predict_parts()[1]
 
     # -- feedback ---------------------------------------------------------------------------
     def _status(self, text, ms=8000):
