@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from . import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
-from dataclasses import dataclass
+from typing import NamedTuple
 from functools import lru_cache
 
 from PySide6.QtCore import QObject, Signal
@@ -30,8 +30,7 @@ from PySide6.QtGui import QColor, QFont
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
 
 
-@dataclass(frozen=True)
-class Palette:
+class Palette(NamedTuple):
     """Every colour the app paints with (hex strings). Add a theme by adding a Palette."""
 
     key: str

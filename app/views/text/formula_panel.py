@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
@@ -24,8 +24,7 @@ from .explain import fmt_bw, fmt_bytes, fmt_time, op_title
 _SYMBOL = re.compile(r"[nαβS]")
 
 
-@dataclass(frozen=True)
-class ClosedForm:
+class ClosedForm(NamedTuple):
     """T = a·α + b·S/β for one collective on n devices; `text` is the formula as on a slide."""
 
     op: str
