@@ -51,7 +51,7 @@ class Classroom(QObject):
         self.formula_dock = w.add_dock("formulaDock", FormulaPanel)
         self.formula = self.formula_dock.widget()
         self.formula.bind(w.model, w.playback)
-        w.stack_with_story(self.formula_dock, above=False)
+        w.stack_with_story(self.formula_dock, above=True)
         w.share_column_with_story(self.formula_dock)  # the story gets two thirds of the column
         self._predict = None  # predict-then-reveal's dock, panel and controller: made when first used
         self._hidden_for_predict = []
