@@ -218,7 +218,7 @@ def text_on(bg: QColor) -> QColor:
     return QColor("#000000") if lum > 0.4 else QColor("#FFFFFF")
 
 
-# A dock's close and float buttons: Fusion's own pictures (compiled into QtWidgets), named in the
+# A dock's close and float buttons: Qt's own pictures (compiled into QtWidgets), named in the
 # stylesheet so that its rule keeps the icon. Asked through the style, Qt's styles decode the PNGs
 # again each time a dock title is painted (two icons per dock, 0.4 ms per repaint of four docks).
 DOCK_ICONS = {"titlebar-close-icon": ":/qt-project.org/styles/commonstyle/images/closedock-32.png",
