@@ -109,12 +109,12 @@ class Mode:
     repeats: int  # timed repeats for the engine figures (after one warm-up)
     frames: int  # animation frames timed per n
     sweeps: int
-    startups: int  # process starts per kind (app, bare window)
+    startups: int  # process starts per kind (app, bare window), interleaved; their medians are compared
     extra: dict = field(default_factory=dict)
 
 
-QUICK = Mode(quick=True, repeats=5, frames=60, sweeps=5, startups=9)
-FULL = Mode(quick=False, repeats=15, frames=300, sweeps=15, startups=15)
+QUICK = Mode(quick=True, repeats=5, frames=60, sweeps=5, startups=15)
+FULL = Mode(quick=False, repeats=15, frames=300, sweeps=15, startups=25)
 
 
 # ---------------------------------------------------------------------------------------
