@@ -180,9 +180,13 @@ def _main(argv=None) -> int:
         return 1
     from PySide6.QtWidgets import QApplication
 
+    from .classroom.presentation import STYLE
     from .state import Playback, Scenario, ScenarioModel
 
-    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "shard-lab"])
+    app = QApplication.instance()
+    if app is None:  # Fusion from the start: setting it later costs QStyle's enums (presentation.apply_look)
+        app = QApplication([sys.argv[0] if sys.argv else "shard-lab", "-style", STYLE])
+        app.setProperty("shardLabStyle", STYLE)
     app.setApplicationName("Shard Lab")
     app.setOrganizationName("Shard Lab")
     sf = None

@@ -15,14 +15,14 @@ import sys
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu,
-                               QMessageBox, QSizePolicy, QSlider, QStyle, QTabWidget, QToolBar, QWidget)
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow, QMenu, QSizePolicy, QSlider,
+                               QTabWidget, QToolBar, QWidget)
 
 from . import theme
 from .controls import ControlPanel
 from .views.text.explain import ExplainPanel, fmt_bytes, fmt_time
 from .core.frame import frame_at
-from .icons import camera_icon, tinted_icon
+from .icons import camera_icon, transport_icon
 from .views.ring.ring_page import RingPage
 from .views.ring.ring_texts import forward_status, step_status
 from .state import Playback, Scenario, ScenarioModel
@@ -50,25 +50,29 @@ class MainWindow(QMainWindow):
         self.setObjectName("MainWindow")
         self.model = model or ScenarioModel(Scenario())
         self.playback = playback or Playback(self.model)
-        self.tabs = QTabWidget(objectName="centerTabs")
+        # Each widget is made inside its final parent: a panel made alone and then moved into a dock
+        # or a tab is polished twice under the application's stylesheet (about 5 ms for the controls)
+        self.tabs = QTabWidget(self, objectName="centerTabs")
         self.tabs.setDocumentMode(True)
-        self.ring_page = RingPage(self.model, self.playback)
+        self.setCentralWidget(self.tabs)
+        self.ring_page = RingPage(self.model, self.playback, self.tabs)
         self.ring_view = self.ring_page.ring
         self._tab_keys = ["ring"]
         self.tabs.addTab(self.ring_page, "")
         self._add_extra_views()
-        self.setCentralWidget(self.tabs)
         self._auto_hidden = []  # docks a tab hid to give its view the room (see TAB_HIDES)
         self.tabs.currentChanged.connect(self._on_tab_changed)
-        self.controls = ControlPanel(self.model)
-        self.explain = ExplainPanel(self.model, self.playback)
+        self.controls_dock = self._dock("controlsDock", lambda dock: ControlPanel(self.model, dock),
+                                        Qt.LeftDockWidgetArea)
+        self.controls = self.controls_dock.widget()
+        self.explain_dock = self._dock("explainDock", lambda dock: ExplainPanel(self.model, self.playback, dock),
+                                       Qt.RightDockWidgetArea)
+        self.explain = self.explain_dock.widget()
         self._timeline = None  # built right after the first paint (pyqtgraph is a fifth of startup)
-        self.controls_dock = self._dock("controlsDock", self.controls, Qt.LeftDockWidgetArea)
-        self.explain_dock = self._dock("explainDock", self.explain, Qt.RightDockWidgetArea)
-        self.timeline_dock = self._dock("timelineDock", QWidget(), Qt.BottomDockWidgetArea)
+        self.timeline_dock = self._dock("timelineDock", QWidget, Qt.BottomDockWidgetArea)
         self.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
         self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
-        self._std_icons = {}
+        self._icons = {}
         self._make_actions()
         self._make_toolbar()
         self._make_menus()
@@ -104,9 +108,10 @@ class MainWindow(QMainWindow):
     # Besides these it reads the documented attributes model, playback, controls, ring_view, explain,
     # timeline, explain_dock (the step's story, the one dock presentation mode keeps), menu_file,
     # menu_view and menu_help, and calls set_toolbar_labels and refresh_tab_docks.
-    def add_dock(self, name: str, widget, area=Qt.RightDockWidgetArea) -> QDockWidget:
-        """A movable, floatable, closable dock holding `widget`, its object name `name`."""
-        return self._dock(name, widget, area)
+    def add_dock(self, name: str, make, area=Qt.RightDockWidgetArea) -> QDockWidget:
+        """A movable, floatable, closable dock named `name`, holding the widget `make(dock)` builds
+        (made inside the dock, so that it is polished once)."""
+        return self._dock(name, make, area)
 
     def stack_with_story(self, dock: QDockWidget, above: bool):
         """Put `dock` in the story's column, above or below the story."""
@@ -127,10 +132,10 @@ class MainWindow(QMainWindow):
         self.menuBar().insertMenu(self.menu_help.menuAction(), menu)
 
     # -- construction -----------------------------------------------------------------------
-    def _dock(self, name, widget, area):
+    def _dock(self, name, make, area):
         dock = QDockWidget(self)
         dock.setObjectName(name)
-        dock.setWidget(widget)
+        dock.setWidget(make(dock))
         dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
                          | QDockWidget.DockWidgetClosable)
         self.addDockWidget(area, dock)
@@ -157,7 +162,7 @@ class MainWindow(QMainWindow):
         act = QAction(self)
         act.setObjectName(name)
         if icon is not None:
-            self._std_icons[act] = icon  # tinted with the theme's text colour (_on_theme_changed)
+            self._icons[act] = icon  # a TRANSPORT shape, in the theme's text colour (_on_theme_changed)
         if keys:
             act.setShortcuts([QKeySequence(k) for k in keys])
         act.setShortcutContext(Qt.WindowShortcut)
@@ -168,12 +173,11 @@ class MainWindow(QMainWindow):
 
     def _make_actions(self):
         pb = self.playback
-        sp = QStyle.StandardPixmap
-        self.act_play = self._action("actPlay", pb.toggle, ["Space", "K"], sp.SP_MediaPlay)
-        self.act_back = self._action("actStepBack", pb.step_back, ["Left", "J"], sp.SP_MediaSeekBackward)
-        self.act_fwd = self._action("actStepForward", pb.step_forward, ["Right", "L"], sp.SP_MediaSeekForward)
-        self.act_start = self._action("actStart", pb.to_start, ["Home"], sp.SP_MediaSkipBackward)
-        self.act_end = self._action("actEnd", pb.to_end, ["End"], sp.SP_MediaSkipForward)
+        self.act_play = self._action("actPlay", pb.toggle, ["Space", "K"], "play")
+        self.act_back = self._action("actStepBack", pb.step_back, ["Left", "J"], "step-back")
+        self.act_fwd = self._action("actStepForward", pb.step_forward, ["Right", "L"], "step-forward")
+        self.act_start = self._action("actStart", pb.to_start, ["Home"], "start")
+        self.act_end = self._action("actEnd", pb.to_end, ["End"], "end")
         self.act_slower = self._action("actSlower", pb.slower, ["["])
         self.act_faster = self._action("actFaster", pb.faster, ["]"])
         self.act_loop = self._action("actLoop", self._on_loop_triggered, ["O"], checkable=True)
@@ -303,8 +307,8 @@ class MainWindow(QMainWindow):
         px = round(theme.size("icon"))
         self.toolbar.setIconSize(QSize(px, px))
         ink = QColor(theme.palette().text)  # the style's icons are dark: on black they vanished
-        for act, sp in self._std_icons.items():
-            act.setIcon(tinted_icon(self.style().standardIcon(sp), ink))
+        for act, kind in self._icons.items():
+            act.setIcon(transport_icon(kind, ink))
         self.act_screenshot.setIcon(camera_icon(ink))
         # a new text size re-fits the docks (larger text had widened them, and Ctrl+0 never narrowed
         # them again); after the look is applied everywhere, and not in full screen (presentation
@@ -362,10 +366,8 @@ class MainWindow(QMainWindow):
             self.scrub.blockSignals(False)
 
     def _on_playback_playing_changed(self, playing):
-        sp = QStyle.StandardPixmap
-        self._std_icons[self.act_play] = sp.SP_MediaPause if playing else sp.SP_MediaPlay
-        self.act_play.setIcon(tinted_icon(self.style().standardIcon(self._std_icons[self.act_play]),
-                                          QColor(theme.palette().text)))
+        self._icons[self.act_play] = "pause" if playing else "play"
+        self.act_play.setIcon(transport_icon(self._icons[self.act_play], QColor(theme.palette().text)))
         self.act_play.setText(self.tr("Pause") if playing else self.tr("Play"))
         self.act_play.setToolTip(self.tr("Play / pause (Space)"))
 
@@ -394,6 +396,8 @@ class MainWindow(QMainWindow):
         self.ring_view.setFocus()
 
     def _on_screenshot_triggered(self):
+        from PySide6.QtWidgets import QFileDialog, QMessageBox  # (dialogs are imported when first used: start-up)
+
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Save screenshot"), "shard-lab.png",
                                               self.tr("PNG images (*.png)"))
         if path:
@@ -431,6 +435,8 @@ class MainWindow(QMainWindow):
         return key
 
     def _on_about_triggered(self):
+        from PySide6.QtWidgets import QMessageBox
+
         QMessageBox.about(self, self.tr("About Shard Lab"), self.tr(
             "Shard Lab simulates n GPUs on one switch holding real numpy shards, moves them through "
             "ring collectives with α–β timing, and runs a tensor-parallel Transformer forward."))

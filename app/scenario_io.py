@@ -33,7 +33,8 @@ import json
 import math
 import os
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
+from typing import NamedTuple
 
 from PySide6.QtCore import QCoreApplication, QSettings
 
@@ -63,8 +64,7 @@ class ScenarioFileError(ValueError):
     """A file that is not a valid scenario; str(e) is one sentence for the user."""
 
 
-@dataclass(frozen=True)
-class ScenarioFile:
+class ScenarioFile(NamedTuple):
     scenario: Scenario
     step: int | None = None  # step boundary to open at (None: the start)
     note: str = ""

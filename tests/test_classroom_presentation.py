@@ -144,19 +144,28 @@ def test_every_shortcut_does_what_the_overlay_says_in_predict_mode_too(qtbot):
     assert not any(e["keys"][0].toString() == "0" for e in collect_shortcuts(w))  # off again
 
 
-def test_the_style_is_fusion_with_standard_icons_made_once(qtbot):
+def test_the_style_is_fusion_and_dock_icons_are_made_once(qtbot):
+    """Fusion under the stylesheet; a dock's title icons come from the stylesheet's rule (decoded
+    once), not from the style, which decodes its PNGs again each time a dock title is painted."""
     from PySide6.QtWidgets import QStyle
 
     from app.classroom import presentation
 
-    make_window(qtbot, "all-gather", 8)
+    w = make_window(qtbot, "all-gather", 8)
     presentation.apply_look()
-    assert presentation._styles and presentation._styles[-1].baseStyle().name().lower() == "fusion"
-    style = QApplication.style()  # the stylesheet's proxy over it: it asks the FusionStyle
-    a = style.standardIcon(QStyle.SP_TitleBarCloseButton)
-    b = style.standardIcon(QStyle.SP_TitleBarCloseButton)
+    app = QApplication.instance()
+    sheet = app.styleSheet()
+    app.setStyleSheet("")  # the stylesheet's proxy has no name: look beneath it
+    try:
+        assert app.style().name().lower() == "fusion"
+    finally:
+        app.setStyleSheet(sheet)
+    style, dock = QApplication.style(), w.explain_dock
+    a = style.standardIcon(QStyle.SP_TitleBarCloseButton, None, dock)
+    b = style.standardIcon(QStyle.SP_TitleBarCloseButton, None, dock)
     assert not a.isNull() and a.cacheKey() == b.cacheKey()  # the same icon, not decoded again
-    assert style.standardIcon(QStyle.SP_TitleBarNormalButton).cacheKey() != a.cacheKey()
+    normal = style.standardIcon(QStyle.SP_TitleBarNormalButton, None, dock)
+    assert not normal.isNull() and normal.cacheKey() != a.cacheKey()
 
 
 def test_every_key_belongs_to_one_action_and_none_is_hidden(qtbot):

@@ -11,7 +11,8 @@ import sys
 DEFERRED = ("app.views.ring.matmul_view", "app.views.timeline.timeline", "app.views.timeline.step_timeline", "app.core.step_timeline_model", "app.views.timeline.step_timeline_texts",
             "app.views.timeline.step_timeline_items", "app.views.timeline.step_timeline_dialog", "app.views.weights.weights_view", "app.views.buffers.buffer_view",
             "app.views.latency.latency_view", "app.classroom.calibration", "app.classroom.export", "pyqtgraph", "simcore.mpi",
-            "simcore.topo_collectives", "simcore.step_sim", "simcore.transformer_lab", "simcore.trace_io")
+            "simcore.topo_collectives", "simcore.step_sim", "simcore.transformer_lab", "simcore.trace_io",
+            "app.classroom.predict_ui", "app.core.predict")
 
 
 def test_the_first_windows_modules_import_none_of_the_deferred_ones():

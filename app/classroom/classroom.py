@@ -20,12 +20,13 @@ import os
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QMenu, QMessageBox, QProgressDialog,
-                               QToolBar)
+from PySide6.QtWidgets import QApplication, QDockWidget, QMenu, QToolBar
+
+# The dialogs (QFileDialog, QMessageBox, QProgressDialog) are imported where they open: the first
+# import of a Qt class makes its enums (Python's enum module), and the window's start need not wait.
 
 from .. import i18n, scenario_io, theme
 from ..views.text.formula_panel import FormulaPanel
-from .predict_ui import PredictController, PredictPanel
 from .presentation import PresentationController, apply_look
 
 
@@ -47,16 +48,12 @@ class Classroom(QObject):
         self.presentation = PresentationController(w, None)  # it gets the settings in restore_session
 
         # -- docks ----------------------------------------------------------------------
-        self.formula = FormulaPanel()
+        self.formula_dock = w.add_dock("formulaDock", FormulaPanel)
+        self.formula = self.formula_dock.widget()
         self.formula.bind(w.model, w.playback)
-        self.formula_dock = w.add_dock("formulaDock", self.formula)
-        w.stack_with_story(self.formula_dock, above=False)
-        self.predict_panel = PredictPanel()
-        self.predict = PredictController(w.model, w.playback, w.ring_view, self.predict_panel, parent=self)
-        self.predict_dock = w.add_dock("predictDock", self.predict_panel)
-        w.stack_with_story(self.predict_dock, above=True)
+        w.stack_with_story(self.formula_dock, above=True)
         w.share_column_with_story(self.formula_dock)  # the story gets two thirds of the column
-        self.predict_dock.hide()
+        self._predict = None  # predict-then-reveal's dock, panel and controller: made when first used
         self._hidden_for_predict = []
 
         # -- actions --------------------------------------------------------------------
@@ -161,6 +158,8 @@ class Classroom(QObject):
             elif e.type() == QEvent.Close and self._exporting is not None:
                 # closing during an export means cancel and close: stop the export now, close
                 # when it has unwound (export_animation)
+                from PySide6.QtWidgets import QProgressDialog
+
                 self._close_requested = True
                 if isinstance(self._exporting, QProgressDialog):
                     self._exporting.cancel()
@@ -203,12 +202,42 @@ class Classroom(QObject):
         self.menu_language.setTitle(self.tr("&Language"))
         self.menu_learn.setTitle(self.tr("&Learn"))
         self.formula_dock.setWindowTitle(self.tr("Formula: closed form vs. simulation"))
-        self.predict_dock.setWindowTitle(self.tr("Predict, then reveal"))
         for sc in self.answer_keys:
             sc.setWhatsThis(self.tr("Answer the prediction: this device or chunk number"))
             sc.setProperty("group", self.tr("Predict, then reveal"))
         self.presentation.retranslate_ui()
+        if self._predict is not None:
+            self._retranslate_predict()
+
+    def _retranslate_predict(self):
+        self.predict_dock.setWindowTitle(self.tr("Predict, then reveal"))
         self.predict.retranslate_ui()
+
+    # -- predict, then reveal (made on first use: the first window does not show it) ------------
+    def _predict_parts(self):
+        if self._predict is None:
+            from .predict_ui import PredictController, PredictPanel
+
+            w = self.window
+            dock = w.add_dock("predictDock", PredictPanel)
+            dock.hide()
+            w.stack_with_story(dock, above=True)
+            self._predict = (dock, PredictController(w.model, w.playback, w.ring_view, dock.widget(), parent=self))
+            self._retranslate_predict()
+        return self._predict
+
+    @property
+    def predict_dock(self) -> QDockWidget:
+        return self._predict_parts()[0]
+
+    @property
+    def predict_panel(self):
+        return self.predict_dock.widget()
+
+    @property
+    def predict(self):
+        """The PredictController (app/classroom/predict_ui.py)."""
+        return self._predict_parts()[1]
 
     # -- feedback ---------------------------------------------------------------------------
     def _status(self, text, ms=8000):
@@ -217,6 +246,8 @@ class Classroom(QObject):
 
     def _error(self, title, text):
         """Say what went wrong in a box that does not block (tests can read it) and the status bar."""
+        from PySide6.QtWidgets import QMessageBox
+
         self.last_error = text
         self._status(text, 15000)
         box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self.window)
@@ -226,12 +257,16 @@ class Classroom(QObject):
 
     # -- scenarios as files -------------------------------------------------------------------
     def _on_open_triggered(self):
+        from PySide6.QtWidgets import QFileDialog
+
         path, _ = QFileDialog.getOpenFileName(self.window, self.tr("Open scenario"), self._folder(),
                                               self.tr("Shard Lab scenarios (*.json);;All files (*)"))
         if path:
             self.open_scenario(path)
 
     def _on_save_triggered(self):
+        from PySide6.QtWidgets import QFileDialog
+
         sc = self.window.model.scenario
         name = f"{sc.kind}-n{sc.n}-{sc.algo}.json"
         path, _ = QFileDialog.getSaveFileName(self.window, self.tr("Save scenario"),
@@ -297,6 +332,8 @@ class Classroom(QObject):
 
     # -- exports -----------------------------------------------------------------------------
     def _export_dialog(self, kind):
+        from PySide6.QtWidgets import QFileDialog
+
         sc = self.window.model.scenario
         base = f"shard-lab-{sc.kind}-n{sc.n}"
         filters = {
@@ -317,6 +354,8 @@ class Classroom(QObject):
             self.export(path)
 
     def _progress_dialog(self):
+        from PySide6.QtWidgets import QProgressDialog
+
         dlg = QProgressDialog(self.window)
         dlg.setObjectName("exportProgress")
         dlg.setWindowTitle(self.tr("Exporting animation"))
@@ -354,6 +393,8 @@ class Classroom(QObject):
 
     def export_animation(self, path: str, progress=None, **kw) -> bool:
         """Write the animation (.gif / .mp4). Closing the window meanwhile cancels it, then closes."""
+        from PySide6.QtWidgets import QProgressDialog
+
         from . import export
 
         if isinstance(progress, QProgressDialog):

@@ -27,11 +27,14 @@ import html
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QKeySequence, QPainter, QPalette, QShortcut
-from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QProxyStyle, QScrollArea, QStyleFactory,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from .. import theme
 
+# Fusion: the one built-in style that honours a palette everywhere. Set by name, never made or read
+# from Python before the window is up: a Python QStyle wrapper costs 12 ms of start-up (the enums
+# of QStyle, some 600 members, made by Python's enum module)
+STYLE = "Fusion"
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum" for a widget's size
 THEME_KEYS = tuple(theme.THEMES)  # light, dark, high contrast (app/theme.py defines them)
 
@@ -74,28 +77,6 @@ def qpalette(p: theme.Palette) -> QPalette:
     return q
 
 
-class FusionStyle(QProxyStyle):
-    """
-    Fusion, with its standard icons made once. Qt's styles build a standard icon from its image
-    files on every call, and a dock's title bar asks for two (close, float) each time it is
-    painted, only to measure them: four docks cost 0.4 ms of PNG decoding per repaint, 0.1 ms
-    with this cache. Everything else is Fusion's own.
-    """
-
-    def __init__(self):
-        super().__init__(QStyleFactory.create("Fusion"))
-        self._icons = {}
-
-    def standardIcon(self, standard_icon, option=None, widget=None):
-        icon = self._icons.get(standard_icon)
-        if icon is None:
-            icon = self._icons[standard_icon] = super().standardIcon(standard_icon, option, widget)
-        return icon
-
-
-_styles = []  # the Python side of the style the application uses (its overrides live there)
-
-
 def apply_look(app: QApplication | None = None):
     """Give Qt's widgets the current theme's palette and stylesheet (sizes follow theme.scale())."""
     app = app or QApplication.instance()
@@ -105,9 +86,9 @@ def apply_look(app: QApplication | None = None):
     if app.property("shardLabLook") == look:
         return  # already so: re-polishing every widget costs 30-80 ms
     # (with a stylesheet set, app.style() is Qt's stylesheet proxy, whose name() is empty)
-    if app.property("shardLabLook") is None:
-        _styles.append(FusionStyle())  # the one built-in style that honours a palette everywhere
-        app.setStyle(_styles[-1])
+    if app.property("shardLabStyle") != STYLE:  # (app/__main__ makes its application with it)
+        app.setStyle(STYLE)
+        app.setProperty("shardLabStyle", STYLE)
     app.setPalette(qpalette(theme.palette()))
     app.setStyleSheet(theme.stylesheet())
     app.setProperty("shardLabLook", look)

@@ -13,7 +13,6 @@ Pure functions of their arguments, like ring_layout; font metrics are the only o
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 
@@ -64,7 +63,7 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=N
         nw, nh = text_size(nl, f_node)
         node_labels.append(TextBox(QRectF(box.left() + 4, box.top() + 3, nw, nh), tuple(nl), f_node))
         inner = QRectF(box.left() + 4, box.top() + nh + 6, cw - 8, ch - nh - 10)
-        sub = replace(texts, device_labels=texts.device_labels[k * P:(k + 1) * P])
+        sub = texts._replace(device_labels=texts.device_labels[k * P:(k + 1) * P])
         sub_shape = RingShape(P, shape.n_chunks, False)
         place = _radial if (radial or P > BOX_MODE_MAX_N) else _boxes
         geo = None
@@ -337,9 +336,9 @@ def machine_shape(topology, shape: RingShape) -> RingShape:
     """`shape` with the machine `topology` (comm_sim's) adds: nodes and GPUs per node, or a
     torus's grid and wraparound links; a switch leaves it as it is."""
     if getattr(topology, "n_nodes", 1) > 1:
-        return replace(shape, nodes=int(topology.n_nodes), per_node=int(topology.per_node))
+        return shape._replace(nodes=int(topology.n_nodes), per_node=int(topology.per_node))
     grid = getattr(topology, "shape", None)
     if grid is not None and len(grid) and topology.n > 1:
         wrap = getattr(topology, "wrap", None) or (True,) * len(grid)
-        return replace(shape, grid=tuple(int(a) for a in grid), wrap=tuple(bool(w) for w in wrap))
+        return shape._replace(grid=tuple(int(a) for a in grid), wrap=tuple(bool(w) for w in wrap))
     return shape

@@ -17,7 +17,7 @@ is too large for the room (a projector at 2.5×), the text is shrunk until the r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
@@ -35,8 +35,7 @@ LABEL_PAD_W, LABEL_PAD_H = 6.0, 2.0  # a label's box around its text (halo)
 # ---------------------------------------------------------------------------------------
 # Inputs
 # ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RingTexts:
+class RingTexts(NamedTuple):
     """Every text the ring view places, already translated (the language enters here)."""
 
     title: str
@@ -51,8 +50,7 @@ class RingTexts:
     fabric_name: str = ""  # a nodes machine: the network ("InfiniBand NDR 400 · 50 GB/s"); a torus: its links
 
 
-@dataclass(frozen=True)
-class RingShape:
+class RingShape(NamedTuple):
     """What the scenario decides about the picture."""
 
     n: int
@@ -71,8 +69,7 @@ class RingShape:
 # ---------------------------------------------------------------------------------------
 # Outputs
 # ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class TextBox:
+class TextBox(NamedTuple):
     """A text's place: its box (scene coordinates, halo included), lines and font."""
 
     rect: QRectF
@@ -81,8 +78,7 @@ class TextBox:
     align: int = int(Qt.AlignLeft)
 
 
-@dataclass(frozen=True)
-class DeviceBox:
+class DeviceBox(NamedTuple):
     centre: QPointF
     w: float
     h: float
@@ -102,8 +98,7 @@ class DeviceBox:
         return QRectF(self.centre.x() - W / 2, self.centre.y() - H / 2, W, H)
 
 
-@dataclass(frozen=True)
-class RingLayout:
+class RingLayout(NamedTuple):
     width: float
     height: float
     vs: float  # the picture's scale (room and text size), lines and blocks multiply by it
@@ -268,7 +263,7 @@ def ring_layout(width: float, height: float, scale: float, texts: RingTexts, sha
         if lay is not None:
             return lay
     # boxes that fit nowhere (16 of them in a small view at 2.5×): bars, whose names thin out
-    numbers = replace(texts, device_labels=tuple(str(d) for d in range(shape.n)))
+    numbers = texts._replace(device_labels=tuple(str(d) for d in range(shape.n)))
     for f in TEXT_FITS:
         lay = _try(W, H, scale, vs, vs * f, numbers, shape, True)
         if lay is not None:

@@ -330,8 +330,6 @@ def step_note(run, msgs, t=None) -> str:
 def machine_texts(run, texts):
     """The ring texts with what a machine adds (issue 15): every node's name and the fabric's,
     or a torus's links, and the legend's sentence about messages that leave a node."""
-    from dataclasses import replace
-
     from PySide6.QtCore import QCoreApplication
 
     tr = QCoreApplication.translate
@@ -347,7 +345,7 @@ def machine_texts(run, texts):
             bw=fmt_rate(I.bw), a=fmt_time(I.alpha), bw_in=fmt_rate(A.bw), a_in=fmt_time(A.alpha))
         title = texts.title + " · " + tr("RingView", "{N} nodes × {P}").format(N=topo.n_nodes, P=topo.per_node)
         steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
-        return replace(texts, title=title, node_names=names, fabric_name=fabric, legend=legend,
+        return texts._replace(title=title, node_names=names, fabric_name=fabric, legend=legend,
                        step_lines=texts.step_lines + steps)
     grid = getattr(topo, "shape", None)
     if grid is not None and topo.n > 1:
@@ -360,7 +358,7 @@ def machine_texts(run, texts):
                 shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
         title = texts.title + " · " + tr("RingView", "{shape} torus").format(shape="×".join(map(str, grid)))
         steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
-        return replace(texts, title=title, fabric_name=fabric, step_lines=texts.step_lines + steps)
+        return texts._replace(title=title, fabric_name=fabric, step_lines=texts.step_lines + steps)
     return texts
 
 

@@ -31,7 +31,7 @@ import math
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainter, QPen, QPixmapCache
-from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView
+from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
 from simcore.contributors import _Who  # a message's contributors, decoded when read
 from simcore.algorithms import ALGORITHMS
@@ -72,6 +72,10 @@ class RingView(QGraphicsView):
         self.setObjectName("RingView")
         self.model, self.playback = model, playback
         self.setScene(QGraphicsScene(self))
+        # A viewport made here, not by QGraphicsView: handing Python a widget Qt made (viewport(),
+        # or the `widget` of each item's paint) makes PySide look through every QWidget class it
+        # knows and build their enum types, some 50 of them, 5 ms before the first picture
+        self.setViewport(QWidget())
         self.setRenderHint(QPainter.Antialiasing, True)
         self.setFrameShape(QFrame.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)

@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from PySide6.QtCore import QCoreApplication, QEvent, Qt
-from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtCore import QCoreApplication, QEvent
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from simcore.comm_sim import algorithm, t_formula
 
-from .explain import fmt_bw, fmt_bytes, fmt_time, op_title
+from .explain import RichText, fmt_bw, fmt_bytes, fmt_time, op_title
 
 _SYMBOL = re.compile(r"[nαβS]")
 
 
-@dataclass(frozen=True)
-class ClosedForm:
+class ClosedForm(NamedTuple):
     """T = a·α + b·S/β for one collective on n devices; `text` is the formula as on a slide."""
 
     op: str
@@ -163,19 +162,13 @@ class FormulaPanel(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("FormulaPanel")
-        self._label = QLabel()
+        self._label = RichText()
         self._label.setObjectName("formula")
-        self._label.setTextFormat(Qt.RichText)
-        self._label.setWordWrap(True)
-        self._label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self._label.setAlignment(Qt.AlignTop | Qt.AlignLeft)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.NoFrame)
-        scroll.setWidget(self._label)
+        self._label.document().setDocumentMargin(0)  # the panel's margins place it, as the story's
+        self._label.setStyleSheet("background: transparent; border: none;")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 4, 8, 4)
-        lay.addWidget(scroll)
+        lay.addWidget(self._label)
         self._args = None
         self._op = None  # (trace.Compute, chip, precision) while the GPUs compute, else None
         self._model = self._playback = None
