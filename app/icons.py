@@ -65,3 +65,19 @@ def transport_icon(kind: str, color: QColor) -> QIcon:
                 p.drawPolygon(QPolygonF([QPointF(x0 * side, top), QPointF(x1 * side, mid), QPointF(x0 * side, bottom)]))
 
     return _drawn_icon(draw)
+
+
+def dock_button_icon(kind: str, color: QColor) -> QIcon:
+    """A dock title bar's button: "close" (a cross) or "float" (two overlapping windows), as lines in `color`."""
+    def draw(p, side):
+        p.setPen(QPen(color, max(1.2, side / 12), Qt.SolidLine, Qt.RoundCap))
+        p.setBrush(Qt.NoBrush)
+        a, b = 0.28 * side, 0.72 * side
+        if kind == "close":
+            p.drawLine(QPointF(a, a), QPointF(b, b))
+            p.drawLine(QPointF(a, b), QPointF(b, a))
+        else:
+            p.drawRect(QRectF(0.36 * side, 0.22 * side, 0.42 * side, 0.36 * side))
+            p.drawRect(QRectF(0.22 * side, 0.42 * side, 0.42 * side, 0.36 * side))
+
+    return _drawn_icon(draw)

@@ -22,6 +22,7 @@ from . import theme
 from .controls import ControlPanel
 from .views.text.explain import ExplainPanel, fmt_bytes, fmt_time
 from .core.frame import frame_at
+from .dock_title import DockTitle
 from .icons import camera_icon, transport_icon
 from .views.ring.ring_page import RingPage
 from .views.ring.ring_texts import forward_status, step_status
@@ -138,6 +139,7 @@ class MainWindow(QMainWindow):
         dock.setWidget(make(dock))
         dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
                          | QDockWidget.DockWidgetClosable)
+        dock.setTitleBarWidget(DockTitle(dock))  # app/dock_title.py: Qt's title bar decodes its icons at every paint
         self.addDockWidget(area, dock)
         return dock
 

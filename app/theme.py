@@ -218,26 +218,11 @@ def text_on(bg: QColor) -> QColor:
     return QColor("#000000") if lum > 0.4 else QColor("#FFFFFF")
 
 
-# A dock's close and float buttons: Qt's own pictures (compiled into QtWidgets), named in the
-# stylesheet so that its rule keeps the icon. Asked through the style, Qt's styles decode the PNGs
-# again each time a dock title is painted (two icons per dock, 0.4 ms per repaint of four docks).
-DOCK_ICONS = {"titlebar-close-icon": ":/qt-project.org/styles/commonstyle/images/closedock-32.png",
-              "titlebar-normal-icon": ":/qt-project.org/styles/commonstyle/images/normalizedockup-32.png"}
-
-
-@lru_cache(maxsize=1)
-def _dock_icon_rules() -> str:
-    from PySide6.QtCore import QFile
-
-    rules = "".join(f" {prop}: url({path});" for prop, path in DOCK_ICONS.items() if QFile.exists(path))
-    return f"QDockWidget {{{rules} }}\n" if rules else ""  # a Qt without them: the style's own
-
-
 def stylesheet() -> str:
     """Application-wide Qt stylesheet for the current palette and scale."""
     p, s = _state["palette"], _state["scale"]
     body = round(FONT_PX["body"] * s)
-    return _dock_icon_rules() + (
+    return (
         f"QWidget {{ font-size: {body}px; }}\n"
         f"QMainWindow, QDockWidget {{ background: {p.surface}; color: {p.text}; }}\n"
         f"QDockWidget::title {{ padding: {round(4 * s)}px; font-weight: bold; }}\n"

@@ -144,14 +144,10 @@ def test_every_shortcut_does_what_the_overlay_says_in_predict_mode_too(qtbot):
     assert not any(e["keys"][0].toString() == "0" for e in collect_shortcuts(w))  # off again
 
 
-def test_the_style_is_fusion_and_dock_icons_are_made_once(qtbot):
-    """Fusion under the stylesheet; a dock's title icons come from the stylesheet's rule (decoded
-    once), not from the style, which decodes its PNGs again each time a dock title is painted."""
-    from PySide6.QtWidgets import QStyle
-
+def test_the_style_is_fusion_under_the_stylesheet(qtbot):
     from app.classroom import presentation
 
-    w = make_window(qtbot, "all-gather", 8)
+    make_window(qtbot, "all-gather", 8)
     presentation.apply_look()
     app = QApplication.instance()
     sheet = app.styleSheet()
@@ -160,12 +156,30 @@ def test_the_style_is_fusion_and_dock_icons_are_made_once(qtbot):
         assert app.style().name().lower() == "fusion"
     finally:
         app.setStyleSheet(sheet)
-    style, dock = QApplication.style(), w.explain_dock
-    a = style.standardIcon(QStyle.SP_TitleBarCloseButton, None, dock)
-    b = style.standardIcon(QStyle.SP_TitleBarCloseButton, None, dock)
-    assert not a.isNull() and a.cacheKey() == b.cacheKey()  # the same icon, not decoded again
-    normal = style.standardIcon(QStyle.SP_TitleBarNormalButton, None, dock)
-    assert not normal.isNull() and normal.cacheKey() != a.cacheKey()
+
+
+def test_the_docks_title_bars_keep_their_icons_and_work(qtbot):
+    """The docks' title bars are the app's (app/dock_title.py): their buttons hold icons made once
+    (Qt's own title bar had the style decode them at every paint), float and close the dock, and
+    the title follows the dock's (translated) window title."""
+    from app.dock_title import DockTitle
+
+    w = make_window(qtbot, "all-gather", 8)
+    dock = w.controls_dock
+    title = dock.titleBarWidget()
+    assert isinstance(title, DockTitle) and title.label.text() == dock.windowTitle() != ""
+    icon = title.close_button.icon()
+    assert not icon.isNull() and not title.float_button.icon().isNull()
+    w.grab()  # a paint keeps them
+    assert title.close_button.icon().cacheKey() == icon.cacheKey()
+    title.float_button.click()
+    assert dock.isFloating()
+    title.float_button.click()
+    assert not dock.isFloating()
+    title.close_button.click()
+    assert dock.isHidden()
+    dock.setWindowTitle("Renamed")
+    assert title.label.text() == "Renamed"
 
 
 def test_every_key_belongs_to_one_action_and_none_is_hidden(qtbot):

@@ -401,8 +401,9 @@ class PresentationController(QObject):
             for b in bars:
                 b.hide()
             w.set_toolbar_labels(False)  # icons only: the slider keeps its room
-            if story is not None:
-                story.setTitleBarWidget(QWidget())  # a clipped title helps nobody on a projector
+            if story is not None:  # a clipped title helps nobody on a projector: an empty one instead
+                self._story_title = story.titleBarWidget()  # (the window's, app/dock_title.py)
+                story.setTitleBarWidget(QWidget(story))
             w.showFullScreen()
             self._set_scale(self.presentation_scale)
             self.esc.setEnabled(True)
@@ -412,7 +413,10 @@ class PresentationController(QObject):
             self._saved = None
             story = self._story_dock()
             if story is not None:
-                story.setTitleBarWidget(None)
+                empty = story.titleBarWidget()
+                story.setTitleBarWidget(getattr(self, "_story_title", None))
+                if empty is not None:
+                    empty.deleteLater()
                 story.setMaximumWidth(QWIDGETSIZE_MAX)
             self.presentation_scale = theme.scale()
             if self.settings is not None:
