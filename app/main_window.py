@@ -51,8 +51,7 @@ class MainWindow(QMainWindow):
         self.setObjectName("MainWindow")
         self.model = model or ScenarioModel(Scenario())
         self.playback = playback or Playback(self.model)
-        # Each widget is made inside its final parent: a panel made alone and then moved into a dock
-        # or a tab is polished twice under the application's stylesheet (about 5 ms for the controls)
+        # every widget is made inside its final parent (one moved into a dock or tab is polished twice)
         self.tabs = QTabWidget(self, objectName="centerTabs")
         self.tabs.setDocumentMode(True)
         self.setCentralWidget(self.tabs)
@@ -63,12 +62,10 @@ class MainWindow(QMainWindow):
         self._add_extra_views()
         self._auto_hidden = []  # docks a tab hid to give its view the room (see TAB_HIDES)
         self.tabs.currentChanged.connect(self._on_tab_changed)
-        self.controls_dock = self._dock("controlsDock", lambda dock: ControlPanel(self.model, dock),
-                                        Qt.LeftDockWidgetArea)
-        self.controls = self.controls_dock.widget()
-        self.explain_dock = self._dock("explainDock", lambda dock: ExplainPanel(self.model, self.playback, dock),
+        self.controls_dock = self._dock("controlsDock", lambda d: ControlPanel(self.model, d), Qt.LeftDockWidgetArea)
+        self.explain_dock = self._dock("explainDock", lambda d: ExplainPanel(self.model, self.playback, d),
                                        Qt.RightDockWidgetArea)
-        self.explain = self.explain_dock.widget()
+        self.controls, self.explain = self.controls_dock.widget(), self.explain_dock.widget()
         self._timeline = None  # built right after the first paint (pyqtgraph is a fifth of startup)
         self.timeline_dock = self._dock("timelineDock", QWidget, Qt.BottomDockWidgetArea)
         self.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
