@@ -25,8 +25,8 @@ TERMS = ("t_math", "t_mem", "t_comm", "t_step")
 V5E_INT8 = dict(model="llama3-70b", chip="tpu-v5e", batch=32, ctx=8192, w_bytes=1.0, kv_bytes=1.0)
 
 
-@pytest.fixture
-def view(qtbot):
+def shown_view(qtbot):
+    """A LatencyView on the default scenario, shown at 1600×900."""
     model = ScenarioModel(Scenario())
     v = LatencyView(model, Playback(model))
     qtbot.addWidget(v)
@@ -34,6 +34,11 @@ def view(qtbot):
     v.show()
     qtbot.waitExposed(v)
     return v
+
+
+@pytest.fixture
+def view(qtbot):
+    return shown_view(qtbot)
 
 
 def engine(**kw):
@@ -414,12 +419,7 @@ def test_a_short_view_puts_the_plots_in_tabs_and_back(view, qtbot):
     assert view.splitter.count() == 2 and view.plot_tabs.count() == 0
     # and it paints what a view built at this size paints: both plots shown again at 3 : 2 (the tab widget
     # had left them hidden, the view blank), with their long names (they had kept the tabs' short ones)
-    model = ScenarioModel(Scenario())
-    fresh = LatencyView(model, Playback(model))
-    qtbot.addWidget(fresh)
-    fresh.resize(1600, 900)
-    fresh.show()
-    qtbot.waitExposed(fresh)
+    fresh = shown_view(qtbot)
     QApplication.processEvents()
     assert view.latency_widget.height() > 150 and view.ffn_widget.height() > 150
     assert np.array_equal(pixels(view.grab().toImage()), pixels(fresh.grab().toImage()))
