@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap, QPolygonF
 
@@ -51,8 +53,13 @@ _TOP, _BOTTOM = 0.18, 0.82
 
 
 def transport_icon(kind: str, color: QColor) -> QIcon:
-    """A playback icon (a key of TRANSPORT) filled with `color`."""
-    shapes = TRANSPORT[kind]
+    """A playback icon (a key of TRANSPORT) filled with `color` (made once per kind and colour)."""
+    return _transport_icon(kind, QColor(color).rgba())
+
+
+@lru_cache(maxsize=64)
+def _transport_icon(kind: str, rgba: int) -> QIcon:
+    shapes, color = TRANSPORT[kind], QColor.fromRgba(rgba)
 
     def draw(p, side):
         p.setPen(Qt.NoPen)
@@ -68,7 +75,15 @@ def transport_icon(kind: str, color: QColor) -> QIcon:
 
 
 def dock_button_icon(kind: str, color: QColor) -> QIcon:
-    """A dock title bar's button: "close" (a cross) or "float" (two overlapping windows), as lines in `color`."""
+    """A dock title bar's button: "close" (a cross) or "float" (two overlapping windows), as lines in
+    `color` (made once per kind and colour: every dock shows the same two)."""
+    return _dock_button_icon(kind, QColor(color).rgba())
+
+
+@lru_cache(maxsize=16)
+def _dock_button_icon(kind: str, rgba: int) -> QIcon:
+    color = QColor.fromRgba(rgba)
+
     def draw(p, side):
         p.setPen(QPen(color, max(1.2, side / 12), Qt.SolidLine, Qt.RoundCap))
         p.setBrush(Qt.NoBrush)

@@ -310,6 +310,7 @@ class PresentationController(QObject):
         self.window = window
         self.settings = settings
         self._saved = None  # while presenting: what to restore (see _on_act_presentation_toggled)
+        self._story_title = None  # while presenting: the story's own title bar, set aside
         self.presentation_scale = PRESENTATION_SCALE
         if settings is not None:
             try:
@@ -414,7 +415,7 @@ class PresentationController(QObject):
             story = self._story_dock()
             if story is not None:
                 empty = story.titleBarWidget()
-                story.setTitleBarWidget(getattr(self, "_story_title", None))
+                story.setTitleBarWidget(self._story_title)
                 if empty is not None:
                     empty.deleteLater()
                 story.setMaximumWidth(QWIDGETSIZE_MAX)
