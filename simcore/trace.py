@@ -154,6 +154,7 @@ class Trace:
         self._messages_view = MessageList(self)
         self.collectives: list[Collective] = []
         self.computes: list[Compute] = []  # empty unless the caller timed compute (Comm.compute)
+        self.meta: dict = {}  # e.g. {"link": {"name", "alpha" (s), "bw" (bytes/s)}}: saved with the trace
         self._step_times: dict[int, list] = {}  # a collective is recorded once complete: safe to memoise
         self._blocks: dict[int, list] = {}  # a few blocks of built Message records (see _message)
 
@@ -469,12 +470,23 @@ class Trace:
 
     @classmethod
     def load(cls, path) -> Trace:
-        """Read a trace JSON file (gzipped when the name ends in .gz)."""
-        import gzip  # here, not at the top: the app's start need not load it
+        """Read a saved trace (gzipped when the name ends in .gz) and check it: ValueError with
+        one sentence for another schema or version, a truncated or corrupt file, or a hand-edited
+        one that could not have come from a Comm (see trace_io.check_trace)."""
+        from . import trace_io
 
-        opener = gzip.open if os.fspath(path).endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8") as f:
-            return cls.from_json(f.read())
+        return trace_io.load(cls, path)
+
+    def save(self, path):
+        """
+        Save the run for the app (`shard-lab run.json`, File → Open, simcore.show): the versioned
+        JSON of write_json, gzipped when the name ends in .gz, written through a temporary file
+        so a failed write leaves no half file. Raises OSError.
+        """
+        from . import trace_io
+
+        self._flush()
+        trace_io.write(self, os.fspath(path), "json")
 
     @classmethod
     def from_dict(cls, data: dict) -> Trace:
