@@ -8,3 +8,17 @@ collectives and algorithms (the algorithm registry and closed forms), which it r
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # simcore.check and simcore.show load their modules on first use: `import simcore` stays
+    # free, and show (which opens the app) never brings Qt into a plain engine run
+    if name == "check":
+        from .checker import check
+
+        return check
+    if name == "show":
+        from .viewer import show
+
+        return show
+    raise AttributeError(f"module 'simcore' has no attribute {name!r}")
