@@ -6,6 +6,7 @@ python -m simcore decode --model llama3-70b --chip h100 --n 1,2,4,8,16
 python -m simcore step --model llama3-70b --chip h100 --n 8 --batch 32 --ctx 8192 [--overlap async] --out step.json
 python -m simcore measure --n 4 --sizes 8B..64MiB --out m.json     (needs the `mpi` extra)
 python -m simcore nccl-import all_reduce_perf.txt --out link.json
+python -m simcore record SCRIPT.py [args] [--out run.json] [--show]
 """
 
 from __future__ import annotations
@@ -148,7 +149,16 @@ def main(argv=None) -> int:
     cli_decode.register(sub)
     cli_measure.register(sub)
     cli_step.register(sub)
+    from . import record
+
+    record.register(sub)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    script_args = []
+    if argv[:1] == ["record"]:  # the script's own arguments are not ours to parse
+        argv, script_args = record.split_argv(argv)
     args = parser.parse_args(argv)
+    if args.cmd == "record":
+        return record.run(args, script_args)
     if args.cmd == "selftest":
         return selftest()
     if args.cmd == "trace":

@@ -270,6 +270,41 @@ class Trace:
             self._cols = {name: col[:self._len].copy() for name, col in self._cols.items()}
             self._cap = self._len
 
+    @classmethod
+    def merge(cls, traces) -> Trace:
+        """
+        One trace of several runs one after another (python -m simcore record: every Comm a
+        script made). Each trace's clock starts where the previous one ended (its own t = 0
+        becomes the previous end), so the app plays the runs in the order they were made;
+        collective ids and message indices are renumbered, labels and devices kept.
+        """
+        out = cls()
+        offset = 0.0
+        for tr in traces:
+            tr._flush()
+            m0, c0 = out._len, len(out.collectives)
+            r = tr.rows()
+            if len(r):
+                keymap = np.array([out.key(*k) for k in tr._keys], dtype=np.int64)
+                ex_off = len(out._explicit)
+                out._explicit.extend(tr._explicit)
+                lo, hi = out._grow(len(r))
+                for name in ROW.names:
+                    out._cols[name][lo:hi] = r[name]
+                out._cols["key"][lo:hi] = keymap[r["key"]]
+                out._cols["coll"][lo:hi] += c0
+                out._cols["w0"][lo:hi] += np.where(r["w2"] == 0, ex_off, 0).astype(np.int32)
+                out._cols["t_start"][lo:hi] += offset
+                out._cols["t_end"][lo:hi] += offset
+            out.collectives += [c._replace(id=c.id + c0, t_start=c.t_start + offset, t_end=c.t_end + offset,
+                                           first_msg=c.first_msg + m0, last_msg=c.last_msg + m0)
+                                for c in tr.collectives]
+            out.computes += [op._replace(t_start=op.t_start + offset, t_end=op.t_end + offset) for op in tr.computes]
+            if not out.meta and getattr(tr, "meta", None):
+                out.meta = dict(tr.meta)
+            offset += tr.t_end
+        return out
+
     # -- reading: columns -------------------------------------------------------------------
     @property
     def n_messages(self) -> int:
