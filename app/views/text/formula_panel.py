@@ -236,6 +236,12 @@ class FormulaPanel(QWidget):
         if c.id == self._shown_coll:
             return  # the closed form only changes when the collective does
         self._shown_coll = c.id
+        if getattr(run, "opened", None) is not None:  # a saved run: closed form if known, the checker's verdict
+            from .generic_text import formula_html as run_html
+
+            self._args = self._op = None
+            self._label.setText(run_html(run, c))
+            return
         topo = getattr(getattr(run, "comm", None), "topology", None)
         if is_machine(topo) and c.n == topo.n:  # a machine: its own closed form, term by term
             self._args = None
