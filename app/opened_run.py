@@ -139,3 +139,4 @@ def run_from_trace(trace: Trace, path: str = ""):
     run = Run(sc, trace, link, None, inputs=_ExampleInputs(trace), ref_step=max(ref, 1e-12), index=TraceIndex(trace))
     object.__setattr__(run, "opened", Opened(path, trace, link))  # Run is frozen: set once, here
     return run
+
