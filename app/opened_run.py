@@ -24,6 +24,9 @@ from simcore.trace import Trace
 
 _SCHEMA = re.compile(rb'"schema"\s*:\s*"shard-lab-trace"')
 MAX_DEVICES_SHOWN = 256  # the ring view, timeline and buffers draw at most this many devices
+# simcore.check replays a collective message by message in Python (about 10 µs a message): the
+# app checks collectives up to this size while you watch; a larger one says how to check it
+MAX_CHECKED_MESSAGES = 20_000
 
 
 def _head(path, size: int = 512) -> bytes:
@@ -61,13 +64,15 @@ class Opened:
         return os.path.basename(self.path) if self.path else ""
 
     def report(self, coll: int):
-        """simcore.check on collective `coll`'s messages (a saved run has no arrays to compare)."""
-        rep = self._reports.get(coll)
-        if rep is None:
+        """simcore.check on collective `coll`'s messages (a saved run has no arrays to compare);
+        None for a collective of more than MAX_CHECKED_MESSAGES messages."""
+        if coll not in self._reports:
             from simcore.checker import check
 
-            rep = self._reports[coll] = check(self.trace, coll=coll, link=self.link)
-        return rep
+            c = self.trace.collectives[coll]
+            big = c.last_msg - c.first_msg > MAX_CHECKED_MESSAGES
+            self._reports[coll] = None if big else check(self.trace, coll=coll, link=self.link)
+        return self._reports[coll]
 
 
 class _ExampleInputs(dict):

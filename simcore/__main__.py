@@ -128,8 +128,15 @@ def _write_trace(tr, path: str, fmt: str, flows: bool = True) -> str | None:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = _Parser(prog="python -m simcore", description="Shard Lab's engine from the command line.")
     sub = parser.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    if argv[:1] == ["record"]:  # record's own start is the script's overhead: no other command is loaded
+        from . import record
+
+        record.register(sub)
+        argv, script_args = record.split_argv(argv)
+        return record.run(parser.parse_args(argv), script_args)
     sub.add_parser("selftest", help="check collectives, matmul cases, closed forms and the TP forward")
     tp = sub.add_parser("trace", help="simulate one collective and write its trace")
     tp.add_argument("--op", choices=OPS, default="all-reduce")
@@ -151,14 +158,8 @@ def main(argv=None) -> int:
     cli_step.register(sub)
     from . import record
 
-    record.register(sub)
-    argv = sys.argv[1:] if argv is None else list(argv)
-    script_args = []
-    if argv[:1] == ["record"]:  # the script's own arguments are not ours to parse
-        argv, script_args = record.split_argv(argv)
+    record.register(sub)  # listed in --help; run above
     args = parser.parse_args(argv)
-    if args.cmd == "record":
-        return record.run(args, script_args)
     if args.cmd == "selftest":
         return selftest()
     if args.cmd == "trace":

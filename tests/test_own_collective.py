@@ -160,3 +160,22 @@ def test_too_many_messages_names_the_limit(tmp_path, monkeypatch):
     monkeypatch.setattr(trace_io, "MAX_MESSAGES", 10)
     with pytest.raises(ValueError, match="at most 10"):
         Trace.load(_saved(tmp_path))
+
+
+def test_the_fast_reader_equals_the_general_one_and_a_reformatted_file_still_loads(tmp_path):
+    from simcore.comm_sim import allreduce_innet, allreduce_rd
+    from simcore.hw_specs import H100
+
+    comm = Comm(switch(6))
+    allreduce_rd(comm, [np.arange(12.0)] * 6, label="rd, folded: explicit sets")
+    allreduce_innet(comm, [np.arange(12.0)] * 6, label="the switch adds")
+    comm.compute(2, "matmul", 1e9, 1e6, H100)
+    path = tmp_path / "run.json"
+    comm.trace.save(path)
+    text = path.read_text()
+    assert Trace.load(path) == Trace.from_json(text) == comm.trace
+    back = Trace.load(path)
+    assert back.computes == comm.trace.computes and back.meta == comm.trace.meta
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps(json.loads(text), indent=1))  # hand-edited: not write_json's layout
+    assert Trace.load(pretty) == comm.trace

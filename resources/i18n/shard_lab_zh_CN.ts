@@ -1326,6 +1326,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>… and {k} more messages in this step.</source>
             <translation>……本步还有 {k} 条消息。</translation>
         </message>
+        <message>
+            <source>Not checked here: {m} messages are more than the app replays while you watch; in Python, simcore.check(trace, coll={i}) says it.</source>
+            <translation>此处未检查：{m} 条消息超出了应用在播放时重放的上限；请在 Python 中运行 simcore.check(trace, coll={i})。</translation>
+        </message>
     </context>
     <context>
         <name>LatencyView</name>
