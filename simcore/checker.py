@@ -140,48 +140,78 @@ def check(comm_or_trace, inputs=None, outputs=None, op: str | None = None, coll:
     return rep
 
 
+def _masks(trace, c) -> list[int]:
+    """Every message's contributors as a Python int bitmask (bit d: GPU d), decoded a block at a time."""
+    from .holdings import members
+
+    out = []
+    for lo in range(c.first_msg, c.last_msg, 4096):
+        r = trace.rows(lo, min(lo + 4096, c.last_msg))
+        packed = np.packbits(members(r, c.n, trace.explicit), axis=1, bitorder="little")
+        out += [int.from_bytes(row, "little") for row in map(bytes, packed)]
+    return out
+
+
+def _set_of(mask: int, cache={}) -> frozenset:  # noqa: B006 — a shared cache of decoded sets, on purpose
+    s = cache.get(mask)
+    if s is None:
+        if len(cache) > 1 << 16:
+            cache.clear()
+        s = cache[mask] = frozenset(i for i in range(mask.bit_length()) if mask >> i & 1)
+    return s
+
+
 def _replay(trace, c, errors):
     """Replay collective c's messages in the order sent. Returns {device: {chunk: (set, time)}}
     at the end and, per (device, chunk), the (step, message, sender) that last wrote it.
     A message's contributors must be held by its sender when it starts: each slot keeps its
-    history of (time, set), and the sender's set at t_start must contain what it sent."""
-    held = {d: {} for d in range(c.n)}
-    held[SWITCH] = {}
+    history of (time, contributors), and the sender's contributors at t_start must contain what
+    it sent. Contributors are int bitmasks here (a ring at n = 256 has 130,560 messages)."""
+    held = {}  # (device, chunk) -> [mask, time]
     history = {}
     for d, h in enumerate(c.initial):
         for ch, who in h:
-            held[d][ch] = (frozenset(who), c.t_start)
-            history[(d, ch)] = [(c.t_start, frozenset(who))]
+            m = sum(1 << w for w in who)
+            held[(d, ch)] = [m, c.t_start]
+            history[(d, ch)] = [(c.t_start, m)]
     last_write = {}
-    for i, m in enumerate(trace.messages_of(c.id)):
-        chunks = range(max(c.n_chunks, 1)) if m.chunk < 0 else (m.chunk,)
-        who = frozenset(m.contributors)
-        eps = 1e-12 * max(1e-6, abs(m.t_start))
-        for ch in chunks:
-            past = history.get((m.src, ch), [])
-            then = [s for t, s in past if t <= m.t_start + eps]
-            if m.src == SWITCH:
+    r = trace.rows(c.first_msg, c.last_msg)
+    cols = [r[f].tolist() for f in ("src", "dst", "chunk", "step", "t_start", "t_end", "reduce")]
+    every = range(max(c.n_chunks, 1))
+    for i, (src, dst, chunk, step, t0, t1, red), who in zip(range(len(r)), zip(*cols), _masks(trace, c)):
+        eps = 1e-12 * max(1e-6, abs(t0))
+        for ch in (every if chunk < 0 else (chunk,)):
+            past = history.get((src, ch))
+            if src == SWITCH:
                 pass
             elif not past or not who:
-                errors.append((m.step, i, f"in step {m.step}, GPU {m.src} sends chunk {ch} to GPU {m.dst} "
-                                          f"but does not hold it"))
-            elif not then or not who <= then[-1]:
-                lands = min((t for t, s in past if who <= s), default=past[-1][0])
-                errors.append((m.step, i, f"in step {m.step}, GPU {m.src} sends chunk {ch} to GPU {m.dst} at "
-                                          f"{_us(m.t_start)}, before it holds that data (it lands at "
-                                          f"{_us(lands)})"))
-            old = held[m.dst].get(ch)
-            if m.reduce and old is not None:
+                errors.append((step, i, f"in step {step}, GPU {src} sends chunk {ch} to GPU {dst} but does not hold it"))
+            else:
+                then = None
+                for t, m in past:
+                    if t <= t0 + eps:
+                        then = m
+                if then is None or who & ~then:
+                    lands = min((t for t, m in past if not who & ~m), default=past[-1][0])
+                    errors.append((step, i, f"in step {step}, GPU {src} sends chunk {ch} to GPU {dst} at "
+                                            f"{_us(t0)}, before it holds that data (it lands at {_us(lands)})"))
+            old = held.get((dst, ch))
+            if red and old is not None:
                 twice = old[0] & who
                 if twice:
-                    errors.append((m.step, i, f"in step {m.step}, GPU {m.dst} adds {gpus(twice)}'s data to its "
-                                              f"chunk {ch} a second time"))
-                held[m.dst][ch] = (old[0] | who, max(old[1], m.t_end))
+                    errors.append((step, i, f"in step {step}, GPU {dst} adds {gpus(_set_of(twice))}'s data to its "
+                                            f"chunk {ch} a second time"))
+                new = [old[0] | who, max(old[1], t1)]
             else:
-                held[m.dst][ch] = (who, m.t_end)
-            history.setdefault((m.dst, ch), []).append((m.t_end, held[m.dst][ch][0]))
-            last_write[(m.dst, ch)] = (m.step, i, m.src)
-    return held, last_write
+                new = [who, t1]
+            held[(dst, ch)] = new
+            history.setdefault((dst, ch), []).append((t1, new[0]))
+            last_write[(dst, ch)] = (step, i, src)
+    final = {d: {} for d in range(c.n)}
+    final[SWITCH] = {}
+    for (d, ch), (m, t) in held.items():
+        final[d][ch] = (_set_of(m), t)
+    return final, last_write
 
 
 def _needs(op, c, owner, final) -> list[dict]:
