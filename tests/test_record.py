@@ -60,3 +60,20 @@ def test_the_bare_names_are_gone_after_the_run(tmp_path):
     script.write_text("import hw_specs, llm_math, shard_lab, transformer_lab\n")
     assert cli.main(["record", str(script)]) == 0
     assert "hw_specs" not in sys.modules and "comm_sim" not in sys.modules
+
+
+def test_record_show_opens_what_it_wrote(tmp_path, monkeypatch):
+    from simcore import viewer
+
+    shown = []
+    monkeypatch.setattr(viewer, "show", lambda run, **kw: shown.append(run))
+    script = tmp_path / "s.py"
+    script.write_text("import numpy as np\nfrom comm_sim import Comm, switch, allreduce_ring\n"
+                      "allreduce_ring(Comm(switch(2)), [np.ones(4)] * 2)\n")
+    assert cli.main(["record", str(script), "--show"]) == 0
+    assert shown == [str(tmp_path / "s.trace.json")]
+
+
+def test_a_missing_script_is_one_line(tmp_path, capsys):
+    assert cli.main(["record", str(tmp_path / "nope.py")]) == 2
+    assert capsys.readouterr().err.strip() == f"simcore: {tmp_path / 'nope.py'}: no such script"
