@@ -105,3 +105,23 @@ def test_the_lecture_recording_steps_through_every_collective_in_order(qtbot, tm
             seen.append(c)
     sent = [c.id for c in w.model.run.trace.collectives if c.n_steps > 0]
     assert seen == sent  # every collective that sent something, in the order the script ran them
+
+
+def test_a_trace_written_by_the_cli_opens(qapp, tmp_path):
+    """The issue's first complaint: `python -m simcore trace … --format json` was refused as "not a scenario"."""
+    from simcore import __main__ as cli
+
+    path = tmp_path / "t.json.gz"
+    assert cli.main(["trace", "--op", "all-gather", "--n", "6", "--format", "json", "--out", str(path)]) == 0
+    rf = scenario_io.load_scenario(str(path))
+    assert rf.run.trace.n_messages == 30 and rf.scenario.kind == "all-gather" and rf.scenario.n == 6
+    assert rf.run.opened.report(0).ok
+
+
+def test_a_chrome_export_is_named_not_opened(tmp_path):
+    from simcore import __main__ as cli
+
+    path = tmp_path / "t.json"
+    assert cli.main(["trace", "--n", "4", "--format", "chrome", "--out", str(path)]) == 0
+    with pytest.raises(scenario_io.ScenarioFileError, match="is a Chrome trace"):
+        scenario_io.load_scenario(str(path))
