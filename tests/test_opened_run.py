@@ -125,3 +125,20 @@ def test_a_chrome_export_is_named_not_opened(tmp_path):
     assert cli.main(["trace", "--n", "4", "--format", "chrome", "--out", str(path)]) == 0
     with pytest.raises(scenario_io.ScenarioFileError, match="is a Chrome trace"):
         scenario_io.load_scenario(str(path))
+
+
+def test_the_verdict_stays_when_the_language_changes(qtbot, runs):
+    from app.i18n import set_language
+    from PySide6.QtWidgets import QApplication
+
+    w = make_window(qtbot, "all-gather", 8)
+    assert w.classroom.open_scenario(str(runs / "broken.json"))
+    panel = w.classroom.formula_dock.widget()
+    try:
+        set_language(QApplication.instance(), "zh")
+        assert "检查未通过" in shown_text(panel)
+    finally:
+        set_language(QApplication.instance(), "en")
+    assert "✗ Checked: all-reduce is wrong." in shown_text(panel)
+    assert w.model.update(kind="all-gather")  # back to a built scenario: its closed form, no verdict
+    assert "Checked" not in shown_text(panel) and "Ring all-gather" in shown_text(panel)
