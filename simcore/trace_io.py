@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import os
+import warnings
 from array import array
 from functools import cache
 
@@ -119,7 +120,23 @@ def _from_json_fast(cls, text: str):
         return None
     if not isinstance(data, dict) or data.get("version") != SCHEMA_VERSION or data.get("schema") != SCHEMA:
         return None
-    body, cols, pos = text[head:end], {}, 0
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy warns (and stops) at text it cannot parse: not this layout
+            data["columns"] = _columns_fast(text[head:end])
+    except (ValueError, DeprecationWarning):
+        return None
+    if data["columns"] is None:
+        return None
+    try:
+        return from_dict(cls, data)
+    except ValueError:
+        return None
+
+
+def _columns_fast(body: str):
+    """The columns of write_json's "columns" object, each parsed straight into an array (None: not that layout)."""
+    cols, pos = {}, 0
     for name in ROW.names:
         lo = body.find(f'"{name}": [', pos)
         if lo < 0:
@@ -128,16 +145,11 @@ def _from_json_fast(cls, text: str):
         hi = body.find("]", lo)
         part = body[lo:hi]
         pos = hi
-        if name == "reduce":
-            cols[name] = np.array(part.split(","), dtype=object) == "true" if part else np.zeros(0, bool)
-        else:
-            kind = float if ROW[name].kind == "f" else np.int64
-            cols[name] = np.fromstring(part, dtype=kind, sep=",") if part else np.zeros(0, kind)
-    data["columns"] = cols
-    try:
-        return from_dict(cls, data)
-    except ValueError:
-        return None
+        if ROW[name].kind == "f":  # numpy's own parser: as fast as json's for floats, without the list
+            cols[name] = np.fromstring(part, dtype=float, sep=",") if part else np.zeros(0)
+        else:  # small integers and true/false: json's C parser is several times faster here
+            cols[name] = np.array(json.loads("[" + part + "]"), dtype=ROW[name])
+    return cols
 
 
 def check_trace(tr) -> None:

@@ -179,3 +179,11 @@ def test_the_fast_reader_equals_the_general_one_and_a_reformatted_file_still_loa
     pretty = tmp_path / "pretty.json"
     pretty.write_text(json.dumps(json.loads(text), indent=1))  # hand-edited: not write_json's layout
     assert Trace.load(pretty) == comm.trace
+
+
+def test_a_hand_edited_column_falls_back_to_the_general_reader_and_its_sentence(tmp_path):
+    path = _saved(tmp_path)
+    text = path.read_text()
+    path.write_text(text.replace('"t_end": [', '"t_end": [oops,', 1))
+    with pytest.raises(ValueError, match="run.json: not a trace file"):
+        Trace.load(path)
