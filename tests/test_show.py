@@ -59,3 +59,33 @@ def test_show_refuses_a_bad_trace_in_one_sentence():
 
     with pytest.raises(ValueError, match="no collective and no op"):
         simcore.show(Trace(), block=False)
+
+
+@pytest.mark.usefixtures("english")
+def test_in_ipython_with_a_qt_loop_show_returns_at_once(qtbot, monkeypatch):
+    """napari's convention: with `%gui qt` the kernel's loop drives the window; show must not block."""
+    import types
+
+    from simcore import viewer
+
+    class Shell:
+        active_eventloop = None
+
+        def enable_gui(self, name):
+            self.active_eventloop = name
+
+    shell = Shell()
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    assert viewer._ipython_with_qt_loop() and shell.active_eventloop == "qt"
+    comm = Comm(switch(2))
+    broken_ring_allreduce(comm, [np.arange(4.0)] * 2)
+    win = simcore.show(comm)  # block=None: would hang here if it ran its own loop
+    qtbot.addWidget(win)
+    assert win.isVisible()
+
+
+def test_outside_ipython_show_would_block(monkeypatch):
+    from simcore import viewer
+
+    monkeypatch.setitem(sys.modules, "IPython", None)  # not installed
+    assert viewer._ipython_with_qt_loop() is False
