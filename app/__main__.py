@@ -5,6 +5,9 @@ shard-lab — the app's command line (also `python -m app`).
               [--step K] [--tab ring|weights|buffers|latency] [--lang en|zh]
               [--screenshot PATH [--size WxH]]
 
+FILE.json may also be a saved run (a trace: `trace.save("run.json")`, `python -m simcore record`,
+`python -m simcore trace --format json`; .json.gz too): it plays in every trace view.
+
 ALGO is an all-reduce algorithm of the registry (simcore.algorithms.ALLREDUCE_ALGOS; `--help`
 lists them). `FILE.json` opens a saved scenario (File → Save scenario…) at its saved step;
 with it, the scenario options are not given. A file that is not a scenario prints one line and exits 2.
@@ -50,7 +53,7 @@ def _parser() -> _Parser:
     from .core.scenarios import KINDS
 
     p = _Parser(prog="shard-lab", description="Tensor parallelism you can watch.")
-    p.add_argument("file", nargs="?", default=None, metavar="FILE.json", help="a saved scenario to open")
+    p.add_argument("file", nargs="?", default=None, metavar="FILE.json", help="a saved scenario or a saved run (trace) to open")
     p.add_argument("--scenario", default="all-gather", choices=KINDS, metavar="KIND",
                    help="one of: " + ", ".join(KINDS) + " (default all-gather)")
     p.add_argument("--n", default=8, type=int, help="devices (default 8)")
@@ -205,6 +208,8 @@ def _main(argv=None) -> int:
                 nbytes = fit_bytes(nbytes, args.n, args.scenario)
             sc = Scenario(kind=args.scenario, n=args.n, algo=args.algo or "ring", nbytes=nbytes, link=args.link)
         model = ScenarioModel(sc)
+        if getattr(sf, "run", None) is not None:  # a saved run (scenario_io.RunFile): play its own trace
+            model.run = sf.run
     except ValueError as e:
         return _fail(str(e))
     playback = Playback(model)

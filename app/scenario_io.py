@@ -354,9 +354,13 @@ def loads(text: str) -> ScenarioFile:
 
 
 def load_scenario(path: str) -> ScenarioFile:
-    """Read and check a scenario file. Raises ScenarioFileError (one sentence) on any problem."""
+    """Read and check a scenario file. Raises ScenarioFileError (one sentence) on any problem.
+    A saved run (a trace file, by its schema) is opened too: see load_run_file."""
     from . import files
 
+    run_file = load_run_file(path)
+    if run_file is not None:
+        return run_file
     name = os.path.basename(os.fspath(path))
     try:
         files.check_readable(path)  # stat only: a FIFO or /proc/kmsg would block the reading thread
@@ -396,6 +400,8 @@ def save_scenario(path: str, sc: Scenario, step: int | None = None, note: str = 
 
 def apply(model, playback, sf: ScenarioFile) -> bool:
     """Make `sf` the current scenario. False (model unchanged, its error signal says why) if refused."""
+    if isinstance(sf, RunFile):
+        return apply_run(model, playback, sf.run)
     if sf.link_spec is not None:
         register_link(sf.scenario.link, sf.link_spec)
     fields = scenario_to_dict(sf.scenario)
@@ -409,6 +415,47 @@ def apply(model, playback, sf: ScenarioFile) -> bool:
             playback.seek_step(sf.step)
         else:
             playback.to_start()
+    return True
+
+
+# ---------------------------------------------------------------------------------------
+# Saved runs: a file is a scenario or a trace, told apart by its schema (app/opened_run.py)
+# ---------------------------------------------------------------------------------------
+class RunFile(NamedTuple):
+    """A saved run opened as a file: fields as ScenarioFile's, and the Run to play."""
+
+    scenario: Scenario
+    step: int | None = None
+    note: str = ""
+    link_spec: LinkSpec | None = None
+    run: object = None
+
+
+def load_run_file(path: str) -> RunFile | None:
+    """The run in `path` if the file is a trace (by its schema), else None (a scenario file, or
+    not a file: load_scenario says which). ScenarioFileError (one sentence) for a bad trace."""
+    from . import files
+    from .opened_run import is_trace_file, load_run
+
+    try:
+        files.check_readable(path)
+    except (files.UnsafeFile, OSError):
+        return None
+    if not is_trace_file(path):
+        return None
+    try:
+        run = load_run(path)
+    except ValueError as e:
+        raise ScenarioFileError(str(e)) from None
+    return RunFile(run.scenario, run=run)
+
+
+def apply_run(model, playback, run) -> bool:
+    """Show a saved run (app/opened_run.py): the model takes it as it is, the clock goes to the start."""
+    model.scenario, model.run = run.scenario, run
+    model.changed.emit(run)
+    if playback is not None:
+        playback.to_start()
     return True
 
 

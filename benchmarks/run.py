@@ -75,13 +75,15 @@ GOALS = {
     "trace_bytes_per_message_n512": ("<=", 200.0),
     "chrome_bytes_per_slice_n256": ("<=", 200.0),
     "chrome_export_ratio_n256": ("<=", 3.0),
+    "open_saved_run_s_1M": ("<=", 2.0),  # a student's saved run (benchmarks/own_run.py)
+    "record_overhead_ratio": ("<=", 1.2),
 }
 
 ORDER = [
     "frame_ms_p50_n8", "frame_ms_p95_n8", "frame_ms_p50_n64", "frame_ms_p95_n64", "frame_ratio_n64_n8",
     "frame_ms_p50_n256", "frame_ms_p95_n256", "frame_ratio_n256_n8", "sweep_ms", "engine_vs_memcpy_ratio", "tp_forward_ratio_n8", "startup_ratio", "messages_per_s",
     "peak_rss_mb_n256", "cost_ratio_n256_n16", "messages_per_s_n256", "trace_bytes_per_message_n512",
-    "chrome_bytes_per_slice_n256", "chrome_export_ratio_n256",
+    "chrome_bytes_per_slice_n256", "chrome_export_ratio_n256", "open_saved_run_s_1M", "record_overhead_ratio",
 ]
 
 
@@ -620,6 +622,15 @@ def bench_startup(mode: Mode) -> list[Figure]:
 # ---------------------------------------------------------------------------------------
 # Running, the table, JSON
 # ---------------------------------------------------------------------------------------
+def bench_own_run(mode: Mode) -> list[Figure]:
+    """A student's own run: a saved 1 M-message trace opened, and `record`'s cost (benchmarks/own_run.py)."""
+    from benchmarks import own_run
+
+    t, note = own_run.bench_open_saved_run(1 if mode.quick else 3)
+    r, note2 = own_run.bench_record_overhead(3 if mode.quick else 7)
+    return [Figure("open_saved_run_s_1M", t, "s", note), Figure("record_overhead_ratio", r, "x", note2)]
+
+
 BENCHES = [
     (APP_FIGURES, bench_frames),
     (["sweep_ms"], bench_sweep),
@@ -630,6 +641,7 @@ BENCHES = [
     (["peak_rss_mb_n256"], bench_peak_rss),
     (["cost_ratio_n256_n16", "messages_per_s_n256", "trace_bytes_per_message_n512", "chrome_bytes_per_slice_n256",
       "chrome_export_ratio_n256"], bench_scale),
+    (["open_saved_run_s_1M", "record_overhead_ratio"], bench_own_run),
 ]
 
 

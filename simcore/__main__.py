@@ -6,6 +6,7 @@ python -m simcore decode --model llama3-70b --chip h100 --n 1,2,4,8,16
 python -m simcore step --model llama3-70b --chip h100 --n 8 --batch 32 --ctx 8192 [--overlap async] --out step.json
 python -m simcore measure --n 4 --sizes 8B..64MiB --out m.json     (needs the `mpi` extra)
 python -m simcore nccl-import all_reduce_perf.txt --out link.json
+python -m simcore record SCRIPT.py [args] [--out run.json] [--show]
 """
 
 from __future__ import annotations
@@ -127,8 +128,15 @@ def _write_trace(tr, path: str, fmt: str, flows: bool = True) -> str | None:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = _Parser(prog="python -m simcore", description="Shard Lab's engine from the command line.")
     sub = parser.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    if argv[:1] == ["record"]:  # record's own start is the script's overhead: no other command is loaded
+        from . import record
+
+        record.register(sub)
+        argv, script_args = record.split_argv(argv)
+        return record.run(parser.parse_args(argv), script_args)
     sub.add_parser("selftest", help="check collectives, matmul cases, closed forms and the TP forward")
     tp = sub.add_parser("trace", help="simulate one collective and write its trace")
     tp.add_argument("--op", choices=OPS, default="all-reduce")
@@ -148,6 +156,9 @@ def main(argv=None) -> int:
     cli_decode.register(sub)
     cli_measure.register(sub)
     cli_step.register(sub)
+    from . import record
+
+    record.register(sub)  # listed in --help; run above
     args = parser.parse_args(argv)
     if args.cmd == "selftest":
         return selftest()

@@ -53,6 +53,9 @@ from .links import (IB_NDR400, LINKS, NCCL_RING_LL128_BASE, NVLINK3, NVLINK4, NV
 from .topology import MAX_DEVICES, Nodes, Switch, Torus, nodes, switch, torus  # noqa: F401
 from .trace import SWITCH, Collective, Compute, Initial, Trace
 
+# Called with every new Comm (python -m simcore record collects a script's Comms through it).
+_on_new_comm: list = []
+
 
 # ---------------------------------------------------------------------------------------
 # The communicator
@@ -88,6 +91,37 @@ class Comm:
         self._not_before = -math.inf  # no message of the current collective call starts earlier
         self._coll = None  # (id, op, algo, label) of the collective being recorded
         self._route_cache: dict = {}
+        # what the trace needs to judge time later (simcore.check): the main link's α and β
+        self.trace.meta["link"] = {"name": getattr(self.link, "name", ""), "alpha": float(self.link.alpha),
+                                   "bw": float(self.link.bw)}
+        for hook in _on_new_comm:
+            hook(self)
+
+    # -- the public way to write a collective --------------------------------------------
+    def collective(self, op: str, algo: str = "custom", n_chunks: int | None = None, nbytes: float = 0.0,
+                   label: str = "", initial=None, t0: float | None = None) -> CollectiveCall:
+        """
+        Record one collective written by hand:
+
+            with comm.collective("all-reduce", algo="my-ring", n_chunks=n, nbytes=S) as c:
+                t = c.send(src, dst, nbytes, ready, step=k, chunk=j, reduce=True)   # arrival (s)
+
+        op: "all-reduce", "all-gather", "reduce-scatter" (or any name; simcore.check knows those
+        three); algo: your algorithm's name (a registered one, e.g. "ring", lets simcore.check
+        compare with its closed form); n_chunks: slots each device's buffer is cut into
+        (default n); nbytes: S, the full array's bytes before byte_scale (the all-reduce input,
+        the all-gather output); label: shown in the app (e.g. "layer 0 attn").
+        initial: what each device holds before the first message, as per-device dicts
+        {chunk: set of devices}; default: for an all-gather device d holds chunk d (its shard),
+        for every other op every device holds every chunk of its own data.
+        t0: when the collective starts (default: when the first device is ready, c.t0).
+
+        The Comm keeps each chunk's contributors from what is sent: a copy (reduce=False) gives
+        the receiver the sender's contributors, a reduce (reduce=True) unites them, so the trace
+        shows partial sums without book-keeping. You move the numpy data yourself. An exception
+        inside the `with` leaves the Comm as it was before it (no messages, ports, clock).
+        """
+        return CollectiveCall(self, op, algo, n_chunks, nbytes, label, initial, t0)
 
     # -- recording ------------------------------------------------------------------------
     def _begin(self, op, algo, label, n_chunks, nbytes, initial, t0=None):
@@ -275,6 +309,90 @@ class Comm:
         hs, hr = sp >= 0, rp >= 0
         in_turn = _repeats(sp[hs], len(self._send_free)) or _repeats(rp[hr], len(self._recv_free))
         return _Plan(src, dst, sp, rp, alpha, bw, bool(hs.all() and hr.all()), in_turn)
+
+
+class CollectiveCall:
+    """
+    One hand-written collective being recorded (`Comm.collective`; use it in a `with`).
+        c.send(src, dst, nbytes, ready, step=k, chunk=j, reduce=False) -> arrival time (s)
+        c.holds(d, chunk) -> frozenset of devices whose data device d's chunk sums (None: not held)
+        c.t0     when the collective starts (s); c.ready[d]: when device d is free to start (s)
+        c.n      devices; c.n_chunks chunks per device
+    """
+
+    def __init__(self, comm, op, algo, n_chunks, nbytes, label, initial, t0):
+        n = comm.n
+        self.comm, self.op, self.algo, self.label = comm, str(op), str(algo), str(label)
+        self.n = n
+        self.n_chunks = int(n if n_chunks is None else n_chunks)
+        if self.n_chunks < 1:
+            raise ValueError(f"n_chunks must be at least 1, got {n_chunks!r}")
+        if not (nbytes >= 0 and math.isfinite(nbytes)):
+            raise ValueError(f"nbytes must be a finite number >= 0, got {nbytes!r}")
+        if initial is None:
+            if self.op == "all-gather" and self.n_chunks == n:
+                initial = Initial.own_one(list(range(n)))
+            else:
+                initial = Initial.own_all(n, self.n_chunks)
+        elif not isinstance(initial, Initial):
+            if len(initial) != n:
+                raise ValueError(f"initial must give what each of the {n} devices holds, got {len(initial)}")
+            initial = [{int(ch): frozenset(int(w) for w in who) for ch, who in dict(h).items()} for h in initial]
+        self._initial, self._nbytes, self._t0 = initial, float(nbytes), t0
+        self._held = None
+
+    def __enter__(self) -> CollectiveCall:
+        comm = self.comm
+        if comm._coll is not None:
+            raise RuntimeError("a collective is already being recorded on this Comm: one at a time")
+        init = self._initial
+        self._held = {d: dict(init[d]) for d in range(self.n)}
+        self._held[SWITCH] = {}
+        self.ready = list(comm.ready)
+        comm._begin(self.op, self.algo, self.label, self.n_chunks, self._nbytes, init, t0=self._t0)
+        self.t0 = comm._t0
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.comm._end()
+        elif self.comm._coll is not None:
+            self.comm._abort()
+        return False
+
+    def holds(self, d: int, chunk: int):
+        """The devices whose data device d's chunk sums so far (None: d does not hold it)."""
+        return self._held[d].get(chunk)
+
+    def send(self, src: int, dst: int, nbytes: float, ready: float, step: int = 0, chunk: int = 0,
+             reduce: bool = False, phase: str = "") -> float:
+        """
+        Send chunk `chunk` of src (nbytes before byte_scale) to dst; its data exists on src at
+        `ready` (s). reduce=True: dst adds it to its own chunk; False: dst stores a copy.
+        Returns when its last byte lands on dst (seconds), by the port model (Comm docstring).
+        step: 0-based, which step of your algorithm this message belongs to (the app steps by it).
+        """
+        if self.comm._coll is None:
+            raise RuntimeError("c.send is only valid inside `with comm.collective(...) as c:`")
+        for name, d in (("src", src), ("dst", dst)):
+            if not (d == SWITCH or 0 <= d < self.n):
+                raise ValueError(f"{name} {d} is not a device (devices 0..{self.n - 1})")
+        if src == dst:
+            raise ValueError(f"device {src} cannot send to itself")
+        if not 0 <= chunk < self.n_chunks:
+            raise ValueError(f"chunk {chunk} does not exist (chunks 0..{self.n_chunks - 1})")
+        if not (nbytes >= 0 and math.isfinite(nbytes)):
+            raise ValueError(f"nbytes must be a finite number >= 0, got {nbytes!r}")
+        if step < 0:
+            raise ValueError(f"steps count from 0, got {step}")
+        who = self._held[src].get(chunk) or frozenset()
+        if reduce:
+            mine = self._held[dst].get(chunk) or frozenset()
+            self._held[dst][chunk] = mine | who
+        else:
+            self._held[dst][chunk] = who
+        return self.comm.send(int(src), int(dst), float(nbytes), float(ready), int(step), int(chunk), who,
+                              phase=phase, reduce=bool(reduce))
 
 
 class _Plan(NamedTuple):

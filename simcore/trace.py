@@ -154,6 +154,7 @@ class Trace:
         self._messages_view = MessageList(self)
         self.collectives: list[Collective] = []
         self.computes: list[Compute] = []  # empty unless the caller timed compute (Comm.compute)
+        self.meta: dict = {}  # e.g. {"link": {"name", "alpha" (s), "bw" (bytes/s)}}: saved with the trace
         self._step_times: dict[int, list] = {}  # a collective is recorded once complete: safe to memoise
         self._blocks: dict[int, list] = {}  # a few blocks of built Message records (see _message)
 
@@ -268,6 +269,41 @@ class Trace:
         if self._cap > self._len:
             self._cols = {name: col[:self._len].copy() for name, col in self._cols.items()}
             self._cap = self._len
+
+    @classmethod
+    def merge(cls, traces) -> Trace:
+        """
+        One trace of several runs one after another (python -m simcore record: every Comm a
+        script made). Each trace's clock starts where the previous one ended (its own t = 0
+        becomes the previous end), so the app plays the runs in the order they were made;
+        collective ids and message indices are renumbered, labels and devices kept.
+        """
+        out = cls()
+        offset = 0.0
+        for tr in traces:
+            tr._flush()
+            m0, c0 = out._len, len(out.collectives)
+            r = tr.rows()
+            if len(r):
+                keymap = np.array([out.key(*k) for k in tr._keys], dtype=np.int64)
+                ex_off = len(out._explicit)
+                out._explicit.extend(tr._explicit)
+                lo, hi = out._grow(len(r))
+                for name in ROW.names:
+                    out._cols[name][lo:hi] = r[name]
+                out._cols["key"][lo:hi] = keymap[r["key"]]
+                out._cols["coll"][lo:hi] += c0
+                out._cols["w0"][lo:hi] += np.where(r["w2"] == 0, ex_off, 0).astype(np.int32)
+                out._cols["t_start"][lo:hi] += offset
+                out._cols["t_end"][lo:hi] += offset
+            out.collectives += [c._replace(id=c.id + c0, t_start=c.t_start + offset, t_end=c.t_end + offset,
+                                           first_msg=c.first_msg + m0, last_msg=c.last_msg + m0)
+                                for c in tr.collectives]
+            out.computes += [op._replace(t_start=op.t_start + offset, t_end=op.t_end + offset) for op in tr.computes]
+            if not out.meta and getattr(tr, "meta", None):
+                out.meta = dict(tr.meta)
+            offset += tr.t_end
+        return out
 
     # -- reading: columns -------------------------------------------------------------------
     @property
@@ -469,12 +505,23 @@ class Trace:
 
     @classmethod
     def load(cls, path) -> Trace:
-        """Read a trace JSON file (gzipped when the name ends in .gz)."""
-        import gzip  # here, not at the top: the app's start need not load it
+        """Read a saved trace (gzipped when the name ends in .gz) and check it: ValueError with
+        one sentence for another schema or version, a truncated or corrupt file, or a hand-edited
+        one that could not have come from a Comm (see trace_io.check_trace)."""
+        from . import trace_io
 
-        opener = gzip.open if os.fspath(path).endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8") as f:
-            return cls.from_json(f.read())
+        return trace_io.load(cls, path)
+
+    def save(self, path):
+        """
+        Save the run for the app (`shard-lab run.json`, File → Open, simcore.show): the versioned
+        JSON of write_json, gzipped when the name ends in .gz, written through a temporary file
+        so a failed write leaves no half file. Raises OSError.
+        """
+        from . import trace_io
+
+        self._flush()
+        trace_io.write(self, os.fspath(path), "json")
 
     @classmethod
     def from_dict(cls, data: dict) -> Trace:

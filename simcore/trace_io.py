@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import os
+import warnings
 from array import array
 from functools import cache
 
@@ -61,7 +62,146 @@ def write_json(trace, dest):
         f.write('},\n"explicit": [' + ",".join(map(str, trace._explicit)) + "],\n"
                 f'"compute_fields": {json.dumps(Compute._fields)},\n"computes": [')
         f.write(",\n".join(json.dumps(_compute_to_list(c)) for c in trace.computes))
-        f.write("]}\n")
+        f.write("],\n" f'"meta": {json.dumps(getattr(trace, "meta", {}))}}}\n')
+
+
+# A saved run the app will open: at most this many messages (a few hundred MB of columns) and
+# a file of at most this many bytes (a gzipped file: its compressed size).
+MAX_MESSAGES = 20_000_000
+MAX_FILE_BYTES = 2 << 30
+
+
+def load(cls, path) -> Trace:
+    """
+    Read a saved trace (Trace.save / --format json; gzipped when the name ends in .gz) and check
+    it (check_trace). Raises ValueError with one sentence naming the file and the problem.
+    """
+    import gzip
+    import zlib
+
+    path = os.fspath(path)
+    name = os.path.basename(path)
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            raise ValueError(f"{name} is {size / 2**30:.1f} GiB; a trace file is at most "
+                             f"{MAX_FILE_BYTES / 2**30:.0f} GiB")
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as f:
+            text = f.read()
+        tr = _from_json_fast(cls, text)
+        if tr is None:  # not as write_json lays it out (hand-edited, version 1): the general reader
+            tr = cls.from_json(text)
+        check_trace(tr)
+    except ValueError as e:
+        if str(e).startswith(name):
+            raise
+        raise ValueError(f"{name}: {e}") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError):
+        raise ValueError(f"{name}: the trace file is truncated or corrupt (it cannot be decompressed or decoded)") from None
+    except OSError as e:
+        raise ValueError(f"cannot read {name}: {e.strerror or e}") from None
+    return tr
+
+
+def _from_json_fast(cls, text: str):
+    """
+    A file as write_json lays it out, read column by column straight into arrays (a million
+    messages: json.loads of the whole file would build 14 million Python numbers first). Returns
+    None when the layout is not write_json's, and the general reader takes over.
+    """
+    head = text.find('"columns": {')
+    end = text.find('},\n"explicit"', head)
+    if head < 0 or end < 0:
+        return None
+    try:
+        data = json.loads(text[:head] + '"columns": {}' + text[end + 1:])
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != SCHEMA_VERSION or data.get("schema") != SCHEMA:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy warns (and stops) at text it cannot parse: not this layout
+            data["columns"] = _columns_fast(text[head:end])
+    except (ValueError, DeprecationWarning):
+        return None
+    if data["columns"] is None:
+        return None
+    try:
+        return from_dict(cls, data)
+    except ValueError:
+        return None
+
+
+def _columns_fast(body: str):
+    """The columns of write_json's "columns" object, each parsed straight into an array (None: not that layout)."""
+    cols, pos = {}, 0
+    for name in ROW.names:
+        lo = body.find(f'"{name}": [', pos)
+        if lo < 0:
+            return None
+        lo += len(name) + 5
+        hi = body.find("]", lo)
+        part = body[lo:hi]
+        pos = hi
+        if ROW[name].kind == "f":  # numpy's own parser: as fast as json's for floats, without the list
+            cols[name] = np.fromstring(part, dtype=float, sep=",") if part else np.zeros(0)
+        else:  # small integers and true/false: json's C parser is several times faster here
+            cols[name] = np.array(json.loads("[" + part + "]"), dtype=ROW[name])
+    return cols
+
+
+def check_trace(tr) -> None:
+    """
+    Raise ValueError (one sentence) if a trace could not have come from a Comm: a message to
+    or from a device its collective does not have, negative or non-finite bytes, a message
+    that lands before it starts, collectives whose messages overlap or run past the trace,
+    or more than MAX_MESSAGES messages.
+    """
+    m = tr.n_messages
+    if m > MAX_MESSAGES:
+        raise ValueError(f"it has {m:,} messages; the app shows at most {MAX_MESSAGES:,}")
+    r = tr.rows()
+    nb, t0, t1 = r["nbytes"], r["t_start"], r["t_end"]
+    if m and not (np.isfinite(nb).all() and np.isfinite(t0).all() and np.isfinite(t1).all()):
+        raise ValueError("a message has a time or size that is not a finite number")
+    if m and nb.min() < 0:
+        i = int(np.argmin(nb))
+        raise ValueError(f"message {i} has negative bytes ({nb[i]:g})")
+    if m and (t1 < t0).any():
+        i = int(np.flatnonzero(t1 < t0)[0])
+        raise ValueError(f"times out of order: message {i} lands at {t1[i]:.9g} s, before it starts at {t0[i]:.9g} s")
+    last = 0
+    for k, c in enumerate(tr.collectives):
+        if c.id != k or not (last <= c.first_msg <= c.last_msg <= m):
+            raise ValueError(f"collective {c.id}'s messages [{c.first_msg}, {c.last_msg}) are out of order "
+                             f"or past the {m} messages")
+        if not (c.t_end >= c.t_start) or c.n < 1 or c.n_chunks < 0:
+            raise ValueError(f"collective {c.id} ends before it starts or has no devices")
+        last = c.last_msg
+        if c.last_msg == c.first_msg:
+            continue
+        lo, hi = c.first_msg, c.last_msg
+        for side in ("src", "dst"):
+            v = r[side][lo:hi]
+            bad = (v < -1) | (v >= c.n)
+            if bad.any():
+                i = lo + int(np.flatnonzero(bad)[0])
+                raise ValueError(f"message {i} goes {'from' if side == 'src' else 'to'} GPU {int(r[side][i])}, "
+                                 f"which does not exist (collective {c.id} has GPUs 0..{c.n - 1})")
+        ch = r["chunk"][lo:hi]
+        if ((ch < -1) | (ch >= max(c.n_chunks, 1))).any():
+            i = lo + int(np.flatnonzero((ch < -1) | (ch >= max(c.n_chunks, 1)))[0])
+            raise ValueError(f"message {i} carries chunk {int(r['chunk'][i])}, which collective {c.id} "
+                             f"does not have (chunks 0..{c.n_chunks - 1})")
+        late = t1[lo:hi].max()
+        if late > c.t_end + 1e-9 * abs(c.t_end) + 1e-15:
+            raise ValueError(f"times out of order: a message of collective {c.id} lands at {late:.9g} s, "
+                             f"after the collective ends at {c.t_end:.9g} s")
+    for i, op in enumerate(tr.computes):
+        if not (op.t_end >= op.t_start) or op.flops < 0 or op.nbytes < 0:
+            raise ValueError(f"op {i} ({op.label}) ends before it starts or has negative FLOPs or bytes")
 
 
 def from_dict(cls, data: dict) -> Trace:
@@ -81,6 +221,8 @@ def from_dict(cls, data: dict) -> Trace:
         tr.collectives = [_coll_from_dict(c) for c in data["collectives"]]
         # files from before computes were traced have none
         tr.computes = [_compute_from_list(row) for row in data.get("computes", [])]
+        meta = data.get("meta", {})
+        tr.meta = dict(meta) if isinstance(meta, dict) else {}
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
         raise ValueError(f"corrupt trace file: {e}") from None
     return tr

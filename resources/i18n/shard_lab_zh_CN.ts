@@ -1233,6 +1233,105 @@ This scenario has no stand-alone collective to show.</source>
         </message>
     </context>
     <context>
+        <name>GenericText</name>
+        <message>
+            <source>({k} more problems)</source>
+            <translation>（另有 {k} 个问题）</translation>
+        </message>
+        <message>
+            <source>, which adds it to its partial sum of {set}.</source>
+            <translation>，接收方把它加到自己的部分和上，现在是 {set} 的和。</translation>
+        </message>
+        <message>
+            <source>, which stores a copy of nothing the sender held.</source>
+            <translation>，接收方保存一份副本，但发送方并没有这块数据。</translation>
+        </message>
+        <message>
+            <source>, which stores a copy of {who}'s data.</source>
+            <translation>，接收方保存一份副本：{who} 的数据。</translation>
+        </message>
+        <message>
+            <source>, which stores a copy: the sum of {set}.</source>
+            <translation>，接收方保存一份副本：{set} 的和。</translation>
+        </message>
+        <message>
+            <source>Checked: every chunk ends as {op} needs it.</source>
+            <translation>检查通过：每个分块最后都符合 {op} 的要求。</translation>
+        </message>
+        <message>
+            <source>Checked: {op} is wrong.</source>
+            <translation>检查未通过：{op} 结果错误。</translation>
+        </message>
+        <message>
+            <source>GPU {d}</source>
+            <translation>GPU {d}</translation>
+        </message>
+        <message>
+            <source>GPUs {set}</source>
+            <translation>GPU {set}</translation>
+        </message>
+        <message>
+            <source>No closed form for this algorithm: its time is compared with the lower bound, the busiest port's bytes / β.</source>
+            <translation>此算法没有闭式公式：用时与下界比较，即最忙端口的字节数 / β。</translation>
+        </message>
+        <message>
+            <source>Opened run</source>
+            <translation>打开的运行</translation>
+        </message>
+        <message>
+            <source>Step {k} of {K} — {state}</source>
+            <translation>第 {k} 步，共 {K} 步 — {state}</translation>
+        </message>
+        <message>
+            <source>This step: {d} on the clock ({a} → {b}); {m} messages.</source>
+            <translation>本步：时钟上 {d}（{a} → {b}）；{m} 条消息。</translation>
+        </message>
+        <message>
+            <source>chunk {c}</source>
+            <translation>第 {c} 块</translation>
+        </message>
+        <message>
+            <source>done</source>
+            <translation>已完成</translation>
+        </message>
+        <message>
+            <source>in progress</source>
+            <translation>进行中</translation>
+        </message>
+        <message>
+            <source>next</source>
+            <translation>下一步</translation>
+        </message>
+        <message>
+            <source>simulated: {t}</source>
+            <translation>模拟：{t}</translation>
+        </message>
+        <message>
+            <source>the switch</source>
+            <translation>交换机</translation>
+        </message>
+        <message>
+            <source>the whole buffer</source>
+            <translation>整个缓冲区</translation>
+        </message>
+        <message>
+            <source>{op} “{algo}”: an algorithm the app does not know; each message as the trace records it.</source>
+            <translation>{op}“{algo}”：应用不认识的算法；下面逐条列出 trace 记录的消息。</translation>
+        </message>
+        <message>
+            <source>{src} sends {chunk}, {size}, to {dst}</source>
+            <translation>{src} 把{chunk}（{size}）发给 {dst}</translation>
+        </message>
+        <message>
+            <source>… and {k} more messages in this step.</source>
+            <translation>……本步还有 {k} 条消息。</translation>
+        </message>
+        <message>
+            <source>Not checked here: {m} messages are more than the app replays while you watch; in Python, simcore.check(trace, coll={i}) says it.</source>
+            <translation>此处未检查：{m} 条消息超出了应用在播放时重放的上限；请在 Python 中运行 simcore.check(trace, coll={i})。</translation>
+        </message>
+    </context>
+    <context>
         <name>LatencyView</name>
         <message>
             <source>Decode step</source>

@@ -426,6 +426,12 @@ class ExplainPanel(QWidget):
 
             parts.append("<p>" + html.escape(self.tr("Collective {i} of {N}: {label} — {what}").format(
                 i=coll + 1, N=len(tr_.collectives), label=place_name(c.label), what=op_title(c.op, c.algo))) + "</p>")
+        opened = getattr(run, "opened", None) is not None  # a saved run (app/views/text/generic_text.py)
+        if opened and c.n_steps > 0:
+            from .generic_text import explain_html, unknown
+
+            if unknown(run, c):  # an algorithm the app does not know: sentences from the trace's fields
+                return "\n".join(parts + [explain_html(run, f)])
         if c.n_steps == 0:
             alone = self.tr("One device: it already holds everything, nothing is sent.")
             parts.append("<p>" + html.escape(alone) + "</p>")
@@ -498,6 +504,10 @@ class ExplainPanel(QWidget):
                 bw=fmt_bw(busbw(c.op, c.n, c.nbytes, dur)), link=fmt_bw(link.bw))) + "</p>")
         if run.tp is not None:
             parts.append(self._tp_html(run, coll, t))
+        if opened:
+            from .generic_text import verdict_html
+
+            parts.append(verdict_html(run, c))
         return "\n".join(parts)
 
     def _meanwhile(self, run, coll, k, t0, t1, eps) -> str:

@@ -177,17 +177,23 @@ class FormulaPanel(QWidget):
 
     # -- content ----------------------------------------------------------------------
     def show_collective(self, op, algo, n, S, alpha, bw, simulated=None, link_name=""):
-        self._args = (op, algo, n, S, alpha, bw, simulated, link_name)
+        self._args, self._run_shown = (op, algo, n, S, alpha, bw, simulated, link_name), None
         self._op = None
         self._render()
 
     def show_op(self, rec, chip, prec="bf16"):
         """Show the roofline of op `rec` (trace.Compute) on `chip` instead of a collective."""
-        self._op = (rec, chip, prec)
+        self._op, self._run_shown = (rec, chip, prec), None
         self._render()
 
+    _run_shown = None  # (run, collective) of a saved run shown (generic_text.formula_html), else None
+
     def _render(self):
-        if self._op is not None:
+        if self._run_shown is not None:
+            from .generic_text import formula_html as run_html
+
+            self._label.setText(run_html(*self._run_shown))
+        elif self._op is not None:
             self._label.setText(op_html(*self._op))
         elif self._args is None:
             self._label.setText("<p>" + self.tr("No collective at this time.") + "</p>")
@@ -228,14 +234,18 @@ class FormulaPanel(QWidget):
                 self.show_op(rec, tp.chip, tp.prec)
             return
         if not trace.collectives:
-            if self._args is not None or self._op is not None:
-                self._args = self._op = self._shown_coll = None
+            if self._args is not None or self._op is not None or self._run_shown is not None:
+                self._args = self._op = self._shown_coll = self._run_shown = None
                 self._render()
             return
         c = trace.collectives[index.display_collective(float(self._playback.t))]  # the ring view's choice
         if c.id == self._shown_coll:
             return  # the closed form only changes when the collective does
         self._shown_coll = c.id
+        self._run_shown = (run, c) if getattr(run, "opened", None) is not None else None
+        if self._run_shown is not None:  # a saved run: closed form if known, the checker's verdict
+            self._render()
+            return
         topo = getattr(getattr(run, "comm", None), "topology", None)
         if is_machine(topo) and c.n == topo.n:  # a machine: its own closed form, term by term
             self._args = None

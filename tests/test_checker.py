@@ -1,0 +1,112 @@
+"""simcore.check: results against numpy, messages against what the op needs, time against the closed form."""
+
+import numpy as np
+import pytest
+
+import simcore
+from simcore.comm_sim import (ALLREDUCE_ALGOS, Comm, allgather_ring, reduce_scatter_ring, switch)
+from simcore.trace import Trace
+from test_own_collective import hand_ring_allreduce
+
+
+def _xs(n, L=None):
+    return [np.arange(float(L or 2 * n)) + 10 * d for d in range(n)]
+
+
+@pytest.mark.parametrize("algo", list(ALLREDUCE_ALGOS))
+def test_every_builtin_allreduce_passes_and_meets_its_closed_form(algo):
+    n = 4
+    comm = Comm(switch(n))
+    out = ALLREDUCE_ALGOS[algo].fn(comm, _xs(n))
+    rep = simcore.check(comm, _xs(n), out, "all-reduce")
+    assert rep.ok and rep.first_error is None, str(rep)
+    assert rep.t_model == pytest.approx(rep.time, rel=1e-9)
+    assert "equals the" in str(rep)
+
+
+def test_builtin_allgather_and_reduce_scatter_pass():
+    n = 4
+    comm = Comm(switch(n))
+    shards = [np.full(3, float(d)) for d in range(n)]
+    out = allgather_ring(comm, shards, list(range(n)))
+    assert simcore.check(comm, shards, out, "all-gather").ok
+    comm = Comm(switch(n))
+    pieces, owner = reduce_scatter_ring(comm, _xs(n))
+    rep = simcore.check(comm, _xs(n), pieces, "reduce-scatter", owner=owner)
+    assert rep.ok, str(rep)
+
+
+def broken_ring_allreduce(comm, xs):
+    """The all-gather phase forwards chunk d−k instead of d+1−k: it copies unreduced partials."""
+    n = comm.n
+    bufs = [x.copy().reshape(n, -1) for x in xs]
+    cb = xs[0].nbytes / n
+    with comm.collective("all-reduce", algo="my-ring", nbytes=xs[0].nbytes) as c:
+        got = list(c.ready)
+        for k in range(n - 1):
+            sent = [(d, (d - k) % n, bufs[d][(d - k) % n].copy()) for d in range(n)]
+            t = [c.send(d, (d + 1) % n, cb, got[d], step=k, chunk=ch, reduce=True) for d, ch, _ in sent]
+            for d, ch, v in sent:
+                bufs[(d + 1) % n][ch] += v
+            got = [max(got[d], t[(d - 1) % n]) for d in range(n)]
+        for k in range(n - 1):
+            sent = [(d, (d - k) % n, bufs[d][(d - k) % n].copy()) for d in range(n)]
+            t = [c.send(d, (d + 1) % n, cb, got[d], step=n - 1 + k, chunk=ch) for d, ch, _ in sent]
+            for d, ch, v in sent:
+                bufs[(d + 1) % n][ch] = v
+            got = [t[(d - 1) % n] for d in range(n)]
+    return [b.ravel() for b in bufs]
+
+
+def test_a_broken_ring_is_named_at_its_first_wrong_step():
+    n = 4
+    comm = Comm(switch(n))
+    out = broken_ring_allreduce(comm, _xs(n))
+    rep = simcore.check(comm, _xs(n), out, "all-reduce")
+    assert not rep.ok and not rep.values_ok
+    assert rep.first_error.startswith("after step 3, GPU 1's chunk 0 holds only GPU 0's data")
+    assert "all-reduce needs GPUs {0, 1, 2, 3}" in rep.first_error
+    assert "lower bound" in str(rep)  # my-ring is not registered: the bound, not a closed form
+    # the same verdict from the saved trace (the app's formula panel reads it)
+    back = Trace.from_json(comm.trace.to_json())
+    assert simcore.check(back, op="all-reduce").first_error == rep.first_error
+
+
+def test_partial_sum_a_double_add_and_a_missing_chunk_are_named():
+    comm = Comm(switch(3))
+    with comm.collective("all-reduce", n_chunks=1, nbytes=8) as c:
+        c.send(0, 2, 8, 0.0, step=0, chunk=0, reduce=True)
+        c.send(0, 1, 8, 0.0, step=0, chunk=0, reduce=True)
+        c.send(1, 2, 8, 1.0, step=1, chunk=0, reduce=True)  # {0, 1} into {0, 2}: GPU 0 twice
+    rep = simcore.check(comm, op="all-reduce")
+    assert rep.first_error == ("after step 0, GPU 1's chunk 0 sums GPUs {0, 1} (last sent to it by GPU 0); "
+                               "all-reduce needs GPUs {0, 1, 2}")
+    assert "in step 1, GPU 2 adds GPU 0's data to its chunk 0 a second time" in rep.errors
+    assert "GPU 0 never receives chunk 0, which all-reduce needs there (it needs the sum of GPUs {0, 1, 2})" \
+        in rep.errors
+
+
+def test_a_message_sent_before_the_sender_holds_its_data():
+    comm = Comm(switch(3))
+    with comm.collective("all-gather", nbytes=24) as c:
+        t = c.send(0, 1, 8, 0.0, step=0, chunk=0)
+        c.send(1, 2, 8, 0.0, step=1, chunk=0)  # ready=0: before chunk 0 lands on GPU 1 at t
+    rep = simcore.check(comm, op="all-gather")
+    assert rep.first_error.startswith("in step 1, GPU 1 sends chunk 0 to GPU 2 at 0.000 µs, before it holds")
+    assert f"{t * 1e6:.3f} µs" in rep.first_error
+    assert any("GPU 0 never receives chunk 1" in e for e in rep.errors)
+
+
+def test_right_messages_wrong_data_is_said():
+    n = 4
+    comm = Comm(switch(n))
+    out = hand_ring_allreduce(comm, _xs(n))
+    out[2] = out[2] + 1
+    rep = simcore.check(comm, _xs(n), out, "all-reduce")
+    assert not rep.ok and rep.first_error.startswith("GPU 2's result differs from numpy's all-reduce")
+    assert "not what the messages say" in rep.first_error
+
+
+def test_no_such_collective():
+    rep = simcore.check(Trace(), op="all-reduce")
+    assert not rep.ok and rep.first_error == "the trace has no all-reduce to check"

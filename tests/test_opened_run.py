@@ -1,0 +1,144 @@
+"""A saved run opened in the app: shard-lab FILE and File → Open take a trace by its schema, every
+view plays it, the explanation says an unknown algorithm's messages and the checker's verdict."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtGui import QImage  # noqa: E402
+
+from app import scenario_io  # noqa: E402
+from app.__main__ import main  # noqa: E402
+from classroom_fixtures import make_window  # noqa: E402
+from panel_text import shown_text  # noqa: E402
+from simcore.comm_sim import Comm, switch  # noqa: E402
+from test_checker import broken_ring_allreduce  # noqa: E402
+from test_own_collective import hand_ring_allreduce  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("english")
+
+
+@pytest.fixture
+def runs(tmp_path):
+    good = Comm(switch(4))
+    hand_ring_allreduce(good, [np.arange(16.0)] * 4)
+    good.trace.save(tmp_path / "ring.json.gz")
+    bad = Comm(switch(4))
+    broken_ring_allreduce(bad, [np.arange(16.0)] * 4)
+    bad.trace.save(tmp_path / "broken.json")
+    return tmp_path
+
+
+def test_a_scenario_and_a_trace_are_told_apart_by_schema(runs):
+    rf = scenario_io.load_scenario(str(runs / "ring.json.gz"))
+    assert isinstance(rf, scenario_io.RunFile)
+    assert rf.run.trace.n_messages == 24 and rf.scenario.kind == "all-reduce" and rf.scenario.n == 4
+
+
+def test_file_open_plays_a_students_unknown_algorithm_with_words_and_verdict(qtbot, runs):
+    w = make_window(qtbot, "all-gather", 8)
+    assert w.classroom.open_scenario(str(runs / "broken.json"))
+    assert w.model.run.trace.collectives[0].algo == "my-ring"
+    w.playback.seek_step(4)  # the all-gather phase: the broken copies
+    text = shown_text(w.explain)
+    assert "all-reduce “my-ring”: an algorithm the app does not know" in text
+    assert "GPU 0 sends chunk 0, 32 B, to GPU 1, which stores a copy of GPU 0's data." in text
+    assert "✗ Checked: all-reduce is wrong." in text
+    formula = shown_text(w.classroom.formula_dock.widget())
+    assert "after step 3, GPU 1's chunk 0 holds only GPU 0's data" in formula
+    assert "lower bound" in formula
+    w.playback.seek_step(1)
+    assert "which adds it to its partial sum of GPUs {0, 1}." in shown_text(w.explain)
+
+
+def test_a_known_algorithm_keeps_the_lecture_text_and_adds_the_verdict(qtbot, runs):
+    w = make_window(qtbot, "all-gather", 8)
+    assert w.classroom.open_scenario(str(runs / "ring.json.gz"))
+    w.playback.seek_step(2)
+    text = shown_text(w.explain)
+    assert "Closed form" in text and "✓ Checked: every chunk ends as all-reduce needs it." in text
+    assert "equals the ring closed form" in shown_text(w.classroom.formula_dock.widget())
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda d: d.update(version=9), "version 9 is not supported"),
+    (lambda d: d["columns"]["dst"].__setitem__(0, 7), "GPU 7, which does not exist"),
+])
+def test_a_bad_trace_is_one_sentence_and_the_app_keeps_its_scenario(qtbot, runs, edit, words):
+    data = json.loads((runs / "broken.json").read_text())
+    edit(data)
+    path = runs / "edited.json"
+    path.write_text(json.dumps(data))
+    w = make_window(qtbot, "all-gather", 8)
+    assert w.classroom.open_scenario(str(path)) is False
+    assert words in w.classroom.last_error and w.model.scenario.kind == "all-gather"
+
+
+def test_cli_screenshot_of_a_run_and_a_bad_run(qapp, runs, capsys):
+    shot = runs / "s.png"
+    assert main([str(runs / "broken.json"), "--step", "3", "--screenshot", str(shot)]) == 0
+    assert QImage(str(shot)).width() == 1600
+    (runs / "cut.json").write_text((runs / "broken.json").read_text()[:200])
+    assert main([str(runs / "cut.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cut.json: not a trace file" in err
+
+
+def test_the_lecture_recording_steps_through_every_collective_in_order(qtbot, tmp_path):
+    import shutil
+
+    from simcore import __main__ as cli
+    from test_record import LECTURE
+
+    shutil.copy(LECTURE, tmp_path / "shard_lab.py")
+    assert cli.main(["record", str(tmp_path / "shard_lab.py")]) == 0
+    w = make_window(qtbot, "all-gather", 8)
+    assert w.classroom.open_scenario(str(tmp_path / "shard_lab.trace.json"))
+    seen = []
+    for k in range(w.playback.n_steps):
+        w.playback.seek_step(k + 1)
+        c = w.model.run.index.display_collective(w.playback.t)
+        if not seen or seen[-1] != c:
+            seen.append(c)
+    sent = [c.id for c in w.model.run.trace.collectives if c.n_steps > 0]
+    assert seen == sent  # every collective that sent something, in the order the script ran them
+
+
+def test_a_trace_written_by_the_cli_opens(qapp, tmp_path):
+    """The issue's first complaint: `python -m simcore trace … --format json` was refused as "not a scenario"."""
+    from simcore import __main__ as cli
+
+    path = tmp_path / "t.json.gz"
+    assert cli.main(["trace", "--op", "all-gather", "--n", "6", "--format", "json", "--out", str(path)]) == 0
+    rf = scenario_io.load_scenario(str(path))
+    assert rf.run.trace.n_messages == 30 and rf.scenario.kind == "all-gather" and rf.scenario.n == 6
+    assert rf.run.opened.report(0).ok
+
+
+def test_a_chrome_export_is_named_not_opened(tmp_path):
+    from simcore import __main__ as cli
+
+    path = tmp_path / "t.json"
+    assert cli.main(["trace", "--n", "4", "--format", "chrome", "--out", str(path)]) == 0
+    with pytest.raises(scenario_io.ScenarioFileError, match="is a Chrome trace"):
+        scenario_io.load_scenario(str(path))
+
+
+def test_the_verdict_stays_when_the_language_changes(qtbot, runs):
+    from app.i18n import set_language
+    from PySide6.QtWidgets import QApplication
+
+    w = make_window(qtbot, "all-gather", 8)
+    assert w.classroom.open_scenario(str(runs / "broken.json"))
+    panel = w.classroom.formula_dock.widget()
+    try:
+        set_language(QApplication.instance(), "zh")
+        assert "检查未通过" in shown_text(panel)
+    finally:
+        set_language(QApplication.instance(), "en")
+    assert "✗ Checked: all-reduce is wrong." in shown_text(panel)
+    assert w.model.update(kind="all-gather")  # back to a built scenario: its closed form, no verdict
+    assert "Checked" not in shown_text(panel) and "Ring all-gather" in shown_text(panel)

@@ -1,0 +1,189 @@
+"""The public way to write a collective (Comm.collective) and saved runs (Trace.save / load)."""
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from simcore.comm_sim import Comm, allgather_ring, allreduce_ring, switch
+from simcore.trace import Trace
+
+
+def hand_ring_allreduce(comm, xs, phase=True):
+    """Ring all-reduce written with the public API only; returns every device's result."""
+    n = comm.n
+    bufs = [x.copy().reshape(n, -1) for x in xs]
+    cb = xs[0].nbytes / n
+    with comm.collective("all-reduce", algo="ring", n_chunks=n, nbytes=xs[0].nbytes) as c:
+        got = list(c.ready)
+        for k in range(n - 1):
+            sent = [(d, (d - k) % n, bufs[d][(d - k) % n].copy()) for d in range(n)]
+            t = [c.send(d, (d + 1) % n, cb, got[d], step=k, chunk=ch, reduce=True,
+                        phase="reduce-scatter" if phase else "") for d, ch, _ in sent]
+            for d, ch, v in sent:
+                bufs[(d + 1) % n][ch] += v
+            got = [max(got[d], t[(d - 1) % n]) for d in range(n)]
+        for k in range(n - 1):
+            sent = [(d, (d + 1 - k) % n, bufs[d][(d + 1 - k) % n].copy()) for d in range(n)]
+            t = [c.send(d, (d + 1) % n, cb, got[d], step=n - 1 + k, chunk=ch,
+                        phase="all-gather" if phase else "") for d, ch, _ in sent]
+            for d, ch, v in sent:
+                bufs[(d + 1) % n][ch] = v
+            got = [t[(d - 1) % n] for d in range(n)]
+    return [b.ravel() for b in bufs]
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_hand_written_ring_allreduce_records_the_builtin_trace(n):
+    rng = np.random.default_rng(n)
+    xs = [rng.standard_normal(4 * n) for _ in range(n)]
+    a, b = Comm(switch(n)), Comm(switch(n))
+    want = allreduce_ring(a, xs)
+    got = hand_ring_allreduce(b, xs)
+    assert a.trace == b.trace  # same messages, times, steps, contributors, collective record
+    assert a.time == b.time and a.ready == b.ready
+    assert all(np.allclose(g, w) for g, w in zip(got, want))
+
+
+def test_hand_written_ring_allgather_keeps_contributors_by_copy():
+    n = 4
+    comm, ref = Comm(switch(n)), Comm(switch(n))
+    shards = [np.full(3, float(d)) for d in range(n)]
+    allgather_ring(ref, shards, list(range(n)))
+    with comm.collective("all-gather", algo="ring", nbytes=n * shards[0].nbytes) as c:
+        got = list(c.ready)
+        for k in range(n - 1):
+            t = [c.send(d, (d + 1) % n, shards[0].nbytes, got[d], step=k, chunk=(d - k) % n) for d in range(n)]
+            got = [t[(d - 1) % n] for d in range(n)]
+        assert all(c.holds(d, ch) == {ch} for d in range(n) for ch in range(n))
+    assert [m.contributors for m in comm.trace.messages] == [m.contributors for m in ref.trace.messages]
+    assert comm.trace.collectives[0].t_end == ref.trace.collectives[0].t_end
+
+
+def test_reduce_unites_and_copy_replaces_contributors():
+    comm = Comm(switch(4))
+    with comm.collective("all-reduce", n_chunks=1, nbytes=8) as c:
+        c.send(0, 1, 8, 0.0, step=0, chunk=0, reduce=True)
+        assert c.holds(1, 0) == {0, 1}
+        c.send(1, 2, 8, 0.0, step=1, chunk=0, reduce=True)
+        assert c.holds(2, 0) == {0, 1, 2}
+        c.send(3, 2, 8, 0.0, step=2, chunk=0)  # a copy overwrites
+        assert c.holds(2, 0) == {3}
+    assert [sorted(m.contributors) for m in comm.trace.messages] == [[0], [0, 1], [3]]
+    assert comm.trace.collectives[0].algo == "custom"
+
+
+def test_an_exception_inside_the_with_leaves_the_comm_as_it_was():
+    comm = Comm(switch(4))
+    xs = [np.ones(8) for _ in range(4)]
+    allreduce_ring(comm, xs)
+    before = (comm.time, list(comm.ready), comm.trace.n_messages, len(comm.trace.collectives))
+    with pytest.raises(ZeroDivisionError):
+        with comm.collective("all-reduce", nbytes=64) as c:
+            c.send(0, 1, 16, 0.0, step=0, chunk=0)
+            1 / 0
+    with pytest.raises(ValueError, match="GPU|device|not a device"):
+        with comm.collective("all-reduce", nbytes=64) as c:
+            c.send(0, 9, 16, 0.0)
+    assert (comm.time, list(comm.ready), comm.trace.n_messages, len(comm.trace.collectives)) == before
+    allreduce_ring(comm, xs)  # the Comm still works, ports as before
+    ref = Comm(switch(4))
+    allreduce_ring(ref, xs)
+    allreduce_ring(ref, xs)
+    assert comm.trace == ref.trace
+
+
+def test_send_outside_the_with_and_nested_collectives_are_refused():
+    comm = Comm(switch(2))
+    c = comm.collective("all-reduce", nbytes=8)
+    with pytest.raises(RuntimeError):
+        c.send(0, 1, 8, 0.0)
+    with comm.collective("all-reduce", nbytes=8):
+        with pytest.raises(RuntimeError, match="one at a time"):
+            with comm.collective("all-gather", nbytes=8):
+                pass
+
+
+@pytest.mark.parametrize("name", ["run.json", "run.json.gz"])
+def test_save_and_load_round_trip(tmp_path, name):
+    comm = Comm(switch(4))
+    hand_ring_allreduce(comm, [np.arange(8.0) for _ in range(4)])
+    path = tmp_path / name
+    comm.trace.save(path)
+    back = Trace.load(path)
+    assert back == comm.trace
+    assert back.meta["link"]["bw"] == comm.link.bw
+
+
+def _saved(tmp_path, edit=None, name="run.json"):
+    comm = Comm(switch(4))
+    allreduce_ring(comm, [np.arange(8.0) for _ in range(4)])
+    data = comm.trace.to_dict()
+    if edit:
+        edit(data)
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda d: d.update(version=7), "version 7"),
+    (lambda d: d.update(schema="other"), "not a trace file"),
+    (lambda d: d["columns"]["dst"].__setitem__(3, 9), "GPU 9, which does not exist"),
+    (lambda d: d["columns"]["nbytes"].__setitem__(0, -5), "negative bytes"),
+    (lambda d: d["columns"]["t_end"].__setitem__(2, -1.0), "times out of order"),
+    (lambda d: d["columns"]["t_end"].__setitem__(2, 1.0), "times out of order"),
+])
+def test_bad_traces_are_refused_with_one_sentence(tmp_path, edit, words):
+    with pytest.raises(ValueError, match=words) as e:
+        Trace.load(_saved(tmp_path, edit))
+    assert "\n" not in str(e.value) and str(e.value).startswith("run.json")
+
+
+def test_truncated_and_corrupt_files_are_refused(tmp_path):
+    path = _saved(tmp_path)
+    path.write_text(path.read_text()[:-40])
+    with pytest.raises(ValueError, match="run.json: not a trace file"):
+        Trace.load(path)
+    gz = tmp_path / "run.json.gz"
+    with gzip.open(gz, "wt") as f:
+        f.write(_saved(tmp_path).read_text())
+    gz.write_bytes(gz.read_bytes()[:-30])
+    with pytest.raises(ValueError, match="truncated or corrupt"):
+        Trace.load(gz)
+
+
+def test_too_many_messages_names_the_limit(tmp_path, monkeypatch):
+    from simcore import trace_io
+
+    monkeypatch.setattr(trace_io, "MAX_MESSAGES", 10)
+    with pytest.raises(ValueError, match="at most 10"):
+        Trace.load(_saved(tmp_path))
+
+
+def test_the_fast_reader_equals_the_general_one_and_a_reformatted_file_still_loads(tmp_path):
+    from simcore.comm_sim import allreduce_innet, allreduce_rd
+    from simcore.hw_specs import H100
+
+    comm = Comm(switch(6))
+    allreduce_rd(comm, [np.arange(12.0)] * 6, label="rd, folded: explicit sets")
+    allreduce_innet(comm, [np.arange(12.0)] * 6, label="the switch adds")
+    comm.compute(2, "matmul", 1e9, 1e6, H100)
+    path = tmp_path / "run.json"
+    comm.trace.save(path)
+    text = path.read_text()
+    assert Trace.load(path) == Trace.from_json(text) == comm.trace
+    back = Trace.load(path)
+    assert back.computes == comm.trace.computes and back.meta == comm.trace.meta
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps(json.loads(text), indent=1))  # hand-edited: not write_json's layout
+    assert Trace.load(pretty) == comm.trace
+
+
+def test_a_hand_edited_column_falls_back_to_the_general_reader_and_its_sentence(tmp_path):
+    path = _saved(tmp_path)
+    text = path.read_text()
+    path.write_text(text.replace('"t_end": [', '"t_end": [oops,', 1))
+    with pytest.raises(ValueError, match="run.json: not a trace file"):
+        Trace.load(path)
