@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from .algorithms import ALLREDUCE_ALGOS, OPS, message_count, t_formula
+from .algorithms import ALGORITHMS, ALLREDUCE_ALGOS, OPS, message_count, t_formula
 from .links import LINKS
 from .topology import MAX_DEVICES
 
@@ -132,7 +132,8 @@ def main(argv=None) -> int:
     sub.add_parser("selftest", help="check collectives, matmul cases, closed forms and the TP forward")
     tp = sub.add_parser("trace", help="simulate one collective and write its trace")
     tp.add_argument("--op", choices=OPS, default="all-reduce")
-    tp.add_argument("--algo", choices=list(ALLREDUCE_ALGOS), default="ring")
+    tp.add_argument("--algo", choices=list(dict.fromkeys(a for reg in ALGORITHMS.values() for a in reg)),
+                    help="default: ring (all-to-all: direct)")
     tp.add_argument("--n", type=int, default=8, help=f"devices, 1 to {MAX_DEVICES}")
     tp.add_argument("--bytes", default="1MiB", help="S, the full array (e.g. 4KiB, 1MiB, 1GB)")
     tp.add_argument("--link", choices=list(LINKS), default="nvlink4")

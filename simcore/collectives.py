@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .contributors import who_block, who_everyone
+from .topology import Nodes, Switch
 from .trace import ALL, SWITCH, Initial, chunk_bounds
 
 
@@ -472,3 +473,101 @@ def allreduce_two_shot(comm, arrays, label=""):
         _direct_all_gather(comm, bufs, bounds, done, np.arange(n), who_everyone(n), step0=n - 1)
     comm._end()
     return [bufs[d] for d in range(n)]
+
+
+# ---------------------------------------------------------------------------------------
+# All-to-all: fn(comm, arrays, label="") -> list of arrays (1-D)
+# ---------------------------------------------------------------------------------------
+# Device d's buffer is n blocks of S/n bytes; block j goes to device j ("How to Scale Your
+# Model", AllToAll). The trace names block (src → dst) as chunk src·n + dst of n² slots, so the
+# holdings' one rule replays it unchanged: device d starts with slots d·n … d·n + n−1 (its row)
+# and ends also holding slot j·n + d of every j (its column): the transpose.
+def a2a_chunk(src, dst, n):
+    """The trace's chunk index of all-to-all block (src → dst) (arrays work too)."""
+    return src * n + dst
+
+
+def a2a_block(chunk, n):
+    """(src, dst) of an all-to-all chunk index: the inverse of a2a_chunk."""
+    return divmod(chunk, n)
+
+
+def _a2a_inputs(comm, arrays, algo):
+    """(blocks [src, dst, element], S bytes of one device's buffer); ValueError where it cannot run."""
+    n = comm.n
+    _check_arrays(arrays, n, "all-to-all")
+    L = len(arrays[0])
+    if L % n:
+        raise ValueError(f"all-to-all: length {L} is not divisible by {n} devices")
+    _check_direct_links(comm, algo)
+    return _stack(arrays).reshape(n, n, L // n)
+
+
+def _check_direct_links(comm, algo):
+    """Both algorithms send every block straight to its destination: every pair must be linked."""
+    topo = comm.topology
+    if isinstance(topo, (Switch, Nodes)) or comm.n < 2:
+        return
+    for s in range(comm.n):
+        for d in range(comm.n):
+            if s != d:
+                try:
+                    topo.route(s, d)
+                except ValueError:
+                    raise ValueError(f"all-to-all ({algo}) sends every block straight to its destination, and on "
+                                     f"{topo.name} device {s} cannot reach device {d} in one hop: run it on "
+                                     f"switch(n) or nodes(m, q), or on a torus of 2 or 3 devices") from None
+
+
+def _a2a_initial(n):
+    """Device d holds its own n blocks (d → j), its contributors {d}."""
+    return tuple({a2a_chunk(d, j, n): frozenset((d,)) for j in range(n)} for d in range(n))
+
+
+def _a2a_result(blocks):
+    """Device r's result: block r of every device, in device order."""
+    return [blocks[:, r].reshape(-1).copy() for r in range(blocks.shape[0])]
+
+
+def alltoall_direct(comm, arrays, label=""):
+    """
+    One-shot (direct) all-to-all. arrays[d]: device d's 1-D buffer, length divisible by n, cut
+    into n blocks; returns, for every device r, block r of every device's buffer in device order.
+    Every device issues its n−1 blocks at once, to (d + j) mod n in round j, so no receive port
+    hears two senders in a round; the blocks queue on the send port and the last lands α after
+    the port has streamed (n−1)·S/n bytes. S = one device's buffer (nccl-tests' alltoall size).
+    Time: α + (n−1)·S/(nβ) — the scaling book's AllToAll on a full crossbar (each device sends
+    and receives (n−1)/n of its buffer), latency paid once.
+    """
+    n = comm.n
+    blocks = _a2a_inputs(comm, arrays, "direct")
+    comm._begin("all-to-all", "direct", label, n * n, blocks[0].nbytes, _a2a_initial(n))
+    d, ready = np.arange(n), np.array(comm.ready)
+    nb = blocks[0, 0].nbytes
+    for j in range(1, n):
+        dst = (d + j) % n
+        comm.send_batch(d, dst, nb, ready, j - 1, a2a_chunk(d, dst, n), (d, 1, n, n), "one-shot all-to-all", False)
+    comm._end()
+    return _a2a_result(blocks)
+
+
+def alltoall_pairwise(comm, arrays, label=""):
+    """
+    Pairwise-exchange all-to-all (same arguments and result as alltoall_direct). n−1 rounds; in
+    round k device d sends block (d+k) mod n to device (d+k) mod n and receives from (d−k) mod n,
+    a blocking exchange: d starts round k once it and its partner have received round k−1's block.
+    Every round pays α: time (n−1)·(α + S/(nβ)), S = one device's buffer (Thakur, Rabenseifner &
+    Gropp 2005, §4.5: MPICH's long-message MPI_Alltoall, (p−1)α + nβ with n their per-process bytes).
+    """
+    n = comm.n
+    blocks = _a2a_inputs(comm, arrays, "pairwise")
+    comm._begin("all-to-all", "pairwise", label, n * n, blocks[0].nbytes, _a2a_initial(n))
+    d, ready = np.arange(n), np.array(comm.ready)
+    nb = blocks[0, 0].nbytes
+    for k in range(1, n):
+        dst = (d + k) % n
+        both = np.maximum(ready, ready[dst])
+        t = comm.send_batch(d, dst, nb, both, k - 1, a2a_chunk(d, dst, n), (d, 1, n, n), f"round {k}", False)
+        ready = np.maximum(ready, t[(d - k) % n])  # device e heard from e − k
+    comm._end()
+    return _a2a_result(blocks)
