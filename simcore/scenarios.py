@@ -120,8 +120,9 @@ def run_collective(op="all-gather", n=8, nbytes=2**20, algo="ring", link=NVLINK4
 
 
 def _run_all_to_all(n, nbytes, algo, link, seed, elems_per_chunk) -> CollectiveRun:
-    """run_collective's all-to-all: n blocks of elems_per_chunk values per device (inputs (n, L),
-    block j of row d is what device d sends to device j)."""
+    """run_collective's all-to-all: n blocks of elems_per_chunk values per device. Its inputs are in
+    the trace's chunk order, n² slots (slot s·n + j = block (s → j)): row d holds its buffer in band d,
+    zeros elsewhere (like an all-gather's), so trace.buffer_values gives every device's values."""
     if algo not in ALLTOALL_ALGOS:
         raise ValueError(f"unknown all-to-all algorithm {algo!r}; choose one of {', '.join(ALLTOALL_ALGOS)}")
     link = LINKS[link] if isinstance(link, str) and link in LINKS else link
@@ -131,6 +132,9 @@ def _run_all_to_all(n, nbytes, algo, link, seed, elems_per_chunk) -> CollectiveR
     topo = switch(n, link)
     L = topo.n * elems_per_chunk
     comm = Comm(topo, byte_scale=nbytes / (L * 8))
-    inputs = demo_values(seed, (topo.n, L))
-    outputs = ALLTOALL_ALGOS[algo].fn(comm, list(inputs), label="all-to-all")
+    bufs = demo_values(seed, (topo.n, L))
+    outputs = ALLTOALL_ALGOS[algo].fn(comm, list(bufs), label="all-to-all")
+    inputs = np.zeros((topo.n, topo.n * L))
+    for d in range(topo.n):
+        inputs[d, d * L:(d + 1) * L] = bufs[d]
     return CollectiveRun("all-to-all", algo, topo.n, nbytes, link, comm, inputs, outputs)

@@ -22,7 +22,7 @@ def scenario_title(sc, run) -> str:
     from PySide6.QtCore import QCoreApplication
 
     tr = QCoreApplication.translate
-    if sc.kind in ("all-gather", "reduce-scatter", "all-reduce"):
+    if sc.kind in ("all-gather", "reduce-scatter", "all-reduce", "all-to-all"):
         what = op_title(sc.kind, sc.algo)
     elif sc.kind.startswith("matmul-"):
         what = tr("RingView", "Sharded matmul, case {k}").format(k=sc.kind[-1])
