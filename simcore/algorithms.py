@@ -150,6 +150,8 @@ ALGORITHMS = {"all-reduce": ALLREDUCE_ALGOS, "all-gather": ALLGATHER_ALGOS, "red
 # busbw = algbw·(n−1)/n, the (n−1)/n of the buffer that leaves the device). On one switch:
 #     direct (one-shot)    α + (n−1)·S/(nβ)      every block at once, the send port streams them
 #     pairwise exchange    (n−1)·(α + S/(nβ))    Thakur, Rabenseifner & Gropp 2005, §4.5
+# On nodes both run as on a switch (no closed form: the inter-node ports queue); on a torus each block
+# is forwarded hop by hop in dimension order (collectives._a2a_paths).
 ALLTOALL_ALGOS = {
     "direct": Algorithm(
         "one-shot (direct): every device sends block j straight to device j, all at once", alltoall_direct,

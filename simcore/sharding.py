@@ -111,7 +111,8 @@ def all_to_all(comm, shards, split_axis, concat_axis, algo=None, label="all-to-a
     device d ends with block d of every device's shard, concatenated in device order along
     `concat_axis` ("How to Scale Your Model", AllToAll: A[I_X, J] -> A[I, J_X] with
     split_axis=1, concat_axis=0). algo: a key of ALLTOALL_ALGOS, "direct" (default: every block
-    at once, as NCCL's grouped sends do) or "pairwise". Returns one array per device.
+    at once, as NCCL's grouped sends do) or "pairwise". Any topology: on a torus each block is
+    forwarded hop by hop in dimension order. Returns one array per device.
     """
     algo = "direct" if algo is None else algo
     if algo not in ALLTOALL_ALGOS:
