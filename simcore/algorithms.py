@@ -146,8 +146,9 @@ OPS = ("all-reduce", "all-gather", "reduce-scatter")
 ALGORITHMS = {"all-reduce": ALLREDUCE_ALGOS, "all-gather": ALLGATHER_ALGOS, "reduce-scatter": REDUCE_SCATTER_ALGOS}
 
 # The fourth op, all-to-all: device d sends its j-th block to device j ("How to Scale Your Model",
-# AllToAll). S = one device's whole buffer, n blocks of S/n (nccl-tests' alltoall size; its
-# busbw = algbw·(n−1)/n, the (n−1)/n of the buffer that leaves the device). On one switch:
+# AllToAll). S = one device's whole buffer, n blocks of S/n (nccl-tests src/alltoall.cu, AlltoAllGetBw:
+# algbw = count·nranks·typesize / t with count one block, busbw = algbw·(n−1)/n — the (n−1)/n of the
+# buffer that leaves the device, so busbw = β when α = 0 for direct). On one switch:
 #     direct (one-shot)    α + (n−1)·S/(nβ)      every block at once, the send port streams them
 #     pairwise exchange    (n−1)·(α + S/(nβ))    Thakur, Rabenseifner & Gropp 2005, §4.5
 # On nodes both run as on a switch (no closed form: the inter-node ports queue); on a torus each block
@@ -288,6 +289,6 @@ def algbw(msg_bytes, t):
 
 def busbw(op, n, msg_bytes, t):
     """nccl-tests bus bandwidth: algbw × 2(n−1)/n (all-reduce) or × (n−1)/n (gather, scatter,
-    all-to-all: nccl-tests' doc/PERFORMANCE.md)."""
+    all-to-all: nccl-tests src/alltoall.cu, AlltoAllGetBw)."""
     factor = 2 * (n - 1) / n if op == "all-reduce" else (n - 1) / n
     return algbw(msg_bytes, t) * factor
