@@ -55,7 +55,8 @@ def _parser() -> _Parser:
                    help="one of: " + ", ".join(KINDS) + " (default all-gather)")
     p.add_argument("--n", default=8, type=int, help="devices (default 8)")
     algos = list(dict.fromkeys(a for op in ("all-reduce", "all-to-all") for a in ALGORITHMS[op]))
-    p.add_argument("--algo", default=None, choices=algos, help="all-reduce algorithm (default ring; all-to-all: direct)")
+    p.add_argument("--algo", default=None, choices=algos,
+                   help="all-reduce algorithm (default ring); all-to-all: direct (default) or pairwise")
     p.add_argument("--bytes", default="1MiB", help="message size S, e.g. 64KiB, 1MiB, 2GB (default 1MiB)")
     p.add_argument("--link", default="nvlink4", help="link preset (default nvlink4)")
     p.add_argument("--step", default=None, help="show step K in flight; 0 = the start")
