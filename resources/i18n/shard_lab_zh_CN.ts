@@ -1216,6 +1216,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>α：每条消息的延迟 · β：每个端口每个方向的带宽 · S：完整数组的字节数 · n：设备数</translation>
         </message>
         <message>
+            <source>α: latency per message · β: bandwidth per port and direction · S: bytes of one GPU's buffer (n blocks of S/n) · n: devices</source>
+            <translation>α：每条消息的延迟 · β：每个端口每个方向的带宽 · S：一块 GPU 缓冲区的字节数（n 个 S/n 的数据块）· n：设备数</translation>
+        </message>
+        <message>
             <source>No collective at this time.</source>
             <translation>此刻没有集合通信。</translation>
         </message>
