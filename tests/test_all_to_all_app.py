@@ -112,3 +112,19 @@ def test_cli_screenshot(qapp, tmp_path, args):
     assert (ia.width(), ia.height()) == (1600, 900)
     centre = [(x, y) for x in range(500, 1100, 7) for y in range(250, 650, 7)]
     assert sum(ia.pixel(x, y) != ib.pixel(x, y) for x, y in centre) > 50  # the blocks moved on
+
+
+@pytest.mark.parametrize("algo, form", [("direct", "α + (n − 1)·S/(nβ)"), ("pairwise", "(n − 1) · (α + S/(nβ))")])
+def test_formula_panel_writes_the_closed_form_and_what_s_is(algo, form):
+    from app.views.text.formula_panel import formula_html
+    from simcore.links import NVLINK4
+
+    run = run_collective("all-to-all", 8, 2.0**20, algo)
+    c = run.trace.collectives[0]
+    import html
+    import re
+
+    rich = formula_html(c.op, c.algo, c.n, c.nbytes, NVLINK4.alpha, NVLINK4.bw, simulated=c.t_end - c.t_start)
+    text = html.unescape(re.sub(r"<[^>]+>", "", rich))
+    assert form in text and "equals the closed form ✓" in text
+    assert "S: bytes of one GPU's buffer (n blocks of S/n)" in text
