@@ -128,3 +128,17 @@ def test_formula_panel_writes_the_closed_form_and_what_s_is(algo, form):
     text = html.unescape(re.sub(r"<[^>]+>", "", rich))
     assert form in text and "equals the closed form ✓" in text
     assert "S: bytes of one GPU's buffer (n blocks of S/n)" in text
+
+
+@pytest.mark.parametrize("n", [3, 5])
+def test_a_box_is_the_n_by_n_grid_of_blocks_row_sender_column_receiver(qtbot, n):
+    from ring_pixels import slot_rect
+
+    _model, _pb, view = make_view(qtbot, kind="all-to-all", n=n, algo="pairwise", nbytes=float(n * 2**20))
+    for d in range(n):
+        r = {(s, j): slot_rect(view, d, a2a_chunk(s, j, n)) for s in range(n) for j in range(n)}
+        for s in range(n):
+            assert len({round(r[s, j].center().y(), 3) for j in range(n)}) == 1  # a sender's blocks: one row
+            assert len({round(r[j, s].center().x(), 3) for j in range(n)}) == 1  # a receiver's: one column
+            assert all(r[s, j].center().x() < r[s, j + 1].center().x() for j in range(n - 1))
+            assert all(r[j, s].center().y() < r[j + 1, s].center().y() for j in range(n - 1))
