@@ -323,8 +323,8 @@ class ControlPanel(QWidget):
             preset = PRESETS[key]
             # the group that shows the machine (two DGX nodes, a torus slice); n can change after
             changes["n"] = MACHINE_N.get(key) or preset.valid_degrees(scenarios.MAX_N)[-1]
-            if sc.kind not in scenarios.COLLECTIVE_KINDS:  # machines run the collectives
-                changes["kind"] = "all-reduce"
+            if sc.kind not in scenarios.COLLECTIVE_KINDS or sc.kind == "all-to-all":  # machines run the
+                changes["kind"] = "all-reduce"  # three ring-based collectives (all-to-all: one switch in the app)
             n = changes.get("n", sc.n)
             changes["nbytes"] = scenarios.fit_bytes(sc.nbytes, n, changes.get("kind", sc.kind))
         self._apply(**changes)

@@ -142,3 +142,15 @@ def test_a_box_is_the_n_by_n_grid_of_blocks_row_sender_column_receiver(qtbot, n)
             assert len({round(r[j, s].center().x(), 3) for j in range(n)}) == 1  # a receiver's: one column
             assert all(r[s, j].center().x() < r[s, j + 1].center().x() for j in range(n - 1))
             assert all(r[j, s].center().y() < r[j + 1, s].center().y() for j in range(n - 1))
+
+
+def test_choosing_a_machine_leaves_all_to_all_for_the_machines_collectives(qtbot):
+    from classroom_fixtures import make_window
+    from simcore.topology_presets import PRESETS
+
+    w = make_window(qtbot, "all-to-all", 4, "pairwise", nbytes=4 * 4096.0)
+    ctl = w.controls
+    assert [ctl.algo.itemData(i) for i in range(ctl.algo.count())] == ["direct", "pairwise"] and ctl.algo.isEnabled()
+    key = next(iter(PRESETS))
+    ctl._on_machine_activated(ctl.machine.findData(key))
+    assert (w.model.scenario.kind, w.model.scenario.topology) == ("all-reduce", key) and not ctl.error.text()
