@@ -48,7 +48,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> _Parser:
-    from simcore.algorithms import ALLREDUCE_ALGOS as ALGOS  # the registry: no copy of the names here
+    from simcore.algorithms import ALGORITHMS  # the registry: no copy of the names here
 
     from .core.scenarios import KINDS
 
@@ -57,7 +57,9 @@ def _parser() -> _Parser:
     p.add_argument("--scenario", default="all-gather", choices=KINDS, metavar="KIND",
                    help="one of: " + ", ".join(KINDS) + " (default all-gather)")
     p.add_argument("--n", default=8, type=int, help="devices (default 8)")
-    p.add_argument("--algo", default=None, choices=list(ALGOS), help="all-reduce algorithm (default ring)")
+    algos = list(dict.fromkeys(a for op in ("all-reduce", "all-to-all") for a in ALGORITHMS[op]))
+    p.add_argument("--algo", default=None, choices=algos,
+                   help="all-reduce algorithm (default ring); all-to-all: direct (default) or pairwise")
     p.add_argument("--bytes", default="1MiB", help="message size S, e.g. 64KiB, 1MiB, 2GB (default 1MiB)")
     p.add_argument("--link", default="nvlink4", help="link preset (default nvlink4)")
     p.add_argument("--step", default=None, help="show step K in flight; 0 = the start")
@@ -202,11 +204,12 @@ def _main(argv=None) -> int:
                 scenario_io.register_link(sf.scenario.link, sf.link_spec)
             sc = sf.scenario
         else:
-            if "--bytes" not in given:  # the default size adapts to n
-                from .core.scenarios import fit_bytes
+            from .core.scenarios import default_algo, fit_bytes
 
+            if "--bytes" not in given:  # the default size adapts to n
                 nbytes = fit_bytes(nbytes, args.n, args.scenario)
-            sc = Scenario(kind=args.scenario, n=args.n, algo=args.algo or "ring", nbytes=nbytes, link=args.link)
+            sc = Scenario(kind=args.scenario, n=args.n, algo=args.algo or default_algo(args.scenario), nbytes=nbytes,
+                          link=args.link)
         model = ScenarioModel(sc)
         if getattr(sf, "run", None) is not None:  # a saved run (scenario_io.RunFile): play its own trace
             model.run = sf.run

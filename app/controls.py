@@ -157,6 +157,8 @@ class ControlPanel(QWidget):
 
     def _algo_names(self, sc=None):
         """The algorithms on offer: the registry's on one switch, the machine's on a named one."""
+        if sc is not None and sc.kind == "all-to-all":
+            return {k: algo_text("all-to-all", k).name for k in scenarios.algos_of(sc.kind)}
         if sc is None or not sc.topology:
             return {k: algo_text("all-reduce", k).name for k in ALLREDUCE_ALGOS}  # the registry's, in its order
         names = {"hier": self.tr("Hierarchical (in node, across nodes, in node)"),
@@ -227,7 +229,7 @@ class ControlPanel(QWidget):
             return self.tr("Small matrices with real numbers; the collective is timed as if it moved S bytes.")
         if sc.kind in ("all-gather", "reduce-scatter"):
             return self.tr("S must split into n equal chunks.")
-        return algo_text("all-reduce", sc.algo).hint
+        return algo_text("all-to-all" if sc.kind == "all-to-all" else "all-reduce", sc.algo).hint
 
     def _on_model_changed(self, run):
         self.error.clear()
@@ -321,8 +323,8 @@ class ControlPanel(QWidget):
             preset = PRESETS[key]
             # the group that shows the machine (two DGX nodes, a torus slice); n can change after
             changes["n"] = MACHINE_N.get(key) or preset.valid_degrees(scenarios.MAX_N)[-1]
-            if sc.kind not in scenarios.COLLECTIVE_KINDS:  # machines run the collectives
-                changes["kind"] = "all-reduce"
+            if sc.kind not in scenarios.COLLECTIVE_KINDS or sc.kind == "all-to-all":  # machines run the
+                changes["kind"] = "all-reduce"  # three ring-based collectives (all-to-all: one switch in the app)
             n = changes.get("n", sc.n)
             changes["nbytes"] = scenarios.fit_bytes(sc.nbytes, n, changes.get("kind", sc.kind))
         self._apply(**changes)

@@ -102,10 +102,12 @@ def _check_n(v):
 
 
 def algo_names() -> tuple:
-    """Every all-reduce a scenario file may name: the switch's and the machines' (hier, torus …)."""
+    """Every algorithm a scenario file may name: the switch's all-reduces, the machines' (hier, torus …)
+    and all-to-all's (pairwise)."""
     from simcore.topo_collectives import TOPO_ALLREDUCE  # read when a file is, not at startup
 
-    return tuple(ALLREDUCE_ALGOS) + tuple(k for k in TOPO_ALLREDUCE if k not in ALLREDUCE_ALGOS)
+    names = dict.fromkeys([*ALLREDUCE_ALGOS, *TOPO_ALLREDUCE, *scenarios.algos_of("all-to-all")])
+    return tuple(names)
 
 
 def _check_algo(v):

@@ -26,7 +26,8 @@ torus). Ring and recursive doubling wait for the previous step's data at every s
 per step; one-shot, two-shot and in-network issue their messages at once and pay α once per
 phase, their ports streaming bytes back to back.
 Sizes: S is always the *full* array's bytes (after byte_scale), as nccl-tests reports it:
-the all-reduce input, the all-gather output, the reduce-scatter input.
+the all-reduce input, the all-gather output, the reduce-scatter input, one device's all-to-all
+buffer. All-to-all (direct α + (n−1)·S/(nβ), pairwise exchange (n−1)·(α + S/(nβ))): its own block below.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .collectives import (allgather_direct, allgather_ring, allreduce_direct, allreduce_innet, allreduce_rd,
-                          allreduce_ring, allreduce_two_shot, reduce_scatter_direct, reduce_scatter_ring)
+                          allreduce_ring, allreduce_two_shot, alltoall_direct, alltoall_pairwise,
+                          reduce_scatter_direct, reduce_scatter_ring)
 from .topology import Nodes, Switch, Torus
 
 
@@ -142,6 +144,27 @@ REDUCE_SCATTER_ALGOS = {
 
 OPS = ("all-reduce", "all-gather", "reduce-scatter")
 ALGORITHMS = {"all-reduce": ALLREDUCE_ALGOS, "all-gather": ALLGATHER_ALGOS, "reduce-scatter": REDUCE_SCATTER_ALGOS}
+
+# The fourth op, all-to-all: device d sends its j-th block to device j ("How to Scale Your Model",
+# AllToAll). S = one device's whole buffer, n blocks of S/n (nccl-tests src/alltoall.cu, AlltoAllGetBw:
+# algbw = count·nranks·typesize / t with count one block, busbw = algbw·(n−1)/n — the (n−1)/n of the
+# buffer that leaves the device, so busbw = β when α = 0 for direct). On one switch:
+#     direct (one-shot)    α + (n−1)·S/(nβ)      every block at once, the send port streams them
+#     pairwise exchange    (n−1)·(α + S/(nβ))    Thakur, Rabenseifner & Gropp 2005, §4.5
+# On nodes both run as on a switch (no closed form: the inter-node ports queue); on a torus each block
+# is forwarded hop by hop in dimension order (collectives._a2a_paths).
+ALLTOALL_ALGOS = {
+    "direct": Algorithm(
+        "one-shot (direct): every device sends block j straight to device j, all at once", alltoall_direct,
+        lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
+        ("one-shot all-to-all",), "direct-all-to-all", lambda n: "α + (n − 1)·S/(nβ)", queues=True),
+    "pairwise": Algorithm(
+        "pairwise exchange: n-1 rounds, in round k device d sends block d+k to device d+k", alltoall_pairwise,
+        lambda n: (n - 1, (n - 1) / n), lambda n: n * (n - 1),
+        ("round",), "pairwise-all-to-all", lambda n: "(n − 1) · (α + S/(nβ))"),
+}
+OPS += ("all-to-all",)
+ALGORITHMS["all-to-all"] = ALLTOALL_ALGOS
 
 
 def algorithm(op, algo) -> Algorithm:
@@ -265,6 +288,7 @@ def algbw(msg_bytes, t):
 
 
 def busbw(op, n, msg_bytes, t):
-    """nccl-tests bus bandwidth: algbw × 2(n−1)/n (all-reduce) or × (n−1)/n (gather, scatter)."""
+    """nccl-tests bus bandwidth: algbw × 2(n−1)/n (all-reduce) or × (n−1)/n (gather, scatter,
+    all-to-all: nccl-tests src/alltoall.cu, AlltoAllGetBw)."""
     factor = 2 * (n - 1) / n if op == "all-reduce" else (n - 1) / n
     return algbw(msg_bytes, t) * factor

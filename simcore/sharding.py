@@ -1,5 +1,5 @@
 """
-Sharding and the three collectives on whole arrays ("device d holds shard d"), and the four
+Sharding and the four collectives on whole arrays ("device d holds shard d"), and the four
 cases of a sharded matrix multiply ("How to Scale Your Model", chapter 3).
 
 Notation. A[I_X, J]: dimension I of A is split over mesh axis X (each device holds I/|X|
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .algorithms import ALLREDUCE_ALGOS
+from .algorithms import ALLREDUCE_ALGOS, ALLTOALL_ALGOS
 from .collectives import allgather_ring, reduce_scatter_ring
 from .comm_sim import Comm
 from .links import NVLINK4
@@ -103,6 +103,32 @@ def all_reduce(comm, arrays, algo="ring", label="all-reduce"):
     shape = np.shape(arrays[0])
     out = ALLREDUCE_ALGOS[algo][1](comm, [np.asarray(a).ravel() for a in arrays], label=label)
     return [o.reshape(shape) for o in out]
+
+
+def all_to_all(comm, shards, split_axis, concat_axis, algo=None, label="all-to-all"):
+    """
+    Device d cuts its shard into n blocks along `split_axis` and sends block j to device j;
+    device d ends with block d of every device's shard, concatenated in device order along
+    `concat_axis` ("How to Scale Your Model", AllToAll: A[I_X, J] -> A[I, J_X] with
+    split_axis=1, concat_axis=0). algo: a key of ALLTOALL_ALGOS, "direct" (default: every block
+    at once, as NCCL's grouped sends do) or "pairwise". Any topology: on a torus each block is
+    forwarded hop by hop in dimension order. Returns one array per device.
+    """
+    algo = "direct" if algo is None else algo
+    if algo not in ALLTOALL_ALGOS:
+        raise ValueError(f"unknown all-to-all algorithm {algo!r}; choose one of {', '.join(ALLTOALL_ALGOS)}")
+    n = len(shards)
+    _check_same_shape(shards, "all-to-all")
+    x0 = np.asarray(shards[0])
+    if not -x0.ndim <= concat_axis < x0.ndim:
+        raise ValueError(f"all-to-all: concat_axis {concat_axis} does not exist in shards of shape {x0.shape}")
+    _check_split(x0, split_axis, n, "all-to-all")
+    # block j of a shard, laid out contiguously: move split_axis to the front and cut it in n
+    moved = [np.moveaxis(np.asarray(s), split_axis, 0) for s in shards]
+    block = (moved[0].shape[0] // n,) + moved[0].shape[1:]
+    out = ALLTOALL_ALGOS[algo].fn(comm, [m.ravel() for m in moved], label=label)
+    return [np.concatenate([np.moveaxis(b.reshape(block), 0, split_axis) for b in np.split(o, n)], axis=concat_axis)
+            for o in out]
 
 
 def _check_same_shape(arrays, what):

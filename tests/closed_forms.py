@@ -11,6 +11,11 @@ of simcore (never call t_formula here).
   α + (n−1)S/β and 2α + 2(n−1)S/(nβ); one-shot all-gather / reduce-scatter α + (n−1)S/(nβ).
   In-network (NCCL's NVLS): n chunks stream up, the switch adds, multicasts down — α up, α down
   and n + 1 chunk times through the busiest port: 2α + (n+1)S/(nβ).
+  All-to-all, S = one device's buffer of n blocks (nccl-tests' alltoall size): pairwise exchange,
+  n−1 rounds of one block each way (Thakur, Rabenseifner & Gropp 2005, §4.5, MPICH's long-message
+  MPI_Alltoall: (p−1)α + nβ, their n the bytes a process sends) (n−1)(α + S/(nβ)); direct, every
+  block issued at once (NCCL's grouped send/recv), α once and (n−1)S/n through the send port:
+  α + (n−1)S/(nβ).
 S: the full array's bytes (nccl-tests' size); α: latency per message; β: bytes/s per port and
 direction; n: devices.
 Also the tensor-parallel degrees Megatron-LM accepts (megatron_degrees), for the cost-model and
@@ -35,6 +40,8 @@ def reference_time(op, algo, n, S, a, beta):
         ("all-reduce", "direct"): a + (n - 1) * S / beta,
         ("all-reduce", "two-shot"): 2 * a + 2 * (n - 1) * S / (n * beta),
         ("all-reduce", "innet"): 2 * a + (n + 1) * S / (n * beta),
+        ("all-to-all", "direct"): a + (n - 1) * S / (n * beta),
+        ("all-to-all", "pairwise"): (n - 1) * (a + S / (n * beta)),
     }
     if (op, algo) not in forms:  # a newly registered algorithm: its reference is written here, by hand
         raise AssertionError(f"no literature closed form for {op} {algo!r}: write it in tests/closed_forms.py "
@@ -52,6 +59,8 @@ REFERENCE_COUNTS = {  # messages per collective (n >= 2)
     ("all-reduce", "direct"): lambda n: n * (n - 1),
     ("all-reduce", "two-shot"): lambda n: 2 * n * (n - 1),
     ("all-reduce", "innet"): lambda n: 2 * n * n,  # n up and n down per chunk, n chunks
+    ("all-to-all", "direct"): lambda n: n * (n - 1),  # every block but the own one, once
+    ("all-to-all", "pairwise"): lambda n: n * (n - 1),
 }
 
 

@@ -55,7 +55,7 @@ def test_screenshots_of_different_steps_differ_in_the_ring(qapp, tmp_path):
 @pytest.mark.parametrize("args, words", [
     (["--n", "0"], "at least 1"),
     (["--n", "eight"], "invalid int value"),
-    (["--scenario", "all-to-all"], "invalid choice"),
+    (["--scenario", "all-to-one"], "invalid choice"),
     (["--scenario", "all-gather", "--algo", "rd"], "ring algorithm only"),
     (["--scenario", "all-gather", "--n", "3", "--bytes", "1000"], "cannot be split into 3"),
     (["--bytes", "lots"], "cannot read a size"),

@@ -26,7 +26,8 @@ def _doc(**changes):
 
 @pytest.mark.parametrize("sc", [Scenario(), Scenario("all-reduce", 5, "innet", 3e6, "pcie5"),
                                 Scenario("reduce-scatter", 4, "ring", 4096.0, "tpu-v5e-ici"),
-                                Scenario("matmul-3", 2, "direct", 2**20, "nvlink3")])
+                                Scenario("matmul-3", 2, "direct", 2**20, "nvlink3"),
+                                Scenario("all-to-all", 8, "pairwise", 2**20, "nvlink4")])
 def test_round_trip(sc, tmp_path):
     sf = loads(dumps(sc, step=2, note="slide 12"))
     assert (sf.scenario, sf.step, sf.note) == (sc, 2, "slide 12")
@@ -44,7 +45,7 @@ BAD = {
     "no version": (json.dumps({"schema": "shard-lab-scenario", "scenario": GOOD}), "version"),
     "foreign json": (json.dumps({"traceEvents": []}), "not a Shard Lab scenario"),
     "a list": ("[1, 2, 3]", "not a Shard Lab scenario"),
-    "bad kind": (json.dumps(_doc(scenario=dict(GOOD, kind="all-to-all"))), '"kind"'),
+    "bad kind": (json.dumps(_doc(scenario=dict(GOOD, kind="all-to-one"))), '"kind"'),
     "n as text": (json.dumps(_doc(scenario=dict(GOOD, n="8"))), '"n"'),
     "n zero": (json.dumps(_doc(scenario=dict(GOOD, n=0))), '"n"'),
     "n huge": (json.dumps(_doc(scenario=dict(GOOD, n=10**9))), '"n"'),

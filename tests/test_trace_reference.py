@@ -204,10 +204,30 @@ def ref_gather_scatter(op, algo, c, x):
     return bufs
 
 
+def ref_all_to_all(algo, c, x):
+    """Block j of device d goes to device j (chunk d·n + j of n² slots); returns the results, (n, L).
+    direct: every block issued at once, to d + j in round j; pairwise: round k, d -> d + k once d and
+    its partner have received round k − 1's block (a blocking exchange)."""
+    n, L = x.shape
+    q = L // n
+    ready = list(c.ready)
+    for k in range(1, n):
+        got = list(ready)
+        for d in range(n):
+            dst = (d + k) % n
+            when = ready[d] if algo == "direct" else max(ready[d], ready[dst])
+            t = c.send(d, dst, x[d, :q].nbytes, when, k - 1, d * n + dst, frozenset({d}),
+                       "one-shot all-to-all" if algo == "direct" else f"round {k}", False)
+            got[dst] = max(got[dst], t)
+        if algo == "pairwise":
+            ready = got
+    return np.array([np.concatenate([x[j, r * q:(r + 1) * q] for j in range(n)]) for r in range(n)])
+
+
 def _run_engine(op, algo, comm, x):
     fn = ALGORITHMS[op][algo].fn
     n = comm.n
-    if op == "all-reduce":
+    if op in ("all-reduce", "all-to-all"):
         return np.array(fn(comm, list(x), label="x"))
     if op == "reduce-scatter":
         pieces, owner = fn(comm, list(x), label="x")
@@ -244,8 +264,9 @@ def test_trace_equals_the_plain_reference(op, algo):
         for call, L in enumerate(lengths):
             x = np.round(rng.standard_normal((n, L)), 3)
             first = len(ref.msgs)
-            if op == "all-reduce":
-                want, got = ref_allreduce(algo, ref, x), _run_engine(op, algo, comm, x)
+            if op in ("all-reduce", "all-to-all"):
+                want = (ref_allreduce if op == "all-reduce" else ref_all_to_all)(algo, ref, x)
+                got = _run_engine(op, algo, comm, x)
                 np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
             else:
                 want, got = ref_gather_scatter(op, algo, ref, x), _run_engine(op, algo, comm, x)

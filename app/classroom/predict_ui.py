@@ -303,7 +303,10 @@ class PredictController(QObject):
         c = self.trace.collectives[q.coll]
         head = self.tr("Step %1 of %2 — predict before it happens:").replace("%1", str(q.step + 1)).replace(
             "%2", str(c.n_steps))
-        if q.kind == RECEIVER:
+        if q.kind == RECEIVER and c.op == "all-to-all":  # chunk s·n + j is GPU s's block j
+            body = self.tr("GPU %1 sends its block %2. <b>Where does it go? Click the device that receives it</b> "
+                           "(or type its number).").replace("%1", str(q.device)).replace("%2", str(q.chunk % c.n))
+        elif q.kind == RECEIVER:
             what = (self.tr("its whole buffer") if q.chunk == ALL
                     else self.tr("chunk %1").replace("%1", str(q.chunk)))
             body = self.tr("GPU %1 sends %2. <b>Click the device that receives it</b> "

@@ -10,6 +10,7 @@ ring view's `device_clicked(int)` and drives the one playback clock).
 Question kinds (what the trace can answer unambiguously):
     RECEIVER   "Device s sends chunk c in the next step. Which device receives it?"
                answer: the device (or the switch, SWITCH = -1) that message goes to.
+               All-to-all asks it of a block: "GPU s sends its block j: where does it go?" (GPU j).
     CHUNK      "Which chunk arrives at device d in the next step?"
                answer: the chunk index (asked only when whole chunks move, not ALL).
 """
@@ -80,7 +81,7 @@ class PredictGame:
             if src == SWITCH or len(dsts) != 1:
                 continue  # a multicast has no single receiver to click
             out.append(Question(coll, step, RECEIVER, src, chunk, frozenset(dsts), c.n, ms[0].reduce))
-        if c.n_chunks > 1:
+        if c.n_chunks > 1 and c.op != "all-to-all":  # all-to-all's n² slots are no chunk list to click
             by_recv = {}
             for m in msgs:
                 by_recv.setdefault(m.dst, []).append(m)

@@ -14,16 +14,17 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from simcore.comm_sim import ALLREDUCE_ALGOS, LINKS, LinkSpec
+from simcore.comm_sim import ALGORITHMS, ALLREDUCE_ALGOS, LINKS, LinkSpec
 from simcore.scenarios import demo_values, parse_bytes
 from simcore.trace import Trace
 
 from .trace_index import TraceIndex
 
-KINDS = ("all-gather", "reduce-scatter", "all-reduce", "matmul-1", "matmul-2", "matmul-3", "matmul-4",
+KINDS = ("all-gather", "reduce-scatter", "all-reduce", "all-to-all", "matmul-1", "matmul-2", "matmul-3", "matmul-4",
          "tp-forward", "decode")
-COLLECTIVE_KINDS = ("all-gather", "reduce-scatter", "all-reduce")
-ALGO_KINDS = ("all-reduce", "matmul-3", "tp-forward", "decode")  # kinds where the all-reduce algorithm is a choice
+COLLECTIVE_KINDS = ("all-gather", "reduce-scatter", "all-reduce", "all-to-all")
+ALGO_KINDS = ("all-reduce", "all-to-all", "matmul-3", "tp-forward", "decode")  # kinds with an algorithm to choose
+A2A_MAX_N = 64  # all-to-all moves n² blocks (n(n−1) messages): its views draw n² slots per device
 MAX_N = 256  # the ring view, timeline and buffers draw at most this many devices
 # on a machine (issue 15) the topology's algorithms time message by message: a whole NVL72 rack
 # or 8 DGX nodes build in well under a second, 32 nodes would take 15 s
@@ -33,6 +34,15 @@ MAX_BYTES = 2.0 ** 40
 
 def takes_algo(kind: str) -> bool:
     return kind in ALGO_KINDS
+
+
+def algos_of(kind: str) -> dict:
+    """The registry the kind's algorithm is chosen from: all-to-all's own, else the all-reduce's."""
+    return ALGORITHMS["all-to-all"] if kind == "all-to-all" else ALLREDUCE_ALGOS
+
+
+def default_algo(kind: str) -> str:
+    return next(iter(algos_of(kind))) if kind == "all-to-all" else "ring"
 
 
 def validate(sc) -> None:
@@ -47,7 +57,14 @@ def validate(sc) -> None:
     if n > MAX_N:
         raise ValueError(f"the ring view draws at most {MAX_N} devices, got {n}")
     machine = getattr(sc, "topology", "")
-    if machine:  # a machine by name (simcore.topology_presets): its groups and algorithms
+    if sc.kind == "all-to-all":  # one switch: every block goes straight to its destination
+        if machine:
+            raise ValueError(f"all-to-all runs on one switch in the app, not on {machine!r}")
+        if n > A2A_MAX_N:
+            raise ValueError(f"all-to-all moves n² blocks: the app draws it for at most {A2A_MAX_N} devices, got {n}")
+        if sc.algo not in algos_of(sc.kind):
+            raise ValueError(f"unknown all-to-all algorithm {sc.algo!r}; choose one of {', '.join(algos_of(sc.kind))}")
+    elif machine:  # a machine by name (simcore.topology_presets): its groups and algorithms
         from simcore.topology_presets import check_machine
 
         check_machine(sc.kind, machine, n, sc.algo, COLLECTIVE_KINDS)
@@ -332,7 +349,7 @@ class Scenario:
             raise ValueError(f"unknown scenario field(s): {', '.join(sorted(unknown))}")
         new = replace(self, **changes)
         if "algo" not in changes and not takes_algo(new.kind):
-            new = replace(new, algo="ring")
+            new = replace(new, algo=default_algo(new.kind))
         if "algo" not in changes:
             new = replace(new, algo=machine_algo(new))
         return new
@@ -342,7 +359,7 @@ def machine_algo(sc) -> str:
     """The scenario's algorithm if its machine offers it, else the machine's default (the first
     offered); with no machine, the topology algorithms fall back to the ring."""
     if not sc.topology:
-        return "ring" if sc.algo not in ALLREDUCE_ALGOS else sc.algo
+        return default_algo(sc.kind) if sc.algo not in algos_of(sc.kind) else sc.algo
     from simcore.topology_presets import get_preset, offered_algos
 
     try:

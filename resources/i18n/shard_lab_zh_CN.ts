@@ -90,6 +90,18 @@ This scenario has no stand-alone collective to show.</source>
             <translation>GPU {d} 收到了{where}的最终和；它的 {k} 块中已有 {h} 块完成。</translation>
         </message>
         <message>
+            <source>Before step 1 of {K}: every GPU holds only its own buffer, band d of row d: n = {n} blocks, block j for GPU j.</source>
+            <translation>第 1 步（共 {K} 步）之前：每块 GPU 只持有自己的缓冲区，即第 d 行的第 d 段：n = {n} 个数据块，第 j 块发给 GPU j。</translation>
+        </message>
+        <message>
+            <source>Done after {K} steps: GPU d holds block d of every GPU's buffer (one slot in every band) — the transpose of what it started with.</source>
+            <translation>{K} 步后完成：GPU d 持有每块 GPU 缓冲区的第 d 块（每段中一格）——正是它起初所持内容的转置。</translation>
+        </message>
+        <message>
+            <source>After step {k} of {K}: GPU {d} received block {d} of GPU {s}; it now holds {h} of the {n} blocks it ends with.</source>
+            <translation>第 {k} 步（共 {K} 步）之后：GPU {d} 收到了 GPU {s} 的第 {d} 块；它最终应有 {n} 块，现在已有 {h} 块。</translation>
+        </message>
+        <message>
             <source>Done after {K} steps: every GPU holds all {n} chunks.</source>
             <translation>{K} 步后完成：每个 GPU 都持有全部 {n} 块。</translation>
         </message>
@@ -907,6 +919,46 @@ This scenario has no stand-alone collective to show.</source>
             <source>Each GPU sends a chunk ({size}) to the GPU of its own local rank on another node, over its own NIC.</source>
             <translation>每块 GPU 经自己的 NIC 把一块数据（{size}）发给另一节点上相同本地序号的 GPU。</translation>
         </message>
+        <message>
+            <source>All-to-all: GPU d sends its block j straight to GPU j; here all n − 1 blocks at once.</source>
+            <translation>All-to-all：GPU d 把自己的第 j 块直接发给 GPU j；这里 n − 1 块同时发出。</translation>
+        </message>
+        <message>
+            <source>All-to-all: GPU d sends its block j to GPU j; in round k, d sends to d + k and hears from d − k.</source>
+            <translation>All-to-all：GPU d 把自己的第 j 块发给 GPU j；第 k 轮中 d 发给 d + k，并从 d − k 接收。</translation>
+        </message>
+        <message>
+            <source>Each round is an exchange both partners wait for, so α is paid in each of the n − 1 rounds.</source>
+            <translation>每一轮都是双方都要等待的交换，所以 n − 1 轮中每一轮都要付一次 α。</translation>
+        </message>
+        <message>
+            <source>Every GPU d sends its block d + {j} ({size}) straight to the GPU it belongs to, GPU d + {j}.</source>
+            <translation>每块 GPU d 把自己的第 d + {j} 块（{size}）直接发给它的归属者 GPU d + {j}。</translation>
+        </message>
+        <message>
+            <source>Every block is issued at once: α is paid once while each port streams (n − 1)/n·S bytes.</source>
+            <translation>所有数据块同时发出：α 只付一次，每个端口依次传送 (n − 1)/n·S 字节。</translation>
+        </message>
+        <message>
+            <source>One-shot all-to-all</source>
+            <translation>一步式（one-shot）all-to-all</translation>
+        </message>
+        <message>
+            <source>Pairwise-exchange all-to-all</source>
+            <translation>成对交换（pairwise）all-to-all</translation>
+        </message>
+        <message>
+            <source>pairwise exchange</source>
+            <translation>成对交换（pairwise）</translation>
+        </message>
+        <message>
+            <source>{k} blocks of {size}, each straight to the GPU it belongs to.</source>
+            <translation>{k} 个 {size} 的数据块，各自直接发给它所属的 GPU。</translation>
+        </message>
+        <message>
+            <source>{src} → {dst}: its block {j}</source>
+            <translation>{src} → {dst}：它的第 {j} 块</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -981,6 +1033,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>The switch's adders build the sum in the network: no GPU spends time adding.</source>
             <translation>交换机里的加法器在网络中完成求和：GPU 不花时间做加法。</translation>
+        </message>
+        <message>
+            <source>The receiver stores it, no arithmetic: GPU {d} collects block {d} of every GPU, in GPU order; GPU {s}'s goes to position {s}.</source>
+            <translation>接收方直接存下，不做运算：GPU {d} 按 GPU 编号顺序收集每块 GPU 的第 {d} 块；来自 GPU {s} 的放在第 {s} 个位置。</translation>
         </message>
         <message>
             <source>The receiver stores a copy: the payload is already the full sum of all {n} GPUs.</source>
@@ -1158,6 +1214,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>α: latency per message · β: bandwidth per port and direction · S: bytes of the full array · n: devices</source>
             <translation>α：每条消息的延迟 · β：每个端口每个方向的带宽 · S：完整数组的字节数 · n：设备数</translation>
+        </message>
+        <message>
+            <source>α: latency per message · β: bandwidth per port and direction · S: bytes of one GPU's buffer (n blocks of S/n) · n: devices</source>
+            <translation>α：每条消息的延迟 · β：每个端口每个方向的带宽 · S：一块 GPU 缓冲区的字节数（n 个 S/n 的数据块）· n：设备数</translation>
         </message>
         <message>
             <source>No collective at this time.</source>
@@ -1985,6 +2045,10 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>Step %1 of %2 — predict before it happens:</source>
             <translation>第 %1 / %2 步 — 先预测，再看：</translation>
+        </message>
+        <message>
+            <source>GPU %1 sends its block %2. &lt;b&gt;Where does it go? Click the device that receives it&lt;/b&gt; (or type its number).</source>
+            <translation>GPU %1 发出它的第 %2 块。&lt;b&gt;它去哪里？点击接收它的设备&lt;/b&gt;（或输入其编号）。</translation>
         </message>
         <message>
             <source>its whole buffer</source>

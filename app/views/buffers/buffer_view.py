@@ -471,6 +471,9 @@ class BufferView(QWidget):
         n, K = c.n, c.n_steps
         k = f.steps_done
         self.focus.hide()
+        if c.op == "all-to-all":
+            self.caption.setText(self._a2a_text(f, c, state))
+            return
         if k == 0:
             if c.op == "all-gather":
                 text = self.tr("Before step 1 of {K}: every GPU holds only its own chunk; the hatched chunks are "
@@ -513,6 +516,22 @@ class BufferView(QWidget):
             body = self.tr("GPU {d} received the finished sum of {where}; {h} of its {k} chunks are complete.").format(
                 d=m.dst, where=where, h=done, k=c.n_chunks)
         self.caption.setText(head + body)
+
+    def _a2a_text(self, f, c, state) -> str:
+        """All-to-all: slot s·n + d is block (s → d), so row d starts with its own band (block d → j
+        of every j) and gathers slot j·n + d of every band: the transpose, one block at a time."""
+        n, K, k = c.n, c.n_steps, f.steps_done
+        if k == 0:
+            return self.tr("Before step 1 of {K}: every GPU holds only its own buffer, band d of row d: n = {n} "
+                           "blocks, block j for GPU j.").format(K=K, n=n)
+        if k >= K:
+            return self.tr("Done after {K} steps: GPU d holds block d of every GPU's buffer (one slot in every "
+                           "band) — the transpose of what it started with.").format(K=K)
+        m = min((self.run.trace.messages[i] for i in f.arrived.tolist()), key=lambda m: m.dst)
+        self._show_focus(m.dst, m.chunk, m.chunk + 1)
+        have = 1 + sum(1 for j in range(n) if j != m.dst and state.get(m.dst, {}).get(j * n + m.dst))
+        return self.tr("After step {k} of {K}: GPU {d} received block {d} of GPU {s}; it now holds {h} of the {n} "
+                       "blocks it ends with.").format(k=k, K=K, d=m.dst, s=m.src, h=have, n=n)
 
     def _done_text(self, c, state) -> str:
         n, K = c.n, c.n_steps

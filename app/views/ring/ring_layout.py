@@ -358,7 +358,8 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
 def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
     """Small n: axis-aligned boxes on an ellipse, each with its name on the outer side."""
     n, nc = shape.n, shape.n_chunks
-    cols = 1 if nc <= 1 else min(nc, 8)
+    # n² slots are all-to-all's blocks (s → d): one row per sender, so a box shows its row, then its column
+    cols = 1 if nc <= 1 else n if nc == n * n else min(nc, 8)
     rows = max(1, math.ceil(nc / cols)) if nc else 1
     slot = theme.SIZE_PX["slot"] * scale * vs
     min_slot = 8.0

@@ -14,6 +14,7 @@ from simcore.trace import SWITCH
 from ..text.explain import fmt_bytes, fmt_time, op_title
 from ..text.op_text import op_name
 from ...core.frame import DONE, NEXT, step_of
+from ...core.scenarios import COLLECTIVE_KINDS
 from .ring_items import STRIPE_MAX_N
 from .ring_layout import BOX_MODE_MAX_N, RingShape, RingTexts
 
@@ -22,7 +23,7 @@ def scenario_title(sc, run) -> str:
     from PySide6.QtCore import QCoreApplication
 
     tr = QCoreApplication.translate
-    if sc.kind in ("all-gather", "reduce-scatter", "all-reduce"):
+    if sc.kind in COLLECTIVE_KINDS:
         what = op_title(sc.kind, sc.algo)
     elif sc.kind.startswith("matmul-"):
         what = tr("RingView", "Sharded matmul, case {k}").format(k=sc.kind[-1])

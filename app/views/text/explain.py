@@ -107,6 +107,14 @@ def _algo_texts() -> dict:
                 "(n − 1)·S."),
             _tr("All n − 1 copies are issued at once: α is paid once while the port streams (n − 1)·S bytes. "
                 "Fast for small S, slow for large S.")),
+        "direct-all-to-all": AlgoText(
+            _tr("one-shot (direct)"), _tr("One-shot all-to-all"),
+            _tr("All-to-all: GPU d sends its block j straight to GPU j; here all n − 1 blocks at once."),
+            _tr("Every block is issued at once: α is paid once while each port streams (n − 1)/n·S bytes.")),
+        "pairwise-all-to-all": AlgoText(
+            _tr("pairwise exchange"), _tr("Pairwise-exchange all-to-all"),
+            _tr("All-to-all: GPU d sends its block j to GPU j; in round k, d sends to d + k and hears from d − k."),
+            _tr("Each round is an exchange both partners wait for, so α is paid in each of the n − 1 rounds.")),
         "two-shot-all-reduce": AlgoText(
             _tr("two-shot"), _tr("Two-shot all-reduce"),
             _tr("Two-shot: each chunk goes straight to its owner, which adds them and sends the sum to all."),
@@ -167,6 +175,8 @@ def describe_group(msgs, n: int, topology=None) -> str:
         what = _chunk(chunks[0]) if len(chunks) == 1 else _tr("the summed chunks")
         return _tr("The switch multicasts the finished sum of {what} ({size}) down to all {k} GPUs at "
                    "once.").format(what=what, size=size, k=len(msgs))
+    if m0.op == "all-to-all":  # chunk s·n + d is block (s → d): say which block, never the slot number
+        return _a2a_group(msgs, n, size)
     if m0.chunk == ALL:
         examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}" for m in msgs[:3])
     else:
@@ -201,6 +211,21 @@ def describe_group(msgs, n: int, topology=None) -> str:
         head = _tr("{k} message(s) of {size}.").format(k=len(msgs), size=size)
     if extra > 0:
         return _tr("{pattern} {examples} … and {k} more.").format(pattern=head, examples=examples, k=extra)
+    return _tr("{pattern} {examples}.").format(pattern=head, examples=examples)
+
+
+def _a2a_group(msgs, n, size) -> str:
+    """All-to-all: every block goes straight to the GPU its index names (block j of GPU s -> GPU j)."""
+    shifts = {(m.dst - m.src) % n for m in msgs}
+    examples = ", ".join(_tr("{src} → {dst}: its block {j}").format(src=_gpu(m.src), dst=_gpu(m.dst), j=m.dst)
+                         for m in msgs[:3])
+    if len(shifts) == 1 and len(msgs) == n:
+        head = _tr("Every GPU d sends its block d + {j} ({size}) straight to the GPU it belongs to, GPU d + {j}."
+                   ).format(j=shifts.pop(), size=size)
+    else:
+        head = _tr("{k} blocks of {size}, each straight to the GPU it belongs to.").format(k=len(msgs), size=size)
+    if len(msgs) > 3:
+        return _tr("{pattern} {examples} … and {k} more.").format(pattern=head, examples=examples, k=len(msgs) - 3)
     return _tr("{pattern} {examples}.").format(pattern=head, examples=examples)
 
 
@@ -538,6 +563,9 @@ class ExplainPanel(QWidget):
         m = ms[0]
         if m.dst == SWITCH:
             return self.tr("The switch's adders build the sum in the network: no GPU spends time adding.")
+        if c.op == "all-to-all":
+            return self.tr("The receiver stores it, no arithmetic: GPU {d} collects block {d} of every GPU, in GPU "
+                           "order; GPU {s}'s goes to position {s}.").format(d=m.dst, s=m.src)
         if not m.reduce:
             if len(m.contributors) == c.n and c.n > 1:
                 return self.tr("The receiver stores a copy: the payload is already the full sum of all {n} "

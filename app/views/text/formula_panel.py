@@ -102,6 +102,10 @@ def formula_html(op: str, algo: str, n: int, S: float, alpha: float, bw: float,
     legend = QCoreApplication.translate(
         "FormulaPanel", "α: latency per message · β: bandwidth per port and direction · "
         "S: bytes of the full array · n: devices")
+    if op == "all-to-all":  # nccl-tests' alltoall size: what one GPU sends and receives, its own block included
+        legend = QCoreApplication.translate(
+            "FormulaPanel", "α: latency per message · β: bandwidth per port and direction · "
+            "S: bytes of one GPU's buffer (n blocks of S/n) · n: devices")
     link = f" ({html.escape(link_name)}: α = {fmt_time(alpha)}, β = {fmt_bw(bw)})" if link_name else ""
     rows.append(f"<p style='margin:6px 0 0 0; font-size:85%'>{html.escape(legend)}{link}</p>")
     return "\n".join(rows)
