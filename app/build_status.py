@@ -69,17 +69,19 @@ class BuildStatus(QLabel):
         if not line:
             return
         seconds = self._clock.elapsed() // 1000
-        self.setText(line + " " + self.tr("{s} s").format(s=seconds) + "\n"
+        self.setText(line + "\n" + self.tr("{s} s").format(s=seconds) + " · "
                      + self.tr("The scenario on screen stays until the new one is ready."))
         self._said = line
         self.win.statusBar().showMessage(line)
         self._place()
 
     def _place(self):
-        host = self.parentWidget()
-        w = min(host.width() - 24, max(self.sizeHint().width(), round(420 * theme.scale())))
+        """Centred, under the tab bar and the view's two heading lines (they stay readable)."""
+        host, s = self.parentWidget(), theme.scale()
+        w = min(host.width() - 24, max(self.sizeHint().width(), round(560 * s)))
         h = self.heightForWidth(w) if self.hasHeightForWidth() else self.sizeHint().height()
-        self.setGeometry((host.width() - w) // 2, round(48 * theme.scale()), w, h)
+        bar = host.tabBar().height() if hasattr(host, "tabBar") else 0
+        self.setGeometry((host.width() - w) // 2, bar + round(3.2 * theme.px("body") + 12 * s), w, h)
 
     def eventFilter(self, obj, e):
         if e.type() == QEvent.Resize and obj is self.parentWidget() and self.isVisible():

@@ -44,6 +44,7 @@ class ScenarioModel(QObject):
         self.scenario = (scenario or Scenario()).validate()
         self.run = scenarios.build_run(self.scenario)  # the first run: the window is made from it
         self.pending = None  # the Scenario being built
+        self._after = []  # what to call once it is on screen (after_build)
         self.worker = Worker(sync, self)
         self.worker.done.connect(self._on_worker_done)
         self.worker.failed.connect(self._on_worker_failed)
@@ -60,6 +61,7 @@ class ScenarioModel(QObject):
         except ValueError as e:
             self.error.emit(str(e))
             return False
+        self._after = []  # for the build this one replaces
         if new == self.scenario:  # back to what is shown: the build of the other choice is dropped
             self.worker.drop(self.BUILD)
             self._set_pending(None)
@@ -67,6 +69,14 @@ class ScenarioModel(QObject):
         self._set_pending(new)
         job = self.worker.submit(scenarios.build_run, new, channel=self.BUILD)
         return job.ok or not job.finished
+
+    def after_build(self, fn):
+        """Call fn() once the scenario last asked for is on screen: now when no build runs, else when
+        its run arrives (never when that build fails or a newer update replaces it)."""
+        if self.pending is None:
+            fn()
+        else:
+            self._after.append(fn)
 
     @property
     def busy(self) -> bool:
@@ -82,9 +92,13 @@ class ScenarioModel(QObject):
         self._set_pending(None)
         self.scenario, self.run = run.scenario, run
         self.changed.emit(run)
+        after, self._after = self._after, []
+        for fn in after:
+            fn()
 
     def _on_worker_failed(self, channel, message):
         self._set_pending(None)
+        self._after = []
         self.error.emit(message)
 
     @property

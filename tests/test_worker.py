@@ -257,3 +257,18 @@ def test_a_failed_build_in_the_window_is_one_sentence(qtbot, monkeypatch, app_en
     qtbot.waitUntil(lambda: not model.busy, timeout=60_000)
     assert not win.build_status.isVisible() and win.ring_view.n == 8
     assert win.statusBar().currentMessage() == "Not changed: the engine cannot build this"
+
+
+def test_after_build_waits_for_the_run_it_was_asked_for(qtbot, monkeypatch):
+    model = ScenarioModel(Scenario(kind="all-gather", n=8, nbytes=S), sync=False)
+    calls = []
+    model.after_build(lambda: calls.append(("now", model.run.n)))
+    assert calls == [("now", 8)]  # nothing building: at once
+    gate = Gate(scenarios.build_run)
+    monkeypatch.setattr(scenarios, "build_run", gate)
+    model.update(n=16)
+    model.after_build(lambda: calls.append(("built", model.run.n)))
+    assert calls == [("now", 8)]
+    gate.open.set()
+    qtbot.waitUntil(lambda: not model.busy, timeout=60_000)
+    assert calls == [("now", 8), ("built", 16)]  # on the new run, not the old one
