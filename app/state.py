@@ -68,7 +68,7 @@ class ScenarioModel(QObject):
             return True
         self._set_pending(new)
         job = self.worker.submit(scenarios.build_run, new, channel=self.BUILD)
-        return job.ok or not job.finished
+        return job.ok if job.delivered else True  # async: its outcome comes by signal
 
     def after_build(self, fn):
         """Call fn() once the scenario last asked for is on screen: now when no build runs, else when

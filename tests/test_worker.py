@@ -272,3 +272,20 @@ def test_after_build_waits_for_the_run_it_was_asked_for(qtbot, monkeypatch):
     gate.open.set()
     qtbot.waitUntil(lambda: not model.busy, timeout=60_000)
     assert calls == [("now", 8), ("built", 16)]  # on the new run, not the old one
+
+
+def test_the_latency_sweep_runs_on_the_worker_and_a_newer_change_wins(qtbot):
+    from app.views.latency.latency_view import LatencyView
+
+    view = LatencyView()
+    qtbot.addWidget(view)
+    view.worker.sync = False
+    g, batch = view.generation, view.params()["batch"]
+    assert view.set_params(batch=batch + 1)
+    first = view.worker.job(view.SWEEP)
+    assert view.set_params(batch=batch + 2)  # before the first sweep's result reached the GUI thread
+    second = view.worker.job(view.SWEEP)
+    assert view.generation == g and view.params()["batch"] == batch  # the curves on screen stay meanwhile
+    qtbot.waitUntil(lambda: first.delivered and second.delivered, timeout=60_000)
+    assert first.dropped and not second.dropped
+    assert view.generation == g + 1 and view.params()["batch"] == batch + 2

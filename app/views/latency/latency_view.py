@@ -376,7 +376,7 @@ class LatencyView(QWidget, LatencyExports):
             return False
         self._wanted = p
         job = self.worker.submit(sweeps, p, self._ffn_key, self._ffn, channel=self.SWEEP)
-        return job.ok or not job.finished
+        return job.ok if job.delivered else True  # async: its outcome comes by signal
 
     def _on_worker_done(self, channel, result):
         self._params, self._sweep, self._valid, self._ffn_key, self._ffn = result

@@ -185,11 +185,10 @@ class StepTimelineView(QWidget):
         self.overlap_combo.setCurrentIndex(OVERLAPS.index(overlap))
         if overlap in self._cache:
             self._show(self._cache[overlap])
-        elif not self.worker.busy(overlap):  # one simulation per overlap, however often it is chosen
-            self._set_busy()
-            self.worker.submit(StepData, self.spec, overlap, self._simulate, channel=overlap)
         else:
             self._set_busy()
+            if not self.worker.busy(overlap):  # one simulation per overlap, however often it is chosen
+                self.worker.submit(StepData, self.spec, overlap, self._simulate, channel=overlap)
 
     @property
     def sync(self) -> bool:
