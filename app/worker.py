@@ -9,8 +9,10 @@ the function runs off the event loop and its result comes back on the GUI thread
 
 Each channel counts its submissions (a generation, as ndv's `_request_data` does): only the
 newest job of a channel is delivered, so a result for a choice the user has already left is
-dropped. A job can be cancelled (`job.cancel()`); its function sees `job.cancel_event` and may
-report `job.progress(done, total)` when submitted with `takes_job=True`.
+dropped. Every job runs on a thread of its own (a dropped one runs to its end: Python cannot stop
+a thread). A job can be cancelled (`job.cancel()`, then `cancelled(channel)`): its function sees
+`job.cancel_event` and reports `job.progress(done, total)` (the `progress` signal) when
+submitted with `takes_job=True`.
 
 `Worker(sync=True)` runs the function on the caller's thread before `submit` returns, so a test
 reads the result at once; `set_sync_default(True)` makes that the default of every worker made
@@ -18,6 +20,8 @@ after it (the tests' conftest sets it; a test that wants the thread passes `sync
 """
 
 from __future__ import annotations
+
+from . import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
 import threading
 
