@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMa
                                QTabWidget, QToolBar, QWidget)
 
 from . import theme
+from .build_status import BuildStatus
 from .controls import ControlPanel
 from .views.text.explain import ExplainPanel, fmt_bytes, fmt_time
 from .core.frame import frame_at
@@ -75,6 +76,7 @@ class MainWindow(QMainWindow):
         self._make_toolbar()
         self._make_menus()
         self._make_status_bar()
+        self.build_status = BuildStatus(self, self.tabs)  # while a scenario builds on the worker
         self.model.changed.connect(self._on_model_changed)
         self.model.error.connect(self._on_model_error)
         self.playback.time_changed.connect(self._on_playback_time_changed)

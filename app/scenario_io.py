@@ -412,11 +412,8 @@ def apply(model, playback, sf: ScenarioFile) -> bool:
     fields["topology"] = sf.scenario.topology  # a file without one means one switch
     if not model.update(**fields):
         return False
-    if playback is not None:
-        if sf.step is not None:
-            playback.seek_step(sf.step)
-        else:
-            playback.to_start()
+    if playback is not None:  # on the new run, once the worker has built it
+        model.after_build(lambda: playback.seek_step(sf.step) if sf.step is not None else playback.to_start())
     return True
 
 

@@ -18,36 +18,88 @@ from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
 from .core import scenarios
 from .core.scenarios import Scenario  # noqa: F401  (the model's value type)
 from .core.frame import time_eps
+from .worker import Worker
 
 KINDS = scenarios.KINDS
 
 
 class ScenarioModel(QObject):
     """
-    Holds `.scenario` and `.run` (an app.scenarios.Run). `update(**changes)` builds the new run;
-    on a ValueError it emits `error(message)` and keeps the previous scenario and run.
+    Holds `.scenario` and `.run` (an app.scenarios.Run). `update(**changes)` checks the new
+    scenario at once (a ValueError: `error(message)`, False, the scenario in place kept) and
+    builds its run on the worker (app/worker.py): `building(scenario)` while it builds, then
+    `changed(run)`, or `error(message)` with the previous scenario and run kept. A newer
+    `update` drops an older build still running; the changes of an update apply to the scenario
+    being built, if any. `sync=True` (or the tests' worker default) builds before `update` returns.
     """
 
     changed = Signal(object)  # the new Run
     error = Signal(str)  # one sentence for the user
+    building = Signal(object)  # the Scenario now being built, or None when no build runs
 
-    def __init__(self, scenario: Scenario | None = None, parent=None):
+    BUILD = "build"  # the worker's channel
+
+    def __init__(self, scenario: Scenario | None = None, parent=None, sync: bool | None = None):
         super().__init__(parent)
         self.scenario = (scenario or Scenario()).validate()
-        self.run = scenarios.build_run(self.scenario)
+        self.run = scenarios.build_run(self.scenario)  # the first run: the window is made from it
+        self.pending = None  # the Scenario being built
+        self._after = []  # what to call once it is on screen (after_build)
+        self.worker = Worker(sync, self)
+        self.worker.done.connect(self._on_worker_done)
+        self.worker.failed.connect(self._on_worker_failed)
 
     def update(self, **changes) -> bool:
+        """Build the scenario with `changes`. False when refused (the error signal says why); in
+        sync mode also when the build failed."""
+        base = self.pending or self.scenario
         try:
-            new = self.scenario.with_changes(**changes)
-            if new == self.scenario:
+            new = base.with_changes(**changes)
+            if new == base:
                 return True
-            run = scenarios.build_run(new)
+            new.validate()
         except ValueError as e:
             self.error.emit(str(e))
             return False
-        self.scenario, self.run = new, run
+        self._after = []  # for the build this one replaces
+        if new == self.scenario:  # back to what is shown: the build of the other choice is dropped
+            self.worker.drop(self.BUILD)
+            self._set_pending(None)
+            return True
+        self._set_pending(new)
+        job = self.worker.submit(scenarios.build_run, new, channel=self.BUILD)
+        return job.ok if job.delivered else True  # async: its outcome comes by signal
+
+    def after_build(self, fn):
+        """Call fn() once the scenario last asked for is on screen: now when no build runs, else when
+        its run arrives (never when that build fails or a newer update replaces it)."""
+        if self.pending is None:
+            fn()
+        else:
+            self._after.append(fn)
+
+    @property
+    def busy(self) -> bool:
+        """True while a build runs (the window says so)."""
+        return self.pending is not None
+
+    def _set_pending(self, sc):
+        if sc != self.pending:
+            self.pending = sc
+            self.building.emit(sc)
+
+    def _on_worker_done(self, channel, run):
+        self._set_pending(None)
+        self.scenario, self.run = run.scenario, run
         self.changed.emit(run)
-        return True
+        after, self._after = self._after, []
+        for fn in after:
+            fn()
+
+    def _on_worker_failed(self, channel, message):
+        self._set_pending(None)
+        self._after = []
+        self.error.emit(message)
 
     @property
     def trace(self):

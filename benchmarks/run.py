@@ -496,6 +496,7 @@ def bench_sweep(mode: Mode) -> list[Figure]:
     app = qt_app()
     model = ScenarioModel()
     view = LatencyView(model, Playback(model))
+    view.worker.sync = True  # the sweep on this thread: it is what is timed
     view.resize(1600, 900)
     view.show()  # lay out and polish once, then hide: render() paints each frame exactly once
     for _ in range(3):

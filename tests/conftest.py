@@ -2,6 +2,9 @@
 Shared test setup: offscreen Qt, private settings, and every test starting from the same app state.
 
 - QT_QPA_PLATFORM=offscreen unless the caller chose a platform.
+- Slow work (scenario builds, sweeps, step simulations, measurements) runs on the caller's
+  thread: app.worker's default is sync, so a test reads a result as soon as it asked for it.
+  A test of the threads themselves passes sync=False.
 - SHARD_LAB_SETTINGS points at a file in pytest's temporary folder, so no test reads or writes
   the user's real settings (a remembered scenario, theme or language).
 - After each test that used Qt: theme, size and language go back to light / 1× / English, and
@@ -32,6 +35,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 def _private_settings(tmp_path_factory):
     if "SHARD_LAB_SETTINGS" not in os.environ:
         os.environ["SHARD_LAB_SETTINGS"] = str(tmp_path_factory.mktemp("settings") / "settings.ini")
+    yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sync_worker():
+    from app import worker
+
+    worker.set_sync_default(True)
     yield
 
 

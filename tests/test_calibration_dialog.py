@@ -5,7 +5,6 @@ import time
 
 import numpy as np
 import pytest
-import shiboken6
 
 pytest.importorskip("pytestqt")
 
@@ -89,15 +88,15 @@ def test_bad_nccl_file_leaves_no_link(dialog, tmp_path):
 
 def test_measurement_runs_off_the_gui_thread_and_gives_a_link(dialog, qtbot):
     fake = FakeMeasure(block=True)
-    dlg = dialog(measure_fn=fake)
+    dlg = dialog(measure_fn=fake, sync=False)
     dlg.n_spin.setValue(4)
     dlg.sizes_edit.setText("1KiB..1MiB:x32")
     dlg.start_measurement()
-    assert dlg.is_running() and dlg.thread_running()
+    assert dlg.is_running() and dlg.worker.job("measure").running()
     assert not dlg.measure_button.isEnabled() and dlg.cancel_button.isEnabled()
     qtbot.waitUntil(lambda: dlg.progress.value() == 1 and dlg.progress.maximum() == 10, timeout=5000)
     fake.release.set()
-    qtbot.waitUntil(lambda: not dlg.thread_running(), timeout=5000)
+    qtbot.waitUntil(lambda: not dlg.is_running(), timeout=5000)
     assert fake.threads[0] is not threading.main_thread()
     assert fake.calls[0][:2] == (4, [1024, 32768, 2**20])
     link = dlg.link()
@@ -110,33 +109,31 @@ def test_measurement_runs_off_the_gui_thread_and_gives_a_link(dialog, qtbot):
 
 def test_cancel_leaves_no_thread_running(dialog, qtbot):
     fake = FakeMeasure(block=True)
-    dlg = dialog(measure_fn=fake)
+    dlg = dialog(measure_fn=fake, sync=False)
     dlg.start_measurement()
-    thread = dlg._thread
+    job = dlg.worker.job("measure")
     qtbot.waitUntil(lambda: dlg.progress.maximum() == 10, timeout=5000)
     dlg.cancel_button.click()
-    qtbot.waitUntil(lambda: not dlg.thread_running(), timeout=5000)
-    # the QThread has finished and been deleted (deleteLater after finished)
-    qtbot.waitUntil(lambda: not shiboken6.isValid(thread) or thread.isFinished(), timeout=5000)
-    assert not dlg.is_running() and dlg.link() is None
+    qtbot.waitUntil(lambda: not dlg.is_running(), timeout=5000)
+    assert job.finished and job.cancelled and not job.ok  # the measurement has returned
+    assert dlg.link() is None
     assert "cancelled" in dlg.status.text()
     # and the dialog can measure again
     fake.release.set()
     dlg.start_measurement()
     qtbot.waitUntil(lambda: dlg.link() is not None, timeout=5000)
-    qtbot.waitUntil(lambda: not dlg.thread_running(), timeout=5000)
+    assert not dlg.is_running() and dlg.worker.job("measure").ok
 
 
 def test_closing_while_measuring_stops_the_thread(dialog, qtbot):
     fake = FakeMeasure(block=True)
-    dlg = dialog(measure_fn=fake)
+    dlg = dialog(measure_fn=fake, sync=False)
     dlg.show()
     dlg.start_measurement()
     qtbot.waitUntil(lambda: dlg.progress.maximum() == 10, timeout=5000)
-    thread = dlg._thread
+    job = dlg.worker.job("measure")
     dlg.reject()  # waits for the cancelled measurement to return
-    assert not shiboken6.isValid(thread) or thread.isFinished()
-    assert not dlg.thread_running()
+    assert job.finished and job.cancelled
 
 
 def test_failure_is_shown(dialog, qtbot):
@@ -176,14 +173,14 @@ def test_plot_shows_points_and_model(dialog, qtbot):
 def test_real_measurement(dialog, qtbot, monkeypatch):
     for k in mpi.ROOT_VARS:
         monkeypatch.setenv(k, "1")
-    dlg = dialog()
+    dlg = dialog(sync=False)
     assert dlg.measure_button.isEnabled()
     dlg.n_spin.setValue(2)
     dlg.sizes_edit.setText("64KiB..16MiB:x16")  # times grow above a loaded machine's noise (see test_mpi)
     dlg.repeats_spin.setValue(3)
     dlg.ops_combo.setCurrentIndex(dlg.ops_combo.findData("ring"))
     dlg.start_measurement()
-    qtbot.waitUntil(lambda: not dlg.thread_running(), timeout=60000)
+    qtbot.waitUntil(lambda: not dlg.is_running(), timeout=60000)
     assert dlg.link() is not None, dlg.status.text()
     assert {(p.op, p.algo) for p in dlg.points()} == {("all-reduce", "ring"), ("all-gather", "ring"),
                                                     ("reduce-scatter", "ring")}

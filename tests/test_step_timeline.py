@@ -484,12 +484,12 @@ def test_a_result_for_the_previous_step_is_dropped(qtbot):
 
     view = st.StepTimelineView(stm.StepSpec(L70_2, "h100", None, 4, 32, 8192), "none", simulate=held, sync=False)
     qtbot.addWidget(view)
-    arrived = []
-    view._results.ready.connect(lambda g, o, r: arrived.append(g))
+    first = view.worker.job("none")
     view.set_spec(stm.StepSpec(L70_2, "h100", None, 2, 32, 8192))  # while n = 4 is still simulating
+    second = view.worker.job("none")
     gate.set()
-    qtbot.waitUntil(lambda: len(arrived) == 2, timeout=60_000)  # both workers have reported
-    qtbot.waitUntil(lambda: view.data is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: first.delivered and second.delivered, timeout=60_000)  # both have reported
+    assert first.dropped and not second.dropped
     assert view.spec.n == 2 and math.isclose(view.total(), simulate(L70_2, 2).time, rel_tol=1e-12)
     assert compute_rects_of(view, 3) == []  # no bar of the 4-GPU step
 

@@ -2,8 +2,8 @@
 The calibration dialog: give the simulator this machine's (or a GPU cluster's) α and β.
 
 Two sources of measurements:
-  * Measure — times Open MPI's collectives on n local ranks (simcore.mpi.measure) in a
-    QThread, with a progress bar and Cancel; the GUI never waits for it;
+  * Measure — times Open MPI's collectives on n local ranks (simcore.mpi.measure) on the app's
+    worker (app/worker.py), with a progress bar and Cancel; the GUI never waits for it;
   * Open nccl-tests file — reads all_reduce_perf / all_gather_perf / reduce_scatter_perf output.
 Both end as calibrate.Point lists; the dialog fits one α and one β to all of them
 (calibrate.fit), draws the measured points over the fitted model's curves (time against
@@ -18,11 +18,10 @@ emits `link_ready(LinkSpec)` and accepts the dialog.
 from __future__ import annotations
 
 import os
-import threading
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QThread, Signal, Slot
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
                                QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QVBoxLayout)
@@ -31,6 +30,7 @@ from simcore import calibrate, nccl_log
 from simcore.calibrate import MEASURED, RING_LABEL, Fit
 
 from .. import theme
+from ..worker import Worker
 
 NCCL_MAX_BYTES = 16 << 20  # nccl-tests output is a few KiB per run; a bigger file is not one
 
@@ -47,38 +47,9 @@ def _luma(c: QColor) -> float:
     return 0.299 * c.red() + 0.587 * c.green() + 0.114 * c.blue()
 
 
-class _MeasureJob(QObject):
-    """Runs one measurement off the GUI thread; every signal carries its generation number."""
-
-    progress = Signal(int, int, int)  # generation, done, total
-    done = Signal(int, object, object)  # generation, points, info
-    failed = Signal(int, str)  # generation, message
-    cancelled = Signal(int)
-
-    def __init__(self, generation, fn, kwargs):
-        super().__init__()
-        self.generation = generation
-        self.fn = fn
-        self.kwargs = kwargs
-        self.cancel_event = threading.Event()
-
-    @Slot()
-    def run(self):
-        from simcore.mpi import Cancelled
-
-        g = self.generation
-        try:
-            points, info = self.fn(progress=lambda d, t: self.progress.emit(g, d, t), cancel=self.cancel_event,
-                                   **self.kwargs)
-        except Cancelled:
-            self.cancelled.emit(g)
-        except Exception as e:  # shown in the dialog, not raised into Qt's event loop
-            self.failed.emit(g, str(e))
-        else:
-            if self.cancel_event.is_set():
-                self.cancelled.emit(g)
-            else:
-                self.done.emit(g, points, info)
+def _measure(fn, kwargs, job):
+    """The worker's job: fn reports progress and watches the job's cancel event."""
+    return fn(progress=job.progress, cancel=job.cancel_event, **kwargs)
 
 
 class CalibrationDialog(QDialog):
@@ -87,20 +58,24 @@ class CalibrationDialog(QDialog):
 
     measure_fn: the measurement (default simcore.mpi.measure; tests pass a fake with the same
     signature: fn(n, sizes, ops=…, repeats=…, allow_root=…, progress=…, cancel=…) ->
-    (points, info)). sync=True runs it on the calling thread (deterministic tests).
+    (points, info)). sync=True runs it on the calling thread (deterministic tests); None: the
+    worker's default (app/worker.py).
     """
 
     link_ready = Signal(object)  # comm_sim.LinkSpec, when the user clicks "Use as link"
     machine_ready = Signal(str, int)  # a two-node fit's machine (topology_presets key) and its GPUs
 
-    def __init__(self, parent=None, measure_fn=None, sync=False):
+    MEASURE = "measure"  # the worker's channel
+
+    def __init__(self, parent=None, measure_fn=None, sync=None):
         super().__init__(parent)
         self.setObjectName("CalibrationDialog")
         self._measure_fn = measure_fn
-        self._sync = sync
-        self._generation = 0
-        self._job: _MeasureJob | None = None
-        self._thread: QThread | None = None
+        self.worker = Worker(sync, self)
+        self.worker.progress.connect(self._on_worker_progress)
+        self.worker.done.connect(self._on_worker_done)
+        self.worker.failed.connect(self._on_worker_failed)
+        self.worker.cancelled.connect(self._on_worker_cancelled)
         self._points: list = []
         self._fit: Fit | None = None
         self._calibration = None  # nccl_log.Calibration of a log with runs over several nodes
@@ -236,7 +211,8 @@ class CalibrationDialog(QDialog):
 
     # -- measuring ------------------------------------------------------------------------
     def is_running(self) -> bool:
-        return self._job is not None
+        """True from Measure until the measurement's outcome (points, failure, cancel) is shown."""
+        return self.worker.busy(self.MEASURE)
 
     def start_measurement(self):
         """Start measuring with the settings in the dialog (returns at once unless sync)."""
@@ -257,58 +233,29 @@ class CalibrationDialog(QDialog):
         fn = self._measure_fn
         if fn is None:
             from simcore.mpi import measure as fn
-        self._generation += 1
-        job = _MeasureJob(self._generation, fn, kwargs)
-        job.progress.connect(self._on_job_progress)
-        job.done.connect(self._on_job_done)
-        job.failed.connect(self._on_job_failed)
-        job.cancelled.connect(self._on_job_cancelled)
-        self._job = job
         self.progress.setRange(0, 0)  # busy until the first progress report
         self._set_status(self.tr("Measuring on %n rank(s)…", "", kwargs["n"]))
+        self.worker.submit(_measure, fn, kwargs, channel=self.MEASURE, takes_job=True)
         self._refresh_mpi_state()
-        if self._sync:
-            job.run()
-            return
-        thread = QThread(self)
-        job.moveToThread(thread)
-        thread.started.connect(job.run)
-        for sig in (job.done, job.failed, job.cancelled):
-            sig.connect(thread.quit)
-        thread.finished.connect(job.deleteLater)
-        thread.finished.connect(thread.deleteLater)
-        thread.finished.connect(self._on_thread_finished)
-        self._thread = thread
-        thread.start()
 
     def cancel(self):
         """Stop the running measurement: mpiexec and its ranks are stopped within a second."""
-        if self._job is not None:
-            self._job.cancel_event.set()
+        job = self.worker.job(self.MEASURE)
+        if job is not None and job.running():
+            job.cancel()
             self._set_status(self.tr("Cancelling…"))
 
-    def thread_running(self) -> bool:
-        """True while a measurement thread exists (for tests and for closing)."""
-        return self._thread is not None
-
-    def _finish_job(self, generation):
-        if self._job is not None and self._job.generation == generation:
-            self._job = None
+    def _finish_job(self):
         self.progress.setRange(0, 1)
         self._refresh_mpi_state()
 
-    @Slot(int, int, int)
-    def _on_job_progress(self, generation, done, total):
-        if generation != self._generation:
-            return
+    def _on_worker_progress(self, channel, done, total):
         self.progress.setRange(0, total)
         self.progress.setValue(done)
 
-    @Slot(int, object, object)
-    def _on_job_done(self, generation, points, info):
-        if generation != self._generation:
-            return  # a stale result
-        self._finish_job(generation)
+    def _on_worker_done(self, channel, result):
+        points, info = result
+        self._finish_job()
         self.progress.setValue(self.progress.maximum())
         self._source = "measure"
         self.set_points(points)
@@ -316,38 +263,29 @@ class CalibrationDialog(QDialog):
             self._set_status(self.tr("Measured %1 points with %2.").replace("%1", str(len(points)))
                              .replace("%2", str(info.get("library", "MPI")).split(",")[0]))
 
-    @Slot(int, str)
-    def _on_job_failed(self, generation, message):
-        if generation != self._generation:
-            return
-        self._finish_job(generation)
+    def _on_worker_failed(self, channel, message):
+        self._finish_job()
         self.progress.setValue(0)
         self._set_status(self.tr("Measurement failed: %s") % message, error=True)
 
-    @Slot(int)
-    def _on_job_cancelled(self, generation):
-        self._finish_job(generation)
+    def _on_worker_cancelled(self, channel):
+        self._finish_job()
         self.progress.setValue(0)
         self._set_status(self.tr("Measurement cancelled."))
 
-    @Slot()
-    def _on_thread_finished(self):
-        self._thread = None
-
-    def _stop_thread(self, wait_ms=15000):
-        """Cancel and wait for the measurement thread, so none outlives the dialog."""
+    def _stop_measurement(self, wait_s=15.0):
+        """Cancel the measurement and wait for it to return, so none outlives the dialog."""
         self.cancel()
-        if self._thread is not None:
-            self._thread.quit()
-            if self._thread.wait(wait_ms):
-                self._thread = None
+        job = self.worker.job(self.MEASURE)
+        if job is not None:
+            job.wait(wait_s)
 
     def done(self, result):
-        self._stop_thread()
+        self._stop_measurement()
         super().done(result)
 
     def closeEvent(self, e):
-        self._stop_thread()
+        self._stop_measurement()
         super().closeEvent(e)
 
     # -- nccl-tests -----------------------------------------------------------------------

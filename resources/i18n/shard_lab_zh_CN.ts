@@ -119,6 +119,25 @@ This scenario has no stand-alone collective to show.</source>
         </message>
     </context>
     <context>
+        <name>BuildStatus</name>
+        <message>
+            <source>Building {kind} on {n} devices of {machine}…</source>
+            <translation>正在构建：{machine} 上 {n} 个设备的 {kind}…</translation>
+        </message>
+        <message>
+            <source>Building {kind} on {n} devices…</source>
+            <translation>正在构建：{n} 个设备的 {kind}…</translation>
+        </message>
+        <message>
+            <source>{s} s</source>
+            <translation>{s} 秒</translation>
+        </message>
+        <message>
+            <source>The scenario on screen stays until the new one is ready.</source>
+            <translation>新场景就绪前，屏幕上的场景保持不变。</translation>
+        </message>
+    </context>
+    <context>
         <name>CalibrationDialog</name>
         <message>
             <source>Calibrate the link: α and β</source>

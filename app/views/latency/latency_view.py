@@ -11,8 +11,9 @@ Plot 2: Pope et al.'s feed-forward communication per layer for 1D and 2D weight-
 weight-gathered partitioning (`cost_model.pope_ffn_comm`).
 
 The view is a function of its parameters (`params()`): a control change is debounced, then
-`set_params` recomputes both sweeps and updates the items in place (created once). A value the
-engine refuses keeps the previous curves and says why.
+`set_params` recomputes both sweeps on the app's worker (app/worker.py; a newer change drops an
+older sweep) and updates the items in place (created once). A value the engine refuses keeps the
+previous curves and says why.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .latency_export import LatencyExports
 from .latency_controls import LatencyControls
 from .latency_items import PlotStack, fit_text, plot_widget, set_axis_label, set_range, tick_spec
 from .latency_plot import DecodeItems
+from ...worker import Worker
 from ...core.latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, TERMS, check_params, decades, ffn_sweep,
                                    first_n, latency_sweep, link_of, machine_degrees, matching_refs, num, ranges_of,
                                    sentence)
@@ -68,13 +70,17 @@ class LatencyView(QWidget, LatencyExports):
             if sc.link in LINKS and sc.link != CHIPS[p["chip"]].link:
                 p["link"] = sc.link
         self._params = check_params(p)
+        self._wanted = self._params  # the parameters of the sweep being computed (or on screen)
+        self.worker = Worker(parent=self)
+        self.worker.done.connect(self._on_worker_done)
+        self.worker.failed.connect(self._on_worker_failed)
         self._sweep = None
         self._ffn = None
         self._ffn_key = None
         self._cross_n = None
         self._refs = []  # [(ref, our seconds)] drawn now
         self.last_error = ""
-        self.generation = 0  # recomputes done (tests and benchmarks watch it)
+        self.generation = 0  # sweeps put on screen (tests and benchmarks watch it)
         self.retranslations = 0
         self.short_names = False
         self._legend_key = self._ffn_title = None
@@ -94,7 +100,10 @@ class LatencyView(QWidget, LatencyExports):
         theme.notifier().changed.connect(self._on_theme_changed)
         self._apply_theme()
         self.retranslate_ui()
-        self.set_params()
+        try:  # the first curves before the first paint: on this thread
+            self._on_worker_done(self.SWEEP, sweeps(self._params, None, None))
+        except ValueError as e:
+            self._on_worker_failed(self.SWEEP, str(e))
         from ..timeline import step_timeline_dialog  # the engine's step simulation loads with the tab, not at startup
 
         step_timeline_dialog.attach_to_latency_view(self)  # a click on a decode point opens that step's timeline
@@ -349,33 +358,39 @@ class LatencyView(QWidget, LatencyExports):
         """The parameters the curves on screen were computed for."""
         return dict(self._params)
 
+    SWEEP = "sweep"  # the worker's channel
+
     def set_params(self, **kw) -> bool:
         """
         Change parameters (keys of DEFAULTS: model, chip, link ('' = the chip's own), batch, ctx,
         w_bytes, kv_bytes, act_bytes (bytes per element), algo, n_max, machine ('' = one switch over
-        the link; a topology_presets key = that machine, its chip and its node boundary) and recompute now.
-        On a ValueError the previous curves stay and the message is shown; returns False.
+        the link; a topology_presets key = that machine, its chip and its node boundary) and recompute now
+        (on the worker: the curves change when it is done, at once in sync mode). On a ValueError the
+        previous curves stay and the message is shown; returns False (in sync mode for the sweep's too).
         """
         self._timer.stop()
         try:
-            p = check_params({**self._params, **kw})
-            sweep = latency_sweep(p)
-            valid = machine_degrees(p, sweep)  # the model's TP degrees the machine offers too
-            if not valid:
-                raise ValueError(f"no tensor-parallel degree of this model is a group of {p['machine']} up to "
-                                 f"n = {p['n_max']}")
-            key = (p["model"], p["batch"], p["act_bytes"], link_of(p).bw, p["n_max"], p["machine"])
-            ffn = self._ffn if key == self._ffn_key else ffn_sweep(p)
+            p = check_params({**self._wanted, **kw})
         except ValueError as e:
-            self._show_error(self.tr("Not plotted: {why} The previous curves stay.").format(why=sentence(e)))
-            self.controls.show_params(self._params)
+            self._on_worker_failed(self.SWEEP, str(e))
             return False
-        self._params, self._sweep, self._ffn, self._ffn_key, self._valid = p, sweep, ffn, key, valid
+        self._wanted = p
+        job = self.worker.submit(sweeps, p, self._ffn_key, self._ffn, channel=self.SWEEP)
+        return job.ok if job.delivered else True  # async: its outcome comes by signal
+
+    def _on_worker_done(self, channel, result):
+        self._params, self._sweep, self._valid, self._ffn_key, self._ffn = result
+        self._wanted = self._params
         self.generation += 1
         self._show_error("")
         self.controls.show_params(self._params)
         self._draw()
-        return True
+
+    def _on_worker_failed(self, channel, message):
+        self.worker.drop(self.SWEEP)  # a sweep still running for an earlier change would hide the refusal
+        self._wanted = self._params
+        self._show_error(self.tr("Not plotted: {why} The previous curves stay.").format(why=sentence(message)))
+        self.controls.show_params(self._params)
 
     def _show_error(self, msg: str):
         self.last_error = msg
@@ -531,6 +546,20 @@ class LatencyView(QWidget, LatencyExports):
         """
         it = self.items.overlap
         return (it.xData, it.yData) if it.isVisible() else None
+
+
+def sweeps(p: dict, ffn_key, ffn):
+    """
+    The worker's job: (p, the decode sweep, the TP degrees the machine offers, the FFN sweep's key,
+    the FFN sweep), the FFN sweep reused when its key is `ffn_key`. ValueError when nothing can be drawn.
+    """
+    sweep = latency_sweep(p)
+    valid = machine_degrees(p, sweep)  # the model's TP degrees the machine offers too
+    if not valid:
+        raise ValueError(f"no tensor-parallel degree of this model is a group of {p['machine']} up to "
+                         f"n = {p['n_max']}")
+    key = (p["model"], p["batch"], p["act_bytes"], link_of(p).bw, p["n_max"], p["machine"])
+    return p, sweep, valid, key, (ffn if key == ffn_key else ffn_sweep(p))
 
 
 __all__ = ["LatencyView", "latency_sweep", "ffn_sweep", "check_params", "ranges_of", "first_n", "DEFAULTS"]

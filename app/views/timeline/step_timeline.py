@@ -35,11 +35,10 @@ from __future__ import annotations
 from ... import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
 import re
-import threading
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QRectF, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox, QToolTip,
                                QVBoxLayout, QWidget)
@@ -49,18 +48,13 @@ from ... import theme
 from .step_timeline_items import (COMM_COLOR, COMM_LANE, COMPUTE_LANE, KIND_COLOR, RECV_COLOR, RECV_LANE, SEND_LANE,
                                   SPAN_ALPHA, Lane, LaneBars, LaneLabels, _op_texts, kind_names, kind_short_names)
 from ...core.step_timeline_model import KINDS, OVERLAPS, StepData, StepSpec, chunk_runs, fmt_time
+from ...worker import Worker
 
 DENSE_ABOVE_N = 16  # more GPUs than this: rows too thin for gaps and separate send / receive bars
 
 
 def _tr(text):
     return QCoreApplication.translate("StepTimelineView", text)
-
-
-class _Results(QObject):
-    """Carries a worker thread's StepData to the GUI thread (a queued signal)."""
-
-    ready = Signal(int, str, object)  # spec generation, overlap, StepData or the exception raised
 
 
 # ---------------------------------------------------------------------------------------
@@ -70,33 +64,32 @@ class StepTimelineView(QWidget):
     """
     One step's timeline for a StepSpec. `set_overlap('none' | 'async')` re-simulates (once per
     overlap: results are kept) and updates the items in place; `zoom_to_layer(i)` / `zoom_all()`
-    set the visible time range. The simulation runs in a worker thread, one per overlap; a result
-    for the overlap no longer chosen is kept, not shown. Llama-3 70B took 0.5–1.1 s at n = 8 and
-    50–66 s at n = 64 (1.3 million messages) on the shared 2-core build machine: too long for the
-    event loop. `sync=True` simulates on the caller's thread (tests, screenshots).
+    set the visible time range. The simulation runs on the app's worker (app/worker.py), one
+    channel per overlap; a result for the overlap no longer chosen is kept, not shown, and one for
+    the step shown before `set_spec` is dropped. Llama-3 70B took 0.5–1.1 s at n = 8 and 50–66 s
+    at n = 64 (1.3 million messages) on the shared 2-core build machine: too long for the event
+    loop. `sync=True` simulates on the caller's thread (tests, screenshots); None: the worker's default.
     `simulate` replaces the engine's simulate_decode_step (same signature).
     """
 
     overlap_changed = Signal(str)
     step_ready = Signal()  # a simulated step is on screen
 
-    def __init__(self, spec: StepSpec, overlap="none", simulate=None, sync=False, parent=None):
+    def __init__(self, spec: StepSpec, overlap="none", simulate=None, sync=None, parent=None):
         super().__init__(parent)
         self.setObjectName("StepTimelineView")
         self.spec = spec
         self._simulate = simulate
-        self.sync = bool(sync)
+        self.worker = Worker(sync, self)  # one channel per overlap
+        self.worker.done.connect(self._on_worker_done)
+        self.worker.failed.connect(self._on_worker_failed)
         self.overlap = overlap
         self.data = None  # the StepData on screen
         self._cache = {}  # overlap -> StepData
-        self._pending = set()  # overlaps a worker thread is simulating
-        self._generation = 0  # of the spec: a worker's result for an earlier spec is dropped
         self.error = ""
         self.roof = spec.roofline()
         self.simulations = 0  # steps simulated (tests watch it)
         self._stride_key = None
-        self._results = _Results(self)
-        self._results.ready.connect(self._on_results_ready)
 
         self.headline = QLabel(objectName="stepHeadline")
         self.headline.setWordWrap(True)
@@ -173,8 +166,8 @@ class StepTimelineView(QWidget):
         """Show another step (another n, model or setting) in the same items; zooms out to the whole step."""
         self.spec = spec
         self.roof = spec.roofline()
-        self._generation += 1
-        self._cache, self._pending, self.data = {}, set(), None
+        self.worker.drop()  # a step still simulating for the previous spec is dropped
+        self._cache, self.data = {}, None
         self.layer_spin.setRange(0, spec.model.n_layers - 1)
         self.layer_spin.setValue(spec.model.n_layers // 2)
         self.bars.set_groups({}, QRectF())
@@ -192,38 +185,32 @@ class StepTimelineView(QWidget):
         self.overlap_combo.setCurrentIndex(OVERLAPS.index(overlap))
         if overlap in self._cache:
             self._show(self._cache[overlap])
-        elif self.sync:
-            try:
-                self._show(self._prepare(overlap))
-            except ValueError as e:
-                self._show_error(e)
         else:
             self._set_busy()
-            if overlap not in self._pending:  # one worker per overlap, however often it is chosen
-                self._pending.add(overlap)
-                threading.Thread(target=_work, args=(self._results, self._generation, self.spec, overlap,
-                                                     self._simulate), daemon=True).start()
+            if not self.worker.busy(overlap):  # one simulation per overlap, however often it is chosen
+                self.worker.submit(StepData, self.spec, overlap, self._simulate, channel=overlap)
 
-    def _prepare(self, overlap):
+    @property
+    def sync(self) -> bool:
+        """True: a step is simulated before set_overlap / set_spec return."""
+        return self.worker.sync
+
+    @sync.setter
+    def sync(self, on: bool):
+        self.worker.sync = bool(on)
+
+    def _on_worker_done(self, overlap, data):
         self.simulations += 1
-        return StepData(self.spec, overlap, self._simulate)
+        self._cache[overlap] = data
+        if overlap == self.overlap:  # else the user chose the other overlap meanwhile: kept for their return
+            self._show(data)
 
-    def _on_results_ready(self, generation, overlap, result):
-        if generation != self._generation:
-            return  # simulated for the step shown before set_spec
-        self._pending.discard(overlap)
-        if isinstance(result, StepData):
-            self.simulations += 1
-            self._cache[overlap] = result
-        if overlap != self.overlap:
-            return  # the user chose the other overlap meanwhile: kept for when they come back
-        if isinstance(result, Exception):
-            self._show_error(result)
-        else:
-            self._show(result)
+    def _on_worker_failed(self, overlap, message):
+        if overlap == self.overlap:
+            self._show_error(message)
 
-    def _show_error(self, e):
-        self.error = str(e)
+    def _show_error(self, message: str):
+        self.error = message
         msg = self.tr("Not simulated: {why}").format(why=self.error)
         self.headline.setText(f"<b>{texts.esc(msg)}</b>")
         self.why.setText("")
@@ -523,18 +510,6 @@ class StepTimelineView(QWidget):
 
     def _on_layer_button_clicked(self):
         self.zoom_to_layer(self.layer_spin.value())
-
-
-def _work(out: _Results, generation: int, spec: StepSpec, overlap: str, simulate):
-    """A worker thread's job: simulate and read the trace, hand the result to the GUI thread."""
-    try:
-        result = StepData(spec, overlap, simulate)
-    except Exception as e:  # noqa: BLE001  (shown in the view; the thread must not die silently)
-        result = e
-    try:
-        out.ready.emit(generation, overlap, result)
-    except RuntimeError:
-        pass  # the view was closed meanwhile
 
 
 if __name__ == "__main__":  # python -m app.views.timeline.step_timeline: the command line lives with the window
