@@ -58,3 +58,56 @@ def open_scene(window, deck: Deck, i: int) -> Scene:
         raise SceneError(f"Scene {i + 1} ({scene.title.en}): the {scene.tab} view is not available here.")
     pb.seek(scene_time(pb.stops, scene.step))
     return scene
+
+
+def load_deck(path: str) -> Deck:
+    """Read and check a deck file (DeckFileError, one sentence naming the file, on any problem).
+    Never touches the app's state: a refused file changes nothing."""
+    from .. import files
+    from .model import MAX_FILE_BYTES, loads
+
+    name = os.path.basename(os.fspath(path))
+    try:
+        files.check_readable(path)  # stat only: a FIFO or /proc file would block the reading thread
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            raise DeckFileError(f"{name} is not a deck file: it is {size} bytes, a deck is under {MAX_FILE_BYTES}.")
+        raw = files.read_bytes(path, MAX_FILE_BYTES)
+    except files.UnsafeFile as e:
+        raise DeckFileError(str(e)) from None
+    except OSError as e:
+        raise DeckFileError(f"Cannot read {name}: {e.strerror or e}.") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise DeckFileError(f"{name} is not a deck file: it is not UTF-8 text.") from None
+    try:
+        deck = loads(text, folder=os.path.dirname(os.path.abspath(path)))
+    except DeckFileError as e:
+        raise DeckFileError(f"{name}: {e}") from None
+    return Deck(deck.title, deck.scenes, deck.folder, deck.note, os.path.abspath(path))
+
+
+def save_deck(path: str, deck: Deck):
+    """Write a deck file atomically (ExportError with one sentence if it cannot)."""
+    from ..files import atomic_write
+    from .model import dumps
+
+    text = dumps(deck)
+
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+
+    atomic_write(path, write)
+
+
+def bad_scenes(deck: Deck) -> dict:
+    """{scene index: one sentence} for every scene whose scenario is refused (checked, not run)."""
+    out = {}
+    for i in range(len(deck.scenes)):
+        try:
+            scenario_file(deck, i)
+        except SceneError as e:
+            out[i] = str(e)
+    return out
