@@ -56,6 +56,14 @@ class BlankScreen(QWidget):
     def paintEvent(self, e):
         QPainter(self).fillRect(self.rect(), QColor("#000000" if self.colour == "black" else "#FFFFFF"))
 
+    def event(self, e):
+        # every key but the blanking ones (B . W: their actions toggle) only brings the picture back
+        if e.type() == QEvent.Type.ShortcutOverride and e.key() not in (Qt.Key.Key_B, Qt.Key.Key_W,
+                                                                          Qt.Key.Key_Period):
+            e.accept()
+            return True
+        return super().event(e)
+
     def keyPressEvent(self, e):
         self.hide()
 
@@ -159,6 +167,7 @@ class DeckController(QObject):
             self.enter_keys.append(sc)
 
         self.dock = w.add_dock("deckDock", DeckOutline, Qt.LeftDockWidgetArea)
+        w.tabifyDockWidget(w.controls_dock, self.dock)  # beside the scenario, not a second column
         self.outline = self.dock.widget()
         self.outline.scene_clicked.connect(self.go)
         self.dock.hide()  # until a deck is open
@@ -238,13 +247,18 @@ class DeckController(QObject):
             return False
         self.deck, self.bad, self.index = deck, bad, -1
         self._set_keys(True)
-        if not self.window.classroom.presentation.presenting:
-            self.dock.show()
+        self._show_dock()
         self.deck_changed.emit()
         self.go(at)
         if bad:
             self.message.emit(self.tr("Skipped: {why}").format(why=" ".join(bad.values())))
         return True
+
+    def _show_dock(self):
+        """The outline in front of the scenario dock (not while presenting: the audience sees the picture)."""
+        if not self.window.classroom.presentation.presenting:
+            self.dock.show()
+            self.dock.raise_()
 
     def close_deck(self):
         self.deck, self.index, self.bad = None, -1, {}
@@ -388,7 +402,7 @@ class DeckController(QObject):
         self.deck = deck.with_scene(scene)
         self.index = len(self.deck.scenes) - 1
         self._set_keys(True)
-        self.dock.show()
+        self._show_dock()
         self._refresh_outline()
         self.deck_changed.emit()
         return scene
