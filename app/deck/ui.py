@@ -171,15 +171,20 @@ class DeckController(QObject):
         self.outline = self.dock.widget()
         self.outline.scene_clicked.connect(self.go)
         self.dock.hide()  # until a deck is open
-        self.menu = QMenu(w, objectName="menuDeck")
+        # File: the deck as a file, after the scenario's entries; View › Deck: presenting it
+        file_menu = w.menu_file
+        before = next((a for a in file_menu.actions() if a.menu() is not None and a.menu().objectName() == "menuExport"),
+                      None)
         for a in (self.act_open, self.act_add, self.act_save, self.act_handout):
-            self.menu.addAction(a)
-        self.menu.addSeparator()
+            file_menu.insertAction(before, a)
+        file_menu.insertSeparator(before)
+        self.menu = QMenu(w, objectName="menuDeck")
         for a in (self.act_start, self.act_start_here, self.act_next, self.act_prev, self.act_first,
                   self.act_last, self.act_black, self.act_white):
             self.menu.addAction(a)
-        w.add_menu(self.menu)
-        w.menu_view.addAction(self.dock.toggleViewAction())
+        self.menu.addSeparator()
+        self.menu.addAction(self.dock.toggleViewAction())
+        w.menu_view.addMenu(self.menu)
         self._set_keys(False)
         w.installEventFilter(self)
         self.retranslate_ui()

@@ -598,6 +598,129 @@ This scenario has no stand-alone collective to show.</source>
         </message>
     </context>
     <context>
+        <name>DeckController</name>
+        <message>
+            <source>&amp;Deck</source>
+            <translation>讲稿(&amp;D)</translation>
+        </message>
+        <message>
+            <source>Deck</source>
+            <translation>讲稿</translation>
+        </message>
+        <message>
+            <source>&amp;Open deck…</source>
+            <translation>打开讲稿(&amp;O)…</translation>
+        </message>
+        <message>
+            <source>&amp;Add the current view as a scene</source>
+            <translation>把当前画面加为一页(&amp;A)</translation>
+        </message>
+        <message>
+            <source>&amp;Save deck…</source>
+            <translation>保存讲稿(&amp;S)…</translation>
+        </message>
+        <message>
+            <source>Export &amp;handout (PDF, PNGs)…</source>
+            <translation>导出讲义（PDF、PNG）(&amp;H)…</translation>
+        </message>
+        <message>
+            <source>Next step or scene</source>
+            <translation>下一步或下一页</translation>
+        </message>
+        <message>
+            <source>Previous step or scene</source>
+            <translation>上一步或上一页</translation>
+        </message>
+        <message>
+            <source>First scene</source>
+            <translation>第一页</translation>
+        </message>
+        <message>
+            <source>Last scene</source>
+            <translation>最后一页</translation>
+        </message>
+        <message>
+            <source>Present the deck from the first scene</source>
+            <translation>从第一页开始放映讲稿</translation>
+        </message>
+        <message>
+            <source>Present the deck from this scene</source>
+            <translation>从当前页开始放映讲稿</translation>
+        </message>
+        <message>
+            <source>Black screen</source>
+            <translation>黑屏</translation>
+        </message>
+        <message>
+            <source>White screen</source>
+            <translation>白屏</translation>
+        </message>
+        <message>
+            <source>Type a scene number, then Enter, to jump to it</source>
+            <translation>输入页码再按回车，跳到那一页</translation>
+        </message>
+        <message>
+            <source>Jump to the scene number typed</source>
+            <translation>跳到输入的页码</translation>
+        </message>
+        <message>
+            <source>No scene of this deck can open: {why}</source>
+            <translation>这份讲稿没有一页能打开：{why}</translation>
+        </message>
+        <message>
+            <source>Skipped: {why}</source>
+            <translation>已跳过：{why}</translation>
+        </message>
+        <message>
+            <source>Scene {k}…</source>
+            <translation>第 {k} 页…</translation>
+        </message>
+        <message>
+            <source>Saved {path}</source>
+            <translation>已保存 {path}</translation>
+        </message>
+        <message>
+            <source>Open deck</source>
+            <translation>打开讲稿</translation>
+        </message>
+        <message>
+            <source>Shard Lab decks (*.json);;All files (*)</source>
+            <translation>Shard Lab 讲稿 (*.json);;所有文件 (*)</translation>
+        </message>
+        <message>
+            <source>Add the current view as a scene</source>
+            <translation>把当前画面加为一页</translation>
+        </message>
+        <message>
+            <source>Scene title:</source>
+            <translation>这一页的标题：</translation>
+        </message>
+        <message>
+            <source>There is no deck to save: add the current view as a scene first.</source>
+            <translation>没有可保存的讲稿：请先把当前画面加为一页。</translation>
+        </message>
+        <message>
+            <source>Save deck</source>
+            <translation>保存讲稿</translation>
+        </message>
+        <message>
+            <source>Shard Lab decks (*.json)</source>
+            <translation>Shard Lab 讲稿 (*.json)</translation>
+        </message>
+        <message>
+            <source>Open a deck first: the handout has one page per scene.</source>
+            <translation>请先打开讲稿：讲义每一页对应讲稿的一页。</translation>
+        </message>
+        <message>
+            <source>Export handout</source>
+            <translation>导出讲义</translation>
+        </message>
+        <message>
+            <source>PDF (*.pdf);;Numbered PNGs (*.png)</source>
+            <translation>PDF (*.pdf);;编号的 PNG (*.png)</translation>
+        </message>
+    </context>
+    <context>
         <name>Explain</name>
         <message>
             <source>Every GPU d sends one chunk of {size} to its ring neighbour d + 1.</source>
