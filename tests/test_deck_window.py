@@ -222,3 +222,20 @@ def test_the_shell_writes_the_lecture_handout_in_chinese(tmp_path):
                          capture_output=True, text=True, timeout=60,
                          env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_presenter_view_follows_the_deck(qtbot):
+    w = make_window(qtbot, size=SIZE)
+    w.deck.open_builtin()
+    pv = w.deck.show_presenter()
+    qtbot.addWidget(pv)
+    deck = w.deck.deck
+    assert deck.scenes[0].points[0].en[:30] in pv.points.text()
+    assert pv.next_title.text().endswith(deck.scenes[1].title.en)
+    thumb = image_to_array(pv.next_thumb.pixmap().toImage())
+    assert thumb.shape[:2] == (270, 480) and (np.ptp(thumb, axis=2) > 60).mean() > 0.005  # the next ring, coloured
+    w.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is w)
+    _key(w, Qt.Key.Key_End)
+    assert deck.scenes[-1].title.en in pv.now.text() and "end" in pv.next_title.text()
+    assert pv.elapsed_text() == "00:00" or pv.elapsed_text().startswith("00:")

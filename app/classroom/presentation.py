@@ -357,6 +357,7 @@ class PresentationController(QObject):
         self.settings = settings
         self._saved = None  # while presenting: what to restore (see _on_act_presentation_toggled)
         self._story_title = None  # while presenting: the story's own title bar, set aside
+        self._timeline_title = None  # ... and the timeline's
         self.presentation_scale = PRESENTATION_SCALE
         if settings is not None:
             try:
@@ -451,6 +452,10 @@ class PresentationController(QObject):
             if story is not None:  # a clipped title helps nobody on a projector: an empty one instead
                 self._story_title = story.titleBarWidget()  # (the window's, app/dock_title.py)
                 story.setTitleBarWidget(QWidget(story))
+            timeline = self._timeline_dock()
+            if timeline is not None and not timeline.isHidden():  # a short timeline, without its title
+                self._timeline_title = timeline.titleBarWidget()
+                timeline.setTitleBarWidget(QWidget(timeline))
             w.showFullScreen()
             self._set_scale(self.presentation_scale)
             self.esc.setEnabled(True)
@@ -465,6 +470,15 @@ class PresentationController(QObject):
                 if empty is not None:
                     empty.deleteLater()
                 story.setMaximumWidth(QWIDGETSIZE_MAX)
+            timeline = self._timeline_dock()
+            if timeline is not None and self._timeline_title is not None:
+                empty = timeline.titleBarWidget()
+                timeline.setTitleBarWidget(self._timeline_title)
+                self._timeline_title = None
+                if empty is not None:
+                    empty.deleteLater()
+            if timeline is not None:
+                timeline.setMaximumHeight(QWIDGETSIZE_MAX)
             self.presentation_scale = theme.scale()
             if self.settings is not None:
                 self.settings.setValue("ui/presentation_scale", self.presentation_scale)
@@ -486,6 +500,9 @@ class PresentationController(QObject):
     def _story_dock(self):
         """The one dock kept while presenting: the step's story (the window's explain_dock)."""
         return self.window.explain_dock
+
+    def _timeline_dock(self):
+        return self.window.findChild(QDockWidget, "timelineDock")
 
     def _keep_dock(self, d) -> bool:
         """Docks a presenter still needs: the prediction while its question is open, a short timeline."""
@@ -513,11 +530,12 @@ class PresentationController(QObject):
         H, W = w.height(), w.width()
         sep = w.style().pixelMetric(w.style().PixelMetric.PM_DockWidgetSeparatorExtent) + 2
         page = tabs.currentWidget()
-        timeline = w.findChild(QDockWidget, "timelineDock")
+        timeline = self._timeline_dock()
         shown = timeline is not None and timeline.isVisible() and not timeline.isFloating()
         page_top = page.mapTo(w, page.rect().topLeft()).y() if page is not None else tabs.y()
         plan = presentation_plan(W, H, theme.scale(), page_top, sep)
-        if shown:
+        if shown:  # at most its share: a timeline's least height at 2.5× would take the picture's room
+            timeline.setMaximumHeight(plan.timeline_h)
             w.resizeDocks([timeline], [plan.timeline_h], Qt.Orientation.Vertical)
         if story is None or story.isHidden() or story.isFloating():
             return

@@ -149,6 +149,8 @@ class DeckController(QObject):
         self.act_start_here = self._action("actDeckStartHere", lambda: self.start(False), ["Shift+F5"])
         self.act_black = self._action("actDeckBlack", lambda: self.toggle_blank("black"), ["B", "."])
         self.act_white = self._action("actDeckWhite", lambda: self.toggle_blank("white"), ["W"])
+        self.act_presenter = self._action("actPresenterView", self.show_presenter)
+        self.presenter = None  # the presenter view (app/deck/presenter.py), made when first shown
         self.digit_keys = []
         for d in range(10):
             sc = QShortcut(QKeySequence(str(d)), w, objectName=f"deckDigit{d}")
@@ -180,7 +182,7 @@ class DeckController(QObject):
         file_menu.insertSeparator(before)
         self.menu = QMenu(w, objectName="menuDeck")
         for a in (self.act_start, self.act_start_here, self.act_next, self.act_prev, self.act_first,
-                  self.act_last, self.act_black, self.act_white):
+                  self.act_last, self.act_black, self.act_white, self.act_presenter):
             self.menu.addAction(a)
         self.menu.addSeparator()
         self.menu.addAction(self.dock.toggleViewAction())
@@ -219,6 +221,7 @@ class DeckController(QObject):
             self.act_start_here: self.tr("Present the deck from this scene"),
             self.act_black: self.tr("Black screen"),
             self.act_white: self.tr("White screen"),
+            self.act_presenter: self.tr("Presenter view (talking points, next scene, time)"),
         }
         for a, t in texts.items():
             a.setText(t)
@@ -369,6 +372,32 @@ class DeckController(QObject):
         if from_first:
             self.first()
         self.window.classroom.presentation.set_presentation(True)
+        from PySide6.QtGui import QGuiApplication
+
+        screens = QGuiApplication.screens()
+        if len(screens) > 1:  # the lecturer's screen: the one the picture is not on
+            mine = self.window.screen()
+            self.show_presenter(next((s for s in screens if s is not mine), screens[-1]))
+        if self.presenter is not None:
+            self.presenter.restart_clock()
+
+    def show_presenter(self, screen=None):
+        """The presenter view (talking points, the next scene, elapsed time), on `screen` if given."""
+        from .presenter import PresenterView
+
+        if self.deck is None and not self.open_builtin():
+            return None
+        if self.presenter is None:
+            self.presenter = PresenterView(self)
+            self.presenter.resize(1280, 720)
+        if screen is not None:
+            self.presenter.setScreen(screen)
+            self.presenter.move(screen.geometry().topLeft())
+            self.presenter.showMaximized()
+        else:
+            self.presenter.show()
+        self.presenter.raise_()
+        return self.presenter
 
     def toggle_blank(self, colour: str):
         if self.blank.isVisible() and self.blank.colour == colour:

@@ -656,6 +656,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>白屏</translation>
         </message>
         <message>
+            <source>Presenter view (talking points, next scene, time)</source>
+            <translation>演讲者视图（要点、下一页、用时）</translation>
+        </message>
+        <message>
             <source>Type a scene number, then Enter, to jump to it</source>
             <translation>输入页码再按回车，跳到那一页</translation>
         </message>
@@ -2126,6 +2130,21 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>Leave presentation mode</source>
             <translation>退出演示模式</translation>
+        </message>
+    </context>
+    <context>
+        <name>PresenterView</name>
+        <message>
+            <source>Elapsed {t}</source>
+            <translation>已用时 {t}</translation>
+        </message>
+        <message>
+            <source>Next: (the end)</source>
+            <translation>下一页：（结束）</translation>
+        </message>
+        <message>
+            <source>Next: {k}. {title}</source>
+            <translation>下一页：{k}. {title}</translation>
         </message>
     </context>
     <context>
