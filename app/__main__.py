@@ -70,7 +70,8 @@ def _parser() -> _Parser:
     p.add_argument("--deck", default=None, metavar="DECK",
                    help="open a deck: 'lecture' (built in) or a deck file; F5 presents it")
     p.add_argument("--export-pdf", default=None, metavar="PATH", help="write the deck's handout as a PDF and exit")
-    p.add_argument("--export-pngs", default=None, metavar="DIR", help="write the deck's pages as numbered PNGs and exit")
+    p.add_argument("--export-pngs", default=None, metavar="DIR",
+                   help="write the deck's pages as numbered PNGs and exit")
     p.add_argument("--page", default="a4", choices=("a4", "letter"), help="the handout's paper (default a4)")
     p.add_argument("--frames-per-step", default=6, type=int,
                    help="animation frames per ring step (default 6; 1 = one frame per step)")
@@ -181,7 +182,8 @@ def _main(argv=None) -> int:
     exporting = bool(args.export_gif or args.export_mp4)
     if exporting and not (0 < args.fps <= 60 and 1 <= args.frames_per_step <= 120):
         return _fail("--fps must be in (0, 60] and --frames-per-step in 1..120")
-    if (args.screenshot or exporting or args.export_pdf or args.export_pngs) and not os.environ.get("QT_QPA_PLATFORM") and not _has_display():
+    headless = args.screenshot or exporting or args.export_pdf or args.export_pngs
+    if headless and not os.environ.get("QT_QPA_PLATFORM") and not _has_display():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
     missing = _missing_system_library()

@@ -239,3 +239,28 @@ def test_the_presenter_view_follows_the_deck(qtbot):
     _key(w, Qt.Key.Key_End)
     assert deck.scenes[-1].title.en in pv.now.text() and "end" in pv.next_title.text()
     assert pv.elapsed_text() == "00:00" or pv.elapsed_text().startswith("00:")
+
+
+def test_a_deck_file_given_as_file_opens_as_a_deck_and_exports_numbered_pngs(tmp_path):
+    import os
+
+    from PIL import Image
+
+    deck = tmp_path / "mine.json"
+    doc = json.load(open(builtin_path(), encoding="utf-8"))
+    doc["scenes"] = doc["scenes"][1:3]
+    deck.write_text(json.dumps(doc), encoding="utf-8")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "SHARD_LAB_SETTINGS": str(tmp_path / "s.ini")}
+    shot = subprocess.run([sys.executable, "-m", "app", str(deck), "--screenshot", str(tmp_path / "x.png")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert shot.returncode == 0, shot.stderr
+    pngs = subprocess.run([sys.executable, "-m", "app", str(deck), "--export-pngs", str(tmp_path / "pages")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert pngs.returncode == 0, pngs.stderr
+    names = sorted(os.listdir(tmp_path / "pages"))
+    assert names == ["01-all-gather-on-a-ring.png", "02-reduce-scatter-on-a-ring.png"]
+    a = np.asarray(Image.open(tmp_path / "pages" / names[0]).convert("RGB")).astype(int)
+    assert (np.ptp(a, axis=2) > 60).mean() > 0.005  # the ring's chunk colours
+    no = subprocess.run([sys.executable, "-m", "app", "--export-pdf", str(tmp_path / "h.pdf")],
+                        capture_output=True, text=True, timeout=60, env=env)
+    assert no.returncode == 2 and "deck" in no.stderr

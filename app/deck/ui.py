@@ -175,8 +175,8 @@ class DeckController(QObject):
         self.dock.hide()  # until a deck is open
         # File: the deck as a file, after the scenario's entries; View › Deck: presenting it
         file_menu = w.menu_file
-        before = next((a for a in file_menu.actions() if a.menu() is not None and a.menu().objectName() == "menuExport"),
-                      None)
+        before = next((a for a in file_menu.actions()
+                       if a.menu() is not None and a.menu().objectName() == "menuExport"), None)
         for a in (self.act_open, self.act_add, self.act_save, self.act_handout):
             file_menu.insertAction(before, a)
         file_menu.insertSeparator(before)
