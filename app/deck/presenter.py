@@ -48,6 +48,7 @@ class PresenterView(QWidget):
     def __init__(self, controller, parent=None):
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("presenterView")
+        self.setWindowTitle(self.tr("Shard Lab — presenter view"))
         self.ctl = controller
         self.clock = QElapsedTimer()
         self.clock.start()

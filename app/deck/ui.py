@@ -158,6 +158,8 @@ class DeckController(QObject):
             sc.setEnabled(False)
             sc.setProperty("group", "Deck")
             sc.activated.connect(lambda d=d: self.type_digit(d))
+            # while a prediction asks, its own digit keys share these: the answer goes first
+            sc.activatedAmbiguously.connect(lambda d=d: self._on_digit_ambiguous(d))
             self.digit_keys.append(sc)
         self.enter_keys = []
         for k in ("Return", "Enter"):
@@ -409,6 +411,13 @@ class DeckController(QObject):
         self._typed = (self._typed + str(d))[-3:]
         self.window.statusBar().showMessage(self.tr("Scene {k}…").format(k=self._typed), 3000)
 
+    def _on_digit_ambiguous(self, d: int):
+        classroom = getattr(self.window, "classroom", None)
+        if classroom is not None and classroom.answer_keys and classroom.answer_keys[d].isEnabled():
+            classroom.predict.answer_key(d)
+        else:
+            self.type_digit(d)
+
     def jump_typed(self):
         if self._typed:
             k = int(self._typed)
@@ -490,17 +499,23 @@ class DeckController(QObject):
         if self.deck is None:
             self._error(self.tr("Open a deck first: the handout has one page per scene."))
             return
-        path, _ = QFileDialog.getSaveFileName(self.window, self.tr("Export handout"),
-                                              os.path.expanduser("~/handout.pdf"),
-                                              self.tr("PDF (*.pdf);;Numbered PNGs (*.png)"))
+        a4, letter = self.tr("PDF, A4 (*.pdf)"), self.tr("PDF, US Letter (*.pdf)")
+        pngs = self.tr("Numbered PNGs (*.png)")
+        path, chosen = QFileDialog.getSaveFileName(self.window, self.tr("Export handout"),
+                                                   os.path.expanduser("~/handout.pdf"), ";;".join((a4, letter, pngs)))
         if path:
             from .handout import export_handout, export_pngs
 
             try:
-                if path.lower().endswith(".png"):
+                if chosen == pngs or path.lower().endswith(".png"):
                     export_pngs(self.window, self.deck, os.path.dirname(path), lang())
                 else:
-                    export_handout(self.window, self.deck, path, lang())
+                    if not path.lower().endswith(".pdf"):
+                        path += ".pdf"
+                    paper = "letter" if chosen == letter else "a4"
+                    skipped = export_handout(self.window, self.deck, path, lang(), paper)
+                    self.message.emit(self.tr("Saved {path}").format(path=os.path.basename(path))
+                                      + "".join(" " + s for s in skipped))
             except Exception as e:  # one sentence, the deck and the window as they were
                 self._error(str(e))
 

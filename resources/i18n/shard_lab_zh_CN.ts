@@ -716,12 +716,20 @@ This scenario has no stand-alone collective to show.</source>
             <translation>请先打开讲稿：讲义每一页对应讲稿的一页。</translation>
         </message>
         <message>
-            <source>Export handout</source>
-            <translation>导出讲义</translation>
+            <source>PDF, A4 (*.pdf)</source>
+            <translation>PDF，A4 (*.pdf)</translation>
         </message>
         <message>
-            <source>PDF (*.pdf);;Numbered PNGs (*.png)</source>
-            <translation>PDF (*.pdf);;编号的 PNG (*.png)</translation>
+            <source>PDF, US Letter (*.pdf)</source>
+            <translation>PDF，美式信纸 (*.pdf)</translation>
+        </message>
+        <message>
+            <source>Numbered PNGs (*.png)</source>
+            <translation>编号的 PNG (*.png)</translation>
+        </message>
+        <message>
+            <source>Export handout</source>
+            <translation>导出讲义</translation>
         </message>
     </context>
     <context>
@@ -2134,6 +2142,10 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
     </context>
     <context>
         <name>PresenterView</name>
+        <message>
+            <source>Shard Lab — presenter view</source>
+            <translation>Shard Lab — 演讲者视图</translation>
+        </message>
         <message>
             <source>Elapsed {t}</source>
             <translation>已用时 {t}</translation>
