@@ -264,3 +264,14 @@ def test_a_deck_file_given_as_file_opens_as_a_deck_and_exports_numbered_pngs(tmp
     no = subprocess.run([sys.executable, "-m", "app", "--export-pdf", str(tmp_path / "h.pdf")],
                         capture_output=True, text=True, timeout=60, env=env)
     assert no.returncode == 2 and "deck" in no.stderr
+
+
+def test_a_refused_deck_is_named_in_the_app_language(qtbot, tmp_path, qapp):
+    from app import i18n
+
+    w = make_window(qtbot, size=SIZE)
+    bad = tmp_path / "x.json"
+    bad.write_text('{"schema": "shard-lab-deck", "version": 9, "scenes": []}', encoding="utf-8")
+    i18n.set_language(qapp, "zh")
+    assert not w.deck.open_deck(str(bad))
+    assert w.deck.last_error == "x.json: 不支持第 9 版讲稿文件：此 Shard Lab 读取第 1 版。"

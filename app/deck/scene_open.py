@@ -8,8 +8,17 @@ from __future__ import annotations
 
 import os
 
+from PySide6.QtCore import QCoreApplication
+
 from .. import scenario_io
-from .model import Deck, DeckFileError, Scene
+from . import model
+from .model import Deck, DeckFileError, Scene, _err
+
+model.TRANSLATOR = QCoreApplication  # the deck file's sentences in the app's language (context DeckFile)
+
+
+def _tr(text):
+    return QCoreApplication.translate("DeckFile", text)
 
 STEP_SHOT_AT = 0.3  # as `--step K` (app/__main__.step_time): the step's blocks well on their way
 
@@ -29,7 +38,6 @@ def scene_time(stops: list, k: int) -> float:
 def scenario_file(deck: Deck, i: int) -> scenario_io.ScenarioFile:
     """The checked scenario of scene i (SceneError if its scenario or file is refused)."""
     scene = deck.scenes[i]
-    name = f"Scene {i + 1} ({scene.title.en})"
     try:
         if scene.scenario is not None:
             sc, spec = scenario_io.scenario_from_dict(scene.scenario)
@@ -37,7 +45,8 @@ def scenario_file(deck: Deck, i: int) -> scenario_io.ScenarioFile:
         path = scene.file if os.path.isabs(scene.file) else os.path.join(deck.folder or ".", scene.file)
         return scenario_io.load_scenario(path)
     except (ValueError, DeckFileError) as e:
-        raise SceneError(f"{name} cannot open: {e}") from None
+        raise SceneError(_tr("Scene %1 (%2) cannot open: %3").replace("%1", str(i + 1))
+                         .replace("%2", scene.title.en).replace("%3", str(e))) from None
 
 
 def open_scene(window, deck: Deck, i: int) -> Scene:
@@ -51,11 +60,13 @@ def open_scene(window, deck: Deck, i: int) -> Scene:
     finally:
         window.model.error.disconnect(refused.append)
     if not ok:
-        raise SceneError(f"Scene {i + 1} ({scene.title.en}) cannot open: {refused[0] if refused else '?'}")
+        raise SceneError(_tr("Scene %1 (%2) cannot open: %3").replace("%1", str(i + 1))
+                         .replace("%2", scene.title.en).replace("%3", refused[0] if refused else "?"))
     pb = window.playback
     pb.pause()
     if scene.tab and not window.select_tab(scene.tab):
-        raise SceneError(f"Scene {i + 1} ({scene.title.en}): the {scene.tab} view is not available here.")
+        raise SceneError(_tr("Scene %1 (%2): the %3 view is not available here.").replace("%1", str(i + 1))
+                         .replace("%2", scene.title.en).replace("%3", scene.tab))
     pb.seek(scene_time(pb.stops, scene.step))
     return scene
 
@@ -71,16 +82,16 @@ def load_deck(path: str) -> Deck:
         files.check_readable(path)  # stat only: a FIFO or /proc file would block the reading thread
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
-            raise DeckFileError(f"{name} is not a deck file: it is {size} bytes, a deck is under {MAX_FILE_BYTES}.")
+            raise _err(_tr("%1 is not a deck file: it is %2 bytes, a deck is under %3."), name, size, MAX_FILE_BYTES)
         raw = files.read_bytes(path, MAX_FILE_BYTES)
     except files.UnsafeFile as e:
         raise DeckFileError(str(e)) from None
     except OSError as e:
-        raise DeckFileError(f"Cannot read {name}: {e.strerror or e}.") from None
+        raise _err(_tr("Cannot read %1: %2."), name, e.strerror or e) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise DeckFileError(f"{name} is not a deck file: it is not UTF-8 text.") from None
+        raise _err(_tr("%1 is not a deck file: it is not UTF-8 text."), name) from None
     try:
         deck = loads(text, folder=os.path.dirname(os.path.abspath(path)))
     except DeckFileError as e:

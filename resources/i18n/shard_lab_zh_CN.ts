@@ -733,6 +733,125 @@ This scenario has no stand-alone collective to show.</source>
         </message>
     </context>
     <context>
+        <name>DeckFile</name>
+        <message>
+            <source>"note" must be text.</source>
+            <translation>"note" 必须是文本。</translation>
+        </message>
+        <message>
+            <source>"scenes" must be a list of 1 to %1 scenes.</source>
+            <translation>"scenes" 必须是包含 1 到 %1 页的列表。</translation>
+        </message>
+        <message>
+            <source>%1 is not a deck file: it is %2 bytes, a deck is under %3.</source>
+            <translation>%1 不是讲稿文件：它有 %2 字节，讲稿小于 %3 字节。</translation>
+        </message>
+        <message>
+            <source>%1 is not a deck file: it is not UTF-8 text.</source>
+            <translation>%1 不是讲稿文件：它不是 UTF-8 文本。</translation>
+        </message>
+        <message>
+            <source>%1: "%2" must be a text of at most %3 characters.</source>
+            <translation>%1："%2" 必须是不超过 %3 个字符的文本。</translation>
+        </message>
+        <message>
+            <source>%1: "%2" must be an object with "en" (and "zh") texts.</source>
+            <translation>%1："%2" 必须是含 "en"（和 "zh"）文本的对象。</translation>
+        </message>
+        <message>
+            <source>Cannot read %1: %2.</source>
+            <translation>无法读取 %1：%2。</translation>
+        </message>
+        <message>
+            <source>Deck file version %1 is not supported: this Shard Lab reads version %2.</source>
+            <translation>不支持第 %1 版讲稿文件：此 Shard Lab 读取第 %2 版。</translation>
+        </message>
+        <message>
+            <source>Scene %1 (%2) cannot open: %3</source>
+            <translation>第 %1 页（%2）无法打开：%3</translation>
+        </message>
+        <message>
+            <source>Scene %1 (%2): the %3 view is not available here.</source>
+            <translation>第 %1 页（%2）：这里没有 %3 视图。</translation>
+        </message>
+        <message>
+            <source>Scene %1 has no "title".</source>
+            <translation>第 %1 页没有 "title"。</translation>
+        </message>
+        <message>
+            <source>Scene %1 must be an object.</source>
+            <translation>第 %1 页必须是一个对象。</translation>
+        </message>
+        <message>
+            <source>Scene %1 must have either a "scenario" or a "file".</source>
+            <translation>第 %1 页必须有 "scenario" 或 "file" 之一。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "file" must name a scenario file.</source>
+            <translation>第 %1 页："file" 必须指向一个场景文件。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "id" must be a short text.</source>
+            <translation>第 %1 页："id" 必须是简短文本。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "points" must be a list of %2 to %3 talking points.</source>
+            <translation>第 %1 页："points" 必须是 %2 到 %3 条要点的列表。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "scenario" must be an object.</source>
+            <translation>第 %1 页："scenario" 必须是一个对象。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "step" must be a whole number &gt;= 0.</source>
+            <translation>第 %1 页："step" 必须是 &gt;= 0 的整数。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "tab" must be one of %2, not %3.</source>
+            <translation>第 %1 页："tab" 必须是 %2 之一，而不是 %3。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "walk" must be true or false.</source>
+            <translation>第 %1 页："walk" 必须是 true 或 false。</translation>
+        </message>
+        <message>
+            <source>Scene %1: unknown field %2.</source>
+            <translation>第 %1 页：未知字段 %2。</translation>
+        </message>
+        <message>
+            <source>The deck file has no valid "version".</source>
+            <translation>讲稿文件没有有效的 "version"。</translation>
+        </message>
+        <message>
+            <source>There is no built-in deck %1.</source>
+            <translation>没有名为 %1 的内置讲稿。</translation>
+        </message>
+        <message>
+            <source>This is not a Shard Lab deck file (its "schema" is not "%1").</source>
+            <translation>这不是 Shard Lab 讲稿文件（它的 "schema" 不是 "%1"）。</translation>
+        </message>
+        <message>
+            <source>This is not a deck file: it is not valid JSON (line %1, column %2).</source>
+            <translation>这不是讲稿文件：它不是有效的 JSON（第 %1 行，第 %2 列）。</translation>
+        </message>
+        <message>
+            <source>This is not a deck file: its JSON is nested far too deeply.</source>
+            <translation>这不是讲稿文件：它的 JSON 嵌套过深。</translation>
+        </message>
+        <message>
+            <source>Unknown field %1 in the deck file.</source>
+            <translation>讲稿文件中有未知字段 %1。</translation>
+        </message>
+        <message>
+            <source>scene %1</source>
+            <translation>第 %1 页</translation>
+        </message>
+        <message>
+            <source>the deck</source>
+            <translation>讲稿</translation>
+        </message>
+    </context>
+    <context>
         <name>Explain</name>
         <message>
             <source>Every GPU d sends one chunk of {size} to its ring neighbour d + 1.</source>
