@@ -255,7 +255,7 @@ def _main(argv=None) -> int:
     if exporting:
         return _export_animations(win, args)
     # classroom: theme, size, geometry and — when no scenario was given — the last scenario
-    explicit = scenario_flags or args.file or "--step" in given
+    explicit = scenario_flags or args.file or args.deck or "--step" in given  # (a deck shows its own first scene)
     win.classroom.restore_session(restore_scenario=not explicit)
     win.show()
     _after_first_paint(win, _resume_gc)
