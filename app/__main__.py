@@ -71,6 +71,13 @@ def _parser() -> _Parser:
     p.add_argument("--export-gif", default=None, metavar="PATH", help="write the whole animation as a GIF and exit")
     p.add_argument("--export-mp4", default=None, metavar="PATH", help="write the whole animation as an MP4 and exit")
     p.add_argument("--fps", default=12.0, type=float, help="frame rate of --export-gif/--export-mp4 (default 12)")
+    # -- decks (app/deck): the lecture as scenes, and its handout --
+    p.add_argument("--deck", default=None, metavar="DECK",
+                   help="open a deck: 'lecture' (built in) or a deck file; F5 presents it")
+    p.add_argument("--export-pdf", default=None, metavar="PATH", help="write the deck's handout as a PDF and exit")
+    p.add_argument("--export-pngs", default=None, metavar="DIR",
+                   help="write the deck's pages as numbered PNGs and exit")
+    p.add_argument("--page", default="a4", choices=("a4", "letter"), help="the handout's paper (default a4)")
     p.add_argument("--frames-per-step", default=6, type=int,
                    help="animation frames per ring step (default 6; 1 = one frame per step)")
     return p
@@ -169,6 +176,10 @@ def _main(argv=None) -> int:
     except ValueError as e:
         return _fail(str(e))
     given = {a.split("=")[0] for a in argv}
+    if args.deck is None and args.file and _is_deck_file(args.file):  # a deck by its schema
+        args.deck, args.file = args.file, None
+    if (args.export_pdf or args.export_pngs) and not args.deck:
+        return _fail("--export-pdf and --export-pngs write a deck's handout: give --deck lecture or a deck file")
     scenario_flags = given & {"--scenario", "--n", "--algo", "--bytes", "--link"}
     if args.file and scenario_flags:
         return _fail(f"{args.file}: a scenario file sets the scenario; drop {', '.join(sorted(scenario_flags))}")
@@ -176,7 +187,8 @@ def _main(argv=None) -> int:
     exporting = bool(args.export_gif or args.export_mp4)
     if exporting and not (0 < args.fps <= 60 and 1 <= args.frames_per_step <= 120):
         return _fail("--fps must be in (0, 60] and --frames-per-step in 1..120")
-    if (args.screenshot or exporting) and not os.environ.get("QT_QPA_PLATFORM") and not _has_display():
+    headless = args.screenshot or exporting or args.export_pdf or args.export_pngs
+    if headless and not os.environ.get("QT_QPA_PLATFORM") and not _has_display():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
     missing = _missing_system_library()
@@ -233,6 +245,10 @@ def _main(argv=None) -> int:
         playback.seek(step_time(playback.stops, step))
     if args.tab and not win.select_tab(args.tab):
         return _fail(f"--tab {args.tab}: that view is not available here")
+    if args.deck:
+        code = _open_deck(win, args, size)
+        if code is not None:
+            return code
     if args.screenshot:
         win.resize(*size)
         win.show()
@@ -247,11 +263,58 @@ def _main(argv=None) -> int:
     if exporting:
         return _export_animations(win, args)
     # classroom: theme, size, geometry and — when no scenario was given — the last scenario
-    explicit = scenario_flags or args.file or "--step" in given
+    explicit = scenario_flags or args.file or args.deck or "--step" in given  # (a deck shows its own first scene)
     win.classroom.restore_session(restore_scenario=not explicit)
     win.show()
     _after_first_paint(win, _resume_gc)
     return app.exec()
+
+
+def _is_deck_file(path) -> bool:
+    """Whether FILE says it is a deck (its schema); anything else goes on to the scenario reader."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    from .deck.model import is_deck_text
+
+    return is_deck_text(head)
+
+
+def _open_deck(win, args, size):
+    """--deck NAME|FILE: show its first scene; with --export-pdf / --export-pngs write the handout and
+    return the exit code (None: go on to the window)."""
+    from .deck.model import DeckFileError, builtin_path
+    from .deck.scene_open import load_deck
+
+    try:
+        path = args.deck if os.path.sep in args.deck or args.deck.endswith(".json") else builtin_path(args.deck)
+        deck = load_deck(path)
+    except DeckFileError as e:
+        return _fail(str(e))
+    if not (args.export_pdf or args.export_pngs):
+        if not win.deck.set_deck(deck):
+            return _fail(win.deck.last_error)
+        return None
+    from .deck.handout import PICTURE_SIZE, export_handout, export_pngs
+
+    win.resize(*(size if "--size" in sys.argv else PICTURE_SIZE))
+    win.show()
+    try:
+        if args.export_pdf:
+            skipped = export_handout(win, deck, args.export_pdf, args.lang or "en", args.page)
+            print(f"shard-lab: wrote {args.export_pdf} ({len(deck.scenes) - len(skipped)} pages)")
+        if args.export_pngs:
+            paths, skipped = export_pngs(win, deck, args.export_pngs, args.lang or "en")
+            print(f"shard-lab: wrote {len(paths)} pages to {args.export_pngs}")
+    except Exception as e:  # noqa: BLE001 — one sentence, exit 1
+        print(f"shard-lab: error: {e}", file=sys.stderr)
+        return 1
+    for why in skipped:
+        print(f"shard-lab: skipped: {why}", file=sys.stderr)
+    win.close()
+    return 0
 
 
 def _export_animations(win, args) -> int:

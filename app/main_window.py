@@ -103,6 +103,8 @@ class MainWindow(QMainWindow):
         from .classroom.classroom import install_classroom
 
         self.classroom = install_classroom(self)
+        from .deck.ui import install_deck  # the lecture as scenes (app/deck): its menu, keys and outline
+        self.deck = install_deck(self)
 
     # -- extension points: all an add-on (app/classroom.py, app/presentation.py) may change ---------
     # Besides these it reads the documented attributes model, playback, controls, ring_view, explain,

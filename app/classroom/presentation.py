@@ -24,6 +24,7 @@ PICTURE_SHARE of the screen at every text size. Esc restores the desk layout (Qt
 from __future__ import annotations
 
 import html
+from typing import NamedTuple
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QKeySequence, QPainter, QPalette, QShortcut
@@ -42,6 +43,51 @@ SCALES = (0.75, 0.85, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0)  # Ctr
 PRESENTATION_SCALE = 1.5  # the projector size the first time
 PICTURE_SHARE = 0.62  # presentation mode: the picture's least share of the screen (the lecture-hall issue asks 60 %)
 STORY_MIN_W = 160  # narrower than this (pixels at 1×) the story column is not worth keeping: hidden
+
+
+PRESENT_TIMELINE = 0.13  # presentation mode: a short timeline keeps this share of the screen's height
+PRESENT_TIMELINE_MIN = 72  # ... and at least this many pixels (its axis and a few GPUs' rows)
+
+
+class PresentationPlan(NamedTuple):
+    """Where presentation mode puts things on a W×H screen (pixels)."""
+
+    story_w: int  # the story's column (0: hidden)
+    timeline_h: int  # the short timeline under the picture
+    picture_w: int  # the current tab's picture
+    picture_h: int
+    zoom: float  # the ring view's magnification (RingView.set_zoom): picture and text grow together
+
+    def share(self, W: int, H: int) -> float:
+        return self.picture_w * self.picture_h / float(W * H)
+
+
+def presentation_plan(W: int, H: int, scale: float, bars_h: int, sep: int = 6) -> PresentationPlan:
+    """
+    Presentation mode's layout on a W×H screen at text scale `scale`, under bars (toolbar and tab
+    bar) `bars_h` pixels tall: a short timeline (PRESENT_TIMELINE of the height), the picture at
+    least PICTURE_SHARE of the screen, the story's column what is left beside it (a third at most,
+    hidden when narrower than STORY_MIN_W·scale). A pure function: tests ask it for every screen and
+    scale. The ring is magnified by the text scale (zoom), so Ctrl+= grows its boxes, lanes, blocks
+    and chunk numbers with the words.
+    """
+    timeline_h = int(max(PRESENT_TIMELINE * H, PRESENT_TIMELINE_MIN))
+    pic_h = max(H - bars_h - timeline_h - sep, 1)
+    story = int(min(W - sep - PICTURE_SHARE * W * H / pic_h, W / 3))
+    if story < STORY_MIN_W * scale:
+        story = 0
+    pic_w = W - (story + sep if story else 0)
+    return PresentationPlan(story, timeline_h, pic_w, pic_h, ring_zoom(pic_w, pic_h, scale))
+
+
+ZOOM_ROOM = (700, 330)  # the least room (pixels at 1×) the ring is laid out in before it is magnified
+
+
+def ring_zoom(pic_w: float, pic_h: float, scale: float) -> float:
+    """How much presentation mode magnifies the ring (RingView.set_zoom): the text scale, unless the
+    picture would then be laid out in less than ZOOM_ROOM — there the layout keeps that room and fits
+    its text in it, so a small projector at a large text size gets boxes rather than a crowd of labels."""
+    return max(1.0, min(scale, pic_w / ZOOM_ROOM[0], pic_h / ZOOM_ROOM[1]))
 
 
 def theme_label(key: str) -> str:
@@ -311,6 +357,7 @@ class PresentationController(QObject):
         self.settings = settings
         self._saved = None  # while presenting: what to restore (see _on_act_presentation_toggled)
         self._story_title = None  # while presenting: the story's own title bar, set aside
+        self._timeline_title = None  # ... and the timeline's
         self.presentation_scale = PRESENTATION_SCALE
         if settings is not None:
             try:
@@ -405,6 +452,10 @@ class PresentationController(QObject):
             if story is not None:  # a clipped title helps nobody on a projector: an empty one instead
                 self._story_title = story.titleBarWidget()  # (the window's, app/dock_title.py)
                 story.setTitleBarWidget(QWidget(story))
+            timeline = self._timeline_dock()
+            if timeline is not None and not timeline.isHidden():  # a short timeline, without its title
+                self._timeline_title = timeline.titleBarWidget()
+                timeline.setTitleBarWidget(QWidget(timeline))
             w.showFullScreen()
             self._set_scale(self.presentation_scale)
             self.esc.setEnabled(True)
@@ -419,10 +470,20 @@ class PresentationController(QObject):
                 if empty is not None:
                     empty.deleteLater()
                 story.setMaximumWidth(QWIDGETSIZE_MAX)
+            timeline = self._timeline_dock()
+            if timeline is not None and self._timeline_title is not None:
+                empty = timeline.titleBarWidget()
+                timeline.setTitleBarWidget(self._timeline_title)
+                self._timeline_title = None
+                if empty is not None:
+                    empty.deleteLater()
+            if timeline is not None:
+                timeline.setMaximumHeight(QWIDGETSIZE_MAX)
             self.presentation_scale = theme.scale()
             if self.settings is not None:
                 self.settings.setValue("ui/presentation_scale", self.presentation_scale)
             self.esc.setEnabled(False)
+            self._set_ring_zoom()
             self._set_scale(saved["scale"])
             state = saved["state"]
             w.setWindowState(state & ~Qt.WindowState.WindowFullScreen)
@@ -440,9 +501,18 @@ class PresentationController(QObject):
         """The one dock kept while presenting: the step's story (the window's explain_dock)."""
         return self.window.explain_dock
 
+    def _timeline_dock(self):
+        return self.window.findChild(QDockWidget, "timelineDock")
+
     def _keep_dock(self, d) -> bool:
-        """Docks a presenter still needs: the prediction while its question is open."""
-        return d.objectName() == "predictDock" or d.isFloating()
+        """Docks a presenter still needs: the prediction while its question is open, a short timeline."""
+        return d.objectName() in ("predictDock", "timelineDock") or d.isFloating()
+
+    def _set_ring_zoom(self):
+        ring = getattr(self.window, "ring_view", None)
+        if ring is not None and hasattr(ring, "set_zoom"):
+            vp = ring.viewport()
+            ring.set_zoom(ring_zoom(vp.width(), vp.height(), theme.scale()) if self.presenting else 1.0)
 
     def _fit_story(self):
         """
@@ -454,14 +524,24 @@ class PresentationController(QObject):
         w = self.window
         story = self._story_dock()
         tabs = w.centralWidget()
-        if not self.presenting or story is None or tabs is None or story.isHidden() or story.isFloating():
+        if not self.presenting or tabs is None:
             return
-        page = tabs.currentWidget()
+        self._set_ring_zoom()
         H, W = w.height(), w.width()
-        page_h = max(page.height(), 1) if page is not None else max(tabs.height(), 1)
         sep = w.style().pixelMetric(w.style().PixelMetric.PM_DockWidgetSeparatorExtent) + 2
-        room = int(W - sep - PICTURE_SHARE * W * H / page_h)
-        width = min(room, int(W / 3))
+        page = tabs.currentWidget()
+        timeline = self._timeline_dock()
+        shown = timeline is not None and timeline.isVisible() and not timeline.isFloating()
+        page_top = page.mapTo(w, page.rect().topLeft()).y() if page is not None else tabs.y()
+        plan = presentation_plan(W, H, theme.scale(), page_top, sep)
+        if shown:  # at most its share: a timeline's least height at 2.5× would take the picture's room
+            timeline.setMaximumHeight(plan.timeline_h)
+            w.resizeDocks([timeline], [plan.timeline_h], Qt.Orientation.Vertical)
+        if story is None or story.isHidden() or story.isFloating():
+            return
+        page_h = max(page.height(), 1) if page is not None else max(tabs.height(), 1)
+        room = int(W - sep - PICTURE_SHARE * W * H / page_h)  # the page as it is now (the bars may differ)
+        width = min(room, plan.story_w or room, int(W / 3))
         if width < STORY_MIN_W * theme.scale():
             story.hide()
             return

@@ -629,6 +629,260 @@ This scenario has no stand-alone collective to show.</source>
         </message>
     </context>
     <context>
+        <name>DeckController</name>
+        <message>
+            <source>&amp;Deck</source>
+            <translation>讲稿(&amp;D)</translation>
+        </message>
+        <message>
+            <source>Deck</source>
+            <translation>讲稿</translation>
+        </message>
+        <message>
+            <source>&amp;Open deck…</source>
+            <translation>打开讲稿(&amp;O)…</translation>
+        </message>
+        <message>
+            <source>&amp;Add the current view as a scene</source>
+            <translation>把当前画面加为一页(&amp;A)</translation>
+        </message>
+        <message>
+            <source>&amp;Save deck…</source>
+            <translation>保存讲稿(&amp;S)…</translation>
+        </message>
+        <message>
+            <source>Export &amp;handout (PDF, PNGs)…</source>
+            <translation>导出讲义（PDF、PNG）(&amp;H)…</translation>
+        </message>
+        <message>
+            <source>Next step or scene</source>
+            <translation>下一步或下一页</translation>
+        </message>
+        <message>
+            <source>Previous step or scene</source>
+            <translation>上一步或上一页</translation>
+        </message>
+        <message>
+            <source>First scene</source>
+            <translation>第一页</translation>
+        </message>
+        <message>
+            <source>Last scene</source>
+            <translation>最后一页</translation>
+        </message>
+        <message>
+            <source>Present the deck from the first scene</source>
+            <translation>从第一页开始放映讲稿</translation>
+        </message>
+        <message>
+            <source>Present the deck from this scene</source>
+            <translation>从当前页开始放映讲稿</translation>
+        </message>
+        <message>
+            <source>Black screen</source>
+            <translation>黑屏</translation>
+        </message>
+        <message>
+            <source>White screen</source>
+            <translation>白屏</translation>
+        </message>
+        <message>
+            <source>Presenter view (talking points, next scene, time)</source>
+            <translation>演讲者视图（要点、下一页、用时）</translation>
+        </message>
+        <message>
+            <source>Type a scene number, then Enter, to jump to it</source>
+            <translation>输入页码再按回车，跳到那一页</translation>
+        </message>
+        <message>
+            <source>Jump to the scene number typed</source>
+            <translation>跳到输入的页码</translation>
+        </message>
+        <message>
+            <source>No scene of this deck can open: {why}</source>
+            <translation>这份讲稿没有一页能打开：{why}</translation>
+        </message>
+        <message>
+            <source>Skipped: {why}</source>
+            <translation>已跳过：{why}</translation>
+        </message>
+        <message>
+            <source>Scene {k}…</source>
+            <translation>第 {k} 页…</translation>
+        </message>
+        <message>
+            <source>Saved {path}</source>
+            <translation>已保存 {path}</translation>
+        </message>
+        <message>
+            <source>Open deck</source>
+            <translation>打开讲稿</translation>
+        </message>
+        <message>
+            <source>Shard Lab decks (*.json);;All files (*)</source>
+            <translation>Shard Lab 讲稿 (*.json);;所有文件 (*)</translation>
+        </message>
+        <message>
+            <source>Add the current view as a scene</source>
+            <translation>把当前画面加为一页</translation>
+        </message>
+        <message>
+            <source>Scene title:</source>
+            <translation>这一页的标题：</translation>
+        </message>
+        <message>
+            <source>There is no deck to save: add the current view as a scene first.</source>
+            <translation>没有可保存的讲稿：请先把当前画面加为一页。</translation>
+        </message>
+        <message>
+            <source>Save deck</source>
+            <translation>保存讲稿</translation>
+        </message>
+        <message>
+            <source>Shard Lab decks (*.json)</source>
+            <translation>Shard Lab 讲稿 (*.json)</translation>
+        </message>
+        <message>
+            <source>Open a deck first: the handout has one page per scene.</source>
+            <translation>请先打开讲稿：讲义每一页对应讲稿的一页。</translation>
+        </message>
+        <message>
+            <source>PDF, A4 (*.pdf)</source>
+            <translation>PDF，A4 (*.pdf)</translation>
+        </message>
+        <message>
+            <source>PDF, US Letter (*.pdf)</source>
+            <translation>PDF，美式信纸 (*.pdf)</translation>
+        </message>
+        <message>
+            <source>Numbered PNGs (*.png)</source>
+            <translation>编号的 PNG (*.png)</translation>
+        </message>
+        <message>
+            <source>Export handout</source>
+            <translation>导出讲义</translation>
+        </message>
+    </context>
+    <context>
+        <name>DeckFile</name>
+        <message>
+            <source>"note" must be text.</source>
+            <translation>"note" 必须是文本。</translation>
+        </message>
+        <message>
+            <source>"scenes" must be a list of 1 to %1 scenes.</source>
+            <translation>"scenes" 必须是包含 1 到 %1 页的列表。</translation>
+        </message>
+        <message>
+            <source>%1 is not a deck file: it is %2 bytes, a deck is under %3.</source>
+            <translation>%1 不是讲稿文件：它有 %2 字节，讲稿小于 %3 字节。</translation>
+        </message>
+        <message>
+            <source>%1 is not a deck file: it is not UTF-8 text.</source>
+            <translation>%1 不是讲稿文件：它不是 UTF-8 文本。</translation>
+        </message>
+        <message>
+            <source>%1: "%2" must be a text of at most %3 characters.</source>
+            <translation>%1："%2" 必须是不超过 %3 个字符的文本。</translation>
+        </message>
+        <message>
+            <source>%1: "%2" must be an object with "en" (and "zh") texts.</source>
+            <translation>%1："%2" 必须是含 "en"（和 "zh"）文本的对象。</translation>
+        </message>
+        <message>
+            <source>Cannot read %1: %2.</source>
+            <translation>无法读取 %1：%2。</translation>
+        </message>
+        <message>
+            <source>Deck file version %1 is not supported: this Shard Lab reads version %2.</source>
+            <translation>不支持第 %1 版讲稿文件：此 Shard Lab 读取第 %2 版。</translation>
+        </message>
+        <message>
+            <source>Scene %1 (%2) cannot open: %3</source>
+            <translation>第 %1 页（%2）无法打开：%3</translation>
+        </message>
+        <message>
+            <source>Scene %1 (%2): the %3 view is not available here.</source>
+            <translation>第 %1 页（%2）：这里没有 %3 视图。</translation>
+        </message>
+        <message>
+            <source>Scene %1 has no "title".</source>
+            <translation>第 %1 页没有 "title"。</translation>
+        </message>
+        <message>
+            <source>Scene %1 must be an object.</source>
+            <translation>第 %1 页必须是一个对象。</translation>
+        </message>
+        <message>
+            <source>Scene %1 must have either a "scenario" or a "file".</source>
+            <translation>第 %1 页必须有 "scenario" 或 "file" 之一。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "file" must name a scenario file.</source>
+            <translation>第 %1 页："file" 必须指向一个场景文件。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "id" must be a short text.</source>
+            <translation>第 %1 页："id" 必须是简短文本。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "points" must be a list of %2 to %3 talking points.</source>
+            <translation>第 %1 页："points" 必须是 %2 到 %3 条要点的列表。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "scenario" must be an object.</source>
+            <translation>第 %1 页："scenario" 必须是一个对象。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "step" must be a whole number &gt;= 0.</source>
+            <translation>第 %1 页："step" 必须是 &gt;= 0 的整数。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "tab" must be one of %2, not %3.</source>
+            <translation>第 %1 页："tab" 必须是 %2 之一，而不是 %3。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "walk" must be true or false.</source>
+            <translation>第 %1 页："walk" 必须是 true 或 false。</translation>
+        </message>
+        <message>
+            <source>Scene %1: unknown field %2.</source>
+            <translation>第 %1 页：未知字段 %2。</translation>
+        </message>
+        <message>
+            <source>The deck file has no valid "version".</source>
+            <translation>讲稿文件没有有效的 "version"。</translation>
+        </message>
+        <message>
+            <source>There is no built-in deck %1.</source>
+            <translation>没有名为 %1 的内置讲稿。</translation>
+        </message>
+        <message>
+            <source>This is not a Shard Lab deck file (its "schema" is not "%1").</source>
+            <translation>这不是 Shard Lab 讲稿文件（它的 "schema" 不是 "%1"）。</translation>
+        </message>
+        <message>
+            <source>This is not a deck file: it is not valid JSON (line %1, column %2).</source>
+            <translation>这不是讲稿文件：它不是有效的 JSON（第 %1 行，第 %2 列）。</translation>
+        </message>
+        <message>
+            <source>This is not a deck file: its JSON is nested far too deeply.</source>
+            <translation>这不是讲稿文件：它的 JSON 嵌套过深。</translation>
+        </message>
+        <message>
+            <source>Unknown field %1 in the deck file.</source>
+            <translation>讲稿文件中有未知字段 %1。</translation>
+        </message>
+        <message>
+            <source>scene %1</source>
+            <translation>第 %1 页</translation>
+        </message>
+        <message>
+            <source>the deck</source>
+            <translation>讲稿</translation>
+        </message>
+    </context>
+    <context>
         <name>Explain</name>
         <message>
             <source>Every GPU d sends one chunk of {size} to its ring neighbour d + 1.</source>
@@ -2185,6 +2439,25 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>Leave presentation mode</source>
             <translation>退出演示模式</translation>
+        </message>
+    </context>
+    <context>
+        <name>PresenterView</name>
+        <message>
+            <source>Shard Lab — presenter view</source>
+            <translation>Shard Lab — 演讲者视图</translation>
+        </message>
+        <message>
+            <source>Elapsed {t}</source>
+            <translation>已用时 {t}</translation>
+        </message>
+        <message>
+            <source>Next: (the end)</source>
+            <translation>下一页：（结束）</translation>
+        </message>
+        <message>
+            <source>Next: {k}. {title}</source>
+            <translation>下一页：{k}. {title}</translation>
         </message>
     </context>
     <context>

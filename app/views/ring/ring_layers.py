@@ -482,6 +482,7 @@ class MachineLayer(QGraphicsItem):
         self.colors = colors
         self.rect = QRectF()
         self.lay = None
+        self.zoom = 1.0  # the ring view's presentation zoom (RingView.set_zoom)
         self.active: list = []  # (QLineF, QColor, dashed)
         self.setZValue(0.5)
         self.setAcceptedMouseButtons(Qt.NoButton)
@@ -505,7 +506,7 @@ class MachineLayer(QGraphicsItem):
         if lay is None or lay.kind == "switch":
             return
         col = self.colors
-        s = lay.vs * theme.scale()
+        s = lay.vs * theme.scale() / self.zoom  # (the view magnifies by zoom in presentation mode)
         p.setRenderHint(QPainter.Antialiasing, True)
         if lay.kind == "nodes":
             frame = QPen(col.muted, theme.line("hairline"))

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QPainter, QPen, QPixmapCache
+from PySide6.QtGui import QPainter, QPen, QPixmapCache, QTransform
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
 from simcore.contributors import _Who  # a message's contributors, decoded when read
@@ -258,13 +258,29 @@ class RingView(QGraphicsView):
         self.texts = machine_texts(self.run, ring_texts(self.run))
 
     # -- layout (a function of size, text scale, texts and scenario: app/ring_layout.py) ------
+    zoom = 1.0  # presentation mode's magnification of the whole picture (set_zoom)
+
+    def set_zoom(self, z: float):
+        """Presentation mode (app/classroom/presentation.py): lay the picture out in a room z times
+        smaller at text scale theme.scale()/z, then magnify it z times — boxes, lanes, blocks in flight,
+        their chunk numbers and the text grow together. 1 = the desk's layout."""
+        z = max(1.0, float(z))
+        if z != self.zoom:
+            self.zoom = z
+            if self.run is not None:
+                self._layout()
+                self.set_time(self._t, force=True)
+
     def _layout(self):
         self._layout_due = False  # this one serves every resize before it
         if self.run is None:
             return
         vp = self.viewport().rect()
         topo = self.run.comm.topology if self.run.comm is not None else None
-        lay = ring_layout(vp.width(), vp.height(), theme.scale(), self.texts, machine_shape(topo, ring_shape(self.run)))
+        z = self.zoom
+        self.setTransform(QTransform.fromScale(z, z))
+        lay = ring_layout(vp.width() / z, vp.height() / z, theme.scale() / z, self.texts,
+                          machine_shape(topo, ring_shape(self.run)))
         self.scene().setSceneRect(0, 0, lay.width, lay.height)
         self._vs = lay.vs
         col = self.colors
@@ -282,7 +298,7 @@ class RingView(QGraphicsView):
         self.centre = lay.centre
         radial = lay.mode == "radial"
         dev_font = next(b.font for b in lay.device_labels if b is not None)
-        small = make_font("small", False, theme.FONT_PX["small"] * theme.scale() * lay.text_vs)
+        small = make_font("small", False, theme.FONT_PX["small"] * theme.scale() / z * lay.text_vs)
         for lab in self.block_labels:
             lab.set_font(small)
         for d, (item, box) in enumerate(zip(self.devices, lay.devices)):
@@ -323,6 +339,7 @@ class RingView(QGraphicsView):
         """A machine's frame (issue 15): clusters, fabric and NIC links, or a torus's links; and
         the legs of every message that does not ride a switch's lanes."""
         self.layout_now = lay
+        self.machine.zoom = self.zoom
         self.machine.set_layout(lay)
         for k, lab in enumerate(self.node_labels):
             box = lay.node_labels[k] if k < len(lay.node_labels) else None

@@ -1,0 +1,116 @@
+"""
+The presenter view: a window for the lecturer's own screen while the audience's screen shows only
+the picture — the current scene's talking points, the next scene's title and thumbnail, and the
+time since the deck started. F5 opens it on a second screen when there is one (View › Deck ›
+Presenter view opens it anywhere); it follows the deck controller's scene_changed signal.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtGui import QPixmap
+from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
+
+from .. import i18n, theme
+from .scene_open import SceneError, scenario_file, scene_time
+
+THUMB = (480, 270)
+
+
+def scene_thumbnail(deck, i: int, size=THUMB) -> QPixmap:
+    """Scene i's ring at its opening step, drawn by a ring view of its own (never on screen)."""
+    from ..state import Playback, ScenarioModel
+    from ..views.ring.ring_view import RingView
+
+    try:
+        sc = scenario_file(deck, i).scenario
+        model = ScenarioModel(sc)
+    except (SceneError, ValueError):
+        return QPixmap()
+    pb = Playback(model)
+    view = RingView(model, pb)
+    view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    view.resize(*size)
+    view.show()
+    view.ensure_laid_out()
+    pb.seek(scene_time(pb.stops, deck.scenes[i].step))
+    pix = view.grab()
+    view.hide()
+    view.deleteLater()
+    return pix
+
+
+class PresenterView(QWidget):
+    """The lecturer's screen: what to say now, what comes next, how long it has taken."""
+
+    def __init__(self, controller, parent=None):
+        super().__init__(parent, Qt.WindowType.Window)
+        self.setObjectName("presenterView")
+        self.setWindowTitle(self.tr("Shard Lab — presenter view"))
+        self.ctl = controller
+        self.clock = QElapsedTimer()
+        self.clock.start()
+        self.now = QLabel(objectName="presenterNow", wordWrap=True)
+        self.points = QLabel(objectName="presenterPoints", wordWrap=True)
+        self.points.setTextFormat(Qt.TextFormat.RichText)
+        self.points.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.next_title = QLabel(objectName="presenterNext", wordWrap=True)
+        self.next_thumb = QLabel(objectName="presenterThumb")
+        self.next_thumb.setFixedSize(*THUMB)
+        self.elapsed = QLabel(objectName="presenterElapsed")
+        lay = QGridLayout(self)
+        lay.addWidget(self.now, 0, 0, 1, 2)
+        lay.addWidget(self.points, 1, 0, 3, 1)
+        lay.addWidget(self.next_title, 1, 1)
+        lay.addWidget(self.next_thumb, 2, 1)
+        lay.addWidget(self.elapsed, 3, 1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignBottom)
+        lay.setColumnStretch(0, 3)
+        self._thumbs = {}
+        self.tick = QTimer(self)
+        self.tick.setInterval(1000)
+        self.tick.timeout.connect(self._on_tick_timeout)
+        self.tick.start()
+        self._on_tick_timeout()
+        controller.scene_changed.connect(self.show_scene)
+        self.show_scene(controller.index)
+
+    def restart_clock(self):
+        self.clock.restart()
+        self._on_tick_timeout()
+
+    def elapsed_text(self) -> str:
+        s = self.clock.elapsed() // 1000
+        return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
+
+    def _on_tick_timeout(self):
+        self.elapsed.setText(self.tr("Elapsed {t}").format(t=self.elapsed_text()))
+
+    def next_index(self):
+        later = [j for j in self.ctl.good() if j > self.ctl.index]
+        return later[0] if later else None
+
+    def show_scene(self, i: int):
+        deck, lang = self.ctl.deck, i18n.current_language()
+        big = round(theme.px("body") * 1.4)
+        self.setStyleSheet(f"QLabel {{ font-size: {big}px; }}")
+        if deck is None or i < 0:
+            self.now.setText("")
+            self.points.setText("")
+            self.next_title.setText("")
+            self.next_thumb.clear()
+            return
+        s = deck.scenes[i]
+        self.now.setText(f"<b>{i + 1}/{len(deck.scenes)} · {html.escape(s.title.get(lang))}</b>")
+        self.points.setText("<ul>" + "".join(f"<li>{html.escape(p.get(lang))}</li>" for p in s.points) + "</ul>")
+        j = self.next_index()
+        if j is None:
+            self.next_title.setText(self.tr("Next: (the end)"))
+            self.next_thumb.clear()
+            return
+        self.next_title.setText(self.tr("Next: {k}. {title}").format(k=j + 1, title=deck.scenes[j].title.get(lang)))
+        key = (id(deck), j)
+        if key not in self._thumbs:
+            self._thumbs[key] = scene_thumbnail(deck, j)
+        self.next_thumb.setPixmap(self._thumbs[key])

@@ -1,0 +1,124 @@
+"""
+Opening a deck's scene: its scenario checked as a scenario file's is (app/scenario_io.py), then
+made the window's scenario at the scene's tab and step. Raises `SceneError` (one sentence naming
+the scene) when it cannot, and changes nothing then.
+"""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QCoreApplication
+
+from .. import scenario_io
+from . import model
+from .model import Deck, DeckFileError, Scene, _err
+
+model.TRANSLATOR = QCoreApplication  # the deck file's sentences in the app's language (context DeckFile)
+
+
+def _tr(text):
+    return QCoreApplication.translate("DeckFile", text)
+
+STEP_SHOT_AT = 0.3  # as `--step K` (app/__main__.step_time): the step's blocks well on their way
+
+
+class SceneError(ValueError):
+    """A scene that cannot open; str(e) names it and says why."""
+
+
+def scene_time(stops: list, k: int) -> float:
+    """Simulated time that shows step k in flight (0 = the start; past the end: the end)."""
+    if k <= 0 or not stops:
+        return 0.0
+    k = min(k, len(stops) - 1)
+    return stops[k - 1] + STEP_SHOT_AT * (stops[k] - stops[k - 1])
+
+
+def scenario_file(deck: Deck, i: int) -> scenario_io.ScenarioFile:
+    """The checked scenario of scene i (SceneError if its scenario or file is refused)."""
+    scene = deck.scenes[i]
+    try:
+        if scene.scenario is not None:
+            sc, spec = scenario_io.scenario_from_dict(scene.scenario)
+            return scenario_io.ScenarioFile(sc, None, "", spec)
+        path = scene.file if os.path.isabs(scene.file) else os.path.join(deck.folder or ".", scene.file)
+        return scenario_io.load_scenario(path)
+    except (ValueError, DeckFileError) as e:
+        raise SceneError(_tr("Scene %1 (%2) cannot open: %3").replace("%1", str(i + 1))
+                         .replace("%2", scene.title.en).replace("%3", str(e))) from None
+
+
+def open_scene(window, deck: Deck, i: int) -> Scene:
+    """Make scene i the window's picture: its scenario, its tab, its step in flight."""
+    scene = deck.scenes[i]
+    sf = scenario_file(deck, i)
+    refused = []
+    window.model.error.connect(refused.append)
+    try:
+        ok = scenario_io.apply(window.model, None, sf)
+    finally:
+        window.model.error.disconnect(refused.append)
+    if not ok:
+        raise SceneError(_tr("Scene %1 (%2) cannot open: %3").replace("%1", str(i + 1))
+                         .replace("%2", scene.title.en).replace("%3", refused[0] if refused else "?"))
+    pb = window.playback
+    pb.pause()
+    if scene.tab and not window.select_tab(scene.tab):
+        raise SceneError(_tr("Scene %1 (%2): the %3 view is not available here.").replace("%1", str(i + 1))
+                         .replace("%2", scene.title.en).replace("%3", scene.tab))
+    pb.seek(scene_time(pb.stops, scene.step))
+    return scene
+
+
+def load_deck(path: str) -> Deck:
+    """Read and check a deck file (DeckFileError, one sentence naming the file, on any problem).
+    Never touches the app's state: a refused file changes nothing."""
+    from .. import files
+    from .model import MAX_FILE_BYTES, loads
+
+    name = os.path.basename(os.fspath(path))
+    try:
+        files.check_readable(path)  # stat only: a FIFO or /proc file would block the reading thread
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            raise _err(_tr("%1 is not a deck file: it is %2 bytes, a deck is under %3."), name, size, MAX_FILE_BYTES)
+        raw = files.read_bytes(path, MAX_FILE_BYTES)
+    except files.UnsafeFile as e:
+        raise DeckFileError(str(e)) from None
+    except OSError as e:
+        raise _err(_tr("Cannot read %1: %2."), name, e.strerror or e) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise _err(_tr("%1 is not a deck file: it is not UTF-8 text."), name) from None
+    try:
+        deck = loads(text, folder=os.path.dirname(os.path.abspath(path)))
+    except DeckFileError as e:
+        raise DeckFileError(f"{name}: {e}") from None
+    return Deck(deck.title, deck.scenes, deck.folder, deck.note, os.path.abspath(path))
+
+
+def save_deck(path: str, deck: Deck):
+    """Write a deck file atomically (ExportError with one sentence if it cannot)."""
+    from ..files import atomic_write
+    from .model import dumps
+
+    text = dumps(deck)
+
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+
+    atomic_write(path, write)
+
+
+def bad_scenes(deck: Deck) -> dict:
+    """{scene index: one sentence} for every scene whose scenario is refused (checked, not run)."""
+    out = {}
+    for i in range(len(deck.scenes)):
+        try:
+            scenario_file(deck, i)
+        except SceneError as e:
+            out[i] = str(e)
+    return out

@@ -1,0 +1,541 @@
+"""
+The deck in a main window (`install_deck(window)`, called once by the window):
+
+    File     Open deck…, Add the current view as a scene, Save deck…, Export handout (PDF, PNGs)…
+    keys     PageDown / PageUp (and, while a deck is open, → / ←, Space) walk a scene's steps and
+             then on to the next / previous scene; F5 starts the deck in presentation mode from
+             the first scene, Shift+F5 from the current one; B or . blacks the screen, W whitens
+             it; Home / End the first / last scene; a number then Enter jumps to that scene; Esc
+             leaves (presentation's own Esc). `?` lists them: they are the window's actions.
+    dock     the deck's outline (scene list and the current scene's talking points) beside the
+             picture; presentation mode hides it with the other docks.
+
+While a deck is open, → ← Space Home End belong to the deck: the window's step / play / start /
+end actions give those keys up (J, L, K still step and play) and get them back when it closes.
+"""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QShortcut
+from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QMenu, QVBoxLayout, QWidget
+
+from .. import i18n, theme
+from .model import BUILTIN, Deck, DeckFileError, Scene, Text, builtin_path
+from .scene_open import SceneError, bad_scenes, load_deck, open_scene, save_deck, scene_time
+
+DECK_KEYS = ("Right", "Left", "Space", "Home", "End")  # the window's keys a deck takes while open
+
+
+def lang() -> str:
+    return i18n.current_language()
+
+
+class BlankScreen(QWidget):
+    """The whole window black (B, .) or white (W), as a presentation program does; any key brings the picture back."""
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.setObjectName("deckBlank")
+        self._window = window
+        self.colour = "black"
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        window.installEventFilter(self)
+        self.hide()
+
+    def blank(self, colour: str):
+        self.colour = colour
+        self.setGeometry(self._window.rect())
+        self.show()
+        self.raise_()
+        self.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.update()
+
+    def paintEvent(self, e):
+        QPainter(self).fillRect(self.rect(), QColor("#000000" if self.colour == "black" else "#FFFFFF"))
+
+    def event(self, e):
+        # every key but the blanking ones (B . W: their actions toggle) only brings the picture back
+        if e.type() == QEvent.Type.ShortcutOverride and e.key() not in (Qt.Key.Key_B, Qt.Key.Key_W,
+                                                                          Qt.Key.Key_Period):
+            e.accept()
+            return True
+        return super().event(e)
+
+    def keyPressEvent(self, e):
+        self.hide()
+
+    def mousePressEvent(self, e):
+        self.hide()
+
+    def eventFilter(self, obj, e):
+        if obj is self._window and e.type() == QEvent.Type.Resize and self.isVisible():
+            self.setGeometry(self._window.rect())
+        return False
+
+
+class DeckOutline(QWidget):
+    """The scene list and the current scene's talking points (the deck dock's widget)."""
+
+    scene_clicked = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("deckOutline")
+        self.title = QLabel(objectName="deckTitle", wordWrap=True)
+        self.list = QListWidget(objectName="deckList")
+        self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the keys stay with the window
+        self.list.itemClicked.connect(lambda it: self.scene_clicked.emit(self.list.row(it)))
+        self.points = QLabel(objectName="deckPoints", wordWrap=True)
+        self.points.setTextFormat(Qt.TextFormat.RichText)
+        self.points.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.title)
+        lay.addWidget(self.list, 2)
+        lay.addWidget(self.points, 1)
+
+    def show_deck(self, deck: Deck | None, current: int, bad: dict):
+        import html
+
+        self.list.clear()
+        if deck is None:
+            self.title.setText("")
+            self.points.setText("")
+            return
+        self.title.setText(f"<b>{html.escape(deck.title.get(lang()))}</b>")
+        muted = QColor(theme.palette().text_muted)
+        for i, s in enumerate(deck.scenes):
+            it = QListWidgetItem(f"{i + 1}. {s.title.get(lang())}")
+            if i in bad:
+                it.setForeground(muted)
+                it.setToolTip(bad[i])
+                it.setFlags(it.flags() & ~Qt.ItemFlag.ItemIsEnabled)
+            self.list.addItem(it)
+        if 0 <= current < len(deck.scenes):
+            self.list.setCurrentRow(current)
+            pts = "".join(f"<li>{html.escape(p.get(lang()))}</li>" for p in deck.scenes[current].points)
+            self.points.setText(f"<ul style='margin-left:-20px'>{pts}</ul>")
+
+
+class DeckController(QObject):
+    """Owns one window's deck: the open deck, the current scene, its actions, dock and blank screen."""
+
+    scene_changed = Signal(int)  # the scene now on screen
+    deck_changed = Signal()
+    message = Signal(str)
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = w = window
+        self.deck: Deck | None = None
+        self.index = -1
+        self.bad: dict = {}  # scene index -> why it cannot open (skipped)
+        self.last_error = ""
+        self._typed = ""  # digits typed before Enter
+        self._taken = {}  # window action -> its shortcuts before the deck took DECK_KEYS
+        self.blank = BlankScreen(w)
+
+        self.act_open = self._action("actOpenDeck", self._on_open_triggered)
+        self.act_add = self._action("actAddScene", self._on_add_triggered)
+        self.act_save = self._action("actSaveDeck", self._on_save_triggered)
+        self.act_handout = self._action("actExportHandout", self._on_handout_triggered)
+        self.act_next = self._action("actDeckNext", self.next, ["PgDown"])
+        self.act_prev = self._action("actDeckPrev", self.prev, ["PgUp"])
+        self.act_first = self._action("actDeckFirst", self.first)
+        self.act_last = self._action("actDeckLast", self.last)
+        self.act_start = self._action("actDeckStart", lambda: self.start(True), ["F5"])
+        self.act_start_here = self._action("actDeckStartHere", lambda: self.start(False), ["Shift+F5"])
+        self.act_black = self._action("actDeckBlack", lambda: self.toggle_blank("black"), ["B", "."])
+        self.act_white = self._action("actDeckWhite", lambda: self.toggle_blank("white"), ["W"])
+        self.act_presenter = self._action("actPresenterView", self.show_presenter)
+        self.presenter = None  # the presenter view (app/deck/presenter.py), made when first shown
+        self.digit_keys = []
+        for d in range(10):
+            sc = QShortcut(QKeySequence(str(d)), w, objectName=f"deckDigit{d}")
+            sc.setContext(Qt.ShortcutContext.WindowShortcut)
+            sc.setEnabled(False)
+            sc.setProperty("group", "Deck")
+            sc.activated.connect(lambda d=d: self.type_digit(d))
+            # while a prediction asks, its own digit keys share these: the answer goes first
+            sc.activatedAmbiguously.connect(lambda d=d: self._on_digit_ambiguous(d))
+            self.digit_keys.append(sc)
+        self.enter_keys = []
+        for k in ("Return", "Enter"):
+            sc = QShortcut(QKeySequence(k), w, objectName=f"deckJump{k}")
+            sc.setContext(Qt.ShortcutContext.WindowShortcut)
+            sc.setEnabled(False)
+            sc.setProperty("group", "Deck")
+            sc.activated.connect(self.jump_typed)
+            self.enter_keys.append(sc)
+
+        self.dock = w.add_dock("deckDock", DeckOutline, Qt.LeftDockWidgetArea)
+        w.tabifyDockWidget(w.controls_dock, self.dock)  # beside the scenario, not a second column
+        self.outline = self.dock.widget()
+        self.outline.scene_clicked.connect(self.go)
+        self.dock.hide()  # until a deck is open
+        # File: the deck as a file, after the scenario's entries; View › Deck: presenting it
+        file_menu = w.menu_file
+        before = next((a for a in file_menu.actions()
+                       if a.menu() is not None and a.menu().objectName() == "menuExport"), None)
+        for a in (self.act_open, self.act_add, self.act_save, self.act_handout):
+            file_menu.insertAction(before, a)
+        file_menu.insertSeparator(before)
+        self.menu = QMenu(w, objectName="menuDeck")
+        for a in (self.act_start, self.act_start_here, self.act_next, self.act_prev, self.act_first,
+                  self.act_last, self.act_black, self.act_white, self.act_presenter):
+            self.menu.addAction(a)
+        self.menu.addSeparator()
+        self.menu.addAction(self.dock.toggleViewAction())
+        w.menu_view.addMenu(self.menu)
+        self._set_keys(False)
+        w.installEventFilter(self)
+        self.retranslate_ui()
+
+    def _action(self, name, slot, keys=()):
+        a = QAction(self.window, objectName=name)
+        if keys:
+            a.setShortcuts([QKeySequence(k) for k in keys])
+        a.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        a.triggered.connect(slot)
+        self.window.addAction(a)
+        return a
+
+    def eventFilter(self, obj, e):
+        if e.type() == QEvent.Type.LanguageChange:
+            self.retranslate_ui()
+        return False
+
+    def retranslate_ui(self):
+        self.menu.setTitle(self.tr("&Deck"))
+        self.dock.setWindowTitle(self.tr("Deck"))
+        texts = {
+            self.act_open: self.tr("&Open deck…"),
+            self.act_add: self.tr("&Add the current view as a scene"),
+            self.act_save: self.tr("&Save deck…"),
+            self.act_handout: self.tr("Export &handout (PDF, PNGs)…"),
+            self.act_next: self.tr("Next step or scene"),
+            self.act_prev: self.tr("Previous step or scene"),
+            self.act_first: self.tr("First scene"),
+            self.act_last: self.tr("Last scene"),
+            self.act_start: self.tr("Present the deck from the first scene"),
+            self.act_start_here: self.tr("Present the deck from this scene"),
+            self.act_black: self.tr("Black screen"),
+            self.act_white: self.tr("White screen"),
+            self.act_presenter: self.tr("Presenter view (talking points, next scene, time)"),
+        }
+        for a, t in texts.items():
+            a.setText(t)
+        for sc in self.digit_keys:
+            sc.setWhatsThis(self.tr("Type a scene number, then Enter, to jump to it"))
+        for sc in self.enter_keys:
+            sc.setWhatsThis(self.tr("Jump to the scene number typed"))
+        self._refresh_outline()
+
+    # -- opening ---------------------------------------------------------------------------
+    def open_builtin(self, name: str = BUILTIN) -> bool:
+        try:
+            return self.set_deck(load_deck(builtin_path(name)))
+        except DeckFileError as e:
+            self._error(str(e))
+            return False
+
+    def open_deck(self, path: str) -> bool:
+        """Load a deck file and show its first scene. A refused file: one sentence, nothing changes."""
+        try:
+            deck = load_deck(path)
+        except DeckFileError as e:
+            self._error(str(e))
+            return False
+        return self.set_deck(deck)
+
+    def set_deck(self, deck: Deck, at: int = 0) -> bool:
+        bad = bad_scenes(deck)
+        if len(bad) == len(deck.scenes):
+            self._error(self.tr("No scene of this deck can open: {why}").format(why=bad[0]))
+            return False
+        self.deck, self.bad, self.index = deck, bad, -1
+        self._set_keys(True)
+        self._show_dock()
+        self.deck_changed.emit()
+        self.go(at)
+        if bad:
+            self.message.emit(self.tr("Skipped: {why}").format(why=" ".join(bad.values())))
+        return True
+
+    def _show_dock(self):
+        """The outline in front of the scenario dock (not while presenting: the audience sees the picture)."""
+        if not self.window.classroom.presentation.presenting:
+            self.dock.show()
+            self.dock.raise_()
+
+    def close_deck(self):
+        self.deck, self.index, self.bad = None, -1, {}
+        self._set_keys(False)
+        self.dock.hide()
+        self.deck_changed.emit()
+
+    def _set_keys(self, on: bool):
+        """Give → ← Space Home End to the deck (on) or back to the window's actions."""
+        w = self.window
+        if on and not self._taken:
+            for a in (w.act_fwd, w.act_back, w.act_play, w.act_start, w.act_end):
+                keys = a.shortcuts()
+                self._taken[a] = keys
+                a.setShortcuts([k for k in keys if k.toString() not in DECK_KEYS])
+            self.act_next.setShortcuts([QKeySequence(k) for k in ("PgDown", "Right", "Space")])
+            self.act_prev.setShortcuts([QKeySequence(k) for k in ("PgUp", "Left")])
+            self.act_first.setShortcuts([QKeySequence("Home")])
+            self.act_last.setShortcuts([QKeySequence("End")])
+        elif not on and self._taken:
+            for a, keys in self._taken.items():
+                a.setShortcuts(keys)
+            self._taken = {}
+            self.act_next.setShortcuts([QKeySequence("PgDown")])
+            self.act_prev.setShortcuts([QKeySequence("PgUp")])
+            self.act_first.setShortcuts([])
+            self.act_last.setShortcuts([])
+        for a in (self.act_add, self.act_save, self.act_handout):
+            a.setEnabled(True)
+        for a in (self.act_first, self.act_last, self.act_black, self.act_white, self.act_start_here):
+            a.setEnabled(on)
+        for sc in self.digit_keys + self.enter_keys:
+            sc.setEnabled(on)
+
+    # -- moving ----------------------------------------------------------------------------
+    def good(self) -> list[int]:
+        return [i for i in range(len(self.deck.scenes)) if i not in self.bad] if self.deck else []
+
+    def go(self, i: int) -> bool:
+        """Show scene i (a scene that cannot open is named, marked and skipped: the next good one)."""
+        if self.deck is None:
+            return False
+        order = [j for j in self.good() if j >= i] or self.good()[-1:]
+        for j in order:
+            try:
+                open_scene(self.window, self.deck, j)
+            except SceneError as e:
+                self.bad[j] = str(e)
+                self.message.emit(str(e))
+                continue
+            self.index = j
+            self._refresh_outline()
+            self.scene_changed.emit(j)
+            return True
+        return False
+
+    def scene(self) -> Scene | None:
+        return self.deck.scenes[self.index] if self.deck is not None and self.index >= 0 else None
+
+    def _start_t(self) -> float:
+        return scene_time(self.window.playback.stops, self.scene().step)
+
+    def next(self):
+        """PageDown: the scene's next step, or (at its end, or a scene that is not walked) the next scene."""
+        if self.deck is None:
+            self.window.playback.step_forward()
+            return
+        pb, scene = self.window.playback, self.scene()
+        if scene is not None and scene.walk and not pb.at_end:
+            pb.step_forward()
+            return
+        later = [j for j in self.good() if j > self.index]
+        if later:
+            self.go(later[0])
+
+    def prev(self):
+        """PageUp: back a step within the scene (not before where it opens), else the previous scene."""
+        if self.deck is None:
+            self.window.playback.step_back()
+            return
+        pb, scene = self.window.playback, self.scene()
+        start = self._start_t()
+        eps = 1e-12 + 1e-9 * pb.t_end
+        if scene is not None and scene.walk and pb.t > start + eps:
+            before = [s for s in pb.stops if s < pb.t - eps]
+            pb.seek(max(before[-1], start) if before else start)
+            return
+        earlier = [j for j in self.good() if j < self.index]
+        if earlier:
+            self.go(earlier[-1])
+
+    def first(self):
+        self.go(0)
+
+    def last(self):
+        if self.good():
+            self.go(self.good()[-1])
+
+    def start(self, from_first: bool):
+        """F5 / Shift+F5: presentation mode, from the first scene or this one (the built-in deck if none is open)."""
+        if self.deck is None and not self.open_builtin():
+            return
+        if from_first:
+            self.first()
+        self.window.classroom.presentation.set_presentation(True)
+        from PySide6.QtGui import QGuiApplication
+
+        screens = QGuiApplication.screens()
+        if len(screens) > 1:  # the lecturer's screen: the one the picture is not on
+            mine = self.window.screen()
+            self.show_presenter(next((s for s in screens if s is not mine), screens[-1]))
+        if self.presenter is not None:
+            self.presenter.restart_clock()
+
+    def show_presenter(self, screen=None):
+        """The presenter view (talking points, the next scene, elapsed time), on `screen` if given."""
+        from .presenter import PresenterView
+
+        if self.deck is None and not self.open_builtin():
+            return None
+        if self.presenter is None:
+            self.presenter = PresenterView(self)
+            self.presenter.resize(1280, 720)
+        if screen is not None:
+            self.presenter.setScreen(screen)
+            self.presenter.move(screen.geometry().topLeft())
+            self.presenter.showMaximized()
+        else:
+            self.presenter.show()
+        self.presenter.raise_()
+        return self.presenter
+
+    def toggle_blank(self, colour: str):
+        if self.blank.isVisible() and self.blank.colour == colour:
+            self.blank.hide()
+        else:
+            self.blank.blank(colour)
+
+    def type_digit(self, d: int):
+        self._typed = (self._typed + str(d))[-3:]
+        self.window.statusBar().showMessage(self.tr("Scene {k}…").format(k=self._typed), 3000)
+
+    def _on_digit_ambiguous(self, d: int):
+        classroom = getattr(self.window, "classroom", None)
+        if classroom is not None and classroom.answer_keys and classroom.answer_keys[d].isEnabled():
+            classroom.predict.answer_key(d)
+        else:
+            self.type_digit(d)
+
+    def jump_typed(self):
+        if self._typed:
+            k = int(self._typed)
+            self._typed = ""
+            if self.deck is not None and 1 <= k <= len(self.deck.scenes):
+                self.go(k - 1)
+
+    # -- building a deck ------------------------------------------------------------------
+    def add_current_view(self, title: str = "") -> Scene:
+        """A scene of what is on screen now (scenario, tab, step), appended to the deck (a new one if none)."""
+        from .. import scenario_io
+        from ..views.text.explain import fmt_bytes
+
+        w = self.window
+        sc, pb = w.model.scenario, w.playback
+        k = pb.step_index
+        title = title or f"{sc.kind}, n = {sc.n}"
+        where = f" ({sc.topology})" if sc.topology else ""
+        points = (Text(f"{sc.kind} of {fmt_bytes(sc.nbytes)} on {sc.n} GPUs{where}, {sc.algo}.",
+                       f"{sc.kind}：{fmt_bytes(sc.nbytes)}，{sc.n} 块 GPU{where}，{sc.algo}。"),
+                  Text(f"Step {k} of {pb.n_steps}.", f"第 {k} 步，共 {pb.n_steps} 步。"))
+        d = scenario_io.scenario_to_dict(sc)
+        scene = Scene(Text(title, title), points, d, "", w.current_tab(), k, True, "")
+        deck = self.deck or Deck(Text("My deck", "我的讲稿"))
+        self.deck = deck.with_scene(scene)
+        self.index = len(self.deck.scenes) - 1
+        self._set_keys(True)
+        self._show_dock()
+        self._refresh_outline()
+        self.deck_changed.emit()
+        return scene
+
+    def save(self, path: str) -> bool:
+        from ..files import ExportError
+
+        if self.deck is None:
+            return False
+        try:
+            save_deck(path, self.deck)
+        except (ExportError, OSError, ValueError) as e:
+            self._error(str(e))
+            return False
+        self.message.emit(self.tr("Saved {path}").format(path=os.path.basename(path)))
+        return True
+
+    # -- dialogs ----------------------------------------------------------------------------
+    def _on_open_triggered(self):
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getOpenFileName(self.window, self.tr("Open deck"), os.path.expanduser("~"),
+                                              self.tr("Shard Lab decks (*.json);;All files (*)"))
+        if path:
+            self.open_deck(path)
+
+    def _on_add_triggered(self):
+        from PySide6.QtWidgets import QInputDialog
+
+        sc = self.window.model.scenario
+        title, ok = QInputDialog.getText(self.window, self.tr("Add the current view as a scene"),
+                                         self.tr("Scene title:"), text=f"{sc.kind}, n = {sc.n}")
+        if ok:
+            self.add_current_view(title.strip())
+
+    def _on_save_triggered(self):
+        from PySide6.QtWidgets import QFileDialog
+
+        if self.deck is None:
+            self._error(self.tr("There is no deck to save: add the current view as a scene first."))
+            return
+        path, _ = QFileDialog.getSaveFileName(self.window, self.tr("Save deck"),
+                                              self.deck.path or os.path.expanduser("~/deck.json"),
+                                              self.tr("Shard Lab decks (*.json)"))
+        if path:
+            self.save(path if path.lower().endswith(".json") else path + ".json")
+
+    def _on_handout_triggered(self):
+        from PySide6.QtWidgets import QFileDialog
+
+        if self.deck is None:
+            self._error(self.tr("Open a deck first: the handout has one page per scene."))
+            return
+        a4, letter = self.tr("PDF, A4 (*.pdf)"), self.tr("PDF, US Letter (*.pdf)")
+        pngs = self.tr("Numbered PNGs (*.png)")
+        path, chosen = QFileDialog.getSaveFileName(self.window, self.tr("Export handout"),
+                                                   os.path.expanduser("~/handout.pdf"), ";;".join((a4, letter, pngs)))
+        if path:
+            from .handout import export_handout, export_pngs
+
+            try:
+                if chosen == pngs or path.lower().endswith(".png"):
+                    export_pngs(self.window, self.deck, os.path.dirname(path), lang())
+                else:
+                    if not path.lower().endswith(".pdf"):
+                        path += ".pdf"
+                    paper = "letter" if chosen == letter else "a4"
+                    skipped = export_handout(self.window, self.deck, path, lang(), paper)
+                    self.message.emit(self.tr("Saved {path}").format(path=os.path.basename(path))
+                                      + "".join(" " + s for s in skipped))
+            except Exception as e:  # one sentence, the deck and the window as they were
+                self._error(str(e))
+
+    def _error(self, text: str):
+        self.last_error = text
+        self.message.emit(text)
+        if self.window.isVisible():  # a box that does not block (tests read last_error)
+            from PySide6.QtWidgets import QMessageBox
+
+            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Deck"), text, QMessageBox.StandardButton.Ok,
+                              self.window)
+            box.setObjectName("deckError")
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.open()
+
+    def _refresh_outline(self):
+        self.outline.show_deck(self.deck, self.index, self.bad)
+
+
+def install_deck(window) -> DeckController:
+    ctl = DeckController(window)
+    ctl.message.connect(lambda text: window.statusBar().showMessage(text, 10000))
+    return ctl
