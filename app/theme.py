@@ -62,8 +62,9 @@ LIGHT = Palette(
     highlight="#111111", playhead="#C0001A", grid="#DDDDDD", error="#B00020",
 )
 
-# Okabe–Ito with its black replaced by light grey, for dark backgrounds.
-OKABE_ITO_ON_DARK = OKABE_ITO[:7] + ("#BBBBBB",)
+# Okabe–Ito on dark backgrounds: black would vanish, and grey or white reads as the empty slot
+# ("not there yet"), so the eighth colour is a lavender (CIE76 ΔE ≥ 35 from the other seven).
+OKABE_ITO_ON_DARK = OKABE_ITO[:7] + ("#B8A6FF",)
 
 DARK = Palette(
     key="dark", name="Dark",
@@ -81,7 +82,7 @@ HIGH_CONTRAST = Palette(
     border="#FFFFFF", slot_empty="#2A2A2A", slot_border="#FFFFFF",
     spoke="#8C8C8C", spoke_active="#FFFF00", switch_fill="#0050C8", switch_border="#FFFFFF",
     highlight="#FFFF00", playhead="#FFFF00", grid="#5A5A5A", error="#FF6060",
-    device_colors=OKABE_ITO[:7] + ("#FFFFFF",),
+    device_colors=OKABE_ITO_ON_DARK,
 )
 
 THEMES = {p.key: p for p in (LIGHT, DARK, HIGH_CONTRAST)}  # the themes the View menu offers, in its order
@@ -191,6 +192,12 @@ def color(name: str) -> QColor:
 
 
 # -- device / chunk colours --------------------------------------------------------------
+def colour_by_position(n: int) -> bool:
+    """True when n devices take their colours from the cyclic map (colour by position round the
+    ring, the key is a colour bar) rather than one distinct colour each."""
+    return n > len(_state["palette"].device_colors)
+
+
 def device_colors(n: int) -> list[QColor]:
     """n colours, one per device: Okabe–Ito for n ≤ 8, a cyclic map beyond."""
     p = _state["palette"]
