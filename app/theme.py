@@ -208,11 +208,28 @@ def device_colors(n: int) -> list[QColor]:
 def _device_hex(n: int, base: tuple, cmap_name: str) -> tuple:
     if n <= len(base):
         return tuple(base[:n])
+    import numpy as np
     import pyqtgraph as pg  # only needed beyond 8 devices
 
-    cmap = pg.colormap.get(cmap_name)
-    rgba = cmap.map([i / n for i in range(n)], mode="byte")
-    return tuple("#{:02X}{:02X}{:02X}".format(*(int(v) for v in c[:3])) for c in rgba)
+    # perceptually even: n points at equal CIE76 arc length round the map's loop, so every pair
+    # of neighbours differs by the same ΔE (the map's own stops are only roughly even)
+    fine = pg.colormap.get(cmap_name).map(np.arange(2048) / 2048, mode="float")[:, :3]
+    lab = _srgb_to_lab(fine)
+    arc = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(np.vstack([lab, lab[:1]]), axis=0), axis=1))])
+    at = np.searchsorted(arc, np.arange(n) * arc[-1] / n, side="right") - 1
+    rgb = np.clip(np.round(fine[at % len(fine)] * 255), 0, 255).astype(int)
+    return tuple("#{:02X}{:02X}{:02X}".format(*c) for c in rgb)
+
+
+def _srgb_to_lab(rgb):
+    """CIELAB (D65) of sRGB rows in [0, 1] (numpy (k, 3) → (k, 3))."""
+    import numpy as np
+
+    lin = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = lin @ np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]).T
+    f = xyz / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(f > (6 / 29) ** 3, np.cbrt(f), f / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.stack([116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])], axis=1)
 
 
 def text_on(bg: QColor) -> QColor:

@@ -20,7 +20,7 @@ import math
 from typing import NamedTuple
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtGui import QFont, QFontMetricsF, QTextLayout
 
 from ... import theme
 
@@ -162,9 +162,24 @@ class _Metrics:
     """A font's metrics with its text widths memoised: a layout measures the same texts often."""
 
     def __init__(self, font: QFont):
+        self.font = QFont(font)
         self.fm = QFontMetricsF(font)
         self.height = self.fm.height()
+        self._cjk_height = None
         self.widths: dict = {}
+
+    def pitch(self, lines) -> float:
+        """The line height for `lines`: taller when one holds CJK text, whose fallback font
+        (Noto CJK: 22 px lines for a 15 px font, against 17.5 px) the font's own metrics miss."""
+        if not any(ord(c) >= 0x2E80 for s in lines for c in s):
+            return self.height
+        if self._cjk_height is None:
+            tl = QTextLayout("A国", self.font)
+            tl.beginLayout()
+            ln = tl.createLine()
+            tl.endLayout()
+            self._cjk_height = max(self.height, ln.height())
+        return self._cjk_height
 
     def advance(self, text: str) -> float:
         w = self.widths.get(text)
@@ -226,7 +241,7 @@ def text_size(lines, font: QFont) -> tuple:
     if not lines:
         return 0.0, 0.0
     m = metrics(font)
-    return max(m.advance(s) for s in lines) + LABEL_PAD_W, m.height * len(lines) + LABEL_PAD_H
+    return max(m.advance(s) for s in lines) + LABEL_PAD_W, m.pitch(lines) * len(lines) + LABEL_PAD_H
 
 
 def _box(text, font, x, y, wrap=0.0, align=Qt.AlignLeft) -> TextBox:
@@ -300,21 +315,26 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     f_key = font("small", True)
     key_title_w, row_h = text_size([texts.swatch_title], f_key)
     sw_size = theme.FONT_PX["small"] * scale * tvs
-    rows, x, row = [], m + key_title_w + 6, 0
-    for s in texts.swatch_labels:
-        w = sw_size + 2 + text_size([s], f_small)[0]
-        if x + w > W - m and x > m + key_title_w + 6:
-            row, x = row + 1, m + key_title_w + 6
-        rows.append((row, x))
-        x += w + 8
-    n_rows = (rows[-1][0] + 1) if rows else 1
-    key_top = legend.rect.top() - n_rows * row_h
-    swatch_title = TextBox(QRectF(m, key_top, key_title_w, row_h), (texts.swatch_title,), f_key)
-    swatches, swatch_labels = [], []
-    for (r, x), s in zip(rows, texts.swatch_labels):
-        y = key_top + r * row_h
-        swatches.append(QRectF(x, y + (row_h - sw_size) / 2, sw_size, sw_size))
-        swatch_labels.append(_box(s, f_small, x + sw_size + 2, y))
+    if len(texts.swatch_labels) < shape.n:  # colour by position: one bar, its labels on it
+        swatch_title, swatches, swatch_labels = _colour_bar(texts, f_key, f_small, m, key_title_w, row_h,
+                                                            legend.rect.top(), W)
+        key_top = swatch_title.rect.top()
+    else:
+        rows, x, row = [], m + key_title_w + 6, 0
+        for s in texts.swatch_labels:
+            w = sw_size + 2 + text_size([s], f_small)[0]
+            if x + w > W - m and x > m + key_title_w + 6:
+                row, x = row + 1, m + key_title_w + 6
+            rows.append((row, x))
+            x += w + 8
+        n_rows = (rows[-1][0] + 1) if rows else 1
+        key_top = legend.rect.top() - n_rows * row_h
+        swatch_title = TextBox(QRectF(m, key_top, key_title_w, row_h), (texts.swatch_title,), f_key)
+        swatches, swatch_labels = [], []
+        for (r, x), s in zip(rows, texts.swatch_labels):
+            y = key_top + r * row_h
+            swatches.append(QRectF(x, y + (row_h - sw_size) / 2, sw_size, sw_size))
+            swatch_labels.append(_box(s, f_small, x + sw_size + 2, y))
     bottom = key_top - m * 0.5
     area = QRectF(m, top, W - 2 * m, bottom - top)
     if not force and area.height() < MIN_RING_SHARE * H:
@@ -353,6 +373,31 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     return RingLayout(W, H, vs, tvs, m, title, step, clock, beside, swatch_title, tuple(swatches),
                       tuple(swatch_labels), legend, area, centre, mode, tuple(devices), tuple(labels),
                       tuple(anchors), r_sw, switch_label, block, off, lane, lane_active, lanes)
+
+
+def _colour_bar(texts, f_key, f_small, m, key_title_w, row_h, bottom, W):
+    """
+    The colour key when colours go by position (more devices than distinct colours): one bar, the
+    cyclic map from device 0 to device n-1, cut into equal segments that each start at a labelled
+    device (the view fills segment k with a gradient from its device's colour to the next one's).
+    The bar goes below its title when the title leaves it too little room beside it.
+    (title box, segment rects, label boxes), the labels inside their segments.
+    """
+    k = max(len(texts.swatch_labels), 1)
+    pad = row_h * 0.25
+    seg = max(text_size([s], f_small)[0] for s in texts.swatch_labels) + 2 * pad
+    room_beside = W - m - (m + key_title_w + 8)
+    beside = room_beside >= k * seg
+    room = room_beside if beside else W - 2 * m
+    seg = max(seg, min(room / k, 4 * seg))
+    top = bottom - (row_h if beside else 2 * row_h)
+    title = TextBox(QRectF(m, top, key_title_w, row_h), (texts.swatch_title,), f_key)
+    bar_h = text_size(["0"], f_small)[1]  # as tall as its labels: a CJK title's line is taller
+    x0, y = (m + key_title_w + 8, top) if beside else (m, top + row_h)
+    y += (row_h - bar_h) / 2
+    rects = [QRectF(x0 + i * seg, y, seg, bar_h) for i in range(k)]
+    labels = [_box(s, f_small, r.left() + pad, y) for s, r in zip(texts.swatch_labels, rects)]
+    return title, rects, labels
 
 
 def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
