@@ -115,7 +115,8 @@ class FlightLayer(QGraphicsItem):
                 if kk:
                     fill(QRectF(r.left(), r.bottom() - s * f, s, s * f), brushes[c % len(brushes)])
         if s >= OUTLINED_BLOCK_PX:  # a smaller block is all outline: 256 of them made a black circle
-            p.setPen(QPen(col.text, theme.line("outline")))
+            # a tenth of the side at most: blocks queued on a torus link overlap, their outlines added up
+            p.setPen(QPen(col.text, min(theme.line("outline"), max(s / 10, 0.75))))
             p.setBrush(Qt.NoBrush)
             p.drawRects(rects)
         self._outline_crossing(p, ids.tolist(), rects)

@@ -26,6 +26,7 @@ from ... import theme
 
 BOX_MODE_MAX_N = 16  # up to this many devices: boxes on an ellipse; beyond: radial bars
 MIN_REACH = 40.0  # pixels from the switch's centre to the nearest box: a switch and lanes you can see
+MIN_TEXT_PX = 9  # no text in the picture is smaller (the theme's smallest is 15 px at 1×)
 MIN_NAME_PX = 10  # device names shrink on their own down to this size; below it the header shrinks too
 MIN_RING_SHARE = 0.45  # the ring keeps at least this share of the view's height (else the text shrinks)
 TEXT_FITS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4)  # text sizes tried, relative to the requested one
@@ -194,8 +195,10 @@ _metrics: dict = {}  # (pixel size, bold) -> _Metrics; every font here is make_f
 
 
 def make_font(role: str, bold: bool, px: float) -> QFont:
+    """A font of `px` pixels, never below MIN_TEXT_PX (smaller is unreadable on a projector: the
+    layout finds room for MIN_TEXT_PX text or thins the names out)."""
     f = QFont()
-    f.setPixelSize(max(6, round(px)))
+    f.setPixelSize(max(MIN_TEXT_PX, round(px)))
     f.setBold(bold)
     return f
 
@@ -364,7 +367,7 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     f_sw = font("switch", True)
     adv = advance(f_sw, texts.switch_name)
     if adv > 1.5 * r_sw:
-        f_sw = make_font("switch", True, max(8, int(f_sw.pixelSize() * 1.5 * r_sw / adv)))
+        f_sw = make_font("switch", True, int(f_sw.pixelSize() * 1.5 * r_sw / adv))
     name_y = centre.y() - r_sw * 0.55 if shape.switch_slots else centre.y()
     name = texts.switch_name if advance(f_sw, texts.switch_name) <= 1.5 * r_sw else ""  # too small a disc: no name
     switch_label = _box(name, f_sw, centre.x(), name_y, align=Qt.AlignHCenter | Qt.AlignVCenter)

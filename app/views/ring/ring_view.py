@@ -527,12 +527,15 @@ class RingView(QGraphicsView):
         outward unit vectors), else the inner side, else none — never over a box, a name, a block
         or another label."""
         msgs = self.run.trace.messages
-        placed = list(self._taken) + [self.flight.block_rect(pos) for _i, pos, _w, _c in blocks]
+        rects = [self.flight.block_rect(pos) for _i, pos, _w, _c in blocks]
+        placed = list(self._taken) + rects
+        labelled = []  # blocks queued on one lane overlap: one size label for the cluster
         for j, lab in enumerate(self.block_labels):
-            if j >= len(blocks):
+            if j >= len(blocks) or any(rects[j].intersects(r) for r in labelled):
                 if lab.isVisible():
                     lab.hide()
                 continue
+            labelled.append(rects[j])
             lab.set_text(fmt_bytes(msgs[blocks[j][0]].nbytes), self.colors.text)
             pos, lane_dir = blocks[j][1], sides[j]
             sz = lab.size()
