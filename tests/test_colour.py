@@ -91,3 +91,85 @@ def test_neighbouring_devices_differ(qapp, each_theme, n):
 def test_colours_go_by_position_exactly_above_the_distinct_palette(qapp, each_theme):
     assert not theme.colour_by_position(8) and theme.colour_by_position(9)
     assert [c.name().upper() for c in theme.device_colors(8)] == [c.upper() for c in each_theme.device_colors]
+
+
+# -- what is painted -----------------------------------------------------------------------
+def _pixels(img):
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    img = img.convertToFormat(QImage.Format_RGB32)
+    a = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine() // 4, 4)
+    return a[:, :img.width(), 2::-1].copy()  # RGB
+
+
+def _hex(rgb) -> str:
+    return "#{:02X}{:02X}{:02X}".format(*(int(v) for v in rgb))
+
+
+@pytest.mark.parametrize("case", ["matmul-1", "matmul-2", "matmul-3", "matmul-4"])
+def test_a_replicated_matrix_is_painted_in_every_gpus_colour_never_the_empty_grey(qtbot, each_theme, case):
+    """Issue 23 item 3: a matrix every GPU holds whole (B replicated, C after an all-gather) is
+    painted as stripes of the devices' colours: most of its pixels are within ΔE 10 of some device
+    colour, at least min(n, 4) devices' colours appear, and almost none is the empty-slot grey."""
+    from app.state import Playback, Scenario, ScenarioModel
+    from app.views.ring.matmul_view import MatmulView
+
+    n = 8
+    model = ScenarioModel(Scenario(kind=case, n=n))
+    pb = Playback(model)
+    pb.seek(model.run.trace.t_end)  # the end: row 2 (after the collective) in effect
+    view = MatmulView(model, pb)
+    qtbot.addWidget(view)
+    view.resize(700, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    img = _pixels(view.grab().toImage())
+    dpr = img.shape[1] / view.width()
+    devices = lab([c.name() for c in theme.device_colors(n)])
+    empty = lab([each_theme.slot_empty])[0]
+    replicated = [it.matrix for row in view.layout().rows for it in row.items
+                  if it.matrix is not None and it.axis is None]
+    if case != "matmul-1":
+        assert replicated, f"{case}: no matrix every GPU holds whole"
+    for r in replicated:
+        inner = r.adjusted(3, 3, -3, -3)  # clear of the outline
+        px = img[int(inner.top() * dpr):int(inner.bottom() * dpr), int(inner.left() * dpr):int(inner.right() * dpr)]
+        L = lab([_hex(c) for c in px.reshape(-1, 3)[::7]])
+        nearest = delta_e(L[:, None], devices[None]).min(axis=1)
+        who = delta_e(L[:, None], devices[None]).argmin(axis=1)[nearest < 10]
+        assert (nearest < 10).mean() > 0.7, f"{case}: a replicated matrix is not painted in device colours"
+        assert len(set(who.tolist())) >= min(n, 4)
+        assert (delta_e(L, empty) < EMPTY_DE).mean() < 0.05, f"{case}: a replicated matrix looks empty"
+
+
+@pytest.mark.parametrize("n", [8, 16, 64])
+def test_the_colour_key_is_swatches_up_to_8_and_a_bar_by_position_beyond(qtbot, each_theme, n):
+    """The key as painted: up to 8 GPUs one swatch each in its colour; beyond, a bar whose colour at
+    each labelled GPU's place is that GPU's colour (ΔE < 8) and that runs on without gaps."""
+    from app.state import Playback, Scenario, ScenarioModel
+    from app.views.ring.ring_view import RingView
+
+    model = ScenarioModel(Scenario(kind="all-gather", n=n))
+    view = RingView(model, Playback(model))
+    qtbot.addWidget(view)
+    view.resize(1100, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    img = _pixels(view.viewport().grab().toImage())
+    T = view.viewportTransform()
+    dpr = img.shape[1] / view.viewport().width()
+    colours = lab([c.name() for c in theme.device_colors(n)])
+    swatches = [sw.sceneBoundingRect() for sw in view.legend_swatches]
+    devices = view.swatch_devices
+    for d, r in zip(devices, swatches):
+        # the swatch's colour beside its label's left edge (by position) or at its centre (one per GPU)
+        pt = T.map(r.topLeft() + (r.bottomLeft() - r.topLeft()) * 0.5) if n > 8 else T.map(r.center())
+        x = int((pt.x() + (1.5 if n > 8 else 0)) * dpr)
+        got = lab([_hex(img[int(pt.y() * dpr), x])])[0]
+        assert delta_e(got, colours[d]) < 8, f"n={n}: the key's colour for GPU {d} is {_hex(img[int(pt.y() * dpr), x])}"
+    gaps = [b.left() - a.right() for a, b in zip(swatches, swatches[1:])]
+    if n > 8:
+        assert max(abs(g) for g in gaps) < 1.5, f"n={n}: the bar has gaps {gaps}"
+    else:
+        assert min(gaps) > 4, "one swatch per GPU, apart"
