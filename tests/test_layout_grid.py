@@ -28,7 +28,9 @@ from app.views.ring.ring_view import RingView
 
 MIN_TEXT_PX = 9  # the theme's smallest text is 15 px; the layout may shrink names to this, never below
 MIN_BOX_PX = 12  # a device box, short side
-MIN_BAR_PX = 2.5  # a radial bar's width (n = 256 on one switch: 2.5–4 px, colour only)
+# a radial bar's width: n = 256 on one switch in the desk's room on a 1280×720 screen has 1.4 px of
+# circumference per bar (bars never overlap a neighbour: what one holds would hide the next's)
+MIN_BAR_PX = 1.2
 MIN_BAR_LONG_PX = 14  # ...and its length, what shows its chunks (DGX nodes' bars are short)
 MIN_NAMES = 8  # above 16 devices the names thin out (every 2nd, 4th, ...), never below 8 of them
 SCREENS = ((1280, 720), (1920, 1080))

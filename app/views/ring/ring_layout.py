@@ -481,7 +481,10 @@ def _radial(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
     R_out = max(R_out, 20.0)
     L = R_out * 0.4
     r_in = R_out - L
-    bar_w = max(3.0, 2 * math.pi * r_in / n * 0.7)
+    share = 2 * math.pi * r_in / n  # each bar's arc at its inner end
+    # 3 px at least, but never wider than its share: a forced small ring (zh at 2× in 704×432, n = 64)
+    # had 3 px bars on 1.3 px shares, neighbours overlapping
+    bar_w = min(max(3.0, share * 0.7), share * 0.95)
     r_sw = r_in * (0.6 if shape.switch_slots else 0.52)
     rim_gap = 2 * math.pi * r_sw / n  # distance between neighbouring spokes at the switch
     block = max(3.0, min(rim_gap * 0.34, theme.SIZE_PX["block"] * scale * vs))
