@@ -369,7 +369,8 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     if adv > 1.5 * r_sw:
         f_sw = make_font("switch", True, int(f_sw.pixelSize() * 1.5 * r_sw / adv))
     name_y = centre.y() - r_sw * 0.55 if shape.switch_slots else centre.y()
-    name = texts.switch_name if advance(f_sw, texts.switch_name) <= 1.5 * r_sw else ""  # too small a disc: no name
+    # at the smallest font the name may take 1.75 r (its box still inside the disc); beyond: no name
+    name = texts.switch_name if advance(f_sw, texts.switch_name) <= 1.75 * r_sw else ""
     switch_label = _box(name, f_sw, centre.x(), name_y, align=Qt.AlignHCenter | Qt.AlignVCenter)
     off = min(block * 0.62 + 1.5, off_max)
     lanes = tuple(_lanes(centre, r_sw, anchors[d], devices[d], off) for d in range(shape.n))
