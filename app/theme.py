@@ -62,8 +62,9 @@ LIGHT = Palette(
     highlight="#111111", playhead="#C0001A", grid="#DDDDDD", error="#B00020",
 )
 
-# Okabe–Ito with its black replaced by light grey, for dark backgrounds.
-OKABE_ITO_ON_DARK = OKABE_ITO[:7] + ("#BBBBBB",)
+# Okabe–Ito on dark backgrounds: black would vanish, and grey or white reads as the empty slot
+# ("not there yet"), so the eighth colour is a lavender (CIE76 ΔE ≥ 35 from the other seven).
+OKABE_ITO_ON_DARK = OKABE_ITO[:7] + ("#B8A6FF",)
 
 DARK = Palette(
     key="dark", name="Dark",
@@ -81,7 +82,7 @@ HIGH_CONTRAST = Palette(
     border="#FFFFFF", slot_empty="#2A2A2A", slot_border="#FFFFFF",
     spoke="#8C8C8C", spoke_active="#FFFF00", switch_fill="#0050C8", switch_border="#FFFFFF",
     highlight="#FFFF00", playhead="#FFFF00", grid="#5A5A5A", error="#FF6060",
-    device_colors=OKABE_ITO[:7] + ("#FFFFFF",),
+    device_colors=OKABE_ITO_ON_DARK,
 )
 
 THEMES = {p.key: p for p in (LIGHT, DARK, HIGH_CONTRAST)}  # the themes the View menu offers, in its order
@@ -191,6 +192,12 @@ def color(name: str) -> QColor:
 
 
 # -- device / chunk colours --------------------------------------------------------------
+def colour_by_position(n: int) -> bool:
+    """True when n devices take their colours from the cyclic map (colour by position round the
+    ring, the key is a colour bar) rather than one distinct colour each."""
+    return n > len(_state["palette"].device_colors)
+
+
 def device_colors(n: int) -> list[QColor]:
     """n colours, one per device: Okabe–Ito for n ≤ 8, a cyclic map beyond."""
     p = _state["palette"]
@@ -201,11 +208,28 @@ def device_colors(n: int) -> list[QColor]:
 def _device_hex(n: int, base: tuple, cmap_name: str) -> tuple:
     if n <= len(base):
         return tuple(base[:n])
+    import numpy as np
     import pyqtgraph as pg  # only needed beyond 8 devices
 
-    cmap = pg.colormap.get(cmap_name)
-    rgba = cmap.map([i / n for i in range(n)], mode="byte")
-    return tuple("#{:02X}{:02X}{:02X}".format(*(int(v) for v in c[:3])) for c in rgba)
+    # perceptually even: n points at equal CIE76 arc length round the map's loop, so every pair
+    # of neighbours differs by the same ΔE (the map's own stops are only roughly even)
+    fine = pg.colormap.get(cmap_name).map(np.arange(2048) / 2048, mode="float")[:, :3]
+    lab = _srgb_to_lab(fine)
+    arc = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(np.vstack([lab, lab[:1]]), axis=0), axis=1))])
+    at = np.searchsorted(arc, np.arange(n) * arc[-1] / n, side="right") - 1
+    rgb = np.clip(np.round(fine[at % len(fine)] * 255), 0, 255).astype(int)
+    return tuple("#{:02X}{:02X}{:02X}".format(*c) for c in rgb)
+
+
+def _srgb_to_lab(rgb):
+    """CIELAB (D65) of sRGB rows in [0, 1] (numpy (k, 3) → (k, 3))."""
+    import numpy as np
+
+    lin = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = lin @ np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]).T
+    f = xyz / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(f > (6 / 29) ** 3, np.cbrt(f), f / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.stack([116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])], axis=1)
 
 
 def text_on(bg: QColor) -> QColor:

@@ -24,6 +24,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QColor, QImage, QPainter, QTransform
 
 from app import theme
+from app.views.ring.ring_bars import THIN_BAR_PX
 from app.views.ring.ring_items import STRIPE_MAX_N
 from simcore.trace import ALL, SWITCH
 
@@ -248,14 +249,17 @@ def reference_bar(dev, whos, new, colors) -> np.ndarray:
             width = iw if k == 1 else max(1, round(iw * k / n))
             row[:width] = [colour] * width
         img[r + 1, 1:-1] = row
+        if W < THIN_BAR_PX:  # a thin bar has no side frame: its fill runs to its edges
+            img[r + 1, 0], img[r + 1, -1] = row[0], row[-1]
     for ch in new:
         rows = [r + 1 for r in range(ih) if min((ih - 1 - r) * nc // ih, nc - 1) == ch]
         if rows:
             lo, hi = max(rows[0] - 1, 0), min(rows[-1] + 2, H)
             img[lo:lo + 2, :] = hl
             img[hi - 2:hi, :] = hl
-            img[lo:hi, :2] = hl
-            img[lo:hi, -2:] = hl
+            if W >= THIN_BAR_PX:
+                img[lo:hi, :2] = hl
+                img[lo:hi, -2:] = hl
     return img
 
 

@@ -2261,10 +2261,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
     <context>
         <name>MatmulView</name>
         <message>
-            <source>Colour = the GPU that holds a block; grey = every GPU holds all of it.</source>
-            <translation>颜色 = 持有该块的 GPU；灰色 = 每块 GPU 都持有完整矩阵。</translation>
-        </message>
-        <message>
             <source>Case {k}: C = A · B on {n} GPUs</source>
             <translation>情形 {k}：在 {n} 块 GPU 上计算 C = A · B</translation>
         </message>
@@ -2307,6 +2303,10 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>partial sums</source>
             <translation>部分和</translation>
+        </message>
+        <message>
+            <source>Colour = the GPU that holds a block; diagonal stripes of every GPU's colour = every GPU holds all of it.</source>
+            <translation>颜色 = 持有该块的 GPU；由所有 GPU 颜色组成的斜条纹 = 每个 GPU 都持有完整副本。</translation>
         </message>
     </context>
     <context>
@@ -2566,10 +2566,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>第 {k} / {K} 步（{state}）</translation>
         </message>
         <message>
-            <source>GPU and chunk colours:</source>
-            <translation>GPU 与块的颜色：</translation>
-        </message>
-        <message>
             <source>One GPU's data: that GPU's colour. A sum: its chunk's colour (chunk k = GPU k's colour), filled by the share of the {n} GPUs added so far; full = the whole sum. Outlined: changed in the last step.</source>
             <translation>单个 GPU 的数据：该 GPU 的颜色。求和：所在块的颜色（块 k = GPU k 的颜色），填充比例 = 已累加的 GPU 占全部 {n} 个的比例；填满 = 完整的和。加框：上一步刚改变。</translation>
         </message>
@@ -2680,6 +2676,14 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>{where}: {coll} (collective {i} of {C})</source>
             <translation>{where}：{coll}（第 {i} / {C} 次集合通信）</translation>
+        </message>
+        <message>
+            <source>Colour by position round the ring:</source>
+            <translation>颜色按环上位置：</translation>
+        </message>
+        <message>
+            <source>GPU and chunk colour by position round the ring:</source>
+            <translation>GPU 与数据块颜色按环上位置：</translation>
         </message>
     </context>
     <context>

@@ -197,6 +197,7 @@ class CountsItem(pg.GraphicsObject):
 
 
 COUNTS_MAX_N = 16
+ROW_FONT_MIN_PX = 12  # the GPU names beside the rows shrink to this before they thin out
 
 
 class BufferView(QWidget):
@@ -415,13 +416,22 @@ class BufferView(QWidget):
             return
         vb = self.plot.getViewBox()
         h, w = max(vb.height(), 1.0), max(vb.width(), 1.0)
-        fm = QFontMetricsF(theme.font("device", bold=True))
         row_px = h / self.n
+        # every row named if a font of at least ROW_FONT_MIN_PX fits the row (digits need their
+        # ascent, not a whole line), else every 2nd, 4th… in the small font
+        f_row = theme.font("small", bold=True)
+        while QFontMetricsF(f_row).ascent() + 1 > row_px and f_row.pixelSize() > ROW_FONT_MIN_PX:
+            f_row.setPixelSize(f_row.pixelSize() - 1)
+        if QFontMetricsF(f_row).ascent() + 1 > row_px:  # thinned out anyway: at the legible size
+            f_row = theme.font("small", bold=True)
+        fm = QFontMetricsF(f_row)
         stride = 1
-        while row_px * stride < fm.height() * 1.1 and stride < self.n:
+        while row_px * stride < fm.ascent() + 1 and stride < self.n:
             stride *= 2
         label = self.tr("GPU {d}")
         left = self.plot.getAxis("left")
+        if left.style["tickFont"] is None or left.style["tickFont"].pixelSize() != f_row.pixelSize():
+            left.setTickFont(f_row)
         left.setTicks([[(d + 0.5, label.format(d=d)) for d in range(0, self.n, stride)], []])
         # room for the widest label now, so it is drawn on the first paint (not after a re-layout)
         left.setWidth(fm.horizontalAdvance(label.format(d=self.n - 1)) + 20)
@@ -558,7 +568,8 @@ class BufferView(QWidget):
         pal = theme.palette()
         self.canvas.setBackground(pal.background)
         self.hatch.set_colors()
-        small, device = theme.font("body"), theme.font("device", bold=True)
+        # row names in the small bold font: at 1280×720 the plot has some 13 px a row for 16 GPUs
+        small, device = theme.font("small"), theme.font("small", bold=True)
         for name in ("left", "bottom", "top"):
             ax = self.plot.getAxis(name)
             ax.setTickFont(device if name == "left" else small)
@@ -581,9 +592,10 @@ class BufferView(QWidget):
         self.focus.setPen(pen)
         # stylesheets, not setFont: the application's stylesheet would override a font
         cap, body = round(theme.px("caption")), round(theme.px("body"))
-        self.title.setStyleSheet(f"font-size: {cap}px; font-weight: bold; color: {pal.text};")
-        self.caption.setStyleSheet(f"font-size: {cap}px; color: {pal.text};")
-        self.legend.setStyleSheet(f"font-size: {body}px; color: {pal.text_muted};")
+        self.title.setStyleSheet(f"font-size: {body}px; font-weight: bold; color: {pal.text};")
+        # the caption and legend in smaller text than the title: the rows of the plot get the room
+        self.caption.setStyleSheet(f"font-size: {body}px; color: {pal.text};")
+        self.legend.setStyleSheet(f"font-size: {round(theme.px('small'))}px; color: {pal.text_muted};")
         self.hint.setStyleSheet(f"font-size: {cap}px; color: {pal.text};")
         self.switch_button.setStyleSheet(f"font-size: {body}px; font-weight: bold;")
         px = round(theme.px("body") * 1.2)

@@ -32,7 +32,8 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=N
     """
     N clusters side by side, each its devices round its own switch (as the single switch is
     drawn), a fabric band under them, and from every device's slot on its cluster's bottom edge
-    a NIC link down to the fabric (one NIC per GPU, as in a DGX H100).
+    a NIC link down to the fabric (one NIC per GPU, as in a DGX H100). Four nodes or more may
+    take two rows with the fabric between them (the lower row's NICs go up to it).
     """
     W, H, vs, tvs, m, *_rest, area = header
     N, P = shape.nodes, shape.per_node
@@ -46,8 +47,16 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=N
         blk = blk_hint
     band_h = fh + 2.6 * blk + 4 * s
     nic_h = max(10 * s, 12.0)
-    band = QRectF(area.left(), area.bottom() - band_h, area.width(), band_h)
-    cw = (area.width() - (N - 1) * gap) / N
+    # one row of clusters over the fabric, or (four nodes or more, when that makes the clusters
+    # squarer and larger) two rows with the fabric between them, the lower row's NICs going up
+    one = (min((area.width() - (N - 1) * gap) / N, area.height() - band_h - nic_h), 1)
+    per = -(-N // 2)
+    two = (min((area.width() - (per - 1) * gap) / per, (area.height() - band_h) / 2 - nic_h), 2)
+    rows = two[1] if N >= 4 and two[0] > one[0] else 1
+    per_row = N if rows == 1 else per
+    top_band = area.bottom() - band_h if rows == 1 else area.top() + (area.height() - band_h) / 2
+    band = QRectF(area.left(), top_band, area.width(), band_h)
+    cw = (area.width() - (per_row - 1) * gap) / per_row
     ch = band.top() - nic_h - area.top()
     if (cw < 60 or ch < 60) and not force:  # forced (a view too small for anything else): squeezed
         return None
@@ -57,7 +66,8 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=N
     clusters, node_labels, devices, labels, anchors, centres, lanes, ports = [], [], [], [], [], [], [], []
     geos = []
     for k in range(N):
-        box = QRectF(area.left() + k * (cw + gap), area.top(), cw, ch)
+        row, col = divmod(k, per_row)
+        box = QRectF(area.left() + col * (cw + gap), area.top() if row == 0 else band.bottom() + nic_h, cw, ch)
         name = texts.node_names[k] if k < len(texts.node_names) else ""
         nl = wrap_lines(name, f_node, cw - 8)
         nw, nh = text_size(nl, f_node)
@@ -103,9 +113,11 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=N
         anchors += anch
         lanes += [_lanes(c, r_sw, a, d, off) for a, d in zip(anch, devs)]
         box = clusters[k]
-        for j in range(P):  # GPU j's NIC: its own slot on the cluster's bottom edge
+        above = box.bottom() <= band.top() + 0.5
+        for j in range(P):  # GPU j's NIC: its own slot on the cluster's edge that faces the fabric
             x = box.left() + (j + 0.5) * box.width() / P
-            ports.append((QPointF(x, box.bottom()), QPointF(x, band.top())))
+            ports.append((QPointF(x, box.bottom()), QPointF(x, band.top())) if above else
+                         (QPointF(x, box.top()), QPointF(x, band.bottom())))
     switch_label = TextBox(QRectF(), (), font("switch", True))  # each cluster's name says what its switch is
     return RingLayout(W, H, vs, tvs, m, *header[5:13], area, centres[0], mode, tuple(devices), tuple(labels),
                       tuple(anchors), r_sw, switch_label, block, off, geos[0][5], geos[0][6], tuple(lanes),

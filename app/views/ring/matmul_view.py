@@ -3,8 +3,9 @@ The sharded-matmul panel: which blocks of A, B and C each device holds, before a
 one collective the case needs ("How to Scale Your Model", ch. 3, the four cases).
 
 Row 1 is what every GPU holds before communicating; row 2 is what it multiplies with after the
-collective, and the result's sharding. A block's colour is the device that holds it; grey is
-"every device holds all of it"; bands of every colour with Σ are full-size partial sums.
+collective, and the result's sharding. A block's colour is the device that holds it; diagonal
+stripes of every device's colour are "every device holds all of it" (never the empty slot's grey,
+which means "not there yet" in the ring); bands of every colour with Σ are full-size partial sums.
 The row in effect at the playback time is framed: a function of (run, t).
 """
 
@@ -12,14 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QCoreApplication, QEvent, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPen
+from PySide6.QtCore import QCoreApplication, QEvent, QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QGradient, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from ... import theme
 from .ring_layout import LABEL_PAD_W, TextBox, make_font, text_size, wrap_lines
 
-REPLICATED = "#BDBDBD"
+REPLICATION_STRIPE_PX = 9  # width of one device's diagonal stripe in a replicated matrix (at scale 1)
 
 
 class MatmulView(QWidget):
@@ -54,7 +55,7 @@ class MatmulView(QWidget):
         super().changeEvent(e)
 
     def retranslate_ui(self):
-        self.setToolTip(self.tr("Colour = the GPU that holds a block; grey = every GPU holds all of it."))
+        self.setToolTip(self.tr("Colour = the GPU that holds a block; diagonal stripes of every GPU's colour = every GPU holds all of it."))
         self.update()
 
     def after_collective(self) -> bool:
@@ -280,11 +281,28 @@ def _draw_text(p: QPainter, box: TextBox, color: QColor):
                           box.rect.width() - LABEL_PAD_W, h), flags, line)
 
 
+def _replicated_brush(r: QRectF, colors) -> QBrush:
+    """Diagonal stripes cycling through every device's colour (hard edges up to 16 devices, a
+    smooth band of the cyclic map beyond), repeating across the matrix."""
+    n = len(colors)
+    step = REPLICATION_STRIPE_PX * theme.scale() * (1 if n <= 16 else 16 / n)
+    period = step * n / 2  # along each axis: a stripe is step wide measured across the diagonal
+    g = QLinearGradient(r.topLeft(), r.topLeft() + QPointF(period, period))
+    g.setSpread(QGradient.RepeatSpread)
+    for d, c in enumerate(colors):
+        g.setColorAt(d / n, c)
+        if n <= 16:
+            g.setColorAt((d + 1) / n - 1e-4, c)
+    if n > 16:
+        g.setColorAt(1.0, colors[0])
+    return QBrush(g)
+
+
 def _paint_matrix(p: QPainter, r: QRectF, axis, colors):
     n = len(colors)
     p.setPen(Qt.NoPen)
-    if axis is None:
-        p.fillRect(r, QColor(REPLICATED))
+    if axis is None:  # replicated: every device's colour in turn, so it reads as "all of them hold it"
+        p.fillRect(r, _replicated_brush(r, colors))
     elif axis == "partial":
         h = r.height() / n
         for d in range(n):

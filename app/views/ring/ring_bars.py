@@ -16,6 +16,8 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from .ring_items import HeldRow
 
+THIN_BAR_PX = 8  # bars narrower than this (n = 256 on one switch) have no side frame
+
 
 def set_bar_rows(devices, rows, n_chunks: int, counts: np.ndarray, owners: np.ndarray, new_sets: list, held) -> None:
     """DeviceItem.set_counts for the radial bars in `rows` at once (a step boundary at n = 256
@@ -53,7 +55,7 @@ def bar_pixels(devices, arrays=None) -> np.ndarray:
     """
     Radial bars as pixels, one (H, W) plane of ARGB32 values per device (devices of one ring
     share size, chunk count and colours), chunk 0 in the bottom rows (the inner end), with frame
-    and new-chunk outline drawn in: a slot held by one device is filled with its colour; a
+    and new-chunk outline drawn in (bars under THIN_BAR_PX wide: only their ends): a slot held by one device is filled with its colour; a
     partial sum fills the share of devices added (paint_chunk's rule as pixels). All devices are
     computed together in numpy: a step boundary at n = 256 redraws 256 bars at once.
     arrays: (counts, owners, {device index: new chunks}) for every device, instead of their state.
@@ -95,6 +97,9 @@ def bar_pixels(devices, arrays=None) -> np.ndarray:
     arr = np.empty((D, H, W), "<u4")
     arr[:] = border
     arr[:, 1:-1, 1:-1] = np.where(filled, colours[:, :, None], empty)
+    thin = W < THIN_BAR_PX
+    if thin:  # no side frame: on a bar a few pixels wide it would outweigh the colours it frames
+        arr[:, 1:-1, 0], arr[:, 1:-1, -1] = arr[:, 1:-1, 1], arr[:, 1:-1, -2]
     # outline the chunks that arrived in the last step: per chunk, the image rows its outline
     # spans (left and right two columns) and its top and bottom two rows (the whole width)
     news = [d.new for d in devices] if arrays is None else [arrays[2].get(i, ()) for i in range(D)]
@@ -113,8 +118,9 @@ def bar_pixels(devices, arrays=None) -> np.ndarray:
         span_rows[ii[j], r] = True
         j, r = np.nonzero(edge[cc])
         edge_rows[ii[j], r] = True
-        sides = sorted({0, 1, W - 2, W - 1})
-        arr[:, :, sides] = np.where(span_rows[:, :, None], new_px, arr[:, :, sides])
+        if not thin:  # a thin bar marks a new chunk by its two ends only, not by its whole width
+            sides = sorted({0, 1, W - 2, W - 1})
+            arr[:, :, sides] = np.where(span_rows[:, :, None], new_px, arr[:, :, sides])
         arr[edge_rows] = new_px
     return arr
 

@@ -116,6 +116,7 @@ class _Colors:
         self.box_brush = QBrush(QColor(pal.surface))
         self.new_pen = QPen(QColor(pal.highlight), theme.line("highlight"))
         self.new_pen.setJoinStyle(Qt.MiterJoin)
+        self._thin_pens = {}
         self.text = QColor(pal.text)
         self.muted = QColor(pal.text_muted)
         self.spoke = QColor(pal.spoke)
@@ -123,6 +124,15 @@ class _Colors:
         self.switch_fill = QBrush(QColor(pal.switch_fill))
         self.switch_pen = QPen(QColor(pal.switch_border), theme.line("outline"))
         self.background = QColor(pal.background)
+
+    def thin_new_pen(self, width: float) -> QPen:
+        """The new-chunk outline at `width` px (small slots), made once per width."""
+        key = round(width, 1)
+        pen = self._thin_pens.get(key)
+        if pen is None:
+            pen = self._thin_pens[key] = QPen(self.new_pen.color(), key)
+            pen.setJoinStyle(Qt.MiterJoin)
+        return pen
 
 
 # ---------------------------------------------------------------------------------------
@@ -288,7 +298,10 @@ class DeviceItem(QGraphicsItem):
 
     def _paint_new(self, p):
         if self.new:
-            p.setPen(self.colors.new_pen)
+            side = self.slot_rect(0).width()
+            # a 3 px outline round a 4 px slot is a solid blob of the highlight colour (the torus's
+            # chips at n = 64): small slots get an outline a quarter of their side
+            p.setPen(self.colors.new_pen if side > 12 else self.colors.thin_new_pen(max(side / 4, 0.75)))
             p.setBrush(Qt.NoBrush)
             for ch in self.new:
                 if 0 <= ch < self.n_chunks:

@@ -16,7 +16,7 @@ from simcore.trace import ALL
 
 from ... import theme
 from .ring_items import STRIPE_MAX_N, _Colors, paint_chunk
-from .ring_layout import text_size, wrap_lines
+from .ring_layout import metrics, text_size, wrap_lines
 
 
 def draw_lines_by_colour(p: QPainter, lines_and_colours, width: float, cap=Qt.FlatCap, pens: dict | None = None):
@@ -37,6 +37,7 @@ def draw_lines_by_colour(p: QPainter, lines_and_colours, width: float, cap=Qt.Fl
 
 
 ALIASED_BLOCKS_N = 64  # above this many devices the flying blocks' outlines are not antialiased
+OUTLINED_BLOCK_PX = 8.0  # flying blocks smaller than this (scene px) are drawn without an outline
 
 
 class FlightLayer(QGraphicsItem):
@@ -113,9 +114,11 @@ class FlightLayer(QGraphicsItem):
                 fill(r, empty)
                 if kk:
                     fill(QRectF(r.left(), r.bottom() - s * f, s, s * f), brushes[c % len(brushes)])
-        p.setPen(QPen(col.text, theme.line("outline")))
-        p.setBrush(Qt.NoBrush)
-        p.drawRects(rects)
+        if s >= OUTLINED_BLOCK_PX:  # a smaller block is all outline: 256 of them made a black circle
+            # a tenth of the side at most: blocks queued on a torus link overlap, their outlines added up
+            p.setPen(QPen(col.text, min(theme.line("outline"), max(s / 10, 0.75))))
+            p.setBrush(Qt.NoBrush)
+            p.drawRects(rects)
         self._outline_crossing(p, ids.tolist(), rects)
 
     def _outline_crossing(self, p: QPainter, ids, rects):
@@ -155,8 +158,9 @@ class FlightLayer(QGraphicsItem):
         font = theme.font("small", bold=True)
         p.setFont(font)
         fm = QFontMetricsF(font)
-        for (_msg, _pos, who, chunk), r in zip(self.items, rects):
-            if chunk == ALL:
+        crowded = _overlapping(rects)
+        for j, ((_msg, _pos, who, chunk), r) in enumerate(zip(self.items, rects)):
+            if chunk == ALL or j in crowded:  # numbers on blocks that overlap would merge into a blob
                 continue
             bg = col.devices[min(who) % len(col.devices)] if len(who) == 1 else QColor("#FFFFFF")
             if len(who) > 1:  # a white badge so the number reads on bands
@@ -165,6 +169,17 @@ class FlightLayer(QGraphicsItem):
                 p.fillRect(QRectF(c.x() - w / 2, c.y() - fm.height() / 2, w, fm.height()), QColor(255, 255, 255, 220))
             p.setPen(theme.text_on(bg))
             p.drawText(r, Qt.AlignCenter, str(chunk))
+
+
+def _overlapping(rects) -> set:
+    """Indices of the rects that overlap another one (by more than a sliver)."""
+    out = set()
+    for i, a in enumerate(rects):
+        for j in range(i + 1, len(rects)):
+            x = a.intersected(rects[j])
+            if x.width() > 2 and x.height() > 2:
+                out.update((i, j))
+    return out
 
 
 class PicturedLayer(QGraphicsItem):
@@ -448,8 +463,8 @@ class LabelItem(QGraphicsItem):
             p.fillRect(self._rect, bg)
         p.setFont(self._font)
         p.setPen(self.color)
-        fm_h = QFontMetricsF(self._font).height()
-        flags = int(self.align & (Qt.AlignLeft | Qt.AlignRight | Qt.AlignHCenter)) | int(Qt.AlignTop)
+        fm_h = metrics(self._font).pitch(self.lines)  # the layout's line height (taller for CJK)
+        flags = int(self.align & (Qt.AlignLeft | Qt.AlignRight | Qt.AlignHCenter)) | int(Qt.AlignTop) | int(Qt.TextDontClip)
         for i, line in enumerate(self.lines):
             r = QRectF(self._rect.left() + 3, self._rect.top() + 1 + i * fm_h, self._rect.width() - 6, fm_h)
             p.drawText(r, flags, line)

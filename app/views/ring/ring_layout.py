@@ -20,12 +20,13 @@ import math
 from typing import NamedTuple
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtGui import QFont, QFontMetricsF, QTextLayout
 
 from ... import theme
 
 BOX_MODE_MAX_N = 16  # up to this many devices: boxes on an ellipse; beyond: radial bars
 MIN_REACH = 40.0  # pixels from the switch's centre to the nearest box: a switch and lanes you can see
+MIN_TEXT_PX = 9  # no text in the picture is smaller (the theme's smallest is 15 px at 1×)
 MIN_NAME_PX = 10  # device names shrink on their own down to this size; below it the header shrinks too
 MIN_RING_SHARE = 0.45  # the ring keeps at least this share of the view's height (else the text shrinks)
 TEXT_FITS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4)  # text sizes tried, relative to the requested one
@@ -162,9 +163,24 @@ class _Metrics:
     """A font's metrics with its text widths memoised: a layout measures the same texts often."""
 
     def __init__(self, font: QFont):
+        self.font = QFont(font)
         self.fm = QFontMetricsF(font)
         self.height = self.fm.height()
+        self._cjk_height = None
         self.widths: dict = {}
+
+    def pitch(self, lines) -> float:
+        """The line height for `lines`: taller when one holds CJK text, whose fallback font
+        (Noto CJK: 22 px lines for a 15 px font, against 17.5 px) the font's own metrics miss."""
+        if not any(ord(c) >= 0x2E80 for s in lines for c in s):
+            return self.height
+        if self._cjk_height is None:
+            tl = QTextLayout("A国", self.font)
+            tl.beginLayout()
+            ln = tl.createLine()
+            tl.endLayout()
+            self._cjk_height = max(self.height, ln.height())
+        return self._cjk_height
 
     def advance(self, text: str) -> float:
         w = self.widths.get(text)
@@ -179,8 +195,10 @@ _metrics: dict = {}  # (pixel size, bold) -> _Metrics; every font here is make_f
 
 
 def make_font(role: str, bold: bool, px: float) -> QFont:
+    """A font of `px` pixels, never below MIN_TEXT_PX (smaller is unreadable on a projector: the
+    layout finds room for MIN_TEXT_PX text or thins the names out)."""
     f = QFont()
-    f.setPixelSize(max(6, round(px)))
+    f.setPixelSize(max(MIN_TEXT_PX, round(px)))
     f.setBold(bold)
     return f
 
@@ -226,7 +244,7 @@ def text_size(lines, font: QFont) -> tuple:
     if not lines:
         return 0.0, 0.0
     m = metrics(font)
-    return max(m.advance(s) for s in lines) + LABEL_PAD_W, m.height * len(lines) + LABEL_PAD_H
+    return max(m.advance(s) for s in lines) + LABEL_PAD_W, m.pitch(lines) * len(lines) + LABEL_PAD_H
 
 
 def _box(text, font, x, y, wrap=0.0, align=Qt.AlignLeft) -> TextBox:
@@ -300,21 +318,26 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     f_key = font("small", True)
     key_title_w, row_h = text_size([texts.swatch_title], f_key)
     sw_size = theme.FONT_PX["small"] * scale * tvs
-    rows, x, row = [], m + key_title_w + 6, 0
-    for s in texts.swatch_labels:
-        w = sw_size + 2 + text_size([s], f_small)[0]
-        if x + w > W - m and x > m + key_title_w + 6:
-            row, x = row + 1, m + key_title_w + 6
-        rows.append((row, x))
-        x += w + 8
-    n_rows = (rows[-1][0] + 1) if rows else 1
-    key_top = legend.rect.top() - n_rows * row_h
-    swatch_title = TextBox(QRectF(m, key_top, key_title_w, row_h), (texts.swatch_title,), f_key)
-    swatches, swatch_labels = [], []
-    for (r, x), s in zip(rows, texts.swatch_labels):
-        y = key_top + r * row_h
-        swatches.append(QRectF(x, y + (row_h - sw_size) / 2, sw_size, sw_size))
-        swatch_labels.append(_box(s, f_small, x + sw_size + 2, y))
+    if len(texts.swatch_labels) < shape.n:  # colour by position: one bar, its labels on it
+        swatch_title, swatches, swatch_labels = _colour_bar(texts, f_key, f_small, m, key_title_w, row_h,
+                                                            legend.rect.top(), W)
+        key_top = swatch_title.rect.top()
+    else:
+        rows, x, row = [], m + key_title_w + 6, 0
+        for s in texts.swatch_labels:
+            w = sw_size + 2 + text_size([s], f_small)[0]
+            if x + w > W - m and x > m + key_title_w + 6:
+                row, x = row + 1, m + key_title_w + 6
+            rows.append((row, x))
+            x += w + 8
+        n_rows = (rows[-1][0] + 1) if rows else 1
+        key_top = legend.rect.top() - n_rows * row_h
+        swatch_title = TextBox(QRectF(m, key_top, key_title_w, row_h), (texts.swatch_title,), f_key)
+        swatches, swatch_labels = [], []
+        for (r, x), s in zip(rows, texts.swatch_labels):
+            y = key_top + r * row_h
+            swatches.append(QRectF(x, y + (row_h - sw_size) / 2, sw_size, sw_size))
+            swatch_labels.append(_box(s, f_small, x + sw_size + 2, y))
     bottom = key_top - m * 0.5
     area = QRectF(m, top, W - 2 * m, bottom - top)
     if not force and area.height() < MIN_RING_SHARE * H:
@@ -344,15 +367,41 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     f_sw = font("switch", True)
     adv = advance(f_sw, texts.switch_name)
     if adv > 1.5 * r_sw:
-        f_sw = make_font("switch", True, max(8, int(f_sw.pixelSize() * 1.5 * r_sw / adv)))
+        f_sw = make_font("switch", True, int(f_sw.pixelSize() * 1.5 * r_sw / adv))
     name_y = centre.y() - r_sw * 0.55 if shape.switch_slots else centre.y()
-    name = texts.switch_name if advance(f_sw, texts.switch_name) <= 1.5 * r_sw else ""  # too small a disc: no name
+    # at the smallest font the name may take 1.75 r (its box still inside the disc); beyond: no name
+    name = texts.switch_name if advance(f_sw, texts.switch_name) <= 1.75 * r_sw else ""
     switch_label = _box(name, f_sw, centre.x(), name_y, align=Qt.AlignHCenter | Qt.AlignVCenter)
     off = min(block * 0.62 + 1.5, off_max)
     lanes = tuple(_lanes(centre, r_sw, anchors[d], devices[d], off) for d in range(shape.n))
     return RingLayout(W, H, vs, tvs, m, title, step, clock, beside, swatch_title, tuple(swatches),
                       tuple(swatch_labels), legend, area, centre, mode, tuple(devices), tuple(labels),
                       tuple(anchors), r_sw, switch_label, block, off, lane, lane_active, lanes)
+
+
+def _colour_bar(texts, f_key, f_small, m, key_title_w, row_h, bottom, W):
+    """
+    The colour key when colours go by position (more devices than distinct colours): one bar, the
+    cyclic map from device 0 to device n-1, cut into equal segments that each start at a labelled
+    device (the view fills segment k with a gradient from its device's colour to the next one's).
+    The bar goes below its title when the title leaves it too little room beside it.
+    (title box, segment rects, label boxes), the labels inside their segments.
+    """
+    k = max(len(texts.swatch_labels), 1)
+    pad = row_h * 0.25
+    seg = max(text_size([s], f_small)[0] for s in texts.swatch_labels) + 2 * pad
+    room_beside = W - m - (m + key_title_w + 8)
+    beside = room_beside >= k * seg
+    room = room_beside if beside else W - 2 * m
+    seg = max(seg, min(room / k, 4 * seg))
+    top = bottom - (row_h if beside else 2 * row_h)
+    title = TextBox(QRectF(m, top, key_title_w, row_h), (texts.swatch_title,), f_key)
+    bar_h = text_size(["0"], f_small)[1]  # as tall as its labels: a CJK title's line is taller
+    x0, y = (m + key_title_w + 8, top) if beside else (m, top + row_h)
+    y += (row_h - bar_h) / 2
+    rects = [QRectF(x0 + i * seg, y, seg, bar_h) for i in range(k)]
+    labels = [_box(s, f_small, r.left() + pad, y) for s, r in zip(texts.swatch_labels, rects)]
+    return title, rects, labels
 
 
 def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
@@ -434,7 +483,10 @@ def _radial(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
     R_out = max(R_out, 20.0)
     L = R_out * 0.4
     r_in = R_out - L
-    bar_w = max(3.0, 2 * math.pi * r_in / n * 0.7)
+    share = 2 * math.pi * r_in / n  # each bar's arc at its inner end
+    # 3 px at least, but never wider than its share: a forced small ring (zh at 2× in 704×432, n = 64)
+    # had 3 px bars on 1.3 px shares, neighbours overlapping
+    bar_w = min(max(3.0, share * 0.7), share * 0.95)
     r_sw = r_in * (0.6 if shape.switch_slots else 0.52)
     rim_gap = 2 * math.pi * r_sw / n  # distance between neighbouring spokes at the switch
     block = max(3.0, min(rim_gap * 0.34, theme.SIZE_PX["block"] * scale * vs))

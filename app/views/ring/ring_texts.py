@@ -256,7 +256,7 @@ def legend_text(trace, n: int, reduces: bool) -> tuple:
     from PySide6.QtCore import QCoreApplication
 
     tr = QCoreApplication.translate
-    key = tr("RingView", "GPU colours:")
+    key = tr("RingView", "GPU colours:") if n <= STRIPE_MAX_N else tr("RingView", "Colour by position round the ring:")
     if not trace.collectives:
         return "", key
     if not reduces:
@@ -269,7 +269,7 @@ def legend_text(trace, n: int, reduces: bool) -> tuple:
     return (tr("RingView", "One GPU's data: that GPU's colour. A sum: its chunk's colour (chunk k = GPU k's "
                "colour), filled by the share of the {n} GPUs added so far; full = the whole sum. "
                "Outlined: changed in the last step.").format(n=n),
-            tr("RingView", "GPU and chunk colours:"))
+            tr("RingView", "GPU and chunk colour by position round the ring:"))
 
 
 def switch_name(link) -> str:

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QPainter, QPen, QPixmapCache, QTransform
+from PySide6.QtGui import QBrush, QLinearGradient, QPainter, QPen, QPixmapCache, QTransform
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
 from simcore.contributors import _Who  # a message's contributors, decoded when read
@@ -292,9 +292,18 @@ class RingView(QGraphicsView):
         self.clock_label.setPos(lay.clock.rect.right(), lay.clock.rect.top())
         self.legend.set_box(lay.legend, col.muted)
         self.swatch_title.set_box(lay.swatch_title, col.text)
-        for sw, r, lab, box in zip(self.legend_swatches, lay.swatches, self.swatch_labels, lay.swatch_labels):
+        by_position = len(self.swatch_devices) < len(self.devices)
+        for k, (sw, r, lab, box) in enumerate(zip(self.legend_swatches, lay.swatches, self.swatch_labels,
+                                                   lay.swatch_labels)):
             sw.setRect(r)
-            lab.set_box(box, col.text)
+            if by_position:  # a segment of the colour bar: the map from this label's device to the next's
+                d0 = self.swatch_devices[k]
+                d1 = self.swatch_devices[k + 1] if k + 1 < len(self.swatch_devices) else len(self.devices)
+                sw.setBrush(_bar_gradient(r, [col.devices[d % len(col.devices)] for d in range(d0, d1 + 1)]))
+                sw.setPen(Qt.NoPen)
+                lab.set_box(box, theme.text_on(col.devices[d0]))
+            else:
+                lab.set_box(box, col.text)
         self.centre = lay.centre
         radial = lay.mode == "radial"
         dev_font = next(b.font for b in lay.device_labels if b is not None)
@@ -327,6 +336,7 @@ class RingView(QGraphicsView):
                       "lane": lay.lane_width, "lane_active": lay.lane_width_active}
         self.anchors = list(lay.anchors)
         self._taken = [b.rect() for b in lay.devices] + [b.rect for b in lay.device_labels if b is not None]
+        self._taken.append(lay.switch_label.rect)  # byte labels never cover the switch's name
         self.switch.setPos(lay.centre)
         self.switch.set_radius(lay.switch_r)
         self.switch.setVisible(lay.kind == "switch")  # a machine paints each node's switch (MachineLayer)
@@ -534,12 +544,15 @@ class RingView(QGraphicsView):
         outward unit vectors), else the inner side, else none — never over a box, a name, a block
         or another label."""
         msgs = self.run.trace.messages
-        placed = list(self._taken) + [self.flight.block_rect(pos) for _i, pos, _w, _c in blocks]
+        rects = [self.flight.block_rect(pos) for _i, pos, _w, _c in blocks]
+        placed = list(self._taken) + rects
+        labelled = []  # blocks queued on one lane overlap: one size label for the cluster
         for j, lab in enumerate(self.block_labels):
-            if j >= len(blocks):
+            if j >= len(blocks) or any(rects[j].intersects(r) for r in labelled):
                 if lab.isVisible():
                     lab.hide()
                 continue
+            labelled.append(rects[j])
             lab.set_text(fmt_bytes(msgs[blocks[j][0]].nbytes), self.colors.text)
             pos, lane_dir = blocks[j][1], sides[j]
             sz = lab.size()
@@ -615,3 +628,12 @@ class RingView(QGraphicsView):
             return np.ones(len(f.moving), bool)
         return self._cols["t_start"][f.moving] < t0 - f.eps
     # -- end of predict-then-reveal hook ---------------------------------------------------
+
+
+def _bar_gradient(r: QRectF, colours) -> QBrush:
+    """A left-to-right gradient through `colours`, evenly spaced over rect r (a colour-bar segment)."""
+    g = QLinearGradient(r.left(), 0, r.right(), 0)
+    last = max(len(colours) - 1, 1)
+    for i, c in enumerate(colours):
+        g.setColorAt(i / last, c)
+    return QBrush(g)

@@ -30,6 +30,7 @@ from ..ring.ring_layers import FABRIC_COLOR
 
 SEND_H, RECV_H = 0.42, 0.42  # fractions of a row: send bar above the row's centre, receive below
 GROUP_ABOVE = 64  # up to this many GPUs, one row each (n = 64 in a 190 px dock: 3 px rows, the old limit)
+MIN_ROW_PX = 10.0  # a row per GPU only if each gets this many pixels (else rows of 2, 4, ... GPUs)
 MAX_ROWS = 8  # beyond: rows of 2^k GPUs, at most this many (about 18 px each in that dock: every row named)
 BAND_H, BAND_GAP = 0.42, 0.04  # a group row: send band above the centre, receive band below, full = 0.42 of a row
 COMPUTE_MIN_PX = 3.0  # an op narrower than this on screen is drawn this wide: nanoseconds beside microseconds
@@ -82,12 +83,18 @@ def phase_spans(tr, per_node: int) -> list[tuple[int, str, float, float]]:
     return sorted(out, key=lambda s: (s[2], s[0]))
 
 
-def group_size(n: int) -> int:
-    """GPUs per timeline row: 1 up to GROUP_ABOVE, else the smallest power of two giving ≤ MAX_ROWS rows."""
+def group_size(n: int, height_px: float = 0.0) -> int:
+    """GPUs per timeline row: 1 up to GROUP_ABOVE, else the smallest power of two giving ≤ MAX_ROWS rows.
+    Given the plot's height (pixels), also groups fewer GPUs when one row each would be under
+    MIN_ROW_PX (16 GPUs in a 1280×720 window's dock: 7 px rows, now 8 rows of two)."""
+    most = MAX_ROWS
     if n <= GROUP_ABOVE:
-        return 1
+        fit = int(height_px // MIN_ROW_PX) - 3  # three rows' height go to the phase labels above
+        if height_px <= 0 or n <= fit:
+            return 1
+        most = max(fit, MAX_ROWS)
     g = 1
-    while -(-n // g) > MAX_ROWS:
+    while -(-n // g) > most:
         g *= 2
     return g
 
@@ -259,7 +266,7 @@ class TimelineView(QWidget):
         # pyqtgraph centres an axis title only when the axis is resized: a new title of another
         # width (the compute legend coming or going, a language) would stay where the old one was
         self.plot.getAxis("bottom").resizeEvent()
-        self._stride = None
+        self._ticks_for = None  # the words changed: set the ticks again
         self._set_row_ticks()
 
     # -- building ----------------------------------------------------------------------------
@@ -289,7 +296,7 @@ class TimelineView(QWidget):
         tr = run.trace
         n = run.scenario.n
         self.n = n
-        self.group = g = group_size(n)
+        self.group = g = group_size(n, self.plot.getViewBox().height())
         src_col, dst_col = tr.column("src"), tr.column("dst")
         self.has_switch = bool(np.any(src_col == SWITCH) or np.any(dst_col == SWITCH))
         total = tr.t_end
@@ -457,6 +464,10 @@ class TimelineView(QWidget):
         self._items.append(self.bars)
 
     def _on_viewbox_resized(self, *_):
+        run = self.model.run
+        if run is not None and group_size(run.scenario.n, self.plot.getViewBox().height()) != getattr(self, "group", 1):
+            self._build(run)  # rows of more (or fewer) GPUs: each row keeps MIN_ROW_PX
+            return
         self._set_row_ticks()
         # a machine's phase labels are a tier sized in pixels: laid out again when the height changes much
         h = self.plot.getViewBox().height()
@@ -471,10 +482,10 @@ class TimelineView(QWidget):
         row_px = max(vb.height(), 1.0) / rows_shown
         label_px = QFontMetricsF(theme.font("small")).height() * 1.1
         stride = next((s for s in (1, 2, 4, 8, 16, 32, 64) if s * row_px >= label_px), 64)
-        if stride == getattr(self, "_stride", None) and n == getattr(self, "_stride_n", None):
-            return
-        self._stride, self._stride_n = stride, n
         g, R = getattr(self, "group", 1), getattr(self, "n_rows", n)
+        if (stride, n, g) == getattr(self, "_ticks_for", None):
+            return
+        self._ticks_for = (stride, n, g)
         tr = QCoreApplication.translate
         if g == 1:
             ticks = [(d - 0.05, tr("TimelineView", "GPU {d}").format(d=d)) for d in range(0, n, stride)]
