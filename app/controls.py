@@ -17,7 +17,7 @@ from simcore.topology_presets import PRESETS, offered_algos
 
 from .core import scenarios
 from . import theme
-from .views.text.explain import algo_text, fmt_bytes
+from .words import algo_text, fmt_bytes
 
 GROUPS = ("collective", "matmul", "tp-forward", "decode")
 SIZE_PRESETS = (2**12, 2**16, 2**20, 2**24, 2**28, 2**30)

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMa
 
 from . import theme
 from .controls import ControlPanel
-from .views.text.explain import ExplainPanel, fmt_bytes, fmt_time
+from .views.text.explain import ExplainPanel
+from .words import fmt_bytes, fmt_time
 from .core.frame import frame_at
 from .dock_title import DockTitle
 from .icons import camera_icon, transport_icon

@@ -11,17 +11,16 @@ import numpy as np
 
 from simcore.trace import SWITCH
 
-from ..text.explain import fmt_bytes, fmt_time, op_title
-from ..text.op_text import op_name
+from ...words import (fmt_bytes, fmt_rate, fmt_time, n_steps, op_place, op_title, place_name,  # noqa: F401
+                     translate)  # (fmt_rate, place_name: re-exported)
 from ...core.frame import DONE, NEXT, step_of
 from .ring_items import STRIPE_MAX_N
 from .ring_layout import BOX_MODE_MAX_N, RingShape, RingTexts
 
+tr = translate
+
 
 def scenario_title(sc, run) -> str:
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     if sc.kind in ("all-gather", "reduce-scatter", "all-reduce"):
         what = op_title(sc.kind, sc.algo)
     elif sc.kind.startswith("matmul-"):
@@ -37,31 +36,6 @@ def scenario_title(sc, run) -> str:
             what=what, n=sc.n, S=fmt_bytes(size["all-reduce"]), G=fmt_bytes(size["all-gather"]), link=run.link.name)
     return tr("RingView", "{what} · {n} GPUs · S = {S} · {link}").format(
         what=what, n=sc.n, S=fmt_bytes(sc.nbytes), link=run.link.name)
-
-
-def place_name(label: str) -> str:
-    """A TP collective's place in words: step_sim / tp_forward's label "layer 0 attn" -> "layer 0 ·
-    attention", "layer 1 mlp" -> "layer 1 · MLP", "logits" -> "logits"; other labels as they are."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
-    words = label.split(" ")
-    if len(words) == 3 and words[0] == "layer" and words[1].isdigit() and words[2] in ("attn", "mlp"):
-        if words[2] == "attn":
-            return tr("RingView", "layer {i} · attention").format(i=words[1])
-        return tr("RingView", "layer {i} · MLP").format(i=words[1])
-    if label == "logits":
-        return tr("RingView", "logits")
-    return label
-
-
-def op_place(rec) -> str:
-    """Where an op (trace.Compute) is and what it is: "layer 1 · QKV", "after the layers · LM head"."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
-    where = tr("RingView", "layer {i}").format(i=rec.layer) if rec.layer >= 0 else tr("RingView", "after the layers")
-    return f"{where} · {op_name(rec.label)}"
 
 
 def forward_moment(run, t):
@@ -92,9 +66,6 @@ def forward_status(run, t) -> str | None:
     ("layer 1 · attention: Ring all-reduce 3 of 5, step 2 of 6 in flight"): playback stops at
     every op's end and every ring step's end, so counting stops as steps would say nothing.
     """
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     moment = forward_moment(run, t)
     if moment is None:
         return None
@@ -123,9 +94,6 @@ def forward_status(run, t) -> str | None:
 
 def _compute_line(run, t) -> str | None:
     """The header's step line while GPU 0 computes (or at the start, before its first op)."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     moment = forward_moment(run, t)
     if moment is None or moment[0] not in ("start", "op"):
         return None
@@ -145,9 +113,6 @@ def _compute_line(run, t) -> str | None:
 
 
 def subcaption(run, c, t) -> str:
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     lines = []
     computing = _compute_line(run, t)
     if computing is not None:
@@ -191,9 +156,6 @@ def swatch_devices(n: int) -> list:
 
 def ring_texts(run) -> RingTexts:
     """Every text the ring view's layout places for `run`, in the current language."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     n = run.scenario.n
     if n > BOX_MODE_MAX_N:
         widest = [str(d) for d in range(n)]
@@ -212,9 +174,6 @@ def ring_texts(run) -> RingTexts:
 
 def queued_label(d: int, k: int) -> str:
     """A device's name, and below it how many of its sends wait for its port (direct all-reduce)."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     name = tr("RingView", "GPU {d}").format(d=d)
     if not k:
         return name
@@ -252,9 +211,6 @@ def step_line_variants(run) -> list:
 
 def legend_text(trace, n: int, reduces: bool) -> tuple:
     """(legend, colour-key title): what a slot's colour means at this n."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     key = tr("RingView", "GPU colours:")
     if not trace.collectives:
         return "", key
@@ -272,28 +228,18 @@ def legend_text(trace, n: int, reduces: bool) -> tuple:
 
 
 def switch_name(link) -> str:
-    from PySide6.QtCore import QCoreApplication
-
     if link.name.startswith("NVLink"):
-        return QCoreApplication.translate("RingView", "NVSwitch")
+        return tr("RingView", "NVSwitch")
     if link.name.startswith("PCIe"):
-        return QCoreApplication.translate("RingView", "PCIe switch")
-    return QCoreApplication.translate("RingView", "switch")
+        return tr("RingView", "PCIe switch")
+    return tr("RingView", "switch")
 
 
 # -- geometry helpers --------------------------------------------------------------------
 
 
-def fmt_rate(bw: float) -> str:
-    """A link's bandwidth as its datasheet writes it: decimal GB/s ("50 GB/s", "450 GB/s")."""
-    return f"{bw / 1e9:.3g} GB/s"
-
-
 def step_notes(topology) -> tuple:
     """Every note step_note can give on `topology` ("" on a plain switch)."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     base = float(getattr(topology, "base", 0.0))
     wait = (tr("RingView", "base latency {B}: the call starts").format(B=fmt_time(base)),) if base > 0 else ()
     if getattr(topology, "n_nodes", 1) > 1:
@@ -330,9 +276,6 @@ def step_note(run, msgs, t=None) -> str:
 def machine_texts(run, texts):
     """The ring texts with what a machine adds (issue 15): every node's name and the fabric's,
     or a torus's links, and the legend's sentence about messages that leave a node."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     topo = run.comm.topology if run.comm is not None else None
     if getattr(topo, "n_nodes", 1) > 1:
         A, I = topo.intra, topo.inter
@@ -364,16 +307,13 @@ def machine_texts(run, texts):
 
 def step_status(f) -> str:
     """'start (7 steps)', 'step 3 of 7 in flight', 'after step 3 of 7', 'done: 7 steps' for Frame f."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     k, K = f.stop, f.n_stops
     if K == 0:
         return tr("MainWindow", "no steps")
     if f.at_end:
-        return tr("MainWindow", "done: {K} steps").format(K=K)
+        return tr("MainWindow", "done: {steps}").format(steps=n_steps(K))
     if k == 0 and f.t <= 0:
-        return tr("MainWindow", "start ({K} steps)").format(K=K)
+        return tr("MainWindow", "start ({steps})").format(steps=n_steps(K))
     if f.at_stop:
         return tr("MainWindow", "after step {k} of {K}").format(k=k, K=K)
     return tr("MainWindow", "step {k} of {K} in flight").format(k=k + 1, K=K)

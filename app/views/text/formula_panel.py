@@ -19,7 +19,11 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from simcore.comm_sim import algorithm, t_formula
 
-from .explain import RichText, fmt_bw, fmt_bytes, fmt_time, op_title
+from simcore.comm_sim import t_formula_on
+from simcore.topo_collectives import hier_calls, t_hier, t_ring_nodes, t_torus
+
+from ...words import fmt_bw, fmt_bytes, fmt_time, op_place, op_title
+from .rich_text import RichText
 
 _SYMBOL = re.compile(r"[nαβS]")
 
@@ -121,7 +125,6 @@ def op_html(rec, chip, prec: str) -> str:
     panel shows it while the GPUs compute: T = max(F/P, B/W) with the numbers, which term wins
     and why (the op's FLOPs per byte against the chip's ridge point P/W), and the trace's time.
     """
-    from ..ring.ring_texts import op_place
 
     tr = QCoreApplication.translate
     peak, bw = chip.peak_flops(prec), chip.mem_bw
@@ -264,8 +267,6 @@ def machine_terms(topology, op: str, algo: str, S: float):
     nodes (comm_sim.t_formula_on), a torus (t_torus), or one switch's form; each call's base
     latency B as its own term.
     """
-    from simcore.comm_sim import t_formula_on
-    from simcore.topo_collectives import hier_calls, t_hier, t_ring_nodes, t_torus
 
     tr = QCoreApplication.translate
     B = float(getattr(topology, "base", 0.0))

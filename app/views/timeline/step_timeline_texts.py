@@ -14,7 +14,8 @@ from simcore.step_sim import roofline_gap
 
 from ... import theme
 from .step_timeline_items import COMM_COLOR, KIND_COLOR, RECV_COLOR, SPAN_ALPHA, _blend, kind_names
-from ...core.step_timeline_model import AGREE_REL, KINDS, fmt_si, fmt_time
+from ...core.step_timeline_model import AGREE_REL, KINDS, fmt_si
+from ...words import fmt_time
 
 
 def _tr(text):
