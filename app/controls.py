@@ -6,7 +6,10 @@ place and shows the engine's sentence in red until the next good change.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Signal
+import re
+
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QFormLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout,
                                QWidget)
 
@@ -40,15 +43,41 @@ class DeviceCountBox(QSpinBox):
     """
     The n field. It takes any whole number as typed — a spin box limited to 1…64 read "100000"
     as 10 and "65" as 6 — and the panel says when it is outside 1 … scenarios.MAX_N (read each
-    time: the limit can change). The arrows and the wheel stay inside the limits.
+    time: the limit can change). The arrows and the wheel stay inside the limits. A fraction
+    ("3.5") may be typed whole, so that Enter refuses it (`refused`) rather than the spin box
+    dropping the point and reading 35.
     """
 
     TYPED_MAX = 10**9 - 1  # nine digits: anything a user types in earnest is read whole
+    FRACTION = re.compile(r"\s*[0-9]*[.,][0-9]*\s*")
+
+    refused = Signal(str)  # the text typed, when it is not a whole number
 
     def __init__(self, parent=None, **kw):
         super().__init__(parent, **kw)
         self.setRange(0, self.TYPED_MAX)
         self.setKeyboardTracking(False)
+
+    def validate(self, text, pos):
+        if self.FRACTION.fullmatch(text):
+            return QValidator.State.Intermediate, text, pos
+        return super().validate(text, pos)
+
+    def _refuse_fraction(self) -> bool:
+        text = self.lineEdit().text()
+        if self.FRACTION.fullmatch(text):
+            self.refused.emit(text.strip())
+            return True
+        return False
+
+    def keyPressEvent(self, e):
+        if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self._refuse_fraction():
+            return  # the fraction stays in the field beside the reason, to be corrected
+        super().keyPressEvent(e)
+
+    def focusOutEvent(self, e):
+        self._refuse_fraction()  # said before the spin box puts its whole number back
+        super().focusOutEvent(e)
 
     def stepBy(self, steps):
         self.setValue(min(max(self.value() + steps, 1), scenarios.MAX_N))
@@ -113,6 +142,7 @@ class ControlPanel(QWidget):
         self.op.activated.connect(self._on_op_activated)
         self.algo.activated.connect(self._on_algo_activated)
         self.n.valueChanged.connect(self._on_n_value_changed)
+        self.n.refused.connect(self._on_n_refused)
         self.size_combo.activated.connect(self._on_size_activated)
         self.size_combo.lineEdit().editingFinished.connect(self._on_size_editing_finished)
         self.link.activated.connect(self._on_link_activated)
@@ -276,6 +306,10 @@ class ControlPanel(QWidget):
         else:
             self._apply(n=int(v))
 
+    def _on_n_refused(self, text):
+        self.error.setText(self.tr("n must be a whole number from 1 to {max}; {v} is not a whole number.")
+                           .format(max=scenarios.MAX_N, v=text))
+
     def _on_size_activated(self, i):
         data = self.size_combo.itemData(i)
         if data is not None:
@@ -288,11 +322,14 @@ class ControlPanel(QWidget):
         i = self.size_combo.findText(text)
         try:
             value = float(self.size_combo.itemData(i)) if i >= 0 else parse_bytes(text)
-        except ValueError as e:
+        except ValueError as e:  # the command line's own sentence (simcore.scenarios.parse_bytes)
             self.model.error.emit(str(e))
+            self.size_combo.setEditText(text)  # kept beside the reason, to be corrected
             return
         if value != self.model.scenario.nbytes:
             self._apply(nbytes=value)
+            if self.model.scenario.nbytes != value:  # refused (the engine said why): keep what was typed
+                self.size_combo.setEditText(text)
         else:
             self.error.clear()  # typed back what is in place: the earlier complaint is gone
 
