@@ -262,6 +262,7 @@ class Classroom(QObject):
         path, _ = QFileDialog.getOpenFileName(self.window, self.tr("Open scenario"), self._folder(),
                                               self.tr("Shard Lab scenarios (*.json);;All files (*)"))
         if path:
+            scenario_io.remember_folder(path)
             self.open_scenario(path)
 
     def _on_save_triggered(self):
@@ -273,13 +274,13 @@ class Classroom(QObject):
                                               os.path.join(self._folder(), name),
                                               self.tr("Shard Lab scenarios (*.json)"))
         if path:
+            scenario_io.remember_folder(path)
             if not path.lower().endswith(".json"):
                 path += ".json"
             self.save_scenario(path)
 
     def _folder(self):
-        recent = scenario_io.recent_files()
-        return os.path.dirname(recent[0]) if recent else os.path.expanduser("~")
+        return scenario_io.last_folder()
 
     def open_scenario(self, path: str) -> bool:
         """Load and apply a scenario file. On any problem: a clear message, nothing changes."""
@@ -346,6 +347,7 @@ class Classroom(QObject):
                                               os.path.join(self._folder(), f"{base}.{ext}"), filters[kind])
         if not path:
             return
+        scenario_io.remember_folder(path)
         if not path.lower().endswith("." + kind):
             path += "." + kind
         if kind in ("gif", "mp4"):
