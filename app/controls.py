@@ -20,7 +20,7 @@ from simcore.topology_presets import PRESETS, offered_algos
 
 from .core import scenarios
 from . import theme
-from .words import algo_text, fmt_bytes
+from .words import algo_text, fmt_bytes, matmul_case_name
 
 GROUPS = ("collective", "matmul", "tp-forward", "decode")
 SIZE_PRESETS = (2**12, 2**16, 2**20, 2**24, 2**28, 2**30)
@@ -117,6 +117,9 @@ class ControlPanel(QWidget):
             # the dock stays narrow: long names are elided in the closed combo, shown in full when open
             combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(8)
+        # the link is named in full ("NVLink 4 (H100)", a machine's "NVLink 5 + IB NDR 400"): with
+        # the form's WrapLongRows it goes under its label rather than be cut
+        self.link.setMinimumContentsLength(max(len(s.name) for s in LINKS.values()) + 2)
         self.error = QLabel(objectName="errorLabel")
         self.error.setWordWrap(True)
         self.error.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
@@ -124,6 +127,7 @@ class ControlPanel(QWidget):
         self.hint.setWordWrap(True)
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        form.setRowWrapPolicy(QFormLayout.WrapLongRows)  # a field too wide beside its label goes under it
         self._labels = [QLabel() for _ in range(7)]
         for lab, w in zip(self._labels, (self.group, self.op, self.algo, self.n, self.size_combo, self.machine,
                                          self.link)):
@@ -182,7 +186,8 @@ class ControlPanel(QWidget):
         if group == "collective":
             return [(k, k) for k in scenarios.COLLECTIVE_KINDS]
         if group == "matmul":
-            return [(f"matmul-{k}", self.tr("Case {k}").format(k=k)) for k in range(1, 5)]
+            return [(f"matmul-{k}", self.tr("Case {k}: {name}").format(k=k, name=matmul_case_name(k)))
+                    for k in range(1, 5)]
         return [(group, self.tr("2 all-reduces per layer + logits all-gather"))]
 
     def _algo_names(self, sc=None):
@@ -202,6 +207,13 @@ class ControlPanel(QWidget):
     def _machine_names(self):
         """"" = every device on one switch over the link below; else a topology_presets machine."""
         return {"": self.tr("One switch"), **{k: p.name for k, p in PRESETS.items()}}
+
+    def _machine_links(self, key: str) -> str:
+        """What a machine's links are, for the Link box: "NVLink 5 + IB NDR 400", "TPU v5e ICI link"."""
+        p = PRESETS.get(key)
+        names = [LINKS[k].name.split(" (")[0].replace("InfiniBand", "IB")
+                 for k in (getattr(p, "intra", None), getattr(p, "inter", None)) if k in LINKS]
+        return " + ".join(names) if names else self.tr("the machine's own")
 
     # -- model -> widgets --------------------------------------------------------------------
     def _sync(self):
@@ -237,6 +249,10 @@ class ControlPanel(QWidget):
             if self.link.findData(sc.link) < 0 and sc.link in LINKS:  # a link registered since (a file's)
                 self.add_link(sc.link, LINKS[sc.link])
             self.link.setCurrentIndex(self.link.findData(sc.link))
+            if sc.topology:  # the machine's own links, not the switch's stale one
+                self.link.setCurrentIndex(-1)
+                self.link.setPlaceholderText(self._machine_links(sc.topology))
+            self.link.setToolTip(self.link.placeholderText() if sc.topology else self.link.currentText())
             self.hint.setText(self._hint(sc))
             shapes = sc.kind in ("tp-forward", "decode")  # collectives of the model's own bytes: S does not apply
             self.size_combo.setEnabled(not shapes)

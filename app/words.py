@@ -231,3 +231,25 @@ def op_place(rec) -> str:
     """Where an op (trace.Compute) is and what it is: "layer 1 · QKV", "after the layers · LM head"."""
     where = _ring("layer {i}").format(i=rec.layer) if rec.layer >= 0 else _ring("after the layers")
     return f"{where} · {op_name(rec.label)}"
+
+
+# -- the sharded matmul's cases ("How to Scale Your Model", ch. 3), named by their notation ------
+MATMUL_NOTATION = {  # (A, B, C) with X the device axis; case 3's C is a partial sum before its all-reduce
+    1: ("A[I_X, J]", "B[J, K]", "C[I_X, K]"),
+    2: ("A[I, J_X]", "B[J, K]", "C[I, K]"),
+    3: ("A[I, J_X]", "B[J_X, K]", "C[I, K]"),
+    4: ("A[I_X, J]", "B[J, K_X]", "C[I_X, K]"),
+}
+
+
+def matmul_case_name(k: int) -> str:
+    """'A[I_X, J] · B[J, K] → C[I_X, K]': case k by its notation (the lecture's way of naming it)."""
+    A, B, C = MATMUL_NOTATION[k]
+    return f"{A} · {B} → {C}"
+
+
+def n_devices(k: int, topology=None) -> str:
+    """'8 GPUs', '1 GPU', or '16 chips' on a TPU torus."""
+    if is_tpu(topology):
+        return _words("1 chip") if k == 1 else _words("{k} chips").format(k=k)
+    return n_gpus(k)

@@ -11,8 +11,8 @@ import numpy as np
 
 from simcore.trace import SWITCH
 
-from ...words import (fmt_bytes, fmt_rate, fmt_time, n_steps, op_place, op_title, place_name,  # noqa: F401
-                     translate)  # (fmt_rate, place_name: re-exported)
+from ...words import (device_name, fmt_bytes, fmt_rate, fmt_time, matmul_case_name, n_devices,  # noqa: F401
+                     n_steps, op_place, op_title, place_name, translate)  # (fmt_rate, place_name: re-exported)
 from ...core.frame import DONE, NEXT, step_of
 from .ring_items import STRIPE_MAX_N
 from .ring_layout import BOX_MODE_MAX_N, RingShape, RingTexts
@@ -21,10 +21,14 @@ tr = translate
 
 
 def scenario_title(sc, run) -> str:
+    topo = run.comm.topology if run.comm is not None else None
+    devices = n_devices(sc.n, topo)
     if sc.kind in ("all-gather", "reduce-scatter", "all-reduce"):
         what = op_title(sc.kind, sc.algo)
     elif sc.kind.startswith("matmul-"):
-        what = tr("RingView", "Sharded matmul, case {k}").format(k=sc.kind[-1])
+        what = tr("RingView", "Case {k}: {name}").format(k=sc.kind[-1], name=matmul_case_name(int(sc.kind[-1])))
+        if not run.trace.collectives:  # case 1 sends nothing: no S to state
+            return tr("RingView", "{what} · {devices} · no communication").format(what=what, devices=devices)
     elif sc.kind == "tp-forward":
         what = tr("RingView", "Tensor-parallel forward")
     else:
@@ -32,10 +36,11 @@ def scenario_title(sc, run) -> str:
     size = {c.op: c.nbytes for c in reversed(run.trace.collectives)}
     if run.tp is not None and {"all-reduce", "all-gather"} <= set(size):
         # the logits all-gather moves vocab/d_model × S: state each collective's bytes
-        return tr("RingView", "{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}").format(
-            what=what, n=sc.n, S=fmt_bytes(size["all-reduce"]), G=fmt_bytes(size["all-gather"]), link=run.link.name)
-    return tr("RingView", "{what} · {n} GPUs · S = {S} · {link}").format(
-        what=what, n=sc.n, S=fmt_bytes(sc.nbytes), link=run.link.name)
+        return tr("RingView", "{what} · {devices} · all-reduce {S}, all-gather {G} · {link}").format(
+            what=what, devices=devices, S=fmt_bytes(size["all-reduce"]), G=fmt_bytes(size["all-gather"]),
+            link=run.link.name)
+    return tr("RingView", "{what} · {devices} · S = {S} · {link}").format(
+        what=what, devices=devices, S=fmt_bytes(sc.nbytes), link=run.link.name)
 
 
 def forward_moment(run, t):
@@ -162,7 +167,7 @@ def ring_texts(run) -> RingTexts:
     elif any(c.algo == "direct" for c in run.trace.collectives):  # "GPU 3", "7 queued" below while waiting
         widest = [queued_label(d, max(n - 1, 1)) for d in range(n)]
     else:
-        widest = [tr("RingView", "GPU {d}").format(d=d) for d in range(n)]
+        widest = [device_name(d, run.comm.topology if run.comm is not None else None) for d in range(n)]
     legend, key_title = legend_text(run.trace, n, bool(np.any(run.trace.column("reduce"))))
     return RingTexts(
         title=scenario_title(run.scenario, run), step_lines=tuple(step_line_variants(run)),

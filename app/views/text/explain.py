@@ -24,8 +24,9 @@ from simcore.trace import ALL, SWITCH
 
 from ... import theme
 from ...core.frame import DONE, NEXT, frame_at, next_frames
-from ...words import AlgoText, algo_text, fmt_bw, fmt_bytes, fmt_time, n_gpus, n_messages, op_title, place_name  # noqa: F401  (read by tests)
-from .formula_panel import is_machine, machine_terms
+from ...words import (AlgoText, algo_text, device_name, fmt_bw, fmt_bytes, fmt_time, n_gpus,  # noqa: F401
+                      n_messages, op_title, place_name)  # (AlgoText, algo_text, fmt_bw: read by tests)
+from .formula_panel import is_machine, machine_terms, math_html
 from .op_text import compute_html
 from .rich_text import RichText
 
@@ -40,8 +41,9 @@ def formula_text(op: str, algo: str, n: int) -> str:
     return rec.formula(int(n)) if rec is not None else ""
 
 
-def _gpu(d: int) -> str:
-    return _tr("the switch") if d == SWITCH else _tr("GPU {d}").format(d=d)
+def _gpu(d: int, topology=None) -> str:
+    """'GPU 3', 'chip 3' on a TPU torus, 'the switch'."""
+    return _tr("the switch") if d == SWITCH else device_name(d, topology)
 
 
 def _chunk(c: int) -> str:
@@ -58,7 +60,8 @@ def describe_group(msgs, n: int, topology=None) -> str:
     between = _between_nodes(topology, src, dst, n, size)
     if between:
         extra = len(msgs) - 3
-        examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}: {_chunk(m.chunk)}" for m in msgs[:3])
+        examples = ", ".join(f"{_gpu(m.src, topology)} → {_gpu(m.dst, topology)}: {_chunk(m.chunk)}"
+                             for m in msgs[:3])
         if extra > 0:
             return _tr("{pattern} {examples} … and {k} more.").format(pattern=between, examples=examples, k=extra)
         return _tr("{pattern} {examples}.").format(pattern=between, examples=examples)
@@ -73,9 +76,10 @@ def describe_group(msgs, n: int, topology=None) -> str:
         return _tr("The switch multicasts the finished sum of {what} ({size}) down to all {k} GPUs at "
                    "once.").format(what=what, size=size, k=len(msgs))
     if m0.chunk == ALL:
-        examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}" for m in msgs[:3])
+        examples = ", ".join(f"{_gpu(m.src, topology)} → {_gpu(m.dst, topology)}" for m in msgs[:3])
     else:
-        examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}: {_chunk(m.chunk)}" for m in msgs[:3])
+        examples = ", ".join(f"{_gpu(m.src, topology)} → {_gpu(m.dst, topology)}: {_chunk(m.chunk)}"
+                             for m in msgs[:3])
     extra = len(msgs) - 3
     phases = {m.phase for m in msgs}
     if phases == {"fold"}:
@@ -362,7 +366,7 @@ class ExplainPanel(QWidget):
                      + html.escape(self.tr("{t} after {k} of {K} steps").format(t=fmt_time(ran), k=n_done,
                                                                                 K=c.n_steps)) + "</p>")
         parts.append("<p><b>" + html.escape(self.tr("Closed form")) + "</b>: T = "
-                     + html.escape(f"{formula}") + " = "
+                     + math_html(formula) + " = "
                      + html.escape(self.tr("{T} with n = {n}, S = {S}").format(
                          T=fmt_time(total), n=c.n, S=fmt_bytes(c.nbytes)))
                      + "<br>" + html.escape(self.tr("simulated: {t}").format(t=fmt_time(c.t_end - c.t_start)))

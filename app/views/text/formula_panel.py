@@ -251,6 +251,14 @@ class FormulaPanel(QWidget):
 # ---------------------------------------------------------------------------------------
 # A machine: the closed form of the topology's algorithm, term by term
 # ---------------------------------------------------------------------------------------
+_SUBSCRIPT = re.compile(r"([αβcs]|max)_([fipV])\b")
+
+
+def math_html(text: str) -> str:
+    """A formula as HTML with its subscripts shown: "α_f + S/(P·β_f)" -> α<sub>f</sub> + S/(P·β<sub>f</sub>)."""
+    return _SUBSCRIPT.sub(r"\1<sub>\2</sub>", html.escape(text))
+
+
 def is_machine(topology) -> bool:
     """A topology that is more than the lecture's plain switch: nodes, a torus, or a base latency."""
     if topology is None:
@@ -303,9 +311,14 @@ def machine_terms(topology, op: str, algo: str, S: float):
     else:
         total = t_formula_on(topology, algo, S, op)
         body = total - (B if n > 1 else 0.0)
-        where = (tr("FormulaPanel", "the ring across the nodes: every step waits for its slowest hop")
-                 if getattr(topology, "n_nodes", 1) > 1 else op_title(op, algo))
-        text = closed_form(op, algo, n).text if getattr(topology, "n_nodes", 1) == 1 else "(K hops, NIC-bound)"
+        if getattr(topology, "n_nodes", 1) > 1:  # algorithms._ring_on_nodes: the slowest run of hops governs
+            K = 2 * (n - 1) if op == "all-reduce" else n - 1
+            where = tr("FormulaPanel", "the ring across the nodes: K = {K} steps of s = S/n; a chunk crossing V hops "
+                                       "in a row, J = ⌈V/P⌉ of them between nodes, then waits K − V steps behind "
+                                       "the NIC; c = α + s/β of a hop").format(K=K)
+            text = "max_V [J·c_i + (V − J)·c_f + (K − V)·s/β_i]"
+        else:
+            where, text = op_title(op, algo), closed_form(op, algo, n).text
         terms.append((where, text, body))
         calls = 1
     if B > 0 and n > 1:
@@ -320,7 +333,7 @@ def machine_form_html(topology, op, algo, S, simulated=None) -> str:
     terms, total = machine_terms(topology, op, algo, S)
     rows = [f"<p style='margin:0'><b>{html.escape(op_title(op, algo))}</b> &nbsp; <i>n</i> = {topology.n}"
             f" · {html.escape(topology.name)}</p>"]
-    formula = " + ".join(html.escape(t[1]) for t in terms)
+    formula = " + ".join(math_html(t[1]) for t in terms)
     rows.append(f"<p style='font-size:120%; margin:6px 0'><i>T</i> = {formula}</p>")
     for what, _f, sec in terms:
         rows.append(f"<p style='margin:2px 0'>&nbsp;&nbsp;{html.escape(what)}: <b>{fmt_time(sec)}</b></p>")
@@ -336,10 +349,11 @@ def machine_form_html(topology, op, algo, S, simulated=None) -> str:
         if ln is not None and ln.name not in [x[0] for x in links]:
             links.append((ln.name, ln))
     if getattr(topology, "n_nodes", 1) > 1:
-        legend = tr("FormulaPanel", "_f: inside a node, _i: between nodes (each GPU's NIC); B: base latency %1")
+        legend = tr("FormulaPanel", "α_f, β_f: inside a node; α_i, β_i: between nodes (each GPU's NIC); "
+                                    "B: base latency %1")
     else:
         legend = tr("FormulaPanel", "B: base latency %1")
     legend = legend.replace("%1", fmt_time(float(getattr(topology, "base", 0.0))))
     desc = "; ".join(f"{html.escape(nm)}: α = {fmt_time(ln.alpha)}, β = {fmt_bw(ln.bw)}" for nm, ln in links)
-    rows.append(f"<p style='margin:6px 0 0 0; font-size:85%'>{html.escape(legend)} · {desc}</p>")
+    rows.append(f"<p style='margin:6px 0 0 0; font-size:85%'>{math_html(legend)} · {desc}</p>")
     return "\n".join(rows)
