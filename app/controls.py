@@ -208,6 +208,16 @@ class ControlPanel(QWidget):
         """"" = every device on one switch over the link below; else a topology_presets machine."""
         return {"": self.tr("One switch"), **{k: p.name for k, p in PRESETS.items()}}
 
+    def _slice_of(self, sc) -> str:
+        """'4×4' when the machine's torus runs a smaller slice than its name says, else ''."""
+        run = self.model.run
+        topo = run.comm.topology if getattr(run, "comm", None) is not None else None
+        shape = getattr(topo, "shape", None)
+        p = PRESETS.get(sc.topology)
+        if shape is None or p is None or getattr(topo, "n", 0) >= p.per_node:
+            return ""
+        return "×".join(map(str, shape))
+
     def _machine_links(self, key: str) -> str:
         """What a machine's links are, for the Link box: "NVLink 5 + IB NDR 400", "TPU v5e ICI link"."""
         p = PRESETS.get(key)
@@ -239,6 +249,12 @@ class ControlPanel(QWidget):
             for key, name in self._machine_names().items():
                 self.machine.addItem(name, key)
             self.machine.setCurrentIndex(max(0, self.machine.findData(sc.topology)))
+            slice_ = self._slice_of(sc)
+            if slice_:  # "TPU v5e 16x16" at n = 16 runs a 4×4 slice of it: say so in the box
+                i = self.machine.currentIndex()
+                self.machine.setItemText(i, self.tr("{machine}, {shape} slice").format(
+                    machine=self.machine.itemText(i), shape=slice_))
+            self.machine.setToolTip(self.machine.currentText())
             self.link.setEnabled(not sc.topology)  # a machine brings its own links
             self.n.setValue(sc.n)
             i = self.size_combo.findData(float(sc.nbytes))
@@ -254,6 +270,9 @@ class ControlPanel(QWidget):
                 self.link.setPlaceholderText(self._machine_links(sc.topology))
             self.link.setToolTip(self.link.placeholderText() if sc.topology else self.link.currentText())
             self.hint.setText(self._hint(sc))
+            if slice_:
+                self.hint.setText(self.tr("{machine} at n = {n}: a {shape} slice of it.").format(
+                    machine=PRESETS[sc.topology].name, n=sc.n, shape=slice_) + " " + self.hint.text())
             shapes = sc.kind in ("tp-forward", "decode")  # collectives of the model's own bytes: S does not apply
             self.size_combo.setEnabled(not shapes)
             self.size_combo.setToolTip(self.tr("The forward's collectives carry the model's real bytes: "

@@ -253,3 +253,10 @@ def n_devices(k: int, topology=None) -> str:
     if is_tpu(topology):
         return _words("1 chip") if k == 1 else _words("{k} chips").format(k=k)
     return n_gpus(k)
+
+
+def number_word(k: int) -> str:
+    """A small count as a word, as a sentence says it: 'eight'; 11 and up as digits."""
+    words = (_words("zero"), _words("one"), _words("two"), _words("three"), _words("four"), _words("five"),
+             _words("six"), _words("seven"), _words("eight"), _words("nine"), _words("ten"))
+    return words[k] if 0 <= k < len(words) else str(k)
