@@ -64,3 +64,16 @@ def test_the_device_field_refuses_a_fraction(window, qtbot):
     assert "whole number" in w.controls.error.text()
     box.setValue(4)
     assert w.model.scenario.n == 4 and not w.controls.error.text()
+
+
+def test_the_decode_tab_does_not_offer_the_hidden_animations_controls(window):
+    w = window
+    w.select_tab("latency")
+    assert not w.act_play.isEnabled() and not w.act_fwd.isEnabled()
+    assert not w.step_label.isVisible() and not w.time_label.isVisible()
+    assert "not an animation" in w.statusBar().currentMessage()  # the reason is said
+    w.select_tab("ring")
+    assert w.act_play.isEnabled() and w.step_label.isVisible()
+    t = w.playback.t
+    w.act_fwd.trigger()
+    assert w.playback.t > t  # stepping works again
