@@ -111,11 +111,6 @@ def device_name(d: int, topology=None) -> str:
     return _words("chip {d}").format(d=d) if is_tpu(topology) else _ring("GPU {d}").format(d=d)
 
 
-def devices_word(topology=None) -> str:
-    """'GPUs', or 'chips' on a TPU torus."""
-    return _words("chips") if is_tpu(topology) else _words("GPUs")
-
-
 # -- algorithms ------------------------------------------------------------------------------
 class AlgoText(NamedTuple):
     """What the app says about one algorithm (translated): see algo_text."""

@@ -482,6 +482,22 @@ This scenario has no stand-alone collective to show.</source>
             <translation>已导出 %1（%2 帧）</translation>
         </message>
         <message>
+            <source>Export in progress</source>
+            <translation>正在导出</translation>
+        </message>
+        <message>
+            <source>An animation is being exported. Cancel the export and close the window?</source>
+            <translation>动画正在导出。要取消导出并关闭窗口吗？</translation>
+        </message>
+        <message>
+            <source>Cancel export and close</source>
+            <translation>取消导出并关闭</translation>
+        </message>
+        <message>
+            <source>Keep exporting</source>
+            <translation>继续导出</translation>
+        </message>
+        <message>
             <source>The last session's scenario could not be restored.</source>
             <translation>上次会话的场景无法恢复。</translation>
         </message>
@@ -537,8 +553,8 @@ This scenario has no stand-alone collective to show.</source>
             <translation>decode 一步（张量并行）</translation>
         </message>
         <message>
-            <source>Case {k}</source>
-            <translation>情形 {k}</translation>
+            <source>n must be a whole number from 1 to {max}; {v} is not a whole number.</source>
+            <translation>n 必须是 1 到 {max} 之间的整数；{v} 不是整数。</translation>
         </message>
         <message>
             <source>2 all-reduces per layer + logits all-gather</source>
@@ -577,6 +593,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>机器(&amp;M)</translation>
         </message>
         <message>
+            <source>Case {k}: {name}</source>
+            <translation>情形 {k}：{name}</translation>
+        </message>
+        <message>
             <source>Hierarchical (in node, across nodes, in node)</source>
             <translation>分层（节点内、跨节点、节点内）</translation>
         </message>
@@ -591,6 +611,18 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>One switch</source>
             <translation>一台交换机</translation>
+        </message>
+        <message>
+            <source>the machine's own</source>
+            <translation>机器自带的链路</translation>
+        </message>
+        <message>
+            <source>{machine}, {shape} slice</source>
+            <translation>{machine}，{shape} 切片</translation>
+        </message>
+        <message>
+            <source>{machine} at n = {n}: a {shape} slice of it.</source>
+            <translation>{machine} 在 n = {n} 时：用的是其中一个 {shape} 切片。</translation>
         </message>
         <message>
             <source>One new token per sequence after {T} cached ones. Each collective carries the model's real bytes; the GPUs compute between them.</source>
@@ -610,14 +642,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Every GPU sends its own copy of {what} ({size}) up into the switch, which adds the {k} copies as they arrive.</source>
             <translation>每块 GPU 把自己的{what}（{size}）发进交换机，交换机把到达的 {k} 份数据相加。</translation>
-        </message>
-        <message>
-            <source>GPU {d}</source>
-            <translation>GPU {d}</translation>
-        </message>
-        <message>
-            <source>GPUs pair up across the circle, d ↔ d XOR {k}, and swap {what} ({size}).</source>
-            <translation>GPU 隔着圆两两配对，d ↔ d XOR {k}，交换{what}（{size}）。</translation>
         </message>
         <message>
             <source>In-network all-reduce (NVLS)</source>
@@ -664,24 +688,12 @@ This scenario has no stand-alone collective to show.</source>
             <translation>各自的块</translation>
         </message>
         <message>
-            <source>{k} message(s) of {size}.</source>
-            <translation>{k} 条 {size} 的消息。</translation>
-        </message>
-        <message>
             <source>{pattern} {examples} … and {k} more.</source>
             <translation>{pattern} {examples} … 还有 {k} 条。</translation>
         </message>
         <message>
             <source>{pattern} {examples}.</source>
             <translation>{pattern} {examples}。</translation>
-        </message>
-        <message>
-            <source>Last, GPU d − {p} sends the finished sum ({size}) back to each of the {k} GPU(s) that folded in.</source>
-            <translation>最后，GPU d − {p} 把最终的和（{size}）发回给当初并入的 {k} 块 GPU。</translation>
-        </message>
-        <message>
-            <source>n = {n} is not a power of two: first the {k} GPU(s) numbered {p} and up hand their whole buffer ({size}) to GPU d − {p}, which adds it in.</source>
-            <translation>n = {n} 不是 2 的幂：先由编号 {p} 及以上的 {k} 块 GPU 把整个缓冲区（{size}）交给 GPU d − {p}，由它加进自己的缓冲区。</translation>
         </message>
         <message>
             <source> … and {k} more</source>
@@ -907,6 +919,26 @@ This scenario has no stand-alone collective to show.</source>
             <source>Each GPU sends a chunk ({size}) to the GPU of its own local rank on another node, over its own NIC.</source>
             <translation>每块 GPU 经自己的 NIC 把一块数据（{size}）发给另一节点上相同本地序号的 GPU。</translation>
         </message>
+        <message>
+            <source>GPUs pair up {k} apart, d ↔ d XOR {k} (0 ↔ {k}, 1 ↔ {k1}, …), and swap {what} ({size}).</source>
+            <translation>GPU 两两配对，相隔 {k}：d ↔ d XOR {k}（0 ↔ {k}，1 ↔ {k1}，…），互换{what}（{size}）。</translation>
+        </message>
+        <message>
+            <source>Last, GPU d − {p} sends the finished sum ({size}) back to each of the {gpus} that folded in.</source>
+            <translation>最后，GPU d − {p} 把算好的总和（{size}）发回给先前并入的 {gpus}。</translation>
+        </message>
+        <message>
+            <source>Neighbours pair up, d ↔ d XOR 1 (0 ↔ 1, 2 ↔ 3, …), and swap {what} ({size}).</source>
+            <translation>相邻的 GPU 两两配对，d ↔ d XOR 1（0 ↔ 1，2 ↔ 3，…），互换{what}（{size}）。</translation>
+        </message>
+        <message>
+            <source>n = {n} is not a power of two: first the {gpus} numbered {p} and up hand their whole buffer ({size}) to GPU d − {p}, which adds it in.</source>
+            <translation>n = {n} 不是 2 的幂：先由编号 {p} 及以上的 {gpus} 把整个缓冲区（{size}）交给 GPU d − {p}，由它加进去。</translation>
+        </message>
+        <message>
+            <source>{messages} of {size}.</source>
+            <translation>{messages}，每条 {size}。</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -979,6 +1011,14 @@ This scenario has no stand-alone collective to show.</source>
             <translation>总线带宽（nccl-tests 口径）：{bw}，每端口链路带宽 {link}</translation>
         </message>
         <message>
+            <source>Meanwhile {messages} of step {s} ({b}) arrive too: their senders did not wait for this step. {pairs}{more}.</source>
+            <translation>与此同时，第 {s} 步的 {messages}（{b}）也到达了：它们的发送方没有等这一步。{pairs}{more}。</translation>
+        </message>
+        <message>
+            <source>Meanwhile {messages} of steps {s} ({b}) arrive too: their senders did not wait for this step. {pairs}{more}.</source>
+            <translation>与此同时，第 {s} 步的 {messages}（{b}）也到达了：它们的发送方没有等这一步。{pairs}{more}。</translation>
+        </message>
+        <message>
             <source>The switch's adders build the sum in the network: no GPU spends time adding.</source>
             <translation>交换机里的加法器在网络中完成求和：GPU 不花时间做加法。</translation>
         </message>
@@ -1045,10 +1085,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>This step: {d} on the clock ({a} → {b}); {m} messages. A port passes one message's bytes at a time; each message lands α after it starts streaming.</source>
             <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息。一个端口同一时刻只传一条消息的字节；每条消息在开始传送后再过 α 才到达。</translation>
-        </message>
-        <message>
-            <source>Meanwhile {m} message(s) of step(s) {s} ({b}) arrive too: their senders did not wait for this step. {pairs}{more}.</source>
-            <translation>与此同时，第 {s} 步的 {m} 条消息（{b}）也到达了：它们的发送方不必等这一步。{pairs}{more}。</translation>
         </message>
         <message>
             <source>Make your prediction first: what this step sends, and to whom, is shown once you have answered (or skipped) in the panel “Predict, then reveal”.</source>
@@ -1172,10 +1208,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>B：基础延迟 %1</translation>
         </message>
         <message>
-            <source>_f: inside a node, _i: between nodes (each GPU's NIC); B: base latency %1</source>
-            <translation>_f：节点内，_i：节点之间（每块 GPU 的网卡）；B：基础延迟 %1</translation>
-        </message>
-        <message>
             <source>all-gather inside each node ({link})</source>
             <translation>每个节点内的 all-gather（{link}）</translation>
         </message>
@@ -1194,10 +1226,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>reduce-scatter inside each node ({link})</source>
             <translation>每个节点内的 reduce-scatter（{link}）</translation>
-        </message>
-        <message>
-            <source>the ring across the nodes: every step waits for its slowest hop</source>
-            <translation>跨节点的环：每一步都等最慢的一跳</translation>
         </message>
         <message>
             <source>{K} lockstep ring steps, each as slow as its slower port: NVLink or the NIC</source>
@@ -1230,6 +1258,14 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>simulated (trace): %1 — equals the roofline ✓</source>
             <translation>模拟结果（trace）：%1 — 与 roofline 相等 ✓</translation>
+        </message>
+        <message>
+            <source>the ring across the nodes: K = {K} steps of s = S/n; a chunk crossing V hops in a row, J = ⌈V/P⌉ of them between nodes, then waits K − V steps behind the NIC; c = α + s/β of a hop</source>
+            <translation>跨节点的 ring：K = {K} 步，每步 s = S/n；一块数据连续走 V 跳，其中 J = ⌈V/P⌉ 跳跨节点，之后在 NIC 后面等 K − V 步；c = 一跳的 α + s/β</translation>
+        </message>
+        <message>
+            <source>α_f, β_f: inside a node; α_i, β_i: between nodes (each GPU's NIC); B: base latency %1</source>
+            <translation>α_f, β_f：节点内；α_i, β_i：节点间（每块 GPU 自己的 NIC）；B：基础延迟 %1</translation>
         </message>
     </context>
     <context>
@@ -1605,12 +1641,12 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>每层 FFN 通信，Pope 等 2022：tokens = batch = {b}，E = {E}，F = {F}</translation>
         </message>
         <message>
-            <source>{machine}: NVLink {bw_in:g} GB/s per GPU up to n = {P}, then {bw_out:g} GB/s (rings across nodes, one NIC each)</source>
-            <translation>{machine}：n ≤ {P} 时每块 GPU 用 NVLink {bw_in:g} GB/s，超出后 {bw_out:g} GB/s（跨节点的环，每条一块 NIC）</translation>
-        </message>
-        <message>
             <source>{machine}: {lo:g}–{hi:g} GB/s per chip (bidirectional rings on each torus axis)</source>
             <translation>{machine}：每块芯片 {lo:g}–{hi:g} GB/s（环面每个轴上的双向环）</translation>
+        </message>
+        <message>
+            <source>{machine}: NVLink {bw_in:g} GB/s per GPU up to n = {P}, then {bw_out:g} GB/s across nodes: {k} {nic:g} GB/s NICs, one per GPU of a node</source>
+            <translation>{machine}：n ≤ {P} 时每块 GPU 走 NVLink {bw_in:g} GB/s，之后跨节点 {bw_out:g} GB/s：{k}块 {nic:g} GB/s 的 NIC，节点内每块 GPU 一块</translation>
         </message>
     </context>
     <context>
@@ -1800,20 +1836,16 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>Shard Lab 模拟挂在一个交换机上的 n 块 GPU，它们持有真实的 numpy 分片；用环形集合通信搬运分片并按 α–β 模型计时，还运行张量并行的 Transformer 前向。</translation>
         </message>
         <message>
+            <source>Decode latency is a plot, not an animation: Play and Step work on the Ring, Weight slices and Buffers tabs.</source>
+            <translation>Decode 延迟是一张图，不是动画：播放和单步在 Ring、权重切片和缓冲区标签页里使用。</translation>
+        </message>
+        <message>
             <source>after step {k} of {K}</source>
             <translation>第 {k} / {K} 步之后</translation>
         </message>
         <message>
-            <source>done: {K} steps</source>
-            <translation>完成：共 {K} 步</translation>
-        </message>
-        <message>
             <source>no steps</source>
             <translation>没有步骤</translation>
-        </message>
-        <message>
-            <source>start ({K} steps)</source>
-            <translation>开头（共 {K} 步）</translation>
         </message>
         <message>
             <source>step {k} of {K} in flight</source>
@@ -1824,6 +1856,14 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
 {e}</source>
             <translation>无法构建此视图：
 {e}</translation>
+        </message>
+        <message>
+            <source>done: {steps}</source>
+            <translation>完成：{steps}</translation>
+        </message>
+        <message>
+            <source>start ({steps})</source>
+            <translation>开始（{steps}）</translation>
         </message>
     </context>
     <context>
@@ -1902,6 +1942,10 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>&lt;b&gt;Which chunk arrives at GPU %1?&lt;/b&gt; Click or type its number.</source>
             <translation>&lt;b&gt;哪一块会到达 GPU %1？&lt;/b&gt;点击或输入块号。</translation>
+        </message>
+        <message>
+            <source>Step %1:</source>
+            <translation>第 %1 步：</translation>
         </message>
         <message>
             <source>Skipped.</source>
@@ -2059,10 +2103,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>无需通信：每块 GPU 用自己的 A 的行乘完整的 B。</translation>
         </message>
         <message>
-            <source>Sharded matmul, case {k}</source>
-            <translation>切分矩阵乘法，情形 {k}</translation>
-        </message>
-        <message>
             <source>Tensor-parallel decode step</source>
             <translation>张量并行 decode 一步</translation>
         </message>
@@ -2099,10 +2139,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>{coll} · {state}</translation>
         </message>
         <message>
-            <source>{what} · {n} GPUs · S = {S} · {link}</source>
-            <translation>{what} · {n} 块 GPU · S = {S} · {link}</translation>
-        </message>
-        <message>
             <source>{where}: {coll} · step {k} of {K} ({state})</source>
             <translation>{where}：{coll} · 第 {k} / {K} 步（{state}）</translation>
         </message>
@@ -2121,10 +2157,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>{k} queued</source>
             <translation>排队 {k} 条</translation>
-        </message>
-        <message>
-            <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
-            <translation>{what} · {n} 块 GPU · all-reduce {S}，all-gather {G} · {link}</translation>
         </message>
         <message>
             <source>Blocks with a dashed gold outline cross between nodes over the NICs ({bw}, α {a}); inside a node NVLink ({bw_in}, α {a_in}).</source>
@@ -2226,6 +2258,22 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <source>{where}: {coll} (collective {i} of {C})</source>
             <translation>{where}：{coll}（第 {i} / {C} 次集合通信）</translation>
         </message>
+        <message>
+            <source>Case {k}: {name}</source>
+            <translation>情形 {k}：{name}</translation>
+        </message>
+        <message>
+            <source>{what} · {devices} · S = {S} · {link}</source>
+            <translation>{what} · {devices} · S = {S} · {link}</translation>
+        </message>
+        <message>
+            <source>{what} · {devices} · all-reduce {S}, all-gather {G} · {link}</source>
+            <translation>{what} · {devices} · all-reduce {S}，all-gather {G} · {link}</translation>
+        </message>
+        <message>
+            <source>{what} · {devices} · no communication</source>
+            <translation>{what} · {devices} · 无通信</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -2246,6 +2294,14 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>"algo" 必须是 %1 之一，而不是 %2。</translation>
         </message>
         <message>
+            <source>"%1" is a number with %2 digits: no field of a scenario is that large.</source>
+            <translation>“%1” 是一个 %2 位的数：场景里没有哪个字段会这么大。</translation>
+        </message>
+        <message>
+            <source>"%1" must be a finite number, not %2.</source>
+            <translation>“%1” 必须是有限的数，不能是 %2。</translation>
+        </message>
+        <message>
             <source>"nbytes" must be a positive number of bytes, not %1.</source>
             <translation>"nbytes" 必须是正的字节数，而不是 %1。</translation>
         </message>
@@ -2256,6 +2312,10 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>"link" must be one of %1, not %2.</source>
             <translation>"link" 必须是 %1 之一，而不是 %2。</translation>
+        </message>
+        <message>
+            <source>"link_spec.bw" must be bytes per second from %1 (1 MB/s) to %2 (100 TB/s), not %3.</source>
+            <translation>“link_spec.bw” 必须是 %1（1 MB/s）到 %2（100 TB/s）之间的每秒字节数，不能是 %3。</translation>
         </message>
         <message>
             <source>"scenario" must be an object with the fields %1.</source>
@@ -2328,10 +2388,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>"link_spec.alpha" must be seconds per message from 0 to %1, not %2.</source>
             <translation>"link_spec.alpha" 必须是每条消息 0 到 %1 秒，而不是 %2。</translation>
-        </message>
-        <message>
-            <source>"link_spec.bw" must be a positive number of bytes per second, not %1.</source>
-            <translation>"link_spec.bw" 必须是正的每秒字节数，而不是 %1。</translation>
         </message>
         <message>
             <source>"link" must be a short name (letters, digits, - _ .), not %1.</source>
@@ -2887,6 +2943,105 @@ replicated</source>
         <message>
             <source>{name} is split by columns: each GPU holds {c} of the {F} hidden units ({c} columns × {r} rows = {b}).</source>
             <translation>{name} 按列切分：每个 GPU 持有 {F} 个隐藏单元中的 {c} 个（{c} 列 × {r} 行 = {b}）。</translation>
+        </message>
+    </context>
+    <context>
+        <name>Words</name>
+        <message>
+            <source>1 GPU</source>
+            <translation>1 块 GPU</translation>
+        </message>
+        <message>
+            <source>1 chip</source>
+            <translation>1 颗芯片</translation>
+        </message>
+        <message>
+            <source>1 message</source>
+            <translation>1 条消息</translation>
+        </message>
+        <message>
+            <source>1 step</source>
+            <translation>1 步</translation>
+        </message>
+        <message>
+            <source>Bidirectional ring {op}</source>
+            <translation>双向 ring {op}</translation>
+        </message>
+        <message>
+            <source>Hierarchical {op}</source>
+            <translation>分层 {op}</translation>
+        </message>
+        <message>
+            <source>Ring {op} across nodes</source>
+            <translation>跨节点 ring {op}</translation>
+        </message>
+        <message>
+            <source>Torus {op}</source>
+            <translation>Torus {op}</translation>
+        </message>
+        <message>
+            <source>chip {d}</source>
+            <translation>芯片 {d}</translation>
+        </message>
+        <message>
+            <source>eight</source>
+            <translation>八</translation>
+        </message>
+        <message>
+            <source>five</source>
+            <translation>五</translation>
+        </message>
+        <message>
+            <source>four</source>
+            <translation>四</translation>
+        </message>
+        <message>
+            <source>nine</source>
+            <translation>九</translation>
+        </message>
+        <message>
+            <source>one</source>
+            <translation>一</translation>
+        </message>
+        <message>
+            <source>seven</source>
+            <translation>七</translation>
+        </message>
+        <message>
+            <source>six</source>
+            <translation>六</translation>
+        </message>
+        <message>
+            <source>ten</source>
+            <translation>十</translation>
+        </message>
+        <message>
+            <source>three</source>
+            <translation>三</translation>
+        </message>
+        <message>
+            <source>two</source>
+            <translation>两</translation>
+        </message>
+        <message>
+            <source>zero</source>
+            <translation>零</translation>
+        </message>
+        <message>
+            <source>{k} GPUs</source>
+            <translation>{k} 块 GPU</translation>
+        </message>
+        <message>
+            <source>{k} chips</source>
+            <translation>{k} 颗芯片</translation>
+        </message>
+        <message>
+            <source>{k} messages</source>
+            <translation>{k} 条消息</translation>
+        </message>
+        <message>
+            <source>{k} steps</source>
+            <translation>{k} 步</translation>
         </message>
     </context>
 </TS>
