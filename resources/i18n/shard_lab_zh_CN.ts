@@ -2441,12 +2441,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>{k} 块：环在计算下一块的同时发送这一块</translation>
         </message>
         <message>
-            <source>GPU {d}: {op} ({algo}) “{label}”
-{time} on this GPU · S = {bytes}B</source>
-            <translation>GPU {d}：{op}（{algo}）“{label}”
-在此 GPU 上 {time} · S = {bytes}B</translation>
-        </message>
-        <message>
             <source>comm</source>
             <translation>通信</translation>
         </message>
@@ -2637,6 +2631,12 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>Wo</source>
             <translation>Wo</translation>
+        </message>
+        <message>
+            <source>GPU {d}: {title}, {where}
+{time} on this GPU · S = {bytes}B</source>
+            <translation>GPU {d}：{title}，{where}
+在这块 GPU 上用时 {time} · S = {bytes}B</translation>
         </message>
     </context>
     <context>
