@@ -352,7 +352,8 @@ def test_hover_names_the_op_and_the_collective_under_the_mouse(qtbot):
     coll = view.comm.trace.collectives[10]
     y0, y1 = view.lanes()["comm"]
     text = view.hover_text(0.5 * (coll.t_start + coll.t_end), 2 + 0.5 * (y0 + y1))
-    assert "all-reduce" in text and coll.label in text
+    assert "Ring all-reduce, layer 5 · attention" in text and coll.label == "layer 5 attn"  # words, not code names
+    assert "(ring)" not in text
     assert view.hover_text(-1.0, 0.3) == ""  # before the step: nothing
 
 
