@@ -77,3 +77,14 @@ def test_the_decode_tab_does_not_offer_the_hidden_animations_controls(window):
     t = w.playback.t
     w.act_fwd.trigger()
     assert w.playback.t > t  # stepping works again
+
+
+def test_the_link_box_names_the_machines_own_links_and_is_not_cut(window):
+    w = window
+    link = w.controls.link
+    assert w.model.update(topology="tpu-v5e-16x16", n=16, algo="torus")
+    assert link.currentIndex() == -1 and link.placeholderText() == "TPU v5e ICI link"  # not NVLink 4
+    assert "4×4 slice" in w.controls.machine.currentText() and "4×4 slice" in w.controls.hint.text()
+    assert w.model.update(topology="", algo="ring", n=8)
+    assert link.currentText() == "NVLink 4 (H100)"
+    assert link.fontMetrics().horizontalAdvance(link.currentText()) < link.width() - 20  # whole, beside its arrow
