@@ -2274,6 +2274,10 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <source>{what} · {devices} · no communication</source>
             <translation>{what} · {devices} · 无通信</translation>
         </message>
+        <message>
+            <source>chip colours:</source>
+            <translation>芯片颜色：</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>

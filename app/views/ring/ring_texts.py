@@ -306,7 +306,9 @@ def machine_texts(run, texts):
                 shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
         title = texts.title + " · " + tr("RingView", "{shape} torus").format(shape="×".join(map(str, grid)))
         steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
-        return texts._replace(title=title, fabric_name=fabric, step_lines=texts.step_lines + steps)
+        key = tr("RingView", "chip colours:") if texts.swatch_title == tr("RingView", "GPU colours:") else \
+            texts.swatch_title  # a torus's devices are TPU chips
+        return texts._replace(title=title, fabric_name=fabric, step_lines=texts.step_lines + steps, swatch_title=key)
     return texts
 
 
