@@ -299,7 +299,6 @@ class DeviceItem(QGraphicsItem):
 def set_computing(devices, index, t: float) -> None:
     """Label each device box with the op it computes at t (TraceIndex.computing), e.g. "QKV 1.34 ns":
     the view's one call per frame for the TP forward's ops; the items themselves still only paint."""
-
     for item in devices:
         rec = index.computing(item.d, t)
         item.set_compute("" if rec is None else compute_label(rec))
