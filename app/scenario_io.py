@@ -42,6 +42,7 @@ from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.links import LINKS, LinkSpec
 from simcore.topology_presets import PRESETS
 
+from . import files
 from .core import scenarios
 from .state import Scenario
 
@@ -387,8 +388,6 @@ def loads(text: str) -> ScenarioFile:
 
 def load_scenario(path: str) -> ScenarioFile:
     """Read and check a scenario file. Raises ScenarioFileError (one sentence) on any problem."""
-    from . import files
-
     name = os.path.basename(os.fspath(path))
     try:
         files.check_readable(path)  # stat only: a FIFO or /proc/kmsg would block the reading thread
@@ -415,15 +414,13 @@ def load_scenario(path: str) -> ScenarioFile:
 
 def save_scenario(path: str, sc: Scenario, step: int | None = None, note: str = ""):
     """Write a scenario file atomically (ExportError with a clear sentence if it cannot)."""
-    from .files import atomic_write
-
     text = dumps(sc, step, note)
 
     def write(tmp):
         with open(tmp, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
 
-    atomic_write(path, write)
+    files.atomic_write(path, write)
 
 
 def apply(model, playback, sf: ScenarioFile) -> bool:
