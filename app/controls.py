@@ -6,7 +6,10 @@ place and shows the engine's sentence in red until the next good change.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Signal
+import re
+
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QFormLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout,
                                QWidget)
 
@@ -17,7 +20,7 @@ from simcore.topology_presets import PRESETS, offered_algos
 
 from .core import scenarios
 from . import theme
-from .views.text.explain import algo_text, fmt_bytes
+from .words import algo_text, fmt_bytes, matmul_case_name
 
 GROUPS = ("collective", "matmul", "tp-forward", "decode")
 SIZE_PRESETS = (2**12, 2**16, 2**20, 2**24, 2**28, 2**30)
@@ -40,15 +43,41 @@ class DeviceCountBox(QSpinBox):
     """
     The n field. It takes any whole number as typed — a spin box limited to 1…64 read "100000"
     as 10 and "65" as 6 — and the panel says when it is outside 1 … scenarios.MAX_N (read each
-    time: the limit can change). The arrows and the wheel stay inside the limits.
+    time: the limit can change). The arrows and the wheel stay inside the limits. A fraction
+    ("3.5") may be typed whole, so that Enter refuses it (`refused`) rather than the spin box
+    dropping the point and reading 35.
     """
 
     TYPED_MAX = 10**9 - 1  # nine digits: anything a user types in earnest is read whole
+    FRACTION = re.compile(r"\s*[0-9]*[.,][0-9]*\s*")
+
+    refused = Signal(str)  # the text typed, when it is not a whole number
 
     def __init__(self, parent=None, **kw):
         super().__init__(parent, **kw)
         self.setRange(0, self.TYPED_MAX)
         self.setKeyboardTracking(False)
+
+    def validate(self, text, pos):
+        if self.FRACTION.fullmatch(text):
+            return QValidator.State.Intermediate, text, pos
+        return super().validate(text, pos)
+
+    def _refuse_fraction(self) -> bool:
+        text = self.lineEdit().text()
+        if self.FRACTION.fullmatch(text):
+            self.refused.emit(text.strip())
+            return True
+        return False
+
+    def keyPressEvent(self, e):
+        if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self._refuse_fraction():
+            return  # the fraction stays in the field beside the reason, to be corrected
+        super().keyPressEvent(e)
+
+    def focusOutEvent(self, e):
+        self._refuse_fraction()  # said before the spin box puts its whole number back
+        super().focusOutEvent(e)
 
     def stepBy(self, steps):
         self.setValue(min(max(self.value() + steps, 1), scenarios.MAX_N))
@@ -88,6 +117,9 @@ class ControlPanel(QWidget):
             # the dock stays narrow: long names are elided in the closed combo, shown in full when open
             combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(8)
+        # the link is named in full ("NVLink 4 (H100)", a machine's "NVLink 5 + IB NDR 400"): with
+        # the form's WrapLongRows it goes under its label rather than be cut
+        self.link.setMinimumContentsLength(max(len(s.name) for s in LINKS.values()) + 2)
         self.error = QLabel(objectName="errorLabel")
         self.error.setWordWrap(True)
         self.error.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
@@ -95,6 +127,7 @@ class ControlPanel(QWidget):
         self.hint.setWordWrap(True)
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        form.setRowWrapPolicy(QFormLayout.WrapLongRows)  # a field too wide beside its label goes under it
         self._labels = [QLabel() for _ in range(7)]
         for lab, w in zip(self._labels, (self.group, self.op, self.algo, self.n, self.size_combo, self.machine,
                                          self.link)):
@@ -113,6 +146,7 @@ class ControlPanel(QWidget):
         self.op.activated.connect(self._on_op_activated)
         self.algo.activated.connect(self._on_algo_activated)
         self.n.valueChanged.connect(self._on_n_value_changed)
+        self.n.refused.connect(self._on_n_refused)
         self.size_combo.activated.connect(self._on_size_activated)
         self.size_combo.lineEdit().editingFinished.connect(self._on_size_editing_finished)
         self.link.activated.connect(self._on_link_activated)
@@ -152,7 +186,8 @@ class ControlPanel(QWidget):
         if group == "collective":
             return [(k, k) for k in scenarios.COLLECTIVE_KINDS]
         if group == "matmul":
-            return [(f"matmul-{k}", self.tr("Case {k}").format(k=k)) for k in range(1, 5)]
+            return [(f"matmul-{k}", self.tr("Case {k}: {name}").format(k=k, name=matmul_case_name(k)))
+                    for k in range(1, 5)]
         return [(group, self.tr("2 all-reduces per layer + logits all-gather"))]
 
     def _algo_names(self, sc=None):
@@ -174,6 +209,23 @@ class ControlPanel(QWidget):
     def _machine_names(self):
         """"" = every device on one switch over the link below; else a topology_presets machine."""
         return {"": self.tr("One switch"), **{k: p.name for k, p in PRESETS.items()}}
+
+    def _slice_of(self, sc) -> str:
+        """'4×4' when the machine's torus runs a smaller slice than its name says, else ''."""
+        run = self.model.run
+        topo = run.comm.topology if getattr(run, "comm", None) is not None else None
+        shape = getattr(topo, "shape", None)
+        p = PRESETS.get(sc.topology)
+        if shape is None or p is None or getattr(topo, "n", 0) >= p.per_node:
+            return ""
+        return "×".join(map(str, shape))
+
+    def _machine_links(self, key: str) -> str:
+        """What a machine's links are, for the Link box: "NVLink 5 + IB NDR 400", "TPU v5e ICI link"."""
+        p = PRESETS.get(key)
+        names = [LINKS[k].name.split(" (")[0].replace("InfiniBand", "IB")
+                 for k in (getattr(p, "intra", None), getattr(p, "inter", None)) if k in LINKS]
+        return " + ".join(names) if names else self.tr("the machine's own")
 
     # -- model -> widgets --------------------------------------------------------------------
     def _sync(self):
@@ -199,6 +251,12 @@ class ControlPanel(QWidget):
             for key, name in self._machine_names().items():
                 self.machine.addItem(name, key)
             self.machine.setCurrentIndex(max(0, self.machine.findData(sc.topology)))
+            slice_ = self._slice_of(sc)
+            if slice_:  # "TPU v5e 16x16" at n = 16 runs a 4×4 slice of it: say so in the box
+                i = self.machine.currentIndex()
+                self.machine.setItemText(i, self.tr("{machine}, {shape} slice").format(
+                    machine=self.machine.itemText(i), shape=slice_))
+            self.machine.setToolTip(self.machine.currentText())
             self.link.setEnabled(not sc.topology)  # a machine brings its own links
             self.n.setValue(sc.n)
             i = self.size_combo.findData(float(sc.nbytes))
@@ -209,7 +267,14 @@ class ControlPanel(QWidget):
             if self.link.findData(sc.link) < 0 and sc.link in LINKS:  # a link registered since (a file's)
                 self.add_link(sc.link, LINKS[sc.link])
             self.link.setCurrentIndex(self.link.findData(sc.link))
+            if sc.topology:  # the machine's own links, not the switch's stale one
+                self.link.setCurrentIndex(-1)
+                self.link.setPlaceholderText(self._machine_links(sc.topology))
+            self.link.setToolTip(self.link.placeholderText() if sc.topology else self.link.currentText())
             self.hint.setText(self._hint(sc))
+            if slice_:
+                self.hint.setText(self.tr("{machine} at n = {n}: a {shape} slice of it.").format(
+                    machine=PRESETS[sc.topology].name, n=sc.n, shape=slice_) + " " + self.hint.text())
             shapes = sc.kind in ("tp-forward", "decode")  # collectives of the model's own bytes: S does not apply
             self.size_combo.setEnabled(not shapes)
             self.size_combo.setToolTip(self.tr("The forward's collectives carry the model's real bytes: "
@@ -278,6 +343,10 @@ class ControlPanel(QWidget):
         else:
             self._apply(n=int(v))
 
+    def _on_n_refused(self, text):
+        self.error.setText(self.tr("n must be a whole number from 1 to {max}; {v} is not a whole number.")
+                           .format(max=scenarios.MAX_N, v=text))
+
     def _on_size_activated(self, i):
         data = self.size_combo.itemData(i)
         if data is not None:
@@ -290,11 +359,14 @@ class ControlPanel(QWidget):
         i = self.size_combo.findText(text)
         try:
             value = float(self.size_combo.itemData(i)) if i >= 0 else parse_bytes(text)
-        except ValueError as e:
+        except ValueError as e:  # the command line's own sentence (simcore.scenarios.parse_bytes)
             self.model.error.emit(str(e))
+            self.size_combo.setEditText(text)  # kept beside the reason, to be corrected
             return
         if value != self.model.scenario.nbytes:
             self._apply(nbytes=value)
+            if self.model.scenario.nbytes != value:  # refused (the engine said why): keep what was typed
+                self.size_combo.setEditText(text)
         else:
             self.error.clear()  # typed back what is in place: the earlier complaint is gone
 

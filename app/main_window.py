@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMa
 from . import theme
 from .build_status import BuildStatus
 from .controls import ControlPanel
-from .views.text.explain import ExplainPanel, fmt_bytes, fmt_time
+from .views.text.explain import ExplainPanel
+from .words import fmt_bytes, fmt_time
 from .core.frame import frame_at
 from .dock_title import DockTitle
 from .icons import camera_icon, transport_icon
@@ -560,6 +561,7 @@ class MainWindow(QMainWindow):
 
     def _on_tab_changed(self, i):
         key = self._tab_keys[i] if 0 <= i < len(self._tab_keys) else None
+        self._show_transport(key != "latency")
         areas = self.TAB_HIDES.get(key, ())
         before = list(self._auto_hidden)
         for d in self._auto_hidden:
@@ -581,6 +583,23 @@ class MainWindow(QMainWindow):
                 from .tabs import settle_layouts  # the tabs module loads with the first extra tab
 
                 settle_layouts(page)
+
+    def _show_transport(self, on: bool):
+        """The decode latency tab has no animation: Play, Step and the clock's status would drive
+        and describe one hidden behind it, so they are disabled and hidden there, and the status
+        bar says why."""
+        if not on:
+            self.playback.pause()
+        for a in (self.act_start, self.act_back, self.act_play, self.act_fwd, self.act_end, self.act_slower,
+                  self.act_faster, self.act_loop):
+            a.setEnabled(on)
+        for w in (self.time_label, self.step_label, self.bytes_label):
+            w.setVisible(on)
+        if on:
+            self.statusBar().clearMessage()
+        else:
+            self.statusBar().showMessage(self.tr("Decode latency is a plot, not an animation: Play and Step "
+                                                 "work on the Ring, Weight slices and Buffers tabs."))
 
     def view(self, key: str):
         """The widget of tab `key` (an extra view is built on first use), or None."""

@@ -42,6 +42,7 @@ from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.links import LINKS, LinkSpec
 from simcore.topology_presets import PRESETS
 
+from . import files
 from .core import scenarios
 from .state import Scenario
 
@@ -57,7 +58,17 @@ BUILTIN_LINKS = dict(LINKS)  # the presets simcore ships; any other link is writ
 BUILTIN_MACHINES = frozenset(PRESETS)  # the machines simcore ships; any other is written out as a spec
 MEASURED_MACHINE = "measured-nodes"  # the two-link machine a calibration makes (app/calibration.py)
 LINK_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
-MAX_ALPHA = 1.0  # s per message: a link slower than a second per message is a typo, not a network
+# The physical bounds of a link (α, β): what a file or a stored calibration may say.
+# α in [0, 1 s] per message: 0 is an ideal link; the slowest real fabric (TCP across a data
+# centre) pays milliseconds, so a second per message is a typo, not a network.
+# β in [1 MB/s, 100 TB/s] per direction: the slowest link anyone times a collective on (an old
+# Ethernet) moves far more than 1 MB/s, and NVLink 5 moves 0.9 TB/s, a hundredth of the upper
+# bound; outside these the app would show times of 10^300 s or of zero.
+MAX_ALPHA = 1.0
+MIN_BW, MAX_BW = 1e6, 1e14
+# A whole number in a file is read as one only up to 2^53 (where a float stops holding every
+# integer); anything larger is refused before any arithmetic (10^400 overflows a float).
+MAX_INT = 2**53
 
 
 class ScenarioFileError(ValueError):
@@ -137,6 +148,27 @@ def _check_topology(v):
     return v
 
 
+def check_numbers(doc, where="") -> None:
+    """Every number in a parsed JSON document, before any is used: a whole number beyond 2^53
+    or a float that is not finite (json reads 1e400 as inf, NaN as nan) is refused in one
+    sentence naming its field (a list's items by their list: "shape[2]")."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            check_numbers(v, str(k))  # named as the file writes it: "nbytes", "bw"
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            check_numbers(v, f"{where}[{i}]")
+    elif isinstance(doc, bool):
+        return
+    elif isinstance(doc, int) and abs(doc) > MAX_INT:
+        raise _err(QCoreApplication.translate(
+            "ScenarioIO", "\"%1\" is a number with %2 digits: no field of a scenario is that large."),
+            where, len(str(abs(doc))))
+    elif isinstance(doc, float) and not math.isfinite(doc):
+        raise _err(QCoreApplication.translate("ScenarioIO", "\"%1\" must be a finite number, not %2."),
+                   where, json.dumps(doc))
+
+
 def _check_nbytes(v):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
         raise _err(QCoreApplication.translate("ScenarioIO", "\"nbytes\" must be a positive number of bytes, not %1."),
@@ -165,10 +197,10 @@ def _check_link_spec(v) -> LinkSpec:
         raise _err(QCoreApplication.translate(
             "ScenarioIO", "\"link_spec.alpha\" must be seconds per message from 0 to %1, not %2."),
             MAX_ALPHA, json.dumps(alpha))
-    if isinstance(bw, bool) or not isinstance(bw, (int, float)) or not (0 < bw < math.inf):
+    if isinstance(bw, bool) or not isinstance(bw, (int, float)) or not (MIN_BW <= bw <= MAX_BW):
         raise _err(QCoreApplication.translate(
-            "ScenarioIO", "\"link_spec.bw\" must be a positive number of bytes per second, not %1."),
-            json.dumps(bw))
+            "ScenarioIO", "\"link_spec.bw\" must be bytes per second from %1 (1 MB/s) to %2 (100 TB/s), not %3."),
+            f"{MIN_BW:g}", f"{MAX_BW:g}", json.dumps(bw))
     return LinkSpec(name.strip(), float(alpha), float(bw))
 
 
@@ -338,6 +370,7 @@ def loads(text: str) -> ScenarioFile:
     if unknown:
         raise _err(QCoreApplication.translate("ScenarioIO", "Unknown field %1 in the scenario file."),
                    json.dumps(unknown[0]))
+    check_numbers(doc)
     if "scenario" not in doc:
         raise _err(QCoreApplication.translate("ScenarioIO", "The scenario file has no \"scenario\"."))
     sc, spec = scenario_from_dict(doc["scenario"])
@@ -358,8 +391,6 @@ def loads(text: str) -> ScenarioFile:
 def load_scenario(path: str) -> ScenarioFile:
     """Read and check a scenario file. Raises ScenarioFileError (one sentence) on any problem.
     A saved run (a trace file, by its schema) is opened too: see load_run_file."""
-    from . import files
-
     run_file = load_run_file(path)
     if run_file is not None:
         return run_file
@@ -389,15 +420,13 @@ def load_scenario(path: str) -> ScenarioFile:
 
 def save_scenario(path: str, sc: Scenario, step: int | None = None, note: str = ""):
     """Write a scenario file atomically (ExportError with a clear sentence if it cannot)."""
-    from .files import atomic_write
-
     text = dumps(sc, step, note)
 
     def write(tmp):
         with open(tmp, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
 
-    atomic_write(path, write)
+    files.atomic_write(path, write)
 
 
 def apply(model, playback, sf: ScenarioFile) -> bool:
@@ -476,6 +505,22 @@ def recent_files() -> list[str]:
     return [p for p in (value or []) if isinstance(p, str) and os.path.isfile(p)][:MAX_RECENT]
 
 
+def last_folder() -> str:
+    """The folder a file dialog opens in: the last one a file was opened from or saved to
+    (remember_folder), else the most recent scenario's, else the home folder."""
+    folder = settings().value("files/last_folder", "")
+    if isinstance(folder, str) and folder and os.path.isdir(folder):
+        return folder
+    recent = recent_files()
+    return os.path.dirname(recent[0]) if recent else os.path.expanduser("~")
+
+
+def remember_folder(path: str):
+    """A file dialog answered with `path`: the next dialog opens in its folder."""
+    if path:
+        settings().setValue("files/last_folder", os.path.dirname(os.path.abspath(path)))
+
+
 def add_recent(path: str):
     path = os.path.abspath(path)
     files = [path] + [p for p in recent_files() if os.path.abspath(p) != path]
@@ -511,7 +556,9 @@ def remembered_calibration() -> LinkSpec | None:
     if not isinstance(text, str):
         return None
     try:
-        return _check_link_spec(json.loads(text))
+        d = json.loads(text)
+        check_numbers(d)
+        return _check_link_spec(d)
     except (ValueError, RecursionError):
         return None
 
@@ -544,6 +591,7 @@ def restore_measured_machine() -> bool:
         return False
     try:
         d = json.loads(text)
+        check_numbers(d)
         intra, inter = _check_link_spec(d["intra"]), _check_link_spec(d["inter"])
         P = d["per_node"]
         if isinstance(P, bool) or not isinstance(P, int) or not 1 <= P <= 256:

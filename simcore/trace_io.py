@@ -341,18 +341,24 @@ def _chrome_computes(trace, block: int = 4096):
         yield ",\n".join(out).encode()
 
 
+CSV_STEP = "step (from 1)"  # write_csv's step column: the app's count, not Message.step's
+
+
 def write_csv(trace, dest):
     """
     One row per message, columns Message._fields; every number is a plain number (seconds,
     bytes), reduce is 1 or 0, contributors are device ids and ranges joined with '+'
     ("0-3+8" is devices 0, 1, 2, 3 and 8). A path ending in .gz is gzipped.
+    Steps are written from 1, as the app counts them ("step 3 of 7"), and the column says so:
+    "step (from 1)" (Message.step, the engine's, counts from 0). Bytes that are a whole number
+    are written as one (131072, not 131072.0); others exactly (repr of the float).
     """
     import csv  # here, not at the top: the app's start need not load it
 
     trace._flush()
     with _open_text(dest, newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(_FIELDS)
+        w.writerow(CSV_STEP if f == "step" else f for f in _FIELDS)
         names = {}
         for lo in range(0, trace._len, 16384):
             r = trace.rows(lo, lo + 16384)
@@ -366,7 +372,8 @@ def write_csv(trace, dest):
                     if len(names) > 65536:  # a ring has n² distinct arcs: keep the memo small
                         names.clear()
                     who = names[desc] = _who_text(desc, trace._explicit)
-                rows.append((coll, op, algo, label, step, src, dst, chunk, who, nb, t0, t1, phase, int(red)))
+                nb = int(nb) if float(nb).is_integer() else nb
+                rows.append((coll, op, algo, label, step + 1, src, dst, chunk, who, nb, t0, t1, phase, int(red)))
             w.writerows(rows)
 
 

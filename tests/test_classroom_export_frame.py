@@ -71,6 +71,48 @@ def test_gif_is_streamed_to_its_file_frame_by_frame(qtbot, tmp_path):
     assert len(_gif_frames(tmp_path / "a.gif")) == len(sizes) - 1
 
 
+def _answer(w, button):
+    """Click `button` of the question a close during an export asks (it is there, not modal)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    box = w.findChild(QMessageBox, "cancelExportQuestion")
+    assert box is not None and box.isVisible() and not box.isModal()
+    (b,) = [b for b in box.buttons() if b.text() == button]
+    b.click()
+
+
+def test_closing_the_window_during_an_export_asks_and_keeping_it_goes_on(qtbot, tmp_path):
+    w = make_window(qtbot, "all-gather", 4)
+    seen = []
+
+    def progress(done, total):
+        seen.append((done, total))
+        if done == 1:
+            w.close()
+            _answer(w, "Keep exporting")
+        return True
+
+    assert w.classroom.export_animation(str(tmp_path / "a.gif"), progress=progress, frames_per_step=1)
+    assert seen[-1][0] == seen[-1][1]  # every frame was written
+    assert (tmp_path / "a.gif").exists() and w.isVisible()  # and the window stayed open
+
+
+def test_a_close_asked_while_the_export_ends_closes_the_window(qtbot, tmp_path):
+    from PySide6.QtWidgets import QMessageBox
+
+    w = make_window(qtbot, "all-gather", 4)
+
+    def progress(done, total):
+        if done == 1:
+            w.close()  # asked, and not answered before the last frame
+        return True
+
+    assert w.classroom.export_animation(str(tmp_path / "a.gif"), progress=progress, frames_per_step=1)
+    assert (tmp_path / "a.gif").exists()
+    qtbot.waitUntil(lambda: not w.isVisible())  # the close the user asked for happens
+    assert not [b for b in w.findChildren(QMessageBox, "cancelExportQuestion") if b.isVisible()]
+
+
 def test_closing_the_window_during_an_export_cancels_it_and_closes(qtbot, tmp_path):
     w = make_window(qtbot, "all-gather", 8)
     seen = []
@@ -78,7 +120,8 @@ def test_closing_the_window_during_an_export_cancels_it_and_closes(qtbot, tmp_pa
     def progress(done, total):
         seen.append(done)
         if done == 3:
-            w.close()  # the user closes the window while frames are being drawn
+            w.close()  # the user closes the window while frames are being drawn …
+            _answer(w, "Cancel export and close")  # … and, asked, cancels the export
         return True
 
     assert not w.classroom.export_animation(str(tmp_path / "a.gif"), progress=progress)
@@ -109,6 +152,7 @@ def test_during_an_export_from_the_menu_nothing_blocks_the_window_from_closing(q
         seen["controls"] = w.controls_dock.isEnabled() or w.act_play.isEnabled() or w.menuBar().isEnabled()
         seen["window"] = w.isEnabled()
         w.close()  # what the title bar's close button does once it gets through
+        _answer(w, "Cancel export and close")
 
     QTimer.singleShot(0, during_export)  # runs inside the export's event processing
     w.classroom.act_export_gif.trigger()

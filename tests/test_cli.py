@@ -72,7 +72,8 @@ def test_trace_csv_from_the_shell_holds_plain_numbers(tmp_path):
         rows = list(csv.DictReader(f))
     assert len(rows) == 4 * 2 + 2 * 2  # rd at n = 6: 2 folds, 2 rounds of 4, 2 unfolds
     for row in rows:
-        assert [float(row[k]) for k in ("nbytes", "t_start", "t_end", "src", "dst", "step")]
+        assert [float(row[k]) for k in ("nbytes", "t_start", "t_end", "src", "dst", "step (from 1)")]
+        assert int(row["step (from 1)"]) >= 1 and row["nbytes"].isdigit()
         assert float(row["t_end"]) > float(row["t_start"]) >= 0
 
 

@@ -56,7 +56,7 @@ def test_recursive_doubling_fold_names_what_else_has_moved(english, qtbot):
     assert "Step 1 of 4 (fold)" in text and "2 messages" in text
     early = [m for m in arrived if m.step > 0]
     assert len(early) == 2 and {(m.src, m.dst) for m in early} == {(2, 3), (3, 2)}
-    assert "Meanwhile 2 message(s) of step(s) 2" in text and "GPU 2 → GPU 3" in text
+    assert "Meanwhile 2 messages of step 2" in text and "GPU 2 → GPU 3" in text
     # the fold's 2 messages and the 2 named ones are everything that has arrived
     fold = [m for m in arrived if m.step == 0]
     assert len(fold) + len(early) == len(arrived)

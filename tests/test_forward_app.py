@@ -187,7 +187,7 @@ def test_the_status_names_the_op_or_the_collective_step_never_a_count_of_stops(q
 
 
 def test_the_formula_panel_shows_the_ops_roofline_while_the_gpus_compute(qtbot, runs):
-    from app.views.text.explain import fmt_time
+    from app.words import fmt_time
     from app.views.text.formula_panel import FormulaPanel
 
     model = ScenarioModel(Scenario(kind="tp-forward", n=2))

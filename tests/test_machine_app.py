@@ -219,7 +219,7 @@ def test_the_formula_panel_writes_the_machines_closed_form_beside_the_simulated_
     assert [t[2] for t in terms] == pytest.approx(want, rel=1e-12)
     assert total == pytest.approx(c.t_end - c.t_start, rel=1e-9)
     text = machine_form_html(topo, c.op, c.algo, S, simulated=c.t_end - c.t_start)
-    assert "2(N − 1)·(α_i + S/(n·β_i))" in text and "3·B" in text and "equals the closed form ✓" in text
+    assert "2(N − 1)·(α<sub>i</sub> + S/(n·β<sub>i</sub>))" in text and "3·B" in text and "equals the closed form ✓" in text
 
 
 def test_the_explanation_says_which_steps_cross_between_nodes(machine_runs):

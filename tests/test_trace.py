@@ -129,7 +129,7 @@ def test_csv_has_a_row_per_message():
     tr = run_collective("all-reduce", 4, algo="rd").trace
     lines = tr.to_csv().strip().splitlines()
     assert len(lines) == 1 + len(tr.messages)
-    assert lines[0].startswith("coll,op,algo,label,step,src,dst,chunk,contributors,nbytes")
+    assert lines[0].startswith("coll,op,algo,label,step (from 1),src,dst,chunk,contributors,nbytes")
 
 
 @pytest.mark.parametrize("text,want", [("512", 512), ("64KiB", 65536), ("1MiB", 2**20), ("2.5GB", 2.5e9),
@@ -404,8 +404,10 @@ def test_csv_parses_into_plain_numbers(op, algo):
     rows = list(csv.DictReader(io.StringIO(tr.to_csv())))
     assert len(rows) == len(tr.messages)
     for row, m in zip(rows, tr.messages):
-        for field in ("coll", "step", "src", "dst", "chunk", "reduce"):
+        for field in ("coll", "src", "dst", "chunk", "reduce"):
             assert float(row[field]) == int(getattr(m, field)), field
+        assert row["step (from 1)"] == str(m.step + 1)  # the app's count, as the header says
+        assert "." not in row["nbytes"] or not m.nbytes.is_integer()  # whole bytes as whole numbers
         for field in ("nbytes", "t_start", "t_end"):
             assert float(row[field]) == getattr(m, field), field  # repr of a float reads back exactly
         assert _parse_ranges(row["contributors"]) == m.contributors

@@ -45,6 +45,7 @@ class Classroom(QObject):
         self.remember_session = False
         self._exporting = None  # while an animation is written: its progress (dialog, callable or None)
         self._close_requested = False  # the window was closed during that export: cancel, then close
+        self._close_question = None  # the question "cancel the export and close?" while it is open
         self.presentation = PresentationController(w, None)  # it gets the settings in restore_session
 
         # -- docks ----------------------------------------------------------------------
@@ -156,13 +157,9 @@ class Classroom(QObject):
             if e.type() == QEvent.LanguageChange:
                 self.retranslate_ui()
             elif e.type() == QEvent.Close and self._exporting is not None:
-                # closing during an export means cancel and close: stop the export now, close
-                # when it has unwound (export_animation)
-                from PySide6.QtWidgets import QProgressDialog
-
-                self._close_requested = True
-                if isinstance(self._exporting, QProgressDialog):
-                    self._exporting.cancel()
+                # closing during an export asks first (the export goes on meanwhile): cancel it and
+                # close, or keep exporting (_on_close_question_finished)
+                self._ask_cancel_export()
                 e.ignore()
                 return True
             elif e.type() == QEvent.Close and self.remember_session:
@@ -262,6 +259,7 @@ class Classroom(QObject):
         path, _ = QFileDialog.getOpenFileName(self.window, self.tr("Open scenario"), self._folder(),
                                               self.tr("Shard Lab scenarios (*.json);;All files (*)"))
         if path:
+            scenario_io.remember_folder(path)
             self.open_scenario(path)
 
     def _on_save_triggered(self):
@@ -273,13 +271,13 @@ class Classroom(QObject):
                                               os.path.join(self._folder(), name),
                                               self.tr("Shard Lab scenarios (*.json)"))
         if path:
+            scenario_io.remember_folder(path)
             if not path.lower().endswith(".json"):
                 path += ".json"
             self.save_scenario(path)
 
     def _folder(self):
-        recent = scenario_io.recent_files()
-        return os.path.dirname(recent[0]) if recent else os.path.expanduser("~")
+        return scenario_io.last_folder()
 
     def open_scenario(self, path: str) -> bool:
         """Load and apply a scenario file. On any problem: a clear message, nothing changes."""
@@ -346,6 +344,7 @@ class Classroom(QObject):
                                               os.path.join(self._folder(), f"{base}.{ext}"), filters[kind])
         if not path:
             return
+        scenario_io.remember_folder(path)
         if not path.lower().endswith("." + kind):
             path += "." + kind
         if kind in ("gif", "mp4"):
@@ -417,6 +416,10 @@ class Classroom(QObject):
             return False
         finally:
             self._exporting = None
+            if self._close_question is not None:  # finished while asked: nothing left to cancel, close
+                box, self._close_question = self._close_question, None
+                box.close()
+                self._close_requested = True
             for obj in frozen:
                 obj.setEnabled(True)
             if isinstance(progress, QProgressDialog):
@@ -426,6 +429,38 @@ class Classroom(QObject):
                 QTimer.singleShot(0, self.window.close)
         self._status(self.tr("Exported %1 (%2 frames)").replace("%1", path).replace("%2", str(frames)))
         return True
+
+    def _ask_cancel_export(self):
+        """The window was closed while an animation is written: ask, without blocking the export,
+        whether to cancel it and close. If the export ends first, the question goes and the window
+        closes, as asked."""
+        from PySide6.QtWidgets import QMessageBox
+
+        if self._close_question is not None:
+            self._close_question.raise_()
+            return
+        box = QMessageBox(QMessageBox.Question, self.tr("Export in progress"),
+                          self.tr("An animation is being exported. Cancel the export and close the window?"),
+                          QMessageBox.NoButton, self.window)
+        box.setObjectName("cancelExportQuestion")
+        box.setWindowModality(Qt.NonModal)  # a modal box would stop the window taking the answer's close
+        box.addButton(self.tr("Cancel export and close"), QMessageBox.AcceptRole)
+        box.setDefaultButton(box.addButton(self.tr("Keep exporting"), QMessageBox.RejectRole))
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.finished.connect(self._on_close_question_finished)
+        self._close_question = box
+        box.show()  # not open(): that makes it window-modal
+
+    def _on_close_question_finished(self, result):
+        box, self._close_question = self._close_question, None
+        cancel = box is not None and box.buttonRole(box.clickedButton()) == box.ButtonRole.AcceptRole
+        if not cancel or self._exporting is None:
+            return
+        from PySide6.QtWidgets import QProgressDialog
+
+        self._close_requested = True  # export_animation stops at the next frame, then closes
+        if isinstance(self._exporting, QProgressDialog):
+            self._exporting.cancel()
 
     def _freeze_window(self) -> list:
         """While frames are drawn nothing may change the scenario or the clock: disable the

@@ -12,7 +12,8 @@ Predict, then reveal — the Qt side (the logic is app/predict.py, Qt-free).
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout,
+                               QWidget)
 
 from simcore.trace import ALL, SWITCH
 
@@ -21,7 +22,9 @@ from ..core.predict import CHUNK, RECEIVER, PredictGame, Question, step_at, step
 
 
 class PredictPanel(QWidget):
-    """The question, the chunk buttons (for "which chunk" questions), the verdict and the score."""
+    """The verdict on the last answer (with the step it was about), then the next question, the
+    chunk buttons (for "which chunk" questions) and the score; in a scroll area, so a dock made
+    short (the formula dock open beside it) scrolls the text rather than cutting it."""
 
     chunk_chosen = Signal(int)
     skip_requested = Signal()
@@ -43,10 +46,19 @@ class PredictPanel(QWidget):
         self._chunk_grid = QGridLayout(self._chunks)
         self._chunk_grid.setContentsMargins(0, 0, 0, 0)
         self.chunk_buttons: list[QPushButton] = []
-        lay = QVBoxLayout(self)
+        body = QWidget(objectName="predictBody")
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # the words wrap instead
+        scroll.setWidget(body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        lay = QVBoxLayout(body)
+        lay.addWidget(self.verdict)  # the answer's verdict first: it is about the step just shown
         lay.addWidget(self.question)
         lay.addWidget(self._chunks)
-        lay.addWidget(self.verdict)
         row = QHBoxLayout()
         row.addWidget(self.score, 1)
         row.addWidget(self.skip)
@@ -321,12 +333,13 @@ class PredictController(QObject):
         if self.last is None:
             return ""
         q, choice, right = self.last
+        step = self.tr("Step %1:").replace("%1", str(q.step + 1))  # the step the answer was about
         if right is None:
-            return self.tr("Skipped.")
+            return step + " " + self.tr("Skipped.")
         answer = ", ".join(self._name(q, a) for a in sorted(q.answers))
         if right:
-            return "<b style='color:#009E73'>✓ " + self.tr("Right: %1.").replace("%1", answer) + "</b>"
-        return ("<b style='color:#D55E00'>✗ " + self.tr("Not quite: you chose %1, the answer is %2.")
+            return f"{step} <b style='color:#009E73'>✓ " + self.tr("Right: %1.").replace("%1", answer) + "</b>"
+        return (f"{step} <b style='color:#D55E00'>✗ " + self.tr("Not quite: you chose %1, the answer is %2.")
                 .replace("%1", self._name(q, choice)).replace("%2", answer) + "</b>")
 
     def _name(self, q: Question, v: int) -> str:

@@ -18,6 +18,7 @@ from simcore.comm_sim import ALGORITHMS, ALLREDUCE_ALGOS, LINKS, LinkSpec
 from simcore.scenarios import demo_values, parse_bytes
 from simcore.trace import Trace
 
+from ..words import MATMUL_NOTATION
 from .trace_index import TraceIndex
 
 KINDS = ("all-gather", "reduce-scatter", "all-reduce", "all-to-all", "matmul-1", "matmul-2", "matmul-3", "matmul-4",
@@ -221,22 +222,22 @@ def _build_matmul(sc, link) -> Run:
         C_sh = shd.matmul_case1(shd.shard(A, 0, n), B)
         err = float(np.max(np.abs(shd.unshard(C_sh, 0) - C)))
         info = MatmulInfo(1, A, B, C, 0, None, 0, 0, None, "", "",
-                          ("A[I_X, J]", "B[J, K]", "C[I_X, K]"), err)
+                          MATMUL_NOTATION[1], err)
     elif case == 2:
         outs = shd.matmul_case2(comm, shd.shard(A, 1, n), B)
         err = max(float(np.max(np.abs(o - C))) for o in outs)
         info = MatmulInfo(2, A, B, C, 1, None, None, None, None, "all-gather", "A",
-                          ("A[I, J_X]", "B[J, K]", "C[I, K]"), err)
+                          MATMUL_NOTATION[2], err)
     elif case == 3:
         outs = shd.matmul_case3(comm, shd.shard(A, 1, n), shd.shard(B, 0, n), algo=sc.algo)
         err = max(float(np.max(np.abs(o - C))) for o in outs)
         info = MatmulInfo(3, A, B, C, 1, 0, None, 1, 0, "all-reduce", "C",
-                          ("A[I, J_X]", "B[J_X, K]", "C[I, K]"), err)
+                          MATMUL_NOTATION[3], err)
     else:
         C_sh = shd.matmul_case4(comm, shd.shard(A, 0, n), shd.shard(B, 1, n))
         err = float(np.max(np.abs(shd.unshard(C_sh, 0) - C)))
         info = MatmulInfo(4, A, B, C, 0, 1, 0, 0, None, "all-gather", "B",
-                          ("A[I_X, J]", "B[J, K_X]", "C[I_X, K]"), err)
+                          MATMUL_NOTATION[4], err)
     return _finish(sc, comm.trace, link, comm, matmul=info)
 
 

@@ -7,7 +7,6 @@ A worker thread builds a StepData; the view (app/step_timeline.py) draws it.
 
 from __future__ import annotations
 
-import math
 import re
 import time
 
@@ -18,6 +17,8 @@ from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.hw_specs import CHIPS, Chip
 from simcore.links import LINKS, LinkSpec
 from simcore.llm_math import MODELS, ModelConfig
+
+from ..words import fmt_time  # noqa: F401  (the app's one time format, as the timeline's texts read it)
 
 OVERLAPS = ("none", "async")
 # op kinds in schedule order (their colours: step_timeline_items.KIND_COLOR)
@@ -140,17 +141,6 @@ def comm_table(trace, n) -> dict:
     return {"span_coll": ci, "span_device": di, "span_start": first[ci, di], "span_end": last[ci, di],
             "send": merged_busy(src[ok_s], t0[ok_s], t1[ok_s], n),
             "recv": merged_busy(dst[ok_r], t0[ok_r], t1[ok_r], n)}
-
-
-def fmt_time(s: float, digits: int = 3) -> str:
-    """Seconds as '41.2 µs', '1.25 ms', '850 ns', '13.0 ms' (`digits` significant digits); 0 as '0'."""
-    if s == 0:
-        return "0"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(s) >= scale or unit == "ns":
-            v = s / scale
-            decimals = max(0, digits - 1 - math.floor(math.log10(abs(v)))) if v else 0
-            return f"{v:.{decimals}f} {unit}"
 
 
 def resolve(model, chip, link):

@@ -23,6 +23,7 @@ from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QShortcut
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QMenu, QVBoxLayout, QWidget
 
 from .. import i18n, theme
+from ..words import fmt_bytes
 from .model import BUILTIN, Deck, DeckFileError, Scene, Text, builtin_path
 from .scene_open import SceneError, bad_scenes, load_deck, open_scene, save_deck, scene_time
 
@@ -429,7 +430,6 @@ class DeckController(QObject):
     def add_current_view(self, title: str = "") -> Scene:
         """A scene of what is on screen now (scenario, tab, step), appended to the deck (a new one if none)."""
         from .. import scenario_io
-        from ..views.text.explain import fmt_bytes
 
         w = self.window
         sc, pb = w.model.scenario, w.playback

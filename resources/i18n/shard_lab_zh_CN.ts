@@ -516,6 +516,22 @@ This scenario has no stand-alone collective to show.</source>
             <source>The last session's scenario could not be restored.</source>
             <translation>上次会话的场景无法恢复。</translation>
         </message>
+        <message>
+            <source>Export in progress</source>
+            <translation>正在导出</translation>
+        </message>
+        <message>
+            <source>An animation is being exported. Cancel the export and close the window?</source>
+            <translation>动画正在导出。要取消导出并关闭窗口吗？</translation>
+        </message>
+        <message>
+            <source>Cancel export and close</source>
+            <translation>取消导出并关闭</translation>
+        </message>
+        <message>
+            <source>Keep exporting</source>
+            <translation>继续导出</translation>
+        </message>
     </context>
     <context>
         <name>ControlPanel</name>
@@ -566,10 +582,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Decode step (TP)</source>
             <translation>decode 一步（张量并行）</translation>
-        </message>
-        <message>
-            <source>Case {k}</source>
-            <translation>情形 {k}</translation>
         </message>
         <message>
             <source>2 all-reduces per layer + logits all-gather</source>
@@ -626,6 +638,26 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>One new token per sequence after {T} cached ones. Each collective carries the model's real bytes; the GPUs compute between them.</source>
             <translation>每个序列在 {T} 个已缓存词元之后生成一个新词元。每次集合通信都携带模型的真实字节数；GPU 在两次通信之间计算。</translation>
+        </message>
+        <message>
+            <source>n must be a whole number from 1 to {max}; {v} is not a whole number.</source>
+            <translation>n 必须是 1 到 {max} 之间的整数；{v} 不是整数。</translation>
+        </message>
+        <message>
+            <source>Case {k}: {name}</source>
+            <translation>情形 {k}：{name}</translation>
+        </message>
+        <message>
+            <source>the machine's own</source>
+            <translation>机器自带的链路</translation>
+        </message>
+        <message>
+            <source>{machine}, {shape} slice</source>
+            <translation>{machine}，{shape} 切片</translation>
+        </message>
+        <message>
+            <source>{machine} at n = {n}: a {shape} slice of it.</source>
+            <translation>{machine} 在 n = {n} 时：用的是其中一个 {shape} 切片。</translation>
         </message>
     </context>
     <context>
@@ -897,14 +929,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>每块 GPU 把自己的{what}（{size}）发进交换机，交换机把到达的 {k} 份数据相加。</translation>
         </message>
         <message>
-            <source>GPU {d}</source>
-            <translation>GPU {d}</translation>
-        </message>
-        <message>
-            <source>GPUs pair up across the circle, d ↔ d XOR {k}, and swap {what} ({size}).</source>
-            <translation>GPU 隔着圆两两配对，d ↔ d XOR {k}，交换{what}（{size}）。</translation>
-        </message>
-        <message>
             <source>In-network all-reduce (NVLS)</source>
             <translation>网内归约 all-reduce（NVLS）</translation>
         </message>
@@ -949,24 +973,12 @@ This scenario has no stand-alone collective to show.</source>
             <translation>各自的块</translation>
         </message>
         <message>
-            <source>{k} message(s) of {size}.</source>
-            <translation>{k} 条 {size} 的消息。</translation>
-        </message>
-        <message>
             <source>{pattern} {examples} … and {k} more.</source>
             <translation>{pattern} {examples} … 还有 {k} 条。</translation>
         </message>
         <message>
             <source>{pattern} {examples}.</source>
             <translation>{pattern} {examples}。</translation>
-        </message>
-        <message>
-            <source>Last, GPU d − {p} sends the finished sum ({size}) back to each of the {k} GPU(s) that folded in.</source>
-            <translation>最后，GPU d − {p} 把最终的和（{size}）发回给当初并入的 {k} 块 GPU。</translation>
-        </message>
-        <message>
-            <source>n = {n} is not a power of two: first the {k} GPU(s) numbered {p} and up hand their whole buffer ({size}) to GPU d − {p}, which adds it in.</source>
-            <translation>n = {n} 不是 2 的幂：先由编号 {p} 及以上的 {k} 块 GPU 把整个缓冲区（{size}）交给 GPU d − {p}，由它加进自己的缓冲区。</translation>
         </message>
         <message>
             <source> … and {k} more</source>
@@ -1232,6 +1244,26 @@ This scenario has no stand-alone collective to show.</source>
             <source>{src} → {dst}: its block {j}</source>
             <translation>{src} → {dst}：它的第 {j} 块</translation>
         </message>
+        <message>
+            <source>GPUs pair up {k} apart, d ↔ d XOR {k} (0 ↔ {k}, 1 ↔ {k1}, …), and swap {what} ({size}).</source>
+            <translation>GPU 两两配对，相隔 {k}：d ↔ d XOR {k}（0 ↔ {k}，1 ↔ {k1}，…），互换{what}（{size}）。</translation>
+        </message>
+        <message>
+            <source>Last, GPU d − {p} sends the finished sum ({size}) back to each of the {gpus} that folded in.</source>
+            <translation>最后，GPU d − {p} 把算好的总和（{size}）发回给先前并入的 {gpus}。</translation>
+        </message>
+        <message>
+            <source>Neighbours pair up, d ↔ d XOR 1 (0 ↔ 1, 2 ↔ 3, …), and swap {what} ({size}).</source>
+            <translation>相邻的 GPU 两两配对，d ↔ d XOR 1（0 ↔ 1，2 ↔ 3，…），互换{what}（{size}）。</translation>
+        </message>
+        <message>
+            <source>n = {n} is not a power of two: first the {gpus} numbered {p} and up hand their whole buffer ({size}) to GPU d − {p}, which adds it in.</source>
+            <translation>n = {n} 不是 2 的幂：先由编号 {p} 及以上的 {gpus} 把整个缓冲区（{size}）交给 GPU d − {p}，由它加进去。</translation>
+        </message>
+        <message>
+            <source>{messages} of {size}.</source>
+            <translation>{messages}，每条 {size}。</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -1376,16 +1408,20 @@ This scenario has no stand-alone collective to show.</source>
             <translation>这一步：用时 {d}（{a} → {b}）；共 {m} 条消息。一个端口同一时刻只传一条消息的字节；每条消息在开始传送后再过 α 才到达。</translation>
         </message>
         <message>
-            <source>Meanwhile {m} message(s) of step(s) {s} ({b}) arrive too: their senders did not wait for this step. {pairs}{more}.</source>
-            <translation>与此同时，第 {s} 步的 {m} 条消息（{b}）也到达了：它们的发送方不必等这一步。{pairs}{more}。</translation>
-        </message>
-        <message>
             <source>Make your prediction first: what this step sends, and to whom, is shown once you have answered (or skipped) in the panel “Predict, then reveal”.</source>
             <translation>请先做出预测：这一步发送什么、发给谁，在你于“先预测，再揭晓”面板中作答（或跳过）之后才会显示。</translation>
         </message>
         <message>
             <source>One new token per sequence attends to itself and the {T} tokens the prefill put in the KV cache, so each all-reduce carries just [{B}, 1, d_model]: {S}.</source>
             <translation>每个序列的一个新词元关注它自己以及预填充放入 KV 缓存的 {T} 个词元，所以每次 all-reduce 只携带 [{B}, 1, d_model]：{S}。</translation>
+        </message>
+        <message>
+            <source>Meanwhile {messages} of step {s} ({b}) arrive too: their senders did not wait for this step. {pairs}{more}.</source>
+            <translation>与此同时，第 {s} 步的 {messages}（{b}）也到达了：它们的发送方没有等这一步。{pairs}{more}。</translation>
+        </message>
+        <message>
+            <source>Meanwhile {messages} of steps {s} ({b}) arrive too: their senders did not wait for this step. {pairs}{more}.</source>
+            <translation>与此同时，第 {s} 步的 {messages}（{b}）也到达了：它们的发送方没有等这一步。{pairs}{more}。</translation>
         </message>
     </context>
     <context>
@@ -1505,10 +1541,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>B：基础延迟 %1</translation>
         </message>
         <message>
-            <source>_f: inside a node, _i: between nodes (each GPU's NIC); B: base latency %1</source>
-            <translation>_f：节点内，_i：节点之间（每块 GPU 的网卡）；B：基础延迟 %1</translation>
-        </message>
-        <message>
             <source>all-gather inside each node ({link})</source>
             <translation>每个节点内的 all-gather（{link}）</translation>
         </message>
@@ -1527,10 +1559,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>reduce-scatter inside each node ({link})</source>
             <translation>每个节点内的 reduce-scatter（{link}）</translation>
-        </message>
-        <message>
-            <source>the ring across the nodes: every step waits for its slowest hop</source>
-            <translation>跨节点的环：每一步都等最慢的一跳</translation>
         </message>
         <message>
             <source>{K} lockstep ring steps, each as slow as its slower port: NVLink or the NIC</source>
@@ -1563,6 +1591,14 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>simulated (trace): %1 — equals the roofline ✓</source>
             <translation>模拟结果（trace）：%1 — 与 roofline 相等 ✓</translation>
+        </message>
+        <message>
+            <source>the ring across the nodes: K = {K} steps of s = S/n; a chunk crossing V hops in a row, J = ⌈V/P⌉ of them between nodes, then waits K − V steps behind the NIC; c = α + s/β of a hop</source>
+            <translation>跨节点的 ring：K = {K} 步，每步 s = S/n；一块数据连续走 V 跳，其中 J = ⌈V/P⌉ 跳跨节点，之后在 NIC 后面等 K − V 步；c = 一跳的 α + s/β</translation>
+        </message>
+        <message>
+            <source>α_f, β_f: inside a node; α_i, β_i: between nodes (each GPU's NIC); B: base latency %1</source>
+            <translation>α_f, β_f：节点内；α_i, β_i：节点间（每块 GPU 自己的 NIC）；B：基础延迟 %1</translation>
         </message>
     </context>
     <context>
@@ -2037,12 +2073,12 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>每层 FFN 通信，Pope 等 2022：tokens = batch = {b}，E = {E}，F = {F}</translation>
         </message>
         <message>
-            <source>{machine}: NVLink {bw_in:g} GB/s per GPU up to n = {P}, then {bw_out:g} GB/s (rings across nodes, one NIC each)</source>
-            <translation>{machine}：n ≤ {P} 时每块 GPU 用 NVLink {bw_in:g} GB/s，超出后 {bw_out:g} GB/s（跨节点的环，每条一块 NIC）</translation>
-        </message>
-        <message>
             <source>{machine}: {lo:g}–{hi:g} GB/s per chip (bidirectional rings on each torus axis)</source>
             <translation>{machine}：每块芯片 {lo:g}–{hi:g} GB/s（环面每个轴上的双向环）</translation>
+        </message>
+        <message>
+            <source>{machine}: NVLink {bw_in:g} GB/s per GPU up to n = {P}, then {bw_out:g} GB/s across nodes: {k} {nic:g} GB/s NICs, one per GPU of a node</source>
+            <translation>{machine}：n ≤ {P} 时每块 GPU 走 NVLink {bw_in:g} GB/s，之后跨节点 {bw_out:g} GB/s：{k}块 {nic:g} GB/s 的 NIC，节点内每块 GPU 一块</translation>
         </message>
     </context>
     <context>
@@ -2236,16 +2272,8 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>第 {k} / {K} 步之后</translation>
         </message>
         <message>
-            <source>done: {K} steps</source>
-            <translation>完成：共 {K} 步</translation>
-        </message>
-        <message>
             <source>no steps</source>
             <translation>没有步骤</translation>
-        </message>
-        <message>
-            <source>start ({K} steps)</source>
-            <translation>开头（共 {K} 步）</translation>
         </message>
         <message>
             <source>step {k} of {K} in flight</source>
@@ -2256,6 +2284,18 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
 {e}</source>
             <translation>无法构建此视图：
 {e}</translation>
+        </message>
+        <message>
+            <source>Decode latency is a plot, not an animation: Play and Step work on the Ring, Weight slices and Buffers tabs.</source>
+            <translation>Decode 延迟是一张图，不是动画：播放和单步在 Ring、权重切片和缓冲区标签页里使用。</translation>
+        </message>
+        <message>
+            <source>done: {steps}</source>
+            <translation>完成：{steps}</translation>
+        </message>
+        <message>
+            <source>start ({steps})</source>
+            <translation>开始（{steps}）</translation>
         </message>
     </context>
     <context>
@@ -2366,6 +2406,10 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>Score: no answers yet</source>
             <translation>得分：还没有作答</translation>
+        </message>
+        <message>
+            <source>Step %1:</source>
+            <translation>第 %1 步：</translation>
         </message>
     </context>
     <context>
@@ -2514,10 +2558,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>无需通信：每块 GPU 用自己的 A 的行乘完整的 B。</translation>
         </message>
         <message>
-            <source>Sharded matmul, case {k}</source>
-            <translation>切分矩阵乘法，情形 {k}</translation>
-        </message>
-        <message>
             <source>Tensor-parallel decode step</source>
             <translation>张量并行 decode 一步</translation>
         </message>
@@ -2554,10 +2594,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>{coll} · {state}</translation>
         </message>
         <message>
-            <source>{what} · {n} GPUs · S = {S} · {link}</source>
-            <translation>{what} · {n} 块 GPU · S = {S} · {link}</translation>
-        </message>
-        <message>
             <source>{where}: {coll} · step {k} of {K} ({state})</source>
             <translation>{where}：{coll} · 第 {k} / {K} 步（{state}）</translation>
         </message>
@@ -2572,10 +2608,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>{k} queued</source>
             <translation>排队 {k} 条</translation>
-        </message>
-        <message>
-            <source>{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}</source>
-            <translation>{what} · {n} 块 GPU · all-reduce {S}，all-gather {G} · {link}</translation>
         </message>
         <message>
             <source>Blocks with a dashed gold outline cross between nodes over the NICs ({bw}, α {a}); inside a node NVLink ({bw_in}, α {a_in}).</source>
@@ -2685,6 +2717,26 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <source>GPU and chunk colour by position round the ring:</source>
             <translation>GPU 与数据块颜色按环上位置：</translation>
         </message>
+        <message>
+            <source>Case {k}: {name}</source>
+            <translation>情形 {k}：{name}</translation>
+        </message>
+        <message>
+            <source>{what} · {devices} · S = {S} · {link}</source>
+            <translation>{what} · {devices} · S = {S} · {link}</translation>
+        </message>
+        <message>
+            <source>{what} · {devices} · all-reduce {S}, all-gather {G} · {link}</source>
+            <translation>{what} · {devices} · all-reduce {S}，all-gather {G} · {link}</translation>
+        </message>
+        <message>
+            <source>{what} · {devices} · no communication</source>
+            <translation>{what} · {devices} · 无通信</translation>
+        </message>
+        <message>
+            <source>chip colours:</source>
+            <translation>芯片颜色：</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -2789,10 +2841,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>"link_spec.alpha" 必须是每条消息 0 到 %1 秒，而不是 %2。</translation>
         </message>
         <message>
-            <source>"link_spec.bw" must be a positive number of bytes per second, not %1.</source>
-            <translation>"link_spec.bw" 必须是正的每秒字节数，而不是 %1。</translation>
-        </message>
-        <message>
             <source>"link" must be a short name (letters, digits, - _ .), not %1.</source>
             <translation>"link" 必须是简短的名字（字母、数字、- _ .），而不是 %1。</translation>
         </message>
@@ -2811,6 +2859,18 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>"machine_links" must be an object of links, beside a "topology" object.</source>
             <translation>"machine_links" 必须是由链路组成的对象，并与一个 "topology" 对象同时给出。</translation>
+        </message>
+        <message>
+            <source>"%1" is a number with %2 digits: no field of a scenario is that large.</source>
+            <translation>“%1” 是一个 %2 位的数：场景里没有哪个字段会这么大。</translation>
+        </message>
+        <message>
+            <source>"%1" must be a finite number, not %2.</source>
+            <translation>“%1” 必须是有限的数，不能是 %2。</translation>
+        </message>
+        <message>
+            <source>"link_spec.bw" must be bytes per second from %1 (1 MB/s) to %2 (100 TB/s), not %3.</source>
+            <translation>“link_spec.bw” 必须是 %1（1 MB/s）到 %2（100 TB/s）之间的每秒字节数，不能是 %3。</translation>
         </message>
     </context>
     <context>
@@ -2842,12 +2902,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>{k} chunks: the ring sends each one while the next is computed</source>
             <translation>{k} 块：环在计算下一块的同时发送这一块</translation>
-        </message>
-        <message>
-            <source>GPU {d}: {op} ({algo}) “{label}”
-{time} on this GPU · S = {bytes}B</source>
-            <translation>GPU {d}：{op}（{algo}）“{label}”
-在此 GPU 上 {time} · S = {bytes}B</translation>
         </message>
         <message>
             <source>comm</source>
@@ -3040,6 +3094,12 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>Wo</source>
             <translation>Wo</translation>
+        </message>
+        <message>
+            <source>GPU {d}: {title}, {where}
+{time} on this GPU · S = {bytes}B</source>
+            <translation>GPU {d}：{title}，{where}
+在这块 GPU 上用时 {time} · S = {bytes}B</translation>
         </message>
     </context>
     <context>
@@ -3346,6 +3406,105 @@ replicated</source>
         <message>
             <source>{name} is split by columns: each GPU holds {c} of the {F} hidden units ({c} columns × {r} rows = {b}).</source>
             <translation>{name} 按列切分：每个 GPU 持有 {F} 个隐藏单元中的 {c} 个（{c} 列 × {r} 行 = {b}）。</translation>
+        </message>
+    </context>
+    <context>
+        <name>Words</name>
+        <message>
+            <source>1 GPU</source>
+            <translation>1 块 GPU</translation>
+        </message>
+        <message>
+            <source>1 chip</source>
+            <translation>1 颗芯片</translation>
+        </message>
+        <message>
+            <source>1 message</source>
+            <translation>1 条消息</translation>
+        </message>
+        <message>
+            <source>1 step</source>
+            <translation>1 步</translation>
+        </message>
+        <message>
+            <source>Bidirectional ring {op}</source>
+            <translation>双向 ring {op}</translation>
+        </message>
+        <message>
+            <source>Hierarchical {op}</source>
+            <translation>分层 {op}</translation>
+        </message>
+        <message>
+            <source>Ring {op} across nodes</source>
+            <translation>跨节点 ring {op}</translation>
+        </message>
+        <message>
+            <source>Torus {op}</source>
+            <translation>Torus {op}</translation>
+        </message>
+        <message>
+            <source>chip {d}</source>
+            <translation>芯片 {d}</translation>
+        </message>
+        <message>
+            <source>eight</source>
+            <translation>八</translation>
+        </message>
+        <message>
+            <source>five</source>
+            <translation>五</translation>
+        </message>
+        <message>
+            <source>four</source>
+            <translation>四</translation>
+        </message>
+        <message>
+            <source>nine</source>
+            <translation>九</translation>
+        </message>
+        <message>
+            <source>one</source>
+            <translation>一</translation>
+        </message>
+        <message>
+            <source>seven</source>
+            <translation>七</translation>
+        </message>
+        <message>
+            <source>six</source>
+            <translation>六</translation>
+        </message>
+        <message>
+            <source>ten</source>
+            <translation>十</translation>
+        </message>
+        <message>
+            <source>three</source>
+            <translation>三</translation>
+        </message>
+        <message>
+            <source>two</source>
+            <translation>两</translation>
+        </message>
+        <message>
+            <source>zero</source>
+            <translation>零</translation>
+        </message>
+        <message>
+            <source>{k} GPUs</source>
+            <translation>{k} 块 GPU</translation>
+        </message>
+        <message>
+            <source>{k} chips</source>
+            <translation>{k} 颗芯片</translation>
+        </message>
+        <message>
+            <source>{k} messages</source>
+            <translation>{k} 条消息</translation>
+        </message>
+        <message>
+            <source>{k} steps</source>
+            <translation>{k} 步</translation>
         </message>
     </context>
 </TS>

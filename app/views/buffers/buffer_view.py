@@ -28,7 +28,7 @@ from simcore.trace import ALL, SWITCH, chunk_bounds
 
 from ...core import scenarios
 from ... import theme
-from ..text.explain import op_title
+from ...words import op_title
 from ...core.frame import frame_at
 from ...hint import hint_page
 

@@ -20,7 +20,7 @@ from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
 from simcore.topology_presets import PRESETS
 
-from ..text.explain import algo_text  # the registry's algorithms, named as in the control dock
+from ...words import algo_text  # the registry's algorithms, named as in the control dock
 from ...core.latency_model import BYTE_CHOICES, N_MAX_CHOICES, overlap_problem
 
 

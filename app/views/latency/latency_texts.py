@@ -14,9 +14,11 @@ from PySide6.QtCore import QCoreApplication
 from simcore import cost_model
 from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
+from simcore.links import LINKS
 from simcore.topology_presets import PRESETS
 
 from ... import theme
+from ...words import number_word
 from .latency_items import legend_sample
 from ...core.latency_model import BOUNDS, FFN_VARIANTS, TERMS, fmt_capacity, num, ranges_of, short_source
 
@@ -61,9 +63,10 @@ def ffn_title(p: dict, ffn) -> str:
     if preset.kind == "nodes":
         P = preset.per_node
         inside, across = bw[0], (bw[P] if len(bw) > P else float("nan"))
+        nic = LINKS[preset.inter].bw / 1e9
         return title + html.escape(_tr("{machine}: NVLink {bw_in:g} GB/s per GPU up to n = {P}, then {bw_out:g} GB/s "
-                                       "(rings across nodes, one NIC each)").format(
-            machine=preset.name, bw_in=inside, P=P, bw_out=round(across, 1)))
+                                       "across nodes: {k} {nic:g} GB/s NICs, one per GPU of a node").format(
+            machine=preset.name, bw_in=inside, P=P, bw_out=round(across, 1), k=number_word(P), nic=nic))
     return title + html.escape(_tr("{machine}: {lo:g}–{hi:g} GB/s per chip (bidirectional rings on each torus "
                                    "axis)").format(machine=preset.name, lo=round(bw.min(), 1), hi=round(bw.max(), 1)))
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QGraphicsItem
 from simcore.trace import ALL
 
 from ... import theme
+from ..text.op_text import compute_label
 
 STRIPE_MAX_N = 8  # up to this many devices a partial sum is drawn as contributor bands
 # a device computing (the TP forward's ops): mid grey, apart from the eight Okabe–Ito device colours (and
@@ -311,8 +312,6 @@ class DeviceItem(QGraphicsItem):
 def set_computing(devices, index, t: float) -> None:
     """Label each device box with the op it computes at t (TraceIndex.computing), e.g. "QKV 1.34 ns":
     the view's one call per frame for the TP forward's ops; the items themselves still only paint."""
-    from ..text.op_text import compute_label  # the text modules import nothing of the ring: no cycle at import time
-
     for item in devices:
         rec = index.computing(item.d, t)
         item.set_compute("" if rec is None else compute_label(rec))

@@ -11,22 +11,25 @@ import numpy as np
 
 from simcore.trace import SWITCH
 
-from ..text.explain import fmt_bytes, fmt_time, op_title
-from ..text.op_text import op_name
+from ...words import (device_name, fmt_bytes, fmt_rate, fmt_time, matmul_case_name, n_devices,  # noqa: F401
+                     n_steps, op_place, op_title, place_name, translate)  # (fmt_rate, place_name: re-exported)
 from ...core.frame import DONE, NEXT, step_of
 from ...core.scenarios import COLLECTIVE_KINDS
 from .ring_items import STRIPE_MAX_N
 from .ring_layout import BOX_MODE_MAX_N, RingShape, RingTexts
 
+tr = translate
+
 
 def scenario_title(sc, run) -> str:
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
+    topo = run.comm.topology if run.comm is not None else None
+    devices = n_devices(sc.n, topo)
     if sc.kind in COLLECTIVE_KINDS:
         what = op_title(sc.kind, sc.algo)
     elif sc.kind.startswith("matmul-"):
-        what = tr("RingView", "Sharded matmul, case {k}").format(k=sc.kind[-1])
+        what = tr("RingView", "Case {k}: {name}").format(k=sc.kind[-1], name=matmul_case_name(int(sc.kind[-1])))
+        if not run.trace.collectives:  # case 1 sends nothing: no S to state
+            return tr("RingView", "{what} · {devices} · no communication").format(what=what, devices=devices)
     elif sc.kind == "tp-forward":
         what = tr("RingView", "Tensor-parallel forward")
     else:
@@ -34,35 +37,11 @@ def scenario_title(sc, run) -> str:
     size = {c.op: c.nbytes for c in reversed(run.trace.collectives)}
     if run.tp is not None and {"all-reduce", "all-gather"} <= set(size):
         # the logits all-gather moves vocab/d_model × S: state each collective's bytes
-        return tr("RingView", "{what} · {n} GPUs · all-reduce {S}, all-gather {G} · {link}").format(
-            what=what, n=sc.n, S=fmt_bytes(size["all-reduce"]), G=fmt_bytes(size["all-gather"]), link=run.link.name)
-    return tr("RingView", "{what} · {n} GPUs · S = {S} · {link}").format(
-        what=what, n=sc.n, S=fmt_bytes(sc.nbytes), link=run.link.name)
-
-
-def place_name(label: str) -> str:
-    """A TP collective's place in words: step_sim / tp_forward's label "layer 0 attn" -> "layer 0 ·
-    attention", "layer 1 mlp" -> "layer 1 · MLP", "logits" -> "logits"; other labels as they are."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
-    words = label.split(" ")
-    if len(words) == 3 and words[0] == "layer" and words[1].isdigit() and words[2] in ("attn", "mlp"):
-        if words[2] == "attn":
-            return tr("RingView", "layer {i} · attention").format(i=words[1])
-        return tr("RingView", "layer {i} · MLP").format(i=words[1])
-    if label == "logits":
-        return tr("RingView", "logits")
-    return label
-
-
-def op_place(rec) -> str:
-    """Where an op (trace.Compute) is and what it is: "layer 1 · QKV", "after the layers · LM head"."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
-    where = tr("RingView", "layer {i}").format(i=rec.layer) if rec.layer >= 0 else tr("RingView", "after the layers")
-    return f"{where} · {op_name(rec.label)}"
+        return tr("RingView", "{what} · {devices} · all-reduce {S}, all-gather {G} · {link}").format(
+            what=what, devices=devices, S=fmt_bytes(size["all-reduce"]), G=fmt_bytes(size["all-gather"]),
+            link=run.link.name)
+    return tr("RingView", "{what} · {devices} · S = {S} · {link}").format(
+        what=what, devices=devices, S=fmt_bytes(sc.nbytes), link=run.link.name)
 
 
 def forward_moment(run, t):
@@ -93,9 +72,6 @@ def forward_status(run, t) -> str | None:
     ("layer 1 · attention: Ring all-reduce 3 of 5, step 2 of 6 in flight"): playback stops at
     every op's end and every ring step's end, so counting stops as steps would say nothing.
     """
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     moment = forward_moment(run, t)
     if moment is None:
         return None
@@ -124,9 +100,6 @@ def forward_status(run, t) -> str | None:
 
 def _compute_line(run, t) -> str | None:
     """The header's step line while GPU 0 computes (or at the start, before its first op)."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     moment = forward_moment(run, t)
     if moment is None or moment[0] not in ("start", "op"):
         return None
@@ -146,9 +119,6 @@ def _compute_line(run, t) -> str | None:
 
 
 def subcaption(run, c, t) -> str:
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     lines = []
     computing = _compute_line(run, t)
     if computing is not None:
@@ -192,16 +162,13 @@ def swatch_devices(n: int) -> list:
 
 def ring_texts(run) -> RingTexts:
     """Every text the ring view's layout places for `run`, in the current language."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     n = run.scenario.n
     if n > BOX_MODE_MAX_N:
         widest = [str(d) for d in range(n)]
     elif any(c.algo == "direct" for c in run.trace.collectives):  # "GPU 3", "7 queued" below while waiting
         widest = [queued_label(d, max(n - 1, 1)) for d in range(n)]
     else:
-        widest = [tr("RingView", "GPU {d}").format(d=d) for d in range(n)]
+        widest = [device_name(d, run.comm.topology if run.comm is not None else None) for d in range(n)]
     legend, key_title = legend_text(run.trace, n, bool(np.any(run.trace.column("reduce"))))
     return RingTexts(
         title=scenario_title(run.scenario, run), step_lines=tuple(step_line_variants(run)),
@@ -213,9 +180,6 @@ def ring_texts(run) -> RingTexts:
 
 def queued_label(d: int, k: int) -> str:
     """A device's name, and below it how many of its sends wait for its port (direct all-reduce)."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     name = tr("RingView", "GPU {d}").format(d=d)
     if not k:
         return name
@@ -253,9 +217,6 @@ def step_line_variants(run) -> list:
 
 def legend_text(trace, n: int, reduces: bool) -> tuple:
     """(legend, colour-key title): what a slot's colour means at this n."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     key = tr("RingView", "GPU colours:") if n <= STRIPE_MAX_N else tr("RingView", "Colour by position round the ring:")
     if not trace.collectives:
         return "", key
@@ -273,28 +234,18 @@ def legend_text(trace, n: int, reduces: bool) -> tuple:
 
 
 def switch_name(link) -> str:
-    from PySide6.QtCore import QCoreApplication
-
     if link.name.startswith("NVLink"):
-        return QCoreApplication.translate("RingView", "NVSwitch")
+        return tr("RingView", "NVSwitch")
     if link.name.startswith("PCIe"):
-        return QCoreApplication.translate("RingView", "PCIe switch")
-    return QCoreApplication.translate("RingView", "switch")
+        return tr("RingView", "PCIe switch")
+    return tr("RingView", "switch")
 
 
 # -- geometry helpers --------------------------------------------------------------------
 
 
-def fmt_rate(bw: float) -> str:
-    """A link's bandwidth as its datasheet writes it: decimal GB/s ("50 GB/s", "450 GB/s")."""
-    return f"{bw / 1e9:.3g} GB/s"
-
-
 def step_notes(topology) -> tuple:
     """Every note step_note can give on `topology` ("" on a plain switch)."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     base = float(getattr(topology, "base", 0.0))
     wait = (tr("RingView", "base latency {B}: the call starts").format(B=fmt_time(base)),) if base > 0 else ()
     if getattr(topology, "n_nodes", 1) > 1:
@@ -331,9 +282,6 @@ def step_note(run, msgs, t=None) -> str:
 def machine_texts(run, texts):
     """The ring texts with what a machine adds (issue 15): every node's name and the fabric's,
     or a torus's links, and the legend's sentence about messages that leave a node."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     topo = run.comm.topology if run.comm is not None else None
     if getattr(topo, "n_nodes", 1) > 1:
         A, I = topo.intra, topo.inter
@@ -359,22 +307,21 @@ def machine_texts(run, texts):
                 shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
         title = texts.title + " · " + tr("RingView", "{shape} torus").format(shape="×".join(map(str, grid)))
         steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
-        return texts._replace(title=title, fabric_name=fabric, step_lines=texts.step_lines + steps)
+        key = tr("RingView", "chip colours:") if texts.swatch_title == tr("RingView", "GPU colours:") else \
+            texts.swatch_title  # a torus's devices are TPU chips
+        return texts._replace(title=title, fabric_name=fabric, step_lines=texts.step_lines + steps, swatch_title=key)
     return texts
 
 
 def step_status(f) -> str:
     """'start (7 steps)', 'step 3 of 7 in flight', 'after step 3 of 7', 'done: 7 steps' for Frame f."""
-    from PySide6.QtCore import QCoreApplication
-
-    tr = QCoreApplication.translate
     k, K = f.stop, f.n_stops
     if K == 0:
         return tr("MainWindow", "no steps")
     if f.at_end:
-        return tr("MainWindow", "done: {K} steps").format(K=K)
+        return tr("MainWindow", "done: {steps}").format(steps=n_steps(K))
     if k == 0 and f.t <= 0:
-        return tr("MainWindow", "start ({K} steps)").format(K=K)
+        return tr("MainWindow", "start ({steps})").format(steps=n_steps(K))
     if f.at_stop:
         return tr("MainWindow", "after step {k} of {K}").format(k=k, K=K)
     return tr("MainWindow", "step {k} of {K} in flight").format(k=k + 1, K=K)

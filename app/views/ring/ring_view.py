@@ -38,7 +38,7 @@ from simcore.algorithms import ALGORITHMS
 from simcore.trace import ALL, SWITCH
 
 from ... import theme
-from ..text.explain import fmt_bytes, fmt_time
+from ...words import fmt_bytes, fmt_time
 from ...core.frame import frame_at, step_of
 from .machine_layout import machine_shape, message_path
 from .ring_ahead import look_ahead

@@ -14,127 +14,25 @@ re-layout the whole text every frame.
 from __future__ import annotations
 
 import html
-from typing import NamedTuple
-
 import numpy as np
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
-from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from simcore.comm_sim import ALGORITHMS, busbw, t_formula
 from simcore.trace import ALL, SWITCH
 
 from ... import theme
 from ...core.frame import DONE, NEXT, frame_at, next_frames
+from ...words import (AlgoText, algo_text, device_name, fmt_bw, fmt_bytes, fmt_time, n_gpus,  # noqa: F401
+                      n_messages, op_title, place_name)  # (AlgoText, algo_text, fmt_bw: read by tests)
+from .formula_panel import is_machine, machine_terms, math_html
+from .op_text import compute_html
+from .rich_text import RichText
 
 
 def _tr(text):
     return QCoreApplication.translate("Explain", text)
-
-
-# -- number formatting ---------------------------------------------------------------------
-def fmt_time(s: float) -> str:
-    """Seconds with an SI unit and 3 significant digits: 2.19 µs, 15.3 ms."""
-    s = float(s)
-    if s == 0:
-        return "0 s"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(s) >= scale * 0.9995:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s / 1e-12:.3g} ps"
-
-
-def fmt_bytes(b: float) -> str:
-    """Bytes with a binary unit: 128 KiB, 1 MiB, 96 B."""
-    b = float(b)
-    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if b >= scale:
-            v = b / scale
-            return f"{v:.3g} {unit}" if v < 1000 else f"{v:.0f} {unit}"
-    return f"{b:.3g} B" if b < 1000 else f"{b:.0f} B"
-
-
-def fmt_bw(bps: float) -> str:
-    for unit, scale in (("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6)):
-        if bps >= scale:
-            return f"{bps / scale:.3g} {unit}"
-    return f"{bps:.3g} B/s"
-
-
-class AlgoText(NamedTuple):
-    """What the app says about one algorithm (translated): see ALGO_TEXT."""
-
-    name: str  # in the algorithm menus, e.g. "ring"
-    title: str  # heading, e.g. "Ring all-reduce"
-    hint: str  # one line under the controls
-    why: str  # the sentence under the closed form: why it costs what it costs
-
-
-def _algo_texts() -> dict:
-    """
-    ALGO_TEXT: the sentences of every algorithm, keyed by its registry record's explain_key
-    (simcore.comm_sim.ALGORITHMS[op][algo].explain_key). A new algorithm adds one entry here.
-    """
-    ring_why = _tr("Each step needs the chunk the step before delivered, so α is paid at every step.")
-    return {
-        "ring-all-gather": AlgoText(
-            _tr("ring"), _tr("Ring all-gather"), _tr("S must split into n equal chunks."), ring_why),
-        "ring-reduce-scatter": AlgoText(
-            _tr("ring"), _tr("Ring reduce-scatter"), _tr("S must split into n equal chunks."), ring_why),
-        "one-shot-all-gather": AlgoText(
-            _tr("one-shot (direct)"), _tr("One-shot all-gather"),
-            _tr("One-shot: every GPU sends its chunk straight to every other GPU, all at once."),
-            _tr("Every message is issued at once: α is paid once while each port streams its bytes.")),
-        "one-shot-reduce-scatter": AlgoText(
-            _tr("one-shot (direct)"), _tr("One-shot reduce-scatter"),
-            _tr("One-shot: every GPU sends each chunk straight to the GPU that owns it, all at once."),
-            _tr("Every message is issued at once: α is paid once while each port streams its bytes.")),
-        "ring-all-reduce": AlgoText(
-            _tr("ring"), _tr("Ring all-reduce"),
-            _tr("Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes."), ring_why),
-        "rd-all-reduce": AlgoText(
-            _tr("recursive doubling (rd)"), _tr("Recursive-doubling all-reduce"),
-            _tr("Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer."),
-            _tr("Each round adds what the last round summed, so α is paid once per round, with all S bytes.")),
-        "innet-all-reduce": AlgoText(
-            _tr("in-network (innet, NVLS)"), _tr("In-network all-reduce (NVLS)"),
-            _tr("In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum."),
-            _tr("The chunks stream up and back down without waiting for each other: α is paid once up and "
-                "once down.")),
-        "one-shot-all-reduce": AlgoText(
-            _tr("one-shot (direct)"), _tr("One-shot all-reduce"),
-            _tr("One-shot: every GPU sends its whole buffer to every other GPU at once; each port carries "
-                "(n − 1)·S."),
-            _tr("All n − 1 copies are issued at once: α is paid once while the port streams (n − 1)·S bytes. "
-                "Fast for small S, slow for large S.")),
-        "direct-all-to-all": AlgoText(
-            _tr("one-shot (direct)"), _tr("One-shot all-to-all"),
-            _tr("All-to-all: GPU d sends its block j straight to GPU j; here all n − 1 blocks at once."),
-            _tr("Every block is issued at once: α is paid once while each port streams (n − 1)/n·S bytes.")),
-        "pairwise-all-to-all": AlgoText(
-            _tr("pairwise exchange"), _tr("Pairwise-exchange all-to-all"),
-            _tr("All-to-all: GPU d sends its block j to GPU j; in round k, d sends to d + k and hears from d − k."),
-            _tr("Each round is an exchange both partners wait for, so α is paid in each of the n − 1 rounds.")),
-        "two-shot-all-reduce": AlgoText(
-            _tr("two-shot"), _tr("Two-shot all-reduce"),
-            _tr("Two-shot: each chunk goes straight to its owner, which adds them and sends the sum to all."),
-            _tr("Two phases, each issued at once: α is paid twice, and each port carries the ring's "
-                "2(n − 1)/n·S bytes.")),
-    }
-
-
-def algo_text(op: str, algo: str) -> AlgoText:
-    """The translated sentences of `algo` for collective `op` (English placeholders if it has none)."""
-    rec = ALGORITHMS.get(op, {}).get(algo)
-    text = _algo_texts().get(rec.explain_key) if rec is not None else None
-    if text is None:  # an algorithm without sentences yet still gets a title
-        return AlgoText(algo, f"{op} ({algo})", rec.description if rec else "", "")
-    return text
-
-
-def op_title(op: str, algo: str) -> str:
-    """'Ring all-gather', 'Recursive-doubling all-reduce'... (translated)."""
-    return algo_text(op, algo).title
 
 
 def formula_text(op: str, algo: str, n: int) -> str:
@@ -143,8 +41,9 @@ def formula_text(op: str, algo: str, n: int) -> str:
     return rec.formula(int(n)) if rec is not None else ""
 
 
-def _gpu(d: int) -> str:
-    return _tr("the switch") if d == SWITCH else _tr("GPU {d}").format(d=d)
+def _gpu(d: int, topology=None) -> str:
+    """'GPU 3', 'chip 3' on a TPU torus, 'the switch'."""
+    return _tr("the switch") if d == SWITCH else device_name(d, topology)
 
 
 def _chunk(c: int) -> str:
@@ -161,7 +60,8 @@ def describe_group(msgs, n: int, topology=None) -> str:
     between = _between_nodes(topology, src, dst, n, size)
     if between:
         extra = len(msgs) - 3
-        examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}: {_chunk(m.chunk)}" for m in msgs[:3])
+        examples = ", ".join(f"{_gpu(m.src, topology)} → {_gpu(m.dst, topology)}: {_chunk(m.chunk)}"
+                             for m in msgs[:3])
         if extra > 0:
             return _tr("{pattern} {examples} … and {k} more.").format(pattern=between, examples=examples, k=extra)
         return _tr("{pattern} {examples}.").format(pattern=between, examples=examples)
@@ -178,18 +78,19 @@ def describe_group(msgs, n: int, topology=None) -> str:
     if m0.op == "all-to-all":  # chunk s·n + d is block (s → d): say which block, never the slot number
         return _a2a_group(msgs, n, size)
     if m0.chunk == ALL:
-        examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}" for m in msgs[:3])
+        examples = ", ".join(f"{_gpu(m.src, topology)} → {_gpu(m.dst, topology)}" for m in msgs[:3])
     else:
-        examples = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}: {_chunk(m.chunk)}" for m in msgs[:3])
+        examples = ", ".join(f"{_gpu(m.src, topology)} → {_gpu(m.dst, topology)}: {_chunk(m.chunk)}"
+                             for m in msgs[:3])
     extra = len(msgs) - 3
     phases = {m.phase for m in msgs}
     if phases == {"fold"}:
-        head = _tr("n = {n} is not a power of two: first the {k} GPU(s) numbered {p} and up hand their whole "
-                   "buffer ({size}) to GPU d − {p}, which adds it in.").format(n=n, k=len(msgs), p=n - len(msgs),
+        head = _tr("n = {n} is not a power of two: first the {gpus} numbered {p} and up hand their whole "
+                   "buffer ({size}) to GPU d − {p}, which adds it in.").format(n=n, gpus=n_gpus(len(msgs)), p=n - len(msgs),
                                                                                size=size)
     elif phases == {"unfold"}:
-        head = _tr("Last, GPU d − {p} sends the finished sum ({size}) back to each of the {k} GPU(s) that "
-                   "folded in.").format(p=n - len(msgs), k=len(msgs), size=size)
+        head = _tr("Last, GPU d − {p} sends the finished sum ({size}) back to each of the {gpus} that "
+                   "folded in.").format(p=n - len(msgs), gpus=n_gpus(len(msgs)), size=size)
     elif phases == {"one-shot reduce-scatter"} and all(m.chunk == m.dst for m in msgs):
         j = (dst[0] - src[0]) % n
         head = _tr("Every GPU d sends its part of chunk d + {j} ({size}) straight to that chunk's owner, "
@@ -200,15 +101,19 @@ def describe_group(msgs, n: int, topology=None) -> str:
     elif n > 1 and len(msgs) == n and m0.algo == "ring" and all(d == (s + 1) % n for s, d in zip(src, dst)):
         head = _tr("Every GPU d sends one chunk of {size} to its ring neighbour d + 1.").format(size=size)
     elif n > 1 and len(msgs) > 1 and len({s ^ d for s, d in zip(src, dst)}) == 1 and all(d < n for d in dst):
-        k = src[0] ^ dst[0]
-        head = _tr("GPUs pair up across the circle, d ↔ d XOR {k}, and swap {what} ({size}).").format(
-            k=k, what=_chunk(m0.chunk), size=size)
+        k = src[0] ^ dst[0]  # 2^j at round j: neighbours at round 0, further across the circle after
+        if k == 1:
+            head = _tr("Neighbours pair up, d ↔ d XOR 1 (0 ↔ 1, 2 ↔ 3, …), and swap {what} ({size}).").format(
+                what=_chunk(m0.chunk), size=size)
+        else:
+            head = _tr("GPUs pair up {k} apart, d ↔ d XOR {k} (0 ↔ {k}, 1 ↔ {k1}, …), and swap {what} "
+                       "({size}).").format(k=k, k1=1 ^ k, what=_chunk(m0.chunk), size=size)
     elif n > 1 and len({(d - s) % n for s, d in zip(src, dst)}) == 1 and len(msgs) == n:  # one-shot round j
         j = (dst[0] - src[0]) % n
         head = _tr("Every GPU d sends {what} ({size}) to GPU d + {j}.").format(what=_chunk(m0.chunk), size=size,
                                                                               j=j)
     else:
-        head = _tr("{k} message(s) of {size}.").format(k=len(msgs), size=size)
+        head = _tr("{messages} of {size}.").format(messages=n_messages(len(msgs)), size=size)
     if extra > 0:
         return _tr("{pattern} {examples} … and {k} more.").format(pattern=head, examples=examples, k=extra)
     return _tr("{pattern} {examples}.").format(pattern=head, examples=examples)
@@ -274,33 +179,6 @@ def step_where(topology, msgs) -> str:
         return _tr("along the torus links, neighbour to neighbour ({link}, {bw} each way, α {a})").format(
             link=L.name, bw=fmt_bw(L.bw), a=fmt_time(L.alpha))
     return ""
-
-
-class RichText(QTextBrowser):
-    """
-    A panel's rich text (the explanation, the formula): one QTextDocument, laid out once per text
-    and width, scrolling itself. (A word-wrapped rich-text QLabel in a scroll area laid each new
-    text out again for every width its layout asked about, to answer heightForWidth, and again to
-    paint: 5-8 ms at every step boundary of the animation, and 43 layouts, 42 M instructions, on the
-    way to the first picture.) Selectable, not editable.
-    """
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self._html = ""
-        self.setFrameShape(QFrame.NoFrame)
-        self.setOpenLinks(False)
-        self.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.setFocusPolicy(Qt.NoFocus)  # the arrow keys step the animation, not this text
-        self.document().setDocumentMargin(10)
-
-    def text(self) -> str:
-        return self._html
-
-    def setText(self, html: str):
-        if html != self._html:
-            self._html = html
-            self.setHtml(html)
 
 
 class ExplainPanel(QWidget):
@@ -372,7 +250,6 @@ class ExplainPanel(QWidget):
             key = ("compute", id(run), op)
             if key != self._key:
                 self._key = key
-                from .op_text import compute_html  # op_text imports this module's number formats: imported here
 
                 self.body.setText(compute_html(op, run.tp.chip, run.tp.prec) + self._tp_html(run, coll, t))
             return
@@ -447,7 +324,6 @@ class ExplainPanel(QWidget):
         c = tr_.collectives[coll]
         link = run.link
         if len(tr_.collectives) > 1:
-            from ..ring.ring_texts import place_name  # "layer 0 mlp" in words ("layer 0 · MLP"), translated
 
             parts.append("<p>" + html.escape(self.tr("Collective {i} of {N}: {label} — {what}").format(
                 i=coll + 1, N=len(tr_.collectives), label=place_name(c.label), what=op_title(c.op, c.algo))) + "</p>")
@@ -501,7 +377,6 @@ class ExplainPanel(QWidget):
         # running total vs closed form
         n_done = f.steps_done  # the running total: when the last step done landed
         ran = min(max(idx.step_ends[coll][n_done - 1] - c.t_start, 0.0), c.t_end - c.t_start) if n_done else 0.0
-        from .formula_panel import is_machine, machine_terms
 
         if is_machine(topo) and topo.n == c.n:  # the machine's closed form, term by term (formula panel)
             terms, total = machine_terms(topo, c.op, c.algo, c.nbytes)
@@ -514,7 +389,7 @@ class ExplainPanel(QWidget):
                      + html.escape(self.tr("{t} after {k} of {K} steps").format(t=fmt_time(ran), k=n_done,
                                                                                 K=c.n_steps)) + "</p>")
         parts.append("<p><b>" + html.escape(self.tr("Closed form")) + "</b>: T = "
-                     + html.escape(f"{formula}") + " = "
+                     + math_html(formula) + " = "
                      + html.escape(self.tr("{T} with n = {n}, S = {S}").format(
                          T=fmt_time(total), n=c.n, S=fmt_bytes(c.nbytes)))
                      + "<br>" + html.escape(self.tr("simulated: {t}").format(t=fmt_time(c.t_end - c.t_start)))
@@ -552,8 +427,10 @@ class ExplainPanel(QWidget):
         span = str(steps[0]) if len(steps) == 1 else f"{steps[0]}–{steps[-1]}"
         pairs = ", ".join(f"{_gpu(m.src)} → {_gpu(m.dst)}" for m in early[:3])
         more = _tr(" … and {k} more").format(k=len(early) - 3) if len(early) > 3 else ""
-        return self.tr("Meanwhile {m} message(s) of step(s) {s} ({b}) arrive too: their senders did not wait for "
-                       "this step. {pairs}{more}.").format(m=len(early), s=span,
+        return (self.tr("Meanwhile {messages} of step {s} ({b}) arrive too: their senders did not wait for "
+                        "this step. {pairs}{more}.") if len(steps) == 1 else
+                self.tr("Meanwhile {messages} of steps {s} ({b}) arrive too: their senders did not wait for "
+                        "this step. {pairs}{more}.")).format(messages=n_messages(len(early)), s=span,
                                                            b=fmt_bytes(sum(m.nbytes for m in early)),
                                                            pairs=pairs, more=more)
 

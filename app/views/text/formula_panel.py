@@ -19,7 +19,11 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from simcore.comm_sim import algorithm, t_formula
 
-from .explain import RichText, fmt_bw, fmt_bytes, fmt_time, op_title
+from simcore.comm_sim import t_formula_on
+from simcore.topo_collectives import hier_calls, t_hier, t_ring_nodes, t_torus
+
+from ...words import fmt_bw, fmt_bytes, fmt_time, op_place, op_title
+from .rich_text import RichText
 
 _SYMBOL = re.compile(r"[nαβS]")
 
@@ -125,7 +129,6 @@ def op_html(rec, chip, prec: str) -> str:
     panel shows it while the GPUs compute: T = max(F/P, B/W) with the numbers, which term wins
     and why (the op's FLOPs per byte against the chip's ridge point P/W), and the trace's time.
     """
-    from ..ring.ring_texts import op_place
 
     tr = QCoreApplication.translate
     peak, bw = chip.peak_flops(prec), chip.mem_bw
@@ -262,6 +265,14 @@ class FormulaPanel(QWidget):
 # ---------------------------------------------------------------------------------------
 # A machine: the closed form of the topology's algorithm, term by term
 # ---------------------------------------------------------------------------------------
+_SUBSCRIPT = re.compile(r"([αβcs]|max)_([fipV])\b")
+
+
+def math_html(text: str) -> str:
+    """A formula as HTML with its subscripts shown: "α_f + S/(P·β_f)" -> α<sub>f</sub> + S/(P·β<sub>f</sub>)."""
+    return _SUBSCRIPT.sub(r"\1<sub>\2</sub>", html.escape(text))
+
+
 def is_machine(topology) -> bool:
     """A topology that is more than the lecture's plain switch: nodes, a torus, or a base latency."""
     if topology is None:
@@ -278,8 +289,6 @@ def machine_terms(topology, op: str, algo: str, S: float):
     nodes (comm_sim.t_formula_on), a torus (t_torus), or one switch's form; each call's base
     latency B as its own term.
     """
-    from simcore.comm_sim import t_formula_on
-    from simcore.topo_collectives import hier_calls, t_hier, t_ring_nodes, t_torus
 
     tr = QCoreApplication.translate
     B = float(getattr(topology, "base", 0.0))
@@ -316,9 +325,14 @@ def machine_terms(topology, op: str, algo: str, S: float):
     else:
         total = t_formula_on(topology, algo, S, op)
         body = total - (B if n > 1 else 0.0)
-        where = (tr("FormulaPanel", "the ring across the nodes: every step waits for its slowest hop")
-                 if getattr(topology, "n_nodes", 1) > 1 else op_title(op, algo))
-        text = closed_form(op, algo, n).text if getattr(topology, "n_nodes", 1) == 1 else "(K hops, NIC-bound)"
+        if getattr(topology, "n_nodes", 1) > 1:  # algorithms._ring_on_nodes: the slowest run of hops governs
+            K = 2 * (n - 1) if op == "all-reduce" else n - 1
+            where = tr("FormulaPanel", "the ring across the nodes: K = {K} steps of s = S/n; a chunk crossing V hops "
+                                       "in a row, J = ⌈V/P⌉ of them between nodes, then waits K − V steps behind "
+                                       "the NIC; c = α + s/β of a hop").format(K=K)
+            text = "max_V [J·c_i + (V − J)·c_f + (K − V)·s/β_i]"
+        else:
+            where, text = op_title(op, algo), closed_form(op, algo, n).text
         terms.append((where, text, body))
         calls = 1
     if B > 0 and n > 1:
@@ -333,7 +347,7 @@ def machine_form_html(topology, op, algo, S, simulated=None) -> str:
     terms, total = machine_terms(topology, op, algo, S)
     rows = [f"<p style='margin:0'><b>{html.escape(op_title(op, algo))}</b> &nbsp; <i>n</i> = {topology.n}"
             f" · {html.escape(topology.name)}</p>"]
-    formula = " + ".join(html.escape(t[1]) for t in terms)
+    formula = " + ".join(math_html(t[1]) for t in terms)
     rows.append(f"<p style='font-size:120%; margin:6px 0'><i>T</i> = {formula}</p>")
     for what, _f, sec in terms:
         rows.append(f"<p style='margin:2px 0'>&nbsp;&nbsp;{html.escape(what)}: <b>{fmt_time(sec)}</b></p>")
@@ -349,10 +363,11 @@ def machine_form_html(topology, op, algo, S, simulated=None) -> str:
         if ln is not None and ln.name not in [x[0] for x in links]:
             links.append((ln.name, ln))
     if getattr(topology, "n_nodes", 1) > 1:
-        legend = tr("FormulaPanel", "_f: inside a node, _i: between nodes (each GPU's NIC); B: base latency %1")
+        legend = tr("FormulaPanel", "α_f, β_f: inside a node; α_i, β_i: between nodes (each GPU's NIC); "
+                                    "B: base latency %1")
     else:
         legend = tr("FormulaPanel", "B: base latency %1")
     legend = legend.replace("%1", fmt_time(float(getattr(topology, "base", 0.0))))
     desc = "; ".join(f"{html.escape(nm)}: α = {fmt_time(ln.alpha)}, β = {fmt_bw(ln.bw)}" for nm, ln in links)
-    rows.append(f"<p style='margin:6px 0 0 0; font-size:85%'>{html.escape(legend)} · {desc}</p>")
+    rows.append(f"<p style='margin:6px 0 0 0; font-size:85%'>{math_html(legend)} · {desc}</p>")
     return "\n".join(rows)

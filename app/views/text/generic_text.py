@@ -20,6 +20,8 @@ from simcore.checker import gpus
 from simcore.comm_sim import ALGORITHMS
 from simcore.trace import ALL, SWITCH
 
+from ...words import fmt_bytes, fmt_time
+
 MAX_SENTENCES = 8  # messages said one by one in a step; the rest are counted
 
 
@@ -46,8 +48,6 @@ def _set(who) -> str:
 
 def sentence(m, after) -> str:
     """One message in words. after: the receiver's contributors of that chunk once the message is in."""
-    from .explain import fmt_bytes
-
     chunk = _tr("the whole buffer") if m.chunk == ALL else _tr("chunk {c}").format(c=m.chunk)
     head = _tr("{src} sends {chunk}, {size}, to {dst}").format(src=_who(m.src), chunk=chunk,
                                                              size=fmt_bytes(m.nbytes), dst=_who(m.dst))
@@ -65,7 +65,6 @@ def sentence(m, after) -> str:
 def explain_html(run, f) -> str:
     """The explanation of step f.step of collective f.coll, from the trace alone."""
     from ...core.frame import DONE, NEXT
-    from .explain import fmt_time
 
     tr_ = run.trace
     coll, k = f.coll, f.step
@@ -122,7 +121,6 @@ def formula_html(run, c) -> str:
         top = closed(c.op, c.algo, c.n, c.nbytes, link.alpha, link.bw, simulated=c.t_end - c.t_start,
                      link_name=link.name)
     else:
-        from .explain import fmt_time
 
         top = ("<p><b>" + html.escape(f"{c.op} ({c.algo})") + "</b> n = " + str(c.n) + "</p><p>"
                + html.escape(_tr("No closed form for this algorithm: its time is compared with the lower "

@@ -47,8 +47,9 @@ from . import step_timeline_texts as texts
 from ... import theme
 from .step_timeline_items import (COMM_COLOR, COMM_LANE, COMPUTE_LANE, KIND_COLOR, RECV_COLOR, RECV_LANE, SEND_LANE,
                                   SPAN_ALPHA, Lane, LaneBars, LaneLabels, _op_texts, kind_names, kind_short_names)
-from ...core.step_timeline_model import KINDS, OVERLAPS, StepData, StepSpec, chunk_runs, fmt_time
+from ...core.step_timeline_model import KINDS, OVERLAPS, StepData, StepSpec, chunk_runs
 from ...worker import Worker
+from ...words import fmt_time
 
 DENSE_ABOVE_N = 16  # more GPUs than this: rows too thin for gaps and separate send / receive bars
 

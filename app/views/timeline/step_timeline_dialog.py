@@ -24,7 +24,8 @@ from simcore.llm_math import MODELS
 
 from ... import theme
 from .step_timeline import StepTimelineView
-from ...core.step_timeline_model import MAX_STEP_N, OVERLAPS, StepSpec, fmt_time, tp_degrees
+from ...core.step_timeline_model import MAX_STEP_N, OVERLAPS, StepSpec, tp_degrees
+from ...words import fmt_time
 
 
 def _tr(text):

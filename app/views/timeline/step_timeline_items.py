@@ -13,7 +13,7 @@ from PySide6.QtCore import QCoreApplication, QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPen
 
 from ... import theme
-from ...core.step_timeline_model import fmt_time
+from ...words import fmt_time
 
 # each op kind's Okabe–Ito colour (theme.OKABE_ITO; grey for norms,
 # which are tiny, and for anything the engine adds that step_timeline_model.KINDS does not know)

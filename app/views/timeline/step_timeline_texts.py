@@ -14,7 +14,8 @@ from simcore.step_sim import roofline_gap
 
 from ... import theme
 from .step_timeline_items import COMM_COLOR, KIND_COLOR, RECV_COLOR, SPAN_ALPHA, _blend, kind_names
-from ...core.step_timeline_model import AGREE_REL, KINDS, fmt_si, fmt_time
+from ...core.step_timeline_model import AGREE_REL, KINDS, fmt_si
+from ...words import fmt_time, op_title, place_name
 
 
 def _tr(text):
@@ -36,8 +37,8 @@ def op_detail(spec, d, op, layer, flops, nbytes, seconds, chunks) -> str:
 
 def coll_detail(d, c, seconds) -> str:
     """The tooltip of a collective's span on GPU d."""
-    return _tr("GPU {d}: {op} ({algo}) “{label}”\n{time} on this GPU · S = {bytes}B").format(
-        d=d, op=c.op, algo=c.algo, label=c.label, time=fmt_time(seconds), bytes=fmt_si(c.nbytes))
+    return _tr("GPU {d}: {title}, {where}\n{time} on this GPU · S = {bytes}B").format(
+        d=d, title=op_title(c.op, c.algo), where=place_name(c.label), time=fmt_time(seconds), bytes=fmt_si(c.nbytes))
 
 
 def overlap_name(o):

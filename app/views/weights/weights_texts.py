@@ -13,7 +13,7 @@ from PySide6.QtCore import QCoreApplication
 from simcore.tensor_parallel import tp_layout, tp_share, weight_slices
 
 from ... import theme
-from ..text.explain import fmt_bytes
+from ...words import fmt_bytes
 from .weights_data import PER_LAYER, device_matrix, full_matrix, overlap_ranks, region_rects
 from .weights_layout import WeightsShape, WeightsTexts
 

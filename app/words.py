@@ -1,0 +1,265 @@
+"""
+The app's words in one place: how a time, a size, a rate and a count are written, what an
+algorithm and an op are called, and how a device or a place in the model is named. Every view
+and every export reads these, so a number looks the same on the ring, in the explanation, in the
+step timeline and in a file.
+
+Qt-free: it imports no view and no Qt module. Its strings are translated through Qt when the app
+has loaded Qt (and so may have installed a translator); without Qt they stay English.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import NamedTuple
+
+from simcore.comm_sim import ALGORITHMS
+
+
+def translate(context: str, text: str) -> str:
+    """QCoreApplication.translate when Qt is loaded (the translator lives there), else `text`."""
+    core = sys.modules.get("PySide6.QtCore")
+    return core.QCoreApplication.translate(context, text) if core is not None else text
+
+
+def _tr(text):
+    return translate("Explain", text)
+
+
+def _ring(text):
+    return translate("RingView", text)
+
+
+def _words(text):
+    return translate("Words", text)
+
+
+# -- numbers -------------------------------------------------------------------------------
+def fmt_time(s: float, digits: int = 3) -> str:
+    """
+    Seconds with an SI unit and `digits` significant digits, as a slide writes them: '1.9 µs',
+    '13 ms', '41.2 µs', '850 ns', '1.5 s', '12.5 ps'; 0 as '0 s'. The one time format of the app
+    (the explanation, the formula, the ring, the step timeline, exports): the link's α reads as
+    its datasheet gives it, and a value printed twice is the same text.
+    """
+    s = float(s)
+    if s == 0 or not math.isfinite(s):
+        return "0 s" if s == 0 else f"{s} s"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9), ("ps", 1e-12)):
+        v = float(f"{s / scale:.{digits}g}")  # rounded first: 0.99996 ms is "1 ms", not "1e+03 µs"
+        if abs(v) >= 1 or unit == "ps":
+            return f"{v:.0f} {unit}" if abs(v) >= 10**digits else f"{v:.{digits}g} {unit}"
+    return f"{s} s"  # not reached: ps takes the rest
+
+
+def fmt_bytes(b: float) -> str:
+    """Bytes with a binary unit: 128 KiB, 1 MiB, 96 B."""
+    b = float(b)
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= scale:
+            v = b / scale
+            return f"{v:.3g} {unit}" if v < 1000 else f"{v:.0f} {unit}"
+    return f"{b:.3g} B" if b < 1000 else f"{b:.0f} B"
+
+
+def fmt_bw(bps: float) -> str:
+    """Bytes per second with a decimal unit: 450 GB/s, 50 GB/s, 12.5 MB/s."""
+    for unit, scale in (("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6)):
+        if bps >= scale:
+            return f"{bps / scale:.3g} {unit}"
+    return f"{bps:.3g} B/s"
+
+
+def fmt_rate(bw: float) -> str:
+    """A link's bandwidth as its datasheet writes it: decimal GB/s ("50 GB/s", "450 GB/s")."""
+    return f"{bw / 1e9:.3g} GB/s"
+
+
+def fmt_flops(f: float) -> str:
+    """FLOP per second with a decimal unit: 989 TFLOP/s."""
+    for unit, scale in (("PFLOP/s", 1e15), ("TFLOP/s", 1e12), ("GFLOP/s", 1e9)):
+        if f >= scale:
+            return f"{f / scale:.3g} {unit}"
+    return f"{f:.3g} FLOP/s"
+
+
+# -- counts (singular and plural in English; Chinese has one form) ---------------------------
+def n_steps(k: int) -> str:
+    """'1 step', '7 steps'."""
+    return _words("1 step") if k == 1 else _words("{k} steps").format(k=k)
+
+
+def n_messages(k: int) -> str:
+    """'1 message', '32 messages'."""
+    return _words("1 message") if k == 1 else _words("{k} messages").format(k=k)
+
+
+def n_gpus(k: int) -> str:
+    """'1 GPU', '8 GPUs'."""
+    return _words("1 GPU") if k == 1 else _words("{k} GPUs").format(k=k)
+
+
+# -- devices ---------------------------------------------------------------------------------
+def is_tpu(topology) -> bool:
+    """A torus of TPU chips (its devices are chips, not GPUs)."""
+    return getattr(topology, "shape", None) is not None
+
+
+def device_name(d: int, topology=None) -> str:
+    """'GPU 3', or 'chip 3' on a TPU torus."""
+    return _words("chip {d}").format(d=d) if is_tpu(topology) else _ring("GPU {d}").format(d=d)
+
+
+# -- algorithms ------------------------------------------------------------------------------
+class AlgoText(NamedTuple):
+    """What the app says about one algorithm (translated): see algo_text."""
+
+    name: str  # in the algorithm menus, e.g. "ring"
+    title: str  # heading, e.g. "Ring all-reduce"
+    hint: str  # one line under the controls
+    why: str  # the sentence under the closed form: why it costs what it costs
+
+
+def _algo_texts() -> dict:
+    """The sentences of every algorithm, keyed by its registry record's explain_key
+    (simcore.comm_sim.ALGORITHMS[op][algo].explain_key). A new algorithm adds one entry here."""
+    ring_why = _tr("Each step needs the chunk the step before delivered, so α is paid at every step.")
+    return {
+        "ring-all-gather": AlgoText(
+            _tr("ring"), _tr("Ring all-gather"), _tr("S must split into n equal chunks."), ring_why),
+        "ring-reduce-scatter": AlgoText(
+            _tr("ring"), _tr("Ring reduce-scatter"), _tr("S must split into n equal chunks."), ring_why),
+        "one-shot-all-gather": AlgoText(
+            _tr("one-shot (direct)"), _tr("One-shot all-gather"),
+            _tr("One-shot: every GPU sends its chunk straight to every other GPU, all at once."),
+            _tr("Every message is issued at once: α is paid once while each port streams its bytes.")),
+        "one-shot-reduce-scatter": AlgoText(
+            _tr("one-shot (direct)"), _tr("One-shot reduce-scatter"),
+            _tr("One-shot: every GPU sends each chunk straight to the GPU that owns it, all at once."),
+            _tr("Every message is issued at once: α is paid once while each port streams its bytes.")),
+        "ring-all-reduce": AlgoText(
+            _tr("ring"), _tr("Ring all-reduce"),
+            _tr("Ring: reduce-scatter then all-gather, 2(n − 1) steps of S/n bytes."), ring_why),
+        "rd-all-reduce": AlgoText(
+            _tr("recursive doubling (rd)"), _tr("Recursive-doubling all-reduce"),
+            _tr("Recursive doubling: log₂ n rounds; partners d and d XOR 2^k swap the whole buffer."),
+            _tr("Each round adds what the last round summed, so α is paid once per round, with all S bytes.")),
+        "innet-all-reduce": AlgoText(
+            _tr("in-network (innet, NVLS)"), _tr("In-network all-reduce (NVLS)"),
+            _tr("In-network (NVLS/SHARP): the switch adds the chunks and multicasts the sum."),
+            _tr("The chunks stream up and back down without waiting for each other: α is paid once up and "
+                "once down.")),
+        "one-shot-all-reduce": AlgoText(
+            _tr("one-shot (direct)"), _tr("One-shot all-reduce"),
+            _tr("One-shot: every GPU sends its whole buffer to every other GPU at once; each port carries "
+                "(n − 1)·S."),
+            _tr("All n − 1 copies are issued at once: α is paid once while the port streams (n − 1)·S bytes. "
+                "Fast for small S, slow for large S.")),
+        "direct-all-to-all": AlgoText(
+            _tr("one-shot (direct)"), _tr("One-shot all-to-all"),
+            _tr("All-to-all: GPU d sends its block j straight to GPU j; here all n − 1 blocks at once."),
+            _tr("Every block is issued at once: α is paid once while each port streams (n − 1)/n·S bytes.")),
+        "pairwise-all-to-all": AlgoText(
+            _tr("pairwise exchange"), _tr("Pairwise-exchange all-to-all"),
+            _tr("All-to-all: GPU d sends its block j to GPU j; in round k, d sends to d + k and hears from d − k."),
+            _tr("Each round is an exchange both partners wait for, so α is paid in each of the n − 1 rounds.")),
+        "two-shot-all-reduce": AlgoText(
+            _tr("two-shot"), _tr("Two-shot all-reduce"),
+            _tr("Two-shot: each chunk goes straight to its owner, which adds them and sends the sum to all."),
+            _tr("Two phases, each issued at once: α is paid twice, and each port carries the ring's "
+                "2(n − 1)/n·S bytes.")),
+    }
+
+
+def _machine_titles() -> dict:
+    """Display titles of the machine algorithms, whose registry names are code names."""
+    return {"hier": _words("Hierarchical {op}"), "ring-nodes": _words("Ring {op} across nodes"),
+            "torus": _words("Torus {op}"), "bidir-ring": _words("Bidirectional ring {op}")}
+
+
+def algo_text(op: str, algo: str) -> AlgoText:
+    """The translated sentences of `algo` for collective `op`. An algorithm without sentences
+    still gets a readable title ("Hierarchical all-reduce"), never a code name in brackets."""
+    rec = ALGORITHMS.get(op, {}).get(algo)
+    text = _algo_texts().get(rec.explain_key) if rec is not None else None
+    if text is None:
+        title = _machine_titles().get(algo)
+        title = title.format(op=op) if title else f"{op[:1].upper()}{op[1:]}, {algo}"
+        return AlgoText(algo, title, rec.description if rec else "", "")
+    return text
+
+
+def op_title(op: str, algo: str) -> str:
+    """'Ring all-gather', 'Recursive-doubling all-reduce', 'Hierarchical all-reduce' (translated)."""
+    return algo_text(op, algo).title
+
+
+# -- the forward's ops and places --------------------------------------------------------------
+def _op_names() -> dict:
+    return {"attn norm": _tr("norm"), "mlp norm": _tr("norm"), "final norm": _tr("final norm"),
+            "qkv": _tr("QKV"), "attention": _tr("attention"), "attn out": _tr("out proj"),
+            "gate/up": _tr("gate/up"), "down": _tr("down"), "lm head": _tr("LM head")}
+
+
+def split_chunk(label: str) -> tuple[str, str]:
+    """"attn out 2/8" -> ("attn out", "2/8"): a collective matmul's chunk; ("qkv", "") otherwise."""
+    head, _, tail = label.rpartition(" ")
+    if head and "/" in tail and tail.replace("/", "").isdigit():
+        return head, tail
+    return label, ""
+
+
+def op_name(label: str) -> str:
+    """The display name of a step_sim op label: "qkv" -> "QKV", "attn out 2/8" -> "out proj 2/8"."""
+    base, chunk = split_chunk(label)
+    name = _op_names().get(base, base)
+    return f"{name} {chunk}" if chunk else name
+
+
+def place_name(label: str) -> str:
+    """A TP collective's place in words: "layer 0 attn" -> "layer 0 · attention", "layer 1 mlp"
+    -> "layer 1 · MLP", "logits" -> "logits"; other labels as they are."""
+    words = label.split(" ")
+    if len(words) == 3 and words[0] == "layer" and words[1].isdigit() and words[2] in ("attn", "mlp"):
+        if words[2] == "attn":
+            return _ring("layer {i} · attention").format(i=words[1])
+        return _ring("layer {i} · MLP").format(i=words[1])
+    if label == "logits":
+        return _ring("logits")
+    return label
+
+
+def op_place(rec) -> str:
+    """Where an op (trace.Compute) is and what it is: "layer 1 · QKV", "after the layers · LM head"."""
+    where = _ring("layer {i}").format(i=rec.layer) if rec.layer >= 0 else _ring("after the layers")
+    return f"{where} · {op_name(rec.label)}"
+
+
+# -- the sharded matmul's cases ("How to Scale Your Model", ch. 3), named by their notation ------
+MATMUL_NOTATION = {  # (A, B, C) with X the device axis; case 3's C is a partial sum before its all-reduce
+    1: ("A[I_X, J]", "B[J, K]", "C[I_X, K]"),
+    2: ("A[I, J_X]", "B[J, K]", "C[I, K]"),
+    3: ("A[I, J_X]", "B[J_X, K]", "C[I, K]"),
+    4: ("A[I_X, J]", "B[J, K_X]", "C[I_X, K]"),
+}
+
+
+def matmul_case_name(k: int) -> str:
+    """'A[I_X, J] · B[J, K] → C[I_X, K]': case k by its notation (the lecture's way of naming it)."""
+    A, B, C = MATMUL_NOTATION[k]
+    return f"{A} · {B} → {C}"
+
+
+def n_devices(k: int, topology=None) -> str:
+    """'8 GPUs', '1 GPU', or '16 chips' on a TPU torus."""
+    if is_tpu(topology):
+        return _words("1 chip") if k == 1 else _words("{k} chips").format(k=k)
+    return n_gpus(k)
+
+
+def number_word(k: int) -> str:
+    """A small count as a word, as a sentence says it: 'eight'; 11 and up as digits."""
+    words = (_words("zero"), _words("one"), _words("two"), _words("three"), _words("four"), _words("five"),
+             _words("six"), _words("seven"), _words("eight"), _words("nine"), _words("ten"))
+    return words[k] if 0 <= k < len(words) else str(k)
