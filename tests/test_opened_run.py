@@ -17,6 +17,7 @@ from panel_text import shown_text  # noqa: E402
 from simcore.comm_sim import Comm, switch  # noqa: E402
 from test_checker import broken_ring_allreduce  # noqa: E402
 from test_own_collective import hand_ring_allreduce  # noqa: E402
+from trace_files import edit_column  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("english")
 
@@ -65,7 +66,7 @@ def test_a_known_algorithm_keeps_the_lecture_text_and_adds_the_verdict(qtbot, ru
 
 @pytest.mark.parametrize("edit, words", [
     (lambda d: d.update(version=9), "version 9 is not supported"),
-    (lambda d: d["columns"]["dst"].__setitem__(0, 7), "GPU 7, which does not exist"),
+    (lambda d: edit_column(d, "dst", 0, 7), "GPU 7, which does not exist"),
 ])
 def test_a_bad_trace_is_one_sentence_and_the_app_keeps_its_scenario(qtbot, runs, edit, words):
     data = json.loads((runs / "broken.json").read_text())

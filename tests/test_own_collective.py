@@ -8,6 +8,8 @@ import pytest
 
 from simcore.comm_sim import Comm, allgather_ring, allreduce_ring, switch
 from simcore.trace import Trace
+from simcore.trace_io import encode_column
+from trace_files import as_version_2, edit_column, version_2_text
 
 
 def hand_ring_allreduce(comm, xs, phase=True):
@@ -130,10 +132,17 @@ def _saved(tmp_path, edit=None, name="run.json"):
 @pytest.mark.parametrize("edit, words", [
     (lambda d: d.update(version=7), "version 7"),
     (lambda d: d.update(schema="other"), "not a trace file"),
-    (lambda d: d["columns"]["dst"].__setitem__(3, 9), "GPU 9, which does not exist"),
-    (lambda d: d["columns"]["nbytes"].__setitem__(0, -5), "negative bytes"),
-    (lambda d: d["columns"]["t_end"].__setitem__(2, -1.0), "times out of order"),
-    (lambda d: d["columns"]["t_end"].__setitem__(2, 1.0), "times out of order"),
+    (lambda d: edit_column(d, "dst", 3, 9), "GPU 9, which does not exist"),
+    (lambda d: edit_column(d, "nbytes", 0, -5), "negative bytes"),
+    (lambda d: edit_column(d, "t_end", 2, -1.0), "times out of order"),
+    (lambda d: edit_column(d, "t_end", 2, 1.0), "times out of order"),
+    (lambda d: d["columns"]["src"].update(zlib=d["columns"]["src"]["zlib"][:-8]), "column src is truncated or corrupt"),
+    (lambda d: d["columns"]["src"].update(zlib="!" + d["columns"]["src"]["zlib"][1:]), "column src is truncated or corrupt"),
+    (lambda d: d["columns"]["t_end"].update(shape=[3]), "column t_end has shape"),
+    (lambda d: d["columns"]["t_end"].update(dtype="<f4"), "column t_end has dtype"),
+    (lambda d: d["columns"]["w1"].update(encode_column(np.zeros(d["n_messages"] + 1, np.int32)),
+                                         shape=[d["n_messages"]]),
+     "column w1 is truncated or corrupt"),
 ])
 def test_bad_traces_are_refused_with_one_sentence(tmp_path, edit, words):
     with pytest.raises(ValueError, match=words) as e:
@@ -183,7 +192,7 @@ def test_the_fast_reader_equals_the_general_one_and_a_reformatted_file_still_loa
 
 def test_a_hand_edited_column_falls_back_to_the_general_reader_and_its_sentence(tmp_path):
     path = _saved(tmp_path)
-    text = path.read_text()
+    text = version_2_text(json.loads(path.read_text()))
     path.write_text(text.replace('"t_end": [', '"t_end": [oops,', 1))
     with pytest.raises(ValueError, match="run.json: not a trace file"):
         Trace.load(path)
