@@ -143,3 +143,17 @@ def test_the_verdict_stays_when_the_language_changes(qtbot, runs):
     assert "✗ Checked: all-reduce is wrong." in shown_text(panel)
     assert w.model.update(kind="all-gather")  # back to a built scenario: its closed form, no verdict
     assert "Checked" not in shown_text(panel) and "Ring all-gather" in shown_text(panel)
+
+
+def test_a_run_too_large_to_show_whole_opens_its_first_collectives_and_says_so(tmp_path, monkeypatch):
+    from app.opened_run import load_run
+    from simcore import trace_io
+
+    comm = Comm(switch(4))
+    for _ in range(2):
+        hand_ring_allreduce(comm, [np.arange(16.0)] * 4)
+    comm.trace.save(tmp_path / "big.json")
+    monkeypatch.setattr(trace_io, "MAX_MESSAGES", 30)
+    run = load_run(tmp_path / "big.json")
+    assert len(run.trace.collectives) == 1 and run.index is not None
+    assert run.opened.note.startswith("big.json: it has 48 messages, more than the 30 the app shows")

@@ -171,6 +171,38 @@ def test_too_many_messages_names_the_limit(tmp_path, monkeypatch):
         Trace.load(_saved(tmp_path))
 
 
+def test_a_too_large_run_is_read_up_to_the_limit_and_says_so(tmp_path, monkeypatch):
+    from simcore import trace_io
+
+    comm = Comm(switch(4))
+    for _ in range(3):
+        hand_ring_allreduce(comm, [np.arange(8.0)] * 4)  # 24 messages each
+    path = tmp_path / "run.json"
+    comm.trace.save(path)
+    monkeypatch.setattr(trace_io, "MAX_MESSAGES", 60)
+    back = Trace.load(path)
+    assert len(back.collectives) == 2 and back.n_messages == 48 and back.collectives == comm.trace.collectives[:2]
+    assert back.column("t_end").tobytes() == comm.trace.column("t_end")[:48].tobytes()
+    assert back.note == ("run.json: it has 72 messages, more than the 60 the app shows: the first 2 of its "
+                         "3 collectives (48 messages) are shown.")
+    assert comm.trace.note == "" and Trace.load(_saved(tmp_path, name="small.json")).note == ""
+    old = tmp_path / "old.json"  # version 2 is text: refused whole, as before
+    old.write_text(version_2_text(comm.trace.to_dict()))
+    with pytest.raises(ValueError, match="old.json: it has 72 messages; the app shows at most 60"):
+        Trace.load(old)
+
+
+def test_a_version_2_run_and_its_edits_still_load_and_are_refused(tmp_path):
+    path = _saved(tmp_path)
+    data = as_version_2(json.loads(path.read_text()))
+    path.write_text(json.dumps(data))
+    assert Trace.load(path) == Trace.load(_saved(tmp_path, name="v3.json"))
+    data["columns"]["dst"][3] = 9
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="GPU 9, which does not exist"):
+        Trace.load(path)
+
+
 def test_the_fast_reader_equals_the_general_one_and_a_reformatted_file_still_loads(tmp_path):
     from simcore.comm_sim import allreduce_innet, allreduce_rd
     from simcore.hw_specs import H100
