@@ -231,36 +231,80 @@ def check_trace(tr) -> None:
     if m and (t1 < t0).any():
         i = int(np.flatnonzero(t1 < t0)[0])
         raise ValueError(f"times out of order: message {i} lands at {t1[i]:.9g} s, before it starts at {t0[i]:.9g} s")
-    last = 0
-    for k, c in enumerate(tr.collectives):
-        if c.id != k or not (last <= c.first_msg <= c.last_msg <= m):
-            raise ValueError(f"collective {c.id}'s messages [{c.first_msg}, {c.last_msg}) are out of order "
-                             f"or past the {m} messages")
-        if not (c.t_end >= c.t_start) or c.n < 1 or c.n_chunks < 0:
-            raise ValueError(f"collective {c.id} ends before it starts or has no devices")
-        last = c.last_msg
-        if c.last_msg == c.first_msg:
-            continue
-        lo, hi = c.first_msg, c.last_msg
-        for side in ("src", "dst"):
-            v = r[side][lo:hi]
-            bad = (v < -1) | (v >= c.n)
-            if bad.any():
-                i = lo + int(np.flatnonzero(bad)[0])
-                raise ValueError(f"message {i} goes {'from' if side == 'src' else 'to'} GPU {int(r[side][i])}, "
-                                 f"which does not exist (collective {c.id} has GPUs 0..{c.n - 1})")
-        ch = r["chunk"][lo:hi]
-        if ((ch < -1) | (ch >= max(c.n_chunks, 1))).any():
-            i = lo + int(np.flatnonzero((ch < -1) | (ch >= max(c.n_chunks, 1)))[0])
-            raise ValueError(f"message {i} carries chunk {int(r['chunk'][i])}, which collective {c.id} "
-                             f"does not have (chunks 0..{c.n_chunks - 1})")
-        late = t1[lo:hi].max()
-        if late > c.t_end + 1e-9 * abs(c.t_end) + 1e-15:
-            raise ValueError(f"times out of order: a message of collective {c.id} lands at {late:.9g} s, "
-                             f"after the collective ends at {c.t_end:.9g} s")
+    problem = _first_collective_problem(tr, r)
+    if problem:
+        raise ValueError(problem)
     for i, op in enumerate(tr.computes):
         if not (op.t_end >= op.t_start) or op.flops < 0 or op.nbytes < 0:
             raise ValueError(f"op {i} ({op.label}) ends before it starts or has negative FLOPs or bytes")
+
+
+def _first_collective_problem(tr, r) -> str:
+    """
+    The first thing wrong with the collectives, in their order, or "": ids and message ranges
+    out of order, ends before starts, and a message to or from a device its collective does not
+    have, with a chunk it does not have, or landing after it ends. Vectorised: a recording of
+    20,000 small collectives is checked as fast as one large one.
+    """
+    colls, m = tr.collectives, tr.n_messages
+    if not colls:
+        return ""
+    ids, n, n_chunks, first, last = np.array([(c.id, c.n, c.n_chunks, c.first_msg, c.last_msg) for c in colls],
+                                             dtype=np.int64).T
+    t_start, t_end = np.array([(c.t_start, c.t_end) for c in colls], dtype=float).reshape(-1, 2).T
+    before = np.concatenate([[0], last[:-1]])
+    bad = (ids != np.arange(len(colls))) | (first < before) | (first > last) | (last > m)
+    bad_time = ~(t_end >= t_start) | (n < 1) | (n_chunks < 0)
+    found = []  # (collective, order of the checks within one collective, sentence)
+    k = _first(bad)
+    if k is not None:
+        c = colls[k]
+        found.append((k, 0, f"collective {c.id}'s messages [{c.first_msg}, {c.last_msg}) are out of order "
+                            f"or past the {m} messages"))
+    valid = len(colls) if k is None else k  # the ranges of these are in order: message checks apply
+    k = _first(bad_time[:valid])
+    if k is not None:
+        found.append((k, 1, f"collective {colls[k].id} ends before it starts or has no devices"))
+    if valid and last[valid - 1] > 0:
+        hi = int(last[valid - 1])
+        i = np.arange(hi)
+        owner = np.searchsorted(first[:valid], i, side="right") - 1  # the collective message i is in, if any
+        inside = (owner >= 0) & (i < last[np.maximum(owner, 0)])
+        own_n, own_chunks = n[owner], np.maximum(n_chunks[owner], 1)
+        for order, side in ((2, "src"), (3, "dst")):
+            v = r[side][:hi]
+            j = _first(inside & ((v < -1) | (v >= own_n)))
+            if j is not None:
+                c = colls[owner[j]]
+                found.append((owner[j], order, f"message {j} goes {'from' if side == 'src' else 'to'} GPU "
+                                               f"{int(v[j])}, which does not exist (collective {c.id} has GPUs "
+                                               f"0..{c.n - 1})"))
+        ch = r["chunk"][:hi]
+        j = _first(inside & ((ch < -1) | (ch >= own_chunks)))
+        if j is not None:
+            c = colls[owner[j]]
+            found.append((owner[j], 4, f"message {j} carries chunk {int(ch[j])}, which collective {c.id} "
+                                       f"does not have (chunks 0..{c.n_chunks - 1})"))
+        busy = np.flatnonzero(last[:valid] > first[:valid])
+        # the latest landing in each collective: reduceat runs from one first message to the next,
+        # so a collective followed by messages of none (a gap) is taken again on its own
+        late = np.maximum.reduceat(r["t_end"][:last[busy[-1]]], first[busy]) if len(busy) else np.zeros(0)
+        gap = np.flatnonzero(last[busy][:-1] < first[busy][1:])
+        for g in gap.tolist():
+            late[g] = r["t_end"][first[busy[g]]:last[busy[g]]].max()
+        ends = t_end[busy]
+        j = _first(late > ends + 1e-9 * np.abs(ends) + 1e-15)
+        if j is not None:
+            c = colls[busy[j]]
+            found.append((busy[j], 5, f"times out of order: a message of collective {c.id} lands at "
+                                      f"{late[j]:.9g} s, after the collective ends at {c.t_end:.9g} s"))
+    return min(found)[2] if found else ""
+
+
+def _first(mask):
+    """The index of the first True in a boolean array, or None."""
+    i = int(np.argmax(mask)) if len(mask) else 0
+    return i if len(mask) and mask[i] else None
 
 
 def from_dict(cls, data: dict, max_messages: int | None = None) -> Trace:

@@ -228,3 +228,76 @@ def test_a_hand_edited_column_falls_back_to_the_general_reader_and_its_sentence(
     path.write_text(text.replace('"t_end": [', '"t_end": [oops,', 1))
     with pytest.raises(ValueError, match="run.json: not a trace file"):
         Trace.load(path)
+
+
+def _loop_check(tr):
+    """check_trace's collective checks as they were written before they were vectorised: one
+    collective at a time, in order (the reference for the first sentence)."""
+    r, m, last = tr.rows(), tr.n_messages, 0
+    for k, c in enumerate(tr.collectives):
+        if c.id != k or not (last <= c.first_msg <= c.last_msg <= m):
+            return f"collective {c.id}'s messages [{c.first_msg}, {c.last_msg}) are out of order or past the {m} messages"
+        if not (c.t_end >= c.t_start) or c.n < 1 or c.n_chunks < 0:
+            return f"collective {c.id} ends before it starts or has no devices"
+        last, lo, hi = c.last_msg, c.first_msg, c.last_msg
+        if hi == lo:
+            continue
+        for side in ("src", "dst"):
+            bad = np.flatnonzero((r[side][lo:hi] < -1) | (r[side][lo:hi] >= c.n))
+            if len(bad):
+                i = lo + int(bad[0])
+                return (f"message {i} goes {'from' if side == 'src' else 'to'} GPU {int(r[side][i])}, "
+                        f"which does not exist (collective {c.id} has GPUs 0..{c.n - 1})")
+        ch = r["chunk"][lo:hi]
+        bad = np.flatnonzero((ch < -1) | (ch >= max(c.n_chunks, 1)))
+        if len(bad):
+            i = lo + int(bad[0])
+            return (f"message {i} carries chunk {int(ch[i - lo])}, which collective {c.id} does not have "
+                    f"(chunks 0..{c.n_chunks - 1})")
+        late = r["t_end"][lo:hi].max()
+        if late > c.t_end + 1e-9 * abs(c.t_end) + 1e-15:
+            return (f"times out of order: a message of collective {c.id} lands at {late:.9g} s, "
+                    f"after the collective ends at {c.t_end:.9g} s")
+    return ""
+
+
+def test_the_vectorised_checks_name_the_same_first_problem_as_a_loop_over_collectives():
+    from simcore.comm_sim import allreduce_rd
+    from simcore.trace_io import check_trace
+
+    rng = np.random.default_rng(1)
+    base = Comm(switch(6))
+    for k in range(4):
+        allreduce_ring(base, [np.arange(12.0)] * 6)
+        allreduce_rd(base, [np.arange(12.0)] * 6)
+    whole = base.trace
+    seen = set()
+    for trial in range(300):
+        tr = Trace.from_dict(whole.to_dict())
+        cols, colls = tr._cols, tr.collectives
+        for _ in range(int(rng.integers(1, 4))):
+            i, k = int(rng.integers(tr.n_messages)), int(rng.integers(len(colls)))
+            what = int(rng.integers(7))
+            if what == 0:
+                cols["src"][i] = rng.choice([-2, 6, 9])
+            elif what == 1:
+                cols["dst"][i] = rng.choice([-2, 6])
+            elif what == 2:
+                cols["chunk"][i] = rng.choice([-3, 6, 40])
+            elif what == 3:
+                cols["t_end"][i] = colls[k].t_end + 1e-3
+            elif what == 4:
+                colls[k] = colls[k]._replace(t_end=colls[k].t_start - 1e-6)
+            elif what == 5:
+                colls[k] = colls[k]._replace(first_msg=colls[k].first_msg + int(rng.integers(-30, 30)))
+            else:
+                colls[k] = colls[k]._replace(last_msg=colls[k].first_msg, n=int(rng.integers(0, 3)))
+        want = _loop_check(tr)
+        seen.add(want.split(" ")[0] + want.split(" ")[-1])
+        if want:
+            with pytest.raises(ValueError) as e:
+                check_trace(tr)
+            assert str(e.value) == want
+        else:
+            check_trace(tr)
+    assert len(seen) >= 5  # the edits reached several kinds of problem
