@@ -89,13 +89,7 @@ def decode_column(col, name: str, dtype, m: int, keep: int | None = None) -> np.
     given: only they are decompressed). ValueError, one sentence, for a column that is
     truncated, corrupt, of another dtype or of another length.
     """
-    dtype = np.dtype(dtype)
-    if not isinstance(col, dict) or not isinstance(col.get("zlib"), str):
-        raise ValueError(f"column {name} is not a compact column")
-    if col.get("dtype") != dtype.newbyteorder("<").str and col.get("dtype") != dtype.str:
-        raise ValueError(f"column {name} has dtype {col.get('dtype')!r}, not {dtype.str!r}")
-    if col.get("shape") != [m]:
-        raise ValueError(f"column {name} has shape {col.get('shape')!r} for {m} messages")
+    dtype = _check_column(col, name, dtype, m)
     keep = m if keep is None else min(keep, m)
     try:
         raw = _inflate(base64.b64decode(col["zlib"], validate=True), keep * dtype.itemsize, whole=keep == m)
@@ -104,6 +98,21 @@ def decode_column(col, name: str, dtype, m: int, keep: int | None = None) -> np.
     if raw is None:
         raise ValueError(f"column {name} is truncated or corrupt (it does not decompress to {m:,} values)")
     return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype, copy=False)
+
+
+def _check_column(col, name: str, dtype, m: int) -> np.dtype:
+    """A compact column's dtype, shape and size checked before anything is allocated for it
+    (zlib packs at most ~1032 bytes into one: a shape larger than that is a lie)."""
+    dtype = np.dtype(dtype)
+    if not isinstance(col, dict) or not isinstance(col.get("zlib"), str):
+        raise ValueError(f"column {name} is not a compact column")
+    if col.get("dtype") != dtype.newbyteorder("<").str and col.get("dtype") != dtype.str:
+        raise ValueError(f"column {name} has dtype {col.get('dtype')!r}, not {dtype.str!r}")
+    if col.get("shape") != [m]:
+        raise ValueError(f"column {name} has shape {col.get('shape')!r} for {m} messages")
+    if m * dtype.itemsize > 1100 * len(col["zlib"]) + 64:
+        raise ValueError(f"column {name} is truncated or corrupt (too short for {m:,} values)")
+    return dtype
 
 
 def _inflate(data: bytes, want: int, whole: bool):
@@ -373,6 +382,9 @@ def _read_columns(trace, data, keep: int | None = None):
     trace._key_index = {k: i for i, k in enumerate(trace._keys)}
     cols, m = data["columns"], int(data["n_messages"])
     compact = data["version"] >= 3
+    if compact:  # every column checked before the rows are made: a hand-edited n_messages allocates nothing
+        for name in ROW.names:
+            _check_column(cols[name], name, ROW[name], m)
     lo, hi = trace._grow(m if keep is None else keep)
     for name in ROW.names:
         if compact:

@@ -140,6 +140,8 @@ def _saved(tmp_path, edit=None, name="run.json"):
     (lambda d: d["columns"]["src"].update(zlib="!" + d["columns"]["src"]["zlib"][1:]), "column src is truncated or corrupt"),
     (lambda d: d["columns"]["t_end"].update(shape=[3]), "column t_end has shape"),
     (lambda d: d["columns"]["t_end"].update(dtype="<f4"), "column t_end has dtype"),
+    (lambda d: [c.update(shape=[10**12]) for c in d["columns"].values()] and d.update(n_messages=10**12),
+     "column coll is truncated or corrupt"),
     (lambda d: d["columns"]["w1"].update(encode_column(np.zeros(d["n_messages"] + 1, np.int32)),
                                          shape=[d["n_messages"]]),
      "column w1 is truncated or corrupt"),
