@@ -492,8 +492,8 @@ class Trace:
         trace_io.write(self, path, fmt, flows)
 
     def write_json(self, dest):
-        """Write the versioned JSON (compact message columns, see trace_io.write_json) to a path or text file object; a path
-        ending in .gz is gzipped. Written in blocks: the file is never whole in memory."""
+        """Write the versioned JSON (compact message columns, see trace_io.write_json) to a path or
+        text file object; a path ending in .gz is gzipped. One column in memory at a time, compressed."""
         from . import trace_io
 
         trace_io.write_json(self, dest)

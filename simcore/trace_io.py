@@ -174,9 +174,10 @@ def load(cls, path) -> Trace:
 
 def _from_json_fast(cls, text: str):
     """
-    A version-2 file as write_json laid it out (columns of numbers as text), read column by column straight into arrays (a million
-    messages: json.loads of the whole file would build 14 million Python numbers first). Returns
-    None when the layout is not write_json's, and the general reader takes over.
+    A version-2 file as write_json laid it out (columns of numbers as text), read column by
+    column straight into arrays (a million messages: json.loads of the whole file would build 14
+    million Python numbers first). Returns None for any other layout or version: the general
+    reader takes over.
     """
     head = text.find('"columns": {')
     end = text.find('},\n"explicit"', head)
