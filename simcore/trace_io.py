@@ -383,18 +383,20 @@ def _read_columns(trace, data, keep: int | None = None):
     trace._key_index = {k: i for i, k in enumerate(trace._keys)}
     cols, m = data["columns"], int(data["n_messages"])
     compact = data["version"] >= 3
-    if compact:  # every column checked before the rows are made: a hand-edited n_messages allocates nothing
-        for name in ROW.names:
+    if compact:
+        for name in ROW.names:  # every column checked first: a hand-edited n_messages allocates nothing
             _check_column(cols[name], name, ROW[name], m)
-    lo, hi = trace._grow(m if keep is None else keep)
-    for name in ROW.names:
-        if compact:
-            col = decode_column(cols[name], name, ROW[name], m, keep)
-        else:
+        # the decoded arrays become the columns as they are (read-only, as readers see every column;
+        # an append copies them into new arrays first, as it does whenever the columns are full)
+        trace._cols = {name: decode_column(cols[name], name, ROW[name], m, keep) for name in ROW.names}
+        trace._len = trace._cap = m if keep is None else keep
+    else:
+        lo, hi = trace._grow(m)
+        for name in ROW.names:
             col = np.asarray(cols[name], dtype=ROW[name])
             if col.shape != (m,):
                 raise ValueError(f"column {name} has {col.size} values for {m} messages")
-        trace._cols[name][lo:hi] = col
+            trace._cols[name][lo:hi] = col
     rows = trace.rows()
     ex = data.get("explicit", [])
     if compact:

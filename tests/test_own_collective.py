@@ -277,7 +277,8 @@ def test_the_vectorised_checks_name_the_same_first_problem_as_a_loop_over_collec
     seen = set()
     for trial in range(300):
         tr = Trace.from_dict(whole.to_dict())
-        cols, colls = tr._cols, tr.collectives
+        tr._cols = cols = {k: v.copy() for k, v in tr._cols.items()}  # loaded columns are read-only
+        colls = tr.collectives
         for _ in range(int(rng.integers(1, 4))):
             i, k = int(rng.integers(tr.n_messages)), int(rng.integers(len(colls)))
             what = int(rng.integers(7))

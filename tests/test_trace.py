@@ -356,6 +356,11 @@ def test_a_version_3_file_keeps_every_column_exactly_with_its_dtype(tmp_path, na
     assert list(back.explicit) == list(tr.explicit) and len(tr.explicit) > 0
     assert back._keys == tr._keys
     _assert_same(list(back.messages), want)
+    back.add_message(*want[0])  # a loaded trace still takes messages (its columns are copied first)
+    back.add_messages(0, "all-gather", "ring", "x", "", 0, np.arange(3), 1, 0, 8.0, np.zeros(3), 1.0, False,
+                      (0, 1, 11, 11))
+    _assert_same(list(back.messages)[:len(want) + 1], want + want[:1])
+    assert back.n_messages == len(want) + 4 and back.column("src")[-3:].tolist() == [0, 1, 2]
 
 
 def test_version_2_files_still_load(tmp_path):
