@@ -7,8 +7,9 @@ A saved run opened in the app: a trace file (simcore `trace.save`, `python -m si
     run_from_trace(trace) the same for a Trace in memory (simcore.show)
 
 The run's scenario is only what the controls show (the op of its first collective, its largest
-n); the views read the trace itself. `run.opened` (an `Opened`) names the file and keeps the
-checker's verdict per collective for the formula panel (app/views/text/generic_text.py).
+n); the views read the trace itself. `run.opened` (an `Opened`) names the file, keeps the
+checker's verdict per collective for the formula panel (app/views/text/generic_text.py) and,
+for a file too large to show whole, `note`: one sentence saying the limit and what was read.
 A trace holds no arrays, so the buffers view shows example values (the same for every run of
 the same shape): what a chunk sums follows from its contributors alone.
 """
@@ -57,6 +58,7 @@ class Opened:
 
     def __init__(self, path: str, trace: Trace, link):
         self.path, self.trace, self.link = path, trace, link
+        self.note = getattr(trace, "note", "")  # "" unless Trace.load read only the first collectives
         self._reports = {}
 
     @property

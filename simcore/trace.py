@@ -48,7 +48,9 @@ from .contributors import _as_arc, _decode, _Who
 from .trace_records import Collective, Compute, Initial, Message  # noqa: F401 (re-exported: the records' public home)
 
 SCHEMA = "shard-lab-trace"
-SCHEMA_VERSION = 2  # 2: columnar messages (and computes); version 1 files (one row per message) are still read
+# 3: the message columns compact (zlib + base64 of little-endian arrays, see trace_io.encode_column);
+# 2: columns as lists of numbers; 1: one row per message. Versions 1 and 2 are still read.
+SCHEMA_VERSION = 3
 SWITCH = -1  # the switch as a message endpoint (in-network reduction)
 ALL = -1  # chunk index meaning "the whole buffer"
 
@@ -157,6 +159,7 @@ class Trace:
         self.meta: dict = {}  # e.g. {"link": {"name", "alpha" (s), "bw" (bytes/s)}}: saved with the trace
         self._step_times: dict[int, list] = {}  # a collective is recorded once complete: safe to memoise
         self._blocks: dict[int, list] = {}  # a few blocks of built Message records (see _message)
+        self.note = ""  # Trace.load: one sentence when only part of a too-large file was read
 
     # -- writing --------------------------------------------------------------------------
     def key(self, op: str, algo: str, label: str, phase: str) -> int:
@@ -489,8 +492,8 @@ class Trace:
         trace_io.write(self, path, fmt, flows)
 
     def write_json(self, dest):
-        """Write the versioned JSON (columns of numbers) to a path or text file object; a path
-        ending in .gz is gzipped. Written in blocks: the file is never whole in memory."""
+        """Write the versioned JSON (compact message columns, see trace_io.write_json) to a path or
+        text file object; a path ending in .gz is gzipped. One column in memory at a time, compressed."""
         from . import trace_io
 
         trace_io.write_json(self, dest)
@@ -525,7 +528,7 @@ class Trace:
 
     @classmethod
     def from_dict(cls, data: dict) -> Trace:
-        """A trace from its JSON as a dict (version 1 or 2); ValueError for anything else."""
+        """A trace from its JSON as a dict (version 1, 2 or 3); ValueError for anything else."""
         from . import trace_io
 
         return trace_io.from_dict(cls, data)

@@ -17,6 +17,7 @@ from panel_text import shown_text  # noqa: E402
 from simcore.comm_sim import Comm, switch  # noqa: E402
 from test_checker import broken_ring_allreduce  # noqa: E402
 from test_own_collective import hand_ring_allreduce  # noqa: E402
+from trace_files import edit_column  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("english")
 
@@ -65,7 +66,7 @@ def test_a_known_algorithm_keeps_the_lecture_text_and_adds_the_verdict(qtbot, ru
 
 @pytest.mark.parametrize("edit, words", [
     (lambda d: d.update(version=9), "version 9 is not supported"),
-    (lambda d: d["columns"]["dst"].__setitem__(0, 7), "GPU 7, which does not exist"),
+    (lambda d: edit_column(d, "dst", 0, 7), "GPU 7, which does not exist"),
 ])
 def test_a_bad_trace_is_one_sentence_and_the_app_keeps_its_scenario(qtbot, runs, edit, words):
     data = json.loads((runs / "broken.json").read_text())
@@ -142,3 +143,17 @@ def test_the_verdict_stays_when_the_language_changes(qtbot, runs):
     assert "✗ Checked: all-reduce is wrong." in shown_text(panel)
     assert w.model.update(kind="all-gather")  # back to a built scenario: its closed form, no verdict
     assert "Checked" not in shown_text(panel) and "Ring all-gather" in shown_text(panel)
+
+
+def test_a_run_too_large_to_show_whole_opens_its_first_collectives_and_says_so(tmp_path, monkeypatch):
+    from app.opened_run import load_run
+    from simcore import trace_io
+
+    comm = Comm(switch(4))
+    for _ in range(2):
+        hand_ring_allreduce(comm, [np.arange(16.0)] * 4)
+    comm.trace.save(tmp_path / "big.json")
+    monkeypatch.setattr(trace_io, "MAX_MESSAGES", 30)
+    run = load_run(tmp_path / "big.json")
+    assert len(run.trace.collectives) == 1 and run.index is not None
+    assert run.opened.note.startswith("big.json: it has 48 messages, more than the 30 the app shows")

@@ -317,10 +317,68 @@ def test_json_round_trip_keeps_every_field_and_gzips(tmp_path):
     path = tmp_path / "t.json.gz"
     tr.write_json(str(path))
     with gzip.open(path, "rt") as f:
-        assert json.load(f)["version"] == 2
+        assert json.load(f)["version"] == 3
     back = Trace.load(str(path))
     _assert_same(list(back.messages), want)
     assert back == tr and back.collectives[0].initial == Initial.own_all(11, 11)
+
+
+@pytest.mark.parametrize("dtype, values", [
+    ("<f8", [0.0, -0.0, 5e-324, 1e-300, 1 / 3, 1e308, -7.25, np.inf]),
+    ("<i4", [0, -1, 1, 2**31 - 1, -2**31, 256]),
+    ("|b1", [True, False, False, True]),
+    ("<i4", []),
+])
+def test_a_compact_column_round_trips_bit_for_bit(dtype, values):
+    from simcore.trace_io import decode_column, encode_column
+
+    a = np.array(values, dtype=dtype)
+    col = json.loads(json.dumps(encode_column(a)))
+    back = decode_column(col, "x", a.dtype, len(a))
+    assert back.dtype == a.dtype and back.tobytes() == a.tobytes()
+    assert decode_column(col, "x", a.dtype, len(a), keep=2).tobytes() == a[:2].tobytes()
+
+
+@pytest.mark.parametrize("name", ["t.json", "t.json.gz"])
+def test_a_version_3_file_keeps_every_column_exactly_with_its_dtype(tmp_path, name):
+    from simcore.trace import ROW
+
+    want = _plain_messages(seed=7, count=5000)  # explicit sets too
+    tr = _trace_of(want)
+    path = tmp_path / name
+    tr.save(path)
+    data = json.loads((gzip.open(path, "rt") if name.endswith(".gz") else open(path)).read())
+    assert data["version"] == 3 and data["columns"]["t_end"]["dtype"] == "<f8"
+    back = Trace.from_dict(data)
+    for field in ROW.names:
+        a, b = back.column(field), tr.column(field)
+        assert a.dtype == b.dtype == ROW[field] and a.tobytes() == b.tobytes(), field
+    assert list(back.explicit) == list(tr.explicit) and len(tr.explicit) > 0
+    assert back._keys == tr._keys
+    _assert_same(list(back.messages), want)
+    back.add_message(*want[0])  # a loaded trace still takes messages (its columns are copied first)
+    back.add_messages(0, "all-gather", "ring", "x", "", 0, np.arange(3), 1, 0, 8.0, np.zeros(3), 1.0, False,
+                      (0, 1, 11, 11))
+    _assert_same(list(back.messages)[:len(want) + 1], want + want[:1])
+    assert back.n_messages == len(want) + 4 and back.column("src")[-3:].tolist() == [0, 1, 2]
+
+
+def test_version_2_files_still_load(tmp_path):
+    from trace_files import as_version_2, version_2_text
+
+    want = _plain_messages(seed=3)
+    tr = _trace_of(want)
+    tr.collectives.append(Collective(0, "all-reduce", "ring", "x", 11, 11, 0.0, 1.0, 8.0, 20, 0, len(want),
+                                     Initial.own_all(11, 11)))
+    data = tr.to_dict()
+    laid_out, general = tmp_path / "old.json.gz", tmp_path / "edited.json"
+    with gzip.open(laid_out, "wt") as f:
+        f.write(version_2_text(data))  # write_json's version-2 layout: the column-by-column reader
+    general.write_text(json.dumps(as_version_2(data), indent=1))  # any other layout: json.loads
+    for path in (laid_out, general):
+        back = Trace.load(path)
+        assert back == tr
+        _assert_same(list(back.messages), want)
 
 
 # ---------------------------------------------------------------------------------------
