@@ -160,11 +160,14 @@ def _timed_as(comm, full_bytes, n_elems):
 def _all_reduce(comm, S, label, algo, chunk_ready=None):
     n = comm.n
     topo = comm.topology
-    if getattr(topo, "n_nodes", 1) > 1 or getattr(topo, "shape", None) is not None:
-        # a machine (issue 15): the all-reduce its cost model prices (topo_collectives.allreduce_on)
+    if algo is None:
+        algo = topo.choose("all-reduce", S)[0]
+    if "switch" not in topo.kinds or (algo not in ALLREDUCE_ALGOS):
+        # a machine (issue 15): the all-reduce its topology picks (topo_collectives.allreduce_on)
         from .topo_collectives import allreduce_on
 
-        L = n * (12 if getattr(topo, "shape", None) is not None else 1)  # a torus cuts halves per axis
+        # fine chunks: a torus cuts halves per axis (12 covers 1-3 axes), the channel rings P per device
+        L = n * (12 if "torus" in topo.kinds else getattr(topo, "per_node", 1))
         with _timed_as(comm, S, L):
             allreduce_on(comm, [np.ones(L) for _ in range(n)], algo=algo, label=label)
         return

@@ -40,6 +40,9 @@ class TorusSlice(Torus):
 
     wrap: tuple = ()
 
+    def wraps(self) -> tuple:
+        return tuple(self.wrap) if self.wrap else (True,) * len(self.shape)
+
     def route(self, src, dst):
         cs, cd = self.coords(src), self.coords(dst)
         for a, (x, y) in enumerate(zip(cs, cd)):
@@ -73,6 +76,7 @@ class Layout:
     shape: tuple = ()
     wrap: tuple = ()
     base: float = 0.0  # per-collective base latency, seconds (comm_sim.NCCL_RING_LL128_BASE)
+    tuning: str = ""  # the GPU generation NCCL's model times it as (simcore.nccl_tuning), "" none
 
     def describe(self) -> str:
         if self.kind == "switch":
@@ -115,6 +119,7 @@ class HardwarePreset:
     source: str = ""
     wrap_all: bool = False  # a torus with its wraparound link on every axis (a spec's torus)
     spec: tuple = ()  # a machine made from a spec (preset_from_spec): its (key, value) pairs
+    tuning: str = ""  # GPU machines: the generation NCCL's tuning model times (simcore.nccl_tuning)
 
     # -- which n ------------------------------------------------------------------------
     def valid_degrees(self, max_n=None):
@@ -156,61 +161,61 @@ class HardwarePreset:
                 wrap = (False,) * len(shape)
             return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap, base=self.base)
         if n <= self.per_node or self.inter is None:
-            return Layout("switch", n, intra, per_node=n, base=self.base)
+            return Layout("switch", n, intra, per_node=n, base=self.base, tuning=self.tuning)
         return Layout("nodes", n, intra, per_node=self.per_node, nodes=n // self.per_node, inter=_link(self.inter),
-                      base=self.base)
+                      base=self.base, tuning=self.tuning)
 
     def topology(self, n):
         """comm_sim's topology for n chips: switch(n, intra), nodes(N, per_node, intra, inter)
         or a torus slice (comm_sim's torus, with the wraparound links the slice really has)."""
-        lay = self.layout(n)
-        if lay.kind == "switch":
-            return switch(n, lay.intra, base=lay.base)
-        if lay.kind == "nodes":
-            return nodes(lay.nodes, lay.per_node, intra=lay.intra, inter=lay.inter, base=lay.base)
-        t = torus(lay.shape, lay.intra, base=lay.base)
-        return TorusSlice(t.shape, t.link, t.base, wrap=lay.wrap)
+        return layout_topology(self.layout(n))
 
-    def allreduce_time(self, n, nbytes, algo="ring", inter_algo="hier"):
+    def allreduce_time(self, n, nbytes, algo=None, inter_algo=None):
         """One all-reduce of S = nbytes over n chips (seconds): see allreduce_time()."""
         return allreduce_time(self.layout(n), nbytes, algo, inter_algo)
 
+    def collective_time(self, op, n, nbytes, algo=None):
+        """One collective `op` of S = nbytes over n chips with `algo` (None: the machine's choice),
+        seconds: the topology's time() (NCCL's model on the GPU machines)."""
+        return self.topology(n).time(op, algo, nbytes)
 
-def allreduce_time(layout: Layout, nbytes, algo="ring", inter_algo="hier"):
-    """
-    Closed-form time (seconds) of one all-reduce of S = nbytes on a Layout:
-      switch  comm_sim.t_formula(algo, n, S, α, β) — the algorithm asked for;
-      nodes   inter_algo: "hier" (reduce-scatter in the node, all-reduce across nodes on each
-              GPU's own NIC, all-gather in the node) or "ring" (NCCL's rings, one channel per
-              NIC) — topo_collectives.t_hier / t_ring_nodes;
-      torus   bidirectional rings per axis (topo_collectives.t_torus; a line where an axis has
-              no wraparound link).
-    Every form includes the layout's per-collective base latency, once per collective call
-    (three calls for hier: topo_collectives.hier_calls).
-    """
-    from .algorithms import t_formula
-    from .topo_closed_forms import t_hier, t_ring_nodes, t_torus
 
-    S = float(nbytes)
-    if layout.n == 1:
-        return 0.0
+def layout_topology(layout: Layout):
+    """The comm_sim topology of a Layout (see HardwarePreset.topology)."""
     if layout.kind == "switch":
-        return layout.base + float(t_formula(algo, layout.n, S, layout.intra.alpha, layout.intra.bw))
+        return switch(layout.n, layout.intra, base=layout.base, tuning=layout.tuning)
     if layout.kind == "nodes":
-        if inter_algo not in ("hier", "ring"):
-            raise ValueError(f"across nodes the all-reduce is 'hier' or 'ring', not {inter_algo!r}")
-        f = t_hier if inter_algo == "hier" else t_ring_nodes
-        return f("all-reduce", layout.per_node, layout.nodes, S, layout.intra, layout.inter, base=layout.base)
-    return layout.base + t_torus("all-reduce", layout.shape, S, layout.intra, layout.wrap)
+        return nodes(layout.nodes, layout.per_node, intra=layout.intra, inter=layout.inter, base=layout.base,
+                     tuning=layout.tuning)
+    t = torus(layout.shape, layout.intra, base=layout.base)
+    return TorusSlice(t.shape, t.link, t.base, wrap=layout.wrap)
+
+
+def allreduce_time(layout: Layout, nbytes, algo=None, inter_algo=None):
+    """
+    Closed-form time (seconds) of one all-reduce of S = nbytes on a Layout: the topology's own
+    time() (topology._Machine): algo None → what the machine picks for S (NCCL's tuner, with
+    its protocol, on the GPU machines; bidirectional rings on a torus); otherwise that registry
+    algorithm where it runs. inter_algo: the older spelling across nodes ("hier", "ring" → the
+    channel rings "ring-nodes"), used when algo is None.
+    """
+    topo = layout_topology(layout)
+    if algo is None and inter_algo is not None and layout.kind == "nodes":
+        algo = {"ring": "ring-nodes"}.get(inter_algo, inter_algo)
+    if layout.kind == "nodes" and algo == "ring" and inter_algo is None:
+        algo = "ring-nodes"  # NCCL's ring across nodes is the channel rings (registry "ring-nodes")
+    if layout.kind == "torus" and algo == "ring":
+        algo = None
+    return 0.0 if layout.n == 1 else topo.time("all-reduce", algo, float(nbytes))
 
 
 PRESETS = {p.key: p for p in (
     HardwarePreset("dgx-h100", "DGX H100", "h100", "nodes", 8, "nvlink4", "ib-ndr400",
-                   base=NCCL_RING_LL128_BASE,
+                   base=NCCL_RING_LL128_BASE, tuning="hopper",
                    source="NVIDIA DGX H100 datasheet: 8 H100 SXM, NVLink 4 through NVSwitch, "
                           "8x ConnectX-7 400 Gb/s (one per GPU)"),
     HardwarePreset("gb200-nvl72", "GB200 NVL72", "gb200", "nodes", 72, "nvlink5", "ib-ndr400",
-                   max_devices=4032, base=NCCL_RING_LL128_BASE,
+                   max_devices=4032, base=NCCL_RING_LL128_BASE, tuning="blackwell",
                    source="NVIDIA GB200 NVL72 datasheet: 72 Blackwell GPUs in one NVLink 5 domain; "
                           "one 400 Gb/s ConnectX-7 per GPU between racks"),
     HardwarePreset("tpu-v5e-16x16", "TPU v5e 16x16", "tpu-v5e", "torus", 256, "tpu-v5e-ici",
