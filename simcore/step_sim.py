@@ -48,10 +48,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .algorithms import ALLREDUCE_ALGOS
-from .collectives import allgather_ring, allreduce_ring, reduce_scatter_ring, ring_rs_chunk
+from .algorithms import ALGORITHMS, ALLREDUCE_ALGOS
+from .collectives import allreduce_ring, reduce_scatter_ring, ring_rs_chunk
 from .comm_sim import Comm
-from .topology import switch
+from .topology import switch, timed_as_machine
 from .tensor_parallel import tp_layout
 
 OVERLAPS = ("none", "async")
@@ -172,23 +172,38 @@ def _all_reduce(comm, S, label, algo, chunk_ready=None):
             allreduce_on(comm, [np.ones(L) for _ in range(n)], algo=algo, label=label)
         return
     arrays = [np.ones(n) for _ in range(n)]  # one element per ring chunk
-    with _timed_as(comm, S, n):
+    with _timed_as(comm, S, n), timed_as_machine(comm, "all-reduce", algo, S):
         if algo == "ring":
             allreduce_ring(comm, arrays, label=label, chunk_ready=chunk_ready)
         else:
             ALLREDUCE_ALGOS[algo][1](comm, arrays, label=label)
 
 
+def _fine(topo, n):
+    """Elements per device that every machine algorithm can cut into its fine chunks: 12 per
+    device on a torus (two halves × up to 3 axes), P per device for the channel rings on nodes."""
+    return 12 if "torus" in topo.kinds else getattr(topo, "per_node", 1)
+
+
 def _reduce_scatter(comm, S, label, chunk_ready=None):
     n = comm.n
-    with _timed_as(comm, S, n):
+    algo = comm.topology.choose("reduce-scatter", S)[0]
+    if algo != "ring":  # a machine's own (channel rings across nodes, rings both ways on a torus)
+        L = n * _fine(comm.topology, n)
+        with _timed_as(comm, S, L), timed_as_machine(comm, "reduce-scatter", algo, S):
+            ALGORITHMS["reduce-scatter"][algo].fn(comm, [np.ones(L) for _ in range(n)], label=label)
+        return
+    with _timed_as(comm, S, n), timed_as_machine(comm, "reduce-scatter", algo, S):
         reduce_scatter_ring(comm, [np.ones(n) for _ in range(n)], label=label, chunk_ready=chunk_ready)
 
 
 def _all_gather(comm, S, label):
     n = comm.n
-    with _timed_as(comm, S, n):
-        allgather_ring(comm, [np.ones(1) for _ in range(n)], list(range(n)), label=label)
+    algo = comm.topology.choose("all-gather", S)[0]
+    k = 1 if algo == "ring" else _fine(comm.topology, n)
+    with _timed_as(comm, S, n * k), timed_as_machine(comm, "all-gather", algo, S):
+        ALGORITHMS["all-gather"][algo].fn(comm, [np.ones(k) for _ in range(n)], {d: d for d in range(n)},
+                                         label=label)
 
 
 def _run(comm, part_ops, chip, prec, layer):

@@ -202,10 +202,8 @@ def allreduce_time(layout: Layout, nbytes, algo=None, inter_algo=None):
     topo = layout_topology(layout)
     if algo is None and inter_algo is not None and layout.kind == "nodes":
         algo = {"ring": "ring-nodes"}.get(inter_algo, inter_algo)
-    if layout.kind == "nodes" and algo == "ring" and inter_algo is None:
-        algo = "ring-nodes"  # NCCL's ring across nodes is the channel rings (registry "ring-nodes")
-    if layout.kind == "torus" and algo == "ring":
-        algo = None
+    if layout.kind in ("nodes", "torus") and algo == "ring":
+        algo = None  # the older default ("ring") means the machine's own choice there (as allreduce_on)
     return 0.0 if layout.n == 1 else topo.time("all-reduce", algo, float(nbytes))
 
 
@@ -243,62 +241,62 @@ def get_preset(key) -> HardwarePreset:
 # ---------------------------------------------------------------------------------------
 def offered_algos(key, n, op="all-reduce"):
     """
-    The algorithms one collective of n chips on preset `key` can run, the first the default:
-    inside one NVLink domain every comm_sim algorithm (all-reduce) or the ring; across nodes
-    the hierarchical all-reduce and NCCL-style channel rings (topo_collectives.TOPO_ALLREDUCE),
-    and the plain ring for all-gather / reduce-scatter; on a torus the bidirectional rings per
-    axis ("torus").
+    The algorithms one collective of n chips on preset `key` offers in the app's menus, the
+    machine's own first: inside one NVLink domain the lecture's algorithms (all-reduce) or the
+    ring; across nodes the registry's machine algorithms (all-reduce: hierarchical and NCCL's
+    channel rings; all-gather / reduce-scatter: the channel rings, one per NIC); on a torus the
+    bidirectional rings per axis ("torus"). Every name is one the topology can run
+    (topology.algorithms); the topology's choice for a size is topology.choose.
     """
-    from .algorithms import ALLREDUCE_ALGOS
+    from .algorithms import ALGORITHMS
 
-    lay = get_preset(key).layout(n)
-    if lay.kind == "torus":
-        return ("torus",)
-    if lay.kind == "nodes":
-        return ("hier", "ring-nodes") if op == "all-reduce" else ("ring",)
-    return tuple(ALLREDUCE_ALGOS) if op == "all-reduce" else ("ring",)
+    topo = get_preset(key).topology(n)
+    runs = topo.algorithms(op)
+    if "switch" in topo.kinds:
+        mine = tuple(a for a in runs if "switch" in ALGORITHMS[op][a].topologies)
+        return mine if op == "all-reduce" else ("ring",)
+    return tuple(a for a in runs if "switch" not in ALGORITHMS[op][a].topologies)
 
 
 def run_on_preset(op, key, n, nbytes, algo, elems_per_piece=4, seed=0):
     """
     One collective (op: all-gather, reduce-scatter or all-reduce) of S = nbytes on n chips of
-    preset `key` with `algo` (one of offered_algos), on real arrays. Returns (comm, inputs,
-    outputs): inputs (n, L) every device's buffer before (all-gather: its own piece in place).
+    preset `key` with `algo` (one of offered_algos; None: the machine's choice for S), on real
+    arrays, timed as the machine runs it (topology.timed_as_machine: NCCL's protocol on a GPU
+    machine). Returns (comm, inputs, outputs): inputs (n, L) every device's buffer before
+    (all-gather: its own piece in place).
     """
-    from .algorithms import ALLREDUCE_ALGOS
-    from .collectives import allgather_ring, reduce_scatter_ring
+    from .algorithms import check_algo_on
     from .comm_sim import Comm
     from .scenarios import demo_values
-    from .topo_collectives import TOPO_ALLREDUCE, torus_all_gather, torus_reduce_scatter
+    from .topology import timed_as_machine
 
+    if op not in ("all-gather", "reduce-scatter", "all-reduce"):
+        raise ValueError(f"unknown collective {op!r}; choose all-gather, reduce-scatter or all-reduce")
+    topo = get_preset(key).topology(n)
+    if algo is None:
+        algo = topo.choose(op, float(nbytes))[0]
     offered = offered_algos(key, n, op)
     if algo not in offered:
         raise ValueError(f"{get_preset(key).name} with {n} chips runs {op} as {', '.join(offered)}, not {algo!r}")
-    topo = get_preset(key).topology(n)
+    rec = check_algo_on(topo, op, algo)
     n = topo.n
     # the finer chunks must divide a device's piece: hier's n, the channel rings' 2n (P·n of
     # the whole), the torus's 2 halves × its axes
     per = elems_per_piece * {"hier": n, "ring-nodes": 2 * n, "torus": 2 * 6}.get(algo, 1)
     L = n * per
     comm = Comm(topo, byte_scale=float(nbytes) / (L * 8))
-    if op == "all-gather":
-        chunks = list(demo_values(seed, (n, per)))
-        inputs = np.zeros((n, L))
-        for d in range(n):
-            inputs[d, d * per:(d + 1) * per] = chunks[d]
-        if algo == "torus":
-            outputs = torus_all_gather(comm, chunks, label="all-gather")
-        else:
-            outputs = allgather_ring(comm, chunks, {d: d for d in range(n)}, label="all-gather")
-        return comm, inputs, outputs
-    inputs = demo_values(seed, (n, L))
-    if op == "reduce-scatter":
-        f = torus_reduce_scatter if algo == "torus" else (lambda c, a, label: reduce_scatter_ring(c, a, label)[0])
-        return comm, inputs, f(comm, list(inputs), label="reduce-scatter")
-    if op != "all-reduce":
-        raise ValueError(f"unknown collective {op!r}; choose all-gather, reduce-scatter or all-reduce")
-    fn = TOPO_ALLREDUCE[algo][1] if algo in TOPO_ALLREDUCE else ALLREDUCE_ALGOS[algo][1]
-    return comm, inputs, fn(comm, list(inputs), label="all-reduce")
+    with timed_as_machine(comm, op, algo, float(nbytes)):
+        if op == "all-gather":
+            chunks = list(demo_values(seed, (n, per)))
+            inputs = np.zeros((n, L))
+            for d in range(n):
+                inputs[d, d * per:(d + 1) * per] = chunks[d]
+            return comm, inputs, rec.fn(comm, chunks, {d: d for d in range(n)}, label="all-gather")
+        inputs = demo_values(seed, (n, L))
+        if op == "reduce-scatter":
+            return comm, inputs, rec.fn(comm, list(inputs), label="reduce-scatter")[0]
+        return comm, inputs, rec.fn(comm, list(inputs), label="all-reduce")
 
 
 def check_machine(op, key, n, algo, collective_ops=("all-gather", "reduce-scatter", "all-reduce")):
