@@ -39,8 +39,6 @@ import numpy as np
 from .collectives import (allgather_direct, allgather_ring, allreduce_direct, allreduce_innet, allreduce_rd,
                           allreduce_ring, allreduce_two_shot, reduce_scatter_direct, reduce_scatter_ring)
 from .topo_closed_forms import t_hier, t_ring_nodes, t_torus
-from .topo_collectives import (allgather_ring_nodes, allgather_torus, allreduce_hier, allreduce_ring_nodes,
-                               allreduce_torus, reduce_scatter_ring_nodes, reduce_scatter_torus)
 from .topology import Nodes, Switch, Torus
 
 
@@ -169,6 +167,22 @@ def _torus_time(topo, S, op):
 
 def _no_switch_form(n):
     raise ValueError("this algorithm has no closed form on one switch; use t_formula_on(topology, ...)")
+
+
+def _deferred(name):
+    """simcore.topo_collectives.<name>, imported on the first call (the app's first window does not load it)."""
+    def fn(*args, **kwargs):
+        from . import topo_collectives
+        return getattr(topo_collectives, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"simcore.topo_collectives.{name} (imported when first called)."
+    return fn
+
+
+allreduce_hier, allreduce_ring_nodes, allreduce_torus = map(_deferred, ("allreduce_hier", "allreduce_ring_nodes",
+                                                                        "allreduce_torus"))
+allgather_ring_nodes, allgather_torus = map(_deferred, ("allgather_ring_nodes", "allgather_torus"))
+reduce_scatter_ring_nodes, reduce_scatter_torus = map(_deferred, ("reduce_scatter_ring_nodes", "reduce_scatter_torus"))
 
 
 def _machine(description, fn, phases, key, formula, kinds, time_on):
