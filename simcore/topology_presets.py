@@ -124,11 +124,18 @@ class HardwarePreset:
     # -- which n ------------------------------------------------------------------------
     def valid_degrees(self, max_n=None):
         """The tensor-parallel degrees this machine offers, ascending: for nodes, divisors of
-        per_node and whole nodes; for a torus, the slice sizes."""
+        per_node and powers of two up to it (one NVLink domain), then whole nodes; for a torus,
+        the slice sizes."""
         top = self.max_devices if max_n is None else min(int(max_n), self.max_devices)
         if self.kind == "torus":
             return [1] + [math.prod(s) for s in self.slices if math.prod(s) <= top]
-        small = [d for d in range(1, self.per_node + 1) if self.per_node % d == 0 and d <= top]
+        # inside one NVLink domain every GPU reaches every other through the switches, so a group
+        # may be any divisor of the domain (the domain splits into equal groups) or a power of two
+        # (tensor-parallel degrees divide power-of-two head counts): NVL72 hosts 16, 32 and 64
+        # (NVIDIA GB200 NVL72: one NVLink domain of 72 GPUs; n must still split the model's heads,
+        # cost_model.tp_degree_problem)
+        small = [d for d in range(1, self.per_node + 1)
+                 if (self.per_node % d == 0 or d & (d - 1) == 0) and d <= top]
         return small + list(range(2 * self.per_node, top + 1, self.per_node))
 
     def is_valid(self, n) -> bool:

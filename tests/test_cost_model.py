@@ -316,8 +316,10 @@ def get_ib():
 def test_nvl72_keeps_72_gpus_on_nvlink_and_a_torus_uses_both_directions():
     from simcore.hw_specs import CHIPS
 
-    s = decode_sweep(LLAMA3_70B, CHIPS["gb200"], None, [8, 24, 72, 16], 1, 4096, topology="gb200-nvl72")
-    assert list(s["n_nodes"]) == [1, 1, 1, 1] and list(s["valid"]) == [True, True, True, False]  # 16 does not tile 72
+    s = decode_sweep(LLAMA3_70B, CHIPS["gb200"], None, [8, 24, 72, 16, 48], 1, 4096, topology="gb200-nvl72")
+    # one NVLink domain of 72 hosts a group of 16 (issue 22: TP 16, 32, 64 inside one rack); 48 is neither a
+    # divisor of 72 nor a power of two
+    assert list(s["n_nodes"]) == [1] * 5 and list(s["valid"]) == [True, True, True, True, False]
     dgx = decode_sweep(LLAMA3_70B, H100, None, [16], 1, 4096, topology="dgx-h100")
     assert dgx["n_nodes"][0] == 2
     v5e = decode_sweep(LLAMA3_70B, TPU_V5E, None, [256], 32, 8192, w_bytes=1, kv_bytes=1, topology="tpu-v5e-16x16")

@@ -27,7 +27,10 @@ def test_every_preset_names_a_chip_and_links_it_has():
 
 def test_valid_degrees_are_the_groups_each_machine_offers():
     assert PRESETS["dgx-h100"].valid_degrees(40) == [1, 2, 4, 8, 16, 24, 32, 40]
-    assert PRESETS["gb200-nvl72"].valid_degrees(144)[-3:] == [36, 72, 144]
+    assert PRESETS["gb200-nvl72"].valid_degrees(144)[-3:] == [64, 72, 144]
+    # one NVLink domain of 72 hosts the power-of-two groups a 128-head model splits into
+    assert {16, 32, 64} <= set(PRESETS["gb200-nvl72"].valid_degrees(72)) and 48 not in PRESETS["gb200-nvl72"].valid_degrees(72)
+    assert PRESETS["gb200-nvl72"].layout(32).kind == "switch" and PRESETS["gb200-nvl72"].topology(64).n == 64
     assert PRESETS["tpu-v5e-16x16"].valid_degrees() == [1, 4, 8, 16, 32, 64, 128, 256]
     assert PRESETS["tpu-v4-4x4x4"].valid_degrees() == [1, 4, 8, 16, 32, 64]
     with pytest.raises(ValueError, match="no group of 12 chips; valid: 1, 2, 4, 8, 16"):
