@@ -167,7 +167,7 @@ def _all_reduce(comm, S, label, algo, chunk_ready=None):
         from .topo_collectives import allreduce_on
 
         # fine chunks: a torus cuts halves per axis (12 covers 1-3 axes), the channel rings P per device
-        L = n * (12 if "torus" in topo.kinds else getattr(topo, "per_node", 1))
+        L = n * topo.fine_per_device
         with _timed_as(comm, S, L):
             allreduce_on(comm, [np.ones(L) for _ in range(n)], algo=algo, label=label)
         return
@@ -179,17 +179,11 @@ def _all_reduce(comm, S, label, algo, chunk_ready=None):
             ALLREDUCE_ALGOS[algo][1](comm, arrays, label=label)
 
 
-def _fine(topo, n):
-    """Elements per device that every machine algorithm can cut into its fine chunks: 12 per
-    device on a torus (two halves × up to 3 axes), P per device for the channel rings on nodes."""
-    return 12 if "torus" in topo.kinds else getattr(topo, "per_node", 1)
-
-
 def _reduce_scatter(comm, S, label, chunk_ready=None):
     n = comm.n
     algo = comm.topology.choose("reduce-scatter", S)[0]
     if algo != "ring":  # a machine's own (channel rings across nodes, rings both ways on a torus)
-        L = n * _fine(comm.topology, n)
+        L = n * comm.topology.fine_per_device
         with _timed_as(comm, S, L), timed_as_machine(comm, "reduce-scatter", algo, S):
             ALGORITHMS["reduce-scatter"][algo].fn(comm, [np.ones(L) for _ in range(n)], label=label)
         return
@@ -200,7 +194,7 @@ def _reduce_scatter(comm, S, label, chunk_ready=None):
 def _all_gather(comm, S, label):
     n = comm.n
     algo = comm.topology.choose("all-gather", S)[0]
-    k = 1 if algo == "ring" else _fine(comm.topology, n)
+    k = 1 if algo == "ring" else comm.topology.fine_per_device
     with _timed_as(comm, S, n * k), timed_as_machine(comm, "all-gather", algo, S):
         ALGORITHMS["all-gather"][algo].fn(comm, [np.ones(k) for _ in range(n)], {d: d for d in range(n)},
                                          label=label)

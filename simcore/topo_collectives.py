@@ -115,7 +115,7 @@ def _ring_ag(run, group, segs, first, ready, step0, phase):
 
 def _nodes_shape(comm):
     """(P, N) of a comm on comm_sim's nodes topology."""
-    topo = comm.topology
+    topo = comm.topology  # any topology with route() and these two (a test's reference nodes too)
     P = getattr(topo, "per_node", None)
     N = getattr(topo, "n_nodes", None)
     if P is None or N is None:
@@ -267,12 +267,15 @@ def reduce_scatter_ring_nodes(comm, arrays, label=""):
 
 # -- tori --------------------------------------------------------------------------------
 def _torus_shape(comm):
-    shape = getattr(comm.topology, "shape", None)
+    """(shape, wrap) of a comm on a torus: any topology with comm_sim's route() interface and a
+    shape (a test's reference torus too); wraps() where it has one, else every axis wraps."""
+    topo = comm.topology
+    shape = getattr(topo, "shape", None)
     if shape is None:
         raise ValueError("this collective needs a torus(...) topology")
-    wrap = getattr(comm.topology, "wrap", None)
+    wrap = topo.wraps() if hasattr(topo, "wraps") else getattr(topo, "wrap", None)
     shape = tuple(int(a) for a in shape)
-    return shape, (tuple(bool(w) for w in wrap) if wrap is not None else (True,) * len(shape))
+    return shape, (tuple(bool(w) for w in wrap) if wrap else (True,) * len(shape))
 
 
 def _lines(shape, axis):

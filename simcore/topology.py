@@ -62,6 +62,8 @@ class _Machine:
     ("hopper", "blackwell"): then choose() and time() follow NCCL's model.
     """
 
+    fine_per_device = 1  # elements per device every algorithm here can cut into its fine chunks
+
     def algorithms(self, op="all-reduce"):
         from .algorithms import algorithms_on
         return algorithms_on(self, op)
@@ -243,6 +245,11 @@ class Nodes(_Machine):
         return self.per_node, self.n_nodes
 
     @property
+    def fine_per_device(self):
+        """The channel rings cut every device's piece into per_node parts."""
+        return self.per_node
+
+    @property
     def n(self) -> int:
         return self.n_nodes * self.per_node
 
@@ -297,6 +304,7 @@ class Torus(_Machine):
     link: LinkSpec
     base: float = 0.0  # seconds every collective call pays before its first message (see BASE_LATENCY)
     tuning = ""  # tori follow XLA's bidirectional rings, not NCCL
+    fine_per_device = 12  # two halves × up to three axes
 
     def wraps(self) -> tuple:
         """One flag per axis: True where the axis has its wraparound link (every axis here)."""
