@@ -3,12 +3,17 @@ algorithms — the algorithm registry (one Algorithm record per collective algor
 closed forms read from it: t_formula, t_formula_on, message_count, and nccl-tests' algbw and
 busbw. Re-exported by simcore.comm_sim, the engine's public face.
 
-Algorithms. Every collective algorithm is one `Algorithm` record in a registry
-(ALLREDUCE_ALGOS, ALLGATHER_ALGOS, REDUCE_SCATTER_ALGOS; ALGORITHMS[op] is the registry of
-op): its function, its closed form on one switch, its message count, its phases, the key of
-its sentences in the app and its formula as written on a slide. t_formula and message_count
-read the registry. Adding an algorithm = its function + one record + its sentences in
-app/explain.py (ALGO_TEXT).
+Algorithms. Every collective algorithm is one `Algorithm` record in ALGORITHMS[op][algo]: its
+function, its closed form on one switch (or time_on(topology, S, op) for the machine ones), its
+message count, its phases, the key of its sentences in the app, its formula as written on a
+slide, and the topology kinds it runs on (topology.kinds: switch, nodes, torus, torus-1d).
+ALLREDUCE_ALGOS, ALLGATHER_ALGOS, REDUCE_SCATTER_ALGOS are the one-switch algorithms (the
+lecture's menus; `ALLREDUCE_ALGOS[algo][1](comm, arrays)`). The machine algorithms — hier and
+NCCL's channel rings ring-nodes on nodes, torus (bidirectional rings per axis) on tori — are in
+ALGORITHMS only. A topology lists what runs on it (algorithms_on / topology.algorithms) and picks
+one for a size (topology.choose: NCCL's tuner on a GPU machine, simcore.nccl_tuning).
+t_formula, t_formula_on and message_count read the registry. Adding an algorithm = its function
++ one record (with its topologies) + its sentences in app/views/text/explain.py (ALGO_TEXT).
 
 Closed forms on one non-blocking switch, n devices, S bytes (the full array), α and β of the
 link; each is the simulated time of one collective on an idle Comm (the tests check 1e-9):
