@@ -278,7 +278,14 @@ def comm_time(topology, n, nbytes, algo="ring"):
     from .topology_presets import get_preset
 
     preset = get_preset(topology) if isinstance(topology, str) else topology
-    return preset.allreduce_time(int(n), nbytes, algo)
+    return preset.allreduce_time(int(n), nbytes, _machine_default(algo))
+
+
+def _machine_default(algo):
+    """On a machine the decode sweep's default "ring" means the machine's own choice for the size
+    (topology.choose: NCCL's tuner on a GPU machine — NVLS on a big NVLink domain); any other
+    name is that algorithm."""
+    return None if algo == "ring" else algo
 
 
 def topology_comm(topology, ns, nbytes, algo="ring"):
@@ -299,7 +306,7 @@ def topology_comm(topology, ns, nbytes, algo="ring"):
     for i, n in enumerate(ns.tolist()):
         if n in offered:
             lay = preset.layout(n)
-            t[i] = preset.allreduce_time(n, nbytes, algo)
+            t[i] = preset.allreduce_time(n, nbytes, _machine_default(algo))
             valid[i] = True
             n_nodes[i] = lay.nodes
         elif preset.kind == "nodes":
@@ -322,7 +329,7 @@ def _wired_comm(topo, ns, nbytes, algo):
     from .topology import Nodes
 
     valid = ns == topo.n
-    t = np.where(valid, allreduce_on_time(topo, nbytes, algo), np.nan)
+    t = np.where(valid, allreduce_on_time(topo, nbytes, _machine_default(algo)), np.nan)
     nodes_ = isinstance(topo, Nodes)
     return t, {"valid": valid, "n_nodes": np.full(ns.shape, float(topo.n_nodes if nodes_ else 1)),
                "node_size": np.full(ns.shape, float(topo.per_node if nodes_ else 0))}

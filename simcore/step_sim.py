@@ -160,8 +160,8 @@ def _timed_as(comm, full_bytes, n_elems):
 def _all_reduce(comm, S, label, algo, chunk_ready=None):
     n = comm.n
     topo = comm.topology
-    if algo is None:
-        algo = topo.choose("all-reduce", S)[0]
+    if algo is None or (algo == "ring" and topo.tuning and chunk_ready is None):
+        algo = topo.choose("all-reduce", S)[0]  # a GPU machine's default: its own choice (cost_model too)
     if "switch" not in topo.kinds or (algo not in ALLREDUCE_ALGOS):
         # a machine (issue 15): the all-reduce its topology picks (topo_collectives.allreduce_on)
         from .topo_collectives import allreduce_on

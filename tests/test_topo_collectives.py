@@ -229,8 +229,10 @@ def test_cost_model_t_comm_equals_the_simulated_all_reduce(key, n, algo):
         return
     assert comm.time == pytest.approx(allreduce_on_time(topo, S, algo), rel=1e-9)
     # ... and the cost model prices the machine as the machine times itself (NCCL's model on GPUs)
-    assert comm_time(key, n, S, algo) == pytest.approx(preset.allreduce_time(n, S, algo), rel=1e-12)
-    if not topo.tuning:
+    # (the cost model's default "ring" means the machine's own choice: NVLS on a rack of 72 at this size)
+    assert comm_time(key, n, S, algo) == pytest.approx(
+        preset.allreduce_time(n, S, None if algo == "ring" else algo), rel=1e-12)
+    if not topo.tuning or algo != "ring":
         assert comm.time == pytest.approx(comm_time(key, n, S, algo), rel=1e-9)
 
 
