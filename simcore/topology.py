@@ -23,6 +23,7 @@ the interface other collectives (simcore.topo_collectives) build on, kept stable
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from dataclasses import dataclass
 
@@ -332,7 +333,8 @@ class Torus(_Machine):
         return f"torus({'×'.join(map(str, self.shape))}, {self.link.name})"
 
     def coords(self, d) -> tuple:
-        return tuple(int(c) for c in np.unravel_index(d, self.shape))
+        """Device d's coordinates (row-major, as np.unravel_index); memoised: every message asks."""
+        return _coords(self.shape, int(d))
 
     def device(self, coords) -> int:
         return int(np.ravel_multi_index(tuple(c % s for c, s in zip(coords, self.shape)), self.shape))
@@ -359,6 +361,17 @@ class Torus(_Machine):
         raise ValueError(f"{self.name}: device {src} {cs} cannot send to device {dst} {cd}, which is not its torus "
                          f"neighbour (±1 on one axis); this algorithm needs a switch — on a torus use rings "
                          f"along one axis")
+
+
+@functools.lru_cache(maxsize=65536)
+def _coords(shape, d):
+    if not 0 <= d < math.prod(shape):
+        raise ValueError(f"device {d} is not on a torus of shape {shape}")
+    out = []
+    for size in reversed(shape):
+        d, c = divmod(d, size)
+        out.append(c)
+    return tuple(reversed(out))
 
 
 def torus(shape, link=TPU_V4_ICI, base=0.0) -> Torus:
