@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS, t_formula
-from simcore.comm_sim import Comm
 from simcore.links import NVLINK4, TPU_V4_ICI
 from simcore.sharding import (all_gather, all_reduce, make_comm, matmul_case2, matmul_case3, matmul_case4,
                               reduce_scatter, shard)
