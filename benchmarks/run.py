@@ -33,6 +33,11 @@ Figures (names as written to --json):
     sweep_ms                 decode-latency control changed -> 1024 values of n -> plot redrawn
     startup_ratio            process start -> first painted main window, over a bare PySide6
                              window measured the same way
+    machine_messages_per_s_dgx_n256     messages simulated and recorded per second, the all-reduce
+                             dgx-h100 offers first at n = 256 (32 nodes of 8: hierarchical), 1 MiB
+    machine_messages_per_s_torus_4x4x4  the same, bidirectional torus rings on tpu-v4 4x4x4 (n = 64)
+    machine_cost_ratio_vs_switch         the slower machine's time per message over the switch
+                             ring all-reduce's at n = 256, measured in the same run (issue 22 item 8)
 """
 
 from __future__ import annotations
@@ -72,6 +77,9 @@ GOALS = {
     # a flat cost per message from n = 16 to 256, a trace linear in messages
     "cost_ratio_n256_n16": ("<=", 1.2),
     "messages_per_s_n256": (">=", 1_000_000.0),
+    "machine_messages_per_s_dgx_n256": (">=", 1_000_000.0),  # issue 22 item 8
+    "machine_messages_per_s_torus_4x4x4": (">=", 1_000_000.0),
+    "machine_cost_ratio_vs_switch": ("<=", 3.0),
     "trace_bytes_per_message_n512": ("<=", 200.0),
     "chrome_bytes_per_slice_n256": ("<=", 200.0),
     "chrome_export_ratio_n256": ("<=", 3.0),
@@ -79,11 +87,14 @@ GOALS = {
     "record_overhead_ratio": ("<=", 1.2),
 }
 
+MACHINE_FIGURES_NAMES = ("machine_messages_per_s_dgx_n256", "machine_messages_per_s_torus_4x4x4",
+                         "machine_cost_ratio_vs_switch")
 ORDER = [
     "frame_ms_p50_n8", "frame_ms_p95_n8", "frame_ms_p50_n64", "frame_ms_p95_n64", "frame_ratio_n64_n8",
     "frame_ms_p50_n256", "frame_ms_p95_n256", "frame_ratio_n256_n8", "sweep_ms", "engine_vs_memcpy_ratio", "tp_forward_ratio_n8", "startup_ratio", "messages_per_s",
     "peak_rss_mb_n256", "cost_ratio_n256_n16", "messages_per_s_n256", "trace_bytes_per_message_n512",
     "chrome_bytes_per_slice_n256", "chrome_export_ratio_n256", "open_saved_run_s_1M", "record_overhead_ratio",
+    *MACHINE_FIGURES_NAMES,
 ]
 
 
@@ -226,6 +237,46 @@ def bench_messages_per_s(mode: Mode) -> list[Figure]:
     assert count == n * (n - 1)
     t = interleaved_medians({"ag": lambda: run_collective("all-gather", n, "1MiB")}, mode.repeats)["ag"]
     return [Figure("messages_per_s", count / t, "msg/s", f"{count} messages in {t * 1e3:.0f} ms")]
+
+
+MACHINE_FIGURES = list(MACHINE_FIGURES_NAMES)
+
+
+def bench_machine(mode: Mode) -> list[Figure]:
+    """
+    A machine's all-reduce of 1 MiB as the app builds it (topology_presets.run_on_preset: real
+    arrays, every message recorded, timed as the machine runs it) on dgx-h100 at n = 256 and on
+    the tpu-v4 4x4x4 torus, against the switch's ring all-reduce at n = 256 in the same run. The
+    machines take seconds, so they are timed min(repeats, 2) times after no warm-up of their own
+    (the switch run warms the engine up).
+    """
+    from simcore.scenarios import run_collective
+    from simcore.topology_presets import run_on_preset
+
+    def switch():
+        return run_collective("all-reduce", 256, "1MiB", "ring")
+
+    def dgx():
+        return run_on_preset("all-reduce", "dgx-h100", 256, 2.0**20, "hier")[0]
+
+    def cube():
+        return run_on_preset("all-reduce", "tpu-v4-4x4x4", 64, 2.0**20, "torus")[0]
+
+    counts = {"switch": len(switch().trace.messages), "dgx": len(dgx().trace.messages),
+              "cube": len(cube().trace.messages)}
+    reps = max(1, min(mode.repeats, 2))
+    t = {"switch": statistics.median(timed(switch) for _ in range(reps)),
+         "dgx": statistics.median(timed(dgx) for _ in range(reps)),
+         "cube": statistics.median(timed(cube) for _ in range(reps))}
+    per = {k: t[k] / counts[k] for k in t}
+    worst = max(per["dgx"], per["cube"])
+    return [Figure("machine_messages_per_s_dgx_n256", 1 / per["dgx"], "msg/s",
+                   f"{counts['dgx']} messages in {t['dgx'] * 1e3:.0f} ms (hierarchical, 32 nodes of 8)"),
+            Figure("machine_messages_per_s_torus_4x4x4", 1 / per["cube"], "msg/s",
+                   f"{counts['cube']} messages in {t['cube'] * 1e3:.0f} ms"),
+            Figure("machine_cost_ratio_vs_switch", worst / per["switch"], "x",
+                   f"{worst * 1e9:.0f} ns a message on the slower machine, {per['switch'] * 1e9:.0f} ns on the switch "
+                   f"(ring all-reduce n = 256, {counts['switch']} messages)")]
 
 
 def bench_scale(mode: Mode) -> list[Figure]:
@@ -639,6 +690,7 @@ BENCHES = [
     (["tp_forward_ratio_n8"], bench_tp_forward),
     (["startup_ratio"], bench_startup),
     (["messages_per_s"], bench_messages_per_s),
+    (MACHINE_FIGURES, bench_machine),
     (["peak_rss_mb_n256"], bench_peak_rss),
     (["cost_ratio_n256_n16", "messages_per_s_n256", "trace_bytes_per_message_n512", "chrome_bytes_per_slice_n256",
       "chrome_export_ratio_n256"], bench_scale),

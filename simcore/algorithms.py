@@ -3,12 +3,17 @@ algorithms — the algorithm registry (one Algorithm record per collective algor
 closed forms read from it: t_formula, t_formula_on, message_count, and nccl-tests' algbw and
 busbw. Re-exported by simcore.comm_sim, the engine's public face.
 
-Algorithms. Every collective algorithm is one `Algorithm` record in a registry
-(ALLREDUCE_ALGOS, ALLGATHER_ALGOS, REDUCE_SCATTER_ALGOS; ALGORITHMS[op] is the registry of
-op): its function, its closed form on one switch, its message count, its phases, the key of
-its sentences in the app and its formula as written on a slide. t_formula and message_count
-read the registry. Adding an algorithm = its function + one record + its sentences in
-app/explain.py (ALGO_TEXT).
+Algorithms. Every collective algorithm is one `Algorithm` record in ALGORITHMS[op][algo]: its
+function, its closed form on one switch (or time_on(topology, S, op) for the machine ones), its
+message count, its phases, the key of its sentences in the app, its formula as written on a
+slide, and the topology kinds it runs on (topology.kinds: switch, nodes, torus, torus-1d).
+ALLREDUCE_ALGOS, ALLGATHER_ALGOS, REDUCE_SCATTER_ALGOS are the one-switch algorithms (the
+lecture's menus; `ALLREDUCE_ALGOS[algo][1](comm, arrays)`). The machine algorithms — hier and
+NCCL's channel rings ring-nodes on nodes, torus (bidirectional rings per axis) on tori — are in
+ALGORITHMS only. A topology lists what runs on it (algorithms_on / topology.algorithms) and picks
+one for a size (topology.choose: NCCL's tuner on a GPU machine, simcore.nccl_tuning).
+t_formula, t_formula_on and message_count read the registry. Adding an algorithm = its function
++ one record (with its topologies) + its sentences in app/views/text/explain.py (ALGO_TEXT).
 
 Closed forms on one non-blocking switch, n devices, S bytes (the full array), α and β of the
 link; each is the simulated time of one collective on an idle Comm (the tests check 1e-9):
@@ -40,6 +45,7 @@ import numpy as np
 from .collectives import (allgather_direct, allgather_ring, allreduce_direct, allreduce_innet, allreduce_rd,
                           allreduce_ring, allreduce_two_shot, alltoall_direct, alltoall_pairwise,
                           reduce_scatter_direct, reduce_scatter_ring)
+from .topo_closed_forms import t_hier, t_ring_nodes, t_torus
 from .topology import Nodes, Switch, Torus
 
 
@@ -63,6 +69,11 @@ class Algorithm(NamedTuple):
     formula        formula(n) -> the closed form as written on a slide (plain text; α β S n)
     queues         a device issues several sends at once and they wait for its port in turn
                    (the ring view counts them beside each device)
+    topologies     the topology kinds it runs on (topology.kinds: "switch", "nodes", "torus",
+                   "torus-1d" a ring with its wraparound)
+    owner          owner(n) -> the chunk device d holds after a reduce-scatter (None: chunk d)
+    time_on        time_on(topology, S, op) -> closed-form seconds on that topology, base
+                   included (None: t_formula_on's forms)
     """
 
     description: str
@@ -73,6 +84,9 @@ class Algorithm(NamedTuple):
     explain_key: str
     formula: Callable
     queues: bool = False
+    topologies: tuple = ("switch", "nodes")
+    owner: Callable | None = None
+    time_on: Callable | None = None
 
 
 def _log2_floor(nf):
@@ -100,7 +114,8 @@ ALLREDUCE_ALGOS = {
     "ring": Algorithm(
         "ring: reduce-scatter then all-gather, 2(n-1) steps of S/n bytes", allreduce_ring,
         lambda n: (2 * (n - 1), 2 * (n - 1) / n), lambda n: 2 * n * (n - 1),
-        ("reduce-scatter", "all-gather"), "ring-all-reduce", lambda n: "2(n − 1) · (α + S/(nβ))"),
+        ("reduce-scatter", "all-gather"), "ring-all-reduce", lambda n: "2(n − 1) · (α + S/(nβ))",
+        topologies=("switch", "nodes", "torus-1d")),
     "rd": Algorithm(
         "recursive doubling: log2(n) rounds, swap the whole buffer with d XOR 2^k", allreduce_rd,
         lambda n: (_rd_rounds(n), _rd_rounds(n)), _rd_messages,
@@ -110,11 +125,11 @@ ALLREDUCE_ALGOS = {
         lambda n: (2 + 0 * n, (n + 1) / n), lambda n: 2 * n * n,
         ("up", "down"), "innet-all-reduce", lambda n: "2α + (n + 1)·S/(nβ)"),
     "direct": Algorithm(
-        "one-shot (direct): everyone sends its whole buffer to everyone at once", allreduce_direct,
+        "one-shot (direct; TensorRT-LLM / vLLM custom all-reduce): everyone sends its whole buffer to everyone at once", allreduce_direct,
         lambda n: (1 + 0 * n, n - 1), lambda n: n * (n - 1),
         ("round",), "one-shot-all-reduce", lambda n: "α + (n − 1)·S/β", queues=True),
     "two-shot": Algorithm(
-        "two-shot: one-shot reduce-scatter to chunk owners, then one-shot all-gather", allreduce_two_shot,
+        "two-shot (TensorRT-LLM / vLLM custom all-reduce): one-shot reduce-scatter to chunk owners, then one-shot all-gather", allreduce_two_shot,
         lambda n: (2 + 0 * n, 2 * (n - 1) / n), lambda n: 2 * n * (n - 1),
         ("one-shot reduce-scatter", "one-shot all-gather"), "two-shot-all-reduce", lambda n: "2α + 2(n − 1)·S/(nβ)",
         queues=True),
@@ -124,7 +139,8 @@ ALLGATHER_ALGOS = {
     "ring": Algorithm(
         "ring: n-1 steps, each device forwards one chunk of S/n to d+1", allgather_ring,
         lambda n: (n - 1, (n - 1) / n), lambda n: n * (n - 1),
-        ("all-gather",), "ring-all-gather", lambda n: "(n − 1) · (α + S/(nβ))"),
+        ("all-gather",), "ring-all-gather", lambda n: "(n − 1) · (α + S/(nβ))",
+        topologies=("switch", "nodes", "torus-1d")),
     "direct": Algorithm(
         "one-shot (direct): each device sends its chunk to everyone at once", allgather_direct,
         lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
@@ -135,15 +151,116 @@ REDUCE_SCATTER_ALGOS = {
     "ring": Algorithm(
         "ring: n-1 steps, each device adds and passes one chunk of S/n to d+1", reduce_scatter_ring,
         lambda n: (n - 1, (n - 1) / n), lambda n: n * (n - 1),
-        ("reduce-scatter",), "ring-reduce-scatter", lambda n: "(n − 1) · (α + S/(nβ))"),
+        ("reduce-scatter",), "ring-reduce-scatter", lambda n: "(n − 1) · (α + S/(nβ))",
+        topologies=("switch", "nodes", "torus-1d"), owner=lambda n: {r: (r + 1) % n for r in range(n)}),
     "direct": Algorithm(
         "one-shot (direct): each device sends chunk c straight to its owner c", reduce_scatter_direct,
         lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
         ("one-shot reduce-scatter",), "one-shot-reduce-scatter", lambda n: "α + (n − 1)·S/(nβ)", queues=True),
 }
 
+# ---------------------------------------------------------------------------------------
+# Machine algorithms: several nodes (hier, NCCL's channel rings) and tori (bidirectional rings
+# per axis). Their closed forms need the topology (time_on); their message count depends on
+# its shape, so message_count(n) is 0 here (Comm reserves nothing in advance).
+# ---------------------------------------------------------------------------------------
+def _nodes_time(f):
+    return lambda topo, S, op: f(op, topo.per_node, topo.n_nodes, S, topo.intra, topo.inter, base=topo.base)
+
+
+def _torus_time(topo, S, op):
+    return 0.0 if topo.n == 1 else topo.base + t_torus(op, topo.shape, S, topo.link, topo.wraps())
+
+
+def _no_switch_form(n):
+    raise ValueError("this algorithm has no closed form on one switch; use t_formula_on(topology, ...)")
+
+
+def _deferred(name):
+    """simcore.topo_collectives.<name>, imported on the first call (the app's first window does not load it)."""
+    def fn(*args, **kwargs):
+        from . import topo_collectives
+        return getattr(topo_collectives, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"simcore.topo_collectives.{name} (imported when first called)."
+    return fn
+
+
+allreduce_hier, allreduce_ring_nodes, allreduce_torus = map(_deferred, ("allreduce_hier", "allreduce_ring_nodes",
+                                                                        "allreduce_torus"))
+allgather_ring_nodes, allgather_torus = map(_deferred, ("allgather_ring_nodes", "allgather_torus"))
+reduce_scatter_ring_nodes, reduce_scatter_torus = map(_deferred, ("reduce_scatter_ring_nodes", "reduce_scatter_torus"))
+
+
+def _machine(description, fn, phases, key, formula, kinds, time_on):
+    return Algorithm(description, fn, _no_switch_form, lambda n: 0, phases, key, lambda n: formula,
+                     topologies=kinds, time_on=time_on)
+
+
+_HIER = ("hierarchical, pipelined in NCCL: ring reduce-scatter in each node, ring all-reduce across nodes on "
+         "each GPU's own NIC, ring all-gather in each node")
+_RING_NODES = "NCCL's channel rings across nodes: one ring (channel) per NIC, every NIC carrying one channel"
+_TORUS = "bidirectional rings on every torus axis, one part of the array per axis (XLA on TPU)"
+ALGORITHMS_ALL_REDUCE = dict(ALLREDUCE_ALGOS)
+ALGORITHMS_ALL_REDUCE.update({
+    "hier": _machine(_HIER, allreduce_hier, ("reduce-scatter (node)", "reduce-scatter (network)",
+                     "all-gather (network)", "all-gather (node)"), "hier-all-reduce",
+                     "2(P−1)(α_f + S/(Pβ_f)) + 2(N−1)(α_i + S/(nβ_i))", ("nodes",), _nodes_time(t_hier)),
+    "ring-nodes": _machine(_RING_NODES, allreduce_ring_nodes, ("reduce-scatter", "all-gather"),
+                           "ring-nodes-all-reduce", "2(n−1)·max(α_f + (P−1)S/(Pnβ_f), α_i + S/(Pnβ_i))",
+                           ("nodes",), _nodes_time(t_ring_nodes)),
+    "torus": _machine(_TORUS, allreduce_torus, ("reduce-scatter", "all-gather"), "torus-all-reduce",
+                      "2·Σ_axes (⌊N/2⌋α + (N−1)S_p/(2Nβ))", ("torus", "torus-1d"), _torus_time),
+})
+ALGORITHMS_ALL_GATHER = dict(ALLGATHER_ALGOS)
+ALGORITHMS_ALL_GATHER.update({
+    "ring-nodes": _machine(_RING_NODES, allgather_ring_nodes, ("all-gather",), "ring-nodes-all-gather",
+                           "(n−1)·max(α_f + (P−1)S/(Pnβ_f), α_i + S/(Pnβ_i))", ("nodes",), _nodes_time(t_ring_nodes)),
+    "torus": _machine(_TORUS, allgather_torus, ("all-gather",), "torus-all-gather",
+                      "Σ_axes (⌊N/2⌋α + (N−1)S_p/(2Nβ))", ("torus", "torus-1d"), _torus_time),
+})
+ALGORITHMS_REDUCE_SCATTER = dict(REDUCE_SCATTER_ALGOS)
+ALGORITHMS_REDUCE_SCATTER.update({
+    "ring-nodes": _machine(_RING_NODES, lambda comm, arrays, label="": reduce_scatter_ring_nodes(comm, arrays, label),
+                           ("reduce-scatter",), "ring-nodes-reduce-scatter",
+                           "(n−1)·max(α_f + (P−1)S/(Pnβ_f), α_i + S/(Pnβ_i))", ("nodes",), _nodes_time(t_ring_nodes)),
+    "torus": _machine(_TORUS, reduce_scatter_torus, ("reduce-scatter",), "torus-reduce-scatter",
+                      "Σ_axes (⌊N/2⌋α + (N−1)S_p/(2Nβ))", ("torus", "torus-1d"), _torus_time),
+})
+
 OPS = ("all-reduce", "all-gather", "reduce-scatter")
-ALGORITHMS = {"all-reduce": ALLREDUCE_ALGOS, "all-gather": ALLGATHER_ALGOS, "reduce-scatter": REDUCE_SCATTER_ALGOS}
+# ALGORITHMS[op][algo]: every algorithm of op, on every topology (rec.topologies says where).
+# ALLREDUCE_ALGOS, ALLGATHER_ALGOS, REDUCE_SCATTER_ALGOS: the lecture's one-switch algorithms
+# (the app's menus on a switch; `ALLREDUCE_ALGOS[algo][1](comm, arrays)` as the lecture calls it).
+ALGORITHMS = {"all-reduce": ALGORITHMS_ALL_REDUCE, "all-gather": ALGORITHMS_ALL_GATHER,
+              "reduce-scatter": ALGORITHMS_REDUCE_SCATTER}
+
+
+def runs_on(rec, topology) -> bool:
+    """Whether registry record `rec` can run on `topology` (its kinds meet rec.topologies)."""
+    return bool(set(rec.topologies) & topology.kinds)
+
+
+def algorithms_on(topology, op="all-reduce"):
+    """The names of the algorithms of `op` that can run on `topology`, in registry order."""
+    return tuple(k for k, rec in algorithm_registry(op).items() if runs_on(rec, topology))
+
+
+def algorithm_registry(op):
+    """ALGORITHMS[op], or a ValueError naming the collectives there are."""
+    if op not in ALGORITHMS:
+        raise ValueError(f"unknown collective {op!r}; choose one of {', '.join(ALGORITHMS)}")
+    return ALGORITHMS[op]
+
+
+def check_algo_on(topology, op, algo):
+    """The record of `algo` for `op` if it can run on `topology`; else ValueError, one sentence
+    naming those that can."""
+    rec = algorithm(op, algo)
+    if not runs_on(rec, topology):
+        raise ValueError(f"{op} algorithm {algo!r} cannot run on {topology.name}; there choose one of "
+                         f"{', '.join(algorithms_on(topology, op))}")
+    return rec
 
 # The fourth op, all-to-all: device d sends its j-th block to device j ("How to Scale Your Model",
 # AllToAll). S = one device's whole buffer, n blocks of S/n (nccl-tests src/alltoall.cu, AlltoAllGetBw:
@@ -157,11 +274,13 @@ ALLTOALL_ALGOS = {
     "direct": Algorithm(
         "one-shot (direct): every device sends block j straight to device j, all at once", alltoall_direct,
         lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
-        ("one-shot all-to-all",), "direct-all-to-all", lambda n: "α + (n − 1)·S/(nβ)", queues=True),
+        ("one-shot all-to-all",), "direct-all-to-all", lambda n: "α + (n − 1)·S/(nβ)", queues=True,
+        topologies=("switch", "nodes", "torus", "torus-1d")),
     "pairwise": Algorithm(
         "pairwise exchange: n-1 rounds, in round k device d sends block d+k to device d+k", alltoall_pairwise,
         lambda n: (n - 1, (n - 1) / n), lambda n: n * (n - 1),
-        ("round",), "pairwise-all-to-all", lambda n: "(n − 1) · (α + S/(nβ))"),
+        ("round",), "pairwise-all-to-all", lambda n: "(n − 1) · (α + S/(nβ))",
+        topologies=("switch", "nodes", "torus", "torus-1d")),
 }
 OPS += ("all-to-all",)
 ALGORITHMS["all-to-all"] = ALLTOALL_ALGOS
@@ -246,8 +365,10 @@ def t_formula_on(topology, algo, msg_bytes, op="all-reduce"):
     once (n > 1).
     """
     S = float(msg_bytes)
-    algorithm(op, algo)
-    base = float(getattr(topology, "base", 0.0))
+    rec = check_algo_on(topology, op, algo)
+    if rec.time_on is not None:
+        return float(rec.time_on(topology, S, op)) if topology.n > 1 else 0.0
+    base = float(topology.base)
     t = _t_formula_on(topology, algo, S, op)
     return t + base if topology.n > 1 else t
 

@@ -191,7 +191,9 @@ def _algo_note(algo, topo):
         return algo
     if topo.kind == "torus":
         return "bidirectional rings per torus axis"
-    return f"{algo} inside a node, hierarchical across nodes"
+    if topo.tuning:
+        return "the machine's own for each n and size (NCCL's tuner: algorithm and protocol)"
+    return "the machine's own for each n and size (hierarchical across nodes)"
 
 
 def topology_note(topo):

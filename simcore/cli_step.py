@@ -75,8 +75,8 @@ def roofline_of(kw):
                 compute_prec=kw["compute_prec"])
     topo = kw.get("topology")
     if topo is not None:
-        # the machine's own all-reduce (hierarchical across nodes, rings per torus axis), which the
-        # step simulation runs too (topo_collectives.allreduce_on)
+        # the machine's own all-reduce for the size (topology.choose: NCCL's tuner on GPU machines,
+        # rings per torus axis), which the step simulation runs too (topo_collectives.allreduce_on)
         return tp_decode_step(*common, kw["ctx"], topology=topo, **tail)
     if kw["algo"] == "ring":
         return tp_step_overlap(*common, kw["ctx"], prompt=kw["tokens"], **tail)
@@ -104,10 +104,11 @@ def format_report(kw, comm, roof) -> str:
         f"t_comm {roof['t_comm'] * ms:.3f} ms   t_step {roof['t_step'] * ms:.3f} ms  (max(t_math, t_mem) + t_comm)",
     ]
     if topo is not None:
-        lines.append(f"  every all-reduce is {topo.name}'s own "
-                     f"({'hierarchical across the nodes' if topo.kind == 'nodes' else 'bidirectional rings per torus axis'}"
-                     f"{'' if topo.kind != 'nodes' or kw['n'] > topo.per_node else ', here inside one node'}), "
-                     f"in the roofline and in the simulation")
+        S = kw["batch"] * kw["tokens"] * kw["model"].d_model * kw["act_bytes"]
+        wired = topo.topology(kw["n"])
+        algo, proto, why = wired.choose("all-reduce", S)
+        lines.append(f"  every all-reduce ({S / 1024:g} KiB) is {topo.name}'s own: {algo}"
+                     f"{' with NCCL ' + proto if proto else ''} ({why}), in the roofline and in the simulation")
     if "t_step_overlap" in roof:
         lines.append(f"  roofline with the all-reduces overlapped (collective matmul): "
                      f"{roof['t_step_overlap'] * ms:.3f} ms")

@@ -123,6 +123,15 @@ class Comm:
         """
         return CollectiveCall(self, op, algo, n_chunks, nbytes, label, initial, t0)
 
+    def _use_topology(self, topology):
+        """Time the next collectives on `topology`: the same devices and ports with other links
+        and base latency (a GPU machine's NCCL protocol: topology.timed_as_machine). Returns the
+        topology used before."""
+        prev = self.topology
+        self.topology, self.link, self.base = topology, topology.link, float(getattr(topology, "base", 0.0))
+        self._route_cache = {}
+        return prev
+
     # -- recording ------------------------------------------------------------------------
     def _begin(self, op, algo, label, n_chunks, nbytes, initial, t0=None):
         """initial: an Initial, or per device a dict {chunk: contributors} it holds before;

@@ -47,7 +47,11 @@ def tp_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, 
         t_math = batch · flops_per_token(ctx) / n / peak
         t_mem  = (weights / n + batch · ctx · kv_per_chip_per_token) / HBM bandwidth
         t_comm = 2 · n_layers · t_formula(algo, n, batch · d_model · act_bytes)   (0 when n = 1)
-        t_step = max(t_math, t_mem) + t_comm     (communication not overlapped: conservative)
+        t_step = max(t_math, t_mem) + t_comm     the roofline with no overlap (also t_step_no_overlap):
+                                                 communication waits for compute, conservative
+        t_lower_bound = max(t_math, t_mem, t_comm)   the lower bound: communication fully hidden
+                                                 behind compute (or compute behind it); no
+                                                 schedule beats it, an overlapped one may beat t_step
 
     KV replication: a chip holds at least one whole KV group, so per chip the KV is
     total × max(1, n/G) / n — it stops shrinking at n = G. The Wk and Wv that produce a group
@@ -107,7 +111,9 @@ def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, a
     bound = np.where(t_comm > np.maximum(t_math, t_mem), "comm", np.where(t_math >= t_mem, "math", "memory"))
     if extra:
         bound = np.where(extra["valid"], bound, "invalid")
-    return {"n": n, "t_math": t_math, "t_mem": t_mem, "t_comm": t_comm, "t_step": np.maximum(t_math, t_mem) + t_comm,
+    t_step = np.maximum(t_math, t_mem) + t_comm
+    return {"n": n, "t_math": t_math, "t_mem": t_mem, "t_comm": t_comm, "t_step": t_step, "t_step_no_overlap": t_step,
+            "t_lower_bound": np.maximum(np.maximum(t_math, t_mem), t_comm),
             "kv_per_chip_per_token": kv_tok, "kv_replicas": replicas, "w_per_chip": w, "kv_per_chip": kv,
             "mem_per_chip": w + kv, "flops_per_chip": flops, "n_allreduce": np.full(n.shape, n_ar),
             "msg_bytes": np.full(n.shape, float(msg)), "bound": bound, **extra}
@@ -272,7 +278,14 @@ def comm_time(topology, n, nbytes, algo="ring"):
     from .topology_presets import get_preset
 
     preset = get_preset(topology) if isinstance(topology, str) else topology
-    return preset.allreduce_time(int(n), nbytes, algo)
+    return preset.allreduce_time(int(n), nbytes, _machine_default(algo))
+
+
+def _machine_default(algo):
+    """On a machine the decode sweep's default "ring" means the machine's own choice for the size
+    (topology.choose: NCCL's tuner on a GPU machine — NVLS on a big NVLink domain); any other
+    name is that algorithm."""
+    return None if algo == "ring" else algo
 
 
 def topology_comm(topology, ns, nbytes, algo="ring"):
@@ -293,7 +306,7 @@ def topology_comm(topology, ns, nbytes, algo="ring"):
     for i, n in enumerate(ns.tolist()):
         if n in offered:
             lay = preset.layout(n)
-            t[i] = preset.allreduce_time(n, nbytes, algo)
+            t[i] = preset.allreduce_time(n, nbytes, _machine_default(algo))
             valid[i] = True
             n_nodes[i] = lay.nodes
         elif preset.kind == "nodes":
@@ -316,7 +329,7 @@ def _wired_comm(topo, ns, nbytes, algo):
     from .topology import Nodes
 
     valid = ns == topo.n
-    t = np.where(valid, allreduce_on_time(topo, nbytes, algo), np.nan)
+    t = np.where(valid, allreduce_on_time(topo, nbytes, _machine_default(algo)), np.nan)
     nodes_ = isinstance(topo, Nodes)
     return t, {"valid": valid, "n_nodes": np.full(ns.shape, float(topo.n_nodes if nodes_ else 1)),
                "node_size": np.full(ns.shape, float(topo.per_node if nodes_ else 0))}
@@ -355,6 +368,7 @@ def tp_prefill_step(model, chip, link, n, batch, prompt, ctx=0, w_bytes=2.0, kv_
     t_mem, t_comm = mem["t_mem"], rows["t_comm"]
     bound = "comm" if t_comm > max(t_math, t_mem) else ("math" if t_math >= t_mem else "memory")
     return {**mem, "t_math": t_math, "t_comm": t_comm, "t_step": max(t_math, t_mem) + t_comm,
+            "t_step_no_overlap": max(t_math, t_mem) + t_comm, "t_lower_bound": max(t_math, t_mem, t_comm),
             "flops_per_chip": flops, "msg_bytes": rows["msg_bytes"], "bound": bound}
 
 

@@ -61,6 +61,9 @@ LINKS = {
 # starts every collective's latency at baseLat[algorithm][protocol] and adds hwLat per step
 # (NVIDIA/nccl src/graph/tuning.cc, ncclTunerConstantsDefaults.baseLatencies: Ring
 # {LL 6.6, LL128 14.0, Simple 8.4} µs). The α of the NVLink and NIC links above is the LL128
-# column, so the machines of simcore.topology_presets take the Ring LL128 base, 14.0 µs. The
-# lecture's plain switch(n, link) has none: its collectives keep the textbook closed forms.
+# column, so the machines of simcore.topology_presets take the Ring LL128 base, 14.0 µs, for the
+# algorithms NCCL's model does not time (rd, one-shot, two-shot, hier); NCCL's own (ring, the
+# channel rings, NVLS) run with the protocol NCCL's tuner picks for the size, each with its own
+# base and per-step latency (simcore.nccl_tuning). The lecture's plain switch(n, link) has none:
+# its collectives keep the textbook closed forms.
 NCCL_RING_LL128_BASE = 14.0e-6

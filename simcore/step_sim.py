@@ -48,10 +48,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .algorithms import ALLREDUCE_ALGOS
-from .collectives import allgather_ring, allreduce_ring, reduce_scatter_ring, ring_rs_chunk
+from .algorithms import ALGORITHMS, ALLREDUCE_ALGOS
+from .collectives import allreduce_ring, reduce_scatter_ring, ring_rs_chunk
 from .comm_sim import Comm
-from .topology import switch
+from .topology import switch, timed_as_machine
 from .tensor_parallel import tp_layout
 
 OVERLAPS = ("none", "async")
@@ -160,16 +160,19 @@ def _timed_as(comm, full_bytes, n_elems):
 def _all_reduce(comm, S, label, algo, chunk_ready=None):
     n = comm.n
     topo = comm.topology
-    if getattr(topo, "n_nodes", 1) > 1 or getattr(topo, "shape", None) is not None:
-        # a machine (issue 15): the all-reduce its cost model prices (topo_collectives.allreduce_on)
+    if algo is None or (algo == "ring" and topo.tuning and chunk_ready is None):
+        algo = topo.choose("all-reduce", S)[0]  # a GPU machine's default: its own choice (cost_model too)
+    if "switch" not in topo.kinds or (algo not in ALLREDUCE_ALGOS):
+        # a machine (issue 15): the all-reduce its topology picks (topo_collectives.allreduce_on)
         from .topo_collectives import allreduce_on
 
-        L = n * (12 if getattr(topo, "shape", None) is not None else 1)  # a torus cuts halves per axis
+        # fine chunks: a torus cuts halves per axis (12 covers 1-3 axes), the channel rings P per device
+        L = n * topo.fine_per_device
         with _timed_as(comm, S, L):
             allreduce_on(comm, [np.ones(L) for _ in range(n)], algo=algo, label=label)
         return
     arrays = [np.ones(n) for _ in range(n)]  # one element per ring chunk
-    with _timed_as(comm, S, n):
+    with _timed_as(comm, S, n), timed_as_machine(comm, "all-reduce", algo, S):
         if algo == "ring":
             allreduce_ring(comm, arrays, label=label, chunk_ready=chunk_ready)
         else:
@@ -178,14 +181,23 @@ def _all_reduce(comm, S, label, algo, chunk_ready=None):
 
 def _reduce_scatter(comm, S, label, chunk_ready=None):
     n = comm.n
-    with _timed_as(comm, S, n):
+    algo = comm.topology.choose("reduce-scatter", S)[0]
+    if algo != "ring":  # a machine's own (channel rings across nodes, rings both ways on a torus)
+        L = n * comm.topology.fine_per_device
+        with _timed_as(comm, S, L), timed_as_machine(comm, "reduce-scatter", algo, S):
+            ALGORITHMS["reduce-scatter"][algo].fn(comm, [np.ones(L) for _ in range(n)], label=label)
+        return
+    with _timed_as(comm, S, n), timed_as_machine(comm, "reduce-scatter", algo, S):
         reduce_scatter_ring(comm, [np.ones(n) for _ in range(n)], label=label, chunk_ready=chunk_ready)
 
 
 def _all_gather(comm, S, label):
     n = comm.n
-    with _timed_as(comm, S, n):
-        allgather_ring(comm, [np.ones(1) for _ in range(n)], list(range(n)), label=label)
+    algo = comm.topology.choose("all-gather", S)[0]
+    k = 1 if algo == "ring" else comm.topology.fine_per_device
+    with _timed_as(comm, S, n * k), timed_as_machine(comm, "all-gather", algo, S):
+        ALGORITHMS["all-gather"][algo].fn(comm, [np.ones(k) for _ in range(n)], {d: d for d in range(n)},
+                                         label=label)
 
 
 def _run(comm, part_ops, chip, prec, layer):

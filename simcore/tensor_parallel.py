@@ -230,7 +230,7 @@ def shard_params_tp(params, cfg, n, pad_vocab=False):
     return out
 
 
-def tp_forward(dev_params, cfg, tokens, comm, caches=None, algo="ring", gather_logits=True,
+def tp_forward(dev_params, cfg, tokens, comm, caches=None, algo=None, gather_logits=True,
                sequence_parallel=False):
     """
     Tensor-parallel forward: each device computes its heads and its slice of F; two all-reduces
@@ -238,10 +238,12 @@ def tp_forward(dev_params, cfg, tokens, comm, caches=None, algo="ring", gather_l
 
     dev_params: shard_params_tp's list; tokens [B, T] int; comm: comm_sim.Comm with n devices
     (records every message); caches: tp_caches' list (each device caches only its KV groups;
-    they advance by T at the end) or None; algo: an all-reduce algorithm of comm_sim.
+    they advance by T at the end) or None; algo: an all-reduce algorithm of
+    algorithms.ALGORITHMS that runs on comm's topology, or None: the topology's choice for each
+    all-reduce's size (sharding.all_reduce).
     sequence_parallel: Megatron-LM's --sequence-parallel (see _sp_layers): each all-reduce
-    becomes a ring reduce-scatter and a ring all-gather around the norms; needs T divisible
-    by n and algo='ring'.
+    becomes a reduce-scatter and an all-gather around the norms (the topology's choice: the
+    ring on one switch); needs T divisible by n and algo None or 'ring'.
     Returns the full logits [B, T, vocab] (device 0's copy; padding columns dropped), or with
     gather_logits=False each device's local logits [B, T, vocab_padded/n] (no gather).
     Collective labels: "layer {i} attn", "layer {i} mlp", "logits" (and "final norm" with
@@ -255,9 +257,9 @@ def tp_forward(dev_params, cfg, tokens, comm, caches=None, algo="ring", gather_l
     pos0 = caches[0].length if caches is not None else 0
     cos, sin = rope_angles(np.arange(pos0, pos0 + T), cfg.d_head, cfg.rope_theta)
     if sequence_parallel:
-        if algo != "ring":
+        if algo not in (None, "ring"):
             raise ValueError(f"sequence parallelism replaces the all-reduces by ring reduce-scatters and "
-                             f"all-gathers; algo must be 'ring', not {algo!r}")
+                             f"all-gathers (the topology's choice); algo must be 'ring' (or None), not {algo!r}")
         if T % n:
             raise ValueError(f"sequence parallelism splits the {T} tokens of the sequence over {n} devices: "
                              f"{T} is not divisible by {n}")

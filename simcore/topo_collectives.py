@@ -7,8 +7,8 @@ Simulations (real arrays through comm_sim.Comm, any topology with comm_sim's rou
 interface): allreduce_hier and allreduce_ring_nodes on nodes(N, P); torus_all_gather,
 torus_reduce_scatter and allreduce_torus on a torus (or a topology_presets.TorusSlice without
 some wraparound links). Each one's simulated time equals its closed form (topo_closed_forms) to 1e-9
-(tests/test_topo_collectives.py). allreduce_on(comm, arrays) picks the one for comm's
-topology, as topology_presets.allreduce_time prices it.
+(tests/test_topo_collectives.py). Each is one record of algorithms.ALGORITHMS; allreduce_on(comm,
+arrays) runs the one comm's topology picks (topology.choose).
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def _ring_ag(run, group, segs, first, ready, step0, phase):
 
 def _nodes_shape(comm):
     """(P, N) of a comm on comm_sim's nodes topology."""
-    topo = comm.topology
+    topo = comm.topology  # any topology with route() and these two (a test's reference nodes too)
     P = getattr(topo, "per_node", None)
     N = getattr(topo, "n_nodes", None)
     if P is None or N is None:
@@ -206,14 +206,76 @@ def allreduce_ring_nodes(comm, arrays, label=""):
     return [bufs[d] for d in range(n)]
 
 
+
+def allgather_ring_nodes(comm, chunks, owner=None, label=""):
+    """
+    NCCL-style ring all-gather on nodes(N, P), one channel per NIC (channel_ring): chunks[d]
+    is device d's 1-D piece (equal lengths, divisible by P); every device ends with the pieces
+    concatenated in device order. Channel c carries the c-th of P parts of every piece, so each
+    step every GPU sends one part through its NIC and P−1 over NVLink. Time: t_ring_nodes.
+    owner: the registry's all-gather signature; only {d: d} (device d holds piece d) is taken.
+    """
+    P, N = _nodes_shape(comm)
+    n = comm.n
+    if owner is not None and any(owner[d] != d for d in range(n)):
+        raise ValueError("all-gather on channel rings needs device d to hold piece d (owner {d: d})")
+    pieces = _stack(chunks, n, "all-gather")
+    Lp = pieces.shape[1]
+    if Lp % P:
+        raise ValueError(f"all-gather: piece length {Lp} is not divisible by the {P} channels (GPUs per node)")
+    bufs = np.zeros((n, n * Lp), dtype=pieces.dtype)
+    for d in range(n):
+        bufs[d, d * Lp:(d + 1) * Lp] = pieces[d]
+    G = P * n  # fine chunk d·P + c: channel c's part of device d's piece
+    comm._begin("all-gather", "ring-nodes", label, G, bufs[0].nbytes,
+                [{d * P + c: frozenset((d,)) for c in range(P)} for d in range(n)])
+    run = _Run(comm, bufs, G)
+    ready = {d: comm.ready[d] for d in range(n)}
+    if n > 1:
+        rings = [channel_ring(c, P, N) for c in range(P)]
+        segs_of = [[[d * P + c] for d in range(n)] for c in range(P)]
+        _lockstep_rings(run, rings, segs_of, [list(r) for r in rings], (("all-gather", False),), ready)
+    comm._end()
+    return [bufs[d] for d in range(n)]
+
+
+def reduce_scatter_ring_nodes(comm, arrays, label=""):
+    """
+    NCCL-style ring reduce-scatter on nodes(N, P), one channel per NIC: arrays[d] is device d's
+    1-D partial (length divisible by P·n); returns (pieces, owner) with owner[d] = d: device d
+    ends with segment d of the sum (the d-th of n equal pieces). Time: t_ring_nodes.
+    """
+    P, N = _nodes_shape(comm)
+    n = comm.n
+    bufs = _stack(arrays, n, "reduce-scatter")
+    if bufs.shape[1] % (P * n):
+        raise ValueError(f"reduce-scatter: length {bufs.shape[1]} is not divisible by {n} devices x {P} channels")
+    G = P * n  # fine chunk d·P + c: channel c's part of segment d
+    comm._begin("reduce-scatter", "ring-nodes", label, G, bufs[0].nbytes,
+                [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
+    run = _Run(comm, bufs, G)
+    ready = {d: comm.ready[d] for d in range(n)}
+    if n > 1:
+        rings = [channel_ring(c, P, N) for c in range(P)]
+        # position q ends with segs[(q + 1) % n]: make that its own device's segment
+        segs_of = [[[ring[(i - 1) % n] * P + c] for i in range(n)] for c, ring in enumerate(rings)]
+        _lockstep_rings(run, rings, segs_of, None, (("reduce-scatter", True),), ready)
+    comm._end()
+    L = bufs.shape[1] // n
+    return [bufs[d, d * L:(d + 1) * L].copy() for d in range(n)], {d: d for d in range(n)}
+
+
 # -- tori --------------------------------------------------------------------------------
 def _torus_shape(comm):
-    shape = getattr(comm.topology, "shape", None)
+    """(shape, wrap) of a comm on a torus: any topology with comm_sim's route() interface and a
+    shape (a test's reference torus too); wraps() where it has one, else every axis wraps."""
+    topo = comm.topology
+    shape = getattr(topo, "shape", None)
     if shape is None:
         raise ValueError("this collective needs a torus(...) topology")
-    wrap = getattr(comm.topology, "wrap", None)
+    wrap = topo.wraps() if hasattr(topo, "wraps") else getattr(topo, "wrap", None)
     shape = tuple(int(a) for a in shape)
-    return shape, (tuple(bool(w) for w in wrap) if wrap is not None else (True,) * len(shape))
+    return shape, (tuple(bool(w) for w in wrap) if wrap else (True,) * len(shape))
 
 
 def _lines(shape, axis):
@@ -433,6 +495,18 @@ def torus_reduce_scatter(comm, arrays, label=""):
     return [bufs[d, d * L:(d + 1) * L].copy() for d in range(n)]
 
 
+def allgather_torus(comm, chunks, owner=None, label=""):
+    """torus_all_gather in the registry's all-gather signature (owner: only {d: d} is taken)."""
+    if owner is not None and any(owner[d] != d for d in range(comm.n)):
+        raise ValueError("all-gather on a torus needs device d to hold piece d (owner {d: d})")
+    return torus_all_gather(comm, chunks, label)
+
+
+def reduce_scatter_torus(comm, arrays, label=""):
+    """torus_reduce_scatter in the registry's signature: (pieces, owner), owner[d] = d."""
+    return torus_reduce_scatter(comm, arrays, label), {d: d for d in range(comm.n)}
+
+
 def allreduce_torus(comm, arrays, label=""):
     """All-reduce on a torus: torus reduce-scatter, then torus all-gather, one collective."""
     shape, wrap, axes, orders, bufs, run, ready = _torus_reduction_begin(comm, arrays, "all-reduce", label)
@@ -445,49 +519,58 @@ def allreduce_torus(comm, arrays, label=""):
 
 
 # ---------------------------------------------------------------------------------------
-# Which algorithm runs on which topology
+# Which algorithm runs on which topology: the registry (algorithms.ALGORITHMS, each record's
+# topologies) and the topology's own choice (topology.choose). What follows keeps the older
+# names working on top of them.
 # ---------------------------------------------------------------------------------------
-# Multi-link all-reduces, in comm_sim's Algorithm shape where it fits. Not (yet) in
-# comm_sim.ALLREDUCE_ALGOS: the app lists that registry and needs sentences for each entry.
-TOPO_ALLREDUCE = {
-    "hier": ("hierarchical: ring reduce-scatter in each node, ring all-reduce across nodes on each GPU's "
-             "own NIC, ring all-gather in each node", allreduce_hier, t_hier),
-    "ring-nodes": ("NCCL-style rings, one channel per NIC, every GPU's NIC carrying one channel out of its node",
-                   allreduce_ring_nodes, t_ring_nodes),
-    "torus": ("bidirectional rings per torus axis, one part of the array per axis", allreduce_torus, None),
-}
+def _machine_algo(topo, op, algo, inter_algo, nbytes):
+    """The registry name the older arguments mean on topo: on nodes inter_algo ("hier", "ring"
+    → "ring-nodes") or, with algo "ring" or None, the machine's choice; on a torus its rings;
+    else algo (None: the topology's choice)."""
+    from .topology import Nodes, Torus
+
+    if isinstance(topo, Nodes) and topo.n_nodes > 1:
+        if inter_algo is not None:
+            key = {"ring": "ring-nodes"}.get(inter_algo, inter_algo)
+            if key not in ("hier", "ring-nodes"):
+                raise ValueError(f"across nodes the all-reduce is 'hier' or 'ring', not {inter_algo!r}")
+            return key
+        if algo in (None, "ring"):
+            return topo.choose(op, nbytes)[0]
+    if isinstance(topo, Torus) and algo in (None, "ring"):
+        return topo.choose(op, nbytes)[0]
+    return topo.choose(op, nbytes)[0] if algo is None else algo
 
 
-def allreduce_on(comm, arrays, algo="ring", inter_algo="hier", label=""):
+def allreduce_on(comm, arrays, algo=None, inter_algo=None, label=""):
     """
-    All-reduce with the algorithm that fits comm's topology: several nodes -> inter_algo
-    ("hier" or "ring-nodes"); a torus -> bidirectional rings per axis; otherwise comm_sim's
-    ALLREDUCE_ALGOS[algo]. What topology_presets.allreduce_time prices.
+    All-reduce on comm's topology through the registry: algo None (or "ring" on nodes and tori,
+    the older default) → the topology's choice for the size; inter_algo ("hier" or "ring") picks
+    across nodes as before. A name that cannot run there raises ValueError naming those that can.
     """
-    from .algorithms import ALLREDUCE_ALGOS
+    from .algorithms import check_algo_on
+    from .topology import timed_as_machine
 
-    topo = comm.topology
-    if getattr(topo, "shape", None) is not None:
-        return allreduce_torus(comm, arrays, label)
-    if getattr(topo, "n_nodes", 1) > 1:
-        key = {"ring": "ring-nodes"}.get(inter_algo, inter_algo)
-        if key not in ("hier", "ring-nodes"):
-            raise ValueError(f"across nodes the all-reduce is 'hier' or 'ring', not {inter_algo!r}")
-        return TOPO_ALLREDUCE[key][1](comm, arrays, label)
-    return ALLREDUCE_ALGOS[algo][1](comm, arrays, label)
+    nbytes = np.asarray(arrays[0]).nbytes * comm.byte_scale
+    key = _machine_algo(comm.topology, "all-reduce", algo, inter_algo, nbytes)
+    rec = check_algo_on(comm.topology, "all-reduce", key)
+    with timed_as_machine(comm, "all-reduce", key, nbytes):
+        return rec.fn(comm, arrays, label=label)
 
 
-def allreduce_on_time(topo, nbytes, algo="ring"):
-    """Closed-form time (seconds) of what allreduce_on(Comm(topo), …, algo) runs on an idle
-    topology: hierarchical across nodes (t_hier), bidirectional rings per torus axis (t_torus),
-    else algorithms.t_formula_on; each with the topology's base latency."""
-    from .algorithms import t_formula_on
-
-    S = float(nbytes)
+def allreduce_on_time(topo, nbytes, algo=None):
+    """Closed-form time (seconds) of what allreduce_on(Comm(topo), …, algo) simulates on an idle
+    topology: topology.time of the algorithm _machine_algo names (NCCL's model on a GPU machine,
+    which the simulation then follows; algorithms.t_formula_on elsewhere)."""
     if topo.n == 1:
         return 0.0
-    if getattr(topo, "n_nodes", 1) > 1:
-        return t_hier("all-reduce", topo.per_node, topo.n_nodes, S, topo.intra, topo.inter, base=topo.base)
-    if getattr(topo, "shape", None) is not None:
-        return topo.base + t_torus("all-reduce", topo.shape, S, topo.link, getattr(topo, "wrap", None))
-    return t_formula_on(topo, algo, S)
+    return topo.time("all-reduce", _machine_algo(topo, "all-reduce", algo, None, float(nbytes)), float(nbytes))
+
+
+def __getattr__(name):
+    """TOPO_ALLREDUCE: the older name of the machine all-reduces, read from the registry."""
+    if name == "TOPO_ALLREDUCE":
+        from .algorithms import ALGORITHMS
+        return {k: (r.description, r.fn, r.time_on) for k, r in ALGORITHMS["all-reduce"].items()
+                if "switch" not in r.topologies}
+    raise AttributeError(name)

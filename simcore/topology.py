@@ -22,6 +22,8 @@ the interface other collectives (simcore.topo_collectives) build on, kept stable
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 from dataclasses import dataclass
 
@@ -46,13 +48,130 @@ def _check_total(n):
         raise ValueError(f"{n} devices is more than this simulator handles (at most {MAX_DEVICES})")
 
 
+
+
+class _Machine:
+    """
+    What every topology answers about its machine (the registry is simcore.algorithms):
+      kinds                  the topology kinds it is (Algorithm.topologies names them)
+      algorithms(op)         the registered algorithms of op that can run on it
+      choose(op, nbytes)     what it runs by default for that size: (algo, protocol, why) —
+                             NCCL's tuner on a GPU machine (tuning set), the lecture's ring on
+                             a plain switch, "hier"/"ring-nodes" on nodes, "torus" on a torus
+      time(op, algo, nbytes) the closed-form seconds of one collective on it (idle ports)
+    tuning: "" (none: the lecture's α–β) or the GPU generation of simcore.nccl_tuning
+    ("hopper", "blackwell"): then choose() and time() follow NCCL's model.
+    """
+
+    fine_per_device = 1  # elements per device every algorithm here can cut into its fine chunks
+
+    def algorithms(self, op="all-reduce"):
+        from .algorithms import algorithms_on
+        return algorithms_on(self, op)
+
+    def _nccl_shape(self):
+        """(P, N): GPUs per NVLink domain and domains, as nccl_tuning models them."""
+        return self.n, 1
+
+    def choose(self, op, nbytes):
+        """(algo, protocol, why): the algorithm this machine runs for op on nbytes by default."""
+        from .algorithms import algorithm_registry
+        algorithm_registry(op)
+        if self.tuning:
+            from .nccl_tuning import tune
+            P, N = self._nccl_shape()
+            inter = getattr(self, "inter", self.link)
+            c = tune(op, P, N, float(nbytes), self.tuning, inter.bw, algos=self.algorithms(op))
+            return c.algo, c.protocol, c.why
+        algo = self._default_algo(op)
+        return algo, "", f"{algo}: {self.name} runs it by default"
+
+    def protocol(self, op, algo, nbytes):
+        """(protocol, why) NCCL runs `algo` with for op on nbytes: the fastest of its protocols
+        for that size ("", reason) where NCCL's model does not time algo on this machine."""
+        if not self.tuning or self.n < 2:
+            return "", "timed by the lecture's α–β form (no NCCL protocol)"
+        ms = self._models(op, algo)
+        if not ms:
+            return "", f"{algo} is not one of NCCL's algorithms: timed by the lecture's α–β form"
+        best = min(ms, key=lambda m: m.time(float(nbytes)))
+        return best.protocol, (f"NCCL runs {algo} with {best.protocol} at this size: {best.latency * 1e6:.1f} µs "
+                               f"latency + S/{best.algbw / 1e9:.0f} GB/s is the least of its protocols")
+
+    def _models(self, op, algo):
+        from .nccl_tuning import models
+        P, N = self._nccl_shape()
+        inter = getattr(self, "inter", self.link)
+        return [m for m in models(op, P, N, self.tuning, inter.bw) if m.algo == algo]
+
+    def timed_as(self, op, algo, nbytes):
+        """This topology with the links and base latency that make the simulation of `algo`
+        take NCCL's time for its protocol at nbytes (nccl_tuning.sim_links); itself where
+        NCCL's model does not time algo here."""
+        import dataclasses
+
+        from .links import LinkSpec
+        from .nccl_tuning import sim_links
+        proto = self.protocol(op, algo, nbytes)[0]
+        if not proto:
+            return self
+        model = next(m for m in self._models(op, algo) if m.protocol == proto)
+        P, N = self._nccl_shape()
+        inter = getattr(self, "inter", self.link)
+        base, alpha, b_f, b_i = sim_links(op, model, P, N, self.tuning, inter.bw)
+        f = LinkSpec(f"{self.link.name}, NCCL {algo} {proto}", alpha, b_f)
+        if isinstance(self, Switch):
+            return dataclasses.replace(self, link=f, base=base)
+        return dataclasses.replace(self, intra=f, inter=LinkSpec(f"{inter.name}, NCCL {algo} {proto}", alpha, b_i),
+                                   base=base)
+
+    def time(self, op, algo, nbytes):
+        """Closed-form seconds of one `op` of nbytes with `algo` (None: choose()) on this machine:
+        NCCL's model (its protocol for the size) where tuning is set and it models algo, else
+        algorithms.t_formula_on."""
+        from .algorithms import check_algo_on, t_formula_on
+        if algo is None:
+            algo = self.choose(op, nbytes)[0]
+        check_algo_on(self, op, algo)
+        if self.tuning and self.n > 1:
+            ms = self._models(op, algo)
+            if ms:
+                return min(m.time(float(nbytes)) for m in ms)
+        return t_formula_on(self, algo, nbytes, op)
+
+
+@contextlib.contextmanager
+def timed_as_machine(comm, op, algo, nbytes):
+    """
+    Within the block, comm times its messages as comm's machine runs `algo` for op on nbytes
+    (the full array's bytes after byte_scale): on a GPU machine the links and base latency of
+    NCCL's protocol for that size (topology.timed_as), elsewhere unchanged. Yields the protocol
+    ("" when none).
+    """
+    topo = comm.topology
+    proto = topo.protocol(op, algo, nbytes)[0] if topo.tuning else ""
+    if not proto:
+        yield ""
+        return
+    prev = comm._use_topology(topo.timed_as(op, algo, nbytes))
+    try:
+        yield proto
+    finally:
+        comm._use_topology(prev)
+
 @dataclass(frozen=True)
-class Switch:
+class Switch(_Machine):
     """n devices, each on its own full-duplex port (port id = device id) of one non-blocking switch."""
 
     n: int
     link: LinkSpec
     base: float = 0.0  # seconds every collective call pays before its first message (see BASE_LATENCY)
+    tuning: str = ""  # "" or a GPU generation of simcore.nccl_tuning: then timed as NCCL models it
+
+    kinds = frozenset(("switch",))
+
+    def _default_algo(self, op):
+        return "ring"
 
     @property
     def n_ports(self) -> int:
@@ -78,16 +197,23 @@ def _check_base(base):
     return float(base)
 
 
-def switch(n, link=NVLINK4, base=0.0) -> Switch:
+def _check_tuning(tuning):
+    from .nccl_tuning import NVLINK_BW_PER_LINK
+    if tuning and tuning not in NVLINK_BW_PER_LINK:
+        raise ValueError(f"tuning is '' or a GPU generation ({', '.join(NVLINK_BW_PER_LINK)}), got {tuning!r}")
+    return tuning
+
+
+def switch(n, link=NVLINK4, base=0.0, tuning="") -> Switch:
     """n devices around a non-blocking switch (NVSwitch-like), every port `link`; base: the
-    per-collective base latency (0: the textbook closed forms)."""
+    per-collective base latency (0: the textbook closed forms); tuning: see _Machine."""
     n = _check_count(n, "devices")
     _check_total(n)
-    return Switch(n, link, _check_base(base))
+    return Switch(n, link, _check_base(base), _check_tuning(tuning))
 
 
 @dataclass(frozen=True)
-class Nodes:
+class Nodes(_Machine):
     """
     n_nodes nodes of per_node devices; device d sits on node d // per_node. Inside a node every
     device has its own full-duplex port into the node's non-blocking switch (NVSwitch, `intra`);
@@ -104,6 +230,25 @@ class Nodes:
     intra: LinkSpec
     inter: LinkSpec
     base: float = 0.0  # seconds every collective call pays before its first message (see BASE_LATENCY)
+    tuning: str = ""  # "" or a GPU generation of simcore.nccl_tuning: then timed as NCCL models it
+
+    @property
+    def kinds(self):
+        """"nodes"; one node is also a "switch" (its NVLink domain)."""
+        return frozenset(("nodes", "switch")) if self.n_nodes == 1 else frozenset(("nodes",))
+
+    def _default_algo(self, op):
+        if self.n_nodes == 1:
+            return "ring"
+        return "hier" if op == "all-reduce" else "ring-nodes"
+
+    def _nccl_shape(self):
+        return self.per_node, self.n_nodes
+
+    @property
+    def fine_per_device(self):
+        """The channel rings cut every device's piece into per_node parts."""
+        return self.per_node
 
     @property
     def n(self) -> int:
@@ -136,17 +281,17 @@ class Nodes:
         return n + src, n + dst, self.inter
 
 
-def nodes(n_nodes, per_node, intra=NVLINK4, inter=IB_NDR400, base=0.0) -> Nodes:
+def nodes(n_nodes, per_node, intra=NVLINK4, inter=IB_NDR400, base=0.0, tuning="") -> Nodes:
     """n_nodes nodes of per_node devices each (e.g. nodes(2, 8): two DGX H100); base: the
-    per-collective base latency."""
+    per-collective base latency; tuning: see _Machine."""
     m = _check_count(n_nodes, "nodes")
     q = _check_count(per_node, "devices per node")
     _check_total(m * q)
-    return Nodes(m, q, intra, inter, _check_base(base))
+    return Nodes(m, q, intra, inter, _check_base(base), _check_tuning(tuning))
 
 
 @dataclass(frozen=True)
-class Torus:
+class Torus(_Machine):
     """
     Devices on a 1-, 2- or 3-D torus with wraparound (TPU ICI): device d has coordinates
     np.unravel_index(d, shape) (row-major) and a full-duplex link to its ±1 neighbour on each
@@ -159,6 +304,21 @@ class Torus:
     shape: tuple
     link: LinkSpec
     base: float = 0.0  # seconds every collective call pays before its first message (see BASE_LATENCY)
+    tuning = ""  # tori follow XLA's bidirectional rings, not NCCL
+    fine_per_device = 12  # two halves × up to three axes
+
+    def wraps(self) -> tuple:
+        """One flag per axis: True where the axis has its wraparound link (every axis here)."""
+        return (True,) * len(self.shape)
+
+    @property
+    def kinds(self):
+        """"torus", and "torus-1d" when it is one ring with its wraparound (the plain ring runs)."""
+        one_ring = len(self.shape) == 1 and self.wraps()[0]
+        return frozenset(("torus", "torus-1d")) if one_ring else frozenset(("torus",))
+
+    def _default_algo(self, op):
+        return "torus"
 
     @property
     def n(self) -> int:
@@ -173,7 +333,8 @@ class Torus:
         return f"torus({'×'.join(map(str, self.shape))}, {self.link.name})"
 
     def coords(self, d) -> tuple:
-        return tuple(int(c) for c in np.unravel_index(d, self.shape))
+        """Device d's coordinates (row-major, as np.unravel_index); memoised: every message asks."""
+        return _coords(self.shape, int(d))
 
     def device(self, coords) -> int:
         return int(np.ravel_multi_index(tuple(c % s for c, s in zip(coords, self.shape)), self.shape))
@@ -200,6 +361,17 @@ class Torus:
         raise ValueError(f"{self.name}: device {src} {cs} cannot send to device {dst} {cd}, which is not its torus "
                          f"neighbour (±1 on one axis); this algorithm needs a switch — on a torus use rings "
                          f"along one axis")
+
+
+@functools.lru_cache(maxsize=65536)
+def _coords(shape, d):
+    if not 0 <= d < math.prod(shape):
+        raise ValueError(f"device {d} is not on a torus of shape {shape}")
+    out = []
+    for size in reversed(shape):
+        d, c = divmod(d, size)
+        out.append(c)
+    return tuple(reversed(out))
 
 
 def torus(shape, link=TPU_V4_ICI, base=0.0) -> Torus:

@@ -40,6 +40,9 @@ class TorusSlice(Torus):
 
     wrap: tuple = ()
 
+    def wraps(self) -> tuple:
+        return tuple(self.wrap) if self.wrap else (True,) * len(self.shape)
+
     def route(self, src, dst):
         cs, cd = self.coords(src), self.coords(dst)
         for a, (x, y) in enumerate(zip(cs, cd)):
@@ -73,6 +76,7 @@ class Layout:
     shape: tuple = ()
     wrap: tuple = ()
     base: float = 0.0  # per-collective base latency, seconds (comm_sim.NCCL_RING_LL128_BASE)
+    tuning: str = ""  # the GPU generation NCCL's model times it as (simcore.nccl_tuning), "" none
 
     def describe(self) -> str:
         if self.kind == "switch":
@@ -115,15 +119,23 @@ class HardwarePreset:
     source: str = ""
     wrap_all: bool = False  # a torus with its wraparound link on every axis (a spec's torus)
     spec: tuple = ()  # a machine made from a spec (preset_from_spec): its (key, value) pairs
+    tuning: str = ""  # GPU machines: the generation NCCL's tuning model times (simcore.nccl_tuning)
 
     # -- which n ------------------------------------------------------------------------
     def valid_degrees(self, max_n=None):
         """The tensor-parallel degrees this machine offers, ascending: for nodes, divisors of
-        per_node and whole nodes; for a torus, the slice sizes."""
+        per_node and powers of two up to it (one NVLink domain), then whole nodes; for a torus,
+        the slice sizes."""
         top = self.max_devices if max_n is None else min(int(max_n), self.max_devices)
         if self.kind == "torus":
             return [1] + [math.prod(s) for s in self.slices if math.prod(s) <= top]
-        small = [d for d in range(1, self.per_node + 1) if self.per_node % d == 0 and d <= top]
+        # inside one NVLink domain every GPU reaches every other through the switches, so a group
+        # may be any divisor of the domain (the domain splits into equal groups) or a power of two
+        # (tensor-parallel degrees divide power-of-two head counts): NVL72 hosts 16, 32 and 64
+        # (NVIDIA GB200 NVL72: one NVLink domain of 72 GPUs; n must still split the model's heads,
+        # cost_model.tp_degree_problem)
+        small = [d for d in range(1, self.per_node + 1)
+                 if (self.per_node % d == 0 or d & (d - 1) == 0) and d <= top]
         return small + list(range(2 * self.per_node, top + 1, self.per_node))
 
     def is_valid(self, n) -> bool:
@@ -156,61 +168,59 @@ class HardwarePreset:
                 wrap = (False,) * len(shape)
             return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap, base=self.base)
         if n <= self.per_node or self.inter is None:
-            return Layout("switch", n, intra, per_node=n, base=self.base)
+            return Layout("switch", n, intra, per_node=n, base=self.base, tuning=self.tuning)
         return Layout("nodes", n, intra, per_node=self.per_node, nodes=n // self.per_node, inter=_link(self.inter),
-                      base=self.base)
+                      base=self.base, tuning=self.tuning)
 
     def topology(self, n):
         """comm_sim's topology for n chips: switch(n, intra), nodes(N, per_node, intra, inter)
         or a torus slice (comm_sim's torus, with the wraparound links the slice really has)."""
-        lay = self.layout(n)
-        if lay.kind == "switch":
-            return switch(n, lay.intra, base=lay.base)
-        if lay.kind == "nodes":
-            return nodes(lay.nodes, lay.per_node, intra=lay.intra, inter=lay.inter, base=lay.base)
-        t = torus(lay.shape, lay.intra, base=lay.base)
-        return TorusSlice(t.shape, t.link, t.base, wrap=lay.wrap)
+        return layout_topology(self.layout(n))
 
-    def allreduce_time(self, n, nbytes, algo="ring", inter_algo="hier"):
+    def allreduce_time(self, n, nbytes, algo=None, inter_algo=None):
         """One all-reduce of S = nbytes over n chips (seconds): see allreduce_time()."""
         return allreduce_time(self.layout(n), nbytes, algo, inter_algo)
 
+    def collective_time(self, op, n, nbytes, algo=None):
+        """One collective `op` of S = nbytes over n chips with `algo` (None: the machine's choice),
+        seconds: the topology's time() (NCCL's model on the GPU machines)."""
+        return self.topology(n).time(op, algo, nbytes)
 
-def allreduce_time(layout: Layout, nbytes, algo="ring", inter_algo="hier"):
-    """
-    Closed-form time (seconds) of one all-reduce of S = nbytes on a Layout:
-      switch  comm_sim.t_formula(algo, n, S, α, β) — the algorithm asked for;
-      nodes   inter_algo: "hier" (reduce-scatter in the node, all-reduce across nodes on each
-              GPU's own NIC, all-gather in the node) or "ring" (NCCL's rings, one channel per
-              NIC) — topo_collectives.t_hier / t_ring_nodes;
-      torus   bidirectional rings per axis (topo_collectives.t_torus; a line where an axis has
-              no wraparound link).
-    Every form includes the layout's per-collective base latency, once per collective call
-    (three calls for hier: topo_collectives.hier_calls).
-    """
-    from .algorithms import t_formula
-    from .topo_closed_forms import t_hier, t_ring_nodes, t_torus
 
-    S = float(nbytes)
-    if layout.n == 1:
-        return 0.0
+def layout_topology(layout: Layout):
+    """The comm_sim topology of a Layout (see HardwarePreset.topology)."""
     if layout.kind == "switch":
-        return layout.base + float(t_formula(algo, layout.n, S, layout.intra.alpha, layout.intra.bw))
+        return switch(layout.n, layout.intra, base=layout.base, tuning=layout.tuning)
     if layout.kind == "nodes":
-        if inter_algo not in ("hier", "ring"):
-            raise ValueError(f"across nodes the all-reduce is 'hier' or 'ring', not {inter_algo!r}")
-        f = t_hier if inter_algo == "hier" else t_ring_nodes
-        return f("all-reduce", layout.per_node, layout.nodes, S, layout.intra, layout.inter, base=layout.base)
-    return layout.base + t_torus("all-reduce", layout.shape, S, layout.intra, layout.wrap)
+        return nodes(layout.nodes, layout.per_node, intra=layout.intra, inter=layout.inter, base=layout.base,
+                     tuning=layout.tuning)
+    t = torus(layout.shape, layout.intra, base=layout.base)
+    return TorusSlice(t.shape, t.link, t.base, wrap=layout.wrap)
+
+
+def allreduce_time(layout: Layout, nbytes, algo=None, inter_algo=None):
+    """
+    Closed-form time (seconds) of one all-reduce of S = nbytes on a Layout: the topology's own
+    time() (topology._Machine): algo None → what the machine picks for S (NCCL's tuner, with
+    its protocol, on the GPU machines; bidirectional rings on a torus); otherwise that registry
+    algorithm where it runs. inter_algo: the older spelling across nodes ("hier", "ring" → the
+    channel rings "ring-nodes"), used when algo is None.
+    """
+    topo = layout_topology(layout)
+    if algo is None and inter_algo is not None and layout.kind == "nodes":
+        algo = {"ring": "ring-nodes"}.get(inter_algo, inter_algo)
+    if layout.kind in ("nodes", "torus") and algo == "ring":
+        algo = None  # the older default ("ring") means the machine's own choice there (as allreduce_on)
+    return 0.0 if layout.n == 1 else topo.time("all-reduce", algo, float(nbytes))
 
 
 PRESETS = {p.key: p for p in (
     HardwarePreset("dgx-h100", "DGX H100", "h100", "nodes", 8, "nvlink4", "ib-ndr400",
-                   base=NCCL_RING_LL128_BASE,
+                   base=NCCL_RING_LL128_BASE, tuning="hopper",
                    source="NVIDIA DGX H100 datasheet: 8 H100 SXM, NVLink 4 through NVSwitch, "
                           "8x ConnectX-7 400 Gb/s (one per GPU)"),
     HardwarePreset("gb200-nvl72", "GB200 NVL72", "gb200", "nodes", 72, "nvlink5", "ib-ndr400",
-                   max_devices=4032, base=NCCL_RING_LL128_BASE,
+                   max_devices=4032, base=NCCL_RING_LL128_BASE, tuning="blackwell",
                    source="NVIDIA GB200 NVL72 datasheet: 72 Blackwell GPUs in one NVLink 5 domain; "
                           "one 400 Gb/s ConnectX-7 per GPU between racks"),
     HardwarePreset("tpu-v5e-16x16", "TPU v5e 16x16", "tpu-v5e", "torus", 256, "tpu-v5e-ici",
@@ -238,62 +248,62 @@ def get_preset(key) -> HardwarePreset:
 # ---------------------------------------------------------------------------------------
 def offered_algos(key, n, op="all-reduce"):
     """
-    The algorithms one collective of n chips on preset `key` can run, the first the default:
-    inside one NVLink domain every comm_sim algorithm (all-reduce) or the ring; across nodes
-    the hierarchical all-reduce and NCCL-style channel rings (topo_collectives.TOPO_ALLREDUCE),
-    and the plain ring for all-gather / reduce-scatter; on a torus the bidirectional rings per
-    axis ("torus").
+    The algorithms one collective of n chips on preset `key` offers in the app's menus, the
+    machine's own first: inside one NVLink domain the lecture's algorithms (all-reduce) or the
+    ring; across nodes the registry's machine algorithms (all-reduce: hierarchical and NCCL's
+    channel rings; all-gather / reduce-scatter: the channel rings, one per NIC); on a torus the
+    bidirectional rings per axis ("torus"). Every name is one the topology can run
+    (topology.algorithms); the topology's choice for a size is topology.choose.
     """
-    from .algorithms import ALLREDUCE_ALGOS
+    from .algorithms import ALGORITHMS
 
-    lay = get_preset(key).layout(n)
-    if lay.kind == "torus":
-        return ("torus",)
-    if lay.kind == "nodes":
-        return ("hier", "ring-nodes") if op == "all-reduce" else ("ring",)
-    return tuple(ALLREDUCE_ALGOS) if op == "all-reduce" else ("ring",)
+    topo = get_preset(key).topology(n)
+    runs = topo.algorithms(op)
+    if "switch" in topo.kinds:
+        mine = tuple(a for a in runs if "switch" in ALGORITHMS[op][a].topologies)
+        return mine if op == "all-reduce" else ("ring",)
+    return tuple(a for a in runs if "switch" not in ALGORITHMS[op][a].topologies)
 
 
 def run_on_preset(op, key, n, nbytes, algo, elems_per_piece=4, seed=0):
     """
     One collective (op: all-gather, reduce-scatter or all-reduce) of S = nbytes on n chips of
-    preset `key` with `algo` (one of offered_algos), on real arrays. Returns (comm, inputs,
-    outputs): inputs (n, L) every device's buffer before (all-gather: its own piece in place).
+    preset `key` with `algo` (one of offered_algos; None: the machine's choice for S), on real
+    arrays, timed as the machine runs it (topology.timed_as_machine: NCCL's protocol on a GPU
+    machine). Returns (comm, inputs, outputs): inputs (n, L) every device's buffer before
+    (all-gather: its own piece in place).
     """
-    from .algorithms import ALLREDUCE_ALGOS
-    from .collectives import allgather_ring, reduce_scatter_ring
+    from .algorithms import check_algo_on
     from .comm_sim import Comm
     from .scenarios import demo_values
-    from .topo_collectives import TOPO_ALLREDUCE, torus_all_gather, torus_reduce_scatter
+    from .topology import timed_as_machine
 
+    if op not in ("all-gather", "reduce-scatter", "all-reduce"):
+        raise ValueError(f"unknown collective {op!r}; choose all-gather, reduce-scatter or all-reduce")
+    topo = get_preset(key).topology(n)
+    if algo is None:
+        algo = topo.choose(op, float(nbytes))[0]
     offered = offered_algos(key, n, op)
     if algo not in offered:
         raise ValueError(f"{get_preset(key).name} with {n} chips runs {op} as {', '.join(offered)}, not {algo!r}")
-    topo = get_preset(key).topology(n)
+    rec = check_algo_on(topo, op, algo)
     n = topo.n
-    # the finer chunks must divide a device's piece: hier's n, the channel rings' 2n (P·n of
-    # the whole), the torus's 2 halves × its axes
-    per = elems_per_piece * {"hier": n, "ring-nodes": 2 * n, "torus": 2 * 6}.get(algo, 1)
+    # the finer chunks must divide a device's piece: hier's one per piece (n of the whole), the
+    # channel rings' P (P·n of the whole), the torus's 2 halves × up to 3 axes (topology.fine_per_device)
+    per = elems_per_piece * (1 if algo == "hier" else topo.fine_per_device if algo in ("ring-nodes", "torus") else 1)
     L = n * per
     comm = Comm(topo, byte_scale=float(nbytes) / (L * 8))
-    if op == "all-gather":
-        chunks = list(demo_values(seed, (n, per)))
-        inputs = np.zeros((n, L))
-        for d in range(n):
-            inputs[d, d * per:(d + 1) * per] = chunks[d]
-        if algo == "torus":
-            outputs = torus_all_gather(comm, chunks, label="all-gather")
-        else:
-            outputs = allgather_ring(comm, chunks, {d: d for d in range(n)}, label="all-gather")
-        return comm, inputs, outputs
-    inputs = demo_values(seed, (n, L))
-    if op == "reduce-scatter":
-        f = torus_reduce_scatter if algo == "torus" else (lambda c, a, label: reduce_scatter_ring(c, a, label)[0])
-        return comm, inputs, f(comm, list(inputs), label="reduce-scatter")
-    if op != "all-reduce":
-        raise ValueError(f"unknown collective {op!r}; choose all-gather, reduce-scatter or all-reduce")
-    fn = TOPO_ALLREDUCE[algo][1] if algo in TOPO_ALLREDUCE else ALLREDUCE_ALGOS[algo][1]
-    return comm, inputs, fn(comm, list(inputs), label="all-reduce")
+    with timed_as_machine(comm, op, algo, float(nbytes)):
+        if op == "all-gather":
+            chunks = list(demo_values(seed, (n, per)))
+            inputs = np.zeros((n, L))
+            for d in range(n):
+                inputs[d, d * per:(d + 1) * per] = chunks[d]
+            return comm, inputs, rec.fn(comm, chunks, {d: d for d in range(n)}, label="all-gather")
+        inputs = demo_values(seed, (n, L))
+        if op == "reduce-scatter":
+            return comm, inputs, rec.fn(comm, list(inputs), label="reduce-scatter")[0]
+        return comm, inputs, rec.fn(comm, list(inputs), label="all-reduce")
 
 
 def check_machine(op, key, n, algo, collective_ops=("all-gather", "reduce-scatter", "all-reduce")):

@@ -37,3 +37,18 @@ def test_engine_at_scale_figures_are_written(tmp_path):
     assert set(figures) == {"cost_ratio_n256_n16", "messages_per_s_n256", "trace_bytes_per_message_n512",
                             "chrome_bytes_per_slice_n256", "chrome_export_ratio_n256"}
     assert all(isinstance(v, float) and v > 0 for v in figures.values())
+
+
+def test_machine_figures_are_written(tmp_path):
+    """issue 22 item 8: a machine's messages per second (dgx-h100 n = 256, tpu-v4 4x4x4) and its cost per
+    message over the switch path's, measured in the same run."""
+    out = tmp_path / "b.json"
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick", "--only",
+                           "machine_cost_ratio_vs_switch", "--json", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(out.read_text())
+    assert set(figures) == {"machine_messages_per_s_dgx_n256", "machine_messages_per_s_torus_4x4x4",
+                            "machine_cost_ratio_vs_switch"}
+    assert all(isinstance(v, float) and v > 0 for v in figures.values())
+    assert "130560 messages" in proc.stdout  # hierarchical all-reduce over 32 nodes of 8

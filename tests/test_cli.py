@@ -115,9 +115,9 @@ def test_step_on_a_machine_runs_its_own_all_reduce(capsys):
     model, dgx = MODELS["llama3-8b"], get_preset("dgx-h100")
     S = model.d_model * 2.0  # one token's bf16 activation per all-reduce
     flat = 2 * model.n_layers * t_formula_on(dgx.topology(16), "ring", S)  # a flat ring over the same wiring
-    hier = 2 * model.n_layers * dgx.allreduce_time(16, S)  # the machine's own: hierarchical across the NICs
+    hier = 2 * model.n_layers * dgx.allreduce_time(16, S)  # the machine's own: NCCL's tuner for 8 KiB
     assert f"t_comm {hier * 1e3:.3f} ms" in text and hier < flat
-    assert "hierarchical across the nodes" in text
+    assert "every all-reduce (8 KiB) is DGX H100's own: ring-nodes with NCCL LL (ring-nodes LL is NCCL's fastest" in text
     assert "difference +0.000 ms" in text or "difference -0.000 ms" in text  # memory-bound: sim = roofline
 
 

@@ -21,7 +21,7 @@ from closed_forms import REFERENCE_COUNTS, reference_time
 NS = range(2, 17)
 
 
-CASES = [(op, algo) for op, reg in ALGORITHMS.items() for algo in reg]
+CASES = [(op, algo) for op, reg in ALGORITHMS.items() for algo in reg if "switch" in reg[algo].topologies]
 
 
 def _arrays(n, per_dev=3, seed=0):

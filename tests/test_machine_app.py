@@ -15,7 +15,7 @@ from simcore.topo_collectives import allreduce_on
 from simcore.topology_presets import PRESETS
 
 
-def _simulate(topo, S, algo="ring", inter_algo="hier"):
+def _simulate(topo, S, algo="ring", inter_algo=None):  # across nodes: the machine's own choice
     n = topo.n
     L = 16 * n
     comm = Comm(topo, byte_scale=S / (L * 8))
@@ -360,7 +360,7 @@ def test_choosing_a_machine_in_the_dock_opens_a_group_that_shows_it(qapp):
     panel = ControlPanel(model)
     panel.machine.activated.emit(panel.machine.findData("dgx-h100"))
     sc = model.scenario
-    assert (sc.topology, sc.n, sc.kind, sc.algo) == ("dgx-h100", 16, "all-gather", "ring")
+    assert (sc.topology, sc.n, sc.kind, sc.algo) == ("dgx-h100", 16, "all-gather", "ring-nodes")  # a channel per NIC
     panel.op.activated.emit(panel.op.findData("all-reduce"))
     assert [panel.algo.itemData(i) for i in range(panel.algo.count())] == ["hier", "ring-nodes"]
     assert not panel.link.isEnabled()
