@@ -97,6 +97,7 @@ def test_arrows_and_space_belong_to_the_deck_only_while_it_is_open(qtbot):
         _key(w, k)
     _key(w, Qt.Key.Key_Return)
     assert w.deck.index == 11 and w.current_tab() == "latency"
+    _key(w, Qt.Key.Key_Home)  # back to a ring scene: on the Decode tab Play belongs to no animation
     w.deck.close_deck()
     _key(w, Qt.Key.Key_Space)
     assert w.playback.playing  # Space plays again

@@ -45,7 +45,7 @@ def scenario(machine: str, n: int):
     if machine == "switch":
         return Scenario(kind="all-gather", n=n, algo="ring")
     if machine == "nodes":
-        return None if not 16 <= n <= 64 else Scenario(kind="all-gather", n=n, topology="dgx-h100").with_changes(algo="ring")
+        return None if not 16 <= n <= 64 else Scenario(kind="all-gather", n=n, topology="dgx-h100").with_changes()
     return None if n not in TORUS else Scenario(kind="all-gather", n=n, topology=TORUS[n]).with_changes(algo="torus")
 
 

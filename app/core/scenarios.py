@@ -29,7 +29,7 @@ A2A_MAX_N = 64  # all-to-all moves n² blocks (n(n−1) messages): its views dra
 MAX_N = 256  # the ring view, timeline and buffers draw at most this many devices
 # on a machine the topology's algorithms time message by message: 32 DGX nodes' all-reduce takes
 # seconds to build, so builds run on the app's worker while the window says so (app/state.py)
-MACHINE_MAX_N, MACHINE_MAX_N_CHANNELS = 256, 32
+MACHINE_MAX_N = 256
 MAX_BYTES = 2.0 ** 40
 
 
@@ -69,9 +69,9 @@ def validate(sc) -> None:
         from simcore.topology_presets import check_machine
 
         check_machine(sc.kind, machine, n, sc.algo, COLLECTIVE_KINDS)
-        if n > MACHINE_MAX_N or (sc.algo == "ring-nodes" and n > MACHINE_MAX_N_CHANNELS):
+        if n > MACHINE_MAX_N:
             raise ValueError(f"on a machine the app simulates every message while you watch: at most "
-                             f"{MACHINE_MAX_N} devices ({MACHINE_MAX_N_CHANNELS} with NCCL's channel rings), got {n}")
+                             f"{MACHINE_MAX_N} devices, got {n}")
     elif sc.algo not in ALLREDUCE_ALGOS:
         raise ValueError(f"unknown algorithm {sc.algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
     elif not takes_algo(sc.kind) and sc.algo != "ring":

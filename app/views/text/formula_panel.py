@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from simcore.comm_sim import algorithm, t_formula
 
 from simcore.comm_sim import t_formula_on
-from simcore.topo_collectives import hier_calls, t_hier, t_ring_nodes, t_torus
+from simcore.topo_closed_forms import hier_calls, t_hier, t_ring_nodes, t_torus
 
 from ...words import fmt_bw, fmt_bytes, fmt_time, op_place, op_title
 from .rich_text import RichText
