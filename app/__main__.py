@@ -62,6 +62,9 @@ def _parser() -> _Parser:
                    help="all-reduce algorithm (default ring); all-to-all: direct (default) or pairwise")
     p.add_argument("--bytes", default="1MiB", help="message size S, e.g. 64KiB, 1MiB, 2GB (default 1MiB)")
     p.add_argument("--link", default="nvlink4", help="link preset (default nvlink4)")
+    p.add_argument("--machine", default="", metavar="KEY",
+                   help="a real machine instead of one switch: dgx-h100, gb200-nvl72, tpu-v5e-16x16, tpu-v4-4x4x4 "
+                        "(its own algorithm unless --algo names one it offers)")
     p.add_argument("--step", default=None, help="show step K in flight; 0 = the start")
     p.add_argument("--tab", default=None, choices=TABS, help="the view to show: " + ", ".join(TABS))
     p.add_argument("--lang", default=None, choices=("en", "zh"), help="interface language")
@@ -222,6 +225,9 @@ def _main(argv=None) -> int:
                 nbytes = fit_bytes(nbytes, args.n, args.scenario)
             sc = Scenario(kind=args.scenario, n=args.n, algo=args.algo or default_algo(args.scenario), nbytes=nbytes,
                           link=args.link)
+            if args.machine:  # the machine's links; its own algorithm for the op unless --algo chose one
+                sc = sc.with_changes(topology=args.machine, **({"algo": args.algo} if args.algo else {}))
+                sc.validate()
         model = ScenarioModel(sc)
         if getattr(sf, "run", None) is not None:  # a saved run (scenario_io.RunFile): play its own trace
             model.run = sf.run

@@ -164,6 +164,38 @@ def _algo_texts() -> dict:
             _tr("pairwise exchange"), _tr("Pairwise-exchange all-to-all"),
             _tr("All-to-all: GPU d sends its block j to GPU j; in round k, d sends to d + k and hears from d − k."),
             _tr("Each round is an exchange both partners wait for, so α is paid in each of the n − 1 rounds.")),
+        "hier-all-reduce": AlgoText(
+            _tr("hierarchical"), _tr("Hierarchical all-reduce"),
+            _tr("Hierarchical: reduce-scatter inside each node, all-reduce across nodes on every GPU's own NIC, "
+                "all-gather inside each node."),
+            _tr("Only 1/P of the data crosses the network, on all P NICs of a node at once.")),
+        "ring-nodes-all-reduce": AlgoText(
+            _tr("channel rings (NCCL)"), _tr("Ring all-reduce across nodes"),
+            _tr("NCCL's channel rings: one ring per NIC through every GPU of every node."),
+            _tr("Every step waits for the slowest hop, the one through a NIC; one ring per NIC keeps every NIC "
+                "busy.")),
+        "ring-nodes-all-gather": AlgoText(
+            _tr("channel rings (NCCL)"), _tr("Ring all-gather across nodes"),
+            _tr("NCCL's channel rings: one ring per NIC through every GPU of every node."),
+            _tr("Every step waits for the slowest hop, the one through a NIC; one ring per NIC keeps every NIC "
+                "busy.")),
+        "ring-nodes-reduce-scatter": AlgoText(
+            _tr("channel rings (NCCL)"), _tr("Ring reduce-scatter across nodes"),
+            _tr("NCCL's channel rings: one ring per NIC through every GPU of every node."),
+            _tr("Every step waits for the slowest hop, the one through a NIC; one ring per NIC keeps every NIC "
+                "busy.")),
+        "torus-all-reduce": AlgoText(
+            _tr("bidirectional rings per torus axis"), _tr("Torus all-reduce"),
+            _tr("Torus: bidirectional rings along each axis in turn, on a part of the array per axis."),
+            _tr("Both directions of every link carry data: about half the ring's time on each axis.")),
+        "torus-all-gather": AlgoText(
+            _tr("bidirectional rings per torus axis"), _tr("Torus all-gather"),
+            _tr("Torus: bidirectional rings along each axis in turn, on a part of the array per axis."),
+            _tr("Both directions of every link carry data: about half the ring's time on each axis.")),
+        "torus-reduce-scatter": AlgoText(
+            _tr("bidirectional rings per torus axis"), _tr("Torus reduce-scatter"),
+            _tr("Torus: bidirectional rings along each axis in turn, on a part of the array per axis."),
+            _tr("Both directions of every link carry data: about half the ring's time on each axis.")),
         "two-shot-all-reduce": AlgoText(
             _tr("two-shot"), _tr("Two-shot all-reduce"),
             _tr("Two-shot: each chunk goes straight to its owner, which adds them and sends the sum to all."),

@@ -60,6 +60,8 @@ def test_screenshots_of_different_steps_differ_in_the_ring(qapp, tmp_path):
     (["--scenario", "all-gather", "--n", "3", "--bytes", "1000"], "cannot be split into 3"),
     (["--bytes", "lots"], "cannot read a size"),
     (["--link", "smoke-signals"], "unknown link"),
+    (["--machine", "cray-1"], "unknown hardware preset"),
+    (["--scenario", "all-reduce", "--machine", "dgx-h100", "--n", "12"], "no group of 12"),
     (["--step", "99"], "has 7 steps"),
     (["--step", "-1"], "count from 0"),
     (["--size", "640x480", "--screenshot", "x.png"], "at least 1280x720"),
@@ -71,6 +73,21 @@ def test_bad_values_print_one_line_and_exit_2(qapp, capsys, args, words):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
     assert err[0].startswith("shard-lab: error:") and words in err[0]
+
+
+def test_a_machine_by_name_runs_its_own_algorithm(qapp, tmp_path, monkeypatch):
+    from simcore.topology_presets import offered_algos
+
+    from app import state
+
+    seen, init = [], state.ScenarioModel.__init__
+    monkeypatch.setattr(state.ScenarioModel, "__init__",
+                        lambda self, sc=None, *a, **k: (seen.append(sc), init(self, sc, *a, **k))[1])
+    assert main(["--scenario", "all-reduce", "--machine", "dgx-h100", "--n", "16",
+                 "--screenshot", str(tmp_path / "m.png")]) == 0
+    assert (tmp_path / "m.png").exists()
+    sc = seen[0]  # the window was made from the machine's scenario, with the first algorithm it offers
+    assert sc.topology == "dgx-h100" and sc.n == 16 and sc.algo == offered_algos("dgx-h100", 16, "all-reduce")[0]
 
 
 def test_default_size_adapts_to_n_but_an_explicit_one_does_not(qapp, tmp_path):

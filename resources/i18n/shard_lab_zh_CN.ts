@@ -1264,6 +1264,70 @@ This scenario has no stand-alone collective to show.</source>
             <source>{messages} of {size}.</source>
             <translation>{messages}，每条 {size}。</translation>
         </message>
+        <message>
+            <source>Both directions of every link carry data: about half the ring's time on each axis.</source>
+            <translation>每条链路的两个方向都在传数据：每个轴上约为单向环时间的一半。</translation>
+        </message>
+        <message>
+            <source>Every step waits for the slowest hop, the one through a NIC; one ring per NIC keeps every NIC busy.</source>
+            <translation>每一步都要等最慢的一跳，也就是经过网卡的那一跳；每块网卡一个环，让所有网卡都在工作。</translation>
+        </message>
+        <message>
+            <source>Hierarchical all-reduce</source>
+            <translation>分层 all-reduce</translation>
+        </message>
+        <message>
+            <source>Hierarchical: reduce-scatter inside each node, all-reduce across nodes on every GPU's own NIC, all-gather inside each node.</source>
+            <translation>分层：先在每个节点内做 reduce-scatter，再经每块 GPU 自己的网卡跨节点做 all-reduce，最后在每个节点内做 all-gather。</translation>
+        </message>
+        <message>
+            <source>NCCL's channel rings: one ring per NIC through every GPU of every node.</source>
+            <translation>NCCL 的通道环：每块网卡一个环，经过每个节点的每块 GPU。</translation>
+        </message>
+        <message>
+            <source>Only 1/P of the data crosses the network, on all P NICs of a node at once.</source>
+            <translation>只有 1/P 的数据穿过网络，而且节点的 P 块网卡同时在传。</translation>
+        </message>
+        <message>
+            <source>Ring all-gather across nodes</source>
+            <translation>跨节点的 ring all-gather</translation>
+        </message>
+        <message>
+            <source>Ring all-reduce across nodes</source>
+            <translation>跨节点的 ring all-reduce</translation>
+        </message>
+        <message>
+            <source>Ring reduce-scatter across nodes</source>
+            <translation>跨节点的 ring reduce-scatter</translation>
+        </message>
+        <message>
+            <source>Torus all-gather</source>
+            <translation>Torus all-gather</translation>
+        </message>
+        <message>
+            <source>Torus all-reduce</source>
+            <translation>Torus all-reduce</translation>
+        </message>
+        <message>
+            <source>Torus reduce-scatter</source>
+            <translation>Torus reduce-scatter</translation>
+        </message>
+        <message>
+            <source>Torus: bidirectional rings along each axis in turn, on a part of the array per axis.</source>
+            <translation>Torus：依次沿每个轴做双向环，每个轴处理数组的一部分。</translation>
+        </message>
+        <message>
+            <source>bidirectional rings per torus axis</source>
+            <translation>每个 torus 轴上的双向环</translation>
+        </message>
+        <message>
+            <source>channel rings (NCCL)</source>
+            <translation>通道环（NCCL）</translation>
+        </message>
+        <message>
+            <source>hierarchical</source>
+            <translation>分层</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
