@@ -325,12 +325,12 @@ def test_bad_input_says_what_is_wrong():
 
 def test_command_line_screenshot(qtbot, tmp_path, capsys):
     out = tmp_path / "step.png"
-    assert std.main(["--model", "llama3-8b", "--n", "2", "--layer", "3", "--screenshot", str(out)]) == 0
+    assert st.main(["--model", "llama3-8b", "--n", "2", "--layer", "3", "--screenshot", str(out)]) == 0
     assert out.stat().st_size > 10_000
     assert "simulated step" in capsys.readouterr().out
-    assert std.main(["--model", "nope", "--screenshot", str(out)]) == 2
+    assert st.main(["--model", "nope", "--screenshot", str(out)]) == 2
     # the engine refuses async overlap on a non-ring all-reduce: one line on stderr, exit 2
-    assert std.main(["--model", "llama3-8b", "--n", "2", "--algo", "rd", "--overlap", "async",
+    assert st.main(["--model", "llama3-8b", "--n", "2", "--algo", "rd", "--overlap", "async",
                     "--screenshot", str(out)]) == 2
     assert "ring" in capsys.readouterr().err
 

@@ -26,7 +26,8 @@ from ... import theme
 from ...core.frame import DONE, NEXT, frame_at, next_frames
 from ...words import (AlgoText, algo_text, device_name, fmt_bw, fmt_bytes, fmt_time, n_gpus,  # noqa: F401
                       n_messages, op_title, place_name)  # (AlgoText, algo_text, fmt_bw: read by tests)
-from .formula_panel import is_machine, machine_terms, math_html
+from .formula_texts import is_machine, machine_terms, math_html
+from .generic_text import explain_html, unknown, verdict_html
 from .op_text import compute_html
 from .rich_text import RichText
 
@@ -324,13 +325,10 @@ class ExplainPanel(QWidget):
         c = tr_.collectives[coll]
         link = run.link
         if len(tr_.collectives) > 1:
-
             parts.append("<p>" + html.escape(self.tr("Collective {i} of {N}: {label} — {what}").format(
                 i=coll + 1, N=len(tr_.collectives), label=place_name(c.label), what=op_title(c.op, c.algo))) + "</p>")
         opened = getattr(run, "opened", None) is not None  # a saved run (app/views/text/generic_text.py)
         if opened and c.n_steps > 0:
-            from .generic_text import explain_html, unknown
-
             if unknown(run, c):  # an algorithm the app does not know: sentences from the trace's fields
                 return "\n".join(parts + [explain_html(run, f)])
         if c.n_steps == 0:
@@ -405,8 +403,6 @@ class ExplainPanel(QWidget):
         if run.tp is not None:
             parts.append(self._tp_html(run, coll, t))
         if opened:
-            from .generic_text import verdict_html
-
             parts.append(verdict_html(run, c))
         return "\n".join(parts)
 
