@@ -222,7 +222,7 @@ def test_click_on_the_latency_plot_opens_that_n(qtbot):
     assert dlg is not None and dlg.view.spec.n == 8
     qtbot.waitUntil(lambda: dlg.view.data is not None, timeout=60000)
     assert math.isclose(dlg.view.total(), simulate(L70, 8, 1, 2048).time, rel_tol=1e-12)
-    x, y = lv.curve_items["t_step"].getData()  # what the t_step curve paints: log10 n, log10 ms
+    x, y = lv.items.curves["t_step"].getData()  # what the t_step curve paints: log10 n, log10 ms
     i = int(np.argmin(abs(x - math.log10(8))))
     assert x[i] == pytest.approx(math.log10(8), abs=1e-12)
     assert math.isclose(dlg.view.total(), 10 ** y[i] / 1e3, rel_tol=1e-6)  # the point's value

@@ -136,7 +136,7 @@ def _a2a_group(msgs, n, size) -> str:
 
 
 def _between_nodes(topology, src, dst, n, size) -> str:
-    """The hierarchical all-reduce's step across nodes (issue 15): every GPU sends to the GPU of
+    """The hierarchical all-reduce's step across nodes: every GPU sends to the GPU of
     its own local rank on another node, each over its own NIC; "" for any other pattern."""
     if getattr(topology, "n_nodes", 1) < 2 or not src:
         return ""
@@ -297,7 +297,7 @@ class ExplainPanel(QWidget):
                 self._ahead[key] = self._html(run, nf)
                 return
 
-    # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
+    # -- predict-then-reveal hook (app/classroom/predict_ui.py) ---------------------------------
     _hidden_after = None
 
     def set_hidden_after(self, t0):
