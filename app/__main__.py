@@ -34,7 +34,6 @@ import sys
 # One thread unless the user asked for more; set before main() imports numpy (through simcore).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-TABS = ("ring", "weights", "buffers", "latency")
 MIN_W, MIN_H, MAX_SIDE = 1280, 720, 7680
 
 
@@ -51,6 +50,7 @@ def _parser() -> _Parser:
     from simcore.algorithms import ALGORITHMS  # the registry: no copy of the names here
 
     from .core.scenarios import KINDS
+    from .tabs import TABS  # the window's tab list: no copy here
 
     p = _Parser(prog="shard-lab", description="Tensor parallelism you can watch.")
     p.add_argument("file", nargs="?", default=None, metavar="FILE.json", help="a saved scenario or a saved run (trace) to open")
@@ -70,7 +70,7 @@ def _parser() -> _Parser:
     p.add_argument("--lang", default=None, choices=("en", "zh"), help="interface language")
     p.add_argument("--screenshot", default=None, metavar="PATH", help="save the window as PNG and exit")
     p.add_argument("--size", default="1600x900", help="window size for --screenshot, WxH (at least 1280x720)")
-    # -- classroom exports (app/export.py) --
+    # -- classroom exports (app/classroom/export.py) --
     p.add_argument("--export-gif", default=None, metavar="PATH", help="write the whole animation as a GIF and exit")
     p.add_argument("--export-mp4", default=None, metavar="PATH", help="write the whole animation as an MP4 and exit")
     p.add_argument("--fps", default=12.0, type=float, help="frame rate of --export-gif/--export-mp4 (default 12)")
@@ -324,7 +324,7 @@ def _open_deck(win, args, size):
 
 
 def _export_animations(win, args) -> int:
-    """--export-gif / --export-mp4: write the animation headless (app/export.py), exit 0 or 1."""
+    """--export-gif / --export-mp4: write the animation headless (app/classroom/export.py), exit 0 or 1."""
     from .classroom.export import ExportError, export_animation
 
     for path in (args.export_gif, args.export_mp4):

@@ -157,7 +157,7 @@ def guard_file_dialogs(app):
     """Every Qt file dialog of `app` gets the NameOnlyIconProvider as soon as it takes the
     focus — before anything can be typed into it. (The static QFileDialog.get…FileName
     functions build their dialog inside; the focus is the first moment it can be reached.
-    A window can catch its own dialogs earlier, at QEvent.ChildPolished: see app/classroom.py.)"""
+    A window can catch its own dialogs earlier, at QEvent.ChildPolished: see app/classroom/classroom.py.)"""
     if not _guard.get("connected"):
         _guard["connected"] = True
         app.focusChanged.connect(_on_focus_changed)

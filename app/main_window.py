@@ -6,7 +6,7 @@ bar (its step text: ring_texts.step_status).
 
 Keyboard: Space or K play/pause, ←/→ or J/L step, Home/End, [ and ] speed, O loop, Ctrl+1… tabs,
 Ctrl+Shift+S save a screenshot. Presentation mode (F11), the shortcut list (? or F1) and the other
-classroom actions are added by app/classroom.py through the extension points (add_dock, add_menu…).
+classroom actions are added by app/classroom/classroom.py through the extension points (add_dock, add_menu…).
 """
 
 from __future__ import annotations
@@ -100,14 +100,14 @@ class MainWindow(QMainWindow):
 
     def _install_classroom(self):
         """Presentation mode, languages, exports, scenario files, formula panel, predict-then-reveal:
-        app/classroom.py adds them through the extension points below, in one call."""
+        app/classroom/classroom.py adds them through the extension points below, in one call."""
         from .classroom.classroom import install_classroom
 
         self.classroom = install_classroom(self)
         from .deck.ui import install_deck  # the lecture as scenes (app/deck): its menu, keys and outline
         self.deck = install_deck(self)
 
-    # -- extension points: all an add-on (app/classroom.py, app/presentation.py) may change ---------
+    # -- extension points: all an add-on (app/classroom/classroom.py, app/classroom/presentation.py) may change
     # Besides these it reads the documented attributes model, playback, controls, ring_view, explain,
     # timeline, explain_dock (the step's story, the one dock presentation mode keeps), menu_file,
     # menu_view and menu_help, and calls set_toolbar_labels and refresh_tab_docks.
@@ -452,7 +452,7 @@ class MainWindow(QMainWindow):
 
     @property
     def timeline(self):
-        """The timeline view (app.timeline), built on first use."""
+        """The timeline view (app.views.timeline.timeline), built on first use."""
         if self._timeline is None:
             from .views.timeline.timeline import TimelineView
 
@@ -542,9 +542,6 @@ class MainWindow(QMainWindow):
         return super().eventFilter(obj, e)
 
     # -- public -------------------------------------------------------------------------------------
-    def tab_keys(self) -> list[str]:
-        return list(self._tab_keys)
-
     def select_tab(self, key: str) -> bool:
         """Show the tab registered under `key` ('ring', 'weights', 'buffers', 'latency'…)."""
         if key not in self._tab_keys:

@@ -56,7 +56,7 @@ TOP_KEYS = {"schema", "version", "scenario", "playback", "note"}
 
 BUILTIN_LINKS = dict(LINKS)  # the presets simcore ships; any other link is written out in full
 BUILTIN_MACHINES = frozenset(PRESETS)  # the machines simcore ships; any other is written out as a spec
-MEASURED_MACHINE = "measured-nodes"  # the two-link machine a calibration makes (app/calibration.py)
+MEASURED_MACHINE = "measured-nodes"  # the two-link machine a calibration makes (app/classroom/calibration.py)
 LINK_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 # The physical bounds of a link (α, β): what a file or a stored calibration may say.
 # α in [0, 1 s] per message: 0 is an ideal link; the slowest real fabric (TCP across a data
@@ -564,7 +564,7 @@ def remembered_calibration() -> LinkSpec | None:
 
 
 def install_measured_machine(intra: LinkSpec, inter: LinkSpec, per_node: int, source: str) -> str:
-    """The machine of nodes a two-link calibration gives (issue 15): intra inside a node, inter on
+    """The machine of nodes a two-link calibration gives: intra inside a node, inter on
     every GPU's NIC, registered as LINKS "measured" / "measured-inter" and PRESETS "measured-nodes"
     for this session. Returns its key."""
     from simcore.topology_presets import HardwarePreset

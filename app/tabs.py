@@ -26,6 +26,8 @@ from PySide6.QtWidgets import QGraphicsView, QGraphicsWidget, QLabel, QVBoxLayou
 VIEWS = (("weights", ".views.weights.weights_view", "WeightsView", "Weight slices"),
          ("buffers", ".views.buffers.buffer_view", "BufferView", "Buffers"),
          ("latency", ".views.latency.latency_view", "LatencyView", "Decode latency"))
+# every tab's key in the window's order: the ring view's page (MainWindow's own), then the extra views
+TABS = ("ring",) + tuple(key for key, *_ in VIEWS)
 
 
 class LazyTab(QWidget):

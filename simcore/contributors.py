@@ -21,11 +21,6 @@ from itertools import chain
 #     everyone                             (0, n, n, n)
 #     recursive doubling, extras folded    (b, 2^j, p, n): the aligned block [b, b + 2^j) of
 #       onto d − p (p = 2^⌊log2 n⌋)        the p devices, each with its folded partner d + p
-def who_single(d, n) -> tuple:
-    """Contributors {d} on n devices (d may be an array of devices)."""
-    return (d, 1, n, n)
-
-
 def who_arc(first, count, n) -> tuple:
     """Contributors first, first+1, …, first+count−1 (mod n): a ring partial sum."""
     return (first % n, count, n, n)

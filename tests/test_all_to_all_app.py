@@ -116,7 +116,7 @@ def test_cli_screenshot(qapp, tmp_path, args):
 
 @pytest.mark.parametrize("algo, form", [("direct", "α + (n − 1)·S/(nβ)"), ("pairwise", "(n − 1) · (α + S/(nβ))")])
 def test_formula_panel_writes_the_closed_form_and_what_s_is(algo, form):
-    from app.views.text.formula_panel import formula_html
+    from app.views.text.formula_texts import formula_html
     from simcore.links import NVLINK4
 
     run = run_collective("all-to-all", 8, 2.0**20, algo)

@@ -9,6 +9,7 @@ from PySide6.QtGui import QColor
 from app.core.frame import frame_at
 from app.main_window import MainWindow
 from app.state import Playback, Scenario, ScenarioModel
+from app.tabs import TABS
 from ring_pixels import block_centre, painted_as
 from timeline_reading import assert_bars_are_the_messages, bars_off_screen, plot_texts
 from panel_text import shown_text
@@ -152,7 +153,7 @@ def test_timeline_has_a_bar_per_send_and_receive_and_clicking_seeks(qtbot):
 
 def test_tabs_and_the_matmul_panel(qtbot):
     model, pb, win = make_window(qtbot, kind="matmul-3", n=4)
-    assert win.tab_keys()[0] == "ring"
+    assert win.tabs.widget(0) is win.ring_page
     assert win.select_tab("ring") and win.current_tab() == "ring"
     assert not win.select_tab("no-such-view")
     assert win.matmul_view.isVisible()
@@ -239,7 +240,7 @@ def test_extra_views_register_as_tabs(qtbot, monkeypatch):
     monkeypatch.setitem(sys.modules, "app.tabs", types.SimpleNamespace(extra_views=extra_views))
     model, pb, win = make_window(qtbot, kind="all-gather", n=4)
     assert made == [(model, pb)]
-    assert win.tab_keys() == ["ring", "weights", "buffers", "latency"]
+    assert [win.tabs.tabText(i) for i in range(1, win.tabs.count())] == ["Weights", "Buffers", "Latency"]
     assert win.select_tab("latency") and win.current_tab() == "latency"
     assert win.tabs.tabText(1) == "Weights"
 
@@ -274,16 +275,17 @@ def test_the_real_extra_views_are_tabs_built_on_first_show(qtbot):
     from app.views.weights.weights_view import WeightsView
 
     model, pb, win = make_window(qtbot, kind="reduce-scatter", n=4)
-    assert win.tab_keys() == ["ring", "weights", "buffers", "latency"]
-    pages = {k: win.tabs.widget(i) for i, k in enumerate(win.tab_keys())}
-    assert not any(pages[k].built for k in ("weights", "buffers", "latency"))  # nothing paid for yet
+    assert win.tabs.count() == len(TABS)
+    pages = {k: win.tabs.widget(i) for i, k in enumerate(TABS)}
+    assert pages["ring"] is win.ring_page and all(pages[k].key == k for k in TABS[1:])
+    assert not any(pages[k].built for k in TABS[1:])  # nothing paid for yet
     assert win.select_tab("buffers")
     assert pages["buffers"].built and isinstance(win.view("buffers"), BufferView)
     assert not pages["latency"].built
     assert isinstance(win.view("latency"), LatencyView) and isinstance(win.view("weights"), WeightsView)
     # the tab titles are the views' own
-    for k in ("weights", "buffers", "latency"):
-        assert win.tabs.tabText(win.tab_keys().index(k)) == win.view(k).windowTitle()
+    for k in TABS[1:]:
+        assert win.tabs.tabText(TABS.index(k)) == win.view(k).windowTitle()
     # a TP scenario opens on the weight slices, decode on the latency plot
     assert model.update(kind="tp-forward", n=4)
     assert win.current_tab() == "weights"

@@ -5,7 +5,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from app.views.text.explain import fmt_time  # noqa: E402
-from app.views.text.formula_panel import closed_form, formula_html  # noqa: E402
+from app.views.text.formula_texts import closed_form, formula_html  # noqa: E402
 from classroom_fixtures import make_window  # noqa: E402
 from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS  # noqa: E402
 from simcore.links import NVLINK4  # noqa: E402

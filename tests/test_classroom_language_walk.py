@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox, QDockWi
                                QLabel, QLineEdit, QMainWindow, QMenu, QTabBar, QTextEdit, QWidget)
 
 from app import i18n  # noqa: E402
+from app.tabs import TABS  # noqa: E402
 from classroom_fixtures import make_window  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -73,7 +74,7 @@ def all_texts(w) -> dict:
 
 
 def _open_every_tab(w):
-    for key in w.tab_keys():
+    for key in TABS:
         w.select_tab(key)
         QApplication.processEvents()
     w.select_tab("ring")

@@ -9,6 +9,7 @@ from PySide6.QtGui import QImage
 
 from app.main_window import MainWindow
 from app.state import Playback, Scenario, ScenarioModel
+from app.tabs import TABS
 
 S = 960 * 1024.0
 MAX_DIFFERENT = 0.002  # share of pixels two draws of the same view at the same size may differ by
@@ -48,10 +49,10 @@ def settle(qapp):
 
 
 def test_a_tab_built_on_first_show_is_in_place_and_drawn_like_an_eager_one(qtbot, qapp):
-    keys = ("weights", "buffers", "latency")
+    keys = TABS[1:]  # the extra views, built on first show
     win = shown_window(qtbot, qapp)
     eager_win = shown_window(qtbot, qapp, eager=keys)  # the same tabs, their views built before it showed
-    pages = {k: win.tabs.widget(win.tab_keys().index(k)) for k in keys}
+    pages = {k: win.tabs.widget(TABS.index(k)) for k in keys}
     assert not any(p.built for p in pages.values())  # nothing paid for before a tab is opened
     for key in keys:
         assert win.select_tab(key)

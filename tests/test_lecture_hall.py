@@ -39,6 +39,7 @@ from app import i18n, theme  # noqa: E402
 from app.views.ring.ring_layout import overlaps, ring_layout  # noqa: E402
 from app.views.ring.ring_view import ring_shape, ring_texts  # noqa: E402
 from app.state import Scenario, ScenarioModel  # noqa: E402
+from app.tabs import TABS  # noqa: E402
 from classroom_fixtures import make_window  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -488,7 +489,7 @@ def test_bars_docks_and_tabs_never_overlap_and_the_slider_stays_visible(qtbot, s
     w = make_window(qtbot, "all-reduce", 8, size=size)
     w.classroom.set_language(lang)
     problems = []
-    for scale, tab in itertools.product((1.0, 2.5), w.tab_keys()):
+    for scale, tab in itertools.product((1.0, 2.5), TABS):
         theme.set_scale(scale)
         w.select_tab(tab)
         settle(qtbot)

@@ -207,7 +207,7 @@ def test_the_painted_machine_has_the_fabric_between_the_nodes(qapp, machine_runs
 def test_the_formula_panel_writes_the_machines_closed_form_beside_the_simulated_one(machine_runs):
     """hier: intra RS + inter AR + intra AG + 3 base latencies, each term from the literature,
     their sum the simulated collective."""
-    from app.views.text.formula_panel import machine_form_html, machine_terms
+    from app.views.text.formula_texts import machine_form_html, machine_terms
 
     run = machine_runs["nodes"]
     c = run.trace.collectives[0]

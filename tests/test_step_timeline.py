@@ -222,7 +222,7 @@ def test_click_on_the_latency_plot_opens_that_n(qtbot):
     assert dlg is not None and dlg.view.spec.n == 8
     qtbot.waitUntil(lambda: dlg.view.data is not None, timeout=60000)
     assert math.isclose(dlg.view.total(), simulate(L70, 8, 1, 2048).time, rel_tol=1e-12)
-    x, y = lv.curve_items["t_step"].getData()  # what the t_step curve paints: log10 n, log10 ms
+    x, y = lv.items.curves["t_step"].getData()  # what the t_step curve paints: log10 n, log10 ms
     i = int(np.argmin(abs(x - math.log10(8))))
     assert x[i] == pytest.approx(math.log10(8), abs=1e-12)
     assert math.isclose(dlg.view.total(), 10 ** y[i] / 1e3, rel_tol=1e-6)  # the point's value
@@ -325,12 +325,12 @@ def test_bad_input_says_what_is_wrong():
 
 def test_command_line_screenshot(qtbot, tmp_path, capsys):
     out = tmp_path / "step.png"
-    assert std.main(["--model", "llama3-8b", "--n", "2", "--layer", "3", "--screenshot", str(out)]) == 0
+    assert st.main(["--model", "llama3-8b", "--n", "2", "--layer", "3", "--screenshot", str(out)]) == 0
     assert out.stat().st_size > 10_000
     assert "simulated step" in capsys.readouterr().out
-    assert std.main(["--model", "nope", "--screenshot", str(out)]) == 2
+    assert st.main(["--model", "nope", "--screenshot", str(out)]) == 2
     # the engine refuses async overlap on a non-ring all-reduce: one line on stderr, exit 2
-    assert std.main(["--model", "llama3-8b", "--n", "2", "--algo", "rd", "--overlap", "async",
+    assert st.main(["--model", "llama3-8b", "--n", "2", "--algo", "rd", "--overlap", "async",
                     "--screenshot", str(out)]) == 2
     assert "ring" in capsys.readouterr().err
 

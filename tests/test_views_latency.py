@@ -66,7 +66,7 @@ def ffn_curves(view) -> dict:
 
 def published(view) -> list:
     """[(n, ms, tooltip)] of the published points as the scatter item paints them (view coordinates are log10)."""
-    return [(10 ** pt.pos().x(), 10 ** pt.pos().y(), pt.data()) for pt in view.published.points()]
+    return [(10 ** pt.pos().x(), 10 ** pt.pos().y(), pt.data()) for pt in view.items.published.points()]
 
 
 def line_n(line):
@@ -75,7 +75,7 @@ def line_n(line):
 
 
 def best_dot_n(view) -> int:
-    (dot,) = view.best_dot.points()
+    (dot,) = view.items.best_dot.points()
     return round(10 ** dot.pos().x())
 
 
@@ -92,7 +92,7 @@ def test_plotted_curves_are_decode_sweeps_arrays(view, kw):
         np.testing.assert_array_equal(y, want[t] * 1e3)
     assert len(view.curves()["t_step"][0]) >= 1024
     # and pyqtgraph draws them on log axes: its display data are log10 of ours
-    dx, dy = view.curve_items["t_mem"].getData()
+    dx, dy = view.items.curves["t_mem"].getData()
     np.testing.assert_allclose(10 ** dx, np.arange(1, n_max + 1), rtol=1e-12)
     np.testing.assert_allclose(10 ** dy, want["t_mem"] * 1e3, rtol=1e-12)
 
@@ -167,7 +167,7 @@ def test_published_markers_sit_at_their_figures_with_their_source(view, ref):
         assert "worked example" in tip and "measurement" not in tip
     # our own estimate at that setting is drawn beside it
     ours = cost_model.reference_estimate(ref)[0]
-    est = view.estimates.points()
+    est = view.items.estimates.points()
     assert any(10 ** pt.pos().y() == pytest.approx(ours * 1e3, rel=1e-12) and
                10 ** pt.pos().x() == pytest.approx(ref.n) for pt in est)
 
@@ -183,8 +183,8 @@ def test_published_markers_only_beside_their_model_and_chip(view):
 def test_kv_replication_marker_is_at_g(view, model):
     view.set_params(model=model, chip="h100")
     G = MODELS[model].n_kv_heads
-    assert line_n(view.kv_line) == pytest.approx(G)
-    assert view.kv_text.isVisible() and f"n > G = {G}" in view.kv_text.toPlainText()
+    assert line_n(view.items.kv_line) == pytest.approx(G)
+    assert view.items.kv_text.isVisible() and f"n > G = {G}" in view.items.kv_text.toPlainText()
     # replication really starts there in the engine's numbers
     s = engine(model=model, chip="h100")
     assert s["kv_replicas"][G - 1] == 1.0 and (G == 1 or s["kv_replicas"][G - 2] == 1.0)
@@ -200,8 +200,8 @@ def test_comm_crossover_marker_is_the_first_n_where_comm_wins(view, kw):
     valid = megatron_degrees(MODELS[p["model"]], p["n_max"])
     over = [n for n in valid if s["t_comm"][n - 1] > max(s["t_math"][n - 1], s["t_mem"][n - 1])]
     # the line stands at the first tensor-parallel degree where communication wins, and says so
-    assert line_n(view.comm_line) == pytest.approx(over[0], rel=1e-12)
-    assert view.comm_text.isVisible() and f"n = {over[0]}" in view.comm_text.toPlainText()
+    assert line_n(view.items.comm_line) == pytest.approx(over[0], rel=1e-12)
+    assert view.items.comm_text.isVisible() and f"n = {over[0]}" in view.items.comm_text.toPlainText()
     earlier = [n for n in valid if n < over[0]]
     assert all(s["t_comm"][n - 1] <= max(s["t_math"][n - 1], s["t_mem"][n - 1]) for n in earlier)
 
@@ -217,7 +217,7 @@ def test_summary_names_the_best_n_and_its_time(view):
     assert f"{s['t_step'][best - 1] * 1e3:.1f} ms" in text
     assert "Llama-3 70B" in text and "H100" in text
     assert view.best_n() == best
-    (dot,) = view.best_dot.points()
+    (dot,) = view.items.best_dot.points()
     assert 10 ** dot.pos().x() == pytest.approx(best)
     assert 10 ** dot.pos().y() == pytest.approx(s["t_step"][best - 1] * 1e3)
 
@@ -227,7 +227,7 @@ def test_crosshair_reads_every_term_at_n(view):
     s = engine()
     text = view.readout()
     assert text.startswith("n = 16:")
-    assert view.cross1.value() == pytest.approx(math.log10(16))
+    assert view.items.cross.value() == pytest.approx(math.log10(16))
     assert f"{s['t_step'][15] * 1e3:.3g}" in text
     assert view.bound_name(str(s["bound"][15])) in text
 
@@ -300,7 +300,7 @@ def test_csv_export_round_trips_the_plotted_data(view, tmp_path, which):
     path = tmp_path / f"{which}.csv"
     assert view.export_csv(str(path), which)
     header = path.read_text().splitlines()[0].split(",")
-    items = view.curve_items if which == "latency" else view.ffn_items
+    items = view.items.curves if which == "latency" else view.ffn_items
     curves = {name: drawn(it) for name, it in items.items()}  # what the plot paints
     cols = len(curves) + 1
     data = np.loadtxt(path, delimiter=",", skiprows=1, usecols=range(cols))
@@ -348,13 +348,13 @@ def test_an_unknown_plot_name_is_refused(view, tmp_path):
 
 # -- look and language ---------------------------------------------------------------------------------
 def test_theme_scale_restyles_the_lines(view):
-    w0 = view.curve_items["t_step"].opts["pen"].widthF()
+    w0 = view.items.curves["t_step"].opts["pen"].widthF()
     try:
         theme.set_scale(2.0)
-        assert view.curve_items["t_step"].opts["pen"].widthF() == pytest.approx(2 * w0)
+        assert view.items.curves["t_step"].opts["pen"].widthF() == pytest.approx(2 * w0)
     finally:
         theme.set_scale(1.0)
-    assert view.curve_items["t_step"].opts["pen"].widthF() == pytest.approx(w0)
+    assert view.items.curves["t_step"].opts["pen"].widthF() == pytest.approx(w0)
 
 
 class FakeChinese(QTranslator):
@@ -492,7 +492,7 @@ def test_405b_at_a_million_tokens_picks_a_tensor_parallel_degree(view, batch, wa
     best = min(fitting, key=lambda n: s["t_step"][n - 1])
     assert best == want == view.best_n()
     assert f"best n = {best}" in view.title1.text
-    (dot,) = view.best_dot.points()
+    (dot,) = view.items.best_dot.points()
     assert round(10 ** dot.pos().x()) == best
 
 

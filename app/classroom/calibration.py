@@ -307,7 +307,7 @@ class CalibrationDialog(QDialog):
             text = raw.decode("utf-8", errors="replace")
             tables = nccl_log.parse_nccl_tests(text, allow_multi_node=True)
             # runs over several nodes: the intra-node link from the one-node runs (or NVLink 4
-            # when there are none) and the inter-node link fitted to the rest (issue 15)
+            # when there are none) and the inter-node link fitted to the rest
             self._calibration = None
             if any(t.nodes > 1 for t in tables):
                 from simcore.links import NVLINK4
@@ -457,7 +457,7 @@ class CalibrationDialog(QDialog):
 
 def register_measured_machine(intra, inter, cal):
     """
-    A machine of nodes with the calibrated links (issue 15): intra inside a node, inter on every
+    A machine of nodes with the calibrated links: intra inside a node, inter on every
     GPU's NIC, per node as many GPUs as the log's multi-node runs had. Registers the two links in
     comm_sim.LINKS and the machine in topology_presets.PRESETS (as "measured-nodes") for this
     session, and remembers it (QSettings) so a scenario naming it reopens after a restart; returns (its

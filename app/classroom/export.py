@@ -145,7 +145,7 @@ def _render_scene_uncached(view, painter, size):
 # ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class AnimationFrame:
-    """One picture of an exported animation (what is drawn in it: app.frame.frame_at(run, t))."""
+    """One picture of an exported animation (what is drawn in it: app.core.frame.frame_at(run, t))."""
 
     t: float  # simulated time shown (s)
     duration: float  # how long the frame stays on screen in the file (s)

@@ -1,5 +1,5 @@
 """
-Predict, then reveal — the Qt side (the logic is app/predict.py, Qt-free).
+Predict, then reveal — the Qt side (the logic is app/core/predict.py, Qt-free).
 
     PredictPanel       the question, chunk buttons for "which chunk" questions, the verdict
                        and the score

@@ -73,12 +73,6 @@ class Frame:
     held: object
     arrived: np.ndarray
 
-    def step_state(self, k: int) -> str:
-        """NEXT, IN_PROGRESS or DONE for step k of the drawn collective at t."""
-        if k < self.steps_done:
-            return DONE
-        return IN_PROGRESS if k == self.step and self.state == IN_PROGRESS else NEXT
-
     @property
     def key(self) -> tuple:
         """Equal for two times at which the step texts read the same."""
@@ -107,7 +101,7 @@ def step_of(index, coll: int, t: float) -> tuple[int, int, str]:
 
 def frame_at(index, t: float, remember: bool = True) -> Frame:
     """
-    The Frame of the run indexed by `index` (app.trace_index.TraceIndex, or anything with an
+    The Frame of the run indexed by `index` (app.core.trace_index.TraceIndex, or anything with an
     `.index`, like a Run) at simulated time t (seconds). The index keeps the last Frame, so
     every view asking about the same t shares one (remember=False: a look ahead, not kept).
     """

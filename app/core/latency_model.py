@@ -1,7 +1,7 @@
 """
 The arithmetic behind the decode-latency tab, without Qt: its parameters, their checks, the
 engine's sweeps at those parameters, and the small number formats the plot's texts use.
-app/latency_view.py draws what this returns.
+app/views/latency/latency_view.py draws what this returns.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ blocks go; the app says right or wrong, then plays the step.
 
 This module is the logic and imports no Qt: questions are made from the trace's messages of
 the next step, answers are checked against them, a score is kept per collective (op +
-algorithm). app/predict_ui.py is the Qt side (a panel, and a controller that listens to the
+algorithm). app/classroom/predict_ui.py is the Qt side (a panel, and a controller that listens to the
 ring view's `device_clicked(int)` and drives the one playback clock).
 
 Question kinds (what the trace can answer unambiguously):
@@ -143,7 +143,7 @@ def step_end(trace: Trace, coll: int, step: int) -> float:
 def step_at(trace: Trace, t: float) -> tuple[int, int] | None:
     """
     The (collective, step) to ask about at time t: the first step whose messages have not
-    all arrived yet (within the views' tolerance, app.frame.time_eps). None when the trace is over.
+    all arrived yet (within the views' tolerance, app.core.frame.time_eps). None when the trace is over.
     """
     eps = time_eps(trace.t_end)
     for c in trace.collectives:

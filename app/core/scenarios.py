@@ -3,8 +3,8 @@ Build the engine run for one `Scenario` and index its trace for drawing.
 
 `build_run(scenario)` runs the simulation once (simcore does all the work) and returns a
 `Run`: the trace, the link, the arrays a view may want (collective inputs, the matmul's
-matrices, TP's max |TP − single|) and a `TraceIndex` (app.trace_index). Views never re-derive
-an algorithm: they ask the index what the trace says at time t (app.frame resolves it).
+matrices, TP's max |TP − single|) and a `TraceIndex` (app.core.trace_index). Views never re-derive
+an algorithm: they ask the index what the trace says at time t (app.core.frame resolves it).
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def build_run(sc) -> Run:
     """Run the simulation for scenario `sc`. Raises ValueError (one sentence) if it cannot."""
     validate(sc)
     link = LINKS[sc.link]
-    if getattr(sc, "topology", ""):  # a named machine (issue 15): its topology, its algorithms
+    if getattr(sc, "topology", ""):  # a named machine: its topology, its algorithms
         from simcore.topology_presets import run_on_preset
 
         comm, inputs, _out = run_on_preset(sc.kind, sc.topology, sc.n, float(sc.nbytes), sc.algo)

@@ -1,8 +1,8 @@
 """
-step_timeline_model — the step timeline's Qt-free part: what one step timeline shows (StepSpec),
+One simulated decode step read into columns, without Qt: what one step timeline shows (StepSpec),
 the engine's simulated step read into columns (StepData: compute_table, comm_table, merged_busy,
 chunk_runs), the op kinds and layers read from a trace, and the number formats the view prints.
-A worker thread builds a StepData; the view (app/step_timeline.py) draws it.
+A worker thread builds a StepData; the view (app/views/timeline/step_timeline.py) draws it.
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ class StepSpec:
     def __init__(self, model, chip, link=None, n=8, batch=32, ctx=8192, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0,
                  algo="ring", prec="bf16", prompt=1, topology=""):
         self.model, self.chip, self.link = resolve(model, chip, link)
-        self.topology = topology or ""  # a topology_presets key: that machine's wiring (issue 15)
+        self.topology = topology or ""  # a topology_presets key: that machine's wiring (nodes, a torus)
         if self.topology:
             from simcore.topology_presets import get_preset
 

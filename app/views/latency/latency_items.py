@@ -1,7 +1,7 @@
 """
 The graphics pieces of the decode-latency tab: the band coloured by the binding term, a plot
 widget with its legend and a title that never widens it, legend samples, log-axis ticks, and
-where a text item sits in view coordinates. app/latency_view.py puts them together.
+where a text item sits in view coordinates. app/views/latency/latency_view.py puts them together.
 """
 
 from __future__ import annotations

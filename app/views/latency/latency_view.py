@@ -138,12 +138,7 @@ class LatencyView(QWidget, LatencyExports):
         self.latency_widget.setObjectName("latencyPlot")
         self.ffn_widget.setObjectName("ffnPlot")
 
-        self.items = DecodeItems(self.plot1)
-        it = self.items  # the items tests read: as drawn
-        self.band, self.hbm_veil, self.curve_items, self.best_dot, self.cross1 = (it.band, it.hbm, it.curves,
-                                                                                it.best_dot, it.cross)
-        self.kv_line, self.comm_line, self.kv_text, self.comm_text = it.kv_line, it.comm_line, it.kv_text, it.comm_text
-        self.published, self.estimates, self.ref_links = it.published, it.estimates, it.ref_links
+        self.items = DecodeItems(self.plot1)  # the decode plot's items, named as drawn
         self.cross2 = pg.InfiniteLine(angle=90, movable=False)
         self.cross2.setZValue(40)
         self.ffn_items = {v: pg.PlotDataItem(name=v) for v in FFN_VARIANTS}
@@ -298,7 +293,7 @@ class LatencyView(QWidget, LatencyExports):
     def _set_legends(self):
         """Rebuild both legends, only when what they list changed (a rebuild costs ~10 ms)."""
         pal = theme.palette()
-        hbm = self._params["chip"] if self.hbm_veil.isVisible() else None
+        hbm = self._params["chip"] if self.items.hbm.isVisible() else None
         overlapped = self.items.overlap.isVisible()
         key = (pal.key, theme.scale(), self.short_names, texts.bound_name("math"), hbm,
                tuple(sorted({ref.kind for ref, _ in self._refs})), overlapped)
@@ -306,7 +301,7 @@ class LatencyView(QWidget, LatencyExports):
             return
         self._legend_key = key
         texts.fill_legends(self.legend1, self.legend2, self.items, self.ffn_items, self._params["chip"],
-                           self.hbm_veil.isVisible(), {ref.kind for ref, _ in self._refs}, self.short_names)
+                           self.items.hbm.isVisible(), {ref.kind for ref, _ in self._refs}, self.short_names)
         if overlapped:  # second in the list, under the plain t_step it is compared with
             self.legend1.addItem(self.items.overlap, self.tr("t_step, overlapped") if self.short_names else
                                  self.tr("t_step with overlap (async TP: collective matmul)"))
@@ -347,7 +342,7 @@ class LatencyView(QWidget, LatencyExports):
         self.items.apply_theme()
         cross = QColor(pal.playhead)
         cross.setAlpha(170)
-        for ln in (self.cross1, self.cross2):
+        for ln in (self.items.cross, self.cross2):
             ln.setPen(pg.mkPen(cross, width=2.0 * s))
         for v in FFN_VARIANTS:
             style = Qt.SolidLine if v != "gathered" else Qt.DashLine
@@ -418,7 +413,7 @@ class LatencyView(QWidget, LatencyExports):
         for t in TERMS:
             # log-log mapping is pyqtgraph's (t_comm = 0 at n = 1 skipped)
             m = ok if t in ("t_comm", "t_step") else slice(None)
-            self.curve_items[t].setData(n[m], ms[t][m])
+            self.items.curves[t].setData(n[m], ms[t][m])
         has_overlap = "t_step_overlap" in s
         self.items.overlap.setVisible(has_overlap)
         if has_overlap:
@@ -429,13 +424,13 @@ class LatencyView(QWidget, LatencyExports):
         lo, hi = decades(np.concatenate([ms[t] for t in TERMS] + [ref_ms]))  # decades() skips NaN
         y0, y1 = self._set_range(self.plot1, lo, hi)
         self._yrange = (y0, y1)
-        self.band.set_data(xl, np.log10(ms["t_step"][ok]), s["bound"][ok], y0)
+        self.items.band.set_data(xl, np.log10(ms["t_step"][ok]), s["bound"][ok], y0)
         self._draw_ffn()
         self._draw_markers()
         self._set_summary()
         best = self.best_n()
         pal = theme.palette()
-        self.best_dot.setData([{"pos": (math.log10(best), math.log10(ms["t_step"][best - 1])),
+        self.items.best_dot.setData([{"pos": (math.log10(best), math.log10(ms["t_step"][best - 1])),
                                 "data": self.tr("best n = {n}: {ms:.1f} ms per step").format(
                                     n=best, ms=ms["t_step"][best - 1]),
                                 "brush": pg.mkBrush(pal.text), "pen": pg.mkPen(pal.background, width=3)}])
@@ -448,7 +443,7 @@ class LatencyView(QWidget, LatencyExports):
         for v in FFN_VARIANTS:
             self.ffn_items[v].setData(n, us[v])
         self._set_range(self.plot2, *decades(np.concatenate(list(us.values()))))
-        title = texts.ffn_title(self._params, f)  # which bandwidth: the link's, or the machine's for n (issue 15)
+        title = texts.ffn_title(self._params, f)  # which bandwidth: the link's, or the machine's for n (a machine of nodes)
         if title != self._ffn_title:  # setting a title re-lays out the plot: only when it changed
             self._ffn_title = title
             self.title2.setText(title, color=theme.palette().text, size=f"{round(theme.px('body'))}px")
@@ -518,7 +513,7 @@ class LatencyView(QWidget, LatencyExports):
         n = int(min(max(n, 1), self._params["n_max"]))
         self._crosshair_n = n
         x = math.log10(n)
-        self.cross1.setValue(x)
+        self.items.cross.setValue(x)
         self.cross2.setValue(x)
         text = texts.readout(n, self._sweep, self._ffn, n in self._valid)
         if "t_step_overlap" in self._sweep:  # the overlapped step beside the plain one, on the first line
@@ -537,7 +532,7 @@ class LatencyView(QWidget, LatencyExports):
         axis). Read by the step timeline (step_timeline_dialog.overlap_at_scene_pos: which curve a click
         on the plot is nearer to) and by the sweep benchmark.
         """
-        return {t: (it.xData, it.yData) for t, it in self.curve_items.items()}
+        return {t: (it.xData, it.yData) for t, it in self.items.curves.items()}
 
     def overlap_curve(self):
         """

@@ -29,7 +29,7 @@ class RingPage(QWidget):
 
     @property
     def matmul(self):
-        """The matmul panel (app.matmul_view), left of the ring, built on first use."""
+        """The matmul panel (app.views.ring.matmul_view), left of the ring, built on first use."""
         if self._matmul is None:
             from .matmul_view import MatmulView
 

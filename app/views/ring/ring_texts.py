@@ -280,7 +280,7 @@ def step_note(run, msgs, t=None) -> str:
 
 
 def machine_texts(run, texts):
-    """The ring texts with what a machine adds (issue 15): every node's name and the fabric's,
+    """The ring texts with what a machine adds: every node's name and the fabric's,
     or a torus's links, and the legend's sentence about messages that leave a node."""
     topo = run.comm.topology if run.comm is not None else None
     if getattr(topo, "n_nodes", 1) > 1:

@@ -26,7 +26,8 @@ from ... import theme
 from ...core.frame import DONE, NEXT, frame_at, next_frames
 from ...words import (AlgoText, algo_text, device_name, fmt_bw, fmt_bytes, fmt_time, n_gpus,  # noqa: F401
                       n_messages, op_title, place_name)  # (AlgoText, algo_text, fmt_bw: read by tests)
-from .formula_panel import is_machine, machine_terms, math_html
+from .formula_texts import is_machine, machine_terms, math_html
+from .generic_text import explain_html, unknown, verdict_html
 from .op_text import compute_html
 from .rich_text import RichText
 
@@ -135,7 +136,7 @@ def _a2a_group(msgs, n, size) -> str:
 
 
 def _between_nodes(topology, src, dst, n, size) -> str:
-    """The hierarchical all-reduce's step across nodes (issue 15): every GPU sends to the GPU of
+    """The hierarchical all-reduce's step across nodes: every GPU sends to the GPU of
     its own local rank on another node, each over its own NIC; "" for any other pattern."""
     if getattr(topology, "n_nodes", 1) < 2 or not src:
         return ""
@@ -296,7 +297,7 @@ class ExplainPanel(QWidget):
                 self._ahead[key] = self._html(run, nf)
                 return
 
-    # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
+    # -- predict-then-reveal hook (app/classroom/predict_ui.py) ---------------------------------
     _hidden_after = None
 
     def set_hidden_after(self, t0):
@@ -324,13 +325,10 @@ class ExplainPanel(QWidget):
         c = tr_.collectives[coll]
         link = run.link
         if len(tr_.collectives) > 1:
-
             parts.append("<p>" + html.escape(self.tr("Collective {i} of {N}: {label} — {what}").format(
                 i=coll + 1, N=len(tr_.collectives), label=place_name(c.label), what=op_title(c.op, c.algo))) + "</p>")
         opened = getattr(run, "opened", None) is not None  # a saved run (app/views/text/generic_text.py)
         if opened and c.n_steps > 0:
-            from .generic_text import explain_html, unknown
-
             if unknown(run, c):  # an algorithm the app does not know: sentences from the trace's fields
                 return "\n".join(parts + [explain_html(run, f)])
         if c.n_steps == 0:
@@ -405,8 +403,6 @@ class ExplainPanel(QWidget):
         if run.tp is not None:
             parts.append(self._tp_html(run, coll, t))
         if opened:
-            from .generic_text import verdict_html
-
             parts.append(verdict_html(run, c))
         return "\n".join(parts)
 

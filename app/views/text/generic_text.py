@@ -20,7 +20,9 @@ from simcore.checker import gpus
 from simcore.comm_sim import ALGORITHMS
 from simcore.trace import ALL, SWITCH
 
+from ...core.frame import DONE, NEXT
 from ...words import fmt_bytes, fmt_time
+from .formula_texts import formula_html as closed
 
 MAX_SENTENCES = 8  # messages said one by one in a step; the rest are counted
 
@@ -64,8 +66,6 @@ def sentence(m, after) -> str:
 
 def explain_html(run, f) -> str:
     """The explanation of step f.step of collective f.coll, from the trace alone."""
-    from ...core.frame import DONE, NEXT
-
     tr_ = run.trace
     coll, k = f.coll, f.step
     c = tr_.collectives[coll]
@@ -116,12 +116,9 @@ def formula_html(run, c) -> str:
     """The formula panel for an opened run: the closed form when the algorithm is known, then the verdict."""
     link = run.link
     if c.algo in ALGORITHMS.get(c.op, {}) and c.n > 1:
-        from .formula_panel import formula_html as closed
-
         top = closed(c.op, c.algo, c.n, c.nbytes, link.alpha, link.bw, simulated=c.t_end - c.t_start,
                      link_name=link.name)
     else:
-
         top = ("<p><b>" + html.escape(f"{c.op} ({c.algo})") + "</b> n = " + str(c.n) + "</p><p>"
                + html.escape(_tr("No closed form for this algorithm: its time is compared with the lower "
                                  "bound, the busiest port's bytes / β.")) + "</p><p>"

@@ -19,32 +19,41 @@ Drawing 80 layers × ~10 ops × 8 GPUs: all bars of one colour are one drawRects
 (`LaneBars`), and labels are painted by one item (`LaneLabels`) for the visible bars
 only, after measuring them against their bar's width on screen (level of detail).
 
-Entry points (app/step_timeline_dialog.py): `open_step_timeline(parent, model, chip, link, n, ...)`
-(a click on the decode-latency plot), `open_from_params(parent, latency_params, n)`,
-`attach_to_latency_view(view)`, and `python -m app.views.timeline.step_timeline --model llama3-70b --n 8
---screenshot step.png`.
+Entry points: step_timeline_dialog's `open_step_timeline(parent, model, chip, link, n, ...)`
+(a click on the decode-latency plot), `open_from_params(parent, latency_params, n)` and
+`attach_to_latency_view(view)`; and this module's command line (main),
+`python -m app.views.timeline.step_timeline --model llama3-70b --n 8 --screenshot step.png`.
 
 The parts: step_timeline_model (Qt-free: StepSpec, StepData, reading the trace),
 step_timeline_items (the graphics items, colours and bar texts), step_timeline_texts (headline,
 legend, the roofline comparison, tooltips), step_timeline_dialog (the window, opening it from the
-latency plot, the command line); this module holds the view.
+latency plot); this module holds the view and its command line.
 """
 
 from __future__ import annotations
 
 from ... import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
+import argparse
+import os
 import re
+import sys
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox, QToolTip,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QComboBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
+                               QToolTip, QVBoxLayout, QWidget)
+
+from simcore.algorithms import ALLREDUCE_ALGOS
+from simcore.hw_specs import CHIPS
+from simcore.links import LINKS
+from simcore.llm_math import MODELS
 
 from . import step_timeline_texts as texts
 from ... import theme
+from ...i18n import set_language
 from .step_timeline_items import (COMM_COLOR, COMM_LANE, COMPUTE_LANE, KIND_COLOR, RECV_COLOR, RECV_LANE, SEND_LANE,
                                   SPAN_ALPHA, Lane, LaneBars, LaneLabels, _op_texts, kind_names, kind_short_names)
 from ...core.step_timeline_model import KINDS, OVERLAPS, StepData, StepSpec, chunk_runs
@@ -513,9 +522,75 @@ class StepTimelineView(QWidget):
         self.zoom_to_layer(self.layer_spin.value())
 
 
-if __name__ == "__main__":  # python -m app.views.timeline.step_timeline: the command line lives with the window
-    import sys
+# ---------------------------------------------------------------------------------------
+# Command line: python -m app.views.timeline.step_timeline --model llama3-70b --n 8 --screenshot step.png
+# ---------------------------------------------------------------------------------------
+def _parser():
+    p = argparse.ArgumentParser(prog="python -m app.views.timeline.step_timeline",
+                                description="One decode step of a real model, per GPU, on one clock.")
+    p.add_argument("--model", default="llama3-70b", help="one of: " + ", ".join(MODELS))
+    p.add_argument("--chip", default="h100", help="one of: " + ", ".join(CHIPS))
+    p.add_argument("--link", default="", help="one of: " + ", ".join(LINKS) + " (default: the chip's own)")
+    p.add_argument("--n", default=8, type=int)
+    p.add_argument("--batch", default=32, type=int)
+    p.add_argument("--ctx", default=8192, type=int)
+    p.add_argument("--w-bytes", default=2.0, type=float)
+    p.add_argument("--kv-bytes", default=2.0, type=float)
+    p.add_argument("--act-bytes", default=2.0, type=float)
+    p.add_argument("--algo", default="ring", choices=list(ALLREDUCE_ALGOS))
+    p.add_argument("--prec", default="bf16")
+    p.add_argument("--overlap", default="none", choices=OVERLAPS)
+    p.add_argument("--prefill", default=1, type=int, metavar="L", help="a prefill of L tokens instead of a decode step")
+    p.add_argument("--layer", default=None, type=int, help="zoom into this layer")
+    p.add_argument("--lang", default="en", choices=("en", "zh"))
+    p.add_argument("--size", default="1280x720", help="window size, WxH")
+    p.add_argument("--screenshot", default=None, metavar="PATH", help="save the window as PNG and exit")
+    return p
 
-    from .step_timeline_dialog import main
 
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        w, h = (int(v) for v in args.size.lower().split("x"))
+        spec = StepSpec(args.model, args.chip, args.link, args.n, args.batch, args.ctx, args.w_bytes,
+                        args.kv_bytes, args.act_bytes, args.algo, args.prec, args.prefill)
+    except ValueError as e:
+        print(f"step_timeline: error: {e}", file=sys.stderr)
+        return 2
+    if args.screenshot and not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    app = QApplication.instance()
+    if app is None:  # our own process: the app's look (a caller's application keeps its own)
+        app = QApplication([sys.argv[0]])
+        app.setStyleSheet(theme.stylesheet())
+    set_language(app, args.lang)
+    view = StepTimelineView(spec, args.overlap, sync=bool(args.screenshot))  # a window opens at once
+    view.resize(w, h)
+    view.show()
+
+    def on_ready():
+        if args.layer is not None:
+            view.zoom_to_layer(args.layer)
+        print(f"simulated step {fmt_time(view.total())} (overlap {args.overlap}), roofline t_step "
+              f"{fmt_time(view.roof['t_step'])}; simulation took {view.last_sim_seconds * 1e3:.0f} ms")
+
+    if not args.screenshot:
+        view.step_ready.connect(on_ready)
+        return app.exec()
+    app.processEvents()
+    if view.data is None:  # the engine refused this setting
+        print(f"step_timeline: error: {view.error}", file=sys.stderr)
+        return 2
+    try:
+        on_ready()
+    except ValueError as e:
+        print(f"step_timeline: error: {e}", file=sys.stderr)
+        return 2
+    app.processEvents()
+    ok = view.grab().save(args.screenshot)
+    view.close()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
     sys.exit(main())

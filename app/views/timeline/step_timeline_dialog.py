@@ -1,31 +1,25 @@
 """
-step_timeline_dialog — opening the step timeline: the window holding a StepTimelineView
-(StepTimelineDialog), open_step_timeline / open_from_params / StepTimelineOpener, the click on the
-decode-latency plot that opens it (attach_to_latency_view, n_at_scene_pos, overlap_at_scene_pos),
-and the command line `python -m app.views.timeline.step_timeline` (main).
+Opening the step timeline: the window holding a StepTimelineView (StepTimelineDialog),
+open_step_timeline / open_from_params / StepTimelineOpener, and the click on the decode-latency
+plot that opens it (attach_to_latency_view, n_at_scene_pos, overlap_at_scene_pos). The command
+line `python -m app.views.timeline.step_timeline` is the view module's own (it shows the view
+alone, without this window).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import os
-import sys
 
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Slot
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QDialog, QToolTip, QVBoxLayout
 
-from simcore.algorithms import ALLREDUCE_ALGOS
-from simcore.hw_specs import CHIPS
-from simcore.links import LINKS
 from simcore.llm_math import MODELS
 
 from ... import theme
 from .step_timeline import StepTimelineView
-from ...core.step_timeline_model import MAX_STEP_N, OVERLAPS, StepSpec, tp_degrees
-from ...words import fmt_time
+from ...core.step_timeline_model import MAX_STEP_N, StepSpec, tp_degrees
 
 
 def _tr(text):
@@ -163,77 +157,3 @@ def attach_to_latency_view(view, **kw):
 
     view.latency_widget.scene().sigMouseClicked.connect(on_clicked)
     return on_clicked
-
-
-# ---------------------------------------------------------------------------------------
-# Command line: python -m app.views.timeline.step_timeline --model llama3-70b --n 8 --screenshot step.png
-# ---------------------------------------------------------------------------------------
-def _parser():
-    p = argparse.ArgumentParser(prog="python -m app.views.timeline.step_timeline",
-                                description="One decode step of a real model, per GPU, on one clock.")
-    p.add_argument("--model", default="llama3-70b", help="one of: " + ", ".join(MODELS))
-    p.add_argument("--chip", default="h100", help="one of: " + ", ".join(CHIPS))
-    p.add_argument("--link", default="", help="one of: " + ", ".join(LINKS) + " (default: the chip's own)")
-    p.add_argument("--n", default=8, type=int)
-    p.add_argument("--batch", default=32, type=int)
-    p.add_argument("--ctx", default=8192, type=int)
-    p.add_argument("--w-bytes", default=2.0, type=float)
-    p.add_argument("--kv-bytes", default=2.0, type=float)
-    p.add_argument("--act-bytes", default=2.0, type=float)
-    p.add_argument("--algo", default="ring", choices=list(ALLREDUCE_ALGOS))
-    p.add_argument("--prec", default="bf16")
-    p.add_argument("--overlap", default="none", choices=OVERLAPS)
-    p.add_argument("--prefill", default=1, type=int, metavar="L", help="a prefill of L tokens instead of a decode step")
-    p.add_argument("--layer", default=None, type=int, help="zoom into this layer")
-    p.add_argument("--lang", default="en", choices=("en", "zh"))
-    p.add_argument("--size", default="1280x720", help="window size, WxH")
-    p.add_argument("--screenshot", default=None, metavar="PATH", help="save the window as PNG and exit")
-    return p
-
-
-def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
-    try:
-        w, h = (int(v) for v in args.size.lower().split("x"))
-        spec = StepSpec(args.model, args.chip, args.link, args.n, args.batch, args.ctx, args.w_bytes,
-                        args.kv_bytes, args.act_bytes, args.algo, args.prec, args.prefill)
-    except ValueError as e:
-        print(f"step_timeline: error: {e}", file=sys.stderr)
-        return 2
-    if args.screenshot and not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtWidgets import QApplication
-
-    from ...i18n import set_language
-
-    app = QApplication.instance()
-    if app is None:  # our own process: the app's look (a caller's application keeps its own)
-        app = QApplication([sys.argv[0]])
-        app.setStyleSheet(theme.stylesheet())
-    set_language(app, args.lang)
-    view = StepTimelineView(spec, args.overlap, sync=bool(args.screenshot))  # a window opens at once
-    view.resize(w, h)
-    view.show()
-
-    def on_ready():
-        if args.layer is not None:
-            view.zoom_to_layer(args.layer)
-        print(f"simulated step {fmt_time(view.total())} (overlap {args.overlap}), roofline t_step "
-              f"{fmt_time(view.roof['t_step'])}; simulation took {view.last_sim_seconds * 1e3:.0f} ms")
-
-    if not args.screenshot:
-        view.step_ready.connect(on_ready)
-        return app.exec()
-    app.processEvents()
-    if view.data is None:  # the engine refused this setting
-        print(f"step_timeline: error: {view.error}", file=sys.stderr)
-        return 2
-    try:
-        on_ready()
-    except ValueError as e:
-        print(f"step_timeline: error: {e}", file=sys.stderr)
-        return 2
-    app.processEvents()
-    ok = view.grab().save(args.screenshot)
-    view.close()
-    return 0 if ok else 1

@@ -1,8 +1,8 @@
 """
-step_timeline_items — the step timeline's graphics items and what its bars say: LaneBars (all
+The step timeline's graphics items and what its bars say: LaneBars (all
 bars of one colour in one drawRects call), LaneLabels (labels and chunk cuts, measured against
 their bar's width on screen), the kinds' colours, the lanes inside a GPU's row, and the names a
-bar may carry. The view (app/step_timeline.py) fills them from a StepData.
+bar may carry. The view (app/views/timeline/step_timeline.py) fills them from a StepData.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ def crosses_nodes(src: np.ndarray, dst: np.ndarray, per_node: int) -> np.ndarray
 
 def phase_spans(tr, per_node: int) -> list[tuple[int, str, float, float]]:
     """
-    A machine's collective in its phases (issue 15): per collective with more than one phase,
+    A machine's collective in its phases: per collective with more than one phase,
     (collective id, phase key, t_start, t_end) of its messages, in time order. The hierarchical
     all-reduce's reduce-scatter and all-gather across the network are one span: together they are
     the all-reduce between the nodes. Keys: "intra RS", "inter AR", "intra AG", or the engine's
@@ -514,7 +514,7 @@ class TimelineView(QWidget):
         bottom.setHeight(text_h + bottom.style["tickTextOffset"][1] + max(0, bottom.style["tickLength"])
                          + bottom.label.boundingRect().height() * 0.8)  # the "simulated time (µs)" title
 
-    # -- predict-then-reveal hook (app/predict_ui.py) ----------------------------------------
+    # -- predict-then-reveal hook (app/classroom/predict_ui.py) ---------------------------------
     _hidden_after = None
     _phase_texts: list = []
 

@@ -265,9 +265,6 @@ class WeightsView(QWidget):
         if layer is not None:
             self.layer_spin.setValue(layer)
 
-    def scene_item_count(self) -> int:
-        return len(self.canvas.scene().items())
-
     # -- building (once per run and selection) ---------------------------------------------
     def _sync_controls(self):
         tp = self.model.run.tp
