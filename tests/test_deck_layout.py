@@ -66,8 +66,8 @@ def test_a_block_in_flight_grows_with_the_text(W, H, s, n, bars):
     lay = ring_layout(p.picture_w / z, p.picture_h / z, s / z, texts, shape, zoom=z)  # as RingView lays it out
     block = lay.block * z  # on screen
     # the chunk number's size on screen: the layout's small text, at most two thirds of the block (FlightLayer)
-    number_px = min(theme.FONT_PX["small"] * s / z * lay.text_vs, int(lay.block * 0.66)) * z
-    assert block >= 24 and number_px >= 12
+    number_px = min(theme.FONT_PX["small"] * s / z * lay.text_vs, lay.block * 0.7) * z
+    assert block >= 24 and number_px >= 14
     assert not overlaps(lay.texts()), overlaps(lay.texts())
     for d, b in enumerate(lay.devices):  # every box and its name inside the picture
         assert QRectF(0, 0, lay.width, lay.height).contains(b.rect()), d

@@ -50,8 +50,8 @@ def test_presentation_blocks_on_screen_are_24px_with_their_numbers(qtbot, scale)
     side = ring.mapFromScene(flight.block_rect(QPointF(0, 0))).boundingRect().width()
     assert side >= 24
     assert flight.numbered()
-    number_px = flight._number_font().pixelSize() * ring.zoom
-    assert 12 <= number_px <= flight.s * ring.zoom  # legible, inside its block
+    number_px = flight.number_px() * ring.zoom
+    assert 14 <= number_px <= 0.7 * flight.s * ring.zoom  # legible, inside its block
     # painted: a block's centre carries its device's colour, not the background
     img = ring.viewport().grab().toImage()
     _m, pos, who, _c = blocks[0]

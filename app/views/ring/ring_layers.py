@@ -76,11 +76,18 @@ class FlightLayer(QGraphicsItem):
             self.font = QFont(font)
         self.update()
 
+    NUMBER_FINE = 4  # chunk numbers are drawn at this many times their size, scaled down: a font's
+    # whole pixels are coarse in a scene magnified 2.35 times (a 10 px block's number: 6 or 7 px)
+
+    def number_px(self) -> float:
+        """The chunk numbers' size (scene pixels): the layout's small text, at most 0.7 of a block."""
+        f = self.font if self.font is not None else theme.font("small", bold=True)
+        return max(6.0, min(float(f.pixelSize()), self.s * 0.7))
+
     def _number_font(self) -> QFont:
-        """The chunk numbers' font: the layout's small text, never taller than two thirds of a block."""
         f = QFont(self.font) if self.font is not None else theme.font("small", bold=True)
         f.setBold(True)
-        f.setPixelSize(max(6, min(f.pixelSize(), int(self.s * 0.66))))
+        f.setPixelSize(round(self.number_px() * self.NUMBER_FINE))
         return f
 
     def numbered(self) -> bool:
@@ -173,19 +180,24 @@ class FlightLayer(QGraphicsItem):
         if not self.numbered():
             return
         font = self._number_font()
+        k = self.NUMBER_FINE
+        p.save()
+        p.scale(1 / k, 1 / k)
         p.setFont(font)
         fm = QFontMetricsF(font)
         crowded = _overlapping(rects)
         for j, ((_msg, _pos, who, chunk), r) in enumerate(zip(self.items, rects)):
             if chunk == ALL or j in crowded:  # numbers on blocks that overlap would merge into a blob
                 continue
+            r = QRectF(r.x() * k, r.y() * k, r.width() * k, r.height() * k)
             bg = col.devices[min(who) % len(col.devices)] if len(who) == 1 else QColor("#FFFFFF")
             if len(who) > 1:  # a white badge so the number reads on bands
-                w = fm.horizontalAdvance(str(chunk)) + 6
+                w = fm.horizontalAdvance(str(chunk)) + 6 * k
                 c = r.center()
                 p.fillRect(QRectF(c.x() - w / 2, c.y() - fm.height() / 2, w, fm.height()), QColor(255, 255, 255, 220))
             p.setPen(theme.text_on(bg))
             p.drawText(r, Qt.AlignCenter, str(chunk))
+        p.restore()
 
 
 def _overlapping(rects) -> set:
