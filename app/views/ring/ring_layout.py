@@ -514,7 +514,7 @@ def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1.0):
     # presentation: smaller slots leave the lanes longer, down to a block of PRESENT_BLOCK_PX on screen
     present_slot = PRESENT_BLOCK_PX / zoom / 1.15 if zoom > 1.0 else math.inf
     slot0, found = slot, None
-    for names_beside in ((False, True) if zoom > 1.0 and any(beside) else (False,)):
+    for names_beside in ((False, True) if any(beside) else (False,)):
         slot, pad = slot0, max(3.0, slot0 * 0.18)
         while True:
             bw, bh, a, b, pos, boxes, names = place(slot, pad, names_beside)
