@@ -327,15 +327,22 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zo
             f_cap = make_font("caption", True, math.floor(fit))
     title = _box(texts.title, f_cap, m, m * 0.5, wrap=room)
     clock_w = max(text_size([s], f_body)[0] for s in texts.clock_lines)
-    beside = room - clock_w >= 0.45 * room
-    step_wrap = room - clock_w - m if beside else room
-    step_h = max((text_size(wrap_lines(s, f_body, step_wrap), f_body)[1] for s in texts.step_lines), default=0.0)
-    sy = title.rect.bottom()
-    step = TextBox(QRectF(m, sy, step_wrap, step_h), (), f_body)
     line_h = text_size(["0"], f_body)[1]
-    cy = sy if beside else sy + step_h
-    clock = TextBox(QRectF(W - m - clock_w, cy, clock_w, line_h), (), f_body, int(Qt.AlignRight))
-    top = max(step.rect.bottom(), clock.rect.bottom()) + m * 0.5
+    sy = title.rect.bottom()
+    if side:  # the step line and the clock head the column beside the ring (a wide, short room)
+        col_w = _side_width(texts, font("small", True), f_small, W, clock_w)
+        step_h = max((text_size(wrap_lines(s, f_body, col_w), f_body)[1] for s in texts.step_lines), default=0.0)
+        step = TextBox(QRectF(W - m - col_w, sy + m * 0.5, col_w, step_h), (), f_body)
+        clock = TextBox(QRectF(W - m - clock_w, step.rect.bottom(), clock_w, line_h), (), f_body, int(Qt.AlignRight))
+        beside, top = False, sy + m * 0.5
+    else:
+        beside = room - clock_w >= 0.45 * room
+        step_wrap = room - clock_w - m if beside else room
+        step_h = max((text_size(wrap_lines(s, f_body, step_wrap), f_body)[1] for s in texts.step_lines), default=0.0)
+        step = TextBox(QRectF(m, sy, step_wrap, step_h), (), f_body)
+        cy = sy if beside else sy + step_h
+        clock = TextBox(QRectF(W - m - clock_w, cy, clock_w, line_h), (), f_body, int(Qt.AlignRight))
+        top = max(step.rect.bottom(), clock.rect.bottom()) + m * 0.5
     # footer: the colour key (rows of swatches), then the legend
     legend_lines = wrap_lines(texts.legend, f_small, room)
     lw, lh = text_size(legend_lines, f_small)
@@ -347,8 +354,10 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zo
     if side:
         if len(texts.swatch_labels) < shape.n:
             return None  # a colour bar stays under the ring
-        swatch_title, swatches, swatch_labels, legend, right = _key_beside(texts, f_key, f_small, m, top, W, H,
-                                                                           key_title_w, row_h, sw_size)
+        col_w = _side_width(texts, f_key, f_small, W, clock_w)
+        swatch_title, swatches, swatch_labels, legend, right = _key_beside(texts, f_key, f_small, m,
+                                                                           clock.rect.bottom() + m * 0.5, W, H,
+                                                                           key_title_w, row_h, sw_size, col_w)
         key_top = H  # nothing under the ring
     elif len(texts.swatch_labels) < shape.n:  # colour by position: one bar, its labels on it
         swatch_title, swatches, swatch_labels = _colour_bar(texts, f_key, f_small, m, key_title_w, row_h,
@@ -412,14 +421,25 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zo
                       tuple(anchors), r_sw, switch_label, block, off, lane, lane_active, lanes)
 
 
-def _key_beside(texts, f_key, f_small, m, top, W, H, key_title_w, row_h, sw_size):
+def _key_entry_w(texts, f_small) -> float:
+    sw_size = f_small.pixelSize()
+    return max(sw_size + 2 + text_size([s], f_small)[0] for s in texts.swatch_labels) + 8
+
+
+def _side_width(texts, f_key, f_small, W, clock_w) -> float:
+    """The column beside the ring: its clock, its key's title and four entries a row, a quarter of the width."""
+    return max(text_size([texts.swatch_title], f_key)[0], min(4, len(texts.swatch_labels)) * _key_entry_w(texts, f_small),
+               clock_w, 0.25 * W)
+
+
+def _key_beside(texts, f_key, f_small, m, top, W, H, key_title_w, row_h, sw_size, col_w):
     """
-    The colour key in a column at the right of the ring (a wide, short room): its title, then its
-    entries in rows of as many as the column holds, then the legend word-wrapped to the column if
-    the height holds it, else no legend. (title, swatch rects, label boxes, legend, the ring's right edge).
+    The colour key in the column at the right of the ring (a wide, short room), under the step line
+    and the clock: its title, then its entries in rows of as many as the column holds, then the
+    legend word-wrapped to the column if the height holds it, else no legend. (title, swatch rects,
+    label boxes, legend, the ring's right edge).
     """
     entry_w = max(sw_size + 2 + text_size([s], f_small)[0] for s in texts.swatch_labels) + 8
-    col_w = max(key_title_w, min(4, len(texts.swatch_labels)) * entry_w, 0.2 * W)
     x0 = W - m - col_w
     title = TextBox(QRectF(x0, top, key_title_w, row_h), (texts.swatch_title,), f_key)
     per_row = max(1, int((col_w + 8) // entry_w))
@@ -488,8 +508,9 @@ def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1.0):
         sw = slot * (4 if nc == 1 else 1) if nc else slot * 3
         sh = slot * 1.3
         bw, bh = cols * sw + 2 * pad, rows * sh + 2 * pad
-        side_w = bw / 2 + 4 + label_w if names_beside else 0.0
-        a = area.width() / 2 - max(bw, label_w, 2 * side_w if any(beside) else 0.0) / 2
+        a = area.width() / 2 - max(bw, label_w) / 2
+        if names_beside and bw / 2 + 4 + label_w > area.width() / 2:
+            a = -1.0  # the top box's name beside it would leave the area
         b = area.height() / 2 - bh / 2 - label_h - 2  # the top and bottom names stay inside the area
         if names_beside:  # only the names of boxes off the top and bottom limit the height
             b = min([area.height() / 2 - bh / 2 - 1] + [(area.height() / 2 - bh / 2 - label_h - 2) / abs(s)
