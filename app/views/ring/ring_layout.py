@@ -285,18 +285,13 @@ def ring_layout(width: float, height: float, scale: float, texts: RingTexts, sha
     vs = picture_scale(W, H)
     radial = shape.n > BOX_MODE_MAX_N
     if zoom > 1.0 and not radial and shape.kind == "switch":
-        best = None
-        for f in TEXT_FITS:
+        # the text may shrink for the blocks, but never below the desk's size on screen (Ctrl+= must
+        # not make words smaller); when no such fit gives PRESENT_BLOCK_PX, the largest text that fits
+        for f in (f for f in TEXT_FITS if scale * zoom * f >= 1.0 - 1e-9):
             for side in (False, True):
                 lay = _try(W, H, scale, vs, vs * f, texts, shape, radial, side=side, zoom=zoom)
-                if lay is None:
-                    continue
-                if lay.block * zoom >= PRESENT_BLOCK_PX - 1e-6:
+                if lay is not None and lay.block * zoom >= PRESENT_BLOCK_PX - 1e-6:
                     return lay
-                if best is None or lay.block > best.block:
-                    best = lay
-        if best is not None:
-            return best
     for f in TEXT_FITS:
         lay = _try(W, H, scale, vs, vs * f, texts, shape, radial)
         if lay is not None:
