@@ -12,6 +12,11 @@ The step line changes while playing ("step 3 of 7 (in progress)"); the header re
 tallest of every line the run can show, so the picture never jumps between steps. When the text
 is too large for the room (a projector at 2.5×), the text is shrunk until the ring keeps at least
 `MIN_RING_SHARE` of the height and every device fits: overlapping is never the fallback.
+
+Presentation mode magnifies the layout (`zoom`): there a block in flight must be PRESENT_BLOCK_PX on
+screen. A wide, short room (a 1280×720 projector at 2×) puts the step line, the clock and the colour
+key in a column beside the ring, the top and bottom boxes' names beside them, and gives the lanes
+the switch's room before it shrinks any text — and never below the desk's size on screen.
 """
 
 from __future__ import annotations
