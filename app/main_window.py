@@ -141,7 +141,11 @@ class MainWindow(QMainWindow):
         dock.setWidget(make(dock))
         dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
                          | QDockWidget.DockWidgetClosable)
-        dock.setTitleBarWidget(DockTitle(dock))  # app/dock_title.py: Qt's title bar decodes its icons at every paint
+        title = DockTitle(dock)  # app/dock_title.py: Qt's title bar decodes its icons at every paint
+        # a long title ("Formula: closed form vs. simulation") never holds its dock wider than the
+        # picture can spare: at 1280×720 it kept the right column at 377 px and the ring at 580
+        title.label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        dock.setTitleBarWidget(title)
         self.addDockWidget(area, dock)
         return dock
 
@@ -500,7 +504,8 @@ class MainWindow(QMainWindow):
         W, H = self.width(), self.height()
         s = theme.scale()
         left = int(min(max(0.17 * W, 230 * s), 360 * s))
-        right = int(min(max(0.25 * W, 300 * s), 560 * s))
+        # a small screen (1280×720, the common projector): a narrower column, the picture half the width
+        right = int(min(max((0.22 if W < 1500 else 0.25) * W, 280 * s), 560 * s))
         self.resizeDocks([self.controls_dock, self.explain_dock], [left, right], Qt.Horizontal)
         self.resizeDocks([self.timeline_dock], [int(max(0.24 * H, 150))], Qt.Vertical)
         self._column_split = [0.37]  # the closed form needs ~9 lines; the story the rest

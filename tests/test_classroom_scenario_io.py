@@ -133,7 +133,7 @@ def test_session_is_remembered_across_runs(qtbot):
     w1.classroom.presentation.zoom_in()
     w1.classroom.set_language("zh")
     w1.model.update(kind="all-reduce", algo="innet", n=5, nbytes=5 * 2**16)
-    w1.playback.seek_step(4)
+    w1.playback.seek_step(1)  # in-network steps by phase (issue 23): up, then down
     w1.close()  # saves geometry, scenario and step
 
     theme.set_theme("light")
@@ -145,7 +145,7 @@ def test_session_is_remembered_across_runs(qtbot):
     w2.classroom.restore_session(restore_scenario=True)
     assert theme.palette().key == "dark" and theme.scale() > 1.0
     assert w2.model.scenario == Scenario("all-reduce", 5, "innet", 5 * 2**16)
-    assert w2.playback.step_index == 4
+    assert w2.playback.step_index == 1
     # the saved geometry was applied (the offscreen screen may clamp it, so compare with the default)
     assert scenario_io.settings().value("window/geometry")
     assert w2.height() == 760 and (w2.width(), w2.height()) != (1600, 900)

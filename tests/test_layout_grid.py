@@ -49,16 +49,9 @@ def scenario(machine: str, n: int):
     return None if n not in TORUS else Scenario(kind="all-gather", n=n, topology=TORUS[n]).with_changes(algo="torus")
 
 
-# Known short of the bar (issue 23, left open): two DGX nodes in the desk's room on a 1280×720 screen
-# (704×432) thin their 16 names to 8. Strict: fixing the layout makes it pass and the mark must go.
-TOO_SMALL = {("nodes", 16, (1280, 720))}
-
-
 def grid():
     cells = [(n, m, s) for n, m, s in itertools.product(NS, MACHINES, SCREENS) if scenario(m, n) is not None]
-    marks = [pytest.mark.xfail(strict=True, reason="two DGX nodes at the desk on 1280×720: 8 of 16 names")]
-    return [pytest.param((n, m, s, LANGS[i % 2], THEMES[i % 3]), marks=marks if (m, n, s) in TOO_SMALL else ())
-            for i, (n, m, s) in enumerate(cells)]
+    return [(n, m, s, LANGS[i % 2], THEMES[i % 3]) for i, (n, m, s) in enumerate(cells)]
 
 
 def _id(cell):

@@ -2,7 +2,9 @@
 The trace, asked by time: what the views read at simulated time t.
 
 `TraceIndex(trace)` answers, for any t, in about constant time:
-    stops                the step boundaries (seconds) over all collectives, 0 first
+    stops                the step boundaries (seconds) over all collectives, 0 first: one per step,
+                         or one per phase where an algorithm's steps run at once (two-shot's 14
+                         "steps" end 0.3 µs apart: stepping showed nothing; concurrent_phases)
     display_collective   which collective to draw at t
     holdings(c, t)       {device: {chunk: contributors}} — equal to trace.holdings(c, t=t)
     held(c, t)           the same as arrays (simcore.holdings.Held: bitsets, counts, lowest
@@ -57,6 +59,8 @@ class TraceIndex:
         steps = np.asarray(r["step"], dtype=np.int64)
         stops = {0.0}
         self._events = []
+        keys = np.asarray(r["key"], dtype=np.int64)
+        self.phase_ends: list[list[float]] = []  # per collective stepped by phase: its phases' ends, else []
         for c in trace.collectives:
             ends = monotone_step_ends(trace.step_times(c.id)) if c.n_steps else []
             self.step_ends.append(ends)
@@ -65,7 +69,10 @@ class TraceIndex:
             cuts = np.searchsorted(s[by_step], np.arange(c.n_steps + 1))
             ids = by_step + c.first_msg
             self.step_msgs.append([ids[cuts[k]:cuts[k + 1]] for k in range(c.n_steps)])
-            stops.update(ends)
+            phases = concurrent_phases(c.op, c.algo)
+            by_phase = self._phase_ends(trace, c, keys, phases) if phases and c.n_steps else []
+            self.phase_ends.append(by_phase)
+            stops.update(by_phase or ends)
             stops.add(c.t_end)
             # holdings: the collective's messages in arrival order (ties keep trace order)
             te = self.t_end[c.first_msg:c.last_msg]
@@ -82,6 +89,17 @@ class TraceIndex:
         self._last_frame = None  # frame_at's last answer, shared by every view asking about one t
         self._next_frames = ()  # frame.next_frames: the look-ahead views prepare the next step from
         self.ahead_spent = (None, 0.0)  # (frame time, seconds) the ring view's look-ahead took in that frame
+
+    def _phase_ends(self, trace, c, keys: np.ndarray, phases: tuple) -> list[float]:
+        """When each phase of collective c ends (its last message's arrival), in phase order; a
+        message belongs to the registry phase its own phase name starts with ("round 3": "round")."""
+        names = [k[3] for k in trace._keys]
+        code_phase = np.array([next((j for j, p in enumerate(phases) if str(nm).startswith(p)), len(phases))
+                               for nm in names], dtype=np.int64)
+        of_msg = code_phase[keys[c.first_msg:c.last_msg]]
+        te = self.t_end[c.first_msg:c.last_msg]
+        ends = [float(te[of_msg == j].max()) for j in range(len(phases) + 1) if np.any(of_msg == j)]
+        return monotone_step_ends([(e, e) for e in ends])
 
     def _index_computes(self, trace, stops: set):
         """Per device its ops by start time; every op's end is a stop, so stepping visits each op."""
@@ -206,6 +224,26 @@ class TraceIndex:
                 prev = state.copy()
                 self._arrive(state, ids)
                 yield prev, state
+
+
+# In-network reduction pipelines its chunks up to the switch and back: its "steps" are one chunk's
+# serialisation apart (tens of nanoseconds at small S), so it too is stepped by phase
+PHASE_STEPPED = ("innet",)
+
+
+def concurrent_phases(op: str, algo: str) -> tuple:
+    """
+    The phases to step through for an algorithm whose steps run at once (issue 23): the registry's
+    queues=True algorithms (one-shot/direct, two-shot: every send of a phase is issued together and
+    waits for its port) and in-network reduction; () for the others (ring, recursive doubling,
+    pairwise), stepped one step at a time.
+    """
+    from simcore.algorithms import ALGORITHMS
+
+    rec = ALGORITHMS.get(op, {}).get(algo)
+    if rec is None or not (rec.queues or algo in PHASE_STEPPED):
+        return ()
+    return tuple(rec.phases)
 
 
 def _max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:

@@ -414,6 +414,7 @@ class BufferView(QWidget):
         """Row labels 'GPU d' and chunk numbers, thinned so they never overlap."""
         if not self._applicable or self.run is None or not hasattr(self, "bounds"):
             return
+        self._fit_axes()
         vb = self.plot.getViewBox()
         h, w = max(vb.height(), 1.0), max(vb.width(), 1.0)
         row_px = h / self.n
@@ -442,6 +443,25 @@ class BufferView(QWidget):
         b = self.bounds
         self.plot.getAxis("top").setTicks([[((b[ch] + b[ch + 1]) / 2, str(ch))
                                             for ch in range(0, self.n_chunks, cs)], []])
+
+    def _fit_axes(self):
+        """
+        A short canvas (1280×720: some 165 px of plot for 16 GPUs, every other one named) gives its
+        rows the room of the position axis under the plot and of the "chunk" title over it: the
+        chunk numbers stay on top, and every GPU keeps a name of at least ROW_FONT_MIN_PX. Decided
+        from the canvas's height, which the axes do not change (no back and forth).
+        """
+        f = theme.font("small", bold=True)
+        f.setPixelSize(ROW_FONT_MIN_PX)
+        row_need = QFontMetricsF(f).ascent() + 1
+        line = QFontMetricsF(theme.font("small")).height()
+        with_axes = self.canvas.height() - (3 * line + 24)  # top ticks, its title; bottom ticks, its title
+        compact = with_axes < row_need * self.n
+        if compact == getattr(self, "compact", None):
+            return
+        self.compact = compact
+        self.plot.showAxis("bottom", not compact)
+        self.plot.getAxis("top").showLabel(not compact)
 
     # -- a frame -----------------------------------------------------------------------------
     def scene_item_count(self) -> int:

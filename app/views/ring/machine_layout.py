@@ -74,15 +74,20 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=N
         node_labels.append(TextBox(QRectF(box.left() + 4, box.top() + 3, nw, nh), tuple(nl), f_node))
         inner = QRectF(box.left() + 4, box.top() + nh + 6, cw - 8, ch - nh - 10)
         sub = texts._replace(device_labels=texts.device_labels[k * P:(k + 1) * P])
+        # bars are named by their numbers (the view paints str(d)): measured so, "GPU 9"'s width
+        # thinned two DGX nodes' 16 names to 8 on a 1280×720 screen
+        numbers = texts._replace(device_labels=tuple(str(d) for d in range(k * P, (k + 1) * P)))
         sub_shape = RingShape(P, shape.n_chunks, False)
         place = _radial if (radial or P > BOX_MODE_MAX_N) else _boxes
+        if place is _radial:
+            sub = numbers
         geo = None
         for g in _device_font_sizes(scale, vs, tvs):
             geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * g), sub, sub_shape, False)
             if geo is not None:
                 break
         if geo is None and place is _boxes:  # boxes do not fit the cluster: bars
-            place = _radial
+            place, sub = _radial, numbers
             for g in _device_font_sizes(scale, vs, tvs):
                 geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * g), sub, sub_shape,
                             False)

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter, QPen, QTransform
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QTransform
 from PySide6.QtWidgets import QGraphicsItem
 
 from simcore.trace import ALL
@@ -66,9 +66,33 @@ class FlightLayer(QGraphicsItem):
         self.prepareGeometryChange()
         self.rect = QRectF(r)
 
-    def set_size(self, s: float):
-        self.s = s
+    zoom = 1.0  # presentation mode's magnification (the view's transform): sizes on screen are × zoom
+    font = None  # the chunk numbers' font (scene pixels), from the layout
+
+    def set_size(self, s: float, font: QFont | None = None, zoom: float = 1.0):
+        """Blocks of side `s` (scene pixels), their numbers in `font`, shown `zoom` times magnified."""
+        self.s, self.zoom = s, zoom
+        if font is not None:
+            self.font = QFont(font)
         self.update()
+
+    NUMBER_FINE = 4  # chunk numbers are drawn at this many times their size, scaled down: a font's
+    # whole pixels are coarse in a scene magnified 2.35 times (a 10 px block's number: 6 or 7 px)
+
+    def number_px(self) -> float:
+        """The chunk numbers' size (scene pixels): the layout's small text, at most 0.7 of a block."""
+        f = self.font if self.font is not None else theme.font("small", bold=True)
+        return max(6.0, min(float(f.pixelSize()), self.s * 0.7))
+
+    def _number_font(self) -> QFont:
+        f = QFont(self.font) if self.font is not None else theme.font("small", bold=True)
+        f.setBold(True)
+        f.setPixelSize(round(self.number_px() * self.NUMBER_FINE))
+        return f
+
+    def numbered(self) -> bool:
+        """Are the blocks large enough on screen (22 px) for their chunk numbers?"""
+        return self.s * self.zoom >= 22
 
     @property
     def items(self) -> list:
@@ -95,7 +119,7 @@ class FlightLayer(QGraphicsItem):
 
     def batched(self) -> bool:
         """Are the blocks painted from `fills` (many small blocks, no numbers), not from their sets?"""
-        return self.fills is not None and self.n > STRIPE_MAX_N and self.s < 22
+        return self.fills is not None and self.n > STRIPE_MAX_N and not self.numbered()
 
     def _paint_many(self, p: QPainter):
         """n > STRIPE_MAX_N: paint_chunk's rule for every block from `fills`, the outlines in one drawRects."""
@@ -149,26 +173,31 @@ class FlightLayer(QGraphicsItem):
             r = QRectF(pos.x() - s / 2, pos.y() - s / 2, s, s)
             paint_chunk(p, r, who, self.n, col.brushes, col.empty, chunk, vertical_fill=True)
             rects.append(r)
-        p.setPen(QPen(col.text, theme.line("outline")))
+        p.setPen(QPen(col.text, theme.line("outline") / self.zoom))
         p.setBrush(Qt.NoBrush)
         p.drawRects(rects)
         self._outline_crossing(p, [b[0] for b in self.items], rects)
-        if s < 22:
+        if not self.numbered():
             return
-        font = theme.font("small", bold=True)
+        font = self._number_font()
+        k = self.NUMBER_FINE
+        p.save()
+        p.scale(1 / k, 1 / k)
         p.setFont(font)
         fm = QFontMetricsF(font)
         crowded = _overlapping(rects)
         for j, ((_msg, _pos, who, chunk), r) in enumerate(zip(self.items, rects)):
             if chunk == ALL or j in crowded:  # numbers on blocks that overlap would merge into a blob
                 continue
+            r = QRectF(r.x() * k, r.y() * k, r.width() * k, r.height() * k)
             bg = col.devices[min(who) % len(col.devices)] if len(who) == 1 else QColor("#FFFFFF")
             if len(who) > 1:  # a white badge so the number reads on bands
-                w = fm.horizontalAdvance(str(chunk)) + 6
+                w = fm.horizontalAdvance(str(chunk)) + 6 * k
                 c = r.center()
                 p.fillRect(QRectF(c.x() - w / 2, c.y() - fm.height() / 2, w, fm.height()), QColor(255, 255, 255, 220))
             p.setPen(theme.text_on(bg))
             p.drawText(r, Qt.AlignCenter, str(chunk))
+        p.restore()
 
 
 def _overlapping(rects) -> set:

@@ -12,6 +12,11 @@ The step line changes while playing ("step 3 of 7 (in progress)"); the header re
 tallest of every line the run can show, so the picture never jumps between steps. When the text
 is too large for the room (a projector at 2.5×), the text is shrunk until the ring keeps at least
 `MIN_RING_SHARE` of the height and every device fits: overlapping is never the fallback.
+
+Presentation mode magnifies the layout (`zoom`): there a block in flight must be PRESENT_BLOCK_PX on
+screen. A wide, short room (a 1280×720 projector at 2×) puts the step line, the clock and the colour
+key in a column beside the ring, the top and bottom boxes' names beside them, and gives the lanes
+the switch's room before it shrinks any text — and never below the desk's size on screen.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ MIN_NAME_PX = 10  # device names shrink on their own down to this size; below it
 MIN_RING_SHARE = 0.45  # the ring keeps at least this share of the view's height (else the text shrinks)
 TEXT_FITS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4)  # text sizes tried, relative to the requested one
 LABEL_PAD_W, LABEL_PAD_H = 6.0, 2.0  # a label's box around its text (halo)
+PRESENT_BLOCK_PX = 24.0  # presentation mode: a block in flight on screen, its chunk number inside (issue 26)
 
 
 # ---------------------------------------------------------------------------------------
@@ -268,14 +274,29 @@ def picture_scale(width: float, height: float) -> float:
     return min(max(min(width / 900, height / 560), 1.0), 3.0)
 
 
-def ring_layout(width: float, height: float, scale: float, texts: RingTexts, shape: RingShape) -> RingLayout:
+def ring_layout(width: float, height: float, scale: float, texts: RingTexts, shape: RingShape,
+                zoom: float = 1.0) -> RingLayout:
     """
     The ring view's layout at `width`×`height` pixels and text scale `scale` (Ctrl+= steps):
     a pure function of its arguments (font metrics are the only outside input).
+
+    `zoom` > 1: presentation mode will magnify this layout `zoom` times (RingView.set_zoom). There
+    a block in flight must reach PRESENT_BLOCK_PX on screen: when the colour key under the ring
+    leaves the boxes too little height (a wide, short projector at a large text size), the key
+    goes beside the ring, the legend (the lecturer says it) goes if it does not fit there, and
+    the switch gives the lanes room; the text shrinks only when that is not enough.
     """
     W, H = max(float(width), 200.0), max(float(height), 150.0)
     vs = picture_scale(W, H)
     radial = shape.n > BOX_MODE_MAX_N
+    if zoom > 1.0 and not radial and shape.kind == "switch":
+        # the text may shrink for the blocks, but never below the desk's size on screen (Ctrl+= must
+        # not make words smaller); when no such fit gives PRESENT_BLOCK_PX, the largest text that fits
+        for f in (f for f in TEXT_FITS if scale * zoom * f >= 1.0 - 1e-9):
+            for side in (False, True):
+                lay = _try(W, H, scale, vs, vs * f, texts, shape, radial, side=side, zoom=zoom)
+                if lay is not None and lay.block * zoom >= PRESENT_BLOCK_PX - 1e-6:
+                    return lay
     for f in TEXT_FITS:
         lay = _try(W, H, scale, vs, vs * f, texts, shape, radial)
         if lay is not None:
@@ -289,7 +310,7 @@ def ring_layout(width: float, height: float, scale: float, texts: RingTexts, sha
     return _try(W, H, scale, vs, vs * TEXT_FITS[-1], numbers, shape, True, force=True)
 
 
-def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
+def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zoom=1.0):
     def font_at(role, bold, factor):
         return make_font(role, bold, theme.FONT_PX[role] * scale * factor)
 
@@ -300,17 +321,28 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     room = W - 2 * m
     # header: the title, then the step line with the clock at its right (below it when narrow)
     f_cap, f_body, f_small = font("caption", True), font("body"), font("small")
+    if zoom > 1.0 and advance(f_cap, texts.title) + LABEL_PAD_W > room:  # presentation: one line, if the
+        fit = f_cap.pixelSize() * (room - LABEL_PAD_W) / max(advance(f_cap, texts.title), 1.0)  # body size allows
+        if fit >= f_body.pixelSize():
+            f_cap = make_font("caption", True, math.floor(fit))
     title = _box(texts.title, f_cap, m, m * 0.5, wrap=room)
     clock_w = max(text_size([s], f_body)[0] for s in texts.clock_lines)
-    beside = room - clock_w >= 0.45 * room
-    step_wrap = room - clock_w - m if beside else room
-    step_h = max((text_size(wrap_lines(s, f_body, step_wrap), f_body)[1] for s in texts.step_lines), default=0.0)
-    sy = title.rect.bottom()
-    step = TextBox(QRectF(m, sy, step_wrap, step_h), (), f_body)
     line_h = text_size(["0"], f_body)[1]
-    cy = sy if beside else sy + step_h
-    clock = TextBox(QRectF(W - m - clock_w, cy, clock_w, line_h), (), f_body, int(Qt.AlignRight))
-    top = max(step.rect.bottom(), clock.rect.bottom()) + m * 0.5
+    sy = title.rect.bottom()
+    if side:  # the step line and the clock head the column beside the ring (a wide, short room)
+        col_w = _side_width(texts, font("small", True), f_small, W, clock_w)
+        step_h = max((text_size(wrap_lines(s, f_body, col_w), f_body)[1] for s in texts.step_lines), default=0.0)
+        step = TextBox(QRectF(W - m - col_w, sy + m * 0.5, col_w, step_h), (), f_body)
+        clock = TextBox(QRectF(W - m - clock_w, step.rect.bottom(), clock_w, line_h), (), f_body, int(Qt.AlignRight))
+        beside, top = False, sy + m * 0.5
+    else:
+        beside = room - clock_w >= 0.45 * room
+        step_wrap = room - clock_w - m if beside else room
+        step_h = max((text_size(wrap_lines(s, f_body, step_wrap), f_body)[1] for s in texts.step_lines), default=0.0)
+        step = TextBox(QRectF(m, sy, step_wrap, step_h), (), f_body)
+        cy = sy if beside else sy + step_h
+        clock = TextBox(QRectF(W - m - clock_w, cy, clock_w, line_h), (), f_body, int(Qt.AlignRight))
+        top = max(step.rect.bottom(), clock.rect.bottom()) + m * 0.5
     # footer: the colour key (rows of swatches), then the legend
     legend_lines = wrap_lines(texts.legend, f_small, room)
     lw, lh = text_size(legend_lines, f_small)
@@ -318,7 +350,16 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     f_key = font("small", True)
     key_title_w, row_h = text_size([texts.swatch_title], f_key)
     sw_size = theme.FONT_PX["small"] * scale * tvs
-    if len(texts.swatch_labels) < shape.n:  # colour by position: one bar, its labels on it
+    right = W - m  # the ring's room ends here (the key beside it: less)
+    if side:
+        if len(texts.swatch_labels) < shape.n:
+            return None  # a colour bar stays under the ring
+        col_w = _side_width(texts, f_key, f_small, W, clock_w)
+        swatch_title, swatches, swatch_labels, legend, right = _key_beside(texts, f_key, f_small, m,
+                                                                           clock.rect.bottom() + m * 0.5, W, H,
+                                                                           key_title_w, row_h, sw_size, col_w)
+        key_top = H  # nothing under the ring
+    elif len(texts.swatch_labels) < shape.n:  # colour by position: one bar, its labels on it
         swatch_title, swatches, swatch_labels = _colour_bar(texts, f_key, f_small, m, key_title_w, row_h,
                                                             legend.rect.top(), W)
         key_top = swatch_title.rect.top()
@@ -339,7 +380,7 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
             swatches.append(QRectF(x, y + (row_h - sw_size) / 2, sw_size, sw_size))
             swatch_labels.append(_box(s, f_small, x + sw_size + 2, y))
     bottom = key_top - m * 0.5
-    area = QRectF(m, top, W - 2 * m, bottom - top)
+    area = QRectF(m, top, right - m, bottom - top)
     if not force and area.height() < MIN_RING_SHARE * H:
         return None
     if shape.kind != "switch":  # a machine: clusters round their node switches, or a torus grid
@@ -355,13 +396,14 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     place = _radial if radial else _boxes
     geo = None
     for g in (f for f in TEXT_FITS if vs * f <= tvs + 1e-9 and theme.FONT_PX["device"] * scale * vs * f >= MIN_NAME_PX):
-        geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * g), texts, shape, False)
+        geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * g), texts, shape, False, zoom)
         if geo is not None:
             break
     if geo is None:
         if not force:
             return None
-        geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * TEXT_FITS[-1]), texts, shape, True)
+        geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * TEXT_FITS[-1]), texts, shape, True,
+                    zoom)
     devices, labels, anchors, r_sw, block, lane, lane_active, mode, off_max = geo
     # the switch's name inside its disc, shrunk to fit; above its slots when it shows them
     f_sw = font("switch", True)
@@ -377,6 +419,43 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False):
     return RingLayout(W, H, vs, tvs, m, title, step, clock, beside, swatch_title, tuple(swatches),
                       tuple(swatch_labels), legend, area, centre, mode, tuple(devices), tuple(labels),
                       tuple(anchors), r_sw, switch_label, block, off, lane, lane_active, lanes)
+
+
+def _key_entry_w(texts, f_small) -> float:
+    sw_size = f_small.pixelSize()
+    return max(sw_size + 2 + text_size([s], f_small)[0] for s in texts.swatch_labels) + 8
+
+
+def _side_width(texts, f_key, f_small, W, clock_w) -> float:
+    """The column beside the ring: its clock, its key's title and four entries a row, a quarter of the width."""
+    return max(text_size([texts.swatch_title], f_key)[0], min(4, len(texts.swatch_labels)) * _key_entry_w(texts, f_small),
+               clock_w, 0.25 * W)
+
+
+def _key_beside(texts, f_key, f_small, m, top, W, H, key_title_w, row_h, sw_size, col_w):
+    """
+    The colour key in the column at the right of the ring (a wide, short room), under the step line
+    and the clock: its title, then its entries in rows of as many as the column holds, then the
+    legend word-wrapped to the column if the height holds it, else no legend. (title, swatch rects,
+    label boxes, legend, the ring's right edge).
+    """
+    entry_w = max(sw_size + 2 + text_size([s], f_small)[0] for s in texts.swatch_labels) + 8
+    x0 = W - m - col_w
+    title = TextBox(QRectF(x0, top, key_title_w, row_h), (texts.swatch_title,), f_key)
+    per_row = max(1, int((col_w + 8) // entry_w))
+    swatches, labels = [], []
+    for i, s in enumerate(texts.swatch_labels):
+        x = x0 + (i % per_row) * entry_w
+        y = top + row_h * (1 + i // per_row)
+        swatches.append(QRectF(x, y + (row_h - sw_size) / 2, sw_size, sw_size))
+        labels.append(_box(s, f_small, x + sw_size + 2, y))
+    y = top + row_h * (1 + math.ceil(len(texts.swatch_labels) / per_row)) + m * 0.5
+    lines = wrap_lines(texts.legend, f_small, col_w)
+    lw, lh = text_size(lines, f_small)
+    if y + lh > H - m * 0.5:
+        lines, lw, lh = (), 0.0, 0.0
+    legend = TextBox(QRectF(x0, y, lw, lh), tuple(lines), f_small)
+    return title, swatches, labels, legend, x0 - m
 
 
 def _colour_bar(texts, f_key, f_small, m, key_title_w, row_h, bottom, W):
@@ -404,7 +483,7 @@ def _colour_bar(texts, f_key, f_small, m, key_title_w, row_h, bottom, W):
     return title, rects, labels
 
 
-def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
+def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1.0):
     """Small n: axis-aligned boxes on an ellipse, each with its name on the outer side."""
     n, nc = shape.n, shape.n_chunks
     # n² slots are all-to-all's blocks (s → d): one row per sender, so a box shows its row, then its column
@@ -421,17 +500,28 @@ def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
     angles = [(math.cos(-math.pi / 2 + 2 * math.pi * d / n), math.sin(-math.pi / 2 + 2 * math.pi * d / n))
               for d in range(n)]
 
-    def place(slot, pad):
+    # a short room (presentation): the top and bottom boxes' names go beside them, giving the lanes their height
+    beside = [abs(s) > 0.999 for _c, s in angles]
+
+    def place(slot, pad, names_beside=False):
         """Box size, ellipse radii, centres and (box, name) rects as plain tuples at this slot size."""
         sw = slot * (4 if nc == 1 else 1) if nc else slot * 3
         sh = slot * 1.3
         bw, bh = cols * sw + 2 * pad, rows * sh + 2 * pad
         a = area.width() / 2 - max(bw, label_w) / 2
+        if names_beside and bw / 2 + 4 + label_w > area.width() / 2:
+            a = -1.0  # the top box's name beside it would leave the area
         b = area.height() / 2 - bh / 2 - label_h - 2  # the top and bottom names stay inside the area
+        if names_beside:  # only the names of boxes off the top and bottom limit the height
+            b = min([area.height() / 2 - bh / 2 - 1] + [(area.height() / 2 - bh / 2 - label_h - 2) / abs(s)
+                                                         for (_c, s), bs in zip(angles, beside) if not bs and abs(s) > 0.01])
         pos = [(cx + max(a, 1.0) * c, cy + max(b, 1.0) * s) for c, s in angles]
         boxes, names = [], []
-        for x, y in pos:
+        for d, (x, y) in enumerate(pos):
             boxes.append((x - bw / 2, y - bh / 2, bw, bh))
+            if names_beside and beside[d]:  # at its right, centred on it
+                names.append((x + bw / 2 + 4, y - label_h / 2, label_w, label_h))
+                continue
             ly = y - bh / 2 - 2 - label_h if y <= cy + 1 else y + bh / 2 + 2  # the name on the outer side
             names.append((x - label_w / 2, ly, label_w, label_h))  # the widest name this device shows
         return bw, bh, a, b, pos, boxes, names
@@ -441,28 +531,40 @@ def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
         return min((math.hypot(max(abs(x - cx) - bw / 2, 0.0), max(abs(y - cy) - bh / 2, 0.0)) for x, y in pos),
                    default=0.0)
 
-    while True:
-        bw, bh, a, b, pos, boxes, names = place(slot, pad)
-        ok = (a > 0 and b >= 0 and reach_of(pos, bw, bh) >= MIN_REACH
-              and _disjoint(boxes + names, gap=slot * 0.3))
-        if ok:
+    s = scale * vs
+    # presentation: smaller slots leave the lanes longer, down to a block of PRESENT_BLOCK_PX on screen
+    present_slot = PRESENT_BLOCK_PX / zoom / 1.15 if zoom > 1.0 else math.inf
+    slot0, found = slot, None
+    for names_beside in ((False, True) if any(beside) else (False,)):
+        slot, pad = slot0, max(3.0, slot0 * 0.18)
+        while True:
+            bw, bh, a, b, pos, boxes, names = place(slot, pad, names_beside)
+            ok = (a > 0 and b >= 0 and reach_of(pos, bw, bh) >= MIN_REACH
+                  and _disjoint(boxes + names, gap=slot * 0.3))
+            if ok and zoom > 1.0 and slot * 0.92 >= present_slot:
+                ok = _switch_and_block(reach_of(pos, bw, bh), slot, s, shape, zoom)[1] * zoom >= PRESENT_BLOCK_PX
+            if ok or slot <= min_slot:
+                break
+            slot = max(slot * 0.92, min_slot)
+            pad = max(2.0, slot * 0.18)
+        if not ok:
+            continue
+        big = _switch_and_block(reach_of(pos, bw, bh), slot, s, shape, zoom)[1]
+        if found is None or big > found[0]:
+            found = (big, slot, pad, bw, bh, pos, boxes, names)
+        if big * zoom >= PRESENT_BLOCK_PX - 1e-6:
             break
-        if slot <= min_slot:
-            if not force:
-                return None
-            break  # forced: the smallest size, overlapping or not
-        slot = max(slot * 0.92, min_slot)
-        pad = max(2.0, slot * 0.18)
+    if found is None:
+        if not force:
+            return None
+        bw, bh, a, b, pos, boxes, names = place(slot, pad)  # forced: the smallest size, overlapping or not
+    else:
+        _big, slot, pad, bw, bh, pos, boxes, names = found
     centre_align = int(Qt.AlignHCenter | Qt.AlignVCenter)
     labels = [TextBox(QRectF(*r), lines[d], f_dev, centre_align) for d, r in enumerate(names)]
     boxes = [DeviceBox(QPointF(x, y), bw, bh, 0.0, cols, rows, pad, False) for x, y in pos]
     reach = max(reach_of(pos, bw, bh), 1.0)
-    s = scale * vs
-    r_sw = min(max(0.42 * reach, 36 * s), 95 * s)
-    if shape.switch_slots:  # the switch shows its own buffer: give it room
-        r_sw = min(max(0.5 * reach, 50 * s), 120 * s)
-    r_sw = min(r_sw, 0.7 * reach)  # the lanes keep a third of the way
-    block = max(min(theme.SIZE_PX["block"] * s, slot * 1.15, 0.3 * (reach - r_sw)), 6.0)
+    r_sw, block = _switch_and_block(reach, slot, s, shape, zoom)
     anchors = [_box_anchor(bx.centre, centre, bx.w, bx.h) for bx in boxes]
     lane = theme.LINE_PX["spoke"] * s
     lane_active = theme.LINE_PX["spoke_active"] * s
@@ -470,7 +572,19 @@ def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
     return boxes, labels, anchors, r_sw, block, lane, lane_active, "box", off_max
 
 
-def _radial(area, centre, scale, vs, tvs, f_dev, texts, shape, force):
+def _switch_and_block(reach, slot, s, shape, zoom):
+    """(switch radius, block side) for boxes `reach` from the centre, slots of `slot` px, at size s."""
+    r_sw = min(max(0.42 * reach, 36 * s), 95 * s)
+    if shape.switch_slots:  # the switch shows its own buffer: give it room
+        r_sw = min(max(0.5 * reach, 50 * s), 120 * s)
+    r_sw = min(r_sw, 0.7 * reach)  # the lanes keep a third of the way
+    if zoom > 1.0:  # presentation: the lanes keep room for blocks of PRESENT_BLOCK_PX on screen
+        r_sw = max(min(r_sw, reach - (PRESENT_BLOCK_PX + 0.01) / zoom / 0.3), 0.3 * reach)
+    block = max(min(theme.SIZE_PX["block"] * s, slot * 1.15, 0.3 * (reach - r_sw)), 6.0)
+    return r_sw, block
+
+
+def _radial(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1.0):
     """Large n: bars pointing at the switch, names outside, thinned so they never collide."""
     n, nc = shape.n, max(shape.n_chunks, 1)
     fm_h = text_size(["0"], f_dev)[1]

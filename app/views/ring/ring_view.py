@@ -280,7 +280,7 @@ class RingView(QGraphicsView):
         z = self.zoom
         self.setTransform(QTransform.fromScale(z, z))
         lay = ring_layout(vp.width() / z, vp.height() / z, theme.scale() / z, self.texts,
-                          machine_shape(topo, ring_shape(self.run)))
+                          machine_shape(topo, ring_shape(self.run)), zoom=z)
         self.scene().setSceneRect(0, 0, lay.width, lay.height)
         self._vs = lay.vs
         col = self.colors
@@ -342,7 +342,8 @@ class RingView(QGraphicsView):
         self.switch.setVisible(lay.kind == "switch")  # a machine paints each node's switch (MachineLayer)
         self.switch_label.set_box(lay.switch_label, col.text)
         self._place_machine(lay)
-        self.flight.set_size(lay.block)
+        self.flight.set_size(lay.block, make_font("small", True, theme.FONT_PX["small"] * theme.scale() / z * lay.text_vs),
+                             z)
         self._place_lanes(lay)
 
     def _place_machine(self, lay):
