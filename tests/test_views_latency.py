@@ -230,6 +230,18 @@ def test_crosshair_reads_every_term_at_n(view):
     assert view.cross1.value() == pytest.approx(math.log10(16))
     assert f"{s['t_step'][15] * 1e3:.3g}" in text
     assert view.bound_name(str(s["bound"][15])) in text
+    # both step curves named by what they are, each with the engine's value
+    assert f"t_step, no overlap {s['t_step_no_overlap'][15] * 1e3:.3g}" in text
+    assert f"lower bound max(t_math, t_mem, t_comm) {s['t_lower_bound'][15] * 1e3:.3g}" in text
+
+
+def test_title_says_its_time_is_the_roofline_with_no_overlap(view):
+    view.set_params(model="llama3-70b", chip="h100", batch=32, ctx=8192)
+    s, best = engine(), view.best_n()
+    title = view.title1.text
+    assert f"best n = {best}" in title and "no overlap" in title
+    assert f"{s['t_step_no_overlap'][best - 1] * 1e3:.1f} ms" in title
+    assert "lower bound" not in title  # the sum is never called a bound
 
 
 def test_mouse_over_the_plot_moves_the_crosshair(view, qtbot):

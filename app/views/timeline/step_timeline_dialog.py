@@ -218,8 +218,9 @@ def main(argv=None) -> int:
     def on_ready():
         if args.layer is not None:
             view.zoom_to_layer(args.layer)
-        print(f"simulated step {fmt_time(view.total())} (overlap {args.overlap}), roofline t_step "
-              f"{fmt_time(view.roof['t_step'])}; simulation took {view.last_sim_seconds * 1e3:.0f} ms")
+        print(f"simulated step {fmt_time(view.total())} (overlap {args.overlap}), roofline with no overlap "
+              f"{fmt_time(view.roof['t_step_no_overlap'])}, lower bound {fmt_time(view.roof['t_lower_bound'])}; "
+              f"simulation took {view.last_sim_seconds * 1e3:.0f} ms")
 
     if not args.screenshot:
         view.step_ready.connect(on_ready)
