@@ -715,3 +715,24 @@ def test_an_unknown_machine_is_refused_with_its_name(view):
     assert not view.set_params(machine="dgx-z9")
     assert "dgx-z9" in view.last_error and "dgx-h100" in view.last_error
     np.testing.assert_array_equal(view.curves()["t_step"][1], before)
+
+
+def test_on_a_machine_the_readout_says_what_its_all_reduce_runs(view):
+    """The decode plot defaults to the machine's own choice and says what it picked (issue 22 item 3):
+    the algorithm menu's default entry is the machine's choice; at the crosshair n the readout names
+    the algorithm and NCCL protocol topology.choose picks for one all-reduce, with its reason."""
+    from simcore.topology_presets import PRESETS
+
+    assert view.set_params(machine="dgx-h100")
+    p = view.params()
+    assert p["algo"] == "ring" and view.controls.algo_combo.currentText().startswith("machine's choice")
+    S = p["batch"] * MODELS[p["model"]].d_model * p["act_bytes"]
+    for n in (8, 16):
+        view.set_crosshair(n)
+        algo, proto, why = PRESETS["dgx-h100"].topology(n).choose("all-reduce", S)
+        assert f"all-reduce at n = {n} (" in view.readout()
+        assert f"{algo}, NCCL {proto} — the machine's choice: {why}" in view.readout()
+    view.set_params(machine="")  # one switch: the ring, and nothing about a machine's pick
+    view.set_crosshair(8)
+    assert "machine's choice" not in view.readout() and "all-reduce at n" not in view.readout()
+    assert view.controls.algo_combo.currentText() == "ring"

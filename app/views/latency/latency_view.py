@@ -43,8 +43,8 @@ from .latency_items import PlotStack, fit_text, plot_widget, set_axis_label, set
 from .latency_plot import DecodeItems
 from ...worker import Worker
 from ...core.latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, TERMS, check_params, decades, ffn_sweep,
-                                   first_n, latency_sweep, link_of, machine_degrees, matching_refs, num, ranges_of,
-                                   sentence)
+                                   first_n, latency_sweep, link_of, machine_degrees, machine_pick, matching_refs, num,
+                                   ranges_of, sentence)
 
 DEBOUNCE_MS = 60
 COMPACT_BELOW_PX = 760  # view heights (at scale 1) below which the two plots go into tabs
@@ -527,6 +527,10 @@ class LatencyView(QWidget, LatencyExports):
             first, rest = text.split("\n", 1)
             text = first + self.tr(" · overlapped {t} ms").format(t=num(self._sweep["t_step_overlap"][n - 1] * 1e3)) \
                 + "\n" + rest
+        S = float(self._sweep["msg_bytes"][n - 1])
+        pick = machine_pick(self._params, n, S) if n in self._valid else None
+        if pick is not None:  # a machine: what its all-reduce runs at this n, and why (the engine's sentence)
+            text += "\n" + texts.pick_line(n, S, pick)
         self.readout_label.setText(text)
 
     def readout(self) -> str:
