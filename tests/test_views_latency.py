@@ -231,7 +231,7 @@ def test_crosshair_reads_every_term_at_n(view):
     assert f"{s['t_step'][15] * 1e3:.3g}" in text
     assert view.bound_name(str(s["bound"][15])) in text
     # both step curves named by what they are, each with the engine's value
-    assert f"t_step, no overlap {s['t_step_no_overlap'][15] * 1e3:.3g}" in text
+    assert f"t_step, no overlap {s['t_step_no_overlap'][15] * 1e3:.3g} ms" in text
     assert f"lower bound max(t_math, t_mem, t_comm) {s['t_lower_bound'][15] * 1e3:.3g}" in text
 
 

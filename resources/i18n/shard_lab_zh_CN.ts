@@ -2111,10 +2111,10 @@ Source: {src}</source>
             <translation>n = {n}：可用的张量并行度（每个设备 {h} 个头），不重叠时每步 {ms:.1f} ms</translation>
         </message>
         <message>
-            <source>n = {n}: t_math {a} · t_mem {m} · t_comm {c} · t_step, no overlap {t} · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}
-FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</source>
-            <translation>n = {n}：t_math {a} · t_mem {m} · t_comm {c} · t_step（不重叠）{t} · 下界 max(t_math, t_mem, t_comm) {lb} ms — {bound}
-每层 FFN 通信：1D {f1} · 2D {f2} · 权重收集 {fg} µs</translation>
+            <source>n = {n}: t_step, no overlap {t} ms · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}
+t_math {a} · t_mem {m} · t_comm {c} ms · FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</source>
+            <translation>n = {n}：t_step（不重叠）{t} ms · 下界 max(t_math, t_mem, t_comm) {lb} ms — {bound}
+t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f2} · 权重收集 {fg} µs</translation>
         </message>
         <message>
             <source>t_step, no overlap = max(t_math, t_mem) + t_comm</source>

@@ -132,8 +132,8 @@ def readout(n: int, sweep, ffn, valid: bool) -> str:
     """Every term at n (ms), the bound, whether n is a tensor-parallel degree, and plot 2's values (µs).
     Both step curves are named: t_step with no overlap (the sum) and the lower bound (the max)."""
     i = n - 1
-    text = _tr("n = {n}: t_math {a} · t_mem {m} · t_comm {c} · t_step, no overlap {t} · lower bound "
-               "max(t_math, t_mem, t_comm) {lb} ms — {bound}\n"
+    text = _tr("n = {n}: t_step, no overlap {t} ms · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}\n"
+               "t_math {a} · t_mem {m} · t_comm {c} ms · "
                "FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs").format(
         n=n, a=num(sweep["t_math"][i] * 1e3), m=num(sweep["t_mem"][i] * 1e3), c=num(sweep["t_comm"][i] * 1e3),
         t=num(sweep["t_step_no_overlap"][i] * 1e3), lb=num(sweep["t_lower_bound"][i] * 1e3),
