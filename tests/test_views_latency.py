@@ -731,7 +731,8 @@ def test_on_a_machine_the_readout_says_what_its_all_reduce_runs(view):
         view.set_crosshair(n)
         algo, proto, why = PRESETS["dgx-h100"].topology(n).choose("all-reduce", S)
         assert f"all-reduce at n = {n} (" in view.readout()
-        assert f"{algo}, NCCL {proto} — the machine's choice: {why}" in view.readout()
+        assert f"{algo}, NCCL {proto} — the machine's choice" in view.readout()
+        assert view.readout_label.toolTip() == why  # the engine's reason, in full
     view.set_params(machine="")  # one switch: the ring, and nothing about a machine's pick
     view.set_crosshair(8)
     assert "machine's choice" not in view.readout() and "all-reduce at n" not in view.readout()

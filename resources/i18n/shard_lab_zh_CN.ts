@@ -2095,10 +2095,6 @@ Source: {src}</source>
             <translation>{machine}：n ≤ {P} 时每块 GPU 走 NVLink {bw_in:g} GB/s，之后跨节点 {bw_out:g} GB/s：{k}块 {nic:g} GB/s 的 NIC，节点内每块 GPU 一块</translation>
         </message>
         <message>
-            <source>all-reduce at n = {n} ({S}): {what} — the machine's choice: {why}</source>
-            <translation>n = {n} 时的 all-reduce（{S}）：{what} — 机器自己的选择：{why}</translation>
-        </message>
-        <message>
             <source>all-reduce at n = {n} ({S}): {what}, as chosen</source>
             <translation>n = {n} 时的 all-reduce（{S}）：{what}，按所选</translation>
         </message>
@@ -2127,6 +2123,10 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
         <message>
             <source>{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms (no overlap)</source>
             <translation>{model} · {chip} · 批 {b} · 上下文 {ctx}：最佳 n = {n}，{ms:.1f} ms（不重叠）</translation>
+        </message>
+        <message>
+            <source>all-reduce at n = {n} ({S}): {what} — the machine's choice</source>
+            <translation>n = {n} 时的 all-reduce（{S}）：{what} — 机器自己的选择</translation>
         </message>
     </context>
     <context>

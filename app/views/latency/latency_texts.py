@@ -147,14 +147,15 @@ def readout(n: int, sweep, ffn, valid: bool) -> str:
 
 def pick_line(n: int, nbytes: float, pick) -> str:
     """What one all-reduce at n runs on the machine, and whether it is the machine's own choice:
-    "all-reduce at n = 8 (16 KiB): ring, NCCL LL — the machine's choice: <the engine's reason>"."""
+    "all-reduce at n = 8 (16 KiB): ring, NCCL LL — the machine's choice" (the engine's reason is
+    the readout's tooltip: a line that long would be cut)."""
     from ...words import fmt_bytes
 
-    algo, proto, why, chosen = pick
+    algo, proto, _why, chosen = pick
     what = f"{algo}, NCCL {proto}" if proto else algo
     if chosen:
-        return _tr("all-reduce at n = {n} ({S}): {what} — the machine's choice: {why}").format(
-            n=n, S=fmt_bytes(nbytes), what=what, why=why)
+        return _tr("all-reduce at n = {n} ({S}): {what} — the machine's choice").format(
+            n=n, S=fmt_bytes(nbytes), what=what)
     return _tr("all-reduce at n = {n} ({S}): {what}, as chosen").format(n=n, S=fmt_bytes(nbytes), what=what)
 
 

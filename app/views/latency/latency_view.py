@@ -532,6 +532,7 @@ class LatencyView(QWidget, LatencyExports):
         if pick is not None:  # a machine: what its all-reduce runs at this n, and why (the engine's sentence)
             text += "\n" + texts.pick_line(n, S, pick)
         self.readout_label.setText(text)
+        self.readout_label.setToolTip(pick[2] if pick is not None else "")
 
     def readout(self) -> str:
         return self.readout_label.text()
