@@ -22,6 +22,8 @@ from .core import scenarios
 from . import theme
 from .words import algo_text, fmt_bytes, matmul_case_name
 
+MACHINE_CHOICE = ""  # the algorithm menu's entry "machine's choice (…)": the topology's own pick for S
+
 GROUPS = ("collective", "matmul", "tp-forward", "decode")
 SIZE_PRESETS = (2**12, 2**16, 2**20, 2**24, 2**28, 2**30)
 
@@ -142,6 +144,9 @@ class ControlPanel(QWidget):
         self.keys.setWordWrap(True)
         lay.addWidget(self.keys)
         self._syncing = False
+        # on a machine the algorithm follows the machine's own choice for the size at hand
+        # (topology.choose) until an algorithm is picked by name; the entry MACHINE_CHOICE goes back to it
+        self._follow = True
         self.group.activated.connect(self._on_group_activated)
         self.op.activated.connect(self._on_op_activated)
         self.algo.activated.connect(self._on_algo_activated)
@@ -243,9 +248,16 @@ class ControlPanel(QWidget):
             self.op.setCurrentIndex(max(0, self.op.findData(sc.kind)))
             self.op.setEnabled(self.op.count() > 1)
             self.algo.clear()
+            choice = self.machine_choice(sc)
+            if choice is not None:  # first: what the machine itself runs at this size, and that it is its pick
+                if sc.algo != choice[0] and getattr(self.model, "pending", None) is None:
+                    self._follow = False  # a scenario (a file, the deck) named another algorithm: it stays
+                self.algo.addItem(self._choice_name(sc, choice), MACHINE_CHOICE)
             for key, name in self._algo_names(sc).items():
                 self.algo.addItem(name, key)
-            self.algo.setCurrentIndex(self.algo.findData(sc.algo))
+            following = choice is not None and self._follow and sc.algo == choice[0]
+            self.algo.setCurrentIndex(0 if following else self.algo.findData(sc.algo))
+            self.algo.setToolTip(self.algo.currentText())
             self.algo.setEnabled(self.algo.count() > 1 and (scenarios.takes_algo(sc.kind) or bool(sc.topology)))
             self.machine.clear()
             for key, name in self._machine_names().items():
@@ -272,6 +284,8 @@ class ControlPanel(QWidget):
                 self.link.setPlaceholderText(self._machine_links(sc.topology))
             self.link.setToolTip(self.link.placeholderText() if sc.topology else self.link.currentText())
             self.hint.setText(self._hint(sc))
+            if choice is not None:  # the machine's pick, and the engine's reason, under the menu
+                self.hint.setText(self._choice_hint(sc, choice) + "\n" + self.hint.text())
             if slice_:
                 self.hint.setText(self.tr("{machine} at n = {n}: a {shape} slice of it.").format(
                     machine=PRESETS[sc.topology].name, n=sc.n, shape=slice_) + " " + self.hint.text())
@@ -282,6 +296,40 @@ class ControlPanel(QWidget):
                                                "each.") if shapes else "")
         finally:
             self._syncing = False
+
+    # -- the machine's own choice ------------------------------------------------------------
+    @staticmethod
+    def machine_choice(sc):
+        """(algo, protocol, why) the scenario's machine runs for its op at its size (topology.choose),
+        None on the lecture's one switch (its ring stays the default) or where the machine cannot
+        answer (a group it does not have: the engine says why elsewhere)."""
+        if not sc.topology or sc.kind not in scenarios.COLLECTIVE_KINDS or sc.kind == "all-to-all":
+            return None
+        try:
+            preset = PRESETS[sc.topology]
+            if not preset.is_valid(sc.n):
+                return None
+            choice = preset.topology(sc.n).choose(sc.kind, float(sc.nbytes))
+            return choice if choice[0] in offered_algos(sc.topology, sc.n, sc.kind) else None
+        except (KeyError, ValueError):
+            return None
+
+    def _short_algo(self, algo: str) -> str:
+        return {"innet": self.tr("NVLS"), "ring-nodes": self.tr("NCCL rings"), "hier": self.tr("hierarchical"),
+                "torus": self.tr("torus rings")}.get(algo) or algo_text("all-reduce", algo).name
+
+    def _choice_name(self, sc, choice) -> str:
+        """The menu entry: "machine's choice (NVLS, Simple at 64 MiB)"."""
+        algo, proto, _why = choice
+        if proto:
+            return self.tr("machine's choice ({algo}, {protocol} at {size})").format(
+                algo=self._short_algo(algo), protocol=proto, size=fmt_bytes(sc.nbytes))
+        return self.tr("machine's choice ({algo} at {size})").format(algo=self._short_algo(algo),
+                                                                    size=fmt_bytes(sc.nbytes))
+
+    def _choice_hint(self, sc, choice) -> str:
+        """The line under the menu: what the machine picks at this size and the engine's reason."""
+        return self.tr("The machine's choice: {why}.").format(why=choice[2])
 
     def _hint(self, sc) -> str:
         if sc.kind == "tp-forward":
@@ -306,6 +354,14 @@ class ControlPanel(QWidget):
 
     # -- widgets -> model ----------------------------------------------------------------------
     def _apply(self, **changes):
+        if not self._syncing and self._follow and "algo" not in changes:  # on a machine: its choice for the new size
+            base = self.model.pending or self.model.scenario
+            try:
+                choice = self.machine_choice(base.with_changes(**changes))
+            except ValueError:
+                choice = None  # update() says why
+            if choice is not None:
+                changes["algo"] = choice[0]
         if not self._syncing:
             if self.model.update(**changes):
                 self.error.clear()  # the value now in place is good: no complaint about an older one
@@ -325,7 +381,15 @@ class ControlPanel(QWidget):
         self._apply(kind=self.op.itemData(i))
 
     def _on_algo_activated(self, i):
-        self._apply(algo=self.algo.itemData(i))
+        algo = self.algo.itemData(i)
+        self._follow = algo == MACHINE_CHOICE
+        if self._follow:
+            choice = self.machine_choice(self.model.pending or self.model.scenario)
+            if choice is None:
+                return
+            algo = choice[0]
+        self._apply(algo=algo)
+        self._sync()  # the entry shown follows the choice even when the algorithm in place did not change
 
     def _on_n_value_changed(self, v):
         if self._syncing:

@@ -154,6 +154,8 @@ def format_table(kw, sweep) -> str:
         if sweep["mem_per_chip"][i] > chip.hbm_bytes:
             notes.append(f"exceeds {chip.hbm_bytes / 1e9:.0f} GB HBM")
         if topo is not None:
+            if sweep["valid"][i] and n > 1:
+                notes.append(f"all-reduce {machine_pick(topo, int(n), float(sweep['msg_bytes'][i]), kw['algo'])}")
             if not sweep["valid"][i]:
                 notes.append(f"no such group on {topo.name}")
             elif topo.kind == "nodes" and sweep["n_nodes"][i] > 1:
@@ -173,7 +175,13 @@ def format_table(kw, sweep) -> str:
         lines.append(f"valid tensor-parallel degrees on {topo.name}: {', '.join(map(str, valid))}")
         if topo.kind == "nodes":
             lines.append(f"node boundary: beyond n = {topo.per_node} the all-reduce leaves NVLink for the network "
-                         f"(hierarchical: reduce-scatter in the node, all-reduce over each GPU's NIC, all-gather)")
+                         f"(each GPU's own NIC)")
+        if kw["algo"] == "ring":  # the default: the machine's own pick, said for one n
+            n0 = next((int(n) for n, v in zip(sweep["n"], sweep["valid"]) if v and n > 1), None)
+            if n0 is not None:
+                S = float(sweep["msg_bytes"][0])
+                why = topo.topology(n0).choose("all-reduce", S)[2]
+                lines.append(f"the machine's choice at n = {n0} for one all-reduce of {S / 1024:g} KiB: {why}")
     # a degree must split the model (Megatron's rule) and exist on the machine (finite t_step)
     valid = [int(n) for n, t in zip(sweep["n"], sweep["t_step"])
              if math.isfinite(t) and tp_degree_problem(model, int(n)) is None]
@@ -182,8 +190,21 @@ def format_table(kw, sweep) -> str:
         ms = sweep["t_step"][list(sweep["n"]).index(best)] * 1e3
         lines.append(f"best tensor-parallel degree listed: n = {best}, {ms:.3f} ms"
                      + ("" if fits else " (none of the valid n fits in HBM)"))
-    lines.append("t_step = max(t_math, t_mem) + t_comm at peak rates, communication not overlapped.")
+    lines.append("t_step = max(t_math, t_mem) + t_comm at peak rates: the roofline with no overlap; the lower "
+                 "bound, communication fully hidden, is max(t_math, t_mem, t_comm) (--json: t_lower_bound).")
     return "\n".join(lines)
+
+
+def machine_pick(topo, n, nbytes, algo="ring") -> str:
+    """What the machine runs one all-reduce of nbytes on n chips with: "ring LL", "innet Simple",
+    "torus" (topology.choose; the default "ring" means the machine's own choice, as
+    cost_model._machine_default), or the algorithm named with its NCCL protocol."""
+    wired = topo.topology(n)
+    if algo == "ring":
+        algo, proto, _why = wired.choose("all-reduce", nbytes)
+    else:
+        proto = wired.protocol("all-reduce", algo, nbytes)[0]
+    return f"{algo} {proto}" if proto else algo
 
 
 def _algo_note(algo, topo):
@@ -191,9 +212,11 @@ def _algo_note(algo, topo):
         return algo
     if topo.kind == "torus":
         return "bidirectional rings per torus axis"
+    if algo != "ring":
+        return algo
     if topo.tuning:
-        return "the machine's own for each n and size (NCCL's tuner: algorithm and protocol)"
-    return "the machine's own for each n and size (hierarchical across nodes)"
+        return "the machine's own for each n and size (NCCL's tuner: algorithm and protocol, in the notes)"
+    return "the machine's own for each n and size (in the notes)"
 
 
 def topology_note(topo):

@@ -98,17 +98,27 @@ def format_report(kw, comm, roof) -> str:
     lines = [
         f"{model.name} {what} on {kw['n']} x {chip.name}, {where}",
         f"batch {kw['batch']}, context {kw['ctx']}, bytes: weights {kw['w_bytes']:g}, KV {kw['kv_bytes']:g}, "
-        f"activations {kw['act_bytes']:g}; all-reduce {kw['algo']}, peak {kw['compute_prec']}; overlap "
+        f"activations {kw['act_bytes']:g}; all-reduce "
+        f"{kw['algo'] if topo is None or kw['algo'] != 'ring' else 'the machine' + chr(39) + 's own (below)'}, "
+        f"peak {kw['compute_prec']}; overlap "
         f"{kw['overlap']}; sequence parallel {'on' if kw['sequence_parallel'] else 'off'}",
         f"  roofline  t_math {roof['t_math'] * ms:.3f} ms   t_mem {roof['t_mem'] * ms:.3f} ms   "
-        f"t_comm {roof['t_comm'] * ms:.3f} ms   t_step {roof['t_step'] * ms:.3f} ms  (max(t_math, t_mem) + t_comm)",
+        f"t_comm {roof['t_comm'] * ms:.3f} ms   t_step {roof['t_step'] * ms:.3f} ms  (no overlap: "
+        f"max(t_math, t_mem) + t_comm)",
+        f"  lower bound {roof['t_lower_bound'] * ms:.3f} ms  (max(t_math, t_mem, t_comm): communication fully "
+        f"hidden; no schedule beats it)",
     ]
     if topo is not None:
         S = kw["batch"] * kw["tokens"] * kw["model"].d_model * kw["act_bytes"]
         wired = topo.topology(kw["n"])
-        algo, proto, why = wired.choose("all-reduce", S)
-        lines.append(f"  every all-reduce ({S / 1024:g} KiB) is {topo.name}'s own: {algo}"
-                     f"{' with NCCL ' + proto if proto else ''} ({why}), in the roofline and in the simulation")
+        if kw["algo"] == "ring":  # the default: the machine's own choice for the size (cost_model._machine_default)
+            algo, proto, why = wired.choose("all-reduce", S)
+            lines.append(f"  every all-reduce ({S / 1024:g} KiB) is {topo.name}'s own choice: {algo}"
+                         f"{' with NCCL ' + proto if proto else ''} ({why}), in the roofline and in the simulation")
+        else:
+            proto, why = wired.protocol("all-reduce", kw["algo"], S)
+            lines.append(f"  every all-reduce ({S / 1024:g} KiB) runs {kw['algo']}"
+                         f"{' with NCCL ' + proto if proto else ''} ({why}), as asked")
     if "t_step_overlap" in roof:
         lines.append(f"  roofline with the all-reduces overlapped (collective matmul): "
                      f"{roof['t_step_overlap'] * ms:.3f} ms")

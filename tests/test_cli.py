@@ -117,8 +117,45 @@ def test_step_on_a_machine_runs_its_own_all_reduce(capsys):
     flat = 2 * model.n_layers * t_formula_on(dgx.topology(16), "ring", S)  # a flat ring over the same wiring
     hier = 2 * model.n_layers * dgx.allreduce_time(16, S)  # the machine's own: NCCL's tuner for 8 KiB
     assert f"t_comm {hier * 1e3:.3f} ms" in text and hier < flat
-    assert "every all-reduce (8 KiB) is DGX H100's own: ring-nodes with NCCL LL (ring-nodes LL is NCCL's fastest" in text
+    algo, proto, why = dgx.topology(16).choose("all-reduce", S)  # the engine's pick, said as it says it
+    assert (algo, proto) == ("ring-nodes", "LL")
+    assert f"every all-reduce (8 KiB) is DGX H100's own choice: ring-nodes with NCCL LL ({why})" in text
+    assert "all-reduce the machine's own (below)" in text and "all-reduce ring," not in text
+    # the sum is named the roofline with no overlap; the lower bound is the max, with the engine's value
+    roof = cli_step_roof(model, dgx, 16, S)
+    assert f"t_step {roof['t_step_no_overlap'] * 1e3:.3f} ms  (no overlap: max(t_math, t_mem) + t_comm)" in text
+    assert f"lower bound {roof['t_lower_bound'] * 1e3:.3f} ms  (max(t_math, t_mem, t_comm)" in text
     assert "difference +0.000 ms" in text or "difference -0.000 ms" in text  # memory-bound: sim = roofline
+
+
+def cli_step_roof(model, preset, n, S):
+    from simcore.cost_model import tp_decode_step
+    from simcore.hw_specs import CHIPS
+
+    return tp_decode_step(model, CHIPS["h100"], None, n, 1, 512, topology=preset)
+
+
+def test_decode_on_a_machine_says_what_it_picked_for_each_n(capsys):
+    from simcore import __main__ as cli
+    from simcore.llm_math import MODELS
+    from simcore.topology_presets import get_preset
+
+    assert cli.main(["decode", "--model", "llama3-70b", "--topology", "dgx-h100", "--n", "1,8,16"]) == 0
+    text = capsys.readouterr().out
+    dgx, S = get_preset("dgx-h100"), MODELS["llama3-70b"].d_model * 2.0
+    rows = {int(line.split()[0]): line for line in text.splitlines() if line.split() and line.split()[0].isdigit()}
+    for n in (8, 16):
+        algo, proto, _ = dgx.topology(n).choose("all-reduce", S)
+        assert f"all-reduce {algo} {proto}" in rows[n]  # ring LL in one node, NCCL's channel rings across two
+    assert "all-reduce" not in rows[1]  # one chip sends nothing
+    assert f"the machine's choice at n = 8 for one all-reduce of 16 KiB: {dgx.topology(8).choose('all-reduce', S)[2]}" \
+        in text
+    assert "the roofline with no overlap" in text and "max(t_math, t_mem, t_comm)" in text
+    assert "hierarchical" not in text  # the machine does not run it by default
+    # an algorithm asked for by name is what the rows say
+    assert cli.main(["decode", "--model", "llama3-70b", "--topology", "dgx-h100", "--n", "8", "--algo", "rd"]) == 0
+    text = capsys.readouterr().out
+    assert "all-reduce rd" in text and "the machine's choice" not in text
 
 
 @pytest.mark.parametrize("argv,msg", [

@@ -362,7 +362,8 @@ def test_choosing_a_machine_in_the_dock_opens_a_group_that_shows_it(qapp):
     sc = model.scenario
     assert (sc.topology, sc.n, sc.kind, sc.algo) == ("dgx-h100", 16, "all-gather", "ring-nodes")  # a channel per NIC
     panel.op.activated.emit(panel.op.findData("all-reduce"))
-    assert [panel.algo.itemData(i) for i in range(panel.algo.count())] == ["hier", "ring-nodes"]
+    # first the machine's own choice for the size at hand (app.controls.MACHINE_CHOICE), then its algorithms
+    assert [panel.algo.itemData(i) for i in range(panel.algo.count())] == ["", "hier", "ring-nodes"]
     assert not panel.link.isEnabled()
     panel.machine.activated.emit(panel.machine.findData(""))
     assert model.scenario.topology == "" and model.scenario.algo == "ring" and panel.link.isEnabled()

@@ -142,8 +142,12 @@ def test_headline_total_is_comm_time_and_roofline_sits_beside_it(qtbot):
     text = view.headline.text()
     assert stm.fmt_time(ref.time, 4) in text
     roof = cost_model.tp_decode_step(L70, H100, NVLINK4, 8, 32, 8192)
-    assert stm.fmt_time(roof["t_step"], 4) in text
-    assert "roofline = lower bound" in text
+    assert stm.fmt_time(roof["t_step_no_overlap"], 4) in text
+    assert stm.fmt_time(roof["t_lower_bound"], 4) in text
+    # each number says which curve it is: the sum is the roofline with no overlap, the max the lower bound
+    assert "roofline, no overlap (max(t_math, t_mem) + t_comm): " + stm.fmt_time(roof["t_step_no_overlap"], 4) in text
+    assert "lower bound (max(t_math, t_mem, t_comm)): " + stm.fmt_time(roof["t_lower_bound"], 4) in text
+    assert "roofline = lower bound" not in text
     assert ref.time >= max(c.t_end for c in ref.trace.computes) - 1e-15  # the clock covers every op
 
 
@@ -158,6 +162,14 @@ def test_overlap_toggle_redraws_the_overlapped_schedule(qtbot):
     assert view.overlap == "async"
     assert math.isclose(view.total(), ref.time, rel_tol=1e-12)
     assert view.total() < none_total  # overlap hides communication
+    # the overlapped step beats the roofline with no overlap, never the lower bound, and the
+    # headline names both: it never calls the curve the simulation beats a lower bound
+    roof = cost_model.tp_decode_step(L70, H100, NVLINK4, 8, 32, 8192)
+    assert roof["t_lower_bound"] <= view.total() < roof["t_step_no_overlap"]
+    text = view.headline.text()
+    assert stm.fmt_time(ref.time, 4) in text and "roofline = lower bound" not in text
+    assert "no overlap (max(t_math, t_mem) + t_comm): " + stm.fmt_time(roof["t_step_no_overlap"], 4) in text
+    assert "lower bound (max(t_math, t_mem, t_comm)): " + stm.fmt_time(roof["t_lower_bound"], 4) in text
     assert stm.fmt_time(ref.time, 4) in view.headline.text()
     for d in (0, 7):
         np.testing.assert_allclose(np.array(compute_rects_of(view, d)), np.array(records_of(ref, d)),

@@ -230,6 +230,18 @@ def test_crosshair_reads_every_term_at_n(view):
     assert view.items.cross.value() == pytest.approx(math.log10(16))
     assert f"{s['t_step'][15] * 1e3:.3g}" in text
     assert view.bound_name(str(s["bound"][15])) in text
+    # both step curves named by what they are, each with the engine's value
+    assert f"t_step, no overlap {s['t_step_no_overlap'][15] * 1e3:.3g} ms" in text
+    assert f"lower bound max(t_math, t_mem, t_comm) {s['t_lower_bound'][15] * 1e3:.3g}" in text
+
+
+def test_title_says_its_time_is_the_roofline_with_no_overlap(view):
+    view.set_params(model="llama3-70b", chip="h100", batch=32, ctx=8192)
+    s, best = engine(), view.best_n()
+    title = view.title1.text
+    assert f"best n = {best}" in title and "no overlap" in title
+    assert f"{s['t_step_no_overlap'][best - 1] * 1e3:.1f} ms" in title
+    assert "lower bound" not in title  # the sum is never called a bound
 
 
 def test_mouse_over_the_plot_moves_the_crosshair(view, qtbot):
@@ -703,3 +715,25 @@ def test_an_unknown_machine_is_refused_with_its_name(view):
     assert not view.set_params(machine="dgx-z9")
     assert "dgx-z9" in view.last_error and "dgx-h100" in view.last_error
     np.testing.assert_array_equal(view.curves()["t_step"][1], before)
+
+
+def test_on_a_machine_the_readout_says_what_its_all_reduce_runs(view):
+    """The decode plot defaults to the machine's own choice and says what it picked (issue 22 item 3):
+    the algorithm menu's default entry is the machine's choice; at the crosshair n the readout names
+    the algorithm and NCCL protocol topology.choose picks for one all-reduce, with its reason."""
+    from simcore.topology_presets import PRESETS
+
+    assert view.set_params(machine="dgx-h100")
+    p = view.params()
+    assert p["algo"] == "ring" and view.controls.algo_combo.currentText().startswith("machine's choice")
+    S = p["batch"] * MODELS[p["model"]].d_model * p["act_bytes"]
+    for n in (8, 16):
+        view.set_crosshair(n)
+        algo, proto, why = PRESETS["dgx-h100"].topology(n).choose("all-reduce", S)
+        assert f"all-reduce at n = {n} (" in view.readout()
+        assert f"{algo}, NCCL {proto} — the machine's choice" in view.readout()
+        assert view.readout_label.toolTip() == why  # the engine's reason, in full
+    view.set_params(machine="")  # one switch: the ring, and nothing about a machine's pick
+    view.set_crosshair(8)
+    assert "machine's choice" not in view.readout() and "all-reduce at n" not in view.readout()
+    assert view.controls.algo_combo.currentText() == "ring"

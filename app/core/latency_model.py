@@ -71,6 +71,27 @@ def overlap_problem(p: dict) -> str:
     return ""
 
 
+def machine_pick(p: dict, n: int, nbytes: float):
+    """
+    (algo, protocol, why, chosen) of one all-reduce of nbytes on n chips of p's machine: the
+    machine's own choice (topology.choose) when p["algo"] is the default "ring" (chosen True: the
+    sweep prices that, cost_model._machine_default), else the algorithm asked for with the
+    protocol NCCL runs it with (topology.protocol); None on one switch, for n = 1, or for an n the
+    machine has no group of.
+    """
+    from simcore.topology_presets import PRESETS
+
+    preset = PRESETS.get(p["machine"]) if p["machine"] else None
+    if preset is None or n < 2 or not preset.is_valid(int(n)):
+        return None
+    topo = preset.topology(int(n))
+    if p["algo"] == "ring":
+        algo, proto, why = topo.choose("all-reduce", float(nbytes))
+        return algo, proto, why, True
+    proto, why = topo.protocol("all-reduce", p["algo"], float(nbytes))
+    return p["algo"], proto, why, False
+
+
 def link_of(p: dict):
     """The comm_sim.LinkSpec the sweep uses: the chosen one, or the chip's own."""
     return LINKS[p["link"] or CHIPS[p["chip"]].link]

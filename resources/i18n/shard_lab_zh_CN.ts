@@ -592,6 +592,34 @@ This scenario has no stand-alone collective to show.</source>
             <translation>前向的集合通信搬运模型的真实字节数：[B, T, d_model] 的激活和 [B, T, vocab] 的 logits，每个元素 2 字节。</translation>
         </message>
         <message>
+            <source>NVLS</source>
+            <translation>NVLS</translation>
+        </message>
+        <message>
+            <source>NCCL rings</source>
+            <translation>NCCL 环</translation>
+        </message>
+        <message>
+            <source>hierarchical</source>
+            <translation>分层</translation>
+        </message>
+        <message>
+            <source>torus rings</source>
+            <translation>环面上的环</translation>
+        </message>
+        <message>
+            <source>machine's choice ({algo}, {protocol} at {size})</source>
+            <translation>机器自选（{algo}，{size} 时用 {protocol}）</translation>
+        </message>
+        <message>
+            <source>machine's choice ({algo} at {size})</source>
+            <translation>机器自选（{size} 时用 {algo}）</translation>
+        </message>
+        <message>
+            <source>The machine's choice: {why}.</source>
+            <translation>机器自己的选择：{why}。</translation>
+        </message>
+        <message>
             <source>TP needs n to divide the heads: 1, 2, 4 or 8. Each collective carries the model's real bytes; the GPUs compute between them.</source>
             <translation>TP 要求 n 整除注意力头数：1、2、4 或 8。每次集合通信搬运模型的真实字节数；两次通信之间 GPU 在计算。</translation>
         </message>
@@ -1664,6 +1692,14 @@ This scenario has no stand-alone collective to show.</source>
             <source>α_f, β_f: inside a node; α_i, β_i: between nodes (each GPU's NIC); B: base latency %1</source>
             <translation>α_f, β_f：节点内；α_i, β_i：节点间（每块 GPU 自己的 NIC）；B：基础延迟 %1</translation>
         </message>
+        <message>
+            <source>NCCL protocol: %1 — %2.</source>
+            <translation>NCCL 协议：%1 — %2。</translation>
+        </message>
+        <message>
+            <source>No NCCL protocol: %1.</source>
+            <translation>没有 NCCL 协议：%1。</translation>
+        </message>
     </context>
     <context>
         <name>GenericText</name>
@@ -1831,10 +1867,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>{plot} 导出为 {fmt}…</translation>
         </message>
         <message>
-            <source>A roofline: each chip does 1/n of the FLOPs and reads 1/n of the weights and KV cache; two all-reduces per layer come on top. A real step is slower.</source>
-            <translation>Roofline 模型：每个芯片做 1/n 的 FLOPs，读取 1/n 的权重和 KV cache；每层另有两次 all-reduce。真实的一步会更慢。</translation>
-        </message>
-        <message>
             <source>Decode latency plot</source>
             <translation>解码延迟图</translation>
         </message>
@@ -1879,10 +1911,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>t_comm（all-reduce）</translation>
         </message>
         <message>
-            <source>t_step = max(t_math, t_mem) + t_comm</source>
-            <translation>t_step = max(t_math, t_mem) + t_comm</translation>
-        </message>
-        <message>
             <source>1D weight-stationary</source>
             <translation>1D 权重驻留</translation>
         </message>
@@ -1907,8 +1935,16 @@ This scenario has no stand-alone collective to show.</source>
             <translation>每个解码步的时间（ms）</translation>
         </message>
         <message>
+            <source>A roofline with no overlap: each chip does 1/n of the FLOPs and reads 1/n of the weights and KV cache; two all-reduces per layer come on top. An overlapped step may beat it, never the lower bound max(t_math, t_mem, t_comm).</source>
+            <translation>不重叠的 roofline：每个芯片做 1/n 的 FLOPs，读取 1/n 的权重和 KV cache；每层另加两次 all-reduce。重叠的一步可以比它快，但不会快过下界 max(t_math, t_mem, t_comm)。</translation>
+        </message>
+        <message>
             <source>per layer (µs)</source>
             <translation>每层（µs）</translation>
+        </message>
+        <message>
+            <source>best n = {n}: {ms:.1f} ms per step with no overlap</source>
+            <translation>最佳 n = {n}：不重叠时每步 {ms:.1f} ms</translation>
         </message>
         <message>
             <source>&gt; {hbm} HBM</source>
@@ -1953,10 +1989,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>published setting…</source>
             <translation>已发表的设置…</translation>
-        </message>
-        <message>
-            <source>best n = {n}: {ms:.1f} ms per step</source>
-            <translation>最佳 n = {n}：每步 {ms:.1f} ms</translation>
         </message>
         <message>
             <source>FFN communication per layer, Pope et al. 2022: tokens = batch = {b}, E = {E}, F = {F}, {bw:g} GB/s</source>
@@ -2047,18 +2079,8 @@ Source: {src}</source>
             <translation>★ 实测，◆ 算例，✕ 我们在已发表设置下的 roofline。鼠标悬停在标记上可查看来源。</translation>
         </message>
         <message>
-            <source>n = {n}: t_math {a} · t_mem {m} · t_comm {c} · t_step {t} ms — {bound}
-FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</source>
-            <translation>n = {n}：t_math {a} · t_mem {m} · t_comm {c} · t_step {t} ms — {bound}
-每层 FFN 通信：1D {f1} · 2D {f2} · 权重收集 {fg} µs</translation>
-        </message>
-        <message>
             <source>Export</source>
             <translation>导出</translation>
-        </message>
-        <message>
-            <source>n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step</source>
-            <translation>n = {n}：可用的张量并行度（每个设备 {h} 个头），每步 {ms:.1f} ms</translation>
         </message>
         <message>
             <source>t_step, overlapped</source>
@@ -2095,14 +2117,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>{bound} at every tensor-parallel degree</source>
             <translation>在所有张量并行度下均为{bound}</translation>
-        </message>
-        <message>
-            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms per step (roofline)</source>
-            <translation>{model}，{chip}，批大小 {b}，上下文 {ctx}：最佳 n = {n} → 每步 {ms:.1f} ms（屋顶线）</translation>
-        </message>
-        <message>
-            <source>{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms</source>
-            <translation>{model} · {chip} · 批 {b} · 上下文 {ctx}：最佳 n = {n}，{ms:.1f} ms</translation>
         </message>
         <message>
             <source>Mach&amp;ine</source>
@@ -2143,6 +2157,40 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>{machine}: NVLink {bw_in:g} GB/s per GPU up to n = {P}, then {bw_out:g} GB/s across nodes: {k} {nic:g} GB/s NICs, one per GPU of a node</source>
             <translation>{machine}：n ≤ {P} 时每块 GPU 走 NVLink {bw_in:g} GB/s，之后跨节点 {bw_out:g} GB/s：{k}块 {nic:g} GB/s 的 NIC，节点内每块 GPU 一块</translation>
+        </message>
+        <message>
+            <source>all-reduce at n = {n} ({S}): {what}, as chosen</source>
+            <translation>n = {n} 时的 all-reduce（{S}）：{what}，按所选</translation>
+        </message>
+        <message>
+            <source>machine's choice for each n (NCCL's tuner on GPUs)</source>
+            <translation>每个 n 由机器自选（GPU 上用 NCCL 的调优器）</translation>
+        </message>
+        <message>
+            <source>n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step with no overlap</source>
+            <translation>n = {n}：可用的张量并行度（每个设备 {h} 个头），不重叠时每步 {ms:.1f} ms</translation>
+        </message>
+        <message>
+            <source>n = {n}: t_step, no overlap {t} ms · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}
+t_math {a} · t_mem {m} · t_comm {c} ms · FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</source>
+            <translation>n = {n}：t_step（不重叠）{t} ms · 下界 max(t_math, t_mem, t_comm) {lb} ms — {bound}
+t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f2} · 权重收集 {fg} µs</translation>
+        </message>
+        <message>
+            <source>t_step, no overlap = max(t_math, t_mem) + t_comm</source>
+            <translation>t_step（不重叠）= max(t_math, t_mem) + t_comm</translation>
+        </message>
+        <message>
+            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms per step (roofline, no overlap)</source>
+            <translation>{model}，{chip}，批大小 {b}，上下文 {ctx}：最佳 n = {n} → 每步 {ms:.1f} ms（屋顶线，不重叠）</translation>
+        </message>
+        <message>
+            <source>{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms (no overlap)</source>
+            <translation>{model} · {chip} · 批 {b} · 上下文 {ctx}：最佳 n = {n}，{ms:.1f} ms（不重叠）</translation>
+        </message>
+        <message>
+            <source>all-reduce at n = {n} ({S}): {what} — the machine's choice</source>
+            <translation>n = {n} 时的 all-reduce（{S}）：{what} — 机器自己的选择</translation>
         </message>
     </context>
     <context>
@@ -2984,8 +3032,8 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
             <translation>重叠(&amp;O)</translation>
         </message>
         <message>
-            <source>none: communication waits for compute (roofline)</source>
-            <translation>无：通信等待计算完成（roofline 的假设）</translation>
+            <source>none: communication waits for compute (roofline, no overlap)</source>
+            <translation>无：通信等待计算完成（roofline，不重叠）</translation>
         </message>
         <message>
             <source>async: ring steps run under the next matmul chunk</source>
@@ -3058,10 +3106,6 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>receiving</source>
             <translation>接收</translation>
-        </message>
-        <message>
-            <source>Simulated step: {total} · roofline t_step: {roof} (roofline = lower bound)</source>
-            <translation>模拟的一步：{total} · roofline t_step：{roof}（roofline = 下界）</translation>
         </message>
         <message>
             <source>Roofline terms: t_math {m} · t_mem {b} · t_comm {c}.</source>
@@ -3164,6 +3208,10 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
 {time} on this GPU · S = {bytes}B</source>
             <translation>GPU {d}：{title}，{where}
 在这块 GPU 上用时 {time} · S = {bytes}B</translation>
+        </message>
+        <message>
+            <source>Simulated step: {total} · roofline, no overlap (max(t_math, t_mem) + t_comm): {roof} · lower bound (max(t_math, t_mem, t_comm)): {bound}</source>
+            <translation>模拟的一步：{total} · 不重叠的 roofline（max(t_math, t_mem) + t_comm）：{roof} · 下界（max(t_math, t_mem, t_comm)）：{bound}</translation>
         </message>
     </context>
     <context>

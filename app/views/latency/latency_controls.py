@@ -148,8 +148,11 @@ class LatencyControls(QScrollArea):
             _select(self.link_combo, p["link"])
             self.algo_combo.clear()
             for key, name in algo_names().items():
+                if key == "ring" and on_machine:  # on a machine the default is its own pick for each n and size
+                    name = _tr("machine's choice for each n (NCCL's tuner on GPUs)")
                 self.algo_combo.addItem(name, key)
             _select(self.algo_combo, p["algo"])
+            self.algo_combo.setToolTip(self.algo_combo.currentText())
             self.batch_spin.setValue(p["batch"])
             self.ctx_spin.setValue(p["ctx"])
             for key, c in self.byte_combos.items():

@@ -41,7 +41,7 @@ def term_names(short: bool) -> dict:
     if short:
         return {t: t for t in TERMS}
     return {"t_math": _tr("t_math (compute)"), "t_mem": _tr("t_mem (HBM reads)"),
-            "t_comm": _tr("t_comm (all-reduces)"), "t_step": _tr("t_step = max(t_math, t_mem) + t_comm")}
+            "t_comm": _tr("t_comm (all-reduces)"), "t_step": _tr("t_step, no overlap = max(t_math, t_mem) + t_comm")}
 
 
 def ffn_names() -> dict:
@@ -91,14 +91,15 @@ def ref_label(ref) -> str:
 
 
 def headline(p: dict, sweep, best: int, short: bool = False) -> str:
-    """Model, chip, batch, context and the best n with its time: the decode plot's title."""
-    ms = sweep["t_step"][best - 1] * 1e3
+    """Model, chip, batch, context and the best n with its time: the decode plot's title. The time
+    is the roofline with no overlap (t_step = max(t_math, t_mem) + t_comm), and the title says so."""
+    ms = sweep["t_step_no_overlap"][best - 1] * 1e3
     model, ctx = MODELS[p["model"]].name, f"{p['ctx']:,}"
     chip = PRESETS[p["machine"]].name if p.get("machine") else CHIPS[p["chip"]].name  # the machine names its chip
     if short:
-        return _tr("{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms").format(
+        return _tr("{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms (no overlap)").format(
             model=model, chip=chip, b=p["batch"], ctx=ctx, n=best, ms=ms)
-    return _tr("{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms per step (roofline)").format(
+    return _tr("{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {ms:.1f} ms per step (roofline, no overlap)").format(
         model=model, chip=chip, b=p["batch"], ctx=ctx, n=best, ms=ms)
 
 
@@ -128,17 +129,34 @@ def regimes(p: dict, sweep, valid, cross_n, fit_n) -> str:
 
 
 def readout(n: int, sweep, ffn, valid: bool) -> str:
-    """Every term at n (ms), the bound, whether n is a tensor-parallel degree, and plot 2's values (µs)."""
+    """Every term at n (ms), the bound, whether n is a tensor-parallel degree, and plot 2's values (µs).
+    Both step curves are named: t_step with no overlap (the sum) and the lower bound (the max)."""
     i = n - 1
-    text = _tr("n = {n}: t_math {a} · t_mem {m} · t_comm {c} · t_step {t} ms — {bound}\n"
+    text = _tr("n = {n}: t_step, no overlap {t} ms · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}\n"
+               "t_math {a} · t_mem {m} · t_comm {c} ms · "
                "FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs").format(
         n=n, a=num(sweep["t_math"][i] * 1e3), m=num(sweep["t_mem"][i] * 1e3), c=num(sweep["t_comm"][i] * 1e3),
-        t=num(sweep["t_step"][i] * 1e3), bound=bound_name(str(sweep["bound"][i])),
+        t=num(sweep["t_step_no_overlap"][i] * 1e3), lb=num(sweep["t_lower_bound"][i] * 1e3),
+        bound=bound_name(str(sweep["bound"][i])),
         f1=num(ffn["1d"][i] * 1e6), f2=num(ffn["2d"][i] * 1e6), fg=num(ffn["gathered"][i] * 1e6))
     if valid:
         return text
     first, rest = text.split("\n", 1)
     return first + _tr(" · not a tensor-parallel degree") + "\n" + rest
+
+
+def pick_line(n: int, nbytes: float, pick) -> str:
+    """What one all-reduce at n runs on the machine, and whether it is the machine's own choice:
+    "all-reduce at n = 8 (16 KiB): ring, NCCL LL — the machine's choice" (the engine's reason is
+    the readout's tooltip: a line that long would be cut)."""
+    from ...words import fmt_bytes
+
+    algo, proto, _why, chosen = pick
+    what = f"{algo}, NCCL {proto}" if proto else algo
+    if chosen:
+        return _tr("all-reduce at n = {n} ({S}): {what} — the machine's choice").format(
+            n=n, S=fmt_bytes(nbytes), what=what)
+    return _tr("all-reduce at n = {n} ({S}): {what}, as chosen").format(n=n, S=fmt_bytes(nbytes), what=what)
 
 
 def hint(refs) -> str:
@@ -158,7 +176,7 @@ def comm_label(n: int, short: bool) -> str:
 
 
 def valid_tip(n: int, heads: int, ms: float) -> str:
-    return _tr("n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step").format(n=n, h=heads, ms=ms)
+    return _tr("n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step with no overlap").format(n=n, h=heads, ms=ms)
 
 
 def no_tp_label(n: int, H: int, short: bool) -> str:

@@ -1,7 +1,8 @@
 """
 Decode latency against the number of devices n: the cost model's roofline, drawn.
 
-Plot 1: t_math, t_mem, t_comm and t_step = max(t_math, t_mem) + t_comm of one decode step for
+Plot 1: t_math, t_mem, t_comm and t_step = max(t_math, t_mem) + t_comm (the roofline with no
+overlap; the lower bound max(t_math, t_mem, t_comm) is in the readout) of one decode step for
 every integer n in 1..n_max (`simcore.cost_model.decode_sweep`, one vectorized call), log-log,
 in ms. The band under t_step is coloured by the term that binds at that n; vertical markers show
 where KV replication starts (n > G, the model's KV heads) and where communication overtakes
@@ -42,8 +43,8 @@ from .latency_items import PlotStack, fit_text, plot_widget, set_axis_label, set
 from .latency_plot import DecodeItems
 from ...worker import Worker
 from ...core.latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, TERMS, check_params, decades, ffn_sweep,
-                                   first_n, latency_sweep, link_of, machine_degrees, matching_refs, num, ranges_of,
-                                   sentence)
+                                   first_n, latency_sweep, link_of, machine_degrees, machine_pick, matching_refs, num,
+                                   ranges_of, sentence)
 
 DEBOUNCE_MS = 60
 COMPACT_BELOW_PX = 760  # view heights (at scale 1) below which the two plots go into tabs
@@ -268,8 +269,9 @@ class LatencyView(QWidget, LatencyExports):
             for fmt, fn in (("PNG", self.export_png), ("SVG", self.export_svg), ("CSV", self.export_csv)):
                 act = self.export_menu.addAction(self.tr("{plot} as {fmt}…").format(plot=name, fmt=fmt))
                 act.triggered.connect(lambda _=False, w=which, f=fmt, fn=fn: self._export_dialog(w, f, fn))
-        self.hint.setText(self.tr("A roofline: each chip does 1/n of the FLOPs and reads 1/n of the weights "
-                                  "and KV cache; two all-reduces per layer come on top. A real step is slower."))
+        self.hint.setText(self.tr("A roofline with no overlap: each chip does 1/n of the FLOPs and reads 1/n of "
+                                  "the weights and KV cache; two all-reduces per layer come on top. An overlapped "
+                                  "step may beat it, never the lower bound max(t_math, t_mem, t_comm)."))
         self.controls.show_params(self._params)
         self._set_plot_texts()
         if self._sweep is not None:
@@ -431,7 +433,7 @@ class LatencyView(QWidget, LatencyExports):
         best = self.best_n()
         pal = theme.palette()
         self.items.best_dot.setData([{"pos": (math.log10(best), math.log10(ms["t_step"][best - 1])),
-                                "data": self.tr("best n = {n}: {ms:.1f} ms per step").format(
+                                      "data": self.tr("best n = {n}: {ms:.1f} ms per step with no overlap").format(
                                     n=best, ms=ms["t_step"][best - 1]),
                                 "brush": pg.mkBrush(pal.text), "pen": pg.mkPen(pal.background, width=3)}])
         self.set_crosshair(best)
@@ -520,7 +522,12 @@ class LatencyView(QWidget, LatencyExports):
             first, rest = text.split("\n", 1)
             text = first + self.tr(" · overlapped {t} ms").format(t=num(self._sweep["t_step_overlap"][n - 1] * 1e3)) \
                 + "\n" + rest
+        S = float(self._sweep["msg_bytes"][n - 1])
+        pick = machine_pick(self._params, n, S) if n in self._valid else None
+        if pick is not None:  # a machine: what its all-reduce runs at this n, and why (the engine's sentence)
+            text += "\n" + texts.pick_line(n, S, pick)
         self.readout_label.setText(text)
+        self.readout_label.setToolTip(pick[2] if pick is not None else "")
 
     def readout(self) -> str:
         return self.readout_label.text()

@@ -26,7 +26,7 @@ from ... import theme
 from ...core.frame import DONE, NEXT, frame_at, next_frames
 from ...words import (AlgoText, algo_text, device_name, fmt_bw, fmt_bytes, fmt_time, n_gpus,  # noqa: F401
                       n_messages, op_title, place_name)  # (AlgoText, algo_text, fmt_bw: read by tests)
-from .formula_texts import is_machine, machine_terms, math_html
+from .formula_texts import is_machine, machine_terms, math_html, protocol_line, timed_topology
 from .generic_text import explain_html, unknown, verdict_html
 from .op_text import compute_html
 from .rich_text import RichText
@@ -346,7 +346,8 @@ class ExplainPanel(QWidget):
                                                                         state=state)
         parts.append(f"<p style='font-size:120%; font-weight:bold; margin:4px 0'>{html.escape(head)}</p>")
         topo = getattr(run.comm, "topology", None)
-        where = step_where(topo, msgs)
+        timed = timed_topology(topo, c.op, c.algo, c.nbytes) if is_machine(topo) and topo.n == c.n else topo
+        where = step_where(timed, msgs)
         if where:
             parts.append(f"<p><b>{html.escape(where)}</b></p>")
         groups = {}
@@ -357,8 +358,9 @@ class ExplainPanel(QWidget):
             parts.append("<p>" + html.escape(self._effect(run, coll, ms)) + "</p>")
         # one message's cost, numbers substituted
         m0 = msgs[0]
-        if where:  # a machine: the link this message really takes (NVLink, its NIC, a torus link)
-            link = topo.route(m0.src, m0.dst)[2]
+        if where or timed is not topo:  # a machine: the link this message really takes (NVLink, its NIC, a
+            # torus link), with NCCL's protocol for S on a GPU machine (the links the simulation timed it with)
+            link = timed.route(m0.src, m0.dst)[2]
         one = link.alpha + m0.nbytes / link.bw
         parts.append("<p><b>" + html.escape(self.tr("One message")) + "</b>: α + b/β = "
                      + html.escape(f"{fmt_time(link.alpha)} + {fmt_bytes(m0.nbytes)} / {fmt_bw(link.bw)}"
@@ -396,6 +398,9 @@ class ExplainPanel(QWidget):
         why = algo_text(c.op, c.algo).why
         if why:
             parts.append("<p>" + html.escape(why) + "</p>")
+        proto = protocol_line(topo, c.op, c.algo, c.nbytes) if is_machine(topo) and topo.n == c.n else ""
+        if proto:  # a GPU machine: which of NCCL's protocols runs at this size, and why (the engine's sentence)
+            parts.append("<p>" + html.escape(proto) + "</p>")
         if done and n_done == c.n_steps and c.t_end > c.t_start:
             dur = c.t_end - c.t_start
             parts.append("<p>" + html.escape(self.tr("Bus bandwidth (nccl-tests): {bw} of {link} per port").format(

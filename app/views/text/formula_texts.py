@@ -177,6 +177,33 @@ def is_machine(topology) -> bool:
             or float(getattr(topology, "base", 0.0)) > 0)
 
 
+def timed_topology(topology, op: str, algo: str, S: float):
+    """The topology as the simulation timed this collective: on a GPU machine (tuning set) the
+    links and base latency of NCCL's protocol for S (topology.timed_as, what
+    topology.timed_as_machine ran the trace with), else the topology itself."""
+    if topology is None or not getattr(topology, "tuning", "") or topology.n < 2:
+        return topology
+    return topology.timed_as(op, algo, float(S))
+
+
+def protocol_line(topology, op: str, algo: str, S: float) -> str:
+    """
+    Which NCCL protocol the machine runs this collective with, and why, in one line: "" on a
+    topology without NCCL's model (the lecture's switch, a torus). The reason is the engine's
+    sentence (topology.choose's when algo is the machine's own choice for S, which also names the
+    runner-up; else topology.protocol's); the words around it are translated.
+    """
+    if topology is None or not getattr(topology, "tuning", "") or topology.n < 2:
+        return ""
+    tr = QCoreApplication.translate
+    choice, proto_c, why_c = topology.choose(op, float(S))
+    proto, why = (proto_c, why_c) if choice == algo else topology.protocol(op, algo, float(S))
+    if not proto:
+        return tr("FormulaPanel", "No NCCL protocol: %1.").replace("%1", why)
+    return (tr("FormulaPanel", "NCCL protocol: %1 — %2.")
+            .replace("%1", proto).replace("%2", why))
+
+
 def machine_terms(topology, op: str, algo: str, S: float):
     """
     [(what, formula, seconds)] of one collective on a machine, summing to its closed form, and
@@ -186,6 +213,7 @@ def machine_terms(topology, op: str, algo: str, S: float):
     latency B as its own term.
     """
     tr = QCoreApplication.translate
+    topology = timed_topology(topology, op, algo, S)  # a GPU machine: NCCL's protocol for S
     B = float(getattr(topology, "base", 0.0))
     n = topology.n
     terms = []
@@ -242,6 +270,10 @@ def machine_form_html(topology, op, algo, S, simulated=None) -> str:
     terms, total = machine_terms(topology, op, algo, S)
     rows = [f"<p style='margin:0'><b>{html.escape(op_title(op, algo))}</b> &nbsp; <i>n</i> = {topology.n}"
             f" · {html.escape(topology.name)}</p>"]
+    proto = protocol_line(topology, op, algo, S)
+    if proto:
+        rows.append(f"<p style='margin:2px 0'>{html.escape(proto)}</p>")
+    topology = timed_topology(topology, op, algo, S)  # the links below: the ones the protocol runs on
     formula = " + ".join(math_html(t[1]) for t in terms)
     rows.append(f"<p style='font-size:120%; margin:6px 0'><i>T</i> = {formula}</p>")
     for what, _f, sec in terms:

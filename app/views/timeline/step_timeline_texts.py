@@ -1,6 +1,6 @@
 """
 step_timeline_texts — what the step timeline says: the headline (the step's setting, the
-simulated step beside the roofline's t_step), why they agree or differ (explain, from
+simulated step beside the roofline with no overlap and the lower bound), why they agree or differ (explain, from
 step_sim.roofline_gap), the legend, and the tooltips of bars and collective spans. One
 translation context ("StepTimelineView") for the whole view, whichever module says the text.
 """
@@ -70,10 +70,20 @@ def headline_html(s, roof, total, overlap) -> str:
     line1 = _tr("{step}: {model} on {n} × {chip} · batch {batch} · context {ctx} · overlap: {overlap}").format(
         step=step, model=s.model.name, n=s.n, chip=s.chip.name, batch=s.batch, ctx=s.ctx,
         overlap=overlap_name(overlap))
-    line2 = _tr("Simulated step: {total} · roofline t_step: {roof} (roofline = lower bound)").format(
-        total=fmt_time(total, 4), roof=fmt_time(roof["t_step"], 4))
+    line2 = summary_line(roof, total)
     return (f"<b>{esc(line1)}</b><br><span style='font-size:{round(theme.px('caption'))}px'>"
             f"<b>{esc(line2)}</b></span>")
+
+
+def summary_line(roof, total) -> str:
+    """The simulated step beside the two curves it is compared with, each named: the roofline
+    that adds communication to compute (no overlap: cost_model's t_step_no_overlap) and the lower
+    bound max(t_math, t_mem, t_comm) (t_lower_bound), which no schedule beats. An overlapped step
+    may beat the first, never the second."""
+    return _tr("Simulated step: {total} · roofline, no overlap (max(t_math, t_mem) + t_comm): {roof} · "
+               "lower bound (max(t_math, t_mem, t_comm)): {bound}").format(
+        total=fmt_time(total, 4), roof=fmt_time(roof["t_step_no_overlap"], 4),
+        bound=fmt_time(roof["t_lower_bound"], 4))
 
 
 def explain(comm, spec, roof) -> str:

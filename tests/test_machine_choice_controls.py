@@ -1,0 +1,81 @@
+"""
+The app's algorithm menu on a machine defaults to the machine's own choice for the size at hand
+and says what it picked (issue 22 item 3): the entry "machine's choice (NVLS, Simple at 256 MiB)"
+and the engine's sentence under the menu (topology.choose); picking an algorithm by name keeps it
+across sizes; the entry goes back to the machine's choice. On the lecture's one switch the ring
+stays the default and nothing new is said.
+"""
+
+import pytest
+
+from app.controls import MACHINE_CHOICE, ControlPanel
+from app.state import ScenarioModel
+from simcore.topology_presets import PRESETS
+
+
+def _choice(sc):
+    return PRESETS[sc.topology].topology(sc.n).choose(sc.kind, float(sc.nbytes))
+
+
+def _pick_size(panel, nbytes):
+    panel.size_combo.activated.emit(panel.size_combo.findData(float(nbytes)))
+
+
+@pytest.fixture
+def panel(qapp):
+    model = ScenarioModel(sync=True)
+    p = ControlPanel(model)
+    yield p
+    p.close()
+
+
+def test_a_machine_runs_its_own_choice_and_says_so(panel):
+    model = panel.model
+    panel.machine.activated.emit(panel.machine.findData("dgx-h100"))
+    panel.op.activated.emit(panel.op.findData("all-reduce"))
+    panel.n.setValue(8)
+    for S, algo, proto, name in ((2**12, "ring", "LL", "ring"), (2**28, "innet", "Simple", "NVLS")):
+        _pick_size(panel, S)
+        sc = model.scenario
+        choice = _choice(sc)
+        assert (sc.nbytes, choice[:2]) == (S, (algo, proto))  # the engine's pick: LL small, NVLS large
+        assert sc.algo == algo and model.run.trace.collectives[0].algo == algo  # and it is what runs
+        assert panel.algo.currentIndex() == 0 and panel.algo.currentData() == MACHINE_CHOICE
+        size = "4 KiB" if S == 2**12 else "256 MiB"
+        assert panel.algo.currentText() == f"machine's choice ({name}, {proto} at {size})"
+        assert panel.hint.text().startswith(f"The machine's choice: {choice[2]}.")
+
+
+def test_an_algorithm_picked_by_name_stays_and_the_entry_goes_back(panel):
+    model = panel.model
+    panel.machine.activated.emit(panel.machine.findData("dgx-h100"))
+    panel.op.activated.emit(panel.op.findData("all-reduce"))
+    panel.n.setValue(8)
+    panel.algo.activated.emit(panel.algo.findData("rd"))
+    _pick_size(panel, 2**28)
+    assert model.scenario.algo == "rd" and panel.algo.currentData() == "rd"
+    assert panel.algo.itemText(0) == "machine's choice (NVLS, Simple at 256 MiB)"  # still said what it would run
+    panel.algo.activated.emit(0)
+    assert model.scenario.algo == "innet" and panel.algo.currentIndex() == 0
+
+
+def test_across_nodes_and_on_a_torus(panel):
+    model = panel.model
+    panel.machine.activated.emit(panel.machine.findData("dgx-h100"))  # two nodes: NCCL's channel rings
+    sc = model.scenario
+    assert sc.n == 16 and sc.algo == _choice(sc)[0] == "ring-nodes"
+    assert panel.algo.currentText().startswith("machine's choice (NCCL rings, ")
+    panel.machine.activated.emit(panel.machine.findData("tpu-v4-4x4x4"))
+    sc = model.scenario
+    assert sc.algo == "torus" and _choice(sc)[1] == ""
+    assert panel.algo.currentText() == f"machine's choice (torus rings at 1 MiB)"
+
+
+def test_the_lecture_switch_keeps_its_ring_and_says_nothing_new(panel):
+    model = panel.model
+    panel.op.activated.emit(panel.op.findData("all-reduce"))
+    assert model.scenario.algo == "ring" and panel.algo.findData(MACHINE_CHOICE) < 0
+    assert "machine" not in panel.hint.text()
+    panel.machine.activated.emit(panel.machine.findData("dgx-h100"))
+    panel.machine.activated.emit(panel.machine.findData(""))
+    assert model.scenario.algo == "ring" and panel.algo.findData(MACHINE_CHOICE) < 0
