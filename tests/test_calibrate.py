@@ -497,7 +497,7 @@ def test_nccl_import_two_nodes(tmp_path, capsys):
     out = tmp_path / "link.json"
     assert run_cli(["nccl-import", str(src), "--intra", "nvlink4", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "on 2 nodes x 8" in printed and "inter-node fit (ring closed form, per GPU NIC)" in printed
+    assert "on 2 nodes x 8" in printed and "inter-node fit (ring-nodes closed form, per GPU NIC)" in printed
     d = json.loads(out.read_text())
     assert d["role"] == "inter-node" and d["bw"] == pytest.approx(IB.bw, rel=0.01)
     assert run_cli(["nccl-import", str(src), "--inter-algo", "hier"]) == 2
