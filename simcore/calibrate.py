@@ -30,6 +30,8 @@ import numpy as np
 
 from .algorithms import ALGORITHMS, OPS, algbw, busbw, t_formula
 from .links import LinkSpec
+from .topology import Nodes
+from .topology_presets import HardwarePreset
 
 MEASURED = "measured on this machine"
 RING_LABEL = "ring collectives"  # Fit.label of a link fitted to ring measurements
@@ -483,3 +485,49 @@ def fit_inter(points, intra, algo="ring-nodes", label="", min_bytes=None) -> Fit
     model = np.array([f.predict_point(p) for p in used])  # the one computation (Fit.predict)
     r2, worst = _quality(model, t)
     return dataclasses.replace(f, r2=r2, worst_rel=worst)
+
+
+# ---------------------------------------------------------------------------------------
+# The calibrated machine: nodes with the fitted links, running what was measured
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FittedNodes(Nodes):
+    """
+    Nodes whose default algorithm across nodes is the one a calibration fitted (algos: ((op,
+    algo), …) registry names), not Nodes' textbook default (hierarchical all-reduce): what NCCL
+    ran when the log was measured, so the machine's own choice predicts the measured times.
+    """
+
+    algos: tuple = ()
+
+    def _default_algo(self, op):
+        if self.n_nodes > 1:
+            for o, a in self.algos:
+                if o == op:
+                    return a
+        return super()._default_algo(op)
+
+    def choose(self, op, nbytes):
+        algo, proto, why = super().choose(op, nbytes)
+        if not self.tuning and self.n_nodes > 1 and (op, algo) in self.algos:
+            why = f"{algo}: the algorithm the calibration's measurements were fitted with (what NCCL ran)"
+        return algo, proto, why
+
+
+@dataclass(frozen=True)
+class MeasuredPreset(HardwarePreset):
+    """A HardwarePreset of nodes whose topologies are FittedNodes running `algos` by default."""
+
+    algos: tuple = ()
+
+    def topology(self, n):
+        t = super().topology(n)
+        if isinstance(t, Nodes) and self.algos:
+            return FittedNodes(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)}, algos=self.algos)
+        return t
+
+    def allreduce_time(self, n, nbytes, algo=None, inter_algo=None):
+        topo = self.topology(int(n))
+        if isinstance(topo, FittedNodes) and topo.n_nodes > 1 and inter_algo is None and algo in (None, "ring"):
+            return topo.time("all-reduce", None, float(nbytes))  # the machine's own (fitted) choice
+        return super().allreduce_time(n, nbytes, algo, inter_algo)

@@ -66,7 +66,7 @@ def test_nccl_file_becomes_a_link(dialog, qtbot, tmp_path):
     assert dlg.link() is None and not dlg.use_button.isEnabled()
     assert dlg.open_nccl_file(str(path))
     link = dlg.link()
-    assert isinstance(link, LinkSpec) and link.name == "nccl-tests, 8 GPUs"
+    assert isinstance(link, LinkSpec) and link.name == "all_reduce_perf"  # the file it came from
     assert link.alpha == pytest.approx(ALPHA, rel=0.01) and link.bw == pytest.approx(BW, rel=0.01)
     assert "all-reduce n=8" in dlg.status.text()
     assert "α = 4.2 µs" in dlg.result.text()
