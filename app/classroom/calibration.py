@@ -412,12 +412,15 @@ class CalibrationDialog(QDialog):
                 self.plot.removeItem(line)
         self.plot.enableAutoRange()
 
-    def _fit_text(self, f):
+    def _fit_text(self, f, form=None):
+        """One fit's numbers; form: the closed form's name for "(fitted to N <form> points)"."""
+        if form is None:
+            form = self.tr("ring") if f.label == RING_LABEL else self.tr("measured")
         return (self.tr("α = %1 µs   β = %2 GB/s   R² = %3   worst error %4%   (fitted to %5 %6 points)")
                 .replace("%1", f"{f.alpha * 1e6:.3g}").replace("%2", f"{f.bw / 1e9:.3g}")
                 .replace("%3", f"{f.r2:.3f}").replace("%4", f"{f.worst_rel * 100:.1f}")
                 .replace("%5", str(f.n_points))
-                .replace("%6", self.tr("ring") if f.label == RING_LABEL else self.tr("measured")))
+                .replace("%6", form))
 
     def _show_fit(self):
         f, fi = self._fit, self._inter_fit
@@ -436,10 +439,12 @@ class CalibrationDialog(QDialog):
         if fi is None:
             self.result.setText(self._fit_text(f))
             return
-        inside = (self.tr("Inside a node: %1").replace("%1", self._fit_text(f)) if f is not None else
+        cal = self._calibration
+        intra_form = cal.intra_algo if cal is not None else None
+        inside = (self.tr("Inside a node: %1").replace("%1", self._fit_text(f, intra_form)) if f is not None else
                   self.tr("Inside a node: NVLink 4 assumed (the log has no one-node run)"))
         between = (self.tr("Between nodes (%1): %2").replace("%1", fi.inter_algo)
-                   .replace("%2", self._fit_text(fi)))
+                   .replace("%2", self._fit_text(fi, fi.inter_algo)))
         self.result.setText(inside + "\n" + between)
 
     def _set_status(self, text, error=False):
@@ -466,7 +471,7 @@ class CalibrationDialog(QDialog):
             from simcore.links import NVLINK4
 
             name = self.name_edit.text().strip()
-            inter = cal.inter if not name else cal.inter_fit.link(self.tr("%1, between nodes").replace("%1", name))
+            inter = cal.inter if not name else cal.inter_fit.link(f"{name}, between nodes")  # as nccl_log names it
             return (self.link() or cal.intra or NVLINK4), inter
         return self.link(), None
 
