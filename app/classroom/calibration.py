@@ -7,7 +7,11 @@ Two sources of measurements:
   * Open nccl-tests file — reads all_reduce_perf / all_gather_perf / reduce_scatter_perf output.
 Both end as calibrate.Point lists; the dialog fits one α and one β to all of them
 (calibrate.fit), draws the measured points over the fitted model's curves (time against
-message size, log–log), and `link()` is the result as a comm_sim.LinkSpec. "Use as link"
+message size, log–log), and `link()` is the result as a comm_sim.LinkSpec. A log with runs over
+several nodes gives two fits, each drawn over its own points: inside a node (the one-node runs,
+or NVLink 4 assumed) and between nodes (nccl_log.calibrate_nccl_tests), each with its worst
+error, and a warning when a fit's worst error is above calibrate.BAD_FIT. The links are named
+after the file. "Use as link"
 emits `link_ready(LinkSpec)` and accepts the dialog.
 
     dlg = CalibrationDialog(parent)
