@@ -563,24 +563,25 @@ def remembered_calibration() -> LinkSpec | None:
         return None
 
 
-def install_measured_machine(intra: LinkSpec, inter: LinkSpec, per_node: int, source: str) -> str:
+def install_measured_machine(intra: LinkSpec, inter: LinkSpec, per_node: int, source: str, algos=None) -> str:
     """The machine of nodes a two-link calibration gives: intra inside a node, inter on
     every GPU's NIC, registered as LINKS "measured" / "measured-inter" and PRESETS "measured-nodes"
-    for this session. Returns its key."""
-    from simcore.topology_presets import HardwarePreset
+    for this session. algos: {op: registry algorithm} it runs across nodes by default (the one the
+    calibration fitted, nccl_log.Calibration.machine_algos). Returns its key."""
+    from simcore.calibrate import MeasuredPreset
 
     LINKS["measured"], LINKS["measured-inter"] = intra, inter
-    PRESETS[MEASURED_MACHINE] = HardwarePreset(MEASURED_MACHINE, f"Measured ({per_node} per node)", "h100", "nodes",
+    PRESETS[MEASURED_MACHINE] = MeasuredPreset(MEASURED_MACHINE, f"Measured ({per_node} per node)", "h100", "nodes",
                                                int(per_node), "measured", "measured-inter", max_devices=256,
-                                               source=source)
+                                               source=source, algos=tuple(sorted((algos or {}).items())))
     return MEASURED_MACHINE
 
 
-def remember_measured_machine(intra: LinkSpec, inter: LinkSpec, per_node: int, source: str):
+def remember_measured_machine(intra: LinkSpec, inter: LinkSpec, per_node: int, source: str, algos=None):
     """The calibrated machine, restored in a later session when a scenario names it."""
     settings().setValue("calibration/measured_machine", json.dumps(
         {"intra": link_to_dict(intra), "inter": link_to_dict(inter), "per_node": int(per_node),
-         "source": str(source)[:400]}))
+         "source": str(source)[:400], "algos": dict(algos or {})}))
 
 
 def restore_measured_machine() -> bool:
@@ -596,7 +597,12 @@ def restore_measured_machine() -> bool:
         P = d["per_node"]
         if isinstance(P, bool) or not isinstance(P, int) or not 1 <= P <= 256:
             return False
-        install_measured_machine(intra, inter, P, str(d.get("source", "")))
+        algos = d.get("algos", {})
+        from simcore.algorithms import ALGORITHMS
+        if not isinstance(algos, dict) or not all(isinstance(a, str) and a in ALGORITHMS.get(o, {})
+                                                  for o, a in algos.items()):
+            algos = {}
+        install_measured_machine(intra, inter, P, str(d.get("source", "")), algos)
         return True
     except (ValueError, KeyError, TypeError, RecursionError):
         return False

@@ -21,6 +21,7 @@ simcore.nccl_log; a run over several nodes gives the inter-node link (`fit_inter
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ import numpy as np
 
 from .algorithms import ALGORITHMS, OPS, algbw, busbw, t_formula
 from .links import LinkSpec
+from .topology import Nodes
+from .topology_presets import HardwarePreset
 
 MEASURED = "measured on this machine"
 RING_LABEL = "ring collectives"  # Fit.label of a link fitted to ring measurements
@@ -143,13 +146,22 @@ class Point:
         return d
 
 
+# A fit "explains the data badly" when its worst point is off by more than BAD_FIT. Why 25 %:
+# nccl-tests' run-to-run scatter is a few per cent, and the α–β line's known shortfall where
+# NCCL ramps through its protocols (LL → LL128 → Simple, pipeline filling) is 10–20 % (see
+# `fit`); a point off by more than a quarter means the model is not what the machine ran
+# (NCCL chose Tree or NVLS, the node count is wrong, or the run was disturbed), and its
+# predictions would mis-rank algorithms whose times differ by that much.
+BAD_FIT = 0.25
+
 PLATEAU = 0.9  # a point is on the bandwidth plateau when its algbw is within 10 % of its run's best
 
 
 @dataclass(frozen=True)
 class Fit:
     """
-    α (s per message) and β (bytes/s per port and direction) fitted to `n_points` points.
+    α (s per message) and β (bytes/s per port and direction) fitted to `n_points` points
+    (a multi-node fit: the inter-node link's, with inter_algo and the known intra link set).
     r2: R² of the fit in relative terms (weights 1/t²); worst_rel: the largest
     |model − measured| / measured over the points; n_plateau: how many points fixed β;
     min_bytes: the size from which points counted as plateau (None: chosen by PLATEAU).
@@ -163,11 +175,36 @@ class Fit:
     label: str = ""
     n_plateau: int = 0
     min_bytes: float | None = None
+    inter_algo: str = ""  # a multi-node fit: the registry algorithm fitted ("ring-nodes", "hier"), else ""
+    intra: LinkSpec | None = None  # a multi-node fit: the intra-node link it took as known
 
-    def predict(self, op, algo, n, nbytes):
-        """The model's time (seconds) for one collective of S = nbytes (scalar or array)."""
+    def predict(self, op, algo, n, nbytes, nodes=1):
+        """
+        The model's time (seconds) for one collective of S = nbytes (scalar or array). One
+        switch: a·α + b·S/β. A multi-node fit (nodes >= 2): the known intra-node part plus
+        a_i·α + b_i·S/β with the coefficients the fit used (nodes_coefficients) — the one
+        computation behind the fit's worst error, the CLI's rows and the dialog's lines.
+        """
+        S = np.asarray(nbytes, dtype=float)
+        if nodes > 1 and self.inter_algo:
+            (af, bf), (ai, bi) = _nodes_coefficients(op, self.inter_algo, n // nodes, nodes)
+            known = af * self.intra.alpha + bf * S / self.intra.bw if self.intra is not None else 0.0 * S
+            return known + ai * self.alpha + bi * S / self.bw
         a, b = coefficients(op, algo, n)
-        return a * self.alpha + b * np.asarray(nbytes, dtype=float) / self.bw
+        return a * self.alpha + b * S / self.bw
+
+    def predict_point(self, p):
+        """The model's time (seconds) for measured Point p."""
+        return float(self.predict(p.op, p.algo, p.n, p.nbytes, p.nodes))
+
+    def errors(self, points):
+        """(model − measured) / measured for every point: what the fit's worst_rel is the max of."""
+        return np.array([(self.predict_point(p) - p.seconds) / p.seconds for p in points], dtype=float)
+
+    @property
+    def bad(self):
+        """True when the fit explains its points badly: worst error above BAD_FIT."""
+        return self.worst_rel > BAD_FIT
 
     def link(self, name=MEASURED) -> LinkSpec:
         """The fitted numbers as a comm_sim.LinkSpec the simulator can use."""
@@ -176,7 +213,7 @@ class Fit:
     def to_dict(self):
         return {"label": self.label, "alpha": self.alpha, "bw": self.bw, "r2": self.r2,
                 "worst_rel": self.worst_rel, "n_points": self.n_points, "n_plateau": self.n_plateau,
-                "min_bytes": self.min_bytes}
+                "min_bytes": self.min_bytes, **({"inter_algo": self.inter_algo} if self.inter_algo else {})}
 
 
 def _check_seconds(p):
@@ -366,45 +403,74 @@ def load_link(path) -> LinkSpec:
 # ---------------------------------------------------------------------------------------
 # Several nodes: the inter-node link
 # ---------------------------------------------------------------------------------------
-MULTI_NODE_ALGOS = ("ring", "hier")
+def _multi_node_algos():
+    """The registry's algorithms that run across nodes only (topologies "nodes", not "switch"),
+    in registry order over the ops: the closed forms a multi-node run can be fitted to."""
+    out = []
+    for op in ("all-reduce", "all-gather", "reduce-scatter"):
+        for name, rec in ALGORITHMS[op].items():
+            if "nodes" in rec.topologies and "switch" not in rec.topologies and name not in out:
+                out.append(name)
+    return tuple(out)
+
+
+MULTI_NODE_ALGOS = _multi_node_algos()  # read from simcore.algorithms.ALGORITHMS: ("hier", "ring-nodes")
+# the older spelling (nccl-import --inter-algo ring, calibrate_nccl_tests(inter_algo="ring")):
+# on nodes "ring" meant NCCL's channel rings, the registry's "ring-nodes"
+INTER_ALIASES = {"ring": "ring-nodes"}
+
+
+def inter_algo_name(op, algo):
+    """The registry name of a multi-node algorithm for op ("ring" → "ring-nodes"); ValueError
+    naming those there are when it does not run across nodes for that op."""
+    name = INTER_ALIASES.get(algo, algo)
+    ops = [o for o in ("all-reduce", "all-gather", "reduce-scatter") if name in ALGORITHMS[o]]
+    if name not in MULTI_NODE_ALGOS or op not in ops:
+        can = [a for a in MULTI_NODE_ALGOS if a in ALGORITHMS.get(op, {})]
+        raise ValueError(f"a multi-node {op} can be fitted to {' or '.join(can)}, not {algo!r}")
+    return name
+
+
+def _nodes_coefficients(op, algo, P, N):
+    """topo_closed_forms.nodes_coefficients for a registry name (its "ring" is "ring-nodes")."""
+    from .topo_closed_forms import nodes_coefficients
+
+    return nodes_coefficients(op, "ring" if algo == "ring-nodes" else algo, P, N)
 
 
 def predict_nodes(op, algo, per_node, nodes, nbytes, intra, inter):
-    """The multi-node model's time (seconds) for one collective (topo_collectives' closed forms)."""
-    from .topo_closed_forms import t_hier, t_ring_nodes
+    """The machine's closed form (seconds) for one collective across nodes with the registry's
+    algorithm (its time_on on nodes(nodes, per_node, intra, inter))."""
+    from .topology import nodes as make_nodes
 
-    f = t_ring_nodes if algo == "ring" else t_hier
-    return f(op, per_node, nodes, float(nbytes), intra, inter)
+    name = inter_algo_name(op, algo)
+    return float(ALGORITHMS[op][name].time_on(make_nodes(nodes, per_node, intra, inter), float(nbytes), op))
 
 
-def fit_inter(points, intra, algo="ring", label="", min_bytes=None) -> Fit:
+def fit_inter(points, intra, algo="ring-nodes", label="", min_bytes=None) -> Fit:
     """
     The inter-node link (α_i, β_i) from points measured over several nodes, the intra-node
     link known. Each algorithm's closed form is t = (known intra part) + a_i·α_i + b_i·S/β_i
-    (topo_collectives.nodes_coefficients): "ring" — NCCL's rings, one channel per NIC, when
-    the NICs are the bottleneck (then the intra link does not enter); "hier" — hierarchical.
+    (topo_closed_forms.nodes_coefficients): "ring-nodes" — NCCL's rings, one channel per NIC,
+    when the NICs are the bottleneck (then the intra link does not enter); "hier" —
+    hierarchical. algo: a registry name of MULTI_NODE_ALGOS ("ring" is read as "ring-nodes").
     The same weighting as `fit`: α_i from every point, β_i from the plateau, errors relative
-    to the whole measured time.
+    to the whole measured time. The Fit's predict() is that closed form (inter_algo, intra set).
     """
-    from .topo_closed_forms import nodes_coefficients
-
-    if algo not in MULTI_NODE_ALGOS:
-        raise ValueError(f"a multi-node run can be fitted to {' or '.join(MULTI_NODE_ALGOS)}, not {algo!r}")
-    if algo == "hier" and intra is None:
+    used = [p for p in points if p.nodes >= 2]
+    for op in sorted({p.op for p in used}) or ["all-reduce"]:
+        algo_name = inter_algo_name(op, algo)
+    if algo_name == "hier" and intra is None:
         raise ValueError("the hierarchical model needs the intra-node link: give --intra")
-    rows, t, known, used = [], [], [], []
-    for p in points:
-        if p.nodes < 2:
-            continue
+    if len(used) < 2:
+        raise ValueError(f"need at least 2 measurements over several nodes to fit the inter-node link, got {len(used)}")
+    rows, t, known = [], [], []
+    for p in used:
         _check_seconds(p)
-        P = p.n // p.nodes
-        (af, bf), (ai, bi) = nodes_coefficients(p.op, algo, P, p.nodes)
+        (af, bf), (ai, bi) = _nodes_coefficients(p.op, algo_name, p.n // p.nodes, p.nodes)
         known.append(af * intra.alpha + bf * p.nbytes / intra.bw if intra is not None else 0.0)
         rows.append((ai, bi * p.nbytes))
         t.append(p.seconds)
-        used.append(p)
-    if len(t) < 2:
-        raise ValueError(f"need at least 2 measurements over several nodes to fit the inter-node link, got {len(t)}")
     A, t, known = np.array(rows, dtype=float), np.array(t, dtype=float), np.array(known)
     if np.linalg.matrix_rank(A / t[:, None]) < 2:
         raise ValueError("the points cannot separate α from β: measure at least two different message sizes")
@@ -414,6 +480,54 @@ def fit_inter(points, intra, algo="ring", label="", min_bytes=None) -> Fit:
         raise ValueError("the time left for the network does not grow with message size: the intra-node link "
                          "already explains these times (is it too slow?), or NCCL ran Tree/NVLSTree, which on "
                          "two nodes beats the network bound; rerun with NCCL_ALGO=Ring")
-    r2, worst = _quality(A @ np.array([alpha, x]) + known, t)
-    return Fit(alpha, float(1.0 / x), r2, worst, len(t), label, int(plat.sum()),
-               None if min_bytes is None else float(min_bytes))
+    f = Fit(alpha, float(1.0 / x), 0.0, 0.0, len(t), label, int(plat.sum()),
+            None if min_bytes is None else float(min_bytes), algo_name, intra)
+    model = np.array([f.predict_point(p) for p in used])  # the one computation (Fit.predict)
+    r2, worst = _quality(model, t)
+    return dataclasses.replace(f, r2=r2, worst_rel=worst)
+
+
+# ---------------------------------------------------------------------------------------
+# The calibrated machine: nodes with the fitted links, running what was measured
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FittedNodes(Nodes):
+    """
+    Nodes whose default algorithm across nodes is the one a calibration fitted (algos: ((op,
+    algo), …) registry names), not Nodes' textbook default (hierarchical all-reduce): what NCCL
+    ran when the log was measured, so the machine's own choice predicts the measured times.
+    """
+
+    algos: tuple = ()
+
+    def _default_algo(self, op):
+        if self.n_nodes > 1:
+            for o, a in self.algos:
+                if o == op:
+                    return a
+        return super()._default_algo(op)
+
+    def choose(self, op, nbytes):
+        algo, proto, why = super().choose(op, nbytes)
+        if not self.tuning and self.n_nodes > 1 and (op, algo) in self.algos:
+            why = f"{algo}: the algorithm the calibration's measurements were fitted with (what NCCL ran)"
+        return algo, proto, why
+
+
+@dataclass(frozen=True)
+class MeasuredPreset(HardwarePreset):
+    """A HardwarePreset of nodes whose topologies are FittedNodes running `algos` by default."""
+
+    algos: tuple = ()
+
+    def topology(self, n):
+        t = super().topology(n)
+        if isinstance(t, Nodes) and self.algos:
+            return FittedNodes(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)}, algos=self.algos)
+        return t
+
+    def allreduce_time(self, n, nbytes, algo=None, inter_algo=None):
+        topo = self.topology(int(n))
+        if isinstance(topo, FittedNodes) and topo.n_nodes > 1 and inter_algo is None and algo in (None, "ring"):
+            return topo.time("all-reduce", None, float(nbytes))  # the machine's own (fitted) choice
+        return super().allreduce_time(n, nbytes, algo, inter_algo)

@@ -20,7 +20,7 @@ import os
 import sys
 
 from .algorithms import OPS
-from .calibrate import MEASURED, MULTI_NODE_ALGOS, fit, fit_each, fit_link, link_to_dict, load_link, predict_nodes
+from .calibrate import BAD_FIT, INTER_ALIASES, MEASURED, MULTI_NODE_ALGOS, fit, fit_each, fit_link, link_to_dict, load_link
 from .links import LINKS
 from .nccl_log import calibrate_nccl_tests
 
@@ -50,7 +50,7 @@ def register(subparsers):
     q.add_argument("--n", type=int, help="ranks (default: count of '# Rank' lines in the file)")
     q.add_argument("--algo", default="ring", help="closed form to fit against (default ring, as busbw assumes)")
     q.add_argument("--inplace", action="store_true", help="fit the in-place columns instead of out-of-place")
-    q.add_argument("--name", help="the link's name (default: 'nccl-tests, N GPUs')")
+    q.add_argument("--name", help="the link's name (default: the file's name)")
     q.add_argument("--min-bytes", dest="min_bytes",
                    help="fit the bandwidth on sizes >= this only, e.g. 256MiB (default: the plateau, sizes "
                         "whose algbw is within 10%% of the largest sizes)")
@@ -58,9 +58,11 @@ def register(subparsers):
     q.add_argument("--per-node", dest="per_node", type=int, help="GPUs per node (default: from the '# Rank' lines)")
     q.add_argument("--intra", help=f"intra-node link for a multi-node run: one of {', '.join(LINKS)} or a link "
                                    f"file (default: fitted to the one-node runs in the same file)")
-    q.add_argument("--inter-algo", dest="inter_algo", choices=MULTI_NODE_ALGOS, default="ring",
-                   help="closed form for multi-node runs: ring (NCCL's rings, one channel per NIC; run "
-                        "nccl-tests with NCCL_ALGO=Ring) or hier (hierarchical)")
+    q.add_argument("--inter-algo", dest="inter_algo", choices=MULTI_NODE_ALGOS + tuple(INTER_ALIASES),
+                   default="ring-nodes",
+                   help="closed form for multi-node runs (the registry's algorithms across nodes): ring-nodes "
+                        "(NCCL's rings, one channel per NIC; run nccl-tests with NCCL_ALGO=Ring; 'ring' means "
+                        "the same) or hier (hierarchical)")
     q.add_argument("--out", help="write the link(s) as JSON")
 
 
@@ -121,6 +123,15 @@ def _fit_line(f):
     plateau = f", beta from {f.n_plateau}" if f.n_plateau and f.n_plateau < f.n_points else ""
     return (f"alpha {f.alpha * 1e6:7.2f} us   beta {f.bw / 1e9:7.2f} GB/s   "
             f"R2 {f.r2:6.3f}   worst error {f.worst_rel * 100:5.1f}%  ({f.n_points} points{plateau})")
+
+
+def _bad_fit_warning(f, what):
+    """One line when the fit explains its points badly (calibrate.BAD_FIT), else ''."""
+    if not f.bad:
+        return ""
+    return (f"warning: the {what} fit explains the data badly: worst error {f.worst_rel * 100:.1f}% is above "
+            f"{BAD_FIT * 100:.0f}% (nccl-tests scatters a few %, the alpha-beta ramp 10-20%); NCCL may have run "
+            f"another algorithm (Tree, NVLS: rerun with NCCL_ALGO=Ring) or the node count is wrong")
 
 
 def _write_json(path, data):
@@ -229,19 +240,20 @@ def _print_skipped(tables, out=None):
                 print(f"    line {lineno}: {text[:100]}", file=out)
 
 
-def print_nodes_report(tables, cal, out=None):
-    """Each multi-node point beside the fitted multi-node model."""
+def print_nodes_report(tables, cal, inplace=False, out=None):
+    """Each multi-node point beside the fitted multi-node model: the inter fit's own predict()
+    (the computation its worst error is the max of), so rows and summary agree."""
     out = out or sys.stdout
-    known = cal.intra
+    f = cal.inter_fit
     for t in tables:
         if t.nodes < 2:
             continue
         print(f"\n{t.op} on {t.nodes} nodes x {t.per_node} ({cal.inter_algo} model):", file=out)
         print(f"  {'S':>9}  {'measured':>12}  {'model':>12}  {'error':>7}  {'busbw':>10}", file=out)
-        for p in t.points(algo=cal.inter_algo):
-            m = predict_nodes(p.op, cal.inter_algo, t.per_node, t.nodes, p.nbytes, known or cal.inter, cal.inter)
-            print(f"  {_fmt_bytes(p.nbytes):>9}  {_fmt_t(p.seconds)}  {_fmt_t(m)}  "
-                  f"{(m - p.seconds) / p.seconds * 100:+6.1f}%  {p.busbw / 1e9:6.2f} GB/s", file=out)
+        pts = t.points(algo=cal.inter_algo, inplace=inplace)
+        for p, err in zip(pts, f.errors(pts)):
+            print(f"  {_fmt_bytes(p.nbytes):>9}  {_fmt_t(p.seconds)}  {_fmt_t(f.predict_point(p))}  "
+                  f"{err * 100:+6.1f}%  {p.busbw / 1e9:6.2f} GB/s", file=out)
 
 
 def nccl_import_cmd(args) -> int:
@@ -262,7 +274,8 @@ def nccl_import_cmd(args) -> int:
         intra = _intra_arg(args.intra)
         cal = calibrate_nccl_tests(text, op=args.op, n=args.n, algo=args.algo, inplace=args.inplace, name=args.name,
                                    min_bytes=min_bytes, nodes=args.nodes, per_node=args.per_node, intra=intra,
-                                   inter_algo=args.inter_algo)
+                                   inter_algo=args.inter_algo,
+                                   source=os.path.splitext(os.path.basename(args.file))[0])
     except ValueError as e:
         return _fail(f"{args.file}: {e}")
     tables = cal.tables
@@ -275,10 +288,16 @@ def nccl_import_cmd(args) -> int:
         points = [p for t in tables if t.nodes == 1 for p in t.points(algo=args.algo, inplace=args.inplace)]
         print_report(points, fit_each(points, min_bytes), cal.intra_fit)
         print(f"\nintra-node fit ({args.algo} closed form): {_fit_line(cal.intra_fit)}")
+        warn = _bad_fit_warning(cal.intra_fit, "intra-node")
+        if warn:
+            print(warn)
         print(f"LinkSpec({cal.intra.name!r}, alpha={cal.intra.alpha:.4g}, bw={cal.intra.bw:.4g})")
     if cal.inter_fit is not None:
-        print_nodes_report(tables, cal)
+        print_nodes_report(tables, cal, args.inplace)
         print(f"\ninter-node fit ({cal.inter_algo} closed form, per GPU NIC): {_fit_line(cal.inter_fit)}")
+        warn = _bad_fit_warning(cal.inter_fit, "inter-node")
+        if warn:
+            print(warn)
         print(f"LinkSpec({cal.inter.name!r}, alpha={cal.inter.alpha:.4g}, bw={cal.inter.bw:.4g})")
     for note in cal.notes:
         print(f"note: {note}")

@@ -301,20 +301,47 @@ class Calibration:
     inter: LinkSpec | None
     inter_fit: Fit | None
     tables: tuple
-    inter_algo: str = "ring"
+    inter_algo: str = "ring-nodes"  # the registry algorithm the inter-node link was fitted with
     notes: tuple = ()
+    intra_algo: str = "ring"  # the closed form the one-node tables were fitted with
+
+    def points(self, inplace=False):
+        """(intra points, inter points): the one-node tables' Points (closed form of the intra
+        fit) and the multi-node tables' (closed form inter_algo), as the fits saw them."""
+        one = [p for t in self.tables if t.nodes == 1 for p in t.points(algo=self.intra_algo, inplace=inplace)]
+        many = [p for t in self.tables if t.nodes > 1 for p in t.points(algo=self.inter_algo, inplace=inplace)]
+        return one, many
+
+    def machine_algos(self):
+        """{op: registry algorithm} the calibrated machine runs across nodes by default: the one
+        the inter-node link was fitted with — what NCCL ran in these measurements, the fastest it
+        had (nccl-tests times NCCL's own choice) — for every op it can run. Another registry
+        algorithm timed with these links (e.g. hier's three phases) was never measured: defaulting
+        to it predicted 36.6 µs at 64 KiB where the log measured 159 (issue 22)."""
+        from .algorithms import ALGORITHMS
+
+        if self.inter is None:
+            return {}
+        return {op: self.inter_algo for op in ("all-reduce", "all-gather", "reduce-scatter")
+                if self.inter_algo in ALGORITHMS[op]}
 
 
 def calibrate_nccl_tests(text, op=None, n=None, algo="ring", inplace=False, name=None, min_bytes=None,
-                         nodes=None, per_node=None, intra=None, inter_algo="ring") -> Calibration:
+                         nodes=None, per_node=None, intra=None, inter_algo="ring-nodes", source="") -> Calibration:
     """
     Parse nccl-tests output and fit every link it has data for. One-node tables give the
     intra-node link (closed form `algo`); multi-node tables (rank lines on several hosts, or
     nodes / per_node) give the inter-node link, with `intra` (a LinkSpec) or else the link
     fitted to the one-node tables as the known intra-node part. Raises ValueError with the
     reason when a multi-node run cannot be fitted (e.g. "hier" with no intra-node link).
+    inter_algo: a registry name of calibrate.MULTI_NODE_ALGOS ("ring" is read as "ring-nodes").
+    source: where the text came from (a file name): the links are named after it
+    ("<source>", and "<source>, between nodes"); name overrides the intra-node link's name.
     """
+    from .calibrate import INTER_ALIASES
     from .topo_closed_forms import ring_nodes_nvlink_bound
+
+    inter_algo = INTER_ALIASES.get(inter_algo, inter_algo)
 
     tables = tuple(parse_nccl_tests(text, op=op, n=n, nodes=nodes, per_node=per_node, allow_multi_node=True))
     single = [t for t in tables if t.nodes == 1]
@@ -325,7 +352,7 @@ def calibrate_nccl_tests(text, op=None, n=None, algo="ring", inplace=False, name
         pts = [p for t in single for p in t.points(algo=algo, inplace=inplace)]
         intra_fit = fit(pts, label="nccl-tests " + ", ".join(f"{t.op} n={t.n}" for t in single), min_bytes=min_bytes)
         ns = sorted({t.n for t in single})
-        intra_link = intra_fit.link(name or f"nccl-tests, {'/'.join(map(str, ns))} GPUs")
+        intra_link = intra_fit.link(name or source or f"nccl-tests, {'/'.join(map(str, ns))} GPUs")
     inter_link = inter_fit = None
     if multi:
         known = intra if intra is not None else intra_link
@@ -339,8 +366,8 @@ def calibrate_nccl_tests(text, op=None, n=None, algo="ring", inplace=False, name
         pts = [p for t in multi for p in t.points(algo=inter_algo, inplace=inplace)]
         shape = ", ".join(sorted({f"{t.nodes} nodes × {t.per_node}" for t in multi}))
         inter_fit = fit_inter(pts, known, inter_algo, label=f"nccl-tests {shape}, {inter_algo}", min_bytes=min_bytes)
-        inter_link = inter_fit.link(f"nccl-tests inter-node ({shape})")
-        if inter_algo == "ring":
+        inter_link = inter_fit.link(f"{source}, between nodes" if source else f"nccl-tests inter-node ({shape})")
+        if inter_algo == "ring-nodes":
             if known is None:
                 notes.append("no intra-node link to check against: assumed the NICs, not NVLink, limit the ring")
             else:
@@ -349,4 +376,4 @@ def calibrate_nccl_tests(text, op=None, n=None, algo="ring", inplace=False, name
                 if ring_nodes_nvlink_bound(big.per_node, big.n, S, known, inter_link):
                     notes.append(f"at {S} bytes the fitted ring waits for NVLink ({known.name}), not the NICs: "
                                  f"the inter-node bandwidth is at least {inter_link.bw / 1e9:.1f} GB/s, not measured")
-    return Calibration(intra_link, intra_fit, inter_link, inter_fit, tables, inter_algo, tuple(notes))
+    return Calibration(intra_link, intra_fit, inter_link, inter_fit, tables, inter_algo, tuple(notes), algo)

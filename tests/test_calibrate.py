@@ -497,7 +497,7 @@ def test_nccl_import_two_nodes(tmp_path, capsys):
     out = tmp_path / "link.json"
     assert run_cli(["nccl-import", str(src), "--intra", "nvlink4", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "on 2 nodes x 8" in printed and "inter-node fit (ring closed form, per GPU NIC)" in printed
+    assert "on 2 nodes x 8" in printed and "inter-node fit (ring-nodes closed form, per GPU NIC)" in printed
     d = json.loads(out.read_text())
     assert d["role"] == "inter-node" and d["bw"] == pytest.approx(IB.bw, rel=0.01)
     assert run_cli(["nccl-import", str(src), "--inter-algo", "hier"]) == 2
@@ -574,3 +574,117 @@ def test_newer_nccl_tests_banner_and_a_run_without_footer():
     tables = parse_nccl_tests(first + second)
     assert [(t.op, t.n, len(t.rows)) for t in tables] == [("all-reduce", 8, len(SIZES)), ("all-gather", 8, len(SIZES))]
     assert all(not t.skipped for t in tables)
+
+
+# ---------------------------------------------------------------------------------------
+# A two-node log, each link fitted and checked (issue 22 item 6)
+# ---------------------------------------------------------------------------------------
+TRUE_NVL = LinkSpec("true nvlink", 2.5e-6, 360e9)
+TRUE_IB = LinkSpec("true ib", 6.0e-6, 46e9)
+LOG_SIZES = [2**k for k in range(3, 34, 2)]  # 8 B .. 8 GiB, x4: 16 rows a table
+
+
+def two_node_log(noise=0.03, seed=1, inter_times=None):
+    """What `all_reduce_perf` prints on one DGX (8 GPUs, node gpu-a) and then on two (16 GPUs,
+    gpu-a and gpu-b), with times from the truth (one-node ring on TRUE_NVL; NCCL's channel
+    rings NIC-bound on TRUE_IB) times exp(noise·N(0, 1)). inter_times(S) replaces the two-node
+    truth (seconds)."""
+    rng = np.random.default_rng(seed)
+    jitter = lambda: math.exp(noise * rng.standard_normal())  # noqa: E731
+    one = {S: one_node_ring_time("all-reduce", S, link=TRUE_NVL) * jitter() for S in LOG_SIZES}
+    two_t = inter_times or (lambda S: two_node_ring_time("all-reduce", S, inter=TRUE_IB))
+    two = {S: two_t(S) * jitter() for S in LOG_SIZES}
+    return (nccl_text("all-reduce", 8, sizes=LOG_SIZES, hosts=["gpu-a"] * 8, times=one.get)
+            + nccl_text("all-reduce", 16, sizes=LOG_SIZES, hosts=["gpu-a"] * 8 + ["gpu-b"] * 8, times=two.get))
+
+
+def bad_two_node_log():
+    """NCCL ran something else from 64 KiB to 16 MiB (Tree-like: 2.5× the ring's time there)."""
+    ring = lambda S: two_node_ring_time("all-reduce", S, inter=TRUE_IB)  # noqa: E731
+    return two_node_log(noise=0.0, inter_times=lambda S: ring(S) * (2.5 if 2**16 <= S <= 2**24 else 1.0))
+
+
+def test_a_two_node_log_gives_each_link_near_its_truth():
+    cal = nccl_log.calibrate_nccl_tests(two_node_log(), source="dgx2")
+    assert cal.intra.alpha == pytest.approx(TRUE_NVL.alpha, rel=0.08)
+    assert cal.intra.bw == pytest.approx(TRUE_NVL.bw, rel=0.04)
+    assert cal.inter.alpha == pytest.approx(TRUE_IB.alpha, rel=0.08)
+    assert cal.inter.bw == pytest.approx(TRUE_IB.bw, rel=0.04)
+    assert cal.inter_algo == "ring-nodes" and cal.inter_fit.inter_algo == "ring-nodes"
+    assert (cal.intra.name, cal.inter.name) == ("dgx2", "dgx2, between nodes")
+    assert not cal.intra_fit.bad and not cal.inter_fit.bad  # 3 % noise: well under BAD_FIT
+    # the worst error is the max over the points of the same predict() the rows print
+    one, many = cal.points()
+    assert cal.inter_fit.worst_rel == pytest.approx(np.max(np.abs(cal.inter_fit.errors(many))), rel=1e-12)
+    assert cal.intra_fit.worst_rel == pytest.approx(np.max(np.abs(cal.intra_fit.errors(one))), rel=1e-12)
+
+
+def test_multi_node_algorithms_come_from_the_registry():
+    from simcore.algorithms import ALGORITHMS
+
+    across = {a for op in ALGORITHMS for a, r in ALGORITHMS[op].items()
+              if "nodes" in r.topologies and "switch" not in r.topologies}
+    assert set(calibrate.MULTI_NODE_ALGOS) == across == {"hier", "ring-nodes"}
+    assert calibrate.inter_algo_name("all-reduce", "ring") == "ring-nodes"
+    with pytest.raises(ValueError, match="all-gather can be fitted to ring-nodes, not 'hier'"):
+        calibrate.inter_algo_name("all-gather", "hier")
+
+
+def test_the_measured_machine_runs_what_was_fitted():
+    from simcore.topology_presets import allreduce_time
+
+    cal = nccl_log.calibrate_nccl_tests(two_node_log(noise=0.0))
+    assert cal.machine_algos() == {op: "ring-nodes" for op in ("all-reduce", "all-gather", "reduce-scatter")}
+    m = calibrate.MeasuredPreset("m", "Measured", "h100", "nodes", 8, "nvlink4", "ib-ndr400", max_devices=256,
+                                 algos=tuple(sorted(cal.machine_algos().items())))
+    import dataclasses as dc
+    from simcore import links
+    links.LINKS["_t_intra"], links.LINKS["_t_inter"] = cal.intra, cal.inter
+    try:
+        m = dc.replace(m, intra="_t_intra", inter="_t_inter")
+        topo = m.topology(16)
+        assert topo.choose("all-reduce", 2**16)[0] == "ring-nodes"
+        measured = two_node_ring_time("all-reduce", 2**16, inter=TRUE_IB)
+        assert m.allreduce_time(16, 2**16) == pytest.approx(measured, rel=0.02)
+        # the textbook default (hierarchical) with the same links predicts far less than measured
+        assert allreduce_time(m.layout(16), 2**16) < 0.5 * measured
+    finally:
+        del links.LINKS["_t_intra"], links.LINKS["_t_inter"]
+
+
+def _cli_rows_and_summary(printed, header):
+    """The error column of the rows under `header` and the worst error of the summary after them."""
+    import re
+
+    part = printed.split(header, 1)[1]
+    rows = [float(m) for m in re.findall(r"^\s+\d+ \w+?B?\s.*?([+-]\d+\.\d)%", part.split("\n\n")[0], re.M)]
+    summary = float(re.search(r"inter-node fit .*?worst error\s+(\d+\.\d)%", part).group(1))
+    return rows, summary
+
+
+def test_nccl_import_summary_is_the_max_of_its_rows(tmp_path, capsys):
+    src = tmp_path / "dgx_pair.txt"
+    src.write_text(two_node_log())
+    out = tmp_path / "link.json"
+    assert run_cli(["nccl-import", str(src), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    rows, summary = _cli_rows_and_summary(printed, "all-reduce on 2 nodes x 8 (ring-nodes model):")
+    assert len(rows) == len(LOG_SIZES)
+    assert summary == max(abs(r) for r in rows) > 0
+    cal = nccl_log.calibrate_nccl_tests(two_node_log())
+    assert f"worst error {cal.inter_fit.worst_rel * 100:5.1f}%" in printed
+    assert "warning" not in printed
+    d = json.loads(out.read_text())
+    assert d["name"] == "dgx_pair" and d["inter"]["name"] == "dgx_pair, between nodes"
+
+
+def test_a_bad_fit_warns(tmp_path, capsys):
+    cal = nccl_log.calibrate_nccl_tests(bad_two_node_log())
+    assert cal.inter_fit.bad and cal.inter_fit.worst_rel > calibrate.BAD_FIT and not cal.intra_fit.bad
+    src = tmp_path / "tree.txt"
+    src.write_text(bad_two_node_log())
+    assert run_cli(["nccl-import", str(src)]) == 0
+    printed = capsys.readouterr().out
+    rows, summary = _cli_rows_and_summary(printed, "all-reduce on 2 nodes x 8 (ring-nodes model):")
+    assert summary == max(abs(r) for r in rows)
+    assert f"warning: the inter-node fit explains the data badly: worst error {summary:.1f}% is above 25%" in printed

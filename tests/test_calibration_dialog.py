@@ -66,7 +66,7 @@ def test_nccl_file_becomes_a_link(dialog, qtbot, tmp_path):
     assert dlg.link() is None and not dlg.use_button.isEnabled()
     assert dlg.open_nccl_file(str(path))
     link = dlg.link()
-    assert isinstance(link, LinkSpec) and link.name == "nccl-tests, 8 GPUs"
+    assert isinstance(link, LinkSpec) and link.name == "all_reduce_perf"  # the file it came from
     assert link.alpha == pytest.approx(ALPHA, rel=0.01) and link.bw == pytest.approx(BW, rel=0.01)
     assert "all-reduce n=8" in dlg.status.text()
     assert "α = 4.2 µs" in dlg.result.text()
@@ -185,3 +185,94 @@ def test_real_measurement(dialog, qtbot, monkeypatch):
     assert {(p.op, p.algo) for p in dlg.points()} == {("all-reduce", "ring"), ("all-gather", "ring"),
                                                     ("reduce-scatter", "ring")}
     assert np.all([p.seconds > 0 for p in dlg.points()])
+
+
+# ---------------------------------------------------------------------------------------
+# A two-node log: each link's line, its worst error, a warning, the file's name (issue 22)
+# ---------------------------------------------------------------------------------------
+from test_calibrate import (LOG_SIZES, TRUE_IB, TRUE_NVL, _cli_rows_and_summary,  # noqa: E402
+                            bad_two_node_log, run_cli, two_node_log)
+
+
+def _line_of(dlg, nodes):
+    (key,) = [k for k in dlg._curves if k[3] == nodes]
+    return key, dlg._curves[key][1]
+
+
+def test_two_node_log_draws_each_links_fit(dialog, tmp_path, capsys):
+    path = tmp_path / "dgx_pair.txt"
+    path.write_text(two_node_log())
+    dlg = dialog(measure_fn=FakeMeasure())
+    dlg.name_edit.setText("an earlier import")
+    assert dlg.open_nccl_file(str(path))
+    cal = dlg._calibration
+    assert cal.intra.alpha == pytest.approx(TRUE_NVL.alpha, rel=0.08) and cal.intra.bw == pytest.approx(TRUE_NVL.bw, rel=0.04)
+    assert cal.inter.alpha == pytest.approx(TRUE_IB.alpha, rel=0.08) and cal.inter.bw == pytest.approx(TRUE_IB.bw, rel=0.04)
+    # both lines carry the model's points over the measured range (read from the plot items)
+    for nodes, f in ((1, cal.intra_fit), (2, cal.inter_fit)):
+        (op, algo, n, k), line = _line_of(dlg, nodes)
+        assert line.isVisible()
+        xs, ys = line.getOriginalDataset()  # S and µs as set (getData is log10 in log mode)
+        assert len(xs) == 64 and xs[0] == pytest.approx(LOG_SIZES[0]) and xs[-1] == pytest.approx(LOG_SIZES[-1])
+        np.testing.assert_allclose(ys, f.predict(op, algo, n, xs, k) * 1e6, rtol=1e-12)
+    # the label's worst error between nodes = the CLI's summary = the max over the CLI's rows
+    assert run_cli(["nccl-import", str(path)]) == 0
+    rows, summary = _cli_rows_and_summary(capsys.readouterr().out, "all-reduce on 2 nodes x 8 (ring-nodes model):")
+    assert summary == max(abs(r) for r in rows)
+    between = dlg.result.text().split("\n")[1]
+    assert between.startswith("Between nodes (ring-nodes)") and f"worst error {summary:.1f}%" in between
+    assert not dlg.warning.isVisibleTo(dlg) and dlg.warning.text() == ""
+    # named after the file, not the earlier import
+    intra, inter = dlg.links()
+    assert dlg.name_edit.text() == "dgx_pair" and intra.name == "dgx_pair" and inter.name == "dgx_pair, between nodes"
+
+
+def test_a_bad_two_node_fit_warns_and_the_next_file_renames(dialog, tmp_path):
+    bad = tmp_path / "tree_run.txt"
+    bad.write_text(bad_two_node_log())
+    dlg = dialog(measure_fn=FakeMeasure())
+    assert dlg.open_nccl_file(str(bad))
+    f = dlg._calibration.inter_fit
+    assert f.bad and dlg.warning.isVisibleTo(dlg)
+    assert (f"the fit between nodes explains the data badly: its worst error {f.worst_rel * 100:.1f}% is above 25%"
+            in dlg.warning.text())
+    assert dlg.name_edit.text() == "tree_run"
+    good = tmp_path / "all_reduce_perf.txt"
+    good.write_text(nccl_text("all-reduce", 8))
+    assert dlg.open_nccl_file(str(good))
+    assert dlg.name_edit.text() == "all_reduce_perf" and dlg.links() == (dlg.link(), None)
+    assert not dlg.warning.isVisibleTo(dlg) and len(dlg._curves) == 1
+
+
+def test_only_two_node_runs_still_draw_the_inter_node_line(dialog, tmp_path):
+    text = two_node_log()
+    two_only = text[text.index("$ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 16"):]
+    path = tmp_path / "net_only.txt"
+    path.write_text(two_only)
+    dlg = dialog(measure_fn=FakeMeasure())
+    assert dlg.open_nccl_file(str(path))
+    (key,) = dlg._curves
+    xs, ys = dlg._curves[key][1].getOriginalDataset()
+    assert key[3] == 2 and len(xs) == 64 and np.all(np.isfinite(ys))
+    assert "NVLink 4 assumed" in dlg.result.text() and "worst error" in dlg.result.text()
+    assert dlg.use_button.isEnabled() and dlg.links()[1].name == "net_only, between nodes"
+
+
+def test_use_gives_a_machine_that_runs_what_was_measured(dialog, qtbot, tmp_path, monkeypatch):
+    from app import scenario_io
+    from simcore.topology_presets import PRESETS
+
+    monkeypatch.setattr(scenario_io, "remember_measured_machine", lambda *a, **k: None)
+    monkeypatch.delitem(PRESETS, scenario_io.MEASURED_MACHINE, raising=False)
+    path = tmp_path / "dgx_pair.txt"
+    path.write_text(two_node_log(noise=0.0))
+    dlg = dialog(measure_fn=FakeMeasure())
+    assert dlg.open_nccl_file(str(path))
+    with qtbot.waitSignal(dlg.machine_ready, timeout=2000) as sig:
+        dlg.use_button.click()
+    key, n = sig.args
+    topo = PRESETS[key].topology(n)
+    assert topo.choose("all-reduce", 2**16)[0] == "ring-nodes"  # not hierarchical
+    from test_calibrate import two_node_ring_time
+    assert PRESETS[key].allreduce_time(n, 2**16) == pytest.approx(two_node_ring_time("all-reduce", 2**16,
+                                                                                      inter=TRUE_IB), rel=0.02)

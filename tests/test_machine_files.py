@@ -29,7 +29,8 @@ def measured(qapp):
     from app.scenario_io import settings
 
     cal = SimpleNamespace(tables=[SimpleNamespace(op="all-reduce", n=8, nodes=1, per_node=8),
-                                  SimpleNamespace(op="all-reduce", n=16, nodes=2, per_node=8)])
+                                  SimpleNamespace(op="all-reduce", n=16, nodes=2, per_node=8)],
+                         machine_algos=lambda: {"all-reduce": "ring-nodes"})
     key, n = register_measured_machine(INTRA, INTER, cal)
     assert (key, n) == ("measured-nodes", 16)
     yield key
@@ -49,6 +50,7 @@ def test_a_scenario_naming_the_measured_machine_reopens_after_a_restart(measured
     sf = loads(_doc("measured-nodes"))
     lay = PRESETS[sf.scenario.topology].layout(16)
     assert (lay.kind, lay.nodes, lay.per_node) == ("nodes", 2, 8)
+    assert PRESETS["measured-nodes"].topology(16).choose("all-reduce", 2**16)[0] == "ring-nodes"  # remembered
     assert (lay.intra, lay.inter) == (INTRA, INTER)
 
 

@@ -7,7 +7,11 @@ Two sources of measurements:
   * Open nccl-tests file — reads all_reduce_perf / all_gather_perf / reduce_scatter_perf output.
 Both end as calibrate.Point lists; the dialog fits one α and one β to all of them
 (calibrate.fit), draws the measured points over the fitted model's curves (time against
-message size, log–log), and `link()` is the result as a comm_sim.LinkSpec. "Use as link"
+message size, log–log), and `link()` is the result as a comm_sim.LinkSpec. A log with runs over
+several nodes gives two fits, each drawn over its own points: inside a node (the one-node runs,
+or NVLink 4 assumed) and between nodes (nccl_log.calibrate_nccl_tests), each with its worst
+error, and a warning when a fit's worst error is above calibrate.BAD_FIT. The links are named
+after the file. "Use as link"
 emits `link_ready(LinkSpec)` and accepts the dialog.
 
     dlg = CalibrationDialog(parent)
@@ -78,6 +82,7 @@ class CalibrationDialog(QDialog):
         self.worker.cancelled.connect(self._on_worker_cancelled)
         self._points: list = []
         self._fit: Fit | None = None
+        self._inter_fit: Fit | None = None  # the inter-node link's fit of a multi-node log
         self._calibration = None  # nccl_log.Calibration of a log with runs over several nodes
         self._source = ""  # "measure" | "nccl" — decides the default link name
         self._nccl_name = ""
@@ -137,6 +142,8 @@ class CalibrationDialog(QDialog):
         self.status = QLabel(objectName="status", wordWrap=True)
         self.result = QLabel(objectName="result", wordWrap=True)
         self.result.setFont(theme.font("body", mono=True))
+        self.warning = QLabel(objectName="fitWarning", wordWrap=True, visible=False)
+        self.warning.setStyleSheet(f"color: {theme.palette().error};")
         self.name_edit = QLineEdit(objectName="linkName")
         self.use_button = QPushButton(objectName="useButton", enabled=False)
         self.use_button.clicked.connect(self._on_use_clicked)
@@ -159,6 +166,7 @@ class CalibrationDialog(QDialog):
         lay = QVBoxLayout(self)
         lay.addLayout(top, 1)
         lay.addWidget(self.result)
+        lay.addWidget(self.warning)
         lay.addWidget(self.status)
         lay.addLayout(bottom)
 
@@ -306,32 +314,32 @@ class CalibrationDialog(QDialog):
                                  .replace("%1", str(NCCL_MAX_BYTES >> 20)))
             text = raw.decode("utf-8", errors="replace")
             tables = nccl_log.parse_nccl_tests(text, allow_multi_node=True)
+            stem = os.path.splitext(os.path.basename(path))[0] or os.path.basename(path)
             # runs over several nodes: the intra-node link from the one-node runs (or NVLink 4
-            # when there are none) and the inter-node link fitted to the rest
-            self._calibration = None
+            # when there are none) and the inter-node link fitted to the rest, each link named
+            # after the file
+            cal = None
             if any(t.nodes > 1 for t in tables):
                 from simcore.links import NVLINK4
 
                 intra = None if any(t.nodes == 1 for t in tables) else NVLINK4
-                self._calibration = nccl_log.calibrate_nccl_tests(text, intra=intra)
-                tables = [t for t in tables if t.nodes == 1] or tables
+                cal = nccl_log.calibrate_nccl_tests(text, intra=intra, source=stem)
         except (OSError, ValueError) as e:
             msg = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             self._set_status(self.tr("Cannot use %1: %2").replace("%1", os.path.basename(path)).replace("%2", msg),
                              error=True)
             return False
         self._source = "nccl"
-        ns = "/".join(str(n) for n in sorted({t.n for t in tables}))
-        self._nccl_name = f"nccl-tests, {ns} GPUs"
-        cal = self._calibration
-        if cal is not None and cal.intra is None:  # only multi-node runs: the fit is the network's
-            ok = self._set_multi_node_only(cal)
+        self._nccl_name = stem
+        if cal is not None:
+            ok = self._set_calibration(cal)
         else:
             ok = self.set_points([p for t in tables for p in t.points()])
         if ok and cal is not None:
             self._set_status(self.tr("Read %1: inside a node %2; between nodes α = %3 µs, β = %4 GB/s (%5)")
                              .replace("%1", os.path.basename(path))
-                             .replace("%2", cal.intra.name if cal.intra is not None else "NVLink 4 (assumed)")
+                             .replace("%2", cal.intra.name if cal.intra_fit is not None else
+                                      self.tr("NVLink 4 (assumed)"))
                              .replace("%3", f"{cal.inter.alpha * 1e6:.3g}").replace("%4", f"{cal.inter.bw / 1e9:.3g}")
                              .replace("%5", ", ".join(f"{t.op} {t.nodes}×{t.per_node}" for t in cal.tables
                                                       if t.nodes > 1)))
@@ -344,6 +352,8 @@ class CalibrationDialog(QDialog):
     def set_points(self, points) -> bool:
         """Fit α and β to `points` (calibrate.Point) and draw them. False when they cannot be fitted."""
         self._points = list(points)
+        self._calibration = None
+        self._inter_fit = None
         try:
             _, self._fit = calibrate.fit_link(self._points)  # ring points when there are any
         except ValueError as e:
@@ -369,28 +379,32 @@ class CalibrationDialog(QDialog):
         return self._fit.link(self.name_edit.text().strip() or MEASURED)
 
     def _draw(self):
+        """Per run (op, algo, n, nodes): the measured dots and the line of the fit of its link
+        (one node: the intra-node fit; several: the inter-node fit's multi-node form)."""
         groups = {}
         for p in self._points:
-            groups.setdefault((p.op, p.algo, p.n), []).append(p)
+            groups.setdefault((p.op, p.algo, p.n, p.nodes), []).append(p)
         # the palette without colours too light for thin lines on a white projector image
         colors = [c for c in theme.palette().device_colors if _luma(QColor(c)) < 190] or ["#000000"]
         seen = set()
         for i, (key, pts) in enumerate(sorted(groups.items())):
-            op, algo, n = key
+            op, algo, n, nodes = key
             seen.add(key)
+            fit_ = self._inter_fit if nodes > 1 else self._fit
             color = colors[i % len(colors)]
             if key not in self._curves:  # PlotDataItems: they follow the plot's log mode
+                label = f"{op} (n={n}, {nodes}×{n // nodes})" if nodes > 1 else f"{op} {algo} (n={n})"
                 dots = self.plot.plot([], [], pen=None, symbol="o", symbolSize=10, symbolPen=pg.mkPen(color),
-                                      symbolBrush=pg.mkBrush(color), name=f"{op} {algo} (n={n})")
+                                      symbolBrush=pg.mkBrush(color), name=label)
                 line = self.plot.plot([], [], pen=pg.mkPen(color, width=theme.line("spoke")))
                 self._curves[key] = (dots, line)
             dots, line = self._curves[key]
             S = np.array([p.nbytes for p in pts])
             t = np.array([p.seconds for p in pts]) * 1e6
             dots.setData(S, t)
-            if self._fit is not None:
+            if fit_ is not None:
                 xs = np.geomspace(S.min(), S.max(), 64)
-                line.setData(xs, self._fit.predict(op, algo, n, xs) * 1e6)
+                line.setData(xs, fit_.predict(op, algo, n, xs, nodes) * 1e6)
                 line.setVisible(True)
             else:
                 line.setVisible(False)
@@ -402,29 +416,55 @@ class CalibrationDialog(QDialog):
                 self.plot.removeItem(line)
         self.plot.enableAutoRange()
 
+    def _fit_text(self, f, form=None):
+        """One fit's numbers; form: the closed form's name for "(fitted to N <form> points)"."""
+        if form is None:
+            form = self.tr("ring") if f.label == RING_LABEL else self.tr("measured")
+        return (self.tr("α = %1 µs   β = %2 GB/s   R² = %3   worst error %4%   (fitted to %5 %6 points)")
+                .replace("%1", f"{f.alpha * 1e6:.3g}").replace("%2", f"{f.bw / 1e9:.3g}")
+                .replace("%3", f"{f.r2:.3f}").replace("%4", f"{f.worst_rel * 100:.1f}")
+                .replace("%5", str(f.n_points))
+                .replace("%6", form))
+
     def _show_fit(self):
-        f = self._fit
-        if f is None:
+        f, fi = self._fit, self._inter_fit
+        bad = [(what, x) for what, x in ((self.tr("inside a node"), f), (self.tr("between nodes"), fi))
+               if x is not None and x.bad]
+        self.warning.setVisible(bool(bad))
+        self.warning.setText("\n".join(
+            self.tr("Warning: the fit %1 explains the data badly: its worst error %2% is above %3% "
+                    "(nccl-tests scatters a few %, the α–β line's protocol ramp 10–20 %). NCCL may have run "
+                    "another algorithm (Tree, NVLS: rerun with NCCL_ALGO=Ring), or the node count is wrong.")
+            .replace("%1", what).replace("%2", f"{x.worst_rel * 100:.1f}")
+            .replace("%3", f"{calibrate.BAD_FIT * 100:.0f}") for what, x in bad))
+        if f is None and fi is None:
             self.result.setText(self.tr("No measurements yet: measure, or open an nccl-tests file."))
             return
-        self.result.setText(
-            self.tr("α = %1 µs   β = %2 GB/s   R² = %3   worst error %4%   (fitted to %5 %6 points)")
-            .replace("%1", f"{f.alpha * 1e6:.3g}").replace("%2", f"{f.bw / 1e9:.3g}")
-            .replace("%3", f"{f.r2:.3f}").replace("%4", f"{f.worst_rel * 100:.0f}")
-            .replace("%5", str(f.n_points))
-            .replace("%6", self.tr("ring") if f.label == RING_LABEL else self.tr("measured")))
+        if fi is None:
+            self.result.setText(self._fit_text(f))
+            return
+        cal = self._calibration
+        intra_form = cal.intra_algo if cal is not None else None
+        inside = (self.tr("Inside a node: %1").replace("%1", self._fit_text(f, intra_form)) if f is not None else
+                  self.tr("Inside a node: NVLink 4 assumed (the log has no one-node run)"))
+        between = (self.tr("Between nodes (%1): %2").replace("%1", fi.inter_algo)
+                   .replace("%2", self._fit_text(fi, fi.inter_algo)))
+        self.result.setText(inside + "\n" + between)
 
     def _set_status(self, text, error=False):
         self.status.setText(text)
         self.status.setStyleSheet(f"color: {theme.palette().error};" if error else "")
 
-    def _set_multi_node_only(self, cal) -> bool:
-        """A log of multi-node runs only: show the inter-node fit; the intra link is NVLink 4."""
-        self._points = [p for t in cal.tables for p in t.points()]
-        self._fit = None
+    def _set_calibration(self, cal) -> bool:
+        """A log with runs over several nodes: the intra-node fit (None when the log has no
+        one-node run: NVLink 4 assumed) and the inter-node fit, each drawn over its own points."""
+        one, many = cal.points()
+        self._points = one + many
+        self._fit, self._inter_fit = cal.intra_fit, cal.inter_fit
+        self._calibration = cal
+        self.name_edit.setText(self._nccl_name)
         self._draw()
-        self.result.setText(self.tr("Between nodes: α = %1 µs   β = %2 GB/s (inside a node: NVLink 4 assumed)")
-                            .replace("%1", f"{cal.inter.alpha * 1e6:.3g}").replace("%2", f"{cal.inter.bw / 1e9:.3g}"))
+        self._show_fit()
         self.use_button.setEnabled(True)
         return True
 
@@ -434,7 +474,9 @@ class CalibrationDialog(QDialog):
         if cal is not None and cal.inter is not None:
             from simcore.links import NVLINK4
 
-            return (self.link() or cal.intra or NVLINK4), cal.inter
+            name = self.name_edit.text().strip()
+            inter = cal.inter if not name else cal.inter_fit.link(f"{name}, between nodes")  # as nccl_log names it
+            return (self.link() or cal.intra or NVLINK4), inter
         return self.link(), None
 
     def _on_use_clicked(self):
@@ -469,6 +511,7 @@ def register_measured_machine(intra, inter, cal):
     per_node = max(multi, key=lambda t: t.n).per_node
     n = max(t.n for t in multi)
     source = "nccl-tests log: " + ", ".join(f"{t.op} {t.nodes}x{t.per_node}" for t in cal.tables)
-    key = install_measured_machine(intra, inter, per_node, source)
-    remember_measured_machine(intra, inter, per_node, source)  # a scenario naming it reopens after a restart
+    algos = cal.machine_algos()  # what NCCL ran in the log, not hierarchical by default (issue 22)
+    key = install_measured_machine(intra, inter, per_node, source, algos)
+    remember_measured_machine(intra, inter, per_node, source, algos)  # a scenario naming it reopens after a restart
     return key, n

@@ -262,6 +262,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>无法使用 %1：%2</translation>
         </message>
         <message>
+            <source>NVLink 4 (assumed)</source>
+            <translation>NVLink 4（假定）</translation>
+        </message>
+        <message>
             <source>Read %1: %2</source>
             <translation>已读取 %1：%2</translation>
         </message>
@@ -270,8 +274,32 @@ This scenario has no stand-alone collective to show.</source>
             <translation>无法拟合 α 和 β：%s</translation>
         </message>
         <message>
+            <source>inside a node</source>
+            <translation>节点内</translation>
+        </message>
+        <message>
+            <source>between nodes</source>
+            <translation>节点间</translation>
+        </message>
+        <message>
+            <source>Warning: the fit %1 explains the data badly: its worst error %2% is above %3% (nccl-tests scatters a few %, the α–β line's protocol ramp 10–20 %). NCCL may have run another algorithm (Tree, NVLS: rerun with NCCL_ALGO=Ring), or the node count is wrong.</source>
+            <translation>警告：%1的拟合不能很好地解释数据：其最大误差 %2% 超过 %3%（nccl-tests 的波动只有几个百分点，α–β 直线在协议切换段偏差 10–20 %）。NCCL 可能运行了另一种算法（Tree、NVLS：请用 NCCL_ALGO=Ring 重新测量），或节点数有误。</translation>
+        </message>
+        <message>
             <source>No measurements yet: measure, or open an nccl-tests file.</source>
             <translation>还没有测量数据：请测量，或打开 nccl-tests 文件。</translation>
+        </message>
+        <message>
+            <source>Inside a node: %1</source>
+            <translation>节点内：%1</translation>
+        </message>
+        <message>
+            <source>Inside a node: NVLink 4 assumed (the log has no one-node run)</source>
+            <translation>节点内：假定为 NVLink 4（日志中没有单节点运行）</translation>
+        </message>
+        <message>
+            <source>Between nodes (%1): %2</source>
+            <translation>节点间（%1）：%2</translation>
         </message>
         <message>
             <source>α = %1 µs   β = %2 GB/s   R² = %3   worst error %4%   (fitted to %5 %6 points)</source>
@@ -292,10 +320,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Read %1: inside a node %2; between nodes α = %3 µs, β = %4 GB/s (%5)</source>
             <translation>已读取 %1：节点内 %2；节点之间 α = %3 µs，β = %4 GB/s（%5）</translation>
-        </message>
-        <message>
-            <source>Between nodes: α = %1 µs   β = %2 GB/s (inside a node: NVLink 4 assumed)</source>
-            <translation>节点之间：α = %1 µs   β = %2 GB/s（节点内：假定为 NVLink 4）</translation>
         </message>
     </context>
     <context>
