@@ -280,8 +280,33 @@ class ControlPanel(QWidget):
             self.size_combo.setToolTip(self.tr("The forward's collectives carry the model's real bytes: "
                                                "[B, T, d_model] activations and [B, T, vocab] logits, 2 bytes "
                                                "each.") if shapes else "")
+            self._sync_opened()
         finally:
             self._syncing = False
+
+    def _sync_opened(self):
+        """An opened run (app/opened_run.py) is no scenario of the dock: its algorithm is named as the
+        code named it and the other controls are off, the scenario and operation left as the way out."""
+        run = getattr(self.model, "run", None)
+        opened = getattr(run, "opened", None) is not None
+        for w in (self.n, self.machine):
+            w.setEnabled(not opened)
+        if not opened:
+            return
+        from .words import opened_what
+
+        what = opened_what(run)
+        self.algo.clear()
+        self.algo.addItem(what)
+        self.algo.setToolTip(what)
+        for w in (self.algo, self.size_combo, self.link):
+            w.setEnabled(False)
+        self.hint.setText(self.tr("An opened run ({name}): {what}. Open a file or choose a scenario above to "
+                                  "leave it.").format(name=run.opened.name or self.tr("from your code"), what=what))
+        if run.opened.note:
+            from .views.text.generic_text import note_text
+
+            self.hint.setText(self.hint.text() + "\n" + note_text(run))
 
     def _hint(self, sc) -> str:
         if sc.kind == "tp-forward":
@@ -299,6 +324,12 @@ class ControlPanel(QWidget):
     def _on_model_changed(self, run):
         self.error.clear()
         self._sync()
+        if getattr(run, "opened", None) is not None and run.opened.note:  # read partly: the status bar says so
+            from .views.text.generic_text import note_text
+
+            bar = getattr(self.window(), "statusBar", None)
+            if callable(bar) and self.window() is not self:
+                bar().showMessage(note_text(run))
 
     def _on_model_error(self, msg):
         self.error.setText(msg)

@@ -13,6 +13,7 @@ an opened run.
 from __future__ import annotations
 
 import html
+import re
 
 from PySide6.QtCore import QCoreApplication
 
@@ -60,6 +61,28 @@ def sentence(m, after) -> str:
     else:
         tail = _tr(", which stores a copy of nothing the sender held.")
     return head + tail
+
+
+_NOTE = re.compile(r"^(?P<name>.*): it has (?P<total>[\d,]+) messages, more than the (?P<limit>[\d,]+) the app "
+                   r"shows: the first (?P<k>\d+) of its (?P<K>\d+) collectives \((?P<kept>[\d,]+) messages\) "
+                   r"are shown\.$")
+
+
+def note_text(run) -> str:
+    """An opened run read partly (simcore Trace.load's note: the limit and what was read), in the
+    interface's language; "" for a run read whole."""
+    note = getattr(getattr(run, "opened", None), "note", "") or ""
+    m = _NOTE.match(note)
+    if m is None:
+        return note
+    return _tr("{name}: it has {total} messages, more than the {limit} the app shows: the first {k} of its {K} "
+               "collectives ({kept} messages) are shown.").format(**m.groupdict())
+
+
+def note_html(run) -> str:
+    """The note for the explanation's head (bold), or ""."""
+    text = note_text(run)
+    return f"<p style='font-weight:bold'>⚠ {html.escape(text)}</p>" if text else ""
 
 
 def explain_html(run, f) -> str:
