@@ -182,6 +182,7 @@ def test_the_title_and_the_dock_say_what_the_run_is_not_the_stand_in_scenario(qt
     assert "An opened run (broken.json)" in c.hint.text() and "leave it" in c.hint.text()
     zh_title, zh_hint = _zh(lambda: (w.ring_view.title_text or "", c.hint.text()))
     assert "my-ring" in zh_hint and "打开的运行" in zh_hint
+    assert zh_title.startswith("all-reduce · my-ring（你的算法）"), zh_title
     assert w.model.update(kind="all-gather", n=8)  # a scenario chosen: the dock is the dock again
     qtbot.waitUntil(lambda: getattr(w.model.run, "opened", None) is None)
     assert c.n.isEnabled() and c.size_combo.isEnabled() and "opened run" not in c.hint.text()

@@ -305,10 +305,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>打开场景(&amp;O)…</translation>
         </message>
         <message>
-            <source>Open a saved scenario (.json)</source>
-            <translation>打开保存的场景文件（.json）</translation>
-        </message>
-        <message>
             <source>&amp;Save scenario…</source>
             <translation>保存场景(&amp;S)…</translation>
         </message>
@@ -327,6 +323,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>The ring picture as it is now, 1280×720, as a PNG image</source>
             <translation>当前的环形视图画面，1280×720，PNG 图片</translation>
+        </message>
+        <message>
+            <source>Open a saved scenario, run or deck (.json, .json.gz)</source>
+            <translation>打开保存的场景、运行或讲稿（.json、.json.gz）</translation>
         </message>
         <message>
             <source>The ring picture as it is now, as vector graphics for slides</source>
@@ -415,10 +415,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Open scenario</source>
             <translation>打开场景</translation>
-        </message>
-        <message>
-            <source>Shard Lab scenarios (*.json);;All files (*)</source>
-            <translation>Shard Lab 场景文件 (*.json);;所有文件 (*)</translation>
         </message>
         <message>
             <source>Save scenario</source>
@@ -521,6 +517,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>正在导出</translation>
         </message>
         <message>
+            <source>Scenarios, runs and decks (*.json *.json.gz);;All files (*)</source>
+            <translation>场景、运行和讲稿 (*.json *.json.gz);;所有文件 (*)</translation>
+        </message>
+        <message>
             <source>An animation is being exported. Cancel the export and close the window?</source>
             <translation>动画正在导出。要取消导出并关闭窗口吗？</translation>
         </message>
@@ -590,6 +590,14 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>The forward's collectives carry the model's real bytes: [B, T, d_model] activations and [B, T, vocab] logits, 2 bytes each.</source>
             <translation>前向的集合通信搬运模型的真实字节数：[B, T, d_model] 的激活和 [B, T, vocab] 的 logits，每个元素 2 字节。</translation>
+        </message>
+        <message>
+            <source>An opened run ({name}): {what}. Open a file or choose a scenario above to leave it.</source>
+            <translation>打开的运行（{name}）：{what}。打开文件或在上面选择一个场景即可离开它。</translation>
+        </message>
+        <message>
+            <source>from your code</source>
+            <translation>来自你的代码</translation>
         </message>
         <message>
             <source>TP needs n to divide the heads: 1, 2, 4 or 8. Each collective carries the model's real bytes; the GPUs compute between them.</source>
@@ -1699,6 +1707,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>Not checked here: {m} messages are more than the app replays while you watch; in Python, simcore.check(trace, coll={i}) says it.</source>
             <translation>此处未检查：{m} 条消息超出了应用在播放时重放的上限；请在 Python 中运行 simcore.check(trace, coll={i})。</translation>
         </message>
+        <message>
+            <source>{name}: it has {total} messages, more than the {limit} the app shows: the first {k} of its {K} collectives ({kept} messages) are shown.</source>
+            <translation>{name}：它有 {total} 条消息，超过应用能显示的 {limit} 条：只显示其 {K} 个集合通信中的前 {k} 个（{kept} 条消息）。</translation>
+        </message>
     </context>
     <context>
         <name>LatencyView</name>
@@ -2736,6 +2748,22 @@ FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</sou
         <message>
             <source>chip colours:</source>
             <translation>芯片颜色：</translation>
+        </message>
+        <message>
+            <source>{op} · {algo} (your algorithm)</source>
+            <translation>{op} · {algo}（你的算法）</translation>
+        </message>
+        <message>
+            <source>your run</source>
+            <translation>你的运行</translation>
+        </message>
+        <message>
+            <source>{name}: {k} collectives, {m} ops</source>
+            <translation>{name}：{k} 个集合通信，{m} 个算子</translation>
+        </message>
+        <message>
+            <source>{what} · {devices} · {link}</source>
+            <translation>{what} · {devices} · {link}</translation>
         </message>
     </context>
     <context>
