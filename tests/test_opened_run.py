@@ -228,3 +228,33 @@ def test_file_open_lists_runs_and_decks_and_opens_a_deck_by_its_schema(qtbot, ru
     monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(runs / "ring.json.gz"), "")))
     w.classroom.act_open.trigger()
     assert w.model.run.opened.name == "ring.json.gz"
+
+
+def test_the_app_words_every_finding_as_the_checker_does_in_english_and_in_chinese(qapp):
+    import re
+
+    from app.views.text.generic_text import finding_text
+    from test_checker import broken_reports
+
+    found = [(f, rep.op) for rep in broken_reports() for f in rep.findings]
+    assert [finding_text(f, op) for f, op in found] == [f.text for f, _ in found]
+    zh = _zh(lambda: [finding_text(f, op) for f, op in found])
+    for (f, _), text in zip(found, zh):
+        assert text != f.text and re.search("[\u4e00-\u9fff]", text), (f.kind, text)
+    wrong = next(t for (f, _), t in zip(found, zh) if f.kind == "wrong")
+    assert wrong == "第 0 步之后，GPU 1 的块 0 是 GPU {0, 1} 之和（最后由 GPU 0 发来）；all-reduce 需要 GPU {0, 1, 2}"
+
+
+def test_the_verdict_and_its_time_show_chinese_under_zh(qtbot, runs):
+    from app.views.text.generic_text import time_text
+
+    w = make_window(qtbot, "all-gather", 8)
+    assert w.classroom.open_scenario(str(runs / "broken.json"))
+    rep = w.model.run.opened.report(0)
+    assert time_text(rep, w.model.run.trace.collectives[0]) == rep.time_text
+    w.playback.seek_step(4)
+    panel = w.classroom.formula_dock.widget()
+    formula, explain = _zh(lambda: (shown_text(panel), shown_text(w.explain)))
+    for text in (formula, explain):
+        assert "第 3 步之后，GPU 1 的块 0 只有 GPU 0 的数据" in text and "after step" not in text
+        assert "下界" in text and "lower bound" not in text

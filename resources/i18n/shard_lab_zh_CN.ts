@@ -1711,6 +1711,86 @@ This scenario has no stand-alone collective to show.</source>
             <source>{name}: it has {total} messages, more than the {limit} the app shows: the first {k} of its {K} collectives ({kept} messages) are shown.</source>
             <translation>{name}：它有 {total} 条消息，超过应用能显示的 {limit} 条：只显示其 {K} 个集合通信中的前 {k} 个（{kept} 条消息）。</translation>
         </message>
+        <message>
+            <source> although its messages carry the right contributors: the data moved is not what the messages say</source>
+            <translation>，尽管它的消息携带了正确的贡献者：实际移动的数据与消息所说的不符</translation>
+        </message>
+        <message>
+            <source>GPU {d} never receives chunk {c} ({set}'s data), which all-gather needs</source>
+            <translation>GPU {d} 从未收到块 {c}（{set} 的数据），而 all-gather 需要它</translation>
+        </message>
+        <message>
+            <source>GPU {d} never receives chunk {c}, which {op} needs there (it needs the sum of {set})</source>
+            <translation>GPU {d} 从未收到块 {c}，而 {op} 在那里需要它（需要 {set} 之和）</translation>
+        </message>
+        <message>
+            <source>GPU {d}'s result differs from numpy's {op}: element {j} is {got}, numpy gives {want}</source>
+            <translation>GPU {d} 的结果与 numpy 的 {op} 不同：第 {j} 个元素是 {got}，numpy 给出 {want}</translation>
+        </message>
+        <message>
+            <source>GPU {d}'s result has {got} values; {op} gives {want}</source>
+            <translation>GPU {d} 的结果有 {got} 个值；{op} 给出 {want} 个</translation>
+        </message>
+        <message>
+            <source>after step {step}, GPU {d}'s chunk {c} {have} (last sent to it by GPU {src}); {op} needs {need}</source>
+            <translation>第 {step} 步之后，GPU {d} 的块 {c} {have}（最后由 GPU {src} 发来）；{op} 需要 {need}</translation>
+        </message>
+        <message>
+            <source>collective</source>
+            <translation>集合通信</translation>
+        </message>
+        <message>
+            <source>expected {n} inputs and {n} outputs (one per device), got {a} and {b}</source>
+            <translation>需要 {n} 个输入和 {n} 个输出（每个设备一个），实际得到 {a} 个和 {b} 个</translation>
+        </message>
+        <message>
+            <source>holds only {set}'s data</source>
+            <translation>只有 {set} 的数据</translation>
+        </message>
+        <message>
+            <source>in step {step}, GPU {d} adds {set}'s data to its chunk {c} a second time</source>
+            <translation>第 {step} 步中，GPU {d} 第二次把 {set} 的数据加到它的块 {c} 上</translation>
+        </message>
+        <message>
+            <source>in step {step}, GPU {src} sends chunk {c} to GPU {dst} at {t}, before it holds that data (it lands at {lands})</source>
+            <translation>第 {step} 步中，GPU {src} 在 {t} 把块 {c} 发给 GPU {dst}，而那时它还没有这份数据（数据在 {lands} 才到）</translation>
+        </message>
+        <message>
+            <source>in step {step}, GPU {src} sends chunk {c} to GPU {dst} but does not hold it</source>
+            <translation>第 {step} 步中，GPU {src} 把块 {c} 发给 GPU {dst}，但它并不持有该块</translation>
+        </message>
+        <message>
+            <source>sums {set}</source>
+            <translation>是 {set} 之和</translation>
+        </message>
+        <message>
+            <source>the trace has no {op} to check</source>
+            <translation>轨迹中没有可检查的 {op}</translation>
+        </message>
+        <message>
+            <source>time {t}</source>
+            <translation>时间 {t}</translation>
+        </message>
+        <message>
+            <source>time {t}: equals the {algo} closed form {m}</source>
+            <translation>时间 {t}：等于 {algo} 的闭式解 {m}</translation>
+        </message>
+        <message>
+            <source>time {t}: {r}× the lower bound {b} (α + {B} bytes through the busiest port / β)</source>
+            <translation>时间 {t}：是下界 {b} 的 {r} 倍（α + 最忙端口的 {B} 字节 / β）</translation>
+        </message>
+        <message>
+            <source>time {t}: {r}× the {algo} closed form {m}</source>
+            <translation>时间 {t}：是 {algo} 闭式解 {m} 的 {r} 倍</translation>
+        </message>
+        <message>
+            <source>{set}'s data</source>
+            <translation>{set} 的数据</translation>
+        </message>
+        <message>
+            <source>{t} µs</source>
+            <translation>{t} µs</translation>
+        </message>
     </context>
     <context>
         <name>LatencyView</name>
