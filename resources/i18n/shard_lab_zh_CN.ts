@@ -854,10 +854,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>第 %1 页必须是一个对象。</translation>
         </message>
         <message>
-            <source>Scene %1 must have either a "scenario" or a "file".</source>
-            <translation>第 %1 页必须有 "scenario" 或 "file" 之一。</translation>
-        </message>
-        <message>
             <source>Scene %1: "file" must name a scenario file.</source>
             <translation>第 %1 页："file" 必须指向一个场景文件。</translation>
         </message>
@@ -920,6 +916,22 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>the deck</source>
             <translation>讲稿</translation>
+        </message>
+        <message>
+            <source>%1 is not a saved run (a trace file).</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>Scene %1 must have one of a "scenario", a "file" or a "run".</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>Scene %1: "run" must name a saved run (a trace file).</source>
+            <translation type="unfinished" />
+        </message>
+        <message>
+            <source>there is no saved run %1 beside the deck.</source>
+            <translation type="unfinished" />
         </message>
     </context>
     <context>
