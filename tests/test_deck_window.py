@@ -335,3 +335,17 @@ def test_add_the_current_view_of_an_opened_run_writes_a_run_scene(qtbot, tmp_pat
     assert other.model.run.opened.name == "broken.json.gz"
     assert other.playback.t == pytest.approx(scene_time(other.playback.stops, 5))
     assert path.exists()
+
+
+def test_a_missing_run_is_named_in_chinese_and_the_run_scene_titled_in_chinese(qtbot, tmp_path, qapp):
+    from app.i18n import set_language
+
+    w = make_window(qtbot, size=SIZE)
+    try:
+        set_language(qapp, "zh")
+        assert w.deck.open_deck(str(_runs_deck(tmp_path)))
+        assert "讲稿旁边没有保存的运行 runs/gone.json" in w.deck.bad[2]
+        assert w.deck.go(1)
+        assert w.ring_view.title_text.startswith("all-reduce · my-ring（你的算法）")
+    finally:
+        set_language(qapp, "en")

@@ -919,19 +919,19 @@ This scenario has no stand-alone collective to show.</source>
         </message>
         <message>
             <source>%1 is not a saved run (a trace file).</source>
-            <translation type="unfinished" />
+            <translation>%1 不是保存的运行（轨迹文件）。</translation>
         </message>
         <message>
             <source>Scene %1 must have one of a "scenario", a "file" or a "run".</source>
-            <translation type="unfinished" />
+            <translation>第 %1 个场景必须有 "scenario"、"file" 或 "run" 之一。</translation>
         </message>
         <message>
             <source>Scene %1: "run" must name a saved run (a trace file).</source>
-            <translation type="unfinished" />
+            <translation>第 %1 个场景："run" 必须指明一个保存的运行（轨迹文件）。</translation>
         </message>
         <message>
             <source>there is no saved run %1 beside the deck.</source>
-            <translation type="unfinished" />
+            <translation>讲稿旁边没有保存的运行 %1。</translation>
         </message>
     </context>
     <context>
