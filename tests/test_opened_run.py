@@ -242,7 +242,8 @@ def test_the_app_words_every_finding_as_the_checker_does_in_english_and_in_chine
     for (f, _), text in zip(found, zh):
         assert text != f.text and re.search("[\u4e00-\u9fff]", text), (f.kind, text)
     wrong = next(t for (f, _), t in zip(found, zh) if f.kind == "wrong")
-    assert wrong == "第 0 步之后，GPU 1 的块 0 是 GPU {0, 1} 之和（最后由 GPU 0 发来）；all-reduce 需要 GPU {0, 1, 2}"
+    assert wrong == ("第 0 步之后，GPU 1 的块 0 是 GPU {0, 1} 之和（最后由 GPU 0 发来）；"
+                     "all-reduce 需要 GPU {0, 1, 2}")
 
 
 def test_the_verdict_and_its_time_show_chinese_under_zh(qtbot, runs):

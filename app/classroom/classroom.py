@@ -172,7 +172,8 @@ class Classroom(QObject):
 
     def retranslate_ui(self):
         texts = {
-            self.act_open: (self.tr("&Open scenario…"), self.tr("Open a saved scenario, run or deck (.json, .json.gz)")),
+            self.act_open: (self.tr("&Open scenario…"),
+                            self.tr("Open a saved scenario, run or deck (.json, .json.gz)")),
             self.act_save: (self.tr("&Save scenario…"), self.tr("Save the scenario and the current step as a file")),
             self.act_export_png: (self.tr("Current frame as &PNG…"),
                                   self.tr("The ring picture as it is now, 1280×720, as a PNG image")),

@@ -12,7 +12,8 @@ import numpy as np
 from simcore.trace import SWITCH
 
 from ...words import (device_name, fmt_bytes, fmt_rate, fmt_time, matmul_case_name, n_devices,  # noqa: F401
-                     n_steps, op_place, op_title, opened_what, place_name, translate)  # (fmt_rate, place_name: re-exported)
+                     n_steps, op_place, op_title, opened_what, place_name,  # (fmt_rate, place_name: re-exported)
+                     translate)
 from ...core.frame import DONE, NEXT, step_of
 from ...core.scenarios import COLLECTIVE_KINDS
 from .ring_items import STRIPE_MAX_N
