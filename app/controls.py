@@ -324,7 +324,15 @@ class ControlPanel(QWidget):
     def _on_model_changed(self, run):
         self.error.clear()
         self._sync()
-        if getattr(run, "opened", None) is not None and run.opened.note:  # read partly: the status bar says so
+        self._post_note(run)
+
+    def showEvent(self, e):  # a run opened before the window was made (shard-lab run.json)
+        super().showEvent(e)
+        self._post_note(self.model.run)
+
+    def _post_note(self, run):
+        """A run read partly: the window's status bar says so (and keeps saying it)."""
+        if getattr(run, "opened", None) is not None and run.opened.note:
             from .views.text.generic_text import note_text
 
             bar = getattr(self.window(), "statusBar", None)

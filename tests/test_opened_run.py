@@ -259,3 +259,25 @@ def test_the_verdict_and_its_time_show_chinese_under_zh(qtbot, runs):
     for text in (formula, explain):
         assert "第 3 步之后，GPU 1 的块 0 只有 GPU 0 的数据" in text and "after step" not in text
         assert "下界" in text and "lower bound" not in text
+
+
+def test_a_run_read_partly_and_opened_with_the_window_says_so_in_the_status_bar(qtbot, tmp_path, monkeypatch):
+    """shard-lab big.json: the run is the model's before the window exists (app/__main__.py)."""
+    from app.main_window import MainWindow
+    from app.opened_run import load_run
+    from app.state import ScenarioModel
+    from simcore import trace_io
+
+    comm = Comm(switch(4))
+    for _ in range(2):
+        hand_ring_allreduce(comm, [np.arange(16.0)] * 4)
+    comm.trace.save(tmp_path / "big.json")
+    monkeypatch.setattr(trace_io, "MAX_MESSAGES", 30)
+    run = load_run(tmp_path / "big.json")
+    model = ScenarioModel(run.scenario)
+    model.run = run
+    w = MainWindow(model)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.statusBar().currentMessage().startswith("big.json: it has 48 messages, more than the 30")
