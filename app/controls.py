@@ -20,7 +20,7 @@ from simcore.topology_presets import PRESETS, offered_algos
 
 from .core import scenarios
 from . import theme
-from .words import algo_text, fmt_bytes, matmul_case_name
+from .words import algo_text, fmt_bytes, matmul_case_name, opened_what
 
 MACHINE_CHOICE = ""  # the algorithm menu's entry "machine's choice (…)": the topology's own pick for S
 
@@ -294,6 +294,7 @@ class ControlPanel(QWidget):
             self.size_combo.setToolTip(self.tr("The forward's collectives carry the model's real bytes: "
                                                "[B, T, d_model] activations and [B, T, vocab] logits, 2 bytes "
                                                "each.") if shapes else "")
+            self._sync_opened()
         finally:
             self._syncing = False
 
@@ -331,6 +332,28 @@ class ControlPanel(QWidget):
         """The line under the menu: what the machine picks at this size and the engine's reason."""
         return self.tr("The machine's choice: {why}.").format(why=choice[2])
 
+    def _sync_opened(self):
+        """An opened run (app/opened_run.py) is no scenario of the dock: its algorithm is named as the
+        code named it and the other controls are off, the scenario and operation left as the way out."""
+        run = getattr(self.model, "run", None)
+        opened = getattr(run, "opened", None) is not None
+        for w in (self.n, self.machine):
+            w.setEnabled(not opened)
+        if not opened:
+            return
+        what = opened_what(run)
+        self.algo.clear()
+        self.algo.addItem(what)
+        self.algo.setToolTip(what)
+        for w in (self.algo, self.size_combo, self.link):
+            w.setEnabled(False)
+        self.hint.setText(self.tr("An opened run ({name}): {what}. Open a file or choose a scenario above to "
+                                  "leave it.").format(name=run.opened.name or self.tr("from your code"), what=what))
+        if run.opened.note:
+            from .views.text.generic_text import note_text
+
+            self.hint.setText(self.hint.text() + "\n" + note_text(run))
+
     def _hint(self, sc) -> str:
         if sc.kind == "tp-forward":
             return self.tr("TP needs n to divide the heads: 1, 2, 4 or 8. Each collective carries the model's "
@@ -347,6 +370,20 @@ class ControlPanel(QWidget):
     def _on_model_changed(self, run):
         self.error.clear()
         self._sync()
+        self._post_note(run)
+
+    def showEvent(self, e):  # a run opened before the window was made (shard-lab run.json)
+        super().showEvent(e)
+        self._post_note(self.model.run)
+
+    def _post_note(self, run):
+        """A run read partly: the window's status bar says so (and keeps saying it)."""
+        if getattr(run, "opened", None) is not None and run.opened.note:
+            from .views.text.generic_text import note_text
+
+            bar = getattr(self.window(), "statusBar", None)
+            if callable(bar) and self.window() is not self:
+                bar().showMessage(note_text(run))
 
     def _on_model_error(self, msg):
         self.error.setText(msg)

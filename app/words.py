@@ -227,6 +227,27 @@ def op_title(op: str, algo: str) -> str:
     return algo_text(op, algo).title
 
 
+def opened_what(run) -> str:
+    """What an opened run (app/opened_run.py) is, for its title and the Scenario dock: its op and
+    the code's own algorithm name — "Ring all-reduce" for a registered one, "all-reduce · my-ring
+    (your algorithm)" otherwise — and its label; "run.json: 5 collectives, 12 ops" for a run of
+    several. The run's scenario is only a stand-in the views need, never what is said."""
+    from simcore.algorithms import ALGORITHMS
+
+    colls = [c for c in run.trace.collectives if c.last_msg > c.first_msg] or list(run.trace.collectives)
+    kinds = {(c.op, c.algo) for c in colls}
+    if len(kinds) == 1 and len(colls) <= 2:
+        c = colls[0]
+        if c.algo in ALGORITHMS.get(c.op, {}):
+            what = op_title(c.op, c.algo)
+        else:
+            what = translate("RingView", "{op} · {algo} (your algorithm)").format(op=c.op, algo=c.algo)
+        return what + (f" · {c.label}" if c.label and len(colls) == 1 else "")
+    name = run.opened.name or translate("RingView", "your run")
+    return translate("RingView", "{name}: {k} collectives, {m} ops").format(
+        name=name, k=len(run.trace.collectives), m=len(run.trace.computes))
+
+
 # -- the forward's ops and places --------------------------------------------------------------
 def _op_names() -> dict:
     return {"attn norm": _tr("norm"), "mlp norm": _tr("norm"), "final norm": _tr("final norm"),

@@ -5,6 +5,7 @@ the op needs, its time against the closed form (or the lower bound).
     report = simcore.check(comm, inputs, outputs, "all-reduce")
     report.ok            # every result equals numpy's and the messages explain it
     report.first_error   # the first thing that went wrong, in words (None when ok)
+    report.findings      # the same as data, earliest first: Finding(kind, step, device, chunk, have, need, …)
     print(report)        # the verdict, every error, the time
 
 What the op needs (numpy's definition; inputs[d] is device d's array, outputs[d] its result):
@@ -33,6 +34,47 @@ from .trace import SWITCH
 OPS_CHECKED = ("all-reduce", "all-gather", "reduce-scatter")
 
 
+@dataclass(frozen=True)
+class Finding:
+    """One thing the checker found, as data (an app words it in its own language) and as the English
+    sentence `text` (what CheckReport.errors holds). Fields a kind does not use stay None.
+
+    kind:
+      "no-collective"  the trace has no `op` to check
+      "not-held"       in `step`, `device` sends `chunk` to `dst` but does not hold it
+      "too-early"      in `step`, `device` sends `chunk` to `dst` at `t` (s), before it holds that
+                       data (it lands at `lands`)
+      "twice"          in `step`, `device` adds `have`'s data to its `chunk` a second time
+      "never"          `device` never receives `chunk`, which `op` needs there (`need`: its contributors)
+      "wrong"          after `step`, `device`'s `chunk` holds `have` (last sent by `src`); `op` needs `need`
+      "values"         `device`'s result differs from numpy's: `element` is `got`, numpy gives `want`
+                       (`messages_ok`: the messages carried the right contributors all the same)
+      "count"          the wrong number of inputs (`got`) and `outputs` for `want` devices, or of values
+                       on `device` (`got`; the op gives `want`)
+    """
+
+    kind: str
+    text: str
+    op: str = ""
+    step: int | None = None
+    device: int | None = None
+    chunk: int | None = None
+    dst: int | None = None
+    src: int | None = None
+    have: frozenset | None = None
+    need: frozenset | None = None
+    t: float | None = None
+    lands: float | None = None
+    element: int | None = None
+    got: float | None = None
+    want: float | None = None
+    messages_ok: bool = False
+    outputs: int | None = None  # "count" without a device: how many outputs came (`got`: inputs)
+
+    def __str__(self):
+        return self.text
+
+
 @dataclass
 class CheckReport:
     """The checker's verdict. Times in seconds."""
@@ -41,11 +83,13 @@ class CheckReport:
     op: str
     algo: str
     errors: list = field(default_factory=list)  # sentences, the earliest first
+    findings: list = field(default_factory=list)  # the same as Finding data, in the same order
     values_ok: bool = True
     time: float = 0.0  # the collective's measured time (s)
     t_model: float | None = None  # the registered closed form (s), when the algorithm is known
     t_bound: float | None = None  # the lower bound: α + bytes through the busiest port / β (s)
     time_text: str = ""
+    busiest: float = 0.0  # bytes through the busiest port (the lower bound's numerator)
 
     @property
     def first_error(self) -> str | None:
@@ -104,10 +148,11 @@ def check(comm_or_trace, inputs=None, outputs=None, op: str | None = None, coll:
     if coll is not None:
         colls = [trace.collectives[coll]]
     if not colls:
-        return CheckReport(False, op or "?", "?", [f"the trace has no {op or 'collective'} to check"])
+        f = Finding("no-collective", f"the trace has no {op or 'collective'} to check", op=op or "")
+        return CheckReport(False, op or "?", "?", [f.text], [f])
     c = colls[-1]
     op = op or c.op
-    errors: list[tuple] = []  # (step, message index, sentence)
+    errors: list[tuple] = []  # (step, message index, Finding)
     final, last_write = _replay(trace, c, errors)
     need = _needs(op, c, owner, final)
     for d in range(c.n):
@@ -117,25 +162,31 @@ def check(comm_or_trace, inputs=None, outputs=None, op: str | None = None, coll:
                 continue
             w = last_write.get((d, ch))
             if have is None or w is None:
-                errors.append((c.n_steps, 1 << 62, f"GPU {d} never receives chunk {ch}, which {op} needs there "
-                                                  f"(it needs the sum of {gpus(want)})" if op != "all-gather" else
-                               f"GPU {d} never receives chunk {ch} ({gpus(want)}'s data), which all-gather needs"))
+                text = (f"GPU {d} never receives chunk {ch}, which {op} needs there (it needs the sum of {gpus(want)})"
+                        if op != "all-gather" else
+                        f"GPU {d} never receives chunk {ch} ({gpus(want)}'s data), which all-gather needs")
+                errors.append((c.n_steps, 1 << 62, Finding("never", text, op, device=d, chunk=ch,
+                                                           need=frozenset(want))))
             else:
                 step, i, src = w
                 what = f"sums {gpus(have)}" if len(have) > 1 else f"holds only {gpus(have)}'s data"
-                errors.append((step, i, f"after step {step}, GPU {d}'s chunk {ch} {what} (last sent to it by "
-                                        f"GPU {src}); {op} needs {gpus(want) if op != 'all-gather' else gpus(want) + chr(39) + 's data'}"))
+                text = (f"after step {step}, GPU {d}'s chunk {ch} {what} (last sent to it by GPU {src}); {op} needs "
+                        f"{gpus(want) if op != 'all-gather' else gpus(want) + chr(39) + 's data'}")
+                errors.append((step, i, Finding("wrong", text, op, step=step, device=d, chunk=ch, src=src,
+                                                have=frozenset(have), need=frozenset(want))))
     errors.sort(key=lambda e: (e[0], e[1]))
-    words = [e[2] for e in errors]
+    found = [e[2] for e in errors]
     values_ok = True
     if inputs is not None and outputs is not None:
         values_ok, bad = _values(op, c.n, inputs, outputs, need)
-        if not values_ok and not words:
-            words.append(bad + " although its messages carry the right contributors: the data moved is not "
-                               "what the messages say")
-        elif not values_ok:
-            words.append(bad)
-    rep = CheckReport(not words and values_ok, op, c.algo, words, values_ok, c.t_end - c.t_start)
+        if not values_ok:
+            if not found and bad.kind == "values":
+                bad = Finding(**{**bad.__dict__, "messages_ok": True,
+                                 "text": bad.text + " although its messages carry the right contributors: the data "
+                                                    "moved is not what the messages say"})
+            found.append(bad)
+    words = [f.text for f in found]
+    rep = CheckReport(not words and values_ok, op, c.algo, words, found, values_ok, c.t_end - c.t_start)
     _time(rep, trace, c, link)
     return rep
 
@@ -185,7 +236,9 @@ def _replay(trace, c, errors):
             if src == SWITCH:
                 pass
             elif not past or not who:
-                errors.append((step, i, f"in step {step}, GPU {src} sends chunk {ch} to GPU {dst} but does not hold it"))
+                errors.append((step, i, Finding("not-held", f"in step {step}, GPU {src} sends chunk {ch} to GPU {dst} "
+                                                            f"but does not hold it", step=step, device=src, chunk=ch,
+                                                dst=dst)))
             else:
                 then = None
                 for t, m in past:
@@ -193,14 +246,17 @@ def _replay(trace, c, errors):
                         then = m
                 if then is None or who & ~then:
                     lands = min((t for t, m in past if not who & ~m), default=past[-1][0])
-                    errors.append((step, i, f"in step {step}, GPU {src} sends chunk {ch} to GPU {dst} at "
-                                            f"{_us(t0)}, before it holds that data (it lands at {_us(lands)})"))
+                    errors.append((step, i, Finding(
+                        "too-early", f"in step {step}, GPU {src} sends chunk {ch} to GPU {dst} at {_us(t0)}, before "
+                                     f"it holds that data (it lands at {_us(lands)})",
+                        step=step, device=src, chunk=ch, dst=dst, t=t0, lands=lands)))
             old = held.get((dst, ch))
             if red and old is not None:
                 twice = old[0] & who
                 if twice:
-                    errors.append((step, i, f"in step {step}, GPU {dst} adds {gpus(_set_of(twice))}'s data to its "
-                                            f"chunk {ch} a second time"))
+                    errors.append((step, i, Finding(
+                        "twice", f"in step {step}, GPU {dst} adds {gpus(_set_of(twice))}'s data to its chunk {ch} a "
+                                 f"second time", step=step, device=dst, chunk=ch, have=_set_of(twice))))
                 new = [old[0] | who, max(old[1], t1)]
             else:
                 new = [who, t1]
@@ -238,10 +294,11 @@ def _needs(op, c, owner, final) -> list[dict]:
 
 
 def _values(op, n, inputs, outputs, need):
-    """(all equal, the sentence about the first device that differs)."""
+    """(all equal, the Finding about the first device that differs, or None)."""
     xs = [np.asarray(x, dtype=float).ravel() for x in inputs]
     if len(xs) != n or len(outputs) != n:
-        return False, f"expected {n} inputs and {n} outputs (one per device), got {len(xs)} and {len(outputs)}"
+        return False, Finding("count", f"expected {n} inputs and {n} outputs (one per device), got {len(xs)} and "
+                                       f"{len(outputs)}", op, got=float(len(xs)), want=float(n), outputs=len(outputs))
     if op == "all-gather":
         want = [np.concatenate(xs)] * n
     elif op == "reduce-scatter":
@@ -252,13 +309,15 @@ def _values(op, n, inputs, outputs, need):
     for d in range(n):
         got = np.asarray(outputs[d], dtype=float).ravel()
         if got.shape != want[d].shape:
-            return False, f"GPU {d}'s result has {got.size} values; {op} gives {want[d].size}"
+            return False, Finding("count", f"GPU {d}'s result has {got.size} values; {op} gives {want[d].size}", op,
+                                  device=d, got=float(got.size), want=float(want[d].size))
         scale = float(np.max(np.abs(want[d]))) if want[d].size else 0.0
         if not np.allclose(got, want[d], rtol=1e-7, atol=1e-9 * max(scale, 1e-300)):
             j = int(np.argmax(np.abs(got - want[d])))
-            return False, (f"GPU {d}'s result differs from numpy's {op}: element {j} is {got[j]:.6g}, "
-                           f"numpy gives {want[d][j]:.6g}")
-    return True, ""
+            return False, Finding("values", f"GPU {d}'s result differs from numpy's {op}: element {j} is "
+                                            f"{got[j]:.6g}, numpy gives {want[d][j]:.6g}", op, device=d, element=j,
+                                  got=float(got[j]), want=float(want[d][j]))
+    return True, None
 
 
 def _time(rep, trace, c, link):
@@ -280,6 +339,7 @@ def _time(rep, trace, c, link):
         if keep.any():
             busiest = max(busiest, float(np.bincount(r[side][keep], weights=r["nbytes"][keep]).max()))
     rep.t_bound = link.alpha + busiest / link.bw
+    rep.busiest = busiest
     if rep.t_model is not None:
         ratio = rep.time / rep.t_model if rep.t_model > 0 else float("inf")
         same = abs(ratio - 1) < 1e-6

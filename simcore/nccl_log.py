@@ -317,7 +317,7 @@ class Calibration:
         the inter-node link was fitted with — what NCCL ran in these measurements, the fastest it
         had (nccl-tests times NCCL's own choice) — for every op it can run. Another registry
         algorithm timed with these links (e.g. hier's three phases) was never measured: defaulting
-        to it predicted 36.6 µs at 64 KiB where the log measured 159 (issue 22)."""
+        to it predicted 36.6 µs at 64 KiB where the log measured 159."""
         from .algorithms import ALGORITHMS
 
         if self.inter is None:

@@ -110,3 +110,41 @@ def test_right_messages_wrong_data_is_said():
 def test_no_such_collective():
     rep = simcore.check(Trace(), op="all-reduce")
     assert not rep.ok and rep.first_error == "the trace has no all-reduce to check"
+
+
+def broken_reports() -> list:
+    """Reports with every kind of finding the checker makes (for the app's wording of them)."""
+    reps = []
+    comm = Comm(switch(3))
+    with comm.collective("all-reduce", n_chunks=1, nbytes=8) as c:
+        c.send(0, 2, 8, 0.0, step=0, chunk=0, reduce=True)
+        c.send(0, 1, 8, 0.0, step=0, chunk=0, reduce=True)
+        c.send(1, 2, 8, 1.0, step=1, chunk=0, reduce=True)
+    reps.append(simcore.check(comm, op="all-reduce"))  # wrong, twice, never
+    comm = Comm(switch(3))
+    with comm.collective("all-gather", nbytes=24) as c:
+        c.send(0, 1, 8, 0.0, step=0, chunk=0)
+        c.send(1, 2, 8, 0.0, step=1, chunk=0)
+    reps.append(simcore.check(comm, op="all-gather"))  # too-early, never (all-gather)
+    comm = Comm(switch(4))
+    out = hand_ring_allreduce(comm, _xs(4))
+    out[2] = out[2] + 1
+    reps.append(simcore.check(comm, _xs(4), out, "all-reduce"))  # values, right messages
+    reps.append(simcore.check(comm, _xs(4), out[:3], "all-reduce"))  # count
+    reps.append(simcore.check(Trace(), op="all-reduce"))  # no-collective
+    return reps
+
+
+def test_findings_are_data_beside_the_sentences():
+    reps = broken_reports()
+    for rep in reps:
+        assert [f.text for f in rep.findings] == rep.errors and rep.first_error == str(rep.findings[0])
+    kinds = {f.kind for rep in reps for f in rep.findings}
+    assert kinds >= {"wrong", "twice", "never", "too-early", "values", "count", "no-collective"}
+    wrong = reps[0].findings[0]
+    assert (wrong.kind, wrong.step, wrong.device, wrong.chunk, wrong.src) == ("wrong", 0, 1, 0, 0)
+    assert wrong.have == {0, 1} and wrong.need == {0, 1, 2} and wrong.op == "all-reduce"
+    early = reps[1].findings[0]
+    assert (early.kind, early.device, early.dst, early.t) == ("too-early", 1, 2, 0.0) and early.lands > 0
+    values = reps[2].findings[0]
+    assert values.kind == "values" and values.device == 2 and values.messages_ok and values.got == values.want + 1

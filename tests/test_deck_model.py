@@ -22,6 +22,19 @@ def _doc(**scene):
     return {"schema": "shard-lab-deck", "version": 1, "scenes": [base]}
 
 
+def _doc_run(**scene):
+    d = _doc(**scene)
+    del d["scenes"][0]["scenario"]
+    return d
+
+
+def test_a_scene_of_a_saved_run_round_trips():
+    deck = loads(json.dumps(_doc_run(run="runs/my_ring.json.gz", step=4)))
+    s = deck.scenes[0]
+    assert s.run == "runs/my_ring.json.gz" and s.scenario is None and not s.file and s.step == 4
+    assert loads(dumps(deck)).scenes == deck.scenes and '"run": "runs/my_ring.json.gz"' in dumps(deck)
+
+
 def test_the_lecture_deck_follows_the_seed_in_order():
     deck = _lecture()
     ids = [s.id for s in deck.scenes]
@@ -55,7 +68,10 @@ def test_round_trip_is_identity():
     (json.dumps({**_doc(), "__class__": 1}), "Unknown field"),
     (json.dumps(_doc(points=[{"en": "only one"}])), "2 to 4"),
     (json.dumps(_doc(points=[{"en": "x" * 5000}, {"en": "y"}])), "at most"),
-    (json.dumps(_doc(file="x.json")), "either"),
+    (json.dumps(_doc(file="x.json")), "one of a"),
+    (json.dumps(_doc(run="x.json")), "one of a"),
+    (json.dumps(_doc_run(run="")), "saved run"),
+    (json.dumps(_doc_run(run=["x"])), "saved run"),
     (json.dumps(_doc(tab="nope")), "tab"),
     (json.dumps(_doc(step=-1)), "step"),
     (json.dumps(_doc(step=True)), "step"),

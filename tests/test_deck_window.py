@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.classroom.export import image_to_array  # noqa: E402
 from app.deck.model import builtin_path  # noqa: E402
-from app.deck.scene_open import load_deck, open_scene  # noqa: E402
+from app.deck.scene_open import load_deck, open_scene, scene_time  # noqa: E402
 from classroom_fixtures import make_window  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -276,3 +276,76 @@ def test_a_refused_deck_is_named_in_the_app_language(qtbot, tmp_path, qapp):
     i18n.set_language(qapp, "zh")
     assert not w.deck.open_deck(str(bad))
     assert w.deck.last_error == "x.json: 不支持第 9 版讲稿文件：此 Shard Lab 读取第 1 版。"
+
+
+def _runs_deck(tmp_path):
+    """A deck of a scenario, a student's saved run (my-ring, at step 4) and a run that is not there."""
+    from simcore.comm_sim import Comm, switch
+    from test_checker import broken_ring_allreduce
+
+    (tmp_path / "runs").mkdir()
+    comm = Comm(switch(4))
+    broken_ring_allreduce(comm, [np.arange(16.0)] * 4)
+    comm.trace.save(tmp_path / "runs" / "broken.json.gz")
+    pts = [{"en": "a", "zh": "甲"}, {"en": "b", "zh": "乙"}]
+    sc = {"kind": "all-gather", "n": 4, "algo": "ring", "nbytes": 1024, "link": "nvlink4"}
+    doc = {"schema": "shard-lab-deck", "version": 1, "scenes": [
+        {"title": {"en": "Ring"}, "points": pts, "scenario": dict(sc, kind="all-gather")},
+        {"title": {"en": "A student's ring"}, "points": pts, "run": "runs/broken.json.gz", "step": 4},
+        {"title": {"en": "Gone"}, "points": pts, "run": "runs/gone.json"},
+        {"title": {"en": "After"}, "points": pts, "scenario": dict(sc, kind="reduce-scatter")}]}
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_scene_of_a_saved_run_opens_at_its_step_and_a_missing_run_is_named_and_skipped(qtbot, tmp_path):
+    from panel_text import shown_text
+
+    w = make_window(qtbot, size=SIZE)
+    assert w.deck.open_deck(str(_runs_deck(tmp_path)))
+    assert list(w.deck.bad) == [2] and "Scene 3 (Gone)" in w.deck.bad[2] and "runs/gone.json" in w.deck.bad[2]
+    assert w.deck.go(1)
+    run = w.model.run
+    assert run.opened.name == "broken.json.gz" and run.trace.collectives[0].algo == "my-ring"
+    assert w.playback.t == pytest.approx(scene_time(w.playback.stops, 4)) and w.playback.step_index == 3
+    assert w.ring_view.title_text.startswith("all-reduce · my-ring (your algorithm)")
+    assert "✗ Checked: all-reduce is wrong." in shown_text(w.explain)
+    fresh = make_window(qtbot, size=SIZE)  # the scene's picture is the run's, as a fresh window opens it
+    open_scene(fresh, load_deck(str(tmp_path / "runs.json")), 1)
+    assert np.array_equal(_picture(w), _picture(fresh))
+    w.deck.go(2)  # the missing run is skipped: the next good scene
+    assert w.deck.index == 3 and w.model.scenario.kind == "reduce-scatter"
+
+
+def test_add_the_current_view_of_an_opened_run_writes_a_run_scene(qtbot, tmp_path):
+    path = _runs_deck(tmp_path)
+    w = make_window(qtbot, size=SIZE)
+    assert w.classroom.open_scenario(str(tmp_path / "runs" / "broken.json.gz"))
+    w.playback.seek_step(5)
+    scene = w.deck.add_current_view()
+    assert scene.run == str(tmp_path / "runs" / "broken.json.gz") and scene.scenario is None
+    assert scene.title.en == "all-reduce · my-ring (broken.json.gz)"
+    saved = tmp_path / "mine.json"
+    assert w.deck.save(str(saved))
+    doc = json.loads(saved.read_text())
+    assert doc["scenes"][0]["run"] == "runs/broken.json.gz" and doc["scenes"][0]["step"] == 5
+    other = make_window(qtbot, size=SIZE)
+    assert other.deck.open_deck(str(saved)) and not other.deck.bad
+    assert other.model.run.opened.name == "broken.json.gz"
+    assert other.playback.t == pytest.approx(scene_time(other.playback.stops, 5))
+    assert path.exists()
+
+
+def test_a_missing_run_is_named_in_chinese_and_the_run_scene_titled_in_chinese(qtbot, tmp_path, qapp):
+    from app.i18n import set_language
+
+    w = make_window(qtbot, size=SIZE)
+    try:
+        set_language(qapp, "zh")
+        assert w.deck.open_deck(str(_runs_deck(tmp_path)))
+        assert "讲稿旁边没有保存的运行 runs/gone.json" in w.deck.bad[2]
+        assert w.deck.go(1)
+        assert w.ring_view.title_text.startswith("all-reduce · my-ring（你的算法）")
+    finally:
+        set_language(qapp, "en")

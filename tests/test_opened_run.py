@@ -157,3 +157,127 @@ def test_a_run_too_large_to_show_whole_opens_its_first_collectives_and_says_so(t
     run = load_run(tmp_path / "big.json")
     assert len(run.trace.collectives) == 1 and run.index is not None
     assert run.opened.note.startswith("big.json: it has 48 messages, more than the 30 the app shows")
+
+
+def _zh(fn):
+    from app.i18n import set_language
+    from PySide6.QtWidgets import QApplication
+
+    try:
+        set_language(QApplication.instance(), "zh")
+        return fn()
+    finally:
+        set_language(QApplication.instance(), "en")
+
+
+def test_the_title_and_the_dock_say_what_the_run_is_not_the_stand_in_scenario(qtbot, runs):
+    w = make_window(qtbot, "all-gather", 8)
+    assert w.classroom.open_scenario(str(runs / "broken.json"))
+    w.ring_view.ensure_laid_out()
+    title = w.ring_view.title_text
+    assert title.startswith("all-reduce · my-ring (your algorithm) · 4 GPUs") and "Ring" not in title
+    c = w.controls
+    assert c.algo.currentText() == "all-reduce · my-ring (your algorithm)" and not c.algo.isEnabled()
+    assert not any(x.isEnabled() for x in (c.n, c.size_combo, c.link, c.machine))
+    assert "An opened run (broken.json)" in c.hint.text() and "leave it" in c.hint.text()
+    zh_title, zh_hint = _zh(lambda: (w.ring_view.title_text or "", c.hint.text()))
+    assert "my-ring" in zh_hint and "打开的运行" in zh_hint
+    assert zh_title.startswith("all-reduce · my-ring（你的算法）"), zh_title
+    assert w.model.update(kind="all-gather", n=8)  # a scenario chosen: the dock is the dock again
+    qtbot.waitUntil(lambda: getattr(w.model.run, "opened", None) is None)
+    assert c.n.isEnabled() and c.size_combo.isEnabled() and "opened run" not in c.hint.text()
+    assert w.ring_view.title_text.startswith("Ring all-gather")
+
+
+def test_a_known_algorithm_keeps_its_name_in_the_title(qtbot, runs):
+    w = make_window(qtbot, "all-gather", 8)
+    assert w.classroom.open_scenario(str(runs / "ring.json.gz"))
+    assert w.ring_view.title_text.startswith("Ring all-reduce · 4 GPUs")
+
+
+def test_a_run_read_partly_says_so_in_the_status_bar_and_the_explanation(qtbot, tmp_path, monkeypatch):
+    from simcore import trace_io
+
+    comm = Comm(switch(4))
+    for _ in range(2):
+        hand_ring_allreduce(comm, [np.arange(16.0)] * 4)
+    comm.trace.save(tmp_path / "big.json")
+    monkeypatch.setattr(trace_io, "MAX_MESSAGES", 30)
+    w = make_window(qtbot, "all-gather", 8)
+    assert w.classroom.open_scenario(str(tmp_path / "big.json"))
+    said = "big.json: it has 48 messages, more than the 30 the app shows: the first 1 of its 2 collectives"
+    assert w.statusBar().currentMessage().startswith(said)
+    w.playback.seek_step(2)
+    assert said in shown_text(w.explain) and said in w.controls.hint.text()
+    zh = _zh(lambda: shown_text(w.explain))
+    assert "big.json：它有 48 条消息" in zh
+
+
+def test_file_open_lists_runs_and_decks_and_opens_a_deck_by_its_schema(qtbot, runs, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    from app.deck.model import builtin_path
+
+    asked = []
+    deck = builtin_path()
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (asked.append(a), (deck, ""))[1]))
+    w = make_window(qtbot, "all-gather", 8)
+    w.classroom.act_open.trigger()
+    assert "Scenarios, runs and decks (*.json *.json.gz)" in asked[0][3]
+    assert w.deck.deck is not None and w.deck.deck.path == deck
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(runs / "ring.json.gz"), "")))
+    w.classroom.act_open.trigger()
+    assert w.model.run.opened.name == "ring.json.gz"
+
+
+def test_the_app_words_every_finding_as_the_checker_does_in_english_and_in_chinese(qapp):
+    import re
+
+    from app.views.text.generic_text import finding_text
+    from test_checker import broken_reports
+
+    found = [(f, rep.op) for rep in broken_reports() for f in rep.findings]
+    assert [finding_text(f, op) for f, op in found] == [f.text for f, _ in found]
+    zh = _zh(lambda: [finding_text(f, op) for f, op in found])
+    for (f, _), text in zip(found, zh):
+        assert text != f.text and re.search("[\u4e00-\u9fff]", text), (f.kind, text)
+    wrong = next(t for (f, _), t in zip(found, zh) if f.kind == "wrong")
+    assert wrong == ("第 0 步之后，GPU 1 的块 0 是 GPU {0, 1} 之和（最后由 GPU 0 发来）；"
+                     "all-reduce 需要 GPU {0, 1, 2}")
+
+
+def test_the_verdict_and_its_time_show_chinese_under_zh(qtbot, runs):
+    from app.views.text.generic_text import time_text
+
+    w = make_window(qtbot, "all-gather", 8)
+    assert w.classroom.open_scenario(str(runs / "broken.json"))
+    rep = w.model.run.opened.report(0)
+    assert time_text(rep, w.model.run.trace.collectives[0]) == rep.time_text
+    w.playback.seek_step(4)
+    panel = w.classroom.formula_dock.widget()
+    formula, explain = _zh(lambda: (shown_text(panel), shown_text(w.explain)))
+    for text in (formula, explain):
+        assert "第 3 步之后，GPU 1 的块 0 只有 GPU 0 的数据" in text and "after step" not in text
+        assert "下界" in text and "lower bound" not in text
+
+
+def test_a_run_read_partly_and_opened_with_the_window_says_so_in_the_status_bar(qtbot, tmp_path, monkeypatch):
+    """shard-lab big.json: the run is the model's before the window exists (app/__main__.py)."""
+    from app.main_window import MainWindow
+    from app.opened_run import load_run
+    from app.state import ScenarioModel
+    from simcore import trace_io
+
+    comm = Comm(switch(4))
+    for _ in range(2):
+        hand_ring_allreduce(comm, [np.arange(16.0)] * 4)
+    comm.trace.save(tmp_path / "big.json")
+    monkeypatch.setattr(trace_io, "MAX_MESSAGES", 30)
+    run = load_run(tmp_path / "big.json")
+    model = ScenarioModel(run.scenario)
+    model.run = run
+    w = MainWindow(model)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.statusBar().currentMessage().startswith("big.json: it has 48 messages, more than the 30")

@@ -511,7 +511,7 @@ def register_measured_machine(intra, inter, cal):
     per_node = max(multi, key=lambda t: t.n).per_node
     n = max(t.n for t in multi)
     source = "nccl-tests log: " + ", ".join(f"{t.op} {t.nodes}x{t.per_node}" for t in cal.tables)
-    algos = cal.machine_algos()  # what NCCL ran in the log, not hierarchical by default (issue 22)
+    algos = cal.machine_algos()  # what NCCL ran in the log, not hierarchical by default
     key = install_measured_machine(intra, inter, per_node, source, algos)
     remember_measured_machine(intra, inter, per_node, source, algos)  # a scenario naming it reopens after a restart
     return key, n

@@ -172,7 +172,8 @@ class Classroom(QObject):
 
     def retranslate_ui(self):
         texts = {
-            self.act_open: (self.tr("&Open scenario…"), self.tr("Open a saved scenario (.json)")),
+            self.act_open: (self.tr("&Open scenario…"),
+                            self.tr("Open a saved scenario, run or deck (.json, .json.gz)")),
             self.act_save: (self.tr("&Save scenario…"), self.tr("Save the scenario and the current step as a file")),
             self.act_export_png: (self.tr("Current frame as &PNG…"),
                                   self.tr("The ring picture as it is now, 1280×720, as a PNG image")),
@@ -257,10 +258,14 @@ class Classroom(QObject):
         from PySide6.QtWidgets import QFileDialog
 
         path, _ = QFileDialog.getOpenFileName(self.window, self.tr("Open scenario"), self._folder(),
-                                              self.tr("Shard Lab scenarios (*.json);;All files (*)"))
+                                              self.tr("Scenarios, runs and decks (*.json *.json.gz);;All files (*)"))
         if path:
             scenario_io.remember_folder(path)
-            self.open_scenario(path)
+            deck = getattr(self.window, "deck", None)  # a deck by its schema goes to the deck (app/deck)
+            if deck is not None and _is_deck(path):
+                deck.open_deck(path)
+            else:
+                self.open_scenario(path)
 
     def _on_save_triggered(self):
         from PySide6.QtWidgets import QFileDialog
@@ -297,7 +302,13 @@ class Classroom(QObject):
             self._error(self.tr("Cannot open scenario"), refused[0] if refused else path)
             return False
         scenario_io.add_recent(path)
-        self._status(self.tr("Opened %1").replace("%1", os.path.basename(path)))
+        run = getattr(sf, "run", None)
+        if run is not None and run.opened.note:  # a run read partly: the status bar keeps saying so
+            from ..views.text.generic_text import note_text
+
+            self._status(note_text(run), 0)
+        else:
+            self._status(self.tr("Opened %1").replace("%1", os.path.basename(path)))
         return True
 
     def save_scenario(self, path: str) -> bool:
@@ -550,3 +561,14 @@ def install_classroom(window) -> Classroom:
     apply_look()
     guard_file_dialogs(QApplication.instance())  # no file dialog reads /proc/kmsg on the GUI thread
     return Classroom(window)
+
+
+def _is_deck(path) -> bool:
+    """Whether File → Open's choice is a deck (its schema in the first bytes; gzip is a run's)."""
+    from ..deck.model import is_deck_text
+
+    try:
+        with open(path, "rb") as f:
+            return is_deck_text(f.read(4096).decode("utf-8", "replace"))
+    except OSError:
+        return False

@@ -233,7 +233,7 @@ PHASE_STEPPED = ("innet",)
 
 def concurrent_phases(op: str, algo: str) -> tuple:
     """
-    The phases to step through for an algorithm whose steps run at once (issue 23): the registry's
+    The phases to step through for an algorithm whose steps run at once: the registry's
     queues=True algorithms (one-shot/direct, two-shot: every send of a phase is issued together and
     waits for its port) and in-network reduction; () for the others (ring, recursive doubling,
     pairwise), stepped one step at a time.

@@ -12,6 +12,7 @@ eval), in the versioned style of a scenario file (app/scenario_io.py):
          "points": [{"en": "…", "zh": "…"}, …],               # 2 to 4 talking points
          "scenario": {"kind": "all-gather", "n": 8, …},       # a scenario, as in a scenario file
          #  or "file": "ring8.json"                          # a scenario file beside the deck
+         #  or "run": "my_ring.json.gz"                      # a saved run (a trace file) beside the deck
          "tab": "ring",                                       # optional: the view to show
          "step": 3,                                           # optional: open with step 3 in flight
          "walk": true}                                        # optional: PageDown walks the steps first
@@ -37,7 +38,7 @@ MIN_POINTS, MAX_POINTS = 2, 4
 LANGS = ("en", "zh")
 TABS = ("ring", "weights", "buffers", "latency")
 TOP_KEYS = {"schema", "version", "title", "scenes", "note"}
-SCENE_KEYS = {"id", "title", "points", "scenario", "file", "tab", "step", "walk"}
+SCENE_KEYS = {"id", "title", "points", "scenario", "file", "run", "tab", "step", "walk"}
 BUILTIN = "lecture"  # `shard-lab --deck lecture`
 
 
@@ -61,7 +62,8 @@ class Text:
 
 @dataclass(frozen=True)
 class Scene:
-    """What one scene opens: a scenario dict (checked when opened) or a scenario file, at a tab and step."""
+    """What one scene opens: a scenario dict (checked when opened), a scenario file or a saved run
+    (a trace file: app/opened_run.py), at a tab and step."""
 
     title: Text
     points: tuple  # of Text, 2 to 4
@@ -71,6 +73,7 @@ class Scene:
     step: int = 0  # open with this step in flight (0 = the start)
     walk: bool = True  # PageDown goes through the scene's steps before the next scene
     id: str = ""
+    run: str = ""  # a saved run (trace file), relative to the deck's folder
 
     def to_dict(self) -> dict:
         d = {"id": self.id} if self.id else {}
@@ -78,6 +81,8 @@ class Scene:
         d["points"] = [p.to_dict() for p in self.points]
         if self.scenario is not None:
             d["scenario"] = dict(self.scenario)
+        elif self.run:
+            d["run"] = self.run
         else:
             d["file"] = self.file
         if self.tab:
@@ -161,8 +166,11 @@ def _scene(v, i: int) -> Scene:
     if not isinstance(pts, list) or not MIN_POINTS <= len(pts) <= MAX_POINTS:
         raise _err(_tr("Scene %1: \"points\" must be a list of %2 to %3 talking points."), i + 1, MIN_POINTS, MAX_POINTS)
     points = tuple(_text(p, "points", i) for p in pts)
-    if ("scenario" in v) == ("file" in v):
-        raise _err(_tr("Scene %1 must have either a \"scenario\" or a \"file\"."), i + 1)
+    if ("scenario" in v) + ("file" in v) + ("run" in v) != 1:
+        raise _err(_tr("Scene %1 must have one of a \"scenario\", a \"file\" or a \"run\"."), i + 1)
+    run = v.get("run", "")
+    if "run" in v and (not isinstance(run, str) or not run.strip() or len(run) > 400 or "\0" in run):
+        raise _err(_tr("Scene %1: \"run\" must name a saved run (a trace file)."), i + 1)
     scenario, file = v.get("scenario"), v.get("file", "")
     if scenario is not None and not isinstance(scenario, dict):
         raise _err(_tr("Scene %1: \"scenario\" must be an object."), i + 1)
@@ -180,7 +188,7 @@ def _scene(v, i: int) -> Scene:
     sid = v.get("id", "")
     if not isinstance(sid, str) or len(sid) > 60:
         raise _err(_tr("Scene %1: \"id\" must be a short text."), i + 1)
-    return Scene(title, points, scenario, file, tab, step, walk, sid)
+    return Scene(title, points, scenario, file, tab, step, walk, sid, run)
 
 
 def loads(text: str, folder: str = "") -> Deck:

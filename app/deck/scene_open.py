@@ -7,6 +7,7 @@ the scene) when it cannot, and changes nothing then.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from PySide6.QtCore import QCoreApplication
 
@@ -39,6 +40,8 @@ def scenario_file(deck: Deck, i: int) -> scenario_io.ScenarioFile:
     """The checked scenario of scene i (SceneError if its scenario or file is refused)."""
     scene = deck.scenes[i]
     try:
+        if scene.run:
+            return _run_file(deck, scene)
         if scene.scenario is not None:
             sc, spec = scenario_io.scenario_from_dict(scene.scenario)
             return scenario_io.ScenarioFile(sc, None, "", spec)
@@ -47,6 +50,17 @@ def scenario_file(deck: Deck, i: int) -> scenario_io.ScenarioFile:
     except (ValueError, DeckFileError) as e:
         raise SceneError(_tr("Scene %1 (%2) cannot open: %3").replace("%1", str(i + 1))
                          .replace("%2", scene.title.en).replace("%3", str(e))) from None
+
+
+def _run_file(deck: Deck, scene: Scene) -> scenario_io.RunFile:
+    """A run scene's saved run, read and checked (ValueError, one sentence naming the file)."""
+    path = scene.run if os.path.isabs(scene.run) else os.path.join(deck.folder or ".", scene.run)
+    if not os.path.isfile(path):
+        raise ValueError(_tr("there is no saved run %1 beside the deck.").replace("%1", scene.run))
+    rf = scenario_io.load_run_file(path)  # ScenarioFileError (a ValueError) for a bad trace
+    if rf is None:
+        raise ValueError(_tr("%1 is not a saved run (a trace file).").replace("%1", scene.run))
+    return rf
 
 
 def open_scene(window, deck: Deck, i: int) -> Scene:
@@ -104,7 +118,16 @@ def save_deck(path: str, deck: Deck):
     from ..files import atomic_write
     from .model import dumps
 
-    text = dumps(deck)
+    folder = os.path.dirname(os.path.abspath(path))
+    scenes = []
+    for s in deck.scenes:  # a run added from the window is named by its full path: beside the deck, relative
+        if s.run and os.path.isabs(s.run):
+            try:
+                s = replace(s, run=os.path.relpath(s.run, folder).replace(os.sep, "/"))
+            except ValueError:  # another drive (Windows): the full path stays
+                pass
+        scenes.append(s)
+    text = dumps(Deck(deck.title, tuple(scenes), folder, deck.note, deck.path))
 
     def write(tmp):
         with open(tmp, "w", encoding="utf-8", newline="\n") as f:

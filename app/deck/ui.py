@@ -439,8 +439,18 @@ class DeckController(QObject):
         points = (Text(f"{sc.kind} of {fmt_bytes(sc.nbytes)} on {sc.n} GPUs{where}, {sc.algo}.",
                        f"{sc.kind}：{fmt_bytes(sc.nbytes)}，{sc.n} 块 GPU{where}，{sc.algo}。"),
                   Text(f"Step {k} of {pb.n_steps}.", f"第 {k} 步，共 {pb.n_steps} 步。"))
-        d = scenario_io.scenario_to_dict(sc)
-        scene = Scene(Text(title, title), points, d, "", w.current_tab(), k, True, "")
+        opened = getattr(w.model.run, "opened", None)
+        if opened is not None and opened.path:  # a saved run: the scene opens the file (saved relative to the deck)
+            c = next((c for c in opened.trace.collectives if c.last_msg > c.first_msg), None)
+            what = f"{c.op} · {c.algo}" if c is not None else opened.name
+            title = title if title != f"{sc.kind}, n = {sc.n}" else f"{what} ({opened.name})"
+            points = (Text(f"{what} on {sc.n} GPUs, as {opened.name} recorded it.",
+                           f"{what}：{sc.n} 块 GPU，按 {opened.name} 的记录。"), points[1])
+            scene = Scene(Text(title, title), points, None, "", w.current_tab(), k, True, "",
+                          os.path.abspath(opened.path))
+        else:
+            d = scenario_io.scenario_to_dict(sc)
+            scene = Scene(Text(title, title), points, d, "", w.current_tab(), k, True, "")
         deck = self.deck or Deck(Text("My deck", "我的讲稿"))
         self.deck = deck.with_scene(scene)
         self.index = len(self.deck.scenes) - 1

@@ -329,10 +329,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>打开场景(&amp;O)…</translation>
         </message>
         <message>
-            <source>Open a saved scenario (.json)</source>
-            <translation>打开保存的场景文件（.json）</translation>
-        </message>
-        <message>
             <source>&amp;Save scenario…</source>
             <translation>保存场景(&amp;S)…</translation>
         </message>
@@ -439,10 +435,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Open scenario</source>
             <translation>打开场景</translation>
-        </message>
-        <message>
-            <source>Shard Lab scenarios (*.json);;All files (*)</source>
-            <translation>Shard Lab 场景文件 (*.json);;所有文件 (*)</translation>
         </message>
         <message>
             <source>Save scenario</source>
@@ -555,6 +547,14 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Keep exporting</source>
             <translation>继续导出</translation>
+        </message>
+        <message>
+            <source>Open a saved scenario, run or deck (.json, .json.gz)</source>
+            <translation>打开保存的场景、运行或讲稿（.json、.json.gz）</translation>
+        </message>
+        <message>
+            <source>Scenarios, runs and decks (*.json *.json.gz);;All files (*)</source>
+            <translation>场景、运行和讲稿 (*.json *.json.gz);;所有文件 (*)</translation>
         </message>
     </context>
     <context>
@@ -710,6 +710,14 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>{machine} at n = {n}: a {shape} slice of it.</source>
             <translation>{machine} 在 n = {n} 时：用的是其中一个 {shape} 切片。</translation>
+        </message>
+        <message>
+            <source>An opened run ({name}): {what}. Open a file or choose a scenario above to leave it.</source>
+            <translation>打开的运行（{name}）：{what}。打开文件或在上面选择一个场景即可离开它。</translation>
+        </message>
+        <message>
+            <source>from your code</source>
+            <translation>来自你的代码</translation>
         </message>
     </context>
     <context>
@@ -898,10 +906,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>第 %1 页必须是一个对象。</translation>
         </message>
         <message>
-            <source>Scene %1 must have either a "scenario" or a "file".</source>
-            <translation>第 %1 页必须有 "scenario" 或 "file" 之一。</translation>
-        </message>
-        <message>
             <source>Scene %1: "file" must name a scenario file.</source>
             <translation>第 %1 页："file" 必须指向一个场景文件。</translation>
         </message>
@@ -964,6 +968,22 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>the deck</source>
             <translation>讲稿</translation>
+        </message>
+        <message>
+            <source>%1 is not a saved run (a trace file).</source>
+            <translation>%1 不是保存的运行（轨迹文件）。</translation>
+        </message>
+        <message>
+            <source>Scene %1 must have one of a "scenario", a "file" or a "run".</source>
+            <translation>第 %1 个场景必须有 "scenario"、"file" 或 "run" 之一。</translation>
+        </message>
+        <message>
+            <source>Scene %1: "run" must name a saved run (a trace file).</source>
+            <translation>第 %1 个场景："run" 必须指明一个保存的运行（轨迹文件）。</translation>
+        </message>
+        <message>
+            <source>there is no saved run %1 beside the deck.</source>
+            <translation>讲稿旁边没有保存的运行 %1。</translation>
         </message>
     </context>
     <context>
@@ -1822,6 +1842,90 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Not checked here: {m} messages are more than the app replays while you watch; in Python, simcore.check(trace, coll={i}) says it.</source>
             <translation>此处未检查：{m} 条消息超出了应用在播放时重放的上限；请在 Python 中运行 simcore.check(trace, coll={i})。</translation>
+        </message>
+        <message>
+            <source>{name}: it has {total} messages, more than the {limit} the app shows: the first {k} of its {K} collectives ({kept} messages) are shown.</source>
+            <translation>{name}：它有 {total} 条消息，超过应用能显示的 {limit} 条：只显示其 {K} 个集合通信中的前 {k} 个（{kept} 条消息）。</translation>
+        </message>
+        <message>
+            <source> although its messages carry the right contributors: the data moved is not what the messages say</source>
+            <translation>，尽管它的消息携带了正确的贡献者：实际移动的数据与消息所说的不符</translation>
+        </message>
+        <message>
+            <source>GPU {d} never receives chunk {c} ({set}'s data), which all-gather needs</source>
+            <translation>GPU {d} 从未收到块 {c}（{set} 的数据），而 all-gather 需要它</translation>
+        </message>
+        <message>
+            <source>GPU {d} never receives chunk {c}, which {op} needs there (it needs the sum of {set})</source>
+            <translation>GPU {d} 从未收到块 {c}，而 {op} 在那里需要它（需要 {set} 之和）</translation>
+        </message>
+        <message>
+            <source>GPU {d}'s result differs from numpy's {op}: element {j} is {got}, numpy gives {want}</source>
+            <translation>GPU {d} 的结果与 numpy 的 {op} 不同：第 {j} 个元素是 {got}，numpy 给出 {want}</translation>
+        </message>
+        <message>
+            <source>GPU {d}'s result has {got} values; {op} gives {want}</source>
+            <translation>GPU {d} 的结果有 {got} 个值；{op} 给出 {want} 个</translation>
+        </message>
+        <message>
+            <source>after step {step}, GPU {d}'s chunk {c} {have} (last sent to it by GPU {src}); {op} needs {need}</source>
+            <translation>第 {step} 步之后，GPU {d} 的块 {c} {have}（最后由 GPU {src} 发来）；{op} 需要 {need}</translation>
+        </message>
+        <message>
+            <source>collective</source>
+            <translation>集合通信</translation>
+        </message>
+        <message>
+            <source>expected {n} inputs and {n} outputs (one per device), got {a} and {b}</source>
+            <translation>需要 {n} 个输入和 {n} 个输出（每个设备一个），实际得到 {a} 个和 {b} 个</translation>
+        </message>
+        <message>
+            <source>holds only {set}'s data</source>
+            <translation>只有 {set} 的数据</translation>
+        </message>
+        <message>
+            <source>in step {step}, GPU {d} adds {set}'s data to its chunk {c} a second time</source>
+            <translation>第 {step} 步中，GPU {d} 第二次把 {set} 的数据加到它的块 {c} 上</translation>
+        </message>
+        <message>
+            <source>in step {step}, GPU {src} sends chunk {c} to GPU {dst} at {t}, before it holds that data (it lands at {lands})</source>
+            <translation>第 {step} 步中，GPU {src} 在 {t} 把块 {c} 发给 GPU {dst}，而那时它还没有这份数据（数据在 {lands} 才到）</translation>
+        </message>
+        <message>
+            <source>in step {step}, GPU {src} sends chunk {c} to GPU {dst} but does not hold it</source>
+            <translation>第 {step} 步中，GPU {src} 把块 {c} 发给 GPU {dst}，但它并不持有该块</translation>
+        </message>
+        <message>
+            <source>sums {set}</source>
+            <translation>是 {set} 之和</translation>
+        </message>
+        <message>
+            <source>the trace has no {op} to check</source>
+            <translation>轨迹中没有可检查的 {op}</translation>
+        </message>
+        <message>
+            <source>time {t}</source>
+            <translation>时间 {t}</translation>
+        </message>
+        <message>
+            <source>time {t}: equals the {algo} closed form {m}</source>
+            <translation>时间 {t}：等于 {algo} 的闭式解 {m}</translation>
+        </message>
+        <message>
+            <source>time {t}: {r}× the lower bound {b} (α + {B} bytes through the busiest port / β)</source>
+            <translation>时间 {t}：是下界 {b} 的 {r} 倍（α + 最忙端口的 {B} 字节 / β）</translation>
+        </message>
+        <message>
+            <source>time {t}: {r}× the {algo} closed form {m}</source>
+            <translation>时间 {t}：是 {algo} 闭式解 {m} 的 {r} 倍</translation>
+        </message>
+        <message>
+            <source>{set}'s data</source>
+            <translation>{set} 的数据</translation>
+        </message>
+        <message>
+            <source>{t} µs</source>
+            <translation>{t} µs</translation>
         </message>
     </context>
     <context>
@@ -2872,6 +2976,22 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
         <message>
             <source>chip colours:</source>
             <translation>芯片颜色：</translation>
+        </message>
+        <message>
+            <source>{op} · {algo} (your algorithm)</source>
+            <translation>{op} · {algo}（你的算法）</translation>
+        </message>
+        <message>
+            <source>your run</source>
+            <translation>你的运行</translation>
+        </message>
+        <message>
+            <source>{name}: {k} collectives, {m} ops</source>
+            <translation>{name}：{k} 个集合通信，{m} 个算子</translation>
+        </message>
+        <message>
+            <source>{what} · {devices} · {link}</source>
+            <translation>{what} · {devices} · {link}</translation>
         </message>
     </context>
     <context>

@@ -1,5 +1,5 @@
 """
-The machines in the ring view (issue 15): nodes as clusters over a fabric, tori as grids.
+The machines in the ring view: nodes as clusters over a fabric, tori as grids.
 
 `machine_shape(topology, shape)` adds what a machine topology says (nodes and GPUs per node, or a
 torus's grid and wraparound links) to the ring's `RingShape`; `ring_layout` (ring_layout.py) then
@@ -22,7 +22,7 @@ from .ring_layout import (BOX_MODE_MAX_N, MIN_NAME_PX, TEXT_FITS, DeviceBox, Rin
 
 
 # ---------------------------------------------------------------------------------------
-# Machines (issue 15): nodes as clusters over a fabric, tori as grids
+# Machines: nodes as clusters over a fabric, tori as grids
 # ---------------------------------------------------------------------------------------
 def _device_font_sizes(scale, vs, tvs):
     return [g for g in TEXT_FITS if vs * g <= tvs + 1e-9 and theme.FONT_PX["device"] * scale * vs * g >= MIN_NAME_PX]

@@ -515,7 +515,7 @@ def fabric_pen(width: float, dashed: bool = False) -> QPen:
 
 class MachineLayer(QGraphicsItem):
     """
-    What a machine adds under the devices (issue 15): for nodes, every cluster's frame and its
+    What a machine adds under the devices: for nodes, every cluster's frame and its
     own switch disc, the fabric band and each GPU's NIC link down to it; for a torus, the links
     between neighbours and the stubs of the wraparound links. The messages crossing the fabric
     or riding a torus link light their legs (`set_active`). Static parts are cached.

@@ -36,7 +36,7 @@ MIN_NAME_PX = 10  # device names shrink on their own down to this size; below it
 MIN_RING_SHARE = 0.45  # the ring keeps at least this share of the view's height (else the text shrinks)
 TEXT_FITS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4)  # text sizes tried, relative to the requested one
 LABEL_PAD_W, LABEL_PAD_H = 6.0, 2.0  # a label's box around its text (halo)
-PRESENT_BLOCK_PX = 24.0  # presentation mode: a block in flight on screen, its chunk number inside (issue 26)
+PRESENT_BLOCK_PX = 24.0  # presentation mode: a block in flight on screen, its chunk number inside
 
 
 # ---------------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ class RingLayout(NamedTuple):
     lane_width: float
     lane_width_active: float
     lanes: tuple  # per device: (send QLineF, receive QLineF), each from the device end to the switch end
-    # the machine (issue 15); a plain switch leaves these empty
+    # the machine; a plain switch leaves these empty
     kind: str = "switch"  # "switch", "nodes" or "torus"
     clusters: tuple = ()  # nodes: per node the QRectF of its cluster (its devices and its switch)
     node_centres: tuple = ()  # nodes: per node its switch's centre (QPointF); switch_r is every node's radius

@@ -12,7 +12,8 @@ import numpy as np
 from simcore.trace import SWITCH
 
 from ...words import (device_name, fmt_bytes, fmt_rate, fmt_time, matmul_case_name, n_devices,  # noqa: F401
-                     n_steps, op_place, op_title, place_name, translate)  # (fmt_rate, place_name: re-exported)
+                     n_steps, op_place, op_title, opened_what, place_name,  # (fmt_rate, place_name: re-exported)
+                     translate)
 from ...core.frame import DONE, NEXT, step_of
 from ...core.scenarios import COLLECTIVE_KINDS
 from .ring_items import STRIPE_MAX_N
@@ -24,6 +25,9 @@ tr = translate
 def scenario_title(sc, run) -> str:
     topo = run.comm.topology if run.comm is not None else None
     devices = n_devices(sc.n, topo)
+    if getattr(run, "opened", None) is not None:  # a saved run: what the code ran, not the stand-in scenario
+        return tr("RingView", "{what} · {devices} · {link}").format(
+            what=opened_what(run), devices=devices, link=run.link.name)
     if sc.kind in COLLECTIVE_KINDS:
         what = op_title(sc.kind, sc.algo)
     elif sc.kind.startswith("matmul-"):

@@ -347,7 +347,7 @@ class RingView(QGraphicsView):
         self._place_lanes(lay)
 
     def _place_machine(self, lay):
-        """A machine's frame (issue 15): clusters, fabric and NIC links, or a torus's links; and
+        """A machine's frame: clusters, fabric and NIC links, or a torus's links; and
         the legs of every message that does not ride a switch's lanes."""
         self.layout_now = lay
         self.machine.zoom = self.zoom

@@ -328,6 +328,8 @@ class ExplainPanel(QWidget):
             parts.append("<p>" + html.escape(self.tr("Collective {i} of {N}: {label} — {what}").format(
                 i=coll + 1, N=len(tr_.collectives), label=place_name(c.label), what=op_title(c.op, c.algo))) + "</p>")
         opened = getattr(run, "opened", None) is not None  # a saved run (app/views/text/generic_text.py)
+        if opened:  # a run read partly says so first (generic_text.note_html)
+            from .generic_text import note_html; parts.insert(0, note_html(run))  # noqa: E702
         if opened and c.n_steps > 0:
             if unknown(run, c):  # an algorithm the app does not know: sentences from the trace's fields
                 return "\n".join(parts + [explain_html(run, f)])

@@ -13,6 +13,7 @@ an opened run.
 from __future__ import annotations
 
 import html
+import re
 
 from PySide6.QtCore import QCoreApplication
 
@@ -64,6 +65,28 @@ def sentence(m, after) -> str:
     return head + tail
 
 
+_NOTE = re.compile(r"^(?P<name>.*): it has (?P<total>[\d,]+) messages, more than the (?P<limit>[\d,]+) the app "
+                   r"shows: the first (?P<k>\d+) of its (?P<K>\d+) collectives \((?P<kept>[\d,]+) messages\) "
+                   r"are shown\.$")
+
+
+def note_text(run) -> str:
+    """An opened run read partly (simcore Trace.load's note: the limit and what was read), in the
+    interface's language; "" for a run read whole."""
+    note = getattr(getattr(run, "opened", None), "note", "") or ""
+    m = _NOTE.match(note)
+    if m is None:
+        return note
+    return _tr("{name}: it has {total} messages, more than the {limit} the app shows: the first {k} of its {K} "
+               "collectives ({kept} messages) are shown.").format(**m.groupdict())
+
+
+def note_html(run) -> str:
+    """The note for the explanation's head (bold), or ""."""
+    text = note_text(run)
+    return f"<p style='font-weight:bold'>⚠ {html.escape(text)}</p>" if text else ""
+
+
 def explain_html(run, f) -> str:
     """The explanation of step f.step of collective f.coll, from the trace alone."""
     tr_ = run.trace
@@ -91,6 +114,69 @@ def explain_html(run, f) -> str:
     return "\n".join(parts)
 
 
+def _us(t: float) -> str:
+    return _tr("{t} µs").format(t=f"{t * 1e6:.3f}")
+
+
+def finding_text(f, op: str = "") -> str:
+    """simcore.check's Finding (simcore/checker.py) in the interface's language: the checker's own
+    English sentence stays in simcore; this says the same from the finding's fields."""
+    op = f.op or op
+    k = f.kind
+    if k == "no-collective":
+        return _tr("the trace has no {op} to check").format(op=op or _tr("collective"))
+    if k == "not-held":
+        return _tr("in step {step}, GPU {src} sends chunk {c} to GPU {dst} but does not hold it").format(
+            step=f.step, src=f.device, c=f.chunk, dst=f.dst)
+    if k == "too-early":
+        return _tr("in step {step}, GPU {src} sends chunk {c} to GPU {dst} at {t}, before it holds that data "
+                   "(it lands at {lands})").format(step=f.step, src=f.device, c=f.chunk, dst=f.dst, t=_us(f.t),
+                                                   lands=_us(f.lands))
+    if k == "twice":
+        return _tr("in step {step}, GPU {d} adds {set}'s data to its chunk {c} a second time").format(
+            step=f.step, d=f.device, set=_set(f.have), c=f.chunk)
+    if k == "never":
+        if op == "all-gather":
+            return _tr("GPU {d} never receives chunk {c} ({set}'s data), which all-gather needs").format(
+                d=f.device, c=f.chunk, set=_set(f.need))
+        return _tr("GPU {d} never receives chunk {c}, which {op} needs there (it needs the sum of {set})").format(
+            d=f.device, c=f.chunk, op=op, set=_set(f.need))
+    if k == "wrong":
+        have = (_tr("sums {set}") if len(f.have) > 1 else _tr("holds only {set}'s data")).format(set=_set(f.have))
+        need = _tr("{set}'s data").format(set=_set(f.need)) if op == "all-gather" else _set(f.need)
+        return _tr("after step {step}, GPU {d}'s chunk {c} {have} (last sent to it by GPU {src}); {op} needs "
+                   "{need}").format(step=f.step, d=f.device, c=f.chunk, have=have, src=f.src, op=op, need=need)
+    if k == "values":
+        text = _tr("GPU {d}'s result differs from numpy's {op}: element {j} is {got}, numpy gives {want}").format(
+            d=f.device, op=op, j=f.element, got=f"{f.got:.6g}", want=f"{f.want:.6g}")
+        if f.messages_ok:
+            text += _tr(" although its messages carry the right contributors: the data moved is not what the "
+                        "messages say")
+        return text
+    if k == "count" and f.device is None:
+        return _tr("expected {n} inputs and {n} outputs (one per device), got {a} and {b}").format(
+            n=int(f.want), a=int(f.got), b=f.outputs)
+    if k == "count":
+        return _tr("GPU {d}'s result has {got} values; {op} gives {want}").format(
+            d=f.device, got=int(f.got), op=op, want=int(f.want))
+    return f.text  # a kind this app does not know yet: the checker's English
+
+
+def time_text(rep, c) -> str:
+    """The report's time line (CheckReport.time_text) in the interface's language."""
+    if rep.t_model is not None:
+        if rep.t_model > 0 and abs(rep.time / rep.t_model - 1) < 1e-6:
+            return _tr("time {t}: equals the {algo} closed form {m}").format(t=_us(rep.time), algo=c.algo,
+                                                                              m=_us(rep.t_model))
+        return _tr("time {t}: {r}× the {algo} closed form {m}").format(
+            t=_us(rep.time), r=f"{rep.time / rep.t_model:.3g}" if rep.t_model > 0 else "∞", algo=c.algo,
+            m=_us(rep.t_model))
+    if rep.t_bound is not None:
+        return _tr("time {t}: {r}× the lower bound {b} (α + {B} bytes through the busiest port / β)").format(
+            t=_us(rep.time), r=f"{rep.time / rep.t_bound:.3g}", b=_us(rep.t_bound), B=f"{rep.busiest:,.0f}")
+    return _tr("time {t}").format(t=_us(rep.time)) if rep.time_text else ""
+
+
 def verdict_html(run, c) -> str:
     """simcore.check's verdict on collective c of an opened run (its messages; a trace has no arrays)."""
     rep = run.opened.report(c.id)
@@ -103,12 +189,12 @@ def verdict_html(run, c) -> str:
         body = ""
     else:
         head = "✗ " + _tr("Checked: {op} is wrong.").format(op=c.op)
-        body = html.escape(rep.first_error or "")
+        body = html.escape(finding_text(rep.findings[0], c.op) if rep.findings else rep.first_error or "")
         if len(rep.errors) > 1:
             body += "<br>" + html.escape(_tr("({k} more problems)").format(k=len(rep.errors) - 1))
     out = f"<p><b>{html.escape(head)}</b>" + (f"<br>{body}" if body else "") + "</p>"
     if rep.time_text:
-        out += "<p>" + html.escape(rep.time_text) + "</p>"
+        out += "<p>" + html.escape(time_text(rep, c)) + "</p>"
     return out
 
 
