@@ -11,7 +11,8 @@ import pytest
 
 from app.state import Playback, Scenario, ScenarioModel
 from app.views.text.explain import ExplainPanel
-from app.views.text.formula_panel import FormulaPanel, machine_terms, protocol_line
+from app.views.text.formula_panel import FormulaPanel
+from app.views.text.formula_texts import machine_terms, protocol_line
 from app.words import fmt_time
 from simcore.topology_presets import PRESETS
 
