@@ -32,51 +32,146 @@ from .topo_closed_forms import (TOPO_OPS, hier_calls, nodes_coefficients, ring_n
 
 
 class _Run:
-    """Buffers, fine-chunk bounds, contributors and per-device readiness of one collective."""
+    """
+    Buffers, fine-chunk bounds, contributors and per-device readiness of one collective, moved
+    a step at a time: `move` sends many (src, dst, fine chunks) at once through one
+    Comm._plan / Comm._port_times (the port model, exactly as one message after another in the
+    order given), moves the data with array indexing and keeps contributors as ids of distinct
+    sets (`sets`), united once per distinct pair. Messages are recorded at `finish`, in the order
+    of their `key` rows (the order the one-message-at-a-time schedule issued them), so the trace
+    is the same message by message.
+    """
+
+    KEYS = 6  # key columns: (block, group, sub-phase, step, position, fine chunk) or a call counter
 
     def __init__(self, comm, bufs, G, who=None):
         self.comm, self.bufs, self.G = comm, bufs, G
-        self.bounds = [int(b) for b in np.linspace(0, bufs.shape[1], G + 1).round()]
+        n, L = bufs.shape
+        self.bounds = [int(b) for b in np.linspace(0, L, G + 1).round()]
+        bnd = np.asarray(self.bounds, dtype=np.int64)
+        self.lo, self.hi = bnd[:-1], bnd[1:]
+        mid = (self.lo + self.hi) // 2
+        self.lens = {None: self.hi - self.lo, 0: mid - self.lo, 1: self.hi - mid}
         self.item = bufs.itemsize
-        n = comm.n
-        self.who = who if who is not None else [[frozenset((d,))] * G for d in range(n)]
+        self.width = int(L // G) if G and L % G == 0 and bufs.flags.c_contiguous else None
+        self.sets = [frozenset((d,)) for d in range(n)]  # set id d: device d alone
+        self._union = {}
+        self._desc = np.zeros((0, 4), dtype=np.int64)
+        self.who = np.repeat(np.arange(n, dtype=np.int64)[:, None], G, axis=1)  # set id of (device, fine chunk)
+        self._rows = []
+        self._calls = 0
 
     def nbytes(self, fine, half=None):
         """Bytes of the fine chunks `fine` (half: 0 or 1 — only that half of each)."""
-        total = 0
-        for f in fine:
-            lo, hi = self.bounds[f], self.bounds[f + 1]
-            total += (hi - lo) if half is None else len(range(*self._half(lo, hi, half)))
-        return total * self.item
+        return int(self.lens[half][list(fine)].sum()) * self.item
 
-    @staticmethod
-    def _half(lo, hi, half):
-        mid = (lo + hi) // 2
-        return (lo, mid) if half == 0 else (mid, hi)
+    def _unite(self, a, b):
+        """Set ids of sets[a] | sets[b], elementwise (int arrays)."""
+        key = a * (1 << 32) + b
+        uniq, inv = np.unique(key, return_inverse=True)
+        out = np.empty(len(uniq), dtype=np.int64)
+        memo, sets = self._union, self.sets
+        for i, k in enumerate(uniq.tolist()):
+            r = memo.get(k)
+            if r is None:
+                x, y = divmod(k, 1 << 32)
+                u = sets[x] | sets[y]
+                r = x if len(u) == len(sets[x]) else y if len(u) == len(sets[y]) else None
+                if r is None:
+                    r = len(sets)
+                    sets.append(u)
+                memo[k] = r
+            out[i] = r
+        return out[inv.reshape(-1)]
 
-    def move(self, src, dst, fine, ready, step, phase, reduce, half=None):
-        """Send fine chunks `fine` from src to dst (add when reduce, else copy); returns arrival.
+    def _descs(self, ids):
+        """(first, count, period, limit) of set ids (trace.encode_who of each distinct set once)."""
+        have = len(self._desc)
+        if len(self.sets) > have:
+            enc = self.comm.trace.encode_who
+            n = self.comm.n
+            more = np.array([enc(w, n) for w in self.sets[have:]], dtype=np.int64).reshape(-1, 4)
+            self._desc = np.concatenate([self._desc, more])
+        return self._desc[ids]
 
-        One message per fine chunk, so the trace names every chunk the data covers (what a view
-        replays); back to back on the same two ports they arrive when one message of their total
-        bytes would: the ports serialise the bytes, α is paid once in the overlap (the port model).
+    def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None):
         """
-        fine = list(fine)
-        t = max(self.comm.send(src, dst, self.nbytes([f], half), ready, step, f, self.who[src][f], phase, reduce)
-                for f in fine)
-        for f in fine:
-            lo, hi = self.bounds[f], self.bounds[f + 1]
-            if half is not None:
-                lo, hi = self._half(lo, hi, half)
+        Send fine chunks from src to dst (add when reduce, else copy); returns the arrivals.
+        src, dst, ready: one value or arrays of M moves; fine: M lists of F fine chunks each
+        ((M, F) array, or one list for one move). One message per fine chunk, move by move, so
+        the trace names every chunk the data covers (what a view replays); back to back on the
+        same two ports they arrive when one message of their total bytes would: the ports
+        serialise the bytes, α is paid once in the overlap (the port model).
+        key: (M, KEYS) order of the moves in the recorded trace (default: call order).
+        Returns each move's arrival (its last message's), an array (a float for one move).
+        """
+        one = np.ndim(src) == 0
+        src = np.atleast_1d(np.asarray(src, dtype=np.int64))
+        dst = np.atleast_1d(np.asarray(dst, dtype=np.int64))
+        fine = np.asarray(fine, dtype=np.int64).reshape(len(src), -1)
+        M, F = fine.shape
+        comm = self.comm
+        s_rep, d_rep = np.repeat(src, F), np.repeat(dst, F)
+        f = fine.reshape(-1)
+        b = (self.lens[half][f] * self.item).astype(float) * comm.byte_scale
+        plan = comm._plan(s_rep, d_rep)
+        r = np.repeat(np.broadcast_to(np.asarray(ready, dtype=float), (M,)), F)
+        start, end = comm._port_times(plan, b, r)
+        who = self.who[s_rep, f]
+        if key is None:
+            key = np.zeros((M, self.KEYS), dtype=np.int64)
+            key[:, 0] = self._calls
+            key[:, 1] = np.arange(M)
+            self._calls += 1
+        k = np.repeat(np.asarray(key, dtype=np.int64).reshape(M, self.KEYS), F, axis=0)
+        k = np.concatenate([k, np.tile(np.arange(F), M)[:, None]], axis=1)
+        self._rows.append((k, phase, np.broadcast_to(np.asarray(step, dtype=np.int64), (M,)).repeat(F),
+                           s_rep, d_rep, f, b, start, end, bool(reduce), who))
+        # the data and the contributors
+        bufs = self.bufs
+        if self.width is not None:
+            w = self.width
+            a, z = (0, w) if half is None else (0, w // 2) if half == 0 else (w // 2, w)
+            b3 = bufs.reshape(bufs.shape[0], self.G, w)
             if reduce:
-                self.bufs[dst, lo:hi] += self.bufs[src, lo:hi]
-                if half is None or half == 1:
-                    self.who[dst][f] = self.who[dst][f] | self.who[src][f]
+                b3[d_rep, f, a:z] += b3[s_rep, f, a:z]
             else:
-                self.bufs[dst, lo:hi] = self.bufs[src, lo:hi]
-                if half is None or half == 1:
-                    self.who[dst][f] = self.who[src][f]
-        return t
+                b3[d_rep, f, a:z] = b3[s_rep, f, a:z]
+        else:
+            los = self.lo[f] if half != 1 else (self.lo[f] + self.hi[f]) // 2
+            his = self.hi[f] if half != 0 else (self.lo[f] + self.hi[f]) // 2
+            for i in range(len(f)):
+                lo, hi, sd, dd = int(los[i]), int(his[i]), int(s_rep[i]), int(d_rep[i])
+                if reduce:
+                    bufs[dd, lo:hi] += bufs[sd, lo:hi]
+                else:
+                    bufs[dd, lo:hi] = bufs[sd, lo:hi]
+        if half is None or half == 1:
+            self.who[d_rep, f] = self._unite(self.who[d_rep, f], who) if reduce else who
+        t = end.reshape(M, F).max(axis=1)
+        return float(t[0]) if one else t
+
+    def finish(self):
+        """Record every message sent, in the order of their keys."""
+        if not self._rows:
+            return
+        rows, self._rows = self._rows, []
+        key = np.concatenate([r[0] for r in rows])
+        order = np.lexsort(key.T[::-1])
+        phases = np.concatenate([np.full(len(r[0]), i, dtype=np.int64) for i, r in enumerate(rows)])[order]
+        cols = [np.concatenate([r[j] for r in rows])[order] for j in (2, 3, 4, 5, 6, 7, 8)]
+        red = np.concatenate([np.full(len(r[0]), r[9]) for r in rows])[order]
+        desc = self._descs(np.concatenate([r[10] for r in rows])[order])
+        names = list(dict.fromkeys(r[1] for r in rows))
+        ids = np.array([names.index(r[1]) for r in rows], dtype=np.int64)[phases]
+        # one add_messages per run of the same phase and reduce flag
+        cut = np.flatnonzero((ids[1:] != ids[:-1]) | (red[1:] != red[:-1])) + 1
+        comm = self.comm
+        for lo, hi in zip(np.r_[0, cut], np.r_[cut, len(order)]):
+            step, src, dst, chunk, b, start, end = (c[lo:hi] for c in cols)
+            w = desc[lo:hi]
+            comm._record(step, src, dst, chunk, b, start, end, (w[:, 0], w[:, 1], w[:, 2], w[:, 3]),
+                         names[ids[lo]], bool(red[lo]))
 
 
 def _stack(arrays, n, what):
@@ -154,6 +249,7 @@ def allreduce_hier(comm, arrays, label=""):
         for m in range(N):
             _ring_ag(run, [m * P + j for j in range(P)], segs, [(j + 1) % P for j in range(P)], ready,
                      P - 1 + 2 * (N - 1), "all-gather (node)")
+    run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -202,6 +298,7 @@ def allreduce_ring_nodes(comm, arrays, label=""):
         segs_of = [[[c * n + i] for i in range(n)] for c in range(P)]
         first_of = [[(q + 1) % n for q in range(n)] for _ in range(P)]
         _lockstep_rings(run, rings, segs_of, first_of, (("reduce-scatter", True), ("all-gather", False)), ready)
+    run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -235,6 +332,7 @@ def allgather_ring_nodes(comm, chunks, owner=None, label=""):
         rings = [channel_ring(c, P, N) for c in range(P)]
         segs_of = [[[d * P + c] for d in range(n)] for c in range(P)]
         _lockstep_rings(run, rings, segs_of, [list(r) for r in rings], (("all-gather", False),), ready)
+    run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -260,6 +358,7 @@ def reduce_scatter_ring_nodes(comm, arrays, label=""):
         # position q ends with segs[(q + 1) % n]: make that its own device's segment
         segs_of = [[[ring[(i - 1) % n] * P + c] for i in range(n)] for c, ring in enumerate(rings)]
         _lockstep_rings(run, rings, segs_of, None, (("reduce-scatter", True),), ready)
+    run.finish()
     comm._end()
     L = bufs.shape[1] // n
     return [bufs[d, d * L:(d + 1) * L].copy() for d in range(n)], {d: d for d in range(n)}
@@ -456,6 +555,7 @@ def torus_all_gather(comm, chunks, label=""):
     ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
     if axes:
         _torus_gather_phases(run, shape, wrap, orders, ready, 0, "all-gather")
+    run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -490,6 +590,7 @@ def torus_reduce_scatter(comm, arrays, label=""):
     n = comm.n
     if axes:
         _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
+    run.finish()
     comm._end()
     L = bufs.shape[1] // n
     return [bufs[d, d * L:(d + 1) * L].copy() for d in range(n)]
@@ -514,6 +615,7 @@ def allreduce_torus(comm, arrays, label=""):
     if axes:
         step = _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
         _torus_gather_phases(run, shape, wrap, orders, ready, step, "all-gather")
+    run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
 

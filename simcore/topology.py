@@ -280,6 +280,23 @@ class Nodes(_Machine):
             return src, dst, self.intra
         return n + src, n + dst, self.inter
 
+    def routes(self, src, dst):
+        """route() of many messages at once (int arrays): (send ports, receive ports, α, β), -1 for no port."""
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        n, P = self.n, self.per_node
+        sw_s, sw_d = src == SWITCH, dst == SWITCH
+        inside = (src // P == dst // P) & ~sw_s & ~sw_d
+        if self.n_nodes == 1:
+            inside = inside | sw_s | sw_d  # the node switch's in-network reduction: intra ports
+        sp = np.where(sw_s, -1, np.where(inside, src, n + src))
+        rp = np.where(sw_d, -1, np.where(inside, dst, n + dst))
+        if inside.all():
+            return sp, rp, self.intra.alpha, self.intra.bw
+        if not inside.any():
+            return sp, rp, self.inter.alpha, self.inter.bw
+        return (sp, rp, np.where(inside, self.intra.alpha, self.inter.alpha),
+                np.where(inside, self.intra.bw, self.inter.bw))
+
 
 def nodes(n_nodes, per_node, intra=NVLINK4, inter=IB_NDR400, base=0.0, tuning="") -> Nodes:
     """n_nodes nodes of per_node devices each (e.g. nodes(2, 8): two DGX H100); base: the
@@ -361,6 +378,37 @@ class Torus(_Machine):
         raise ValueError(f"{self.name}: device {src} {cs} cannot send to device {dst} {cd}, which is not its torus "
                          f"neighbour (±1 on one axis); this algorithm needs a switch — on a torus use rings "
                          f"along one axis")
+
+    def routes(self, src, dst):
+        """route() of many messages at once (int arrays): (send ports, receive ports, α, β)."""
+        return _torus_routes(self, src, dst)
+
+
+def _torus_routes(topo, src, dst):
+    """Torus.route() of many messages at once: (send ports, receive ports, α, β); raises
+    route()'s ValueError for the first message that is not between neighbours."""
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    shape = topo.shape
+    nd, n = len(shape), math.prod(shape)
+    ok = (src >= 0) & (src < n) & (dst >= 0) & (dst < n)
+    cs = np.unravel_index(np.where(ok, src, 0), shape)
+    cd = np.unravel_index(np.where(ok, dst, 0), shape)
+    differ = np.stack([cs[a] != cd[a] for a in range(nd)])
+    ok &= differ.sum(axis=0) == 1
+    axis = differ.argmax(axis=0)
+    size = np.asarray(shape, dtype=np.int64)[axis]
+    a_s = np.choose(axis, cs) if nd > 1 else cs[0]
+    a_d = np.choose(axis, cd) if nd > 1 else cd[0]
+    plus = (a_s + 1) % size == a_d
+    ok &= plus | ((a_s - 1) % size == a_d)
+    ok &= np.asarray(topo.wraps(), dtype=bool)[axis] | (np.abs(a_s - a_d) == 1)  # a slice's missing wraparounds
+    if not ok.all():
+        bad = int(np.flatnonzero(~ok)[0])
+        topo.route(int(src[bad]), int(dst[bad]))  # raises the one-message error
+        raise ValueError(f"{topo.name}: device {int(src[bad])} cannot send to device {int(dst[bad])}")
+    direction = np.where(plus, 0, 1)
+    per = 2 * nd
+    return src * per + 2 * axis + direction, dst * per + 2 * axis + (1 - direction), topo.link.alpha, topo.link.bw
 
 
 @functools.lru_cache(maxsize=65536)
