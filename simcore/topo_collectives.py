@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from .trace_records import Initial
+
 # The closed forms live in topo_closed_forms; these names stay importable from here too.
 from .topo_closed_forms import (TOPO_OPS, hier_calls, nodes_coefficients, ring_nodes_nvlink_bound,  # noqa: F401
                                 ring_steps, t_axis_all_gather, t_hier, t_ring_nodes, t_torus)
@@ -54,7 +56,8 @@ class _Run:
         self.lens = {None: self.hi - self.lo, 0: mid - self.lo, 1: self.hi - mid}
         self.item = bufs.itemsize
         self.width = int(L // G) if G and L % G == 0 and bufs.flags.c_contiguous else None
-        self.sets = [frozenset((d,)) for d in range(n)]  # set id d: device d alone
+        self.sets = [1 << d for d in range(n)]  # set id → its devices as a bitmask (id d: device d alone)
+        self._id = {m: d for d, m in enumerate(self.sets)}
         self._union = {}
         self._desc = np.zeros((0, 4), dtype=np.int64)
         self.who = np.repeat(np.arange(n, dtype=np.int64)[:, None], G, axis=1)  # set id of (device, fine chunk)
@@ -70,15 +73,15 @@ class _Run:
         key = a * (1 << 32) + b
         uniq, inv = np.unique(key, return_inverse=True)
         out = np.empty(len(uniq), dtype=np.int64)
-        memo, sets = self._union, self.sets
+        memo, sets, ids = self._union, self.sets, self._id
         for i, k in enumerate(uniq.tolist()):
             r = memo.get(k)
             if r is None:
                 x, y = divmod(k, 1 << 32)
                 u = sets[x] | sets[y]
-                r = x if len(u) == len(sets[x]) else y if len(u) == len(sets[y]) else None
+                r = ids.get(u)
                 if r is None:
-                    r = len(sets)
+                    r = ids[u] = len(sets)
                     sets.append(u)
                 memo[k] = r
             out[i] = r
@@ -88,9 +91,9 @@ class _Run:
         """(first, count, period, limit) of set ids (trace.encode_who of each distinct set once)."""
         have = len(self._desc)
         if len(self.sets) > have:
-            enc = self.comm.trace.encode_who
             n = self.comm.n
-            more = np.array([enc(w, n) for w in self.sets[have:]], dtype=np.int64).reshape(-1, 4)
+            more = np.array([_encode_mask(m, n, self.comm.trace) for m in self.sets[have:]],
+                            dtype=np.int64).reshape(-1, 4)
             self._desc = np.concatenate([self._desc, more])
         return self._desc[ids]
 
@@ -174,6 +177,19 @@ class _Run:
                          names[ids[lo]], bool(red[lo]))
 
 
+def _encode_mask(m, n, trace):
+    """trace.encode_who of the devices of bitmask m on n devices: a cyclic arc straight from the
+    bits (one rising edge: (first, count, n, n), what encode_who finds), anything else through it."""
+    full = (1 << n) - 1
+    prev = ((m << 1) | (m >> (n - 1))) & full  # bit i: device i−1 (cyclic)
+    rising = m & ~prev
+    if rising == 0 and m == full:
+        return (0, n, n, n)
+    if rising and rising & (rising - 1) == 0:
+        return (rising.bit_length() - 1, m.bit_count(), n, n)
+    return trace.encode_who(frozenset(i for i in range(n) if m >> i & 1), n)
+
+
 def _stack(arrays, n, what):
     if len(arrays) != n:
         raise ValueError(f"{what}: got {len(arrays)} arrays for {n} devices")
@@ -183,29 +199,44 @@ def _stack(arrays, n, what):
     return np.array(arrays, dtype=np.result_type(*arrays))
 
 
-def _ring_rs(run, group, segs, ready, step0, phase):
-    """Ring reduce-scatter among `group` (device ids in ring order) over segments segs[c]
-    (lists of fine chunks), c = 0..g−1; afterwards group[j] holds segs[(j+1) % g] summed."""
-    g = len(group)
-    for k in range(g - 1):
-        arrivals = {}
-        for j, d in enumerate(group):
-            dst = group[(j + 1) % g]
-            t = run.move(d, dst, segs[(j - k) % g], ready[d], step0 + k, phase, True)
-            arrivals[dst] = max(ready[dst], t)
-        ready.update(arrivals)
+def _key(block, R, g, sub, k):
+    """Order keys (block, group r, sub-phase, step k, position j) of R groups × g positions."""
+    key = np.zeros((R, g, _Run.KEYS), dtype=np.int64)
+    key[..., 0], key[..., 2], key[..., 3] = block, sub, k
+    key[..., 1] = np.arange(R)[:, None]
+    key[..., 4] = np.arange(g)[None, :]
+    return key.reshape(R * g, _Run.KEYS)
 
 
-def _ring_ag(run, group, segs, first, ready, step0, phase):
-    """Ring all-gather among `group`: group[j] starts with segs[first[j]] and ends with all."""
-    g = len(group)
+def _ring_rs(run, groups, segs, ready, step0, phase, block=0, sub=0):
+    """Ring reduce-scatter in each of the groups (R × g device ids, each row in ring order) over
+    segments segs[r, c] (F fine chunks each), c = 0..g−1; afterwards groups[r, j] holds
+    segs[r, (j+1) % g] summed. All groups step together (they share no port); the trace keeps
+    the order group by group (block, r, sub are the order key's first columns)."""
+    R, g = groups.shape
+    pos = np.arange(g)
+    src = groups.reshape(-1)
+    dst = groups[:, (pos + 1) % g].reshape(-1)
+    F = segs.shape[2]
     for k in range(g - 1):
-        arrivals = {}
-        for j, d in enumerate(group):
-            dst = group[(j + 1) % g]
-            t = run.move(d, dst, segs[first[(j - k) % g]], ready[d], step0 + k, phase, False)
-            arrivals[dst] = max(ready[dst], t)
-        ready.update(arrivals)
+        seg = segs[:, (pos - k) % g, :].reshape(-1, F)
+        t = run.move(src, dst, seg, ready[src], step0 + k, phase, True, key=_key(block, R, g, sub, k))
+        ready[dst] = np.maximum(ready[dst], t)
+
+
+def _ring_ag(run, groups, segs, first, ready, step0, phase, block=0, sub=0):
+    """Ring all-gather in each group: groups[r, j] starts with segs[r, first[r, j]] and ends with
+    all (shapes as _ring_rs; first: R × g)."""
+    R, g = groups.shape
+    pos = np.arange(g)
+    src = groups.reshape(-1)
+    dst = groups[:, (pos + 1) % g].reshape(-1)
+    F = segs.shape[2]
+    rows = np.arange(R)[:, None]
+    for k in range(g - 1):
+        seg = segs[rows, first[:, (pos - k) % g], :].reshape(-1, F)
+        t = run.move(src, dst, seg, ready[src], step0 + k, phase, False, key=_key(block, R, g, sub, k))
+        ready[dst] = np.maximum(ready[dst], t)
 
 
 def _nodes_shape(comm):
@@ -228,27 +259,25 @@ def allreduce_hier(comm, arrays, label=""):
     n = comm.n
     bufs = _stack(arrays, n, "all-reduce")
     G = P * N
-    comm._begin("all-reduce", "hier", label, G, bufs[0].nbytes,
-                [{c: frozenset((d,)) for c in range(G)} for d in range(n)])
+    comm._begin("all-reduce", "hier", label, G, bufs[0].nbytes, Initial.own_all(n, G))
     run = _Run(comm, bufs, G)
-    ready = {d: comm.ready[d] for d in range(n)}
-    segs = [list(range(c * N, (c + 1) * N)) for c in range(P)]  # P node-level chunks of N fine ones
+    ready = np.array(comm.ready, dtype=float)
+    segs = np.arange(G).reshape(P, N)  # P node-level chunks of N fine ones
+    local = np.arange(n).reshape(N, P)  # node m's GPUs in ring order
     if P > 1:
-        for m in range(N):
-            _ring_rs(run, [m * P + j for j in range(P)], segs, ready, 0, "reduce-scatter (node)")
-        comm._relaunch(max(ready.values()))  # the next phase is the next collective call
+        _ring_rs(run, local, np.broadcast_to(segs, (N, P, N)), ready, 0, "reduce-scatter (node)", block=0)
+        comm._relaunch(ready.max())  # the next phase is the next collective call
     if N > 1:
-        for j in range(P):
-            group = [m * P + j for m in range(N)]
-            sub = [[f] for f in segs[(j + 1) % P]]  # this GPU's node chunk, cut into N
-            _ring_rs(run, group, sub, ready, P - 1, "reduce-scatter (network)")
-            _ring_ag(run, group, sub, [(m + 1) % N for m in range(N)], ready, P - 1 + N - 1, "all-gather (network)")
+        across = local.T.copy()  # the GPUs with local index j, one per node
+        sub = segs[(np.arange(P) + 1) % P][:, :, None]  # GPU j's node chunk, cut into N
+        _ring_rs(run, across, sub, ready, P - 1, "reduce-scatter (network)", block=1, sub=0)
+        first = np.broadcast_to((np.arange(N) + 1) % N, (P, N))
+        _ring_ag(run, across, sub, first, ready, P - 1 + N - 1, "all-gather (network)", block=1, sub=1)
     if P > 1:
         if N > 1:
-            comm._relaunch(max(ready.values()))
-        for m in range(N):
-            _ring_ag(run, [m * P + j for j in range(P)], segs, [(j + 1) % P for j in range(P)], ready,
-                     P - 1 + 2 * (N - 1), "all-gather (node)")
+            comm._relaunch(ready.max())
+        _ring_ag(run, local, np.broadcast_to(segs, (N, P, N)), np.broadcast_to((np.arange(P) + 1) % P, (N, P)), ready,
+                 P - 1 + 2 * (N - 1), "all-gather (node)", block=2)
     run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
@@ -262,20 +291,28 @@ def channel_ring(c, P, N):
 
 def _lockstep_rings(run, rings, segs_of, first_of, op_phases, ready):
     """Run several rings (channels) step by step: every device starts step k+1 when all its
-    step-k chunks (of every channel) have landed."""
+    step-k chunks (of every channel) have landed. rings: C × n device ids; segs_of: C × n × F
+    fine chunks; first_of: C × n (all-gather: position q starts with segs_of[c, first_of[c, q]]).
+    One batch a step, channel by channel, position by position (the order of the trace)."""
+    rings = np.asarray(rings, dtype=np.int64)
+    segs_of = np.asarray(segs_of, dtype=np.int64)
+    C, n = rings.shape
+    F = segs_of.shape[2]
+    pos = np.arange(n)
+    src = rings.reshape(-1)
+    dst = rings[:, (pos + 1) % n].reshape(-1)
+    rows = np.arange(C)[:, None]
     step = 0
     for phase, reduce in op_phases:
-        n = len(rings[0])
         for k in range(n - 1):
-            arrivals = {}
-            for ch, ring in enumerate(rings):
-                segs = segs_of[ch]
-                for q, d in enumerate(ring):
-                    dst = ring[(q + 1) % n]
-                    seg = segs[(q - k) % n] if reduce else segs[first_of[ch][(q - k) % n]]
-                    t = run.move(d, dst, seg, ready[d], step, phase, reduce)
-                    arrivals[dst] = max(arrivals.get(dst, ready[dst]), t)
-            ready.update(arrivals)
+            if reduce:
+                seg = segs_of[:, (pos - k) % n, :]
+            else:
+                seg = segs_of[rows, np.asarray(first_of)[:, (pos - k) % n], :]
+            t = run.move(src, dst, seg.reshape(-1, F), ready[src], step, phase, reduce)
+            arrivals = ready.copy()
+            np.maximum.at(arrivals, dst, t)
+            ready[:] = arrivals
             step += 1
 
 
@@ -289,10 +326,9 @@ def allreduce_ring_nodes(comm, arrays, label=""):
     n = comm.n
     bufs = _stack(arrays, n, "all-reduce")
     G = P * n
-    comm._begin("all-reduce", "ring-nodes", label, G, bufs[0].nbytes,
-                [{c: frozenset((d,)) for c in range(G)} for d in range(n)])
+    comm._begin("all-reduce", "ring-nodes", label, G, bufs[0].nbytes, Initial.own_all(n, G))
     run = _Run(comm, bufs, G)
-    ready = {d: comm.ready[d] for d in range(n)}
+    ready = np.array(comm.ready, dtype=float)
     if n > 1:
         rings = [channel_ring(c, P, N) for c in range(P)]
         segs_of = [[[c * n + i] for i in range(n)] for c in range(P)]
@@ -327,7 +363,7 @@ def allgather_ring_nodes(comm, chunks, owner=None, label=""):
     comm._begin("all-gather", "ring-nodes", label, G, bufs[0].nbytes,
                 [{d * P + c: frozenset((d,)) for c in range(P)} for d in range(n)])
     run = _Run(comm, bufs, G)
-    ready = {d: comm.ready[d] for d in range(n)}
+    ready = np.array(comm.ready, dtype=float)
     if n > 1:
         rings = [channel_ring(c, P, N) for c in range(P)]
         segs_of = [[[d * P + c] for d in range(n)] for c in range(P)]
@@ -349,10 +385,9 @@ def reduce_scatter_ring_nodes(comm, arrays, label=""):
     if bufs.shape[1] % (P * n):
         raise ValueError(f"reduce-scatter: length {bufs.shape[1]} is not divisible by {n} devices x {P} channels")
     G = P * n  # fine chunk d·P + c: channel c's part of segment d
-    comm._begin("reduce-scatter", "ring-nodes", label, G, bufs[0].nbytes,
-                [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
+    comm._begin("reduce-scatter", "ring-nodes", label, G, bufs[0].nbytes, Initial.own_all(n, G))
     run = _Run(comm, bufs, G)
-    ready = {d: comm.ready[d] for d in range(n)}
+    ready = np.array(comm.ready, dtype=float)
     if n > 1:
         rings = [channel_ring(c, P, N) for c in range(P)]
         # position q ends with segs[(q + 1) % n]: make that its own device's segment
@@ -575,7 +610,7 @@ def _torus_reduction_begin(comm, arrays, op, label):
     if bufs.shape[1] % (n * k):
         raise ValueError(f"{op}: length {bufs.shape[1]} is not divisible by {n} devices x {k} axes")
     G = n * k
-    comm._begin(op, "torus", label, G, bufs[0].nbytes, [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
+    comm._begin(op, "torus", label, G, bufs[0].nbytes, Initial.own_all(n, G))
     run = _Run(comm, bufs, G)
     ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
     return shape, wrap, axes, orders, bufs, run, ready

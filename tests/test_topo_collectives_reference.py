@@ -36,6 +36,7 @@ def _same(topo, fn_name, make, base=0.0, byte_scale=1.0, repeat=1):
     for i, (x, y) in enumerate(zip(fa, fb)):
         assert x == y, f"message {i}: {x} != {y}"
     assert [c[:10] for c in a.trace.collectives] == [c[:10] for c in b.trace.collectives]
+    assert all(x.initial == y.initial for x, y in zip(a.trace.collectives, b.trace.collectives))
     assert a.ready == b.ready and a.time == b.time
     ra = outs[0][0] if isinstance(outs[0], tuple) else outs[0]
     rb = outs[1][0] if isinstance(outs[1], tuple) else outs[1]
