@@ -413,100 +413,69 @@ def _torus_shape(comm):
 
 
 def _lines(shape, axis):
-    """Every line of devices along `axis` (device ids in coordinate order, row-major)."""
+    """Every line of devices along `axis`: an array (lines × shape[axis]) of device ids in
+    coordinate order, lines in row-major order of the other coordinates."""
     ids = np.arange(math.prod(shape)).reshape(shape)
-    moved = np.moveaxis(ids, axis, -1).reshape(-1, shape[axis])
-    return [list(map(int, row)) for row in moved]
+    return np.ascontiguousarray(np.moveaxis(ids, axis, -1).reshape(-1, shape[axis]))
 
 
-def _axis_ag(run, line, held, wrap, ready, step0, phase):
+def _hop_moves(N, ring, h, dist, right):
+    """Positions i that send at hop h (rightward or leftward), their receivers and the positions
+    whose block (all-gather: dist = −(h − 1), the origin h − 1 behind) or target (reduce-scatter:
+    dist ahead) they carry."""
+    i = np.arange(N)
+    other, dst = (i + dist, i + 1) if right else (i - dist, i - 1)
+    if ring:
+        return i, dst % N, other % N
+    ok = (dst >= 0) & (dst < N) & (other >= 0) & (other < N)
+    return i[ok], dst[ok], other[ok]
+
+
+def _axis_run(run, lines, blocks, wrap, ready, step0, phase, key0, reduce):
     """
-    Bidirectional all-gather along one line of devices: position i starts with the fine
-    chunks held[i] and ends with all of them. With wrap each block goes half way round in each
-    direction (even N: the opposite block half each way); without, the whole line.
-    Returns the number of hops.
+    Bidirectional rings along every line (lines × N device ids) of one axis at once.
+    All-gather (reduce False): position i starts with the fine chunks blocks[l, i] and ends with
+    all of them; with wrap each block goes half way round in each direction (even N: the
+    opposite block half each way), without, the whole line. Reduce-scatter (reduce True): every
+    position holds partials of all blocks[l, o] (targets), and position o ends with blocks[l, o]
+    summed over the line, the farthest partials first (the mirror). The lines share no port, so
+    they step together; the trace keeps the order line by line, then hop, direction, position
+    (key0 = the order key's first two columns). Returns the number of hops.
     """
-    N = len(line)
+    Lc, N = lines.shape
     if N == 1:
         return 0
     ring = wrap and N > 2
     hops = N // 2 if ring else N - 1
-    right = {i: ready[line[i]] for i in range(N)}  # when position i has the right-going block
-    left = dict(right)
-    arrive = {}
+    F = blocks.shape[2]
+    clock = [ready[lines].astype(float), None]  # when position i's right-/left-going data is ready
+    clock[1] = clock[0].copy()
+    arrive = np.full((Lc, N), -np.inf)
+    lrow = np.arange(Lc)[:, None]
     for h in range(1, hops + 1):
-        half = (0, 1) if ring and N % 2 == 0 and h == hops else (None, None)
-        new_r, new_l = {}, {}
-        for i in range(N):  # right-going: i forwards the block from i−(h−1) to i+1
-            src_pos, dst_pos = i, i + 1
-            origin = i - (h - 1)
-            if ring:
-                dst_pos %= N
-                origin %= N
-            elif dst_pos >= N or origin < 0:
+        last = h == 1 if reduce else h == hops
+        halves = (0, 1) if ring and N % 2 == 0 and last else (None, None)
+        dist = hops - h + 1 if reduce else -(h - 1)
+        new = []
+        for side, right in ((0, True), (1, False)):
+            i, dst, other = _hop_moves(N, ring, h, dist, right)
+            if not len(i):
+                new.append(None)
                 continue
-            t = run.move(line[src_pos], line[dst_pos], held[origin], right[i], step0 + h - 1, phase, False, half[0])
-            new_r[dst_pos] = t
-        for i in range(N):  # left-going: i forwards the block from i+(h−1) to i−1
-            dst_pos = i - 1
-            origin = i + (h - 1)
-            if ring:
-                dst_pos %= N
-                origin %= N
-            elif dst_pos < 0 or origin >= N:
-                continue
-            t = run.move(line[i], line[dst_pos], held[origin], left[i], step0 + h - 1, phase, False, half[1])
-            new_l[dst_pos] = t
-        right.update(new_r)
-        left.update(new_l)
-        for pos, t in list(new_r.items()) + list(new_l.items()):
-            arrive[pos] = max(arrive.get(pos, 0.0), t)
-    for pos, t in arrive.items():
-        ready[line[pos]] = max(ready[line[pos]], t)
-    return hops
-
-
-def _axis_rs(run, line, targets, wrap, ready, step0, phase):
-    """
-    Bidirectional reduce-scatter along one line: every position holds partials of all
-    targets[o] (fine chunks), and position o ends with targets[o] summed over the line. The
-    mirror of _axis_ag: partials flow toward their target from both sides, the farthest first.
-    Returns the number of hops.
-    """
-    N = len(line)
-    if N == 1:
-        return 0
-    ring = wrap and N > 2
-    hops = N // 2 if ring else N - 1
-    right = {i: ready[line[i]] for i in range(N)}  # when position i's right-going partial is complete
-    left = dict(right)
-    arrive = {}
-    for h in range(1, hops + 1):
-        dist = hops - h + 1  # senders this far from their target
-        half = (0, 1) if ring and N % 2 == 0 and h == 1 else (None, None)
-        new_r, new_l = {}, {}
-        for i in range(N):  # right-going: i adds its partial of target i+dist into i+1
-            o, dst_pos = i + dist, i + 1
-            if ring:
-                o, dst_pos = o % N, dst_pos % N
-            elif o >= N:
-                continue
-            t = run.move(line[i], line[dst_pos], targets[o], right[i], step0 + h - 1, phase, True, half[0])
-            new_r[dst_pos] = max(new_r.get(dst_pos, 0.0), t)
-        for i in range(N):  # left-going: i adds its partial of target i−dist into i−1
-            o, dst_pos = i - dist, i - 1
-            if ring:
-                o, dst_pos = o % N, dst_pos % N
-            elif o < 0:
-                continue
-            t = run.move(line[i], line[dst_pos], targets[o], left[i], step0 + h - 1, phase, True, half[1])
-            new_l[dst_pos] = max(new_l.get(dst_pos, 0.0), t)
-        right.update(new_r)
-        left.update(new_l)
-        for pos, t in list(new_r.items()) + list(new_l.items()):
-            arrive[pos] = max(arrive.get(pos, 0.0), t)
-    for pos, t in arrive.items():
-        ready[line[pos]] = max(ready[line[pos]], t)
+            key = np.zeros((Lc, len(i), _Run.KEYS), dtype=np.int64)
+            key[..., 0], key[..., 1], key[..., 3], key[..., 4] = key0[0], key0[1], h, side
+            key[..., 2] = lrow
+            key[..., 5] = i
+            t = run.move(lines[:, i].reshape(-1), lines[:, dst].reshape(-1), blocks[:, other, :].reshape(-1, F),
+                         clock[side][:, i].reshape(-1), step0 + h - 1, phase, reduce, halves[side],
+                         key=key.reshape(-1, _Run.KEYS)).reshape(Lc, len(i))
+            new.append((dst, t))
+        for side, got in enumerate(new):
+            if got is not None:
+                dst, t = got
+                clock[side][:, dst] = t
+                arrive[:, dst] = np.maximum(arrive[:, dst], t)
+    ready[lines] = np.maximum(ready[lines], arrive)
     return hops
 
 
@@ -517,51 +486,52 @@ def _torus_plan(shape):
     return axes, [axes[j:] + axes[:j] for j in range(k)]
 
 
-def _coords(shape):
-    return [tuple(map(int, c)) for c in zip(*np.unravel_index(np.arange(math.prod(shape)), shape))]
-
-
-def _torus_gather_phases(run, shape, wrap, orders, ready, step0, phase):
+def _torus_gather_phases(run, shape, wrap, orders, ready, step0, phase, block0=0):
     """All-gather part j of every device along orders[j], phase by phase across parts.
-    ready[j][d]: when device d has part j's data (each part keeps its own clock)."""
+    ready[j][d]: when device d has part j's data (each part keeps its own clock, an array)."""
     n = math.prod(shape)
     k = len(orders)
-    gathered = [[{d} for d in range(n)] for _ in range(k)]  # whose part-j chunk device d holds
+    gathered = [np.arange(n)[:, None] for _ in range(k)]  # whose part-j chunk device d holds (sorted)
     step = step0
     for p in range(k):
         most = 0
         for j in range(k):
             axis = orders[j][p]
-            for line in _lines(shape, axis):
-                blocks = [[e * k + j for e in sorted(gathered[j][d])] for d in line]
-                most = max(most, _axis_ag(run, line, blocks, wrap[axis], ready[j], step, phase))
-                union = set().union(*(gathered[j][d] for d in line))
-                for d in line:
-                    gathered[j][d] = set(union)
+            lines = _lines(shape, axis)
+            held = gathered[j][lines]  # lines × N × F
+            most = max(most, _axis_run(run, lines, held * k + j, wrap[axis], ready[j], step, phase,
+                                       (block0 + p, j), False))
+            union = np.sort(held.reshape(len(lines), -1), axis=1)
+            g = np.empty((n, union.shape[1]), dtype=np.int64)
+            g[lines] = union[:, None, :]
+            gathered[j] = g
         step += most
     return step
 
 
-def _torus_scatter_phases(run, shape, wrap, orders, ready, step0, phase):
+def _torus_scatter_phases(run, shape, wrap, orders, ready, step0, phase, block0=0):
     """Reduce-scatter: part j along reversed(orders[j]); device d ends with fine chunk d·k + j
     summed. ready[j][d] as in _torus_gather_phases."""
     n = math.prod(shape)
     k = len(orders)
-    coords = _coords(shape)
-    # region[j][d]: the devices e whose part-j fine chunk device d still holds partials for
-    region = [[set(range(n)) for _ in range(n)] for _ in range(k)]
+    coords = np.array(np.unravel_index(np.arange(n), shape))
+    # region[j][d]: the devices e (sorted) whose part-j fine chunk device d still holds partials for
+    region = [None] * k  # None: every device
     step = step0
     for p in range(k):
         most = 0
         for j in range(k):
             axis = list(reversed(orders[j]))[p]
-            for line in _lines(shape, axis):
-                reg = region[j][line[0]]
-                targets = [sorted(e * k + j for e in reg if coords[e][axis] == coords[line[o]][axis])
-                           for o in range(len(line))]
-                most = max(most, _axis_rs(run, line, targets, wrap[axis], ready[j], step, phase))
-                for d in line:
-                    region[j][d] = {e for e in reg if coords[e][axis] == coords[d][axis]}
+            lines = _lines(shape, axis)
+            Lc, N = lines.shape
+            reg = np.broadcast_to(np.arange(n), (Lc, n)) if region[j] is None else region[j][lines[:, 0]]
+            by = np.argsort(coords[axis][reg], axis=1, kind="stable")  # target o: axis coordinate o
+            targets = np.take_along_axis(reg, by, axis=1).reshape(Lc, N, -1)
+            most = max(most, _axis_run(run, lines, targets * k + j, wrap[axis], ready[j], step, phase,
+                                       (block0 + p, j), True))
+            r = np.empty((n, targets.shape[2]), dtype=np.int64)
+            r[lines] = targets
+            region[j] = r
         step += most
     return step
 
@@ -587,7 +557,7 @@ def torus_all_gather(comm, chunks, label=""):
     initial = [{d * k + j: frozenset((d,)) for j in range(k)} for d in range(n)]
     comm._begin("all-gather", "torus", label, G, bufs[0].nbytes, initial)
     run = _Run(comm, bufs, G)
-    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
+    ready = [np.array(comm.ready, dtype=float) for _ in range(k)]
     if axes:
         _torus_gather_phases(run, shape, wrap, orders, ready, 0, "all-gather")
     run.finish()
@@ -612,7 +582,7 @@ def _torus_reduction_begin(comm, arrays, op, label):
     G = n * k
     comm._begin(op, "torus", label, G, bufs[0].nbytes, Initial.own_all(n, G))
     run = _Run(comm, bufs, G)
-    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
+    ready = [np.array(comm.ready, dtype=float) for _ in range(k)]
     return shape, wrap, axes, orders, bufs, run, ready
 
 
@@ -649,7 +619,7 @@ def allreduce_torus(comm, arrays, label=""):
     n = comm.n
     if axes:
         step = _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
-        _torus_gather_phases(run, shape, wrap, orders, ready, step, "all-gather")
+        _torus_gather_phases(run, shape, wrap, orders, ready, step, "all-gather", block0=len(orders))
     run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
