@@ -274,6 +274,31 @@ class Comm:
             self._recv_free[rp[hr]] = np.broadcast_to(free, (m,))[hr]
         return start, start + plan.alpha + busy
 
+    def _port_chains(self, plan, b, ready):
+        """
+        _port_times for M port pairs (plan: no port twice, every message holding two ports)
+        each carrying F messages back to back (b: M × F bytes after byte_scale, all of a pair's
+        data ready at ready[i]): the first starts when its data and ports are ready, each next
+        one when the previous has passed (the ports' FIFO), as the sums one by one would give
+        (np.cumsum adds in order). Returns (start, end), M × F.
+        """
+        M = b.shape[0]
+        ready = np.broadcast_to(np.asarray(ready, dtype=float), (M,))
+        if self._not_before > -math.inf:
+            ready = np.maximum(ready, self._not_before)
+        bw = np.asarray(plan.bw, dtype=float)
+        busy = b / (bw[:, None] if bw.ndim else bw)
+        sp, rp = plan.sp, plan.rp
+        steps = np.empty(b.shape)
+        steps[:, 0] = np.maximum(np.maximum(ready, self._send_free[sp]), self._recv_free[rp])
+        steps[:, 1:] = busy[:, :-1]
+        start = np.cumsum(steps, axis=1)
+        free = start[:, -1] + busy[:, -1]
+        self._send_free[sp] = free
+        self._recv_free[rp] = free
+        alpha = np.asarray(plan.alpha, dtype=float)
+        return start, start + (alpha[:, None] if alpha.ndim else alpha) + busy
+
     def _port_rounds(self, plan, b, ready, rounds):
         """_port_times for messages whose send port always meets the same receive port: the
         r-th message of each port pair waits only for the (r−1)-th, so round r is one array step

@@ -117,9 +117,12 @@ class _Run:
         s_rep, d_rep = np.repeat(src, F), np.repeat(dst, F)
         f = fine.reshape(-1)
         b = (self.lens[half][f] * self.item).astype(float) * comm.byte_scale
-        plan = comm._plan(s_rep, d_rep)
-        r = np.repeat(np.broadcast_to(np.asarray(ready, dtype=float), (M,)), F)
-        start, end = comm._port_times(plan, b, r)
+        plan = comm._plan(src, dst)
+        if plan.all_ports and not plan.in_turn:  # each move on its own ports: its F messages in a chain
+            start, end = (x.reshape(-1) for x in comm._port_chains(plan, b.reshape(M, F), ready))
+        else:
+            plan = comm._plan(s_rep, d_rep) if F > 1 else plan
+            start, end = comm._port_times(plan, b, np.repeat(np.broadcast_to(np.asarray(ready, dtype=float), (M,)), F))
         who = self.who[s_rep, f]
         if key is None:
             key = np.zeros((M, self.KEYS), dtype=np.int64)
@@ -160,7 +163,11 @@ class _Run:
             return
         rows, self._rows = self._rows, []
         key = np.concatenate([r[0] for r in rows])
-        order = np.lexsort(key.T[::-1])
+        dims = key.max(axis=0) + 1
+        if float(np.prod(dims.astype(float))) < 2.0**62:  # one int64 key: one argsort
+            order = np.argsort(np.ravel_multi_index(tuple(key.T), tuple(int(d) for d in dims)), kind="stable")
+        else:
+            order = np.lexsort(key.T[::-1])
         phases = np.concatenate([np.full(len(r[0]), i, dtype=np.int64) for i, r in enumerate(rows)])[order]
         cols = [np.concatenate([r[j] for r in rows])[order] for j in (2, 3, 4, 5, 6, 7, 8)]
         red = np.concatenate([np.full(len(r[0]), r[9]) for r in rows])[order]

@@ -384,31 +384,44 @@ class Torus(_Machine):
         return _torus_routes(self, src, dst)
 
 
+@functools.lru_cache(maxsize=32)
+def _torus_neighbours(shape, wraps):
+    """n × 2·ndim: device d's neighbour through its port 2a + dir (dir 0: +1, 1: −1 on axis a),
+    −1 where there is none (an axis of one device, a missing wraparound). On an axis of size 2
+    both ports reach the same device; route() takes the +1 port, as argmax does here."""
+    n, nd = math.prod(shape), len(shape)
+    c = np.array(np.unravel_index(np.arange(n), shape))
+    out = np.full((n, 2 * nd), -1, dtype=np.int64)
+    for a, size in enumerate(shape):
+        if size == 1:
+            continue
+        for direction, step in ((0, 1), (1, -1)):
+            moved = c.copy()
+            moved[a] = c[a] + step
+            inside = (moved[a] >= 0) & (moved[a] < size)
+            moved[a] %= size
+            nb = np.ravel_multi_index(tuple(moved), shape)
+            out[:, 2 * a + direction] = np.where(inside | wraps[a] | (size == 2), nb, -1)
+    out.setflags(write=False)
+    return out
+
+
 def _torus_routes(topo, src, dst):
     """Torus.route() of many messages at once: (send ports, receive ports, α, β); raises
     route()'s ValueError for the first message that is not between neighbours."""
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
-    shape = topo.shape
-    nd, n = len(shape), math.prod(shape)
-    ok = (src >= 0) & (src < n) & (dst >= 0) & (dst < n)
-    cs = np.unravel_index(np.where(ok, src, 0), shape)
-    cd = np.unravel_index(np.where(ok, dst, 0), shape)
-    differ = np.stack([cs[a] != cd[a] for a in range(nd)])
-    ok &= differ.sum(axis=0) == 1
-    axis = differ.argmax(axis=0)
-    size = np.asarray(shape, dtype=np.int64)[axis]
-    a_s = np.choose(axis, cs) if nd > 1 else cs[0]
-    a_d = np.choose(axis, cd) if nd > 1 else cd[0]
-    plus = (a_s + 1) % size == a_d
-    ok &= plus | ((a_s - 1) % size == a_d)
-    ok &= np.asarray(topo.wraps(), dtype=bool)[axis] | (np.abs(a_s - a_d) == 1)  # a slice's missing wraparounds
+    n = topo.n
+    nb = _torus_neighbours(tuple(topo.shape), tuple(bool(w) for w in topo.wraps()))
+    ok = (src >= 0) & (src < n) & (dst >= 0) & (dst < n) & (src != dst)
+    hit = nb[np.where(ok, src, 0)] == dst[:, None]
+    port = hit.argmax(axis=1)
+    ok &= hit[np.arange(len(src)), port]
     if not ok.all():
         bad = int(np.flatnonzero(~ok)[0])
         topo.route(int(src[bad]), int(dst[bad]))  # raises the one-message error
         raise ValueError(f"{topo.name}: device {int(src[bad])} cannot send to device {int(dst[bad])}")
-    direction = np.where(plus, 0, 1)
-    per = 2 * nd
-    return src * per + 2 * axis + direction, dst * per + 2 * axis + (1 - direction), topo.link.alpha, topo.link.bw
+    per = nb.shape[1]
+    return src * per + port, dst * per + (port ^ 1), topo.link.alpha, topo.link.bw
 
 
 @functools.lru_cache(maxsize=65536)

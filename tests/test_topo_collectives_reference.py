@@ -88,3 +88,23 @@ def test_torus_collectives_match_reference(topo):
     _same(topo, "allreduce_torus", _partials(2 * k), repeat=2)
     _same(topo, "torus_all_gather", _pieces(4 * k))
     _same(topo, "torus_reduce_scatter", _partials(2 * k), byte_scale=3.0)
+
+
+@pytest.mark.parametrize("topo", TORI + [nodes(3, 4, NVLINK4, IB_NDR400), nodes(1, 4, NVLINK4, IB_NDR400)],
+                         ids=lambda t: t.name)
+def test_routes_is_route_for_every_pair(topo):
+    from simcore.trace import SWITCH
+    ends = list(range(topo.n)) + ([SWITCH] if not hasattr(topo, "shape") else [])
+    for s in ends:
+        for d in ends:
+            if s == d:
+                continue
+            try:
+                one = topo.route(s, d)
+            except ValueError:
+                with pytest.raises(ValueError):
+                    topo.routes(np.array([s]), np.array([d]))
+                continue
+            sp, rp, a, b = topo.routes(np.array([s]), np.array([d]))
+            want = (-1 if one[0] is None else one[0], -1 if one[1] is None else one[1], one[2].alpha, one[2].bw)
+            assert (int(sp[0]), int(rp[0]), float(np.broadcast_to(a, 1)[0]), float(np.broadcast_to(b, 1)[0])) == want
