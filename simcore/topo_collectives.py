@@ -116,7 +116,13 @@ class _Run:
         comm = self.comm
         s_rep, d_rep = np.repeat(src, F), np.repeat(dst, F)
         f = fine.reshape(-1)
-        b = (self.lens[half][f] * self.item).astype(float) * comm.byte_scale
+        if np.ndim(half):  # one half (None, 0 or 1 as −1, 0, 1) per move
+            hcode = np.repeat(np.asarray(half, dtype=np.int64), F)
+            lens = np.where(hcode < 0, self.lens[None][f], np.where(hcode == 0, self.lens[0][f], self.lens[1][f]))
+        else:
+            hcode = None
+            lens = self.lens[half][f]
+        b = (lens * self.item).astype(float) * comm.byte_scale
         plan = comm._plan(src, dst)
         if plan.all_ports and not plan.in_turn:  # each move on its own ports: its F messages in a chain
             start, end = (x.reshape(-1) for x in comm._port_chains(plan, b.reshape(M, F), ready))
@@ -133,7 +139,36 @@ class _Run:
         k = np.concatenate([k, np.tile(np.arange(F), M)[:, None]], axis=1)
         self._rows.append((k, phase, np.broadcast_to(np.asarray(step, dtype=np.int64), (M,)).repeat(F),
                            s_rep, d_rep, f, b, start, end, bool(reduce), who))
-        # the data and the contributors
+        # the data and the contributors; a chunk that two moves add into (both directions'
+        # last hop) takes them one after the other, in the order given
+        if reduce and M > 1:
+            rounds = _occurrence(d_rep * self.G + f)
+            if rounds is not None:
+                for r in range(int(rounds.max()) + 1):
+                    m = rounds == r
+                    self._update(s_rep[m], d_rep[m], f[m], who[m], True, half, None if hcode is None else hcode[m])
+                t = end.reshape(M, F).max(axis=1)
+                return float(t[0]) if one else t
+        self._update(s_rep, d_rep, f, who, reduce, half, hcode)
+        t = end.reshape(M, F).max(axis=1)
+        return float(t[0]) if one else t
+
+    def _update(self, s_rep, d_rep, f, who, reduce, half, hcode):
+        """The data and contributors of messages whose (receiver, chunk) are all different."""
+        if hcode is not None:
+            for code in np.unique(hcode).tolist():
+                m = hcode == code
+                self._data(s_rep[m], d_rep[m], f[m], reduce, None if code < 0 else code)
+            upd = hcode != 0
+            s_u, d_u, f_u, w_u = s_rep[upd], d_rep[upd], f[upd], who[upd]
+            self.who[d_u, f_u] = self._unite(self.who[d_u, f_u], w_u) if reduce else w_u
+        else:
+            self._data(s_rep, d_rep, f, reduce, half)
+            if half is None or half == 1:
+                self.who[d_rep, f] = self._unite(self.who[d_rep, f], who) if reduce else who
+
+    def _data(self, s_rep, d_rep, f, reduce, half):
+        """Move (copy or add) fine chunks f (or their half) from s_rep to d_rep."""
         bufs = self.bufs
         if self.width is not None:
             w = self.width
@@ -152,10 +187,6 @@ class _Run:
                     bufs[dd, lo:hi] += bufs[sd, lo:hi]
                 else:
                     bufs[dd, lo:hi] = bufs[sd, lo:hi]
-        if half is None or half == 1:
-            self.who[d_rep, f] = self._unite(self.who[d_rep, f], who) if reduce else who
-        t = end.reshape(M, F).max(axis=1)
-        return float(t[0]) if one else t
 
     def finish(self):
         """Record every message sent, in the order of their keys."""
@@ -182,6 +213,18 @@ class _Run:
             w = desc[lo:hi]
             comm._record(step, src, dst, chunk, b, start, end, (w[:, 0], w[:, 1], w[:, 2], w[:, 3]),
                          names[ids[lo]], bool(red[lo]))
+
+
+def _occurrence(keys):
+    """Each key's index among the earlier equal keys, or None when no key repeats."""
+    uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    if len(uniq) == len(keys):
+        return None
+    order = np.argsort(inverse, kind="stable")
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    out = np.empty(len(keys), dtype=np.int64)
+    out[order] = np.arange(len(keys)) - starts
+    return out
 
 
 def _encode_mask(m, n, trace):
@@ -438,52 +481,68 @@ def _hop_moves(N, ring, h, dist, right):
     return i[ok], dst[ok], other[ok]
 
 
-def _axis_run(run, lines, blocks, wrap, ready, step0, phase, key0, reduce):
+def _axis_run(run, jobs, step0, phase, reduce):
     """
-    Bidirectional rings along every line (lines × N device ids) of one axis at once.
-    All-gather (reduce False): position i starts with the fine chunks blocks[l, i] and ends with
-    all of them; with wrap each block goes half way round in each direction (even N: the
-    opposite block half each way), without, the whole line. Reduce-scatter (reduce True): every
-    position holds partials of all blocks[l, o] (targets), and position o ends with blocks[l, o]
-    summed over the line, the farthest partials first (the mirror). The lines share no port, so
-    they step together; the trace keeps the order line by line, then hop, direction, position
-    (key0 = the order key's first two columns). Returns the number of hops.
+    Bidirectional rings along every line of some axes at once. jobs: (lines, blocks, wrap,
+    ready, key0) each — lines × N device ids of one axis, blocks (lines × N × F fine chunks),
+    the axis's wraparound, the clock the job reads and moves (an array per device), and the
+    order key's first two columns. All-gather (reduce False): position i starts with the fine
+    chunks blocks[l, i] and ends with all of them; with wrap each block goes half way round in
+    each direction (even N: the opposite block half each way), without, the whole line.
+    Reduce-scatter (reduce True): every position holds partials of all blocks[l, o] (targets),
+    and position o ends with blocks[l, o] summed over the line, the farthest partials first (the
+    mirror). The jobs' lines and directions share no port, so every hop of all of them is one
+    batch (one per block width F); the trace keeps the order job, line, hop, direction,
+    position. Returns the most hops of a job.
     """
-    Lc, N = lines.shape
-    if N == 1:
-        return 0
-    ring = wrap and N > 2
-    hops = N // 2 if ring else N - 1
-    F = blocks.shape[2]
-    clock = [ready[lines].astype(float), None]  # when position i's right-/left-going data is ready
-    clock[1] = clock[0].copy()
-    arrive = np.full((Lc, N), -np.inf)
-    lrow = np.arange(Lc)[:, None]
-    for h in range(1, hops + 1):
-        last = h == 1 if reduce else h == hops
-        halves = (0, 1) if ring and N % 2 == 0 and last else (None, None)
-        dist = hops - h + 1 if reduce else -(h - 1)
-        new = []
-        for side, right in ((0, True), (1, False)):
-            i, dst, other = _hop_moves(N, ring, h, dist, right)
-            if not len(i):
-                new.append(None)
+    state = []
+    for lines, blocks, wrap, ready, key0 in jobs:
+        Lc, N = lines.shape
+        if N == 1:
+            continue
+        ring = wrap and N > 2
+        clock = ready[lines].astype(float)  # when position i's right- (and left-) going data is ready
+        state.append((lines, blocks, ready, key0, N, ring, N // 2 if ring else N - 1, [clock, clock.copy()],
+                      np.full((Lc, N), -np.inf)))
+    most = max((st[6] for st in state), default=0)
+    for h in range(1, most + 1):
+        batches = {}  # F → the pieces of this hop
+        for js, (lines, blocks, ready, key0, N, ring, hops, clock, arrive) in enumerate(state):
+            if h > hops:
                 continue
-            key = np.zeros((Lc, len(i), _Run.KEYS), dtype=np.int64)
-            key[..., 0], key[..., 1], key[..., 3], key[..., 4] = key0[0], key0[1], h, side
-            key[..., 2] = lrow
-            key[..., 5] = i
-            t = run.move(lines[:, i].reshape(-1), lines[:, dst].reshape(-1), blocks[:, other, :].reshape(-1, F),
-                         clock[side][:, i].reshape(-1), step0 + h - 1, phase, reduce, halves[side],
-                         key=key.reshape(-1, _Run.KEYS)).reshape(Lc, len(i))
-            new.append((dst, t))
-        for side, got in enumerate(new):
-            if got is not None:
-                dst, t = got
-                clock[side][:, dst] = t
-                arrive[:, dst] = np.maximum(arrive[:, dst], t)
-    ready[lines] = np.maximum(ready[lines], arrive)
-    return hops
+            Lc = len(lines)
+            last = h == 1 if reduce else h == hops
+            halves = (0, 1) if ring and N % 2 == 0 and last else (-1, -1)
+            dist = hops - h + 1 if reduce else -(h - 1)
+            for side, right in ((0, True), (1, False)):
+                i, dst, other = _hop_moves(N, ring, h, dist, right)
+                if not len(i):
+                    continue
+                key = np.zeros((Lc, len(i), _Run.KEYS), dtype=np.int64)
+                key[..., 0], key[..., 1], key[..., 3], key[..., 4] = key0[0], key0[1], h, side
+                key[..., 2] = np.arange(Lc)[:, None]
+                key[..., 5] = i
+                F = blocks.shape[2]
+                batches.setdefault(F, []).append((js, side, dst, Lc * len(i), lines[:, i].reshape(-1),
+                                                  lines[:, dst].reshape(-1), blocks[:, other, :].reshape(-1, F),
+                                                  clock[side][:, i].reshape(-1), halves[side],
+                                                  key.reshape(-1, _Run.KEYS)))
+        done = []
+        for F, pieces in batches.items():
+            t = run.move(np.concatenate([p[4] for p in pieces]), np.concatenate([p[5] for p in pieces]),
+                         np.concatenate([p[6] for p in pieces]), np.concatenate([p[7] for p in pieces]),
+                         step0 + h - 1, phase, reduce, np.repeat([p[8] for p in pieces], [p[3] for p in pieces]),
+                         key=np.concatenate([p[9] for p in pieces]))
+            at = np.cumsum([0] + [p[3] for p in pieces])
+            done += [(p[0], p[1], p[2], t[at[q]:at[q + 1]]) for q, p in enumerate(pieces)]
+        for js, side, dst, t in done:  # every hop's moves read the clocks before any is moved
+            st = state[js]
+            t = t.reshape(len(st[0]), len(dst))
+            st[7][side][:, dst] = t
+            st[8][:, dst] = np.maximum(st[8][:, dst], t)
+    for lines, blocks, ready, key0, N, ring, hops, clock, arrive in state:
+        ready[lines] = np.maximum(ready[lines], arrive)
+    return most
 
 
 def _torus_plan(shape):
@@ -501,14 +560,15 @@ def _torus_gather_phases(run, shape, wrap, orders, ready, step0, phase, block0=0
     gathered = [np.arange(n)[:, None] for _ in range(k)]  # whose part-j chunk device d holds (sorted)
     step = step0
     for p in range(k):
-        most = 0
+        jobs, held = [], []
         for j in range(k):
-            axis = orders[j][p]
-            lines = _lines(shape, axis)
-            held = gathered[j][lines]  # lines × N × F
-            most = max(most, _axis_run(run, lines, held * k + j, wrap[axis], ready[j], step, phase,
-                                       (block0 + p, j), False))
-            union = np.sort(held.reshape(len(lines), -1), axis=1)
+            lines = _lines(shape, orders[j][p])
+            held.append(gathered[j][lines])  # lines × N × F
+            jobs.append((lines, held[j] * k + j, wrap[orders[j][p]], ready[j], (block0 + p, j)))
+        most = _axis_run(run, jobs, step, phase, False)
+        for j in range(k):
+            lines = jobs[j][0]
+            union = np.sort(held[j].reshape(len(lines), -1), axis=1)
             g = np.empty((n, union.shape[1]), dtype=np.int64)
             g[lines] = union[:, None, :]
             gathered[j] = g
@@ -526,16 +586,18 @@ def _torus_scatter_phases(run, shape, wrap, orders, ready, step0, phase, block0=
     region = [None] * k  # None: every device
     step = step0
     for p in range(k):
-        most = 0
+        jobs, tgt = [], []
         for j in range(k):
             axis = list(reversed(orders[j]))[p]
             lines = _lines(shape, axis)
             Lc, N = lines.shape
             reg = np.broadcast_to(np.arange(n), (Lc, n)) if region[j] is None else region[j][lines[:, 0]]
             by = np.argsort(coords[axis][reg], axis=1, kind="stable")  # target o: axis coordinate o
-            targets = np.take_along_axis(reg, by, axis=1).reshape(Lc, N, -1)
-            most = max(most, _axis_run(run, lines, targets * k + j, wrap[axis], ready[j], step, phase,
-                                       (block0 + p, j), True))
+            tgt.append(np.take_along_axis(reg, by, axis=1).reshape(Lc, N, -1))
+            jobs.append((lines, tgt[j] * k + j, wrap[axis], ready[j], (block0 + p, j)))
+        most = _axis_run(run, jobs, step, phase, True)
+        for j in range(k):
+            lines, targets = jobs[j][0], tgt[j]
             r = np.empty((n, targets.shape[2]), dtype=np.int64)
             r[lines] = targets
             region[j] = r
