@@ -173,11 +173,17 @@ class _Run:
         if self.width is not None:
             w = self.width
             a, z = (0, w) if half is None else (0, w // 2) if half == 0 else (w // 2, w)
-            b3 = bufs.reshape(bufs.shape[0], self.G, w)
-            if reduce:
-                b3[d_rep, f, a:z] += b3[s_rep, f, a:z]
+            b2 = bufs.reshape(-1, w)  # row d·G + f: device d's fine chunk f
+            rows, frm = d_rep * self.G + f, s_rep * self.G + f
+            if a == 0 and z == w:
+                if reduce:
+                    b2[rows] += b2[frm]
+                else:
+                    b2[rows] = b2[frm]
+            elif reduce:
+                b2[rows, a:z] += b2[frm, a:z]
             else:
-                b3[d_rep, f, a:z] = b3[s_rep, f, a:z]
+                b2[rows, a:z] = b2[frm, a:z]
         else:
             los = self.lo[f] if half != 1 else (self.lo[f] + self.hi[f]) // 2
             his = self.hi[f] if half != 0 else (self.lo[f] + self.hi[f]) // 2
@@ -237,7 +243,8 @@ def _encode_mask(m, n, trace):
         return (0, n, n, n)
     if rising and rising & (rising - 1) == 0:
         return (rising.bit_length() - 1, m.bit_count(), n, n)
-    return trace.encode_who(frozenset(i for i in range(n) if m >> i & 1), n)
+    bits = bin(m)[:1:-1]  # bit i at index i
+    return trace.encode_who(frozenset(i for i, c in enumerate(bits) if c == "1"), n)
 
 
 def _stack(arrays, n, what):
