@@ -340,6 +340,52 @@ def allreduce_hier(comm, arrays, label=""):
     return [bufs[d] for d in range(n)]
 
 
+def allreduce_hier_pipelined(comm, arrays, label="", chunks=None):
+    """
+    Hierarchical all-reduce on nodes(N, P) pipelined by chunks, as NCCL pipelines its
+    hierarchical (Tree) all-reduce: one call, the buffer cut into `chunks` pipeline chunks
+    (None: hier_chunks(S)), each going through the three phases of allreduce_hier — ring
+    reduce-scatter in the node, ring all-reduce across nodes on each GPU's own NIC, ring
+    all-gather in the node — on its own clock, so chunk c+1's reduce-scatter in the node runs
+    while chunk c crosses the network (NCCL src/device/all_reduce.h, runTreeUpDown: every phase
+    loops `for (elemOffset = 0; elemOffset < channelCount; elemOffset += chunkCount)`, and the
+    primitives' NCCL_STEPS slots let a stage take the next chunk while the previous one moves on).
+    Messages are issued phase by phase, chunk by chunk, so the node ports serve the chunks'
+    reduce-scatters before their all-gathers (FIFO). Time: topo_closed_forms.t_hier_pipelined.
+    """
+    from .topo_closed_forms import hier_chunks
+    P, N = _nodes_shape(comm)
+    n = comm.n
+    bufs = _stack(arrays, n, "all-reduce")
+    C = hier_chunks(bufs[0].nbytes * comm.byte_scale) if chunks is None else int(chunks)
+    if C < 1:
+        raise ValueError(f"a pipeline needs at least one chunk, got {chunks!r}")
+    G = C * P * N
+    comm._begin("all-reduce", "hier-pipelined", label, G, bufs[0].nbytes, Initial.own_all(n, G))
+    run = _Run(comm, bufs, G)
+    ready = [np.array(comm.ready, dtype=float) for _ in range(C)]  # each chunk's own clock
+    segs = [c * P * N + np.arange(P * N).reshape(P, N) for c in range(C)]  # chunk c: P node-level pieces of N
+    local = np.arange(n).reshape(N, P)
+    across = local.T.copy()
+    if P > 1:
+        for c in range(C):
+            _ring_rs(run, local, np.broadcast_to(segs[c], (N, P, N)), ready[c], c, "reduce-scatter (node)", block=c)
+    if N > 1:
+        first = np.broadcast_to((np.arange(N) + 1) % N, (P, N))
+        for c in range(C):
+            sub = segs[c][(np.arange(P) + 1) % P][:, :, None]
+            _ring_rs(run, across, sub, ready[c], c + P - 1, "reduce-scatter (network)", block=C + c, sub=0)
+            _ring_ag(run, across, sub, first, ready[c], c + P - 1 + N - 1, "all-gather (network)", block=C + c,
+                     sub=1)
+    if P > 1:
+        for c in range(C):
+            _ring_ag(run, local, np.broadcast_to(segs[c], (N, P, N)), np.broadcast_to((np.arange(P) + 1) % P, (N, P)),
+                     ready[c], c + P - 1 + 2 * (N - 1), "all-gather (node)", block=2 * C + c)
+    run.finish()
+    comm._end()
+    return [bufs[d] for d in range(n)]
+
+
 def channel_ring(c, P, N):
     """NCCL-style ring of channel c: inside node m the local GPUs c, c+1, …, c−1, then the NIC
     of GPU c−1 to GPU c of node m+1. Returns the device ids in ring order."""
