@@ -361,7 +361,7 @@ def allreduce_hier_pipelined(comm, arrays, label="", chunks=None):
     if C < 1:
         raise ValueError(f"a pipeline needs at least one chunk, got {chunks!r}")
     G = C * P * N
-    comm._begin("all-reduce", "hier-pipelined", label, G, bufs[0].nbytes, Initial.own_all(n, G))
+    comm._begin("all-reduce", "hier-pipe", label, G, bufs[0].nbytes, Initial.own_all(n, G))
     run = _Run(comm, bufs, G)
     ready = [np.array(comm.ready, dtype=float) for _ in range(C)]  # each chunk's own clock
     segs = [c * P * N + np.arange(P * N).reshape(P, N) for c in range(C)]  # chunk c: P node-level pieces of N
