@@ -135,10 +135,10 @@ class _Run:
             key[:, 0] = self._calls
             key[:, 1] = np.arange(M)
             self._calls += 1
-        k = np.repeat(np.asarray(key, dtype=np.int64).reshape(M, self.KEYS), F, axis=0)
-        k = np.concatenate([k, np.tile(np.arange(F), M)[:, None]], axis=1)
-        self._rows.append((k, phase, np.broadcast_to(np.asarray(step, dtype=np.int64), (M,)).repeat(F),
-                           s_rep, d_rep, f, b, start, end, bool(reduce), who))
+        # a move's F messages stay together, in order: the moves are what finish sorts
+        self._rows.append((np.asarray(key, dtype=np.int64).reshape(M, self.KEYS), phase,
+                           np.broadcast_to(np.asarray(step, dtype=np.int64), (M * F,)),
+                           s_rep, d_rep, f, b, start, end, bool(reduce), who, F))
         # the data and the contributors; a chunk that two moves add into (both directions'
         # last hop) takes them one after the other, in the order given
         if reduce and M > 1:
@@ -199,15 +199,21 @@ class _Run:
         if not self._rows:
             return
         rows, self._rows = self._rows, []
-        key = np.concatenate([r[0] for r in rows])
+        key = np.concatenate([r[0] for r in rows])  # one row per move
         dims = key.max(axis=0) + 1
         if float(np.prod(dims.astype(float))) < 2.0**62:  # one int64 key: one argsort
-            order = np.argsort(np.ravel_multi_index(tuple(key.T), tuple(int(d) for d in dims)), kind="stable")
+            by = np.argsort(np.ravel_multi_index(tuple(key.T), tuple(int(d) for d in dims)), kind="stable")
         else:
-            order = np.lexsort(key.T[::-1])
-        phases = np.concatenate([np.full(len(r[0]), i, dtype=np.int64) for i, r in enumerate(rows)])[order]
+            by = np.lexsort(key.T[::-1])
+        F = np.concatenate([np.full(len(r[0]), r[11], dtype=np.int64) for r in rows])
+        first = np.cumsum(F) - F  # each move's first message
+        Fs = F[by]
+        total = int(F.sum())
+        order = np.repeat(first[by], Fs) + np.arange(total) - np.repeat(np.cumsum(Fs) - Fs, Fs)
+        sizes = [len(r[3]) for r in rows]
+        phases = np.repeat(np.arange(len(rows)), sizes)[order]
         cols = [np.concatenate([r[j] for r in rows])[order] for j in (2, 3, 4, 5, 6, 7, 8)]
-        red = np.concatenate([np.full(len(r[0]), r[9]) for r in rows])[order]
+        red = np.repeat(np.array([r[9] for r in rows]), sizes)[order]
         desc = self._descs(np.concatenate([r[10] for r in rows])[order])
         names = list(dict.fromkeys(r[1] for r in rows))
         ids = np.array([names.index(r[1]) for r in rows], dtype=np.int64)[phases]
