@@ -59,7 +59,6 @@ class _Run:
         self.sets = [1 << d for d in range(n)]  # set id → its devices as a bitmask (id d: device d alone)
         self._id = {m: d for d, m in enumerate(self.sets)}
         self._union = {}
-        self._desc = np.zeros((0, 4), dtype=np.int64)
         self.who = np.repeat(np.arange(n, dtype=np.int64)[:, None], G, axis=1)  # set id of (device, fine chunk)
         self._rows = []
         self._calls = 0
@@ -89,13 +88,10 @@ class _Run:
 
     def _descs(self, ids):
         """(first, count, period, limit) of set ids (trace.encode_who of each distinct set once)."""
-        have = len(self._desc)
-        if len(self.sets) > have:
-            n = self.comm.n
-            more = np.array([_encode_mask(m, n, self.comm.trace) for m in self.sets[have:]],
-                            dtype=np.int64).reshape(-1, 4)
-            self._desc = np.concatenate([self._desc, more])
-        return self._desc[ids]
+        uniq, inv = np.unique(ids, return_inverse=True)  # only the sets messages carry
+        n, trace, sets = self.comm.n, self.comm.trace, self.sets
+        desc = np.array([_encode_mask(sets[i], n, trace) for i in uniq.tolist()], dtype=np.int64).reshape(-1, 4)
+        return desc[inv.reshape(-1)]
 
     def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None):
         """
@@ -116,6 +112,8 @@ class _Run:
         comm = self.comm
         s_rep, d_rep = np.repeat(src, F), np.repeat(dst, F)
         f = fine.reshape(-1)
+        if np.ndim(half) and len(half) and (np.asarray(half) == np.asarray(half)[0]).all():
+            half = {-1: None, 0: 0, 1: 1}[int(np.asarray(half)[0])]  # one half for every move
         if np.ndim(half):  # one half (None, 0 or 1 as −1, 0, 1) per move
             hcode = np.repeat(np.asarray(half, dtype=np.int64), F)
             lens = np.where(hcode < 0, self.lens[None][f], np.where(hcode == 0, self.lens[0][f], self.lens[1][f]))
