@@ -90,7 +90,18 @@ class _Run:
         """(first, count, period, limit) of set ids (trace.encode_who of each distinct set once)."""
         uniq, inv = np.unique(ids, return_inverse=True)  # only the sets messages carry
         n, trace, sets = self.comm.n, self.comm.trace, self.sets
-        desc = np.array([_encode_mask(sets[i], n, trace) for i in uniq.tolist()], dtype=np.int64).reshape(-1, 4)
+        width = (n + 7) // 8
+        raw = b"".join(sets[i].to_bytes(width, "little") for i in uniq.tolist())
+        bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8).reshape(len(uniq), width), axis=1,
+                             bitorder="little")[:, :n].astype(bool)  # row: the set's devices
+        count = bits.sum(axis=1)
+        rising = bits & ~np.roll(bits, 1, axis=1)  # device i in, device i−1 (cyclic) out
+        arc = rising.sum(axis=1) == 1  # a cyclic arc: what trace.encode_who stores as (first, count, n, n)
+        desc = np.empty((len(uniq), 4), dtype=np.int64)
+        desc[:, 0] = np.where(arc, rising.argmax(axis=1), 0)
+        desc[:, 1], desc[:, 2], desc[:, 3] = count, n, n
+        for r in np.flatnonzero(~arc & (count < n)).tolist():  # anything else: the trace's explicit lists
+            desc[r] = trace.encode_who(frozenset(np.flatnonzero(bits[r]).tolist()), n)
         return desc[inv.reshape(-1)]
 
     def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None):
@@ -235,20 +246,6 @@ def _occurrence(keys):
     out = np.empty(len(keys), dtype=np.int64)
     out[order] = np.arange(len(keys)) - starts
     return out
-
-
-def _encode_mask(m, n, trace):
-    """trace.encode_who of the devices of bitmask m on n devices: a cyclic arc straight from the
-    bits (one rising edge: (first, count, n, n), what encode_who finds), anything else through it."""
-    full = (1 << n) - 1
-    prev = ((m << 1) | (m >> (n - 1))) & full  # bit i: device i−1 (cyclic)
-    rising = m & ~prev
-    if rising == 0 and m == full:
-        return (0, n, n, n)
-    if rising and rising & (rising - 1) == 0:
-        return (rising.bit_length() - 1, m.bit_count(), n, n)
-    bits = bin(m)[:1:-1]  # bit i at index i
-    return trace.encode_who(frozenset(i for i, c in enumerate(bits) if c == "1"), n)
 
 
 def _stack(arrays, n, what):
