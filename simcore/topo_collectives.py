@@ -4,11 +4,18 @@ by a network, and TPU tori, simulated with real arrays. Their closed forms, and 
 sources of both, are simcore.topo_closed_forms.
 
 Simulations (real arrays through comm_sim.Comm, any topology with comm_sim's route()
-interface): allreduce_hier and allreduce_ring_nodes on nodes(N, P); torus_all_gather,
+interface): allreduce_hier (Horovod's three calls), allreduce_hier_pipelined (the same phases
+pipelined by chunks in one call, as NCCL does) and allreduce_ring_nodes on nodes(N, P); torus_all_gather,
 torus_reduce_scatter and allreduce_torus on a torus (or a topology_presets.TorusSlice without
 some wraparound links). Each one's simulated time equals its closed form (topo_closed_forms) to 1e-9
 (tests/test_topo_collectives.py). Each is one record of algorithms.ALGORITHMS; allreduce_on(comm,
 arrays) runs the one comm's topology picks (topology.choose).
+
+Built as arrays (issue 22 item 8): every step of every ring, channel or torus line is one batch
+(_Run.move: one Comm._plan, the port model as chains or rounds, data by array indexing,
+contributors as ids of distinct bitmask sets), recorded in the order the one-message-at-a-time
+version issued them; tests/test_topo_collectives_reference.py compares the two message by
+message (that version is kept as tests/reference_topo_collectives.py).
 """
 
 from __future__ import annotations

@@ -108,3 +108,12 @@ def test_routes_is_route_for_every_pair(topo):
             sp, rp, a, b = topo.routes(np.array([s]), np.array([d]))
             want = (-1 if one[0] is None else one[0], -1 if one[1] is None else one[1], one[2].alpha, one[2].bw)
             assert (int(sp[0]), int(rp[0]), float(np.broadcast_to(a, 1)[0]), float(np.broadcast_to(b, 1)[0])) == want
+
+
+@pytest.mark.parametrize("topo", [torus((4,), TPU_V4_ICI), torus((4, 4), TPU_V4_ICI), torus((2, 3, 4), TPU_V4_ICI)],
+                         ids=lambda t: t.name)
+def test_torus_with_odd_fine_chunks_matches_reference(topo):
+    # one element a fine chunk: the halves of the last hop are 0 and 1 element
+    k = sum(1 for s in topo.shape if s > 1)
+    _same(topo, "allreduce_torus", _partials(k), repeat=2)
+    _same(topo, "torus_reduce_scatter", _partials(3 * k))
