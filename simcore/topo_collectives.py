@@ -20,6 +20,7 @@ message (that version is kept as tests/reference_topo_collectives.py).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -530,6 +531,19 @@ def _lines(shape, axis):
     return np.ascontiguousarray(np.moveaxis(ids, axis, -1).reshape(-1, shape[axis]))
 
 
+@functools.lru_cache(maxsize=4096)
+def _hop_plan(Lc, N, ring, h, dist, side):
+    """_hop_moves of one side (0 right, 1 left) and the order keys of its Lc lines without their
+    first two columns (read-only, shared by every call with the same shape)."""
+    i, dst, other = _hop_moves(N, ring, h, dist, side == 0)
+    key = np.zeros((Lc, len(i), _Run.KEYS), dtype=np.int64)
+    key[..., 2] = np.arange(Lc)[:, None]
+    key[..., 3], key[..., 4], key[..., 5] = h, side, i
+    for a in (i, dst, other, key):
+        a.setflags(write=False)
+    return i, dst, other, key.reshape(-1, _Run.KEYS)
+
+
 def _hop_moves(N, ring, h, dist, right):
     """Positions i that send at hop h (rightward or leftward), their receivers and the positions
     whose block (all-gather: dist = −(h − 1), the origin h − 1 behind) or target (reduce-scatter:
@@ -575,19 +589,16 @@ def _axis_run(run, jobs, step0, phase, reduce):
             last = h == 1 if reduce else h == hops
             halves = (0, 1) if ring and N % 2 == 0 and last else (-1, -1)
             dist = hops - h + 1 if reduce else -(h - 1)
-            for side, right in ((0, True), (1, False)):
-                i, dst, other = _hop_moves(N, ring, h, dist, right)
+            for side in (0, 1):
+                i, dst, other, key = _hop_plan(Lc, N, ring, h, dist, side)
                 if not len(i):
                     continue
-                key = np.zeros((Lc, len(i), _Run.KEYS), dtype=np.int64)
-                key[..., 0], key[..., 1], key[..., 3], key[..., 4] = key0[0], key0[1], h, side
-                key[..., 2] = np.arange(Lc)[:, None]
-                key[..., 5] = i
+                key = key.copy()
+                key[:, 0], key[:, 1] = key0
                 F = blocks.shape[2]
                 batches.setdefault(F, []).append((js, side, dst, Lc * len(i), lines[:, i].reshape(-1),
                                                   lines[:, dst].reshape(-1), blocks[:, other, :].reshape(-1, F),
-                                                  clock[side][:, i].reshape(-1), halves[side],
-                                                  key.reshape(-1, _Run.KEYS)))
+                                                  clock[side][:, i].reshape(-1), halves[side], key))
         done = []
         for F, pieces in batches.items():
             t = run.move(np.concatenate([p[4] for p in pieces]), np.concatenate([p[5] for p in pieces]),
