@@ -99,17 +99,21 @@ class _Run:
         uniq, inv = np.unique(ids, return_inverse=True)  # only the sets messages carry
         n, trace, sets = self.comm.n, self.comm.trace, self.sets
         width = (n + 7) // 8
-        raw = b"".join(sets[i].to_bytes(width, "little") for i in uniq.tolist())
-        bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8).reshape(len(uniq), width), axis=1,
-                             bitorder="little")[:, :n].astype(bool)  # row: the set's devices
-        count = bits.sum(axis=1)
-        rising = bits & ~np.roll(bits, 1, axis=1)  # device i in, device i−1 (cyclic) out
-        arc = rising.sum(axis=1) == 1  # a cyclic arc: what trace.encode_who stores as (first, count, n, n)
         desc = np.empty((len(uniq), 4), dtype=np.int64)
-        desc[:, 0] = np.where(arc, rising.argmax(axis=1), 0)
-        desc[:, 1], desc[:, 2], desc[:, 3] = count, n, n
-        for r in np.flatnonzero(~arc & (count < n)).tolist():  # anything else: the trace's explicit lists
-            desc[r] = trace.encode_who(frozenset(np.flatnonzero(bits[r]).tolist()), n)
+        block = max(1, (1 << 24) // max(n, 1))  # sets a block: at most 16 M bits in memory at once
+        for lo in range(0, len(uniq), block):
+            part = uniq[lo:lo + block].tolist()
+            raw = b"".join(sets[i].to_bytes(width, "little") for i in part)
+            bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8).reshape(len(part), width), axis=1,
+                                 bitorder="little")[:, :n].astype(bool)  # row: the set's devices
+            count = bits.sum(axis=1)
+            rising = bits & ~np.roll(bits, 1, axis=1)  # device i in, device i−1 (cyclic) out
+            arc = rising.sum(axis=1) == 1  # a cyclic arc: what trace.encode_who stores as (first, count, n, n)
+            d = desc[lo:lo + len(part)]
+            d[:, 0] = np.where(arc, rising.argmax(axis=1), 0)
+            d[:, 1], d[:, 2], d[:, 3] = count, n, n
+            for r in np.flatnonzero(~arc & (count < n)).tolist():  # anything else: the trace's explicit lists
+                d[r] = trace.encode_who(frozenset(np.flatnonzero(bits[r]).tolist()), n)
         return desc[inv.reshape(-1)]
 
     def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None):
