@@ -247,6 +247,10 @@ class Comm:
         ready = np.broadcast_to(np.asarray(ready, dtype=float), (m,))
         if self._not_before > -math.inf:  # the call's base latency: nothing moves before it
             ready = np.maximum(ready, self._not_before)
+        if plan.in_turn and plan.all_ports:
+            rounds = _pair_rounds(plan.sp, plan.rp)
+            if rounds is not None:  # every port keeps one partner: messages in chains, timed in rounds
+                return self._port_rounds(plan, b, ready, rounds)
         if plan.in_turn:
             alpha, bw = np.broadcast_to(plan.alpha, (m,)), np.broadcast_to(plan.bw, (m,))
             times = [self._port_time(int(plan.sp[i]), int(plan.rp[i]), float(b[i]), float(ready[i]),
@@ -269,6 +273,50 @@ class Comm:
             self._send_free[sp[hs]] = np.broadcast_to(free, (m,))[hs]
             self._recv_free[rp[hr]] = np.broadcast_to(free, (m,))[hr]
         return start, start + plan.alpha + busy
+
+    def _port_chains(self, plan, b, ready):
+        """
+        _port_times for M port pairs (plan: no port twice, every message holding two ports)
+        each carrying F messages back to back (b: M × F bytes after byte_scale, all of a pair's
+        data ready at ready[i]): the first starts when its data and ports are ready, each next
+        one when the previous has passed (the ports' FIFO), as the sums one by one would give
+        (np.cumsum adds in order). Returns (start, end), M × F.
+        """
+        M = b.shape[0]
+        ready = np.broadcast_to(np.asarray(ready, dtype=float), (M,))
+        if self._not_before > -math.inf:
+            ready = np.maximum(ready, self._not_before)
+        bw = np.asarray(plan.bw, dtype=float)
+        busy = b / (bw[:, None] if bw.ndim else bw)
+        sp, rp = plan.sp, plan.rp
+        steps = np.empty(b.shape)
+        steps[:, 0] = np.maximum(np.maximum(ready, self._send_free[sp]), self._recv_free[rp])
+        steps[:, 1:] = busy[:, :-1]
+        start = np.cumsum(steps, axis=1)
+        free = start[:, -1] + busy[:, -1]
+        self._send_free[sp] = free
+        self._recv_free[rp] = free
+        alpha = np.asarray(plan.alpha, dtype=float)
+        return start, start + (alpha[:, None] if alpha.ndim else alpha) + busy
+
+    def _port_rounds(self, plan, b, ready, rounds):
+        """_port_times for messages whose send port always meets the same receive port: the
+        r-th message of each port pair waits only for the (r−1)-th, so round r is one array step
+        and the times equal _port_time's one by one (the same max and sums in the same order)."""
+        m = len(plan.src)
+        alpha = np.broadcast_to(np.asarray(plan.alpha, dtype=float), (m,))
+        busy = b / plan.bw
+        start = np.empty(m)
+        order = np.argsort(rounds, kind="stable")
+        cuts = np.searchsorted(rounds[order], np.arange(1, int(rounds.max()) + 1))
+        for idx in np.split(order, cuts):
+            sp, rp = plan.sp[idx], plan.rp[idx]
+            s = np.maximum(np.maximum(ready[idx], self._send_free[sp]), self._recv_free[rp])
+            free = s + busy[idx]
+            self._send_free[sp] = free
+            self._recv_free[rp] = free
+            start[idx] = s
+        return start, start + alpha + busy
 
     # -- compute on the same clock ----------------------------------------------------------
     def compute(self, device, label, flops, nbytes, chip, prec="bf16", after=0.0, layer=-1, kind=""):
@@ -300,7 +348,11 @@ class Comm:
         dst = np.asarray(dst, dtype=np.int64)
         fast = getattr(self.topology, "routes", None)
         if fast is not None:
-            sp, rp, alpha, bw = fast(src, dst)
+            try:
+                sp, rp, alpha, bw = fast(src, dst)
+            except ValueError:
+                self._abort()
+                raise
         else:
             m = len(src)
             sp, rp = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
@@ -415,6 +467,21 @@ class _Plan(NamedTuple):
     bw: object
     all_ports: bool  # every message holds a send and a receive port
     in_turn: bool  # a port appears twice: the messages must be timed one by one
+
+
+def _pair_rounds(sp, rp):
+    """For messages on port pairs (sp, rp) in issue order: each one's index among the earlier
+    messages of its pair, or None when a port meets two partners (then one by one)."""
+    pair = sp * (int(rp.max()) + 1) + rp
+    uniq, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    if len(np.unique(sp[first])) != len(uniq) or len(np.unique(rp[first])) != len(uniq):
+        return None
+    order = np.argsort(inverse, kind="stable")
+    counts = np.bincount(inverse)
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    rounds = np.empty(len(sp), dtype=np.int64)
+    rounds[order] = np.arange(len(sp)) - starts
+    return rounds
 
 
 def _repeats(ports, n_ports) -> bool:

@@ -123,6 +123,53 @@ def t_hier(op, P, N, S, intra, inter, base=0.0):
     return calls + (2 * (f + x) if op == "all-reduce" else f + x)
 
 
+# NCCL's pipeline unit for all-reduce (Simple protocol): a chunk is ALLREDUCE_CHUNKSTEPS =
+# NCCL_STEPS / 2 = 4 of the NCCL_STEPS = 8 slots of a 4 MiB buffer (DEFAULT_BUFFSIZE): 2 MiB
+# (NVIDIA/nccl src/include/collectives.h, src/include/device.h, src/init.cc, commit 5067397).
+HIER_CHUNK_BYTES = (1 << 22) // 8 * 4
+HIER_MAX_CHUNKS = 16  # a simulation's cap: beyond it every chunk's α outweighs the overlap it buys
+
+
+def hier_chunks(S):
+    """Pipeline chunks of the pipelined hierarchical all-reduce of S bytes: ⌈S / 2 MiB⌉, 1..16."""
+    return int(min(HIER_MAX_CHUNKS, max(1, math.ceil(float(S) / HIER_CHUNK_BYTES))))
+
+
+def t_hier_pipelined(P, N, S, intra, inter, base=0.0, chunks=None):
+    """
+    Hierarchical all-reduce pipelined by C chunks (seconds), what allreduce_hier_pipelined
+    simulates: one call (base once); each chunk of S/C bytes runs the three phases of t_hier,
+    a = (P−1)(α_f + S/(C·P·β_f)) for a ring phase in the node, g = 2(N−1)(α_i + S/(C·n·β_i))
+    for the all-reduce across nodes. A port passes a chunk's last bytes α before they land, so
+    the next chunk on the same ports starts α earlier than the previous one ends:
+        r_c = a + c·(a − α_f)                                 reduce-scatters in the node
+        e_c = max(r_c, e_{c−1} − α_i) + g                     across nodes (e_{−1} = −∞)
+        z_c = max(e_c, z_{c−1} − α_f) + a, z_{−1} = r_{C−1}    all-gathers in the node
+        t   = base + z_{C−1}
+    (a phase absent when its group has one GPU: P = 1 → r_c = 0 and no all-gather; N = 1 → e_c = r_c).
+    With C = 1 it is t_hier less the two extra calls' base. When g ≤ a − α_f the network hides
+    behind the node's phases; the node's ports bound t from below, 2(P−1)·S/(P·β_f), and so do
+    the NICs, 2(N−1)·S/(n·β_i) (tests/test_hier_pipelined.py).
+    """
+    _check("all-reduce", S)
+    _check_nodes(P, N)
+    C = hier_chunks(S) if chunks is None else int(chunks)
+    n = P * N
+    a = (P - 1) * (intra.alpha + S / (C * P * intra.bw)) if P > 1 else 0.0
+    g = 2 * (N - 1) * (inter.alpha + S / (C * n * inter.bw)) if N > 1 else 0.0
+    r = [a + c * (a - intra.alpha) if P > 1 else 0.0 for c in range(C)]
+    e, prev = [], -math.inf
+    for c in range(C):
+        prev = (max(r[c], prev - inter.alpha) + g) if N > 1 else r[c]
+        e.append(prev)
+    if P == 1:
+        return base + e[-1]
+    z = r[-1]
+    for c in range(C):
+        z = max(e[c], z - intra.alpha) + a
+    return base + z
+
+
 def nodes_coefficients(op, algo, P, N):
     """
     ((a_f, b_f), (a_i, b_i)) with t = a_f·α_f + b_f·S/β_f + a_i·α_i + b_i·S/β_i for `algo`

@@ -4,18 +4,28 @@ by a network, and TPU tori, simulated with real arrays. Their closed forms, and 
 sources of both, are simcore.topo_closed_forms.
 
 Simulations (real arrays through comm_sim.Comm, any topology with comm_sim's route()
-interface): allreduce_hier and allreduce_ring_nodes on nodes(N, P); torus_all_gather,
+interface): allreduce_hier (Horovod's three calls), allreduce_hier_pipelined (the same phases
+pipelined by chunks in one call, as NCCL does) and allreduce_ring_nodes on nodes(N, P); torus_all_gather,
 torus_reduce_scatter and allreduce_torus on a torus (or a topology_presets.TorusSlice without
 some wraparound links). Each one's simulated time equals its closed form (topo_closed_forms) to 1e-9
 (tests/test_topo_collectives.py). Each is one record of algorithms.ALGORITHMS; allreduce_on(comm,
 arrays) runs the one comm's topology picks (topology.choose).
+
+Built as arrays (issue 22 item 8): every step of every ring, channel or torus line is one batch
+(_Run.move: one Comm._plan, the port model as chains or rounds, data by array indexing,
+contributors as ids of distinct bitmask sets), recorded in the order the one-message-at-a-time
+version issued them; tests/test_topo_collectives_reference.py compares the two message by
+message (that version is kept as tests/reference_topo_collectives.py).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
+
+from .trace_records import Initial
 
 # The closed forms live in topo_closed_forms; these names stay importable from here too.
 from .topo_closed_forms import (TOPO_OPS, hier_calls, nodes_coefficients, ring_nodes_nvlink_bound,  # noqa: F401
@@ -32,51 +42,222 @@ from .topo_closed_forms import (TOPO_OPS, hier_calls, nodes_coefficients, ring_n
 
 
 class _Run:
-    """Buffers, fine-chunk bounds, contributors and per-device readiness of one collective."""
+    """
+    Buffers, fine-chunk bounds, contributors and per-device readiness of one collective, moved
+    a step at a time: `move` sends many (src, dst, fine chunks) at once through one
+    Comm._plan / Comm._port_times (the port model, exactly as one message after another in the
+    order given), moves the data with array indexing and keeps contributors as ids of distinct
+    sets (`sets`), united once per distinct pair. Messages are recorded at `finish`, in the order
+    of their `key` rows (the order the one-message-at-a-time schedule issued them), so the trace
+    is the same message by message.
+    """
+
+    KEYS = 6  # key columns: (block, group, sub-phase, step, position, fine chunk) or a call counter
 
     def __init__(self, comm, bufs, G, who=None):
         self.comm, self.bufs, self.G = comm, bufs, G
-        self.bounds = [int(b) for b in np.linspace(0, bufs.shape[1], G + 1).round()]
+        n, L = bufs.shape
+        self.bounds = [int(b) for b in np.linspace(0, L, G + 1).round()]
+        bnd = np.asarray(self.bounds, dtype=np.int64)
+        self.lo, self.hi = bnd[:-1], bnd[1:]
+        mid = (self.lo + self.hi) // 2
+        self.lens = {None: self.hi - self.lo, 0: mid - self.lo, 1: self.hi - mid}
         self.item = bufs.itemsize
-        n = comm.n
-        self.who = who if who is not None else [[frozenset((d,))] * G for d in range(n)]
+        self.width = int(L // G) if G and L % G == 0 and bufs.flags.c_contiguous else None
+        self.sets = [1 << d for d in range(n)]  # set id → its devices as a bitmask (id d: device d alone)
+        self._id = {m: d for d, m in enumerate(self.sets)}
+        self._union = {}
+        self.who = np.repeat(np.arange(n, dtype=np.int64)[:, None], G, axis=1)  # set id of (device, fine chunk)
+        self._rows = []
+        self._calls = 0
 
     def nbytes(self, fine, half=None):
         """Bytes of the fine chunks `fine` (half: 0 or 1 — only that half of each)."""
-        total = 0
-        for f in fine:
-            lo, hi = self.bounds[f], self.bounds[f + 1]
-            total += (hi - lo) if half is None else len(range(*self._half(lo, hi, half)))
-        return total * self.item
+        return int(self.lens[half][list(fine)].sum()) * self.item
 
-    @staticmethod
-    def _half(lo, hi, half):
-        mid = (lo + hi) // 2
-        return (lo, mid) if half == 0 else (mid, hi)
+    def _unite(self, a, b):
+        """Set ids of sets[a] | sets[b], elementwise (int arrays)."""
+        key = a * (1 << 32) + b
+        uniq, inv = np.unique(key, return_inverse=True)
+        out = np.empty(len(uniq), dtype=np.int64)
+        memo, sets, ids = self._union, self.sets, self._id
+        for i, k in enumerate(uniq.tolist()):
+            r = memo.get(k)
+            if r is None:
+                x, y = divmod(k, 1 << 32)
+                u = sets[x] | sets[y]
+                r = ids.get(u)
+                if r is None:
+                    r = ids[u] = len(sets)
+                    sets.append(u)
+                memo[k] = r
+            out[i] = r
+        return out[inv.reshape(-1)]
 
-    def move(self, src, dst, fine, ready, step, phase, reduce, half=None):
-        """Send fine chunks `fine` from src to dst (add when reduce, else copy); returns arrival.
+    def _descs(self, ids):
+        """(first, count, period, limit) of set ids (trace.encode_who of each distinct set once)."""
+        uniq, inv = np.unique(ids, return_inverse=True)  # only the sets messages carry
+        n, trace, sets = self.comm.n, self.comm.trace, self.sets
+        width = (n + 7) // 8
+        desc = np.empty((len(uniq), 4), dtype=np.int64)
+        block = max(1, (1 << 24) // max(n, 1))  # sets a block: at most 16 M bits in memory at once
+        for lo in range(0, len(uniq), block):
+            part = uniq[lo:lo + block].tolist()
+            raw = b"".join(sets[i].to_bytes(width, "little") for i in part)
+            bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8).reshape(len(part), width), axis=1,
+                                 bitorder="little")[:, :n].astype(bool)  # row: the set's devices
+            count = bits.sum(axis=1)
+            rising = bits & ~np.roll(bits, 1, axis=1)  # device i in, device i−1 (cyclic) out
+            arc = rising.sum(axis=1) == 1  # a cyclic arc: what trace.encode_who stores as (first, count, n, n)
+            d = desc[lo:lo + len(part)]
+            d[:, 0] = np.where(arc, rising.argmax(axis=1), 0)
+            d[:, 1], d[:, 2], d[:, 3] = count, n, n
+            for r in np.flatnonzero(~arc & (count < n)).tolist():  # anything else: the trace's explicit lists
+                d[r] = trace.encode_who(frozenset(np.flatnonzero(bits[r]).tolist()), n)
+        return desc[inv.reshape(-1)]
 
-        One message per fine chunk, so the trace names every chunk the data covers (what a view
-        replays); back to back on the same two ports they arrive when one message of their total
-        bytes would: the ports serialise the bytes, α is paid once in the overlap (the port model).
+    def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None):
         """
-        fine = list(fine)
-        t = max(self.comm.send(src, dst, self.nbytes([f], half), ready, step, f, self.who[src][f], phase, reduce)
-                for f in fine)
-        for f in fine:
-            lo, hi = self.bounds[f], self.bounds[f + 1]
-            if half is not None:
-                lo, hi = self._half(lo, hi, half)
-            if reduce:
-                self.bufs[dst, lo:hi] += self.bufs[src, lo:hi]
-                if half is None or half == 1:
-                    self.who[dst][f] = self.who[dst][f] | self.who[src][f]
+        Send fine chunks from src to dst (add when reduce, else copy); returns the arrivals.
+        src, dst, ready: one value or arrays of M moves; fine: M lists of F fine chunks each
+        ((M, F) array, or one list for one move). One message per fine chunk, move by move, so
+        the trace names every chunk the data covers (what a view replays); back to back on the
+        same two ports they arrive when one message of their total bytes would: the ports
+        serialise the bytes, α is paid once in the overlap (the port model).
+        key: (M, KEYS) order of the moves in the recorded trace (default: call order).
+        Returns each move's arrival (its last message's), an array (a float for one move).
+        """
+        one = np.ndim(src) == 0
+        src = np.atleast_1d(np.asarray(src, dtype=np.int64))
+        dst = np.atleast_1d(np.asarray(dst, dtype=np.int64))
+        fine = np.asarray(fine, dtype=np.int64).reshape(len(src), -1)
+        M, F = fine.shape
+        comm = self.comm
+        s_rep, d_rep = np.repeat(src, F), np.repeat(dst, F)
+        f = fine.reshape(-1)
+        if np.ndim(half) and len(half) and (np.asarray(half) == np.asarray(half)[0]).all():
+            half = {-1: None, 0: 0, 1: 1}[int(np.asarray(half)[0])]  # one half for every move
+        if np.ndim(half):  # one half (None, 0 or 1 as −1, 0, 1) per move
+            hcode = np.repeat(np.asarray(half, dtype=np.int64), F)
+            lens = np.where(hcode < 0, self.lens[None][f], np.where(hcode == 0, self.lens[0][f], self.lens[1][f]))
+        else:
+            hcode = None
+            lens = self.lens[half][f]
+        b = (lens * self.item).astype(float) * comm.byte_scale
+        plan = comm._plan(src, dst)
+        if plan.all_ports and not plan.in_turn:  # each move on its own ports: its F messages in a chain
+            start, end = (x.reshape(-1) for x in comm._port_chains(plan, b.reshape(M, F), ready))
+        else:
+            plan = comm._plan(s_rep, d_rep) if F > 1 else plan
+            start, end = comm._port_times(plan, b, np.repeat(np.broadcast_to(np.asarray(ready, dtype=float), (M,)), F))
+        who = self.who[s_rep, f]
+        if key is None:
+            key = np.zeros((M, self.KEYS), dtype=np.int64)
+            key[:, 0] = self._calls
+            key[:, 1] = np.arange(M)
+            self._calls += 1
+        # a move's F messages stay together, in order: the moves are what finish sorts
+        self._rows.append((np.asarray(key, dtype=np.int64).reshape(M, self.KEYS), phase,
+                           np.broadcast_to(np.asarray(step, dtype=np.int64), (M * F,)),
+                           s_rep, d_rep, f, b, start, end, bool(reduce), who, F))
+        # the data and the contributors; a chunk that two moves add into (both directions'
+        # last hop) takes them one after the other, in the order given
+        if reduce and M > 1:
+            rounds = _occurrence(d_rep * self.G + f)
+            if rounds is not None:
+                for r in range(int(rounds.max()) + 1):
+                    m = rounds == r
+                    self._update(s_rep[m], d_rep[m], f[m], who[m], True, half, None if hcode is None else hcode[m])
+                t = end.reshape(M, F).max(axis=1)
+                return float(t[0]) if one else t
+        self._update(s_rep, d_rep, f, who, reduce, half, hcode)
+        t = end.reshape(M, F).max(axis=1)
+        return float(t[0]) if one else t
+
+    def _update(self, s_rep, d_rep, f, who, reduce, half, hcode):
+        """The data and contributors of messages whose (receiver, chunk) are all different."""
+        if hcode is not None:
+            for code in np.unique(hcode).tolist():
+                m = hcode == code
+                self._data(s_rep[m], d_rep[m], f[m], reduce, None if code < 0 else code)
+            upd = hcode != 0
+            s_u, d_u, f_u, w_u = s_rep[upd], d_rep[upd], f[upd], who[upd]
+            self.who[d_u, f_u] = self._unite(self.who[d_u, f_u], w_u) if reduce else w_u
+        else:
+            self._data(s_rep, d_rep, f, reduce, half)
+            if half is None or half == 1:
+                self.who[d_rep, f] = self._unite(self.who[d_rep, f], who) if reduce else who
+
+    def _data(self, s_rep, d_rep, f, reduce, half):
+        """Move (copy or add) fine chunks f (or their half) from s_rep to d_rep."""
+        bufs = self.bufs
+        if self.width is not None:
+            w = self.width
+            a, z = (0, w) if half is None else (0, w // 2) if half == 0 else (w // 2, w)
+            b2 = bufs.reshape(-1, w)  # row d·G + f: device d's fine chunk f
+            rows, frm = d_rep * self.G + f, s_rep * self.G + f
+            if a == 0 and z == w:
+                if reduce:
+                    b2[rows] += b2[frm]
+                else:
+                    b2[rows] = b2[frm]
+            elif reduce:
+                b2[rows, a:z] += b2[frm, a:z]
             else:
-                self.bufs[dst, lo:hi] = self.bufs[src, lo:hi]
-                if half is None or half == 1:
-                    self.who[dst][f] = self.who[src][f]
-        return t
+                b2[rows, a:z] = b2[frm, a:z]
+        else:
+            los = self.lo[f] if half != 1 else (self.lo[f] + self.hi[f]) // 2
+            his = self.hi[f] if half != 0 else (self.lo[f] + self.hi[f]) // 2
+            for i in range(len(f)):
+                lo, hi, sd, dd = int(los[i]), int(his[i]), int(s_rep[i]), int(d_rep[i])
+                if reduce:
+                    bufs[dd, lo:hi] += bufs[sd, lo:hi]
+                else:
+                    bufs[dd, lo:hi] = bufs[sd, lo:hi]
+
+    def finish(self):
+        """Record every message sent, in the order of their keys."""
+        if not self._rows:
+            return
+        rows, self._rows = self._rows, []
+        key = np.concatenate([r[0] for r in rows])  # one row per move
+        dims = key.max(axis=0) + 1
+        if float(np.prod(dims.astype(float))) < 2.0**62:  # one int64 key: one argsort
+            by = np.argsort(np.ravel_multi_index(tuple(key.T), tuple(int(d) for d in dims)), kind="stable")
+        else:
+            by = np.lexsort(key.T[::-1])
+        F = np.concatenate([np.full(len(r[0]), r[11], dtype=np.int64) for r in rows])
+        first = np.cumsum(F) - F  # each move's first message
+        Fs = F[by]
+        total = int(F.sum())
+        order = np.repeat(first[by], Fs) + np.arange(total) - np.repeat(np.cumsum(Fs) - Fs, Fs)
+        sizes = [len(r[3]) for r in rows]
+        phases = np.repeat(np.arange(len(rows)), sizes)[order]
+        cols = [np.concatenate([r[j] for r in rows])[order] for j in (2, 3, 4, 5, 6, 7, 8)]
+        red = np.repeat(np.array([r[9] for r in rows]), sizes)[order]
+        desc = self._descs(np.concatenate([r[10] for r in rows])[order])
+        names = list(dict.fromkeys(r[1] for r in rows))
+        ids = np.array([names.index(r[1]) for r in rows], dtype=np.int64)[phases]
+        # one add_messages per run of the same phase and reduce flag
+        cut = np.flatnonzero((ids[1:] != ids[:-1]) | (red[1:] != red[:-1])) + 1
+        comm = self.comm
+        for lo, hi in zip(np.r_[0, cut], np.r_[cut, len(order)]):
+            step, src, dst, chunk, b, start, end = (c[lo:hi] for c in cols)
+            w = desc[lo:hi]
+            comm._record(step, src, dst, chunk, b, start, end, (w[:, 0], w[:, 1], w[:, 2], w[:, 3]),
+                         names[ids[lo]], bool(red[lo]))
+
+
+def _occurrence(keys):
+    """Each key's index among the earlier equal keys, or None when no key repeats."""
+    uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    if len(uniq) == len(keys):
+        return None
+    order = np.argsort(inverse, kind="stable")
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    out = np.empty(len(keys), dtype=np.int64)
+    out[order] = np.arange(len(keys)) - starts
+    return out
 
 
 def _stack(arrays, n, what):
@@ -88,29 +269,44 @@ def _stack(arrays, n, what):
     return np.array(arrays, dtype=np.result_type(*arrays))
 
 
-def _ring_rs(run, group, segs, ready, step0, phase):
-    """Ring reduce-scatter among `group` (device ids in ring order) over segments segs[c]
-    (lists of fine chunks), c = 0..g−1; afterwards group[j] holds segs[(j+1) % g] summed."""
-    g = len(group)
-    for k in range(g - 1):
-        arrivals = {}
-        for j, d in enumerate(group):
-            dst = group[(j + 1) % g]
-            t = run.move(d, dst, segs[(j - k) % g], ready[d], step0 + k, phase, True)
-            arrivals[dst] = max(ready[dst], t)
-        ready.update(arrivals)
+def _key(block, R, g, sub, k):
+    """Order keys (block, group r, sub-phase, step k, position j) of R groups × g positions."""
+    key = np.zeros((R, g, _Run.KEYS), dtype=np.int64)
+    key[..., 0], key[..., 2], key[..., 3] = block, sub, k
+    key[..., 1] = np.arange(R)[:, None]
+    key[..., 4] = np.arange(g)[None, :]
+    return key.reshape(R * g, _Run.KEYS)
 
 
-def _ring_ag(run, group, segs, first, ready, step0, phase):
-    """Ring all-gather among `group`: group[j] starts with segs[first[j]] and ends with all."""
-    g = len(group)
+def _ring_rs(run, groups, segs, ready, step0, phase, block=0, sub=0):
+    """Ring reduce-scatter in each of the groups (R × g device ids, each row in ring order) over
+    segments segs[r, c] (F fine chunks each), c = 0..g−1; afterwards groups[r, j] holds
+    segs[r, (j+1) % g] summed. All groups step together (they share no port); the trace keeps
+    the order group by group (block, r, sub are the order key's first columns)."""
+    R, g = groups.shape
+    pos = np.arange(g)
+    src = groups.reshape(-1)
+    dst = groups[:, (pos + 1) % g].reshape(-1)
+    F = segs.shape[2]
     for k in range(g - 1):
-        arrivals = {}
-        for j, d in enumerate(group):
-            dst = group[(j + 1) % g]
-            t = run.move(d, dst, segs[first[(j - k) % g]], ready[d], step0 + k, phase, False)
-            arrivals[dst] = max(ready[dst], t)
-        ready.update(arrivals)
+        seg = segs[:, (pos - k) % g, :].reshape(-1, F)
+        t = run.move(src, dst, seg, ready[src], step0 + k, phase, True, key=_key(block, R, g, sub, k))
+        ready[dst] = np.maximum(ready[dst], t)
+
+
+def _ring_ag(run, groups, segs, first, ready, step0, phase, block=0, sub=0):
+    """Ring all-gather in each group: groups[r, j] starts with segs[r, first[r, j]] and ends with
+    all (shapes as _ring_rs; first: R × g)."""
+    R, g = groups.shape
+    pos = np.arange(g)
+    src = groups.reshape(-1)
+    dst = groups[:, (pos + 1) % g].reshape(-1)
+    F = segs.shape[2]
+    rows = np.arange(R)[:, None]
+    for k in range(g - 1):
+        seg = segs[rows, first[:, (pos - k) % g], :].reshape(-1, F)
+        t = run.move(src, dst, seg, ready[src], step0 + k, phase, False, key=_key(block, R, g, sub, k))
+        ready[dst] = np.maximum(ready[dst], t)
 
 
 def _nodes_shape(comm):
@@ -133,27 +329,72 @@ def allreduce_hier(comm, arrays, label=""):
     n = comm.n
     bufs = _stack(arrays, n, "all-reduce")
     G = P * N
-    comm._begin("all-reduce", "hier", label, G, bufs[0].nbytes,
-                [{c: frozenset((d,)) for c in range(G)} for d in range(n)])
+    comm._begin("all-reduce", "hier", label, G, bufs[0].nbytes, Initial.own_all(n, G))
     run = _Run(comm, bufs, G)
-    ready = {d: comm.ready[d] for d in range(n)}
-    segs = [list(range(c * N, (c + 1) * N)) for c in range(P)]  # P node-level chunks of N fine ones
+    ready = np.array(comm.ready, dtype=float)
+    segs = np.arange(G).reshape(P, N)  # P node-level chunks of N fine ones
+    local = np.arange(n).reshape(N, P)  # node m's GPUs in ring order
     if P > 1:
-        for m in range(N):
-            _ring_rs(run, [m * P + j for j in range(P)], segs, ready, 0, "reduce-scatter (node)")
-        comm._relaunch(max(ready.values()))  # the next phase is the next collective call
+        _ring_rs(run, local, np.broadcast_to(segs, (N, P, N)), ready, 0, "reduce-scatter (node)", block=0)
+        comm._relaunch(ready.max())  # the next phase is the next collective call
     if N > 1:
-        for j in range(P):
-            group = [m * P + j for m in range(N)]
-            sub = [[f] for f in segs[(j + 1) % P]]  # this GPU's node chunk, cut into N
-            _ring_rs(run, group, sub, ready, P - 1, "reduce-scatter (network)")
-            _ring_ag(run, group, sub, [(m + 1) % N for m in range(N)], ready, P - 1 + N - 1, "all-gather (network)")
+        across = local.T.copy()  # the GPUs with local index j, one per node
+        sub = segs[(np.arange(P) + 1) % P][:, :, None]  # GPU j's node chunk, cut into N
+        _ring_rs(run, across, sub, ready, P - 1, "reduce-scatter (network)", block=1, sub=0)
+        first = np.broadcast_to((np.arange(N) + 1) % N, (P, N))
+        _ring_ag(run, across, sub, first, ready, P - 1 + N - 1, "all-gather (network)", block=1, sub=1)
     if P > 1:
         if N > 1:
-            comm._relaunch(max(ready.values()))
-        for m in range(N):
-            _ring_ag(run, [m * P + j for j in range(P)], segs, [(j + 1) % P for j in range(P)], ready,
-                     P - 1 + 2 * (N - 1), "all-gather (node)")
+            comm._relaunch(ready.max())
+        _ring_ag(run, local, np.broadcast_to(segs, (N, P, N)), np.broadcast_to((np.arange(P) + 1) % P, (N, P)), ready,
+                 P - 1 + 2 * (N - 1), "all-gather (node)", block=2)
+    run.finish()
+    comm._end()
+    return [bufs[d] for d in range(n)]
+
+
+def allreduce_hier_pipelined(comm, arrays, label="", chunks=None):
+    """
+    Hierarchical all-reduce on nodes(N, P) pipelined by chunks, as NCCL pipelines its
+    hierarchical (Tree) all-reduce: one call, the buffer cut into `chunks` pipeline chunks
+    (None: hier_chunks(S)), each going through the three phases of allreduce_hier — ring
+    reduce-scatter in the node, ring all-reduce across nodes on each GPU's own NIC, ring
+    all-gather in the node — on its own clock, so chunk c+1's reduce-scatter in the node runs
+    while chunk c crosses the network (NCCL src/device/all_reduce.h, runTreeUpDown: every phase
+    loops `for (elemOffset = 0; elemOffset < channelCount; elemOffset += chunkCount)`, and the
+    primitives' NCCL_STEPS slots let a stage take the next chunk while the previous one moves on).
+    Messages are issued phase by phase, chunk by chunk, so the node ports serve the chunks'
+    reduce-scatters before their all-gathers (FIFO). Time: topo_closed_forms.t_hier_pipelined.
+    """
+    from .topo_closed_forms import hier_chunks
+    P, N = _nodes_shape(comm)
+    n = comm.n
+    bufs = _stack(arrays, n, "all-reduce")
+    C = hier_chunks(bufs[0].nbytes * comm.byte_scale) if chunks is None else int(chunks)
+    if C < 1:
+        raise ValueError(f"a pipeline needs at least one chunk, got {chunks!r}")
+    G = C * P * N
+    comm._begin("all-reduce", "hier-pipe", label, G, bufs[0].nbytes, Initial.own_all(n, G))
+    run = _Run(comm, bufs, G)
+    ready = [np.array(comm.ready, dtype=float) for _ in range(C)]  # each chunk's own clock
+    segs = [c * P * N + np.arange(P * N).reshape(P, N) for c in range(C)]  # chunk c: P node-level pieces of N
+    local = np.arange(n).reshape(N, P)
+    across = local.T.copy()
+    if P > 1:
+        for c in range(C):
+            _ring_rs(run, local, np.broadcast_to(segs[c], (N, P, N)), ready[c], c, "reduce-scatter (node)", block=c)
+    if N > 1:
+        first = np.broadcast_to((np.arange(N) + 1) % N, (P, N))
+        for c in range(C):
+            sub = segs[c][(np.arange(P) + 1) % P][:, :, None]
+            _ring_rs(run, across, sub, ready[c], c + P - 1, "reduce-scatter (network)", block=C + c, sub=0)
+            _ring_ag(run, across, sub, first, ready[c], c + P - 1 + N - 1, "all-gather (network)", block=C + c,
+                     sub=1)
+    if P > 1:
+        for c in range(C):
+            _ring_ag(run, local, np.broadcast_to(segs[c], (N, P, N)), np.broadcast_to((np.arange(P) + 1) % P, (N, P)),
+                     ready[c], c + P - 1 + 2 * (N - 1), "all-gather (node)", block=2 * C + c)
+    run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -166,20 +407,28 @@ def channel_ring(c, P, N):
 
 def _lockstep_rings(run, rings, segs_of, first_of, op_phases, ready):
     """Run several rings (channels) step by step: every device starts step k+1 when all its
-    step-k chunks (of every channel) have landed."""
+    step-k chunks (of every channel) have landed. rings: C × n device ids; segs_of: C × n × F
+    fine chunks; first_of: C × n (all-gather: position q starts with segs_of[c, first_of[c, q]]).
+    One batch a step, channel by channel, position by position (the order of the trace)."""
+    rings = np.asarray(rings, dtype=np.int64)
+    segs_of = np.asarray(segs_of, dtype=np.int64)
+    C, n = rings.shape
+    F = segs_of.shape[2]
+    pos = np.arange(n)
+    src = rings.reshape(-1)
+    dst = rings[:, (pos + 1) % n].reshape(-1)
+    rows = np.arange(C)[:, None]
     step = 0
     for phase, reduce in op_phases:
-        n = len(rings[0])
         for k in range(n - 1):
-            arrivals = {}
-            for ch, ring in enumerate(rings):
-                segs = segs_of[ch]
-                for q, d in enumerate(ring):
-                    dst = ring[(q + 1) % n]
-                    seg = segs[(q - k) % n] if reduce else segs[first_of[ch][(q - k) % n]]
-                    t = run.move(d, dst, seg, ready[d], step, phase, reduce)
-                    arrivals[dst] = max(arrivals.get(dst, ready[dst]), t)
-            ready.update(arrivals)
+            if reduce:
+                seg = segs_of[:, (pos - k) % n, :]
+            else:
+                seg = segs_of[rows, np.asarray(first_of)[:, (pos - k) % n], :]
+            t = run.move(src, dst, seg.reshape(-1, F), ready[src], step, phase, reduce)
+            arrivals = ready.copy()
+            np.maximum.at(arrivals, dst, t)
+            ready[:] = arrivals
             step += 1
 
 
@@ -193,15 +442,15 @@ def allreduce_ring_nodes(comm, arrays, label=""):
     n = comm.n
     bufs = _stack(arrays, n, "all-reduce")
     G = P * n
-    comm._begin("all-reduce", "ring-nodes", label, G, bufs[0].nbytes,
-                [{c: frozenset((d,)) for c in range(G)} for d in range(n)])
+    comm._begin("all-reduce", "ring-nodes", label, G, bufs[0].nbytes, Initial.own_all(n, G))
     run = _Run(comm, bufs, G)
-    ready = {d: comm.ready[d] for d in range(n)}
+    ready = np.array(comm.ready, dtype=float)
     if n > 1:
         rings = [channel_ring(c, P, N) for c in range(P)]
         segs_of = [[[c * n + i] for i in range(n)] for c in range(P)]
         first_of = [[(q + 1) % n for q in range(n)] for _ in range(P)]
         _lockstep_rings(run, rings, segs_of, first_of, (("reduce-scatter", True), ("all-gather", False)), ready)
+    run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -230,11 +479,12 @@ def allgather_ring_nodes(comm, chunks, owner=None, label=""):
     comm._begin("all-gather", "ring-nodes", label, G, bufs[0].nbytes,
                 [{d * P + c: frozenset((d,)) for c in range(P)} for d in range(n)])
     run = _Run(comm, bufs, G)
-    ready = {d: comm.ready[d] for d in range(n)}
+    ready = np.array(comm.ready, dtype=float)
     if n > 1:
         rings = [channel_ring(c, P, N) for c in range(P)]
         segs_of = [[[d * P + c] for d in range(n)] for c in range(P)]
         _lockstep_rings(run, rings, segs_of, [list(r) for r in rings], (("all-gather", False),), ready)
+    run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -251,15 +501,15 @@ def reduce_scatter_ring_nodes(comm, arrays, label=""):
     if bufs.shape[1] % (P * n):
         raise ValueError(f"reduce-scatter: length {bufs.shape[1]} is not divisible by {n} devices x {P} channels")
     G = P * n  # fine chunk d·P + c: channel c's part of segment d
-    comm._begin("reduce-scatter", "ring-nodes", label, G, bufs[0].nbytes,
-                [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
+    comm._begin("reduce-scatter", "ring-nodes", label, G, bufs[0].nbytes, Initial.own_all(n, G))
     run = _Run(comm, bufs, G)
-    ready = {d: comm.ready[d] for d in range(n)}
+    ready = np.array(comm.ready, dtype=float)
     if n > 1:
         rings = [channel_ring(c, P, N) for c in range(P)]
         # position q ends with segs[(q + 1) % n]: make that its own device's segment
         segs_of = [[[ring[(i - 1) % n] * P + c] for i in range(n)] for c, ring in enumerate(rings)]
         _lockstep_rings(run, rings, segs_of, None, (("reduce-scatter", True),), ready)
+    run.finish()
     comm._end()
     L = bufs.shape[1] // n
     return [bufs[d, d * L:(d + 1) * L].copy() for d in range(n)], {d: d for d in range(n)}
@@ -279,101 +529,96 @@ def _torus_shape(comm):
 
 
 def _lines(shape, axis):
-    """Every line of devices along `axis` (device ids in coordinate order, row-major)."""
+    """Every line of devices along `axis`: an array (lines × shape[axis]) of device ids in
+    coordinate order, lines in row-major order of the other coordinates."""
     ids = np.arange(math.prod(shape)).reshape(shape)
-    moved = np.moveaxis(ids, axis, -1).reshape(-1, shape[axis])
-    return [list(map(int, row)) for row in moved]
+    return np.ascontiguousarray(np.moveaxis(ids, axis, -1).reshape(-1, shape[axis]))
 
 
-def _axis_ag(run, line, held, wrap, ready, step0, phase):
-    """
-    Bidirectional all-gather along one line of devices: position i starts with the fine
-    chunks held[i] and ends with all of them. With wrap each block goes half way round in each
-    direction (even N: the opposite block half each way); without, the whole line.
-    Returns the number of hops.
-    """
-    N = len(line)
-    if N == 1:
-        return 0
-    ring = wrap and N > 2
-    hops = N // 2 if ring else N - 1
-    right = {i: ready[line[i]] for i in range(N)}  # when position i has the right-going block
-    left = dict(right)
-    arrive = {}
-    for h in range(1, hops + 1):
-        half = (0, 1) if ring and N % 2 == 0 and h == hops else (None, None)
-        new_r, new_l = {}, {}
-        for i in range(N):  # right-going: i forwards the block from i−(h−1) to i+1
-            src_pos, dst_pos = i, i + 1
-            origin = i - (h - 1)
-            if ring:
-                dst_pos %= N
-                origin %= N
-            elif dst_pos >= N or origin < 0:
-                continue
-            t = run.move(line[src_pos], line[dst_pos], held[origin], right[i], step0 + h - 1, phase, False, half[0])
-            new_r[dst_pos] = t
-        for i in range(N):  # left-going: i forwards the block from i+(h−1) to i−1
-            dst_pos = i - 1
-            origin = i + (h - 1)
-            if ring:
-                dst_pos %= N
-                origin %= N
-            elif dst_pos < 0 or origin >= N:
-                continue
-            t = run.move(line[i], line[dst_pos], held[origin], left[i], step0 + h - 1, phase, False, half[1])
-            new_l[dst_pos] = t
-        right.update(new_r)
-        left.update(new_l)
-        for pos, t in list(new_r.items()) + list(new_l.items()):
-            arrive[pos] = max(arrive.get(pos, 0.0), t)
-    for pos, t in arrive.items():
-        ready[line[pos]] = max(ready[line[pos]], t)
-    return hops
+@functools.lru_cache(maxsize=4096)
+def _hop_plan(Lc, N, ring, h, dist, side):
+    """_hop_moves of one side (0 right, 1 left) and the order keys of its Lc lines without their
+    first two columns (read-only, shared by every call with the same shape)."""
+    i, dst, other = _hop_moves(N, ring, h, dist, side == 0)
+    key = np.zeros((Lc, len(i), _Run.KEYS), dtype=np.int64)
+    key[..., 2] = np.arange(Lc)[:, None]
+    key[..., 3], key[..., 4], key[..., 5] = h, side, i
+    for a in (i, dst, other, key):
+        a.setflags(write=False)
+    return i, dst, other, key.reshape(-1, _Run.KEYS)
 
 
-def _axis_rs(run, line, targets, wrap, ready, step0, phase):
+def _hop_moves(N, ring, h, dist, right):
+    """Positions i that send at hop h (rightward or leftward), their receivers and the positions
+    whose block (all-gather: dist = −(h − 1), the origin h − 1 behind) or target (reduce-scatter:
+    dist ahead) they carry."""
+    i = np.arange(N)
+    other, dst = (i + dist, i + 1) if right else (i - dist, i - 1)
+    if ring:
+        return i, dst % N, other % N
+    ok = (dst >= 0) & (dst < N) & (other >= 0) & (other < N)
+    return i[ok], dst[ok], other[ok]
+
+
+def _axis_run(run, jobs, step0, phase, reduce):
     """
-    Bidirectional reduce-scatter along one line: every position holds partials of all
-    targets[o] (fine chunks), and position o ends with targets[o] summed over the line. The
-    mirror of _axis_ag: partials flow toward their target from both sides, the farthest first.
-    Returns the number of hops.
+    Bidirectional rings along every line of some axes at once. jobs: (lines, blocks, wrap,
+    ready, key0) each — lines × N device ids of one axis, blocks (lines × N × F fine chunks),
+    the axis's wraparound, the clock the job reads and moves (an array per device), and the
+    order key's first two columns. All-gather (reduce False): position i starts with the fine
+    chunks blocks[l, i] and ends with all of them; with wrap each block goes half way round in
+    each direction (even N: the opposite block half each way), without, the whole line.
+    Reduce-scatter (reduce True): every position holds partials of all blocks[l, o] (targets),
+    and position o ends with blocks[l, o] summed over the line, the farthest partials first (the
+    mirror). The jobs' lines and directions share no port, so every hop of all of them is one
+    batch (one per block width F); the trace keeps the order job, line, hop, direction,
+    position. Returns the most hops of a job.
     """
-    N = len(line)
-    if N == 1:
-        return 0
-    ring = wrap and N > 2
-    hops = N // 2 if ring else N - 1
-    right = {i: ready[line[i]] for i in range(N)}  # when position i's right-going partial is complete
-    left = dict(right)
-    arrive = {}
-    for h in range(1, hops + 1):
-        dist = hops - h + 1  # senders this far from their target
-        half = (0, 1) if ring and N % 2 == 0 and h == 1 else (None, None)
-        new_r, new_l = {}, {}
-        for i in range(N):  # right-going: i adds its partial of target i+dist into i+1
-            o, dst_pos = i + dist, i + 1
-            if ring:
-                o, dst_pos = o % N, dst_pos % N
-            elif o >= N:
+    state = []
+    for lines, blocks, wrap, ready, key0 in jobs:
+        Lc, N = lines.shape
+        if N == 1:
+            continue
+        ring = wrap and N > 2
+        clock = ready[lines].astype(float)  # when position i's right- (and left-) going data is ready
+        state.append((lines, blocks, ready, key0, N, ring, N // 2 if ring else N - 1, [clock, clock.copy()],
+                      np.full((Lc, N), -np.inf)))
+    most = max((st[6] for st in state), default=0)
+    for h in range(1, most + 1):
+        batches = {}  # F → the pieces of this hop
+        for js, (lines, blocks, ready, key0, N, ring, hops, clock, arrive) in enumerate(state):
+            if h > hops:
                 continue
-            t = run.move(line[i], line[dst_pos], targets[o], right[i], step0 + h - 1, phase, True, half[0])
-            new_r[dst_pos] = max(new_r.get(dst_pos, 0.0), t)
-        for i in range(N):  # left-going: i adds its partial of target i−dist into i−1
-            o, dst_pos = i - dist, i - 1
-            if ring:
-                o, dst_pos = o % N, dst_pos % N
-            elif o < 0:
-                continue
-            t = run.move(line[i], line[dst_pos], targets[o], left[i], step0 + h - 1, phase, True, half[1])
-            new_l[dst_pos] = max(new_l.get(dst_pos, 0.0), t)
-        right.update(new_r)
-        left.update(new_l)
-        for pos, t in list(new_r.items()) + list(new_l.items()):
-            arrive[pos] = max(arrive.get(pos, 0.0), t)
-    for pos, t in arrive.items():
-        ready[line[pos]] = max(ready[line[pos]], t)
-    return hops
+            Lc = len(lines)
+            last = h == 1 if reduce else h == hops
+            halves = (0, 1) if ring and N % 2 == 0 and last else (-1, -1)
+            dist = hops - h + 1 if reduce else -(h - 1)
+            for side in (0, 1):
+                i, dst, other, key = _hop_plan(Lc, N, ring, h, dist, side)
+                if not len(i):
+                    continue
+                key = key.copy()
+                key[:, 0], key[:, 1] = key0
+                F = blocks.shape[2]
+                batches.setdefault(F, []).append((js, side, dst, Lc * len(i), lines[:, i].reshape(-1),
+                                                  lines[:, dst].reshape(-1), blocks[:, other, :].reshape(-1, F),
+                                                  clock[side][:, i].reshape(-1), halves[side], key))
+        done = []
+        for F, pieces in batches.items():
+            t = run.move(np.concatenate([p[4] for p in pieces]), np.concatenate([p[5] for p in pieces]),
+                         np.concatenate([p[6] for p in pieces]), np.concatenate([p[7] for p in pieces]),
+                         step0 + h - 1, phase, reduce, np.repeat([p[8] for p in pieces], [p[3] for p in pieces]),
+                         key=np.concatenate([p[9] for p in pieces]))
+            at = np.cumsum([0] + [p[3] for p in pieces])
+            done += [(p[0], p[1], p[2], t[at[q]:at[q + 1]]) for q, p in enumerate(pieces)]
+        for js, side, dst, t in done:  # every hop's moves read the clocks before any is moved
+            st = state[js]
+            t = t.reshape(len(st[0]), len(dst))
+            st[7][side][:, dst] = t
+            st[8][:, dst] = np.maximum(st[8][:, dst], t)
+    for lines, blocks, ready, key0, N, ring, hops, clock, arrive in state:
+        ready[lines] = np.maximum(ready[lines], arrive)
+    return most
 
 
 def _torus_plan(shape):
@@ -383,51 +628,55 @@ def _torus_plan(shape):
     return axes, [axes[j:] + axes[:j] for j in range(k)]
 
 
-def _coords(shape):
-    return [tuple(map(int, c)) for c in zip(*np.unravel_index(np.arange(math.prod(shape)), shape))]
-
-
-def _torus_gather_phases(run, shape, wrap, orders, ready, step0, phase):
+def _torus_gather_phases(run, shape, wrap, orders, ready, step0, phase, block0=0):
     """All-gather part j of every device along orders[j], phase by phase across parts.
-    ready[j][d]: when device d has part j's data (each part keeps its own clock)."""
+    ready[j][d]: when device d has part j's data (each part keeps its own clock, an array)."""
     n = math.prod(shape)
     k = len(orders)
-    gathered = [[{d} for d in range(n)] for _ in range(k)]  # whose part-j chunk device d holds
+    gathered = [np.arange(n)[:, None] for _ in range(k)]  # whose part-j chunk device d holds (sorted)
     step = step0
     for p in range(k):
-        most = 0
+        jobs, held = [], []
         for j in range(k):
-            axis = orders[j][p]
-            for line in _lines(shape, axis):
-                blocks = [[e * k + j for e in sorted(gathered[j][d])] for d in line]
-                most = max(most, _axis_ag(run, line, blocks, wrap[axis], ready[j], step, phase))
-                union = set().union(*(gathered[j][d] for d in line))
-                for d in line:
-                    gathered[j][d] = set(union)
+            lines = _lines(shape, orders[j][p])
+            held.append(gathered[j][lines])  # lines × N × F
+            jobs.append((lines, held[j] * k + j, wrap[orders[j][p]], ready[j], (block0 + p, j)))
+        most = _axis_run(run, jobs, step, phase, False)
+        for j in range(k):
+            lines = jobs[j][0]
+            union = np.sort(held[j].reshape(len(lines), -1), axis=1)
+            g = np.empty((n, union.shape[1]), dtype=np.int64)
+            g[lines] = union[:, None, :]
+            gathered[j] = g
         step += most
     return step
 
 
-def _torus_scatter_phases(run, shape, wrap, orders, ready, step0, phase):
+def _torus_scatter_phases(run, shape, wrap, orders, ready, step0, phase, block0=0):
     """Reduce-scatter: part j along reversed(orders[j]); device d ends with fine chunk d·k + j
     summed. ready[j][d] as in _torus_gather_phases."""
     n = math.prod(shape)
     k = len(orders)
-    coords = _coords(shape)
-    # region[j][d]: the devices e whose part-j fine chunk device d still holds partials for
-    region = [[set(range(n)) for _ in range(n)] for _ in range(k)]
+    coords = np.array(np.unravel_index(np.arange(n), shape))
+    # region[j][d]: the devices e (sorted) whose part-j fine chunk device d still holds partials for
+    region = [None] * k  # None: every device
     step = step0
     for p in range(k):
-        most = 0
+        jobs, tgt = [], []
         for j in range(k):
             axis = list(reversed(orders[j]))[p]
-            for line in _lines(shape, axis):
-                reg = region[j][line[0]]
-                targets = [sorted(e * k + j for e in reg if coords[e][axis] == coords[line[o]][axis])
-                           for o in range(len(line))]
-                most = max(most, _axis_rs(run, line, targets, wrap[axis], ready[j], step, phase))
-                for d in line:
-                    region[j][d] = {e for e in reg if coords[e][axis] == coords[d][axis]}
+            lines = _lines(shape, axis)
+            Lc, N = lines.shape
+            reg = np.broadcast_to(np.arange(n), (Lc, n)) if region[j] is None else region[j][lines[:, 0]]
+            by = np.argsort(coords[axis][reg], axis=1, kind="stable")  # target o: axis coordinate o
+            tgt.append(np.take_along_axis(reg, by, axis=1).reshape(Lc, N, -1))
+            jobs.append((lines, tgt[j] * k + j, wrap[axis], ready[j], (block0 + p, j)))
+        most = _axis_run(run, jobs, step, phase, True)
+        for j in range(k):
+            lines, targets = jobs[j][0], tgt[j]
+            r = np.empty((n, targets.shape[2]), dtype=np.int64)
+            r[lines] = targets
+            region[j] = r
         step += most
     return step
 
@@ -453,9 +702,10 @@ def torus_all_gather(comm, chunks, label=""):
     initial = [{d * k + j: frozenset((d,)) for j in range(k)} for d in range(n)]
     comm._begin("all-gather", "torus", label, G, bufs[0].nbytes, initial)
     run = _Run(comm, bufs, G)
-    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
+    ready = [np.array(comm.ready, dtype=float) for _ in range(k)]
     if axes:
         _torus_gather_phases(run, shape, wrap, orders, ready, 0, "all-gather")
+    run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
 
@@ -475,9 +725,9 @@ def _torus_reduction_begin(comm, arrays, op, label):
     if bufs.shape[1] % (n * k):
         raise ValueError(f"{op}: length {bufs.shape[1]} is not divisible by {n} devices x {k} axes")
     G = n * k
-    comm._begin(op, "torus", label, G, bufs[0].nbytes, [{f: frozenset((d,)) for f in range(G)} for d in range(n)])
+    comm._begin(op, "torus", label, G, bufs[0].nbytes, Initial.own_all(n, G))
     run = _Run(comm, bufs, G)
-    ready = [{d: comm.ready[d] for d in range(n)} for _ in range(k)]
+    ready = [np.array(comm.ready, dtype=float) for _ in range(k)]
     return shape, wrap, axes, orders, bufs, run, ready
 
 
@@ -490,6 +740,7 @@ def torus_reduce_scatter(comm, arrays, label=""):
     n = comm.n
     if axes:
         _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
+    run.finish()
     comm._end()
     L = bufs.shape[1] // n
     return [bufs[d, d * L:(d + 1) * L].copy() for d in range(n)]
@@ -513,7 +764,8 @@ def allreduce_torus(comm, arrays, label=""):
     n = comm.n
     if axes:
         step = _torus_scatter_phases(run, shape, wrap, orders, ready, 0, "reduce-scatter")
-        _torus_gather_phases(run, shape, wrap, orders, ready, step, "all-gather")
+        _torus_gather_phases(run, shape, wrap, orders, ready, step, "all-gather", block0=len(orders))
+    run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
 

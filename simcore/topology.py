@@ -280,6 +280,23 @@ class Nodes(_Machine):
             return src, dst, self.intra
         return n + src, n + dst, self.inter
 
+    def routes(self, src, dst):
+        """route() of many messages at once (int arrays): (send ports, receive ports, α, β), -1 for no port."""
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        n, P = self.n, self.per_node
+        sw_s, sw_d = src == SWITCH, dst == SWITCH
+        inside = (src // P == dst // P) & ~sw_s & ~sw_d
+        if self.n_nodes == 1:
+            inside = inside | sw_s | sw_d  # the node switch's in-network reduction: intra ports
+        sp = np.where(sw_s, -1, np.where(inside, src, n + src))
+        rp = np.where(sw_d, -1, np.where(inside, dst, n + dst))
+        if inside.all():
+            return sp, rp, self.intra.alpha, self.intra.bw
+        if not inside.any():
+            return sp, rp, self.inter.alpha, self.inter.bw
+        return (sp, rp, np.where(inside, self.intra.alpha, self.inter.alpha),
+                np.where(inside, self.intra.bw, self.inter.bw))
+
 
 def nodes(n_nodes, per_node, intra=NVLINK4, inter=IB_NDR400, base=0.0, tuning="") -> Nodes:
     """n_nodes nodes of per_node devices each (e.g. nodes(2, 8): two DGX H100); base: the
@@ -361,6 +378,50 @@ class Torus(_Machine):
         raise ValueError(f"{self.name}: device {src} {cs} cannot send to device {dst} {cd}, which is not its torus "
                          f"neighbour (±1 on one axis); this algorithm needs a switch — on a torus use rings "
                          f"along one axis")
+
+    def routes(self, src, dst):
+        """route() of many messages at once (int arrays): (send ports, receive ports, α, β)."""
+        return _torus_routes(self, src, dst)
+
+
+@functools.lru_cache(maxsize=32)
+def _torus_neighbours(shape, wraps):
+    """n × 2·ndim: device d's neighbour through its port 2a + dir (dir 0: +1, 1: −1 on axis a),
+    −1 where there is none (an axis of one device, a missing wraparound). On an axis of size 2
+    both ports reach the same device; route() takes the +1 port, as argmax does here."""
+    n, nd = math.prod(shape), len(shape)
+    c = np.array(np.unravel_index(np.arange(n), shape))
+    out = np.full((n, 2 * nd), -1, dtype=np.int64)
+    for a, size in enumerate(shape):
+        if size == 1:
+            continue
+        for direction, step in ((0, 1), (1, -1)):
+            moved = c.copy()
+            moved[a] = c[a] + step
+            inside = (moved[a] >= 0) & (moved[a] < size)
+            moved[a] %= size
+            nb = np.ravel_multi_index(tuple(moved), shape)
+            out[:, 2 * a + direction] = np.where(inside | wraps[a] | (size == 2), nb, -1)
+    out.setflags(write=False)
+    return out
+
+
+def _torus_routes(topo, src, dst):
+    """Torus.route() of many messages at once: (send ports, receive ports, α, β); raises
+    route()'s ValueError for the first message that is not between neighbours."""
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    n = topo.n
+    nb = _torus_neighbours(tuple(topo.shape), tuple(bool(w) for w in topo.wraps()))
+    ok = (src >= 0) & (src < n) & (dst >= 0) & (dst < n) & (src != dst)
+    hit = nb[np.where(ok, src, 0)] == dst[:, None]
+    port = hit.argmax(axis=1)
+    ok &= hit[np.arange(len(src)), port]
+    if not ok.all():
+        bad = int(np.flatnonzero(~ok)[0])
+        topo.route(int(src[bad]), int(dst[bad]))  # raises the one-message error
+        raise ValueError(f"{topo.name}: device {int(src[bad])} cannot send to device {int(dst[bad])}")
+    per = nb.shape[1]
+    return src * per + port, dst * per + (port ^ 1), topo.link.alpha, topo.link.bw
 
 
 @functools.lru_cache(maxsize=65536)

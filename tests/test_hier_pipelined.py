@@ -1,0 +1,67 @@
+"""The hierarchical all-reduce pipelined by chunks (topo_collectives.allreduce_hier_pipelined,
+as NCCL's Tree all-reduce loops chunk by chunk, src/device/all_reduce.h runTreeUpDown) against its
+closed form topo_closed_forms.t_hier_pipelined, the unpipelined three calls and the port bounds."""
+
+import numpy as np
+import pytest
+
+from simcore.comm_sim import Comm
+from simcore.links import IB_NDR400, NVLINK4
+from simcore.topo_closed_forms import hier_chunks, t_hier, t_hier_pipelined
+from simcore.topo_collectives import allreduce_hier, allreduce_hier_pipelined
+from simcore.topology import nodes
+
+
+def _run(fn, N, P, S, base=0.0, **kw):
+    topo = nodes(N, P, NVLINK4, IB_NDR400, base=base)
+    n = N * P
+    C = kw.get("chunks") or 1
+    L = n * C * 2
+    x = np.random.default_rng(N * 10 + P).standard_normal((n, L))
+    comm = Comm(topo, byte_scale=S / (L * 8))
+    out = fn(comm, list(x), **kw)
+    return comm, x, out
+
+
+@pytest.mark.parametrize("N,P", [(2, 2), (2, 4), (3, 2), (4, 3), (2, 8), (1, 4), (3, 1)])
+@pytest.mark.parametrize("C", [1, 2, 5])
+@pytest.mark.parametrize("S", [1e3, 1e6, 1e9])
+def test_simulation_equals_closed_form(N, P, C, S):
+    comm, x, out = _run(allreduce_hier_pipelined, N, P, S, base=2e-6, chunks=C)
+    for o in out:
+        np.testing.assert_allclose(o, x.sum(axis=0))
+    want = t_hier_pipelined(P, N, S, NVLINK4, IB_NDR400, base=2e-6, chunks=C)
+    assert comm.time == pytest.approx(want, rel=1e-9)
+    last = comm.trace.rows()
+    assert comm.trace.contributor_counts().max() == N * P  # the sums end with every device
+    assert len(last) > 0
+
+
+@pytest.mark.parametrize("N,P", [(2, 8), (4, 8), (3, 4)])
+def test_pipelining_beats_three_calls_at_large_sizes_and_respects_the_ports(N, P):
+    S = 2.0**30
+    n = N * P
+    piped = t_hier_pipelined(P, N, S, NVLINK4, IB_NDR400)
+    plain = t_hier("all-reduce", P, N, S, NVLINK4, IB_NDR400)
+    assert hier_chunks(S) == 16
+    assert piped < 0.8 * plain  # the network phase hides behind the node's phases
+    node_ports = 2 * (P - 1) * S / (P * NVLINK4.bw)
+    nics = 2 * (N - 1) * S / (n * IB_NDR400.bw)
+    assert piped >= max(node_ports, nics)
+
+
+def test_one_chunk_is_the_three_phases_without_their_extra_calls():
+    base = 5e-6
+    for N, P in ((2, 4), (3, 2)):
+        S = 1e6
+        assert t_hier_pipelined(P, N, S, NVLINK4, IB_NDR400, base=base, chunks=1) == pytest.approx(
+            t_hier("all-reduce", P, N, S, NVLINK4, IB_NDR400, base=base) - 2 * base, rel=1e-12)
+
+
+def test_chunks_follow_nccls_two_mib_unit():
+    assert hier_chunks(1.0) == 1
+    assert hier_chunks(2 * 2**20) == 1
+    assert hier_chunks(2 * 2**20 + 1) == 2
+    assert hier_chunks(2.0**40) == 16
+    with pytest.raises(ValueError):
+        _run(allreduce_hier_pipelined, 2, 2, 1e3, chunks=0)
