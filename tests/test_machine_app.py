@@ -378,4 +378,6 @@ def test_a_machine_too_large_to_watch_is_refused_with_a_reason(qapp):
     model.error.connect(said.append)
     assert not model.update(kind="all-reduce", topology="dgx-h100", n=512)
     assert "at most 256 devices" in said[-1]
+    assert not model.update(kind="all-reduce", topology="dgx-h100", n=256, algo="ring-nodes")
+    assert "1,044,480 messages" in said[-1] and "at most 128" in said[-1]  # 2·n·(n−1) per channel, 8 channels
     assert model.scenario.topology == ""  # the scenario in place is kept

@@ -30,6 +30,9 @@ MAX_N = 256  # the ring view, timeline and buffers draw at most this many device
 # on a machine the topology's algorithms time message by message: 32 DGX nodes' all-reduce takes
 # seconds to build, so builds run on the app's worker while the window says so (app/state.py)
 MACHINE_MAX_N = 256
+# NCCL's channel rings record n·(n−1)·2 messages per NIC channel for an all-reduce: at 256 GPUs about
+# a million messages, 22 s and 4 GB to build (2.5 s and 0.8 GB at 128), too much for a student's laptop
+CHANNEL_ALLREDUCE_MAX_N = 128
 MAX_BYTES = 2.0 ** 40
 
 
@@ -72,6 +75,13 @@ def validate(sc) -> None:
         if n > MACHINE_MAX_N:
             raise ValueError(f"on a machine the app simulates every message while you watch: at most "
                              f"{MACHINE_MAX_N} devices, got {n}")
+        if sc.kind == "all-reduce" and sc.algo == "ring-nodes" and n > CHANNEL_ALLREDUCE_MAX_N:
+            from simcore.topology_presets import get_preset
+
+            channels = get_preset(machine).per_node  # one ring per NIC, a NIC per GPU of a node
+            raise ValueError(f"NCCL's channel rings across {n} GPUs send {2 * n * (n - 1) * channels:,} messages, "
+                             f"too many to build while you watch: the app runs them for at most "
+                             f"{CHANNEL_ALLREDUCE_MAX_N} GPUs (choose hier for {n})")
     elif sc.algo not in ALLREDUCE_ALGOS:
         raise ValueError(f"unknown algorithm {sc.algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
     elif not takes_algo(sc.kind) and sc.algo != "ring":
