@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 from PySide6.QtCore import QCoreApplication, QSettings
 
-from simcore.algorithms import ALLREDUCE_ALGOS
+from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS
 from simcore.links import LINKS, LinkSpec
 from simcore.topology_presets import PRESETS
 
@@ -115,9 +115,7 @@ def _check_n(v):
 def algo_names() -> tuple:
     """Every algorithm a scenario file may name: the switch's all-reduces, the machines' (hier, torus …)
     and all-to-all's (pairwise)."""
-    from simcore.topo_collectives import TOPO_ALLREDUCE  # read when a file is, not at startup
-
-    names = dict.fromkeys([*ALLREDUCE_ALGOS, *TOPO_ALLREDUCE, *scenarios.algos_of("all-to-all")])
+    names = dict.fromkeys([*ALGORITHMS["all-reduce"], *scenarios.algos_of("all-to-all")])
     return tuple(names)
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from .contributors import who_block, who_everyone
-from .topology import Nodes, Switch, Torus
 from .trace import ALL, SWITCH, Initial, chunk_bounds
 
 
@@ -508,9 +507,9 @@ def _a2a_paths(topo, algo):
     neighbours are linked, so block (s → d) is stored and forwarded hop by hop in dimension order:
     axis 0 first, each axis the short way round (ties: +1). Returns {(s, d): [s, …, d]}.
     """
-    if isinstance(topo, (Switch, Nodes)) or topo.n < 2:
+    if topo.kinds & {"switch", "nodes"} or topo.n < 2:
         return None
-    if not isinstance(topo, Torus):
+    if "torus" not in topo.kinds:
         raise ValueError(f"all-to-all ({algo}) needs every pair of devices linked, or a torus to route on; "
                          f"{topo.name} is neither: run it on switch(n), nodes(m, q) or torus(shape)")
     paths = {}

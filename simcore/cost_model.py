@@ -324,8 +324,8 @@ def is_wired(topology) -> bool:
 
 def _wired_comm(topo, ns, nbytes, algo):
     """topology_comm for a comm_sim topology: it offers n = topo.n only, priced as the all-reduce
-    the step simulation runs on it (topo_collectives.allreduce_on_time)."""
-    from .topo_collectives import allreduce_on_time
+    the step simulation runs on it (sharding.allreduce_on_time)."""
+    from .sharding import allreduce_on_time
     from .topology import Nodes
 
     valid = ns == topo.n

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .trace import ALL, SWITCH, Initial
+from .trace_records import ALL, SWITCH, Initial
 
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.int32)
 

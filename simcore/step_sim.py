@@ -163,8 +163,8 @@ def _all_reduce(comm, S, label, algo, chunk_ready=None):
     if algo is None or (algo == "ring" and topo.tuning and chunk_ready is None):
         algo = topo.choose("all-reduce", S)[0]  # a GPU machine's default: its own choice (cost_model too)
     if "switch" not in topo.kinds or (algo not in ALLREDUCE_ALGOS):
-        # a machine: the all-reduce its topology picks (topo_collectives.allreduce_on)
-        from .topo_collectives import allreduce_on
+        # a machine: the all-reduce its topology picks (sharding.allreduce_on)
+        from .sharding import allreduce_on
 
         # fine chunks: a torus cuts halves per axis (12 covers 1-3 axes), the channel rings P per device
         L = n * topo.fine_per_device

@@ -45,25 +45,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from .contributors import _as_arc, _decode, _Who
-from .trace_records import Collective, Compute, Initial, Message  # noqa: F401 (re-exported: the records' public home)
+from .trace_records import (ALL, ROW, SCHEMA, SCHEMA_VERSION, SWITCH, Collective, Compute, Initial,  # noqa: F401
+                            Message)  # (re-exported: the records' and the constants' public home is trace)
 
-SCHEMA = "shard-lab-trace"
-# 3: the message columns compact (zlib + base64 of little-endian arrays, see trace_io.encode_column);
-# 2: columns as lists of numbers; 1: one row per message. Versions 1 and 2 are still read.
-SCHEMA_VERSION = 3
-SWITCH = -1  # the switch as a message endpoint (in-network reduction)
-ALL = -1  # chunk index meaning "the whole buffer"
-
-
-# ---------------------------------------------------------------------------------------
-# The columns
-# ---------------------------------------------------------------------------------------
-# One array per field, one entry per message. key: index into Trace._keys of
-# (op, algo, label, phase); w0..w3: the contributors (first, count, period, limit), see
-# simcore.contributors.
-ROW = np.dtype([("coll", "<i4"), ("key", "<i4"), ("step", "<i4"), ("src", "<i4"), ("dst", "<i4"),
-                ("chunk", "<i4"), ("nbytes", "<f8"), ("t_start", "<f8"), ("t_end", "<f8"), ("reduce", "?"),
-                ("w0", "<i4"), ("w1", "<i4"), ("w2", "<i4"), ("w3", "<i4")])
 _FLUSH_EVERY = 4096  # scalar appends are buffered as tuples and written in blocks of this many
 _BLOCK = 2048  # messages built at once when one is read by index
 

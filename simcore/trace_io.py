@@ -23,8 +23,7 @@ from functools import cache
 import numpy as np
 
 from .contributors import _who_text
-from .trace import ALL, ROW, SCHEMA, SCHEMA_VERSION, SWITCH, Trace
-from .trace_records import _FIELDS, Collective, Compute, Initial
+from .trace_records import _FIELDS, ALL, ROW, SCHEMA, SCHEMA_VERSION, SWITCH, Collective, Compute, Initial
 
 
 def write(trace, path: str, fmt: str = "chrome", flows: bool = False):
@@ -132,7 +131,7 @@ MAX_MESSAGES = 20_000_000
 MAX_FILE_BYTES = 2 << 30
 
 
-def load(cls, path) -> Trace:
+def load(cls, path) -> "Trace":  # cls: simcore.trace.Trace, handed in (this module does not import it)
     """
     Read a saved trace (Trace.save / --format json; gzipped when the name ends in .gz) and check
     it (check_trace). Raises ValueError with one sentence naming the file and the problem. A
@@ -317,7 +316,7 @@ def _first(mask):
     return i if len(mask) and mask[i] else None
 
 
-def from_dict(cls, data: dict, max_messages: int | None = None) -> Trace:
+def from_dict(cls, data: dict, max_messages: int | None = None) -> "Trace":
     """
     A trace from its JSON as a dict (version 1, 2 or 3). max_messages: a version-3 file with
     more messages is read up to its first collectives that fit (only their part of each column

@@ -11,7 +11,27 @@ from collections.abc import Sequence
 from operator import itemgetter
 from typing import NamedTuple
 
+import numpy as np
+
 from .contributors import _periodic_set, _Who
+
+SCHEMA = "shard-lab-trace"
+# 3: the message columns compact (zlib + base64 of little-endian arrays, see trace_io.encode_column);
+# 2: columns as lists of numbers; 1: one row per message. Versions 1 and 2 are still read.
+SCHEMA_VERSION = 3
+SWITCH = -1  # the switch as a message endpoint (in-network reduction)
+ALL = -1  # chunk index meaning "the whole buffer"
+
+
+# ---------------------------------------------------------------------------------------
+# The columns
+# ---------------------------------------------------------------------------------------
+# One array per field, one entry per message. key: index into Trace._keys of
+# (op, algo, label, phase); w0..w3: the contributors (first, count, period, limit), see
+# simcore.contributors.
+ROW = np.dtype([("coll", "<i4"), ("key", "<i4"), ("step", "<i4"), ("src", "<i4"), ("dst", "<i4"),
+                ("chunk", "<i4"), ("nbytes", "<f8"), ("t_start", "<f8"), ("t_end", "<f8"), ("reduce", "?"),
+                ("w0", "<i4"), ("w1", "<i4"), ("w2", "<i4"), ("w3", "<i4")])
 
 
 _FIELDS = ("coll", "op", "algo", "label", "step", "src", "dst", "chunk", "contributors", "nbytes",

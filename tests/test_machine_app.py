@@ -11,7 +11,7 @@ from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.comm_sim import Comm
 from simcore.links import LINKS
 from simcore.topology import nodes, switch
-from simcore.topo_collectives import allreduce_on
+from simcore.sharding import allreduce_on
 from simcore.topology_presets import PRESETS
 
 

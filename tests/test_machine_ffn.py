@@ -13,7 +13,7 @@ from app.core.latency_model import DEFAULTS, check_params, ffn_bandwidth, ffn_sw
 from simcore import cost_model
 from simcore.comm_sim import LINKS, Comm, LinkSpec, nodes
 from simcore.llm_math import MODELS
-from simcore.topo_collectives import allreduce_on
+from simcore.sharding import allreduce_on
 
 
 def _simulated_bandwidth(P, N, intra, inter):

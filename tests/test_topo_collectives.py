@@ -202,7 +202,7 @@ def test_tpu_v5e_pod_all_reduce_is_the_books_estimate():
 @pytest.mark.parametrize("algo", ["ring", "two-shot"])
 def test_cost_model_t_comm_equals_the_simulated_all_reduce(key, n, algo):
     from simcore.cost_model import comm_time
-    from simcore.topo_collectives import allreduce_on, allreduce_on_time
+    from simcore.sharding import allreduce_on, allreduce_on_time
     from simcore.topology_presets import PRESETS
 
     preset = PRESETS[key]
@@ -237,7 +237,7 @@ def test_cost_model_t_comm_equals_the_simulated_all_reduce(key, n, algo):
 
 
 def test_slices_without_wraparound_refuse_the_missing_link_and_unequal_axes_are_slower_than_the_bound():
-    from simcore.topo_collectives import allreduce_on
+    from simcore.sharding import allreduce_on
     from simcore.topology_presets import PRESETS
 
     v5e = PRESETS["tpu-v5e-16x16"]
