@@ -137,3 +137,16 @@ def test_closed_form_saving_by_hand_with_the_decomposition_cost():
         t_cut = max(2 * rows * k * D / (peak * eff), k * D * 2.0 / bw)
         want += M8.n_layers * (min(t_cut * (1 - 1 / n), t_rs) - (t_cut - t_c))
     assert float(overlap_saving(M8, H100, NVLINK4, n, rows)) == pytest.approx(want, rel=1e-12)
+
+
+def test_the_cli_reports_the_async_step_beside_no_overlap_and_the_lower_bound(capsys):
+    from simcore import __main__ as cli
+
+    assert cli.main(["step", "--model", "llama3-8b", "--chip", "h100", "--n", "4", "--batch", "1", "--ctx", "0",
+                     "--prefill", "512", "--overlap", "async", "--sequence-parallel"]) == 0
+    text = capsys.readouterr().out
+    comm = _sp_prefill(4, 1, 512)
+    roof = tp_prefill_step(M8, H100, NVLINK4, 4, 1, 512)
+    assert (f"simulated {comm.time * 1e3:.3f} ms  vs  no overlap {roof['t_step_no_overlap'] * 1e3:.3f} ms  vs  "
+            f"lower bound {roof['t_lower_bound'] * 1e3:.3f} ms") in text
+    assert f"{step_sim.CHUNK_MATMUL_EFFICIENCY:.0%} of peak" in text and "all-gather matmul" in text
