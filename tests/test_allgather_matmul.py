@@ -150,3 +150,12 @@ def test_the_cli_reports_the_async_step_beside_no_overlap_and_the_lower_bound(ca
     assert (f"simulated {comm.time * 1e3:.3f} ms  vs  no overlap {roof['t_step_no_overlap'] * 1e3:.3f} ms  vs  "
             f"lower bound {roof['t_lower_bound'] * 1e3:.3f} ms") in text
     assert f"{step_sim.CHUNK_MATMUL_EFFICIENCY:.0%} of peak" in text and "all-gather matmul" in text
+
+
+def test_the_app_reads_the_all_gather_matmul_chunks_as_their_ops():
+    from app.core.step_timeline_model import compute_table
+
+    table = compute_table(_sp_prefill(4, 1, 256).trace)
+    for op, kind in (("qkv", "qkv"), ("gate/up", "gate_up"), ("lm head", "lm_head")):
+        mine = table["op"] == op
+        assert mine.any() and table["chunked"][mine].all() and set(table["kind"][mine]) == {kind}
