@@ -79,7 +79,9 @@ OVERLAPS = ("none", "async")
 # PyTorch" (Wang, He, Wright, Wehrstedt, Liu, Liang; discuss.pytorch.org/t/209487, Aug 2024)
 # names the decomposed matmuls' lost efficiency (wave quantization) as its main performance
 # challenge and reports net gains of up to ~29 % (Llama3 8B) / ~20 % (Llama3 70B) on the forward
-# pass — gains net of this loss; Wang et al. 2023 (ASPLOS) report the same trade-off.
+# pass — gains net of this loss; Wang et al. 2023 (ASPLOS) report the same trade-off, and
+# "Design Space Exploration of DMA based Finer-Grain Compute Communication Overlap" (FiCCO,
+# arXiv 2512.10236) finds decomposition and contention slowdowns the main limiters of overlap.
 # The figure 0.90 is OUR ASSUMPTION (10 % below peak per chunk), not a number either source
 # states per chunk: replace it by a measured per-chunk GEMM efficiency when one is at hand.
 CHUNK_MATMUL_EFFICIENCY = 0.90
