@@ -21,7 +21,7 @@ import sys
 from .cli_decode import _BadValue, _pick, _positive, _whole, add_link_args, add_machine_args, parse_machine
 from .comm_sim import MAX_DEVICES
 from .cost_model import tp_decode_step, tp_prefill_step, tp_step_overlap
-from .step_sim import OVERLAPS, explain_gap, roofline_gap, simulate_step
+from .step_sim import CHUNK_MATMUL_EFFICIENCY, OVERLAPS, explain_gap, roofline_gap, simulate_step
 
 
 def register(subparsers):
@@ -122,9 +122,16 @@ def format_report(kw, comm, roof) -> str:
     if "t_step_overlap" in roof:
         lines.append(f"  roofline with the all-reduces overlapped (collective matmul): "
                      f"{roof['t_step_overlap'] * ms:.3f} ms")
+    if kw["overlap"] == "async" and kw["n"] > 1:
+        gathered = ("; the all-gathers in front of qkv, gate/up and the lm head are overlapped too (all-gather "
+                    "matmul)") if kw["sequence_parallel"] else "; no all-gather precedes a matmul without SP"
+        lines.append(f"  async: every chunk matmul runs at {CHUNK_MATMUL_EFFICIENCY:.0%} of peak FLOP/s "
+                     f"(decomposition cost, CHUNK_MATMUL_EFFICIENCY){gathered}")
     cs, msgs = comm.trace.computes, comm.trace.messages
     lines.append(f"  simulated step {comm.time * ms:.3f} ms: {len(cs)} ops on {kw['n']} devices, "
                  f"{len(comm.trace.collectives)} collectives, {len(msgs)} messages")
+    lines.append(f"  simulated {comm.time * ms:.3f} ms  vs  no overlap {roof['t_step_no_overlap'] * ms:.3f} ms  vs  "
+                 f"lower bound {roof['t_lower_bound'] * ms:.3f} ms")
     lines.append(explain_gap(roofline_gap(comm, chip, roof, kw["compute_prec"])))
     return "\n".join(lines)
 

@@ -319,7 +319,7 @@ class Comm:
         return start, start + alpha + busy
 
     # -- compute on the same clock ----------------------------------------------------------
-    def compute(self, device, label, flops, nbytes, chip, prec="bf16", after=0.0, layer=-1, kind=""):
+    def compute(self, device, label, flops, nbytes, chip, prec="bf16", after=0.0, layer=-1, kind="", efficiency=1.0):
         """
         Run one op on `device`: `flops` FLOPs touching `nbytes` bytes of HBM, timed by its own
         roofline on `chip` (hw_specs.Chip): max(flops / chip.peak_flops(prec), nbytes / chip.mem_bw).
@@ -328,12 +328,16 @@ class Comm:
         depends on has delivered (both are `ready[device]`) — and not before `after`. The next
         collective waits for it (it moves `ready[device]`). Records a trace.Compute; returns
         its end time (seconds). Communication runs on the ports, so ops and messages overlap.
+        efficiency (0, 1]: the fraction of peak FLOP/s the op reaches (step_sim's collective-matmul
+        chunks run below the undivided matmul's peak); the trace keeps the op's real FLOPs.
         """
         if not 0 <= device < self.n:
             raise ValueError(f"device {device} does not exist (devices 0..{self.n - 1})")
         if not (flops >= 0 and nbytes >= 0 and math.isfinite(flops) and math.isfinite(nbytes)):
             raise ValueError(f"an op needs finite FLOPs and bytes >= 0, got {flops!r}, {nbytes!r}")
-        t_math, t_mem = flops / chip.peak_flops(prec), nbytes / chip.mem_bw
+        if not 0 < efficiency <= 1:
+            raise ValueError(f"efficiency must be in (0, 1], got {efficiency!r}")
+        t_math, t_mem = flops / (chip.peak_flops(prec) * efficiency), nbytes / chip.mem_bw
         start = max(self.ready[device], after)
         end = start + max(t_math, t_mem)
         bound = "" if t_math == t_mem == 0 else ("math" if t_math > t_mem else "memory")

@@ -410,9 +410,15 @@ def decode_sweep_overlap(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_byte
 def overlap_saving(model, chip, link, n, rows, w_bytes=2.0, act_bytes=2.0, algo="ring", compute_prec="bf16"):
     """
     Seconds the collective matmul hides per step (tp_step_overlap's t_saved): Σ over the
-    2 · n_layers row-parallel matmuls of min(t_c · (1 − 1/n), t_rs). rows = batch · new tokens;
-    n an int or an array of device counts (then an array). 0 at n = 1.
+    2 · n_layers row-parallel matmuls of min(t_c' · (1 − 1/n), t_rs) − (t_c' − t_c), where t_c'
+    is the matmul cut into n chunks, each at step_sim.CHUNK_MATMUL_EFFICIENCY of peak FLOP/s
+    (the decomposition's cost; t_c' = t_c when memory-bound). rows = batch · new tokens;
+    n an int or an array of device counts (then an array). 0 at n = 1. Negative when the
+    decomposition costs more than it hides. (The all-gather matmul of sequence parallelism
+    is simulated by step_sim only.)
     """
+    from .step_sim import CHUNK_MATMUL_EFFICIENCY as eff
+
     if algo != "ring":
         raise ValueError(f"the overlapped closed form tiles the ring reduce-scatter; algo must be 'ring', not {algo!r}")
     nf = np.asarray(n, dtype=float)
@@ -422,7 +428,8 @@ def overlap_saving(model, chip, link, n, rows, w_bytes=2.0, act_bytes=2.0, algo=
     saved = np.zeros(nf.shape)
     for k in (model.n_heads * model.d_head / nf, model.d_ff / nf):  # Wo [H·dh/n, D], W_down [F/n, D]
         t_c = np.maximum(2.0 * rows * k * D / peak, k * D * w_bytes / bw)
-        saved = saved + model.n_layers * np.minimum(t_c * (1 - 1 / nf), t_rs)
+        t_cut = np.where(nf > 1, np.maximum(2.0 * rows * k * D / (peak * eff), k * D * w_bytes / bw), t_c)
+        saved = saved + model.n_layers * (np.minimum(t_cut * (1 - 1 / nf), t_rs) - (t_cut - t_c))
     return saved
 
 

@@ -36,6 +36,22 @@ of the ring carries chunk k while chunk k+1 is computed. Each chunk reads 1/n of
 the matmul costs what it did, and the reduce-scatter half of the all-reduce hides under it.
 The all-gather half stays exposed: the next norm needs the whole row.
 
+With sequence parallelism the all-gather sits right in front of a column-parallel matmul (qkv,
+gate/up, and the lm head after the final norm), and async overlaps it too — the all-gather
+matmul (PyTorch's async TP, torch.distributed._symmetric_memory, "Introducing Async Tensor
+Parallelism in PyTorch", 2024; the scaling book's AllGather collective matmul; Wang et al.
+2023): the ring all-gather runs as usual, and each device computes the matmul on its own
+token shard at once, then on each shard as the ring step that carries it lands (rows B·T/n
+per chunk; every chunk reads the whole weight: a decode step rereads it n times, which is
+why async TP is a prefill / training technique). Without sequence parallelism there is no
+all-gather in front of a matmul in the layer: the all-reduce's all-gather half feeds a norm
+(exposed, as above); the one all-gather left, the logits (gather_logits), comes after the lm
+head and feeds the sampler, and stays exposed.
+
+Decomposition is not free: every chunk matmul runs at CHUNK_MATMUL_EFFICIENCY of peak FLOP/s
+(memory time unchanged), on both sides. So async may lose to no overlap on compute-bound shapes
+with little to hide; it can never beat the lower bound max(compute, communication).
+
 Sequence parallelism (sequence_parallel=True) replaces each all-reduce by a reduce-scatter
 after the row-parallel matmul and an all-gather after the next norm, which then runs on B·T/n
 tokens (Korthikanti et al. 2022; tensor_parallel._sp_layers is the same schedule on arrays).
@@ -55,6 +71,20 @@ from .topology import switch, timed_as_machine
 from .tensor_parallel import tp_layout
 
 OVERLAPS = ("none", "async")
+
+# The collective matmul's decomposition cost: each of the n chunk matmuls reaches this fraction
+# of the FLOP/s the undivided matmul reaches (smaller GEMMs: wave quantization, one more kernel
+# launch and epilogue per chunk, the copy engine / SMs shared with the transfer).
+# Source of the effect: "[Distributed w/ TorchTitan] Introducing Async Tensor Parallelism in
+# PyTorch" (Wang, He, Wright, Wehrstedt, Liu, Liang; discuss.pytorch.org/t/209487, Aug 2024)
+# names the decomposed matmuls' lost efficiency (wave quantization) as its main performance
+# challenge and reports net gains of up to ~29 % (Llama3 8B) / ~20 % (Llama3 70B) on the forward
+# pass — gains net of this loss; Wang et al. 2023 (ASPLOS) report the same trade-off, and
+# "Design Space Exploration of DMA based Finer-Grain Compute Communication Overlap" (FiCCO,
+# arXiv 2512.10236) finds decomposition and contention slowdowns the main limiters of overlap.
+# The figure 0.90 is OUR ASSUMPTION (10 % below peak per chunk), not a number either source
+# states per chunk: replace it by a measured per-chunk GEMM efficiency when one is at hand.
+CHUNK_MATMUL_EFFICIENCY = 0.90
 _ITEM = 8  # the stand-in arrays are float64: 8 bytes per element, scaled to the real payload
 
 # Element-wise FLOPs per element (our count of the arithmetic, used with elementwise=True only):
@@ -72,6 +102,7 @@ class Op:
     kind: str
     flops: float
     nbytes: float
+    w_nbytes: float = 0.0  # of nbytes, the weights (a chunk of an all-gather matmul reads them all)
 
 
 @dataclass(frozen=True)
@@ -126,18 +157,19 @@ def step_shape(model, n, batch, ctx, tokens=1, w_bytes=2.0, kv_bytes=2.0, act_by
         norm_cost = (e * NORM_FLOPS * m_norm * D, e * (4 * m_norm * D + D) * a)  # x, update in; x, h out; weight
         qkv_cols = (h + 2 * g) * dh
         qkv = Op("qkv", "matmul", 2 * M * D * qkv_cols + e * ROPE_FLOPS * M * (h + g) * dh,
-                 D * qkv_cols * w_bytes + e * (M * D * a + M * h * dh * a + M * 2 * g * dh * kv_bytes))
+                 D * qkv_cols * w_bytes + e * (M * D * a + M * h * dh * a + M * 2 * g * dh * kv_bytes),
+                 D * qkv_cols * w_bytes)
         kv_read = batch * (ctx + e * tokens) * 2 * g * dh * kv_bytes  # elementwise: the new K/V too
         attn = Op("attention", "attention", 4 * batch * h * dh * keys + e * SOFTMAX_FLOPS * batch * h * keys,
                   kv_read + e * 2 * M * h * dh * a)
         wo = Op("attn out", "matmul", 2 * M * h * dh * D, h * dh * D * w_bytes + e * (M * h * dh + M * D) * a)
         gate_up = Op("gate/up", "matmul", 2 * M * D * 2 * f + e * SWIGLU_FLOPS * M * f,
-                     2 * D * f * w_bytes + e * (M * D + M * f) * a)
+                     2 * D * f * w_bytes + e * (M * D + M * f) * a, 2 * D * f * w_bytes)
         down = Op("down", "matmul", 2 * M * f * D, f * D * w_bytes + e * (M * f + M * D) * a)
         layers.append({"attn": [Op("attn norm", "norm", *norm_cost), qkv, attn, wo],
                        "mlp": [Op("mlp norm", "norm", *norm_cost), gate_up, down]})
         final = Op("final norm", "norm", *norm_cost)
-        lm = Op("lm head", "matmul", 2 * M * D * v, D * v * w_bytes + e * (M * D + M * v) * a)
+        lm = Op("lm head", "matmul", 2 * M * D * v, D * v * w_bytes + e * (M * D + M * v) * a, D * v * w_bytes)
         heads.append([final, lm])
     return StepShape(n, batch, tokens, ctx, layers, heads, M * D * a, M * layout[0].vocab_padded * a,
                      sequence_parallel)
@@ -221,8 +253,41 @@ def _run_row_parallel(comm, ops, chip, prec, layer, chunked):
         for k in range(n):
             c = ring_rs_chunk(d, k, n)
             ready[d][c] = comm.compute(d, f"{op.label} {k + 1}/{n}", op.flops / n, op.nbytes / n, chip, prec,
-                                       layer=layer, kind=op.kind)
+                                       layer=layer, kind=op.kind, efficiency=CHUNK_MATMUL_EFFICIENCY)
     return ready
+
+
+def _all_gather_matmul(comm, S, label, ops, chip, prec, layer, chunked):
+    """
+    The all-gather of the B·T/n-token shards in front of a column-parallel matmul (ops[d]),
+    then the matmul. Chunked (the all-gather matmul, overlap="async") when the machine gathers
+    with the ring: device d computes its own shard's rows at once, then each shard's rows
+    when the ring step carrying it has landed, at CHUNK_MATMUL_EFFICIENCY; each chunk reads
+    the whole weight. Otherwise (not chunked, or a machine whose all-gather is not the ring)
+    the gather completes and the matmul runs whole.
+    """
+    n = comm.n
+    if not chunked or comm.topology.choose("all-gather", S)[0] != "ring":
+        _all_gather(comm, S, label)
+        _run(comm, [[op] for op in ops], chip, prec, layer)
+        return
+    start = list(comm.ready)
+    first = len(comm.trace.messages)
+    _all_gather(comm, S, label)
+    arrive = [{d: start[d]} for d in range(n)]  # arrive[d][c]: when shard c is on device d
+    tr = comm.trace
+    dst, chunk, t_end = (np.asarray(tr.column(k))[first:] for k in ("dst", "chunk", "t_end"))
+    for dd, c, t in zip(dst.tolist(), chunk.tolist(), t_end.tolist()):
+        if 0 <= dd < n:
+            arrive[dd][c] = max(arrive[dd].get(c, 0.0), t)
+    if any(len(a) != n for a in arrive):
+        raise RuntimeError(f"{label}: the ring all-gather did not deliver every shard to every device")
+    comm.ready = start  # the device computes while the ring runs on its ports
+    for d, op in enumerate(ops):
+        w = op.w_nbytes
+        for k, (c, t) in enumerate(sorted(arrive[d].items(), key=lambda ct: ct[1])):
+            comm.compute(d, f"{op.label} {k + 1}/{n}", op.flops / n, w + (op.nbytes - w) / n, chip, prec,
+                         after=t, layer=layer, kind=op.kind, efficiency=CHUNK_MATMUL_EFFICIENCY)
 
 
 def _check_options(algo, overlap, sequence_parallel):
@@ -284,18 +349,21 @@ def simulate_step(model, chip, link, n, batch, ctx, tokens=1, w_bytes=2.0, kv_by
             label = f"layer {li} {part}"
             ops = [shape.layer[d][part] for d in range(n)]
             _run(comm, [o[:1] for o in ops], chip, compute_prec, li)  # the norm
-            if sequence_parallel:
-                _all_gather(comm, S, label)
-            _run(comm, [o[1:-1] for o in ops], chip, compute_prec, li)
+            if sequence_parallel:  # the all-gather in front of the column-parallel matmul (qkv, gate/up)
+                _all_gather_matmul(comm, S, label, [o[1] for o in ops], chip, compute_prec, li, chunked)
+                _run(comm, [o[2:-1] for o in ops], chip, compute_prec, li)
+            else:
+                _run(comm, [o[1:-1] for o in ops], chip, compute_prec, li)
             ready = _run_row_parallel(comm, [o[-1] for o in ops], chip, compute_prec, li, chunked)
             if sequence_parallel:
                 _reduce_scatter(comm, S, label, ready)
             else:
                 _all_reduce(comm, S, label, algo, ready)
     _run(comm, [h[:1] for h in shape.head], chip, compute_prec, -1)
-    if sequence_parallel:
-        _all_gather(comm, S, "final norm")
-    _run(comm, [h[1:] for h in shape.head], chip, compute_prec, -1)
+    if sequence_parallel:  # the lm head is column-parallel too (vocabulary columns)
+        _all_gather_matmul(comm, S, "final norm", [h[1] for h in shape.head], chip, compute_prec, -1, chunked)
+    else:
+        _run(comm, [h[1:] for h in shape.head], chip, compute_prec, -1)
     if gather_logits:
         _all_gather(comm, shape.logits_bytes, "logits")
     return comm
