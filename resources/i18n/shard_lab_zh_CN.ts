@@ -3029,6 +3029,42 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <source>{where}: {coll} · phase {k} of {K}: {phase} ({state})</source>
             <translation>{where}：{coll} · 第 {k} / {K} 阶段：{phase}（{state}）</translation>
         </message>
+        <message>
+            <source>all-gather</source>
+            <translation>all-gather</translation>
+        </message>
+        <message>
+            <source>all-reduce</source>
+            <translation>all-reduce</translation>
+        </message>
+        <message>
+            <source>all-to-all</source>
+            <translation>all-to-all</translation>
+        </message>
+        <message>
+            <source>down from the switch</source>
+            <translation>从交换机下发</translation>
+        </message>
+        <message>
+            <source>one-shot all-gather</source>
+            <translation>一步式 all-gather</translation>
+        </message>
+        <message>
+            <source>one-shot all-to-all</source>
+            <translation>一步式 all-to-all</translation>
+        </message>
+        <message>
+            <source>one-shot reduce-scatter</source>
+            <translation>一步式 reduce-scatter</translation>
+        </message>
+        <message>
+            <source>reduce-scatter</source>
+            <translation>reduce-scatter</translation>
+        </message>
+        <message>
+            <source>up into the switch</source>
+            <translation>上送至交换机</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>

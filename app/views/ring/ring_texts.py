@@ -131,7 +131,14 @@ def phase_name(c, k: int) -> str:
 
     phases = concurrent_phases(c.op, c.algo)
     name = phases[k] if 0 <= k < len(phases) else ""
-    return name if name and name != "round" else c.op
+    name = name if name and name != "round" else c.op
+    words = {"one-shot reduce-scatter": tr("RingView", "one-shot reduce-scatter"),
+             "one-shot all-gather": tr("RingView", "one-shot all-gather"),
+             "one-shot all-to-all": tr("RingView", "one-shot all-to-all"),
+             "up": tr("RingView", "up into the switch"), "down": tr("RingView", "down from the switch"),
+             "all-reduce": tr("RingView", "all-reduce"), "all-gather": tr("RingView", "all-gather"),
+             "reduce-scatter": tr("RingView", "reduce-scatter"), "all-to-all": tr("RingView", "all-to-all")}
+    return words.get(name, name)
 
 
 def stop_of(index, c, t) -> tuple:
