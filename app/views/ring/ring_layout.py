@@ -427,7 +427,7 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zo
     name_y = centre.y() - r_sw * 0.55 if shape.switch_slots else centre.y()
     name = texts.switch_name
     if name and advance(f_sw, name) > 1.75 * r_sw:
-        if zoom > 1.0:
+        if zoom > 1.0 and mode == "box":  # (radial bars start at the disc: no room under it)
             name_y = centre.y() + r_sw + 2 + text_size([name], f_sw)[1] / 2
         else:
             name = ""
