@@ -366,7 +366,7 @@ class MainWindow(QMainWindow):
         pb, run = self.playback, self.model.run
         idx = run.index
         self.time_label.setText(self.tr("t = {t} / {T}").format(t=fmt_time(t), T=fmt_time(pb.t_end)))
-        self.step_label.setText(forward_status(run, t) or step_status(frame_at(idx, t)))  # a forward's ops: say which
+        self.step_label.setText(forward_status(run, t) or step_status(frame_at(idx, t), idx))  # a forward's ops: say which
         self.bytes_label.setText(self.tr("moved {b}").format(b=fmt_bytes(idx.bytes_moved(t))))
         if not self.scrub.isSliderDown():
             self.scrub.blockSignals(True)

@@ -92,7 +92,7 @@ def test_controls_change_the_scenario_and_every_view_follows(qtbot):
     win.controls.algo.activated.emit(win.controls.algo.findData("innet"))
     assert (model.scenario.kind, model.scenario.algo) == ("all-reduce", "innet")
     assert win.controls.algo.isEnabled()
-    assert "Step 1 of 6" in shown_text(win.explain)
+    assert "Phase 1 of 2: up" in shown_text(win.explain)  # in-network is stepped by phase
 
 
 def test_n_change_keeps_the_size_splittable(qtbot):

@@ -73,6 +73,7 @@ def test_one_shot_says_latency_is_paid_once(english, qtbot):
 def test_two_shot_phases_are_described(english, qtbot):
     model, pb, panel = _panel(qtbot, "two-shot", 4, 4 * 1024.0)
     pb.seek_step(1)
-    assert "straight to that chunk's owner" in shown_text(panel) and "(one-shot reduce-scatter)" in shown_text(panel)
-    pb.seek_step(4)
-    assert "sends its own chunk d" in shown_text(panel) and "(one-shot all-gather)" in shown_text(panel)
+    assert "straight to that chunk's owner" in shown_text(panel)
+    assert "Phase 1 of 2: one-shot reduce-scatter — done" in shown_text(panel)  # stepped by phase (test_step_count_agrees)
+    pb.seek_step(2)
+    assert "sends its own chunk d" in shown_text(panel) and "Phase 2 of 2: one-shot all-gather" in shown_text(panel)

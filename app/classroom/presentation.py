@@ -47,6 +47,7 @@ STORY_MIN_W = 160  # narrower than this (pixels at 1×) the story column is not 
 
 PRESENT_TIMELINE = 0.13  # presentation mode: a short timeline keeps this share of the screen's height
 PRESENT_TIMELINE_MIN = 72  # ... and at least this many pixels (its axis and a few GPUs' rows)
+PRESENT_TIMELINE_ROOM = 100  # ... and up to this many when the picture can spare them (ticks, labels, rows)
 
 
 class PresentationPlan(NamedTuple):
@@ -71,7 +72,10 @@ def presentation_plan(W: int, H: int, scale: float, bars_h: int, sep: int = 6) -
     scale. The ring is magnified by the text scale (zoom), so Ctrl+= grows its boxes, lanes, blocks
     and chunk numbers with the words.
     """
-    timeline_h = int(max(PRESENT_TIMELINE * H, PRESENT_TIMELINE_MIN))
+    # as tall as PRESENT_TIMELINE_ROOM asks (its ticks, a label line, two rows of grouped GPUs at least
+    # COMPACT_ROW_PX: TimelineView.set_compact) while a full-width picture keeps PICTURE_SHARE
+    room = H - bars_h - sep - int(PICTURE_SHARE * H + 1)
+    timeline_h = int(max(PRESENT_TIMELINE * H, PRESENT_TIMELINE_MIN, min(room, PRESENT_TIMELINE_ROOM)))
     pic_h = max(H - bars_h - timeline_h - sep, 1)
     story = int(min(W - sep - PICTURE_SHARE * W * H / pic_h, W / 3))
     if story < STORY_MIN_W * scale:
@@ -456,6 +460,8 @@ class PresentationController(QObject):
             if timeline is not None and not timeline.isHidden():  # a short timeline, without its title
                 self._timeline_title = timeline.titleBarWidget()
                 timeline.setTitleBarWidget(QWidget(timeline))
+            if getattr(w, "timeline", None) is not None and hasattr(w.timeline, "set_compact"):
+                w.timeline.set_compact(True)  # rows a line tall, GPUs grouped as the strip's height asks
             w.showFullScreen()
             self._set_scale(self.presentation_scale)
             self.esc.setEnabled(True)
@@ -463,6 +469,8 @@ class PresentationController(QObject):
         else:
             saved = self._saved
             self._saved = None
+            if getattr(w, "timeline", None) is not None and hasattr(w.timeline, "set_compact"):
+                w.timeline.set_compact(False)
             story = self._story_dock()
             if story is not None:
                 empty = story.titleBarWidget()

@@ -1444,6 +1444,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>第 {k} / {K} 步（{phase}）— {state}</translation>
         </message>
         <message>
+            <source>Phase {k} of {K}: {phase} — {state}</source>
+            <translation>第 {k} / {K} 阶段：{phase} — {state}</translation>
+        </message>
+        <message>
             <source>One message</source>
             <translation>一条消息</translation>
         </message>
@@ -2537,6 +2541,30 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <source>start ({steps})</source>
             <translation>开始（{steps}）</translation>
         </message>
+        <message>
+            <source>after phase {k} of {K}</source>
+            <translation>第 {k} / {K} 阶段之后</translation>
+        </message>
+        <message>
+            <source>done: 1 phase</source>
+            <translation>完成：1 个阶段</translation>
+        </message>
+        <message>
+            <source>done: {K} phases</source>
+            <translation>完成：{K} 个阶段</translation>
+        </message>
+        <message>
+            <source>phase {k} of {K} in flight</source>
+            <translation>第 {k} / {K} 阶段传输中</translation>
+        </message>
+        <message>
+            <source>start (1 phase)</source>
+            <translation>开始（1 个阶段）</translation>
+        </message>
+        <message>
+            <source>start ({K} phases)</source>
+            <translation>开始（{K} 个阶段）</translation>
+        </message>
     </context>
     <context>
         <name>MatmulView</name>
@@ -2992,6 +3020,50 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
         <message>
             <source>{what} · {devices} · {link}</source>
             <translation>{what} · {devices} · {link}</translation>
+        </message>
+        <message>
+            <source>Phase {k} of {K}: {phase} ({state})</source>
+            <translation>第 {k} / {K} 阶段：{phase}（{state}）</translation>
+        </message>
+        <message>
+            <source>{where}: {coll} · phase {k} of {K}: {phase} ({state})</source>
+            <translation>{where}：{coll} · 第 {k} / {K} 阶段：{phase}（{state}）</translation>
+        </message>
+        <message>
+            <source>all-gather</source>
+            <translation>all-gather</translation>
+        </message>
+        <message>
+            <source>all-reduce</source>
+            <translation>all-reduce</translation>
+        </message>
+        <message>
+            <source>all-to-all</source>
+            <translation>all-to-all</translation>
+        </message>
+        <message>
+            <source>down from the switch</source>
+            <translation>从交换机下发</translation>
+        </message>
+        <message>
+            <source>one-shot all-gather</source>
+            <translation>一步式 all-gather</translation>
+        </message>
+        <message>
+            <source>one-shot all-to-all</source>
+            <translation>一步式 all-to-all</translation>
+        </message>
+        <message>
+            <source>one-shot reduce-scatter</source>
+            <translation>一步式 reduce-scatter</translation>
+        </message>
+        <message>
+            <source>reduce-scatter</source>
+            <translation>reduce-scatter</translation>
+        </message>
+        <message>
+            <source>up into the switch</source>
+            <translation>上送至交换机</translation>
         </message>
     </context>
     <context>

@@ -32,6 +32,15 @@ from ... import theme
 BOX_MODE_MAX_N = 16  # up to this many devices: boxes on an ellipse; beyond: radial bars
 MIN_REACH = 40.0  # pixels from the switch's centre to the nearest box: a switch and lanes you can see
 MIN_TEXT_PX = 9  # no text in the picture is smaller (the theme's smallest is 15 px at 1×)
+# The ring's boxes are rows of slots, several times wider than tall, so their centres sit on an
+# ellipse: on a circle the side boxes' inner edges would come half a box-width nearer the switch than
+# the top and bottom ones', and the 45° boxes would collide with them. An ellipse uses a wide, short
+# room (a 16:9 projector with the header above) — but no flatter than this: the ring through the boxes'
+# inner edges, a - (box width - box height)/2 against b, at most RING_MAX_FLAT to 1 (it was 2.4:1 at
+# 1280×720, 2.5× text: a flat band rather than a ring). Applied in presentation mode (zoom > 1), the
+# short room of the projector; the desk's layouts are as they were.
+RING_MAX_FLAT = 1.5
+MIN_SWITCH_NAME_PX = 12  # the switch's name on screen: no smaller (beside a disc too small for it: under it)
 MIN_NAME_PX = 10  # device names shrink on their own down to this size; below it the header shrinks too
 MIN_RING_SHARE = 0.45  # the ring keeps at least this share of the view's height (else the text shrinks)
 TEXT_FITS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4)  # text sizes tried, relative to the requested one
@@ -297,17 +306,18 @@ def ring_layout(width: float, height: float, scale: float, texts: RingTexts, sha
                 lay = _try(W, H, scale, vs, vs * f, texts, shape, radial, side=side, zoom=zoom)
                 if lay is not None and lay.block * zoom >= PRESENT_BLOCK_PX - 1e-6:
                     return lay
-    for f in TEXT_FITS:
-        lay = _try(W, H, scale, vs, vs * f, texts, shape, radial)
+    for f in TEXT_FITS:  # (presenting: still magnified — the switch keeps its name, the ring its roundness)
+        lay = _try(W, H, scale, vs, vs * f, texts, shape, radial, zoom=zoom if shape.kind == "switch" else 1.0)
         if lay is not None:
             return lay
     # boxes that fit nowhere (16 of them in a small view at 2.5×): bars, whose names thin out
     numbers = texts._replace(device_labels=tuple(str(d) for d in range(shape.n)))
+    zoom = zoom if shape.kind == "switch" else 1.0
     for f in TEXT_FITS:
-        lay = _try(W, H, scale, vs, vs * f, numbers, shape, True)
+        lay = _try(W, H, scale, vs, vs * f, numbers, shape, True, zoom=zoom)
         if lay is not None:
             return lay
-    return _try(W, H, scale, vs, vs * TEXT_FITS[-1], numbers, shape, True, force=True)
+    return _try(W, H, scale, vs, vs * TEXT_FITS[-1], numbers, shape, True, force=True, zoom=zoom)
 
 
 def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zoom=1.0):
@@ -405,14 +415,22 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zo
         geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * TEXT_FITS[-1]), texts, shape, True,
                     zoom)
     devices, labels, anchors, r_sw, block, lane, lane_active, mode, off_max = geo
-    # the switch's name inside its disc, shrunk to fit; above its slots when it shows them
+    # the switch's name inside its disc, shrunk to fit; above its slots when it shows them. It shrinks
+    # no further than MIN_SWITCH_NAME_PX on screen (zoom: presentation magnifies the layout); a disc too
+    # small for it even then (a short room at a high zoom) has its name just under it, never none
     f_sw = font("switch", True)
     adv = advance(f_sw, texts.switch_name)
+    # (at the desk, zoom 1, a name that does not fit at the smallest font is left out, as before)
+    least = max(MIN_TEXT_PX, MIN_SWITCH_NAME_PX / zoom) if zoom > 1.0 else 0.0
     if adv > 1.5 * r_sw:
-        f_sw = make_font("switch", True, int(f_sw.pixelSize() * 1.5 * r_sw / adv))
+        f_sw = make_font("switch", True, max(least, f_sw.pixelSize() * 1.5 * r_sw / adv))
     name_y = centre.y() - r_sw * 0.55 if shape.switch_slots else centre.y()
-    # at the smallest font the name may take 1.75 r (its box still inside the disc); beyond: no name
-    name = texts.switch_name if advance(f_sw, texts.switch_name) <= 1.75 * r_sw else ""
+    name = texts.switch_name
+    if name and advance(f_sw, name) > 1.75 * r_sw:
+        if zoom > 1.0 and mode == "box":  # (radial bars start at the disc: no room under it)
+            name_y = centre.y() + r_sw + 2 + text_size([name], f_sw)[1] / 2
+        else:
+            name = ""
     switch_label = _box(name, f_sw, centre.x(), name_y, align=Qt.AlignHCenter | Qt.AlignVCenter)
     off = min(block * 0.62 + 1.5, off_max)
     lanes = tuple(_lanes(centre, r_sw, anchors[d], devices[d], off) for d in range(shape.n))
@@ -515,6 +533,8 @@ def _boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1.0):
         if names_beside:  # only the names of boxes off the top and bottom limit the height
             b = min([area.height() / 2 - bh / 2 - 1] + [(area.height() / 2 - bh / 2 - label_h - 2) / abs(s)
                                                          for (_c, s), bs in zip(angles, beside) if not bs and abs(s) > 0.01])
+        if b > 0 and zoom > 1.0:  # presenting: no flatter than RING_MAX_FLAT (see there)
+            a = min(a, RING_MAX_FLAT * b + (bw - bh) / 2)
         pos = [(cx + max(a, 1.0) * c, cy + max(b, 1.0) * s) for c, s in angles]
         boxes, names = [], []
         for d, (x, y) in enumerate(pos):

@@ -7,6 +7,8 @@ Shared with the main window and the explanation panel; Qt-free but for translati
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from simcore.trace import SWITCH
@@ -14,7 +16,7 @@ from simcore.trace import SWITCH
 from ...words import (device_name, fmt_bytes, fmt_rate, fmt_time, matmul_case_name, n_devices,  # noqa: F401
                      n_steps, op_place, op_title, opened_what, place_name,  # (fmt_rate, place_name: re-exported)
                      translate)
-from ...core.frame import DONE, NEXT, step_of
+from ...core.frame import DONE, IN_PROGRESS, NEXT, step_of
 from ...core.scenarios import COLLECTIVE_KINDS
 from .ring_items import STRIPE_MAX_N
 from .ring_layout import BOX_MODE_MAX_N, RingShape, RingTexts
@@ -122,6 +124,49 @@ def _compute_line(run, t) -> str | None:
         op=op_place(rec), j=j, J=J, state=state)
 
 
+def phase_name(c, k: int) -> str:
+    """The name of collective c's phase k as the step texts say it ("one-shot reduce-scatter");
+    a phase named 'round' (direct's only one) is called by the collective."""
+    from ...core.trace_index import concurrent_phases
+
+    phases = concurrent_phases(c.op, c.algo)
+    name = phases[k] if 0 <= k < len(phases) else ""
+    name = name if name and name != "round" else c.op
+    words = {"one-shot reduce-scatter": tr("RingView", "one-shot reduce-scatter"),
+             "one-shot all-gather": tr("RingView", "one-shot all-gather"),
+             "one-shot all-to-all": tr("RingView", "one-shot all-to-all"),
+             "up": tr("RingView", "up into the switch"), "down": tr("RingView", "down from the switch"),
+             "all-reduce": tr("RingView", "all-reduce"), "all-gather": tr("RingView", "all-gather"),
+             "reduce-scatter": tr("RingView", "reduce-scatter"), "all-to-all": tr("RingView", "all-to-all")}
+    return words.get(name, name)
+
+
+def stop_of(index, c, t) -> tuple:
+    """
+    (k, K, state, phase) of collective c at t as every step text counts it (ring header, the
+    explanation's heading, the status bar): the stop described (0-based: the one in progress or
+    the one just ended), how many stops c has, NEXT / IN_PROGRESS / DONE, and the phase's name
+    when c is stepped by phase (TraceIndex.phase_ends: two-shot, direct, in-network), else None.
+    """
+    index = getattr(index, "index", index)
+    ends = index.phase_ends[c.id] if c.id < len(getattr(index, "phase_ends", ())) else []
+    if not ends:
+        k, _done, state = step_of(index, c.id, t)
+        return k, c.n_steps, state, None
+    eps, K = index.eps, len(ends)
+    done = bisect.bisect_right(ends, t + eps)
+    k = min(bisect.bisect_left(ends, t - eps), K - 1)
+    state = DONE if done > k else (NEXT if t <= c.t_start + eps else IN_PROGRESS)
+    return k, K, state, phase_name(c, k)
+
+
+def by_phase(index) -> bool:
+    """Every collective of the run is stepped by phase: the status bar's stops are phases."""
+    index = getattr(index, "index", index)
+    ends = getattr(index, "phase_ends", ())
+    return bool(ends) and all(ends)
+
+
 def subcaption(run, c, t) -> str:
     lines = []
     computing = _compute_line(run, t)
@@ -133,8 +178,7 @@ def subcaption(run, c, t) -> str:
         else:
             lines.append(tr("RingView", "No communication in this scenario."))
     else:
-        k, _done, state = step_of(run.index, c.id, t)
-        K = c.n_steps
+        k, K, state, phase = stop_of(run.index, c, t)
         if K == 0:
             state = tr("RingView", "one device: nothing to send")
         elif state == DONE:
@@ -145,9 +189,15 @@ def subcaption(run, c, t) -> str:
             state = tr("RingView", "in progress")
         where = place_name(c.label) if len(run.trace.collectives) > 1 else ""
         coll = op_title(c.op, c.algo)
-        if where:
+        if where and phase is not None:
+            lines.append(tr("RingView", "{where}: {coll} · phase {k} of {K}: {phase} ({state})").format(
+                where=where, coll=coll, k=k + 1, K=K, phase=phase, state=state))
+        elif where:
             lines.append(tr("RingView", "{where}: {coll} · step {k} of {K} ({state})").format(
                 where=where, coll=coll, k=k + 1, K=K, state=state))
+        elif K and phase is not None:
+            lines.append(tr("RingView", "Phase {k} of {K}: {phase} ({state})").format(
+                k=k + 1, K=K, phase=phase, state=state))
         elif K:
             lines.append(tr("RingView", "Step {k} of {K} ({state})").format(k=k + 1, K=K, state=state))
         else:
@@ -202,7 +252,7 @@ def step_line_variants(run) -> list:
     idx = run.index
     out = {subcaption(run, None, 0.0)} if not run.trace.collectives else set()
     for c in run.trace.collectives:
-        ends = idx.step_ends[c.id]
+        ends = idx.phase_ends[c.id] or idx.step_ends[c.id]
         times = [c.t_start, c.t_end]
         if ends:
             first_end = ends[0]
@@ -317,11 +367,20 @@ def machine_texts(run, texts):
     return texts
 
 
-def step_status(f) -> str:
-    """'start (7 steps)', 'step 3 of 7 in flight', 'after step 3 of 7', 'done: 7 steps' for Frame f."""
+def step_status(f, index=None) -> str:
+    """'start (7 steps)', 'step 3 of 7 in flight', 'after step 3 of 7', 'done: 7 steps' for Frame f;
+    'phase 1 of 2 in flight', 'after phase 1 of 2', ... when the run's stops are phases (by_phase)."""
     k, K = f.stop, f.n_stops
     if K == 0:
         return tr("MainWindow", "no steps")
+    if index is not None and by_phase(index):
+        if f.at_end:
+            return tr("MainWindow", "done: 1 phase") if K == 1 else tr("MainWindow", "done: {K} phases").format(K=K)
+        if k == 0 and f.t <= 0:
+            return tr("MainWindow", "start (1 phase)") if K == 1 else tr("MainWindow", "start ({K} phases)").format(K=K)
+        if f.at_stop:
+            return tr("MainWindow", "after phase {k} of {K}").format(k=k, K=K)
+        return tr("MainWindow", "phase {k} of {K} in flight").format(k=k + 1, K=K)
     if f.at_end:
         return tr("MainWindow", "done: {steps}").format(steps=n_steps(K))
     if k == 0 and f.t <= 0:

@@ -26,6 +26,7 @@ from ... import theme
 from ...core.frame import DONE, NEXT, frame_at, next_frames
 from ...words import (AlgoText, algo_text, device_name, fmt_bw, fmt_bytes, fmt_time, n_gpus,  # noqa: F401
                       n_messages, op_title, place_name)  # (AlgoText, algo_text, fmt_bw: read by tests)
+from ..ring.ring_texts import stop_of
 from .formula_texts import is_machine, machine_terms, math_html, protocol_line, timed_topology
 from .generic_text import explain_html, unknown, verdict_html
 from .op_text import compute_html
@@ -342,10 +343,15 @@ class ExplainPanel(QWidget):
         msgs = [tr_.messages[i] for i in idx.step_msgs[coll][k]]  # read once: n = 256 has 256 a step
         phases = {m.phase for m in msgs}
         phase = phases.pop() if len(phases) == 1 else ""
-        head = self.tr("Step {k} of {K} — {state}").format(k=k + 1, K=c.n_steps, state=state)
-        if phase and phase != c.op and not phase.startswith("round"):
+        pk, PK, pstate, pname = stop_of(idx, c, t)  # the stops every step text counts (ring_texts.stop_of)
+        if pname is not None:
+            pstate = self.tr("done") if pstate == DONE else (self.tr("next") if pstate == NEXT else self.tr("in progress"))
+            head = self.tr("Phase {k} of {K}: {phase} — {state}").format(k=pk + 1, K=PK, phase=pname, state=pstate)
+        elif phase and phase != c.op and not phase.startswith("round"):
             head = self.tr("Step {k} of {K} ({phase}) — {state}").format(k=k + 1, K=c.n_steps, phase=phase,
                                                                         state=state)
+        else:
+            head = self.tr("Step {k} of {K} — {state}").format(k=k + 1, K=c.n_steps, state=state)
         parts.append(f"<p style='font-size:120%; font-weight:bold; margin:4px 0'>{html.escape(head)}</p>")
         topo = getattr(run.comm, "topology", None)
         timed = timed_topology(topo, c.op, c.algo, c.nbytes) if is_machine(topo) and topo.n == c.n else topo

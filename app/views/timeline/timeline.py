@@ -31,6 +31,8 @@ from ..ring.ring_layers import FABRIC_COLOR
 SEND_H, RECV_H = 0.42, 0.42  # fractions of a row: send bar above the row's centre, receive below
 GROUP_ABOVE = 64  # up to this many GPUs, one row each (n = 64 in a 190 px dock: 3 px rows, the old limit)
 MIN_ROW_PX = 10.0  # a row per GPU only if each gets this many pixels (else rows of 2, 4, ... GPUs)
+COMPACT_ROW_PX = 12.0  # presentation mode: no timeline row thinner than this (set_compact)
+COMPACT_TEXT_PX = 18  # ... and its text at most this tall (1.2× the desk's 15 px: read from the back at 720 p)
 MAX_ROWS = 8  # beyond: rows of 2^k GPUs, at most this many (about 18 px each in that dock: every row named)
 BAND_H, BAND_GAP = 0.42, 0.04  # a group row: send band above the centre, receive band below, full = 0.42 of a row
 COMPUTE_MIN_PX = 3.0  # an op narrower than this on screen is drawn this wide: nanoseconds beside microseconds
@@ -83,16 +85,19 @@ def phase_spans(tr, per_node: int) -> list[tuple[int, str, float, float]]:
     return sorted(out, key=lambda s: (s[2], s[0]))
 
 
-def group_size(n: int, height_px: float = 0.0) -> int:
+def group_size(n: int, height_px: float = 0.0, row_px: float = MIN_ROW_PX, least_rows: int = MAX_ROWS,
+               label_rows: float = 3.0) -> int:
     """GPUs per timeline row: 1 up to GROUP_ABOVE, else the smallest power of two giving ≤ MAX_ROWS rows.
     Given the plot's height (pixels), also groups fewer GPUs when one row each would be under
-    MIN_ROW_PX (16 GPUs in a 1280×720 window's dock: 7 px rows, now 8 rows of two)."""
+    row_px (MIN_ROW_PX: 16 GPUs in a 1280×720 window's dock: 7 px rows, now 8 rows of two).
+    Presentation mode (TimelineView.set_compact) asks rows a line of its text tall and lets the rows
+    drop below MAX_ROWS (least_rows=1): 8 GPUs in a short strip at 2.5× are 2 rows of 4, not 16 rows of 3 px."""
     most = MAX_ROWS
     if n <= GROUP_ABOVE:
-        fit = int(height_px // MIN_ROW_PX) - 3  # three rows' height go to the phase labels above
+        fit = int(height_px / row_px - label_rows)  # three rows' height go to the phase labels above
         if height_px <= 0 or n <= fit:
             return 1
-        most = max(fit, MAX_ROWS)
+        most = max(fit, least_rows)
     g = 1
     while -(-n // g) > most:
         g *= 2
@@ -263,6 +268,8 @@ class TimelineView(QWidget):
             label += (f"&nbsp;&nbsp;&nbsp;<span style='color:{FABRIC_COLOR}'>┅</span>&nbsp;"
                       + html.escape(self.tr("dashed gold outline: crosses between nodes (NIC)")))
         self.plot.setLabel("bottom", label)
+        if self.compact:  # (setLabel shows the title again)
+            self.plot.getAxis("bottom").showLabel(False)
         # pyqtgraph centres an axis title only when the axis is resized: a new title of another
         # width (the compute legend coming or going, a language) would stay where the old one was
         self.plot.getAxis("bottom").resizeEvent()
@@ -273,7 +280,7 @@ class TimelineView(QWidget):
     def _apply_theme(self):
         pal = theme.palette()
         self.plot.setBackground(pal.background)
-        font = theme.font("small")
+        font = self._small()
         for name in ("left", "bottom"):
             ax = self.plot.getAxis(name)
             ax.setTickFont(font)
@@ -296,7 +303,7 @@ class TimelineView(QWidget):
         tr = run.trace
         n = run.scenario.n
         self.n = n
-        self.group = g = group_size(n, self.plot.getViewBox().height())
+        self.group = g = group_size(n, self.plot.getViewBox().height(), *self._row_rule())
         src_col, dst_col = tr.column("src"), tr.column("dst")
         self.has_switch = bool(np.any(src_col == SWITCH) or np.any(dst_col == SWITCH))
         total = tr.t_end
@@ -361,7 +368,7 @@ class TimelineView(QWidget):
         if self.per_node and total > 0 and len(tr.messages):  # room for the phases' tier
             # three tiers of text over the rows: each as tall as a line of the small font on screen
             # (tier * vb_h / (rows + 3 * tier) >= line), when the view has its height already
-            line_px = QFontMetricsF(theme.font("small")).height() * 1.05
+            line_px = QFontMetricsF(self._small()).height() * 1.05
             vb_h = self._tier_h = self.plot.getViewBox().height()
             if vb_h > 4 * line_px:
                 tier = max(tier, line_px * rows / (vb_h - 3.2 * line_px))
@@ -373,7 +380,7 @@ class TimelineView(QWidget):
             self._items.append(line)
             label = c.label or c.op
             txt = pg.TextItem(label, color=theme.palette().text, anchor=(0, 0.5))
-            txt.setFont(theme.font("small"))
+            txt.setFont(self._small())
             txt.setPos(c.t_start / self.unit_s, -tier * (1.0 + 0.8 * (i % 2)) - lift)
             self.plot.addItem(txt)
             self._items.append(txt)
@@ -410,7 +417,7 @@ class TimelineView(QWidget):
             self.plot.addItem(br)
             self._items.append(br)
             txt = pg.TextItem(names.get(key, key), color=colour, anchor=(0, 0.85))
-            txt.setFont(theme.font("small"))
+            txt.setFont(self._small())
             txt.setPos(x0, y)
             self.plot.addItem(txt)
             self._items.append(txt)
@@ -465,7 +472,8 @@ class TimelineView(QWidget):
 
     def _on_viewbox_resized(self, *_):
         run = self.model.run
-        if run is not None and group_size(run.scenario.n, self.plot.getViewBox().height()) != getattr(self, "group", 1):
+        if run is not None and group_size(run.scenario.n, self.plot.getViewBox().height(),
+                                          *self._row_rule()) != getattr(self, "group", 1):
             self._build(run)  # rows of more (or fewer) GPUs: each row keeps MIN_ROW_PX
             return
         self._set_row_ticks()
@@ -474,13 +482,44 @@ class TimelineView(QWidget):
         if getattr(self, "per_node", 0) and abs(h - getattr(self, "_tier_h", 0.0)) > 0.15 * max(h, 1.0):
             self._build(self.model.run)
 
+    compact = False  # presentation mode's short timeline (set_compact)
+
+    def set_compact(self, on: bool):
+        """Presentation mode's short timeline: rows at least a line of the row labels' text tall
+        (COMPACT_ROW_PX at the least; GPUs grouped as the height asks), and the time axis without its
+        title line (its ticks stay; the ring's header gives the clock with its unit)."""
+        if bool(on) == self.compact:
+            return
+        self.compact = bool(on)
+        self.plot.getAxis("bottom").showLabel(not self.compact)
+        self._apply_theme()
+        self._ticks_for = None
+        if self.model.run is not None:
+            self._build(self.model.run)
+
+    def _small(self):
+        """The timeline's text font: the theme's small one; presentation mode's short strip caps it at
+        COMPACT_TEXT_PX (38 px at 2.5× left no room for a single row under its ticks)."""
+        f = theme.font("small")
+        if self.compact and f.pixelSize() > COMPACT_TEXT_PX:
+            f.setPixelSize(COMPACT_TEXT_PX)
+        return f
+
+    def _row_rule(self) -> tuple:
+        """(least row pixels, least rows) for group_size: the desk's, or presentation's (set_compact)."""
+        if not self.compact:
+            return MIN_ROW_PX, MAX_ROWS, 3.0
+        line = QFontMetricsF(self._small()).height()
+        row = max(COMPACT_ROW_PX, line * 1.12)  # a row label (_set_row_ticks: 1.1 lines) on every row
+        return row, 1, 1.2 * line / row  # the labels above: a line of text
+
     def _set_row_ticks(self):
         """One 'GPU d' tick per row when they fit, else every 2nd, 4th… so labels never collide."""
         n = getattr(self, "n", 0)
         vb = self.plot.getViewBox()
         rows_shown = max(vb.viewRange()[1][1] - vb.viewRange()[1][0], 1.0)
         row_px = max(vb.height(), 1.0) / rows_shown
-        label_px = QFontMetricsF(theme.font("small")).height() * 1.1
+        label_px = QFontMetricsF(self._small()).height() * (1.0 if self.compact else 1.1)  # (compact: no gap)
         stride = next((s for s in (1, 2, 4, 8, 16, 32, 64) if s * row_px >= label_px), 64)
         g, R = getattr(self, "group", 1), getattr(self, "n_rows", n)
         if (stride, n, g) == getattr(self, "_ticks_for", None):
@@ -505,14 +544,14 @@ class TimelineView(QWidget):
         and after a larger text size and back the time axis stayed taller: the picture then
         differed from a fresh build's. Measured as AxisItem.generateDrawSpecs measures its texts.
         """
-        fm = QFontMetricsF(theme.font("small"))
+        fm = QFontMetricsF(self._small())
         box = QRectF(0, 0, 100, 100)
         left, bottom = self.plot.getAxis("left"), self.plot.getAxis("bottom")
         text_w = max((fm.boundingRect(box, Qt.AlignCenter, s).width() for s in row_labels), default=0.0)
         left.setWidth(int(np.ceil(text_w)) + left.style["tickTextOffset"][0] + max(0, left.style["tickLength"]))
         text_h = fm.boundingRect(box, Qt.AlignCenter, "0").height() * 0.8
         bottom.setHeight(text_h + bottom.style["tickTextOffset"][1] + max(0, bottom.style["tickLength"])
-                         + bottom.label.boundingRect().height() * 0.8)  # the "simulated time (µs)" title
+                         + (0 if self.compact else bottom.label.boundingRect().height() * 0.8))  # its title
 
     # -- predict-then-reveal hook (app/classroom/predict_ui.py) ---------------------------------
     _hidden_after = None
