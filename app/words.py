@@ -316,3 +316,15 @@ def number_word(k: int) -> str:
     words = (_words("zero"), _words("one"), _words("two"), _words("three"), _words("four"), _words("five"),
              _words("six"), _words("seven"), _words("eight"), _words("nine"), _words("ten"))
     return words[k] if 0 <= k < len(words) else str(k)
+
+
+def phase_word(key: str) -> str:
+    """A phase as the step texts say it ("one-shot reduce-scatter", "up into the switch");
+    key: the registry's phase name (trace_index.stop_of's)."""
+    words = {"one-shot reduce-scatter": _ring("one-shot reduce-scatter"),
+             "one-shot all-gather": _ring("one-shot all-gather"),
+             "one-shot all-to-all": _ring("one-shot all-to-all"),
+             "up": _ring("up into the switch"), "down": _ring("down from the switch"),
+             "all-reduce": _ring("all-reduce"), "all-gather": _ring("all-gather"),
+             "reduce-scatter": _ring("reduce-scatter"), "all-to-all": _ring("all-to-all")}
+    return words.get(key, key)

@@ -27,7 +27,7 @@ import numpy as np
 from simcore.holdings import Held, arrive
 from simcore.trace import Trace
 
-from .frame import Frame, frame_at, monotone_step_ends, time_eps
+from .frame import DONE, IN_PROGRESS, NEXT, Frame, frame_at, monotone_step_ends, step_of, time_eps
 
 _ARRIVE_FIELDS = ("dst", "chunk", "reduce", "w0", "w1", "w2", "w3")
 
@@ -254,3 +254,25 @@ def _max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:
     ev = ev[np.lexsort((ev[:, 1], ev[:, 0]))]  # ends (-1) before starts (+1) at equal times
     return int(np.max(np.cumsum(ev[:, 1])))
 
+
+def stop_of(index, c, t) -> tuple:
+    """
+    (k, K, state, phase) of collective c at t as every step text counts it (ring header, the
+    explanation's heading, the status bar): the stop described (0-based: the one in progress or
+    the one just ended), how many stops c has, NEXT / IN_PROGRESS / DONE, and the phase's key
+    when c is stepped by phase (TraceIndex.phase_ends: two-shot, direct, in-network), else None.
+    The key is the registry's phase name ('round', direct's only one, becomes the op's name);
+    words.phase_word says it.
+    """
+    index = getattr(index, "index", index)
+    ends = index.phase_ends[c.id] if c.id < len(getattr(index, "phase_ends", ())) else []
+    if not ends:
+        k, _done, state = step_of(index, c.id, t)
+        return k, c.n_steps, state, None
+    eps, K = index.eps, len(ends)
+    done = bisect.bisect_right(ends, t + eps)
+    k = min(bisect.bisect_left(ends, t - eps), K - 1)
+    state = DONE if done > k else (NEXT if t <= c.t_start + eps else IN_PROGRESS)
+    phases = concurrent_phases(c.op, c.algo)
+    name = phases[k] if 0 <= k < len(phases) else ""
+    return k, K, state, name if name and name != "round" else c.op

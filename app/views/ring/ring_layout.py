@@ -22,6 +22,7 @@ the switch's room before it shrinks any text — and never below the desk's size
 from __future__ import annotations
 
 import math
+import re
 from typing import NamedTuple
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
@@ -243,15 +244,35 @@ def wrap_lines(text: str, font: QFont, wrap: float) -> list:
             lines.append(para)
             continue
         cur = ""
-        for word in para.split(" "):
-            trial = f"{cur} {word}" if cur else word
+        for piece, gap in _break_points(para):
+            trial = cur + gap + piece if cur else piece
             if cur and adv(trial) > room:
                 lines.append(cur)
-                cur = word
+                cur = piece
             else:
                 cur = trial
         lines.append(cur)
     return lines
+
+
+_CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
+_NO_LINE_START = frozenset("，。；：、）」』！？·")  # CJK punctuation stays with the character before it
+
+
+def _break_points(para: str) -> list:
+    """(piece, gap) of a paragraph: a line may break before any piece. Between words the gap is a
+    space; Chinese has no spaces, so every CJK character is a piece of its own (gap "")."""
+    out = []
+    for i, word in enumerate(para.split(" ")):
+        gap, piece = (" " if i else ""), ""
+        for ch in word:
+            if piece and _CJK.match(ch) and ch not in _NO_LINE_START:
+                out.append((piece, gap))
+                gap, piece = "", ch
+            else:
+                piece += ch
+        out.append((piece, gap))
+    return out
 
 
 def text_size(lines, font: QFont) -> tuple:

@@ -7,16 +7,15 @@ Shared with the main window and the explanation panel; Qt-free but for translati
 
 from __future__ import annotations
 
-import bisect
-
 import numpy as np
 
 from simcore.trace import SWITCH
 
 from ...words import (device_name, fmt_bytes, fmt_rate, fmt_time, matmul_case_name, n_devices,  # noqa: F401
-                     n_steps, op_place, op_title, opened_what, place_name,  # (fmt_rate, place_name: re-exported)
+                     n_steps, op_place, op_title, opened_what, phase_word, place_name,  # (fmt_rate, place_name: re-exported)
                      translate)
-from ...core.frame import DONE, IN_PROGRESS, NEXT, step_of
+from ...core.frame import DONE, NEXT, step_of
+from ...core.trace_index import stop_of
 from ...core.scenarios import COLLECTIVE_KINDS
 from .ring_items import STRIPE_MAX_N
 from .ring_layout import BOX_MODE_MAX_N, RingShape, RingTexts
@@ -124,42 +123,6 @@ def _compute_line(run, t) -> str | None:
         op=op_place(rec), j=j, J=J, state=state)
 
 
-def phase_name(c, k: int) -> str:
-    """The name of collective c's phase k as the step texts say it ("one-shot reduce-scatter");
-    a phase named 'round' (direct's only one) is called by the collective."""
-    from ...core.trace_index import concurrent_phases
-
-    phases = concurrent_phases(c.op, c.algo)
-    name = phases[k] if 0 <= k < len(phases) else ""
-    name = name if name and name != "round" else c.op
-    words = {"one-shot reduce-scatter": tr("RingView", "one-shot reduce-scatter"),
-             "one-shot all-gather": tr("RingView", "one-shot all-gather"),
-             "one-shot all-to-all": tr("RingView", "one-shot all-to-all"),
-             "up": tr("RingView", "up into the switch"), "down": tr("RingView", "down from the switch"),
-             "all-reduce": tr("RingView", "all-reduce"), "all-gather": tr("RingView", "all-gather"),
-             "reduce-scatter": tr("RingView", "reduce-scatter"), "all-to-all": tr("RingView", "all-to-all")}
-    return words.get(name, name)
-
-
-def stop_of(index, c, t) -> tuple:
-    """
-    (k, K, state, phase) of collective c at t as every step text counts it (ring header, the
-    explanation's heading, the status bar): the stop described (0-based: the one in progress or
-    the one just ended), how many stops c has, NEXT / IN_PROGRESS / DONE, and the phase's name
-    when c is stepped by phase (TraceIndex.phase_ends: two-shot, direct, in-network), else None.
-    """
-    index = getattr(index, "index", index)
-    ends = index.phase_ends[c.id] if c.id < len(getattr(index, "phase_ends", ())) else []
-    if not ends:
-        k, _done, state = step_of(index, c.id, t)
-        return k, c.n_steps, state, None
-    eps, K = index.eps, len(ends)
-    done = bisect.bisect_right(ends, t + eps)
-    k = min(bisect.bisect_left(ends, t - eps), K - 1)
-    state = DONE if done > k else (NEXT if t <= c.t_start + eps else IN_PROGRESS)
-    return k, K, state, phase_name(c, k)
-
-
 def by_phase(index) -> bool:
     """Every collective of the run is stepped by phase: the status bar's stops are phases."""
     index = getattr(index, "index", index)
@@ -179,6 +142,7 @@ def subcaption(run, c, t) -> str:
             lines.append(tr("RingView", "No communication in this scenario."))
     else:
         k, K, state, phase = stop_of(run.index, c, t)
+        phase = None if phase is None else phase_word(phase)
         if K == 0:
             state = tr("RingView", "one device: nothing to send")
         elif state == DONE:

@@ -24,9 +24,9 @@ from simcore.trace import ALL, SWITCH
 
 from ... import theme
 from ...core.frame import DONE, NEXT, frame_at, next_frames
+from ...core.trace_index import stop_of
 from ...words import (AlgoText, algo_text, device_name, fmt_bw, fmt_bytes, fmt_time, n_gpus,  # noqa: F401
-                      n_messages, op_title, place_name)  # (AlgoText, algo_text, fmt_bw: read by tests)
-from ..ring.ring_texts import stop_of
+                      n_messages, op_title, phase_word, place_name)  # (AlgoText, algo_text, fmt_bw: read by tests)
 from .formula_texts import is_machine, machine_terms, math_html, protocol_line, timed_topology
 from .generic_text import explain_html, unknown, verdict_html
 from .op_text import compute_html
@@ -343,7 +343,8 @@ class ExplainPanel(QWidget):
         msgs = [tr_.messages[i] for i in idx.step_msgs[coll][k]]  # read once: n = 256 has 256 a step
         phases = {m.phase for m in msgs}
         phase = phases.pop() if len(phases) == 1 else ""
-        pk, PK, pstate, pname = stop_of(idx, c, t)  # the stops every step text counts (ring_texts.stop_of)
+        pk, PK, pstate, pname = stop_of(idx, c, t)  # the stops every step text counts (trace_index.stop_of)
+        pname = None if pname is None else phase_word(pname)
         if pname is not None:
             pstate = self.tr("done") if pstate == DONE else (self.tr("next") if pstate == NEXT else self.tr("in progress"))
             head = self.tr("Phase {k} of {K}: {phase} — {state}").format(k=pk + 1, K=PK, phase=pname, state=pstate)
