@@ -72,3 +72,11 @@ def test_one_switch_has_no_fabric_colour_and_no_phases(qapp):
     assert _gold(rgb).sum() == 0
     assert plot_texts(v) == ["all-reduce"]  # no phase names
     assert "crosses between nodes" not in v.plot.getAxis("bottom").labelString()
+
+
+def test_a_torus_names_its_rows_chips_and_a_switch_names_gpus(qapp):
+    for kw, word in (({"topology": "tpu-v5e-16x16", "n": 16, "algo": "torus"}, "chip"), ({"n": 8}, "GPU")):
+        v = _view(qapp, **kw)
+        labels = [lab for _p, lab in v.plot.getAxis("left")._tickLevels[0] if lab != "switch"]
+        assert labels and all(lab.startswith(word) for lab in labels), labels
+        v.close()

@@ -3500,6 +3500,14 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <source>all-gather</source>
             <translation>all-gather</translation>
         </message>
+        <message>
+            <source>chip {d}</source>
+            <translation>芯片 {d}</translation>
+        </message>
+        <message>
+            <source>chips {a}–{b}</source>
+            <translation>芯片 {a}–{b}</translation>
+        </message>
     </context>
     <context>
         <name>WeightsView</name>

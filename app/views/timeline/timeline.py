@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 from simcore.trace import SWITCH
 
 from ... import theme
+from ...words import is_tpu
 from ..ring.ring_items import COMPUTE_HEX, message_color_indices
 from ..ring.ring_layers import FABRIC_COLOR
 
@@ -522,15 +523,18 @@ class TimelineView(QWidget):
         label_px = QFontMetricsF(self._small()).height() * (1.0 if self.compact else 1.1)  # (compact: no gap)
         stride = next((s for s in (1, 2, 4, 8, 16, 32, 64) if s * row_px >= label_px), 64)
         g, R = getattr(self, "group", 1), getattr(self, "n_rows", n)
-        if (stride, n, g) == getattr(self, "_ticks_for", None):
+        run = self.model.run
+        chips = run is not None and run.comm is not None and is_tpu(run.comm.topology)  # a TPU's devices are chips
+        if (stride, n, g, chips) == getattr(self, "_ticks_for", None):
             return
-        self._ticks_for = (stride, n, g)
+        self._ticks_for = (stride, n, g, chips)
         tr = QCoreApplication.translate
         if g == 1:
-            ticks = [(d - 0.05, tr("TimelineView", "GPU {d}").format(d=d)) for d in range(0, n, stride)]
+            ticks = [(d - 0.05, (tr("TimelineView", "chip {d}") if chips else tr("TimelineView", "GPU {d}")).format(d=d))
+                     for d in range(0, n, stride)]
         else:
-            ticks = [(r - 0.05, tr("TimelineView", "GPUs {a}–{b}").format(a=r * g, b=min(n, (r + 1) * g) - 1))
-                     for r in range(0, R, stride)]
+            some = tr("TimelineView", "chips {a}–{b}") if chips else tr("TimelineView", "GPUs {a}–{b}")
+            ticks = [(r - 0.05, some.format(a=r * g, b=min(n, (r + 1) * g) - 1)) for r in range(0, R, stride)]
         if getattr(self, "has_switch", False):
             ticks.append((R, tr("TimelineView", "switch")))
         self.plot.getAxis("left").setTicks([ticks, []])
