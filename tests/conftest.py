@@ -62,6 +62,12 @@ def _fresh_app_state(request):
     i18n.set_language(app, "en")
     theme.set_theme("light")
     theme.set_scale(1.0)
+    # A window gave the application its look: a stylesheet with the font size of the scale it had.
+    # With the window gone nothing hears the reset above, so the next test would inherit a 2.5x font.
+    if app.property("shardLabLook") is not None:
+        from app.classroom.presentation import apply_look
+
+        apply_look(app)
 
 
 @pytest.fixture
