@@ -125,7 +125,20 @@ def _algo_texts() -> dict:
     """The sentences of every algorithm, keyed by its registry record's explain_key
     (simcore.comm_sim.ALGORITHMS[op][algo].explain_key). A new algorithm adds one entry here."""
     ring_why = _tr("Each step needs the chunk the step before delivered, so α is paid at every step.")
-    return {
+    channels = (_tr("channel rings (NCCL)"),
+                _tr("NCCL's channel rings: one ring per NIC through every GPU of every node."),
+                _tr("Every step waits for the slowest hop, the one through a NIC; one ring per NIC keeps every NIC "
+                    "busy."))
+    torus = (_tr("bidirectional rings per torus axis"),
+             _tr("Torus: bidirectional rings along each axis in turn, on a part of the array per axis."),
+             _tr("Both directions of every link carry data: about half the ring's time on each axis."))
+    machine = {f"ring-nodes-{op}": AlgoText(channels[0], title, *channels[1:]) for op, title in (
+        ("all-reduce", _tr("Ring all-reduce across nodes")), ("all-gather", _tr("Ring all-gather across nodes")),
+        ("reduce-scatter", _tr("Ring reduce-scatter across nodes")))}
+    machine.update({f"torus-{op}": AlgoText(torus[0], title, *torus[1:]) for op, title in (
+        ("all-reduce", _tr("Torus all-reduce")), ("all-gather", _tr("Torus all-gather")),
+        ("reduce-scatter", _tr("Torus reduce-scatter")))})
+    return machine | {
         "ring-all-gather": AlgoText(
             _tr("ring"), _tr("Ring all-gather"), _tr("S must split into n equal chunks."), ring_why),
         "ring-reduce-scatter": AlgoText(
@@ -169,33 +182,6 @@ def _algo_texts() -> dict:
             _tr("Hierarchical: reduce-scatter inside each node, all-reduce across nodes on every GPU's own NIC, "
                 "all-gather inside each node."),
             _tr("Only 1/P of the data crosses the network, on all P NICs of a node at once.")),
-        "ring-nodes-all-reduce": AlgoText(
-            _tr("channel rings (NCCL)"), _tr("Ring all-reduce across nodes"),
-            _tr("NCCL's channel rings: one ring per NIC through every GPU of every node."),
-            _tr("Every step waits for the slowest hop, the one through a NIC; one ring per NIC keeps every NIC "
-                "busy.")),
-        "ring-nodes-all-gather": AlgoText(
-            _tr("channel rings (NCCL)"), _tr("Ring all-gather across nodes"),
-            _tr("NCCL's channel rings: one ring per NIC through every GPU of every node."),
-            _tr("Every step waits for the slowest hop, the one through a NIC; one ring per NIC keeps every NIC "
-                "busy.")),
-        "ring-nodes-reduce-scatter": AlgoText(
-            _tr("channel rings (NCCL)"), _tr("Ring reduce-scatter across nodes"),
-            _tr("NCCL's channel rings: one ring per NIC through every GPU of every node."),
-            _tr("Every step waits for the slowest hop, the one through a NIC; one ring per NIC keeps every NIC "
-                "busy.")),
-        "torus-all-reduce": AlgoText(
-            _tr("bidirectional rings per torus axis"), _tr("Torus all-reduce"),
-            _tr("Torus: bidirectional rings along each axis in turn, on a part of the array per axis."),
-            _tr("Both directions of every link carry data: about half the ring's time on each axis.")),
-        "torus-all-gather": AlgoText(
-            _tr("bidirectional rings per torus axis"), _tr("Torus all-gather"),
-            _tr("Torus: bidirectional rings along each axis in turn, on a part of the array per axis."),
-            _tr("Both directions of every link carry data: about half the ring's time on each axis.")),
-        "torus-reduce-scatter": AlgoText(
-            _tr("bidirectional rings per torus axis"), _tr("Torus reduce-scatter"),
-            _tr("Torus: bidirectional rings along each axis in turn, on a part of the array per axis."),
-            _tr("Both directions of every link carry data: about half the ring's time on each axis.")),
         "two-shot-all-reduce": AlgoText(
             _tr("two-shot"), _tr("Two-shot all-reduce"),
             _tr("Two-shot: each chunk goes straight to its owner, which adds them and sends the sum to all."),
