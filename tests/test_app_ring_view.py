@@ -147,7 +147,7 @@ def test_step_boundary_shows_no_blocks_and_outlines_the_new_chunks(qtbot):
 
 @pytest.mark.parametrize("n", [8, 16, 64])
 def test_labels_and_boxes_do_not_collide(qtbot, n):
-    """The layout function's rects (app/ring_layout.py) never collide, and the scene's items
+    """The layout function's rects (app/views/ring/ring_layout.py) never collide, and the scene's items
     are where it put them."""
     from app.views.ring.ring_layout import ring_layout
     from app.views.ring.ring_view import ring_shape, ring_texts

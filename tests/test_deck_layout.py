@@ -54,8 +54,9 @@ def test_the_picture_keeps_60_percent_and_a_short_timeline_stays(W, H, s, bars):
 @pytest.mark.parametrize("s", SCALES)
 def test_a_block_in_flight_grows_with_the_text(W, H, s, n, bars):
     from app.core.scenarios import Scenario, build_run
+    from app.views.ring.layout_parts import overlaps
     from app.views.ring.machine_layout import machine_shape
-    from app.views.ring.ring_layout import overlaps, ring_layout
+    from app.views.ring.ring_layout import ring_layout
     from app.views.ring.ring_texts import machine_texts, ring_shape, ring_texts
 
     run = build_run(Scenario("all-gather", n))
@@ -81,11 +82,12 @@ def test_a_block_in_flight_grows_with_the_text(W, H, s, n, bars):
 @pytest.mark.parametrize("s", SCALES)
 def test_the_ring_stays_round_enough_and_the_switch_keeps_its_name(W, H, s, n, bars):
     """Issue 26 item 5: at 2.5× at 1280×720 the ring was a 2.4:1 band and NVSwitch lost its name. The
-    ring through the boxes' inner edges is at most RING_MAX_FLAT:1 (ring_layout says why an ellipse at
+    ring through the boxes' inner edges is at most RING_MAX_FLAT:1 (layout_parts says why an ellipse at
     all), and the switch's name is there, at least MIN_SWITCH_NAME_PX on screen."""
     from app.core.scenarios import Scenario, build_run
+    from app.views.ring.layout_parts import RING_MAX_FLAT
     from app.views.ring.machine_layout import machine_shape
-    from app.views.ring.ring_layout import MIN_SWITCH_NAME_PX, RING_MAX_FLAT, ring_layout
+    from app.views.ring.ring_layout import MIN_SWITCH_NAME_PX, ring_layout
     from app.views.ring.ring_texts import machine_texts, ring_shape, ring_texts
 
     run = build_run(Scenario("all-gather", n))

@@ -36,7 +36,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication, QDockWidget  # noqa: E402
 
 from app import i18n, theme  # noqa: E402
-from app.views.ring.ring_layout import overlaps, ring_layout  # noqa: E402
+from app.views.ring.layout_parts import overlaps  # noqa: E402
+from app.views.ring.ring_layout import ring_layout  # noqa: E402
 from app.views.ring.ring_view import ring_shape, ring_texts  # noqa: E402
 from app.state import Scenario, ScenarioModel  # noqa: E402
 from app.tabs import TABS  # noqa: E402
@@ -342,7 +343,7 @@ def test_no_text_overlaps_text_in_the_matmul_panel(qapp, runs, screen):
 def test_the_header_reserves_every_step_line_the_run_can_show(qapp, runs):
     """The step line changes while playing; the header's box holds the tallest of them, so the
     picture does not jump between steps and the longest never runs into the ring."""
-    from app.views.ring.ring_layout import text_size, wrap_lines
+    from app.views.ring.layout_text import text_size, wrap_lines
 
     run = runs[("tp-forward", "ring", 8)]  # several collectives: 'attention: all-reduce · step 3 of 14 …'
     texts = ring_texts(run)
@@ -519,7 +520,8 @@ SCREEN_SCRIPT = textwrap.dedent("""
     from app import theme
     from app.main_window import MainWindow
     from app.classroom.presentation import apply_look
-    from app.views.ring.ring_layout import overlaps, ring_layout
+    from app.views.ring.layout_parts import overlaps
+    from app.views.ring.ring_layout import ring_layout
     from app.views.ring.ring_view import ring_shape, ring_texts
     from app.state import Scenario, ScenarioModel
     apply_look(app)

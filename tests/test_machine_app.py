@@ -1,6 +1,6 @@
 """
 The truer machine in the app (issue 15): per-collective base latency in the engine and the cost
-model, the machine's drawing (app/ring_layout), scenarios naming a machine.
+model, the machine's drawing (app/views/ring/machine_layout.py), scenarios naming a machine.
 """
 
 import numpy as np
@@ -124,7 +124,8 @@ def test_the_machine_offers_its_algorithms(qapp):
 def test_nodes_layout_puts_each_node_in_its_own_cluster_over_the_fabric(machine_runs):
     from PySide6.QtCore import QRectF
 
-    from app.views.ring.ring_layout import overlaps, ring_layout
+    from app.views.ring.layout_parts import overlaps
+    from app.views.ring.ring_layout import ring_layout
 
     texts, shape = _inputs(machine_runs["nodes"])
     assert (shape.nodes, shape.per_node) == (2, 8)
@@ -147,7 +148,8 @@ def test_nodes_layout_puts_each_node_in_its_own_cluster_over_the_fabric(machine_
 
 def test_torus_layout_puts_the_devices_on_the_grid_with_wraparound_stubs(qapp):
     from app.views.ring.machine_layout import message_path
-    from app.views.ring.ring_layout import RingShape, RingTexts, overlaps, ring_layout
+    from app.views.ring.layout_parts import RingShape, RingTexts, overlaps
+    from app.views.ring.ring_layout import ring_layout
 
     texts = RingTexts("4x4 torus", ("step 1 of 4",), ("t = 1 µs of 2 µs",), tuple(f"GPU {d}" for d in range(16)), "",
                       "GPU colours:", ("0", "8"), "legend", fabric_name="4×4 torus of ICI links")
@@ -342,7 +344,8 @@ def test_a_scenario_file_may_describe_its_machine(qapp):
 
 def test_the_machine_layout_keeps_its_texts_apart_in_chinese(qapp, machine_runs):
     from app import i18n
-    from app.views.ring.ring_layout import overlaps, ring_layout
+    from app.views.ring.layout_parts import overlaps
+    from app.views.ring.ring_layout import ring_layout
 
     i18n.set_language(qapp, "zh")
     texts, shape = _inputs(machine_runs["nodes"])

@@ -34,7 +34,8 @@ def _crosses(line: QLineF, rect) -> bool:
 @pytest.mark.parametrize("scale", [1.0, 2.0])
 def test_the_3d_torus_is_four_slabs_and_no_link_crosses_a_box(inputs, scale):
     from app.views.ring.machine_layout import message_path
-    from app.views.ring.ring_layout import overlaps, ring_layout
+    from app.views.ring.layout_parts import overlaps
+    from app.views.ring.ring_layout import ring_layout
 
     texts, shape = inputs["torus"]
     W, H = SCREEN

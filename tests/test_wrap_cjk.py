@@ -1,7 +1,7 @@
 """Word wrap of the ring's captions: Chinese has no spaces, so it breaks between characters."""
 import pytest
 
-from app.views.ring.ring_layout import LABEL_PAD_W, advance, make_font, wrap_lines
+from app.views.ring.layout_text import LABEL_PAD_W, advance, make_font, wrap_lines
 
 ZH = "格子的颜色表示它存的是谁的数据；灰色 = 还没到。加框：上一步刚到达。"
 EN = "A slot's colour says whose data it holds; grey = not there yet. Outlined: arrived in the last step."

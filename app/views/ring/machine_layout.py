@@ -2,11 +2,12 @@
 The machines in the ring view: nodes as clusters over a fabric, tori as grids.
 
 `machine_shape(topology, shape)` adds what a machine topology says (nodes and GPUs per node, or a
-torus's grid and wraparound links) to the ring's `RingShape`; `ring_layout` (ring_layout.py) then
-places a machine with `_nodes` (N clusters, each its devices round its own switch, a fabric band
-under them with a NIC link per GPU) or `_torus` (devices on the grid, links between neighbours,
-stubs where an axis wraps round). `message_path(lay, src, dst)` gives the legs a message rides
-on such a picture: over the fabric between nodes, along a torus link or round its wraparound.
+torus's grid and wraparound links) to the ring's `RingShape`; `ring_layout` (ring_layout.py) places
+the header, then a machine with `nodes_layout` (N clusters, each its devices round its own switch
+as layout_parts.py places them, a fabric band under them with a NIC link per GPU) or `torus_layout`
+(devices on the grid, links between neighbours, stubs where an axis wraps round).
+`message_path(lay, src, dst)` gives the legs a message rides on such a picture: over the fabric
+between nodes, along a torus link or round its wraparound.
 Pure functions of their arguments, like ring_layout; font metrics are the only outside input.
 """
 
@@ -14,21 +15,19 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 
 from ... import theme
-from .ring_layout import (BOX_MODE_MAX_N, MIN_NAME_PX, TEXT_FITS, DeviceBox, RingLayout, RingShape, TextBox, _boxes,
-                          _enter_box, _lanes, _radial, text_size, wrap_lines)
+from .layout_parts import (BOX_MODE_MAX_N, DeviceBox, Header, RingLayout, RingShape, device_font_sizes, enter_box,
+                           place_boxes, place_radial, spoke_lanes)
+from .layout_text import TEXT_FITS, TextBox, text_size, wrap_lines
 
 
 # ---------------------------------------------------------------------------------------
 # Machines: nodes as clusters over a fabric, tori as grids
 # ---------------------------------------------------------------------------------------
-def _device_font_sizes(scale, vs, tvs):
-    return [g for g in TEXT_FITS if vs * g <= tvs + 1e-9 and theme.FONT_PX["device"] * scale * vs * g >= MIN_NAME_PX]
-
-
-def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=None):
+def nodes_layout(header: Header, scale, font, font_at, texts, shape, radial, force, blk_hint=None):
     """
     N clusters side by side, each its devices round its own switch (as the single switch is
     drawn), a fabric band under them, and from every device's slot on its cluster's bottom edge
@@ -78,17 +77,17 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=N
         # thinned two DGX nodes' 16 names to 8 on a 1280×720 screen
         numbers = texts._replace(device_labels=tuple(str(d) for d in range(k * P, (k + 1) * P)))
         sub_shape = RingShape(P, shape.n_chunks, False)
-        place = _radial if (radial or P > BOX_MODE_MAX_N) else _boxes
-        if place is _radial:
+        place = place_radial if (radial or P > BOX_MODE_MAX_N) else place_boxes
+        if place is place_radial:
             sub = numbers
         geo = None
-        for g in _device_font_sizes(scale, vs, tvs):
+        for g in device_font_sizes(scale, vs, tvs):
             geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * g), sub, sub_shape, False)
             if geo is not None:
                 break
-        if geo is None and place is _boxes:  # boxes do not fit the cluster: bars
-            place, sub = _radial, numbers
-            for g in _device_font_sizes(scale, vs, tvs):
+        if geo is None and place is place_boxes:  # boxes do not fit the cluster: bars
+            place, sub = place_radial, numbers
+            for g in device_font_sizes(scale, vs, tvs):
                 geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * g), sub, sub_shape,
                             False)
                 if geo is not None:
@@ -106,7 +105,7 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=N
     if blk_hint is not None:
         block = min(block, blk)  # the band's lanes are spaced for blocks of blk
     if blk_hint is None and block < 0.8 * blk:  # a band as tall as the clusters' blocks: more room for them
-        again = _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=max(block, 0.5 * blk))
+        again = nodes_layout(header, scale, font, font_at, texts, shape, radial, force, blk_hint=max(block, 0.5 * blk))
         if again is not None:
             return again
     mode = "radial" if any(g[7] == "radial" for g in geos) else "box"
@@ -116,7 +115,7 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=N
         devices += devs
         labels += labs
         anchors += anch
-        lanes += [_lanes(c, r_sw, a, d, off) for a, d in zip(anch, devs)]
+        lanes += [spoke_lanes(c, r_sw, a, d, off) for a, d in zip(anch, devs)]
         box = clusters[k]
         above = box.bottom() <= band.top() + 0.5
         for j in range(P):  # GPU j's NIC: its own slot on the cluster's edge that faces the fabric
@@ -124,7 +123,7 @@ def _nodes(header, scale, font, font_at, texts, shape, radial, force, blk_hint=N
             ports.append((QPointF(x, box.bottom()), QPointF(x, band.top())) if above else
                          (QPointF(x, box.top()), QPointF(x, band.bottom())))
     switch_label = TextBox(QRectF(), (), font("switch", True))  # each cluster's name says what its switch is
-    return RingLayout(W, H, vs, tvs, m, *header[5:13], area, centres[0], mode, tuple(devices), tuple(labels),
+    return RingLayout(*header, centres[0], mode, tuple(devices), tuple(labels),
                       tuple(anchors), r_sw, switch_label, block, off, geos[0][5], geos[0][6], tuple(lanes),
                       kind="nodes", clusters=tuple(clusters), node_centres=tuple(centres),
                       node_labels=tuple(node_labels), fabric=band, fabric_label=fabric_label, nic_ports=tuple(ports),
@@ -151,7 +150,7 @@ def _grid_cells(shape):
     return cells, a * c + (a - 1) * SLAB_GAP, b
 
 
-def _torus(header, scale, font, font_at, texts, shape, radial, force):
+def torus_layout(header: Header, scale, font, font_at, texts, shape, radial, force):
     """
     Devices on the torus's grid, a link between neighbours, and where an axis wraps around, a
     stub leaving the grid's edge at both of its ends (the link joins them round the back).
@@ -164,7 +163,7 @@ def _torus(header, scale, font, font_at, texts, shape, radial, force):
     fw, fh = text_size(fab_lines, f_fab)
     grid_area = QRectF(area.left(), area.top(), area.width(), area.height() - fh - 4)
     s = scale * vs
-    for g in _device_font_sizes(scale, vs, tvs) or ([TEXT_FITS[-1]] if force else []):
+    for g in device_font_sizes(scale, vs, tvs) or ([TEXT_FITS[-1]] if force else []):
         f_dev = font_at("device", True, vs * g)
         lab_w = max(text_size([t], f_dev)[0] for t in texts.device_labels) if n <= BOX_MODE_MAX_N * 4 else 0.0
         lab_h = text_size(["0"], f_dev)[1]
@@ -204,8 +203,7 @@ def _torus(header, scale, font, font_at, texts, shape, radial, force):
         labels.append(TextBox(QRectF(c.x() - bw / 2, c.y() - bh / 2 - h - 1, w, h), (texts.device_labels[d],), f_dev,
                               align))  # over the box's left end: the column's links run at its right
     # neighbour links and wraparound stubs
-    import numpy as _np
-    coords = [tuple(int(v) for v in _np.unravel_index(d, shape.grid)) for d in range(n)]
+    coords = [tuple(int(v) for v in np.unravel_index(d, shape.grid)) for d in range(n)]
     index = {c: d for d, c in enumerate(coords)}
     links, stubs = [], []
     slabs = len(shape.grid) == 3 and shape.grid[0] > 1  # axis 0 joins slabs: short diagonal stubs
@@ -239,7 +237,7 @@ def _torus(header, scale, font, font_at, texts, shape, radial, force):
                            int(Qt.AlignHCenter))
     switch_label = TextBox(QRectF(), (), font("switch", True))
     lane = theme.LINE_PX["spoke"] * s
-    return RingLayout(W, H, vs, tvs, m, *header[5:13], area, area.center(), "box", tuple(devices), tuple(labels),
+    return RingLayout(*header, area.center(), "box", tuple(devices), tuple(labels),
                       anchors, 0.0, switch_label, block, min(block * 0.62 + 1.5, bw / 2), lane,
                       theme.LINE_PX["spoke_active"] * s, lanes, kind="torus", fabric_label=fabric_label,
                       grid_pos=tuple(coords), grid_shape=tuple(shape.grid), grid_wrap=tuple(shape.wrap),
@@ -345,7 +343,7 @@ def message_path(lay: RingLayout, src: int, dst: int):
 def _edge_point(c: QPointF, towards: QPointF, rect: QRectF) -> QPointF:
     """Where the segment from c (inside rect) towards `towards` leaves rect."""
     d = towards - c
-    p = _enter_box(towards, QPointF(-d.x(), -d.y()), rect)
+    p = enter_box(towards, QPointF(-d.x(), -d.y()), rect)
     return p if p is not None else c
 
 

@@ -18,7 +18,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QGradient, QLinearGradi
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from ... import theme
-from .ring_layout import LABEL_PAD_W, TextBox, make_font, text_size, wrap_lines
+from .layout_text import LABEL_PAD_W, TextBox, make_font, text_size, wrap_lines
 
 REPLICATION_STRIPE_PX = 9  # width of one device's diagonal stripe in a replicated matrix (at scale 1)
 

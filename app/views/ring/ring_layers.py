@@ -16,7 +16,7 @@ from simcore.trace import ALL
 
 from ... import theme
 from .ring_items import STRIPE_MAX_N, _Colors, paint_chunk
-from .ring_layout import metrics, text_size, wrap_lines
+from .layout_text import metrics, text_size, wrap_lines
 
 
 def draw_lines_by_colour(p: QPainter, lines_and_colours, width: float, cap=Qt.FlatCap, pens: dict | None = None):
@@ -454,7 +454,7 @@ class LabelItem(QGraphicsItem):
             self.update()
 
     def set_box(self, box, color: QColor | None = None):
-        """Show a text box the layout placed (app/ring_layout.py): its lines, font and rect."""
+        """Show a text box the layout placed (ring_layout.py): its lines, font and rect."""
         self.prepareGeometryChange()
         self._font, self.lines, self.wrap = box.font, list(box.lines), box.rect.width()
         self.text = "\n".join(box.lines)

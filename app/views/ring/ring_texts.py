@@ -18,7 +18,7 @@ from ...core.frame import DONE, NEXT, step_of
 from ...core.trace_index import stop_of
 from ...core.scenarios import COLLECTIVE_KINDS
 from .ring_items import STRIPE_MAX_N
-from .ring_layout import BOX_MODE_MAX_N, RingShape, RingTexts
+from .layout_parts import BOX_MODE_MAX_N, RingShape, RingTexts
 
 tr = translate
 
