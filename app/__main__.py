@@ -50,7 +50,7 @@ def _parser() -> _Parser:
     from simcore.algorithms import ALGORITHMS  # the registry: no copy of the names here
 
     from .core.scenarios import KINDS
-    from .tabs import TABS  # the window's tab list: no copy here
+    from .tab_list import TABS  # the window's tab list (Qt-free): no copy here
 
     p = _Parser(prog="shard-lab", description="Tensor parallelism you can watch.")
     p.add_argument("file", nargs="?", default=None, metavar="FILE.json", help="a saved scenario or a saved run (trace) to open")

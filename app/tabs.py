@@ -1,11 +1,11 @@
 """
 The main window's extra tabs, beside the ring view: weight slices, buffer values, decode latency.
 
-`extra_views(model, playback)` returns [(key, title, widget), ...]; MainWindow adds one tab per
-entry in this order and `select_tab(key)` shows one. Each view takes the same ScenarioModel and
-Playback as the ring view (one clock) and re-reads what simcore recorded when they change; the
-latency view has its own controls (model, chip, batch, ...) because its arithmetic is the cost
-model's, not the trace's.
+`extra_views(model, playback)` returns [(key, title, widget), ...] in app/tab_list.py's order (the
+one list of the tabs); MainWindow adds one tab per entry and `select_tab(key)` shows one. Each view
+takes the same ScenarioModel and Playback as the ring view (one clock) and re-reads what simcore
+recorded when they change; the latency view has its own controls (model, chip, batch, ...) because
+its arithmetic is the cost model's, not the trace's.
 
 The tabs are `LazyTab`s: a view's module is imported and the view built the first time its tab
 is shown (or `LazyTab.view()` is asked for), so the first window paints without paying for
@@ -21,13 +21,7 @@ import sys
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QGraphicsView, QGraphicsWidget, QLabel, QVBoxLayout, QWidget
 
-# key, module, class, title (translated in the class's context, as the view's own self.tr does)
-# (modules relative to this package, which is `app` in the source tree and `shard_lab` installed)
-VIEWS = (("weights", ".views.weights.weights_view", "WeightsView", "Weight slices"),
-         ("buffers", ".views.buffers.buffer_view", "BufferView", "Buffers"),
-         ("latency", ".views.latency.latency_view", "LatencyView", "Decode latency"))
-# every tab's key in the window's order: the ring view's page (MainWindow's own), then the extra views
-TABS = ("ring",) + tuple(key for key, *_ in VIEWS)
+from .tab_list import VIEWS
 
 
 class LazyTab(QWidget):

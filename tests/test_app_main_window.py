@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor
 from app.core.frame import frame_at
 from app.main_window import MainWindow
 from app.state import Playback, Scenario, ScenarioModel
-from app.tabs import TABS
+from app.tab_list import TABS
 from ring_pixels import block_centre, painted_as
 from timeline_reading import assert_bars_are_the_messages, bars_off_screen, plot_texts
 from panel_text import shown_text
@@ -235,7 +235,7 @@ def test_extra_views_register_as_tabs(qtbot, monkeypatch):
 
     def extra_views(model, playback):
         made.append((model, playback))
-        return [(key, key.title(), QLabel(key)) for key in ("weights", "buffers", "latency")]
+        return [(key, key.title(), QLabel(key)) for key in TABS[1:]]
 
     monkeypatch.setitem(sys.modules, "app.tabs", types.SimpleNamespace(extra_views=extra_views))
     model, pb, win = make_window(qtbot, kind="all-gather", n=4)

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox, QDockWi
                                QLabel, QLineEdit, QMainWindow, QMenu, QTabBar, QTextEdit, QWidget)
 
 from app import i18n  # noqa: E402
-from app.tabs import TABS  # noqa: E402
+from app.tab_list import TABS  # noqa: E402
 from classroom_fixtures import make_window  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("app_env")

@@ -9,7 +9,7 @@ from PySide6.QtGui import QImage
 
 from app.main_window import MainWindow
 from app.state import Playback, Scenario, ScenarioModel
-from app.tabs import TABS
+from app.tab_list import TABS
 
 S = 960 * 1024.0
 MAX_DIFFERENT = 0.002  # share of pixels two draws of the same view at the same size may differ by

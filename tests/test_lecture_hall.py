@@ -40,7 +40,7 @@ from app.views.ring.layout_parts import overlaps  # noqa: E402
 from app.views.ring.ring_layout import ring_layout  # noqa: E402
 from app.views.ring.ring_view import ring_shape, ring_texts  # noqa: E402
 from app.state import Scenario, ScenarioModel  # noqa: E402
-from app.tabs import TABS  # noqa: E402
+from app.tab_list import TABS  # noqa: E402
 from classroom_fixtures import make_window  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

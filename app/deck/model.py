@@ -29,6 +29,8 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from ..tab_list import TABS  # a scene's "tab" is one of the window's
+
 SCHEMA = "shard-lab-deck"
 VERSION = 1
 MAX_FILE_BYTES = 1024 * 1024  # a deck of a hundred scenes is under 100 KB
@@ -36,7 +38,6 @@ MAX_SCENES = 200
 MAX_TEXT = 600  # characters of one title or talking point
 MIN_POINTS, MAX_POINTS = 2, 4
 LANGS = ("en", "zh")
-TABS = ("ring", "weights", "buffers", "latency")
 TOP_KEYS = {"schema", "version", "title", "scenes", "note"}
 SCENE_KEYS = {"id", "title", "points", "scenario", "file", "run", "tab", "step", "walk"}
 BUILTIN = "lecture"  # `shard-lab --deck lecture`
