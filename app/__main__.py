@@ -240,7 +240,9 @@ def _main(argv=None) -> int:
         playback.seek_step(sf.step)
     if step is not None and step > playback.n_steps:
         return _fail(f"--step {step}: this scenario has {playback.n_steps} steps")
-    _set_language(app, args.lang)  # None: the language saved last time, else the system locale (app/i18n.py)
+    from .i18n import set_language_or_english
+
+    set_language_or_english(app, args.lang)  # None: the language saved last time, else the system locale
 
     from .main_window import MainWindow
     from .classroom.presentation import apply_look
@@ -374,18 +376,6 @@ def _has_display() -> bool:
     if sys.platform in ("darwin", "win32"):
         return True
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
-def _set_language(app, lang):
-    try:
-        from .i18n import set_language
-    except ImportError:
-        print("shard-lab: translations are not available yet; showing English", file=sys.stderr)
-        return
-    try:
-        set_language(app, lang)
-    except (FileNotFoundError, ValueError) as e:
-        print(f"shard-lab: {e}; showing English", file=sys.stderr)
 
 
 if __name__ == "__main__":

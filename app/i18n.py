@@ -17,6 +17,7 @@ Lecture terms stay as the lecture writes them: all-gather, reduce-scatter, all-r
 from __future__ import annotations
 
 import os
+import sys
 
 from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QObject, QTranslator, Signal
 
@@ -118,6 +119,15 @@ def set_language(app: QCoreApplication | None, lang: str | None) -> str:
         QCoreApplication.sendPostedEvents(None, QEvent.Type.LanguageChange)
     notifier().changed.emit(code)
     return code
+
+
+def set_language_or_english(app: QCoreApplication | None, lang: str | None):
+    """set_language for a window about to open (the command line, simcore.show): a language that
+    cannot be loaded (an unknown code, a missing .qm) leaves English and says why on stderr."""
+    try:
+        set_language(app, lang)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"shard-lab: {e}; showing English", file=sys.stderr)
 
 
 def saved_language() -> str | None:

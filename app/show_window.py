@@ -14,8 +14,8 @@ def open_window(run, lang: str | None = None):
 
     from PySide6.QtWidgets import QApplication
 
-    from .__main__ import _set_language
     from .classroom.presentation import STYLE, apply_look
+    from .i18n import set_language_or_english
     from .main_window import MainWindow
     from .state import Playback, ScenarioModel
 
@@ -25,10 +25,10 @@ def open_window(run, lang: str | None = None):
         app.setProperty("shardLabStyle", STYLE)
         app.setApplicationName("Shard Lab")
         app.setOrganizationName("Shard Lab")
-        _set_language(app, lang)
+        set_language_or_english(app, lang)
         apply_look(app)
     elif lang is not None:
-        _set_language(app, lang)
+        set_language_or_english(app, lang)
     model = ScenarioModel(run.scenario)
     model.run = run
     win = MainWindow(model, Playback(model))
