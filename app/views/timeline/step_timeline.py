@@ -55,7 +55,7 @@ from . import step_timeline_texts as texts
 from ... import theme
 from ...i18n import set_language
 from .step_timeline_items import (COMM_COLOR, COMM_LANE, COMPUTE_LANE, KIND_COLOR, RECV_COLOR, RECV_LANE, SEND_LANE,
-                                  SPAN_ALPHA, Lane, LaneBars, LaneLabels, _op_texts, kind_names, kind_short_names)
+                                  SPAN_ALPHA, Lane, LaneBars, LaneLabels, kind_names, kind_short_names, op_texts)
 from ...core.step_timeline_model import KINDS, OVERLAPS, StepData, StepSpec, chunk_runs
 from ...worker import Worker
 from ...words import fmt_time
@@ -318,7 +318,7 @@ class StepTimelineView(QWidget):
             nbytes = np.add.reduceat(ct["nbytes"][sel], first) if len(sel) else np.zeros(0)
             ops, layers = ct["op"][sel][first], ct["layer"][sel][first]
             lanes.append(Lane(d + ln["compute"][0], d + ln["compute"][1], t0[first], t1[last],
-                              lambda i, k=kinds, a=t0[first], b=t1[last], c=chunks: _op_texts(
+                              lambda i, k=kinds, a=t0[first], b=t1[last], c=chunks: op_texts(
                                   names[k[i]], short[k[i]], b[i] - a[i], c[i]),
                               lambda i, k=kinds: ink[k[i]], cuts=np.sort(t0[inner]),
                               detail=lambda i, d=d, o=ops, y=layers, f=flops, m=nbytes, a=t0[first], b=t1[last],

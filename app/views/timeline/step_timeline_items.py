@@ -218,7 +218,7 @@ def kind_short_names() -> dict:
 
 
 
-def _blend(c: QColor) -> str:
+def opaque_on_background(c: QColor) -> str:
     """A translucent colour as the opaque colour it shows on the background (rich text has no alpha)."""
     bg = QColor(theme.palette().background)
     a = c.alphaF()
@@ -228,7 +228,7 @@ def _blend(c: QColor) -> str:
 
 
 
-def _op_texts(name, short, seconds, chunks):
+def op_texts(name, short, seconds, chunks):
     """What a compute bar may say, longest first: 'down 17.5 µs · 8 chunks', 'down 17.5 µs', 'down', 'dn'."""
     t = f"{name} {fmt_time(seconds)}"
     if chunks > 1:

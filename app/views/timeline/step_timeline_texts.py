@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor
 from simcore.step_sim import roofline_gap
 
 from ... import theme
-from .step_timeline_items import COMM_COLOR, KIND_COLOR, RECV_COLOR, SPAN_ALPHA, _blend, kind_names
+from .step_timeline_items import COMM_COLOR, KIND_COLOR, RECV_COLOR, SPAN_ALPHA, kind_names, opaque_on_background
 from ...core.step_timeline_model import AGREE_REL, KINDS, fmt_si
 from ...words import fmt_time, op_title, place_name
 
@@ -60,7 +60,7 @@ def legend_html(dense: bool) -> str:
         span = QColor(COMM_COLOR)
         span.setAlpha(SPAN_ALPHA)
         items += [swatch(COMM_COLOR, _tr("sending")), swatch(RECV_COLOR, _tr("receiving")),
-                  swatch(_blend(span), _tr("collective"))]
+                  swatch(opaque_on_background(span), _tr("collective"))]
     return f'<span style="font-size:{sw}px;">' + " &nbsp;&nbsp; ".join(items) + "</span>"
 
 

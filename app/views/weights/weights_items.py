@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QGraphicsTextItem
 from ... import theme
 
 
-def _halo(c: QColor) -> QColor:
+def halo_colour(c: QColor) -> QColor:
     """The outline drawn under a device colour so it reads on any heatmap cell."""
     return QColor("#FFFFFF") if theme.text_on(c).name() == "#ffffff" else QColor("#000000")
 
@@ -27,20 +27,20 @@ def font_at(role: str, bold: bool = False, factor: float = 1.0, scale: float | N
     return f
 
 
-def _badge_html(text: str, c: QColor) -> str:
+def badge_html(text: str, c: QColor) -> str:
     fg = theme.text_on(c).name()
     return (f'<span style="background-color:{c.name()}; color:{fg}; font-weight:bold;">'
             f'&nbsp;{text}&nbsp;</span>')
 
 
-def _cosmetic(color: QColor, width: float) -> QPen:
+def cosmetic_pen(color: QColor, width: float) -> QPen:
     pen = QPen(color, width)
     pen.setCosmetic(True)
     pen.setJoinStyle(Qt.MiterJoin)
     return pen
 
 
-class _Canvas(pg.GraphicsView):
+class Canvas(pg.GraphicsView):
     """The picture. Every item hangs from `ci` (which fills the view); WeightsView._layout places them."""
 
     resized = Signal()
@@ -55,7 +55,7 @@ class _Canvas(pg.GraphicsView):
         self.resized.emit()
 
 
-class _Text(QGraphicsTextItem):
+class WrappingText(QGraphicsTextItem):
     """Rich text in the picture that wraps at a given width, so the layout can ask its height."""
 
     def __init__(self, parent, align=Qt.AlignLeft):

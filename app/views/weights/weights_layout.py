@@ -25,7 +25,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QTextDocument
 
 from ... import theme
-from .weights_items import _badge_html, font_at
+from .weights_items import badge_html, font_at
 
 VECTOR_TALL = 8  # a norm's single row is drawn up to 8× taller than wide, or its outline would hide it
 ASPECT_MAX = 2.0  # a cell may be drawn up to 2× taller than wide or wider than tall (every heatmap alike)
@@ -86,7 +86,7 @@ def role_runs(roles) -> list[tuple[int, int]]:
 def label_html(texts: WeightsTexts, d: int, long_badge: bool, role: bool) -> str:
     """Slice d's label: its device's coloured badge, then (rows: on the same line) which heads / units."""
     name = texts.gpu_names[d] if long_badge else str(d)
-    out = _badge_html(_html.escape(name), QColor(texts.colors[d]))
+    out = badge_html(_html.escape(name), QColor(texts.colors[d]))
     if role and texts.roles[d]:
         out += "&nbsp;" + " ".join(_html.escape(s) for s in texts.roles[d].split("\n"))
     return out
@@ -150,7 +150,7 @@ class WeightsLayout:
 # Measuring rich text as the view's text items lay it out
 # ---------------------------------------------------------------------------------------
 class _Doc:
-    """A text as the view's _Text lays it out (no margin): its width unwrapped, its height at a width."""
+    """A text as the view's WrappingText lays it out (no margin): its width unwrapped, its height at a width."""
 
     def __init__(self, text_html: str, font: QFont, align=Qt.AlignLeft):
         self.doc = QTextDocument()

@@ -46,7 +46,7 @@ from ... import theme
 from ...hint import hint_page
 from . import weights_texts as words
 from .weights_data import PER_LAYER, device_matrix, full_matrix, overlap_ranks, region_rects, tp_n_for
-from .weights_items import _Canvas, _cosmetic, _halo, _Text, font_at
+from .weights_items import Canvas, WrappingText, cosmetic_pen, font_at, halo_colour
 from .weights_layout import role_runs, weights_layout
 from .weights_texts import NAMES, weights_shape, weights_texts
 
@@ -135,14 +135,14 @@ class WeightsView(QWidget):
         self.matrix_combo.currentIndexChanged.connect(self._on_matrix_index_changed)
 
     def _make_canvas(self):
-        self.canvas = _Canvas()
+        self.canvas = Canvas()
         self.canvas.setObjectName("weightsCanvas")
         root = self.canvas.ci
         self.cmap = pg.colormap.get(COLORMAP)
         self.lut = self.cmap.getLookupTable(nPts=256)
-        self.full_title = _Text(root)
-        self.grid_title = _Text(root)
-        self.axes_label = _Text(root)
+        self.full_title = WrappingText(root)
+        self.grid_title = WrappingText(root)
+        self.axes_label = WrappingText(root)
         self.header = pg.ViewBox(enableMouse=False, invertY=True, enableMenu=False, defaultPadding=0)
         self.side = pg.ViewBox(enableMouse=False, invertY=True, enableMenu=False, defaultPadding=0)
         self.matrix_box = pg.ViewBox(enableMouse=False, invertY=True, enableMenu=False, defaultPadding=0)
@@ -352,7 +352,7 @@ class WeightsView(QWidget):
             c = self.colors[d]
             for r in self.regions[d]:
                 badge = pg.TextItem("", color=theme.text_on(c), anchor=(0.5, 0.5), fill=pg.mkBrush(c),
-                                    border=pg.mkPen(_halo(c), width=1))
+                                    border=pg.mkPen(halo_colour(c), width=1))
                 badge.setFont(font)
                 badge.device, badge.region, badge.rank = d, r, self.ranks[d]
                 box.addItem(badge)
@@ -361,7 +361,7 @@ class WeightsView(QWidget):
     def _outline_pair(self, region: QRectF, c: QColor, width: float) -> list:
         """A halo and a coloured rectangle around `region`; returns [halo, colour]."""
         out = []
-        for pen, z in ((_cosmetic(_halo(c), width + 3), 10), (_cosmetic(c, width), 11)):
+        for pen, z in ((cosmetic_pen(halo_colour(c), width + 3), 10), (cosmetic_pen(c, width), 11)):
             it = QGraphicsRectItem(region)
             it.setPen(pen)
             it.setZValue(z)
@@ -383,12 +383,12 @@ class WeightsView(QWidget):
             img = pg.ImageItem(a, axisOrder="row-major", levels=self.levels)
             img.setLookupTable(self.lut)
             vb.addItem(img)
-            for pen, z in ((_cosmetic(_halo(c), pen_w + 3), 10), (_cosmetic(c, pen_w), 11)):
+            for pen, z in ((cosmetic_pen(halo_colour(c), pen_w + 3), 10), (cosmetic_pen(c, pen_w), 11)):
                 box = QGraphicsRectItem(QRectF(0, 0, a.shape[1], a.shape[0]))
                 box.setPen(pen)
                 box.setZValue(z)
                 vb.addItem(box, ignoreBounds=True)  # a cosmetic pen's width is not in cells
-            label = _Text(root, Qt.AlignLeft if self.layout_shape.stacked else Qt.AlignHCenter)
+            label = WrappingText(root, Qt.AlignLeft if self.layout_shape.stacked else Qt.AlignHCenter)
             self.slice_images.append(img)
             self.slice_boxes.append(vb)
             self.slice_labels.append(label)
@@ -398,7 +398,7 @@ class WeightsView(QWidget):
         self.role_runs = role_runs([words.what(cfg, self.n, self.key, ws, d) for d, ws in enumerate(self.slices)])
         self.role_labels = []
         for _ in self.role_runs:
-            item = _Text(root, Qt.AlignHCenter)
+            item = WrappingText(root, Qt.AlignHCenter)
             item.setVisible(False)
             self.role_labels.append(item)
 
