@@ -18,7 +18,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QGradient, QLinearGradi
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from ... import theme
-from .layout_text import LABEL_PAD_W, TextBox, make_font, text_size, wrap_lines
+from .layout_text import LABEL_PAD_W, MIN_TEXT_PX, TEXT_FITS, TextBox, make_font, text_size, wrap_lines
 
 REPLICATION_STRIPE_PX = 9  # width of one device's diagonal stripe in a replicated matrix (at scale 1)
 
@@ -139,9 +139,6 @@ def matmul_texts(run, after_collective: bool) -> tuple:
 # ---------------------------------------------------------------------------------------
 # Layout: a pure function of (size, text scale, texts)
 # ---------------------------------------------------------------------------------------
-MIN_TEXT_PX = 9  # a label shrinks to fit its room down to this size, then is elided
-
-
 @dataclass(frozen=True)
 class MatmulItem:
     matrix: QRectF | None  # None: an operator (· or →)
@@ -177,8 +174,8 @@ class MatmulLayout:
 
 def _fit_line(text: str, role: str, bold: bool, scale: float, room: float, x: float, y: float,
               align=Qt.AlignLeft) -> TextBox:
-    """One line of `text` at `role`'s size, shrunk to fit `room` pixels (then elided): its box
-    anchored at x (left, or centre with AlignHCenter) and top y."""
+    """One line of `text` at `role`'s size, shrunk to fit `room` pixels down to MIN_TEXT_PX (then
+    elided): its box anchored at x (left, or centre with AlignHCenter) and top y."""
     px = theme.FONT_PX[role] * scale
     font = make_font(role, bold, px)
     w = text_size([text], font)[0]
@@ -195,7 +192,6 @@ def _fit_line(text: str, role: str, bold: bool, scale: float, room: float, x: fl
 
 
 _elided: list = []  # texts _fit_line had to cut, while one layout is tried
-TEXT_FITS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4)  # text sizes tried, relative to the requested one
 
 
 def matmul_layout(width: float, height: float, scale: float, title: str, rows) -> MatmulLayout:
