@@ -202,8 +202,8 @@ ROW_FONT_MIN_PX = 12  # the GPU names beside the rows shrink to this before they
 class BufferView(QWidget):
     """
     Follows a ScenarioModel (new run: new sizes and levels) and draws the frames the playback's
-    frame controller hands it (`set_frame`: new values). Test hooks: `image.image` (n × L,
-    NaN = not held), `levels`, `caption`, `scene_item_count()`.
+    frame controller hands it (`set_frame`: new values). What tests read: `image.image` (n × L,
+    NaN = not held), `levels`, `caption`.
     """
 
     def __init__(self, model, playback, parent=None):
@@ -472,9 +472,6 @@ class BufferView(QWidget):
         self.plot.getAxis("top").showLabel(not compact)
 
     # -- a frame -----------------------------------------------------------------------------
-    def scene_item_count(self) -> int:
-        return len(self.canvas.scene().items())
-
     def _show(self, f, force: bool = False):
         """Show the buffers of frame f (only setImage when a message has arrived)."""
         if not self._applicable:
