@@ -12,7 +12,8 @@ reads the frame it is handed and writes nothing back. A view may define
                         every push, in registration order, until this tick's look-ahead has taken
                         AHEAD_SHARE seconds (the explanation writes its text in a frame the ring
                         leaves room in)
-Views are held weakly: a view nobody else keeps goes as it did when it listened to a signal.
+Views are held weakly and a widget Qt has deleted is dropped: a view goes as it did when it
+listened to a signal.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import time
 import weakref
 from dataclasses import replace
+
+from shiboken6 import isValid
 
 from .core.frame import Frame, frame_at, next_frames
 
@@ -59,7 +62,7 @@ class FrameController:
     @property
     def views(self) -> list:
         """The registered views still alive, in registration order."""
-        return [v for v in (e[0]() for e in self._views) if v is not None]
+        return [v for v in (e[0]() for e in self._views) if v is not None and isValid(v)]
 
     # -- what is resolved ---------------------------------------------------------------------
     def set_run(self, run):
@@ -115,7 +118,7 @@ class FrameController:
         live = []
         for entry in self._views:
             view = entry[0]()
-            if view is None:
+            if view is None or not isValid(view):  # gone, or a widget whose C++ side Qt deleted
                 continue
             live.append(entry)
             part_of = getattr(view, "frame_part", None)

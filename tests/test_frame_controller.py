@@ -126,3 +126,20 @@ def test_the_look_ahead_stops_once_the_tick_has_spent_its_share(ring4, monkeypat
     monkeypatch.setattr(frame_controller.time, "perf_counter", lambda: next(clock) * 0.01)  # 10 ms a call
     pb.seek(pb.stops[1])
     assert calls == ["first"]  # the first took the tick's share: the second prepares in a later tick
+
+
+def test_a_widget_qt_deleted_is_dropped(qtbot, ring4):
+    import shiboken6
+    from PySide6.QtWidgets import QWidget
+
+    _model, pb = ring4
+
+    class Widget(QWidget):
+        def set_frame(self, frame):
+            raise AssertionError("a deleted widget was handed a frame")
+
+    w = Widget()
+    pb.frames.register(w)
+    shiboken6.delete(w)  # as a parent deleting its child does; the Python object lives on
+    pb.seek(pb.stops[1])
+    assert pb.frames.views == []

@@ -184,7 +184,8 @@ class BarsItem(pg.GraphicsObject):
 
 
 class TimelineView(QWidget):
-    """Follows a ScenarioModel (rebuilds its bars) and the Playback clock (moves the playhead)."""
+    """Follows a ScenarioModel (rebuilds its bars) and the frames the playback's frame controller
+    hands it (`set_frame`: moves the playhead, hides what the predict mask hides)."""
 
     def __init__(self, model, playback, parent=None):
         super().__init__(parent)
