@@ -23,7 +23,6 @@ from .build_status import BuildStatus
 from .controls import ControlPanel
 from .views.text.explain import ExplainPanel
 from .words import fmt_bytes, fmt_time
-from .core.frame import frame_at
 from .dock_title import DockTitle
 from .icons import camera_icon, transport_icon
 from .views.ring.ring_page import RingPage
@@ -80,7 +79,7 @@ class MainWindow(QMainWindow):
         self.build_status = BuildStatus(self, self.tabs)  # while a scenario builds on the worker
         self.model.changed.connect(self._on_model_changed)
         self.model.error.connect(self._on_model_error)
-        self.playback.time_changed.connect(self._on_playback_time_changed)
+        self.playback.frames.register(self)  # the status bar's time, step and bytes
         self.playback.playing_changed.connect(self._on_playback_playing_changed)
         self.playback.speed_changed.connect(self._on_playback_speed_changed)
         self.playback.loop_changed.connect(self._on_playback_loop_changed)
@@ -90,7 +89,7 @@ class MainWindow(QMainWindow):
         self._on_theme_changed()
         self.resize(fit_screen(self, QSize(*DEFAULT_SIZE)))
         self.retranslate_ui()
-        self._on_playback_time_changed(self.playback.t)
+        self.set_frame(self.playback.frames.current())
         self._select_tab_for(self.model.scenario)
         self.ring_view.setFocus()
         self._column_dock = None  # the dock sharing the right column with the story (share_column_with_story)
@@ -302,7 +301,7 @@ class MainWindow(QMainWindow):
         self.speed_label.setText(self.tr("Speed"))
         self.scrub.setToolTip(self.tr("Scrub through simulated time"))
         self._on_playback_playing_changed(self.playback.playing)
-        self._on_playback_time_changed(self.playback.t)
+        self.set_frame(self.playback.frames.current())
 
     def _on_page_title_changed(self, page, title):
         i = self.tabs.indexOf(page)
@@ -362,12 +361,13 @@ class MainWindow(QMainWindow):
     def _on_model_error(self, msg):
         self.statusBar().showMessage(self.tr("Not changed: {msg}").format(msg=msg), 15000)
 
-    def _on_playback_time_changed(self, t):
-        pb, run = self.playback, self.model.run
+    def set_frame(self, frame):
+        """The status bar and the scrubber show `frame` (app.core.frame.Frame), handed by the frame controller."""
+        pb, run, t = self.playback, self.model.run, frame.t
         idx = run.index
         self.time_label.setText(self.tr("t = {t} / {T}").format(t=fmt_time(t), T=fmt_time(pb.t_end)))
-        self.step_label.setText(forward_status(run, t) or step_status(frame_at(idx, t), idx))  # a forward's ops: say which
-        self.bytes_label.setText(self.tr("moved {b}").format(b=fmt_bytes(idx.bytes_moved(t))))
+        self.step_label.setText(forward_status(run, t) or step_status(frame, idx))  # a forward's ops: say which
+        self.bytes_label.setText(self.tr("moved {b}").format(b=fmt_bytes(frame.bytes_moved)))
         if not self.scrub.isSliderDown():
             self.scrub.blockSignals(True)
             self.scrub.setValue(round(SCRUB_STEPS * t / pb.t_end) if pb.t_end > 0 else 0)
@@ -388,7 +388,7 @@ class MainWindow(QMainWindow):
         self.act_loop.setChecked(on)
 
     def _on_playback_timeline_changed(self):
-        self._on_playback_time_changed(self.playback.t)
+        self.set_frame(self.playback.frames.current())
 
     # -- widgets -> state --------------------------------------------------------------------------
     def _on_scrub_value_changed(self, v):

@@ -18,6 +18,7 @@ from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
 from .core import scenarios
 from .core.scenarios import Scenario  # noqa: F401  (the model's value type)
 from .core.frame import time_eps
+from .frame_controller import FrameController
 from .worker import Worker
 
 KINDS = scenarios.KINDS
@@ -115,7 +116,8 @@ class Playback(QObject):
 
     Step boundaries (`stops`) are the ends of the trace's steps over all collectives; stepping
     moves between them and pauses. Stepping back is instant: views compute what they show from
-    (trace, t), never by replaying.
+    (trace, t), never by replaying. `frames` (app/frame_controller.py) resolves the frame of each
+    tick and hands it to the views registered with it; `time_changed` follows, for the transport.
     """
 
     time_changed = Signal(float)
@@ -143,6 +145,7 @@ class Playback(QObject):
         self._timer.setInterval(self.TICK_MS)
         self._timer.timeout.connect(self._on_timer_timeout)
         self._clock = QElapsedTimer()
+        self.frames = FrameController()  # before any view: a tick's frame is pushed before time_changed
         self._model = model
         if model is not None:
             self.set_run(model.run)
@@ -156,6 +159,7 @@ class Playback(QObject):
         self._stops = list(idx.stops) or [0.0]
         self._t_end = float(idx.t_total)
         self.sim_per_wall = max(run.ref_step, 1e-15) / self.WALL_PER_STEP
+        self.frames.set_run(run)
         self.timeline_changed.emit()
         if keep_step and at_end:
             self._set_t(self._t_end, force=True)
@@ -314,4 +318,5 @@ class Playback(QObject):
         t = min(max(float(t), 0.0), self._t_end)
         if t != self._t or force:
             self._t = t
+            self.frames.show(t)
             self.time_changed.emit(t)

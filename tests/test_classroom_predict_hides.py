@@ -97,10 +97,13 @@ def test_the_ring_view_draws_no_block_of_the_step_being_predicted(qtbot):
     ring = w.ring_view
     msgs = w.model.run.trace.messages
     asked = [i for i, m in enumerate(msgs) if m.step == ctl.q.step]
-    # the ring drawn a quarter into the asked step (its own clock: the question stays open): the
-    # step's messages are under way, yet neither their blocks nor their chords are painted
+    # the ring handed the frame a quarter into the asked step with the question's mask (the clock
+    # stays, so the question stays open): the step's messages are under way, yet neither their
+    # blocks nor their chords are painted
     t = msgs[asked[0]].t_start + 0.25 * (msgs[asked[0]].t_end - msgs[asked[0]].t_start)
-    ring.set_time(t)
+    mask = w.playback.frames.hidden_after
+    assert mask is not None
+    ring.set_frame(frame_at(w.model.run, t, hidden_after=mask))
     f = frame_at(w.model.run, t)
     assert set(asked) <= set(f.moving.tolist())
     where = {i: message_block(ring, i, p) for i, p in zip(f.moving.tolist(), f.progress.tolist()) if i in asked}
@@ -111,7 +114,7 @@ def test_the_ring_view_draws_no_block_of_the_step_being_predicted(qtbot):
     background = theme.palette().background.lower()
     assert {chords.colour(QLineF(lanes[msgs[i].src][0].p2(), lanes[msgs[i].dst][1].p2()).pointAt(0.5))
             for i in asked} == {background}
-    ring.set_hidden_after(None)  # the same instant with nothing hidden: every block is painted there
+    ring.set_frame(f)  # the same instant with nothing hidden: every block is painted there
     assert blocks_painted_wrong(ring, grab(ring), f) == []
 
 

@@ -322,12 +322,12 @@ def test_the_timeline_draws_a_compute_lane_and_predict_mode_hides_it(qtbot, qapp
     c = tr.collectives[1]  # the middle of a collective: send / receive bars, not compute
     assert not _near(_lane_pixel(timeline, (c.t_start + c.t_end) / 2, 0.8), COMPUTE)
     # predicting the step at t0: nothing from t0 on is painted, compute included
-    timeline.set_hidden_after(op.t_start - 1e-7)
+    pb.frames.set_hidden_after(op.t_start - 1e-7)  # the predict mask, in the frame the timeline is handed
     try:
         qapp.processEvents()
         assert not _near(_lane_pixel(timeline, op.t_start, 0.8), COMPUTE)
     finally:
-        timeline.set_hidden_after(None)
+        pb.frames.set_hidden_after(None)
 
 
 def test_no_compute_lane_where_the_run_records_none(qtbot):

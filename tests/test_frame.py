@@ -8,6 +8,8 @@ those times alone (Patarasuk & Yuan 2009's ring all-gather: after step k device 
 d, d−1, …, d−k−1).
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -80,10 +82,26 @@ def test_three_quarters_and_the_end(index):
     assert end.arrived.tolist() == [3, 4, 5]
 
 
-def test_the_index_keeps_one_frame_per_instant(index):
-    a = index.frame(T / 3)
-    assert frame_at(index, T / 3) is a
-    assert frame_at(index, T / 4) is not a
+def test_frames_compare_by_what_they_show(index):
+    """Frames are resolved anew each time (nothing is kept) and equal when they show the same."""
+    a, b = frame_at(index, T / 3), frame_at(index, T / 3)
+    assert a is not b and a == b and hash(a) == hash(b)
+    assert frame_at(index, T / 4) != a  # the blocks have flown less far
+    # the same instant in another run of the same trace is another picture
+    assert frame_at(TraceIndex(hand_trace()), T / 3) != a
+    # the predict mask is part of what is shown: hiding step 2 changes nothing while step 1 flies ...
+    masked = frame_at(index, T / 3, hidden_after=T)
+    assert masked != a and masked.shown.tolist() == [True] * 3
+    # ... and hides step 2's blocks while they fly
+    f = frame_at(index, 1.5 * T, hidden_after=T)
+    assert f.moving.tolist() == [3, 4, 5] and f.shown.tolist() == [False] * 3 and f.hides
+    assert frame_at(index, 1.5 * T).shown.tolist() == [True] * 3
+    # holdings compare by the messages landed, not by the object that holds them
+    g = frame_at(index, T * (1 + TIME_TOL / 10))
+    assert g.n_arrived == 3
+    assert replace(g, held=None) == g and replace(g, n_arrived=2) != g
+    with pytest.raises(ValueError):
+        a.moving[0] = 7  # a frame's arrays are read-only
 
 
 def test_the_ring_the_explanation_and_the_status_read_one_frame(qtbot):

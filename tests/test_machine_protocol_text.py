@@ -31,9 +31,7 @@ def _shown(qapp, model):
     exp = ExplainPanel(model, pb)
     fp = FormulaPanel()
     fp.bind(model, pb)
-    pb.seek(model.run.trace.collectives[0].t_end)
-    exp.refresh()
-    fp._on_playback_time_changed()
+    pb.seek(model.run.trace.collectives[0].t_end)  # both are handed the frame there
     from PySide6.QtGui import QTextDocument
     doc = QTextDocument()
     doc.setHtml(fp._label.text())

@@ -35,15 +35,18 @@ def test_next_frames_are_the_boundary_and_the_span_after_it():
     at, after = next_frames(idx, t)
     assert at.t == stops[2]
     assert stops[2] < after.t < stops[3]
-    # the same answers frame_at gives, and frame_at's own last frame is left alone
-    shown = frame_at(idx, t)
+    # the same answers frame_at gives
     for f in (at, after):
         fresh = build_run(Scenario(kind="all-gather", n=6, nbytes=6 * 1024)).index
         g = frame_at(fresh, f.t)
         assert (f.step, f.steps_done, f.state) == (g.step, g.steps_done, g.state)
         assert np.array_equal(f.moving, g.moving)
         assert np.array_equal(f.held.count, g.held.count) and np.array_equal(f.held.present, g.held.present)
-    assert frame_at(idx, t) is shown
+        assert f == frame_at(idx, f.t)
+    # a later t of the same step keeps the answer it was given; the next step's is another
+    assert next_frames(idx, (t + stops[2]) / 2, known=(at, after)) == (at, after)
+    assert next_frames(idx, (t + stops[2]) / 2, known=(at, after))[0] is at
+    assert next_frames(idx, after.t, known=(at, after))[0].t == stops[3]
     assert next_frames(idx, stops[-1]) == ()
 
 

@@ -499,9 +499,8 @@ class Classroom(QObject):
     def _on_predict_toggled(self, on):
         w = self.window
         if on:
-            # the ring view, the explanation and the timeline hide the step being predicted
-            # (set_hidden_after); the formula dock makes room for the question
-            self.predict.set_views([w.ring_view, w.explain, w.timeline])
+            # every view hides the step being predicted (the predict mask is in the frame it is
+            # handed); the formula dock makes room for the question
             self._hidden_for_predict = [d for d in (self.formula_dock,) if d.isVisible()]
             for d in self._hidden_for_predict:
                 d.hide()

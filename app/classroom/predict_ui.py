@@ -97,9 +97,9 @@ class PredictController(QObject):
                   play the step (or jump, animate=False) and ask about the next one
         stop()    show everything again
 
-    The ring view needs `device_clicked(int)`. Every view in `views` (the ring view, and what
-    the window adds: the explanation, the timeline) has `set_hidden_after(t | None)`: while a
-    question is open it shows nothing that starts at or after t — the step being predicted.
+    The ring view needs `device_clicked(int)`. While a question is open the playback's frame
+    controller puts the predict mask into every frame (`frame.hidden_after`, app/frame_controller.py):
+    no view shows anything that starts at or after t — the step being predicted.
     Playing (Space) while a question is open reveals that step unscored and pauses at the next
     question: the clock never plays past a question.
     """
@@ -110,7 +110,6 @@ class PredictController(QObject):
                  animate: bool = True):
         super().__init__(parent)
         self.model, self.playback, self.ring_view = model, playback, ring_view
-        self.views = [ring_view]  # each has set_hidden_after(t | None)
         self.panel = panel or PredictPanel()
         self.animate = animate
         self.active = False
@@ -185,16 +184,9 @@ class PredictController(QObject):
         stops = [s for s in self.playback.stops if s <= t0 + eps]
         return max(stops) if stops else 0.0
 
-    def set_views(self, views):
-        """The views that hide the step being predicted (see the class docstring)."""
-        self._hide(None)
-        self.views = [v for v in views if v is not None]
-        if self.active and self.q is not None and self._reveal_to is None:
-            self._hide(self._ask_t)
-
     def _hide(self, t):
-        for v in self.views:
-            v.set_hidden_after(t)
+        """The predict mask: every view hides what starts at or after t (None: nothing)."""
+        self.playback.frames.set_hidden_after(t)
 
     # -- answering ------------------------------------------------------------------------
     def answer(self, choice: int) -> bool | None:

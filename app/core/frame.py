@@ -1,11 +1,13 @@
 """
 What the views show at one instant, resolved in one place (Qt-free).
 
-`frame_at(index, t)` turns (run, t) into a `Frame`: which collective is drawn, the step it
-describes and that step's state (next / in progress / done), how many steps are done, where
-the clock is among the step boundaries, the messages under way with how far each has flown,
-and what every device holds. The ring view, the explanation, the buffers, the status bar and
-the prediction game all read a Frame, so they can never disagree about "step k at time t".
+`frame_at(index, t, hidden_after)` turns (run, t, the predict mask) into a comparable, frozen
+`Frame`: which collective is drawn, the step it describes and that step's state (next / in
+progress / done), how many steps are done, where the clock is among the step boundaries, the
+messages under way with how far each has flown and whether each is shown, the sends queued at
+the ports, and what every device holds. It keeps nothing: app/frame_controller.py resolves one
+Frame per playback tick and hands it to every view, so the ring, the explanation, the buffers,
+the timeline and the status bar can never disagree about "step k at time t".
 
 TIME_TOL: two simulated times closer than TIME_TOL × the run's length are the same instant
 (a step boundary reached by adding floats is still that boundary); `time_eps` is the one
@@ -15,9 +17,11 @@ place that turns it into seconds.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 import numpy as np
+
+from simcore.algorithms import ALGORITHMS
 
 TIME_TOL = 1e-9  # relative: ~1e7 float64 ulps (2.2e-16 each), far below one step of any run
 _MIN_SPAN = 1e-12  # seconds: a run of zero length still has a tolerance
@@ -37,11 +41,22 @@ def monotone_step_ends(step_times) -> list[float]:
     return np.maximum.accumulate(ends).tolist() if ends else []
 
 
+def _same(a, b) -> bool:
+    """Field equality for a Frame: arrays by value, everything else by ==."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    return a == b
+
+
 @dataclass(frozen=True, eq=False)
 class Frame:
     """
-    The run at simulated time t (seconds). Built by `frame_at`; nothing in it changes.
+    The run at simulated time t (seconds): everything a view shows at t. Built by `frame_at`;
+    nothing in it changes (its arrays are read-only). Two frames are equal when they show the
+    same (arrays compared by value, `held` by `n_arrived`), so a controller can tell a view that
+    nothing it reads has changed (ndv's ResolvedDisplayState).
 
+    index       the run's TraceIndex (compared by identity: another run is another picture)
     coll        the collective drawn at t (the last one started; None: nothing is sent)
     step        the step described at t: the one in progress, or the one that just ended (−1: none)
     n_steps     steps of `coll`
@@ -53,10 +68,20 @@ class Frame:
     moving      message indices strictly under way (t_start < t < t_end), ascending
     progress    for each of `moving`, the fraction of its flight done (0 … 1)
     held        what every device holds in `coll` (simcore.holdings.Held; None without a collective)
+    n_arrived   messages of `coll` landed by t: `held` is a function of (index, coll, n_arrived)
     arrived     messages of the last finished step of `coll` (outlined as new)
+    queued      per device, its sends of the step's phase still waiting for the port (an algorithm
+                whose registry record says it queues: one-shot, two-shot); () otherwise
+    bytes_moved bytes delivered by t
+    hidden_after the predict mask: while a student predicts, nothing that starts at or after this
+                time (s) is shown; None shows everything
+    shown       for each of `moving`, whether its block is drawn (False: hidden by the mask)
+    ahead       the look-ahead: the frames at the next step boundary and just after it (next_frames),
+                which views may prepare in the frames before; () when none is resolved
     eps         the time tolerance (seconds) the answers used
     """
 
+    index: object = field(repr=False)
     t: float
     eps: float
     coll: int | None
@@ -70,13 +95,32 @@ class Frame:
     at_end: bool
     moving: np.ndarray
     progress: np.ndarray
-    held: object
-    arrived: np.ndarray
+    held: object = field(compare=False, repr=False)
+    n_arrived: int = 0
+    arrived: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    queued: tuple = ()
+    bytes_moved: float = 0.0
+    hidden_after: float | None = None
+    shown: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    ahead: tuple = ()
+
+    def __eq__(self, other):
+        if not isinstance(other, Frame):
+            return NotImplemented
+        return all(_same(getattr(self, f.name), getattr(other, f.name)) for f in fields(self) if f.compare)
+
+    def __hash__(self):
+        return hash((id(self.index), self.t, self.coll, self.step, self.state, self.hidden_after))
 
     @property
     def key(self) -> tuple:
         """Equal for two times at which the step texts read the same."""
         return (self.coll, self.step, self.steps_done, self.state)
+
+    @property
+    def hides(self) -> bool:
+        """A student is predicting a step of the collective shown: the step texts say only so."""
+        return self.hidden_after is not None and self.coll is not None and self.n_steps > 0
 
 
 def step_of(index, coll: int, t: float) -> tuple[int, int, str]:
@@ -99,22 +143,14 @@ def step_of(index, coll: int, t: float) -> tuple[int, int, str]:
     return step, done, IN_PROGRESS
 
 
-def frame_at(index, t: float, remember: bool = True) -> Frame:
+def frame_at(index, t: float, hidden_after: float | None = None) -> Frame:
     """
     The Frame of the run indexed by `index` (app.core.trace_index.TraceIndex, or anything with an
-    `.index`, like a Run) at simulated time t (seconds). The index keeps the last Frame, so
-    every view asking about the same t shares one (remember=False: a look ahead, not kept).
+    `.index`, like a Run) at simulated time t (seconds), with the predict mask `hidden_after` (s,
+    or None). A pure function of its arguments: nothing is kept (the controller keeps the last one).
     """
     index = getattr(index, "index", index)
     t = float(t)
-    last = getattr(index, "_last_frame", None)
-    if last is not None and last.t == t:
-        return last
-    for ahead in getattr(index, "_next_frames", ()):
-        if ahead.t == t:
-            if remember:
-                index._last_frame = ahead
-            return ahead
     eps = index.eps
     stops = index.stops
     stop = bisect.bisect_right(stops, t + eps) - 1
@@ -124,27 +160,45 @@ def frame_at(index, t: float, remember: bool = True) -> Frame:
     span = te - ts
     progress = np.clip(np.where(span > 0, (t - ts) / np.where(span > 0, span, 1.0), 1.0), 0.0, 1.0)
     coll = index.display_collective(t)
-    step, n_steps, done, state, held, arrived = -1, 0, 0, "", None, np.zeros(0, np.int64)
+    step, n_steps, done, state, held, n_arrived = -1, 0, 0, "", None, 0
+    arrived, queued = np.zeros(0, np.int64), ()
     if coll is not None:
         n_steps = index.trace.collectives[coll].n_steps
         step, done, state = step_of(index, coll, t)
-        held = index.held(coll, t)
+        held, n_arrived = index.held(coll, t), index.n_arrived(coll, t)
         if done:
             arrived = np.asarray(index.step_msgs[coll][done - 1], np.int64)
-    f = Frame(t, eps, coll, step, n_steps, done, state, max(stop, 0), len(stops) - 1, at_stop,
-              t >= index.t_total - eps, moving, progress, held, arrived)
-    if remember:
-        index._last_frame = f
-    return f
+        queued = queued_at(index, coll, step, t)
+    shown = (np.ones(len(moving), bool) if hidden_after is None
+             else index.t_start[moving] < hidden_after - eps)  # the step being predicted starts at hidden_after
+    for a in (moving, progress, arrived, shown):
+        a.setflags(write=False)
+    return Frame(index, t, eps, coll, step, n_steps, done, state, max(stop, 0), len(stops) - 1, at_stop,
+                 t >= index.t_total - eps, moving, progress, held, n_arrived, arrived, queued,
+                 index.bytes_moved(t), hidden_after, shown)
 
 
-def next_frames(index, t: float) -> tuple:
+def queued_at(index, coll: int, step: int, t: float) -> tuple:
+    """Per device, how many of its sends in the phase of `step` still wait for the port at t, for an
+    algorithm whose sends queue there (its registry record: one-shot, two-shot); () for any other."""
+    c = index.trace.collectives[coll]
+    if not (c.n > 2 and getattr(ALGORITHMS.get(c.op, {}).get(c.algo), "queues", False)) or step < 0:
+        return ()
+    tr = index.trace
+    src, key = tr.column("src", coll), tr.column("key", coll)  # one key per (collective, phase)
+    now = index.step_msgs[coll][step]
+    later = (tr.column("t_start", coll) > t) & (src >= 0) & (key == tr.rows()["key"][now[0]])
+    return tuple(np.bincount(src[later], minlength=c.n).tolist())
+
+
+def next_frames(index, t: float, hidden_after: float | None = None, known: tuple = ()) -> tuple:
     """
     The Frames views will show at the next step boundary past t and just after it (at the middle
     of the span to the boundary after it); () past the last one. Playback at 60 Hz crosses a
     boundary every few frames and at n = 256 drawing a new step costs more than a frame: views
     prepare these in the frames before, and use what they prepared if the frame they are then
-    asked for shows the same (a cache, never a promise: they compare). The index keeps them.
+    given shows the same (a cache, never a promise: they compare). `known`: the answer for an
+    earlier t, returned as it is when it is still the answer (so it is resolved once per step).
     """
     index = getattr(index, "index", index)
     stops, eps = index.stops, index.eps
@@ -152,9 +206,8 @@ def next_frames(index, t: float) -> tuple:
     if k >= len(stops):
         return ()
     t1 = stops[k]
+    if known and known[0].t == t1 and known[0].index is index and known[0].hidden_after == hidden_after:
+        return known
     t2 = stops[k + 1] if k + 1 < len(stops) else max(index.t_total, t1)
     probe = (t1 + t2) / 2 if t2 > t1 + 2 * eps else t1 + eps / 2
-    ahead = getattr(index, "_next_frames", ())
-    if not ahead or ahead[0].t != t1:
-        ahead = index._next_frames = (frame_at(index, t1, remember=False), frame_at(index, probe, remember=False))
-    return ahead
+    return frame_at(index, t1, hidden_after), frame_at(index, probe, hidden_after)

@@ -14,7 +14,7 @@ The trace, asked by time: what the views read at simulated time t.
 It is a cache, not a second model: held replays the trace's messages with the engine's own rule
 (simcore.holdings.arrive), the messages that land at one instant at once, memoised (the last
 answer and 16 checkpoints per collective) so that playing forward costs only the new messages.
-What the views show at t is resolved from it in one place: app.frame.frame_at.
+What the views show at t is resolved from it in one place: app.core.frame.frame_at.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 from simcore.holdings import Held, arrive
 from simcore.trace import Trace
 
-from .frame import DONE, IN_PROGRESS, NEXT, Frame, frame_at, monotone_step_ends, step_of, time_eps
+from .frame import DONE, IN_PROGRESS, NEXT, monotone_step_ends, step_of, time_eps
 
 _ARRIVE_FIELDS = ("dst", "chunk", "reduce", "w0", "w1", "w2", "w3")
 
@@ -86,9 +86,6 @@ class TraceIndex:
         # (coll, count, state): the last two answers, extended forward cheaply (two: the frame
         # shown and the look-ahead of frame.next_frame, which alternate)
         self._cursors: list = []
-        self._last_frame = None  # frame_at's last answer, shared by every view asking about one t
-        self._next_frames = ()  # frame.next_frames: the look-ahead views prepare the next step from
-        self.ahead_spent = (None, 0.0)  # (frame time, seconds) the ring view's look-ahead took in that frame
 
     def _phase_ends(self, trace, c, keys: np.ndarray, phases: tuple) -> list[float]:
         """When each phase of collective c ends (its last message's arrival), in phase order; a
@@ -150,10 +147,6 @@ class TraceIndex:
         k = bisect.bisect_left(self.coll_starts, t - self.eps)
         return max(0, k - 1)
 
-    def frame(self, t: float) -> Frame:
-        """What the views show at t (app.frame.frame_at; the last one is kept)."""
-        return frame_at(self, t)
-
     # -- what is where ----------------------------------------------------------------------
     def _started_by(self, t: float, strict: bool) -> np.ndarray:
         """Indices of messages that may be on the wire at t (started by t, not before t − longest)."""
@@ -179,6 +172,10 @@ class TraceIndex:
         """trace.holdings(coll, t=t): {device: {chunk: frozenset}}, each device decoded when first
         read (the same object while no message arrives). Views at large n read `held(coll, t)`."""
         return self.held(coll, t).mapping()
+
+    def n_arrived(self, coll: int, t: float) -> int:
+        """How many messages of `coll` have landed by t: `held(coll, t)` is a function of it."""
+        return int(np.searchsorted(self._events[coll][0], t, side="right"))
 
     def held(self, coll: int, t: float) -> Held:
         """What every device holds in `coll` at t (messages with t_end <= t have arrived), as arrays.

@@ -29,7 +29,6 @@ from simcore.trace import ALL, SWITCH, chunk_bounds
 from ...core import scenarios
 from ... import theme
 from ...words import op_title
-from ...core.frame import frame_at
 from ...hint import hint_page
 
 COLORMAP = "CET-D1A"  # diverging blue–white–red: 0 is white, the sign is the hue
@@ -202,9 +201,9 @@ ROW_FONT_MIN_PX = 12  # the GPU names beside the rows shrink to this before they
 
 class BufferView(QWidget):
     """
-    Follows a ScenarioModel (new run: new sizes and levels) and the Playback clock (new values).
-    `set_time(t)` may be called directly. Test hooks: `image.image` (n × L, NaN = not held),
-    `levels`, `caption`, `scene_item_count()`.
+    Follows a ScenarioModel (new run: new sizes and levels) and draws the frames the playback's
+    frame controller hands it (`set_frame`: new values). What tests read: `image.image` (n × L,
+    NaN = not held), `levels`, `caption`.
     """
 
     def __init__(self, model, playback, parent=None):
@@ -242,9 +241,9 @@ class BufferView(QWidget):
         lay.addLayout(legend_row)
         lay.addWidget(self.caption)
         self._apply_theme()
+        playback.frames.register(self)
         self._build(model.run)
         model.changed.connect(self._on_model_changed)
-        playback.time_changed.connect(self._on_playback_time_changed)
         theme.notifier().changed.connect(self._on_theme_changed)
         self.retranslate_ui()
 
@@ -288,11 +287,20 @@ class BufferView(QWidget):
     def _on_model_changed(self, run):
         self._build(run)
 
-    def _on_playback_time_changed(self, t):
+    def set_frame(self, frame):
+        """Show `frame` (app.core.frame.Frame), handed by the frame controller."""
+        if frame.index is not self.run.index:  # a frame of the run about to be built (_on_model_changed)
+            return
         if not self.isVisible():
             self._stale = True  # a hidden tab catches up when shown
             return
-        self.set_time(t)
+        self._show(frame)
+
+    def _redraw(self):
+        """The frame shown now, drawn again from scratch (shown again, a new language or run)."""
+        f = self.playback.frames.current()
+        if f is not None and f.index is self.run.index:
+            self._show(f, force=True)
 
     def _on_theme_changed(self):
         self._apply_theme()
@@ -308,7 +316,7 @@ class BufferView(QWidget):
         super().showEvent(e)
         if self._stale:
             self._stale = False
-            self.set_time(self.playback.t, force=True)
+            self._redraw()
 
     def changeEvent(self, e):
         if e.type() == QEvent.LanguageChange:
@@ -326,7 +334,7 @@ class BufferView(QWidget):
         self._texts_for_run()
         self._caption_key = None
         if self._applicable:
-            self.set_time(self.playback.t, force=True)
+            self._redraw()
         else:
             self.caption.setText("")
 
@@ -339,7 +347,7 @@ class BufferView(QWidget):
         if self._applicable:
             self.n = run.scenario.n
             self._levels = {}
-            self.set_time(self.playback.t, force=True)  # lays out the collective shown at t
+            self._redraw()  # lays out the collective shown at t
         else:
             self.caption.setText("")
         self._texts_for_run()
@@ -464,14 +472,10 @@ class BufferView(QWidget):
         self.plot.getAxis("top").showLabel(not compact)
 
     # -- a frame -----------------------------------------------------------------------------
-    def scene_item_count(self) -> int:
-        return len(self.canvas.scene().items())
-
-    def set_time(self, t: float, force: bool = False):
-        """Show the buffers at simulated time t (only setImage when a message has arrived)."""
+    def _show(self, f, force: bool = False):
+        """Show the buffers of frame f (only setImage when a message has arrived)."""
         if not self._applicable:
             return
-        f = frame_at(self.run.index, t)
         coll = f.coll
         if coll != self._coll:
             self._layout_collective(coll)

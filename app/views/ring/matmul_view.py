@@ -31,21 +31,25 @@ class MatmulView(QWidget):
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self.setMinimumWidth(300)
         self._after = False
+        frame = playback.frames.register(self)
         model.changed.connect(self._on_model_changed)
-        playback.time_changed.connect(self._on_playback_time_changed)
         theme.notifier().changed.connect(self.update)
         self.retranslate_ui()
-        self._on_playback_time_changed(playback.t)
+        self.set_frame(frame)
 
     def _on_model_changed(self, run):
-        self._on_playback_time_changed(self.playback.t)
+        self.set_frame(self.playback.frames.current())
         self.update()
 
-    def _on_playback_time_changed(self, t):
-        run = self.model.run
-        tr = run.trace
-        after = (not tr.collectives) or t >= tr.collectives[-1].t_end - run.index.eps
-        if after != self._after:
+    def frame_part(self, frame) -> tuple:
+        """All this view reads of a frame: its run, and whether the case's collective is over."""
+        tr = frame.index.trace
+        return frame.index, (not tr.collectives) or frame.t >= tr.collectives[-1].t_end - frame.eps
+
+    def set_frame(self, frame):
+        """Row 2 of the case is in effect once `frame` is past its collective."""
+        index, after = self.frame_part(frame)
+        if index is self.model.run.index and after != self._after:
             self._after = after
             self.update()
 

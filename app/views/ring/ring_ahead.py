@@ -1,6 +1,6 @@
 """
-The ring view's look-ahead: playing at 60 Hz, the next step boundary's picture is prepared in
-the frames before it, a piece a frame (at n = 256 drawing a step at once took two frames' time).
+The ring view's look-ahead: playing at 60 Hz, the next step boundary's picture (frame.ahead,
+resolved with the frame by app/frame_controller.py) is prepared in the frames before it, a piece a frame (at n = 256 drawing a step at once took two frames' time).
 Plain functions of the view: an object or a generator kept by the view and holding it would put
 the view in a reference cycle, and a view the garbage collector deletes at a random moment can
 be in the middle of a paint.
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 
-from ...core.frame import next_frames
 from .ring_bars import bar_arrays
 
 # Look-ahead a frame may take (seconds): pieces run until it is spent (a piece is 0.1-0.3 ms at
@@ -19,31 +18,35 @@ from .ring_bars import bar_arrays
 AHEAD_BUDGET = 0.002
 
 
-def look_ahead(view, t: float, restart: bool):
+def restart(view, frame):
+    """A step was just drawn (or a seek, a new run): plan the look-ahead of frame.ahead, the frames
+    at the next step boundary and just after it, to start with the next tick (this one drew)."""
+    view._ahead = [frame.ahead, 0, None, 0]  # (the frames, which one, its set of messages, its piece)
+    view._ahead_fresh = True
+
+
+def look_ahead(view):
     """
-    Prepare what the view will draw at the next step boundary and just after it
-    (frame.next_frames): their sets of messages, their bars' pixels and picture, their lit lanes
-    and chords as pictures. Each piece is a cache the boundary's frame uses only if it shows
-    exactly that (the layers compare). restart=True (a step was just drawn, a seek, a new run)
-    starts over from the boundary after t; the plan (view._ahead) is plain data.
+    Prepare what the view will draw at the next step boundary and just after it: their sets of
+    messages, their bars' pixels and picture, their lit lanes and chords as pictures. Each piece
+    is a cache the boundary's frame uses only if it shows exactly that (the layers compare). The
+    frame controller calls this once a tick; the plan (view._ahead) is plain data.
     """
-    if restart:
-        view._ahead = [t, 0, None, 0]  # (from t, frame number, its set of messages, its piece)
+    if getattr(view, "_ahead_fresh", False):
+        view._ahead_fresh = False
         return
     t0 = time.perf_counter()
     while view._ahead is not None and time.perf_counter() - t0 < AHEAD_BUDGET:
         if not _prepare_piece(view):
             view._ahead = None
-    # what this frame spent: the explanation prepares its text in a frame the ring leaves room in
-    view.run.index.ahead_spent = (t, time.perf_counter() - t0)
 
 
 def _prepare_piece(view) -> bool:
-    """Do the next piece of the look-ahead; False when there is none left. The plan is [from t,
-    the frame of next_frames it is at, that frame's set of messages, the piece: 0 messages,
-    1 bars' pixels, 2 their picture, 3 lanes, 4 chords]."""
+    """Do the next piece of the look-ahead; False when there is none left. The plan is [the frames
+    ahead, the one it is at, that frame's set of messages, the piece: 0 messages, 1 bars' pixels,
+    2 their picture, 3 lanes, 4 chords]."""
     plan = view._ahead
-    frames = next_frames(view.run.index, plan[0])
+    frames = plan[0]
     if plan[1] == 0 and plan[3] == 0:
         view._flying_ahead = {}
     radial = view._geom.get("mode") == "radial"
@@ -54,7 +57,7 @@ def _prepare_piece(view) -> bool:
             plan[1:] = [k + 1, None, 0]
             continue
         if piece == 0:
-            flying = view._flight_set(f.moving[view._predict_shown(f)])
+            flying = view._flight_set(f.moving[f.shown])
             view._flying_ahead[flying[0]] = flying
             plan[2:] = [flying, 1]
             return True

@@ -1,11 +1,11 @@
 """
 The ring view: n devices around one switch, their buffers as slots, messages as blocks.
 
-What is on screen at simulated time t is a function of (trace, t) alone (`set_time`): it draws
-`app.frame.frame_at(run, t)` — the buffers are the frame's holdings, the blocks its messages
-strictly under way (t_start < t < t_end), placed by their progress. Items are created
-once per run (`_on_model_changed`) and updated in place every frame; nothing is rebuilt while
-playing.
+What is on screen at simulated time t is a function of the frame it is handed (`set_frame`, by
+app/frame_controller.py; app.core.frame.frame_at): the buffers are the frame's holdings, the
+blocks its messages strictly under way (t_start < t < t_end) that the predict mask shows, placed
+by their progress. Items are created once per run (`_on_model_changed`) and updated in place
+every frame; nothing is rebuilt while playing.
 
 Picture, and why it looks like that:
   * Every device has one full-duplex port into the switch, so a spoke is two lanes: the send
@@ -34,14 +34,12 @@ from PySide6.QtGui import QBrush, QLinearGradient, QPainter, QPen, QPixmapCache,
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
 from simcore.contributors import _Who  # a message's contributors, decoded when read
-from simcore.algorithms import ALGORITHMS
 from simcore.trace import ALL, SWITCH
 
 from ... import theme
 from ...words import fmt_bytes, fmt_time
-from ...core.frame import frame_at, step_of
 from .machine_layout import machine_shape, message_path
-from .ring_ahead import look_ahead
+from . import ring_ahead
 from .ring_bars import BarsLayer, bar_arrays, set_bar_rows
 from .ring_items import (STRIPE_MAX_N, DeviceItem, SwitchItem, _Colors,  # noqa: F401  (re-exported)
                          block_fills, message_color_index, message_color_indices, paint_chunk)
@@ -58,9 +56,9 @@ from .ring_texts import machine_texts, step_note, step_notes
 # ---------------------------------------------------------------------------------------
 class RingView(QGraphicsView):
     """
-    Follows a ScenarioModel (rebuilds its items when the run changes) and the Playback clock
-    (updates them in place). `set_time(t)` is callable directly. What it shows at t is
-    `frame_at(run, t)`: tests read the frame and the pixels, not the items.
+    Follows a ScenarioModel (rebuilds its items when the run changes) and draws the frames the
+    playback's frame controller hands it (`set_frame`, updating the items in place). What it shows
+    is the frame: tests read the frame and the pixels, not the items.
     """
 
     device_clicked = Signal(int)  # a device id, or SWITCH (-1) for the switch
@@ -90,9 +88,9 @@ class RingView(QGraphicsView):
         self._t = 0.0
         self._vs = 1.0
         self._geom = {}
+        self._frame = playback.frames.register(self)
         self._build(model.run)
         model.changed.connect(self._on_model_changed)
-        playback.time_changed.connect(self._on_playback_time_changed)
         theme.notifier().changed.connect(self._on_theme_changed)
         self._retranslate_tooltip()  # _build's texts and layout are already in the current language
 
@@ -100,8 +98,19 @@ class RingView(QGraphicsView):
     def _on_model_changed(self, run):
         self._build(run)
 
-    def _on_playback_time_changed(self, t):
-        self.set_time(t)
+    def set_frame(self, frame):
+        """Show `frame` (app.core.frame.Frame), handed by the frame controller."""
+        if frame.index is self.run.index:  # else a frame of the run about to be built (_on_model_changed)
+            self._draw(frame)
+
+    def look_ahead(self, frame):
+        """The frame controller's look-ahead: a piece of the next step's picture (ring_ahead)."""
+        if frame.index is self.run.index:
+            ring_ahead.look_ahead(self)
+
+    def _redraw(self):
+        """The frame shown, drawn again (a new size, zoom or language)."""
+        self._draw(self._frame, force=True)
 
     def _on_theme_changed(self):
         self._build(self.run, keep_time=True)
@@ -117,7 +126,7 @@ class RingView(QGraphicsView):
             self._texts_for_run()
             self._layout()  # new words, new sizes: the header is placed again
             self._shown_coll = object()  # force the caption to refresh
-            self.set_time(self._t, force=True)
+            self._redraw()
 
     def _retranslate_tooltip(self):
         self.setToolTip(self.tr("Devices around the switch. Click a device to select it."))
@@ -136,7 +145,7 @@ class RingView(QGraphicsView):
         super().resizeEvent(e)
         if self._painted:
             self._layout()
-            self.set_time(self._t, force=True)
+            self._redraw()
         elif not self._layout_due:
             self._layout_due = True
             QCoreApplication.postEvent(self, QEvent(self._LAYOUT_EVENT), Qt.HighEventPriority.value)
@@ -145,7 +154,7 @@ class RingView(QGraphicsView):
         """Run the layout a resize asked for, if it has not run yet (see above)."""
         if self._layout_due:
             self._layout()
-            self.set_time(self._t, force=True)
+            self._redraw()
 
     def customEvent(self, e):
         if e.type() == self._LAYOUT_EVENT:
@@ -242,7 +251,7 @@ class RingView(QGraphicsView):
         self._last_holdings = None
         self._texts_for_run()
         self._layout()
-        self.set_time(self._t if keep_time else self.playback.t, force=True)
+        self._draw(self._frame if keep_time else self.playback.frames.current(), force=True)
 
     def _add_label(self, role, bold=False, halo=True, align=Qt.AlignLeft):
         lab = LabelItem(role, bold, halo, align)
@@ -269,7 +278,7 @@ class RingView(QGraphicsView):
             self.zoom = z
             if self.run is not None:
                 self._layout()
-                self.set_time(self._t, force=True)
+                self._redraw()
 
     def _layout(self):
         self._layout_due = False  # this one serves every resize before it
@@ -319,7 +328,7 @@ class RingView(QGraphicsView):
             if lay.kind == "torus" and lb is not None:  # the grid's names are the layout's ("GPU 3", or "3" when tight)
                 lab.set_text(lb.lines[0], col.text)
             else:
-                lab.set_text(str(d) if radial else queued_label(d, 0), col.text)  # the queue counts follow in set_time
+                lab.set_text(str(d) if radial else queued_label(d, 0), col.text)  # the queue counts follow in _draw
             lab.setVisible(lb is not None)
             if lb is not None:
                 lab.setPos(lb.rect.center())
@@ -399,20 +408,20 @@ class RingView(QGraphicsView):
         self.lanes.set_active(active)
 
     # -- one frame -------------------------------------------------------------------------
-    def set_time(self, t: float, force: bool = False):
-        """Show the run at simulated time t: a pure function of (trace, t)."""
-        self._t = float(t)
+    def _draw(self, f, force: bool = False):
+        """Show frame f: a pure function of (trace, frame)."""
+        self._frame = f
+        self._t = t = f.t
         run = self.run
         idx = run.index
         tr = run.trace
-        f = frame_at(idx, t)
         coll = f.coll
         if coll is None:
             for item in self.devices:
                 item.set_state(0, (), frozenset())
             self.switch.set_state(0, (), False)
-            self._update_queues(None, t)
-            self._update_caption(None, t)
+            self._update_queues(None, f)
+            self._update_caption(None, f)
             self._place_blocks(f, np.zeros(len(f.moving), bool))
             return
         c = tr.collectives[coll]
@@ -432,13 +441,14 @@ class RingView(QGraphicsView):
             self.switch.set_state(c.n_chunks, tuple(map(hs.get, range(c.n_chunks))),
                                   self.has_switch_slots)
             self._last_holdings, self._last_coll = hold, coll
-        self._update_queues(c, t)
+        self._update_queues(c, f)
         flying = self._flying
-        self._place_blocks(f, self._predict_shown(f))
-        self._update_caption(c, t)
+        self._place_blocks(f, f.shown)
+        self._update_caption(c, f)
         if idx.computes and not radial:  # the TP forward: the op each GPU computes between collectives
             set_computing(self.devices, idx, t)
-        look_ahead(self, t, restart=drawn or self._flying is not flying)  # the next step, in the frames before it
+        if drawn or self._flying is not flying:  # a new step drawn: prepare the one after it, from the next frame
+            ring_ahead.restart(self, f)
 
     def _set_bars(self, c, hold, new: dict, all_bars: bool):
         """Radial mode: each bar's per-chunk contributor count and colour owner from the Held arrays;
@@ -569,32 +579,25 @@ class RingView(QGraphicsView):
             else:
                 lab.hide()
 
-    def _update_queues(self, c, t):
-        """An algorithm whose sends queue at the port (its registry record says so: one-shot, two-shot):
-        beside each device's name, how many of its sends still wait for the port."""
-        show = (c is not None and c.n > 2 and getattr(ALGORITHMS.get(c.op, {}).get(c.algo), "queues", False)
-                and self._geom.get("mode") == "box"
+    def _update_queues(self, c, f):
+        """An algorithm whose sends queue at the port (frame.queued: its registry record says so,
+        one-shot, two-shot): beside each device's name, how many of its sends still wait for the port."""
+        show = (c is not None and bool(f.queued) and self._geom.get("mode") == "box"
                 and getattr(self, "layout_now", None) is not None and self.layout_now.kind == "switch")
         if not show and not self._queues_shown:
             return
-        waiting = [0] * self.n
-        if show:  # from the columns (one-shot at n = 16 has 240 messages), this phase's sends only
-            tr, idx = self.run.trace, self.run.index
-            src, key = tr.column("src", c.id), tr.column("key", c.id)  # one key per (collective, phase)
-            now = idx.step_msgs[c.id][step_of(idx, c.id, t)[0]]
-            later = (tr.column("t_start", c.id) > t) & (src >= 0) & (key == tr.rows()["key"][now[0]])
-            waiting = np.bincount(src[later], minlength=self.n).tolist()
+        waiting = list(f.queued) if show else [0] * self.n
         for d, lab in enumerate(self.device_labels):
             lab.set_text(queued_label(d, waiting[d]))
         self._queues_shown = show
 
-    def _update_caption(self, c, t):
-        run = self.run
+    def _update_caption(self, c, f):
+        run, t = self.run, f.t
         idx = run.index
         total = idx.t_total
         self.clock_label.set_text(self.tr("t = {t} of {T}").format(t=fmt_time(t), T=fmt_time(total)),
                                   self.colors.text)
-        key = (None,) if c is None else (c.id, *step_of(idx, c.id, t), self._waiting(c, t))
+        key = (None,) if c is None else (c.id, f.step, f.steps_done, f.state, self._waiting(c, f))
         if idx.computes:  # the forward's ops: the line names GPU 0's op and whether it is done
             op = idx.computing(0, t)
             key += (t <= idx.eps, None if op is None else (id(op), t >= op.t_end - idx.eps))
@@ -603,32 +606,17 @@ class RingView(QGraphicsView):
         self._shown_coll = key
         text = subcaption(run, c, t)
         if c is not None and c.n_steps and step_notes(getattr(run.comm, "topology", None)):  # a machine: its links
-            note = step_note(run, [run.trace.messages[i] for i in idx.step_msgs[c.id][step_of(idx, c.id, t)[0]]], t)
+            note = step_note(run, [run.trace.messages[i] for i in idx.step_msgs[c.id][f.step]], t)
             text = f"{text} · {note}" if note else text
         self.subcaption.set_text(text, self.colors.text)
 
-    def _waiting(self, c, t) -> bool:
+    def _waiting(self, c, f) -> bool:
         """Is the shown step's call still in its base latency (no message of it started)?"""
         if not c.n_steps or getattr(self.run.comm, "topology", None) is None or \
                 float(getattr(self.run.comm.topology, "base", 0.0)) <= 0:
             return False
-        ids = np.asarray(self.run.index.step_msgs[c.id][step_of(self.run.index, c.id, t)[0]], dtype=np.int64)
-        return bool(len(ids)) and bool(t < self._cols["t_start"][ids].min() - 1e-12)
-
-    # -- predict-then-reveal hook (app/predict_ui.py hides the step being predicted) --------
-    def set_hidden_after(self, t0):
-        """Hide the blocks of messages that start at or after t0 (s): the step a student is
-        predicting. None shows every block again."""
-        self._hidden_after = t0
-        self.set_time(self._t, force=True)
-
-    def _predict_shown(self, f):
-        """Which of f's moving blocks to draw: all but those of the step being predicted."""
-        t0 = getattr(self, "_hidden_after", None)
-        if t0 is None:
-            return np.ones(len(f.moving), bool)
-        return self._cols["t_start"][f.moving] < t0 - f.eps
-    # -- end of predict-then-reveal hook ---------------------------------------------------
+        ids = np.asarray(self.run.index.step_msgs[c.id][f.step], dtype=np.int64)
+        return bool(len(ids)) and bool(f.t < self._cols["t_start"][ids].min() - 1e-12)
 
 
 def _bar_gradient(r: QRectF, colours) -> QBrush:

@@ -23,7 +23,7 @@ from simcore.comm_sim import ALGORITHMS, busbw, t_formula
 from simcore.trace import ALL, SWITCH
 
 from ... import theme
-from ...core.frame import DONE, NEXT, frame_at, next_frames
+from ...core.frame import DONE, NEXT
 from ...core.trace_index import stop_of
 from ...words import (AlgoText, algo_text, device_name, fmt_bw, fmt_bytes, fmt_time, n_gpus,  # noqa: F401
                       n_messages, op_title, phase_word, place_name)  # (AlgoText, algo_text, fmt_bw: read by tests)
@@ -184,7 +184,8 @@ def step_where(topology, msgs) -> str:
 
 
 class ExplainPanel(QWidget):
-    """Follows a ScenarioModel and the Playback clock; shows the step at the playback time."""
+    """Follows a ScenarioModel and explains the frames the playback's frame controller hands it
+    (`set_frame`): the step at the playback time."""
 
     def __init__(self, model, playback, parent=None):
         super().__init__(parent)
@@ -201,8 +202,9 @@ class ExplainPanel(QWidget):
         outer.addWidget(self.body, 1)
         self._forget()
         self._apply_theme()
+        self._frame = playback.frames.register(self)
+        self._ahead_ok = False  # the frame shown changed no text: the next step's may be written ahead
         model.changed.connect(self._on_model_changed)
-        playback.time_changed.connect(self._on_playback_time_changed)
         theme.notifier().changed.connect(self._on_theme_changed)
         self.retranslate_ui()
 
@@ -211,8 +213,10 @@ class ExplainPanel(QWidget):
         self._forget()
         self.refresh()
 
-    def _on_playback_time_changed(self, t):
-        self.refresh()
+    def set_frame(self, frame):
+        """Explain `frame` (app.core.frame.Frame), handed by the frame controller."""
+        if frame.index is self.model.run.index:  # else a frame of the run about to arrive (_on_model_changed)
+            self._show(frame)
 
     def _on_theme_changed(self):
         self._apply_theme()
@@ -238,35 +242,42 @@ class ExplainPanel(QWidget):
 
     # -- content ----------------------------------------------------------------------------
     def refresh(self):
+        """Explain the frame shown now again (a new run, theme or language)."""
+        f = self.playback.frames.current()
+        if f is not None and f.index is self.model.run.index:
+            self._show(f)
+
+    def _show(self, f):
+        self._frame = f
+        self._ahead_ok = False
         run = self.model.run
-        t = self.playback.t
+        t = f.t
         idx = run.index
         self.live.setText(self.tr("t = {t} · moved so far: {b}").format(
-            t=fmt_time(t), b=fmt_bytes(idx.bytes_moved(t))))
-        f = frame_at(idx, t)
+            t=fmt_time(t), b=fmt_bytes(f.bytes_moved)))
         coll = f.coll
         op = None
         if run.tp is not None and run.tp.chip is not None and idx.computes:  # at the start: op 1 comes first
             op = idx.computing(0, t) or (idx.first_op(0) if t <= idx.eps else None)
-        if op is not None and self._hidden_after is None:
+        if op is not None and f.hidden_after is None:
             key = ("compute", id(run), op)
             if key != self._key:
                 self._key = key
 
                 self.body.setText(compute_html(op, run.tp.chip, run.tp.prec) + self._tp_html(run, coll, t))
             return
-        if self._hides(run, coll, t):
-            key = ("hidden", id(run), self._hidden_after)
+        if f.hides:  # a student predicts this step: the step, or the pattern of the one before, would tell
+            key = ("hidden", id(run), f.hidden_after)
         elif coll is None:
             key = ("none", id(run))
         else:
             key = (id(run), *f.key)
         if key == self._key:
-            self._look_ahead(run, f)
+            self._ahead_ok = True
             return
         self._key = key
         ahead = self._ahead.pop(key, None)
-        if ahead is not None:  # written in an earlier frame (see _look_ahead)
+        if ahead is not None:  # written in an earlier frame (see look_ahead)
             self.body.setText(ahead)
             return
         if key[0] == "hidden":
@@ -281,36 +292,22 @@ class ExplainPanel(QWidget):
         self._key = None
         self._ahead = {}  # key -> html of the step texts after the shown one, written ahead
 
-    def _look_ahead(self, run, f):
-        """Playing, write the next step's texts (at its boundary and just after) in the frames
-        before it, one a frame (at n = 256 each reads 256 messages): the frame that reaches one
-        then only sets it. Only plain steps: their key (collective, step, state) says all the
-        text depends on."""
-        if f.coll is None or self._hidden_after is not None or run.index.computes:
+    def look_ahead(self, f):
+        """The frame controller's look-ahead (after the ring's, when it left room in this tick):
+        write the next step's texts (f.ahead: at its boundary and just after) in the frames
+        before it, one a frame (at n = 256 each reads 256 messages), once the shown text is
+        written: the frame that reaches one then only sets it. Only plain steps: their key
+        (collective, step, state) says all the text depends on."""
+        run = self.model.run
+        if not self._ahead_ok or f is not self._frame or f.coll is None or f.hidden_after is not None \
+                or run.index.computes:
             return
-        t_spent, spent = run.index.ahead_spent
-        if t_spent == f.t and spent > 0.001:  # the ring view's look-ahead took this frame: the next one
-            return
-        for nf in next_frames(run.index, f.t):
+        for nf in f.ahead:
             key = (id(run), *nf.key)
             if nf.coll is not None and key != self._key and key not in self._ahead:
                 self._ahead = {k: v for k, v in self._ahead.items() if k[:2] == key[:2]}
                 self._ahead[key] = self._html(run, nf)
                 return
-
-    # -- predict-then-reveal hook (app/classroom/predict_ui.py) ---------------------------------
-    _hidden_after = None
-
-    def set_hidden_after(self, t0):
-        """While a student predicts the step starting at t0 (s), say only "make your prediction":
-        the step itself, or the pattern of the one before, would give the answer. None
-        explains again."""
-        self._hidden_after = t0
-        self._forget()
-        self.refresh()
-
-    def _hides(self, run, coll, t) -> bool:
-        return self._hidden_after is not None and coll is not None and run.trace.collectives[coll].n_steps > 0
 
     def _html(self, run, f) -> str:
         coll, t = f.coll, f.t

@@ -72,22 +72,28 @@ class FormulaPanel(QWidget):
 
     # -- following the app's state ------------------------------------------------------
     def bind(self, model, playback):
-        """Follow a ScenarioModel (its run's trace and link) and the Playback clock."""
+        """Follow a ScenarioModel (its run's trace and link) and the frames of the Playback's frame
+        controller (`set_frame`)."""
         self._model, self._playback = model, playback
+        playback.frames.register(self)
         model.changed.connect(self._on_model_changed)
-        playback.time_changed.connect(self._on_playback_time_changed)
         self._on_model_changed()
 
     def _on_model_changed(self, *_):
         self._shown_coll = None
-        self._on_playback_time_changed()
+        f = self._playback.frames.current()
+        if f is not None:
+            self.set_frame(f)
 
-    def _on_playback_time_changed(self, *_):
+    def set_frame(self, frame):
+        """Show the closed form of what `frame` (app.core.frame.Frame) shows."""
         run = self._model.run
+        if frame.index is not run.index:  # a frame of the run about to arrive (_on_model_changed)
+            return
         trace, link, index, tp = run.trace, run.link, run.index, run.tp
+        t = frame.t
         rec = None
         if tp is not None and tp.chip is not None and index.computes:
-            t = float(self._playback.t)
             rec = index.computing(0, t) or (index.first_op(0) if t <= index.eps else None)  # the start: op 1 next
         if rec is not None:  # the GPUs compute (GPU 0's op; every GPU runs the same schedule): its roofline
             if self._shown_coll != ("op", id(rec)):
@@ -99,7 +105,7 @@ class FormulaPanel(QWidget):
                 self._args = self._op = self._shown_coll = self._run_shown = None
                 self._render()
             return
-        c = trace.collectives[index.display_collective(float(self._playback.t))]  # the ring view's choice
+        c = trace.collectives[frame.coll]  # the ring view's choice
         if c.id == self._shown_coll:
             return  # the closed form only changes when the collective does
         self._shown_coll = c.id

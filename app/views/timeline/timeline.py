@@ -184,7 +184,8 @@ class BarsItem(pg.GraphicsObject):
 
 
 class TimelineView(QWidget):
-    """Follows a ScenarioModel (rebuilds its bars) and the Playback clock (moves the playhead)."""
+    """Follows a ScenarioModel (rebuilds its bars) and the frames the playback's frame controller
+    hands it (`set_frame`: moves the playhead, hides what the predict mask hides)."""
 
     def __init__(self, model, playback, parent=None):
         super().__init__(parent)
@@ -212,9 +213,9 @@ class TimelineView(QWidget):
         self._items = []
         self.unit, self.unit_s = "µs", 1e-6
         self._apply_theme()
+        self._hidden_after = playback.frames.register(self).hidden_after  # a question may be open already
         self._build(model.run)
         model.changed.connect(self._on_model_changed)
-        playback.time_changed.connect(self._on_playback_time_changed)
         theme.notifier().changed.connect(self._on_theme_changed)
         self.retranslate_ui()
 
@@ -222,8 +223,13 @@ class TimelineView(QWidget):
     def _on_model_changed(self, run):
         self._build(run)
 
-    def _on_playback_time_changed(self, t):
-        self.playhead.setValue(t / self.unit_s)
+    def set_frame(self, frame):
+        """The playhead at the frame's time; no bar from the predict mask's time on."""
+        if frame.index is not self.model.run.index:  # a frame of the run about to be built (_on_model_changed)
+            return
+        self.playhead.setValue(frame.t / self.unit_s)
+        if frame.hidden_after != self._hidden_after:
+            self._hide_after(frame.hidden_after)
 
     def _on_theme_changed(self):
         self._apply_theme()
@@ -398,7 +404,7 @@ class TimelineView(QWidget):
         vb.setRange(xRange=(0, span), yRange=(top, rows - 0.45), padding=0.01)
         self._rows = rows
         self.playhead.setBounds((0, span))
-        self.playhead.setValue(self.playback.t / self.unit_s)
+        self.playhead.setValue(self.playback.frames.current().t / self.unit_s)
         self.retranslate_ui()
 
     def _phase_labels(self, spans, tier):
@@ -557,11 +563,11 @@ class TimelineView(QWidget):
         bottom.setHeight(text_h + bottom.style["tickTextOffset"][1] + max(0, bottom.style["tickLength"])
                          + (0 if self.compact else bottom.label.boundingRect().height() * 0.8))  # its title
 
-    # -- predict-then-reveal hook (app/classroom/predict_ui.py) ---------------------------------
+    # -- the predict mask (frame.hidden_after, put there by app/classroom/predict_ui.py) -------------
     _hidden_after = None
     _phase_texts: list = []
 
-    def set_hidden_after(self, t0):
+    def _hide_after(self, t0):
         """Paint no bar from t0 (s) on: the step a student is predicting. None paints them all."""
         self._hidden_after = t0
         for bars in (getattr(self, "bars", None), getattr(self, "compute_bars", None),
