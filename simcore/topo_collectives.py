@@ -4,8 +4,8 @@ by a network, and TPU tori, simulated with real arrays. Their closed forms, and 
 sources of both, are simcore.topo_closed_forms.
 
 Simulations (real arrays through comm_sim.Comm, any topology with comm_sim's route()
-interface): allreduce_hier (Horovod's three calls), allreduce_hier_pipelined (the same phases
-pipelined by chunks in one call, as NCCL does) and allreduce_ring_nodes on nodes(N, P); torus_all_gather,
+interface): allreduce_hier (Horovod's three calls, kept as a comparison), allreduce_hier_pipelined
+(the same phases pipelined by chunks in one call, as NCCL does: the registry's "hier") and allreduce_ring_nodes on nodes(N, P); torus_all_gather,
 torus_reduce_scatter and allreduce_torus on a torus (or a topology_presets.TorusSlice without
 some wraparound links). Each one's simulated time equals its closed form (topo_closed_forms) to 1e-9
 (tests/test_topo_collectives.py). Each is one record of algorithms.ALGORITHMS; allreduce_on(comm,
@@ -365,16 +365,23 @@ def allreduce_hier_pipelined(comm, arrays, label="", chunks=None):
     primitives' NCCL_STEPS slots let a stage take the next chunk while the previous one moves on).
     Messages are issued phase by phase, chunk by chunk, so the node ports serve the chunks'
     reduce-scatters before their all-gathers (FIFO). Time: topo_closed_forms.t_hier_pipelined.
+    chunks None: hier_pipeline_chunks (the least time of 1..⌈S / 2 MiB⌉, at most 16). The
+    registry's "hier" all-reduce; allreduce_hier (three calls, unpipelined) stays as the
+    comparison the tests and the lecture draw.
     """
-    from .topo_closed_forms import hier_chunks
+    from .topo_closed_forms import hier_pipeline_chunks
     P, N = _nodes_shape(comm)
     n = comm.n
     bufs = _stack(arrays, n, "all-reduce")
-    C = hier_chunks(bufs[0].nbytes * comm.byte_scale) if chunks is None else int(chunks)
+    if chunks is None:
+        topo = comm.topology
+        C = hier_pipeline_chunks(P, N, bufs[0].nbytes * comm.byte_scale, topo.intra, topo.inter)
+    else:
+        C = int(chunks)
     if C < 1:
         raise ValueError(f"a pipeline needs at least one chunk, got {chunks!r}")
     G = C * P * N
-    comm._begin("all-reduce", "hier-pipe", label, G, bufs[0].nbytes, Initial.own_all(n, G))
+    comm._begin("all-reduce", "hier", label, G, bufs[0].nbytes, Initial.own_all(n, G))
     run = _Run(comm, bufs, G)
     ready = [np.array(comm.ready, dtype=float) for _ in range(C)]  # each chunk's own clock
     segs = [c * P * N + np.arange(P * N).reshape(P, N) for c in range(C)]  # chunk c: P node-level pieces of N
