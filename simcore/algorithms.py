@@ -210,8 +210,8 @@ def _hier_time(topo, S, op):
 # the all-reduce across nodes. C = 1 is t_hier's 2a + g in one call; with more chunks the network
 # (first term) or the node's ports (second) set the pace; exact where one of them governs, within
 # 8 % between (t_hier_pipelined's recursion is the exact form)
-_HIER_FORMULA = ("C chunks: ≈ max(2a + g + (C−1)(g − α_i), a + (2C−1)(a − α_f)),  a = (P−1)(α_f + S/(CPβ_f)),  "
-                 "g = 2(N−1)(α_i + S/(Cnβ_i))")
+_HIER_FORMULA = ("C chunks: ≈ max(2a + g + (C−1)(g − α_i), a + (2C−1)(a − α_f)),  "
+                 "a = (P−1)(α_f + S/(CPβ_f)),  g = 2(N−1)(α_i + S/(Cnβ_i))")
 _RING_NODES = "NCCL's channel rings across nodes: one ring (channel) per NIC, every NIC carrying one channel"
 _TORUS = "bidirectional rings on every torus axis, one part of the array per axis (XLA on TPU)"
 ALGORITHMS_ALL_REDUCE = dict(ALLREDUCE_ALGOS)

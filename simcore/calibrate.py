@@ -488,7 +488,8 @@ def fit_inter(points, intra, algo="ring-nodes", label="", min_bytes=None) -> Fit
     (topo_closed_forms.nodes_coefficients): "ring-nodes" — NCCL's rings, one channel per NIC,
     when the NICs are the bottleneck (then the intra link does not enter); "hier" —
     hierarchical, pipelined by chunks (t_hier_pipelined: its three phases' linear form first,
-    then refitted with the pipeline's own slopes). algo: a registry name of MULTI_NODE_ALGOS ("ring" is read as "ring-nodes").
+    then refitted with the pipeline's own slopes). algo: a registry name of MULTI_NODE_ALGOS ("ring" is
+    read as "ring-nodes").
     The same weighting as `fit`: α_i from every point, β_i from the plateau, errors relative
     to the whole measured time. The Fit's predict() is that closed form (inter_algo, intra set).
     """

@@ -5,9 +5,9 @@ sources of both, are simcore.topo_closed_forms.
 
 Simulations (real arrays through comm_sim.Comm, any topology with comm_sim's route()
 interface): allreduce_hier (Horovod's three calls, kept as a comparison), allreduce_hier_pipelined
-(the same phases pipelined by chunks in one call, as NCCL does: the registry's "hier") and allreduce_ring_nodes on nodes(N, P); torus_all_gather,
-torus_reduce_scatter and allreduce_torus on a torus (or a topology_presets.TorusSlice without
-some wraparound links). Each one's simulated time equals its closed form (topo_closed_forms) to 1e-9
+(the same phases pipelined by chunks in one call, as NCCL does: the registry's "hier") and
+allreduce_ring_nodes on nodes(N, P); torus_all_gather, torus_reduce_scatter and allreduce_torus
+on a torus (or a topology_presets.TorusSlice without some wraparound links). Each one's simulated time equals its closed form (topo_closed_forms) to 1e-9
 (tests/test_topo_collectives.py). Each is one record of algorithms.ALGORITHMS; allreduce_on(comm,
 arrays) runs the one comm's topology picks (topology.choose).
 

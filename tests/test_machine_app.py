@@ -217,7 +217,8 @@ def test_the_formula_panel_writes_the_machines_closed_form_beside_the_simulated_
     nvl, ib, S = topo.intra, topo.inter, c.nbytes
     terms, total = machine_terms(topo, c.op, c.algo, S)
     ring_in_node = 7 * (nvl.alpha + S / (8 * nvl.bw))  # Thakur et al.: (P−1)(α + S/(Pβ))
-    want = [ring_in_node, 2 * 1 * (ib.alpha + S / (16 * ib.bw)), ring_in_node, NCCL_RING_LL128_BASE]  # one call, one chunk
+    # one call (one base), one chunk at 1 MiB
+    want = [ring_in_node, 2 * 1 * (ib.alpha + S / (16 * ib.bw)), ring_in_node, NCCL_RING_LL128_BASE]
     assert [t[2] for t in terms] == pytest.approx(want, rel=1e-12)
     assert total == pytest.approx(c.t_end - c.t_start, rel=1e-9)
     text = machine_form_html(topo, c.op, c.algo, S, simulated=c.t_end - c.t_start)
