@@ -10,7 +10,8 @@ import re
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QFormLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout,
+from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QFormLayout, QLabel, QSizePolicy, QSpinBox, QStyle,
+                               QStyleOptionComboBox, QStylePainter, QVBoxLayout,
                                QWidget)
 
 from simcore.algorithms import ALLREDUCE_ALGOS
@@ -39,6 +40,62 @@ def group_of(kind: str) -> str:
     if kind.startswith("matmul-"):
         return "matmul"
     return kind
+
+
+def wrap_words(text: str, metrics, width: int) -> str:
+    """text broken into lines no wider than width pixels: at spaces, and inside a run wider than a
+    line (Chinese has no spaces) between its characters."""
+    lines = []
+    for word in text.split(" "):
+        if lines and metrics.horizontalAdvance(lines[-1] + " " + word) <= width:
+            lines[-1] += " " + word
+            continue
+        lines.append("")
+        for ch in word:
+            if lines[-1] and metrics.horizontalAdvance(lines[-1] + ch) > width:
+                lines.append("")
+            lines[-1] += ch
+    return "\n".join(lines)
+
+
+class ElidingCombo(QComboBox):
+    """
+    A combo whose closed box ends its text with "…" where the dock is too narrow for it (Qt's
+    own cuts it mid-letter: "Hierarchical (i"). The panel puts the full text in its tooltip and,
+    for the algorithm, on a readout line under it. `shown_changed` fires when what fits may have
+    changed (its size or its entry).
+    """
+
+    shown_changed = Signal()
+
+    def __init__(self, parent=None, **kw):
+        super().__init__(parent, **kw)
+        self.currentIndexChanged.connect(self.shown_changed)
+
+    def text_rect(self):
+        """Where the closed box draws its text (the style's edit field)."""
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        return self.style().subControlRect(QStyle.CC_ComboBox, opt, QStyle.SC_ComboBoxEditField, self)
+
+    def shown_text(self) -> str:
+        """The text the closed box paints: the entry, elided to its text rect."""
+        return self.fontMetrics().elidedText(self.currentText(), Qt.ElideRight, self.text_rect().width())
+
+    def fits(self) -> bool:
+        return self.shown_text() == self.currentText()
+
+    def paintEvent(self, e):
+        p = QStylePainter(self)
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        p.drawComplexControl(QStyle.CC_ComboBox, opt)
+        opt.currentText = self.shown_text()
+        p.drawControl(QStyle.CE_ComboBoxLabel, opt)
+
+    def resizeEvent(self, e):
+        super().resizeEvent(e)
+        self.shown_changed.emit()
 
 
 class DeviceCountBox(QSpinBox):
@@ -102,15 +159,20 @@ class ControlPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("ControlPanel")
         self.model = model
-        self.group = QComboBox(objectName="scenarioCombo")
-        self.op = QComboBox(objectName="operationCombo")
-        self.algo = QComboBox(objectName="algoCombo")
+        self.group = ElidingCombo(objectName="scenarioCombo")
+        self.op = ElidingCombo(objectName="operationCombo")
+        self.algo = ElidingCombo(objectName="algoCombo")
+        # the algorithm's whole entry ("machine's choice (NCCL rings, LL128 at 1 MiB)") when the
+        # closed box has to elide it, broken into lines here (the form does not grow a row for a
+        # word-wrapped label's second line)
+        self.algo_readout = QLabel(objectName="algoReadout")
+        self.algo_readout.setVisible(False)
         self.n = DeviceCountBox(objectName="nSpin")
         self.size_combo = QComboBox(objectName="sizeCombo")
         self.size_combo.setEditable(True)
         self.size_combo.setInsertPolicy(QComboBox.NoInsert)
-        self.machine = QComboBox(objectName="machineCombo")
-        self.link = QComboBox(objectName="linkCombo")
+        self.machine = ElidingCombo(objectName="machineCombo")
+        self.link = ElidingCombo(objectName="linkCombo")
         for key, spec in LINKS.items():
             self.link.addItem(spec.name, key)
         for b in SIZE_PRESETS:
@@ -127,19 +189,27 @@ class ControlPanel(QWidget):
         self.error.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
         self.hint = QLabel(objectName="hintLabel")
         self.hint.setWordWrap(True)
-        form = QFormLayout()
-        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
-        form.setRowWrapPolicy(QFormLayout.WrapLongRows)  # a field too wide beside its label goes under it
+        # two forms with the algorithm's readout between them (a form does not grow a row for a
+        # label's second line); _align_labels gives their label columns one width
+        forms = [QFormLayout(), QFormLayout()]
+        for form in forms:
+            form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+            form.setRowWrapPolicy(QFormLayout.WrapLongRows)  # a field too wide beside its label goes under it
         self._labels = [QLabel() for _ in range(7)]
-        for lab, w in zip(self._labels, (self.group, self.op, self.algo, self.n, self.size_combo, self.machine,
-                                         self.link)):
+        for i, (lab, w) in enumerate(zip(self._labels, (self.group, self.op, self.algo, self.n, self.size_combo,
+                                                        self.machine, self.link))):
             lab.setBuddy(w)
-            form.addRow(lab, w)
+            forms[i > 2].addRow(lab, w)
         lay = QVBoxLayout(self)
-        lay.addLayout(form)
+        lay.addLayout(forms[0])
+        lay.addWidget(self.algo_readout)
+        lay.addLayout(forms[1])
         lay.addWidget(self.error)
-        lay.addWidget(self.hint)
-        lay.addStretch(1)
+        # the hint takes the height the controls leave (its end is cut on a short screen), never
+        # squeezing the form's rows: the controls and the algorithm's readout stay whole
+        self.hint.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Ignored)
+        self.hint.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        lay.addWidget(self.hint, 1)
         self.keys = QLabel(objectName="keysLabel")
         self.keys.setWordWrap(True)
         lay.addWidget(self.keys)
@@ -150,6 +220,8 @@ class ControlPanel(QWidget):
         self.group.activated.connect(self._on_group_activated)
         self.op.activated.connect(self._on_op_activated)
         self.algo.activated.connect(self._on_algo_activated)
+        # queued: the readout is shown or hidden after the layout that resized the box has settled
+        self.algo.shown_changed.connect(self._on_algo_shown_changed, Qt.QueuedConnection)
         self.n.valueChanged.connect(self._on_n_value_changed)
         self.n.refused.connect(self._on_n_refused)
         self.size_combo.activated.connect(self._on_size_activated)
@@ -174,11 +246,37 @@ class ControlPanel(QWidget):
                                             self.tr("&Devices n"), self.tr("Message si&ze S"),
                                             self.tr("&Machine"), self.tr("&Link"))):
             lab.setText(text)
+        self._align_labels()
         self.keys.setText(self.tr("Keys: Space play/pause · ← → step · Home/End · [ ] speed · O loop"))
         self.n.setToolTip(self.tr("Devices: a whole number from 1 to {max}").format(max=scenarios.MAX_N))
         self._sync()
 
+    def _align_labels(self):
+        """One label column for both forms: every label as wide as the widest, in the font it has now."""
+        for lab in self._labels:
+            lab.setMinimumWidth(0)
+        width = max(lab.sizeHint().width() for lab in self._labels)
+        for lab in self._labels:
+            lab.setMinimumWidth(width)
+
+    def resizeEvent(self, e):
+        self._align_labels()  # the labels' font is the stylesheet's by the time the panel is sized
+        super().resizeEvent(e)
+
+    def _on_algo_shown_changed(self):
+        """The readout under the algorithm holds its whole entry while the box elides it."""
+        full = self.algo.currentText()
+        show = bool(full) and not self.algo.fits()
+        if show:
+            m = self.layout().contentsMargins()
+            self.algo_readout.setText(wrap_words(full, self.algo_readout.fontMetrics(),
+                                                 self.width() - m.left() - m.right()))
+        self.algo_readout.setToolTip(full)
+        self.algo_readout.setVisible(show)
+
     def _apply_theme(self):
+        self._align_labels()
+        self.algo_readout.setStyleSheet(f"color: {theme.palette().text_muted};")
         self.error.setStyleSheet(f"color: {theme.palette().error}; font-weight: bold;")
         self.hint.setStyleSheet(f"color: {theme.palette().text_muted};")
         self.keys.setStyleSheet(f"color: {theme.palette().text_muted};")
@@ -258,6 +356,7 @@ class ControlPanel(QWidget):
             following = choice is not None and self._follow and sc.algo == choice[0]
             self.algo.setCurrentIndex(0 if following else self.algo.findData(sc.algo))
             self.algo.setToolTip(self.algo.currentText())
+            self._on_algo_shown_changed()
             self.algo.setEnabled(self.algo.count() > 1 and (scenarios.takes_algo(sc.kind) or bool(sc.topology)))
             self.machine.clear()
             for key, name in self._machine_names().items():
