@@ -10,7 +10,7 @@ import re
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QFormLayout, QLabel, QSizePolicy, QSpinBox, QStyle,
+from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QGridLayout, QLabel, QSizePolicy, QSpinBox, QStyle,
                                QStyleOptionComboBox, QStylePainter, QVBoxLayout,
                                QWidget)
 
@@ -42,20 +42,13 @@ def group_of(kind: str) -> str:
     return kind
 
 
-def wrap_words(text: str, metrics, width: int) -> str:
-    """text broken into lines no wider than width pixels: at spaces, and inside a run wider than a
-    line (Chinese has no spaces) between its characters."""
-    lines = []
-    for word in text.split(" "):
-        if lines and metrics.horizontalAdvance(lines[-1] + " " + word) <= width:
-            lines[-1] += " " + word
-            continue
-        lines.append("")
-        for ch in word:
-            if lines[-1] and metrics.horizontalAdvance(lines[-1] + ch) > width:
-                lines.append("")
-            lines[-1] += ch
-    return "\n".join(lines)
+class LeftoverLabel(QLabel):
+    """A word-wrapped label that takes the height its layout has left and claims none: it has no
+    height-for-width (a wrapped label's would make the layout squeeze every other row when the
+    dock is short) and, with an Ignored vertical policy, no minimum. Its end is cut when it is long."""
+
+    def hasHeightForWidth(self):
+        return False
 
 
 class ElidingCombo(QComboBox):
@@ -96,6 +89,11 @@ class ElidingCombo(QComboBox):
     def resizeEvent(self, e):
         super().resizeEvent(e)
         self.shown_changed.emit()
+
+    def changeEvent(self, e):
+        super().changeEvent(e)
+        if e.type() in (QEvent.FontChange, QEvent.StyleChange):  # a text scale or theme: what fits changes
+            self.shown_changed.emit()
 
 
 class DeviceCountBox(QSpinBox):
@@ -163,10 +161,9 @@ class ControlPanel(QWidget):
         self.op = ElidingCombo(objectName="operationCombo")
         self.algo = ElidingCombo(objectName="algoCombo")
         # the algorithm's whole entry ("machine's choice (NCCL rings, LL128 at 1 MiB)") when the
-        # closed box has to elide it, broken into lines here (the form does not grow a row for a
-        # word-wrapped label's second line)
+        # closed box has to elide it
         self.algo_readout = QLabel(objectName="algoReadout")
-        self.algo_readout.setVisible(False)
+        self.algo_readout.setWordWrap(True)
         self.n = DeviceCountBox(objectName="nSpin")
         self.size_combo = QComboBox(objectName="sizeCombo")
         self.size_combo.setEditable(True)
@@ -187,23 +184,31 @@ class ControlPanel(QWidget):
         self.error = QLabel(objectName="errorLabel")
         self.error.setWordWrap(True)
         self.error.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
-        self.hint = QLabel(objectName="hintLabel")
+        self.hint = LeftoverLabel(objectName="hintLabel")
         self.hint.setWordWrap(True)
-        # two forms with the algorithm's readout between them (a form does not grow a row for a
-        # label's second line); _align_labels gives their label columns one width
-        forms = [QFormLayout(), QFormLayout()]
-        for form in forms:
-            form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
-            form.setRowWrapPolicy(QFormLayout.WrapLongRows)  # a field too wide beside its label goes under it
+        # a grid, not a QFormLayout: a form does not grow a row for a word-wrapped label's second
+        # line, which the algorithm's readout needs. Labels left, fields right; the readout under
+        # the algorithm and the link's field (its names are long) under its label, across both columns
+        grid = QGridLayout()
+        grid.setColumnStretch(1, 1)
         self._labels = [QLabel() for _ in range(7)]
-        for i, (lab, w) in enumerate(zip(self._labels, (self.group, self.op, self.algo, self.n, self.size_combo,
-                                                        self.machine, self.link))):
+        row = 0
+        for lab, w in zip(self._labels, (self.group, self.op, self.algo, self.n, self.size_combo, self.machine,
+                                         self.link)):
             lab.setBuddy(w)
-            forms[i > 2].addRow(lab, w)
+            if w is self.link:
+                grid.addWidget(lab, row, 0, 1, 2)
+                grid.addWidget(w, row + 1, 0, 1, 2)
+                row += 2
+                continue
+            grid.addWidget(lab, row, 0)
+            grid.addWidget(w, row, 1)
+            row += 1
+            if w is self.algo:
+                grid.addWidget(self.algo_readout, row, 0, 1, 2)
+                row += 1
         lay = QVBoxLayout(self)
-        lay.addLayout(forms[0])
-        lay.addWidget(self.algo_readout)
-        lay.addLayout(forms[1])
+        lay.addLayout(grid)
         lay.addWidget(self.error)
         # the hint takes the height the controls leave (its end is cut on a short screen), never
         # squeezing the form's rows: the controls and the algorithm's readout stay whole
@@ -246,36 +251,21 @@ class ControlPanel(QWidget):
                                             self.tr("&Devices n"), self.tr("Message si&ze S"),
                                             self.tr("&Machine"), self.tr("&Link"))):
             lab.setText(text)
-        self._align_labels()
         self.keys.setText(self.tr("Keys: Space play/pause · ← → step · Home/End · [ ] speed · O loop"))
         self.n.setToolTip(self.tr("Devices: a whole number from 1 to {max}").format(max=scenarios.MAX_N))
         self._sync()
 
-    def _align_labels(self):
-        """One label column for both forms: every label as wide as the widest, in the font it has now."""
-        for lab in self._labels:
-            lab.setMinimumWidth(0)
-        width = max(lab.sizeHint().width() for lab in self._labels)
-        for lab in self._labels:
-            lab.setMinimumWidth(width)
-
-    def resizeEvent(self, e):
-        self._align_labels()  # the labels' font is the stylesheet's by the time the panel is sized
-        super().resizeEvent(e)
-
     def _on_algo_shown_changed(self):
-        """The readout under the algorithm holds its whole entry while the box elides it."""
+        """The readout under the algorithm holds its whole entry while the box elides it, else nothing.
+        It stays shown, empty and no taller than 0 (showing and hiding it moved the docks for a
+        moment, and the timeline kept a picture of that moment)."""
         full = self.algo.currentText()
-        show = bool(full) and not self.algo.fits()
-        if show:
-            m = self.layout().contentsMargins()
-            self.algo_readout.setText(wrap_words(full, self.algo_readout.fontMetrics(),
-                                                 self.width() - m.left() - m.right()))
+        text = full if full and not self.algo.fits() else ""
+        self.algo_readout.setText(text)
+        self.algo_readout.setMaximumHeight(16777215 if text else 0)  # empty: no blank line
         self.algo_readout.setToolTip(full)
-        self.algo_readout.setVisible(show)
 
     def _apply_theme(self):
-        self._align_labels()
         self.algo_readout.setStyleSheet(f"color: {theme.palette().text_muted};")
         self.error.setStyleSheet(f"color: {theme.palette().error}; font-weight: bold;")
         self.hint.setStyleSheet(f"color: {theme.palette().text_muted};")
