@@ -101,3 +101,17 @@ def test_at_large_sizes_the_pipeline_hides_the_network_phase():
     network = 2 * (N - 1) * S / (n * IB_NDR400.bw)
     assert plain - piped == pytest.approx(network, rel=0.01)
     assert piped == pytest.approx(2 * (P - 1) * S / (P * NVLINK4.bw), rel=0.01)  # the node's ports
+
+
+@pytest.mark.parametrize("S", [2.0**20, 2.0**26])
+def test_the_step_simulation_runs_hier_at_its_closed_form(S):
+    """The step timeline's all-reduce by name on two DGX nodes: equal pipeline chunks, so its time is
+    the registry's closed form at sizes with one chunk and with several."""
+    from simcore import step_sim
+    from simcore.topology_presets import PRESETS
+
+    topo = PRESETS["dgx-h100"].topology(16)
+    comm = Comm(topo)
+    step_sim._all_reduce(comm, S, "all-reduce", "hier")
+    assert comm.trace.collectives[0].algo == "hier"
+    assert comm.time == pytest.approx(topo.time("all-reduce", "hier", S), rel=1e-9)
