@@ -10,7 +10,8 @@ import re
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QFormLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout,
+from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QGridLayout, QLabel, QSizePolicy, QSpinBox, QStyle,
+                               QStyleOptionComboBox, QStylePainter, QVBoxLayout,
                                QWidget)
 
 from simcore.algorithms import ALLREDUCE_ALGOS
@@ -39,6 +40,60 @@ def group_of(kind: str) -> str:
     if kind.startswith("matmul-"):
         return "matmul"
     return kind
+
+
+class LeftoverLabel(QLabel):
+    """A word-wrapped label that takes the height its layout has left and claims none: it has no
+    height-for-width (a wrapped label's would make the layout squeeze every other row when the
+    dock is short) and, with an Ignored vertical policy, no minimum. Its end is cut when it is long."""
+
+    def hasHeightForWidth(self):
+        return False
+
+
+class ElidingCombo(QComboBox):
+    """
+    A combo whose closed box ends its text with "…" where the dock is too narrow for it (Qt's
+    own cuts it mid-letter: "Hierarchical (i"). The panel puts the full text in its tooltip and,
+    for the algorithm, on a readout line under it. `shown_changed` fires when what fits may have
+    changed (its size or its entry).
+    """
+
+    shown_changed = Signal()
+
+    def __init__(self, parent=None, **kw):
+        super().__init__(parent, **kw)
+        self.currentIndexChanged.connect(self.shown_changed)
+
+    def text_rect(self):
+        """Where the closed box draws its text (the style's edit field)."""
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        return self.style().subControlRect(QStyle.CC_ComboBox, opt, QStyle.SC_ComboBoxEditField, self)
+
+    def shown_text(self) -> str:
+        """The text the closed box paints: the entry, elided to its text rect."""
+        return self.fontMetrics().elidedText(self.currentText(), Qt.ElideRight, self.text_rect().width())
+
+    def fits(self) -> bool:
+        return self.shown_text() == self.currentText()
+
+    def paintEvent(self, e):
+        p = QStylePainter(self)
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        p.drawComplexControl(QStyle.CC_ComboBox, opt)
+        opt.currentText = self.shown_text()
+        p.drawControl(QStyle.CE_ComboBoxLabel, opt)
+
+    def resizeEvent(self, e):
+        super().resizeEvent(e)
+        self.shown_changed.emit()
+
+    def changeEvent(self, e):
+        super().changeEvent(e)
+        if e.type() in (QEvent.FontChange, QEvent.StyleChange):  # a text scale or theme: what fits changes
+            self.shown_changed.emit()
 
 
 class DeviceCountBox(QSpinBox):
@@ -102,15 +157,19 @@ class ControlPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("ControlPanel")
         self.model = model
-        self.group = QComboBox(objectName="scenarioCombo")
-        self.op = QComboBox(objectName="operationCombo")
-        self.algo = QComboBox(objectName="algoCombo")
+        self.group = ElidingCombo(objectName="scenarioCombo")
+        self.op = ElidingCombo(objectName="operationCombo")
+        self.algo = ElidingCombo(objectName="algoCombo")
+        # the algorithm's whole entry ("machine's choice (NCCL rings, LL128 at 1 MiB)") when the
+        # closed box has to elide it
+        self.algo_readout = QLabel(objectName="algoReadout")
+        self.algo_readout.setWordWrap(True)
         self.n = DeviceCountBox(objectName="nSpin")
         self.size_combo = QComboBox(objectName="sizeCombo")
         self.size_combo.setEditable(True)
         self.size_combo.setInsertPolicy(QComboBox.NoInsert)
-        self.machine = QComboBox(objectName="machineCombo")
-        self.link = QComboBox(objectName="linkCombo")
+        self.machine = ElidingCombo(objectName="machineCombo")
+        self.link = ElidingCombo(objectName="linkCombo")
         for key, spec in LINKS.items():
             self.link.addItem(spec.name, key)
         for b in SIZE_PRESETS:
@@ -125,21 +184,37 @@ class ControlPanel(QWidget):
         self.error = QLabel(objectName="errorLabel")
         self.error.setWordWrap(True)
         self.error.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
-        self.hint = QLabel(objectName="hintLabel")
+        self.hint = LeftoverLabel(objectName="hintLabel")
         self.hint.setWordWrap(True)
-        form = QFormLayout()
-        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
-        form.setRowWrapPolicy(QFormLayout.WrapLongRows)  # a field too wide beside its label goes under it
+        # a grid, not a QFormLayout: a form does not grow a row for a word-wrapped label's second
+        # line, which the algorithm's readout needs. Labels left, fields right; the readout under
+        # the algorithm and the link's field (its names are long) under its label, across both columns
+        grid = QGridLayout()
+        grid.setColumnStretch(1, 1)
         self._labels = [QLabel() for _ in range(7)]
+        row = 0
         for lab, w in zip(self._labels, (self.group, self.op, self.algo, self.n, self.size_combo, self.machine,
                                          self.link)):
             lab.setBuddy(w)
-            form.addRow(lab, w)
+            if w is self.link:
+                grid.addWidget(lab, row, 0, 1, 2)
+                grid.addWidget(w, row + 1, 0, 1, 2)
+                row += 2
+                continue
+            grid.addWidget(lab, row, 0)
+            grid.addWidget(w, row, 1)
+            row += 1
+            if w is self.algo:
+                grid.addWidget(self.algo_readout, row, 0, 1, 2)
+                row += 1
         lay = QVBoxLayout(self)
-        lay.addLayout(form)
+        lay.addLayout(grid)
         lay.addWidget(self.error)
-        lay.addWidget(self.hint)
-        lay.addStretch(1)
+        # the hint takes the height the controls leave (its end is cut on a short screen), never
+        # squeezing the form's rows: the controls and the algorithm's readout stay whole
+        self.hint.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Ignored)
+        self.hint.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        lay.addWidget(self.hint, 1)
         self.keys = QLabel(objectName="keysLabel")
         self.keys.setWordWrap(True)
         lay.addWidget(self.keys)
@@ -150,6 +225,8 @@ class ControlPanel(QWidget):
         self.group.activated.connect(self._on_group_activated)
         self.op.activated.connect(self._on_op_activated)
         self.algo.activated.connect(self._on_algo_activated)
+        # queued: the readout is shown or hidden after the layout that resized the box has settled
+        self.algo.shown_changed.connect(self._on_algo_shown_changed, Qt.QueuedConnection)
         self.n.valueChanged.connect(self._on_n_value_changed)
         self.n.refused.connect(self._on_n_refused)
         self.size_combo.activated.connect(self._on_size_activated)
@@ -178,7 +255,18 @@ class ControlPanel(QWidget):
         self.n.setToolTip(self.tr("Devices: a whole number from 1 to {max}").format(max=scenarios.MAX_N))
         self._sync()
 
+    def _on_algo_shown_changed(self):
+        """The readout under the algorithm holds its whole entry while the box elides it, else nothing.
+        It stays shown, empty and no taller than 0 (showing and hiding it moved the docks for a
+        moment, and the timeline kept a picture of that moment)."""
+        full = self.algo.currentText()
+        text = full if full and not self.algo.fits() else ""
+        self.algo_readout.setText(text)
+        self.algo_readout.setMaximumHeight(16777215 if text else 0)  # empty: no blank line
+        self.algo_readout.setToolTip(full)
+
     def _apply_theme(self):
+        self.algo_readout.setStyleSheet(f"color: {theme.palette().text_muted};")
         self.error.setStyleSheet(f"color: {theme.palette().error}; font-weight: bold;")
         self.hint.setStyleSheet(f"color: {theme.palette().text_muted};")
         self.keys.setStyleSheet(f"color: {theme.palette().text_muted};")
@@ -258,6 +346,7 @@ class ControlPanel(QWidget):
             following = choice is not None and self._follow and sc.algo == choice[0]
             self.algo.setCurrentIndex(0 if following else self.algo.findData(sc.algo))
             self.algo.setToolTip(self.algo.currentText())
+            self._on_algo_shown_changed()
             self.algo.setEnabled(self.algo.count() > 1 and (scenarios.takes_algo(sc.kind) or bool(sc.topology)))
             self.machine.clear()
             for key, name in self._machine_names().items():

@@ -179,9 +179,11 @@ def _algo_texts() -> dict:
             _tr("Each round is an exchange both partners wait for, so α is paid in each of the n − 1 rounds.")),
         "hier-all-reduce": AlgoText(
             _tr("hierarchical"), _tr("Hierarchical all-reduce"),
-            _tr("Hierarchical: reduce-scatter inside each node, all-reduce across nodes on every GPU's own NIC, "
-                "all-gather inside each node."),
-            _tr("Only 1/P of the data crosses the network, on all P NICs of a node at once.")),
+            _tr("Hierarchical, pipelined as NCCL does: reduce-scatter inside each node, all-reduce across nodes on "
+                "every GPU's own NIC, all-gather inside each node — chunk by chunk (up to 16 chunks of at least "
+                "2 MiB), chunk c + 1 inside the node while chunk c crosses the network."),
+            _tr("Only 1/P of the data crosses the network, on all P NICs of a node at once; one call, and the "
+                "network's time hides behind the node's phases.")),
         "two-shot-all-reduce": AlgoText(
             _tr("two-shot"), _tr("Two-shot all-reduce"),
             _tr("Two-shot: each chunk goes straight to its owner, which adds them and sends the sum to all."),

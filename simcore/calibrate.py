@@ -186,6 +186,8 @@ class Fit:
         computation behind the fit's worst error, the CLI's rows and the dialog's lines.
         """
         S = np.asarray(nbytes, dtype=float)
+        if nodes > 1 and self.inter_algo == "hier":  # pipelined: the registry's closed form itself
+            return _hier_time(n // nodes, nodes, S, self.intra, self.alpha, self.bw)
         if nodes > 1 and self.inter_algo:
             (af, bf), (ai, bi) = _nodes_coefficients(op, self.inter_algo, n // nodes, nodes)
             known = af * self.intra.alpha + bf * S / self.intra.bw if self.intra is not None else 0.0 * S
@@ -438,6 +440,38 @@ def _nodes_coefficients(op, algo, P, N):
     return nodes_coefficients(op, "ring" if algo == "ring-nodes" else algo, P, N)
 
 
+def _hier_time(P, N, S, intra, alpha, bw):
+    """t_hier_pipelined (no base: a fit's α takes it in) with the inter link (alpha, bw); S a scalar or array."""
+    from .topo_closed_forms import t_hier_pipelined
+
+    inter = LinkSpec(MEASURED, float(alpha), float(bw))
+    t = np.vectorize(lambda s: t_hier_pipelined(P, N, float(s), intra, inter), otypes=[float])(S)
+    return float(t) if np.ndim(t) == 0 else t
+
+
+def _hier_local_coefficients(p, intra, alpha, bw):
+    """
+    (known, a_i, b_i) of the pipelined hier at point p around the inter link (alpha, bw):
+    t ≈ known + a_i·α_i + b_i·S/β_i. The pipeline's time is piecewise linear in α_i and 1/β_i
+    (sums and maxima of them, for a given chunk count), so its slopes are read off exactly.
+    """
+    from .topo_closed_forms import hier_pipeline_chunks, t_hier_pipelined
+
+    P, N, S = p.n // p.nodes, p.nodes, float(p.nbytes)
+    inter = LinkSpec(MEASURED, alpha, bw)
+    C = hier_pipeline_chunks(P, N, S, intra, inter)
+
+    def t(a, x):
+        return t_hier_pipelined(P, N, S, intra, LinkSpec(MEASURED, a, 1.0 / x), chunks=C)
+
+    x = 1.0 / bw
+    t0 = t(alpha, x)
+    da, dx = max(alpha, 1e-9) * 1e-6, x * 1e-6
+    ai = (t(alpha + da, x) - t0) / da
+    bi = (t(alpha, x + dx) - t0) / dx / S if S > 0 else 0.0
+    return t0 - ai * alpha - bi * S * x, ai, bi
+
+
 def predict_nodes(op, algo, per_node, nodes, nbytes, intra, inter):
     """The machine's closed form (seconds) for one collective across nodes with the registry's
     algorithm (its time_on on nodes(nodes, per_node, intra, inter))."""
@@ -453,7 +487,9 @@ def fit_inter(points, intra, algo="ring-nodes", label="", min_bytes=None) -> Fit
     link known. Each algorithm's closed form is t = (known intra part) + a_i·α_i + b_i·S/β_i
     (topo_closed_forms.nodes_coefficients): "ring-nodes" — NCCL's rings, one channel per NIC,
     when the NICs are the bottleneck (then the intra link does not enter); "hier" —
-    hierarchical. algo: a registry name of MULTI_NODE_ALGOS ("ring" is read as "ring-nodes").
+    hierarchical, pipelined by chunks (t_hier_pipelined: its three phases' linear form first,
+    then refitted with the pipeline's own slopes). algo: a registry name of MULTI_NODE_ALGOS ("ring" is
+    read as "ring-nodes").
     The same weighting as `fit`: α_i from every point, β_i from the plateau, errors relative
     to the whole measured time. The Fit's predict() is that closed form (inter_algo, intra set).
     """
@@ -476,6 +512,8 @@ def fit_inter(points, intra, algo="ring-nodes", label="", min_bytes=None) -> Fit
         raise ValueError("the points cannot separate α from β: measure at least two different message sizes")
     plat = plateau(used, min_bytes)
     alpha, x = _solve(A, t - known, plat, weight_t=t)
+    if algo_name == "hier" and x > 0 and math.isfinite(x):
+        alpha, x = _refit_hier_pipelined(used, intra, alpha, x, t, plat)
     if not (x > 0 and math.isfinite(x)):
         raise ValueError("the time left for the network does not grow with message size: the intra-node link "
                          "already explains these times (is it too slow?), or NCCL ran Tree/NVLSTree, which on "
@@ -485,6 +523,31 @@ def fit_inter(points, intra, algo="ring-nodes", label="", min_bytes=None) -> Fit
     model = np.array([f.predict_point(p) for p in used])  # the one computation (Fit.predict)
     r2, worst = _quality(model, t)
     return dataclasses.replace(f, r2=r2, worst_rel=worst)
+
+
+def _refit_hier_pipelined(used, intra, alpha, x, t, plat, rounds=20):
+    """
+    The registry's hier is pipelined (t_hier_pipelined), not linear in α_i and 1/β_i: starting
+    from the three phases' linear fit (nodes_coefficients), refit with the pipeline's own slopes
+    at the current link until the link stops moving (Gauss–Newton on a piecewise-linear form).
+    """
+    for _ in range(rounds):
+        rows, known = [], []
+        for p in used:
+            k, ai, bi = _hier_local_coefficients(p, intra, alpha, 1.0 / x)
+            rows.append((ai, bi * p.nbytes))
+            known.append(k)
+        A = np.array(rows, dtype=float)
+        if np.linalg.matrix_rank(A / t[:, None]) < 2:
+            break
+        a2, x2 = _solve(A, t - np.array(known), plat, weight_t=t)
+        if not (x2 > 0 and math.isfinite(x2)):
+            break
+        done = abs(a2 - alpha) <= 1e-9 * max(alpha, 1e-12) + 1e-15 and abs(x2 - x) <= 1e-9 * x
+        alpha, x = a2, x2
+        if done:
+            break
+    return alpha, x
 
 
 # ---------------------------------------------------------------------------------------

@@ -14,7 +14,9 @@ from itertools import chain
 
 # (first, count, period, limit) with period > 0 is the set
 #     {x in [0, limit) : (x - first) mod period < count}
-# and with period == 0 it is explicit[first : first + count], a list the trace keeps.
+# with period == 0 it is explicit[first : first + count], a list the trace keeps, and with
+# period == −P < 0 it is an arc of an NCCL channel ring (who_channel_arc): first = c·limit + q0,
+# the positions q0, q0+1, …, q0+count−1 (mod limit) of channel c's ring through nodes of P.
 # One form covers what the algorithms produce:
 #     device d alone                       (d, 1, n, n)
 #     ring partial sum of devices d−k..d   ((d − k) mod n, k + 1, n, n)   (an arc of the ring)
@@ -24,6 +26,26 @@ from itertools import chain
 def who_arc(first, count, n) -> tuple:
     """Contributors first, first+1, …, first+count−1 (mod n): a ring partial sum."""
     return (first % n, count, n, n)
+
+
+def who_channel_arc(c, q0, count, P, n) -> tuple:
+    """Contributors at positions q0 .. q0+count−1 (mod n) of channel c's ring on nodes of P devices
+    (topo_collectives.channel_ring: node m visits its local devices c, c+1, …, c−1): a channel
+    ring's partial sum, which in device ids is neither an arc nor periodic."""
+    return (c * n + q0 % n, count, -P, n)
+
+
+def channel_positions(x, c, P):
+    """The position of device(s) x in channel c's ring on nodes of P (numpy arrays or ints)."""
+    return (x // P) * P + (x % P - c) % P
+
+
+@lru_cache(maxsize=1 << 15)
+def _channel_set(first: int, count: int, period: int, limit: int) -> frozenset:
+    c, q0 = divmod(first, limit)
+    P = -period
+    return frozenset(m * P + (c + i) % P for q in range(q0, q0 + min(count, limit))
+                     for m, i in (divmod(q % limit, P),))
 
 
 def who_everyone(n) -> tuple:
@@ -52,6 +74,8 @@ def _decode(desc: tuple, explicit) -> frozenset:
     first, count, period, limit = desc
     if period > 0:
         return _periodic_set(first, count, period, limit)
+    if period < 0:
+        return _channel_set(first, count, period, limit)
     return frozenset(explicit[first:first + count])
 
 
@@ -85,7 +109,7 @@ class _Who:
 
     def __eq__(self, other):
         if isinstance(other, _Who):
-            if other.desc == self.desc and (self.desc[2] > 0 or other.explicit is self.explicit):
+            if other.desc == self.desc and (self.desc[2] != 0 or other.explicit is self.explicit):
                 return True
             return self.get() == other.get()
         if isinstance(other, (frozenset, set)):

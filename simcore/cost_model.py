@@ -266,11 +266,11 @@ def comm_time(topology, n, nbytes, algo="ring"):
     """
     One all-reduce of S = nbytes over n chips of a hardware preset (seconds), closed form:
       inside one NVLink domain   comm_sim.t_formula(algo, …) on the domain's link;
-      across nodes               hierarchical: ring reduce-scatter in the node, ring
+      across nodes               the machine's choice (NCCL's channel rings on a GPU preset),
+                                 or hier by name: ring reduce-scatter in the node, ring
                                  all-reduce of S/P across nodes on each GPU's own NIC, ring
-                                 all-gather in the node (Horovod's hierarchical all-reduce;
-                                 ring phases from Thakur, Rabenseifner & Gropp 2005):
-                                 2(P−1)(α_f + S/(Pβ_f)) + 2(N−1)(α_i + S/(nβ_i));
+                                 all-gather in the node, pipelined by chunks in one call as
+                                 NCCL does (topo_closed_forms.t_hier_pipelined);
       on a TPU torus slice       bidirectional rings per axis ("How to Scale Your Model":
                                  all-reduce ≈ 2·S / (W_ici · n_axes), W_ici = 2β both ways).
     Raises ValueError when the machine has no group of n chips.

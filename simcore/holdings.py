@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .contributors import channel_positions
 from .trace_records import ALL, SWITCH, Initial
 
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.int32)
@@ -147,6 +148,11 @@ def members(r, n: int, explicit) -> np.ndarray:
     x = np.arange(n, dtype=np.int64)[None, :]
     per = np.where(period > 0, period, 1)
     out = (x < limit) & ((x - first) % per < count)
+    chan = period[:, 0] < 0  # a channel ring's arc: x's position in channel c's ring, from q0
+    if chan.any():
+        P, lim = -period[chan], limit[chan]
+        c, q0 = np.divmod(first[chan], lim)
+        out[chan] = (x < lim) & ((channel_positions(x, c, P) - q0) % lim < count[chan])
     for i in np.flatnonzero(period[:, 0] == 0):  # an explicit list the trace keeps
         out[i] = False
         out[i, list(explicit[first[i, 0]: first[i, 0] + count[i, 0]])] = True

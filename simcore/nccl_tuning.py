@@ -20,9 +20,9 @@ What is modelled here, per GPU machine (P GPUs per NVLink domain, N domains, n =
           "ring" and "ring-nodes") with LL, LL128 and Simple;
   innet   NCCL NVLS (one NVLink domain, Simple only; NCCL disables NVLS across nodes without
           CollNet, tuning.cc "Disable ... Collnet+NVLS if collnet is not supported");
-  (hier, the Horovod-style hierarchical all-reduce, is not NCCL's: it is three NCCL calls,
-  offered by name and timed by the lecture's form; NCCL's own hierarchical algorithms,
-  Tree and NVLS-Tree, are not modelled.)
+  (hier, the hierarchical all-reduce pipelined by chunks in one call, is not in this model:
+  offered by name and timed by the lecture's α–β form, topo_closed_forms.t_hier_pipelined;
+  NCCL's own hierarchical algorithms, Tree and NVLS-Tree, are not modelled.)
 Bandwidth of a GPU's NVLink as NCCL's topology search sees it: links × SMxx_NVLINK_BW
 (H100/H200 and B200/GB200 have 18 NVLinks each: NVIDIA H100 and GB200 datasheets): 370.8 and
 721.8 GB/s. The NIC: its link rate (IB NDR 400 Gb/s = 50 GB/s), one per GPU.

@@ -16,7 +16,11 @@ Across nodes, two all-reduce algorithms:
   NIC — then ring all-gather inside the node; Sergeev & Del Balso 2018). With the ring phases of
   Thakur, Rabenseifner & Gropp 2005:
 
-      t = 2(P−1)·(α_f + S/(P·β_f)) + 2(N−1)·(α_i + S/(n·β_i))
+      t = 2(P−1)·(α_f + S/(P·β_f)) + 2(N−1)·(α_i + S/(n·β_i))      (t_hier: three calls, additive)
+
+  NCCL pipelines these phases in one call: the buffer cut into C chunks, chunk c+1 reduced in
+  the node while chunk c crosses the network (t_hier_pipelined, what the registry's "hier" runs
+  and is timed by; C from hier_pipeline_chunks).
 
 * ring — NCCL's rings across nodes, one channel per NIC (C = P channels). Channel c runs a
   ring through every GPU; inside node m it visits local GPUs c, c+1, …, c−1 and leaves from
@@ -135,10 +139,26 @@ def hier_chunks(S):
     return int(min(HIER_MAX_CHUNKS, max(1, math.ceil(float(S) / HIER_CHUNK_BYTES))))
 
 
+def hier_pipeline_chunks(P, N, S, intra, inter):
+    """
+    The chunk count C the registered hier all-reduce pipelines S bytes with: of 1..hier_chunks(S)
+    (never finer than NCCL's 2 MiB unit), the one whose t_hier_pipelined is least. Every chunk
+    pays each ring step's α again (a port sends a chunk's steps in order), so past a few chunks
+    the α outweighs the overlap: on 2 × 8 H100 it is 1 up to about 4 MiB, then 2 or 3.
+    """
+    best, best_t = 1, math.inf
+    for C in range(1, hier_chunks(S) + 1):
+        t = t_hier_pipelined(P, N, S, intra, inter, chunks=C)
+        if t < best_t * (1 - 1e-12):
+            best, best_t = C, t
+    return best
+
+
 def t_hier_pipelined(P, N, S, intra, inter, base=0.0, chunks=None):
     """
-    Hierarchical all-reduce pipelined by C chunks (seconds), what allreduce_hier_pipelined
-    simulates: one call (base once); each chunk of S/C bytes runs the three phases of t_hier,
+    Hierarchical all-reduce pipelined by C chunks (seconds; None: hier_pipeline_chunks), what
+    allreduce_hier_pipelined simulates and the registry's "hier" all-reduce: one call (base
+    once); each chunk of S/C bytes runs the three phases of t_hier,
     a = (P−1)(α_f + S/(C·P·β_f)) for a ring phase in the node, g = 2(N−1)(α_i + S/(C·n·β_i))
     for the all-reduce across nodes. A port passes a chunk's last bytes α before they land, so
     the next chunk on the same ports starts α earlier than the previous one ends:
@@ -153,7 +173,7 @@ def t_hier_pipelined(P, N, S, intra, inter, base=0.0, chunks=None):
     """
     _check("all-reduce", S)
     _check_nodes(P, N)
-    C = hier_chunks(S) if chunks is None else int(chunks)
+    C = hier_pipeline_chunks(P, N, S, intra, inter) if chunks is None else int(chunks)
     n = P * N
     a = (P - 1) * (intra.alpha + S / (C * P * intra.bw)) if P > 1 else 0.0
     g = 2 * (N - 1) * (inter.alpha + S / (C * n * inter.bw)) if N > 1 else 0.0

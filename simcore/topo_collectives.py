@@ -4,10 +4,10 @@ by a network, and TPU tori, simulated with real arrays. Their closed forms, and 
 sources of both, are simcore.topo_closed_forms.
 
 Simulations (real arrays through comm_sim.Comm, any topology with comm_sim's route()
-interface): allreduce_hier (Horovod's three calls), allreduce_hier_pipelined (the same phases
-pipelined by chunks in one call, as NCCL does) and allreduce_ring_nodes on nodes(N, P); torus_all_gather,
-torus_reduce_scatter and allreduce_torus on a torus (or a topology_presets.TorusSlice without
-some wraparound links). Each one's simulated time equals its closed form (topo_closed_forms) to 1e-9
+interface): allreduce_hier (Horovod's three calls, kept as a comparison), allreduce_hier_pipelined
+(the same phases pipelined by chunks in one call, as NCCL does: the registry's "hier") and
+allreduce_ring_nodes on nodes(N, P); torus_all_gather, torus_reduce_scatter and allreduce_torus
+on a torus (or a topology_presets.TorusSlice without some wraparound links). Each one's simulated time equals its closed form (topo_closed_forms) to 1e-9
 (tests/test_topo_collectives.py). Each is one record of algorithms.ALGORITHMS; allreduce_on(comm,
 arrays) runs the one comm's topology picks (topology.choose).
 
@@ -116,7 +116,7 @@ class _Run:
                 d[r] = trace.encode_who(frozenset(np.flatnonzero(bits[r]).tolist()), n)
         return desc[inv.reshape(-1)]
 
-    def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None):
+    def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None, desc=None):
         """
         Send fine chunks from src to dst (add when reduce, else copy); returns the arrivals.
         src, dst, ready: one value or arrays of M moves; fine: M lists of F fine chunks each
@@ -125,6 +125,8 @@ class _Run:
         same two ports they arrive when one message of their total bytes would: the ports
         serialise the bytes, α is paid once in the overlap (the port model).
         key: (M, KEYS) order of the moves in the recorded trace (default: call order).
+        desc: (M·F, 4) the messages' contributor descriptors when the caller knows them (the
+        channel rings: contributors.who_channel_arc); then no sets are kept for these chunks.
         Returns each move's arrival (its last message's), an array (a float for one move).
         """
         one = np.ndim(src) == 0
@@ -150,7 +152,7 @@ class _Run:
         else:
             plan = comm._plan(s_rep, d_rep) if F > 1 else plan
             start, end = comm._port_times(plan, b, np.repeat(np.broadcast_to(np.asarray(ready, dtype=float), (M,)), F))
-        who = self.who[s_rep, f]
+        who = self.who[s_rep, f] if desc is None else np.asarray(desc, dtype=np.int64).reshape(M * F, 4)
         if key is None:
             key = np.zeros((M, self.KEYS), dtype=np.int64)
             key[:, 0] = self._calls
@@ -160,6 +162,10 @@ class _Run:
         self._rows.append((np.asarray(key, dtype=np.int64).reshape(M, self.KEYS), phase,
                            np.broadcast_to(np.asarray(step, dtype=np.int64), (M * F,)),
                            s_rep, d_rep, f, b, start, end, bool(reduce), who, F))
+        if desc is not None:  # contributors given: move the data only
+            self._data(s_rep, d_rep, f, reduce, half)
+            t = end.reshape(M, F).max(axis=1)
+            return float(t[0]) if one else t
         # the data and the contributors; a chunk that two moves add into (both directions'
         # last hop) takes them one after the other, in the order given
         if reduce and M > 1:
@@ -230,18 +236,37 @@ class _Run:
         first = np.cumsum(F) - F  # each move's first message
         Fs = F[by]
         total = int(F.sum())
-        order = np.repeat(first[by], Fs) + np.arange(total) - np.repeat(np.cumsum(Fs) - Fs, Fs)
+        if np.all(by[1:] > by[:-1]):  # issued in trace order (the channel rings): nothing to reorder
+            order = slice(None)
+        else:
+            order = np.repeat(first[by], Fs) + np.arange(total) - np.repeat(np.cumsum(Fs) - Fs, Fs)
         sizes = [len(r[3]) for r in rows]
         phases = np.repeat(np.arange(len(rows)), sizes)[order]
         cols = [np.concatenate([r[j] for r in rows])[order] for j in (2, 3, 4, 5, 6, 7, 8)]
         red = np.repeat(np.array([r[9] for r in rows]), sizes)[order]
-        desc = self._descs(np.concatenate([r[10] for r in rows])[order])
+        whos = [r[10] for r in rows]  # set ids (1-D), or descriptors the caller gave (M·F × 4)
+        if all(w.ndim == 1 for w in whos):
+            desc = self._descs(np.concatenate(whos)[order])
+        else:
+            desc = np.empty((total, 4), dtype=np.int64)
+            at = np.cumsum([0] + [len(w) for w in whos])
+            sets = [i for i, w in enumerate(whos) if w.ndim == 1]
+            if sets:
+                got = self._descs(np.concatenate([whos[i] for i in sets]))
+                cut = np.cumsum([0] + [len(whos[i]) for i in sets])
+                for j, i in enumerate(sets):
+                    desc[at[i]:at[i + 1]] = got[cut[j]:cut[j + 1]]
+            for i, w in enumerate(whos):
+                if w.ndim == 2:
+                    desc[at[i]:at[i + 1]] = w
+            desc = desc[order]
         names = list(dict.fromkeys(r[1] for r in rows))
         ids = np.array([names.index(r[1]) for r in rows], dtype=np.int64)[phases]
         # one add_messages per run of the same phase and reduce flag
         cut = np.flatnonzero((ids[1:] != ids[:-1]) | (red[1:] != red[:-1])) + 1
         comm = self.comm
-        for lo, hi in zip(np.r_[0, cut], np.r_[cut, len(order)]):
+        comm.trace.reserve(total)  # the columns grow once
+        for lo, hi in zip(np.r_[0, cut], np.r_[cut, total]):
             step, src, dst, chunk, b, start, end = (c[lo:hi] for c in cols)
             w = desc[lo:hi]
             comm._record(step, src, dst, chunk, b, start, end, (w[:, 0], w[:, 1], w[:, 2], w[:, 3]),
@@ -365,16 +390,23 @@ def allreduce_hier_pipelined(comm, arrays, label="", chunks=None):
     primitives' NCCL_STEPS slots let a stage take the next chunk while the previous one moves on).
     Messages are issued phase by phase, chunk by chunk, so the node ports serve the chunks'
     reduce-scatters before their all-gathers (FIFO). Time: topo_closed_forms.t_hier_pipelined.
+    chunks None: hier_pipeline_chunks (the least time of 1..⌈S / 2 MiB⌉, at most 16). The
+    registry's "hier" all-reduce; allreduce_hier (three calls, unpipelined) stays as the
+    comparison the tests and the lecture draw.
     """
-    from .topo_closed_forms import hier_chunks
+    from .topo_closed_forms import hier_pipeline_chunks
     P, N = _nodes_shape(comm)
     n = comm.n
     bufs = _stack(arrays, n, "all-reduce")
-    C = hier_chunks(bufs[0].nbytes * comm.byte_scale) if chunks is None else int(chunks)
+    if chunks is None:
+        topo = comm.topology
+        C = hier_pipeline_chunks(P, N, bufs[0].nbytes * comm.byte_scale, topo.intra, topo.inter)
+    else:
+        C = int(chunks)
     if C < 1:
         raise ValueError(f"a pipeline needs at least one chunk, got {chunks!r}")
     G = C * P * N
-    comm._begin("all-reduce", "hier-pipe", label, G, bufs[0].nbytes, Initial.own_all(n, G))
+    comm._begin("all-reduce", "hier", label, G, bufs[0].nbytes, Initial.own_all(n, G))
     run = _Run(comm, bufs, G)
     ready = [np.array(comm.ready, dtype=float) for _ in range(C)]  # each chunk's own clock
     segs = [c * P * N + np.arange(P * N).reshape(P, N) for c in range(C)]  # chunk c: P node-level pieces of N
@@ -405,11 +437,40 @@ def channel_ring(c, P, N):
     return [m * P + (c + i) % P for m in range(N) for i in range(P)]
 
 
-def _lockstep_rings(run, rings, segs_of, first_of, op_phases, ready):
+def _channel_who(rings, P, N, k, reduced):
+    """
+    Contributors of the step-k messages of every channel's ring (C × n senders, channel-major):
+    after a reduce-scatter step k the partial sum of positions q−k..q (an arc of channel c's
+    ring: contributors.who_channel_arc, or a plain arc where the ring runs in device order);
+    in an all-gather the block of the device at position q−k alone, or everyone once reduced.
+    """
+    C, n = rings.shape
+    q = np.broadcast_to(np.arange(n), (C, n))
+    out = np.empty((C, n, 4), dtype=np.int64)
+    if reduced is None:  # an all-gather: the origin's own piece
+        out[..., 0] = rings[np.arange(C)[:, None], (q - k) % n]
+        out[..., 1], out[..., 2], out[..., 3] = 1, n, n
+    elif reduced:  # everyone's sum goes round
+        out[...] = (0, n, n, n)
+    else:
+        q0 = (q - k) % n
+        c = np.arange(C)[:, None]
+        plain = (c == 0) | (N == 1) | (k == 0)  # channel 0 (and one node) run in device order
+        first_dev = rings[np.arange(C)[:, None], q0]
+        out[..., 0] = np.where(plain, first_dev, c * n + q0)
+        out[..., 1] = k + 1
+        out[..., 2] = np.where(plain, n, -P)
+        out[..., 3] = n
+    return out.reshape(C * n, 4)
+
+
+def _lockstep_rings(run, rings, segs_of, first_of, op_phases, ready, P=None, N=None):
     """Run several rings (channels) step by step: every device starts step k+1 when all its
     step-k chunks (of every channel) have landed. rings: C × n device ids; segs_of: C × n × F
     fine chunks; first_of: C × n (all-gather: position q starts with segs_of[c, first_of[c, q]]).
-    One batch a step, channel by channel, position by position (the order of the trace)."""
+    One batch a step, channel by channel, position by position (the order of the trace).
+    P, N: the channel rings of nodes(N, P) (channel_ring), whose contributors are known
+    without sets (_channel_who: what building them message by message gave, as descriptors)."""
     rings = np.asarray(rings, dtype=np.int64)
     segs_of = np.asarray(segs_of, dtype=np.int64)
     C, n = rings.shape
@@ -419,17 +480,22 @@ def _lockstep_rings(run, rings, segs_of, first_of, op_phases, ready):
     dst = rings[:, (pos + 1) % n].reshape(-1)
     rows = np.arange(C)[:, None]
     step = 0
+    summed = False
     for phase, reduce in op_phases:
         for k in range(n - 1):
             if reduce:
                 seg = segs_of[:, (pos - k) % n, :]
             else:
                 seg = segs_of[rows, np.asarray(first_of)[:, (pos - k) % n], :]
-            t = run.move(src, dst, seg.reshape(-1, F), ready[src], step, phase, reduce)
+            desc = None
+            if P is not None and F == 1:
+                desc = _channel_who(rings, P, N, k, False if reduce else (True if summed else None))
+            t = run.move(src, dst, seg.reshape(-1, F), ready[src], step, phase, reduce, desc=desc)
             arrivals = ready.copy()
             np.maximum.at(arrivals, dst, t)
             ready[:] = arrivals
             step += 1
+        summed = summed or reduce
 
 
 def allreduce_ring_nodes(comm, arrays, label=""):
@@ -449,7 +515,7 @@ def allreduce_ring_nodes(comm, arrays, label=""):
         rings = [channel_ring(c, P, N) for c in range(P)]
         segs_of = [[[c * n + i] for i in range(n)] for c in range(P)]
         first_of = [[(q + 1) % n for q in range(n)] for _ in range(P)]
-        _lockstep_rings(run, rings, segs_of, first_of, (("reduce-scatter", True), ("all-gather", False)), ready)
+        _lockstep_rings(run, rings, segs_of, first_of, (("reduce-scatter", True), ("all-gather", False)), ready, P, N)
     run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
@@ -483,7 +549,7 @@ def allgather_ring_nodes(comm, chunks, owner=None, label=""):
     if n > 1:
         rings = [channel_ring(c, P, N) for c in range(P)]
         segs_of = [[[d * P + c] for d in range(n)] for c in range(P)]
-        _lockstep_rings(run, rings, segs_of, [list(r) for r in rings], (("all-gather", False),), ready)
+        _lockstep_rings(run, rings, segs_of, [list(r) for r in rings], (("all-gather", False),), ready, P, N)
     run.finish()
     comm._end()
     return [bufs[d] for d in range(n)]
@@ -508,7 +574,7 @@ def reduce_scatter_ring_nodes(comm, arrays, label=""):
         rings = [channel_ring(c, P, N) for c in range(P)]
         # position q ends with segs[(q + 1) % n]: make that its own device's segment
         segs_of = [[[ring[(i - 1) % n] * P + c] for i in range(n)] for c, ring in enumerate(rings)]
-        _lockstep_rings(run, rings, segs_of, None, (("reduce-scatter", True),), ready)
+        _lockstep_rings(run, rings, segs_of, None, (("reduce-scatter", True),), ready, P, N)
     run.finish()
     comm._end()
     L = bufs.shape[1] // n

@@ -245,6 +245,15 @@ class Nodes(_Machine):
     def _nccl_shape(self):
         return self.per_node, self.n_nodes
 
+    def protocol(self, op, algo, nbytes):
+        """_Machine.protocol; for hier also how many chunks it pipelines nbytes in."""
+        proto, why = super().protocol(op, algo, nbytes)
+        if algo == "hier" and op == "all-reduce" and self.n_nodes > 1:
+            from .topo_closed_forms import hier_pipeline_chunks
+            C = hier_pipeline_chunks(self.per_node, self.n_nodes, float(nbytes), self.intra, self.inter)
+            why += f", pipelined in {C} chunk{'s' if C > 1 else ''} at this size"
+        return proto, why
+
     @property
     def fine_per_device(self):
         """The channel rings cut every device's piece into per_node parts."""

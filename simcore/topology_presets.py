@@ -288,9 +288,15 @@ def run_on_preset(op, key, n, nbytes, algo, elems_per_piece=4, seed=0):
         raise ValueError(f"{get_preset(key).name} with {n} chips runs {op} as {', '.join(offered)}, not {algo!r}")
     rec = check_algo_on(topo, op, algo)
     n = topo.n
-    # the finer chunks must divide a device's piece: hier's one per piece (n of the whole), the
-    # channel rings' P (P·n of the whole), the torus's 2 halves × up to 3 axes (topology.fine_per_device)
-    per = elems_per_piece * (1 if algo == "hier" else topo.fine_per_device if algo in ("ring-nodes", "torus") else 1)
+    # the finer chunks must divide a device's piece: hier's one per pipeline chunk (C·n of the whole,
+    # so its chunks are equal, as its closed form has them), the channel rings' P (P·n of the whole),
+    # the torus's 2 halves × up to 3 axes (topology.fine_per_device)
+    if algo == "hier":
+        from .topo_closed_forms import hier_pipeline_chunks
+        fine = hier_pipeline_chunks(topo.per_node, topo.n_nodes, float(nbytes), topo.intra, topo.inter)
+    else:
+        fine = topo.fine_per_device if algo in ("ring-nodes", "torus") else 1
+    per = elems_per_piece * fine
     L = n * per
     comm = Comm(topo, byte_scale=float(nbytes) / (L * 8))
     with timed_as_machine(comm, op, algo, float(nbytes)):

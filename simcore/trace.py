@@ -159,7 +159,7 @@ class Trace:
         if isinstance(who, tuple) and len(who) == 4 and not isinstance(who, frozenset):
             return tuple(int(v) for v in who)
         if isinstance(who, _Who):
-            if who.desc[2] > 0:
+            if who.desc[2] != 0:
                 return who.desc
             who = who.get()
         memo = self._encoded.get(who)  # algorithms pass the same set objects again and again
@@ -315,7 +315,7 @@ class Trace:
         """len(m.contributors) of messages [lo, hi), without building a set."""
         r = self.rows(lo, hi)
         first, count, period, limit = (r[f].astype(np.int64) for f in ("w0", "w1", "w2", "w3"))
-        explicit = period == 0
+        explicit = period <= 0  # an explicit list or a channel ring's arc: count is its size
         period = np.where(explicit, 1, period)
         full, rem = np.divmod(limit, period)
         # members of [0, rem) in the arc [first, first + count) mod period

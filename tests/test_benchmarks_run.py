@@ -49,6 +49,7 @@ def test_machine_figures_are_written(tmp_path):
     assert proc.returncode == 0, proc.stderr
     figures = json.loads(out.read_text())
     assert set(figures) == {"machine_messages_per_s_dgx_n256", "machine_messages_per_s_torus_4x4x4",
-                            "machine_cost_ratio_vs_switch"}
+                            "machine_messages_per_s_dgx_rings_n256", "machine_cost_ratio_vs_switch"}
     assert all(isinstance(v, float) and v > 0 for v in figures.values())
     assert "130560 messages" in proc.stdout  # hierarchical all-reduce over 32 nodes of 8
+    assert "all-reduce 1044480 in" not in proc.stdout and "(1044480 in" in proc.stdout  # the channel rings' all-reduce

@@ -65,3 +65,53 @@ def test_chunks_follow_nccls_two_mib_unit():
     assert hier_chunks(2.0**40) == 16
     with pytest.raises(ValueError):
         _run(allreduce_hier_pipelined, 2, 2, 1e3, chunks=0)
+
+
+@pytest.mark.parametrize("S", [2.0**20, 2.0**26, 2.0**30])
+def test_the_registered_hier_is_the_pipelined_one_at_its_closed_form(S):
+    """ALGORITHMS["all-reduce"]["hier"] — what the lecture's API, the presets, the cost model and the
+    app run — simulates the pipelined algorithm (one call, C chunks) at t_hier_pipelined, and says so."""
+    from simcore.algorithms import ALGORITHMS, t_formula_on
+    from simcore.topo_closed_forms import hier_pipeline_chunks
+    from simcore.topology_presets import PRESETS, run_on_preset
+
+    topo = PRESETS["dgx-h100"].topology(16)
+    comm, x, out = run_on_preset("all-reduce", "dgx-h100", 16, S, "hier")
+    np.testing.assert_allclose(out[3], x.sum(axis=0))
+    c = comm.trace.collectives
+    assert len(c) == 1 and c[0].algo == "hier"  # one call, not three
+    want = t_hier_pipelined(8, 2, S, topo.intra, topo.inter, base=topo.base)
+    assert comm.time == pytest.approx(want, rel=1e-9)
+    assert t_formula_on(topo, "hier", S) == pytest.approx(want, rel=1e-12)
+    C = hier_pipeline_chunks(8, 2, S, topo.intra, topo.inter)
+    assert C == (1 if S <= 2**21 else 3)  # more chunks would pay more α than the overlap saves
+    assert f"pipelined in {C} chunk" in topo.protocol("all-reduce", "hier", S)[1]
+    assert "pipelined" in ALGORITHMS["all-reduce"]["hier"].description
+
+
+def test_at_large_sizes_the_pipeline_hides_the_network_phase():
+    """On 2 × 8 H100 the node's ports (2(P−1)/P·S/β_f) are slower than the NICs (2(N−1)/n·S/β_i), so
+    pipelining hides the whole all-reduce across nodes: the three calls' time less 2(N−1)·S/(n·β_i),
+    to within the chunks' extra α (C per ring step) and the two calls' bases it no longer pays."""
+    P, N, S = 8, 2, 2.0**33
+    n = P * N
+    base = 14e-6
+    plain = t_hier("all-reduce", P, N, S, NVLINK4, IB_NDR400, base=base)
+    piped = t_hier_pipelined(P, N, S, NVLINK4, IB_NDR400, base=base)
+    network = 2 * (N - 1) * S / (n * IB_NDR400.bw)
+    assert plain - piped == pytest.approx(network, rel=0.01)
+    assert piped == pytest.approx(2 * (P - 1) * S / (P * NVLINK4.bw), rel=0.01)  # the node's ports
+
+
+@pytest.mark.parametrize("S", [2.0**20, 2.0**26])
+def test_the_step_simulation_runs_hier_at_its_closed_form(S):
+    """The step timeline's all-reduce by name on two DGX nodes: equal pipeline chunks, so its time is
+    the registry's closed form at sizes with one chunk and with several."""
+    from simcore import step_sim
+    from simcore.topology_presets import PRESETS
+
+    topo = PRESETS["dgx-h100"].topology(16)
+    comm = Comm(topo)
+    step_sim._all_reduce(comm, S, "all-reduce", "hier")
+    assert comm.trace.collectives[0].algo == "hier"
+    assert comm.time == pytest.approx(topo.time("all-reduce", "hier", S), rel=1e-9)

@@ -13,7 +13,7 @@ from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS, t_formula
 from simcore.links import NVLINK4, TPU_V4_ICI
 from simcore.sharding import (all_gather, all_reduce, make_comm, matmul_case2, matmul_case3, matmul_case4,
                               reduce_scatter, shard)
-from simcore.topo_closed_forms import t_hier, t_ring_nodes, t_torus
+from simcore.topo_closed_forms import t_hier_pipelined, t_ring_nodes, t_torus
 from simcore.topology import nodes, switch, torus
 
 MACHINES = [switch(8), nodes(2, 4), torus((4,)), torus((2, 4)), torus((2, 2, 2))]
@@ -61,7 +61,8 @@ def test_nodes_run_hier_and_the_channel_rings_by_name_at_their_closed_forms():
     topo = nodes(2, 4)
     n, L = 8, 64
     S = L * 8.0
-    for algo, form in (("hier", t_hier), ("ring-nodes", t_ring_nodes)):
+    hier = lambda op, P, N, S, A, I: t_hier_pipelined(P, N, S, A, I)  # noqa: E731 (NCCL's pipelined hier)
+    for algo, form in (("hier", hier), ("ring-nodes", t_ring_nodes)):
         comm = make_comm(n, topo)
         out = all_reduce(comm, [np.full(L, d + 1.0) for d in range(n)], algo=algo)
         assert np.all(out[5] == 36.0) and comm.trace.collectives[0].algo == algo

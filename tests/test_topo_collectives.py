@@ -250,3 +250,32 @@ def test_slices_without_wraparound_refuse_the_missing_link_and_unequal_axes_are_
     assert all(np.allclose(o, 32.0) for o in out)
     bound = v5e.allreduce_time(32, arrays[0].nbytes * 1e3)
     assert bound <= comm.time < 1.3 * bound  # the parts share links when the axes differ
+
+
+@pytest.mark.parametrize("op", ["all-reduce", "reduce-scatter", "all-gather"])
+def test_channel_ring_partial_sums_are_stored_as_channel_arcs_every_reader_decodes(op, tmp_path):
+    """A channel ring's partial sum is an arc of its ring (node by node from local GPU c), not
+    of device ids: stored as four integers (contributors.who_channel_arc), never as a list, and
+    read the same by the message records, the holdings' membership matrix, the counts and a
+    saved file."""
+    from simcore.holdings import members
+    from simcore.topology_presets import run_on_preset
+    from simcore.trace import Trace
+
+    comm, _, _ = run_on_preset(op, "dgx-h100", 24, 2.0**20, "ring-nodes")  # 3 nodes of 8
+    tr = comm.trace
+    r = tr.rows()
+    sets = [frozenset(m.contributors) for m in tr.messages]
+    assert len(tr.explicit) == 0
+    assert (np.asarray(r["w2"]) < 0).any() == (op != "all-gather")
+    M = members(r, comm.n, tr.explicit)
+    assert all(set(np.flatnonzero(M[i]).tolist()) == s for i, s in enumerate(sets))
+    assert tr.contributor_counts().tolist() == [len(s) for s in sets]
+    if op != "all-gather":  # what a channel arc holds: positions q−k..q of channel c's ring
+        i = int(np.flatnonzero(np.asarray(r["w2"]) < 0)[0])
+        c, q0 = divmod(int(r["w0"][i]), comm.n)
+        ring = channel_ring(c, 8, 3)
+        assert sets[i] == frozenset(ring[(q0 + j) % comm.n] for j in range(int(r["w1"][i])))
+    path = tmp_path / "t.json"
+    tr.save(str(path))
+    assert [frozenset(m.contributors) for m in Trace.load(str(path)).messages] == sets

@@ -121,9 +121,11 @@ def test_preset_allreduce_time_is_the_closed_form_of_its_layout():
     assert dgx.allreduce_time(8, S, algo="direct") == pytest.approx(B + t_formula("direct", 8, S, nvl4.alpha, nvl4.bw))
     two = {(m.algo, m.protocol): m.time(S) for m in models("all-reduce", 8, 2, "hopper", ib.bw)}
     assert dgx.allreduce_time(16, S) == pytest.approx(min(two.values()), rel=1e-12)
-    # hierarchical (Horovod's: three NCCL calls) is not NCCL's own algorithm: the lecture's form, 3 bases
-    want = 3 * B + 2 * 7 * (nvl4.alpha + S / 8 / nvl4.bw) + 2 * 1 * (ib.alpha + S / 16 / ib.bw)
+    # hierarchical is not in NCCL's model: the lecture's form, pipelined in one call (one base); at 1 MiB
+    # one chunk, so the three ring phases of Horovod's three calls less their two extra bases
+    want = B + 2 * 7 * (nvl4.alpha + S / 8 / nvl4.bw) + 2 * 1 * (ib.alpha + S / 16 / ib.bw)
     assert dgx.allreduce_time(16, S, inter_algo="hier") == pytest.approx(want, rel=1e-12)
+    assert t_hier("all-reduce", 8, 2, S, nvl4, ib, base=B) == pytest.approx(want + 2 * B, rel=1e-12)
     assert dgx.allreduce_time(16, S, inter_algo="ring") == pytest.approx(
         min(two[("ring-nodes", p)] for p in ("LL", "LL128", "Simple")), rel=1e-12)
     v5e = PRESETS["tpu-v5e-16x16"]

@@ -1349,16 +1349,8 @@ This scenario has no stand-alone collective to show.</source>
             <translation>分层 all-reduce</translation>
         </message>
         <message>
-            <source>Hierarchical: reduce-scatter inside each node, all-reduce across nodes on every GPU's own NIC, all-gather inside each node.</source>
-            <translation>分层：先在每个节点内做 reduce-scatter，再经每块 GPU 自己的网卡跨节点做 all-reduce，最后在每个节点内做 all-gather。</translation>
-        </message>
-        <message>
             <source>NCCL's channel rings: one ring per NIC through every GPU of every node.</source>
             <translation>NCCL 的通道环：每块网卡一个环，经过每个节点的每块 GPU。</translation>
-        </message>
-        <message>
-            <source>Only 1/P of the data crosses the network, on all P NICs of a node at once.</source>
-            <translation>只有 1/P 的数据穿过网络，而且节点的 P 块网卡同时在传。</translation>
         </message>
         <message>
             <source>Ring all-gather across nodes</source>
@@ -1399,6 +1391,14 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>hierarchical</source>
             <translation>分层</translation>
+        </message>
+        <message>
+            <source>Hierarchical, pipelined as NCCL does: reduce-scatter inside each node, all-reduce across nodes on every GPU's own NIC, all-gather inside each node — chunk by chunk (up to 16 chunks of at least 2 MiB), chunk c + 1 inside the node while chunk c crosses the network.</source>
+            <translation>分层，像 NCCL 那样流水线化：先在每个节点内做 reduce-scatter，再经每块 GPU 自己的网卡跨节点做 all-reduce，最后在每个节点内做 all-gather——按块进行（最多 16 块，每块至少 2 MiB），第 c 块穿过网络时，第 c + 1 块已在节点内进行。</translation>
+        </message>
+        <message>
+            <source>Only 1/P of the data crosses the network, on all P NICs of a node at once; one call, and the network's time hides behind the node's phases.</source>
+            <translation>只有 1/P 的数据穿过网络，而且节点的 P 块网卡同时在传；只调用一次，网络的时间藏在节点内各阶段后面。</translation>
         </message>
     </context>
     <context>
@@ -1747,6 +1747,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>No NCCL protocol: %1.</source>
             <translation>没有 NCCL 协议：%1。</translation>
+        </message>
+        <message>
+            <source>pipelined in {C} chunks: chunk c + 1 inside the node while chunk c crosses the network</source>
+            <translation>流水线分 {C} 块：第 c 块穿过网络时，第 c + 1 块在节点内进行</translation>
         </message>
     </context>
     <context>

@@ -67,6 +67,15 @@ def message_color_index(m, n: int) -> int:
     return m.src % max(n, 1) if m.src >= 0 else -1
 
 
+def _channel_first(r) -> np.ndarray:
+    """The device at the first position q0 of each row's channel-ring arc (contributors.who_channel_arc;
+    rows of other forms give a harmless value); the arc's only device when it has one."""
+    first, period, limit = (r[f].astype(np.int64) for f in ("w0", "w2", "w3"))
+    P, lim = np.maximum(-period, 1), np.maximum(limit, 1)
+    c, q0 = np.divmod(first, lim)
+    return (q0 // P) * P + (c + q0 % P) % P
+
+
 def message_color_indices(trace, n: int) -> np.ndarray:
     """message_color_index of every message of `trace` at once, from its columns."""
     n = max(n, 1)
@@ -74,7 +83,8 @@ def message_color_indices(trace, n: int) -> np.ndarray:
     k = trace.contributor_counts()
     first, period = r["w0"].astype(np.int64), r["w2"]
     explicit = np.frombuffer(trace.explicit, dtype=np.int32) if len(trace.explicit) else np.zeros(1, np.int32)
-    single = np.where(period > 0, first, explicit[np.clip(first, 0, len(explicit) - 1)])
+    single = np.where(period > 0, first, np.where(period < 0, _channel_first(r),
+                                                  explicit[np.clip(first, 0, len(explicit) - 1)]))
     chunk, src = r["chunk"].astype(np.int64), r["src"].astype(np.int64)
     out = np.where(chunk != ALL, chunk % n, np.where(src >= 0, src % n, -1))
     return np.where(k == 1, single % n, out)
@@ -89,7 +99,8 @@ def block_fills(trace, n: int) -> tuple[np.ndarray, np.ndarray]:
     first, count, period = (r[f].astype(np.int64) for f in ("w0", "w1", "w2"))
     explicit = np.frombuffer(trace.explicit, dtype=np.int32) if len(trace.explicit) else np.zeros(1, np.int32)
     lowest = np.where(period > 0, np.where(first + count > np.maximum(period, 1), 0, first),
-                      explicit[np.clip(first, 0, len(explicit) - 1)])  # an arc past period − 1 wraps to 0
+                      np.where(period < 0, _channel_first(r),  # (a channel arc: its first device in ring order)
+                               explicit[np.clip(first, 0, len(explicit) - 1)]))  # an arc past period − 1 wraps to 0
     chunk = r["chunk"].astype(np.int64)
     colour = np.where(k == 1, lowest, np.where(chunk >= 0, chunk, lowest)) % n
     return k, colour

@@ -20,7 +20,7 @@ from typing import NamedTuple
 from PySide6.QtCore import QCoreApplication
 
 from simcore.comm_sim import algorithm, t_formula, t_formula_on
-from simcore.topo_closed_forms import hier_calls, t_hier, t_ring_nodes, t_torus
+from simcore.topo_closed_forms import hier_pipeline_chunks, t_hier_pipelined, t_ring_nodes, t_torus
 
 from ...words import fmt_bw, fmt_bytes, fmt_time, op_place, op_title
 
@@ -208,7 +208,8 @@ def machine_terms(topology, op: str, algo: str, S: float):
     """
     [(what, formula, seconds)] of one collective on a machine, summing to its closed form, and
     that total: for hier the intra-node reduce-scatter, the inter-node all-reduce and the
-    intra-node all-gather (topo_closed_forms.t_hier), NCCL's rings (t_ring_nodes), the ring across
+    intra-node all-gather of all of S (as three calls would take them), and what pipelining them in C chunks saves
+    (topo_closed_forms.t_hier_pipelined, one call), NCCL's rings (t_ring_nodes), the ring across
     nodes (comm_sim.t_formula_on), a torus (t_torus), or one switch's form; each call's base
     latency B as its own term.
     """
@@ -230,8 +231,13 @@ def machine_terms(topology, op: str, algo: str, S: float):
         if P > 1:
             terms.append((tr("FormulaPanel", "all-gather inside each node ({link})").format(link=A.name),
                           "(P − 1)·(α_f + S/(P·β_f))", f))
-        calls = hier_calls(op, P, N)
-        total = t_hier(op, P, N, S, A, I, base=B)
+        C = hier_pipeline_chunks(P, N, S, A, I)
+        total = t_hier_pipelined(P, N, S, A, I, base=B)
+        if C > 1:  # the three phases above, less what the overlap of C chunks saves
+            terms.append((tr("FormulaPanel", "pipelined in {C} chunks: chunk c + 1 inside the node while chunk c "
+                                             "crosses the network").format(C=C),
+                          "t_pipelined(C) − (the three phases)", total - B - 2 * f - 2 * x))
+        calls = 1
     elif getattr(topology, "n_nodes", 1) > 1 and algo == "ring-nodes":
         P, N, A, I = topology.per_node, topology.n_nodes, topology.intra, topology.inter
         body = t_ring_nodes(op, P, N, S, A, I)

@@ -1,0 +1,39 @@
+"""The algorithm menu at 1280×720 (issue 22): the closed box of "machine's choice (NCCL rings, LL128 at
+1 MiB)" is far narrower than its text, so it ends with "…" inside its text rect (Qt's own box cut it
+mid-letter), and the whole entry is in its tooltip and on a readout under it, whose painted rect holds
+every wrapped line (the hint below gives up height first)."""
+
+from PySide6.QtWidgets import QApplication
+
+from app.controls import MACHINE_CHOICE, ControlPanel
+from classroom_fixtures import make_window
+
+
+def test_the_machines_choice_is_elided_in_the_box_and_whole_under_it(qtbot):
+    w = make_window(qtbot, kind="all-reduce", n=16, algo="hier", size=(1280, 720), nbytes=2**20,
+                    topology="dgx-h100")
+    panel = w.findChild(ControlPanel)
+    panel.algo.activated.emit(panel.algo.findData(MACHINE_CHOICE))
+    qtbot.waitUntil(lambda: panel.algo.currentData() == MACHINE_CHOICE and panel.algo_readout.text() != "")
+    QApplication.processEvents()
+    full = panel.algo.currentText()
+    assert full.startswith("machine's choice (NCCL rings, ") and full.endswith(" at 1 MiB)")
+    # the box paints an elided text that fits where the style draws it
+    rect, fm = panel.algo.text_rect(), panel.algo.fontMetrics()
+    shown = panel.algo.shown_text()
+    assert shown != full and shown.endswith("…") and fm.horizontalAdvance(shown) <= rect.width()
+    assert fm.horizontalAdvance(full) > rect.width()  # (what Qt's own box would have cut)
+    assert panel.algo.toolTip() == full
+    # the readout holds the whole entry, wrapped, and its painted rect is tall enough for every line
+    r = panel.algo_readout
+    assert r.text() == full and r.toolTip() == full and r.wordWrap()
+    assert r.fontMetrics().horizontalAdvance(full) > r.width()  # it does wrap here: two lines or more
+    assert r.height() >= r.heightForWidth(r.width()) >= 2 * r.fontMetrics().lineSpacing()
+    below = panel.algo_readout.mapTo(panel, panel.algo_readout.rect().topLeft()).y()
+    assert below >= panel.algo.mapTo(panel, panel.algo.rect().bottomLeft()).y()
+    assert panel.n.mapTo(panel, panel.n.rect().topLeft()).y() >= below + panel.algo_readout.height()
+    # a name that fits needs no readout
+    panel.machine.activated.emit(panel.machine.findData(""))
+    qtbot.waitUntil(lambda: panel.algo_readout.text() == "")
+    assert panel.algo.fits()
+    qtbot.waitUntil(lambda: r.height() < r.fontMetrics().lineSpacing())  # an empty row takes no line
