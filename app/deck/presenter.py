@@ -35,7 +35,7 @@ def scene_thumbnail(deck, i: int, size=THUMB) -> QPixmap:
     view.resize(*size)
     view.show()
     view.ensure_laid_out()
-    pb.seek(scene_time(pb.stops, deck.scenes[i].step))
+    pb.seek(scene_time(pb.stops, deck.scenes[i].step, deck.scenes[i].at))
     pix = view.grab()
     view.hide()
     view.deleteLater()

@@ -23,9 +23,10 @@ from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QShortcut
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QMenu, QVBoxLayout, QWidget
 
 from .. import i18n, theme
+from ..core.frame import time_eps
 from ..words import fmt_bytes
 from .model import BUILTIN, Deck, DeckFileError, Scene, Text, builtin_path
-from .scene_open import SceneError, bad_scenes, load_deck, open_scene, save_deck, scene_time
+from .scene_open import SceneError, bad_scenes, load_deck, open_scene, save_deck, scene_step, scene_time
 
 DECK_KEYS = ("Right", "Left", "Space", "Home", "End")  # the window's keys a deck takes while open
 
@@ -330,7 +331,7 @@ class DeckController(QObject):
         return self.deck.scenes[self.index] if self.deck is not None and self.index >= 0 else None
 
     def _start_t(self) -> float:
-        return scene_time(self.window.playback.stops, self.scene().step)
+        return scene_time(self.window.playback.stops, self.scene().step, self.scene().at)
 
     def next(self):
         """PageDown: the scene's next step, or (at its end, or a scene that is not walked) the next scene."""
@@ -433,7 +434,9 @@ class DeckController(QObject):
 
         w = self.window
         sc, pb = w.model.scenario, w.playback
-        k = pb.step_index
+        # the step on screen and how far into it: step_index counts the boundaries passed, one
+        # fewer than the step in flight, and a scene opened at step_index showed the step before
+        k, at = scene_step(pb.stops, pb.t, time_eps(pb.t_end))
         title = title or f"{sc.kind}, n = {sc.n}"
         where = f" ({sc.topology})" if sc.topology else ""
         points = (Text(f"{sc.kind} of {fmt_bytes(sc.nbytes)} on {sc.n} GPUs{where}, {sc.algo}.",
@@ -447,10 +450,10 @@ class DeckController(QObject):
             points = (Text(f"{what} on {sc.n} GPUs, as {opened.name} recorded it.",
                            f"{what}：{sc.n} 块 GPU，按 {opened.name} 的记录。"), points[1])
             scene = Scene(Text(title, title), points, None, "", w.current_tab(), k, True, "",
-                          os.path.abspath(opened.path))
+                          os.path.abspath(opened.path), at)
         else:
             d = scenario_io.scenario_to_dict(sc)
-            scene = Scene(Text(title, title), points, d, "", w.current_tab(), k, True, "")
+            scene = Scene(Text(title, title), points, d, "", w.current_tab(), k, True, "", at=at)
         deck = self.deck or Deck(Text("My deck", "我的讲稿"))
         self.deck = deck.with_scene(scene)
         self.index = len(self.deck.scenes) - 1

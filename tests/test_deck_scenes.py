@@ -1,0 +1,53 @@
+"""Scenes made from the window and shown beside it: "Add the current view as a scene" reopens at
+the picture that was on screen (issue 26 item 1)."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from app.classroom.export import image_to_array  # noqa: E402
+from app.deck.scene_open import load_deck  # noqa: E402
+from classroom_fixtures import make_window  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("app_env")
+SIZE = (1280, 720)
+
+
+def _picture(w):
+    for _ in range(3):
+        QApplication.processEvents()
+    return image_to_array(w.tabs.currentWidget().grab().toImage())
+
+
+def _go(pb, where):
+    if where == "two steps (at a boundary)":  # where → / PageDown stop
+        pb.step_forward()
+        pb.step_forward()
+    elif where == "mid-step":  # paused while playing, 55 % into step 3
+        s = pb.stops
+        pb.seek(s[2] + 0.55 * (s[3] - s[2]))
+    elif where == "the end":
+        pb.to_end()
+
+
+@pytest.mark.parametrize("where", ["the start", "two steps (at a boundary)", "mid-step", "the end"])
+@pytest.mark.parametrize("tab", ["ring", "buffers"])
+def test_an_added_scene_reopens_at_the_picture_that_was_on_screen(qtbot, tmp_path, where, tab):
+    w = make_window(qtbot, "all-gather", 8, size=SIZE)
+    w.select_tab(tab)
+    w.playback.pause()
+    _go(w.playback, where)
+    shown = _picture(w)
+    w.deck.add_current_view("here")
+    path = tmp_path / "here.json"
+    assert w.deck.save(str(path))
+    f = make_window(qtbot, size=SIZE)
+    assert f.deck.open_deck(str(path)), f.deck.last_error
+    assert f.current_tab() == tab
+    again = _picture(f)
+    assert again.shape == shown.shape
+    assert np.array_equal(again, shown), f"{int((again != shown).any(axis=2).sum())} pixels differ"
+    assert load_deck(str(path)).scenes[0].scenario["kind"] == "all-gather"
