@@ -1,5 +1,6 @@
 """Scenes made from the window and shown beside it: "Add the current view as a scene" reopens at
-the picture that was on screen (issue 26 item 1)."""
+the picture that was on screen (issue 26 item 1); the presenter view's thumbnail of a saved run's
+scene is that run (item 4)."""
 
 import numpy as np
 import pytest
@@ -51,3 +52,26 @@ def test_an_added_scene_reopens_at_the_picture_that_was_on_screen(qtbot, tmp_pat
     assert again.shape == shown.shape
     assert np.array_equal(again, shown), f"{int((again != shown).any(axis=2).sum())} pixels differ"
     assert load_deck(str(path)).scenes[0].scenario["kind"] == "all-gather"
+
+
+def test_the_presenter_thumbnail_of_a_saved_run_shows_the_run(qtbot, tmp_path):
+    """Issue 26 item 4: the next scene's thumbnail, for a scene of a saved run (a student's broken
+    ring at step 4), is that run's ring at that step, not its file's stand-in scenario."""
+    from app.deck.presenter import THUMB, scene_thumbnail
+    from app.views.ring.ring_view import RingView
+    from test_deck_window import _runs_deck
+
+    deck = load_deck(str(_runs_deck(tmp_path)))
+    thumb = image_to_array(scene_thumbnail(deck, 1).toImage())
+    w = make_window(qtbot, size=SIZE)
+    assert w.deck.open_deck(str(tmp_path / "runs.json")) and w.deck.go(1)
+    assert w.model.run.trace.collectives[0].algo == "my-ring"  # the window shows the run
+    view = RingView(w.model, w.playback)  # the window's run at the scene's time, drawn at thumbnail size
+    qtbot.addWidget(view)
+    view.resize(*THUMB)
+    view.show()
+    view.ensure_laid_out()
+    QApplication.processEvents()
+    run_picture = image_to_array(view.grab().toImage())
+    assert thumb.shape == run_picture.shape
+    assert np.array_equal(thumb, run_picture), f"{int((thumb != run_picture).any(axis=2).sum())} pixels differ"

@@ -20,15 +20,18 @@ THUMB = (480, 270)
 
 
 def scene_thumbnail(deck, i: int, size=THUMB) -> QPixmap:
-    """Scene i's ring at its opening step, drawn by a ring view of its own (never on screen)."""
+    """Scene i's ring at its opening step, drawn by a ring view of its own (never on screen); a
+    scene of a saved run draws that run (its file's scenario is only a stand-in for the model)."""
     from ..state import Playback, ScenarioModel
     from ..views.ring.ring_view import RingView
 
     try:
-        sc = scenario_file(deck, i).scenario
-        model = ScenarioModel(sc)
+        sf = scenario_file(deck, i)
+        model = ScenarioModel(sf.scenario)
     except (SceneError, ValueError):
         return QPixmap()
+    if getattr(sf, "run", None) is not None:  # as `shard-lab RUN` does: the model plays the run's own trace
+        model.run = sf.run
     pb = Playback(model)
     view = RingView(model, pb)
     view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
