@@ -1,12 +1,14 @@
 """Scenes made from the window and shown beside it: "Add the current view as a scene" reopens at
 the picture that was on screen (issue 26 item 1); the presenter view's thumbnail of a saved run's
-scene is that run (item 4)."""
+scene is that run (item 4); a digit answers an open prediction question, else types a scene number."""
 
 import numpy as np
 import pytest
 
 pytest.importorskip("pytestqt")
 
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.classroom.export import image_to_array  # noqa: E402
@@ -75,3 +77,53 @@ def test_the_presenter_thumbnail_of_a_saved_run_shows_the_run(qtbot, tmp_path):
     run_picture = image_to_array(view.grab().toImage())
     assert thumb.shape == run_picture.shape
     assert np.array_equal(thumb, run_picture), f"{int((thumb != run_picture).any(axis=2).sum())} pixels differ"
+
+
+def _key(w, key):
+    QTest.keyClick(QApplication.focusWidget() or w, key)
+    for _ in range(3):
+        QApplication.processEvents()
+
+
+DIGITS = [getattr(Qt.Key, f"Key_{d}") for d in range(10)]
+
+
+def _predicting(qtbot):
+    """The lecture deck on its all-gather scene (8 GPUs), predict-then-reveal on, a question open."""
+    w = make_window(qtbot, size=SIZE)
+    assert w.deck.open_builtin() and w.deck.go(1)
+    w.classroom.act_predict.trigger()
+    predict = w.classroom.predict
+    predict.animate = False  # reveal by jumping: deterministic
+    predict.start()
+    assert predict.q is not None and predict.q.n_choices <= 10
+    return w, predict
+
+
+def test_a_digit_answers_the_open_prediction_question_and_jumps_nowhere(qtbot):
+    """Issue 26 item 3 with predict-then-reveal: the deck's scene-number keys and the question's
+    answer keys are the same digits; Qt hands a press of a key two shortcuts share to one of them in
+    turn, so every other answer was lost, or typed as a scene number."""
+    w, predict = _predicting(qtbot)
+    scene, answered = w.model.scenario, []
+    for _ in range(4):  # four questions in a row, each answered right by its digit key
+        q = predict.q
+        right = min(q.answers)
+        _key(w, DIGITS[right])
+        assert predict.last is not None and predict.last[0] == q and predict.last[1] == right, (q, predict.last)
+        answered.append(predict.last[2])
+    assert answered == [True] * 4
+    # a scene number typed while a question waits answers it and then Enter jumps nowhere
+    for k in (DIGITS[1], DIGITS[2]):
+        _key(w, k)
+    _key(w, Qt.Key.Key_Return)
+    assert w.deck.index == 1 and w.model.scenario == scene and w.current_tab() == "ring"
+
+
+def test_with_no_question_open_a_number_and_enter_go_to_that_scene(qtbot):
+    w, predict = _predicting(qtbot)
+    w.playback.to_end()  # past the last question: predict mode on, nothing asked
+    qtbot.waitUntil(lambda: predict.q is None)
+    for k in (DIGITS[1], DIGITS[2], Qt.Key.Key_Return):
+        _key(w, k)
+    assert w.deck.index == 11 and w.current_tab() == "latency"  # scene 12, decode latency

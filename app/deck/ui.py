@@ -5,8 +5,8 @@ The deck in a main window (`install_deck(window)`, called once by the window):
     keys     PageDown / PageUp (and, while a deck is open, → / ←, Space) walk a scene's steps and
              then on to the next / previous scene; F5 starts the deck in presentation mode from
              the first scene, Shift+F5 from the current one; B or . blacks the screen, W whitens
-             it; Home / End the first / last scene; a number then Enter jumps to that scene; Esc
-             leaves (presentation's own Esc). `?` lists them: they are the window's actions.
+             it; Home / End the first / last scene; a number then Enter jumps to that scene (while a
+             prediction question is open the digits answer it instead); Esc leaves (presentation's own Esc). `?` lists them: they are the window's actions.
     dock     the deck's outline (scene list and the current scene's talking points) beside the
              picture; presentation mode hides it with the other docks.
 
@@ -159,10 +159,13 @@ class DeckController(QObject):
             sc.setContext(Qt.ShortcutContext.WindowShortcut)
             sc.setEnabled(False)
             sc.setProperty("group", "Deck")
-            sc.activated.connect(lambda d=d: self.type_digit(d))
-            # while a prediction asks, its own digit keys share these: the answer goes first
-            sc.activatedAmbiguously.connect(lambda d=d: self._on_digit_ambiguous(d))
+            sc.activated.connect(lambda d=d: self._on_digit_key(d))
+            # while predict-then-reveal is on, its digit keys share these keys: Qt hands each press to
+            # one of the two in turn, as "ambiguous"; both go to _on_digit_key, which decides
+            sc.activatedAmbiguously.connect(lambda d=d: self._on_digit_key(d))
             self.digit_keys.append(sc)
+        for d, sc in enumerate(getattr(getattr(w, "classroom", None), "answer_keys", ())):
+            sc.activatedAmbiguously.connect(lambda d=d: self._on_digit_key(d))
         self.enter_keys = []
         for k in ("Return", "Enter"):
             sc = QShortcut(QKeySequence(k), w, objectName=f"deckJump{k}")
@@ -413,11 +416,23 @@ class DeckController(QObject):
         self._typed = (self._typed + str(d))[-3:]
         self.window.statusBar().showMessage(self.tr("Scene {k}…").format(k=self._typed), 3000)
 
-    def _on_digit_ambiguous(self, d: int):
+    def _question(self):
+        """The prediction waiting for a device or chunk number, if one is open (its controller)."""
         classroom = getattr(self.window, "classroom", None)
-        if classroom is not None and classroom.answer_keys and classroom.answer_keys[d].isEnabled():
-            classroom.predict.answer_key(d)
-        else:
+        if classroom is None or not classroom.act_predict.isChecked():
+            return None
+        predict = classroom.predict
+        return predict if predict.active and predict.q is not None else None
+
+    def _on_digit_key(self, d: int):
+        """A digit: while a prediction question is open it answers it (a digit that is no choice
+        does nothing, and a half-typed scene number is dropped: Enter must not jump on it);
+        otherwise it types a scene number for Enter."""
+        predict = self._question()
+        if predict is not None:
+            self._typed = ""
+            predict.answer_key(d)
+        elif self.deck is not None:
             self.type_digit(d)
 
     def jump_typed(self):
