@@ -127,3 +127,52 @@ def test_with_no_question_open_a_number_and_enter_go_to_that_scene(qtbot):
     for k in (DIGITS[1], DIGITS[2], Qt.Key.Key_Return):
         _key(w, k)
     assert w.deck.index == 11 and w.current_tab() == "latency"  # scene 12, decode latency
+
+
+def _threaded_window(qtbot):
+    """A window whose scenarios build on the worker thread, as in the app (the tests' default is sync)."""
+    from app.main_window import MainWindow
+    from app.state import Scenario, ScenarioModel
+
+    w = MainWindow(ScenarioModel(Scenario(kind="all-gather", n=4), sync=False))
+    qtbot.addWidget(w)
+    w.resize(*SIZE)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+def test_a_scene_built_on_the_worker_thread_opens_at_its_step(qtbot):
+    """In the app a scenario is built off the event loop: the scene used to seek its step on the
+    old run's clock, and the new run then put it back at the start (every scene at t = 0, the
+    walk's first press a no-op). It seeks once its run is there; the picture equals a sync render."""
+    from app.deck.model import builtin_path
+    from app.deck.scene_open import open_scene
+
+    deck = load_deck(builtin_path())
+    w = _threaded_window(qtbot)
+    fresh = make_window(qtbot, size=SIZE)
+    for i in (1, 4, 9):  # all-gather at step 1; all-reduce algorithms; the TP forward (its weights tab)
+        open_scene(w, deck, i)
+        assert w.model.busy  # building on the thread
+        qtbot.waitUntil(lambda: not w.model.busy, timeout=60000)
+        open_scene(fresh, deck, i)
+        assert w.current_tab() == fresh.current_tab() == (deck.scenes[i].tab or fresh.current_tab())
+        assert w.playback.t == fresh.playback.t > 0 or deck.scenes[i].step == 0
+        a, b = _picture(w), _picture(fresh)
+        assert np.array_equal(a, b), f"scene {i + 1}: {int((a != b).any(axis=2).sum())} pixels differ"
+
+
+def test_the_handout_photographs_a_scene_once_the_worker_has_built_it(qtbot):
+    from app.deck.handout import scene_pictures
+    from app.deck.model import builtin_path
+    from app.deck.scene_open import open_scene
+
+    deck = load_deck(builtin_path())
+    deck = deck.__class__(deck.title, deck.scenes[1:3], deck.folder)
+    w = _threaded_window(qtbot)
+    fresh = make_window(qtbot, size=SIZE)
+    for i, scene, picture in scene_pictures(w, deck):
+        open_scene(fresh, deck, i)
+        a, b = image_to_array(picture), _picture(fresh)
+        assert np.array_equal(a, b), f"page {i + 1}: {int((a != b).any(axis=2).sum())} pixels differ"

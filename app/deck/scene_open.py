@@ -98,8 +98,31 @@ def open_scene(window, deck: Deck, i: int) -> Scene:
     if scene.tab and not window.select_tab(scene.tab):
         raise SceneError(_tr("Scene %1 (%2): the %3 view is not available here.").replace("%1", str(i + 1))
                          .replace("%2", scene.title.en).replace("%3", scene.tab))
-    pb.seek(scene_time(pb.stops, scene.step, scene.at))
+
+    def at_its_step():
+        # the app builds a scenario on the worker thread: its stops are known, and the window's
+        # own choice of tab for it made, only once its run is on screen (at once if it already is)
+        if scene.tab:
+            window.select_tab(scene.tab)
+        pb.pause()
+        pb.seek(scene_time(pb.stops, scene.step, scene.at))
+
+    window.model.after_build(at_its_step)
     return scene
+
+
+def wait_for_scene(window, timeout_s: float = 60.0):
+    """Let the event loop run until the scene last opened is built and at its step (the handout
+    photographs it then); returns at once when nothing is being built."""
+    import time
+
+    from PySide6.QtCore import QElapsedTimer
+
+    clock = QElapsedTimer()
+    clock.start()
+    while window.model.busy and clock.elapsed() < timeout_s * 1000:
+        QCoreApplication.processEvents()
+        time.sleep(0.005)  # the build holds the GIL in turns: give it the time, not a spinning loop
 
 
 def load_deck(path: str) -> Deck:
