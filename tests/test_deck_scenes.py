@@ -176,3 +176,27 @@ def test_the_handout_photographs_a_scene_once_the_worker_has_built_it(qtbot):
         open_scene(fresh, deck, i)
         a, b = image_to_array(picture), _picture(fresh)
         assert np.array_equal(a, b), f"page {i + 1}: {int((a != b).any(axis=2).sum())} pixels differ"
+
+
+def test_a_clicker_press_while_the_next_scene_builds_counts_on_that_scene(qtbot):
+    """Two quick PageDowns from scene 1 (not walked): the second came while scene 2 was still being
+    built and stepped the old run's clock, and the build then threw that step away."""
+    from app.deck.model import builtin_path
+    from app.deck.scene_open import open_scene
+
+    w = _threaded_window(qtbot)
+    assert w.deck.open_builtin()
+    qtbot.waitUntil(lambda: not w.model.busy, timeout=60000)
+    w.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is w)
+    QTest.keyClick(w, Qt.Key.Key_PageDown)
+    QTest.keyClick(w, Qt.Key.Key_PageDown)
+    assert w.model.busy  # the second press came during the build
+    qtbot.waitUntil(lambda: not w.model.busy, timeout=60000)
+    fresh = make_window(qtbot, size=SIZE)
+    open_scene(fresh, load_deck(builtin_path()), 1)
+    fresh.playback.step_forward()  # scene 2, one press on
+    assert w.deck.index == 1 and w.playback.t == fresh.playback.t
+    a, b = _picture(w), _picture(fresh)
+    assert np.array_equal(a, b), f"{int((a != b).any(axis=2).sum())} pixels differ"
+

@@ -341,6 +341,8 @@ class DeckController(QObject):
         if self.deck is None:
             self.window.playback.step_forward()
             return
+        if self._later(self.next):
+            return
         pb, scene = self.window.playback, self.scene()
         if scene is not None and scene.walk and not pb.at_end:
             pb.step_forward()
@@ -354,6 +356,8 @@ class DeckController(QObject):
         if self.deck is None:
             self.window.playback.step_back()
             return
+        if self._later(self.prev):
+            return
         pb, scene = self.window.playback, self.scene()
         start = self._start_t()
         eps = 1e-12 + 1e-9 * pb.t_end
@@ -364,6 +368,16 @@ class DeckController(QObject):
         earlier = [j for j in self.good() if j < self.index]
         if earlier:
             self.go(earlier[-1])
+
+    def _later(self, press) -> bool:
+        """While the scene's scenario is still being built (on the worker thread) a clicker press
+        counts once it is on screen: read now, it stepped the old run's clock, or took the old run's
+        end for this scene's and skipped a scene."""
+        model = self.window.model
+        if model.busy:
+            model.after_build(press)
+            return True
+        return False
 
     def first(self):
         self.go(0)
