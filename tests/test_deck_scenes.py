@@ -200,3 +200,17 @@ def test_a_clicker_press_while_the_next_scene_builds_counts_on_that_scene(qtbot)
     a, b = _picture(w), _picture(fresh)
     assert np.array_equal(a, b), f"{int((a != b).any(axis=2).sum())} pixels differ"
 
+
+def test_after_the_decode_tab_the_outline_is_in_front_again(qtbot):
+    """Scene 12 shows the Decode tab, which hides the left column; scene 13 brings it back with the
+    scenario dock in front of the outline (at 1280x720, the list of scenes was gone)."""
+    w = _threaded_window(qtbot)
+    for i, tab in ((11, "latency"), (12, "ring")):
+        assert w.deck.open_builtin() if i == 11 else True
+        assert w.deck.go(i)
+        qtbot.waitUntil(lambda: not w.model.busy, timeout=60000)
+        assert w.current_tab() == tab
+    QApplication.processEvents()
+    # a tabbed dock that is not in front is moved out of the window
+    assert w.rect().intersects(w.deck.dock.geometry()), w.deck.dock.geometry()
+    assert not w.rect().intersects(w.controls_dock.geometry()), w.controls_dock.geometry()

@@ -275,6 +275,10 @@ class DeckController(QObject):
             self.dock.show()
             self.dock.raise_()
 
+    def _raise_outline(self):
+        if self.dock.isVisible() and not self.dock.isFloating():
+            self.dock.raise_()
+
     def close_deck(self):
         self.deck, self.index, self.bad = None, -1, {}
         self._set_keys(False)
@@ -326,6 +330,9 @@ class DeckController(QObject):
                 continue
             self.index = j
             self._refresh_outline()
+            # the scene's tab brings back the docks the last one hid (the Decode tab hides the left
+            # column): the outline, not the scenario, in front of them again
+            self.window.model.after_build(self._raise_outline)
             self.scene_changed.emit(j)
             return True
         return False
