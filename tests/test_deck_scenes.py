@@ -214,3 +214,19 @@ def test_after_the_decode_tab_the_outline_is_in_front_again(qtbot):
     # a tabbed dock that is not in front is moved out of the window
     assert w.rect().intersects(w.deck.dock.geometry()), w.deck.dock.geometry()
     assert not w.rect().intersects(w.controls_dock.geometry()), w.controls_dock.geometry()
+
+
+def test_the_outline_shows_the_scene_on_screen_without_a_sideways_scroll_bar(qtbot):
+    """At 1280x720 the scene list is ~280 px wide: its long titles made a horizontal scroll bar that
+    cut them all at the edge, and scene 14 was below the list's view while it was on screen."""
+    w = make_window(qtbot, size=SIZE)
+    assert w.deck.open_builtin() and w.deck.go(13)
+    qtbot.waitUntil(lambda: w.deck.outline.list.verticalScrollBar().value() > 0)
+    lst = w.deck.outline.list
+    assert not lst.horizontalScrollBar().isVisible()
+    vp = lst.viewport().rect()
+    cur = lst.visualItemRect(lst.item(13))
+    assert 0 <= cur.top() and cur.bottom() <= vp.bottom(), (vp, cur)  # the current scene's row is in view
+    assert lst.textElideMode() == Qt.TextElideMode.ElideRight
+    for i in range(lst.count()):  # a title cut short by "…" is whole in its tooltip
+        assert lst.item(i).toolTip() == lst.item(i).text()

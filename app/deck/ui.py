@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QShortcut
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QMenu, QVBoxLayout, QWidget
 
@@ -89,6 +89,10 @@ class DeckOutline(QWidget):
         self.title = QLabel(objectName="deckTitle", wordWrap=True)
         self.list = QListWidget(objectName="deckList")
         self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the keys stay with the window
+        # a long title ends in "…" (its whole text in the tooltip) rather than a sideways scroll bar
+        # that cut every title at the column's edge and took a row
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.itemClicked.connect(lambda it: self.scene_clicked.emit(self.list.row(it)))
         self.points = QLabel(objectName="deckPoints", wordWrap=True)
         self.points.setTextFormat(Qt.TextFormat.RichText)
@@ -110,6 +114,7 @@ class DeckOutline(QWidget):
         muted = QColor(theme.palette().text_muted)
         for i, s in enumerate(deck.scenes):
             it = QListWidgetItem(f"{i + 1}. {s.title.get(lang())}")
+            it.setToolTip(it.text())
             if i in bad:
                 it.setForeground(muted)
                 it.setToolTip(bad[i])
@@ -117,8 +122,15 @@ class DeckOutline(QWidget):
             self.list.addItem(it)
         if 0 <= current < len(deck.scenes):
             self.list.setCurrentRow(current)
+            # the scene on screen in the list's view, once the new rows are laid out
+            QTimer.singleShot(0, self, self._scroll_to_current)
             pts = "".join(f"<li>{html.escape(p.get(lang()))}</li>" for p in deck.scenes[current].points)
             self.points.setText(f"<ul style='margin-left:-20px'>{pts}</ul>")
+
+
+    def _scroll_to_current(self):
+        if self.list.currentItem() is not None:
+            self.list.scrollToItem(self.list.currentItem())
 
 
 class DeckController(QObject):
