@@ -216,17 +216,26 @@ def test_after_the_decode_tab_the_outline_is_in_front_again(qtbot):
     assert not w.rect().intersects(w.controls_dock.geometry()), w.controls_dock.geometry()
 
 
-def test_the_outline_shows_the_scene_on_screen_without_a_sideways_scroll_bar(qtbot):
+@pytest.mark.parametrize("lang, i", [("en", 13), ("zh", 9)])
+def test_the_outline_shows_the_scene_on_screen_without_a_sideways_scroll_bar(qtbot, lang, i):
     """At 1280x720 the scene list is ~280 px wide: its long titles made a horizontal scroll bar that
-    cut them all at the edge, and scene 14 was below the list's view while it was on screen."""
+    cut them all at the edge; scene 14 was below the list's view while it was on screen; and scene
+    10's four Chinese talking points squeezed the list to four rows, scrolled to the top."""
     w = make_window(qtbot, size=SIZE)
-    assert w.deck.open_builtin() and w.deck.go(13)
-    qtbot.waitUntil(lambda: w.deck.outline.list.verticalScrollBar().value() > 0)
+    w.classroom.set_language(lang)
+    assert w.deck.open_builtin() and w.deck.go(i)
     lst = w.deck.outline.list
+    qtbot.waitUntil(lambda: lst.verticalScrollBar().value() > 0)
+    QApplication.processEvents()
     assert not lst.horizontalScrollBar().isVisible()
     vp = lst.viewport().rect()
-    cur = lst.visualItemRect(lst.item(13))
+    cur = lst.visualItemRect(lst.item(i))
     assert 0 <= cur.top() and cur.bottom() <= vp.bottom(), (vp, cur)  # the current scene's row is in view
+    assert vp.height() >= 5 * cur.height()  # and some rows around it
     assert lst.textElideMode() == Qt.TextElideMode.ElideRight
-    for i in range(lst.count()):  # a title cut short by "…" is whole in its tooltip
-        assert lst.item(i).toolTip() == lst.item(i).text()
+    for k in range(lst.count()):  # a title cut short by "…" is whole in its tooltip
+        assert lst.item(k).toolTip() == lst.item(k).text()
+    # the talking points are all there to read: in view, or a scroll away (not cut off)
+    area, points = w.deck.outline.points_area, w.deck.outline.points
+    assert points.height() >= points.heightForWidth(points.width()) - 1
+    assert area.verticalScrollBar().maximum() >= points.height() - area.viewport().height()

@@ -20,7 +20,7 @@ import os
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QShortcut
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QMenu, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QMenu, QScrollArea, QVBoxLayout, QWidget
 
 from .. import i18n, theme
 from ..core.frame import time_eps
@@ -29,6 +29,7 @@ from .model import BUILTIN, Deck, DeckFileError, Scene, Text, builtin_path
 from .scene_open import SceneError, bad_scenes, load_deck, open_scene, save_deck, scene_step, scene_time
 
 DECK_KEYS = ("Right", "Left", "Space", "Home", "End")  # the window's keys a deck takes while open
+LIST_MIN_ROWS = 5  # the outline's scene list keeps this many rows beside long talking points
 
 
 def lang() -> str:
@@ -94,13 +95,21 @@ class DeckOutline(QWidget):
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.itemClicked.connect(lambda it: self.scene_clicked.emit(self.list.row(it)))
+        self.list.installEventFilter(self)  # resized (the talking points changed): the scene kept in view
         self.points = QLabel(objectName="deckPoints", wordWrap=True)
         self.points.setTextFormat(Qt.TextFormat.RichText)
         self.points.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        # the talking points scroll when they are longer than the column (four in Chinese at
+        # 1280x720), rather than squeezing the list or being cut off at the bottom
+        self.points_area = QScrollArea(objectName="deckPointsArea", widgetResizable=True)
+        self.points_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.points_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.points_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.points_area.setWidget(self.points)
         lay = QVBoxLayout(self)
         lay.addWidget(self.title)
-        lay.addWidget(self.list, 2)
-        lay.addWidget(self.points, 1)
+        lay.addWidget(self.list, 1)
+        lay.addWidget(self.points_area, 2)
 
     def show_deck(self, deck: Deck | None, current: int, bad: dict):
         import html
@@ -120,6 +129,9 @@ class DeckOutline(QWidget):
                 it.setToolTip(bad[i])
                 it.setFlags(it.flags() & ~Qt.ItemFlag.ItemIsEnabled)
             self.list.addItem(it)
+        # long talking points (4 of them in Chinese) left the list 4 rows at 1280x720: keep some rows
+        rows = min(self.list.count(), LIST_MIN_ROWS)
+        self.list.setMinimumHeight(self.list.sizeHintForRow(0) * rows + 2 * self.list.frameWidth())
         if 0 <= current < len(deck.scenes):
             self.list.setCurrentRow(current)
             # the scene on screen in the list's view, once the new rows are laid out
@@ -127,6 +139,11 @@ class DeckOutline(QWidget):
             pts = "".join(f"<li>{html.escape(p.get(lang()))}</li>" for p in deck.scenes[current].points)
             self.points.setText(f"<ul style='margin-left:-20px'>{pts}</ul>")
 
+
+    def eventFilter(self, obj, e):
+        if obj is self.list and e.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self, self._scroll_to_current)
+        return False
 
     def _scroll_to_current(self):
         if self.list.currentItem() is not None:
