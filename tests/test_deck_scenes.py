@@ -239,3 +239,31 @@ def test_the_outline_shows_the_scene_on_screen_without_a_sideways_scroll_bar(qtb
     area, points = w.deck.outline.points_area, w.deck.outline.points
     assert points.height() >= points.heightForWidth(points.width()) - 1
     assert area.verticalScrollBar().maximum() >= points.height() - area.viewport().height()
+
+
+def test_the_presenter_thumbnail_of_a_weight_slices_scene_shows_the_weight_slices(qtbot):
+    """The next scene's thumbnail was always a ring: scene 10 (the TP forward's weight slices) and
+    scene 12 (decode latency) were announced with a picture the class would not see."""
+    from PySide6.QtCore import Qt as _Qt
+
+    from app.deck.model import builtin_path
+    from app.deck.presenter import TAB_ROOM, THUMB, scene_thumbnail
+    from app.tabs import settle_layouts
+    from app.views.weights.weights_view import WeightsView
+
+    deck = load_deck(builtin_path())
+    i = [s.id for s in deck.scenes].index("tp-forward")
+    assert deck.scenes[i].tab == "weights"
+    thumb = image_to_array(scene_thumbnail(deck, i).toImage())
+    w = make_window(qtbot, size=SIZE)
+    assert w.deck.open_builtin() and w.deck.go(i) and w.current_tab() == "weights"
+    view = WeightsView(w.model, w.playback)  # the window's weight slices, in the thumbnail's room
+    qtbot.addWidget(view)
+    view.resize(*TAB_ROOM)
+    view.show()
+    settle_layouts(view)
+    QApplication.processEvents()
+    want = view.grab().scaled(*THUMB, _Qt.AspectRatioMode.KeepAspectRatio, _Qt.TransformationMode.SmoothTransformation)
+    want = image_to_array(want.toImage())
+    assert thumb.shape == want.shape
+    assert np.array_equal(thumb, want), f"{int((thumb != want).any(axis=2).sum())} pixels differ"
