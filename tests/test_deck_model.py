@@ -35,6 +35,12 @@ def test_a_scene_of_a_saved_run_round_trips():
     assert loads(dumps(deck)).scenes == deck.scenes and '"run": "runs/my_ring.json.gz"' in dumps(deck)
 
 
+def test_how_far_into_its_step_a_scene_opens_round_trips():
+    deck = loads(json.dumps(_doc(step=3, at=1)))
+    assert deck.scenes[0].at == 1.0 and loads(dumps(deck)).scenes == deck.scenes
+    assert '"at"' not in dumps(loads(json.dumps(_doc(step=3)))) and loads(json.dumps(_doc(step=3))).scenes[0].at == 0.3
+
+
 def test_the_lecture_deck_follows_the_seed_in_order():
     deck = _lecture()
     ids = [s.id for s in deck.scenes]
@@ -75,6 +81,9 @@ def test_round_trip_is_identity():
     (json.dumps(_doc(tab="nope")), "tab"),
     (json.dumps(_doc(step=-1)), "step"),
     (json.dumps(_doc(step=True)), "step"),
+    (json.dumps(_doc(step=2, at=0)), "at"),
+    (json.dumps(_doc(step=2, at=1.5)), "at"),
+    (json.dumps(_doc(step=2, at="end")), "at"),
     (json.dumps(_doc(title={"fr": "x"})), "title"),
 ])
 def test_a_bad_deck_is_refused_in_one_sentence(text, words):

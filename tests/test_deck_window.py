@@ -333,7 +333,8 @@ def test_add_the_current_view_of_an_opened_run_writes_a_run_scene(qtbot, tmp_pat
     other = make_window(qtbot, size=SIZE)
     assert other.deck.open_deck(str(saved)) and not other.deck.bad
     assert other.model.run.opened.name == "broken.json.gz"
-    assert other.playback.t == pytest.approx(scene_time(other.playback.stops, 5))
+    assert doc["scenes"][0]["at"] == 1  # the boundary ending step 5, where seek_step(5) left it
+    assert other.playback.t == pytest.approx(w.playback.t)  # the run where it was, not a step on
     assert path.exists()
 
 

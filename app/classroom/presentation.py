@@ -17,7 +17,8 @@ and the desk size, so a round trip leaves everything as it was.
 
 In presentation mode the picture gets the room: the menu bar, status bar and every dock but the
 step's story (and the prediction, when a question is open) are hidden, the toolbar shows icons
-only, and the story's column is kept narrow enough that the current tab's picture covers at least
+only, the toolbar and tab bar keep their 1× size whatever the text scale (they are the lecturer's
+controls, not the audience's picture: at 2.5× they took 160 px of a 720 px screen), and the story's column is kept narrow enough that the current tab's picture covers at least
 PICTURE_SHARE of the screen at every text size. Esc restores the desk layout (Qt's saveState).
 """
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 import html
 from typing import NamedTuple
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QKeySequence, QPainter, QPalette, QShortcut
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QScrollArea, QVBoxLayout, QWidget
 
@@ -464,6 +465,7 @@ class PresentationController(QObject):
                 w.timeline.set_compact(True)  # rows a line tall, GPUs grouped as the strip's height asks
             w.showFullScreen()
             self._set_scale(self.presentation_scale)
+            self._pin_bars()
             self.esc.setEnabled(True)
             self._fit_story()
         else:
@@ -500,10 +502,30 @@ class PresentationController(QObject):
                 w.setGeometry(saved["geometry"])  # exactly where it was (restoreGeometry would clamp to the screen)
             for b in saved["bars"]:
                 b.show()
+            self._pin_bars()  # not presenting: the bars follow the text size again
             w.set_toolbar_labels(True)
             w.restoreState(saved["docks"])  # every dock where and as large as it was
             w.refresh_tab_docks()  # a tab chosen while presenting may want its docks hidden
         self.presentation_changed.emit(on)
+
+    def _pin_bars(self):
+        """While presenting, the toolbar and tab bar at their 1× size (their own stylesheet over the
+        application's, the icons at 1×); otherwise back to the application's look at the text scale."""
+        w = self.window
+        toolbar, tabs = getattr(w, "toolbar", None), getattr(w, "tabs", None)
+        if toolbar is None or tabs is None:
+            return
+        body, s = theme.FONT_PX["body"], theme.scale()
+        if self.presenting:
+            toolbar.setStyleSheet(f"QWidget {{ font-size: {body}px; }} QToolBar {{ spacing: 6px; }}")
+            tabs.tabBar().setStyleSheet(f"QTabBar {{ font-size: {body}px; }} "
+                                        f"QTabBar::tab {{ padding: 6px 14px; }}")
+            icon = theme.SIZE_PX["icon"]
+        else:
+            toolbar.setStyleSheet("")
+            tabs.tabBar().setStyleSheet("")
+            icon = round(theme.size("icon"))
+        toolbar.setIconSize(QSize(icon, icon))  # (after the window's own theme slot, which scales it)
 
     def _story_dock(self):
         """The one dock kept while presenting: the step's story (the window's explain_dock)."""
@@ -598,6 +620,8 @@ class PresentationController(QObject):
 
     def _on_theme_changed(self):
         apply_look()
+        if self.presenting:
+            self._pin_bars()
         if self.overlay.isVisible():
             self.overlay.refresh()
         if self.presenting:

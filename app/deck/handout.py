@@ -14,7 +14,7 @@ from PySide6.QtCore import QCoreApplication, QMarginsF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter, QTextDocument
 
 from .model import Deck
-from .scene_open import SceneError, bad_scenes, open_scene
+from .scene_open import SceneError, bad_scenes, open_scene, wait_for_scene
 
 PAGE_SIZES = {"a4": QPageSize.PageSizeId.A4, "letter": QPageSize.PageSizeId.Letter}
 PNG_SIZE = (1920, 1080)
@@ -37,6 +37,7 @@ def scene_pictures(window, deck: Deck):
             except SceneError as e:
                 yield i, None, str(e)
                 continue
+            wait_for_scene(window)  # built on the worker thread in the app: its picture once it is there
             for _ in range(3):  # queued repaints of the views, then the timeline's first layout
                 QCoreApplication.processEvents()
             page = window.tabs.currentWidget()

@@ -15,6 +15,7 @@ eval), in the versioned style of a scenario file (app/scenario_io.py):
          #  or "run": "my_ring.json.gz"                      # a saved run (a trace file) beside the deck
          "tab": "ring",                                       # optional: the view to show
          "step": 3,                                           # optional: open with step 3 in flight
+         "at": 0.3,                                           # optional: how far into that step (0-1]
          "walk": true}                                        # optional: PageDown walks the steps first
      ]}
 
@@ -39,7 +40,8 @@ MAX_TEXT = 600  # characters of one title or talking point
 MIN_POINTS, MAX_POINTS = 2, 4
 LANGS = ("en", "zh")
 TOP_KEYS = {"schema", "version", "title", "scenes", "note"}
-SCENE_KEYS = {"id", "title", "points", "scenario", "file", "run", "tab", "step", "walk"}
+SCENE_KEYS = {"id", "title", "points", "scenario", "file", "run", "tab", "step", "at", "walk"}
+STEP_AT = 0.3  # a scene opens this far into its step (as `--step K`): the step's blocks well on their way
 BUILTIN = "lecture"  # `shard-lab --deck lecture`
 
 
@@ -75,6 +77,7 @@ class Scene:
     walk: bool = True  # PageDown goes through the scene's steps before the next scene
     id: str = ""
     run: str = ""  # a saved run (trace file), relative to the deck's folder
+    at: float = STEP_AT  # how far into the step (1 = its end, the step boundary PageDown stops at)
 
     def to_dict(self) -> dict:
         d = {"id": self.id} if self.id else {}
@@ -90,6 +93,8 @@ class Scene:
             d["tab"] = self.tab
         if self.step:
             d["step"] = self.step
+            if self.at != STEP_AT:
+                d["at"] = self.at
         if not self.walk:
             d["walk"] = False
         return d
@@ -183,13 +188,16 @@ def _scene(v, i: int) -> Scene:
     step = v.get("step", 0)
     if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= 100000:
         raise _err(_tr("Scene %1: \"step\" must be a whole number >= 0."), i + 1)
+    at = v.get("at", STEP_AT)
+    if isinstance(at, bool) or not isinstance(at, (int, float)) or not 0 < at <= 1:
+        raise _err(_tr("Scene %1: \"at\" must be a number above 0 and at most 1 (how far into the step)."), i + 1)
     walk = v.get("walk", True)
     if not isinstance(walk, bool):
         raise _err(_tr("Scene %1: \"walk\" must be true or false."), i + 1)
     sid = v.get("id", "")
     if not isinstance(sid, str) or len(sid) > 60:
         raise _err(_tr("Scene %1: \"id\" must be a short text."), i + 1)
-    return Scene(title, points, scenario, file, tab, step, walk, sid, run)
+    return Scene(title, points, scenario, file, tab, step, walk, sid, run, float(at))
 
 
 def loads(text: str, folder: str = "") -> Deck:

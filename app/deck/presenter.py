@@ -8,6 +8,7 @@ Presenter view opens it anywhere); it follows the deck controller's scene_change
 from __future__ import annotations
 
 import html
+import importlib
 
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from PySide6.QtGui import QPixmap
@@ -19,26 +20,53 @@ from .scene_open import SceneError, scenario_file, scene_time
 THUMB = (480, 270)
 
 
-def scene_thumbnail(deck, i: int, size=THUMB) -> QPixmap:
-    """Scene i's ring at its opening step, drawn by a ring view of its own (never on screen)."""
-    from ..state import Playback, ScenarioModel
-    from ..views.ring.ring_view import RingView
+TAB_ROOM = (1280, 720)  # a tab other than the ring is drawn in this room, then scaled to the thumbnail
 
+
+def tab_view(key: str, model, playback) -> QWidget:
+    """A new view of the window's tab `key` ("" = the ring) on `model` and `playback`."""
+    if key in ("", "ring"):
+        from ..views.ring.ring_view import RingView
+
+        return RingView(model, playback)
+    from .. import tabs
+
+    _key, module, cls, _title = next(v for v in tabs.VIEWS if v[0] == key)
+    return getattr(importlib.import_module(module, tabs.__package__), cls)(model, playback)
+
+
+def scene_thumbnail(deck, i: int, size=THUMB) -> QPixmap:
+    """Scene i at its opening step in the scene's own tab (the weight slices, the decode latency…),
+    drawn by a view of its own (never on screen); a scene of a saved run draws that run (its file's
+    scenario is only a stand-in for the model). The ring is laid out at the thumbnail's size; another
+    tab, whose controls and plots need room, in TAB_ROOM and scaled down."""
+    from ..state import Playback, ScenarioModel
+    from ..tabs import settle_layouts
+
+    scene = deck.scenes[i]
     try:
-        sc = scenario_file(deck, i).scenario
-        model = ScenarioModel(sc)
+        sf = scenario_file(deck, i)
+        model = ScenarioModel(sf.scenario)
     except (SceneError, ValueError):
         return QPixmap()
+    if getattr(sf, "run", None) is not None:  # as `shard-lab RUN` does: the model plays the run's own trace
+        model.run = sf.run
     pb = Playback(model)
-    view = RingView(model, pb)
+    ring = scene.tab in ("", "ring")
+    view = tab_view(scene.tab, model, pb)
     view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-    view.resize(*size)
+    view.resize(*(size if ring else TAB_ROOM))
     view.show()
-    view.ensure_laid_out()
-    pb.seek(scene_time(pb.stops, deck.scenes[i].step))
+    if ring:
+        view.ensure_laid_out()
+    else:
+        settle_layouts(view)
+    pb.seek(scene_time(pb.stops, scene.step, scene.at))
     pix = view.grab()
     view.hide()
     view.deleteLater()
+    if not ring:
+        pix = pix.scaled(*size, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation)
     return pix
 
 

@@ -6,6 +6,7 @@ the scene) when it cannot, and changes nothing then.
 
 from __future__ import annotations
 
+import bisect
 import os
 from dataclasses import replace
 
@@ -13,7 +14,7 @@ from PySide6.QtCore import QCoreApplication
 
 from .. import scenario_io
 from . import model
-from .model import Deck, DeckFileError, Scene, _err
+from .model import STEP_AT, Deck, DeckFileError, Scene, _err
 
 model.TRANSLATOR = QCoreApplication  # the deck file's sentences in the app's language (context DeckFile)
 
@@ -21,19 +22,35 @@ model.TRANSLATOR = QCoreApplication  # the deck file's sentences in the app's la
 def _tr(text):
     return QCoreApplication.translate("DeckFile", text)
 
-STEP_SHOT_AT = 0.3  # as `--step K` (app/__main__.step_time): the step's blocks well on their way
+STEP_SHOT_AT = STEP_AT  # as `--step K` (app/__main__.step_time): the step's blocks well on their way
 
 
 class SceneError(ValueError):
     """A scene that cannot open; str(e) names it and says why."""
 
 
-def scene_time(stops: list, k: int) -> float:
-    """Simulated time that shows step k in flight (0 = the start; past the end: the end)."""
+def scene_time(stops: list, k: int, at: float = STEP_SHOT_AT) -> float:
+    """Simulated time `at` of the way through step k (0 = the start; past the end: the end; at = 1:
+    the boundary that ends step k, exactly)."""
     if k <= 0 or not stops:
         return 0.0
     k = min(k, len(stops) - 1)
-    return stops[k - 1] + STEP_SHOT_AT * (stops[k] - stops[k - 1])
+    if at >= 1:
+        return stops[k]
+    return stops[k - 1] + at * (stops[k] - stops[k - 1])
+
+
+def scene_step(stops: list, t: float, eps: float = 0.0) -> tuple[int, float]:
+    """(k, at) with scene_time(stops, k, at) == t: the step being shown at time t and how far into
+    it (a boundary is the end of the step before it, at = 1; the start is step 0)."""
+    k = bisect.bisect_left(stops, t - eps)  # the first boundary at or after t
+    if k == 0 or not stops:
+        return 0, STEP_SHOT_AT
+    if k >= len(stops):
+        return len(stops) - 1, 1.0
+    if abs(stops[k] - t) <= eps:
+        return k, 1.0
+    return k, (t - stops[k - 1]) / (stops[k] - stops[k - 1])
 
 
 def scenario_file(deck: Deck, i: int) -> scenario_io.ScenarioFile:
@@ -81,8 +98,31 @@ def open_scene(window, deck: Deck, i: int) -> Scene:
     if scene.tab and not window.select_tab(scene.tab):
         raise SceneError(_tr("Scene %1 (%2): the %3 view is not available here.").replace("%1", str(i + 1))
                          .replace("%2", scene.title.en).replace("%3", scene.tab))
-    pb.seek(scene_time(pb.stops, scene.step))
+
+    def at_its_step():
+        # the app builds a scenario on the worker thread: its stops are known, and the window's
+        # own choice of tab for it made, only once its run is on screen (at once if it already is)
+        if scene.tab:
+            window.select_tab(scene.tab)
+        pb.pause()
+        pb.seek(scene_time(pb.stops, scene.step, scene.at))
+
+    window.model.after_build(at_its_step)
     return scene
+
+
+def wait_for_scene(window, timeout_s: float = 60.0):
+    """Let the event loop run until the scene last opened is built and at its step (the handout
+    photographs it then); returns at once when nothing is being built."""
+    import time
+
+    from PySide6.QtCore import QElapsedTimer
+
+    clock = QElapsedTimer()
+    clock.start()
+    while window.model.busy and clock.elapsed() < timeout_s * 1000:
+        QCoreApplication.processEvents()
+        time.sleep(0.005)  # the build holds the GIL in turns: give it the time, not a spinning loop
 
 
 def load_deck(path: str) -> Deck:

@@ -5,8 +5,8 @@ The deck in a main window (`install_deck(window)`, called once by the window):
     keys     PageDown / PageUp (and, while a deck is open, → / ←, Space) walk a scene's steps and
              then on to the next / previous scene; F5 starts the deck in presentation mode from
              the first scene, Shift+F5 from the current one; B or . blacks the screen, W whitens
-             it; Home / End the first / last scene; a number then Enter jumps to that scene; Esc
-             leaves (presentation's own Esc). `?` lists them: they are the window's actions.
+             it; Home / End the first / last scene; a number then Enter jumps to that scene (while a
+             prediction question is open the digits answer it instead); Esc leaves (presentation's own Esc). `?` lists them: they are the window's actions.
     dock     the deck's outline (scene list and the current scene's talking points) beside the
              picture; presentation mode hides it with the other docks.
 
@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QShortcut
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QMenu, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QMenu, QScrollArea, QVBoxLayout, QWidget
 
 from .. import i18n, theme
+from ..core.frame import time_eps
 from ..words import fmt_bytes
 from .model import BUILTIN, Deck, DeckFileError, Scene, Text, builtin_path
-from .scene_open import SceneError, bad_scenes, load_deck, open_scene, save_deck, scene_time
+from .scene_open import SceneError, bad_scenes, load_deck, open_scene, save_deck, scene_step, scene_time
 
 DECK_KEYS = ("Right", "Left", "Space", "Home", "End")  # the window's keys a deck takes while open
+LIST_MIN_ROWS = 5  # the outline's scene list keeps this many rows beside long talking points
 
 
 def lang() -> str:
@@ -88,14 +90,26 @@ class DeckOutline(QWidget):
         self.title = QLabel(objectName="deckTitle", wordWrap=True)
         self.list = QListWidget(objectName="deckList")
         self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the keys stay with the window
+        # a long title ends in "…" (its whole text in the tooltip) rather than a sideways scroll bar
+        # that cut every title at the column's edge and took a row
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.itemClicked.connect(lambda it: self.scene_clicked.emit(self.list.row(it)))
+        self.list.installEventFilter(self)  # resized (the talking points changed): the scene kept in view
         self.points = QLabel(objectName="deckPoints", wordWrap=True)
         self.points.setTextFormat(Qt.TextFormat.RichText)
         self.points.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        # the talking points scroll when they are longer than the column (four in Chinese at
+        # 1280x720), rather than squeezing the list or being cut off at the bottom
+        self.points_area = QScrollArea(objectName="deckPointsArea", widgetResizable=True)
+        self.points_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.points_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.points_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.points_area.setWidget(self.points)
         lay = QVBoxLayout(self)
         lay.addWidget(self.title)
-        lay.addWidget(self.list, 2)
-        lay.addWidget(self.points, 1)
+        lay.addWidget(self.list, 1)
+        lay.addWidget(self.points_area, 2)
 
     def show_deck(self, deck: Deck | None, current: int, bad: dict):
         import html
@@ -109,15 +123,31 @@ class DeckOutline(QWidget):
         muted = QColor(theme.palette().text_muted)
         for i, s in enumerate(deck.scenes):
             it = QListWidgetItem(f"{i + 1}. {s.title.get(lang())}")
+            it.setToolTip(it.text())
             if i in bad:
                 it.setForeground(muted)
                 it.setToolTip(bad[i])
                 it.setFlags(it.flags() & ~Qt.ItemFlag.ItemIsEnabled)
             self.list.addItem(it)
+        # long talking points (4 of them in Chinese) left the list 4 rows at 1280x720: keep some rows
+        rows = min(self.list.count(), LIST_MIN_ROWS)
+        self.list.setMinimumHeight(self.list.sizeHintForRow(0) * rows + 2 * self.list.frameWidth())
         if 0 <= current < len(deck.scenes):
             self.list.setCurrentRow(current)
+            # the scene on screen in the list's view, once the new rows are laid out
+            QTimer.singleShot(0, self, self._scroll_to_current)
             pts = "".join(f"<li>{html.escape(p.get(lang()))}</li>" for p in deck.scenes[current].points)
             self.points.setText(f"<ul style='margin-left:-20px'>{pts}</ul>")
+
+
+    def eventFilter(self, obj, e):
+        if obj is self.list and e.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self, self._scroll_to_current)
+        return False
+
+    def _scroll_to_current(self):
+        if self.list.currentItem() is not None:
+            self.list.scrollToItem(self.list.currentItem())
 
 
 class DeckController(QObject):
@@ -158,10 +188,13 @@ class DeckController(QObject):
             sc.setContext(Qt.ShortcutContext.WindowShortcut)
             sc.setEnabled(False)
             sc.setProperty("group", "Deck")
-            sc.activated.connect(lambda d=d: self.type_digit(d))
-            # while a prediction asks, its own digit keys share these: the answer goes first
-            sc.activatedAmbiguously.connect(lambda d=d: self._on_digit_ambiguous(d))
+            sc.activated.connect(lambda d=d: self._on_digit_key(d))
+            # while predict-then-reveal is on, its digit keys share these keys: Qt hands each press to
+            # one of the two in turn, as "ambiguous"; both go to _on_digit_key, which decides
+            sc.activatedAmbiguously.connect(lambda d=d: self._on_digit_key(d))
             self.digit_keys.append(sc)
+        for d, sc in enumerate(getattr(getattr(w, "classroom", None), "answer_keys", ())):
+            sc.activatedAmbiguously.connect(lambda d=d: self._on_digit_key(d))
         self.enter_keys = []
         for k in ("Return", "Enter"):
             sc = QShortcut(QKeySequence(k), w, objectName=f"deckJump{k}")
@@ -271,6 +304,10 @@ class DeckController(QObject):
             self.dock.show()
             self.dock.raise_()
 
+    def _raise_outline(self):
+        if self.dock.isVisible() and not self.dock.isFloating():
+            self.dock.raise_()
+
     def close_deck(self):
         self.deck, self.index, self.bad = None, -1, {}
         self._set_keys(False)
@@ -322,6 +359,9 @@ class DeckController(QObject):
                 continue
             self.index = j
             self._refresh_outline()
+            # the scene's tab brings back the docks the last one hid (the Decode tab hides the left
+            # column): the outline, not the scenario, in front of them again
+            self.window.model.after_build(self._raise_outline)
             self.scene_changed.emit(j)
             return True
         return False
@@ -330,12 +370,14 @@ class DeckController(QObject):
         return self.deck.scenes[self.index] if self.deck is not None and self.index >= 0 else None
 
     def _start_t(self) -> float:
-        return scene_time(self.window.playback.stops, self.scene().step)
+        return scene_time(self.window.playback.stops, self.scene().step, self.scene().at)
 
     def next(self):
         """PageDown: the scene's next step, or (at its end, or a scene that is not walked) the next scene."""
         if self.deck is None:
             self.window.playback.step_forward()
+            return
+        if self._later(self.next):
             return
         pb, scene = self.window.playback, self.scene()
         if scene is not None and scene.walk and not pb.at_end:
@@ -350,6 +392,8 @@ class DeckController(QObject):
         if self.deck is None:
             self.window.playback.step_back()
             return
+        if self._later(self.prev):
+            return
         pb, scene = self.window.playback, self.scene()
         start = self._start_t()
         eps = 1e-12 + 1e-9 * pb.t_end
@@ -360,6 +404,16 @@ class DeckController(QObject):
         earlier = [j for j in self.good() if j < self.index]
         if earlier:
             self.go(earlier[-1])
+
+    def _later(self, press) -> bool:
+        """While the scene's scenario is still being built (on the worker thread) a clicker press
+        counts once it is on screen: read now, it stepped the old run's clock, or took the old run's
+        end for this scene's and skipped a scene."""
+        model = self.window.model
+        if model.busy:
+            model.after_build(press)
+            return True
+        return False
 
     def first(self):
         self.go(0)
@@ -412,11 +466,23 @@ class DeckController(QObject):
         self._typed = (self._typed + str(d))[-3:]
         self.window.statusBar().showMessage(self.tr("Scene {k}…").format(k=self._typed), 3000)
 
-    def _on_digit_ambiguous(self, d: int):
+    def _question(self):
+        """The prediction waiting for a device or chunk number, if one is open (its controller)."""
         classroom = getattr(self.window, "classroom", None)
-        if classroom is not None and classroom.answer_keys and classroom.answer_keys[d].isEnabled():
-            classroom.predict.answer_key(d)
-        else:
+        if classroom is None or not classroom.act_predict.isChecked():
+            return None
+        predict = classroom.predict
+        return predict if predict.active and predict.q is not None else None
+
+    def _on_digit_key(self, d: int):
+        """A digit: while a prediction question is open it answers it (a digit that is no choice
+        does nothing, and a half-typed scene number is dropped: Enter must not jump on it);
+        otherwise it types a scene number for Enter."""
+        predict = self._question()
+        if predict is not None:
+            self._typed = ""
+            predict.answer_key(d)
+        elif self.deck is not None:
             self.type_digit(d)
 
     def jump_typed(self):
@@ -433,7 +499,9 @@ class DeckController(QObject):
 
         w = self.window
         sc, pb = w.model.scenario, w.playback
-        k = pb.step_index
+        # the step on screen and how far into it: step_index counts the boundaries passed, one
+        # fewer than the step in flight, and a scene opened at step_index showed the step before
+        k, at = scene_step(pb.stops, pb.t, time_eps(pb.t_end))
         title = title or f"{sc.kind}, n = {sc.n}"
         where = f" ({sc.topology})" if sc.topology else ""
         points = (Text(f"{sc.kind} of {fmt_bytes(sc.nbytes)} on {sc.n} GPUs{where}, {sc.algo}.",
@@ -447,10 +515,10 @@ class DeckController(QObject):
             points = (Text(f"{what} on {sc.n} GPUs, as {opened.name} recorded it.",
                            f"{what}：{sc.n} 块 GPU，按 {opened.name} 的记录。"), points[1])
             scene = Scene(Text(title, title), points, None, "", w.current_tab(), k, True, "",
-                          os.path.abspath(opened.path))
+                          os.path.abspath(opened.path), at)
         else:
             d = scenario_io.scenario_to_dict(sc)
-            scene = Scene(Text(title, title), points, d, "", w.current_tab(), k, True, "")
+            scene = Scene(Text(title, title), points, d, "", w.current_tab(), k, True, "", at=at)
         deck = self.deck or Deck(Text("My deck", "我的讲稿"))
         self.deck = deck.with_scene(scene)
         self.index = len(self.deck.scenes) - 1

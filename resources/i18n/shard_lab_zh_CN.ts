@@ -985,6 +985,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>there is no saved run %1 beside the deck.</source>
             <translation>讲稿旁边没有保存的运行 %1。</translation>
         </message>
+        <message>
+            <source>Scene %1: "at" must be a number above 0 and at most 1 (how far into the step).</source>
+            <translation>第 %1 页："at" 必须是大于 0、至多为 1 的数（在这一步中走到多远）。</translation>
+        </message>
     </context>
     <context>
         <name>Explain</name>
