@@ -1,0 +1,1 @@
+"""Shard Lab's Qt app: the window, its views and the classroom, drawing what simcore records."""

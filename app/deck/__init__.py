@@ -1,0 +1,1 @@
+"""Decks: the lecture as ordered scenes with talking points, a presenter view and a handout."""
