@@ -116,7 +116,7 @@ class _Run:
                 d[r] = trace.encode_who(frozenset(np.flatnonzero(bits[r]).tolist()), n)
         return desc[inv.reshape(-1)]
 
-    def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None, desc=None):
+    def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None, desc=None, plan=None):
         """
         Send fine chunks from src to dst (add when reduce, else copy); returns the arrivals.
         src, dst, ready: one value or arrays of M moves; fine: M lists of F fine chunks each
@@ -127,6 +127,8 @@ class _Run:
         key: (M, KEYS) order of the moves in the recorded trace (default: call order).
         desc: (M·F, 4) the messages' contributor descriptors when the caller knows them (the
         channel rings: contributors.who_channel_arc); then no sets are kept for these chunks.
+        plan: Comm._plan(src, dst, rounds=True) when the caller sends on the same ports step
+        after step (worked out once).
         Returns each move's arrival (its last message's), an array (a float for one move).
         """
         one = np.ndim(src) == 0
@@ -146,7 +148,7 @@ class _Run:
             hcode = None
             lens = self.lens[half][f]
         b = (lens * self.item).astype(float) * comm.byte_scale
-        plan = comm._plan(src, dst)
+        plan = comm._plan(src, dst) if plan is None else plan
         if plan.all_ports and not plan.in_turn:  # each move on its own ports: its F messages in a chain
             start, end = (x.reshape(-1) for x in comm._port_chains(plan, b.reshape(M, F), ready))
         else:
@@ -479,6 +481,7 @@ def _lockstep_rings(run, rings, segs_of, first_of, op_phases, ready, P=None, N=N
     src = rings.reshape(-1)
     dst = rings[:, (pos + 1) % n].reshape(-1)
     rows = np.arange(C)[:, None]
+    plan = run.comm._plan(src, dst, rounds=True)  # the same ports every step
     step = 0
     summed = False
     for phase, reduce in op_phases:
@@ -490,7 +493,7 @@ def _lockstep_rings(run, rings, segs_of, first_of, op_phases, ready, P=None, N=N
             desc = None
             if P is not None and F == 1:
                 desc = _channel_who(rings, P, N, k, False if reduce else (True if summed else None))
-            t = run.move(src, dst, seg.reshape(-1, F), ready[src], step, phase, reduce, desc=desc)
+            t = run.move(src, dst, seg.reshape(-1, F), ready[src], step, phase, reduce, desc=desc, plan=plan)
             arrivals = ready.copy()
             np.maximum.at(arrivals, dst, t)
             ready[:] = arrivals
