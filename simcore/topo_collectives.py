@@ -77,8 +77,12 @@ class _Run:
 
     def _unite(self, a, b):
         """Set ids of sets[a] | sets[b], elementwise (int arrays)."""
-        key = a * (1 << 32) + b
-        uniq, inv = np.unique(key, return_inverse=True)
+        S = len(self.sets)
+        if S * S <= 1 << 22:  # pairs a·S + b in a table: np.unique's sorted pairs without a sort
+            uniq, inv = _dense_unique(a * S + b, S * S)
+            uniq = (uniq // S) * (1 << 32) + uniq % S
+        else:
+            uniq, inv = np.unique(a * (1 << 32) + b, return_inverse=True)
         out = np.empty(len(uniq), dtype=np.int64)
         memo, sets, ids = self._union, self.sets, self._id
         for i, k in enumerate(uniq.tolist()):
@@ -96,7 +100,7 @@ class _Run:
 
     def _descs(self, ids):
         """(first, count, period, limit) of set ids (trace.encode_who of each distinct set once)."""
-        uniq, inv = np.unique(ids, return_inverse=True)  # only the sets messages carry
+        uniq, inv = _dense_unique(ids, len(self.sets))  # only the sets messages carry
         n, trace, sets = self.comm.n, self.comm.trace, self.sets
         width = (n + 7) // 8
         desc = np.empty((len(uniq), 4), dtype=np.int64)
@@ -201,18 +205,27 @@ class _Run:
         bufs = self.bufs
         if self.width is not None:
             w = self.width
-            a, z = (0, w) if half is None else (0, w // 2) if half == 0 else (w // 2, w)
             b2 = bufs.reshape(-1, w)  # row d·G + f: device d's fine chunk f
             rows, frm = d_rep * self.G + f, s_rep * self.G + f
-            if a == 0 and z == w:
+            if half is not None and w % 2 == 0:  # half a row is a whole row of rows half as wide
+                b2, rows, frm = bufs.reshape(-1, w // 2), 2 * rows + half, 2 * frm + half
+            elif half is not None:
+                a, z = (0, w // 2) if half == 0 else (w // 2, w)
                 if reduce:
-                    b2[rows] += b2[frm]
+                    b2[rows, a:z] += b2[frm, a:z]
                 else:
-                    b2[rows] = b2[frm]
-            elif reduce:
-                b2[rows, a:z] += b2[frm, a:z]
+                    b2[rows, a:z] = b2[frm, a:z]
+                return
+            # a row as one opaque item of its bytes: take() and put() move rows several times
+            # faster than fancy indexing does, and the sums are the same additions
+            row = np.dtype((np.void, b2.shape[1] * b2.itemsize))
+            items = b2.view(row).reshape(-1)
+            if reduce:
+                x = b2.take(rows, axis=0)
+                x += b2.take(frm, axis=0)
+                np.put(items, rows, x.view(row).reshape(-1))
             else:
-                b2[rows, a:z] = b2[frm, a:z]
+                np.put(items, rows, items.take(frm))
         else:
             los = self.lo[f] if half != 1 else (self.lo[f] + self.hi[f]) // 2
             his = self.hi[f] if half != 0 else (self.lo[f] + self.hi[f]) // 2
@@ -277,14 +290,27 @@ class _Run:
 
 def _occurrence(keys):
     """Each key's index among the earlier equal keys, or None when no key repeats."""
-    uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
-    if len(uniq) == len(keys):
+    order = np.argsort(keys, kind="stable")
+    by = keys[order]
+    new = np.empty(len(keys), dtype=bool)
+    new[:1] = True
+    np.not_equal(by[1:], by[:-1], out=new[1:])
+    if new.all():
         return None
-    order = np.argsort(inverse, kind="stable")
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    at = np.arange(len(keys))
     out = np.empty(len(keys), dtype=np.int64)
-    out[order] = np.arange(len(keys)) - starts
+    out[order] = at - np.maximum.accumulate(np.where(new, at, 0))  # minus where its run of equal keys starts
     return out
+
+
+def _dense_unique(values, size):
+    """np.unique(values, return_inverse=True) of ints in [0, size), through a table of size."""
+    seen = np.zeros(size, dtype=bool)
+    seen[values] = True
+    uniq = np.flatnonzero(seen)
+    rank = np.empty(size, dtype=np.int64)
+    rank[uniq] = np.arange(len(uniq))
+    return uniq, rank[values]
 
 
 def _stack(arrays, n, what):
