@@ -62,6 +62,7 @@ class _Run:
         self.lo, self.hi = bnd[:-1], bnd[1:]
         mid = (self.lo + self.hi) // 2
         self.lens = {None: self.hi - self.lo, 0: mid - self.lo, 1: self.hi - mid}
+        self._lens_by_code = np.stack([self.lens[None], self.lens[0], self.lens[1]])  # row: half code + 1
         self.item = bufs.itemsize
         self.width = int(L // G) if G and L % G == 0 and bufs.flags.c_contiguous else None
         self.sets = [1 << d for d in range(n)]  # set id → its devices as a bitmask (id d: device d alone)
@@ -116,8 +117,10 @@ class _Run:
             d = desc[lo:lo + len(part)]
             d[:, 0] = np.where(arc, rising.argmax(axis=1), 0)
             d[:, 1], d[:, 2], d[:, 3] = count, n, n
-            for r in np.flatnonzero(~arc & (count < n)).tolist():  # anything else: the trace's explicit lists
-                d[r] = trace.encode_who(frozenset(np.flatnonzero(bits[r]).tolist()), n)
+            rows = np.flatnonzero(~arc & (count < n))  # anything else: the trace's explicit lists
+            members = np.split(np.nonzero(bits[rows])[1], np.cumsum(count[rows])[:-1])  # sorted, row by row
+            for r, s in zip(rows.tolist(), members):
+                d[r] = trace.encode_explicit(s.tolist())
         return desc[inv.reshape(-1)]
 
     def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None, desc=None, plan=None):
@@ -147,7 +150,7 @@ class _Run:
             half = {-1: None, 0: 0, 1: 1}[int(np.asarray(half)[0])]  # one half for every move
         if np.ndim(half):  # one half (None, 0 or 1 as −1, 0, 1) per move
             hcode = np.repeat(np.asarray(half, dtype=np.int64), F)
-            lens = np.where(hcode < 0, self.lens[None][f], np.where(hcode == 0, self.lens[0][f], self.lens[1][f]))
+            lens = self._lens_by_code[hcode + 1, f]
         else:
             hcode = None
             lens = self.lens[half][f]
@@ -158,7 +161,8 @@ class _Run:
         else:
             plan = comm._plan(s_rep, d_rep) if F > 1 else plan
             start, end = comm._port_times(plan, b, np.repeat(np.broadcast_to(np.asarray(ready, dtype=float), (M,)), F))
-        who = self.who[s_rep, f] if desc is None else np.asarray(desc, dtype=np.int64).reshape(M * F, 4)
+        who = self.who.reshape(-1).take(s_rep * self.G + f) if desc is None else \
+            np.asarray(desc, dtype=np.int64).reshape(M * F, 4)
         if key is None:
             key = np.zeros((M, self.KEYS), dtype=np.int64)
             key[:, 0] = self._calls
@@ -189,9 +193,10 @@ class _Run:
     def _update(self, s_rep, d_rep, f, who, reduce, half, hcode):
         """The data and contributors of messages whose (receiver, chunk) are all different."""
         if hcode is not None:
-            for code in np.unique(hcode).tolist():
+            for code in (-1, 0, 1):
                 m = hcode == code
-                self._data(s_rep[m], d_rep[m], f[m], reduce, None if code < 0 else code)
+                if m.any():
+                    self._data(s_rep[m], d_rep[m], f[m], reduce, None if code < 0 else code)
             upd = hcode != 0
             s_u, d_u, f_u, w_u = s_rep[upd], d_rep[upd], f[upd], who[upd]
             self.who[d_u, f_u] = self._unite(self.who[d_u, f_u], w_u) if reduce else w_u
@@ -289,7 +294,9 @@ class _Run:
 
 
 def _occurrence(keys):
-    """Each key's index among the earlier equal keys, or None when no key repeats."""
+    """Each key's index among the earlier equal keys (ints >= 0), or None when no key repeats."""
+    if len(keys) and int(np.bincount(keys).max()) < 2:  # most steps: no sort needed
+        return None
     order = np.argsort(keys, kind="stable")
     by = keys[order]
     new = np.empty(len(keys), dtype=bool)
