@@ -118,10 +118,11 @@ class _Run:
             d[:, 0] = np.where(arc, rising.argmax(axis=1), 0)
             d[:, 1], d[:, 2], d[:, 3] = count, n, n
             rows = np.flatnonzero(~arc & (count < n))  # anything else: the trace's explicit lists
-            members = np.split(np.nonzero(bits[rows])[1], np.cumsum(count[rows])[:-1])  # sorted, row by row
-            for r, s in zip(rows.tolist(), members):
-                d[r] = trace.encode_explicit(s.tolist())
-        return desc[inv.reshape(-1)]
+            members = np.nonzero(bits[rows])[1].tolist()  # sorted, row after row
+            ends = np.cumsum(count[rows]).tolist()
+            for r, lo, hi in zip(rows.tolist(), [0] + ends, ends):
+                d[r] = trace.encode_explicit(members[lo:hi])
+        return desc.take(inv.reshape(-1), axis=0)
 
     def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None, desc=None, plan=None):
         """
