@@ -700,19 +700,22 @@ def _axis_run(run, jobs, step0, phase, reduce):
                 i, dst, other, key = _hop_plan(Lc, N, ring, h, dist, side)
                 if not len(i):
                     continue
-                key = key.copy()
-                key[:, 0], key[:, 1] = key0
                 F = blocks.shape[2]
-                batches.setdefault(F, []).append((js, side, dst, Lc * len(i), lines[:, i].reshape(-1),
+                whole = len(i) == N  # every position sends (a ring): no gather needed
+                batches.setdefault(F, []).append((js, side, dst, Lc * len(i),
+                                                  (lines if whole else lines[:, i]).reshape(-1),
                                                   lines[:, dst].reshape(-1), blocks[:, other, :].reshape(-1, F),
-                                                  clock[side][:, i].reshape(-1), halves[side], key))
+                                                  (clock[side] if whole else clock[side][:, i]).reshape(-1),
+                                                  halves[side], key, key0))
         done = []
         for F, pieces in batches.items():
+            sizes = [p[3] for p in pieces]
+            key = np.concatenate([p[9] for p in pieces])  # the shared plans' keys, then each job's first two columns
+            key[:, :2] = np.repeat(np.array([p[10] for p in pieces], dtype=np.int64), sizes, axis=0)
             t = run.move(np.concatenate([p[4] for p in pieces]), np.concatenate([p[5] for p in pieces]),
                          np.concatenate([p[6] for p in pieces]), np.concatenate([p[7] for p in pieces]),
-                         step0 + h - 1, phase, reduce, np.repeat([p[8] for p in pieces], [p[3] for p in pieces]),
-                         key=np.concatenate([p[9] for p in pieces]))
-            at = np.cumsum([0] + [p[3] for p in pieces])
+                         step0 + h - 1, phase, reduce, np.repeat([p[8] for p in pieces], sizes), key=key)
+            at = np.cumsum([0] + sizes)
             done += [(p[0], p[1], p[2], t[at[q]:at[q + 1]]) for q, p in enumerate(pieces)]
         for js, side, dst, t in done:  # every hop's moves read the clocks before any is moved
             st = state[js]
