@@ -248,8 +248,8 @@ class Comm:
         if self._not_before > -math.inf:  # the call's base latency: nothing moves before it
             ready = np.maximum(ready, self._not_before)
         if plan.in_turn and plan.all_ports:
-            rounds = _pair_rounds(plan.sp, plan.rp)
-            if rounds is not None:  # every port keeps one partner: messages in chains, timed in rounds
+            rounds = plan.rounds if plan.rounds is not None else _round_groups(plan.sp, plan.rp)
+            if rounds:  # every port keeps one partner: messages in chains, timed in rounds
                 return self._port_rounds(plan, b, ready, rounds)
         if plan.in_turn:
             alpha, bw = np.broadcast_to(plan.alpha, (m,)), np.broadcast_to(plan.bw, (m,))
@@ -302,15 +302,13 @@ class Comm:
     def _port_rounds(self, plan, b, ready, rounds):
         """_port_times for messages whose send port always meets the same receive port: the
         r-th message of each port pair waits only for the (r−1)-th, so round r is one array step
-        and the times equal _port_time's one by one (the same max and sums in the same order)."""
+        and the times equal _port_time's one by one (the same max and sums in the same order).
+        rounds: _round_groups of the plan."""
         m = len(plan.src)
         alpha = np.broadcast_to(np.asarray(plan.alpha, dtype=float), (m,))
         busy = b / plan.bw
         start = np.empty(m)
-        order = np.argsort(rounds, kind="stable")
-        cuts = np.searchsorted(rounds[order], np.arange(1, int(rounds.max()) + 1))
-        for idx in np.split(order, cuts):
-            sp, rp = plan.sp[idx], plan.rp[idx]
+        for idx, sp, rp in rounds:
             s = np.maximum(np.maximum(ready[idx], self._send_free[sp]), self._recv_free[rp])
             free = s + busy[idx]
             self._send_free[sp] = free
@@ -346,8 +344,10 @@ class Comm:
         self.time = max(self.time, end)
         return end
 
-    def _plan(self, src, dst) -> _Plan:
-        """The routes of messages src -> dst (arrays), ready to be timed by _port_times."""
+    def _plan(self, src, dst, rounds=False) -> _Plan:
+        """The routes of messages src -> dst (arrays), ready to be timed by _port_times.
+        rounds: work out the port model's rounds now (_round_groups), for a plan that times
+        many batches (a ring's every step uses the same ports)."""
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         fast = getattr(self.topology, "routes", None)
@@ -373,7 +373,10 @@ class Comm:
                 sp[i], rp[i], alpha[i], bw[i] = r
         hs, hr = sp >= 0, rp >= 0
         in_turn = _repeats(sp[hs], len(self._send_free)) or _repeats(rp[hr], len(self._recv_free))
-        return _Plan(src, dst, sp, rp, alpha, bw, bool(hs.all() and hr.all()), in_turn)
+        plan = _Plan(src, dst, sp, rp, alpha, bw, bool(hs.all() and hr.all()), in_turn)
+        if rounds and plan.in_turn and plan.all_ports:
+            plan = plan._replace(rounds=_round_groups(sp, rp))
+        return plan
 
 
 class CollectiveCall:
@@ -471,6 +474,7 @@ class _Plan(NamedTuple):
     bw: object
     all_ports: bool  # every message holds a send and a receive port
     in_turn: bool  # a port appears twice: the messages must be timed one by one
+    rounds: object = None  # _round_groups(sp, rp) when worked out once for many batches (None: not yet)
 
 
 def _pair_rounds(sp, rp):
@@ -486,6 +490,17 @@ def _pair_rounds(sp, rp):
     rounds = np.empty(len(sp), dtype=np.int64)
     rounds[order] = np.arange(len(sp)) - starts
     return rounds
+
+
+def _round_groups(sp, rp):
+    """_pair_rounds as the port model walks them: round by round, (message indices, their send
+    ports, their receive ports); () when a port meets two partners."""
+    rounds = _pair_rounds(sp, rp)
+    if rounds is None:
+        return ()
+    order = np.argsort(rounds, kind="stable")
+    cuts = np.searchsorted(rounds[order], np.arange(1, int(rounds.max()) + 1))
+    return tuple((idx, sp[idx], rp[idx]) for idx in np.split(order, cuts))
 
 
 def _repeats(ports, n_ports) -> bool:

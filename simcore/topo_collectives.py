@@ -62,6 +62,7 @@ class _Run:
         self.lo, self.hi = bnd[:-1], bnd[1:]
         mid = (self.lo + self.hi) // 2
         self.lens = {None: self.hi - self.lo, 0: mid - self.lo, 1: self.hi - mid}
+        self._lens_by_code = np.stack([self.lens[None], self.lens[0], self.lens[1]])  # row: half code + 1
         self.item = bufs.itemsize
         self.width = int(L // G) if G and L % G == 0 and bufs.flags.c_contiguous else None
         self.sets = [1 << d for d in range(n)]  # set id → its devices as a bitmask (id d: device d alone)
@@ -77,8 +78,12 @@ class _Run:
 
     def _unite(self, a, b):
         """Set ids of sets[a] | sets[b], elementwise (int arrays)."""
-        key = a * (1 << 32) + b
-        uniq, inv = np.unique(key, return_inverse=True)
+        S = len(self.sets)
+        if S * S <= 1 << 22:  # pairs a·S + b in a table: np.unique's sorted pairs without a sort
+            uniq, inv = _dense_unique(a * S + b, S * S)
+            uniq = (uniq // S) * (1 << 32) + uniq % S
+        else:
+            uniq, inv = np.unique(a * (1 << 32) + b, return_inverse=True)
         out = np.empty(len(uniq), dtype=np.int64)
         memo, sets, ids = self._union, self.sets, self._id
         for i, k in enumerate(uniq.tolist()):
@@ -96,7 +101,7 @@ class _Run:
 
     def _descs(self, ids):
         """(first, count, period, limit) of set ids (trace.encode_who of each distinct set once)."""
-        uniq, inv = np.unique(ids, return_inverse=True)  # only the sets messages carry
+        uniq, inv = _dense_unique(ids, len(self.sets))  # only the sets messages carry
         n, trace, sets = self.comm.n, self.comm.trace, self.sets
         width = (n + 7) // 8
         desc = np.empty((len(uniq), 4), dtype=np.int64)
@@ -112,11 +117,14 @@ class _Run:
             d = desc[lo:lo + len(part)]
             d[:, 0] = np.where(arc, rising.argmax(axis=1), 0)
             d[:, 1], d[:, 2], d[:, 3] = count, n, n
-            for r in np.flatnonzero(~arc & (count < n)).tolist():  # anything else: the trace's explicit lists
-                d[r] = trace.encode_who(frozenset(np.flatnonzero(bits[r]).tolist()), n)
-        return desc[inv.reshape(-1)]
+            rows = np.flatnonzero(~arc & (count < n))  # anything else: the trace's explicit lists
+            members = np.nonzero(bits[rows])[1].tolist()  # sorted, row after row
+            ends = np.cumsum(count[rows]).tolist()
+            for r, lo, hi in zip(rows.tolist(), [0] + ends, ends):
+                d[r] = trace.encode_explicit(members[lo:hi])
+        return desc.take(inv.reshape(-1), axis=0)
 
-    def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None, desc=None):
+    def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None, desc=None, plan=None):
         """
         Send fine chunks from src to dst (add when reduce, else copy); returns the arrivals.
         src, dst, ready: one value or arrays of M moves; fine: M lists of F fine chunks each
@@ -127,6 +135,8 @@ class _Run:
         key: (M, KEYS) order of the moves in the recorded trace (default: call order).
         desc: (M·F, 4) the messages' contributor descriptors when the caller knows them (the
         channel rings: contributors.who_channel_arc); then no sets are kept for these chunks.
+        plan: Comm._plan(src, dst, rounds=True) when the caller sends on the same ports step
+        after step (worked out once).
         Returns each move's arrival (its last message's), an array (a float for one move).
         """
         one = np.ndim(src) == 0
@@ -141,18 +151,19 @@ class _Run:
             half = {-1: None, 0: 0, 1: 1}[int(np.asarray(half)[0])]  # one half for every move
         if np.ndim(half):  # one half (None, 0 or 1 as −1, 0, 1) per move
             hcode = np.repeat(np.asarray(half, dtype=np.int64), F)
-            lens = np.where(hcode < 0, self.lens[None][f], np.where(hcode == 0, self.lens[0][f], self.lens[1][f]))
+            lens = self._lens_by_code[hcode + 1, f]
         else:
             hcode = None
             lens = self.lens[half][f]
         b = (lens * self.item).astype(float) * comm.byte_scale
-        plan = comm._plan(src, dst)
+        plan = comm._plan(src, dst) if plan is None else plan
         if plan.all_ports and not plan.in_turn:  # each move on its own ports: its F messages in a chain
             start, end = (x.reshape(-1) for x in comm._port_chains(plan, b.reshape(M, F), ready))
         else:
             plan = comm._plan(s_rep, d_rep) if F > 1 else plan
             start, end = comm._port_times(plan, b, np.repeat(np.broadcast_to(np.asarray(ready, dtype=float), (M,)), F))
-        who = self.who[s_rep, f] if desc is None else np.asarray(desc, dtype=np.int64).reshape(M * F, 4)
+        who = self.who.reshape(-1).take(s_rep * self.G + f) if desc is None else \
+            np.asarray(desc, dtype=np.int64).reshape(M * F, 4)
         if key is None:
             key = np.zeros((M, self.KEYS), dtype=np.int64)
             key[:, 0] = self._calls
@@ -183,9 +194,10 @@ class _Run:
     def _update(self, s_rep, d_rep, f, who, reduce, half, hcode):
         """The data and contributors of messages whose (receiver, chunk) are all different."""
         if hcode is not None:
-            for code in np.unique(hcode).tolist():
+            for code in (-1, 0, 1):
                 m = hcode == code
-                self._data(s_rep[m], d_rep[m], f[m], reduce, None if code < 0 else code)
+                if m.any():
+                    self._data(s_rep[m], d_rep[m], f[m], reduce, None if code < 0 else code)
             upd = hcode != 0
             s_u, d_u, f_u, w_u = s_rep[upd], d_rep[upd], f[upd], who[upd]
             self.who[d_u, f_u] = self._unite(self.who[d_u, f_u], w_u) if reduce else w_u
@@ -199,18 +211,27 @@ class _Run:
         bufs = self.bufs
         if self.width is not None:
             w = self.width
-            a, z = (0, w) if half is None else (0, w // 2) if half == 0 else (w // 2, w)
             b2 = bufs.reshape(-1, w)  # row d·G + f: device d's fine chunk f
             rows, frm = d_rep * self.G + f, s_rep * self.G + f
-            if a == 0 and z == w:
+            if half is not None and w % 2 == 0:  # half a row is a whole row of rows half as wide
+                b2, rows, frm = bufs.reshape(-1, w // 2), 2 * rows + half, 2 * frm + half
+            elif half is not None:
+                a, z = (0, w // 2) if half == 0 else (w // 2, w)
                 if reduce:
-                    b2[rows] += b2[frm]
+                    b2[rows, a:z] += b2[frm, a:z]
                 else:
-                    b2[rows] = b2[frm]
-            elif reduce:
-                b2[rows, a:z] += b2[frm, a:z]
+                    b2[rows, a:z] = b2[frm, a:z]
+                return
+            # a row as one opaque item of its bytes: take() and put() move rows several times
+            # faster than fancy indexing does, and the sums are the same additions
+            row = np.dtype((np.void, b2.shape[1] * b2.itemsize))
+            items = b2.view(row).reshape(-1)
+            if reduce:
+                x = b2.take(rows, axis=0)
+                x += b2.take(frm, axis=0)
+                np.put(items, rows, x.view(row).reshape(-1))
             else:
-                b2[rows, a:z] = b2[frm, a:z]
+                np.put(items, rows, items.take(frm))
         else:
             los = self.lo[f] if half != 1 else (self.lo[f] + self.hi[f]) // 2
             his = self.hi[f] if half != 0 else (self.lo[f] + self.hi[f]) // 2
@@ -274,15 +295,30 @@ class _Run:
 
 
 def _occurrence(keys):
-    """Each key's index among the earlier equal keys, or None when no key repeats."""
-    uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
-    if len(uniq) == len(keys):
+    """Each key's index among the earlier equal keys (ints >= 0), or None when no key repeats."""
+    if len(keys) and int(np.bincount(keys).max()) < 2:  # most steps: no sort needed
         return None
-    order = np.argsort(inverse, kind="stable")
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    order = np.argsort(keys, kind="stable")
+    by = keys[order]
+    new = np.empty(len(keys), dtype=bool)
+    new[:1] = True
+    np.not_equal(by[1:], by[:-1], out=new[1:])
+    if new.all():
+        return None
+    at = np.arange(len(keys))
     out = np.empty(len(keys), dtype=np.int64)
-    out[order] = np.arange(len(keys)) - starts
+    out[order] = at - np.maximum.accumulate(np.where(new, at, 0))  # minus where its run of equal keys starts
     return out
+
+
+def _dense_unique(values, size):
+    """np.unique(values, return_inverse=True) of ints in [0, size), through a table of size."""
+    seen = np.zeros(size, dtype=bool)
+    seen[values] = True
+    uniq = np.flatnonzero(seen)
+    rank = np.empty(size, dtype=np.int64)
+    rank[uniq] = np.arange(len(uniq))
+    return uniq, rank[values]
 
 
 def _stack(arrays, n, what):
@@ -479,6 +515,7 @@ def _lockstep_rings(run, rings, segs_of, first_of, op_phases, ready, P=None, N=N
     src = rings.reshape(-1)
     dst = rings[:, (pos + 1) % n].reshape(-1)
     rows = np.arange(C)[:, None]
+    plan = run.comm._plan(src, dst, rounds=True)  # the same ports every step
     step = 0
     summed = False
     for phase, reduce in op_phases:
@@ -490,7 +527,7 @@ def _lockstep_rings(run, rings, segs_of, first_of, op_phases, ready, P=None, N=N
             desc = None
             if P is not None and F == 1:
                 desc = _channel_who(rings, P, N, k, False if reduce else (True if summed else None))
-            t = run.move(src, dst, seg.reshape(-1, F), ready[src], step, phase, reduce, desc=desc)
+            t = run.move(src, dst, seg.reshape(-1, F), ready[src], step, phase, reduce, desc=desc, plan=plan)
             arrivals = ready.copy()
             np.maximum.at(arrivals, dst, t)
             ready[:] = arrivals
@@ -663,19 +700,22 @@ def _axis_run(run, jobs, step0, phase, reduce):
                 i, dst, other, key = _hop_plan(Lc, N, ring, h, dist, side)
                 if not len(i):
                     continue
-                key = key.copy()
-                key[:, 0], key[:, 1] = key0
                 F = blocks.shape[2]
-                batches.setdefault(F, []).append((js, side, dst, Lc * len(i), lines[:, i].reshape(-1),
+                whole = len(i) == N  # every position sends (a ring): no gather needed
+                batches.setdefault(F, []).append((js, side, dst, Lc * len(i),
+                                                  (lines if whole else lines[:, i]).reshape(-1),
                                                   lines[:, dst].reshape(-1), blocks[:, other, :].reshape(-1, F),
-                                                  clock[side][:, i].reshape(-1), halves[side], key))
+                                                  (clock[side] if whole else clock[side][:, i]).reshape(-1),
+                                                  halves[side], key, key0))
         done = []
         for F, pieces in batches.items():
+            sizes = [p[3] for p in pieces]
+            key = np.concatenate([p[9] for p in pieces])  # the shared plans' keys, then each job's first two columns
+            key[:, :2] = np.repeat(np.array([p[10] for p in pieces], dtype=np.int64), sizes, axis=0)
             t = run.move(np.concatenate([p[4] for p in pieces]), np.concatenate([p[5] for p in pieces]),
                          np.concatenate([p[6] for p in pieces]), np.concatenate([p[7] for p in pieces]),
-                         step0 + h - 1, phase, reduce, np.repeat([p[8] for p in pieces], [p[3] for p in pieces]),
-                         key=np.concatenate([p[9] for p in pieces]))
-            at = np.cumsum([0] + [p[3] for p in pieces])
+                         step0 + h - 1, phase, reduce, np.repeat([p[8] for p in pieces], sizes), key=key)
+            at = np.cumsum([0] + sizes)
             done += [(p[0], p[1], p[2], t[at[q]:at[q + 1]]) for q, p in enumerate(pieces)]
         for js, side, dst, t in done:  # every hop's moves read the clocks before any is moved
             st = state[js]

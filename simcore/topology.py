@@ -415,16 +415,35 @@ def _torus_neighbours(shape, wraps):
     return out
 
 
+@functools.lru_cache(maxsize=8)
+def _torus_port_table(shape, wraps):
+    """n × n: the port through which device s reaches neighbour d (the first, as argmax takes
+    it in _torus_routes), −1 where d is not a neighbour: one lookup a message."""
+    nb = _torus_neighbours(shape, wraps)
+    n = len(nb)
+    table = np.full((n, n), -1, dtype=np.int64)
+    for port in reversed(range(nb.shape[1])):  # the lowest port last: it wins
+        has = nb[:, port] >= 0
+        table[np.flatnonzero(has), nb[has, port]] = port
+    table.setflags(write=False)
+    return table
+
+
 def _torus_routes(topo, src, dst):
     """Torus.route() of many messages at once: (send ports, receive ports, α, β); raises
     route()'s ValueError for the first message that is not between neighbours."""
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     n = topo.n
-    nb = _torus_neighbours(tuple(topo.shape), tuple(bool(w) for w in topo.wraps()))
+    shape, wraps = tuple(topo.shape), tuple(bool(w) for w in topo.wraps())
+    nb = _torus_neighbours(shape, wraps)
     ok = (src >= 0) & (src < n) & (dst >= 0) & (dst < n) & (src != dst)
-    hit = nb[np.where(ok, src, 0)] == dst[:, None]
-    port = hit.argmax(axis=1)
-    ok &= hit[np.arange(len(src)), port]
+    if n <= 1024:  # a table of n² ports (8 MiB at most)
+        port = _torus_port_table(shape, wraps)[np.where(ok, src, 0), np.where(ok, dst, 0)]
+        ok &= port >= 0
+    else:
+        hit = nb[np.where(ok, src, 0)] == dst[:, None]
+        port = hit.argmax(axis=1)
+        ok &= hit[np.arange(len(src)), port]
     if not ok.all():
         bad = int(np.flatnonzero(~ok)[0])
         topo.route(int(src[bad]), int(dst[bad]))  # raises the one-message error

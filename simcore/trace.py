@@ -180,6 +180,11 @@ class Trace:
             return (arc[0], arc[1], n, n)
         if not s:
             return (0, 0, 1, 0)
+        return self.encode_explicit(s)
+
+    def encode_explicit(self, s: list) -> tuple:
+        """The descriptor of the sorted device ids s (not empty, not a cyclic arc of 0..n−1):
+        an explicit list, stored once per trace."""
         fs = frozenset(s)
         desc = self._explicit_index.get(fs)
         if desc is None:
