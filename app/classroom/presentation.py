@@ -25,6 +25,7 @@ PICTURE_SHARE of the screen at every text size. Esc restores the desk layout (Qt
 from __future__ import annotations
 
 import html
+import weakref
 from typing import NamedTuple
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QRect, QSize, Qt, QTimer, Signal
@@ -85,13 +86,21 @@ def presentation_plan(W: int, H: int, scale: float, bars_h: int, sep: int = 6) -
     return PresentationPlan(story, timeline_h, pic_w, pic_h, ring_zoom(pic_w, pic_h, scale))
 
 
-_presenting = False  # see presenting_now(): a view built while presenting asks it
+_presenting = weakref.WeakSet()  # the Presentation objects presenting now (see presenting_now)
 
 
 def presenting_now() -> bool:
     """Whether presentation mode is on: views built lazily while presenting read it once; views
-    already built are told by set_presenting(on) (Presentation._tell_views)."""
-    return _presenting
+    already built are told by set_presenting(on) (Presentation._tell_views). A window dropped while
+    presenting leaves no trace: the set holds its presentation weakly and asks it."""
+    return any(_shown_presenting(p) for p in list(_presenting))
+
+
+def _shown_presenting(p) -> bool:
+    try:
+        return p.presenting and p.window.isVisible()
+    except RuntimeError:  # its window is gone (a test closed it while presenting)
+        return False
 
 
 ZOOM_ROOM = (700, 330)  # the least room (pixels at 1×) the ring is laid out in before it is magnified
@@ -552,8 +561,10 @@ class PresentationController(QObject):
     def _tell_views(self, on: bool):
         """Views that lay out differently for a projector (the weights, decode-latency and matmul
         views: the picture first, its controls compact) have set_presenting(on)."""
-        global _presenting
-        _presenting = bool(on)
+        if on:
+            _presenting.add(self)
+        else:
+            _presenting.discard(self)
         for v in self.window.findChildren(QWidget):
             if hasattr(v, "set_presenting"):
                 v.set_presenting(on)
