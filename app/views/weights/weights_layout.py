@@ -204,11 +204,15 @@ def weights_layout(width: float, height: float, scale: float, texts: WeightsText
     # above 1× the picture keeps its cells: at 2.5× the labels had all the room and the heatmaps
     # shrank to 10×20 px on a 1280×720 projector, so the text grows only as far as the cells allow
     ref = weights_layout(W, H, 1.0, texts, shape) if scale > 1.0 else None
+    tried = []
     for f in _text_fits(scale):
         p = _choose(W, H, scale, f, title_role, texts, shape, measure)
         if p.fits and (ref is None or _cell(p) >= KEEP_CELL * _cell(ref)):
-            break
-    return p
+            return p
+        tried.append(p)
+    if ref is None:
+        return p
+    return max(tried, key=lambda q: (q.fits, _cell(q)))  # a tiny canvas: the largest cells that fit
 
 
 def _text_fits(scale: float) -> tuple[float, ...]:
