@@ -305,7 +305,8 @@ def _draw_text(p: QPainter, box: TextBox, color: QColor):
     p.setFont(box.font)
     p.setPen(color)
     h = QFontMetricsF(box.font).height()
-    flags = int(Qt.AlignHCenter if box.align & Qt.AlignHCenter else Qt.AlignLeft) | int(Qt.AlignTop)
+    # TextDontClip: a CJK fallback font draws below the primary font's line height ("之后" was cut)
+    flags = int(Qt.AlignHCenter if box.align & Qt.AlignHCenter else Qt.AlignLeft) | int(Qt.AlignTop) | int(Qt.TextDontClip)
     for i, line in enumerate(box.lines):
         p.drawText(QRectF(box.rect.left() + LABEL_PAD_W / 2, box.rect.top() + 1 + i * h,
                           box.rect.width() - LABEL_PAD_W, h), flags, line)
