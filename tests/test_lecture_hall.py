@@ -399,7 +399,7 @@ def weights_problems(lay) -> list:
 def test_nothing_overlaps_in_the_weight_slices(qapp, tp_runs, lang, n):
     """Five sizes from a small window to 4K, text scale 1 and 2.5 (where eight stacked labels used to run
     into the axes line), six matrices: 60 layouts per language and n, 480 in all, without a window."""
-    from app.views.weights.weights_layout import weights_layout
+    from app.views.weights.weights_layout import KEEP_CELL, weights_layout
     from app.views.weights.weights_texts import weights_shape, weights_texts
 
     problems = []
@@ -417,15 +417,18 @@ def test_nothing_overlaps_in_the_weight_slices(qapp, tp_runs, lang, n):
                 assert lay.matrix.height() == pytest.approx(shape.shape[0] * ch)
                 for r, (rows, cols) in zip(lay.slices, shape.slice_shapes):
                     assert (r.width(), r.height()) == pytest.approx((cols * cw, rows * ch))
-                if W >= 1280:  # room enough: the texts keep the theme's size
+                if W >= 1280 and scale == 1.0:  # room enough: the texts keep the theme's size
                     assert lay.factor == 1.0, (key, W, H, scale, lay.factor)
+                if scale > 1.0 and W >= 1280:  # a projector: larger words, never at the heatmaps' cost (KEEP_CELL)
+                    one = weights_layout(W, H, 1.0, texts, shape)
+                    assert cw * ch >= KEEP_CELL * one.cell[0] * one.cell[1] - 1e-6, (key, W, H, one.cell, lay.cell)
     finally:
         i18n.set_language(qapp, "en")
     assert not problems, problems[:6]
 
 
 def test_the_weight_slices_shrink_their_text_only_where_the_room_asks(qapp, tp_runs):
-    """A 704 × 432 tab at 2.5×: eight norm vectors in two stacks and text below the theme's size, yet every
+    """A 704 × 432 tab at 2.5×: eight norm vectors and text below the theme's size, yet every
     label beside its own slice; at 1600 × 900 and 1× one stack at the theme's size."""
     from app.views.weights.weights_layout import weights_layout
     from app.views.weights.weights_texts import weights_shape, weights_texts
@@ -434,8 +437,9 @@ def test_the_weight_slices_shrink_their_text_only_where_the_room_asks(qapp, tp_r
     big = weights_layout(1600, 900, 1.0, texts, shape)
     assert (big.mode, big.k, big.factor) == ("rows", 1, 1.0)
     small = weights_layout(704, 432, 2.5, texts, shape)
-    assert (small.mode, small.k) == ("rows", 2) and small.factor < 1.0
-    assert len({round(r.left()) for r in small.slices}) == 2
+    # one stack or two: the text shrinks until the vectors keep their 1× cells (KEEP_CELL)
+    assert small.mode == "rows" and small.factor < 1.0
+    assert len({round(r.left()) for r in small.slices}) == small.k
     for r, label in zip(small.slices, small.labels):
         lab = label.rect
         assert lab.left() >= r.right() and r.top() - 4 <= lab.center().y() <= r.bottom() + 4

@@ -321,3 +321,20 @@ def test_eight_norm_slices_at_large_text_in_a_small_tab_stay_visible(qtbot, lang
     finally:
         theme.set_scale(1.0)
         i18n.set_language(app, "en")
+
+
+@pytest.mark.parametrize("key", ["wq", "wk", "wo", "w_down", "lm_head", "attn_norm"])
+@pytest.mark.parametrize("size", [(1272, 445), (1900, 780)], ids=["1280x720", "1920x1080"])
+def test_larger_text_keeps_the_heatmaps_cells(qapp, run8, key, size):
+    """Presentation at 2.5× (issue 26 item 5): the canvas the weights tab has on a 1280×720 or
+    1920×1080 projector. The words may grow only while the cells keep KEEP_CELL of their area at 1×
+    (before, 2.5× labels left 0.9 × 0.5 px cells at 1280×720), and nothing meets a heatmap."""
+    from app.views.weights.weights_layout import KEEP_CELL
+    one, big = layout_of(run8, key, size, 1.0), layout_of(run8, key, size, 2.5)
+    assert big.cell[0] * big.cell[1] >= KEEP_CELL * one.cell[0] * one.cell[1] - 1e-6, (one.cell, big.cell)
+    assert big.factor * 2.5 >= 1.0  # the words never smaller than at 1×
+    canvas = QRectF(0, 0, *size)
+    for name, r in big.pictures():
+        assert canvas.contains(r), name
+        for tname, t in big.texts():
+            assert not t.intersects(r) or name == "colour bar", (tname, name)

@@ -154,7 +154,7 @@ def set_range(plot, n_max, lo, hi):
     return y0, y1
 
 
-def tick_spec(plot, n_max, lo, hi):
+def tick_spec(plot, n_max, lo, hi, scale=None):
     """
     The ticks for a plot of this width: powers of two on x (every 2nd or 4th labelled when they
     would crowd), decades on y. Returns (key, x ticks, y ticks); the key changes when they do.
@@ -162,7 +162,8 @@ def tick_spec(plot, n_max, lo, hi):
     vb = plot.getViewBox()
     x0, x1 = vb.viewRange()[0]
     px_per_octave = vb.width() / max(x1 - x0, 1e-9) * math.log10(2)
-    stride = next((s for s in (1, 2, 4) if s * px_per_octave >= 52 * theme.scale()), 8)
+    scale = theme.scale() if scale is None else scale
+    stride = next((s for s in (1, 2, 4) if s * px_per_octave >= 52 * scale), 8)
     ks = range(int(math.log2(n_max)) + 1)
     labelled = [(math.log10(2 ** k), str(2 ** k)) for k in ks if k % stride == 0]
     x_ticks = [labelled, [(math.log10(2 ** k), "") for k in ks if k % stride]]

@@ -143,8 +143,10 @@ class DecodeItems:
             for it in items:
                 it.setZValue(z)
 
-    def apply_theme(self):
-        pal, s = theme.palette(), theme.scale()
+    def apply_theme(self, scale: float | None = None):
+        """Pens and label fonts at text scale `scale` (None: the theme's; presenting: the view's plot_scale)."""
+        self.scale = s = theme.scale() if scale is None else scale
+        pal = theme.palette()
         self.curves["t_step"].setPen(pg.mkPen(pal.text, width=6.0 * s))
         self.overlap.setPen(pg.mkPen(OVERLAP_HEX, width=5.0 * s, style=Qt.DashLine))
         for t in ("t_math", "t_mem", "t_comm"):
@@ -158,7 +160,9 @@ class DecodeItems:
         veil.setAlpha(200)  # labels stay readable over the band without hiding the curves under them
         self.node_line.setPen(pg.mkPen(pal.text, width=3.0 * s, style=Qt.DashDotLine))
         for txt in (self.kv_text, self.comm_text, self.no_tp_text, self.node_text, *self.ref_texts):
-            txt.setFont(theme.font("body", bold=True))
+            f = theme.font("body", bold=True)
+            f.setPixelSize(max(6, round(theme.FONT_PX["body"] * s)))
+            txt.setFont(f)
             txt.setColor(pal.text)
             txt.fill = pg.mkBrush(veil)  # TextItem's fill (its constructor argument) has no setter
         self.ref_links.setPen(pg.mkPen(pal.text, width=2 * s, style=Qt.DotLine))
@@ -203,7 +207,7 @@ class DecodeItems:
         """Rings at the valid degrees `ns` on t_step (ms); the veil from just past the largest to n_max."""
         pal = theme.palette()
         self.valid_dots.setData(x=np.log10(ns), y=np.log10(t_step_ms), data=tips, brush=pg.mkBrush(pal.background),
-                                pen=pg.mkPen(pal.text, width=2.5 * theme.scale()))
+                                pen=pg.mkPen(pal.text, width=2.5 * getattr(self, "scale", theme.scale())))
         last = int(ns[-1])
         self.no_tp.setVisible(last < n_max)
         self.no_tp_text.setVisible(last < n_max)

@@ -189,14 +189,15 @@ def node_label(k: int, short: bool) -> str:
             _tr("node boundary: {k} GPUs per node — beyond, the all-reduce crosses InfiniBand")).format(k=k)
 
 
-def fill_legends(legend1, legend2, items, ffn_items, chip, hbm_shown, kinds, short):
+def fill_legends(legend1, legend2, items, ffn_items, chip, hbm_shown, kinds, short, scale=None):
     """
     Both legends from scratch: the terms, the bounds' colours, the HBM veil when it is shown
     (`chip` names its capacity), the published kinds drawn (`kinds`), then plot 2's variants.
-    `items` is the plot's DecodeItems; `short` asks for the short names of a narrow plot.
+    `items` is the plot's DecodeItems; `short` asks for the short names of a narrow plot; `scale`
+    the text scale (None: the theme's).
     """
     pal = theme.palette()
-    size = f"{round(theme.px('body'))}px"
+    size = f"{round(theme.FONT_PX['body'] * (theme.scale() if scale is None else scale))}px"
     for lg in (legend1, legend2):
         lg.clear()
         lg.setLabelTextColor(pal.text)

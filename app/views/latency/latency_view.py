@@ -37,6 +37,7 @@ from simcore.llm_math import MODELS
 
 from . import latency_texts as texts
 from ... import theme
+from ...classroom.presentation import presenting_now
 from .latency_export import LatencyExports
 from .latency_controls import LatencyControls
 from .latency_items import PlotStack, fit_text, plot_widget, set_axis_label, set_range, tick_spec
@@ -49,6 +50,8 @@ from ...core.latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, TERMS, che
 DEBOUNCE_MS = 60
 COMPACT_BELOW_PX = 760  # view heights (at scale 1) below which the two plots go into tabs
 SHORT_BELOW_PX = 1100  # plot widths below which legends and axis titles use their short names
+PRESENT_PLOT_PX_PER_SCALE = 420  # presenting: view height (px) per 1× of the plot's text (plot_scale)
+PRESENT_LINE_SCALE = 1.25  # presenting: the regimes line above the plot grows with Ctrl+= to 1.25× only
 
 
 class LatencyView(QWidget, LatencyExports):
@@ -85,6 +88,7 @@ class LatencyView(QWidget, LatencyExports):
         self.retranslations = 0
         self.short_names = False
         self._legend_key = self._ffn_title = None
+        self.presenting = presenting_now()  # presentation mode: the plot gets the screen (set_presenting)
 
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -100,6 +104,7 @@ class LatencyView(QWidget, LatencyExports):
 
         theme.notifier().changed.connect(self._on_theme_changed)
         self._apply_theme()
+        self._show_for_presenting()
         self.retranslate_ui()
         try:  # the first curves before the first paint: on this thread
             self._on_worker_done(self.SWEEP, sweeps(self._params, None, None))
@@ -170,6 +175,39 @@ class LatencyView(QWidget, LatencyExports):
         self._right.addWidget(self.readout_label)
         self._right.addWidget(self.plot_stack, 1)
 
+    def set_presenting(self, on: bool):
+        """Presentation mode (app/classroom/presentation.py): the controls column (320 px × the text
+        scale: 800 px at 2.5×, the plot cut off) and the mouse readout go away; the plot's headline
+        says the setting and the regimes line stays, at most 1.25× — the plot has the screen. Esc brings
+        the controls back."""
+        if bool(on) != self.presenting:
+            self.presenting = bool(on)
+            self._show_for_presenting()
+            self._apply_theme()
+
+    def plot_scale(self) -> float:
+        """The plot's text scale: the theme's, but presenting at most PRESENT_PLOT_PX_PER_SCALE of the
+        view's height per 1× (1.5× on a 720-line projector, 2.4× on a 1080-line one), so the curves
+        keep the screen while the words grow."""
+        s = theme.scale()
+        if not self.presenting:
+            return s
+        return max(1.0, min(s, self.height() / PRESENT_PLOT_PX_PER_SCALE))
+
+    def _px(self, role: str) -> int:
+        return round(theme.FONT_PX[role] * self.plot_scale())
+
+    def _font(self, role: str, bold: bool = False):
+        f = theme.font(role, bold)
+        f.setPixelSize(max(6, self._px(role)))
+        return f
+
+    def _show_for_presenting(self):
+        self.controls.setVisible(not self.presenting)
+        self.readout_label.setVisible(not self.presenting)
+        # the plots' tab bar is the lecturer's (like the window's tab bar): 1× while presenting
+        self.plot_tabs.setStyleSheet(f"QTabBar {{ font-size: {theme.FONT_PX['body']}px; }}" if self.presenting else "")
+
     def _on_viewbox_resized(self, *_):
         for plot, (_key, lo, hi) in list(self._ticks.items()):
             self._set_ticks(plot, lo, hi)  # thin the x labels if they now crowd
@@ -191,7 +229,9 @@ class LatencyView(QWidget, LatencyExports):
         # Switching moves both plot widgets to another parent. A resize can arrive in the middle
         # of Qt re-polishing every widget (a new app stylesheet when the text size changes), and
         # reparenting there crashed Qt; so the switch waits for the event loop.
-        compact = e.size().height() < COMPACT_BELOW_PX * theme.scale()
+        compact = e.size().height() < COMPACT_BELOW_PX * self.plot_scale()
+        if self.presenting and self.plot_scale() != self._applied_scale:  # (the same wait as below)
+            QTimer.singleShot(0, self, self._on_theme_changed)
         if compact != self.compact and not self._compact_pending:
             self._compact_pending = True
             QTimer.singleShot(0, self, self._apply_pending_compact)
@@ -199,7 +239,7 @@ class LatencyView(QWidget, LatencyExports):
 
     def _apply_pending_compact(self):
         self._compact_pending = False
-        self._set_compact(self.height() < COMPACT_BELOW_PX * theme.scale())
+        self._set_compact(self.height() < COMPACT_BELOW_PX * self.plot_scale())
         self._fit_names()  # the plots' resizes came while `compact` still said the old layout
 
     def eventFilter(self, obj, e):
@@ -209,7 +249,7 @@ class LatencyView(QWidget, LatencyExports):
 
     def _fit_names(self):
         """Short legend, marker and axis names in a narrow plot or in tabs, the long ones otherwise."""
-        short = self.latency_widget.width() < SHORT_BELOW_PX * theme.scale() or bool(self.compact)
+        short = self.latency_widget.width() < SHORT_BELOW_PX * self.plot_scale() or bool(self.compact)
         if short != self.short_names:
             self.short_names = short
             self._set_plot_texts()
@@ -223,10 +263,10 @@ class LatencyView(QWidget, LatencyExports):
         """The headline and the y-axis title in their long form when it fits the plot, else the short one."""
         if self._sweep is None:
             return
-        caption, best = round(theme.px("caption")), self.best_n()
+        caption, best = self._px("caption"), self.best_n()
         title, size = fit_text([texts.headline(self._params, self._sweep, best, short) for short in (False, True)],
-                               theme.font("caption", bold=True), caption,
-                               self.latency_widget.width() - 24 * theme.scale())
+                               self._font("caption", bold=True), caption,
+                               self.latency_widget.width() - 24 * self.plot_scale())
         if (title, size) != getattr(self, "_title", None):  # a new title re-lays out the plot: only on a change
             self._title = (title, size)
             self.title1.setText(title, color=theme.palette().text, size=f"{size}px", bold=True)
@@ -247,8 +287,8 @@ class LatencyView(QWidget, LatencyExports):
             if not lg.items:
                 continue
             # the legend fills rows first: column j holds entries j, j + cols, ...; each as wide as its widest
-            widths = [label.itemRect().width() + 40 * theme.scale() for _sample, label in lg.items]
-            avail = w.width() - 30 * theme.scale()
+            widths = [label.itemRect().width() + 40 * self.plot_scale() for _sample, label in lg.items]
+            avail = w.width() - 30 * self.plot_scale()
             cols = next((c for c in (4, 3, 2) if sum(max(widths[j::c], default=0) for j in range(c)) <= avail), 1)
             if cols != lg.columnCount:
                 lg.setColumnCount(cols)
@@ -285,7 +325,7 @@ class LatencyView(QWidget, LatencyExports):
 
     def _set_plot_texts(self):
         self._legend_key = self._ffn_title = None  # texts or look changed: rebuild legends and titles
-        style = {"font-size": f"{round(theme.px('caption'))}px", "color": theme.palette().text}
+        style = {"font-size": f"{self._px('caption')}px", "color": theme.palette().text}
         set_axis_label(self.plot1.getAxis("bottom"), self.tr("devices n (log₂ scale)"), style)
         self._y_label = None  # set by _fit_texts
         set_axis_label(self.plot2.getAxis("bottom"), self.tr("devices n (log₂ scale)"), style)
@@ -297,13 +337,13 @@ class LatencyView(QWidget, LatencyExports):
         pal = theme.palette()
         hbm = self._params["chip"] if self.items.hbm.isVisible() else None
         overlapped = self.items.overlap.isVisible()
-        key = (pal.key, theme.scale(), self.short_names, texts.bound_name("math"), hbm,
+        key = (pal.key, self.plot_scale(), self.short_names, texts.bound_name("math"), hbm,
                tuple(sorted({ref.kind for ref, _ in self._refs})), overlapped)
         if key == getattr(self, "_legend_key", None):
             return
         self._legend_key = key
         texts.fill_legends(self.legend1, self.legend2, self.items, self.ffn_items, self._params["chip"],
-                           self.items.hbm.isVisible(), {ref.kind for ref, _ in self._refs}, self.short_names)
+                           self.items.hbm.isVisible(), {ref.kind for ref, _ in self._refs}, self.short_names, self.plot_scale())
         if overlapped:  # second in the list, under the plain t_step it is compared with
             self.legend1.addItem(self.items.overlap, self.tr("t_step, overlapped") if self.short_names else
                                  self.tr("t_step with overlap (async TP: collective matmul)"))
@@ -321,18 +361,19 @@ class LatencyView(QWidget, LatencyExports):
 
     def _apply_theme(self):
         pal = theme.palette()
-        s = theme.scale()
-        body = theme.font("body")
+        s = self._applied_scale = self.plot_scale()
+        body = theme.font("body")  # the controls: the theme's size
         self.controls.widget().setFont(body)
         self.controls.setFixedWidth(round(320 * s))
         self.hint.setStyleSheet(f"color: {pal.text_muted};")
         # the headline is the decode plot's title; this line of regimes reads like the readout under it
-        self.summary_label.setStyleSheet(f"color: {pal.text}; font-size: {round(theme.px('body'))}px;")
-        self.error_label.setStyleSheet(f"color: {pal.error}; font-size: {round(theme.px('body'))}px; "
+        line = min(theme.px("body"), theme.FONT_PX["body"] * PRESENT_LINE_SCALE) if self.presenting else theme.px("body")
+        self.summary_label.setStyleSheet(f"color: {pal.text}; font-size: {round(line)}px;")
+        self.error_label.setStyleSheet(f"color: {pal.error}; font-size: {self._px('body')}px; "
                                        "font-weight: bold;")
-        self.readout_label.setStyleSheet(f"color: {pal.text}; font-size: {round(theme.px('body'))}px;")
+        self.readout_label.setStyleSheet(f"color: {pal.text}; font-size: {self._px('body')}px;")
         self.readout_label.setFont(theme.font("body", mono=False))
-        tick_font = theme.font("body")
+        tick_font = self._font("body")
         for w, plot in ((self.latency_widget, self.plot1), (self.ffn_widget, self.plot2)):
             w.setBackground(pal.background)
             for name in ("left", "bottom"):
@@ -341,7 +382,7 @@ class LatencyView(QWidget, LatencyExports):
                 ax.setPen(pg.mkPen(pal.text, width=max(1.0, s)))
                 ax.setTextPen(pg.mkPen(pal.text))
             plot.getAxis("left").setWidth(round(95 * s))
-        self.items.apply_theme()
+        self.items.apply_theme(s)
         cross = QColor(pal.playhead)
         cross.setAlpha(170)
         for ln in (self.items.cross, self.cross2):
@@ -448,7 +489,7 @@ class LatencyView(QWidget, LatencyExports):
         title = texts.ffn_title(self._params, f)  # which bandwidth: the link's, or the machine's for n (a machine of nodes)
         if title != self._ffn_title:  # setting a title re-lays out the plot: only when it changed
             self._ffn_title = title
-            self.title2.setText(title, color=theme.palette().text, size=f"{round(theme.px('body'))}px")
+            self.title2.setText(title, color=theme.palette().text, size=f"{self._px('body')}px")
 
     def _set_range(self, plot, lo, hi):
         y0, y1 = set_range(plot, self._params["n_max"], lo, hi)
@@ -456,7 +497,7 @@ class LatencyView(QWidget, LatencyExports):
         return y0, y1
 
     def _set_ticks(self, plot, lo, hi):
-        key, x_ticks, y_ticks = tick_spec(plot, self._params["n_max"], lo, hi)
+        key, x_ticks, y_ticks = tick_spec(plot, self._params["n_max"], lo, hi, self.plot_scale())
         if self._ticks.get(plot, (None,))[0] == key:
             return  # unchanged: keep the axes' cached pictures
         self._ticks[plot] = (key, lo, hi)

@@ -18,9 +18,12 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QGradient, QLinearGradi
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from ... import theme
+from ...classroom.presentation import presenting_now
 from .layout_text import LABEL_PAD_W, MIN_TEXT_PX, TEXT_FITS, TextBox, make_font, text_size, wrap_lines
 
 REPLICATION_STRIPE_PX = 9  # width of one device's diagonal stripe in a replicated matrix (at scale 1)
+PRESENT_WIDTH_SHARE = 0.3  # presenting: the panel's widest share of the ring tab (the ring gets the rest)
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum"
 
 
 class MatmulView(QWidget):
@@ -31,6 +34,7 @@ class MatmulView(QWidget):
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self.setMinimumWidth(300)
         self._after = False
+        self.presenting = presenting_now()  # presentation mode (set_presenting): the ring beside gets the room
         frame = playback.frames.register(self)
         model.changed.connect(self._on_model_changed)
         theme.notifier().changed.connect(self.update)
@@ -40,6 +44,32 @@ class MatmulView(QWidget):
     def _on_model_changed(self, run):
         self.set_frame(self.playback.frames.current())
         self.update()
+
+    def set_presenting(self, on: bool):
+        """Presentation mode (app/classroom/presentation.py): at most PRESENT_WIDTH_SHARE of the ring
+        tab. At 2 : 3 the panel took 40 % of a 1280-px projector and the ring, laid out in the rest,
+        could not magnify its boxes and words with the text; the panel's two rows still read."""
+        self.presenting = bool(on)
+        self._fit_width()
+
+    def _fit_width(self):
+        parent = self.parentWidget()
+        if self.presenting and parent is not None:
+            self.setMaximumWidth(max(self.minimumWidth(), int(PRESENT_WIDTH_SHARE * parent.width())))
+        else:
+            self.setMaximumWidth(QWIDGETSIZE_MAX)
+
+    def event(self, e):
+        if e.type() == QEvent.ParentChange:  # the ring tab's splitter: its width bounds ours while presenting
+            if self.parentWidget() is not None:
+                self.parentWidget().installEventFilter(self)
+                self._fit_width()
+        return super().event(e)
+
+    def eventFilter(self, obj, e):
+        if self.presenting and obj is self.parentWidget() and e.type() == QEvent.Resize:
+            self._fit_width()
+        return False
 
     def frame_part(self, frame) -> tuple:
         """All this view reads of a frame: its run, and whether the case's collective is over."""
@@ -275,7 +305,8 @@ def _draw_text(p: QPainter, box: TextBox, color: QColor):
     p.setFont(box.font)
     p.setPen(color)
     h = QFontMetricsF(box.font).height()
-    flags = int(Qt.AlignHCenter if box.align & Qt.AlignHCenter else Qt.AlignLeft) | int(Qt.AlignTop)
+    # TextDontClip: a CJK fallback font draws below the primary font's line height ("之后" was cut)
+    flags = int(Qt.AlignHCenter if box.align & Qt.AlignHCenter else Qt.AlignLeft) | int(Qt.AlignTop) | int(Qt.TextDontClip)
     for i, line in enumerate(box.lines):
         p.drawText(QRectF(box.rect.left() + LABEL_PAD_W / 2, box.rect.top() + 1 + i * h,
                           box.rect.width() - LABEL_PAD_W, h), flags, line)

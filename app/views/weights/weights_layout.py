@@ -30,6 +30,7 @@ from .weights_items import badge_html, font_at
 VECTOR_TALL = 8  # a norm's single row is drawn up to 8× taller than wide, or its outline would hide it
 ASPECT_MAX = 2.0  # a cell may be drawn up to 2× taller than wide or wider than tall (every heatmap alike)
 TEXT_FITS = (1.0, 0.85, 0.7, 0.6, 0.5, 0.4)  # text sizes tried in a small canvas, relative to the theme's
+KEEP_CELL = 0.85  # larger text (Ctrl+=) may cost the heatmaps' cells at most 15 % of their area at 1×
 
 
 # ---------------------------------------------------------------------------------------
@@ -200,11 +201,23 @@ def weights_layout(width: float, height: float, scale: float, texts: WeightsText
     W, H = float(width), float(height)
     title_role = "caption" if H >= 440 * scale else "body" if H >= 300 * scale else "small"  # a short tab
     measure = _Measure()
-    for f in TEXT_FITS:
+    # above 1× the picture keeps its cells: at 2.5× the labels had all the room and the heatmaps
+    # shrank to 10×20 px on a 1280×720 projector, so the text grows only as far as the cells allow
+    ref = weights_layout(W, H, 1.0, texts, shape) if scale > 1.0 else None
+    tried = []
+    for f in _text_fits(scale):
         p = _choose(W, H, scale, f, title_role, texts, shape, measure)
-        if p.fits:
-            break
-    return p
+        if p.fits and (ref is None or _cell(p) >= KEEP_CELL * _cell(ref)):
+            return p
+        tried.append(p)
+    if ref is None:
+        return p
+    return max(tried, key=lambda q: (q.fits, _cell(q)))  # a tiny canvas: the largest cells that fit
+
+
+def _text_fits(scale: float) -> tuple[float, ...]:
+    """TEXT_FITS, and (above 2.5×) down to the 1× text: where the picture keeps its 1× cells."""
+    return TEXT_FITS + ((1.0 / scale,) if 1.0 / scale < TEXT_FITS[-1] else ())
 
 
 def _modes(shape: WeightsShape) -> tuple[str, ...]:

@@ -43,6 +43,7 @@ from simcore.tensor_parallel import weight_slices
 from simcore.transformer_lab import TINY
 
 from ... import theme
+from ...classroom.presentation import presenting_now
 from ...hint import hint_page
 from . import weights_texts as words
 from .weights_data import PER_LAYER, device_matrix, full_matrix, overlap_ranks, region_rects, tp_n_for
@@ -85,6 +86,7 @@ class WeightsView(QWidget):
         self.plan = None
         self._text_factor = 1.0  # < 1 where the texts at the theme's size leave the matrices no room
         self._cbar_px = None
+        self.presenting = presenting_now()  # presentation mode: the controls stay small (set_presenting)
         self._make_controls()
         self._make_canvas()
         self._make_hint()
@@ -201,6 +203,16 @@ class WeightsView(QWidget):
     # the correctness line above the picture and the caption below it take at most these shares of
     # the view's height: at 2.5× in a small tab they had squeezed the picture to nothing
     SIDE_TEXT_SHARE = {"info": 0.14, "caption": 0.18}
+    PRESENT_TEXT_SHARE = {"info": 0.09, "caption": 0.11}  # presenting: the heatmaps are what the room reads
+    PRESENT_CONTROL_SCALE = 1.5  # presenting: the matrix and layer pickers are the lecturer's, no larger
+
+    def set_presenting(self, on: bool):
+        """Presentation mode (app/classroom/presentation.py): the pickers at most 1.5× and the info line
+        and caption a smaller share, so the heatmaps keep the screen at every text scale."""
+        if bool(on) != self.presenting:
+            self.presenting = bool(on)
+            self._apply_theme()
+            self._layout()
 
     def _fit_side_texts(self):
         """The info line and the caption at the body size, smaller (to 55 %) where they would take
@@ -213,7 +225,8 @@ class WeightsView(QWidget):
         for name, label, bold in (("info", self.info, True), ("caption", self.caption, False)):
             text, tip = full.get(name, ("", ""))
             width = max(label.width(), 50)
-            room = self.SIDE_TEXT_SHARE[name] * H
+            share = (self.PRESENT_TEXT_SHARE if self.presenting else self.SIDE_TEXT_SHARE)[name]
+            room = share * H
 
             def height(t, px):
                 f = theme.font("body", bold)
@@ -239,7 +252,7 @@ class WeightsView(QWidget):
             if getattr(self, "_side_px", {}).get(name) != style:
                 self._side_px[name] = style
                 label.setStyleSheet(style)
-            label.setMaximumHeight(max(int(self.SIDE_TEXT_SHARE[name] * H), QFontMetricsF(label.font()).height() + 4))
+            label.setMaximumHeight(max(int(room), QFontMetricsF(label.font()).height() + 4))
 
     def changeEvent(self, e):
         if e.type() == QEvent.LanguageChange:
@@ -552,8 +565,9 @@ class WeightsView(QWidget):
         self.canvas.setBackground(pal.background)
         # stylesheets, not setFont: the application's stylesheet would override a font
         cap, body = round(theme.px("caption")), round(theme.px("body"))
+        picker = min(body, round(theme.FONT_PX["body"] * self.PRESENT_CONTROL_SCALE)) if self.presenting else body
         for w in (self.layer_label, self.matrix_label, self.layer_spin, self.matrix_combo):
-            w.setStyleSheet(f"font-size: {body}px;")
+            w.setStyleSheet(f"font-size: {picker}px;")
         self._side_px = {}
         self._fit_side_texts()
         self.hint.setStyleSheet(f"font-size: {cap}px; color: {pal.text};")
