@@ -1,5 +1,5 @@
 """
-Benchmarks of a student's own run (issue 25), registered in benchmarks/run.py:
+Benchmarks of a student's own run, registered in benchmarks/run.py:
 
     open_saved_run_s_1M    a saved trace of 1,044,480 messages (eight ring all-reduces at n = 256,
                            saved as Trace.save writes it: 7 MB since version 3's compact columns,

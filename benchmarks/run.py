@@ -39,7 +39,7 @@ Figures (names as written to --json):
     machine_messages_per_s_dgx_rings_n256  the same for NCCL's channel rings across dgx-h100's 32 nodes
                              (ring-nodes all-reduce, all-gather, reduce-scatter of 1 MiB): the slowest of the three
     machine_cost_ratio_vs_switch         the slowest machine run's time per message over the switch
-                             ring all-reduce's at n = 256, measured in the same run (issue 22 item 8);
+                             ring all-reduce's at n = 256, measured in the same run;
                              the table's breakdown gives every machine, algorithm and op, the torus's
                              all-gather and reduce-scatter too
 """
@@ -81,7 +81,7 @@ GOALS = {
     # a flat cost per message from n = 16 to 256, a trace linear in messages
     "cost_ratio_n256_n16": ("<=", 1.2),
     "messages_per_s_n256": (">=", 1_000_000.0),
-    "machine_messages_per_s_dgx_n256": (">=", 1_000_000.0),  # issue 22 item 8
+    "machine_messages_per_s_dgx_n256": (">=", 1_000_000.0),
     "machine_messages_per_s_torus_4x4x4": (">=", 1_000_000.0),
     "machine_messages_per_s_dgx_rings_n256": (">=", 1_000_000.0),
     "machine_cost_ratio_vs_switch": ("<=", 3.0),

@@ -13,7 +13,7 @@ NCCL's channel rings ring-nodes on nodes, torus (bidirectional rings per axis) o
 ALGORITHMS only. A topology lists what runs on it (algorithms_on / topology.algorithms) and picks
 one for a size (topology.choose: NCCL's tuner on a GPU machine, simcore.nccl_tuning).
 t_formula, t_formula_on and message_count read the registry. Adding an algorithm = its function
-+ one record (with its topologies) + its sentences in app/views/text/explain.py (ALGO_TEXT).
++ one record (with its topologies) + its sentences in app/words.py (algo_text).
 
 Closed forms on one non-blocking switch, n devices, S bytes (the full array), α and β of the
 link; each is the simulated time of one collective on an idle Comm (the tests check 1e-9):
@@ -64,7 +64,7 @@ class Algorithm(NamedTuple):
                    numpy array; n = 1 costs nothing whatever a, b say)
     message_count  message_count(n) -> messages one call sends (n >= 2)
     phases         the phase names its messages carry, in order
-    explain_key    key of its sentences (name, title, hint) in app/explain.py's ALGO_TEXT
+    explain_key    key of its sentences (name, title, hint) in app/words.py (algo_text)
     formula        formula(n) -> the closed form as written on a slide (plain text; α β S n)
     queues         a device issues several sends at once and they wait for its port in turn
                    (the ring view counts them beside each device)

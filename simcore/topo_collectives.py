@@ -11,7 +11,7 @@ on a torus (or a topology_presets.TorusSlice without some wraparound links). Eac
 (tests/test_topo_collectives.py). Each is one record of algorithms.ALGORITHMS; allreduce_on(comm,
 arrays) runs the one comm's topology picks (topology.choose).
 
-Built as arrays (issue 22 item 8): every step of every ring, channel or torus line is one batch
+Built as arrays: every step of every ring, channel or torus line is one batch
 (_Run.move: one Comm._plan, the port model as chains or rounds, data by array indexing,
 contributors as ids of distinct bitmask sets), recorded in the order the one-message-at-a-time
 version issued them; tests/test_topo_collectives_reference.py compares the two message by
