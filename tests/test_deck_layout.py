@@ -150,3 +150,19 @@ def test_sixteen_gpus_on_one_switch_keep_24px_blocks_with_numbers(W, H, s, kind,
     for d, b in enumerate(lay.devices):
         assert QRectF(0, 0, lay.width, lay.height).contains(b.rect()), d
     assert s * lay.text_vs / lay.vs >= 1.0 - 1e-9  # Ctrl+= never makes the words smaller than the desk's
+
+
+@pytest.mark.parametrize("W,H", SCREENS, ids=lambda v: str(v))
+@pytest.mark.parametrize("s", SCALES)
+def test_the_tpu_torus_keeps_large_blocks_with_numbers(W, H, s, bars):
+    """The lecture deck's TPU torus (4×4, all-reduce): blocks in flight were 0.45 of the gap between two
+    rows, 7–13 px on screen at 1280×720 and 1920×1080. Presenting, the boxes give the gap room and a block
+    takes PRESENT_GAP_SHARE of it: 24 px where a row has the height, never under 16 px (1280×720 at 2×
+    and more: a row of the grid is 38 px high magnified, its name and a box of 4 slot rows included)."""
+    from app.views.ring.layout_parts import overlaps
+
+    lay, z, _texts = _present("all-reduce", 16, "torus", W, H, s, bars, topology="tpu-v5e-16x16")
+    assert lay.kind == "torus"
+    assert lay.block * z >= (24 - 1e-6 if (W >= 1920 or s == 1.0) else 16)
+    assert _number_on_screen(lay, s, z) >= 12
+    assert not overlaps(lay.texts()), overlaps(lay.texts())

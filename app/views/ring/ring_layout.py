@@ -218,7 +218,7 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zo
     if shape.kind == "nodes":
         return nodes_layout(header, scale, font, font_at, texts, shape, radial, force)
     if shape.kind == "torus":
-        return torus_layout(header, scale, font, font_at, texts, shape, radial, force)
+        return torus_layout(header, scale, font, font_at, texts, shape, radial, force, zoom=zoom, present=present)
     return _one_switch(header, scale, font, font_at, texts, shape, radial, force, zoom, present)
 
 
