@@ -105,3 +105,64 @@ def test_the_ring_stays_round_enough_and_the_switch_keeps_its_name(W, H, s, n, b
         return
     assert lay.switch_label.lines == (texts.switch_name,) and texts.switch_name
     assert lay.switch_label.font.pixelSize() * z >= MIN_SWITCH_NAME_PX - 0.5
+
+
+def _present(kind, n, algo, W, H, s, bars, **extra):
+    """presentation_plan's picture for this screen, laid out as RingView presents it (present_layout):
+    (layout, zoom, texts). Presenting, the bars keep their 1× height (test_present_bars)."""
+    from app.core.scenarios import Scenario, build_run
+    from app.views.ring.machine_layout import machine_shape
+    from app.views.ring.ring_layout import present_layout
+    from app.views.ring.ring_texts import machine_texts, ring_shape, ring_texts
+
+    run = build_run(Scenario(kind, n, algo, **extra))
+    texts, shape = machine_texts(run, ring_texts(run)), machine_shape(run.comm.topology, ring_shape(run))
+    p = presentation_plan(W, H, s, bars[1.0])
+    lay, z = present_layout(p.picture_w, p.picture_h, s, texts, shape, p.zoom)
+    assert 1.0 <= z <= p.zoom + 1e-9
+    return lay, z, texts
+
+
+def _number_on_screen(lay, s, z):
+    """A chunk number's size on screen: RingView's font for it, at most 0.7 of its block (FlightLayer)."""
+    from app.views.ring.ring_layout import chunk_number_px
+
+    return min(chunk_number_px(lay, s, z, True), lay.block * 0.7) * z
+
+
+@pytest.mark.parametrize("kind,algo,extra", [("all-gather", "ring", {}), ("reduce-scatter", "ring", {}),
+                                             ("all-reduce", "ring", {}), ("all-reduce", "rd", {"nbytes": 8192})],
+                         ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("W,H", SCREENS, ids=lambda v: str(v))
+@pytest.mark.parametrize("s", SCALES)
+def test_sixteen_gpus_on_one_switch_keep_24px_blocks_with_numbers(W, H, s, kind, algo, extra, bars):
+    """n = 16 fell to radial bars with 4–7 px blocks and no chunk numbers from 1.5× at 1280×720 (and
+    from 2× at 1920×1080); at 1× its blocks were the size of its 9 px slots. Now boxes, blocks of 24 px
+    with numbers of at least 12 px. Where sixteen named boxes do not fit with the words enlarged
+    (1280×720 from 2×), the words stay at least the desk's size (present_layout says why)."""
+    from app.views.ring.layout_parts import overlaps
+
+    lay, z, texts = _present(kind, 16, algo, W, H, s, bars, **extra)
+    assert lay.mode == "box"
+    assert lay.block * z >= 24 - 1e-6
+    assert _number_on_screen(lay, s, z) >= 12
+    assert not overlaps(lay.texts()), overlaps(lay.texts())
+    for d, b in enumerate(lay.devices):
+        assert QRectF(0, 0, lay.width, lay.height).contains(b.rect()), d
+    assert s * lay.text_vs / lay.vs >= 1.0 - 1e-9  # Ctrl+= never makes the words smaller than the desk's
+
+
+@pytest.mark.parametrize("W,H", SCREENS, ids=lambda v: str(v))
+@pytest.mark.parametrize("s", SCALES)
+def test_the_tpu_torus_keeps_large_blocks_with_numbers(W, H, s, bars):
+    """The lecture deck's TPU torus (4×4, all-reduce): blocks in flight were 0.45 of the gap between two
+    rows, 7–13 px on screen at 1280×720 and 1920×1080. Presenting, the boxes give the gap room and a block
+    takes PRESENT_GAP_SHARE of it: 24 px where a row has the height, never under 16 px (1280×720 at 2×
+    and more: a row of the grid is 38 px high magnified, its name and a box of 4 slot rows included)."""
+    from app.views.ring.layout_parts import overlaps
+
+    lay, z, _texts = _present("all-reduce", 16, "torus", W, H, s, bars, topology="tpu-v5e-16x16")
+    assert lay.kind == "torus"
+    assert lay.block * z >= (24 - 1e-6 if (W >= 1920 or s == 1.0) else 16)
+    assert _number_on_screen(lay, s, z) >= 12
+    assert not overlaps(lay.texts()), overlaps(lay.texts())

@@ -573,7 +573,10 @@ class PresentationController(QObject):
         ring = getattr(self.window, "ring_view", None)
         if ring is not None and hasattr(ring, "set_zoom"):
             vp = ring.viewport()
-            ring.set_zoom(ring_zoom(vp.width(), vp.height(), theme.scale()) if self.presenting else 1.0)
+            if self.presenting:  # presentation's layout rules even at 1× (blocks in flight of 24 px)
+                ring.set_zoom(ring_zoom(vp.width(), vp.height(), theme.scale()), present=True)
+            else:
+                ring.set_zoom(1.0, present=False)
 
     def _fit_story(self):
         """

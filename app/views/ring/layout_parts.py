@@ -177,13 +177,15 @@ def device_font_sizes(scale: float, vs: float, tvs: float) -> list:
 # ---------------------------------------------------------------------------------------
 # Devices round one switch
 # ---------------------------------------------------------------------------------------
-def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1.0):
+def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1.0, present=None):
     """
     Small n: axis-aligned boxes on an ellipse round `centre`, each with its name on the outer side.
     (devices, labels, anchors, switch radius, block side, lane width, active lane width, "box", the
     lanes' largest offset from a spoke's centre line), all in pixels; None if they do not fit (unless
-    `force`: then the smallest size, overlapping or not).
+    `force`: then the smallest size, overlapping or not). `present`: presentation mode's rules (by
+    default when magnified, zoom > 1; at 1× text presentation is not magnified but keeps them).
     """
+    present = zoom > 1.0 if present is None else present
     n, nc = shape.n, shape.n_chunks
     # n² slots are all-to-all's blocks (s → d): one row per sender, so a box shows its row, then its column
     cols = 1 if nc <= 1 else n if nc == n * n else min(nc, 8)
@@ -214,7 +216,7 @@ def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1
         if names_beside:  # only the names of boxes off the top and bottom limit the height
             b = min([area.height() / 2 - bh / 2 - 1] + [(area.height() / 2 - bh / 2 - label_h - 2) / abs(s)
                                                          for (_c, s), bs in zip(angles, beside) if not bs and abs(s) > 0.01])
-        if b > 0 and zoom > 1.0:  # presenting: no flatter than RING_MAX_FLAT (see there)
+        if b > 0 and present:  # presenting: no flatter than RING_MAX_FLAT (see there)
             a = min(a, RING_MAX_FLAT * b + (bw - bh) / 2)
         pos = [(cx + max(a, 1.0) * c, cy + max(b, 1.0) * s) for c, s in angles]
         boxes, names = [], []
@@ -234,7 +236,7 @@ def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1
 
     s = scale * vs
     # presentation: smaller slots leave the lanes longer, down to a block of PRESENT_BLOCK_PX on screen
-    present_slot = PRESENT_BLOCK_PX / zoom / 1.15 if zoom > 1.0 else math.inf
+    present_slot = PRESENT_BLOCK_PX / zoom / 1.15 if present else math.inf
     slot0, found = slot, None
     for names_beside in ((False, True) if any(beside) else (False,)):
         slot, pad = slot0, max(3.0, slot0 * 0.18)
@@ -242,15 +244,16 @@ def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1
             bw, bh, a, b, pos, boxes, names = place(slot, pad, names_beside)
             ok = (a > 0 and b >= 0 and reach_of(pos, bw, bh) >= MIN_REACH
                   and _disjoint(boxes + names, gap=slot * 0.3))
-            if ok and zoom > 1.0 and slot * 0.92 >= present_slot:
-                ok = _switch_and_block(reach_of(pos, bw, bh), slot, s, shape, zoom)[1] * zoom >= PRESENT_BLOCK_PX
+            if ok and present and slot * 0.92 >= present_slot:
+                big = _switch_and_block(reach_of(pos, bw, bh), slot, s, shape, zoom, present)[1]
+                ok = big * zoom >= PRESENT_BLOCK_PX
             if ok or slot <= min_slot:
                 break
             slot = max(slot * 0.92, min_slot)
             pad = max(2.0, slot * 0.18)
         if not ok:
             continue
-        big = _switch_and_block(reach_of(pos, bw, bh), slot, s, shape, zoom)[1]
+        big = _switch_and_block(reach_of(pos, bw, bh), slot, s, shape, zoom, present)[1]
         if found is None or big > found[0]:
             found = (big, slot, pad, bw, bh, pos, boxes, names)
         if big * zoom >= PRESENT_BLOCK_PX - 1e-6:
@@ -265,7 +268,7 @@ def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1
     labels = [TextBox(QRectF(*r), lines[d], f_dev, centre_align) for d, r in enumerate(names)]
     boxes = [DeviceBox(QPointF(x, y), bw, bh, 0.0, cols, rows, pad, False) for x, y in pos]
     reach = max(reach_of(pos, bw, bh), 1.0)
-    r_sw, block = _switch_and_block(reach, slot, s, shape, zoom)
+    r_sw, block = _switch_and_block(reach, slot, s, shape, zoom, present)
     anchors = [_box_anchor(bx.centre, centre, bx.w, bx.h) for bx in boxes]
     lane = theme.LINE_PX["spoke"] * s
     lane_active = theme.LINE_PX["spoke_active"] * s
@@ -273,19 +276,23 @@ def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1
     return boxes, labels, anchors, r_sw, block, lane, lane_active, "box", off_max
 
 
-def _switch_and_block(reach, slot, s, shape, zoom):
+def _switch_and_block(reach, slot, s, shape, zoom, present=False):
     """(switch radius, block side) for boxes `reach` from the centre, slots of `slot` px, at size s."""
     r_sw = min(max(0.42 * reach, 36 * s), 95 * s)
     if shape.switch_slots:  # the switch shows its own buffer: give it room
         r_sw = min(max(0.5 * reach, 50 * s), 120 * s)
     r_sw = min(r_sw, 0.7 * reach)  # the lanes keep a third of the way
-    if zoom > 1.0:  # presentation: the lanes keep room for blocks of PRESENT_BLOCK_PX on screen
+    like_slot = slot * 1.15  # a block in flight looks like the slot it left
+    if present:  # presentation: the lanes keep room for blocks of PRESENT_BLOCK_PX on screen
         r_sw = max(min(r_sw, reach - (PRESENT_BLOCK_PX + 0.01) / zoom / 0.3), 0.3 * reach)
-    block = max(min(theme.SIZE_PX["block"] * s, slot * 1.15, 0.3 * (reach - r_sw)), 6.0)
+        # sixteen boxes round the ring have slots of 9 px at 1280×720: the block in flight keeps
+        # PRESENT_BLOCK_PX on screen all the same (its number is what the back row reads)
+        like_slot = max(like_slot, PRESENT_BLOCK_PX / zoom)
+    block = max(min(theme.SIZE_PX["block"] * s, like_slot, 0.3 * (reach - r_sw)), 6.0)
     return r_sw, block
 
 
-def place_radial(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1.0):
+def place_radial(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1.0, present=False):
     """Large n: bars pointing at the switch, names outside, thinned so they never collide (a name
     is None where thinned out). The same tuple as place_boxes, its mode "radial"."""
     n, nc = shape.n, max(shape.n_chunks, 1)

@@ -19,8 +19,8 @@ import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 
 from ... import theme
-from .layout_parts import (BOX_MODE_MAX_N, DeviceBox, Header, RingLayout, RingShape, device_font_sizes, enter_box,
-                           place_boxes, place_radial, spoke_lanes)
+from .layout_parts import (BOX_MODE_MAX_N, PRESENT_BLOCK_PX, DeviceBox, Header, RingLayout, RingShape,
+                           device_font_sizes, enter_box, place_boxes, place_radial, spoke_lanes)
 from .layout_text import TEXT_FITS, TextBox, text_size, wrap_lines
 
 
@@ -150,11 +150,16 @@ def _grid_cells(shape):
     return cells, a * c + (a - 1) * SLAB_GAP, b
 
 
-def torus_layout(header: Header, scale, font, font_at, texts, shape, radial, force):
+def torus_layout(header: Header, scale, font, font_at, texts, shape, radial, force, zoom=1.0, present=False):
     """
     Devices on the torus's grid, a link between neighbours, and where an axis wraps around, a
     stub leaving the grid's edge at both of its ends (the link joins them round the back).
+    `present`: presentation mode, magnified `zoom` times: the boxes leave gaps for blocks of
+    PRESENT_BLOCK_PX on screen where the cell allows, and a block may take PRESENT_GAP_SHARE of the
+    gap between two boxes (at the desk 0.45: a 4×4 torus at 1280×720 has 28 px between its rows).
     """
+    share = PRESENT_GAP_SHARE if present else 0.45
+    gap_least = PRESENT_BLOCK_PX / zoom / share if present else 0.0
     W, H, vs, tvs, m, *_rest, area = header
     n, nc = shape.n, max(shape.n_chunks, 1)
     cells, cols, rows = _grid_cells(shape.grid)
@@ -173,10 +178,13 @@ def torus_layout(header: Header, scale, font, font_at, texts, shape, radial, for
         chh = (grid_area.height() - 2 * stub) / rows
         bw = min(cw * 0.62, 160 * s)
         bh = min(chh - lab_h - 0.3 * chh, 110 * s)  # the rest of the cell: the column's links and their blocks
+        if present:  # narrower, shorter boxes for larger blocks, but no less than 0.4 of the cell
+            bw = max(min(bw, cw - gap_least), 0.4 * cw)
+            bh = max(min(bh, chh - lab_h - gap_least), 0.4 * (chh - lab_h))
         cols_s = _slot_columns(nc, bw, bh)
         rows_need = math.ceil(nc / cols_s)
         # a name above its box's left end ends left of the column's link and the blocks beside it
-        clear = lab_w <= COLUMN_AT * bw - 0.65 * min(theme.SIZE_PX["block"] * s, 0.45 * (cw - bw))
+        clear = lab_w <= COLUMN_AT * bw - 0.65 * min(theme.SIZE_PX["block"] * s, share * (cw - bw))
         if (clear and bw >= 14 and bh >= 2.5 * rows_need + 4 and bw >= 2.5 * cols_s + 4 and cw - bw >= 12
                 and chh - bh - lab_h >= 10):
             break
@@ -232,7 +240,7 @@ def torus_layout(header: Header, scale, font, font_at, texts, shape, radial, for
                 stubs += _wrap_stubs(devices[d], first, stub)
     anchors = tuple(d.centre for d in devices)
     lanes = tuple((QLineF(c, c), QLineF(c, c)) for c in centres)  # no switch: messages ride the links
-    block = max(min(theme.SIZE_PX["block"] * s, 0.45 * min(cw - bw, chh - bh - lab_h)), 5.0)
+    block = max(min(theme.SIZE_PX["block"] * s, share * min(cw - bw, chh - bh - lab_h)), 5.0)
     fabric_label = TextBox(QRectF(area.center().x() - fw / 2, area.bottom() - fh, fw, fh), tuple(fab_lines), f_fab,
                            int(Qt.AlignHCenter))
     switch_label = TextBox(QRectF(), (), font("switch", True))
@@ -267,6 +275,7 @@ def _edge_link(a: DeviceBox, b: DeviceBox) -> QLineF:
     return QLineF(a.centre, b.centre)  # another slab (3-D): straight across
 
 
+PRESENT_GAP_SHARE = 0.8  # presenting: a torus's block in flight may take this share of the gap between boxes
 COLUMN_AT = 0.86  # a column's links run at this fraction of the box's width: clear of the name above it
 
 

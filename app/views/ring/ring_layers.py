@@ -90,9 +90,11 @@ class FlightLayer(QGraphicsItem):
         f.setPixelSize(round(self.number_px() * self.NUMBER_FINE))
         return f
 
+    numbered_px = 22.0  # blocks this large on screen carry their chunk numbers (presenting: less, RingView)
+
     def numbered(self) -> bool:
-        """Are the blocks large enough on screen (22 px) for their chunk numbers?"""
-        return self.s * self.zoom >= 22
+        """Are the blocks large enough on screen (numbered_px) for their chunk numbers?"""
+        return self.s * self.zoom >= self.numbered_px
 
     @property
     def items(self) -> list:

@@ -49,7 +49,7 @@ def picture_scale(width: float, height: float) -> float:
 
 
 def ring_layout(width: float, height: float, scale: float, texts: RingTexts, shape: RingShape,
-                zoom: float = 1.0) -> RingLayout:
+                zoom: float = 1.0, present: bool | None = None) -> RingLayout:
     """
     The ring view's layout at `width`×`height` pixels and text scale `scale` (Ctrl+= steps):
     a pure function of its arguments (font metrics are the only outside input).
@@ -59,33 +59,86 @@ def ring_layout(width: float, height: float, scale: float, texts: RingTexts, sha
     leaves the boxes too little height (a wide, short projector at a large text size), the key
     goes beside the ring, the legend (the lecturer says it) goes if it does not fit there, and
     the switch gives the lanes room; the text shrinks only when that is not enough.
+    `present`: presentation mode's rules without magnifying (text at 1×); by default zoom > 1.
     """
+    present = zoom > 1.0 if present is None else present
     W, H = max(float(width), 200.0), max(float(height), 150.0)
     vs = picture_scale(W, H)
     radial = shape.n > BOX_MODE_MAX_N
-    if zoom > 1.0 and not radial and shape.kind == "switch":
+    if present and not radial and shape.kind == "switch":
         # the text may shrink for the blocks, but never below the desk's size on screen (Ctrl+= must
         # not make words smaller); when no such fit gives PRESENT_BLOCK_PX, the largest text that fits
         for f in (f for f in TEXT_FITS if scale * zoom * f >= 1.0 - 1e-9):
             for side in (False, True):
-                lay = _try(W, H, scale, vs, vs * f, texts, shape, radial, side=side, zoom=zoom)
+                lay = _try(W, H, scale, vs, vs * f, texts, shape, radial, side=side, zoom=zoom, present=present)
                 if lay is not None and lay.block * zoom >= PRESENT_BLOCK_PX - 1e-6:
                     return lay
     for f in TEXT_FITS:  # (presenting: still magnified — the switch keeps its name, the ring its roundness)
-        lay = _try(W, H, scale, vs, vs * f, texts, shape, radial, zoom=zoom if shape.kind == "switch" else 1.0)
+        lay = _try(W, H, scale, vs, vs * f, texts, shape, radial, zoom=zoom, present=present)
         if lay is not None:
             return lay
     # boxes that fit nowhere (16 of them in a small view at 2.5×): bars, whose names thin out
     numbers = texts._replace(device_labels=tuple(str(d) for d in range(shape.n)))
-    zoom = zoom if shape.kind == "switch" else 1.0
     for f in TEXT_FITS:
-        lay = _try(W, H, scale, vs, vs * f, numbers, shape, True, zoom=zoom)
+        lay = _try(W, H, scale, vs, vs * f, numbers, shape, True, zoom=zoom, present=present)
         if lay is not None:
             return lay
-    return _try(W, H, scale, vs, vs * TEXT_FITS[-1], numbers, shape, True, force=True, zoom=zoom)
+    return _try(W, H, scale, vs, vs * TEXT_FITS[-1], numbers, shape, True, force=True, zoom=zoom, present=present)
 
 
-def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zoom=1.0):
+PRESENT_ZOOM_STEP = 0.9  # present_layout tries smaller zooms in these steps, down to 1
+PRESENT_WORDS = 1.5  # presenting from 1.5× on, the ring's words are at least this many times the desk's
+
+
+def present_layout(width: float, height: float, scale: float, texts: RingTexts, shape: RingShape,
+                   zoom: float) -> tuple:
+    """
+    Presentation mode's layout of a `width`×`height` view (screen pixels) at text scale `scale`:
+    (layout, the zoom RingView magnifies it by). The asked `zoom` (presentation.ring_zoom), unless its
+    blocks in flight come out under PRESENT_BLOCK_PX on screen — sixteen boxes with their names do not
+    fit a 1280×720 projector's room at 1.5× magnified 1.5 times, and fell to radial bars with 4 px
+    blocks. Then a smaller zoom (down to 1), which lays the words out at a larger scale in a larger
+    room, but may fit them only by shrinking them: the largest zoom whose blocks reach
+    PRESENT_BLOCK_PX with the words at least min(scale, PRESENT_WORDS) times the desk's; else with
+    the words at least the desk's (16 boxes at 1280×720 and 2× text: the words stay at 1×, the blocks
+    at 24 px with their numbers, rather than 5 px blocks on radial bars); else the largest blocks.
+    """
+    def at(z):
+        return ring_layout(width / z, height / z, scale / z, texts, shape, zoom=z, present=True)
+
+    def words(lay):  # the words' size on screen against the desk's at 1×
+        return scale * lay.text_vs / lay.vs
+
+    z = max(1.0, zoom)
+    tried = [(at(z), z)]
+    if tried[0][0].block * z >= PRESENT_BLOCK_PX - 1e-6:
+        return tried[0]
+    while z > 1.0:
+        z = max(1.0, z * PRESENT_ZOOM_STEP)
+        tried.append((at(z), z))
+    for least in (min(scale, PRESENT_WORDS), 1.0):
+        for lay, z in tried:  # the largest zoom first
+            if lay.block * z >= PRESENT_BLOCK_PX - 1e-6 and words(lay) >= least - 1e-9:
+                return lay, z
+    best = tried[0]
+    for lay, z in tried[1:]:
+        if words(lay) >= min(scale, PRESENT_WORDS) - 1e-9 and lay.block * z > best[0].block * best[1] + 0.5:
+            best = (lay, z)
+    return best
+
+
+MIN_CHUNK_NUMBER_PX = 12  # presentation mode: a chunk number on screen is no smaller (while its block holds it)
+
+
+def chunk_number_px(lay: RingLayout, scale: float, zoom: float, present: bool) -> float:
+    """The chunk numbers' font size (scene pixels) for `lay`, magnified `zoom` times: the layout's small
+    text; presenting, at least MIN_CHUNK_NUMBER_PX on screen (the text shrunk to fit sixteen names made
+    them 11 px). FlightLayer keeps a number within 0.7 of its block."""
+    px = theme.FONT_PX["small"] * scale / zoom * lay.text_vs
+    return max(px, MIN_CHUNK_NUMBER_PX / zoom) if present else px
+
+
+def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zoom=1.0, present=False):
     def font_at(role, bold, factor):
         return make_font(role, bold, theme.FONT_PX[role] * scale * factor)
 
@@ -96,7 +149,7 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zo
     room = W - 2 * m
     # header: the title, then the step line with the clock at its right (below it when narrow)
     f_cap, f_body, f_small = font("caption", True), font("body"), font("small")
-    if zoom > 1.0 and advance(f_cap, texts.title) + LABEL_PAD_W > room:  # presentation: one line, if the
+    if present and advance(f_cap, texts.title) + LABEL_PAD_W > room:  # presentation: one line, if the
         fit = f_cap.pixelSize() * (room - LABEL_PAD_W) / max(advance(f_cap, texts.title), 1.0)  # body size allows
         if fit >= f_body.pixelSize():
             f_cap = make_font("caption", True, math.floor(fit))
@@ -165,11 +218,12 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zo
     if shape.kind == "nodes":
         return nodes_layout(header, scale, font, font_at, texts, shape, radial, force)
     if shape.kind == "torus":
-        return torus_layout(header, scale, font, font_at, texts, shape, radial, force)
-    return _one_switch(header, scale, font, font_at, texts, shape, radial, force, zoom)
+        return torus_layout(header, scale, font, font_at, texts, shape, radial, force, zoom=zoom, present=present)
+    return _one_switch(header, scale, font, font_at, texts, shape, radial, force, zoom, present)
 
 
-def _one_switch(header: Header, scale, font, font_at, texts, shape, radial, force, zoom) -> RingLayout | None:
+def _one_switch(header: Header, scale, font, font_at, texts, shape, radial, force, zoom,
+                present=False) -> RingLayout | None:
     """Every device round one switch, in the header's area: boxes on an ellipse or radial bars,
     the switch's disc with its name, and every device's two lanes to it."""
     vs, tvs, area = header.vs, header.text_vs, header.area
@@ -179,14 +233,14 @@ def _one_switch(header: Header, scale, font, font_at, texts, shape, radial, forc
     place = place_radial if radial else place_boxes
     geo = None
     for g in device_font_sizes(scale, vs, tvs):
-        geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * g), texts, shape, False, zoom)
+        geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * g), texts, shape, False, zoom, present)
         if geo is not None:
             break
     if geo is None:
         if not force:
             return None
         geo = place(area, centre, scale, vs, tvs, font_at("device", True, vs * TEXT_FITS[-1]), texts, shape, True,
-                    zoom)
+                    zoom, present)
     devices, labels, anchors, r_sw, block, lane, lane_active, mode, off_max = geo
     # the switch's name inside its disc, shrunk to fit; above its slots when it shows them. It shrinks
     # no further than MIN_SWITCH_NAME_PX on screen (zoom: presentation magnifies the layout); a disc too
@@ -194,13 +248,13 @@ def _one_switch(header: Header, scale, font, font_at, texts, shape, radial, forc
     f_sw = font("switch", True)
     adv = advance(f_sw, texts.switch_name)
     # (at the desk, zoom 1, a name that does not fit at the smallest font is left out, as before)
-    least = max(MIN_TEXT_PX, MIN_SWITCH_NAME_PX / zoom) if zoom > 1.0 else 0.0
+    least = max(MIN_TEXT_PX, MIN_SWITCH_NAME_PX / zoom) if present else 0.0
     if adv > 1.5 * r_sw:
         f_sw = make_font("switch", True, max(least, f_sw.pixelSize() * 1.5 * r_sw / adv))
     name_y = centre.y() - r_sw * 0.55 if shape.switch_slots else centre.y()
     name = texts.switch_name
     if name and advance(f_sw, name) > 1.75 * r_sw:
-        if zoom > 1.0 and mode == "box":  # (radial bars start at the disc: no room under it)
+        if present and mode == "box":  # (radial bars start at the disc: no room under it)
             name_y = centre.y() + r_sw + 2 + text_size([name], f_sw)[1] / 2
         else:
             name = ""

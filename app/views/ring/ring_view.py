@@ -45,7 +45,8 @@ from .ring_items import (STRIPE_MAX_N, DeviceItem, SwitchItem, _Colors,  # noqa:
                          block_fills, message_color_index, message_color_indices, paint_chunk)
 from .ring_items import set_computing
 from .ring_layers import ChordsLayer, FlightLayer, LabelItem, LanesLayer, MachineLayer  # noqa: F401  (re-exported)
-from .ring_layout import BOX_MODE_MAX_N, make_font, ring_layout  # noqa: F401
+from .ring_layout import (BOX_MODE_MAX_N, MIN_CHUNK_NUMBER_PX, chunk_number_px, make_font,  # noqa: F401
+                          present_layout, ring_layout)
 from .ring_texts import (legend_text, queued_label, ring_shape, ring_texts,  # noqa: F401  (re-exported)
                          scenario_title, step_line_variants, subcaption, swatch_devices, switch_name)
 from .ring_texts import machine_texts, step_note, step_notes
@@ -267,15 +268,19 @@ class RingView(QGraphicsView):
         self.texts = machine_texts(self.run, ring_texts(self.run))
 
     # -- layout (a function of size, text scale, texts and scenario: app/ring_layout.py) ------
-    zoom = 1.0  # presentation mode's magnification of the whole picture (set_zoom)
+    zoom = 1.0  # the magnification of the whole picture on screen (presentation mode: see set_zoom)
+    asked_zoom = 1.0  # presentation mode's asked magnification (set_zoom)
+    present = False  # presentation mode's layout rules (blocks in flight of PRESENT_BLOCK_PX), even at 1×
 
-    def set_zoom(self, z: float):
+    def set_zoom(self, z: float, present: bool | None = None):
         """Presentation mode (app/classroom/presentation.py): lay the picture out in a room z times
         smaller at text scale theme.scale()/z, then magnify it z times — boxes, lanes, blocks in flight,
-        their chunk numbers and the text grow together. 1 = the desk's layout."""
+        their chunk numbers and the text grow together (present_layout may magnify less where that
+        gives the blocks their size). 1 and not `present` = the desk's layout; `present` defaults to z > 1."""
         z = max(1.0, float(z))
-        if z != self.zoom:
-            self.zoom = z
+        present = z > 1.0 if present is None else bool(present)
+        if (z, present) != (self.asked_zoom, self.present):
+            self.asked_zoom, self.present = z, present
             if self.run is not None:
                 self._layout()
                 self._redraw()
@@ -286,10 +291,14 @@ class RingView(QGraphicsView):
             return
         vp = self.viewport().rect()
         topo = self.run.comm.topology if self.run.comm is not None else None
-        z = self.zoom
+        shape = machine_shape(topo, ring_shape(self.run))
+        if self.present:
+            lay, z = present_layout(vp.width(), vp.height(), theme.scale(), self.texts, shape, self.asked_zoom)
+        else:
+            z = 1.0
+            lay = ring_layout(vp.width(), vp.height(), theme.scale(), self.texts, shape)
+        self.zoom = z
         self.setTransform(QTransform.fromScale(z, z))
-        lay = ring_layout(vp.width() / z, vp.height() / z, theme.scale() / z, self.texts,
-                          machine_shape(topo, ring_shape(self.run)), zoom=z)
         self.scene().setSceneRect(0, 0, lay.width, lay.height)
         self._vs = lay.vs
         col = self.colors
@@ -351,8 +360,11 @@ class RingView(QGraphicsView):
         self.switch.setVisible(lay.kind == "switch")  # a machine paints each node's switch (MachineLayer)
         self.switch_label.set_box(lay.switch_label, col.text)
         self._place_machine(lay)
-        self.flight.set_size(lay.block, make_font("small", True, theme.FONT_PX["small"] * theme.scale() / z * lay.text_vs),
-                             z)
+        # presenting, a block whose number can be MIN_CHUNK_NUMBER_PX (0.7 of it) carries it: a torus's
+        # 18 px blocks at 1280×720
+        self.flight.numbered_px = MIN_CHUNK_NUMBER_PX / 0.7 if self.present else FlightLayer.numbered_px
+        number_px = chunk_number_px(lay, theme.scale(), z, self.present)
+        self.flight.set_size(lay.block, make_font("small", True, number_px), z)
         self._place_lanes(lay)
 
     def _place_machine(self, lay):
