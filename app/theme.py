@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from . import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
+import weakref
 from typing import NamedTuple
 from functools import lru_cache
 
@@ -262,3 +263,32 @@ def stylesheet() -> str:
         f"QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; }}\n"
         f"QScrollBar::add-page, QScrollBar::sub-page {{ background: none; }}\n"
     )
+
+
+# ---------------------------------------------------------------------------------------
+# Presentation mode, as the views read it (the mode itself is app/classroom/presentation.py)
+# ---------------------------------------------------------------------------------------
+_presenting = weakref.WeakSet()  # the Presentation objects presenting now (see presenting_now)
+
+
+def presenting_add(presentation):
+    """Presentation mode came on in `presentation`'s window (held weakly)."""
+    _presenting.add(presentation)
+
+
+def presenting_discard(presentation):
+    _presenting.discard(presentation)
+
+
+def presenting_now() -> bool:
+    """Whether presentation mode is on: views built lazily while presenting read it once; views
+    already built are told by set_presenting(on) (Presentation._tell_views). A window dropped while
+    presenting leaves no trace: the set holds its presentation weakly and asks it."""
+    return any(_shown_presenting(p) for p in list(_presenting))
+
+
+def _shown_presenting(p) -> bool:
+    try:
+        return p.presenting and p.window.isVisible()
+    except RuntimeError:  # its window is gone (a test closed it while presenting)
+        return False

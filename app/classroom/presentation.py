@@ -25,7 +25,6 @@ PICTURE_SHARE of the screen at every text size. Esc restores the desk layout (Qt
 from __future__ import annotations
 
 import html
-import weakref
 from typing import NamedTuple
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QRect, QSize, Qt, QTimer, Signal
@@ -84,23 +83,6 @@ def presentation_plan(W: int, H: int, scale: float, bars_h: int, sep: int = 6) -
         story = 0
     pic_w = W - (story + sep if story else 0)
     return PresentationPlan(story, timeline_h, pic_w, pic_h, ring_zoom(pic_w, pic_h, scale))
-
-
-_presenting = weakref.WeakSet()  # the Presentation objects presenting now (see presenting_now)
-
-
-def presenting_now() -> bool:
-    """Whether presentation mode is on: views built lazily while presenting read it once; views
-    already built are told by set_presenting(on) (Presentation._tell_views). A window dropped while
-    presenting leaves no trace: the set holds its presentation weakly and asks it."""
-    return any(_shown_presenting(p) for p in list(_presenting))
-
-
-def _shown_presenting(p) -> bool:
-    try:
-        return p.presenting and p.window.isVisible()
-    except RuntimeError:  # its window is gone (a test closed it while presenting)
-        return False
 
 
 ZOOM_ROOM = (700, 330)  # the least room (pixels at 1×) the ring is laid out in before it is magnified
@@ -562,9 +544,9 @@ class PresentationController(QObject):
         """Views that lay out differently for a projector (the weights, decode-latency and matmul
         views: the picture first, its controls compact) have set_presenting(on)."""
         if on:
-            _presenting.add(self)
+            theme.presenting_add(self)
         else:
-            _presenting.discard(self)
+            theme.presenting_discard(self)
         for v in self.window.findChildren(QWidget):
             if hasattr(v, "set_presenting"):
                 v.set_presenting(on)

@@ -37,7 +37,6 @@ from simcore.llm_math import MODELS
 
 from . import latency_texts as texts
 from ... import theme
-from ...classroom.presentation import presenting_now
 from .latency_export import LatencyExports
 from .latency_controls import LatencyControls
 from .latency_items import PlotStack, fit_text, plot_widget, set_axis_label, set_range, tick_spec
@@ -88,7 +87,7 @@ class LatencyView(QWidget, LatencyExports):
         self.retranslations = 0
         self.short_names = False
         self._legend_key = self._ffn_title = None
-        self.presenting = presenting_now()  # presentation mode: the plot gets the screen (set_presenting)
+        self.presenting = theme.presenting_now()  # presentation mode: the plot gets the screen (set_presenting)
 
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)

@@ -18,7 +18,6 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QGradient, QLinearGradi
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from ... import theme
-from ...classroom.presentation import presenting_now
 from .layout_text import LABEL_PAD_W, MIN_TEXT_PX, TEXT_FITS, TextBox, make_font, text_size, wrap_lines
 
 REPLICATION_STRIPE_PX = 9  # width of one device's diagonal stripe in a replicated matrix (at scale 1)
@@ -34,7 +33,7 @@ class MatmulView(QWidget):
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self.setMinimumWidth(300)
         self._after = False
-        self.presenting = presenting_now()  # presentation mode (set_presenting): the ring beside gets the room
+        self.presenting = theme.presenting_now()  # presentation mode (set_presenting): the ring beside gets the room
         frame = playback.frames.register(self)
         model.changed.connect(self._on_model_changed)
         theme.notifier().changed.connect(self.update)

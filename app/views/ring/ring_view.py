@@ -267,7 +267,7 @@ class RingView(QGraphicsView):
         self.title_text = scenario_title(self.run.scenario, self.run)
         self.texts = machine_texts(self.run, ring_texts(self.run))
 
-    # -- layout (a function of size, text scale, texts and scenario: app/ring_layout.py) ------
+    # -- layout (a function of size, text scale, texts and scenario: views/ring/ring_layout.py) ------
     zoom = 1.0  # the magnification of the whole picture on screen (presentation mode: see set_zoom)
     asked_zoom = 1.0  # presentation mode's asked magnification (set_zoom)
     present = False  # presentation mode's layout rules (blocks in flight of PRESENT_BLOCK_PX), even at 1×

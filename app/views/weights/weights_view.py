@@ -43,7 +43,6 @@ from simcore.tensor_parallel import weight_slices
 from simcore.transformer_lab import TINY
 
 from ... import theme
-from ...classroom.presentation import presenting_now
 from ...hint import hint_page
 from . import weights_texts as words
 from .weights_data import PER_LAYER, device_matrix, full_matrix, overlap_ranks, region_rects, tp_n_for
@@ -86,7 +85,7 @@ class WeightsView(QWidget):
         self.plan = None
         self._text_factor = 1.0  # < 1 where the texts at the theme's size leave the matrices no room
         self._cbar_px = None
-        self.presenting = presenting_now()  # presentation mode: the controls stay small (set_presenting)
+        self.presenting = theme.presenting_now()  # presentation mode: the controls stay small (set_presenting)
         self._make_controls()
         self._make_canvas()
         self._make_hint()
