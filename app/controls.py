@@ -21,7 +21,7 @@ from simcore.topology_presets import PRESETS, offered_algos
 
 from .core import scenarios
 from . import theme
-from .words import algo_text, fmt_bytes, matmul_case_name, opened_what
+from .words import algo_text, fmt_bytes, matmul_case_name, nccl_reason, opened_what
 
 MACHINE_CHOICE = ""  # the algorithm menu's entry "machine's choice (…)": the topology's own pick for S
 
@@ -419,7 +419,12 @@ class ControlPanel(QWidget):
 
     def _choice_hint(self, sc, choice) -> str:
         """The line under the menu: what the machine picks at this size and the engine's reason."""
-        return self.tr("The machine's choice: {why}.").format(why=choice[2])
+        topo = PRESETS[sc.topology].topology(sc.n)
+        if topo.tuning:  # a GPU machine: NCCL's tuner, its numbers in this language
+            why = nccl_reason(topo, sc.kind, choice[0], float(sc.nbytes))[1]
+        else:
+            why = self.tr("{algo}: {machine} runs it by default").format(algo=choice[0], machine=topo.name)
+        return self.tr("The machine's choice: {why}.").format(why=why)
 
     def _sync_opened(self):
         """An opened run (app/opened_run.py) is no scenario of the dock: its algorithm is named as the

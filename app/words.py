@@ -15,6 +15,7 @@ import sys
 from typing import NamedTuple
 
 from simcore.comm_sim import ALGORITHMS
+from simcore.topo_closed_forms import hier_pipeline_chunks
 
 
 def translate(context: str, text: str) -> str:
@@ -316,3 +317,47 @@ def phase_word(key: str) -> str:
              "all-reduce": _ring("all-reduce"), "all-gather": _ring("all-gather"),
              "reduce-scatter": _ring("reduce-scatter"), "all-to-all": _ring("all-to-all")}
     return words.get(key, key)
+
+
+# -- a GPU machine's protocol, and why -------------------------------------------------------
+def _nccl_size(nbytes: float) -> str:
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:g} {unit}"
+    return f"{nbytes:g} B"
+
+
+def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
+    """
+    (protocol, why): the NCCL protocol a GPU machine runs `algo` with for op on S bytes, and the
+    reason in one sentence in the app's language — the engine's numbers (topology.nccl_models,
+    the model topology.choose and topology.protocol read), the words here. When algo is the
+    machine's own choice for S the sentence says so and names the runner-up. ("", reason) where
+    NCCL's model does not time algo (the lecture's switch, a torus, hier).
+    """
+    if not getattr(topology, "tuning", "") or topology.n < 2:
+        return "", _words("timed by the lecture's α–β form (no NCCL protocol)")
+    ranked = sorted(topology.nccl_models(op), key=lambda m: m.time(S))
+    mine = [m for m in ranked if m.algo == algo]
+    if not mine:
+        why = _words("{algo} is not one of NCCL's algorithms: timed by the lecture's α–β form").format(algo=algo)
+        proto = ""
+    else:
+        best = mine[0]
+        proto = best.protocol
+        lat, bw = f"{best.latency * 1e6:.1f} µs", f"{best.algbw / 1e9:.0f} GB/s"
+        if ranked[0] is best:
+            why = _words("{algo} {protocol} is NCCL's fastest at {size}: {latency} latency + S/{bw}").format(
+                algo=algo, protocol=proto, size=_nccl_size(S), latency=lat, bw=bw)
+            if len(ranked) > 1:
+                o = ranked[1]
+                why += _words(" (next: {algo} {protocol}, {time})").format(
+                    algo=o.algo, protocol=o.protocol, time=f"{o.time(S) * 1e6:.1f} µs")
+        else:
+            why = _words("NCCL runs {algo} with {protocol} at this size: {latency} latency + S/{bw} is the "
+                         "least of its protocols").format(algo=algo, protocol=proto, latency=lat, bw=bw)
+    if algo == "hier" and op == "all-reduce" and getattr(topology, "n_nodes", 1) > 1:
+        C = hier_pipeline_chunks(topology.per_node, topology.n_nodes, float(S), topology.intra, topology.inter)
+        why += (_words(", pipelined in {C} chunks at this size") if C > 1
+                else _words(", pipelined in 1 chunk at this size")).format(C=C)
+    return proto, why

@@ -99,10 +99,20 @@ class _Machine:
                                f"latency + S/{best.algbw / 1e9:.0f} GB/s is the least of its protocols")
 
     def _models(self, op, algo):
+        return [m for m in self.nccl_models(op) if m.algo == algo]
+
+    def nccl_models(self, op):
+        """NCCL's model (nccl_tuning.Model: algorithm, protocol, latency, bandwidth) of every
+        (algorithm, protocol) of op that can run here, in the model's order; [] on a topology NCCL's
+        model does not time (no tuning, or one device). The app words choose's and protocol's
+        reasons from these numbers in its own language (app/words.py, nccl_reason)."""
+        if not self.tuning or self.n < 2:
+            return []
         from .nccl_tuning import models
         P, N = self._nccl_shape()
         inter = getattr(self, "inter", self.link)
-        return [m for m in models(op, P, N, self.tuning, inter.bw) if m.algo == algo]
+        mine = set(self.algorithms(op))
+        return [m for m in models(op, P, N, self.tuning, inter.bw) if m.algo in mine]
 
     def timed_as(self, op, algo, nbytes):
         """This topology with the links and base latency that make the simulation of `algo`

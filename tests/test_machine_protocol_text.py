@@ -85,3 +85,27 @@ def test_the_lecture_switch_and_a_torus_say_nothing_new(qapp, topology, n):
     assert protocol_line(run.comm.topology, "all-reduce", run.trace.collectives[0].algo, 2.0**20) == ""
     explanation, formula = _shown(qapp, model)
     assert "protocol" not in explanation and "protocol" not in formula
+
+
+@pytest.mark.parametrize("algo,frame", [("ring-nodes", "是 NCCL 在 1 MiB 时最快的"), ("hier", "不是 NCCL 的算法之一")])
+def test_the_protocols_reason_is_in_the_windows_language(qapp, algo, frame):
+    """In Chinese the reason is Chinese around the engine's numbers: the engine's English sentence
+    once stood in a Chinese formula panel, explanation and control dock."""
+    from app import i18n
+
+    model, run = _run("dgx-h100", 16, 2**20, algo)
+    topo = run.comm.topology
+    i18n.set_language(qapp, "zh")
+    try:
+        explanation, formula = _shown(qapp, model)
+        line = protocol_line(topo, "all-reduce", algo, 2.0**20)
+    finally:
+        i18n.set_language(qapp, "en")
+    for text in (explanation, formula, line):
+        assert frame in text
+        assert "NCCL's" not in text and "timed by" not in text and "at this size" not in text
+    if algo == "ring-nodes":  # the engine's numbers, in its own format
+        m = min(topo.nccl_models("all-reduce"), key=lambda m: m.time(2.0**20))
+        assert f"{m.latency * 1e6:.1f} µs" in line and f"S/{m.algbw / 1e9:.0f} GB/s" in line
+    else:
+        assert "按 1 块流水" in line

@@ -640,6 +640,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>机器自选（{size} 时用 {algo}）</translation>
         </message>
         <message>
+            <source>{algo}: {machine} runs it by default</source>
+            <translation>{algo}：{machine} 默认运行它</translation>
+        </message>
+        <message>
             <source>The machine's choice: {why}.</source>
             <translation>机器自己的选择：{why}。</translation>
         </message>
@@ -3849,6 +3853,34 @@ replicated</source>
         <message>
             <source>{k} steps</source>
             <translation>{k} 步</translation>
+        </message>
+        <message>
+            <source> (next: {algo} {protocol}, {time})</source>
+            <translation>（其次：{algo} {protocol}，{time}）</translation>
+        </message>
+        <message>
+            <source>, pipelined in 1 chunk at this size</source>
+            <translation>，此大小下按 1 块流水</translation>
+        </message>
+        <message>
+            <source>, pipelined in {C} chunks at this size</source>
+            <translation>，此大小下分 {C} 块流水</translation>
+        </message>
+        <message>
+            <source>NCCL runs {algo} with {protocol} at this size: {latency} latency + S/{bw} is the least of its protocols</source>
+            <translation>NCCL 在此大小下用 {protocol} 运行 {algo}：延迟 {latency} + S/{bw}，是它各协议中最快的</translation>
+        </message>
+        <message>
+            <source>timed by the lecture's α–β form (no NCCL protocol)</source>
+            <translation>按讲义的 α–β 公式计时（没有 NCCL 协议）</translation>
+        </message>
+        <message>
+            <source>{algo} is not one of NCCL's algorithms: timed by the lecture's α–β form</source>
+            <translation>{algo} 不是 NCCL 的算法之一：按讲义的 α–β 公式计时</translation>
+        </message>
+        <message>
+            <source>{algo} {protocol} is NCCL's fastest at {size}: {latency} latency + S/{bw}</source>
+            <translation>{algo} {protocol} 是 NCCL 在 {size} 时最快的：延迟 {latency} + S/{bw}</translation>
         </message>
     </context>
 </TS>

@@ -22,7 +22,7 @@ from PySide6.QtCore import QCoreApplication
 from simcore.comm_sim import algorithm, t_formula, t_formula_on
 from simcore.topo_closed_forms import hier_pipeline_chunks, t_hier_pipelined, t_ring_nodes, t_torus
 
-from ...words import fmt_bw, fmt_bytes, fmt_time, op_place, op_title
+from ...words import fmt_bw, fmt_bytes, fmt_time, nccl_reason, op_place, op_title
 
 _SYMBOL = re.compile(r"[nαβS]")
 
@@ -190,14 +190,13 @@ def protocol_line(topology, op: str, algo: str, S: float) -> str:
     """
     Which NCCL protocol the machine runs this collective with, and why, in one line: "" on a
     topology without NCCL's model (the lecture's switch, a torus). The reason is the engine's
-    sentence (topology.choose's when algo is the machine's own choice for S, which also names the
-    runner-up; else topology.protocol's); the words around it are translated.
+    numbers in words.nccl_reason's sentence (naming the runner-up when algo is the machine's own
+    choice for S), all of it in the app's language.
     """
     if topology is None or not getattr(topology, "tuning", "") or topology.n < 2:
         return ""
     tr = QCoreApplication.translate
-    choice, proto_c, why_c = topology.choose(op, float(S))
-    proto, why = (proto_c, why_c) if choice == algo else topology.protocol(op, algo, float(S))
+    proto, why = nccl_reason(topology, op, algo, float(S))
     if not proto:
         return tr("FormulaPanel", "No NCCL protocol: %1.").replace("%1", why)
     return (tr("FormulaPanel", "NCCL protocol: %1 — %2.")
