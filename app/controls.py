@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QValidator
+from PySide6.QtGui import QPalette, QValidator
 from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QGridLayout, QLabel, QSizePolicy, QSpinBox, QStyle,
                                QStyleOptionComboBox, QStylePainter, QVBoxLayout,
                                QWidget)
@@ -71,18 +71,24 @@ class ElidingCombo(QComboBox):
         self.initStyleOption(opt)
         return self.style().subControlRect(QStyle.CC_ComboBox, opt, QStyle.SC_ComboBoxEditField, self)
 
+    def whole_text(self) -> str:
+        """The entry, or with none chosen the placeholder (a machine's links in the link box)."""
+        return self.currentText() if self.currentIndex() >= 0 else self.placeholderText()
+
     def shown_text(self) -> str:
-        """The text the closed box paints: the entry, elided to its text rect."""
-        return self.fontMetrics().elidedText(self.currentText(), Qt.ElideRight, self.text_rect().width())
+        """The text the closed box paints: whole_text, elided to its text rect."""
+        return self.fontMetrics().elidedText(self.whole_text(), Qt.ElideRight, self.text_rect().width())
 
     def fits(self) -> bool:
-        return self.shown_text() == self.currentText()
+        return self.shown_text() == self.whole_text()
 
     def paintEvent(self, e):
         p = QStylePainter(self)
         opt = QStyleOptionComboBox()
         self.initStyleOption(opt)
         p.drawComplexControl(QStyle.CC_ComboBox, opt)
+        if self.currentIndex() < 0:  # the placeholder, muted as QComboBox draws it
+            opt.palette.setBrush(QPalette.ButtonText, opt.palette.placeholderText())
         opt.currentText = self.shown_text()
         p.drawControl(QStyle.CE_ComboBoxLabel, opt)
 

@@ -37,3 +37,29 @@ def test_the_machines_choice_is_elided_in_the_box_and_whole_under_it(qtbot):
     qtbot.waitUntil(lambda: panel.algo_readout.text() == "")
     assert panel.algo.fits()
     qtbot.waitUntil(lambda: r.height() < r.fontMetrics().lineSpacing())  # an empty row takes no line
+
+
+def _ink(combo) -> int:
+    """Pixels of the closed box's text rect far from the box's background (what its text paints)."""
+    import numpy as np
+
+    img = combo.grab().toImage()
+    r = combo.text_rect()
+    a = np.array([[img.pixelColor(x, y).lightness() for x in range(r.left(), r.right())]
+                  for y in range(r.top(), r.bottom())])
+    return int((np.abs(a - np.median(a)) > 60).sum())
+
+
+def test_a_machines_link_box_paints_the_machines_links(qtbot):
+    """The link box is off on a machine (it brings its own links) and shows them as its placeholder:
+    the eliding box once painted only its (empty) entry, so the box was blank."""
+    w = make_window(qtbot, kind="all-reduce", n=16, algo="hier", size=(1280, 720), nbytes=2**20,
+                    topology="dgx-h100")
+    panel = w.findChild(ControlPanel)
+    link = panel.link
+    QApplication.processEvents()
+    assert not link.isEnabled() and link.currentIndex() == -1
+    assert link.placeholderText().startswith("NVLink 4") and "IB NDR 400" in link.placeholderText()
+    painted = _ink(link)
+    link.setPlaceholderText("·")  # (an empty placeholder makes Qt choose the first entry)
+    assert link.currentIndex() == -1 and _ink(link) < painted // 4  # the links' names were what painted
