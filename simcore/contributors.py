@@ -3,7 +3,7 @@
 A ring all-reduce on n devices sends 2n(n−1) messages whose partial sums grow to n
 contributors, so a set per message would cost n³; the trace keeps (first, count, period,
 limit) instead (see below) and decodes a set only when it is read. `who_*` build the
-descriptors the algorithms send; `_Who` is a message's contributors, decoded on first use;
+descriptors the algorithms send; `Who` is a message's contributors, decoded on first use;
 `_who_text` writes them as ids and ranges for the CSV export.
 """
 
@@ -93,7 +93,7 @@ def _as_arc(s: list, n: int):
     return None
 
 
-class _Who:
+class Who:
     """A message's contributors, decoded on first use (compares equal to the frozenset)."""
 
     __slots__ = ("desc", "explicit", "_set")
@@ -108,7 +108,7 @@ class _Who:
         return s
 
     def __eq__(self, other):
-        if isinstance(other, _Who):
+        if isinstance(other, Who):
             if other.desc == self.desc and (self.desc[2] != 0 or other.explicit is self.explicit):
                 return True
             return self.get() == other.get()

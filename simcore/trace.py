@@ -44,7 +44,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .contributors import _as_arc, _decode, _Who
+from .contributors import _as_arc, _decode, Who
 from .trace_records import (ALL, ROW, SCHEMA, SCHEMA_VERSION, SWITCH, Collective, Compute, Initial,  # noqa: F401
                             Message)  # (re-exported: the records' and the constants' public home is trace)
 
@@ -158,7 +158,7 @@ class Trace:
         """(first, count, period, limit) for a set of device ids (see who_arc); n: devices, if known."""
         if isinstance(who, tuple) and len(who) == 4 and not isinstance(who, frozenset):
             return tuple(int(v) for v in who)
-        if isinstance(who, _Who):
+        if isinstance(who, Who):
             if who.desc[2] != 0:
                 return who.desc
             who = who.get()
@@ -359,7 +359,7 @@ class Trace:
             for r in zip(*(col[lo:hi].tolist() for col in self._cols.values())):
                 op, algo, label, phase = keys[r[1]]
                 out.append(new(M, (r[0], op, algo, label, r[2], r[3], r[4], r[5],
-                                   _Who((r[10], r[11], r[12], r[13]), ex), r[6], r[7], r[8], phase, r[9])))
+                                   Who((r[10], r[11], r[12], r[13]), ex), r[6], r[7], r[8], phase, r[9])))
         finally:
             if paused:
                 gc.enable()

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .contributors import _periodic_set, _Who
+from .contributors import _periodic_set, Who
 
 SCHEMA = "shard-lab-trace"
 # 3: the message columns compact (zlib + base64 of little-endian arrays, see trace_io.encode_column);
@@ -55,7 +55,7 @@ class Message(tuple):
 
     def __new__(cls, coll, op, algo, label, step, src, dst, chunk, contributors, nbytes, t_start, t_end,
                 phase="", reduce=False):
-        who = contributors if isinstance(contributors, (frozenset, _Who)) else frozenset(contributors)
+        who = contributors if isinstance(contributors, (frozenset, Who)) else frozenset(contributors)
         return tuple.__new__(cls, (coll, op, algo, label, step, src, dst, chunk, who, nbytes, t_start, t_end,
                                    phase, reduce))
 
@@ -76,11 +76,11 @@ class Message(tuple):
     @property
     def contributors(self) -> frozenset:
         who = tuple.__getitem__(self, 8)
-        return who.get() if isinstance(who, _Who) else who
+        return who.get() if isinstance(who, Who) else who
 
     def __iter__(self):
         for i, v in enumerate(tuple.__iter__(self)):
-            yield v.get() if i == 8 and isinstance(v, _Who) else v
+            yield v.get() if i == 8 and isinstance(v, Who) else v
 
     def __getnewargs__(self):
         return tuple(self)

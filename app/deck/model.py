@@ -134,7 +134,7 @@ def _tr(text):
     return TRANSLATOR.translate("DeckFile", text)
 
 
-def _err(text: str, *args) -> DeckFileError:
+def deck_error(text: str, *args) -> DeckFileError:
     for k, a in enumerate(args, 1):
         text = text.replace(f"%{k}", str(a))
     return DeckFileError(text)
@@ -148,12 +148,12 @@ def _text(v, what: str, i=None) -> Text:
     if isinstance(v, str):  # one language only: shown in both
         v = {"en": v}
     if not isinstance(v, dict) or not v or set(v) - set(LANGS) or "en" not in v:
-        raise _err(_tr("%1: \"%2\" must be an object with \"en\" (and \"zh\") texts."), _where(i), what)
+        raise deck_error(_tr("%1: \"%2\" must be an object with \"en\" (and \"zh\") texts."), _where(i), what)
     out = {}
     for lang in LANGS:
         s = v.get(lang, "")
         if not isinstance(s, str) or len(s) > MAX_TEXT or (lang == "en" and not s.strip()):
-            raise _err(_tr("%1: \"%2\" must be a text of at most %3 characters."), _where(i), f"{what}.{lang}",
+            raise deck_error(_tr("%1: \"%2\" must be a text of at most %3 characters."), _where(i), f"{what}.{lang}",
                        MAX_TEXT)
         out[lang] = s.strip()
     return Text(out["en"], out["zh"])
@@ -161,42 +161,42 @@ def _text(v, what: str, i=None) -> Text:
 
 def _scene(v, i: int) -> Scene:
     if not isinstance(v, dict):
-        raise _err(_tr("Scene %1 must be an object."), i + 1)
+        raise deck_error(_tr("Scene %1 must be an object."), i + 1)
     unknown = sorted(set(v) - SCENE_KEYS)
     if unknown:
-        raise _err(_tr("Scene %1: unknown field %2."), i + 1, json.dumps(unknown[0]))
+        raise deck_error(_tr("Scene %1: unknown field %2."), i + 1, json.dumps(unknown[0]))
     if "title" not in v:
-        raise _err(_tr("Scene %1 has no \"title\"."), i + 1)
+        raise deck_error(_tr("Scene %1 has no \"title\"."), i + 1)
     title = _text(v["title"], "title", i)
     pts = v.get("points", [])
     if not isinstance(pts, list) or not MIN_POINTS <= len(pts) <= MAX_POINTS:
-        raise _err(_tr("Scene %1: \"points\" must be a list of %2 to %3 talking points."), i + 1, MIN_POINTS, MAX_POINTS)
+        raise deck_error(_tr("Scene %1: \"points\" must be a list of %2 to %3 talking points."), i + 1, MIN_POINTS, MAX_POINTS)
     points = tuple(_text(p, "points", i) for p in pts)
     if ("scenario" in v) + ("file" in v) + ("run" in v) != 1:
-        raise _err(_tr("Scene %1 must have one of a \"scenario\", a \"file\" or a \"run\"."), i + 1)
+        raise deck_error(_tr("Scene %1 must have one of a \"scenario\", a \"file\" or a \"run\"."), i + 1)
     run = v.get("run", "")
     if "run" in v and (not isinstance(run, str) or not run.strip() or len(run) > 400 or "\0" in run):
-        raise _err(_tr("Scene %1: \"run\" must name a saved run (a trace file)."), i + 1)
+        raise deck_error(_tr("Scene %1: \"run\" must name a saved run (a trace file)."), i + 1)
     scenario, file = v.get("scenario"), v.get("file", "")
     if scenario is not None and not isinstance(scenario, dict):
-        raise _err(_tr("Scene %1: \"scenario\" must be an object."), i + 1)
+        raise deck_error(_tr("Scene %1: \"scenario\" must be an object."), i + 1)
     if "file" in v and (not isinstance(file, str) or not file.strip() or len(file) > 400 or "\0" in file):
-        raise _err(_tr("Scene %1: \"file\" must name a scenario file."), i + 1)
+        raise deck_error(_tr("Scene %1: \"file\" must name a scenario file."), i + 1)
     tab = v.get("tab", "")
     if tab not in ("",) + TABS:
-        raise _err(_tr("Scene %1: \"tab\" must be one of %2, not %3."), i + 1, ", ".join(TABS), json.dumps(tab))
+        raise deck_error(_tr("Scene %1: \"tab\" must be one of %2, not %3."), i + 1, ", ".join(TABS), json.dumps(tab))
     step = v.get("step", 0)
     if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= 100000:
-        raise _err(_tr("Scene %1: \"step\" must be a whole number >= 0."), i + 1)
+        raise deck_error(_tr("Scene %1: \"step\" must be a whole number >= 0."), i + 1)
     at = v.get("at", STEP_AT)
     if isinstance(at, bool) or not isinstance(at, (int, float)) or not 0 < at <= 1:
-        raise _err(_tr("Scene %1: \"at\" must be a number above 0 and at most 1 (how far into the step)."), i + 1)
+        raise deck_error(_tr("Scene %1: \"at\" must be a number above 0 and at most 1 (how far into the step)."), i + 1)
     walk = v.get("walk", True)
     if not isinstance(walk, bool):
-        raise _err(_tr("Scene %1: \"walk\" must be true or false."), i + 1)
+        raise deck_error(_tr("Scene %1: \"walk\" must be true or false."), i + 1)
     sid = v.get("id", "")
     if not isinstance(sid, str) or len(sid) > 60:
-        raise _err(_tr("Scene %1: \"id\" must be a short text."), i + 1)
+        raise deck_error(_tr("Scene %1: \"id\" must be a short text."), i + 1)
     return Scene(title, points, scenario, file, tab, step, walk, sid, run, float(at))
 
 
@@ -205,27 +205,27 @@ def loads(text: str, folder: str = "") -> Deck:
     try:
         doc = json.loads(text.removeprefix("\ufeff"))
     except json.JSONDecodeError as e:
-        raise _err(_tr("This is not a deck file: it is not valid JSON (line %1, column %2)."), e.lineno,
+        raise deck_error(_tr("This is not a deck file: it is not valid JSON (line %1, column %2)."), e.lineno,
                    e.colno) from None
     except RecursionError:
-        raise _err(_tr("This is not a deck file: its JSON is nested far too deeply.")) from None
+        raise deck_error(_tr("This is not a deck file: its JSON is nested far too deeply.")) from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise _err(_tr("This is not a Shard Lab deck file (its \"schema\" is not \"%1\")."), SCHEMA)
+        raise deck_error(_tr("This is not a Shard Lab deck file (its \"schema\" is not \"%1\")."), SCHEMA)
     version = doc.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
-        raise _err(_tr("The deck file has no valid \"version\"."))
+        raise deck_error(_tr("The deck file has no valid \"version\"."))
     if version != VERSION:
-        raise _err(_tr("Deck file version %1 is not supported: this Shard Lab reads version %2."), version, VERSION)
+        raise deck_error(_tr("Deck file version %1 is not supported: this Shard Lab reads version %2."), version, VERSION)
     unknown = sorted(set(doc) - TOP_KEYS)
     if unknown:
-        raise _err(_tr("Unknown field %1 in the deck file."), json.dumps(unknown[0]))
+        raise deck_error(_tr("Unknown field %1 in the deck file."), json.dumps(unknown[0]))
     scenes = doc.get("scenes")
     if not isinstance(scenes, list) or not 1 <= len(scenes) <= MAX_SCENES:
-        raise _err(_tr("\"scenes\" must be a list of 1 to %1 scenes."), MAX_SCENES)
+        raise deck_error(_tr("\"scenes\" must be a list of 1 to %1 scenes."), MAX_SCENES)
     title = _text(doc.get("title", {"en": "Shard Lab deck"}), "title")
     note = doc.get("note", "")
     if not isinstance(note, str):
-        raise _err(_tr("\"note\" must be text."))
+        raise deck_error(_tr("\"note\" must be text."))
     return Deck(title, tuple(_scene(s, i) for i, s in enumerate(scenes)), folder, note)
 
 
@@ -246,4 +246,4 @@ def builtin_path(name: str = BUILTIN) -> str:
         p = os.path.join(root, "decks", f"{name}.json")
         if os.path.exists(p):
             return p
-    raise _err(_tr("There is no built-in deck %1."), json.dumps(name))
+    raise deck_error(_tr("There is no built-in deck %1."), json.dumps(name))

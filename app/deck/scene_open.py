@@ -14,7 +14,7 @@ from PySide6.QtCore import QCoreApplication
 
 from .. import scenario_io
 from . import model
-from .model import STEP_AT, Deck, DeckFileError, Scene, _err
+from .model import STEP_AT, Deck, DeckFileError, Scene, deck_error
 
 model.TRANSLATOR = QCoreApplication  # the deck file's sentences in the app's language (context DeckFile)
 
@@ -136,16 +136,16 @@ def load_deck(path: str) -> Deck:
         files.check_readable(path)  # stat only: a FIFO or /proc file would block the reading thread
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
-            raise _err(_tr("%1 is not a deck file: it is %2 bytes, a deck is under %3."), name, size, MAX_FILE_BYTES)
+            raise deck_error(_tr("%1 is not a deck file: it is %2 bytes, a deck is under %3."), name, size, MAX_FILE_BYTES)
         raw = files.read_bytes(path, MAX_FILE_BYTES)
     except files.UnsafeFile as e:
         raise DeckFileError(str(e)) from None
     except OSError as e:
-        raise _err(_tr("Cannot read %1: %2."), name, e.strerror or e) from None
+        raise deck_error(_tr("Cannot read %1: %2."), name, e.strerror or e) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise _err(_tr("%1 is not a deck file: it is not UTF-8 text."), name) from None
+        raise deck_error(_tr("%1 is not a deck file: it is not UTF-8 text."), name) from None
     try:
         deck = loads(text, folder=os.path.dirname(os.path.abspath(path)))
     except DeckFileError as e:

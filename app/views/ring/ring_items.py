@@ -111,7 +111,7 @@ def _bgra(hex_color: str) -> np.ndarray:
     return np.array([c.blue(), c.green(), c.red(), 255], np.uint8)
 
 
-class _Colors:
+class Colors:
     """QBrushes for the current palette and n (cached once per run / theme change)."""
 
     def __init__(self, n: int):
@@ -173,7 +173,7 @@ class HeldRow(Sequence):
 class DeviceItem(QGraphicsItem):
     """One device's buffer: a box of slots (box mode) or a radial bar (radial mode)."""
 
-    def __init__(self, d: int, colors: _Colors, n: int):
+    def __init__(self, d: int, colors: Colors, n: int):
         super().__init__()
         self.d = d
         self.n = n
@@ -331,7 +331,7 @@ def set_computing(devices, index, t: float) -> None:
 class SwitchItem(QGraphicsItem):
     """The switch: a disc, its name, and (in-network reduction) its own slots."""
 
-    def __init__(self, colors: _Colors, n: int):
+    def __init__(self, colors: Colors, n: int):
         super().__init__()
         self.colors = colors
         self.n = n

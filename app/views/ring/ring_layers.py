@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QGraphicsItem
 from simcore.trace import ALL
 
 from ... import theme
-from .ring_items import STRIPE_MAX_N, _Colors, paint_chunk
+from .ring_items import STRIPE_MAX_N, Colors, paint_chunk
 from .layout_text import metrics, text_size, wrap_lines
 
 
@@ -48,7 +48,7 @@ class FlightLayer(QGraphicsItem):
     the outlines.
     """
 
-    def __init__(self, colors: _Colors, n: int):
+    def __init__(self, colors: Colors, n: int):
         super().__init__()
         self.colors = colors
         self.n = n
@@ -364,7 +364,7 @@ class LanesLayer(PicturedLayer):
 
     PARTS = 4  # idle lanes, then the lit ones in three shares (~1.5 ms each at n = 256)
 
-    def __init__(self, colors: _Colors):
+    def __init__(self, colors: Colors):
         super().__init__()
         self.colors = colors
         self.lines: list = []  # per device: (send QLineF, receive QLineF)
@@ -523,7 +523,7 @@ class MachineLayer(QGraphicsItem):
     or riding a torus link light their legs (`set_active`). Static parts are cached.
     """
 
-    def __init__(self, colors: _Colors):
+    def __init__(self, colors: Colors):
         super().__init__()
         self.colors = colors
         self.rect = QRectF()

@@ -33,7 +33,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QLinearGradient, QPainter, QPen, QPixmapCache, QTransform
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
-from simcore.contributors import _Who  # a message's contributors, decoded when read
+from simcore.contributors import Who  # a message's contributors, decoded when read
 from simcore.trace import ALL, SWITCH
 
 from ... import theme
@@ -41,7 +41,7 @@ from ...words import fmt_bytes, fmt_time
 from .machine_layout import machine_shape, message_path
 from . import ring_ahead
 from .ring_bars import BarsLayer, bar_arrays, set_bar_rows
-from .ring_items import (STRIPE_MAX_N, DeviceItem, SwitchItem, _Colors,  # noqa: F401  (re-exported)
+from .ring_items import (STRIPE_MAX_N, DeviceItem, SwitchItem, Colors,  # noqa: F401  (re-exported)
                          block_fills, message_color_index, message_color_indices, paint_chunk)
 from .ring_items import set_computing
 from .ring_layers import ChordsLayer, FlightLayer, LabelItem, LanesLayer, MachineLayer  # noqa: F401  (re-exported)
@@ -194,7 +194,7 @@ class RingView(QGraphicsView):
         n = run.scenario.n
         tr = run.trace
         self.n = n
-        self.colors = _Colors(n)
+        self.colors = Colors(n)
         scene.setBackgroundBrush(self.colors.background)
         self.n_chunks_max = max((c.n_chunks for c in tr.collectives), default=0)
         self._cols = {f: tr.column(f) for f in ("src", "dst", "chunk", "t_start", "t_end", "w0", "w1", "w2", "w3")}
@@ -534,7 +534,7 @@ class RingView(QGraphicsView):
         if self.flight.batched():  # small blocks filled from the layer's arrays: no sets needed
             who = [None] * len(ids)
         else:
-            who = [_Who(w, self.run.trace.explicit)
+            who = [Who(w, self.run.trace.explicit)
                    for w in zip(*(cols[f][ids].tolist() for f in ("w0", "w1", "w2", "w3")))]
         colours = [self.colors.spoke_active if i < 0 else self.colors.devices[i] for i in self._cidx[ids].tolist()]
         active, chords, legs_lit = {}, [], []
