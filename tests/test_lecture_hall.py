@@ -19,10 +19,6 @@ function's rectangles and the widgets' geometry — never state a view copies fo
 from __future__ import annotations
 
 import itertools
-import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -42,8 +38,8 @@ from app.views.ring.ring_view import ring_shape, ring_texts  # noqa: E402
 from app.state import Scenario, ScenarioModel  # noqa: E402
 from app.tab_list import TABS  # noqa: E402
 from classroom_fixtures import make_window  # noqa: E402
+from screen_process import run_on_screen  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCREENS = ((1280, 720), (1600, 900), (1920, 1080), (3840, 2160))
 SCALES = (1.0, 1.5, 2.0, 2.5)
@@ -573,17 +569,7 @@ SCREEN_SCRIPT = textwrap.dedent("""
 
 
 def on_screen(tmp_path, W, H) -> dict:
-    cfg = tmp_path / "screen.json"
-    cfg.write_text(json.dumps({"synchronousWindowSystemEvents": True, "windowFrameMargins": False,
-                               "screens": [{"name": "hall", "x": 0, "y": 0, "width": W, "height": H,
-                                            "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
-    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={cfg}", PYTHONPATH=ROOT,
-               SHARD_LAB_SETTINGS=str(tmp_path / "settings.ini"))
-    proc = subprocess.run([sys.executable, "-c", SCREEN_SCRIPT], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=240)
-    line = next((s for s in proc.stdout.splitlines() if s.startswith("RESULT ")), None)
-    assert proc.returncode == 0 and line, proc.stderr[-3000:]
-    return json.loads(line[len("RESULT "):])
+    return run_on_screen(tmp_path, W, H, SCREEN_SCRIPT)
 
 
 @pytest.mark.parametrize("screen", [(1600, 900), (1280, 720)], ids=lambda s: f"{s[0]}x{s[1]}")

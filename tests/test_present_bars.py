@@ -3,17 +3,14 @@
 (issue 26 item 5). Before, they grew with the text and took 160 px of the 720 (picture 63 %).
 Each screen is its own process: the offscreen platform takes its screen size at start-up."""
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
+from screen_process import run_on_screen
+
 pytest.importorskip("pytestqt")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCRIPT = textwrap.dedent("""
     import json
@@ -55,17 +52,7 @@ SCRIPT = textwrap.dedent("""
 @pytest.mark.parametrize("screen", [(1280, 720), (1920, 1080)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_ctrl_plus_three_times_in_presentation_keeps_the_bars_small_and_the_picture_large(tmp_path, screen):
     W, H = screen
-    cfg = tmp_path / "screen.json"
-    cfg.write_text(json.dumps({"synchronousWindowSystemEvents": True, "windowFrameMargins": False,
-                               "screens": [{"name": "hall", "x": 0, "y": 0, "width": W, "height": H,
-                                            "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
-    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={cfg}", PYTHONPATH=ROOT,
-               SHARD_LAB_SETTINGS=str(tmp_path / "settings.ini"))
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=240)
-    line = next((s for s in proc.stdout.splitlines() if s.startswith("RESULT ")), None)
-    assert proc.returncode == 0 and line, proc.stderr[-3000:]
-    out = json.loads(line[len("RESULT "):])
+    out = run_on_screen(tmp_path, W, H, SCRIPT)
     zoomed, f5 = out["zoomed"], out["f5"]
     assert zoomed["scale"] == 2.5 and zoomed["window"] == [W, H]  # full screen, Ctrl+= ×3 from 1.5×
     # the bars above the picture are as tall as at the desk at 1× (no menu bar while presenting)

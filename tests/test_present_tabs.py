@@ -7,17 +7,14 @@
 - matmul-2: the panel takes at most 30 % of the ring tab, so the ring is magnified with the text.
 Each screen is its own process: the offscreen platform takes its screen size at start-up."""
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
+from screen_process import run_on_screen
+
 pytest.importorskip("pytestqt")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCRIPT = textwrap.dedent("""
     import json
@@ -103,17 +100,7 @@ def meet(a, b):
 def presented(request, tmp_path_factory):
     W, H = request.param
     tmp = tmp_path_factory.mktemp(f"tabs{W}")
-    cfg = tmp / "screen.json"
-    cfg.write_text(json.dumps({"synchronousWindowSystemEvents": True, "windowFrameMargins": False,
-                               "screens": [{"name": "hall", "x": 0, "y": 0, "width": W, "height": H,
-                                            "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
-    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={cfg}", PYTHONPATH=ROOT,
-               SHARD_LAB_SETTINGS=str(tmp / "settings.ini"))
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=240)
-    line = next((s for s in proc.stdout.splitlines() if s.startswith("RESULT ")), None)
-    assert proc.returncode == 0 and line, proc.stderr[-3000:]
-    out = json.loads(line[len("RESULT "):])
+    out = run_on_screen(tmp, W, H, SCRIPT)
     assert out["screen"] == [W, H]
     return out
 
