@@ -15,6 +15,7 @@ import sys
 from typing import NamedTuple
 
 from simcore.comm_sim import ALGORITHMS
+from simcore.nccl_tuning import size_text
 from simcore.topo_closed_forms import hier_pipeline_chunks
 
 
@@ -320,13 +321,6 @@ def phase_word(key: str) -> str:
 
 
 # -- a GPU machine's protocol, and why -------------------------------------------------------
-def _nccl_size(nbytes: float) -> str:
-    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:g} {unit}"
-    return f"{nbytes:g} B"
-
-
 def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
     """
     (protocol, why): the NCCL protocol a GPU machine runs `algo` with for op on S bytes, and the
@@ -348,7 +342,7 @@ def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
         lat, bw = f"{best.latency * 1e6:.1f} µs", f"{best.algbw / 1e9:.0f} GB/s"
         if ranked[0] is best:
             why = _words("{algo} {protocol} is NCCL's fastest at {size}: {latency} latency + S/{bw}").format(
-                algo=algo, protocol=proto, size=_nccl_size(S), latency=lat, bw=bw)
+                algo=algo, protocol=proto, size=size_text(S), latency=lat, bw=bw)
             if len(ranked) > 1:
                 o = ranked[1]
                 why += _words(" (next: {algo} {protocol}, {time})").format(

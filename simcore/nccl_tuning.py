@@ -140,7 +140,7 @@ def tune(op, P, N, nbytes, gpu="hopper", nic_bw=50e9, algos=None) -> Choice:
                          f"{N} × {P} GPUs")
     best = min(cands, key=lambda m: m.time(nbytes))
     others = sorted(cands, key=lambda m: m.time(nbytes))[1:2]
-    why = (f"{best.algo} {best.protocol} is NCCL's fastest at {_size(nbytes)}: "
+    why = (f"{best.algo} {best.protocol} is NCCL's fastest at {size_text(nbytes)}: "
            f"{best.latency * 1e6:.1f} µs latency + S/{best.algbw / 1e9:.0f} GB/s")
     if others:
         o = others[0]
@@ -148,7 +148,8 @@ def tune(op, P, N, nbytes, gpu="hopper", nic_bw=50e9, algos=None) -> Choice:
     return Choice(best.algo, best.protocol, best.time(nbytes), why)
 
 
-def _size(nbytes):
+def size_text(nbytes):
+    """A message size as NCCL's reasons write it: "1 MiB", "64 KiB", "8 B"."""
     for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
         if nbytes >= scale:
             return f"{nbytes / scale:g} {unit}"
