@@ -47,7 +47,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> _Parser:
-    from simcore.algorithms import ALGORITHMS  # the registry: no copy of the names here
+    from simcore.algorithms import OPS, all_algorithm_names  # the registry: no copy of the names here
 
     from .core.scenarios import KINDS
     from .tab_list import TABS  # the window's tab list (Qt-free): no copy here
@@ -57,9 +57,10 @@ def _parser() -> _Parser:
     p.add_argument("--scenario", default="all-gather", choices=KINDS, metavar="KIND",
                    help="one of: " + ", ".join(KINDS) + " (default all-gather)")
     p.add_argument("--n", default=8, type=int, help="devices (default 8)")
-    algos = list(dict.fromkeys(a for op in ("all-reduce", "all-to-all") for a in ALGORITHMS[op]))
-    p.add_argument("--algo", default=None, choices=algos,
-                   help="all-reduce algorithm (default ring); all-to-all: direct (default) or pairwise")
+    p.add_argument("--algo", default=None, choices=all_algorithm_names(),
+                   help="the collective's algorithm (default: the op's own — "
+                        + ", ".join(f"{k}: {op.default}" for k, op in OPS.items()) + "; the matmul case 3, tp-forward "
+                        "and decode: their all-reduce's, ring)")
     p.add_argument("--bytes", default="1MiB", help="message size S, e.g. 64KiB, 1MiB, 2GB (default 1MiB)")
     p.add_argument("--link", default="nvlink4", help="link preset (default nvlink4)")
     p.add_argument("--machine", default="", metavar="KEY",

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QGridLayout, QLabel,
                                QStyleOptionComboBox, QStylePainter, QVBoxLayout,
                                QWidget)
 
-from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.links import LINKS
 from simcore.scenarios import parse_bytes
 from simcore.topology_presets import PRESETS, offered_algos
@@ -291,19 +290,17 @@ class ControlPanel(QWidget):
 
     def _algo_names(self, sc=None):
         """The algorithms on offer: the registry's on one switch, the machine's on a named one."""
-        if sc is not None and sc.kind == "all-to-all":
-            return {k: algo_text("all-to-all", k).name for k in scenarios.algos_of(sc.kind)}
-        if sc is None or not sc.topology:
-            return {k: algo_text("all-reduce", k).name for k in ALLREDUCE_ALGOS}  # the registry's, in its order
+        op = scenarios.algo_op(sc.kind) if sc is not None else "all-reduce"
+        if sc is None or not sc.topology:  # the registry's, in its order
+            return {k: algo_text(op, k).name for k in scenarios.algos_of(sc.kind if sc is not None else op)}
         names = {"hier": self.tr("Hierarchical (in node, across nodes, in node)"),
                  "ring-nodes": self.tr("NCCL rings, one channel per NIC"),
                  "torus": self.tr("Bidirectional rings per torus axis"), "ring": algo_text("all-reduce", "ring").name}
         try:
-            offered = offered_algos(sc.topology, sc.n, sc.kind if sc.kind in scenarios.COLLECTIVE_KINDS
-                                    else "all-reduce")
+            offered = offered_algos(sc.topology, sc.n, op)
         except ValueError:
             offered = (sc.algo,)
-        return {k: names.get(k) or algo_text("all-reduce", k).name for k in offered}
+        return {k: names.get(k) or algo_text(op, k).name for k in offered}
 
     def _machine_names(self):
         """"" = every device on one switch over the link below; else a topology_presets machine."""
@@ -399,7 +396,7 @@ class ControlPanel(QWidget):
         """(algo, protocol, why) the scenario's machine runs for its op at its size (topology.choose),
         None on the lecture's one switch (its ring stays the default) or where the machine cannot
         answer (a group it does not have: the engine says why elsewhere)."""
-        if not sc.topology or sc.kind not in scenarios.COLLECTIVE_KINDS or sc.kind == "all-to-all":
+        if not sc.topology or sc.kind not in scenarios.MACHINE_KINDS:
             return None
         try:
             preset = PRESETS[sc.topology]
@@ -463,9 +460,7 @@ class ControlPanel(QWidget):
                            "real bytes; the GPUs compute between them.").format(T=scenarios.TP_SEQ)
         if sc.kind.startswith("matmul-"):
             return self.tr("Small matrices with real numbers; the collective is timed as if it moved S bytes.")
-        if sc.kind in ("all-gather", "reduce-scatter"):
-            return self.tr("S must split into n equal chunks.")
-        return algo_text("all-to-all" if sc.kind == "all-to-all" else "all-reduce", sc.algo).hint
+        return algo_text(scenarios.algo_op(sc.kind), sc.algo).hint  # ring all-gather's: S must split into n chunks
 
     def _on_model_changed(self, run):
         self.error.clear()
@@ -596,8 +591,8 @@ class ControlPanel(QWidget):
             preset = PRESETS[key]
             # the group that shows the machine (two DGX nodes, a torus slice); n can change after
             changes["n"] = MACHINE_N.get(key) or preset.valid_degrees(scenarios.MAX_N)[-1]
-            if sc.kind not in scenarios.COLLECTIVE_KINDS or sc.kind == "all-to-all":  # machines run the
-                changes["kind"] = "all-reduce"  # three ring-based collectives (all-to-all: one switch in the app)
+            if sc.kind not in scenarios.MACHINE_KINDS:  # the collectives the app draws on a machine
+                changes["kind"] = "all-reduce"
             n = changes.get("n", sc.n)
             changes["nbytes"] = scenarios.fit_bytes(sc.nbytes, n, changes.get("kind", sc.kind))
         self._apply(**changes)

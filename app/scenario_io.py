@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 from PySide6.QtCore import QCoreApplication, QSettings
 
-from simcore.algorithms import ALGORITHMS, ALLREDUCE_ALGOS
+from simcore.algorithms import ALGORITHMS, all_algorithm_names
 from simcore.links import LINKS, LinkSpec
 from simcore.topology_presets import PRESETS
 
@@ -113,10 +113,9 @@ def _check_n(v):
 
 
 def algo_names() -> tuple:
-    """Every algorithm a scenario file may name: the switch's all-reduces, the machines' (hier, torus …)
-    and all-to-all's (pairwise)."""
-    names = dict.fromkeys([*ALGORITHMS["all-reduce"], *scenarios.algos_of("all-to-all")])
-    return tuple(names)
+    """Every algorithm a scenario file may name: every op's, on a switch and on the machines (the
+    registry's; validate says which fits the scenario)."""
+    return tuple(all_algorithm_names())
 
 
 def _check_algo(v):
@@ -596,7 +595,6 @@ def restore_measured_machine() -> bool:
         if isinstance(P, bool) or not isinstance(P, int) or not 1 <= P <= 256:
             return False
         algos = d.get("algos", {})
-        from simcore.algorithms import ALGORITHMS
         if not isinstance(algos, dict) or not all(isinstance(a, str) and a in ALGORITHMS.get(o, {})
                                                   for o, a in algos.items()):
             algos = {}

@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from .algorithms import ALGORITHMS, ALLREDUCE_ALGOS, OPS, message_count, t_formula
+from .algorithms import ALLREDUCE_ALGOS, OPS, all_algorithm_names, message_count, t_formula
 from .links import LINKS
 from .topology import MAX_DEVICES
 
@@ -63,18 +63,9 @@ def selftest() -> int:
     print(f"ok  all-reduce {'/'.join(ALLREDUCE_ALGOS)}: values = numpy sum, simulated time = closed form, "
           f"message count = algorithm's ({checked} runs, n = 1..16)")
 
-    from .sharding import all_to_all
-
-    for algo in ALGORITHMS["all-to-all"]:
-        for n in range(1, 17):  # A[I_X, J] -> A[I, J_X] ("How to Scale Your Model", AllToAll)
-            M = rng.standard_normal((2 * n, 3 * n))
-            comm = make_comm(n)
-            out = all_to_all(comm, shard(M, 0, n), split_axis=1, concat_axis=0, algo=algo)
-            assert all(np.array_equal(o, w) for o, w in zip(out, shard(M, 1, n))), (algo, n)
-            want = t_formula(algo, n, M.nbytes / n, comm.link.alpha, comm.link.bw, op="all-to-all")
-            assert abs(comm.time - want) <= 1e-9 * max(want, 1e-300), (algo, n, comm.time, want)
-    print(f"ok  all-to-all {'/'.join(ALGORITHMS['all-to-all'])}: A[I_X, J] -> A[I, J_X] exactly, simulated time = "
-          f"closed form (n = 1..16)")
+    for op in OPS.values():  # an op with its own self-test (registry.Op.selftest): all-to-all
+        if op.selftest is not None:
+            print(f"ok  {op.selftest(rng, make_comm)}")
 
     from .tensor_parallel import shard_params_tp, tp_forward
     from .transformer_lab import TINY, forward, init_params
@@ -153,8 +144,8 @@ def main(argv=None) -> int:
     sub.add_parser("selftest", help="check collectives, matmul cases, closed forms and the TP forward")
     tp = sub.add_parser("trace", help="simulate one collective and write its trace")
     tp.add_argument("--op", choices=OPS, default="all-reduce")
-    tp.add_argument("--algo", choices=list(dict.fromkeys(a for reg in ALGORITHMS.values() for a in reg)),
-                    help="default: ring (all-to-all: direct)")
+    tp.add_argument("--algo", choices=all_algorithm_names(),
+                    help="default: the op's own (" + ", ".join(f"{k}: {op.default}" for k, op in OPS.items()) + ")")
     tp.add_argument("--n", type=int, default=8, help=f"devices, 1 to {MAX_DEVICES}")
     tp.add_argument("--bytes", default="1MiB", help="S, the full array (e.g. 4KiB, 1MiB, 1GB)")
     tp.add_argument("--link", choices=list(LINKS), default="nvlink4")

@@ -1,7 +1,7 @@
 """
-algorithms — the algorithm registry (one Algorithm record per collective algorithm) and the
-closed forms read from it: t_formula, t_formula_on, message_count, and nccl-tests' algbw and
-busbw. Re-exported by simcore.comm_sim, the engine's public face.
+algorithms — the built-in collectives' algorithm records, registered (simcore.registry), and
+the closed forms read from the registry: t_formula, t_formula_on, message_count, and
+nccl-tests' algbw and busbw. Re-exported by simcore.comm_sim, the engine's public face.
 
 Algorithms. Every collective algorithm is one `Algorithm` record in ALGORITHMS[op][algo]: its
 function, its closed form on one switch (or time_on(topology, S, op) for the machine ones), its
@@ -13,7 +13,9 @@ NCCL's channel rings ring-nodes on nodes, torus (bidirectional rings per axis) o
 ALGORITHMS only. A topology lists what runs on it (algorithms_on / topology.algorithms) and picks
 one for a size (topology.choose: NCCL's tuner on a GPU machine, simcore.nccl_tuning).
 t_formula, t_formula_on and message_count read the registry. Adding an algorithm = its function
-+ one record (with its topologies) + its sentences in app/words.py (algo_text).
++ one record (with its topologies) + its sentences in app/words.py (algo_text). Adding an op =
+its module with its Op record (simcore/all_to_all.py) + one register() line below + its
+sentences in app/words.py.
 
 Closed forms on one non-blocking switch, n devices, S bytes (the full array), α and β of the
 link; each is the simulated time of one collective on an idle Comm (the tests check 1e-9):
@@ -32,19 +34,20 @@ per step; one-shot, two-shot and in-network issue their messages at once and pay
 phase, their ports streaming bytes back to back.
 Sizes: S is always the *full* array's bytes (after byte_scale), as nccl-tests reports it:
 the all-reduce input, the all-gather output, the reduce-scatter input, one device's all-to-all
-buffer. All-to-all (direct α + (n−1)·S/(nβ), pairwise exchange (n−1)·(α + S/(nβ))): its own block below.
+buffer (Op.size). All-to-all's forms are in its module, simcore.all_to_all.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
-
 import numpy as np
 
+from .all_to_all import ALL_TO_ALL, ALLTOALL_ALGOS  # noqa: F401 (re-exported: the fourth op's menu)
 from .collectives import (allgather_direct, allgather_ring, allreduce_direct, allreduce_innet, allreduce_rd,
-                          allreduce_ring, allreduce_two_shot, alltoall_direct, alltoall_pairwise,
-                          reduce_scatter_direct, reduce_scatter_ring)
+                          allreduce_ring, allreduce_two_shot, reduce_scatter_direct, reduce_scatter_ring)
+from .registry import (ALGORITHMS, BLOCKS, CHUNKS, OPS, Algorithm, Op, algorithm,  # noqa: F401 (re-exported)
+                       algorithm_registry, algorithms_on, all_algorithm_names, check_algo_on, op_record, register,
+                       runs_on, slots_of)
 from .topo_closed_forms import t_hier_pipelined, t_ring_nodes, t_torus
 
 
@@ -52,42 +55,6 @@ from .topo_closed_forms import t_hier_pipelined, t_ring_nodes, t_torus
 # The algorithm registry: one record per algorithm, read by t_formula, message_count, the
 # app (names, sentences, formula panel), the CLI and the tests.
 # ---------------------------------------------------------------------------------------
-class Algorithm(NamedTuple):
-    """
-    One collective algorithm. Field [1] is the function (the lecture calls
-    `ALLREDUCE_ALGOS[algo][1](comm, arrays)`).
-
-    description    one line in English (CLI help, error messages)
-    fn             the function: all-reduce fn(comm, arrays, label=""); all-gather
-                   fn(comm, chunks, owner, label=""); reduce-scatter fn(comm, arrays, label="")
-    closed_form    closed_form(n) -> (a, b): on one idle switch T = a·α + b·S/β (n may be a
-                   numpy array; n = 1 costs nothing whatever a, b say)
-    message_count  message_count(n) -> messages one call sends (n >= 2)
-    phases         the phase names its messages carry, in order
-    explain_key    key of its sentences (name, title, hint) in app/words.py (algo_text)
-    formula        formula(n) -> the closed form as written on a slide (plain text; α β S n)
-    queues         a device issues several sends at once and they wait for its port in turn
-                   (the ring view counts them beside each device)
-    topologies     the topology kinds it runs on (topology.kinds: "switch", "nodes", "torus",
-                   "torus-1d" a ring with its wraparound)
-    owner          owner(n) -> the chunk device d holds after a reduce-scatter (None: chunk d)
-    time_on        time_on(topology, S, op) -> closed-form seconds on that topology, base
-                   included (None: t_formula_on's forms)
-    """
-
-    description: str
-    fn: Callable
-    closed_form: Callable
-    message_count: Callable
-    phases: tuple
-    explain_key: str
-    formula: Callable
-    queues: bool = False
-    topologies: tuple = ("switch", "nodes")
-    owner: Callable | None = None
-    time_on: Callable | None = None
-
-
 def _log2_floor(nf):
     return np.floor(np.log2(nf))
 
@@ -241,72 +208,39 @@ ALGORITHMS_REDUCE_SCATTER.update({
                       "Σ_axes (⌊N/2⌋α + (N−1)S_p/(2Nβ))", ("torus", "torus-1d"), _torus_time),
 })
 
-OPS = ("all-reduce", "all-gather", "reduce-scatter")
-# ALGORITHMS[op][algo]: every algorithm of op, on every topology (rec.topologies says where).
-# ALLREDUCE_ALGOS, ALLGATHER_ALGOS, REDUCE_SCATTER_ALGOS: the lecture's one-switch algorithms
-# (the app's menus on a switch; `ALLREDUCE_ALGOS[algo][1](comm, arrays)` as the lecture calls it).
-ALGORITHMS = {"all-reduce": ALGORITHMS_ALL_REDUCE, "all-gather": ALGORITHMS_ALL_GATHER,
-              "reduce-scatter": ALGORITHMS_REDUCE_SCATTER}
 
 
-def runs_on(rec, topology) -> bool:
-    """Whether registry record `rec` can run on `topology` (its kinds meet rec.topologies)."""
-    return bool(set(rec.topologies) & topology.kinds)
+# run_collective's demos of the three ring-based ops (Op.demo): inputs in the trace's chunk order
+def _demo_all_gather(comm, algo, values, e):
+    n = comm.n
+    chunks = list(values((n, e)))
+    inputs = np.zeros((n, n * e))
+    for d in range(n):
+        inputs[d, d * e:(d + 1) * e] = chunks[d]
+    return inputs, ALGORITHMS_ALL_GATHER[algo].fn(comm, chunks, {d: d for d in range(n)}, label="all-gather")
 
 
-def algorithms_on(topology, op="all-reduce"):
-    """The names of the algorithms of `op` that can run on `topology`, in registry order."""
-    return tuple(k for k, rec in algorithm_registry(op).items() if runs_on(rec, topology))
+def _demo_reduce_scatter(comm, algo, values, e):
+    inputs = values((comm.n, comm.n * e))
+    pieces, _owner = ALGORITHMS_REDUCE_SCATTER[algo].fn(comm, list(inputs), label="reduce-scatter")
+    return inputs, pieces
 
 
-def algorithm_registry(op):
-    """ALGORITHMS[op], or a ValueError naming the collectives there are."""
-    if op not in ALGORITHMS:
-        raise ValueError(f"unknown collective {op!r}; choose one of {', '.join(ALGORITHMS)}")
-    return ALGORITHMS[op]
+def _demo_all_reduce(comm, algo, values, e):
+    inputs = values((comm.n, comm.n * e))
+    return inputs, ALGORITHMS_ALL_REDUCE[algo].fn(comm, list(inputs), label="all-reduce")
 
 
-def check_algo_on(topology, op, algo):
-    """The record of `algo` for `op` if it can run on `topology`; else ValueError, one sentence
-    naming those that can."""
-    rec = algorithm(op, algo)
-    if not runs_on(rec, topology):
-        raise ValueError(f"{op} algorithm {algo!r} cannot run on {topology.name}; there choose one of "
-                         f"{', '.join(algorithms_on(topology, op))}")
-    return rec
-
-# The fourth op, all-to-all: device d sends its j-th block to device j ("How to Scale Your Model",
-# AllToAll). S = one device's whole buffer, n blocks of S/n (nccl-tests src/alltoall.cu, AlltoAllGetBw:
-# algbw = count·nranks·typesize / t with count one block, busbw = algbw·(n−1)/n — the (n−1)/n of the
-# buffer that leaves the device, so busbw = β when α = 0 for direct). On one switch:
-#     direct (one-shot)    α + (n−1)·S/(nβ)      every block at once, the send port streams them
-#     pairwise exchange    (n−1)·(α + S/(nβ))    Thakur, Rabenseifner & Gropp 2005, §4.5
-# On nodes both run as on a switch (no closed form: the inter-node ports queue); on a torus each block
-# is forwarded hop by hop in dimension order (collectives._a2a_paths).
-ALLTOALL_ALGOS = {
-    "direct": Algorithm(
-        "one-shot (direct): every device sends block j straight to device j, all at once", alltoall_direct,
-        lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
-        ("one-shot all-to-all",), "direct-all-to-all", lambda n: "α + (n − 1)·S/(nβ)", queues=True,
-        topologies=("switch", "nodes", "torus", "torus-1d")),
-    "pairwise": Algorithm(
-        "pairwise exchange: n-1 rounds, in round k device d sends block d+k to device d+k", alltoall_pairwise,
-        lambda n: (n - 1, (n - 1) / n), lambda n: n * (n - 1),
-        ("round",), "pairwise-all-to-all", lambda n: "(n − 1) · (α + S/(nβ))",
-        topologies=("switch", "nodes", "torus", "torus-1d")),
-}
-OPS += ("all-to-all",)
-ALGORITHMS["all-to-all"] = ALLTOALL_ALGOS
-
-
-def algorithm(op, algo) -> Algorithm:
-    """The registry record of `algo` for collective `op`; a clear ValueError for unknown ones."""
-    if op not in ALGORITHMS:
-        raise ValueError(f"unknown collective {op!r}; choose one of {', '.join(OPS)}")
-    reg = ALGORITHMS[op]
-    if algo not in reg:
-        raise ValueError(f"unknown {op} algorithm {algo!r}; choose one of {', '.join(reg)}")
-    return reg[algo]
+# The registry (simcore.registry): ALGORITHMS[op][algo] is every algorithm of op, on every topology
+# (rec.topologies says where); OPS[op] the op's record. ALLREDUCE_ALGOS, ALLGATHER_ALGOS,
+# REDUCE_SCATTER_ALGOS: the lecture's one-switch algorithms (the app's menus on a switch;
+# `ALLREDUCE_ALGOS[algo][1](comm, arrays)` as the lecture calls it). A new op: its own module
+# with its Op record (simcore/all_to_all.py is one), registered below.
+register(Op("all-reduce", ALGORITHMS_ALL_REDUCE, "ring", bus_factor=lambda n: 2 * (n - 1) / n,
+            demo=_demo_all_reduce))
+register(Op("all-gather", ALGORITHMS_ALL_GATHER, "ring", demo=_demo_all_gather))
+register(Op("reduce-scatter", ALGORITHMS_REDUCE_SCATTER, "ring", demo=_demo_reduce_scatter))
+register(ALL_TO_ALL)
 
 
 # ---------------------------------------------------------------------------------------
@@ -423,7 +357,7 @@ def algbw(msg_bytes, t):
 
 
 def busbw(op, n, msg_bytes, t):
-    """nccl-tests bus bandwidth: algbw × 2(n−1)/n (all-reduce) or × (n−1)/n (gather, scatter,
-    all-to-all: nccl-tests src/alltoall.cu, AlltoAllGetBw)."""
-    factor = 2 * (n - 1) / n if op == "all-reduce" else (n - 1) / n
-    return algbw(msg_bytes, t) * factor
+    """nccl-tests bus bandwidth: algbw × the op's bus factor (Op.bus_factor): 2(n−1)/n for
+    all-reduce, (n−1)/n for all-gather, reduce-scatter and all-to-all (nccl-tests
+    src/alltoall.cu, AlltoAllGetBw)."""
+    return algbw(msg_bytes, t) * op_record(op).bus_factor(n)

@@ -210,7 +210,7 @@ def _ring_ready(comm, chunk_ready):
     return ready
 
 
-def _check_arrays(arrays, n, what):
+def check_arrays(arrays, n, what):
     if len(arrays) != n:
         raise ValueError(f"{what}: got {len(arrays)} arrays for {n} devices")
     shapes = {np.shape(a) for a in arrays}
@@ -221,7 +221,7 @@ def _check_arrays(arrays, n, what):
         raise ValueError(f"{what}: expects 1-D arrays, got shape {a0.shape}")
 
 
-def _stack(arrays):
+def stack(arrays):
     dtype = np.result_type(*arrays)
     return np.array(arrays, dtype=dtype)  # (n, L), a private copy: inputs are never modified
 
@@ -247,11 +247,11 @@ def _gather_inputs(comm, chunks, owner, what):
 def _scatter_inputs(comm, arrays, what):
     """(bufs, bounds) for a reduce-scatter: 1-D arrays whose length n divides."""
     n = comm.n
-    _check_arrays(arrays, n, what)
+    check_arrays(arrays, n, what)
     L = len(arrays[0])
     if L % n:
         raise ValueError(f"{what}: length {L} is not divisible by {n} devices")
-    return _stack(arrays), _bounds(L, n)
+    return stack(arrays), _bounds(L, n)
 
 
 # ---------------------------------------------------------------------------------------
@@ -342,8 +342,8 @@ def allreduce_ring(comm, arrays, label="", chunk_ready=None):
     reduce_scatter_ring.
     """
     n = comm.n
-    _check_arrays(arrays, n, "all-reduce")
-    bufs = _stack(arrays)
+    check_arrays(arrays, n, "all-reduce")
+    bufs = stack(arrays)
     bounds = _bounds(bufs.shape[1], n)
     ready = _ring_ready(comm, chunk_ready)
     comm._begin("all-reduce", "ring", label, n, bufs[0].nbytes, Initial.own_all(n, n),
@@ -368,8 +368,8 @@ def allreduce_rd(comm, arrays, label=""):
     the result is sent back: (log2(p) + 2)·(α + S/β) (Thakur, Rabenseifner & Gropp 2005).
     """
     n = comm.n
-    _check_arrays(arrays, n, "all-reduce")
-    bufs = _stack(arrays)
+    check_arrays(arrays, n, "all-reduce")
+    bufs = stack(arrays)
     comm._begin("all-reduce", "rd", label, 1, bufs[0].nbytes, Initial.own_all(n, 1))
     nb = bufs[0].nbytes
     p = 1 << (n.bit_length() - 1)
@@ -411,8 +411,8 @@ def allreduce_innet(comm, arrays, label=""):
     time 2α + (n+1)·S/(n·β) (NCCL's NVLS algorithm, NCCL 2.17+ docs).
     """
     n = comm.n
-    _check_arrays(arrays, n, "all-reduce")
-    bufs = _stack(arrays)
+    check_arrays(arrays, n, "all-reduce")
+    bufs = stack(arrays)
     bounds = _bounds(bufs.shape[1], n)
     comm._begin("all-reduce", "innet", label, n, bufs[0].nbytes, Initial.own_all(n, n))
     if n > 1:
@@ -440,8 +440,8 @@ def allreduce_direct(comm, arrays, label=""):
     its bytes, n/2 times the ring's, make it lose for large S.
     """
     n = comm.n
-    _check_arrays(arrays, n, "all-reduce")
-    src = _stack(arrays)
+    check_arrays(arrays, n, "all-reduce")
+    src = stack(arrays)
     bufs = src.copy()
     nb = src[0].nbytes
     comm._begin("all-reduce", "direct", label, 1, nb, Initial.own_all(n, 1))
@@ -463,8 +463,8 @@ def allreduce_two_shot(comm, arrays, label=""):
     (TensorRT-LLM's and vLLM's custom all-reduce, "two-shot"). Steps: n−1 rounds of each phase.
     """
     n = comm.n
-    _check_arrays(arrays, n, "all-reduce")
-    bufs = _stack(arrays)
+    check_arrays(arrays, n, "all-reduce")
+    bufs = stack(arrays)
     bounds = _bounds(bufs.shape[1], n)
     comm._begin("all-reduce", "two-shot", label, n, bufs[0].nbytes, Initial.own_all(n, n))
     if n > 1:
@@ -472,129 +472,3 @@ def allreduce_two_shot(comm, arrays, label=""):
         _direct_all_gather(comm, bufs, bounds, done, np.arange(n), who_everyone(n), step0=n - 1)
     comm._end()
     return [bufs[d] for d in range(n)]
-
-
-# ---------------------------------------------------------------------------------------
-# All-to-all: fn(comm, arrays, label="") -> list of arrays (1-D)
-# ---------------------------------------------------------------------------------------
-# Device d's buffer is n blocks of S/n bytes; block j goes to device j ("How to Scale Your
-# Model", AllToAll). The trace names block (src → dst) as chunk src·n + dst of n² slots, so the
-# holdings' one rule replays it unchanged: device d starts with slots d·n … d·n + n−1 (its row)
-# and ends also holding slot j·n + d of every j (its column): the transpose.
-def a2a_chunk(src, dst, n):
-    """The trace's chunk index of all-to-all block (src → dst) (arrays work too)."""
-    return src * n + dst
-
-
-def a2a_block(chunk, n):
-    """(src, dst) of an all-to-all chunk index: the inverse of a2a_chunk."""
-    return divmod(chunk, n)
-
-
-def _a2a_inputs(comm, arrays, algo):
-    """(blocks [src, dst, element], the torus paths or None); ValueError where it cannot run."""
-    n = comm.n
-    _check_arrays(arrays, n, "all-to-all")
-    L = len(arrays[0])
-    if L % n:
-        raise ValueError(f"all-to-all: length {L} is not divisible by {n} devices")
-    return _stack(arrays).reshape(n, n, L // n), _a2a_paths(comm.topology, algo)
-
-
-def _a2a_paths(topo, algo):
-    """
-    None where every device reaches every other in one hop (a switch, nodes). On a torus only
-    neighbours are linked, so block (s → d) is stored and forwarded hop by hop in dimension order:
-    axis 0 first, each axis the short way round (ties: +1). Returns {(s, d): [s, …, d]}.
-    """
-    if topo.kinds & {"switch", "nodes"} or topo.n < 2:
-        return None
-    if "torus" not in topo.kinds:
-        raise ValueError(f"all-to-all ({algo}) needs every pair of devices linked, or a torus to route on; "
-                         f"{topo.name} is neither: run it on switch(n), nodes(m, q) or torus(shape)")
-    paths = {}
-    for s in range(topo.n):
-        for d in range(topo.n):
-            if s != d:
-                cur, tgt, path = list(topo.coords(s)), topo.coords(d), [s]
-                for a, size in enumerate(topo.shape):
-                    fwd = (tgt[a] - cur[a]) % size
-                    step, hops = (1, fwd) if fwd <= size - fwd else (-1, size - fwd)
-                    for _ in range(hops):
-                        cur[a] = (cur[a] + step) % size
-                        path.append(topo.device(cur))
-                paths[s, d] = path
-    return paths
-
-
-def _a2a_round(comm, paths, src, dst, nb, ready, step, phase):
-    """Blocks (src[i] → dst[i]), ready at ready[i]: one message each, or on a torus one per hop,
-    each hop once the block has landed on the device before. Returns when each block arrives."""
-    n = comm.n
-    chunk = a2a_chunk(src, dst, n)
-    if paths is None:
-        return comm.send_batch(src, dst, nb, ready, step, chunk, (src, 1, n, n), phase, False)
-    route = [paths[s, d] for s, d in zip(src.tolist(), dst.tolist())]
-    t = np.broadcast_to(np.asarray(ready, dtype=float), src.shape).copy()
-    for h in range(max(len(r) for r in route) - 1):  # hop h of every block that has one
-        i = np.array([k for k, r in enumerate(route) if len(r) > h + 1])
-        a = np.array([route[k][h] for k in i])
-        b = np.array([route[k][h + 1] for k in i])
-        t[i] = comm.send_batch(a, b, nb, t[i], step, chunk[i], (src[i], 1, n, n), phase, False)
-    return t
-
-
-def _a2a_initial(n):
-    """Device d holds its own n blocks (d → j), its contributors {d}."""
-    return tuple({a2a_chunk(d, j, n): frozenset((d,)) for j in range(n)} for d in range(n))
-
-
-def _a2a_result(blocks):
-    """Device r's result: block r of every device, in device order."""
-    return [blocks[:, r].reshape(-1).copy() for r in range(blocks.shape[0])]
-
-
-def alltoall_direct(comm, arrays, label=""):
-    """
-    One-shot (direct) all-to-all. arrays[d]: device d's 1-D buffer, length divisible by n, cut
-    into n blocks; returns, for every device r, block r of every device's buffer in device order.
-    Every device issues its n−1 blocks at once, to (d + j) mod n in round j, so no receive port
-    hears two senders in a round; the blocks queue on the send port and the last lands α after
-    the port has streamed (n−1)·S/n bytes. S = one device's buffer (nccl-tests' alltoall size).
-    Time: α + (n−1)·S/(nβ) — the scaling book's AllToAll on a full crossbar (each device sends
-    and receives (n−1)/n of its buffer), latency paid once. On a torus each block is forwarded hop
-    by hop in dimension order (_a2a_paths), all at once; the links' contention sets the time.
-    """
-    n = comm.n
-    blocks, paths = _a2a_inputs(comm, arrays, "direct")
-    comm._begin("all-to-all", "direct", label, n * n, blocks[0].nbytes, _a2a_initial(n))
-    d, ready = np.arange(n), np.array(comm.ready)
-    nb = blocks[0, 0].nbytes
-    for j in range(1, n):
-        _a2a_round(comm, paths, d, (d + j) % n, nb, ready, j - 1, "one-shot all-to-all")
-    comm._end()
-    return _a2a_result(blocks)
-
-
-def alltoall_pairwise(comm, arrays, label=""):
-    """
-    Pairwise-exchange all-to-all (same arguments and result as alltoall_direct). n−1 rounds; in
-    round k device d sends block (d+k) mod n to device (d+k) mod n and receives from (d−k) mod n,
-    a blocking exchange: d starts round k once it and its partner have received round k−1's block.
-    Every round pays α: time (n−1)·(α + S/(nβ)), S = one device's buffer (Thakur, Rabenseifner &
-    Gropp 2005, §4.5: MPICH's long-message MPI_Alltoall, (p−1)α + nβ with n their per-process bytes).
-    On a ring torus((n,)) round k's blocks all go min(k, n−k) hops the same way, one per link, in
-    lockstep: Σ_k min(k, n−k)·(α + S/(nβ)), n²/4·(α + S/(nβ)) for even n — twice the scaling book's
-    bidirectional-ring bound, as a round uses one direction of each link.
-    """
-    n = comm.n
-    blocks, paths = _a2a_inputs(comm, arrays, "pairwise")
-    comm._begin("all-to-all", "pairwise", label, n * n, blocks[0].nbytes, _a2a_initial(n))
-    d, ready = np.arange(n), np.array(comm.ready)
-    nb = blocks[0, 0].nbytes
-    for k in range(1, n):
-        dst = (d + k) % n
-        t = _a2a_round(comm, paths, d, dst, nb, np.maximum(ready, ready[dst]), k - 1, f"round {k}")
-        ready = np.maximum(ready, t[(d - k) % n])  # device e heard from e − k
-    comm._end()
-    return _a2a_result(blocks)

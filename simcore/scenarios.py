@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .algorithms import ALLREDUCE_ALGOS, ALLTOALL_ALGOS, OPS
-from .collectives import allgather_ring, reduce_scatter_ring
+from .algorithms import check_algo_on, op_record
 from .comm_sim import Comm
 from .links import LINKS, NVLINK4, LinkSpec
 from .topology import switch
@@ -76,65 +75,27 @@ def parse_bytes(text) -> float:
     return value
 
 
-def run_collective(op="all-gather", n=8, nbytes=2**20, algo="ring", link=NVLINK4, seed=0,
+def run_collective(op="all-gather", n=8, nbytes=2**20, algo=None, link=NVLINK4, seed=0,
                    elems_per_chunk=ELEMS_PER_CHUNK) -> CollectiveRun:
     """
-    Simulate one collective on an idle switch.
-    op: "all-gather" | "reduce-scatter" | "all-reduce" | "all-to-all"; algo: "ring" (or an
-    ALLREDUCE_ALGOS key for all-reduce, an ALLTOALL_ALGOS key for all-to-all; None: the op's
-    first); nbytes: S, the full array's bytes (all-to-all: one device's buffer, n blocks);
+    Simulate one collective on an idle switch: the op's demo (registry.Op.demo) on n devices with
+    elems_per_chunk values per chunk, numbers from demo_values(seed).
+    op: a registered collective ("all-gather", "reduce-scatter", "all-reduce", "all-to-all");
+    algo: one of its algorithms that runs on a switch (None: the op's default, ring or direct);
+    nbytes: S (Op.size: the full array, or one device's buffer for all-to-all);
     link: a LinkSpec or a LINKS key.
     """
-    if op not in OPS:
-        raise ValueError(f"unknown collective {op!r}; choose one of {', '.join(OPS)}")
-    if op == "all-to-all":
-        return _run_all_to_all(n, nbytes, algo or "direct", link, seed, elems_per_chunk)
-    algo = algo or "ring"
-    if op == "all-reduce" and algo not in ALLREDUCE_ALGOS:
-        raise ValueError(f"unknown all-reduce algorithm {algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
-    if op != "all-reduce" and algo != "ring":
-        raise ValueError(f"{op} runs the ring algorithm only (got {algo!r})")
+    rec = op_record(op)
+    algo = rec.default if algo is None else algo
     if isinstance(link, str):
         if link not in LINKS:
             raise ValueError(f"unknown link {link!r}; choose one of {', '.join(LINKS)}")
         link = LINKS[link]
-    nbytes = parse_bytes(nbytes)
-    topo = switch(n, link)
-    n = topo.n
-    L = n * elems_per_chunk
-    comm = Comm(topo, byte_scale=nbytes / (L * 8))
-    if op == "all-gather":
-        chunks = list(demo_values(seed, (n, elems_per_chunk)))
-        inputs = np.zeros((n, L))
-        for d in range(n):
-            inputs[d, d * elems_per_chunk:(d + 1) * elems_per_chunk] = chunks[d]
-        outputs = allgather_ring(comm, chunks, {d: d for d in range(n)}, label="all-gather")
-    else:
-        inputs = demo_values(seed, (n, L))
-        if op == "reduce-scatter":
-            pieces, _owner = reduce_scatter_ring(comm, list(inputs), label="reduce-scatter")
-            outputs = pieces
-        else:
-            outputs = ALLREDUCE_ALGOS[algo][1](comm, list(inputs), label="all-reduce")
-    return CollectiveRun(op, algo, n, nbytes, link, comm, inputs, outputs)
-
-
-def _run_all_to_all(n, nbytes, algo, link, seed, elems_per_chunk) -> CollectiveRun:
-    """run_collective's all-to-all: n blocks of elems_per_chunk values per device. Its inputs are in
-    the trace's chunk order, n² slots (slot s·n + j = block (s → j)): row d holds its buffer in band d,
-    zeros elsewhere (like an all-gather's), so trace.buffer_values gives every device's values."""
-    if algo not in ALLTOALL_ALGOS:
-        raise ValueError(f"unknown all-to-all algorithm {algo!r}; choose one of {', '.join(ALLTOALL_ALGOS)}")
-    link = LINKS[link] if isinstance(link, str) and link in LINKS else link
     if not isinstance(link, LinkSpec):
         raise ValueError(f"unknown link {link!r}; choose one of {', '.join(LINKS)}")
     nbytes = parse_bytes(nbytes)
     topo = switch(n, link)
-    L = topo.n * elems_per_chunk
-    comm = Comm(topo, byte_scale=nbytes / (L * 8))
-    bufs = demo_values(seed, (topo.n, L))
-    outputs = ALLTOALL_ALGOS[algo].fn(comm, list(bufs), label="all-to-all")
-    inputs = np.zeros((topo.n, topo.n * L))
-    for d in range(topo.n):
-        inputs[d, d * L:(d + 1) * L] = bufs[d]
-    return CollectiveRun("all-to-all", algo, topo.n, nbytes, link, comm, inputs, outputs)
+    check_algo_on(topo, op, algo)
+    comm = Comm(topo, byte_scale=nbytes / (topo.n * elems_per_chunk * 8))
+    inputs, outputs = rec.demo(comm, algo, lambda shape: demo_values(seed, shape), elems_per_chunk)
+    return CollectiveRun(op, algo, topo.n, nbytes, link, comm, inputs, outputs)

@@ -10,13 +10,14 @@ A student's copy of the lecture code runs on simcore by pointing its imports her
 Everything the lecture defines is importable from this one module.
 """
 
+from .all_to_all import all_to_all
 from .cost_model import decode_sweep, pope_ffn_comm, tp_decode_step
 from .sharding import (all_gather, all_reduce, make_comm, matmul_case1, matmul_case2, matmul_case3, matmul_case4,
                        reduce_scatter, shard, unshard)
 from .tensor_parallel import kv_group_of_device, shard_params_tp, tp_caches, tp_forward
 
 __all__ = [
-    "make_comm", "shard", "unshard", "all_gather", "reduce_scatter", "all_reduce",
+    "make_comm", "shard", "unshard", "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
     "matmul_case1", "matmul_case2", "matmul_case3", "matmul_case4",
     "kv_group_of_device", "shard_params_tp", "tp_forward", "tp_caches",
     "tp_decode_step", "pope_ffn_comm", "decode_sweep",

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .algorithms import ALLTOALL_ALGOS, check_algo_on
+from .algorithms import check_algo_on
 from .comm_sim import Comm
 from .links import NVLINK4, LinkSpec
+from .shapes import check_same_shape, check_split
 from .topology import Nodes, Switch, Torus, switch, timed_as_machine
 
 
@@ -61,24 +62,13 @@ def _run(comm, op, algo, nbytes, *args, label):
         return rec.fn(comm, *args, label=label)
 
 
-def _check_split(x, axis, n, what="shard"):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{what}: the number of devices must be a whole number >= 1, got {n!r}")
-    x = np.asarray(x)
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"{what}: axis {axis} does not exist in an array of shape {x.shape}")
-    if x.shape[axis] % n:
-        raise ValueError(f"{what}: axis {axis} has length {x.shape[axis]}, "
-                         f"which is not divisible by {n} devices")
-
-
 def shard(x, axis, n):
     """
     Split x along `axis` into n equal shards; shard d goes to device d. Returns a list of n
     views. Raises ValueError when the axis length is not divisible by n (a real system pads;
     here a silent wrong answer would be worse than an error).
     """
-    _check_split(x, axis, n)
+    check_split(x, axis, n)
     return np.split(np.asarray(x), n, axis=axis)
 
 
@@ -97,7 +87,7 @@ def all_gather(comm, shards, axis, label="all-gather", algo=None):
     shards end to end, which is what the 1-D ring does.
     """
     n = len(shards)
-    _check_same_shape(shards, "all-gather")
+    check_same_shape(shards, "all-gather")
     if not -np.ndim(shards[0]) <= axis < np.ndim(shards[0]):
         raise ValueError(f"all-gather: axis {axis} does not exist in shards of shape {np.shape(shards[0])}")
     moved = [np.moveaxis(np.asarray(s), axis, 0) for s in shards]
@@ -117,8 +107,8 @@ def reduce_scatter(comm, arrays, axis, label="reduce-scatter", algo=None):
     canonical shard r): device r then ends with canonical shard r.
     """
     n = len(arrays)
-    _check_same_shape(arrays, "reduce-scatter")
-    _check_split(arrays[0], axis, n, "reduce-scatter")
+    check_same_shape(arrays, "reduce-scatter")
+    check_split(arrays[0], axis, n, "reduce-scatter")
     moved = [np.moveaxis(np.asarray(a), axis, 0) for a in arrays]
     rec, algo = pick(comm, "reduce-scatter", algo, moved[0].nbytes)
     owner_of = rec.owner(n) if rec.owner is not None else {d: d for d in range(n)}
@@ -140,45 +130,11 @@ def all_reduce(comm, arrays, algo=None, label="all-reduce"):
     algo: None (the topology's choice for this size) or a key of algorithms.ALGORITHMS["all-reduce"]
     that runs on comm's topology ("ring", "rd", "direct", "hier", "torus"...).
     """
-    _check_same_shape(arrays, "all-reduce")
+    check_same_shape(arrays, "all-reduce")
     shape = np.shape(arrays[0])
     out = _run(comm, "all-reduce", algo, np.asarray(arrays[0]).nbytes, [np.asarray(a).ravel() for a in arrays],
                label=label)
     return [o.reshape(shape) for o in out]
-
-
-def all_to_all(comm, shards, split_axis, concat_axis, algo=None, label="all-to-all"):
-    """
-    Device d cuts its shard into n blocks along `split_axis` and sends block j to device j;
-    device d ends with block d of every device's shard, concatenated in device order along
-    `concat_axis` ("How to Scale Your Model", AllToAll: A[I_X, J] -> A[I, J_X] with
-    split_axis=1, concat_axis=0). algo: a key of ALLTOALL_ALGOS, "direct" (default: every block
-    at once, as NCCL's grouped sends do) or "pairwise". Any topology: on a torus each block is
-    forwarded hop by hop in dimension order. Returns one array per device.
-    """
-    algo = "direct" if algo is None else algo
-    if algo not in ALLTOALL_ALGOS:
-        raise ValueError(f"unknown all-to-all algorithm {algo!r}; choose one of {', '.join(ALLTOALL_ALGOS)}")
-    n = len(shards)
-    _check_same_shape(shards, "all-to-all")
-    x0 = np.asarray(shards[0])
-    if not -x0.ndim <= concat_axis < x0.ndim:
-        raise ValueError(f"all-to-all: concat_axis {concat_axis} does not exist in shards of shape {x0.shape}")
-    _check_split(x0, split_axis, n, "all-to-all")
-    # block j of a shard, laid out contiguously: move split_axis to the front and cut it in n
-    moved = [np.moveaxis(np.asarray(s), split_axis, 0) for s in shards]
-    block = (moved[0].shape[0] // n,) + moved[0].shape[1:]
-    out = ALLTOALL_ALGOS[algo].fn(comm, [m.ravel() for m in moved], label=label)
-    return [np.concatenate([np.moveaxis(b.reshape(block), 0, split_axis) for b in np.split(o, n)], axis=concat_axis)
-            for o in out]
-
-
-def _check_same_shape(arrays, what):
-    if len(arrays) == 0:
-        raise ValueError(f"{what}: no arrays (0 devices)")
-    shapes = {np.shape(a) for a in arrays}
-    if len(shapes) != 1:
-        raise ValueError(f"{what}: every device must hold the same shape, got {sorted(shapes)}")
 
 
 # ---------------------------------------------------------------------------------------

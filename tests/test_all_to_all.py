@@ -10,9 +10,10 @@ import pytest
 from simcore import sharding as shd
 from simcore.__main__ import main as simcore_main
 from simcore.algorithms import ALGORITHMS, OPS, busbw, message_count, t_formula
-from simcore.collectives import a2a_block, a2a_chunk
+from simcore.all_to_all import a2a_block, a2a_chunk, all_to_all
 from simcore.comm_sim import Comm
 from simcore.links import IB_NDR400, NVLINK4, PCIE4, TPU_V4_ICI, LinkSpec
+from simcore.registry import register
 from simcore.scenarios import run_collective
 from simcore.topology import nodes, switch, torus
 
@@ -44,8 +45,10 @@ def _run(comm, algo, per_block=3):
 # Values
 # ---------------------------------------------------------------------------------------
 def test_registered_once_as_the_fourth_op():
-    assert OPS[-1] == "all-to-all" and OPS.count("all-to-all") == 1
-    assert tuple(ALGORITHMS["all-to-all"]) == ALGOS
+    assert list(OPS)[-1] == "all-to-all" and OPS["all-to-all"].name == "all-to-all"
+    assert tuple(ALGORITHMS["all-to-all"]) == ALGOS and OPS["all-to-all"].algorithms is ALGORITHMS["all-to-all"]
+    with pytest.raises(ValueError, match="registered twice"):
+        register(OPS["all-to-all"])
 
 
 @pytest.mark.parametrize("algo", ALGOS)
@@ -56,7 +59,7 @@ def test_values_equal_numpy(algo, n, shape, split_axis, concat_axis):
     rng = np.random.default_rng(n)
     shape = tuple(n * 5 if s == 40 else s for s in shape)  # the split axis divides by n
     shards = [rng.standard_normal(shape) for _ in range(n)]
-    out = shd.all_to_all(shd.make_comm(n), shards, split_axis, concat_axis, algo=algo)
+    out = all_to_all(shd.make_comm(n), shards, split_axis, concat_axis, algo=algo)
     for got, want in zip(out, _reference(shards, split_axis, concat_axis), strict=True):
         assert got.shape == want.shape
         np.testing.assert_array_equal(got, want)  # moved, never added: exact
@@ -66,25 +69,25 @@ def test_values_equal_numpy(algo, n, shape, split_axis, concat_axis):
 def test_the_scaling_books_resharding(n):
     """AllToAll_{X,J} A[I_X, J] -> A[I, J_X] ("How to Scale Your Model", sharding chapter)."""
     A = np.arange(4 * n * 3 * n, dtype=float).reshape(4 * n, 3 * n)
-    out = shd.all_to_all(shd.make_comm(n), shd.shard(A, 0, n), split_axis=1, concat_axis=0)
+    out = all_to_all(shd.make_comm(n), shd.shard(A, 0, n), split_axis=1, concat_axis=0)
     for got, want in zip(out, shd.shard(A, 1, n), strict=True):
         np.testing.assert_array_equal(got, want)
 
 
 def test_inputs_are_not_modified():
     shards = [np.full((4, 4), float(d)) for d in range(4)]
-    shd.all_to_all(shd.make_comm(4), shards, 0, 1)
+    all_to_all(shd.make_comm(4), shards, 0, 1)
     assert all((s == d).all() for d, s in enumerate(shards))
 
 
 def test_a_split_that_does_not_divide_is_one_clear_sentence():
     shards = shd.shard(np.ones((3, 4)), 0, 3)
     with pytest.raises(ValueError, match=r"^all-to-all: axis 1 has length 4, which is not divisible by 3 devices$"):
-        shd.all_to_all(shd.make_comm(3), shards, split_axis=1, concat_axis=0)
+        all_to_all(shd.make_comm(3), shards, split_axis=1, concat_axis=0)
     with pytest.raises(ValueError, match="concat_axis 2 does not exist"):
-        shd.all_to_all(shd.make_comm(3), shards, split_axis=0, concat_axis=2)
+        all_to_all(shd.make_comm(3), shards, split_axis=0, concat_axis=2)
     with pytest.raises(ValueError, match="unknown all-to-all algorithm 'ring'; choose one of direct, pairwise"):
-        shd.all_to_all(shd.make_comm(3), shards, 0, 0, algo="ring")
+        all_to_all(shd.make_comm(3), shards, 0, 0, algo="ring")
     with pytest.raises(ValueError, match="length 7 is not divisible by 2 devices"):
         ALGORITHMS["all-to-all"]["direct"].fn(Comm(switch(2)), [np.ones(7), np.ones(7)])
 
@@ -206,7 +209,7 @@ def test_on_nodes_values_and_the_slow_link_bounds(algo, m, q):
     n = topo.n
     shards = [np.random.default_rng(d).standard_normal((n, 2)) for d in range(n)]
     comm = Comm(topo, byte_scale=1e4)
-    out = shd.all_to_all(comm, shards, 0, 1, algo=algo)
+    out = all_to_all(comm, shards, 0, 1, algo=algo)
     for got, want in zip(out, _reference(shards, 0, 1), strict=True):
         np.testing.assert_array_equal(got, want)
     S = shards[0].nbytes * 1e4
@@ -229,7 +232,7 @@ def test_on_a_torus_blocks_go_hop_by_hop_in_dimension_order(algo, shape):
     n = topo.n
     shards = [np.arange(6.0 * n).reshape(2 * n, 3) + 100 * d for d in range(n)]
     comm = Comm(topo, byte_scale=1e3)
-    out = shd.all_to_all(comm, shards, 0, 1, algo=algo)
+    out = all_to_all(comm, shards, 0, 1, algo=algo)
     for got, want in zip(out, _reference(shards, 0, 1), strict=True):
         np.testing.assert_array_equal(got, want)
     hops = {}

@@ -9,7 +9,7 @@ from app.core.frame import frame_at
 from app.core.predict import RECEIVER, PredictGame
 from app.core.scenarios import Scenario, validate
 from ring_pixels import blocks_painted_wrong, device_coloured_share, grab, message_block, painted_as
-from simcore.collectives import a2a_block, a2a_chunk
+from simcore.all_to_all import a2a_block, a2a_chunk
 from simcore.scenarios import run_collective
 from test_app_ring_view import engine, make_view, shown
 

@@ -120,7 +120,8 @@ def test_bad_link_bandwidth(bw):
 @pytest.mark.parametrize("op,algo,msg", [
     ("broadcast", "ring", "unknown collective"),
     ("all-reduce", "tree", "unknown all-reduce algorithm"),
-    ("all-gather", "rd", "ring algorithm only"),
+    ("all-gather", "rd", "unknown all-gather algorithm .rd.; choose one of ring, direct"),
+        ("all-reduce", "hier", "cannot run on switch"),
 ])
 def test_unknown_collective_or_algorithm(op, algo, msg):
     with pytest.raises(ValueError, match=msg):

@@ -15,6 +15,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout,
                                QWidget)
 
+from simcore.algorithms import BLOCKS, slots_of
 from simcore.trace import ALL, SWITCH
 
 from ..core.frame import time_eps
@@ -307,7 +308,7 @@ class PredictController(QObject):
         c = self.trace.collectives[q.coll]
         head = self.tr("Step %1 of %2 — predict before it happens:").replace("%1", str(q.step + 1)).replace(
             "%2", str(c.n_steps))
-        if q.kind == RECEIVER and c.op == "all-to-all":  # chunk s·n + j is GPU s's block j
+        if q.kind == RECEIVER and slots_of(c.op) == BLOCKS:  # chunk s·n + j is GPU s's block j
             body = self.tr("GPU %1 sends its block %2. <b>Where does it go? Click the device that receives it</b> "
                            "(or type its number).").replace("%1", str(q.device)).replace("%2", str(q.chunk % c.n))
         elif q.kind == RECEIVER:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from simcore.algorithms import BLOCKS, slots_of
 from simcore.trace import ALL, SWITCH, Trace
 
 from .frame import time_eps
@@ -81,7 +82,7 @@ class PredictGame:
             if src == SWITCH or len(dsts) != 1:
                 continue  # a multicast has no single receiver to click
             out.append(Question(coll, step, RECEIVER, src, chunk, frozenset(dsts), c.n, ms[0].reduce))
-        if c.n_chunks > 1 and c.op != "all-to-all":  # all-to-all's n² slots are no chunk list to click
+        if c.n_chunks > 1 and slots_of(c.op) != BLOCKS:  # n² block slots are no chunk list to click
             by_recv = {}
             for m in msgs:
                 by_recv.setdefault(m.dst, []).append(m)

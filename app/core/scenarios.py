@@ -14,18 +14,20 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from simcore.comm_sim import ALGORITHMS, ALLREDUCE_ALGOS, LINKS, LinkSpec
+from simcore.comm_sim import ALGORITHMS, LINKS, LinkSpec
+from simcore.algorithms import BLOCKS, OPS
 from simcore.scenarios import demo_values, parse_bytes
 from simcore.trace import Trace
 
 from ..words import MATMUL_NOTATION
 from .trace_index import TraceIndex
 
-KINDS = ("all-gather", "reduce-scatter", "all-reduce", "all-to-all", "matmul-1", "matmul-2", "matmul-3", "matmul-4",
-         "tp-forward", "decode")
-COLLECTIVE_KINDS = ("all-gather", "reduce-scatter", "all-reduce", "all-to-all")
-ALGO_KINDS = ("all-reduce", "all-to-all", "matmul-3", "tp-forward", "decode")  # kinds with an algorithm to choose
-A2A_MAX_N = 64  # all-to-all moves n² blocks (n(n−1) messages): its views draw n² slots per device
+# The collectives are the registry's ops (simcore.registry.OPS), in its order: a new op is a kind here
+COLLECTIVE_KINDS = tuple(OPS)
+KINDS = COLLECTIVE_KINDS + ("matmul-1", "matmul-2", "matmul-3", "matmul-4", "tp-forward", "decode")
+# the ops the app draws on a named machine (Op.machines: the chunk-ring ops; blocks draw on one switch)
+MACHINE_KINDS = tuple(k for k, op in OPS.items() if op.machines)
+BLOCKS_MAX_N = 64  # an op with n² block slots (all-to-all: n(n−1) messages): its views draw n² slots per device
 MAX_N = 256  # the ring view, timeline and buffers draw at most this many devices
 # on a machine the topology's algorithms time message by message: 32 DGX nodes' all-reduce takes
 # seconds to build, so builds run on the app's worker while the window says so (app/state.py)
@@ -36,17 +38,31 @@ CHANNEL_ALLREDUCE_MAX_N = 128
 MAX_BYTES = 2.0 ** 40
 
 
-def takes_algo(kind: str) -> bool:
-    return kind in ALGO_KINDS
+def algo_op(kind: str) -> str:
+    """The collective whose algorithm a kind chooses: the kind itself for a collective; the all-reduce
+    for the matmul case 3, the TP forward and the decode step (their collective that has a choice)."""
+    return kind if kind in COLLECTIVE_KINDS else "all-reduce"
 
 
 def algos_of(kind: str) -> dict:
-    """The registry the kind's algorithm is chosen from: all-to-all's own, else the all-reduce's."""
-    return ALGORITHMS["all-to-all"] if kind == "all-to-all" else ALLREDUCE_ALGOS
+    """The algorithms on offer for the kind on the lecture's one switch: the registry's records of its
+    collective that run there, in registry order."""
+    reg = ALGORITHMS[algo_op(kind)]
+    return {k: rec for k, rec in reg.items() if "switch" in rec.topologies}
+
+
+def takes_algo(kind: str) -> bool:
+    """Whether the kind has an algorithm to choose (the matmul cases 1, 2, 4 move nothing or one ring)."""
+    return kind in COLLECTIVE_KINDS + ("matmul-3", "tp-forward", "decode") and len(algos_of(kind)) > 1
 
 
 def default_algo(kind: str) -> str:
-    return next(iter(algos_of(kind))) if kind == "all-to-all" else "ring"
+    """The algorithm a kind opens with on one switch: its collective's default (ring; all-to-all direct)."""
+    return OPS[algo_op(kind)].default if takes_algo(kind) else "ring"
+
+
+def _max_n(kind: str) -> int:
+    return BLOCKS_MAX_N if kind in COLLECTIVE_KINDS and OPS[kind].slots == BLOCKS else MAX_N
 
 
 def validate(sc) -> None:
@@ -61,17 +77,14 @@ def validate(sc) -> None:
     if n > MAX_N:
         raise ValueError(f"the ring view draws at most {MAX_N} devices, got {n}")
     machine = getattr(sc, "topology", "")
-    if sc.kind == "all-to-all":  # one switch: every block goes straight to its destination
-        if machine:
-            raise ValueError(f"all-to-all runs on one switch in the app, not on {machine!r}")
-        if n > A2A_MAX_N:
-            raise ValueError(f"all-to-all moves n² blocks: the app draws it for at most {A2A_MAX_N} devices, got {n}")
-        if sc.algo not in algos_of(sc.kind):
-            raise ValueError(f"unknown all-to-all algorithm {sc.algo!r}; choose one of {', '.join(algos_of(sc.kind))}")
-    elif machine:  # a machine by name (simcore.topology_presets): its groups and algorithms
+    if machine and sc.kind in COLLECTIVE_KINDS and sc.kind not in MACHINE_KINDS:
+        raise ValueError(f"{sc.kind} runs on one switch in the app, not on {machine!r}")
+    if n > _max_n(sc.kind):
+        raise ValueError(f"{sc.kind} moves n² blocks: the app draws it for at most {_max_n(sc.kind)} devices, got {n}")
+    if machine:  # a machine by name (simcore.topology_presets): its groups and algorithms
         from simcore.topology_presets import check_machine
 
-        check_machine(sc.kind, machine, n, sc.algo, COLLECTIVE_KINDS)
+        check_machine(sc.kind, machine, n, sc.algo, MACHINE_KINDS)
         if n > MACHINE_MAX_N:
             raise ValueError(f"on a machine the app simulates every message while you watch: at most "
                              f"{MACHINE_MAX_N} devices, got {n}")
@@ -82,10 +95,12 @@ def validate(sc) -> None:
             raise ValueError(f"NCCL's channel rings across {n} GPUs send {2 * n * (n - 1) * channels:,} messages, "
                              f"too many to build while you watch: the app runs them for at most "
                              f"{CHANNEL_ALLREDUCE_MAX_N} GPUs (choose hier for {n})")
-    elif sc.algo not in ALLREDUCE_ALGOS:
-        raise ValueError(f"unknown algorithm {sc.algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
-    elif not takes_algo(sc.kind) and sc.algo != "ring":
-        raise ValueError(f"{sc.kind} uses the ring algorithm only (got {sc.algo!r})")
+    elif not takes_algo(sc.kind):
+        if sc.algo != "ring":
+            raise ValueError(f"{sc.kind} uses the ring algorithm only (got {sc.algo!r})")
+    elif sc.algo not in algos_of(sc.kind):
+        what = f"{algo_op(sc.kind)} algorithm" if sc.kind in COLLECTIVE_KINDS else "algorithm"
+        raise ValueError(f"unknown {what} {sc.algo!r}; choose one of {', '.join(algos_of(sc.kind))}")
     if sc.link not in LINKS:
         raise ValueError(f"unknown link {sc.link!r}; choose one of {', '.join(LINKS)}")
     S = sc.nbytes

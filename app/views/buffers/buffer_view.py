@@ -24,6 +24,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (QGraphicsRectItem, QHBoxLayout, QLabel, QSizePolicy, QStackedWidget,
                                QVBoxLayout, QWidget)
 
+from simcore.algorithms import BLOCKS, slots_of
 from simcore.trace import ALL, SWITCH, chunk_bounds
 
 from ...core import scenarios
@@ -505,8 +506,8 @@ class BufferView(QWidget):
         n, K = c.n, c.n_steps
         k = f.steps_done
         self.focus.hide()
-        if c.op == "all-to-all":
-            self.caption.setText(self._a2a_text(f, c, state))
+        if slots_of(c.op) == BLOCKS:
+            self.caption.setText(self._blocks_text(f, c, state))
             return
         if k == 0:
             if c.op == "all-gather":
@@ -551,8 +552,8 @@ class BufferView(QWidget):
                 d=m.dst, where=where, h=done, k=c.n_chunks)
         self.caption.setText(head + body)
 
-    def _a2a_text(self, f, c, state) -> str:
-        """All-to-all: slot s·n + d is block (s → d), so row d starts with its own band (block d → j
+    def _blocks_text(self, f, c, state) -> str:
+        """Block slots (all-to-all): slot s·n + d is block (s → d), so row d starts with its own band (block d → j
         of every j) and gathers slot j·n + d of every band: the transpose, one block at a time."""
         n, K, k = c.n, c.n_steps, f.steps_done
         if k == 0:

@@ -187,7 +187,8 @@ def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1
     """
     present = zoom > 1.0 if present is None else present
     n, nc = shape.n, shape.n_chunks
-    # n² slots are all-to-all's blocks (s → d): one row per sender, so a box shows its row, then its column
+    # n² slots are block slots (all-to-all's s → d, registry.BLOCKS): one row per sender, so a box shows its
+    # row, then its column
     cols = 1 if nc <= 1 else n if nc == n * n else min(nc, 8)
     rows = max(1, math.ceil(nc / cols)) if nc else 1
     slot = theme.SIZE_PX["slot"] * scale * vs

@@ -19,7 +19,7 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from simcore.comm_sim import ALGORITHMS, busbw, t_formula
+from simcore.comm_sim import ALGORITHMS, BLOCKS, busbw, slots_of, t_formula
 from simcore.trace import ALL, SWITCH
 
 from ... import theme
@@ -77,8 +77,8 @@ def describe_group(msgs, n: int, topology=None) -> str:
         what = _chunk(chunks[0]) if len(chunks) == 1 else _tr("the summed chunks")
         return _tr("The switch multicasts the finished sum of {what} ({size}) down to all {k} GPUs at "
                    "once.").format(what=what, size=size, k=len(msgs))
-    if m0.op == "all-to-all":  # chunk s·n + d is block (s → d): say which block, never the slot number
-        return _a2a_group(msgs, n, size)
+    if slots_of(m0.op) == BLOCKS:  # chunk s·n + d is block (s → d): say which block, never the slot number
+        return _blocks_group(msgs, n, size)
     if m0.chunk == ALL:
         examples = ", ".join(f"{_gpu(m.src, topology)} → {_gpu(m.dst, topology)}" for m in msgs[:3])
     else:
@@ -121,8 +121,8 @@ def describe_group(msgs, n: int, topology=None) -> str:
     return _tr("{pattern} {examples}.").format(pattern=head, examples=examples)
 
 
-def _a2a_group(msgs, n, size) -> str:
-    """All-to-all: every block goes straight to the GPU its index names (block j of GPU s -> GPU j)."""
+def _blocks_group(msgs, n, size) -> str:
+    """Block slots (all-to-all): every block goes straight to the GPU its index names (block j of GPU s -> GPU j)."""
     shifts = {(m.dst - m.src) % n for m in msgs}
     examples = ", ".join(_tr("{src} → {dst}: its block {j}").format(src=_gpu(m.src), dst=_gpu(m.dst), j=m.dst)
                          for m in msgs[:3])
@@ -447,7 +447,7 @@ class ExplainPanel(QWidget):
         m = ms[0]
         if m.dst == SWITCH:
             return self.tr("The switch's adders build the sum in the network: no GPU spends time adding.")
-        if c.op == "all-to-all":
+        if slots_of(c.op) == BLOCKS:
             return self.tr("The receiver stores it, no arithmetic: GPU {d} collects block {d} of every GPU, in GPU "
                            "order; GPU {s}'s goes to position {s}.").format(d=m.dst, s=m.src)
         if not m.reduce:

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from PySide6.QtCore import QCoreApplication
 
-from simcore.comm_sim import algorithm, t_formula, t_formula_on
+from simcore.comm_sim import algorithm, op_record, t_formula, t_formula_on
 from simcore.topo_closed_forms import hier_pipeline_chunks, t_hier_pipelined, t_ring_nodes, t_torus
 
 from ...words import fmt_bw, fmt_bytes, fmt_time, nccl_reason, op_place, op_title
@@ -105,7 +105,7 @@ def formula_html(op: str, algo: str, n: int, S: float, alpha: float, bw: float,
     legend = QCoreApplication.translate(
         "FormulaPanel", "α: latency per message · β: bandwidth per port and direction · "
         "S: bytes of the full array · n: devices")
-    if op == "all-to-all":  # nccl-tests' alltoall size: what one GPU sends and receives, its own block included
+    if op_record(op).size == "buffer":  # nccl-tests' alltoall size: what one GPU sends and receives, its own block included
         legend = QCoreApplication.translate(
             "FormulaPanel", "α: latency per message · β: bandwidth per port and direction · "
             "S: bytes of one GPU's buffer (n blocks of S/n) · n: devices")

@@ -1,0 +1,228 @@
+"""
+all_to_all — the fourth collective, the scaling book's AllToAll: device d sends its j-th block to
+device j, so device d ends with block d of every device ("How to Scale Your Model", AllToAll:
+A[I_X, J] -> A[I, J_X]). Everything the engine knows of it is here: the algorithms (direct and
+pairwise exchange, on a switch, nodes and a torus), their registry records and closed forms, the
+lecture's `all_to_all(comm, shards, split_axis, concat_axis)`, the demo run_collective and the
+app show, and its self-test. simcore.algorithms registers ALL_TO_ALL.
+
+Sizes: S is one device's whole buffer, n blocks of S/n (nccl-tests src/alltoall.cu,
+AlltoAllGetBw: algbw = count·nranks·typesize / t with count one block, busbw = algbw·(n−1)/n —
+the (n−1)/n of the buffer that leaves the device, so busbw = β when α = 0 for direct). On one
+switch:
+    direct (one-shot)    α + (n−1)·S/(nβ)      every block at once, the send port streams them
+    pairwise exchange    (n−1)·(α + S/(nβ))    Thakur, Rabenseifner & Gropp 2005, §4.5
+On nodes both run as on a switch (no closed form: the inter-node ports queue); on a torus each
+block is forwarded hop by hop in dimension order (_a2a_paths).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .collectives import check_arrays, stack
+from .registry import BLOCKS, Algorithm, Op, algorithm
+from .shapes import check_same_shape, check_split
+
+
+# ---------------------------------------------------------------------------------------
+# The algorithms: fn(comm, arrays, label="") -> list of arrays (1-D)
+# ---------------------------------------------------------------------------------------
+# Device d's buffer is n blocks of S/n bytes; block j goes to device j ("How to Scale Your
+# Model", AllToAll). The trace names block (src → dst) as chunk src·n + dst of n² slots, so the
+# holdings' one rule replays it unchanged: device d starts with slots d·n … d·n + n−1 (its row)
+# and ends also holding slot j·n + d of every j (its column): the transpose.
+def a2a_chunk(src, dst, n):
+    """The trace's chunk index of all-to-all block (src → dst) (arrays work too)."""
+    return src * n + dst
+
+
+def a2a_block(chunk, n):
+    """(src, dst) of an all-to-all chunk index: the inverse of a2a_chunk."""
+    return divmod(chunk, n)
+
+
+def _a2a_inputs(comm, arrays, algo):
+    """(blocks [src, dst, element], the torus paths or None); ValueError where it cannot run."""
+    n = comm.n
+    check_arrays(arrays, n, "all-to-all")
+    L = len(arrays[0])
+    if L % n:
+        raise ValueError(f"all-to-all: length {L} is not divisible by {n} devices")
+    return stack(arrays).reshape(n, n, L // n), _a2a_paths(comm.topology, algo)
+
+
+def _a2a_paths(topo, algo):
+    """
+    None where every device reaches every other in one hop (a switch, nodes). On a torus only
+    neighbours are linked, so block (s → d) is stored and forwarded hop by hop in dimension order:
+    axis 0 first, each axis the short way round (ties: +1). Returns {(s, d): [s, …, d]}.
+    """
+    if topo.kinds & {"switch", "nodes"} or topo.n < 2:
+        return None
+    if "torus" not in topo.kinds:
+        raise ValueError(f"all-to-all ({algo}) needs every pair of devices linked, or a torus to route on; "
+                         f"{topo.name} is neither: run it on switch(n), nodes(m, q) or torus(shape)")
+    paths = {}
+    for s in range(topo.n):
+        for d in range(topo.n):
+            if s != d:
+                cur, tgt, path = list(topo.coords(s)), topo.coords(d), [s]
+                for a, size in enumerate(topo.shape):
+                    fwd = (tgt[a] - cur[a]) % size
+                    step, hops = (1, fwd) if fwd <= size - fwd else (-1, size - fwd)
+                    for _ in range(hops):
+                        cur[a] = (cur[a] + step) % size
+                        path.append(topo.device(cur))
+                paths[s, d] = path
+    return paths
+
+
+def _a2a_round(comm, paths, src, dst, nb, ready, step, phase):
+    """Blocks (src[i] → dst[i]), ready at ready[i]: one message each, or on a torus one per hop,
+    each hop once the block has landed on the device before. Returns when each block arrives."""
+    n = comm.n
+    chunk = a2a_chunk(src, dst, n)
+    if paths is None:
+        return comm.send_batch(src, dst, nb, ready, step, chunk, (src, 1, n, n), phase, False)
+    route = [paths[s, d] for s, d in zip(src.tolist(), dst.tolist())]
+    t = np.broadcast_to(np.asarray(ready, dtype=float), src.shape).copy()
+    for h in range(max(len(r) for r in route) - 1):  # hop h of every block that has one
+        i = np.array([k for k, r in enumerate(route) if len(r) > h + 1])
+        a = np.array([route[k][h] for k in i])
+        b = np.array([route[k][h + 1] for k in i])
+        t[i] = comm.send_batch(a, b, nb, t[i], step, chunk[i], (src[i], 1, n, n), phase, False)
+    return t
+
+
+def _a2a_initial(n):
+    """Device d holds its own n blocks (d → j), its contributors {d}."""
+    return tuple({a2a_chunk(d, j, n): frozenset((d,)) for j in range(n)} for d in range(n))
+
+
+def _a2a_result(blocks):
+    """Device r's result: block r of every device, in device order."""
+    return [blocks[:, r].reshape(-1).copy() for r in range(blocks.shape[0])]
+
+
+def alltoall_direct(comm, arrays, label=""):
+    """
+    One-shot (direct) all-to-all. arrays[d]: device d's 1-D buffer, length divisible by n, cut
+    into n blocks; returns, for every device r, block r of every device's buffer in device order.
+    Every device issues its n−1 blocks at once, to (d + j) mod n in round j, so no receive port
+    hears two senders in a round; the blocks queue on the send port and the last lands α after
+    the port has streamed (n−1)·S/n bytes. S = one device's buffer (nccl-tests' alltoall size).
+    Time: α + (n−1)·S/(nβ) — the scaling book's AllToAll on a full crossbar (each device sends
+    and receives (n−1)/n of its buffer), latency paid once. On a torus each block is forwarded hop
+    by hop in dimension order (_a2a_paths), all at once; the links' contention sets the time.
+    """
+    n = comm.n
+    blocks, paths = _a2a_inputs(comm, arrays, "direct")
+    comm._begin("all-to-all", "direct", label, n * n, blocks[0].nbytes, _a2a_initial(n))
+    d, ready = np.arange(n), np.array(comm.ready)
+    nb = blocks[0, 0].nbytes
+    for j in range(1, n):
+        _a2a_round(comm, paths, d, (d + j) % n, nb, ready, j - 1, "one-shot all-to-all")
+    comm._end()
+    return _a2a_result(blocks)
+
+
+def alltoall_pairwise(comm, arrays, label=""):
+    """
+    Pairwise-exchange all-to-all (same arguments and result as alltoall_direct). n−1 rounds; in
+    round k device d sends block (d+k) mod n to device (d+k) mod n and receives from (d−k) mod n,
+    a blocking exchange: d starts round k once it and its partner have received round k−1's block.
+    Every round pays α: time (n−1)·(α + S/(nβ)), S = one device's buffer (Thakur, Rabenseifner &
+    Gropp 2005, §4.5: MPICH's long-message MPI_Alltoall, (p−1)α + nβ with n their per-process bytes).
+    On a ring torus((n,)) round k's blocks all go min(k, n−k) hops the same way, one per link, in
+    lockstep: Σ_k min(k, n−k)·(α + S/(nβ)), n²/4·(α + S/(nβ)) for even n — twice the scaling book's
+    bidirectional-ring bound, as a round uses one direction of each link.
+    """
+    n = comm.n
+    blocks, paths = _a2a_inputs(comm, arrays, "pairwise")
+    comm._begin("all-to-all", "pairwise", label, n * n, blocks[0].nbytes, _a2a_initial(n))
+    d, ready = np.arange(n), np.array(comm.ready)
+    nb = blocks[0, 0].nbytes
+    for k in range(1, n):
+        dst = (d + k) % n
+        t = _a2a_round(comm, paths, d, dst, nb, np.maximum(ready, ready[dst]), k - 1, f"round {k}")
+        ready = np.maximum(ready, t[(d - k) % n])  # device e heard from e − k
+    comm._end()
+    return _a2a_result(blocks)
+
+
+ALLTOALL_ALGOS = {
+    "direct": Algorithm(
+        "one-shot (direct): every device sends block j straight to device j, all at once", alltoall_direct,
+        lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
+        ("one-shot all-to-all",), "direct-all-to-all", lambda n: "α + (n − 1)·S/(nβ)", queues=True,
+        topologies=("switch", "nodes", "torus", "torus-1d")),
+    "pairwise": Algorithm(
+        "pairwise exchange: n-1 rounds, in round k device d sends block d+k to device d+k", alltoall_pairwise,
+        lambda n: (n - 1, (n - 1) / n), lambda n: n * (n - 1),
+        ("round",), "pairwise-all-to-all", lambda n: "(n − 1) · (α + S/(nβ))",
+        topologies=("switch", "nodes", "torus", "torus-1d")),
+}
+
+
+# ---------------------------------------------------------------------------------------
+# The lecture's API
+# ---------------------------------------------------------------------------------------
+def all_to_all(comm, shards, split_axis, concat_axis, algo=None, label="all-to-all"):
+    """
+    Device d cuts its shard into n blocks along `split_axis` and sends block j to device j;
+    device d ends with block d of every device's shard, concatenated in device order along
+    `concat_axis` ("How to Scale Your Model", AllToAll: A[I_X, J] -> A[I, J_X] with
+    split_axis=1, concat_axis=0). algo: a key of ALLTOALL_ALGOS, "direct" (default: every block
+    at once, as NCCL's grouped sends do) or "pairwise". Any topology: on a torus each block is
+    forwarded hop by hop in dimension order. Returns one array per device.
+    """
+    rec = algorithm("all-to-all", "direct" if algo is None else algo)
+    n = len(shards)
+    check_same_shape(shards, "all-to-all")
+    x0 = np.asarray(shards[0])
+    if not -x0.ndim <= concat_axis < x0.ndim:
+        raise ValueError(f"all-to-all: concat_axis {concat_axis} does not exist in shards of shape {x0.shape}")
+    check_split(x0, split_axis, n, "all-to-all")
+    # block j of a shard, laid out contiguously: move split_axis to the front and cut it in n
+    moved = [np.moveaxis(np.asarray(s), split_axis, 0) for s in shards]
+    block = (moved[0].shape[0] // n,) + moved[0].shape[1:]
+    out = rec.fn(comm, [m.ravel() for m in moved], label=label)
+    return [np.concatenate([np.moveaxis(b.reshape(block), 0, split_axis) for b in np.split(o, n)], axis=concat_axis)
+            for o in out]
+
+
+
+def _demo(comm, algo, values, e):
+    """run_collective's all-to-all: n blocks of e values per device. Its inputs are in the trace's
+    chunk order, n² slots (slot s·n + j = block (s → j)): row d holds its buffer in band d, zeros
+    elsewhere (like an all-gather's), so trace.buffer_values gives every device's values."""
+    n = comm.n
+    L = n * e
+    bufs = values((n, L))
+    outputs = ALLTOALL_ALGOS[algo].fn(comm, list(bufs), label="all-to-all")
+    inputs = np.zeros((n, n * L))
+    for d in range(n):
+        inputs[d, d * L:(d + 1) * L] = bufs[d]
+    return inputs, outputs
+
+
+def _selftest(rng, make_comm):
+    """A[I_X, J] -> A[I, J_X] exactly for every algorithm and n = 1..16 (comms from the lecture's
+    make_comm), in the simulated time of each record's closed form a·α + b·S/β."""
+    for algo, rec in ALLTOALL_ALGOS.items():
+        for n in range(1, 17):
+            M = rng.standard_normal((2 * n, 3 * n))
+            comm = make_comm(n)
+            out = all_to_all(comm, np.split(M, n, axis=0), split_axis=1, concat_axis=0, algo=algo)
+            assert all(np.array_equal(o, w) for o, w in zip(out, np.split(M, n, axis=1))), (algo, n)
+            a, b = rec.closed_form(n)
+            want = 0.0 if n == 1 else a * comm.link.alpha + b * (M.nbytes / n) / comm.link.bw
+            assert abs(comm.time - want) <= 1e-9 * max(want, 1e-300), (algo, n, comm.time, want)
+    return (f"all-to-all {'/'.join(ALLTOALL_ALGOS)}: A[I_X, J] -> A[I, J_X] exactly, simulated time = "
+            f"closed form (n = 1..16)")
+
+
+# The app draws its n² slots on one switch (machines: the three ring-based ops).
+ALL_TO_ALL = Op("all-to-all", ALLTOALL_ALGOS, "direct", slots=BLOCKS, size="buffer", demo=_demo, machines=False,
+                selftest=_selftest)
