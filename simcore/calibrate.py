@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .algorithms import ALGORITHMS, OPS, algbw, busbw, t_formula
+from .algorithms import ALGORITHMS, OPS, algbw, busbw, op_record, t_formula
 from .links import LinkSpec
 from .topology import Nodes
 from .topology_presets import HardwarePreset
@@ -97,7 +97,8 @@ def busbw_summary(op, algo, n, nbytes, seconds, link):
     times, and busbw still counts 2(n−1)/n.
     """
     bus = busbw(op, n, nbytes, seconds)
-    factor = "2(n-1)/n" if op == "all-reduce" else "(n-1)/n"
+    f = op_record(op).bus_factor(n)
+    factor = {2 * (n - 1) / n: "2(n-1)/n", (n - 1) / n: "(n-1)/n"}.get(f, f"{f:g}")
     lines = [f"  busbw         {bus / 1e9:.2f} GB/s  (nccl-tests: algbw x {factor}, whatever the algorithm)"]
     try:
         port = port_bw(op, algo, n, nbytes, seconds)

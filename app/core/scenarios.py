@@ -58,7 +58,7 @@ def takes_algo(kind: str) -> bool:
 
 def default_algo(kind: str) -> str:
     """The algorithm a kind opens with on one switch: its collective's default (ring; all-to-all direct)."""
-    return OPS[algo_op(kind)].default if takes_algo(kind) else "ring"
+    return OPS[algo_op(kind)].default if kind in COLLECTIVE_KINDS or takes_algo(kind) else "ring"
 
 
 def _max_n(kind: str) -> int:
@@ -95,7 +95,7 @@ def validate(sc) -> None:
             raise ValueError(f"NCCL's channel rings across {n} GPUs send {2 * n * (n - 1) * channels:,} messages, "
                              f"too many to build while you watch: the app runs them for at most "
                              f"{CHANNEL_ALLREDUCE_MAX_N} GPUs (choose hier for {n})")
-    elif not takes_algo(sc.kind):
+    elif not (takes_algo(sc.kind) or sc.kind in COLLECTIVE_KINDS):
         if sc.algo != "ring":
             raise ValueError(f"{sc.kind} uses the ring algorithm only (got {sc.algo!r})")
     elif sc.algo not in algos_of(sc.kind):
