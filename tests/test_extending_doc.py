@@ -28,4 +28,5 @@ def test_the_walks_patch_applies_to_the_current_tree(tmp_path):
 
 def test_the_patch_touches_the_places_the_doc_names():
     files = set(re.findall(r"^\+\+\+ b/(\S+)", _doc_patch(), flags=re.M))
-    assert files == {"simcore/algorithms.py", "simcore/collectives.py", "simcore/topology.py", "tests/test_toy_walk.py"}
+    assert files == {"simcore/algorithms.py", "simcore/broadcast.py", "simcore/collectives.py", "simcore/topology.py",
+                     "tests/test_toy_walk.py"}
