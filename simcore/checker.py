@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .contributors import _ranges
+from .contributors import who_ranges
 from .trace import SWITCH
 
 OPS_CHECKED = ("all-reduce", "all-gather", "reduce-scatter")
@@ -119,7 +119,7 @@ def gpus(who) -> str:
         return "no GPU's data"
     if len(s) == 1:
         return f"GPU {s[0]}"
-    return "GPUs {" + (", ".join(map(str, s)) if len(s) <= 8 else _ranges(s).replace("-", "–").replace("+", ", ")) + "}"
+    return "GPUs {" + (", ".join(map(str, s)) if len(s) <= 8 else who_ranges(s).replace("-", "–").replace("+", ", ")) + "}"
 
 
 def _us(t: float) -> str:

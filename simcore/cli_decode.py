@@ -61,7 +61,7 @@ def add_link_args(p):
     p.add_argument("--prec", default="bf16", help=f"compute precision for the peak: {', '.join(PRECISIONS)}")
 
 
-class _BadValue(ValueError):
+class BadValue(ValueError):
     pass
 
 
@@ -73,43 +73,43 @@ def parse_machine(args):
     --link (default: the chip's own link); the chip defaults to the machine's, else h100. The
     all-reduce algorithm and the precision are checked too.
     """
-    model = _pick(MODELS, args.model, "model")
-    topo = _pick(PRESETS, args.topology, "topology") if args.topology is not None else None
+    model = pick_key(MODELS, args.model, "model")
+    topo = pick_key(PRESETS, args.topology, "topology") if args.topology is not None else None
     if topo is not None and args.link is not None:
-        raise _BadValue("--link and --topology both say how the chips are connected: give one")
-    chip = _pick(CHIPS, args.chip if args.chip is not None else (topo.chip if topo else "h100"), "chip")
-    link = None if topo is not None else _pick(LINKS, args.link if args.link is not None else chip.link, "link")
-    _pick(ALLREDUCE_ALGOS, args.algo, "all-reduce algorithm")
+        raise BadValue("--link and --topology both say how the chips are connected: give one")
+    chip = pick_key(CHIPS, args.chip if args.chip is not None else (topo.chip if topo else "h100"), "chip")
+    link = None if topo is not None else pick_key(LINKS, args.link if args.link is not None else chip.link, "link")
+    pick_key(ALLREDUCE_ALGOS, args.algo, "all-reduce algorithm")
     try:
         chip.peak_flops(args.prec)
     except ValueError as e:
-        raise _BadValue(str(e)) from None
+        raise BadValue(str(e)) from None
     return model, topo, chip, link
 
 
-def _pick(table, key, what):
+def pick_key(table, key, what):
     if key not in table:
-        raise _BadValue(f"unknown {what} {key!r}; choose one of {', '.join(table)}")
+        raise BadValue(f"unknown {what} {key!r}; choose one of {', '.join(table)}")
     return table[key]
 
 
-def _whole(text, what, low):
+def whole_number(text, what, low):
     try:
         v = int(str(text).strip())
     except ValueError:
-        raise _BadValue(f"{what} must be a whole number, got {text!r}") from None
+        raise BadValue(f"{what} must be a whole number, got {text!r}") from None
     if v < low:
-        raise _BadValue(f"{what} must be >= {low}, got {v}")
+        raise BadValue(f"{what} must be >= {low}, got {v}")
     return v
 
 
-def _positive(text, what):
+def positive_number(text, what):
     try:
         v = float(text)
     except ValueError:
-        raise _BadValue(f"{what} must be a number, got {text!r}") from None
+        raise BadValue(f"{what} must be a number, got {text!r}") from None
     if not (v > 0 and math.isfinite(v)):
-        raise _BadValue(f"{what} must be a finite number > 0, got {text!r}")
+        raise BadValue(f"{what} must be a finite number > 0, got {text!r}")
     return v
 
 
@@ -119,13 +119,13 @@ def _parse(args):
     if args.n is None:
         ns = topo.valid_degrees(8 * topo.per_node if topo.kind == "nodes" else None) if topo else [1, 2, 4, 8]
     else:
-        ns = [_whole(t, "each --n", 1) for t in str(args.n).split(",") if t.strip()] or [0]
+        ns = [whole_number(t, "each --n", 1) for t in str(args.n).split(",") if t.strip()] or [0]
     top = topo.max_devices if topo is not None else MAX_DEVICES
     if max(ns) > top or min(ns) < 1:
-        raise _BadValue(f"--n values must lie in 1..{top}, got {args.n!r}")
-    return dict(model=model, chip=chip, link=link, ns=ns, batch=_whole(args.batch, "--batch", 1),
-                ctx=_whole(args.ctx, "--ctx", 0), w_bytes=_positive(args.w_bytes, "--w-bytes"),
-                kv_bytes=_positive(args.kv_bytes, "--kv-bytes"), act_bytes=_positive(args.act_bytes, "--act-bytes"),
+        raise BadValue(f"--n values must lie in 1..{top}, got {args.n!r}")
+    return dict(model=model, chip=chip, link=link, ns=ns, batch=whole_number(args.batch, "--batch", 1),
+                ctx=whole_number(args.ctx, "--ctx", 0), w_bytes=positive_number(args.w_bytes, "--w-bytes"),
+                kv_bytes=positive_number(args.kv_bytes, "--kv-bytes"), act_bytes=positive_number(args.act_bytes, "--act-bytes"),
                 algo=args.algo, compute_prec=args.prec, topology=topo)
 
 
@@ -221,11 +221,11 @@ def _algo_note(algo, topo):
 
 def topology_note(topo):
     """One line on how a preset's chips are connected."""
-    from .topology_presets import _link
+    from .topology_presets import link_of
 
-    intra = _link(topo.intra)
+    intra = link_of(topo.intra)
     if topo.kind == "nodes":
-        inter = _link(topo.inter)
+        inter = link_of(topo.inter)
         return (f"{topo.per_node} per node on {intra.name} ({intra.bw / 1e9:.0f} GB/s, "
                 f"alpha {intra.alpha * 1e6:.2f} us), "
                 f"{inter.name} between nodes ({inter.bw / 1e9:.0f} GB/s, alpha {inter.alpha * 1e6:.2f} us)")
@@ -257,7 +257,7 @@ def run(args) -> int:
     """Print the table for parsed arguments; 2 (and one line on stderr) for a bad value."""
     try:
         kw = _parse(args)
-    except _BadValue as e:
+    except BadValue as e:
         print(f"simcore decode: {e}", file=sys.stderr)
         return 2
     sweep = decode_sweep(**kw)

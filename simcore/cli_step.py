@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 
-from .cli_decode import _BadValue, _pick, _positive, _whole, add_link_args, add_machine_args, parse_machine
+from .cli_decode import BadValue, pick_key, positive_number, whole_number, add_link_args, add_machine_args, parse_machine
 from .comm_sim import MAX_DEVICES
 from .cost_model import tp_decode_step, tp_prefill_step, tp_step_overlap
 from .step_sim import CHUNK_MATMUL_EFFICIENCY, OVERLAPS, explain_gap, roofline_gap, simulate_step
@@ -51,18 +51,18 @@ def register(subparsers):
 
 def _parse(args):
     model, topo, chip, link = parse_machine(args)
-    _pick(dict.fromkeys(OVERLAPS), args.overlap, "overlap")
-    n = _whole(args.n, "--n", 1)
+    pick_key(dict.fromkeys(OVERLAPS), args.overlap, "overlap")
+    n = whole_number(args.n, "--n", 1)
     top = topo.max_devices if topo is not None else MAX_DEVICES
     if n > top:
-        raise _BadValue(f"--n must be at most {top}{' on ' + topo.name if topo else ''}, got {n}")
-    tokens = 1 if args.prefill is None else _whole(args.prefill, "--prefill", 1)
+        raise BadValue(f"--n must be at most {top}{' on ' + topo.name if topo else ''}, got {n}")
+    tokens = 1 if args.prefill is None else whole_number(args.prefill, "--prefill", 1)
     if topo is not None and tokens > 1:
-        raise _BadValue("--prefill with --topology: the prefill roofline is written for one switch only; "
+        raise BadValue("--prefill with --topology: the prefill roofline is written for one switch only; "
                         "drop --topology (or simulate a decode step)")
-    return dict(model=model, chip=chip, link=link, n=n, batch=_whole(args.batch, "--batch", 1),
-                ctx=_whole(args.ctx, "--ctx", 0), tokens=tokens, w_bytes=_positive(args.w_bytes, "--w-bytes"),
-                kv_bytes=_positive(args.kv_bytes, "--kv-bytes"), act_bytes=_positive(args.act_bytes, "--act-bytes"),
+    return dict(model=model, chip=chip, link=link, n=n, batch=whole_number(args.batch, "--batch", 1),
+                ctx=whole_number(args.ctx, "--ctx", 0), tokens=tokens, w_bytes=positive_number(args.w_bytes, "--w-bytes"),
+                kv_bytes=positive_number(args.kv_bytes, "--kv-bytes"), act_bytes=positive_number(args.act_bytes, "--act-bytes"),
                 algo=args.algo, compute_prec=args.prec, overlap=args.overlap,
                 sequence_parallel=args.sequence_parallel, elementwise=args.elementwise,
                 gather_logits=args.gather_logits, topology=topo)
@@ -141,7 +141,7 @@ def _write(path, trace, fmt):
     try:
         trace.write(path, fmt)
     except OSError as e:
-        raise _BadValue(f"cannot write {path}: {e.strerror}") from None
+        raise BadValue(f"cannot write {path}: {e.strerror}") from None
 
 
 def run(args) -> int:
@@ -155,7 +155,7 @@ def run(args) -> int:
             _write(args.out, comm.trace, args.format)
             print(f"wrote {args.out}: {len(comm.trace.computes)} compute slices, {len(comm.trace.messages)} messages "
                   f"({args.format}{'; open it in Perfetto' if args.format == 'chrome' else ''})")
-    except (_BadValue, ValueError) as e:
+    except (BadValue, ValueError) as e:
         print(f"simcore step: {e}", file=sys.stderr)
         return 2
     return 0

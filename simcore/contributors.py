@@ -4,7 +4,7 @@ A ring all-reduce on n devices sends 2n(n−1) messages whose partial sums grow 
 contributors, so a set per message would cost n³; the trace keeps (first, count, period,
 limit) instead (see below) and decodes a set only when it is read. `who_*` build the
 descriptors the algorithms send; `Who` is a message's contributors, decoded on first use;
-`_who_text` writes them as ids and ranges for the CSV export.
+`who_text` writes them as ids and ranges for the CSV export.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def who_block(first, size, p, n) -> tuple:
 
 
 @lru_cache(maxsize=1 << 15)
-def _periodic_set(first: int, count: int, period: int, limit: int) -> frozenset:
+def periodic_set(first: int, count: int, period: int, limit: int) -> frozenset:
     count = min(count, period)
     if first + count <= period:  # an arc that does not wrap: one range
         base = range(first, first + count)
@@ -70,16 +70,16 @@ def _periodic_set(first: int, count: int, period: int, limit: int) -> frozenset:
     return frozenset(x + off for off in range(0, limit, period) for x in base if x + off < limit)
 
 
-def _decode(desc: tuple, explicit) -> frozenset:
+def decode_who(desc: tuple, explicit) -> frozenset:
     first, count, period, limit = desc
     if period > 0:
-        return _periodic_set(first, count, period, limit)
+        return periodic_set(first, count, period, limit)
     if period < 0:
         return _channel_set(first, count, period, limit)
     return frozenset(explicit[first:first + count])
 
 
-def _as_arc(s: list, n: int):
+def as_arc(s: list, n: int):
     """(first, count) if sorted distinct ids s are a cyclic arc of 0..n−1, else None."""
     k = len(s)
     if not k or s[0] < 0 or s[-1] >= n:
@@ -104,7 +104,7 @@ class Who:
     def get(self) -> frozenset:
         s = self._set
         if s is None:
-            s = self._set = _decode(self.desc, self.explicit)
+            s = self._set = decode_who(self.desc, self.explicit)
         return s
 
     def __eq__(self, other):
@@ -132,13 +132,13 @@ class Who:
         return d in self.get()
 
 
-def _who_text(desc, explicit) -> str:
+def who_text(desc, explicit) -> str:
     """Contributors as ids and ranges joined with '+', straight from the descriptor."""
     first, count, period, limit = desc
     if count <= 0:
         return ""
     if period <= 0 or limit != period or count >= period:
-        return _ranges(_decode(desc, explicit))
+        return who_ranges(decode_who(desc, explicit))
     last = first + count - 1
     if last < period:
         return str(first) if count == 1 else f"{first}-{last}"
@@ -147,7 +147,7 @@ def _who_text(desc, explicit) -> str:
     return head + "+" + tail
 
 
-def _ranges(who) -> str:
+def who_ranges(who) -> str:
     s = sorted(who)
     out, i = [], 0
     while i < len(s):

@@ -52,7 +52,7 @@ class TorusSlice(Torus):
         return super().route(src, dst)
 
 
-def _link(key) -> LinkSpec:
+def link_of(key) -> LinkSpec:
     if key in LINKS:
         return LINKS[key]
     raise ValueError(f"unknown link {key!r}; choose one of {', '.join(LINKS)}")
@@ -156,7 +156,7 @@ class HardwarePreset:
     def layout(self, n) -> Layout:
         """How n chips are connected (n must be one of valid_degrees())."""
         n = self._check_n(n)
-        intra = _link(self.intra)
+        intra = link_of(self.intra)
         if self.kind == "torus":
             if n == 1:
                 return Layout("torus", 1, intra, shape=(1,), wrap=(False,), base=self.base)
@@ -169,7 +169,7 @@ class HardwarePreset:
             return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap, base=self.base)
         if n <= self.per_node or self.inter is None:
             return Layout("switch", n, intra, per_node=n, base=self.base, tuning=self.tuning)
-        return Layout("nodes", n, intra, per_node=self.per_node, nodes=n // self.per_node, inter=_link(self.inter),
+        return Layout("nodes", n, intra, per_node=self.per_node, nodes=n // self.per_node, inter=link_of(self.inter),
                       base=self.base, tuning=self.tuning)
 
     def topology(self, n):
@@ -364,7 +364,7 @@ def preset_from_spec(spec) -> HardwarePreset:
         N, P = _whole(spec["nodes"], "nodes"), _whole(spec["per_node"], "per_node")
         if N * P > 4096:
             raise ValueError(f"a machine spec of {N} nodes × {P} is more than 4096 devices")
-        intra, inter = _link(spec["intra"]), _link(spec["inter"])
+        intra, inter = link_of(spec["intra"]), link_of(spec["inter"])
         key = f"nodes-{N}x{P}-{spec['intra']}-{spec['inter']}" + (f"-base{base:g}" if base else "")
         return HardwarePreset(key, f"{N} nodes × {P} ({intra.name}, {inter.name})", "h100", "nodes", P,
                               spec["intra"], spec["inter"], max_devices=N * P, base=float(base),
@@ -375,7 +375,7 @@ def preset_from_spec(spec) -> HardwarePreset:
     shape = tuple(_whole(a, "torus axis", 1, 256) for a in shape)
     if math.prod(shape) > 4096:
         raise ValueError(f"a torus of shape {shape} is more than 4096 devices")
-    link = _link(spec["link"])
+    link = link_of(spec["link"])
     axes = "x".join(map(str, shape))
     key = f"torus-{axes}-{spec['link']}" + (f"-base{base:g}" if base else "")
     items = tuple(sorted({**spec, "shape": list(shape)}.items(), key=lambda kv: kv[0]))

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .contributors import _as_arc, _decode, Who
+from .contributors import as_arc, decode_who, Who
 from .trace_records import (ALL, ROW, SCHEMA, SCHEMA_VERSION, SWITCH, Collective, Compute, Initial,  # noqa: F401
                             Message)  # (re-exported: the records' and the constants' public home is trace)
 
@@ -175,7 +175,7 @@ class Trace:
         s = sorted(who)
         if n is None:  # an arc that wraps contains n−1, so the largest id tells n
             n = s[-1] + 1 if s else 1
-        arc = _as_arc(s, n)
+        arc = as_arc(s, n)
         if arc is not None:
             return (arc[0], arc[1], n, n)
         if not s:
@@ -201,7 +201,7 @@ class Trace:
         self._pending.append((coll, self.key(op, algo, label, phase), step, src, dst, chunk, nbytes, t_start,
                               t_end, reduce, w[0], w[1], w[2], w[3]))
         if len(self._pending) >= _FLUSH_EVERY:
-            self._flush()
+            self.flush()
 
     def add_messages(self, coll, op, algo, label, phase, step, src, dst, chunk, nbytes, t_start, t_end, reduce,
                      who):
@@ -211,9 +211,9 @@ class Trace:
         broadcasts to it, or one value. who: the contributors as (first, count, period, limit),
         each an array or one value.
         """
-        self._flush()
+        self.flush()
         shape = np.shape(t_start)
-        lo, hi = self._grow(int(np.prod(shape)))
+        lo, hi = self.grow(int(np.prod(shape)))
         cols = self._cols
         for name, v in (("coll", coll), ("key", self.key(op, algo, label, phase)), ("step", step), ("src", src),
                         ("dst", dst), ("chunk", chunk), ("nbytes", nbytes), ("t_start", t_start), ("t_end", t_end),
@@ -222,7 +222,7 @@ class Trace:
 
     def reserve(self, m: int):
         """Make room for m more messages (a writer that knows how many it will add)."""
-        self._flush()
+        self.flush()
         self._resize(self._len + m)
 
     def _resize(self, cap: int):
@@ -233,7 +233,7 @@ class Trace:
                 self._cols[name] = new
             self._cap = cap
 
-    def _grow(self, m: int) -> tuple[int, int]:
+    def grow(self, m: int) -> tuple[int, int]:
         """Room for m more messages: (lo, hi), the rows they go into."""
         need = self._len + m
         if need > self._cap:
@@ -241,23 +241,24 @@ class Trace:
         lo, self._len = self._len, need
         return lo, need
 
-    def _flush(self):
+    def flush(self):
+        """Write the rows added one at a time (add_message) into the columns."""
         if self._pending:
             pending, self._pending = self._pending, []
-            lo, hi = self._grow(len(pending))
+            lo, hi = self.grow(len(pending))
             for name, values in zip(ROW.names, zip(*pending)):
                 self._cols[name][lo:hi] = values
 
     def truncate(self, m: int):
         """Forget every message from index m on (a collective that could not complete)."""
-        self._flush()
+        self.flush()
         self._len = min(self._len, m)
         self._step_times.clear()
         self._blocks.clear()
 
     def compact(self):
         """Give back the spare capacity of the columns (call when the simulation is over)."""
-        self._flush()
+        self.flush()
         if self._cap > self._len:
             self._cols = {name: col[:self._len].copy() for name, col in self._cols.items()}
             self._cap = self._len
@@ -273,14 +274,14 @@ class Trace:
         out = cls()
         offset = 0.0
         for tr in traces:
-            tr._flush()
+            tr.flush()
             m0, c0 = out._len, len(out.collectives)
             r = tr.rows()
             if len(r):
                 keymap = np.array([out.key(*k) for k in tr._keys], dtype=np.int64)
                 ex_off = len(out._explicit)
                 out._explicit.extend(tr._explicit)
-                lo, hi = out._grow(len(r))
+                lo, hi = out.grow(len(r))
                 for name in ROW.names:
                     out._cols[name][lo:hi] = r[name]
                 out._cols["key"][lo:hi] = keymap[r["key"]]
@@ -304,7 +305,7 @@ class Trace:
 
     def rows(self, lo: int = 0, hi: int | None = None) -> Columns:
         """Messages [lo, hi) as read-only column arrays: rows(...)["t_end"] (fields: see ROW)."""
-        self._flush()
+        self.flush()
         hi = self._len if hi is None else min(hi, self._len)
         return Columns(self._cols, lo, hi)
 
@@ -338,7 +339,7 @@ class Trace:
         """Message i. Readers go through messages in runs (a step, a collective in arrival
         order), so the records of the block of _BLOCK around i are built at once and the last
         few blocks kept: a bounded cache, not a second copy of the trace."""
-        self._flush()
+        self.flush()
         b = i // _BLOCK
         block = self._blocks.get(b)
         if block is None or i - b * _BLOCK >= len(block):
@@ -348,7 +349,7 @@ class Trace:
         return block[i - b * _BLOCK]
 
     def _messages(self, lo: int, hi: int) -> list:
-        self._flush()
+        self.flush()
         keys, ex, new, M = self._keys, self._explicit, tuple.__new__, Message
         out = []
         # Building many records at once would set off the cyclic garbage collector again and
@@ -382,7 +383,7 @@ class Trace:
         wa = np.stack([a[f] for f in ("w0", "w1", "w2", "w3")], 1)
         wb = np.stack([b[f] for f in ("w0", "w1", "w2", "w3")], 1)
         differ = np.flatnonzero(np.any(wa != wb, axis=1) | (wa[:, 2] == 0))
-        return all(_decode(tuple(wa[i].tolist()), self._explicit) == _decode(tuple(wb[i].tolist()), other._explicit)
+        return all(decode_who(tuple(wa[i].tolist()), self._explicit) == decode_who(tuple(wb[i].tolist()), other._explicit)
                    for i in differ)
 
     def __eq__(self, other):
@@ -460,7 +461,7 @@ class Trace:
 
     def memory_bytes(self) -> int:
         """Memory the trace holds for its messages (bytes): columns, explicit sets, key table."""
-        self._flush()
+        self.flush()
         return (sum(col.nbytes for col in self._cols.values()) + self._explicit.itemsize * len(self._explicit)
                 + sum(len(k) for k in self._keys) * 64)
 
@@ -512,7 +513,7 @@ class Trace:
         """
         from . import trace_io
 
-        self._flush()
+        self.flush()
         trace_io.write(self, os.fspath(path), "json")
 
     @classmethod

@@ -22,7 +22,7 @@ from functools import cache
 
 import numpy as np
 
-from .contributors import _who_text
+from .contributors import who_text
 from .trace_records import _FIELDS, ALL, ROW, SCHEMA, SCHEMA_VERSION, SWITCH, Collective, Compute, Initial
 
 
@@ -50,7 +50,7 @@ def write_json(trace, dest):
     """Write the versioned JSON to a path or text file object; a path ending in .gz is gzipped.
     Version 3: collectives, keys, computes and meta as plain JSON; every message column (and the
     explicit contributor lists) as a compact column (see encode_column), last in the file."""
-    trace._flush()
+    trace.flush()
     m = trace._len
     with _open_text(dest) as f:
         f.write(f'{{"schema": {json.dumps(SCHEMA)}, "version": {SCHEMA_VERSION},\n"collectives": [')
@@ -337,7 +337,7 @@ def from_dict(cls, data: dict, max_messages: int | None = None) -> "Trace":
                 tr.add_message(*_msg_from_list(row))
         else:
             _read_columns(tr, data, keep)
-        tr._flush()
+        tr.flush()
         tr.collectives = [_coll_from_dict(c) for c in colls]
         # files from before computes were traced have none
         tr.computes = [_compute_from_list(row) for row in data.get("computes", [])]
@@ -390,7 +390,7 @@ def _read_columns(trace, data, keep: int | None = None):
         trace._cols = {name: decode_column(cols[name], name, ROW[name], m, keep) for name in ROW.names}
         trace._len = trace._cap = m if keep is None else keep
     else:
-        lo, hi = trace._grow(m)
+        lo, hi = trace.grow(m)
         for name in ROW.names:
             col = np.asarray(cols[name], dtype=ROW[name])
             if col.shape != (m,):
@@ -423,7 +423,7 @@ def write_chrome(trace, dest, flows: bool = False):
     "L<layer> <label>", shown above the ports as a profiler shows its streams). Times in µs;
     names and metadata once per track.
     """
-    trace._flush()
+    trace.flush()
     with _open_bytes(dest) as write:
         write(b'{"displayTimeUnit":"ns","otherData":{"schema":"%s","version":%d},"traceEvents":[\n'
               % (SCHEMA.encode(), SCHEMA_VERSION))
@@ -518,7 +518,7 @@ def write_csv(trace, dest):
     """
     import csv  # here, not at the top: the app's start need not load it
 
-    trace._flush()
+    trace.flush()
     with _open_text(dest, newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(CSV_STEP if f == "step" else f for f in _FIELDS)
@@ -534,7 +534,7 @@ def write_csv(trace, dest):
                 if who is None:
                     if len(names) > 65536:  # a ring has n² distinct arcs: keep the memo small
                         names.clear()
-                    who = names[desc] = _who_text(desc, trace._explicit)
+                    who = names[desc] = who_text(desc, trace._explicit)
                 nb = int(nb) if float(nb).is_integer() else nb
                 rows.append((coll, op, algo, label, step + 1, src, dst, chunk, who, nb, t0, t1, phase, int(red)))
             w.writerows(rows)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .contributors import _periodic_set, Who
+from .contributors import periodic_set, Who
 
 SCHEMA = "shard-lab-trace"
 # 3: the message columns compact (zlib + base64 of little-endian arrays, see trace_io.encode_column);
@@ -151,7 +151,7 @@ class Initial(Sequence):
             d += self.n
         if not 0 <= d < self.n:
             raise IndexError(d)
-        me = _periodic_set(d, 1, self.n, self.n)
+        me = periodic_set(d, 1, self.n, self.n)
         if self.owned is None:
             return tuple((c, me) for c in range(self.n_chunks))
         return ((self.owned[d], me),)
