@@ -99,10 +99,12 @@ def test_the_lecture_switch_and_a_torus_say_nothing_new(qapp, topology, n):
     assert "protocol" not in explanation and "protocol" not in formula
 
 
-@pytest.mark.parametrize("algo,n,S,frame", [("ring-nodes", 16, 2**16, "是 NCCL 在 64 KiB 时最快的"),
-                                              ("ring-nodes", 16, 2**20, "NCCL 在此大小下用 LL128 运行 ring-nodes"),
-                                              ("hier", 16, 2**20, "hier（即 NCCL 的 NVLS Tree） Simple 是 NCCL 在 1 MiB 时最快的"),
-                                              ("rd", 8, 2**20, "不是 NCCL 的算法之一")])
+@pytest.mark.parametrize("algo,n,S,frame", [
+    ("ring-nodes", 16, 2**16, "是 NCCL 在 64 KiB 时最快的"),
+    ("ring-nodes", 16, 2**20, "NCCL 在此大小下用 LL128 运行 ring-nodes"),  # hier is the choice at 1 MiB
+    ("hier", 16, 2**20, "hier（即 NCCL 的 NVLS Tree） Simple 是 NCCL 在 1 MiB 时最快的"),
+    ("rd", 8, 2**20, "不是 NCCL 的算法之一"),
+])
 def test_the_protocols_reason_is_in_the_windows_language(qapp, algo, n, S, frame):
     """In Chinese the reason is Chinese around the engine's numbers: the engine's English sentence
     once stood in a Chinese formula panel, explanation and control dock."""
