@@ -321,13 +321,22 @@ def phase_word(key: str) -> str:
 
 
 # -- a GPU machine's protocol, and why -------------------------------------------------------
+def _nccl_algo(model) -> str:
+    """A model's algorithm as the reason names it: the registry's name, and NCCL's where it is
+    another kind of algorithm (hier is NCCL's NVLS Tree on a GPU machine; nccl_tuning.label)."""
+    if getattr(model, "nccl", "") == "NVLS_TREE":
+        return _words("{algo} (NCCL's NVLS Tree)").format(algo=model.algo)
+    return model.algo
+
+
 def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
     """
     (protocol, why): the NCCL protocol a GPU machine runs `algo` with for op on S bytes, and the
     reason in one sentence in the app's language — the engine's numbers (topology.nccl_models,
     the model topology.choose and topology.protocol read), the words here. When algo is the
     machine's own choice for S the sentence says so and names the runner-up. ("", reason) where
-    NCCL's model does not time algo (the lecture's switch, a torus, hier).
+    NCCL's model does not time algo (the lecture's switch, a torus, a one-shot all-reduce). hier on a
+    GPU machine of several nodes is NCCL's NVLS Tree, and its reason says so.
     """
     if not getattr(topology, "tuning", "") or topology.n < 2:
         return "", _words("timed by the lecture's α–β form (no NCCL protocol)")
@@ -342,16 +351,17 @@ def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
         lat, bw = f"{best.latency * 1e6:.1f} µs", f"{best.algbw / 1e9:.0f} GB/s"
         if ranked[0] is best:
             why = _words("{algo} {protocol} is NCCL's fastest at {size}: {latency} latency + S/{bw}").format(
-                algo=algo, protocol=proto, size=size_text(S), latency=lat, bw=bw)
+                algo=_nccl_algo(best), protocol=proto, size=size_text(S), latency=lat, bw=bw)
             if len(ranked) > 1:
                 o = ranked[1]
                 why += _words(" (next: {algo} {protocol}, {time})").format(
-                    algo=o.algo, protocol=o.protocol, time=f"{o.time(S) * 1e6:.1f} µs")
+                    algo=_nccl_algo(o), protocol=o.protocol, time=f"{o.time(S) * 1e6:.1f} µs")
         else:
             why = _words("NCCL runs {algo} with {protocol} at this size: {latency} latency + S/{bw} is the "
-                         "least of its protocols").format(algo=algo, protocol=proto, latency=lat, bw=bw)
+                         "least of its protocols").format(algo=_nccl_algo(best), protocol=proto, latency=lat, bw=bw)
     if algo == "hier" and op == "all-reduce" and getattr(topology, "n_nodes", 1) > 1:
-        C = hier_pipeline_chunks(topology.per_node, topology.n_nodes, float(S), topology.intra, topology.inter)
+        C = topology.hier_chunks(float(S)) if hasattr(topology, "hier_chunks") else hier_pipeline_chunks(
+            topology.per_node, topology.n_nodes, float(S), topology.intra, topology.inter)
         why += (_words(", pipelined in {C} chunks at this size") if C > 1
                 else _words(", pipelined in 1 chunk at this size")).format(C=C)
     return proto, why

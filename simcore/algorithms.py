@@ -169,7 +169,8 @@ _HIER = ("hierarchical, pipelined by chunks as NCCL does: ring reduce-scatter in
 
 
 def _hier_time(topo, S, op):
-    """t_hier_pipelined on topo (one call, its base once)."""
+    """t_hier_pipelined on topo (one call, its base once): the lecture's α–β form. A GPU machine
+    tuned by NCCL's model times hier as NCCL's NVLS Tree instead (topology.time, nccl_tuning.nvls_tree)."""
     return t_hier_pipelined(topo.per_node, topo.n_nodes, S, topo.intra, topo.inter, base=topo.base)
 
 

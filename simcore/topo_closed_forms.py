@@ -20,7 +20,10 @@ Across nodes, two all-reduce algorithms:
 
   NCCL pipelines these phases in one call: the buffer cut into C chunks, chunk c+1 reduced in
   the node while chunk c crosses the network (t_hier_pipelined, what the registry's "hier" runs
-  and is timed by; C from hier_pipeline_chunks).
+  and is timed by; C from hier_pipeline_chunks). On a GPU machine tuned by NCCL's model the
+  registry's hier is NCCL's NVLS Tree (simcore.nccl_tuning.nvls_tree): its time is NCCL's, and
+  the same pipelined simulation runs with the links nccl_tuning.sim_links gives, with which
+  t_hier_pipelined equals that time.
 
 * ring — NCCL's rings across nodes, one channel per NIC (C = P channels). Channel c runs a
   ring through every GPU; inside node m it visits local GPUs c, c+1, …, c−1 and leaves from

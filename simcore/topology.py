@@ -56,8 +56,10 @@ class _Machine:
       kinds                  the topology kinds it is (Algorithm.topologies names them)
       algorithms(op)         the registered algorithms of op that can run on it
       choose(op, nbytes)     what it runs by default for that size: (algo, protocol, why) —
-                             NCCL's tuner on a GPU machine (tuning set), the lecture's ring on
-                             a plain switch, "hier"/"ring-nodes" on nodes, "torus" on a torus
+                             NCCL's tuner on a GPU machine (tuning set; across nodes it weighs
+                             the channel rings "ring-nodes" against NCCL's NVLS Tree, the
+                             registry's "hier"), the lecture's ring on a plain switch,
+                             "hier"/"ring-nodes" on nodes, "torus" on a torus
       time(op, algo, nbytes) the closed-form seconds of one collective on it (idle ports)
     tuning: "" (none: the lecture's α–β) or the GPU generation of simcore.nccl_tuning
     ("hopper", "blackwell"): then choose() and time() follow NCCL's model.
@@ -94,9 +96,11 @@ class _Machine:
         ms = self._models(op, algo)
         if not ms:
             return "", f"{algo} is not one of NCCL's algorithms: timed by the lecture's α–β form"
+        from .nccl_tuning import label
         best = min(ms, key=lambda m: m.time(float(nbytes)))
-        return best.protocol, (f"NCCL runs {algo} with {best.protocol} at this size: {best.latency * 1e6:.1f} µs "
-                               f"latency + S/{best.algbw / 1e9:.0f} GB/s is the least of its protocols")
+        return best.protocol, (f"NCCL runs {label(best)} with {best.protocol} at this size: "
+                               f"{best.latency * 1e6:.1f} µs latency + S/{best.algbw / 1e9:.0f} GB/s is the least of "
+                               f"its protocols")
 
     def _models(self, op, algo):
         return [m for m in self.nccl_models(op) if m.algo == algo]
@@ -122,13 +126,13 @@ class _Machine:
 
         from .links import LinkSpec
         from .nccl_tuning import sim_links
-        proto = self.protocol(op, algo, nbytes)[0]
+        proto = _Machine.protocol(self, op, algo, nbytes)[0]
         if not proto:
             return self
         model = next(m for m in self._models(op, algo) if m.protocol == proto)
         P, N = self._nccl_shape()
         inter = getattr(self, "inter", self.link)
-        base, alpha, b_f, b_i = sim_links(op, model, P, N, self.tuning, inter.bw)
+        base, alpha, b_f, b_i = sim_links(op, model, P, N, self.tuning, inter.bw, nbytes=float(nbytes))
         f = LinkSpec(f"{self.link.name}, NCCL {algo} {proto}", alpha, b_f)
         if isinstance(self, Switch):
             return dataclasses.replace(self, link=f, base=base)
@@ -255,14 +259,28 @@ class Nodes(_Machine):
     def _nccl_shape(self):
         return self.per_node, self.n_nodes
 
+    def choose(self, op, nbytes):
+        """_Machine.choose; when it picks hier, also how many chunks it pipelines nbytes in."""
+        algo, proto, why = super().choose(op, nbytes)
+        if algo == "hier" and op == "all-reduce" and self.n_nodes > 1 and self.tuning:
+            C = self.hier_chunks(nbytes)
+            why += f", pipelined in {C} chunk{'s' if C > 1 else ''} at this size"
+        return algo, proto, why
+
     def protocol(self, op, algo, nbytes):
         """_Machine.protocol; for hier also how many chunks it pipelines nbytes in."""
         proto, why = super().protocol(op, algo, nbytes)
         if algo == "hier" and op == "all-reduce" and self.n_nodes > 1:
-            from .topo_closed_forms import hier_pipeline_chunks
-            C = hier_pipeline_chunks(self.per_node, self.n_nodes, float(nbytes), self.intra, self.inter)
+            C = self.hier_chunks(nbytes)
             why += f", pipelined in {C} chunk{'s' if C > 1 else ''} at this size"
         return proto, why
+
+    def hier_chunks(self, nbytes, op="all-reduce"):
+        """The chunks the simulation of hier pipelines nbytes in: hier_pipeline_chunks on the
+        links it runs with (timed_as: NCCL's NVLS Tree on a tuned machine, else the machine's)."""
+        from .topo_closed_forms import hier_pipeline_chunks
+        t = self.timed_as(op, "hier", nbytes) if self.tuning else self
+        return hier_pipeline_chunks(self.per_node, self.n_nodes, float(nbytes), t.intra, t.inter)
 
     @property
     def fine_per_device(self):

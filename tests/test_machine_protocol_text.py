@@ -42,6 +42,7 @@ def _shown(qapp, model):
     ("dgx-h100", 8, 16 * 2**10, "ring", "LL"),        # decode-sized: NCCL's LL
     ("dgx-h100", 8, 64 * 2**20, "innet", "Simple"),   # NVLS runs Simple only
     ("dgx-h100", 16, 2**20, "ring-nodes", "LL128"),   # channel rings across two nodes
+    ("dgx-h100", 16, 2**26, "hier", "Simple"),        # NCCL's NVLS Tree, the machine's choice there
     ("gb200-nvl72", 72, 72 * 2**14, "innet", "Simple"),
 ])
 def test_a_gpu_machine_names_its_protocol_and_why(qapp, topology, n, nbytes, algo, proto):
@@ -73,10 +74,21 @@ def test_one_message_is_timed_with_the_protocols_link(qapp):
 
 
 def test_an_algorithm_nccl_does_not_model_says_so(qapp):
-    model, run = _run("dgx-h100", 16, 2**20, "hier")
+    model, run = _run("dgx-h100", 8, 2**20, "rd")
     explanation, formula = _shown(qapp, model)
-    why = run.comm.topology.protocol("all-reduce", "hier", 2.0**20)[1]
+    why = run.comm.topology.protocol("all-reduce", "rd", 2.0**20)[1]
+    assert "not one of NCCL's algorithms" in why
     assert f"No NCCL protocol: {why}." in explanation and f"No NCCL protocol: {why}." in formula
+
+
+def test_hier_across_nodes_is_named_as_nccls_nvls_tree(qapp):
+    model, run = _run("dgx-h100", 16, 2**26, "hier")
+    explanation, formula = _shown(qapp, model)
+    topo = run.comm.topology
+    algo, proto, why = topo.choose("all-reduce", 2.0**26)
+    assert (algo, proto) == ("hier", "Simple") and why.startswith("hier (NCCL's NVLS Tree) Simple is NCCL's fastest")
+    for text in (explanation, formula):
+        assert f"NCCL protocol: Simple — {why}." in text
 
 
 @pytest.mark.parametrize("topology,n", [("", 8), ("tpu-v4-4x4x4", 64)])
@@ -87,25 +99,30 @@ def test_the_lecture_switch_and_a_torus_say_nothing_new(qapp, topology, n):
     assert "protocol" not in explanation and "protocol" not in formula
 
 
-@pytest.mark.parametrize("algo,frame", [("ring-nodes", "是 NCCL 在 1 MiB 时最快的"), ("hier", "不是 NCCL 的算法之一")])
-def test_the_protocols_reason_is_in_the_windows_language(qapp, algo, frame):
+@pytest.mark.parametrize("algo,n,S,frame", [
+    ("ring-nodes", 16, 2**16, "是 NCCL 在 64 KiB 时最快的"),
+    ("ring-nodes", 16, 2**20, "NCCL 在此大小下用 LL128 运行 ring-nodes"),  # hier is the choice at 1 MiB
+    ("hier", 16, 2**20, "hier（即 NCCL 的 NVLS Tree） Simple 是 NCCL 在 1 MiB 时最快的"),
+    ("rd", 8, 2**20, "不是 NCCL 的算法之一"),
+])
+def test_the_protocols_reason_is_in_the_windows_language(qapp, algo, n, S, frame):
     """In Chinese the reason is Chinese around the engine's numbers: the engine's English sentence
     once stood in a Chinese formula panel, explanation and control dock."""
     from app import i18n
 
-    model, run = _run("dgx-h100", 16, 2**20, algo)
+    model, run = _run("dgx-h100", n, S, algo)
     topo = run.comm.topology
     i18n.set_language(qapp, "zh")
     try:
         explanation, formula = _shown(qapp, model)
-        line = protocol_line(topo, "all-reduce", algo, 2.0**20)
+        line = protocol_line(topo, "all-reduce", algo, float(S))
     finally:
         i18n.set_language(qapp, "en")
     for text in (explanation, formula, line):
         assert frame in text
         assert "NCCL's" not in text and "timed by" not in text and "at this size" not in text
-    if algo == "ring-nodes":  # the engine's numbers, in its own format
-        m = min(topo.nccl_models("all-reduce"), key=lambda m: m.time(2.0**20))
+    if algo != "rd":  # the engine's numbers, in its own format
+        m = min(topo._models("all-reduce", algo), key=lambda m: m.time(float(S)))
         assert f"{m.latency * 1e6:.1f} µs" in line and f"S/{m.algbw / 1e9:.0f} GB/s" in line
-    else:
+    if algo == "hier":
         assert "按 1 块流水" in line

@@ -8,7 +8,7 @@ import pytest
 from simcore.algorithms import t_formula
 from simcore.links import LINKS, LinkSpec
 from simcore.hw_specs import CHIPS
-from simcore.topo_closed_forms import t_axis_all_gather, t_hier, t_ring_nodes, t_torus
+from simcore.topo_closed_forms import t_axis_all_gather, t_hier, t_hier_pipelined, t_ring_nodes, t_torus
 from simcore.topology_presets import PRESETS, get_preset
 
 NVL = LinkSpec("nvl", 1.9e-6, 450e9)
@@ -121,10 +121,14 @@ def test_preset_allreduce_time_is_the_closed_form_of_its_layout():
     assert dgx.allreduce_time(8, S, algo="direct") == pytest.approx(B + t_formula("direct", 8, S, nvl4.alpha, nvl4.bw))
     two = {(m.algo, m.protocol): m.time(S) for m in models("all-reduce", 8, 2, "hopper", ib.bw)}
     assert dgx.allreduce_time(16, S) == pytest.approx(min(two.values()), rel=1e-12)
-    # hierarchical is not in NCCL's model: the lecture's form, pipelined in one call (one base); at 1 MiB
-    # one chunk, so the three ring phases of Horovod's three calls less their two extra bases
+    # hierarchical across nodes is NCCL's NVLS Tree (tuning.cc): 25 + 2·log2(2)·20.9 µs, bus bandwidth
+    # 8 channels × min(40·0.85·7/8·2, 48·2, 57.7) GB/s, algorithm bandwidth bus · 16/30
+    nvls_tree = (25 + 2 * 20.9) * 1e-6 + S * 30 / 16 / (8 * 57.7e9)
+    assert dgx.allreduce_time(16, S, inter_algo="hier") == pytest.approx(nvls_tree, rel=1e-12)
+    # the lecture's form on the same links, pipelined in one call (one base); at 1 MiB one chunk, so the
+    # three ring phases of Horovod's three calls less their two extra bases
     want = B + 2 * 7 * (nvl4.alpha + S / 8 / nvl4.bw) + 2 * 1 * (ib.alpha + S / 16 / ib.bw)
-    assert dgx.allreduce_time(16, S, inter_algo="hier") == pytest.approx(want, rel=1e-12)
+    assert t_hier_pipelined(8, 2, S, nvl4, ib, base=B) == pytest.approx(want, rel=1e-12)
     assert t_hier("all-reduce", 8, 2, S, nvl4, ib, base=B) == pytest.approx(want + 2 * B, rel=1e-12)
     assert dgx.allreduce_time(16, S, inter_algo="ring") == pytest.approx(
         min(two[("ring-nodes", p)] for p in ("LL", "LL128", "Simple")), rel=1e-12)

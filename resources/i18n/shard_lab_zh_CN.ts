@@ -3882,5 +3882,9 @@ replicated</source>
             <source>{algo} {protocol} is NCCL's fastest at {size}: {latency} latency + S/{bw}</source>
             <translation>{algo} {protocol} 是 NCCL 在 {size} 时最快的：延迟 {latency} + S/{bw}</translation>
         </message>
+        <message>
+            <source>{algo} (NCCL's NVLS Tree)</source>
+            <translation>{algo}（即 NCCL 的 NVLS Tree）</translation>
+        </message>
     </context>
 </TS>
