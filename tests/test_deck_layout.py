@@ -168,22 +168,26 @@ def test_the_tpu_torus_keeps_large_blocks_with_numbers(W, H, s, bars):
     assert not overlaps(lay.texts()), overlaps(lay.texts())
 
 
+@pytest.mark.parametrize("lang", ("en", "zh"))
 @pytest.mark.parametrize("W,H", SCREENS, ids=lambda v: str(v))
 @pytest.mark.parametrize("s", SCALES)
-def test_two_dgx_nodes_keep_24px_blocks_with_numbers(W, H, s, bars):
+def test_two_dgx_nodes_keep_24px_blocks_with_numbers(W, H, s, lang, bars, qapp):
     """The lecture deck's two DGX H100 nodes (2 × 8, hierarchical all-reduce): under their fabric band each
     node's ring of 8 had about 290 px of height, its blocks in flight 8–13 px at 1280×720 and 1920×1080
     from 1.5×, too small for their chunk numbers. Presenting, the nodes stand side by side as tall as the
     picture with the fabric between them (machine_layout.two_nodes_facing): blocks of 24 px, numbers of
-    15 px, and nothing overlaps — names, boxes, clusters, the fabric, its NIC links and the colour key."""
+    15 px, and nothing overlaps — names, boxes, clusters, the fabric, its NIC links and the colour key. The
+    words grow with Ctrl+= too, to 1.4× at least from 1.5× on (at 1280×720 the legend goes for that)."""
+    from app import i18n
     from app.views.ring.layout_parts import overlaps
     from app.views.ring.machine_layout import message_path
 
+    i18n.set_language(qapp, lang)  # (Chinese names and lines are taller: the CJK fallback font's)
     lay, z, _texts = _present("all-reduce", 16, "hier", W, H, s, bars, topology="dgx-h100")
     assert lay.kind == "nodes" and lay.mode == "box"
     assert lay.block * z >= 24 - 1e-6, lay.block * z
     assert _number_on_screen(lay, s, z) >= 15 - 1e-6
-    assert s * lay.text_vs / lay.vs >= 1.0 - 1e-9  # Ctrl+= never makes the words smaller than the desk's
+    assert s * lay.text_vs / lay.vs >= min(s, 1.4) - 1e-9
     assert len({b.font.pixelSize() for b in lay.device_labels}) == 1  # RingView paints every name in one font
     # side by side, the fabric standing between them, every NIC link from a node's inner edge to it
     left, right = lay.clusters
