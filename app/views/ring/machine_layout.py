@@ -144,7 +144,7 @@ def facing(shape: RingShape) -> bool:
     return shape.kind == "nodes" and shape.nodes == 2 and shape.per_node <= BOX_MODE_MAX_N
 
 
-def two_nodes_facing(header: Header, scale, font, font_at, texts, shape, zoom):
+def two_nodes_facing(header: Header, scale, font, font_at, texts, shape, zoom, blk=None):
     """
     Presentation mode's two nodes: side by side, each as tall as the area, with the fabric band
     standing between them and every GPU's NIC link reaching it from its node's inner edge. Under
@@ -154,12 +154,15 @@ def two_nodes_facing(header: Header, scale, font, font_at, texts, shape, zoom):
     A GPU's NIC row is its rank by height in its node, so GPU j and GPU j + P (the pair that talks
     across in a hierarchical all-reduce) cross the band on one row, nearly level: going right a
     quarter of a row above it, going left a quarter below (`nic_lane_offsets`).
+    The band and the NIC links are sized for blocks of `blk` (by default PRESENT_BLOCK_PX on screen;
+    the rings' blocks, when those come out larger: a 4K screen's).
     None when the names or the rings do not fit.
     """
     W, H, vs, tvs, m, *_rest, area = header
     P = shape.per_node
     s = scale * vs
-    blk = PRESENT_BLOCK_PX / zoom  # the blocks aimed at (the layout's pixels)
+    least = PRESENT_BLOCK_PX / zoom  # the blocks aimed at (the layout's pixels)
+    blk = least if blk is None else blk
     nic = max(0.75 * blk, 6 * s)  # a NIC's link, from a cluster's edge to the band
     band_w = 2.5 * blk
     cw = (area.width() - band_w - 2 * nic) / 2
@@ -205,6 +208,10 @@ def two_nodes_facing(header: Header, scale, font, font_at, texts, shape, zoom):
         return None
     r_sw = min(g[3] for g in geos)
     block = min(g[4] for g in geos)
+    if block > 1.25 * blk:  # larger blocks than the band was made for: a band for those, if they stay large
+        again = two_nodes_facing(header, scale, font, font_at, texts, shape, zoom, blk=block)
+        if again is not None and again.block >= least - 1e-6:
+            return again
     off = min(min(g[8] for g in geos), block * 0.62 + 1.5)
     devices, labels, anchors, lanes, ports = [], [], [], [], []
     for k, (geo, c) in enumerate(zip(geos, centres)):
