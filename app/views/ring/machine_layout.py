@@ -153,7 +153,9 @@ def two_nodes_facing(header: Header, scale, font, font_at, texts, shape, zoom, b
     16:9 screen has to spare. The node names head their clusters, the fabric's name heads the band.
     A GPU's NIC row is its rank by height in its node, so GPU j and GPU j + P (the pair that talks
     across in a hierarchical all-reduce) cross the band on one row, nearly level: going right a
-    quarter of a row above it, going left a quarter below (`nic_lane_offsets`).
+    quarter of a row above it, going left a quarter below (`nic_lane_offsets`). (Every crossing block
+    is mid-band at the same moment — RingView gives each leg a third of the time — so where a row is
+    under two blocks high, 1280×720, the two directions overlap there as they pass.)
     The band and the NIC links are sized for blocks of `blk` (by default PRESENT_BLOCK_PX on screen;
     the rings' blocks, when those come out larger: a 4K screen's).
     None when the names or the rings do not fit.
