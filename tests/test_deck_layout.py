@@ -166,3 +166,57 @@ def test_the_tpu_torus_keeps_large_blocks_with_numbers(W, H, s, bars):
     assert lay.block * z >= (24 - 1e-6 if (W >= 1920 or s == 1.0) else 16)
     assert _number_on_screen(lay, s, z) >= 12
     assert not overlaps(lay.texts()), overlaps(lay.texts())
+
+
+@pytest.mark.parametrize("lang", ("en", "zh"))
+@pytest.mark.parametrize("W,H", SCREENS, ids=lambda v: str(v))
+@pytest.mark.parametrize("s", SCALES)
+def test_two_dgx_nodes_keep_24px_blocks_with_numbers(W, H, s, lang, bars, qapp):
+    """The lecture deck's two DGX H100 nodes (2 × 8, hierarchical all-reduce): under their fabric band each
+    node's ring of 8 had about 290 px of height, its blocks in flight 8–13 px at 1280×720 and 1920×1080
+    from 1.5×, too small for their chunk numbers. Presenting, the nodes stand side by side as tall as the
+    picture with the fabric between them (machine_layout.two_nodes_facing): blocks of 24 px, numbers of
+    15 px, and nothing overlaps — names, boxes, clusters, the fabric, its NIC links and the colour key. The
+    words grow with Ctrl+= too, to 1.4× at least from 1.5× on (at 1280×720 the legend goes for that)."""
+    from app import i18n
+    from app.views.ring.layout_parts import overlaps
+    from app.views.ring.machine_layout import message_path
+
+    i18n.set_language(qapp, lang)  # (Chinese names and lines are taller: the CJK fallback font's)
+    lay, z, _texts = _present("all-reduce", 16, "hier", W, H, s, bars, topology="dgx-h100")
+    assert lay.kind == "nodes" and lay.mode == "box"
+    assert lay.block * z >= 24 - 1e-6, lay.block * z
+    assert _number_on_screen(lay, s, z) >= 15 - 1e-6
+    assert s * lay.text_vs / lay.vs >= min(s, 1.4) - 1e-9
+    assert len({b.font.pixelSize() for b in lay.device_labels}) == 1  # RingView paints every name in one font
+    # side by side, the fabric standing between them, every NIC link from a node's inner edge to it
+    left, right = lay.clusters
+    band = lay.fabric
+    assert left.right() <= band.left() and band.right() <= right.left()
+    assert band.top() >= left.top() - 1e-6 and band.bottom() <= left.bottom() + 1e-6
+    for d, (at_node, at_fabric) in enumerate(lay.nic_ports):
+        edge, face = (left.right(), band.left()) if d < 8 else (right.left(), band.right())
+        assert abs(at_node.x() - edge) < 1e-6 and abs(at_fabric.x() - face) < 1e-6
+        assert band.top() <= at_fabric.y() <= band.bottom()
+    # GPU j and GPU j + 8 (the hierarchical all-reduce's pair) cross the fabric on one row
+    for j in range(8):
+        legs = message_path(lay, j, j + 8)
+        assert len(legs) == 3 and abs(legs[1][0].y() - legs[1][1].y()) < 1e-6
+    # nothing overlaps
+    assert not overlaps(lay.texts()), overlaps(lay.texts())
+    view = QRectF(0, 0, lay.width, lay.height).adjusted(-0.5, -0.5, 0.5, 0.5)
+    assert all(view.contains(r) for _n, r in lay.texts())
+    names = {f"GPU {d}": d for d in range(16)}
+    shapes = [(f"box {d}", b.rect()) for d, b in enumerate(lay.devices)] + [("fabric", band)]
+    shapes += [(f"key {i}", r) for i, r in enumerate(lay.swatches)]
+    for name, r in lay.texts():  # a text meets no box but its own device's, nor the fabric, nor the key
+        for other, q in shapes:
+            if other == f"box {names.get(name, -1)}" or (name.startswith("key") and other.startswith("key")):
+                continue
+            i = r.intersected(q)
+            assert i.width() <= 0.5 or i.height() <= 0.5, (name, other)
+    for k, c in enumerate(lay.clusters):  # every box and its name inside its node; the key under both
+        for d in range(8 * k, 8 * k + 8):
+            assert c.contains(lay.devices[d].rect()) and c.contains(lay.device_labels[d].rect), d
+        assert all(r.top() >= c.bottom() for r in lay.swatches)
+    assert not overlaps(shapes[:17]), overlaps(shapes[:17])  # the boxes and the fabric

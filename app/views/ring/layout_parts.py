@@ -126,6 +126,9 @@ class RingLayout(NamedTuple):
     fabric_label: TextBox = None  # nodes: the network's name in the band; torus: the links' name
     nic_ports: tuple = ()  # nodes: per device (QPointF on its cluster's bottom, QPointF on the fabric): its NIC link
     fabric_lanes: tuple = ()  # nodes: the y of the fabric's two lanes (messages going right, going left)
+    # two nodes facing each other across the fabric (presentation): (going right, going left) the offset in y
+    # of a crossing from its NIC's row; empty: the fabric is a band under the nodes, crossed on fabric_lanes
+    nic_lane_offsets: tuple = ()
     grid_pos: tuple = ()  # torus: per device its coordinates
     grid_shape: tuple = ()
     grid_wrap: tuple = ()
@@ -177,13 +180,17 @@ def device_font_sizes(scale: float, vs: float, tvs: float) -> list:
 # ---------------------------------------------------------------------------------------
 # Devices round one switch
 # ---------------------------------------------------------------------------------------
-def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1.0, present=None):
+def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1.0, present=None, squeeze=False):
     """
     Small n: axis-aligned boxes on an ellipse round `centre`, each with its name on the outer side.
     (devices, labels, anchors, switch radius, block side, lane width, active lane width, "box", the
     lanes' largest offset from a spoke's centre line), all in pixels; None if they do not fit (unless
     `force`: then the smallest size, overlapping or not). `present`: presentation mode's rules (by
     default when magnified, zoom > 1; at 1× text presentation is not magnified but keeps them).
+    `squeeze`: presenting a ring in a short room (a node of two, machine_layout.two_nodes_facing): the
+    slots may shrink below the block in flight (down to 8 px) while the blocks want the lanes' room (a
+    DGX node's boxes hold two rows of slots), and the names of the boxes between the top and the sides
+    may go beside them too (above them, the 45° boxes' names met the top box's name beside it).
     """
     present = zoom > 1.0 if present is None else present
     n, nc = shape.n, shape.n_chunks
@@ -204,6 +211,8 @@ def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1
 
     # a short room (presentation): the top and bottom boxes' names go beside them, giving the lanes their height
     beside = [abs(s) > 0.999 for _c, s in angles]
+    # squeezed: every box's but the sides' (their names above and below them cost no height), outwards
+    most = [abs(s) > 0.01 for _c, s in angles]
 
     def place(slot, pad, names_beside=False):
         """Box size, ellipse radii, centres and (box, name) rects as plain tuples at this slot size."""
@@ -213,10 +222,15 @@ def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1
         a = area.width() / 2 - max(bw, label_w) / 2
         if names_beside and bw / 2 + 4 + label_w > area.width() / 2:
             a = -1.0  # the top box's name beside it would leave the area
+        if names_beside == "most":  # the 45° boxes' names stay inside the area too
+            a = min([a] + [(area.width() / 2 - bw / 2 - 4 - label_w) / abs(c) for c, s in angles if abs(c) > 0.01
+                           and abs(s) > 0.01])
         b = area.height() / 2 - bh / 2 - label_h - 2  # the top and bottom names stay inside the area
         if names_beside:  # only the names of boxes off the top and bottom limit the height
+            by = most if names_beside == "most" else beside
             b = min([area.height() / 2 - bh / 2 - 1] + [(area.height() / 2 - bh / 2 - label_h - 2) / abs(s)
-                                                         for (_c, s), bs in zip(angles, beside) if not bs and abs(s) > 0.01])
+                                                         for (_c, s), bs in zip(angles, by)
+                                                         if not bs and abs(s) > 0.01])
         if b > 0 and present:  # presenting: no flatter than RING_MAX_FLAT (see there)
             a = min(a, RING_MAX_FLAT * b + (bw - bh) / 2)
         pos = [(cx + max(a, 1.0) * c, cy + max(b, 1.0) * s) for c, s in angles]
@@ -225,6 +239,11 @@ def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1
             boxes.append((x - bw / 2, y - bh / 2, bw, bh))
             if names_beside and beside[d]:  # at its right, centred on it
                 names.append((x + bw / 2 + 4, y - label_h / 2, label_w, label_h))
+                continue
+            if names_beside == "most" and most[d]:  # on its outer side, centred on it
+                left = x - cx < -1
+                names.append((x - bw / 2 - 4 - label_w if left else x + bw / 2 + 4, y - label_h / 2, label_w,
+                               label_h))
                 continue
             ly = y - bh / 2 - 2 - label_h if y <= cy + 1 else y + bh / 2 + 2  # the name on the outer side
             names.append((x - label_w / 2, ly, label_w, label_h))  # the widest name this device shows
@@ -239,13 +258,13 @@ def place_boxes(area, centre, scale, vs, tvs, f_dev, texts, shape, force, zoom=1
     # presentation: smaller slots leave the lanes longer, down to a block of PRESENT_BLOCK_PX on screen
     present_slot = PRESENT_BLOCK_PX / zoom / 1.15 if present else math.inf
     slot0, found = slot, None
-    for names_beside in ((False, True) if any(beside) else (False,)):
+    for names_beside in ((False, True) if any(beside) else (False,)) + (("most",) if squeeze else ()):
         slot, pad = slot0, max(3.0, slot0 * 0.18)
         while True:
             bw, bh, a, b, pos, boxes, names = place(slot, pad, names_beside)
             ok = (a > 0 and b >= 0 and reach_of(pos, bw, bh) >= MIN_REACH
                   and _disjoint(boxes + names, gap=slot * 0.3))
-            if ok and present and slot * 0.92 >= present_slot:
+            if ok and present and (slot * 0.92 >= present_slot or (squeeze and slot > min_slot)):
                 big = _switch_and_block(reach_of(pos, bw, bh), slot, s, shape, zoom, present)[1]
                 ok = big * zoom >= PRESENT_BLOCK_PX
             if ok or slot <= min_slot:

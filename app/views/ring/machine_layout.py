@@ -5,7 +5,8 @@ The machines in the ring view: nodes as clusters over a fabric, tori as grids.
 torus's grid and wraparound links) to the ring's `RingShape`; `ring_layout` (ring_layout.py) places
 the header, then a machine with `nodes_layout` (N clusters, each its devices round its own switch
 as layout_parts.py places them, a fabric band under them with a NIC link per GPU) or `torus_layout`
-(devices on the grid, links between neighbours, stubs where an axis wraps round).
+(devices on the grid, links between neighbours, stubs where an axis wraps round). Presenting two
+nodes (the lecture deck's DGX H100 pair), `two_nodes_facing` stands the fabric between them instead.
 `message_path(lay, src, dst)` gives the legs a message rides on such a picture: over the fabric
 between nodes, along a torus link or round its wraparound.
 Pure functions of their arguments, like ring_layout; font metrics are the only outside input.
@@ -27,13 +28,20 @@ from .layout_text import TEXT_FITS, TextBox, text_size, wrap_lines
 # ---------------------------------------------------------------------------------------
 # Machines: nodes as clusters over a fabric, tori as grids
 # ---------------------------------------------------------------------------------------
-def nodes_layout(header: Header, scale, font, font_at, texts, shape, radial, force, blk_hint=None):
+def nodes_layout(header: Header, scale, font, font_at, texts, shape, radial, force, blk_hint=None, zoom=1.0,
+                 present=False):
     """
     N clusters side by side, each its devices round its own switch (as the single switch is
     drawn), a fabric band under them, and from every device's slot on its cluster's bottom edge
     a NIC link down to the fabric (one NIC per GPU, as in a DGX H100). Four nodes or more may
     take two rows with the fabric between them (the lower row's NICs go up to it).
+    `present`: presentation mode, magnified `zoom` times: two nodes of boxes take the full height
+    with the fabric between them (two_nodes_facing), when that fits.
     """
+    if present and facing(shape) and not radial:
+        lay = two_nodes_facing(header, scale, font, font_at, texts, shape, zoom)
+        if lay is not None:
+            return lay
     W, H, vs, tvs, m, *_rest, area = header
     N, P = shape.nodes, shape.per_node
     s = scale * vs
@@ -128,6 +136,105 @@ def nodes_layout(header: Header, scale, font, font_at, texts, shape, radial, for
                       kind="nodes", clusters=tuple(clusters), node_centres=tuple(centres),
                       node_labels=tuple(node_labels), fabric=band, fabric_label=fabric_label, nic_ports=tuple(ports),
                       fabric_lanes=lanes_y)
+
+
+def facing(shape: RingShape) -> bool:
+    """Does presentation mode draw this machine as two nodes facing each other across the fabric
+    (two_nodes_facing)? Two nodes whose GPUs are boxes: the lecture deck's two DGX H100."""
+    return shape.kind == "nodes" and shape.nodes == 2 and shape.per_node <= BOX_MODE_MAX_N
+
+
+def two_nodes_facing(header: Header, scale, font, font_at, texts, shape, zoom, blk=None):
+    """
+    Presentation mode's two nodes: side by side, each as tall as the area, with the fabric band
+    standing between them and every GPU's NIC link reaching it from its node's inner edge. Under
+    the clusters (nodes_layout) the band and the NICs took a fifth of a projector's short room and
+    each node's ring of 8 was 290 px high, its blocks 8–13 px; between them they take width, which a
+    16:9 screen has to spare. The node names head their clusters, the fabric's name heads the band.
+    A GPU's NIC row is its rank by height in its node, so GPU j and GPU j + P (the pair that talks
+    across in a hierarchical all-reduce) cross the band on one row, nearly level: going right a
+    quarter of a row above it, going left a quarter below (`nic_lane_offsets`). (Every crossing block
+    is mid-band at the same moment — RingView gives each leg a third of the time — so where a row is
+    under two blocks high, 1280×720, the two directions overlap there as they pass.)
+    The band and the NIC links are sized for blocks of `blk` (by default PRESENT_BLOCK_PX on screen;
+    the rings' blocks, when those come out larger: a 4K screen's).
+    None when the names or the rings do not fit.
+    """
+    W, H, vs, tvs, m, *_rest, area = header
+    P = shape.per_node
+    s = scale * vs
+    least = PRESENT_BLOCK_PX / zoom  # the blocks aimed at (the layout's pixels)
+    blk = least if blk is None else blk
+    nic = max(0.75 * blk, 6 * s)  # a NIC's link, from a cluster's edge to the band
+    band_w = 2.5 * blk
+    cw = (area.width() - band_w - 2 * nic) / 2
+    f_node = font("small", True)
+    gap = m * 0.5
+    # the heading row: node 0's name at the left, node 1's at the right, the fabric's between them
+    heads = [wrap_lines(texts.node_names[k] if k < len(texts.node_names) else "", f_node, cw) for k in range(2)]
+    sizes = [text_size(lines, f_node) for lines in heads]
+    room = area.width() - sizes[0][0] - sizes[1][0] - 2 * gap
+    fab_lines = wrap_lines(texts.fabric_name, f_node, room)
+    fw, fh = text_size(fab_lines, f_node)
+    if fw > room or room < band_w:
+        return None
+    row_h = max(sizes[0][1], sizes[1][1], fh)
+    top = area.top() + row_h + 2
+    ch = area.bottom() - top
+    if cw < 60 or ch < 60:
+        return None
+    band = QRectF(area.left() + cw + nic, top, band_w, ch)
+    clusters = [QRectF(area.left(), top, cw, ch), QRectF(band.right() + nic, top, cw, ch)]
+    node_labels = [TextBox(QRectF(area.left(), area.top(), *sizes[0]), tuple(heads[0]), f_node),
+                   TextBox(QRectF(area.right() - sizes[1][0], area.top(), *sizes[1]), tuple(heads[1]), f_node,
+                           int(Qt.AlignRight))]
+    fx = min(max(band.center().x() - fw / 2, area.left() + sizes[0][0] + gap), area.right() - sizes[1][0] - gap - fw)
+    fabric_label = TextBox(QRectF(fx, area.top(), fw, fh), tuple(fab_lines), f_node, int(Qt.AlignHCenter))
+    sub_shape = RingShape(P, shape.n_chunks, False)
+    pad = max(4.0, 0.5 * m)  # the names beside the boxes keep clear of the cluster's frame
+    inners = [box.adjusted(pad, pad, -pad, -pad) for box in clusters]
+    centres = [r.center() for r in inners]
+    subs = [texts._replace(device_labels=texts.device_labels[k * P:(k + 1) * P]) for k in range(2)]
+    geos = None
+    for g in device_font_sizes(scale, vs, tvs):  # the largest names (one size for both) whose rings keep the blocks
+        f_dev = font_at("device", True, vs * g)
+        both = [place_boxes(r, r.center(), scale, vs, tvs, f_dev, sub, sub_shape, False, zoom, True, squeeze=True)
+                for r, sub in zip(inners, subs)]
+        if None in both:
+            continue
+        if geos is None or min(geo[4] for geo in both) > min(geo[4] for geo in geos) + 1e-6:
+            geos = both
+        if min(geo[4] for geo in geos) * zoom >= PRESENT_BLOCK_PX - 1e-6:
+            break
+    if geos is None:
+        return None
+    r_sw = min(g[3] for g in geos)
+    block = min(g[4] for g in geos)
+    if block > 1.25 * blk:  # larger blocks than the band was made for: a band for those, if they stay large
+        again = two_nodes_facing(header, scale, font, font_at, texts, shape, zoom, blk=block)
+        if again is not None and again.block >= least - 1e-6:
+            return again
+    off = min(min(g[8] for g in geos), block * 0.62 + 1.5)
+    devices, labels, anchors, lanes, ports = [], [], [], [], []
+    for k, (geo, c) in enumerate(zip(geos, centres)):
+        devs = geo[0]
+        devices += devs
+        labels += geo[1]
+        anchors += geo[2]
+        lanes += [spoke_lanes(c, r_sw, a, d, off) for a, d in zip(geo[2], devs)]
+        # NIC rows: by the GPU's height in its node, then from the left (both nodes alike: a pair is level)
+        order = sorted(range(P), key=lambda j: (round(devs[j].centre.y(), 3), devs[j].centre.x()))
+        rank = {j: r for r, j in enumerate(order)}
+        edge, face = (clusters[k].right(), band.left()) if k == 0 else (clusters[k].left(), band.right())
+        for j in range(P):
+            y = band.top() + band_w / 2 + (rank[j] + 0.5) * (band.height() - band_w) / P
+            ports.append((QPointF(edge, y), QPointF(face, y)))
+    row = (band.height() - band_w) / P
+    switch_label = TextBox(QRectF(), (), font("switch", True))  # each cluster's name says what its switch is
+    return RingLayout(*header, centres[0], "box", tuple(devices), tuple(labels), tuple(anchors), r_sw, switch_label,
+                      block, off, geos[0][5], geos[0][6], tuple(lanes), kind="nodes", clusters=tuple(clusters),
+                      node_centres=tuple(centres), node_labels=tuple(node_labels), fabric=band,
+                      fabric_label=fabric_label, nic_ports=tuple(ports), nic_lane_offsets=(-row / 4, row / 4))
 
 
 SLAB_GAP = 0.6  # columns between a 3-D torus's slabs: room for the diagonal stubs of the links between them
@@ -308,6 +415,11 @@ def message_path(lay: RingLayout, src: int, dst: int):
         P = len(lay.devices) // max(len(lay.clusters), 1)
         if src < 0 or dst < 0 or src // P == dst // P:
             return None
+        if lay.nic_lane_offsets:  # the fabric between the two nodes: over both NICs and across it, on one row
+            a, b = lay.nic_ports[src][0], lay.nic_ports[dst][0]
+            o = lay.nic_lane_offsets[0 if b.x() >= a.x() else 1]
+            ps, pd = QPointF(a.x(), a.y() + o), QPointF(b.x(), b.y() + o)
+            return [(lay.devices[src].centre, ps), (ps, pd), (pd, lay.devices[dst].centre)]
         xs, xd = lay.nic_ports[src][0].x(), lay.nic_ports[dst][0].x()
         y = lay.fabric_lanes[0 if xd >= xs else 1]
         ps, pd = QPointF(xs, y), QPointF(xd, y)

@@ -568,7 +568,8 @@ class MachineLayer(QGraphicsItem):
             fill.setAlpha(40)
             p.setBrush(fill)
             p.setPen(fabric_pen(theme.line("outline") * 1.5))
-            p.drawRoundedRect(lay.fabric, lay.fabric.height() / 2, lay.fabric.height() / 2)
+            r = min(lay.fabric.width(), lay.fabric.height()) / 2  # a band under the nodes, or standing between two
+            p.drawRoundedRect(lay.fabric, r, r)
             p.setBrush(col.switch_fill)
             p.setPen(col.switch_pen)
             for c in lay.node_centres:

@@ -16,7 +16,9 @@ is too large for the room (a projector at 2.5×), the text is shrunk until the r
 Presentation mode magnifies the layout (`zoom`): there a block in flight must be PRESENT_BLOCK_PX on
 screen. A wide, short room (a 1280×720 projector at 2×) puts the step line, the clock and the colour
 key in a column beside the ring, the top and bottom boxes' names beside them, and gives the lanes
-the switch's room before it shrinks any text — and never below the desk's size on screen.
+the switch's room before it shrinks any text — and never below the desk's size on screen. Two nodes
+stand side by side with the fabric between them (machine_layout.two_nodes_facing), their legend going
+before their words shrink below PRESENT_WORDS.
 
 This module places the header and the colour key, and is the one place that picks what fills the
 room between them: one switch's ring (here), or a machine's nodes or torus (machine_layout.py). The
@@ -34,7 +36,7 @@ from .layout_parts import (BOX_MODE_MAX_N, PRESENT_BLOCK_PX, Header, RingLayout,
                            device_font_sizes, place_boxes, place_radial, spoke_lanes)
 from .layout_text import (LABEL_PAD_W, MIN_TEXT_PX, TEXT_FITS, TextBox, advance, make_font, text_box, text_size,
                           wrap_lines)
-from .machine_layout import nodes_layout, torus_layout
+from .machine_layout import facing, nodes_layout, torus_layout
 
 MIN_SWITCH_NAME_PX = 12  # the switch's name on screen: no smaller (beside a disc too small for it: under it)
 MIN_RING_SHARE = 0.45  # the ring keeps at least this share of the view's height (else the text shrinks)
@@ -65,6 +67,10 @@ def ring_layout(width: float, height: float, scale: float, texts: RingTexts, sha
     W, H = max(float(width), 200.0), max(float(height), 150.0)
     vs = picture_scale(W, H)
     radial = shape.n > BOX_MODE_MAX_N
+    if present and facing(shape):
+        lay = _two_nodes(W, H, scale, vs, texts, shape, zoom)
+        if lay is not None:
+            return lay
     if present and not radial and shape.kind == "switch":
         # the text may shrink for the blocks, but never below the desk's size on screen (Ctrl+= must
         # not make words smaller); when no such fit gives PRESENT_BLOCK_PX, the largest text that fits
@@ -84,6 +90,24 @@ def ring_layout(width: float, height: float, scale: float, texts: RingTexts, sha
         if lay is not None:
             return lay
     return _try(W, H, scale, vs, vs * TEXT_FITS[-1], numbers, shape, True, force=True, zoom=zoom, present=present)
+
+
+def _two_nodes(W, H, scale, vs, texts, shape, zoom) -> RingLayout | None:
+    """Presentation mode's two nodes facing each other (machine_layout.two_nodes_facing) with blocks of
+    PRESENT_BLOCK_PX on screen: the largest words at least min(scale, PRESENT_WORDS) times the desk's,
+    with the legend, else without it (the lecturer says it: at 1280×720 its three lines are a fifth of the
+    picture's height); then the largest words smaller than that but at least the desk's, without the legend
+    if need be. None: no such fit (present_layout then tries a smaller zoom)."""
+    on_screen = scale * zoom  # the text scale the audience sees
+    fits = [f for f in TEXT_FITS if on_screen * f >= 1.0 - 1e-9]
+    large = [f for f in fits if on_screen * f >= min(on_screen, PRESENT_WORDS) - 1e-9]
+    tries = [(f, legend) for legend in (True, False) for f in large]
+    tries += [(f, legend) for f in fits if f not in large for legend in (True, False)]  # then the larger words
+    for f, legend in tries:
+        lay = _try(W, H, scale, vs, vs * f, texts, shape, False, zoom=zoom, present=True, legend=legend)
+        if lay is not None and lay.nic_lane_offsets and lay.block * zoom >= PRESENT_BLOCK_PX - 1e-6:
+            return lay
+    return None
 
 
 PRESENT_ZOOM_STEP = 0.9  # present_layout tries smaller zooms in these steps, down to 1
@@ -111,11 +135,18 @@ def present_layout(width: float, height: float, scale: float, texts: RingTexts, 
 
     z = max(1.0, zoom)
     tried = [(at(z), z)]
-    if tried[0][0].block * z >= PRESENT_BLOCK_PX - 1e-6:
+    # (two nodes facing each other: a smaller zoom is tried for larger words too — at 1280×720 and 2.5×
+    # the asked zoom's blocks reached PRESENT_BLOCK_PX only with the words at the desk's size, 1.5× less
+    # than at 1.5×: Ctrl+= made them smaller)
+    if tried[0][0].block * z >= PRESENT_BLOCK_PX - 1e-6 and (
+            not facing(shape) or words(tried[0][0]) >= min(scale, PRESENT_WORDS) - 1e-9):
         return tried[0]
     while z > 1.0:
         z = max(1.0, z * PRESENT_ZOOM_STEP)
         tried.append((at(z), z))
+    fit = [(lay, z) for lay, z in tried if lay.block * z >= PRESENT_BLOCK_PX - 1e-6]
+    if fit and facing(shape):  # two nodes: the largest words up to min(scale, PRESENT_WORDS), then the largest zoom
+        return max(fit, key=lambda t: (min(words(t[0]), min(scale, PRESENT_WORDS)), t[1]))
     for least in (min(scale, PRESENT_WORDS), 1.0):
         for lay, z in tried:  # the largest zoom first
             if lay.block * z >= PRESENT_BLOCK_PX - 1e-6 and words(lay) >= least - 1e-9:
@@ -138,7 +169,7 @@ def chunk_number_px(lay: RingLayout, scale: float, zoom: float, present: bool) -
     return max(px, MIN_CHUNK_NUMBER_PX / zoom) if present else px
 
 
-def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zoom=1.0, present=False):
+def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zoom=1.0, present=False, legend=True):
     def font_at(role, bold, factor):
         return make_font(role, bold, theme.FONT_PX[role] * scale * factor)
 
@@ -172,7 +203,7 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zo
         clock = TextBox(QRectF(W - m - clock_w, cy, clock_w, line_h), (), f_body, int(Qt.AlignRight))
         top = max(step.rect.bottom(), clock.rect.bottom()) + m * 0.5
     # footer: the colour key (rows of swatches), then the legend
-    legend_lines = wrap_lines(texts.legend, f_small, room)
+    legend_lines = wrap_lines(texts.legend, f_small, room) if legend else []
     lw, lh = text_size(legend_lines, f_small)
     legend = TextBox(QRectF(m, H - m * 0.5 - lh, lw, lh), tuple(legend_lines), f_small)
     f_key = font("small", True)
@@ -216,7 +247,7 @@ def _try(W, H, scale, vs, tvs, texts, shape, radial, force=False, side=False, zo
     # the one place that picks the picture for the machine: clusters round their node switches, a
     # torus's grid, or one switch
     if shape.kind == "nodes":
-        return nodes_layout(header, scale, font, font_at, texts, shape, radial, force)
+        return nodes_layout(header, scale, font, font_at, texts, shape, radial, force, zoom=zoom, present=present)
     if shape.kind == "torus":
         return torus_layout(header, scale, font, font_at, texts, shape, radial, force, zoom=zoom, present=present)
     return _one_switch(header, scale, font, font_at, texts, shape, radial, force, zoom, present)
