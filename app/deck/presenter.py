@@ -10,12 +10,12 @@ from __future__ import annotations
 import html
 import importlib
 
-from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEventLoop, Qt, QTimer
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from .. import i18n, theme
-from .scene_open import SceneError, scenario_file, scene_time
+from .scene_open import SceneError, scenario_file, scene_tab, scene_time
 
 THUMB = (480, 270)
 
@@ -36,7 +36,7 @@ def tab_view(key: str, model, playback) -> QWidget:
 
 
 def scene_thumbnail(deck, i: int, size=THUMB) -> QPixmap:
-    """Scene i at its opening step in the scene's own tab (the weight slices, the decode latency…),
+    """Scene i at its opening step in the tab it opens at (scene_tab: the weight slices, the decode latency…),
     drawn by a view of its own (never on screen); a scene of a saved run draws that run (its file's
     scenario is only a stand-in for the model). The ring is laid out at the thumbnail's size; another
     tab, whose controls and plots need room, in TAB_ROOM and scaled down."""
@@ -52,14 +52,20 @@ def scene_thumbnail(deck, i: int, size=THUMB) -> QPixmap:
     if getattr(sf, "run", None) is not None:  # as `shard-lab RUN` does: the model plays the run's own trace
         model.run = sf.run
     pb = Playback(model)
-    ring = scene.tab in ("", "ring")
-    view = tab_view(scene.tab, model, pb)
+    tab = scene_tab(scene, sf)  # a scene without a "tab" opens at its scenario's: so does its thumbnail
+    ring = tab == "ring"
+    view = tab_view(tab, model, pb)
     view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
     view.resize(*(size if ring else TAB_ROOM))
     view.show()
     if ring:
         view.ensure_laid_out()
     else:
+        settle_layouts(view)
+        # a view's own layout switches wait for the event loop (the decode latency's two plots go
+        # into tabs below 760 px: the thumbnail showed them stacked, as no window does); not the
+        # lecturer's keys, which would walk the deck from inside this
+        QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
         settle_layouts(view)
     pb.seek(scene_time(pb.stops, scene.step, scene.at))
     pix = view.grab()
