@@ -20,6 +20,8 @@ from .scene_open import SceneError, scenario_file, scene_tab, scene_time
 THUMB = (480, 270)
 
 
+PRESENTER_PX = 1.4 * theme.FONT_PX["body"]  # the presenter view's text at 1× (25 px), when it fits
+PRESENTER_MIN_PX = 14  # ... and its least, for talking points that would not fit otherwise
 TAB_ROOM = (1280, 720)  # a tab other than the ring is drawn in this room, then scaled to the thumbnail
 
 
@@ -101,7 +103,9 @@ class PresenterView(QWidget):
         lay.addWidget(self.next_thumb, 2, 1)
         lay.addWidget(self.elapsed, 3, 1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignBottom)
         lay.setColumnStretch(0, 3)
+        lay.setRowStretch(3, 1)  # the room below the title is the talking points' (the title row took a fifth)
         self._thumbs = {}
+        self._font_px = None  # the labels' font size now (_fit_text)
         self.tick = QTimer(self)
         self.tick.setInterval(1000)
         self.tick.timeout.connect(self._on_tick_timeout)
@@ -125,10 +129,28 @@ class PresenterView(QWidget):
         later = [j for j in self.ctl.good() if j > self.ctl.index]
         return later[0] if later else None
 
+    def resizeEvent(self, e):
+        super().resizeEvent(e)
+        self._fit_text()
+
+    def _fit_text(self):
+        """The lecturer's own screen, read from a step away: its text PRESENTER_PX times the text
+        scale, and smaller, down to PRESENTER_MIN_PX, until the title and all the talking points fit
+        (at 2.5× its 63 px words showed one talking point, cut mid-line)."""
+        px = round(PRESENTER_PX * theme.scale())
+        while True:
+            if self._font_px != px:
+                self._font_px = px
+                self.setStyleSheet(f"QLabel {{ font-size: {px}px; }}")
+                self.layout().activate()
+            fits = all(lb.heightForWidth(lb.width()) <= lb.height() for lb in (self.now, self.points))
+            if fits or px <= PRESENTER_MIN_PX:
+                return
+            px = max(PRESENTER_MIN_PX, px - 2)
+
     def show_scene(self, i: int):
         deck, lang = self.ctl.deck, i18n.current_language()
-        big = round(theme.px("body") * 1.4)
-        self.setStyleSheet(f"QLabel {{ font-size: {big}px; }}")
+        self._font_px = None  # new words: start again from the largest size
         if deck is None or i < 0:
             self.now.setText("")
             self.points.setText("")
@@ -142,9 +164,11 @@ class PresenterView(QWidget):
         if j is None:
             self.next_title.setText(self.tr("Next: (the end)"))
             self.next_thumb.clear()
+            self._fit_text()
             return
         self.next_title.setText(self.tr("Next: {k}. {title}").format(k=j + 1, title=deck.scenes[j].title.get(lang)))
         key = (id(deck), j)
         if key not in self._thumbs:
             self._thumbs[key] = scene_thumbnail(deck, j)
         self.next_thumb.setPixmap(self._thumbs[key])
+        self._fit_text()
