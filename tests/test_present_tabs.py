@@ -4,7 +4,9 @@
   their cells (before: 0.9 × 0.5 px cells under 2.5× labels), no text on a heatmap;
 - decode latency: the controls column hides, the plot keeps 60 % and its axes are inside it (before:
   the controls took 56 % and the plot was cut off);
-- matmul-2: the panel takes at most 30 % of the ring tab, so the ring is magnified with the text.
+- matmul-2: the panel takes at most 30 % of the ring tab, so the ring is magnified with the text;
+- matmul-2 and matmul-3 at 1×, 2× and 2.5×: the panel's words grow with the text in that 30 %
+  (before: 18 px at every scale on 1280×720) and, as painted, stay apart and inside the panel.
 Each screen is its own process: the offscreen platform takes its screen size at start-up."""
 
 import itertools
