@@ -325,3 +325,37 @@ def test_a_scene_without_a_tab_has_the_thumbnail_of_the_view_it_opens_at(qtbot, 
     assert thumb.shape == want.shape
     differ = (np.abs(thumb.astype(int) - want.astype(int)) > 8).any(axis=2)
     assert differ.mean() < 0.01, f"{int(differ.sum())} pixels differ"
+
+
+def test_the_thumbnail_of_a_matmul_scene_has_the_matmul_panel_beside_the_ring(qtbot):
+    """Scene 7 (case 2) opens on the Ring tab with the matmul panel beside the ring; its thumbnail
+    was the ring alone. It is the window's ring page (panel and ring), drawn in the thumbnail's
+    room as another tab is, and scaled."""
+    from PySide6.QtCore import Qt as _Qt
+
+    from app.deck.model import builtin_path
+    from app.deck.presenter import TAB_ROOM, THUMB, scene_thumbnail
+    from app.tabs import settle_layouts
+    from app.views.ring.ring_page import RingPage
+
+    deck = load_deck(builtin_path())
+    i = [s.id for s in deck.scenes].index("matmul-2")
+    thumb = image_to_array(scene_thumbnail(deck, i).toImage())
+    w = make_window(qtbot, size=SIZE)
+    assert w.deck.open_builtin() and w.deck.go(i) and w.current_tab() == "ring"
+    assert w.ring_page.matmul.isVisible()
+    page = RingPage(w.model, w.playback)  # the window's ring tab, in the thumbnail's room
+    qtbot.addWidget(page)
+    page.resize(*TAB_ROOM)
+    page.show()
+    settle_layouts(page)
+    page.ring.ensure_laid_out()
+    QApplication.processEvents()
+    want = page.grab().scaled(*THUMB, _Qt.AspectRatioMode.KeepAspectRatio, _Qt.TransformationMode.SmoothTransformation)
+    want = image_to_array(want.toImage())
+    assert thumb.shape == want.shape
+    differ = (np.abs(thumb.astype(int) - want.astype(int)) > 8).any(axis=2)
+    assert differ.mean() < 0.01, f"{int(differ.sum())} pixels differ"
+    # the panel is there: its left two fifths hold the matrices' device colours
+    left = thumb[:, : THUMB[0] * 2 // 5]
+    assert (np.ptp(left.astype(int), axis=2) > 60).mean() > 0.05

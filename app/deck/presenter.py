@@ -26,8 +26,13 @@ TAB_ROOM = (1280, 720)  # a tab other than the ring is drawn in this room, then 
 
 
 def tab_view(key: str, model, playback) -> QWidget:
-    """A new view of the window's tab `key` ("" = the ring) on `model` and `playback`."""
+    """A new view of the window's tab `key` ("" = the ring) on `model` and `playback`: the ring tab
+    of a matmul scenario is the whole page, the matmul panel beside the ring (RingPage)."""
     if key in ("", "ring"):
+        if model.run.matmul is not None:
+            from ..views.ring.ring_page import RingPage
+
+            return RingPage(model, playback)
         from ..views.ring.ring_view import RingView
 
         return RingView(model, playback)
@@ -41,7 +46,8 @@ def scene_thumbnail(deck, i: int, size=THUMB) -> QPixmap:
     """Scene i at its opening step in the tab it opens at (scene_tab: the weight slices, the decode latency…),
     drawn by a view of its own (never on screen); a scene of a saved run draws that run (its file's
     scenario is only a stand-in for the model). The ring is laid out at the thumbnail's size; another
-    tab, whose controls and plots need room, in TAB_ROOM and scaled down."""
+    tab, whose controls and plots need room, and a matmul's ring tab (the panel beside the ring), in
+    TAB_ROOM and scaled down."""
     from ..state import Playback, ScenarioModel
     from ..tabs import settle_layouts
 
@@ -55,8 +61,8 @@ def scene_thumbnail(deck, i: int, size=THUMB) -> QPixmap:
         model.run = sf.run
     pb = Playback(model)
     tab = scene_tab(scene, sf)  # a scene without a "tab" opens at its scenario's: so does its thumbnail
-    ring = tab == "ring"
     view = tab_view(tab, model, pb)
+    ring = hasattr(view, "ensure_laid_out")  # the ring alone; a matmul's page (panel and ring) needs room
     view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
     view.resize(*(size if ring else TAB_ROOM))
     view.show()
@@ -64,6 +70,8 @@ def scene_thumbnail(deck, i: int, size=THUMB) -> QPixmap:
         view.ensure_laid_out()
     else:
         settle_layouts(view)
+        if hasattr(getattr(view, "ring", None), "ensure_laid_out"):
+            view.ring.ensure_laid_out()
         # a view's own layout switches wait for the event loop (the decode latency's two plots go
         # into tabs below 760 px: the thumbnail showed them stacked, as no window does); not the
         # lecturer's keys, which would walk the deck from inside this
