@@ -28,6 +28,7 @@ from .icons import camera_icon, transport_icon
 from .views.ring.ring_page import RingPage
 from .views.ring.ring_texts import forward_status, step_status
 from .state import Playback, Scenario, ScenarioModel
+from .tab_list import SCENARIO_TABS
 
 SCRUB_STEPS = 1000
 DEFAULT_SIZE = (1600, 900)  # the first window, shrunk to fit a smaller screen
@@ -613,10 +614,8 @@ class MainWindow(QMainWindow):
         return page.view() if hasattr(page, "view") else page
 
     def _select_tab_for(self, sc):
-        if sc.kind == "tp-forward":
-            self.select_tab("weights")
-        elif sc.kind == "decode":
-            self.select_tab("latency")
+        if sc.kind in SCENARIO_TABS:  # the other scenarios stay on the tab the reader chose
+            self.select_tab(SCENARIO_TABS[sc.kind])
 
     def save_screenshot(self, path: str) -> bool:
         """Write the whole window as a PNG at its current size. Returns True on success."""

@@ -12,3 +12,11 @@ VIEWS = (("weights", ".views.weights.weights_view", "WeightsView", "Weight slice
          ("latency", ".views.latency.latency_view", "LatencyView", "Decode latency"))
 # every tab's key in the window's order: the ring view's page (MainWindow's own), then the extra views
 TABS = ("ring",) + tuple(key for key, *_ in VIEWS)
+# a scenario shown on a tab of its own rather than the ring (the window opens it there; so does a
+# deck scene that names no tab)
+SCENARIO_TABS = {"tp-forward": "weights", "decode": "latency"}
+
+
+def scenario_tab(kind: str) -> str:
+    """The tab a scenario of `kind` opens on: its own (SCENARIO_TABS), else the ring."""
+    return SCENARIO_TABS.get(kind, "ring")

@@ -267,3 +267,95 @@ def test_the_presenter_thumbnail_of_a_weight_slices_scene_shows_the_weight_slice
     want = image_to_array(want.toImage())
     assert thumb.shape == want.shape
     assert np.array_equal(thumb, want), f"{int((thumb != want).any(axis=2).sum())} pixels differ"
+
+
+def _tabless_deck(tmp_path):
+    """A hand-written deck whose scenes name no "tab": a TP forward (its scenario opens on the weight
+    slices), decode (the decode latency) and an all-gather, after a scene on the Buffers tab."""
+    import json
+
+    def scene(sid, kind, tab=None, **extra):
+        s = {"id": sid, "title": {"en": sid, "zh": sid}, "points": [{"en": sid, "zh": sid}] * 2,
+             "scenario": {"kind": kind, "n": 4, "algo": "ring", "nbytes": 1 << 20, "link": "nvlink4", **extra}}
+        if tab:
+            s["tab"] = tab
+        return s
+
+    path = tmp_path / "tabless.json"
+    path.write_text(json.dumps({"schema": "shard-lab-deck", "version": 1, "title": {"en": "t", "zh": "t"},
+                                "scenes": [scene("buffers", "all-gather", "buffers"), scene("forward", "tp-forward"),
+                                           scene("decode", "decode"), scene("gather", "all-gather")]}))
+    return path
+
+
+@pytest.mark.parametrize("i, tab", [(1, "weights"), (2, "latency"), (3, "ring")])
+def test_a_scene_without_a_tab_has_the_thumbnail_of_the_view_it_opens_at(qtbot, tmp_path, i, tab):
+    """A deck scene with no "tab" was announced by a ring thumbnail whatever it opened at: the TP
+    forward on the weight slices, decode on the latency plot (whose thumbnail also showed its two
+    plots stacked: it goes to tabs below 760 px once the event loop runs). And an all-gather without
+    a tab stayed on the tab the scene before left (here the decode latency), so no thumbnail could
+    know its picture: it opens at the ring, as the scenario does in a new window. The thumbnail is
+    the view the window shows after the deck walked there, drawn as the presenter draws it."""
+    from PySide6.QtCore import Qt as _Qt
+
+    from app.deck.presenter import TAB_ROOM, THUMB, scene_thumbnail, tab_view
+    from app.tabs import settle_layouts
+
+    deck = load_deck(str(_tabless_deck(tmp_path)))
+    assert deck.scenes[i].tab == ""
+    thumb = image_to_array(scene_thumbnail(deck, i).toImage())
+    w = make_window(qtbot, size=SIZE)
+    assert w.deck.open_deck(str(tmp_path / "tabless.json")) and w.current_tab() == "buffers"
+    for k in range(1, i + 1):  # PageDown from the first scene, as the lecturer walks it
+        assert w.deck.go(k)
+    assert w.current_tab() == tab
+    view = tab_view(tab, w.model, w.playback)  # the window's view of that tab, in the thumbnail's room
+    qtbot.addWidget(view)
+    view.resize(*(THUMB if tab == "ring" else TAB_ROOM))
+    view.show()
+    if tab == "ring":
+        view.ensure_laid_out()
+    else:
+        settle_layouts(view)
+    QApplication.processEvents()
+    want = view.grab()
+    if tab != "ring":
+        want = want.scaled(*THUMB, _Qt.AspectRatioMode.KeepAspectRatio, _Qt.TransformationMode.SmoothTransformation)
+    want = image_to_array(want.toImage())
+    assert thumb.shape == want.shape
+    differ = (np.abs(thumb.astype(int) - want.astype(int)) > 8).any(axis=2)
+    assert differ.mean() < 0.01, f"{int(differ.sum())} pixels differ"
+
+
+def test_the_thumbnail_of_a_matmul_scene_has_the_matmul_panel_beside_the_ring(qtbot):
+    """Scene 7 (case 2) opens on the Ring tab with the matmul panel beside the ring; its thumbnail
+    was the ring alone. It is the window's ring page (panel and ring), drawn in the thumbnail's
+    room as another tab is, and scaled."""
+    from PySide6.QtCore import Qt as _Qt
+
+    from app.deck.model import builtin_path
+    from app.deck.presenter import TAB_ROOM, THUMB, scene_thumbnail
+    from app.tabs import settle_layouts
+    from app.views.ring.ring_page import RingPage
+
+    deck = load_deck(builtin_path())
+    i = [s.id for s in deck.scenes].index("matmul-2")
+    thumb = image_to_array(scene_thumbnail(deck, i).toImage())
+    w = make_window(qtbot, size=SIZE)
+    assert w.deck.open_builtin() and w.deck.go(i) and w.current_tab() == "ring"
+    assert w.ring_page.matmul.isVisible()
+    page = RingPage(w.model, w.playback)  # the window's ring tab, in the thumbnail's room
+    qtbot.addWidget(page)
+    page.resize(*TAB_ROOM)
+    page.show()
+    settle_layouts(page)
+    page.ring.ensure_laid_out()
+    QApplication.processEvents()
+    want = page.grab().scaled(*THUMB, _Qt.AspectRatioMode.KeepAspectRatio, _Qt.TransformationMode.SmoothTransformation)
+    want = image_to_array(want.toImage())
+    assert thumb.shape == want.shape
+    differ = (np.abs(thumb.astype(int) - want.astype(int)) > 8).any(axis=2)
+    assert differ.mean() < 0.01, f"{int(differ.sum())} pixels differ"
+    # the panel is there: its left two fifths hold the matrices' device colours
+    left = thumb[:, : THUMB[0] * 2 // 5]
+    assert (np.ptp(left.astype(int), axis=2) > 60).mean() > 0.05

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import QPoint, QRect, Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -350,3 +350,28 @@ def test_a_missing_run_is_named_in_chinese_and_the_run_scene_titled_in_chinese(q
         assert w.ring_view.title_text.startswith("all-reduce · my-ring（你的算法）")
     finally:
         set_language(qapp, "en")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_presenter_view_shows_all_the_talking_points_at_any_text_scale(qtbot, lang):
+    """The presenter view's words were the audience's text scale × 1.4: at 2.5× (63 px) scene 10
+    showed its first talking point only, cut mid-line. At 1280x720 and 2.5×, every scene's title
+    and talking points are whole in their labels (the words smaller, not cut), and no smaller than
+    needed: at 1× they are the 25 px they always were."""
+    from app import theme
+
+    w = make_window(qtbot, size=SIZE)
+    w.classroom.set_language(lang)
+    w.deck.open_builtin()
+    pv = w.deck.show_presenter()
+    qtbot.addWidget(pv)
+    pv.resize(*SIZE)
+    assert pv.points.font().pixelSize() == 25
+    theme.set_scale(2.5)
+    for i in range(len(w.deck.deck.scenes)):
+        assert w.deck.go(i)
+        QApplication.processEvents()
+        for label in (pv.now, pv.points):
+            assert label.heightForWidth(label.width()) <= label.height(), (i + 1, label.objectName())
+            assert pv.rect().contains(QRect(label.mapTo(pv, QPoint(0, 0)), label.size())), (i + 1, label.objectName())
+        assert pv.points.font().pixelSize() >= 14

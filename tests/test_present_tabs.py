@@ -4,10 +4,16 @@
   their cells (before: 0.9 × 0.5 px cells under 2.5× labels), no text on a heatmap;
 - decode latency: the controls column hides, the plot keeps 60 % and its axes are inside it (before:
   the controls took 56 % and the plot was cut off);
-- matmul-2: the panel takes at most 30 % of the ring tab, so the ring is magnified with the text.
+- matmul-2: the panel takes at most 30 % of the ring tab, so the ring is magnified with the text;
+- matmul-2 and matmul-3 at 1×, 2× and 2.5×: the panel's words grow with the text in that 30 %
+  (before: 18 px at every scale on 1280×720) and, as painted, stay apart and inside the panel.
 Each screen is its own process: the offscreen platform takes its screen size at start-up."""
 
+import itertools
+import os
 import textwrap
+
+import numpy as np
 
 import pytest
 
@@ -18,7 +24,9 @@ pytest.importorskip("pytestqt")
 
 SCRIPT = textwrap.dedent("""
     import json
+    import os
     from PySide6.QtCore import QPoint, QRect, Qt
+    from PySide6.QtGui import QFontMetricsF
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
     app = QApplication([])
@@ -28,6 +36,7 @@ SCRIPT = textwrap.dedent("""
     from app.state import Scenario, ScenarioModel
     i18n.set_language(app, "en")
     apply_look(app)
+    folder = os.path.dirname(os.environ["SHARD_LAB_SETTINGS"])  # the test's own folder
     w = MainWindow(ScenarioModel(Scenario(kind="all-gather", n=8)))
     w.deck.open_builtin()
     w.resize(1000, 600)
@@ -49,7 +58,33 @@ SCRIPT = textwrap.dedent("""
     def box(r):
         return [r.x(), r.y(), r.width(), r.height()]
 
+    def matmul_words(rp, name):  # the panel's texts, matrices and row frames in window pixels; its picture saved
+        v = rp.matmul
+        lay = v.layout()
+        at = v.mapTo(w, QPoint(0, 0))
+        shift = lambda r: [r.x() + at.x(), r.y() + at.y(), r.width(), r.height()]
+        words = [[lay.title.font.pixelSize(), "title"] + shift(lay.title.rect)]
+        for row in lay.rows:
+            words.append([row.label.font.pixelSize(), "label"] + shift(row.label.rect))
+            for it in row.items:
+                kind = "op" if it.matrix is None else "notation"
+                words.append([it.name.font.pixelSize(), kind] + shift(it.name.rect)
+                             + [QFontMetricsF(it.name.font).height()])
+                if it.sub is not None:
+                    words.append([it.sub.font.pixelSize(), "split"] + shift(it.sub.rect))
+        v.grab().save(os.path.join(folder, name))
+        return {"panel": rect(v), "words": words, "picture": name, "at": [at.x(), at.y()],
+                "matrices": [shift(it.matrix) for row in lay.rows for it in row.items if it.matrix is not None],
+                "frames": [shift(row.box) for row in lay.rows if row.active], "frame_px": theme.line("highlight")}
+
     out = {"screen": [w.width(), w.height()]}
+    for sid in ("matmul-2", "matmul-3"):
+        w.deck.go(ids.index(sid)); QTest.qWait(200)
+        for s in (1.0, 2.0, 2.5):
+            theme.set_scale(s); QTest.qWait(200)
+            for _ in range(5):
+                app.processEvents()
+            out[f"{sid} {s} words"] = matmul_words(w.ring_page, f"{sid}-{s}.png")
     for sid in ("tp-forward", "gqa", "decode", "matmul-2"):
         w.deck.go(ids.index(sid)); QTest.qWait(200)
         for s in (1.0, 2.5):
@@ -102,6 +137,7 @@ def presented(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp(f"tabs{W}")
     out = run_on_screen(tmp, W, H, SCRIPT)
     assert out["screen"] == [W, H]
+    out["folder"] = str(tmp)
     return out
 
 
@@ -137,3 +173,69 @@ def test_matmul_panel_leaves_the_ring_room_to_grow_with_the_text(presented):
     assert big["matmul"][2] <= 0.31 * big["page"][2], (big["matmul"], big["page"])
     assert big["zoom"] >= 1.25 and big["zoom"] > one["zoom"], (one["zoom"], big["zoom"])  # before: 1.09 at 1280×720
     assert big["matrix_px"] >= 60
+
+
+def _ink(presented, shot):
+    """The panel's picture as a boolean array: True where it is dark enough to be text (light theme)."""
+    from PySide6.QtGui import QImage
+
+    from app.classroom.export import image_to_array
+
+    img = image_to_array(QImage(os.path.join(presented["folder"], shot["picture"])))
+    return img.astype(int).sum(axis=2) < 3 * 110
+
+
+def _local(shot, r, grow=0.0):
+    """Window rectangle r as (top, bottom, left, right) rows and columns of the panel's picture."""
+    x, y = r[0] - shot["at"][0], r[1] - shot["at"][1]
+    return (max(int(y - grow), 0), int(y + r[3] + grow + 1), max(int(x - grow), 0), int(x + r[2] + grow + 1))
+
+
+@pytest.mark.parametrize("scene", ["matmul-2", "matmul-3"])
+def test_matmul_words_grow_with_the_text_scale_and_stay_apart(presented, scene):
+    """Issue 26: the panel's words (the case's title, the rows' labels, A[I, J_X] · B[J, K] → C[I, K]
+    and how each is split) stayed ~18 px whatever Ctrl+= asked: the panel keeps 30 % of the ring tab,
+    and its layout shrank every word back to fit. They now grow with the scale (wrapping rather than
+    shrinking) — at 2× on 1920×1080 none is under 24 px — and, as painted, no word meets another or
+    a matrix, none leaves the panel, and no dark pixel lies outside a word, a matrix or a row's frame."""
+    W, H = presented["screen"]
+    shots = {s: presented[f"{scene} {s} words"] for s in ("1.0", "2.0", "2.5")}
+    notation = {s: min(px for px, kind, *_r in shot["words"] if kind == "notation") for s, shot in shots.items()}
+    assert notation["1.0"] >= 18, notation
+    assert notation["2.5"] >= notation["2.0"] >= notation["1.0"], notation
+    assert notation["2.5"] >= 1.2 * notation["1.0"], notation  # before: 18 px at 1×, 2× and 2.5× on 1280×720
+    if W >= 1920:
+        words = {kind: px for px, kind, *_r in shots["2.0"]["words"]}
+        assert min(px for px, *_r in shots["2.0"]["words"]) >= 24, words
+    for s, shot in shots.items():
+        boxes = [r[2:6] for r in shot["words"]]
+        for a, b in itertools.combinations(boxes, 2):
+            assert not meet(a, b), (s, a, b)
+        for b in boxes:
+            assert inside(b, shot["panel"]), (s, b, shot["panel"])
+            assert not any(meet(b, m) for m in shot["matrices"]), (s, b)
+        ink = _ink(presented, shot)
+        allowed = np.zeros_like(ink)
+        for r in boxes:
+            t, bt, left, right = _local(shot, r, 1)
+            allowed[t:bt, left:right] = True
+        for r in shot["matrices"]:
+            t, bt, left, right = _local(shot, r, 3)
+            allowed[t:bt, left:right] = True
+        for r in shot["frames"]:  # the row in effect is framed in the text colour
+            t, bt, left, right = _local(shot, r, shot["frame_px"] / 2 + 2)
+            allowed[t:bt, left:right] = True
+            t, bt, left, right = _local(shot, r, -(shot["frame_px"] / 2 + 2))
+            allowed[t:bt, left:right] = False
+            for q in boxes + shot["matrices"]:  # what the frame holds stays allowed
+                if inside(q, r):
+                    t, bt, left, right = _local(shot, q, 3 if q in shot["matrices"] else 1)
+                    allowed[t:bt, left:right] = True
+        stray = ink & ~allowed
+        assert stray.sum() == 0, (s, int(stray.sum()), np.argwhere(stray)[:5].tolist())
+        # as painted: the notation's first line is as tall as its font says
+        for px, kind, *r in shot["words"]:
+            if kind == "notation":
+                t, _bt, left, right = _local(shot, r[:4])
+                rows = np.flatnonzero(ink[t:t + int(r[4]) + 1, left:right].any(axis=1))
+                assert rows.size and rows[-1] - rows[0] + 1 >= 0.7 * px, (s, px, r, rows[:1], rows[-1:])

@@ -13,6 +13,7 @@ from dataclasses import replace
 from PySide6.QtCore import QCoreApplication
 
 from .. import scenario_io
+from ..tab_list import scenario_tab
 from . import model
 from .model import STEP_AT, Deck, DeckFileError, Scene, deck_error
 
@@ -80,10 +81,19 @@ def _run_file(deck: Deck, scene: Scene) -> scenario_io.RunFile:
     return rf
 
 
+def scene_tab(scene: Scene, sf) -> str:
+    """The tab scene opens at: its own "tab", else the one its scenario opens on in a new window
+    (the weight slices for a TP forward, the decode latency for decode, else the ring). `sf` is
+    the scene's scenario file (scenario_file); a saved run's scenario is the run's own."""
+    run = getattr(sf, "run", None)
+    return scene.tab or scenario_tab((run.scenario if run is not None else sf.scenario).kind)
+
+
 def open_scene(window, deck: Deck, i: int) -> Scene:
-    """Make scene i the window's picture: its scenario, its tab, its step in flight."""
+    """Make scene i the window's picture: its scenario, its tab (scene_tab), its step in flight."""
     scene = deck.scenes[i]
     sf = scenario_file(deck, i)
+    tab = scene_tab(scene, sf)
     refused = []
     window.model.error.connect(refused.append)
     try:
@@ -95,15 +105,14 @@ def open_scene(window, deck: Deck, i: int) -> Scene:
                          .replace("%2", scene.title.en).replace("%3", refused[0] if refused else "?"))
     pb = window.playback
     pb.pause()
-    if scene.tab and not window.select_tab(scene.tab):
+    if not window.select_tab(tab):
         raise SceneError(_tr("Scene %1 (%2): the %3 view is not available here.").replace("%1", str(i + 1))
-                         .replace("%2", scene.title.en).replace("%3", scene.tab))
+                         .replace("%2", scene.title.en).replace("%3", tab))
 
     def at_its_step():
         # the app builds a scenario on the worker thread: its stops are known, and the window's
         # own choice of tab for it made, only once its run is on screen (at once if it already is)
-        if scene.tab:
-            window.select_tab(scene.tab)
+        window.select_tab(tab)
         pb.pause()
         pb.seek(scene_time(pb.stops, scene.step, scene.at))
 

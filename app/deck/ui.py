@@ -107,9 +107,11 @@ class DeckOutline(QWidget):
         self.points_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.points_area.setWidget(self.points)
         lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)  # the column's width is the talking points' (Qt's 9 px cost a line)
+        lay.setSpacing(4)
         lay.addWidget(self.title)
         lay.addWidget(self.list, 1)
-        lay.addWidget(self.points_area, 2)
+        lay.addWidget(self.points_area, 1)
 
     def show_deck(self, deck: Deck | None, current: int, bad: dict):
         import html
@@ -120,6 +122,7 @@ class DeckOutline(QWidget):
             self.points.setText("")
             return
         self.title.setText(f"<b>{html.escape(deck.title.get(lang()))}</b>")
+        self.list.setToolTip(deck.title.get(lang()))
         muted = QColor(theme.palette().text_muted)
         for i, s in enumerate(deck.scenes):
             it = QListWidgetItem(f"{i + 1}. {s.title.get(lang())}")
@@ -138,7 +141,30 @@ class DeckOutline(QWidget):
             QTimer.singleShot(0, self, self._scroll_to_current)
             pts = "".join(f"<li>{html.escape(p.get(lang()))}</li>" for p in deck.scenes[current].points)
             self.points.setText(f"<ul style='margin-left:-20px'>{pts}</ul>")
+        self._fit_points()
 
+    def resizeEvent(self, e):
+        super().resizeEvent(e)
+        self._fit_points()
+
+    def _fit_points(self):
+        """The talking points get the height their wrapped lines need and the scene list the rest
+        (at least LIST_MIN_ROWS rows): at 1280x720 the list took half the column and scene 10's
+        points were cut mid-line under it. Short of room, the deck's title goes first (it is the
+        list's tooltip); only points longer than the whole column scroll."""
+        lay = self.layout()
+        m = lay.contentsMargins()
+        width = max(self.width() - m.left() - m.right(), 1)  # the column's, whichever widget is hidden now
+        need = self.points.heightForWidth(width) if self.points.text() else 0
+        title = self.title.heightForWidth(width) + lay.spacing() if self.title.text() else 0
+        room = self.height() - m.top() - m.bottom() - lay.spacing() - self.list.minimumHeight()
+        fits = need <= room
+        self.title.setVisible(bool(self.title.text()) and need + title <= room)
+        # a scroll bar takes width from the lines, and the narrower lines then need it: none when they fit
+        self.points_area.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff if fits
+                                                    else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.points_area.setMinimumHeight(max(0, min(need, room)))
+        self.points_area.setMaximumHeight(max(need, 0))
 
     def eventFilter(self, obj, e):
         if obj is self.list and e.type() == QEvent.Type.Resize:

@@ -11,6 +11,8 @@ The row in effect at the playback time is framed: a function of (run, t).
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication, QEvent, QPointF, QRectF, Qt
@@ -18,7 +20,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QGradient, QLinearGradi
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from ... import theme
-from .layout_text import LABEL_PAD_W, MIN_TEXT_PX, TEXT_FITS, TextBox, make_font, text_size, wrap_lines
+from .layout_text import LABEL_PAD_W, MIN_TEXT_PX, TEXT_FITS, TextBox, make_font, text_box, text_size, wrap_lines
 
 REPLICATION_STRIPE_PX = 9  # width of one device's diagonal stripe in a replicated matrix (at scale 1)
 PRESENT_WIDTH_SHARE = 0.3  # presenting: the panel's widest share of the ring tab (the ring gets the rest)
@@ -208,49 +210,104 @@ class MatmulLayout:
 def _fit_line(text: str, role: str, bold: bool, scale: float, room: float, x: float, y: float,
               align=Qt.AlignLeft) -> TextBox:
     """One line of `text` at `role`'s size, shrunk to fit `room` pixels down to MIN_TEXT_PX (then
-    elided): its box anchored at x (left, or centre with AlignHCenter) and top y."""
+    elided): its box anchored at x (left, or centre with AlignHCenter) and top y. A text that had
+    to shrink is noted in _elided: the layout then tries all text smaller."""
     px = theme.FONT_PX[role] * scale
     font = make_font(role, bold, px)
     w = text_size([text], font)[0]
     if w > room:
+        _elided.append(text)
         font = make_font(role, bold, max(MIN_TEXT_PX, px * room / w))
         w = text_size([text], font)[0]
     if w > room:
         text = QFontMetricsF(font).elidedText(text, Qt.ElideRight, max(room - LABEL_PAD_W, 1))
         w = min(text_size([text], font)[0], room)
-        _elided.append(text)
     h = text_size([text], font)[1]
     left = x - w / 2 if align & Qt.AlignHCenter else x
     return TextBox(QRectF(left, y, w, h), (text,), font, int(align))
 
 
-_elided: list = []  # texts _fit_line had to cut, while one layout is tried
+def _notation_lines(text: str, font, room: float) -> list:
+    """`text` on one line, or on two broken after a comma or before "{" ("A[I," / "J_X]",
+    "C[I, K]" / "{U_X}"), whichever fits `room` pixels; [] when neither does."""
+    if text_size([text], font)[0] <= room:
+        return [text]
+    cuts = [m.end() for m in re.finditer(r", ", text)] + [m.start() for m in re.finditer(r"\{", text)]
+    best = None
+    for c in cuts:
+        lines = [text[:c].rstrip(), text[c:]]
+        w = text_size(lines, font)[0]
+        if w <= room and (best is None or w < best[0]):
+            best = (w, lines)
+    return best[1] if best else []
+
+
+def _fit_text(text: str, role: str, bold: bool, scale: float, room: float, x: float, y: float,
+              align=Qt.AlignLeft, max_lines: int = 2, notation: bool = False) -> TextBox:
+    """`text` at `role`'s size in at most `max_lines` lines of `room` pixels (words wrap; a notation
+    breaks after a comma), anchored at x (left, or centre with AlignHCenter) and top y. When it
+    does not fit, one line shrunk or elided by _fit_line (noted in _elided)."""
+    font = make_font(role, bold, theme.FONT_PX[role] * scale)
+    if notation:
+        lines = _notation_lines(text, font, room)
+    else:
+        lines = wrap_lines(text, font, room)
+        if len(lines) > max_lines or text_size(lines, font)[0] > room:
+            lines = []
+    if not lines:
+        return _fit_line(text, role, bold, scale, room, x, y, align)
+    w, h = text_size(lines, font)
+    left = x - w / 2 if align & Qt.AlignHCenter else x
+    return TextBox(QRectF(left, y, w, h), tuple(lines), font, int(align))
+
+
+_elided: list = []  # texts that had to shrink or be cut, while one layout is tried
+MIN_MATRIX_PX = 36  # a matrix's least side: smaller, its stripes stop reading; all text is tried smaller
+MATRIX_PER_TEXT = 2.25  # ... and at least this many times the notation's size: the picture, not only its words
+TEXT_STEP = 0.125  # the text scales tried are multiples of this (see _text_sizes)
+MARGIN_SCALE_MAX = 1.5  # the panel's margins grow with the text up to this: beyond, the words need the room
 
 
 def matmul_layout(width: float, height: float, scale: float, title: str, rows) -> MatmulLayout:
     """
     The panel at width×height pixels and text scale `scale`: a title, then one framed row per
     stage — its label (wrapped), then the matrices with the operators between them, each matrix
-    with its notation and how it is split below it. Every text is given its own room and shrinks
-    or wraps to stay in it, so no two texts meet at any size; when the texts leave the matrices
-    too little room or would be cut, all text is tried smaller (a narrow panel at 2.5×).
+    with its notation and how it is split below it. Every text is given its own room and wraps
+    (a notation after its comma) to stay in it, so no two texts meet at any size; when the texts
+    leave the matrices too little room or would have to shrink, all text is tried smaller — by
+    steps, so the panel's words grow with the text scale as far as its width allows (a third of a
+    projector's width in presentation mode).
     """
     lay = None
-    for f in TEXT_FITS:
+    for s in _text_sizes(scale):
         _elided.clear()
-        lay = _matmul_try(width, height, scale * f, title, rows)
+        lay = _matmul_try(width, height, s, title, rows)
         small = min((it.matrix.width() for r in lay.rows for it in r.items if it.matrix is not None), default=99)
         tall = any(r.label.rect.height() > 0.35 * r.box.height() for r in lay.rows)
-        if not _elided and small >= 36 and not tall:
+        big = max(MIN_MATRIX_PX, MATRIX_PER_TEXT * theme.FONT_PX["matrix"] * s)
+        if not _elided and small >= big and not tall:
             break
     _elided.clear()
     return lay
 
 
+def _text_sizes(scale: float) -> list:
+    """The text scales tried for `scale`, largest first: `scale`, then the steps of TEXT_STEP below
+    it down to TEXT_FITS' least. The same ladder for every scale, so a larger text scale never gets
+    smaller words (2.5× would otherwise try 2.25, 2.0… and 2× try 1.8, 1.6…)."""
+    low = scale * TEXT_FITS[-1]
+    out = [scale]
+    k = math.ceil(scale / TEXT_STEP - 1e-9) - 1
+    while k * TEXT_STEP >= low - 1e-9 and k > 0:
+        out.append(k * TEXT_STEP)
+        k -= 1
+    return out
+
+
 def _matmul_try(width, height, scale, title, rows) -> MatmulLayout:
     W, H = max(float(width), 120.0), max(float(height), 120.0)
-    m = theme.SIZE_PX["margin"] * scale
-    title_box = _fit_line(title, "caption", True, scale, W - 2 * m, m, m * 0.5)
+    m = theme.SIZE_PX["margin"] * min(scale, MARGIN_SCALE_MAX)
+    title_box = _fit_text(title, "caption", True, scale, W - 2 * m, m, m * 0.5)
     y0 = title_box.rect.bottom() + m * 0.5
     row_h = (H - y0 - m) / max(len(rows), 1)
     out = []
@@ -261,6 +318,8 @@ def _matmul_try(width, height, scale, title, rows) -> MatmulLayout:
         f_label = make_font("matrix", False, theme.FONT_PX["matrix"] * scale)
         lines = wrap_lines(label, f_label, inner.width())
         lw, lh = text_size(lines, f_label)
+        if lw > inner.width():  # a word wider than the row
+            _elided.append(label)
         label_box = TextBox(QRectF(inner.left(), inner.top(), min(lw, inner.width()), lh), tuple(lines), f_label)
         below = label_box.rect.bottom() + 6
         area = QRectF(inner.left(), below, inner.width(), inner.bottom() - below)
@@ -268,34 +327,60 @@ def _matmul_try(width, height, scale, title, rows) -> MatmulLayout:
     return MatmulLayout(title_box, tuple(out))
 
 
+OP_SIZE = 1.25  # an operator (· →) against the notation's size
+
+
 def _row_items(items, area: QRectF, scale: float) -> tuple:
     mats = [it for it in items if it[1] is not None]
     n_ops = len(items) - len(mats)
-    f_op = make_font("title", True, theme.FONT_PX["title"] * scale)
+    op_px = OP_SIZE * theme.FONT_PX["matrix"] * scale
+    f_op = make_font("matrix", True, op_px)
     op_w = text_size(["→"], f_op)[0] + 4
-    f_name = make_font("matrix", False, theme.FONT_PX["matrix"] * scale)
-    name_h = text_size(["A"], f_name)[1]
-    sub_h = text_size(["A"], make_font("small", False, theme.FONT_PX["small"] * scale))[1]
-    below = name_h + sub_h + 4
-    cell = (area.width() - n_ops * op_w) / max(len(mats), 1)  # each matrix's column, its texts included
-    side = max(min(cell * 0.86, area.height() - below), 12.0)
+    cell = (area.width() - n_ops * op_w) / max(len(mats), 1)  # each matrix's column
     total_w = len(mats) * cell + n_ops * op_w
     x = area.left() + max(0.0, (area.width() - total_w) / 2)
+    # a matrix's texts have its column and half of each operator's beside it (an operator sits
+    # beside the matrices, above their texts): (left, right) of each matrix's column and texts' room
+    cols = []
+    for j, it in enumerate(items):
+        w = cell if it[1] is not None else op_w
+        if it[1] is not None:
+            ext_l = op_w / 2 if j > 0 else 0.0
+            ext_r = op_w / 2 if j + 1 < len(items) else 0.0
+            cols.append((x, x + cell, x - ext_l + 1, x + cell + ext_r - 1))
+        x += w
+    # the texts under the matrices first (at y = 0): the tallest notation and split say how much
+    # height the matrices leave, and every matrix of the row has the same side
+    names = [_fit_text(nt, "matrix", False, scale, c[3] - c[2], 0, 0, Qt.AlignHCenter, notation=True)
+             for (_n, nt, _a, _s), c in zip(mats, cols)]
+    subs = [_fit_text(sub, "small", False, scale, c[3] - c[2], 0, 0, Qt.AlignHCenter)
+            for (*_x, sub), c in zip(mats, cols)]
+    name_h = max((b.rect.height() for b in names), default=0.0)
+    below = name_h + max((b.rect.height() for b in subs), default=0.0) + 4
+    side = max(min(cell * 0.86, area.height() - below), 12.0)
     y = area.top() + max(0.0, (area.height() - below - side) / 2)
-    out = []
-    for name, notation, axis, sub in items:
+    out, k = [], 0
+    for j, (name, notation, axis, sub) in enumerate(items):
         if notation is None:
-            op = _fit_line(name, "title", True, scale, op_w, x + op_w / 2, y + side / 2 - name_h, Qt.AlignHCenter)
+            x = cols[k - 1][1] if k else area.left()
+            op = text_box(name, f_op, x + op_w / 2, y + side / 2, align=Qt.AlignHCenter | Qt.AlignVCenter)
             out.append(MatmulItem(None, None, op, None))
-            x += op_w
             continue
-        r = QRectF(x + (cell - side) / 2, y, side, side)
-        cx = x + cell / 2
-        name_box = _fit_line(notation, "matrix", False, scale, cell - 2, cx, r.bottom() + 2, Qt.AlignHCenter)
-        sub_box = _fit_line(sub, "small", False, scale, cell - 2, cx, name_box.rect.bottom(), Qt.AlignHCenter)
+        left, right, lo, hi = cols[k]
+        r = QRectF((left + right - side) / 2, y, side, side)
+        name_box = _moved(names[k], r.center().x(), r.bottom() + 2, lo, hi)
+        sub_box = _moved(subs[k], r.center().x(), name_box.rect.top() + name_h, lo, hi)
         out.append(MatmulItem(r, axis, name_box, sub_box))
-        x += cell
+        k += 1
     return tuple(out)
+
+
+def _moved(box: TextBox, cx: float, top: float, lo: float, hi: float) -> TextBox:
+    """`box` centred on x = cx with its top at `top`, moved in to lie between x = lo and hi."""
+    r = QRectF(box.rect)
+    r.moveTo(cx - r.width() / 2, top)
+    r.moveLeft(max(lo, min(r.left(), hi - r.width())))
+    return box._replace(rect=r)
 
 
 def _draw_text(p: QPainter, box: TextBox, color: QColor):
@@ -340,8 +425,7 @@ def _paint_matrix(p: QPainter, r: QRectF, axis, colors):
             c.setAlpha(150)
             p.fillRect(QRectF(r.left(), r.top() + d * h, r.width(), h + 0.5), c)
         p.setPen(QColor("#000000"))
-        f = theme.font("title", bold=True)
-        p.setFont(f)
+        p.setFont(make_font("title", True, min(theme.px("title"), 0.6 * r.height())))  # inside a small matrix
         p.drawText(r, Qt.AlignCenter, "Σ")
     else:
         for d in range(n):
