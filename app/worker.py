@@ -14,6 +14,11 @@ a thread). A job can be cancelled (`job.cancel()`, then `cancelled(channel)`): i
 `job.cancel_event` and reports `job.progress(done, total)` (the `progress` signal) when
 submitted with `takes_job=True`.
 
+Python's cyclic garbage collector runs in whichever thread happens to allocate when a threshold
+is crossed: on a job's thread it could delete Qt objects the GUI thread dropped, off the GUI thread,
+and Qt crashes. So once a job runs on a thread, automatic collection is turned off and the GUI
+thread collects on a timer (pyqtgraph's GarbageCollector, made for exactly this).
+
 `Worker(sync=True)` runs the function on the caller's thread before `submit` returns, so a test
 reads the result at once; `set_sync_default(True)` makes that the default of every worker made
 after it (the tests' conftest sets it; a test that wants the thread passes `sync=False`).
@@ -29,6 +34,8 @@ import shiboken6
 from PySide6.QtCore import QObject, Signal
 
 _SYNC_DEFAULT = False
+_GC = None  # the GUI thread's collector, from the first job on a thread on
+_THREADS: set = set()  # job threads still running (wait_all)
 
 
 def set_sync_default(on: bool):
@@ -39,6 +46,24 @@ def set_sync_default(on: bool):
 
 def sync_default() -> bool:
     return _SYNC_DEFAULT
+
+
+def _collect_on_the_gui_thread():
+    """Turn automatic garbage collection off and collect on a timer of the GUI thread (once)."""
+    global _GC
+    if _GC is None:
+        from pyqtgraph.util.garbage_collector import GarbageCollector  # deferred: pyqtgraph is heavy
+
+        _GC = GarbageCollector(interval=0.5)
+
+
+def wait_all(timeout: float = 60.0) -> bool:
+    """Block until every job thread has returned (at most `timeout` seconds); True when none runs.
+    Closing windows while a job runs is safe; the tests wait so that one test's job cannot run
+    into the next test."""
+    for t in list(_THREADS):
+        t.join(timeout)
+    return not any(t.is_alive() for t in list(_THREADS))
 
 
 def message_of(e: BaseException) -> str:
@@ -138,8 +163,10 @@ class Worker(QObject):
         if self.sync:
             self._run(job, fn, args, kwargs)
         else:
+            _collect_on_the_gui_thread()
             job._thread = threading.Thread(target=self._run, args=(job, fn, args, kwargs), daemon=True,
                                            name=f"shard-lab worker: {channel}")
+            _THREADS.add(job._thread)
             job._thread.start()
         return job
 
@@ -153,6 +180,12 @@ class Worker(QObject):
 
     # -- on the job's thread ----------------------------------------------------------------------
     def _run(self, job, fn, args, kwargs):
+        try:
+            self._finish(job, fn, args, kwargs)
+        finally:
+            _THREADS.discard(threading.current_thread())
+
+    def _finish(self, job, fn, args, kwargs):
         try:
             result = fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001  (delivered as one message; a thread must not die silently)

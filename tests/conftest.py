@@ -103,6 +103,10 @@ def _delete_windows(app):
     import shiboken6
     from PySide6.QtCore import QCoreApplication, QEvent
 
+    from app import worker
+
+    worker.wait_all()  # a job still running on a thread must not outlive its test's windows
+
     windows = [w for w in app.topLevelWidgets() if w.parentWidget() is None]
     for w in windows:
         w.close()
