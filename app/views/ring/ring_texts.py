@@ -17,6 +17,7 @@ from ...words import (device_name, fmt_bytes, fmt_rate, fmt_time, matmul_case_na
 from ...core.frame import DONE, NEXT, step_of
 from ...core.trace_index import stop_of
 from ...core.scenarios import COLLECTIVE_KINDS
+from ..text.formula_texts import timed_topology
 from .ring_items import STRIPE_MAX_N
 from .layout_parts import BOX_MODE_MAX_N, RingShape, RingTexts
 
@@ -262,9 +263,20 @@ def switch_name(link) -> str:
 # -- geometry helpers --------------------------------------------------------------------
 
 
-def step_notes(topology) -> tuple:
-    """Every note step_note can give on `topology` ("" on a plain switch)."""
-    base = float(getattr(topology, "base", 0.0))
+def timed_base(run, c) -> float:
+    """The base latency collective c of run was timed with (formula_texts.timed_topology: on a
+    GPU machine NCCL's for its protocol at c's S, e.g. NVLS Tree's 66.8 µs on 2 × 8 H100), else
+    the machine's own."""
+    topo = run.comm.topology if run.comm is not None else None
+    if topo is not None and c is not None and topo.n == c.n:
+        topo = timed_topology(topo, c.op, c.algo, c.nbytes)
+    return float(getattr(topo, "base", 0.0))
+
+
+def step_notes(topology, base=None) -> tuple:
+    """Every note step_note can give on `topology` ("" on a plain switch); base: the base
+    latency the collective was timed with (timed_base; None: the topology's own)."""
+    base = float(getattr(topology, "base", 0.0)) if base is None else float(base)
     wait = (tr("RingView", "base latency {B}: the call starts").format(B=fmt_time(base)),) if base > 0 else ()
     if getattr(topology, "n_nodes", 1) > 1:
         return (tr("RingView", "inter-node: {link}").format(link=topology.inter.name),
@@ -275,15 +287,23 @@ def step_notes(topology) -> tuple:
     return wait
 
 
+def _run_notes(run, topology) -> tuple:
+    """Every note step_note can give in run: each collective's, with the base it was timed with."""
+    bases = dict.fromkeys(timed_base(run, c) for c in run.trace.collectives) or {None: None}
+    return tuple(dict.fromkeys(note for b in bases for note in step_notes(topology, b)))
+
+
 def step_note(run, msgs, t=None) -> str:
     """The step line's note on a machine: are this step's messages inter-node, inside the nodes
     (or both), or on the torus's links; at time t before any of them starts, the collective
-    call's base latency."""
+    call's base latency (the one it was timed with: timed_base)."""
     topo = run.comm.topology if run.comm is not None else None
-    notes = step_notes(topo)
-    if not notes or not msgs:
+    if not msgs:
         return ""
-    base = float(getattr(topo, "base", 0.0))
+    base = timed_base(run, run.trace.collectives[msgs[0].coll])
+    notes = step_notes(topo, base)
+    if not notes:
+        return ""
     if base > 0 and t is not None and t < min(m.t_start for m in msgs) - 1e-12:
         return notes[-1]
     if base > 0:
@@ -311,7 +331,7 @@ def machine_texts(run, texts):
                                                      "({bw_in}, α {a_in}).").format(
             bw=fmt_rate(I.bw), a=fmt_time(I.alpha), bw_in=fmt_rate(A.bw), a_in=fmt_time(A.alpha))
         title = texts.title + " · " + tr("RingView", "{N} nodes × {P}").format(N=topo.n_nodes, P=topo.per_node)
-        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
+        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in _run_notes(run, topo))
         return texts._replace(title=title, node_names=names, fabric_name=fabric, legend=legend,
                        step_lines=texts.step_lines + steps)
     grid = getattr(topo, "shape", None)
@@ -324,7 +344,7 @@ def machine_texts(run, texts):
             fabric = tr("RingView", "{shape} slice, {link}s of {bw} each way, without wraparound links").format(
                 shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
         title = texts.title + " · " + tr("RingView", "{shape} torus").format(shape="×".join(map(str, grid)))
-        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
+        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in _run_notes(run, topo))
         key = tr("RingView", "chip colours:") if texts.swatch_title == tr("RingView", "GPU colours:") else \
             texts.swatch_title  # a torus's devices are TPU chips
         return texts._replace(title=title, fabric_name=fabric, step_lines=texts.step_lines + steps, swatch_title=key)
