@@ -353,6 +353,23 @@ def test_the_step_line_names_the_base_of_nccls_protocol_at_the_size(qapp):
     assert subcaption(plain, c, c.t_start) == "Step 1 of 14 (next)"
 
 
+def test_the_legend_quotes_the_links_the_run_was_timed_with(machine_runs):
+    """The legend's α and β are those the blocks moved with: NCCL's NVLS Tree links on 2 × 8 H100 (α 0:
+    its latency is all base), named as such; the fabric's label keeps the NIC's own (the hardware)."""
+    from app.views.ring.ring_texts import machine_texts, ring_texts
+
+    run = machine_runs["nodes"]
+    topo, c = run.comm.topology, run.trace.collectives[0]
+    timed = topo.timed_as(c.op, c.algo, c.nbytes)
+    assert timed.inter.alpha == 0.0 and timed.inter.bw != topo.inter.bw
+    texts = machine_texts(run, ring_texts(run))
+    assert texts.legend.endswith(
+        f"over the NICs. Timed as NCCL runs hier with Simple: {timed.inter.bw / 1e9:.1f} GB/s, α 0 s across nodes; "
+        f"{timed.intra.bw / 1e9:.0f} GB/s, α 0 s inside a node.")
+    assert "α 4 µs" not in texts.legend and "α 1.9 µs" not in texts.legend
+    assert texts.fabric_name == "InfiniBand NDR 400 fabric: one NIC per GPU, 50 GB/s each way, α 4 µs"
+
+
 def test_a_scenario_file_may_describe_its_machine(qapp):
     """"topology" as a spec: a 4×4 torus with wraparound links, or nodes with links by name;
     it round-trips as the spec, and a bad spec says what is wrong."""

@@ -293,6 +293,20 @@ def _run_notes(run, topology) -> tuple:
     return tuple(dict.fromkeys(note for b in bases for note in step_notes(topology, b)))
 
 
+def _timed_links(run, topology):
+    """((intra, inter), algo, protocol): the links every collective of run was timed with
+    (timed_topology) when they share them and they are not the machine's own (NCCL's protocol
+    on a GPU machine); else None."""
+    cs = [c for c in run.trace.collectives if c.n == topology.n]
+    if not cs or len(cs) < len(run.trace.collectives):
+        return None
+    links = {(t.intra, t.inter) for t in (timed_topology(topology, c.op, c.algo, c.nbytes) for c in cs)}
+    protos = {(c.algo, topology.protocol(c.op, c.algo, float(c.nbytes))[0]) for c in cs}
+    if len(links) > 1 or len(protos) > 1 or links == {(topology.intra, topology.inter)}:
+        return None
+    return links.pop(), *protos.pop()
+
+
 def step_note(run, msgs, t=None) -> str:
     """The step line's note on a machine: are this step's messages inter-node, inside the nodes
     (or both), or on the torus's links; at time t before any of them starts, the collective
@@ -326,10 +340,20 @@ def machine_texts(run, texts):
         names = tuple(tr("RingView", "Node {m} · {link}").format(m=m, link=A.name) for m in range(topo.n_nodes))
         fabric = tr("RingView", "{link} fabric: one NIC per GPU, {bw} each way, α {a}").format(
             link=I.name, bw=fmt_rate(I.bw), a=fmt_time(I.alpha))
-        legend = texts.legend + " " + tr("RingView", "Blocks with a dashed gold outline cross between nodes "
-                                                     "over the NICs ({bw}, α {a}); inside a node NVLink "
-                                                     "({bw_in}, α {a_in}).").format(
-            bw=fmt_rate(I.bw), a=fmt_time(I.alpha), bw_in=fmt_rate(A.bw), a_in=fmt_time(A.alpha))
+        timed = _timed_links(run, topo)
+        if timed is None:
+            legend = texts.legend + " " + tr("RingView", "Blocks with a dashed gold outline cross between nodes "
+                                                         "over the NICs ({bw}, α {a}); inside a node NVLink "
+                                                         "({bw_in}, α {a_in}).").format(
+                bw=fmt_rate(I.bw), a=fmt_time(I.alpha), bw_in=fmt_rate(A.bw), a_in=fmt_time(A.alpha))
+        else:  # the blocks move as NCCL's protocol times them: say so, with those numbers
+            (TA, TI), algo, proto = timed
+            legend = texts.legend + " " + tr("RingView", "Blocks with a dashed gold outline cross between nodes "
+                                                         "over the NICs. Timed as NCCL runs {algo} with {protocol}: "
+                                                         "{bw}, α {a} across nodes; {bw_in}, α {a_in} inside a "
+                                                         "node.").format(
+                algo=algo, protocol=proto, bw=fmt_rate(TI.bw), a=fmt_time(TI.alpha), bw_in=fmt_rate(TA.bw),
+                a_in=fmt_time(TA.alpha))
         title = texts.title + " · " + tr("RingView", "{N} nodes × {P}").format(N=topo.n_nodes, P=topo.per_node)
         steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in _run_notes(run, topo))
         return texts._replace(title=title, node_names=names, fabric_name=fabric, legend=legend,
