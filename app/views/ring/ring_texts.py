@@ -17,7 +17,6 @@ from ...words import (device_name, fmt_bytes, fmt_rate, fmt_time, matmul_case_na
 from ...core.frame import DONE, NEXT, step_of
 from ...core.trace_index import stop_of
 from ...core.scenarios import COLLECTIVE_KINDS
-from ..text.formula_texts import timed_topology
 from .ring_items import STRIPE_MAX_N
 from .layout_parts import BOX_MODE_MAX_N, RingShape, RingTexts
 
@@ -263,14 +262,20 @@ def switch_name(link) -> str:
 # -- geometry helpers --------------------------------------------------------------------
 
 
+def _timed(topology, c):
+    """The topology as the simulation timed collective c: the engine's topology.timed_as (on a GPU
+    machine NCCL's links and base for its protocol at c's S, what timed_as_machine ran it with;
+    the formula panel's timed_topology asks the same), else the topology itself."""
+    if topology is None or c is None or topology.n != c.n or not hasattr(topology, "timed_as"):
+        return topology
+    return topology.timed_as(c.op, c.algo, float(c.nbytes))
+
+
 def timed_base(run, c) -> float:
-    """The base latency collective c of run was timed with (formula_texts.timed_topology: on a
-    GPU machine NCCL's for its protocol at c's S, e.g. NVLS Tree's 66.8 µs on 2 × 8 H100), else
-    the machine's own."""
+    """The base latency collective c of run was timed with (_timed: on a GPU machine NCCL's for
+    its protocol at c's S, e.g. NVLS Tree's 66.8 µs on 2 × 8 H100), else the machine's own."""
     topo = run.comm.topology if run.comm is not None else None
-    if topo is not None and c is not None and topo.n == c.n:
-        topo = timed_topology(topo, c.op, c.algo, c.nbytes)
-    return float(getattr(topo, "base", 0.0))
+    return float(getattr(_timed(topo, c), "base", 0.0))
 
 
 def step_notes(topology, base=None) -> tuple:
@@ -295,12 +300,12 @@ def _run_notes(run, topology) -> tuple:
 
 def _timed_links(run, topology):
     """((intra, inter), algo, protocol): the links every collective of run was timed with
-    (timed_topology) when they share them and they are not the machine's own (NCCL's protocol
+    (_timed) when they share them and they are not the machine's own (NCCL's protocol
     on a GPU machine); else None."""
     cs = [c for c in run.trace.collectives if c.n == topology.n]
     if not cs or len(cs) < len(run.trace.collectives):
         return None
-    links = {(t.intra, t.inter) for t in (timed_topology(topology, c.op, c.algo, c.nbytes) for c in cs)}
+    links = {(t.intra, t.inter) for t in (_timed(topology, c) for c in cs)}
     protos = {(c.algo, topology.protocol(c.op, c.algo, float(c.nbytes))[0]) for c in cs}
     if len(links) > 1 or len(protos) > 1 or links == {(topology.intra, topology.inter)}:
         return None
