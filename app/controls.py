@@ -298,8 +298,12 @@ class ControlPanel(QWidget):
                  "torus": self.tr("Bidirectional rings per torus axis"), "ring": algo_text("all-reduce", "ring").name}
         try:
             offered = offered_algos(sc.topology, sc.n, op)
+            nvls_tree = "hier" in offered and any(m.algo == "hier" and m.nccl == "NVLS_TREE"
+                                                  for m in PRESETS[sc.topology].topology(sc.n).nccl_models(op))
         except ValueError:
-            offered = (sc.algo,)
+            offered, nvls_tree = (sc.algo,), False
+        if nvls_tree:  # a GPU machine of several nodes: hier is timed, and named, as NCCL's NVLS Tree
+            names["hier"] = self.tr("Hierarchical — NCCL NVLS Tree")
         return {k: names.get(k) or algo_text(op, k).name for k in offered}
 
     def _machine_names(self):

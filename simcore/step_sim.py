@@ -199,11 +199,11 @@ def _all_reduce(comm, S, label, algo, chunk_ready=None):
         from .sharding import allreduce_on
 
         # fine chunks: a torus cuts halves per axis (12 covers 1-3 axes), the channel rings P per device,
-        # hier one per pipeline chunk (equal chunks, as its closed form has them)
+        # hier one per pipeline chunk (equal chunks, as its closed form has them): the chunks of the links
+        # it is timed with (hier_chunks), which the pipeline cuts S into
         L = n * topo.fine_per_device
         if algo == "hier":
-            from .topo_closed_forms import hier_pipeline_chunks
-            L *= hier_pipeline_chunks(topo.per_node, topo.n_nodes, float(S), topo.intra, topo.inter)
+            L *= topo.hier_chunks(float(S))
         with _timed_as(comm, S, L):
             allreduce_on(comm, [np.ones(L) for _ in range(n)], algo=algo, label=label)
         return

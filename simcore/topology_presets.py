@@ -289,11 +289,11 @@ def run_on_preset(op, key, n, nbytes, algo, elems_per_piece=4, seed=0):
     rec = check_algo_on(topo, op, algo)
     n = topo.n
     # the finer chunks must divide a device's piece: hier's one per pipeline chunk (C·n of the whole,
-    # so its chunks are equal, as its closed form has them), the channel rings' P (P·n of the whole),
-    # the torus's 2 halves × up to 3 axes (topology.fine_per_device)
+    # so its chunks are equal, as its closed form has them; C of the links it is timed with,
+    # Nodes.hier_chunks), the channel rings' P (P·n of the whole), the torus's 2 halves × up to
+    # 3 axes (topology.fine_per_device)
     if algo == "hier":
-        from .topo_closed_forms import hier_pipeline_chunks
-        fine = hier_pipeline_chunks(topo.per_node, topo.n_nodes, float(nbytes), topo.intra, topo.inter)
+        fine = topo.hier_chunks(float(nbytes))
     else:
         fine = topo.fine_per_device if algo in ("ring-nodes", "torus") else 1
     per = elems_per_piece * fine

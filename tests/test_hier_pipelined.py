@@ -130,3 +130,42 @@ def test_the_step_simulation_runs_hier_at_its_closed_form(S):
     step_sim._all_reduce(comm, S, "all-reduce", "hier")
     assert comm.trace.collectives[0].algo == "hier"
     assert comm.time == pytest.approx(topo.time("all-reduce", "hier", S), rel=1e-9)
+
+
+def _equal_messages(comm, S, C):
+    """Every message of the one hier call carries S / (n·C): the pipeline's chunks are equal."""
+    nb = comm.trace.column("nbytes")
+    n = comm.n
+    np.testing.assert_allclose(nb, S / (n * C), rtol=1e-12)
+
+
+@pytest.mark.parametrize("topo,S", [
+    ("dgx-h100", 2.0**26),
+    # 2 × 3 GPUs timed as NCCL's NVLS Tree: its untimed links would pipeline 64 MiB in 7 chunks, the
+    # links it is timed with in 2 — 3·7 fine pieces a device do not cut into 2·6 equal chunks
+    (nodes(2, 3, NVLINK4, IB_NDR400, base=14e-6, tuning="hopper"), 2.0**26),
+])
+def test_the_simulations_cut_hier_into_the_chunks_its_timing_assumed(topo, S):
+    """The step timeline and run_on_preset size hier's buffer by Nodes.hier_chunks (the pipeline chunks
+    of the links it is timed with), so the pipeline's chunks are equal and the simulation takes
+    topology.time — NCCL's NVLS Tree time on a tuned machine."""
+    from simcore import step_sim
+    from simcore.topo_closed_forms import hier_pipeline_chunks
+    from simcore.topology_presets import PRESETS, run_on_preset
+
+    if isinstance(topo, str):
+        topo = PRESETS[topo].topology(16)
+    n, C = topo.n, topo.hier_chunks(S)
+    assert C == 2 and hier_pipeline_chunks(topo.per_node, topo.n_nodes, S, topo.intra, topo.inter) != C
+    comm = Comm(topo)
+    step_sim._all_reduce(comm, S, "all-reduce", "hier")
+    c = comm.trace.collectives[0]
+    assert c.algo == "hier" and c.n_chunks == n * C
+    _equal_messages(comm, S, C)
+    assert comm.time == pytest.approx(topo.time("all-reduce", "hier", S), rel=1e-9)
+    if topo.per_node == 8:  # a preset: run_on_preset on real arrays, one element a fine piece
+        comm, x, out = run_on_preset("all-reduce", "dgx-h100", 16, S, "hier", elems_per_piece=1)
+        np.testing.assert_allclose(out[3], x.sum(axis=0))
+        assert x.shape == (16, 16 * C) and comm.trace.collectives[0].n_chunks == 16 * C
+        _equal_messages(comm, S, C)
+        assert comm.time == pytest.approx(topo.time("all-reduce", "hier", S), rel=1e-9)

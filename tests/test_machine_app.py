@@ -303,19 +303,71 @@ def test_calibrating_a_two_node_log_gives_both_links_and_the_machine(qapp, tmp_p
         dlg.close()
 
 
+# tuning.cc's constants, µs: NVLS Tree's latency hwLat[NVLINK][NVLSTree][Simple] + 2·log2(N)·hwLat[NET][NVLSTree][Simple]
+# (its baseLat is 0); the ring's LL baseLat (the rest of its latency is per step: α)
+NVLS_TREE_2_NODES_US = 25.0 + 2 * 1 * 20.9
+RING_LL_BASE_US = 6.6
+
+
+def _first_step(run):
+    c, idx, tr = run.trace.collectives[0], run.index, run.trace
+    return c, [tr.messages[i] for i in idx.step_msgs[0][0]]
+
+
 def test_the_step_line_names_the_base_latency_while_a_call_waits(machine_runs):
-    from app.views.ring.ring_texts import step_note
+    from app.views.ring.ring_texts import machine_texts, ring_texts, step_note
 
     run = machine_runs["nodes"]
-    c, idx, tr = run.trace.collectives[0], run.index, run.trace
-    first = [tr.messages[i] for i in idx.step_msgs[0][0]]
-    base = 66.8e-6  # hier on the DGX is NCCL's NVLS Tree: 25 + 2·log2(2)·20.9 µs before its first message
+    c, first = _first_step(run)
+    base = NVLS_TREE_2_NODES_US * 1e-6  # hier on the DGX is NCCL's NVLS Tree: its latency before its first message
+    assert c.algo == "hier" and run.comm.topology.base == 14e-6  # the machine's own base is not the one it ran with
     assert min(m.t_start for m in first) == pytest.approx(c.t_start + base, rel=1e-12)
-    # the note names the machine's base (ring_texts.step_notes reads topology.base, 14 µs), not the
-    # base the call was timed with (timed_as: NVLS Tree's 66.8 µs): the app's to change, not the engine's
-    assert step_note(run, first, c.t_start + 1e-6).startswith("base latency ")
-    assert step_note(run, first, c.t_start + 1e-6).endswith(": the call starts")
+    # the note names the base the call was timed with (timed_as: NVLS Tree's), not the machine's 14 µs
+    assert step_note(run, first, c.t_start + 1e-6) == "base latency 66.8 µs: the call starts"
     assert step_note(run, first, c.t_start + base + 1e-7) == "inside the nodes: NVLink 4 (H100)"
+    # the header makes room for that line, not for one quoting the machine's base
+    lines = machine_texts(run, ring_texts(run)).step_lines
+    assert any(line.endswith("base latency 66.8 µs: the call starts") for line in lines)
+    assert not any("base latency 14 µs" in line for line in lines)
+
+
+def test_the_step_line_names_the_base_of_nccls_protocol_at_the_size(qapp):
+    """16 KiB over NCCL's channel rings on 2 × 8 H100 is LL: the call waits LL's 6.6 µs base, not
+    the machine's 14 µs (LL128's); on the lecture's plain switch there is no base and no note."""
+    from app.state import Scenario, ScenarioModel
+    from app.views.ring.ring_texts import step_note, subcaption
+
+    run = ScenarioModel(Scenario().with_changes(kind="all-reduce", n=16, topology="dgx-h100", nbytes=2**14,
+                                                algo="ring-nodes")).run
+    c, first = _first_step(run)
+    assert c.algo == "ring-nodes" and run.comm.topology.protocol(c.op, c.algo, c.nbytes)[0] == "LL"
+    base = RING_LL_BASE_US * 1e-6
+    assert min(m.t_start for m in first) == pytest.approx(c.t_start + base, rel=1e-9)
+    assert step_note(run, first, c.t_start + 1e-7) == "base latency 6.6 µs: the call starts"
+    assert step_note(run, first, c.t_start + base + 1e-8) in ("inside the nodes: NVLink 4 (H100)",
+                                                               "NVLink 4 (H100) and the NICs")
+
+    plain = ScenarioModel(Scenario().with_changes(kind="all-reduce", n=8, nbytes=2**20)).run
+    c, first = _first_step(plain)
+    assert step_note(plain, first, c.t_start) == ""
+    assert subcaption(plain, c, c.t_start) == "Step 1 of 14 (next)"
+
+
+def test_the_legend_quotes_the_links_the_run_was_timed_with(machine_runs):
+    """The legend's α and β are those the blocks moved with: NCCL's NVLS Tree links on 2 × 8 H100 (α 0:
+    its latency is all base), named as such; the fabric's label keeps the NIC's own (the hardware)."""
+    from app.views.ring.ring_texts import machine_texts, ring_texts
+
+    run = machine_runs["nodes"]
+    topo, c = run.comm.topology, run.trace.collectives[0]
+    timed = topo.timed_as(c.op, c.algo, c.nbytes)
+    assert timed.inter.alpha == 0.0 and timed.inter.bw != topo.inter.bw
+    texts = machine_texts(run, ring_texts(run))
+    assert texts.legend.endswith(
+        f"over the NICs. Timed as NCCL runs hier with Simple: {timed.inter.bw / 1e9:.1f} GB/s, α 0 s across nodes; "
+        f"{timed.intra.bw / 1e9:.0f} GB/s, α 0 s inside a node.")
+    assert "α 4 µs" not in texts.legend and "α 1.9 µs" not in texts.legend
+    assert texts.fabric_name == "InfiniBand NDR 400 fabric: one NIC per GPU, 50 GB/s each way, α 4 µs"
 
 
 def test_a_scenario_file_may_describe_its_machine(qapp):

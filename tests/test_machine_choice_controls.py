@@ -79,3 +79,32 @@ def test_the_lecture_switch_keeps_its_ring_and_says_nothing_new(panel):
     panel.machine.activated.emit(panel.machine.findData("dgx-h100"))
     panel.machine.activated.emit(panel.machine.findData(""))
     assert model.scenario.algo == "ring" and panel.algo.findData(MACHINE_CHOICE) < 0
+
+
+@pytest.mark.parametrize("lang,nvls_tree,plain", [
+    ("en", "Hierarchical — NCCL NVLS Tree", "Hierarchical (in node, across nodes, in node)"),
+    ("zh", "分层——NCCL 的 NVLS Tree", "分层（节点内、跨节点、节点内）"),
+])
+def test_hier_is_named_as_nccl_runs_it_on_a_gpu_machine_of_several_nodes(qapp, lang, nvls_tree, plain):
+    """On 2 × 8 H100 (NCCL's tuning) hier is NCCL's NVLS Tree, and the menu says so; a machine of nodes
+    without NCCL's tuning keeps the plain name."""
+    from app import i18n
+    from simcore.topology_presets import register_spec
+
+    i18n.set_language(qapp, lang)
+    key = register_spec({"kind": "nodes", "nodes": 2, "per_node": 4, "intra": "nvlink4", "inter": "ib-ndr400"})
+    model = ScenarioModel(sync=True)
+    panel = ControlPanel(model)
+    try:
+        panel.machine.activated.emit(panel.machine.findData("dgx-h100"))
+        panel.op.activated.emit(panel.op.findData("all-reduce"))
+        assert model.scenario.n == 16 and model.scenario.topology == "dgx-h100"
+        assert PRESETS["dgx-h100"].topology(16).tuning  # NCCL's model times it
+        assert panel.algo.itemText(panel.algo.findData("hier")) == nvls_tree
+        panel.machine.activated.emit(panel.machine.findData(key))
+        assert model.scenario.topology == key and not PRESETS[key].topology(model.scenario.n).tuning
+        assert panel.algo.itemText(panel.algo.findData("hier")) == plain
+    finally:
+        panel.close()
+        PRESETS.pop(key, None)
+        i18n.set_language(qapp, "en")

@@ -612,6 +612,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>每层两次 all-reduce + logits 的 all-gather</translation>
         </message>
         <message>
+            <source>Hierarchical — NCCL NVLS Tree</source>
+            <translation>分层——NCCL 的 NVLS Tree</translation>
+        </message>
+        <message>
             <source>The forward's collectives carry the model's real bytes: [B, T, d_model] activations and [B, T, vocab] logits, 2 bytes each.</source>
             <translation>前向的集合通信搬运模型的真实字节数：[B, T, d_model] 的激活和 [B, T, vocab] 的 logits，每个元素 2 字节。</translation>
         </message>
@@ -654,10 +658,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Small matrices with real numbers; the collective is timed as if it moved S bytes.</source>
             <translation>小矩阵、真实数值；集合通信按搬运 S 字节计时。</translation>
-        </message>
-        <message>
-            <source>S must split into n equal chunks.</source>
-            <translation>S 必须能均分成 n 块。</translation>
         </message>
         <message>
             <source>S became {S} so that it splits into {n} equal chunks.</source>
@@ -3076,6 +3076,10 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
         <message>
             <source>up into the switch</source>
             <translation>上送至交换机</translation>
+        </message>
+        <message>
+            <source>Blocks with a dashed gold outline cross between nodes over the NICs. Timed as NCCL runs {algo} with {protocol}: {bw}, α {a} across nodes; {bw_in}, α {a_in} inside a node.</source>
+            <translation>带金色虚线边框的块经网卡在节点之间传输。按 NCCL 以 {protocol} 运行 {algo} 计时：跨节点 {bw}，α {a}；节点内 {bw_in}，α {a_in}。</translation>
         </message>
     </context>
     <context>

@@ -262,9 +262,26 @@ def switch_name(link) -> str:
 # -- geometry helpers --------------------------------------------------------------------
 
 
-def step_notes(topology) -> tuple:
-    """Every note step_note can give on `topology` ("" on a plain switch)."""
-    base = float(getattr(topology, "base", 0.0))
+def _timed(topology, c):
+    """The topology as the simulation timed collective c: the engine's topology.timed_as (on a GPU
+    machine NCCL's links and base for its protocol at c's S, what timed_as_machine ran it with;
+    the formula panel's timed_topology asks the same), else the topology itself."""
+    if topology is None or c is None or topology.n != c.n or not hasattr(topology, "timed_as"):
+        return topology
+    return topology.timed_as(c.op, c.algo, float(c.nbytes))
+
+
+def timed_base(run, c) -> float:
+    """The base latency collective c of run was timed with (_timed: on a GPU machine NCCL's for
+    its protocol at c's S, e.g. NVLS Tree's 66.8 µs on 2 × 8 H100), else the machine's own."""
+    topo = run.comm.topology if run.comm is not None else None
+    return float(getattr(_timed(topo, c), "base", 0.0))
+
+
+def step_notes(topology, base=None) -> tuple:
+    """Every note step_note can give on `topology` ("" on a plain switch); base: the base
+    latency the collective was timed with (timed_base; None: the topology's own)."""
+    base = float(getattr(topology, "base", 0.0)) if base is None else float(base)
     wait = (tr("RingView", "base latency {B}: the call starts").format(B=fmt_time(base)),) if base > 0 else ()
     if getattr(topology, "n_nodes", 1) > 1:
         return (tr("RingView", "inter-node: {link}").format(link=topology.inter.name),
@@ -275,15 +292,37 @@ def step_notes(topology) -> tuple:
     return wait
 
 
+def _run_notes(run, topology) -> tuple:
+    """Every note step_note can give in run: each collective's, with the base it was timed with."""
+    bases = dict.fromkeys(timed_base(run, c) for c in run.trace.collectives) or {None: None}
+    return tuple(dict.fromkeys(note for b in bases for note in step_notes(topology, b)))
+
+
+def _timed_links(run, topology):
+    """((intra, inter), algo, protocol): the links every collective of run was timed with
+    (_timed) when they share them and they are not the machine's own (NCCL's protocol
+    on a GPU machine); else None."""
+    cs = [c for c in run.trace.collectives if c.n == topology.n]
+    if not cs or len(cs) < len(run.trace.collectives):
+        return None
+    links = {(t.intra, t.inter) for t in (_timed(topology, c) for c in cs)}
+    protos = {(c.algo, topology.protocol(c.op, c.algo, float(c.nbytes))[0]) for c in cs}
+    if len(links) > 1 or len(protos) > 1 or links == {(topology.intra, topology.inter)}:
+        return None
+    return links.pop(), *protos.pop()
+
+
 def step_note(run, msgs, t=None) -> str:
     """The step line's note on a machine: are this step's messages inter-node, inside the nodes
     (or both), or on the torus's links; at time t before any of them starts, the collective
-    call's base latency."""
+    call's base latency (the one it was timed with: timed_base)."""
     topo = run.comm.topology if run.comm is not None else None
-    notes = step_notes(topo)
-    if not notes or not msgs:
+    if not msgs:
         return ""
-    base = float(getattr(topo, "base", 0.0))
+    base = timed_base(run, run.trace.collectives[msgs[0].coll])
+    notes = step_notes(topo, base)
+    if not notes:
+        return ""
     if base > 0 and t is not None and t < min(m.t_start for m in msgs) - 1e-12:
         return notes[-1]
     if base > 0:
@@ -306,12 +345,22 @@ def machine_texts(run, texts):
         names = tuple(tr("RingView", "Node {m} · {link}").format(m=m, link=A.name) for m in range(topo.n_nodes))
         fabric = tr("RingView", "{link} fabric: one NIC per GPU, {bw} each way, α {a}").format(
             link=I.name, bw=fmt_rate(I.bw), a=fmt_time(I.alpha))
-        legend = texts.legend + " " + tr("RingView", "Blocks with a dashed gold outline cross between nodes "
-                                                     "over the NICs ({bw}, α {a}); inside a node NVLink "
-                                                     "({bw_in}, α {a_in}).").format(
-            bw=fmt_rate(I.bw), a=fmt_time(I.alpha), bw_in=fmt_rate(A.bw), a_in=fmt_time(A.alpha))
+        timed = _timed_links(run, topo)
+        if timed is None:
+            legend = texts.legend + " " + tr("RingView", "Blocks with a dashed gold outline cross between nodes "
+                                                         "over the NICs ({bw}, α {a}); inside a node NVLink "
+                                                         "({bw_in}, α {a_in}).").format(
+                bw=fmt_rate(I.bw), a=fmt_time(I.alpha), bw_in=fmt_rate(A.bw), a_in=fmt_time(A.alpha))
+        else:  # the blocks move as NCCL's protocol times them: say so, with those numbers
+            (TA, TI), algo, proto = timed
+            legend = texts.legend + " " + tr("RingView", "Blocks with a dashed gold outline cross between nodes "
+                                                         "over the NICs. Timed as NCCL runs {algo} with {protocol}: "
+                                                         "{bw}, α {a} across nodes; {bw_in}, α {a_in} inside a "
+                                                         "node.").format(
+                algo=algo, protocol=proto, bw=fmt_rate(TI.bw), a=fmt_time(TI.alpha), bw_in=fmt_rate(TA.bw),
+                a_in=fmt_time(TA.alpha))
         title = texts.title + " · " + tr("RingView", "{N} nodes × {P}").format(N=topo.n_nodes, P=topo.per_node)
-        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
+        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in _run_notes(run, topo))
         return texts._replace(title=title, node_names=names, fabric_name=fabric, legend=legend,
                        step_lines=texts.step_lines + steps)
     grid = getattr(topo, "shape", None)
@@ -324,7 +373,7 @@ def machine_texts(run, texts):
             fabric = tr("RingView", "{shape} slice, {link}s of {bw} each way, without wraparound links").format(
                 shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
         title = texts.title + " · " + tr("RingView", "{shape} torus").format(shape="×".join(map(str, grid)))
-        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in step_notes(topo))
+        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in _run_notes(run, topo))
         key = tr("RingView", "chip colours:") if texts.swatch_title == tr("RingView", "GPU colours:") else \
             texts.swatch_title  # a torus's devices are TPU chips
         return texts._replace(title=title, fabric_name=fabric, step_lines=texts.step_lines + steps, swatch_title=key)
