@@ -226,8 +226,13 @@ def _main(argv=None) -> int:
                 nbytes = fit_bytes(nbytes, args.n, args.scenario)
             sc = Scenario(kind=args.scenario, n=args.n, algo=args.algo or default_algo(args.scenario), nbytes=nbytes,
                           link=args.link)
-            if args.machine:  # the machine's links; its own algorithm for the op unless --algo chose one
+            if args.machine:  # the machine's links; its own algorithm for the op and size unless --algo chose one
+                from .core.scenarios import machine_choice
+
                 sc = sc.with_changes(topology=args.machine, **({"algo": args.algo} if args.algo else {}))
+                choice = None if args.algo else machine_choice(sc)
+                if choice is not None:
+                    sc = sc.with_changes(algo=choice[0])
                 sc.validate()
         model = ScenarioModel(sc)
         if getattr(sf, "run", None) is not None:  # a saved run (scenario_io.RunFile): play its own trace

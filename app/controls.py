@@ -397,19 +397,8 @@ class ControlPanel(QWidget):
     # -- the machine's own choice ------------------------------------------------------------
     @staticmethod
     def machine_choice(sc):
-        """(algo, protocol, why) the scenario's machine runs for its op at its size (topology.choose),
-        None on the lecture's one switch (its ring stays the default) or where the machine cannot
-        answer (a group it does not have: the engine says why elsewhere)."""
-        if not sc.topology or sc.kind not in scenarios.MACHINE_KINDS:
-            return None
-        try:
-            preset = PRESETS[sc.topology]
-            if not preset.is_valid(sc.n):
-                return None
-            choice = preset.topology(sc.n).choose(sc.kind, float(sc.nbytes))
-            return choice if choice[0] in offered_algos(sc.topology, sc.n, sc.kind) else None
-        except (KeyError, ValueError):
-            return None
+        """scenarios.machine_choice: what the scenario's machine runs for its op at its size."""
+        return scenarios.machine_choice(sc)
 
     def _short_algo(self, algo: str) -> str:
         return {"innet": self.tr("NVLS"), "ring-nodes": self.tr("NCCL rings"), "hier": self.tr("hierarchical"),

@@ -381,9 +381,28 @@ class Scenario:
         return new
 
 
+def machine_choice(sc):
+    """(algo, protocol, why) the scenario's machine runs for its op at its size (topology.choose:
+    NCCL's tuner on a GPU machine), None on the lecture's one switch (its ring stays the default)
+    or where the machine cannot answer (a group it does not have: validate says why)."""
+    if not sc.topology or sc.kind not in MACHINE_KINDS:
+        return None
+    from simcore.topology_presets import PRESETS, offered_algos
+
+    try:
+        preset = PRESETS[sc.topology]
+        if not preset.is_valid(sc.n):
+            return None
+        choice = preset.topology(sc.n).choose(sc.kind, float(sc.nbytes))
+        return choice if choice[0] in offered_algos(sc.topology, sc.n, sc.kind) else None
+    except (KeyError, ValueError):
+        return None
+
+
 def machine_algo(sc) -> str:
-    """The scenario's algorithm if its machine offers it, else the machine's default (the first
-    offered); with no machine, the topology algorithms fall back to the ring."""
+    """The scenario's algorithm if its machine offers it, else the machine's own choice for the size
+    (machine_choice; the first offered where it has none); with no machine, the topology algorithms
+    fall back to the ring."""
     if not sc.topology:
         return default_algo(sc.kind) if sc.algo not in algos_of(sc.kind) else sc.algo
     from simcore.topology_presets import get_preset, offered_algos
@@ -394,4 +413,7 @@ def machine_algo(sc) -> str:
         offered = offered_algos(sc.topology, sc.n, sc.kind if sc.kind in COLLECTIVE_KINDS else "all-reduce")
     except ValueError:
         return sc.algo
-    return sc.algo if sc.algo in offered else offered[0]
+    if sc.algo in offered:
+        return sc.algo
+    choice = machine_choice(sc)
+    return choice[0] if choice is not None else offered[0]
