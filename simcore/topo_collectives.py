@@ -65,9 +65,12 @@ class _Run:
         self._lens_by_code = np.stack([self.lens[None], self.lens[0], self.lens[1]])  # row: half code + 1
         self.item = bufs.itemsize
         self.width = int(L // G) if G and L % G == 0 and bufs.flags.c_contiguous else None
-        self.sets = [1 << d for d in range(n)]  # set id → its devices as a bitmask (id d: device d alone)
-        self._id = {m: d for d, m in enumerate(self.sets)}
-        self._union = {}
+        # set id → its devices as a bitmask, W little-endian 64-bit words a row (id d: device d alone)
+        W = (n + 63) // 64
+        self.masks = np.zeros((max(2 * n, 64), W), dtype="<u8")
+        self.masks[np.arange(n), np.arange(n) // 64] = np.left_shift(np.uint64(1), (np.arange(n) % 64).astype(np.uint64))
+        self.n_sets = n
+        self._id = {m: d for d, m in enumerate(self.masks[:n].view(np.dtype((np.void, 8 * W))).reshape(-1).tolist())}
         self.who = np.repeat(np.arange(n, dtype=np.int64)[:, None], G, axis=1)  # set id of (device, fine chunk)
         self._rows = []
         self._calls = 0
@@ -77,39 +80,40 @@ class _Run:
         return int(self.lens[half][list(fine)].sum()) * self.item
 
     def _unite(self, a, b):
-        """Set ids of sets[a] | sets[b], elementwise (int arrays)."""
-        S = len(self.sets)
-        if S * S <= 1 << 22:  # pairs a·S + b in a table: np.unique's sorted pairs without a sort
-            uniq, inv = _dense_unique(a * S + b, S * S)
-            uniq = (uniq // S) * (1 << 32) + uniq % S
-        else:
-            uniq, inv = np.unique(a * (1 << 32) + b, return_inverse=True)
-        out = np.empty(len(uniq), dtype=np.int64)
-        memo, sets, ids = self._union, self.sets, self._id
-        for i, k in enumerate(uniq.tolist()):
-            r = memo.get(k)
-            if r is None:
-                x, y = divmod(k, 1 << 32)
-                u = sets[x] | sets[y]
-                r = ids.get(u)
-                if r is None:
-                    r = ids[u] = len(sets)
-                    sets.append(u)
-                memo[k] = r
-            out[i] = r
-        return out[inv.reshape(-1)]
+        """Set ids of sets a | sets b, elementwise (int arrays). A new set gets the next id, in
+        the order of its first pair (a, b) sorted."""
+        S = self.n_sets
+        ua, ia = _dense_unique(a, S)  # the few distinct ids on each side: a small table of pairs
+        ub, ib = _dense_unique(b, S)
+        uniq, inv = _dense_unique(ia * len(ub) + ib, len(ua) * len(ub))  # sorted as the pairs (a, b)
+        unions = self.masks[ua[uniq // len(ub)]] | self.masks[ub[uniq % len(ub)]]
+        keys = unions.view(np.dtype((np.void, unions.itemsize * unions.shape[1]))).reshape(-1).tolist()
+        ids = self._id
+        got = [ids.get(u) for u in keys]
+        if None in got:  # new sets: the next ids, in pair order
+            new = []
+            for i, u in enumerate(keys):
+                if got[i] is None:
+                    r = ids.get(u)
+                    if r is None:
+                        r = ids[u] = S + len(new)
+                        new.append(i)
+                    got[i] = r
+            while S + len(new) > len(self.masks):
+                self.masks = np.concatenate([self.masks, np.zeros_like(self.masks)])
+            self.masks[S:S + len(new)] = unions[new]
+            self.n_sets = S + len(new)
+        return np.array(got, dtype=np.int64)[inv]
 
     def _descs(self, ids):
         """(first, count, period, limit) of set ids (trace.encode_who of each distinct set once)."""
-        uniq, inv = _dense_unique(ids, len(self.sets))  # only the sets messages carry
-        n, trace, sets = self.comm.n, self.comm.trace, self.sets
-        width = (n + 7) // 8
+        uniq, inv = _dense_unique(ids, self.n_sets)  # only the sets messages carry
+        n, trace = self.comm.n, self.comm.trace
         desc = np.empty((len(uniq), 4), dtype=np.int64)
         block = max(1, (1 << 24) // max(n, 1))  # sets a block: at most 16 M bits in memory at once
         for lo in range(0, len(uniq), block):
-            part = uniq[lo:lo + block].tolist()
-            raw = b"".join(sets[i].to_bytes(width, "little") for i in part)
-            bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8).reshape(len(part), width), axis=1,
+            part = uniq[lo:lo + block]
+            bits = np.unpackbits(self.masks[part].view(np.uint8), axis=1,
                                  bitorder="little")[:, :n].astype(bool)  # row: the set's devices
             count = bits.sum(axis=1)
             rising = bits & ~np.roll(bits, 1, axis=1)  # device i in, device i−1 (cyclic) out
