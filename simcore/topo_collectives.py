@@ -166,8 +166,8 @@ class _Run:
         else:
             plan = comm._plan(s_rep, d_rep) if F > 1 else plan
             start, end = comm._port_times(plan, b, np.repeat(np.broadcast_to(np.asarray(ready, dtype=float), (M,)), F))
-        who = self.who.reshape(-1).take(s_rep * self.G + f) if desc is None else \
-            np.asarray(desc, dtype=np.int64).reshape(M * F, 4)
+        rows, frm = d_rep * self.G + f, s_rep * self.G + f  # (device, fine chunk) as one index
+        who = self.who.reshape(-1).take(frm) if desc is None else np.asarray(desc, dtype=np.int64).reshape(M * F, 4)
         if key is None:
             key = np.zeros((M, self.KEYS), dtype=np.int64)
             key[:, 0] = self._calls
@@ -177,46 +177,45 @@ class _Run:
         self._rows.append((np.asarray(key, dtype=np.int64).reshape(M, self.KEYS), phase,
                            np.broadcast_to(np.asarray(step, dtype=np.int64), (M * F,)),
                            s_rep, d_rep, f, b, start, end, bool(reduce), who, F))
+        t = end.reshape(M, F).max(axis=1)
         if desc is not None:  # contributors given: move the data only
-            self._data(s_rep, d_rep, f, reduce, half)
-            t = end.reshape(M, F).max(axis=1)
+            self._data(rows, frm, reduce, half)
             return float(t[0]) if one else t
         # the data and the contributors; a chunk that two moves add into (both directions'
         # last hop) takes them one after the other, in the order given
         if reduce and M > 1:
-            rounds = _occurrence(d_rep * self.G + f)
+            rounds = _occurrence(rows)
             if rounds is not None:
                 for r in range(int(rounds.max()) + 1):
                     m = rounds == r
-                    self._update(s_rep[m], d_rep[m], f[m], who[m], True, half, None if hcode is None else hcode[m])
-                t = end.reshape(M, F).max(axis=1)
+                    self._update(rows[m], frm[m], who[m], True, half, None if hcode is None else hcode[m])
                 return float(t[0]) if one else t
-        self._update(s_rep, d_rep, f, who, reduce, half, hcode)
-        t = end.reshape(M, F).max(axis=1)
+        self._update(rows, frm, who, reduce, half, hcode)
         return float(t[0]) if one else t
 
-    def _update(self, s_rep, d_rep, f, who, reduce, half, hcode):
-        """The data and contributors of messages whose (receiver, chunk) are all different."""
+    def _update(self, rows, frm, who, reduce, half, hcode):
+        """The data and contributors of messages whose (receiver, chunk) rows (d·G + f) are all
+        different; frm: the senders' (s·G + f)."""
         if hcode is not None:
             for code in (-1, 0, 1):
                 m = hcode == code
                 if m.any():
-                    self._data(s_rep[m], d_rep[m], f[m], reduce, None if code < 0 else code)
+                    self._data(rows[m], frm[m], reduce, None if code < 0 else code)
             upd = hcode != 0
-            s_u, d_u, f_u, w_u = s_rep[upd], d_rep[upd], f[upd], who[upd]
-            self.who[d_u, f_u] = self._unite(self.who[d_u, f_u], w_u) if reduce else w_u
+            rows, who = rows[upd], who[upd]
         else:
-            self._data(s_rep, d_rep, f, reduce, half)
-            if half is None or half == 1:
-                self.who[d_rep, f] = self._unite(self.who[d_rep, f], who) if reduce else who
+            self._data(rows, frm, reduce, half)
+            if half == 0:
+                return
+        flat = self.who.reshape(-1)
+        flat[rows] = self._unite(flat.take(rows), who) if reduce else who
 
-    def _data(self, s_rep, d_rep, f, reduce, half):
-        """Move (copy or add) fine chunks f (or their half) from s_rep to d_rep."""
+    def _data(self, rows, frm, reduce, half):
+        """Move (copy or add) the fine chunks of rows frm (s·G + f) to rows (d·G + f), or their half."""
         bufs = self.bufs
         if self.width is not None:
             w = self.width
             b2 = bufs.reshape(-1, w)  # row d·G + f: device d's fine chunk f
-            rows, frm = d_rep * self.G + f, s_rep * self.G + f
             if half is not None and w % 2 == 0:  # half a row is a whole row of rows half as wide
                 b2, rows, frm = bufs.reshape(-1, w // 2), 2 * rows + half, 2 * frm + half
             elif half is not None:
@@ -237,6 +236,8 @@ class _Run:
             else:
                 np.put(items, rows, items.take(frm))
         else:
+            d_rep, f = np.divmod(rows, self.G)
+            s_rep = frm // self.G
             los = self.lo[f] if half != 1 else (self.lo[f] + self.hi[f]) // 2
             his = self.hi[f] if half != 0 else (self.lo[f] + self.hi[f]) // 2
             for i in range(len(f)):
@@ -643,16 +644,38 @@ def _lines(shape, axis):
 
 
 @functools.lru_cache(maxsize=4096)
-def _hop_plan(Lc, N, ring, h, dist, side):
-    """_hop_moves of one side (0 right, 1 left) and the order keys of its Lc lines without their
-    first two columns (read-only, shared by every call with the same shape)."""
-    i, dst, other = _hop_moves(N, ring, h, dist, side == 0)
-    key = np.zeros((Lc, len(i), _Run.KEYS), dtype=np.int64)
-    key[..., 2] = np.arange(Lc)[:, None]
-    key[..., 3], key[..., 4], key[..., 5] = h, side, i
-    for a in (i, dst, other, key):
-        a.setflags(write=False)
-    return i, dst, other, key.reshape(-1, _Run.KEYS)
+def _hop_plan(J, Lc, N, ring, h, dist):
+    """
+    Hop h of J stacked jobs (each Lc lines of N positions), both directions, as flat indexes
+    in the order of the batch (job, side 0 right / 1 left, line, sending position): into the
+    jobs' lines (J·Lc·N) of the senders, the receivers and the positions whose block they
+    carry (_hop_moves); into the clocks (J × 2 × Lc × N) of the senders and the receivers;
+    each move's side; and the order keys without their first two columns. Read-only, shared
+    by every call with the same shape.
+    """
+    sides = [_hop_moves(N, ring, h, dist, side == 0) for side in (0, 1)]
+    Ni = len(sides[0][0])
+    assert all(len(x[0]) == Ni for x in sides)  # a line's two directions have as many senders
+    i, dst, other = (np.stack([x[q] for x in sides]) for q in range(3))  # 2 × Ni each
+    job = np.arange(J)[:, None, None, None]
+    side = np.arange(2)[None, :, None, None]
+    line = np.arange(Lc)[None, None, :, None]
+    at = (job * Lc + line) * N  # J × 1 × Lc × 1: a line's first position in the jobs' lines
+    clk = ((job * 2 + side) * Lc + line) * N
+    shape = (J, 2, Lc, Ni)
+    plan = {"src": at + i[None, :, None, :], "dst": at + dst[None, :, None, :],
+            "other": at + other[None, :, None, :],
+            "clock_src": clk + i[None, :, None, :], "clock_dst": clk + dst[None, :, None, :],
+            "side": np.broadcast_to(side, shape)}
+    plan = {name: np.ascontiguousarray(np.broadcast_to(v, shape)).reshape(-1) for name, v in plan.items()}
+    key = np.zeros(shape + (_Run.KEYS,), dtype=np.int64)
+    key[..., 2] = line
+    key[..., 3], key[..., 4], key[..., 5] = h, side, i[None, :, None, :]
+    plan["key"] = key.reshape(-1, _Run.KEYS)
+    for v in plan.values():
+        v.setflags(write=False)
+    plan["n"] = Ni
+    return plan
 
 
 def _hop_moves(N, ring, h, dist, right):
@@ -678,56 +701,71 @@ def _axis_run(run, jobs, step0, phase, reduce):
     Reduce-scatter (reduce True): every position holds partials of all blocks[l, o] (targets),
     and position o ends with blocks[l, o] summed over the line, the farthest partials first (the
     mirror). The jobs' lines and directions share no port, so every hop of all of them is one
-    batch (one per block width F); the trace keeps the order job, line, hop, direction,
-    position. Returns the most hops of a job.
+    batch (one per block width F), jobs of the same shape stacked into one set of arrays; the
+    batch keeps the order job, direction, line, position and the trace the order job, line,
+    hop, direction, position. Returns the most hops of a job.
     """
-    state = []
-    for lines, blocks, wrap, ready, key0 in jobs:
+    groups = {}  # (lines, positions, ring, F) → the jobs of that shape, stacked
+    for js, (lines, blocks, wrap, ready, key0) in enumerate(jobs):
         Lc, N = lines.shape
-        if N == 1:
-            continue
-        ring = wrap and N > 2
-        clock = ready[lines].astype(float)  # when position i's right- (and left-) going data is ready
-        state.append((lines, blocks, ready, key0, N, ring, N // 2 if ring else N - 1, [clock, clock.copy()],
-                      np.full((Lc, N), -np.inf)))
-    most = max((st[6] for st in state), default=0)
+        if N > 1:
+            groups.setdefault((Lc, N, bool(wrap) and N > 2, blocks.shape[2]), []).append(js)
+    state = []
+    for (Lc, N, ring, F), js in groups.items():
+        J = len(js)
+        lines = np.stack([jobs[j][0] for j in js])  # J × Lc × N
+        clock = np.empty((J, 2, Lc, N))  # when position i's right- (and left-) going data is ready
+        for q, j in enumerate(js):
+            clock[q, :] = jobs[j][3][jobs[j][0]]
+        state.append(dict(js=js, J=J, Lc=Lc, N=N, ring=ring, F=F, hops=N // 2 if ring else N - 1,
+                          lines=lines.reshape(-1), blocks=np.stack([jobs[j][1] for j in js]).reshape(-1, F),
+                          clock=clock.reshape(-1), arrive=np.full(J * Lc * N, -np.inf),
+                          key0=np.array([jobs[j][4] for j in js], dtype=np.int64)))
+    most = max((st["hops"] for st in state), default=0)
+    reuse = {}  # F → (src, dst, plan) of the last hop: a ring's hops all use the same ports
     for h in range(1, most + 1):
-        batches = {}  # F → the pieces of this hop
-        for js, (lines, blocks, ready, key0, N, ring, hops, clock, arrive) in enumerate(state):
-            if h > hops:
+        batches = {}  # F → (group, its hop plan) of this hop
+        for st in state:
+            if h > st["hops"]:
                 continue
-            Lc = len(lines)
-            last = h == 1 if reduce else h == hops
-            halves = (0, 1) if ring and N % 2 == 0 and last else (-1, -1)
-            dist = hops - h + 1 if reduce else -(h - 1)
-            for side in (0, 1):
-                i, dst, other, key = _hop_plan(Lc, N, ring, h, dist, side)
-                if not len(i):
-                    continue
-                F = blocks.shape[2]
-                whole = len(i) == N  # every position sends (a ring): no gather needed
-                batches.setdefault(F, []).append((js, side, dst, Lc * len(i),
-                                                  (lines if whole else lines[:, i]).reshape(-1),
-                                                  lines[:, dst].reshape(-1), blocks[:, other, :].reshape(-1, F),
-                                                  (clock[side] if whole else clock[side][:, i]).reshape(-1),
-                                                  halves[side], key, key0))
+            N, ring = st["N"], st["ring"]
+            dist = st["hops"] - h + 1 if reduce else -(h - 1)
+            batches.setdefault(st["F"], []).append((st, _hop_plan(st["J"], st["Lc"], N, ring, h, dist)))
         done = []
         for F, pieces in batches.items():
-            sizes = [p[3] for p in pieces]
-            key = np.concatenate([p[9] for p in pieces])  # the shared plans' keys, then each job's first two columns
-            key[:, :2] = np.repeat(np.array([p[10] for p in pieces], dtype=np.int64), sizes, axis=0)
-            t = run.move(np.concatenate([p[4] for p in pieces]), np.concatenate([p[5] for p in pieces]),
-                         np.concatenate([p[6] for p in pieces]), np.concatenate([p[7] for p in pieces]),
-                         step0 + h - 1, phase, reduce, np.repeat([p[8] for p in pieces], sizes), key=key)
-            at = np.cumsum([0] + sizes)
-            done += [(p[0], p[1], p[2], t[at[q]:at[q + 1]]) for q, p in enumerate(pieces)]
-        for js, side, dst, t in done:  # every hop's moves read the clocks before any is moved
-            st = state[js]
-            t = t.reshape(len(st[0]), len(dst))
-            st[7][side][:, dst] = t
-            st[8][:, dst] = np.maximum(st[8][:, dst], t)
-    for lines, blocks, ready, key0, N, ring, hops, clock, arrive in state:
-        ready[lines] = np.maximum(ready[lines], arrive)
+            parts = []
+            for st, hp in pieces:
+                key = hp["key"].copy()
+                key[:, :2] = np.repeat(st["key0"], len(key) // st["J"], axis=0)
+                last = h == 1 if reduce else h == st["hops"]
+                half = hp["side"] if st["ring"] and st["N"] % 2 == 0 and last else None  # side 0 half 0, 1 half 1
+                parts.append((st["lines"].take(hp["src"]), st["lines"].take(hp["dst"]),
+                              st["blocks"].take(hp["other"], axis=0), st["clock"].take(hp["clock_src"]), key, half))
+            if len(parts) == 1:
+                src, dst, fine, ready, key, half = parts[0]
+            else:
+                src, dst, fine, ready, key = (np.concatenate([p[q] for p in parts]) for q in range(5))
+                half = None if all(p[5] is None for p in parts) else np.concatenate(
+                    [np.full(len(p[0]), -1) if p[5] is None else p[5] for p in parts])
+            plan = None
+            if F in reuse and np.array_equal(reuse[F][0], src) and np.array_equal(reuse[F][1], dst):
+                plan = reuse[F][2]
+            else:
+                plan = run.comm._plan(src, dst)
+                reuse[F] = (src, dst, plan)
+            t = run.move(src, dst, fine, ready, step0 + h - 1, phase, reduce, half, key=key, plan=plan)
+            at = 0
+            for st, hp in pieces:
+                done.append((st, hp, t[at:at + len(hp["src"])]))
+                at += len(hp["src"])
+        for st, hp, t in done:  # every hop's moves read the clocks before any is moved
+            st["clock"][hp["clock_dst"]] = t
+            np.maximum.at(st["arrive"], hp["dst"], t)
+    for st in state:
+        arrive = st["arrive"].reshape(st["J"], -1)
+        for q, j in enumerate(st["js"]):
+            lines, ready = jobs[j][0], jobs[j][3]
+            ready[lines] = np.maximum(ready[lines], arrive[q].reshape(lines.shape))
     return most
 
 
