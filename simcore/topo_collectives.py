@@ -89,21 +89,14 @@ class _Run:
         unions = self.masks[ua[uniq // len(ub)]] | self.masks[ub[uniq % len(ub)]]
         keys = unions.view(np.dtype((np.void, unions.itemsize * unions.shape[1]))).reshape(-1).tolist()
         ids = self._id
-        got = [ids.get(u) for u in keys]
-        if None in got:  # new sets: the next ids, in pair order
-            new = []
-            for i, u in enumerate(keys):
-                if got[i] is None:
-                    r = ids.get(u)
-                    if r is None:
-                        r = ids[u] = S + len(new)
-                        new.append(i)
-                    got[i] = r
+        new = list(dict.fromkeys(u for u in keys if u not in ids))  # new sets: the next ids, in pair order
+        if new:
+            ids.update(zip(new, range(S, S + len(new))))
             while S + len(new) > len(self.masks):
                 self.masks = np.concatenate([self.masks, np.zeros_like(self.masks)])
-            self.masks[S:S + len(new)] = unions[new]
+            self.masks[S:S + len(new)] = np.frombuffer(b"".join(new), dtype=self.masks.dtype).reshape(len(new), -1)
             self.n_sets = S + len(new)
-        return np.array(got, dtype=np.int64)[inv]
+        return np.array(list(map(ids.__getitem__, keys)), dtype=np.int64)[inv]
 
     def _descs(self, ids):
         """(first, count, period, limit) of set ids (trace.encode_who of each distinct set once)."""
@@ -175,8 +168,9 @@ class _Run:
             self._calls += 1
         # a move's F messages stay together, in order: the moves are what finish sorts
         self._rows.append((np.asarray(key, dtype=np.int64).reshape(M, self.KEYS), phase,
-                           np.broadcast_to(np.asarray(step, dtype=np.int64), (M * F,)),
-                           s_rep, d_rep, f, b, start, end, bool(reduce), who, F))
+                           np.broadcast_to(np.asarray(step, dtype=np.int64), (M,)) if np.ndim(step) < 2 and
+                           np.size(step) in (1, M) else None, np.asarray(step, dtype=np.int64).reshape(-1),
+                           src, dst, f, b, start, end, bool(reduce), who, F))
         t = end.reshape(M, F).max(axis=1)
         if desc is not None:  # contributors given: move the data only
             self._data(rows, frm, reduce, half)
@@ -186,16 +180,19 @@ class _Run:
         if reduce and M > 1:
             rounds = _occurrence(rows)
             if rounds is not None:
+                if F > 1:  # the rounds take whole moves (both directions' blocks): keep them whole
+                    per = rounds.reshape(M, F)
+                    F = F if (per[:, 1:] == per[:, :1]).all() else 1
                 for r in range(int(rounds.max()) + 1):
                     m = rounds == r
-                    self._update(rows[m], frm[m], who[m], True, half, None if hcode is None else hcode[m])
+                    self._update(rows[m], frm[m], who[m], True, half, None if hcode is None else hcode[m], F)
                 return float(t[0]) if one else t
-        self._update(rows, frm, who, reduce, half, hcode)
+        self._update(rows, frm, who, reduce, half, hcode, F)
         return float(t[0]) if one else t
 
-    def _update(self, rows, frm, who, reduce, half, hcode):
+    def _update(self, rows, frm, who, reduce, half, hcode, F=1):
         """The data and contributors of messages whose (receiver, chunk) rows (d·G + f) are all
-        different; frm: the senders' (s·G + f)."""
+        different; frm: the senders' (s·G + f). F > 1: the messages come as whole moves of F."""
         if hcode is not None:
             for code in (-1, 0, 1):
                 m = hcode == code
@@ -208,7 +205,16 @@ class _Run:
             if half == 0:
                 return
         flat = self.who.reshape(-1)
-        flat[rows] = self._unite(flat.take(rows), who) if reduce else who
+        if not reduce:
+            flat[rows] = who
+            return
+        a = flat.take(rows)
+        if F > 1:  # a move whose F chunks all hold the same sets (a ring's block): unite once a move
+            A, B = a.reshape(-1, F), who.reshape(-1, F)
+            if (A[:, 1:] == A[:, :1]).all() and (B[:, 1:] == B[:, :1]).all():
+                flat[rows] = np.repeat(self._unite(A[:, 0], B[:, 0]), F)
+                return
+        flat[rows] = self._unite(a, who)
 
     def _data(self, rows, frm, reduce, half):
         """Move (copy or add) the fine chunks of rows frm (s·G + f) to rows (d·G + f), or their half."""
@@ -252,25 +258,37 @@ class _Run:
         if not self._rows:
             return
         rows, self._rows = self._rows, []
+        # rows: (key M × KEYS, phase, step a move or None, step a message, src, dst (a move),
+        # fine chunk, bytes, start, end (a message), reduce, contributors, F)
         key = np.concatenate([r[0] for r in rows])  # one row per move
         dims = key.max(axis=0) + 1
         if float(np.prod(dims.astype(float))) < 2.0**62:  # one int64 key: one argsort
             by = np.argsort(np.ravel_multi_index(tuple(key.T), tuple(int(d) for d in dims)), kind="stable")
         else:
             by = np.lexsort(key.T[::-1])
-        F = np.concatenate([np.full(len(r[0]), r[11], dtype=np.int64) for r in rows])
+        F = np.concatenate([np.full(len(r[0]), r[12], dtype=np.int64) for r in rows])
         first = np.cumsum(F) - F  # each move's first message
         Fs = F[by]
-        total = int(F.sum())
+        ends = np.cumsum(Fs)  # where each move ends in the trace order
+        total = int(ends[-1])
         if np.all(by[1:] > by[:-1]):  # issued in trace order (the channel rings): nothing to reorder
             order = slice(None)
         else:
-            order = np.repeat(first[by], Fs) + np.arange(total) - np.repeat(np.cumsum(Fs) - Fs, Fs)
-        sizes = [len(r[3]) for r in rows]
-        phases = np.repeat(np.arange(len(rows)), sizes)[order]
-        cols = [np.concatenate([r[j] for r in rows])[order] for j in (2, 3, 4, 5, 6, 7, 8)]
-        red = np.repeat(np.array([r[9] for r in rows]), sizes)[order]
-        whos = [r[10] for r in rows]  # set ids (1-D), or descriptors the caller gave (M·F × 4)
+            order = np.arange(total) + np.repeat(first[by] - (ends - Fs), Fs)
+
+        def per_move(values):  # one value a move, in the trace order, a message each
+            return np.repeat(np.concatenate(values)[by], Fs)
+
+        names = list(dict.fromkeys(r[1] for r in rows))
+        phase_of = np.repeat([names.index(r[1]) for r in rows], [len(r[0]) for r in rows])[by]
+        red_of = np.repeat([r[10] for r in rows], [len(r[0]) for r in rows])[by]
+        if all(r[2] is not None for r in rows):
+            step = per_move([r[2] for r in rows])
+        else:
+            step = np.concatenate([np.broadcast_to(r[3], (len(r[0]) * r[12],)) for r in rows])[order]
+        src, dst = per_move([r[4] for r in rows]), per_move([r[5] for r in rows])
+        cols = [step, src, dst] + [np.concatenate([r[j] for r in rows])[order] for j in (6, 7, 8, 9)]
+        whos = [r[11] for r in rows]  # set ids (1-D), or descriptors the caller gave (M·F × 4)
         if all(w.ndim == 1 for w in whos):
             desc = self._descs(np.concatenate(whos)[order])
         else:
@@ -286,17 +304,16 @@ class _Run:
                 if w.ndim == 2:
                     desc[at[i]:at[i + 1]] = w
             desc = desc[order]
-        names = list(dict.fromkeys(r[1] for r in rows))
-        ids = np.array([names.index(r[1]) for r in rows], dtype=np.int64)[phases]
-        # one add_messages per run of the same phase and reduce flag
-        cut = np.flatnonzero((ids[1:] != ids[:-1]) | (red[1:] != red[:-1])) + 1
+        # one add_messages per run of the same phase and reduce flag (moves in the trace order)
+        cut = np.flatnonzero((phase_of[1:] != phase_of[:-1]) | (red_of[1:] != red_of[:-1])) + 1
         comm = self.comm
         comm.trace.reserve(total)  # the columns grow once
-        for lo, hi in zip(np.r_[0, cut], np.r_[cut, total]):
+        for lo_m, hi_m in zip(np.r_[0, cut], np.r_[cut, len(by)]):
+            lo, hi = int(ends[lo_m] - Fs[lo_m]), int(ends[hi_m - 1])
             step, src, dst, chunk, b, start, end = (c[lo:hi] for c in cols)
             w = desc[lo:hi]
             comm._record(step, src, dst, chunk, b, start, end, (w[:, 0], w[:, 1], w[:, 2], w[:, 3]),
-                         names[ids[lo]], bool(red[lo]))
+                         names[phase_of[lo_m]], bool(red_of[lo_m]))
 
 
 def _occurrence(keys):
