@@ -183,6 +183,12 @@ class _Run:
                 if F > 1:  # the rounds take whole moves (both directions' blocks): keep them whole
                     per = rounds.reshape(M, F)
                     F = F if (per[:, 1:] == per[:, :1]).all() else 1
+                cut = np.flatnonzero(rounds[1:] != rounds[:-1]) + 1
+                if len(cut) + 1 == int(rounds.max()) + 1 and rounds[0] == 0:  # round after round: slices
+                    for lo, hi in zip([0, *cut.tolist()], [*cut.tolist(), len(rounds)]):
+                        self._update(rows[lo:hi], frm[lo:hi], who[lo:hi], True, half,
+                                     None if hcode is None else hcode[lo:hi], F)
+                    return float(t[0]) if one else t
                 for r in range(int(rounds.max()) + 1):
                     m = rounds == r
                     self._update(rows[m], frm[m], who[m], True, half, None if hcode is None else hcode[m], F)
@@ -318,16 +324,21 @@ class _Run:
 
 def _occurrence(keys):
     """Each key's index among the earlier equal keys (ints >= 0), or None when no key repeats."""
-    if len(keys) and int(np.bincount(keys).max()) < 2:  # most steps: no sort needed
+    if not len(keys):
         return None
+    most = int(np.bincount(keys).max())
+    if most < 2:  # most steps: no sort needed
+        return None
+    at = np.arange(len(keys))
+    if most == 2:  # a chunk that two moves add into: the later one is its second
+        first = np.full(int(keys.max()) + 1, len(keys))
+        np.minimum.at(first, keys, at)
+        return (first[keys] != at).astype(np.int64)
     order = np.argsort(keys, kind="stable")
     by = keys[order]
     new = np.empty(len(keys), dtype=bool)
     new[:1] = True
     np.not_equal(by[1:], by[:-1], out=new[1:])
-    if new.all():
-        return None
-    at = np.arange(len(keys))
     out = np.empty(len(keys), dtype=np.int64)
     out[order] = at - np.maximum.accumulate(np.where(new, at, 0))  # minus where its run of equal keys starts
     return out
@@ -664,34 +675,31 @@ def _lines(shape, axis):
 def _hop_plan(J, Lc, N, ring, h, dist):
     """
     Hop h of J stacked jobs (each Lc lines of N positions), both directions, as flat indexes
-    in the order of the batch (job, side 0 right / 1 left, line, sending position): into the
+    in the order of the batch (side 0 right / 1 left, job, line, sending position: a reduction's
+    two last hops into the same chunk come one half of the batch after the other): into the
     jobs' lines (J·Lc·N) of the senders, the receivers and the positions whose block they
     carry (_hop_moves); into the clocks (J × 2 × Lc × N) of the senders and the receivers;
-    each move's side; and the order keys without their first two columns. Read-only, shared
-    by every call with the same shape.
+    each move's side and job; and the order keys without their first two columns. Read-only,
+    shared by every call with the same shape.
     """
     sides = [_hop_moves(N, ring, h, dist, side == 0) for side in (0, 1)]
     Ni = len(sides[0][0])
     assert all(len(x[0]) == Ni for x in sides)  # a line's two directions have as many senders
-    i, dst, other = (np.stack([x[q] for x in sides]) for q in range(3))  # 2 × Ni each
-    job = np.arange(J)[:, None, None, None]
-    side = np.arange(2)[None, :, None, None]
+    i, dst, other = (np.stack([x[q] for x in sides])[:, None, None, :] for q in range(3))  # 2 × 1 × 1 × Ni
+    side = np.arange(2)[:, None, None, None]
+    job = np.arange(J)[None, :, None, None]
     line = np.arange(Lc)[None, None, :, None]
-    at = (job * Lc + line) * N  # J × 1 × Lc × 1: a line's first position in the jobs' lines
+    at = (job * Lc + line) * N  # a line's first position in the jobs' lines
     clk = ((job * 2 + side) * Lc + line) * N
-    shape = (J, 2, Lc, Ni)
-    plan = {"src": at + i[None, :, None, :], "dst": at + dst[None, :, None, :],
-            "other": at + other[None, :, None, :],
-            "clock_src": clk + i[None, :, None, :], "clock_dst": clk + dst[None, :, None, :],
-            "side": np.broadcast_to(side, shape)}
+    shape = (2, J, Lc, Ni)
+    plan = {"src": at + i, "dst": at + dst, "other": at + other, "clock_src": clk + i, "clock_dst": clk + dst,
+            "side": side, "job": job}
     plan = {name: np.ascontiguousarray(np.broadcast_to(v, shape)).reshape(-1) for name, v in plan.items()}
     key = np.zeros(shape + (_Run.KEYS,), dtype=np.int64)
-    key[..., 2] = line
-    key[..., 3], key[..., 4], key[..., 5] = h, side, i[None, :, None, :]
+    key[..., 2], key[..., 3], key[..., 4], key[..., 5] = line, h, side, i
     plan["key"] = key.reshape(-1, _Run.KEYS)
     for v in plan.values():
         v.setflags(write=False)
-    plan["n"] = Ni
     return plan
 
 
@@ -719,8 +727,8 @@ def _axis_run(run, jobs, step0, phase, reduce):
     and position o ends with blocks[l, o] summed over the line, the farthest partials first (the
     mirror). The jobs' lines and directions share no port, so every hop of all of them is one
     batch (one per block width F), jobs of the same shape stacked into one set of arrays; the
-    batch keeps the order job, direction, line, position and the trace the order job, line,
-    hop, direction, position. Returns the most hops of a job.
+    batch keeps the order direction, job, line, position (_hop_plan) and the trace the order
+    job, line, hop, direction, position. Returns the most hops of a job.
     """
     groups = {}  # (lines, positions, ring, F) → the jobs of that shape, stacked
     for js, (lines, blocks, wrap, ready, key0) in enumerate(jobs):
@@ -753,7 +761,7 @@ def _axis_run(run, jobs, step0, phase, reduce):
             parts = []
             for st, hp in pieces:
                 key = hp["key"].copy()
-                key[:, :2] = np.repeat(st["key0"], len(key) // st["J"], axis=0)
+                key[:, :2] = st["key0"][hp["job"]]
                 last = h == 1 if reduce else h == st["hops"]
                 half = hp["side"] if st["ring"] and st["N"] % 2 == 0 and last else None  # side 0 half 0, 1 half 1
                 parts.append((st["lines"].take(hp["src"]), st["lines"].take(hp["dst"]),
