@@ -85,7 +85,11 @@ class _Run:
         S = self.n_sets
         ua, ia = _dense_unique(a, S)  # the few distinct ids on each side: a small table of pairs
         ub, ib = _dense_unique(b, S)
-        uniq, inv = _dense_unique(ia * len(ub) + ib, len(ua) * len(ub))  # sorted as the pairs (a, b)
+        pairs = ia * len(ub) + ib  # sorted as the pairs (a, b)
+        if len(ua) * len(ub) <= 4 * len(pairs) + 4096:
+            uniq, inv = _dense_unique(pairs, len(ua) * len(ub))
+        else:  # a table of every pair would dwarf the pairs: sort them
+            uniq, inv = np.unique(pairs, return_inverse=True)
         unions = self.masks[ua[uniq // len(ub)]] | self.masks[ub[uniq % len(ub)]]
         keys = unions.view(np.dtype((np.void, unions.itemsize * unions.shape[1]))).reshape(-1).tolist()
         ids = self._id
