@@ -62,8 +62,9 @@ class _Run:
         self.lo, self.hi = bnd[:-1], bnd[1:]
         mid = (self.lo + self.hi) // 2
         self.lens = {None: self.hi - self.lo, 0: mid - self.lo, 1: self.hi - mid}
-        self._lens_by_code = np.stack([self.lens[None], self.lens[0], self.lens[1]])  # row: half code + 1
         self.item = bufs.itemsize
+        # bytes of a fine chunk (row 0), its first half (row 1) or its second (row 2): half code + 1
+        self._bytes_by_code = (np.stack([self.lens[None], self.lens[0], self.lens[1]]) * self.item).astype(float)
         self.width = int(L // G) if G and L % G == 0 and bufs.flags.c_contiguous else None
         # set id → its devices as a bitmask, W little-endian 64-bit words a row (id d: device d alone)
         W = (n + 63) // 64
@@ -152,11 +153,10 @@ class _Run:
             half = {-1: None, 0: 0, 1: 1}[int(np.asarray(half)[0])]  # one half for every move
         if np.ndim(half):  # one half (None, 0 or 1 as −1, 0, 1) per move
             hcode = np.repeat(np.asarray(half, dtype=np.int64), F)
-            lens = self._lens_by_code[hcode + 1, f]
+            b = self._bytes_by_code[hcode + 1, f] * comm.byte_scale
         else:
             hcode = None
-            lens = self.lens[half][f]
-        b = (lens * self.item).astype(float) * comm.byte_scale
+            b = self._bytes_by_code[{None: 0, 0: 1, 1: 2}[half], f] * comm.byte_scale
         plan = comm._plan(src, dst) if plan is None else plan
         if plan.all_ports and not plan.in_turn:  # each move on its own ports: its F messages in a chain
             start, end = (x.reshape(-1) for x in comm._port_chains(plan, b.reshape(M, F), ready))
@@ -203,7 +203,14 @@ class _Run:
     def _update(self, rows, frm, who, reduce, half, hcode, F=1):
         """The data and contributors of messages whose (receiver, chunk) rows (d·G + f) are all
         different; frm: the senders' (s·G + f). F > 1: the messages come as whole moves of F."""
-        if hcode is not None:
+        if hcode is not None and not (hcode[1:] < hcode[:-1]).any():  # codes in order (a torus hop): slices
+            at = [0, *np.searchsorted(hcode, [0, 1]).tolist(), len(hcode)]
+            for code, lo, hi in zip((-1, 0, 1), at[:-1], at[1:]):
+                if hi > lo:
+                    self._data(rows[lo:hi], frm[lo:hi], reduce, None if code < 0 else code)
+            if at[1] < at[2]:  # half 0 leaves the contributors as they are
+                rows, who = np.concatenate([rows[:at[1]], rows[at[2]:]]), np.concatenate([who[:at[1]], who[at[2]:]])
+        elif hcode is not None:
             for code in (-1, 0, 1):
                 m = hcode == code
                 if m.any():
