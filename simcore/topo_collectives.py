@@ -284,21 +284,27 @@ class _Run:
         else:
             by = np.lexsort(key.T[::-1])
         F = np.concatenate([np.full(len(r[0]), r[12], dtype=np.int64) for r in rows])
-        first = np.cumsum(F) - F  # each move's first message
         Fs = F[by]
-        ends = np.cumsum(Fs)  # where each move ends in the trace order
-        total = int(ends[-1])
-        if np.all(by[1:] > by[:-1]):  # issued in trace order (the channel rings): nothing to reorder
+        total = int(F.sum())
+        ones = total == len(by)  # a message a move: message and move indexes are the same
+        ends = None if ones else np.cumsum(Fs)  # where each move ends in the trace order
+        in_order = bool(np.all(by[1:] > by[:-1]))  # issued in trace order (the channel rings)
+        if in_order:
             order = slice(None)
         else:
-            order = np.arange(total) + np.repeat(first[by] - (ends - Fs), Fs)
+            first = np.cumsum(F) - F  # each move's first message
+            order = np.arange(total) + np.repeat(first[by] - (np.cumsum(Fs) - Fs if ones else ends - Fs), Fs)
 
         def per_move(values):  # one value a move, in the trace order, a message each
-            return np.repeat(np.concatenate(values)[by], Fs)
+            v = np.concatenate(values)
+            v = v if in_order else v[by]
+            return v if total == len(by) else np.repeat(v, Fs)
 
         names = list(dict.fromkeys(r[1] for r in rows))
-        phase_of = np.repeat([names.index(r[1]) for r in rows], [len(r[0]) for r in rows])[by]
-        red_of = np.repeat([r[10] for r in rows], [len(r[0]) for r in rows])[by]
+        phase_of = np.repeat([names.index(r[1]) for r in rows], [len(r[0]) for r in rows])
+        red_of = np.repeat([r[10] for r in rows], [len(r[0]) for r in rows])
+        if not in_order:
+            phase_of, red_of = phase_of[by], red_of[by]
         if all(r[2] is not None for r in rows):
             step = per_move([r[2] for r in rows])
         else:
@@ -326,7 +332,7 @@ class _Run:
         comm = self.comm
         comm.trace.reserve(total)  # the columns grow once
         for lo_m, hi_m in zip(np.r_[0, cut], np.r_[cut, len(by)]):
-            lo, hi = int(ends[lo_m] - Fs[lo_m]), int(ends[hi_m - 1])
+            lo, hi = (int(lo_m), int(hi_m)) if ones else (int(ends[lo_m] - Fs[lo_m]), int(ends[hi_m - 1]))
             step, src, dst, chunk, b, start, end = (c[lo:hi] for c in cols)
             w = desc[lo:hi]
             comm._record(step, src, dst, chunk, b, start, end, (w[:, 0], w[:, 1], w[:, 2], w[:, 3]),
