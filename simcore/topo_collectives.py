@@ -147,7 +147,6 @@ class _Run:
         fine = np.asarray(fine, dtype=np.int64).reshape(len(src), -1)
         M, F = fine.shape
         comm = self.comm
-        s_rep, d_rep = np.repeat(src, F), np.repeat(dst, F)
         f = fine.reshape(-1)
         if np.ndim(half) and len(half) and (np.asarray(half) == np.asarray(half)[0]).all():
             half = {-1: None, 0: 0, 1: 1}[int(np.asarray(half)[0])]  # one half for every move
@@ -161,9 +160,9 @@ class _Run:
         if plan.all_ports and not plan.in_turn:  # each move on its own ports: its F messages in a chain
             start, end = (x.reshape(-1) for x in comm._port_chains(plan, b.reshape(M, F), ready))
         else:
-            plan = comm._plan(s_rep, d_rep) if F > 1 else plan
+            plan = comm._plan(np.repeat(src, F), np.repeat(dst, F)) if F > 1 else plan
             start, end = comm._port_times(plan, b, np.repeat(np.broadcast_to(np.asarray(ready, dtype=float), (M,)), F))
-        rows, frm = d_rep * self.G + f, s_rep * self.G + f  # (device, fine chunk) as one index
+        rows, frm = np.repeat(dst * self.G, F) + f, np.repeat(src * self.G, F) + f  # (device, fine chunk) as one index
         who = self.who.reshape(-1).take(frm) if desc is None else np.asarray(desc, dtype=np.int64).reshape(M * F, 4)
         if key is None:
             key = np.zeros((M, self.KEYS), dtype=np.int64)
@@ -205,9 +204,12 @@ class _Run:
         different; frm: the senders' (s·G + f). F > 1: the messages come as whole moves of F."""
         if hcode is not None and not (hcode[1:] < hcode[:-1]).any():  # codes in order (a torus hop): slices
             at = [0, *np.searchsorted(hcode, [0, 1]).tolist(), len(hcode)]
-            for code, lo, hi in zip((-1, 0, 1), at[:-1], at[1:]):
-                if hi > lo:
-                    self._data(rows[lo:hi], frm[lo:hi], reduce, None if code < 0 else code)
+            if at[1] == 0 and self.width is not None and self.width % 2 == 0:  # halves only: rows half as wide
+                self._data(rows, frm, reduce, hcode)
+            else:
+                for code, lo, hi in zip((-1, 0, 1), at[:-1], at[1:]):
+                    if hi > lo:
+                        self._data(rows[lo:hi], frm[lo:hi], reduce, None if code < 0 else code)
             if at[1] < at[2]:  # half 0 leaves the contributors as they are
                 rows, who = np.concatenate([rows[:at[1]], rows[at[2]:]]), np.concatenate([who[:at[1]], who[at[2]:]])
         elif hcode is not None:
@@ -234,7 +236,8 @@ class _Run:
         flat[rows] = self._unite(a, who)
 
     def _data(self, rows, frm, reduce, half):
-        """Move (copy or add) the fine chunks of rows frm (s·G + f) to rows (d·G + f), or their half."""
+        """Move (copy or add) the fine chunks of rows frm (s·G + f) to rows (d·G + f), or their half
+        (0 or 1; with an even width also one half per message, an array)."""
         bufs = self.bufs
         if self.width is not None:
             w = self.width
