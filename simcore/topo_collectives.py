@@ -170,9 +170,10 @@ class _Run:
             key[:, 1] = np.arange(M)
             self._calls += 1
         # a move's F messages stay together, in order: the moves are what finish sorts
+        step = np.asarray(step, dtype=np.int64)  # one step for every message, or one each
         self._rows.append((np.asarray(key, dtype=np.int64).reshape(M, self.KEYS), phase,
-                           np.broadcast_to(np.asarray(step, dtype=np.int64), (M,)) if np.ndim(step) < 2 and
-                           np.size(step) in (1, M) else None, np.asarray(step, dtype=np.int64).reshape(-1),
+                           np.broadcast_to(step.reshape(-1), (M,)) if step.size == 1 else None,
+                           np.broadcast_to(step.reshape(-1), (M * F,)),
                            src, dst, f, b, start, end, bool(reduce), who, F))
         t = end.reshape(M, F).max(axis=1)
         if desc is not None:  # contributors given: move the data only
@@ -311,7 +312,7 @@ class _Run:
         if all(r[2] is not None for r in rows):
             step = per_move([r[2] for r in rows])
         else:
-            step = np.concatenate([np.broadcast_to(r[3], (len(r[0]) * r[12],)) for r in rows])[order]
+            step = np.concatenate([r[3] for r in rows])[order]
         src, dst = per_move([r[4] for r in rows]), per_move([r[5] for r in rows])
         cols = [step, src, dst] + [np.concatenate([r[j] for r in rows])[order] for j in (6, 7, 8, 9)]
         whos = [r[11] for r in rows]  # set ids (1-D), or descriptors the caller gave (M·F × 4)
