@@ -69,7 +69,8 @@ class _Run:
         # set id → its devices as a bitmask, W little-endian 64-bit words a row (id d: device d alone)
         W = (n + 63) // 64
         self.masks = np.zeros((max(2 * n, 64), W), dtype="<u8")
-        self.masks[np.arange(n), np.arange(n) // 64] = np.left_shift(np.uint64(1), (np.arange(n) % 64).astype(np.uint64))
+        d = np.arange(n)
+        self.masks[d, d // 64] = np.left_shift(np.uint64(1), (d % 64).astype(np.uint64))
         self.n_sets = n
         self._id = {m: d for d, m in enumerate(self.masks[:n].view(np.dtype((np.void, 8 * W))).reshape(-1).tolist())}
         self.who = np.repeat(np.arange(n, dtype=np.int64)[:, None], G, axis=1)  # set id of (device, fine chunk)
@@ -793,7 +794,6 @@ def _axis_run(run, jobs, step0, phase, reduce):
                 src, dst, fine, ready, key = (np.concatenate([p[q] for p in parts]) for q in range(5))
                 half = None if all(p[5] is None for p in parts) else np.concatenate(
                     [np.full(len(p[0]), -1) if p[5] is None else p[5] for p in parts])
-            plan = None
             if F in reuse and np.array_equal(reuse[F][0], src) and np.array_equal(reuse[F][1], dst):
                 plan = reuse[F][2]
             else:
