@@ -85,6 +85,10 @@ class _Run:
         """Set ids of sets a | sets b, elementwise (int arrays). A new set gets the next id, in
         the order of its first pair (a, b) sorted."""
         S = self.n_sets
+        if len(a) <= 2048:  # a move's worth: sorting the pairs is cheaper than tables of them
+            uniq, inv = np.unique(a * S + b, return_inverse=True)
+            unions = self.masks[uniq // S] | self.masks[uniq % S]
+            return self._intern(unions)[inv]
         ua, ia = _dense_unique(a, S)  # the few distinct ids on each side: a small table of pairs
         ub, ib = _dense_unique(b, S)
         pairs = ia * len(ub) + ib  # sorted as the pairs (a, b)
@@ -93,16 +97,20 @@ class _Run:
         else:  # a table of every pair would dwarf the pairs: sort them
             uniq, inv = np.unique(pairs, return_inverse=True)
         unions = self.masks[ua[uniq // len(ub)]] | self.masks[ub[uniq % len(ub)]]
+        return self._intern(unions)[inv]
+
+    def _intern(self, unions):
+        """Set ids of the bitmask rows `unions`; a set not seen before gets the next id, in row order."""
         keys = unions.view(np.dtype((np.void, unions.itemsize * unions.shape[1]))).reshape(-1).tolist()
-        ids = self._id
-        new = list(dict.fromkeys(u for u in keys if u not in ids))  # new sets: the next ids, in pair order
+        ids, S = self._id, self.n_sets
+        new = list(dict.fromkeys(u for u in keys if u not in ids))  # new sets: the next ids, in row order
         if new:
             ids.update(zip(new, range(S, S + len(new))))
             while S + len(new) > len(self.masks):
                 self.masks = np.concatenate([self.masks, np.zeros_like(self.masks)])
             self.masks[S:S + len(new)] = np.frombuffer(b"".join(new), dtype=self.masks.dtype).reshape(len(new), -1)
             self.n_sets = S + len(new)
-        return np.array(list(map(ids.__getitem__, keys)), dtype=np.int64)[inv]
+        return np.array(list(map(ids.__getitem__, keys)), dtype=np.int64)
 
     def _descs(self, ids):
         """(first, count, period, limit) of set ids (trace.encode_who of each distinct set once)."""

@@ -31,16 +31,17 @@ def _run(n):
     return _Run(comm, np.zeros((n, n)), n)
 
 
-@pytest.mark.parametrize("spread", [4, 60])  # few pairs (a table of pairs) and many (sorted)
-def test_unite_interns_sets_in_sorted_pair_order(spread):
+# a move's worth of pairs (sorted), and many: few distinct (a table of pairs) or many (sorted)
+@pytest.mark.parametrize("size, spread", [(400, 60), (3000, 4), (3000, 60)])
+def test_unite_interns_sets_in_sorted_pair_order(size, spread):
     """_unite's ids: the union's devices, a new set numbered in the order of its first (a, b)."""
     n = 64
     run, rng = _run(n), np.random.default_rng(spread)
     sets = {d: frozenset((d,)) for d in range(n)}  # the reference: id → devices
     ids = {v: k for k, v in sets.items()}
     for _ in range(4):
-        a = rng.integers(0, len(sets), 400) % spread
-        b = rng.integers(0, len(sets), 400)
+        a = rng.integers(0, len(sets), size) % spread
+        b = rng.integers(0, len(sets), size)
         for x, y in sorted(set(zip(a.tolist(), b.tolist()))):
             u = sets[x] | sets[y]
             if u not in ids:
