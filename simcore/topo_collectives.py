@@ -62,12 +62,17 @@ class _Run:
         self.lo, self.hi = bnd[:-1], bnd[1:]
         mid = (self.lo + self.hi) // 2
         self.lens = {None: self.hi - self.lo, 0: mid - self.lo, 1: self.hi - mid}
-        self._lens_by_code = np.stack([self.lens[None], self.lens[0], self.lens[1]])  # row: half code + 1
         self.item = bufs.itemsize
+        # bytes of a fine chunk (row 0), its first half (row 1) or its second (row 2): half code + 1
+        self._bytes_by_code = (np.stack([self.lens[None], self.lens[0], self.lens[1]]) * self.item).astype(float)
         self.width = int(L // G) if G and L % G == 0 and bufs.flags.c_contiguous else None
-        self.sets = [1 << d for d in range(n)]  # set id → its devices as a bitmask (id d: device d alone)
-        self._id = {m: d for d, m in enumerate(self.sets)}
-        self._union = {}
+        # set id → its devices as a bitmask, W little-endian 64-bit words a row (id d: device d alone)
+        W = (n + 63) // 64
+        self.masks = np.zeros((max(2 * n, 64), W), dtype="<u8")
+        d = np.arange(n)
+        self.masks[d, d // 64] = np.left_shift(np.uint64(1), (d % 64).astype(np.uint64))
+        self.n_sets = n
+        self._id = {m: d for d, m in enumerate(self.masks[:n].view(np.dtype((np.void, 8 * W))).reshape(-1).tolist())}
         self.who = np.repeat(np.arange(n, dtype=np.int64)[:, None], G, axis=1)  # set id of (device, fine chunk)
         self._rows = []
         self._calls = 0
@@ -77,39 +82,45 @@ class _Run:
         return int(self.lens[half][list(fine)].sum()) * self.item
 
     def _unite(self, a, b):
-        """Set ids of sets[a] | sets[b], elementwise (int arrays)."""
-        S = len(self.sets)
-        if S * S <= 1 << 22:  # pairs a·S + b in a table: np.unique's sorted pairs without a sort
-            uniq, inv = _dense_unique(a * S + b, S * S)
-            uniq = (uniq // S) * (1 << 32) + uniq % S
-        else:
-            uniq, inv = np.unique(a * (1 << 32) + b, return_inverse=True)
-        out = np.empty(len(uniq), dtype=np.int64)
-        memo, sets, ids = self._union, self.sets, self._id
-        for i, k in enumerate(uniq.tolist()):
-            r = memo.get(k)
-            if r is None:
-                x, y = divmod(k, 1 << 32)
-                u = sets[x] | sets[y]
-                r = ids.get(u)
-                if r is None:
-                    r = ids[u] = len(sets)
-                    sets.append(u)
-                memo[k] = r
-            out[i] = r
-        return out[inv.reshape(-1)]
+        """Set ids of sets a | sets b, elementwise (int arrays). A new set gets the next id, in
+        the order of its first pair (a, b) sorted."""
+        S = self.n_sets
+        if len(a) <= 2048:  # a move's worth: sorting the pairs is cheaper than tables of them
+            uniq, inv = np.unique(a * S + b, return_inverse=True)
+            unions = self.masks[uniq // S] | self.masks[uniq % S]
+            return self._intern(unions)[inv]
+        ua, ia = _dense_unique(a, S)  # the few distinct ids on each side: a small table of pairs
+        ub, ib = _dense_unique(b, S)
+        pairs = ia * len(ub) + ib  # sorted as the pairs (a, b)
+        if len(ua) * len(ub) <= 4 * len(pairs) + 4096:
+            uniq, inv = _dense_unique(pairs, len(ua) * len(ub))
+        else:  # a table of every pair would dwarf the pairs: sort them
+            uniq, inv = np.unique(pairs, return_inverse=True)
+        unions = self.masks[ua[uniq // len(ub)]] | self.masks[ub[uniq % len(ub)]]
+        return self._intern(unions)[inv]
+
+    def _intern(self, unions):
+        """Set ids of the bitmask rows `unions`; a set not seen before gets the next id, in row order."""
+        keys = unions.view(np.dtype((np.void, unions.itemsize * unions.shape[1]))).reshape(-1).tolist()
+        ids, S = self._id, self.n_sets
+        new = list(dict.fromkeys(u for u in keys if u not in ids))  # new sets: the next ids, in row order
+        if new:
+            ids.update(zip(new, range(S, S + len(new))))
+            while S + len(new) > len(self.masks):
+                self.masks = np.concatenate([self.masks, np.zeros_like(self.masks)])
+            self.masks[S:S + len(new)] = np.frombuffer(b"".join(new), dtype=self.masks.dtype).reshape(len(new), -1)
+            self.n_sets = S + len(new)
+        return np.array(list(map(ids.__getitem__, keys)), dtype=np.int64)
 
     def _descs(self, ids):
         """(first, count, period, limit) of set ids (trace.encode_who of each distinct set once)."""
-        uniq, inv = _dense_unique(ids, len(self.sets))  # only the sets messages carry
-        n, trace, sets = self.comm.n, self.comm.trace, self.sets
-        width = (n + 7) // 8
+        uniq, inv = _dense_unique(ids, self.n_sets)  # only the sets messages carry
+        n, trace = self.comm.n, self.comm.trace
         desc = np.empty((len(uniq), 4), dtype=np.int64)
         block = max(1, (1 << 24) // max(n, 1))  # sets a block: at most 16 M bits in memory at once
         for lo in range(0, len(uniq), block):
-            part = uniq[lo:lo + block].tolist()
-            raw = b"".join(sets[i].to_bytes(width, "little") for i in part)
-            bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8).reshape(len(part), width), axis=1,
+            part = uniq[lo:lo + block]
+            bits = np.unpackbits(self.masks[part].view(np.uint8), axis=1,
                                  bitorder="little")[:, :n].astype(bool)  # row: the set's devices
             count = bits.sum(axis=1)
             rising = bits & ~np.roll(bits, 1, axis=1)  # device i in, device i−1 (cyclic) out
@@ -145,74 +156,102 @@ class _Run:
         fine = np.asarray(fine, dtype=np.int64).reshape(len(src), -1)
         M, F = fine.shape
         comm = self.comm
-        s_rep, d_rep = np.repeat(src, F), np.repeat(dst, F)
         f = fine.reshape(-1)
         if np.ndim(half) and len(half) and (np.asarray(half) == np.asarray(half)[0]).all():
             half = {-1: None, 0: 0, 1: 1}[int(np.asarray(half)[0])]  # one half for every move
         if np.ndim(half):  # one half (None, 0 or 1 as −1, 0, 1) per move
             hcode = np.repeat(np.asarray(half, dtype=np.int64), F)
-            lens = self._lens_by_code[hcode + 1, f]
+            b = self._bytes_by_code[hcode + 1, f] * comm.byte_scale
         else:
             hcode = None
-            lens = self.lens[half][f]
-        b = (lens * self.item).astype(float) * comm.byte_scale
+            b = self._bytes_by_code[{None: 0, 0: 1, 1: 2}[half], f] * comm.byte_scale
         plan = comm._plan(src, dst) if plan is None else plan
         if plan.all_ports and not plan.in_turn:  # each move on its own ports: its F messages in a chain
             start, end = (x.reshape(-1) for x in comm._port_chains(plan, b.reshape(M, F), ready))
         else:
-            plan = comm._plan(s_rep, d_rep) if F > 1 else plan
+            plan = comm._plan(np.repeat(src, F), np.repeat(dst, F)) if F > 1 else plan
             start, end = comm._port_times(plan, b, np.repeat(np.broadcast_to(np.asarray(ready, dtype=float), (M,)), F))
-        who = self.who.reshape(-1).take(s_rep * self.G + f) if desc is None else \
-            np.asarray(desc, dtype=np.int64).reshape(M * F, 4)
+        rows, frm = np.repeat(dst * self.G, F) + f, np.repeat(src * self.G, F) + f  # (device, fine chunk) as one index
+        who = self.who.reshape(-1).take(frm) if desc is None else np.asarray(desc, dtype=np.int64).reshape(M * F, 4)
         if key is None:
             key = np.zeros((M, self.KEYS), dtype=np.int64)
             key[:, 0] = self._calls
             key[:, 1] = np.arange(M)
             self._calls += 1
         # a move's F messages stay together, in order: the moves are what finish sorts
+        step = np.asarray(step, dtype=np.int64)  # one step for every message, or one each
         self._rows.append((np.asarray(key, dtype=np.int64).reshape(M, self.KEYS), phase,
-                           np.broadcast_to(np.asarray(step, dtype=np.int64), (M * F,)),
-                           s_rep, d_rep, f, b, start, end, bool(reduce), who, F))
+                           np.broadcast_to(step.reshape(-1), (M,)) if step.size == 1 else None,
+                           np.broadcast_to(step.reshape(-1), (M * F,)),
+                           src, dst, f, b, start, end, bool(reduce), who, F))
+        t = end.reshape(M, F).max(axis=1)
         if desc is not None:  # contributors given: move the data only
-            self._data(s_rep, d_rep, f, reduce, half)
-            t = end.reshape(M, F).max(axis=1)
+            self._data(rows, frm, reduce, half)
             return float(t[0]) if one else t
         # the data and the contributors; a chunk that two moves add into (both directions'
         # last hop) takes them one after the other, in the order given
         if reduce and M > 1:
-            rounds = _occurrence(d_rep * self.G + f)
+            rounds = _occurrence(rows)
             if rounds is not None:
+                if F > 1:  # the rounds take whole moves (both directions' blocks): keep them whole
+                    per = rounds.reshape(M, F)
+                    F = F if (per[:, 1:] == per[:, :1]).all() else 1
+                cut = np.flatnonzero(rounds[1:] != rounds[:-1]) + 1
+                if len(cut) + 1 == int(rounds.max()) + 1 and rounds[0] == 0:  # round after round: slices
+                    for lo, hi in zip([0, *cut.tolist()], [*cut.tolist(), len(rounds)]):
+                        self._update(rows[lo:hi], frm[lo:hi], who[lo:hi], True, half,
+                                     None if hcode is None else hcode[lo:hi], F)
+                    return float(t[0]) if one else t
                 for r in range(int(rounds.max()) + 1):
                     m = rounds == r
-                    self._update(s_rep[m], d_rep[m], f[m], who[m], True, half, None if hcode is None else hcode[m])
-                t = end.reshape(M, F).max(axis=1)
+                    self._update(rows[m], frm[m], who[m], True, half, None if hcode is None else hcode[m], F)
                 return float(t[0]) if one else t
-        self._update(s_rep, d_rep, f, who, reduce, half, hcode)
-        t = end.reshape(M, F).max(axis=1)
+        self._update(rows, frm, who, reduce, half, hcode, F)
         return float(t[0]) if one else t
 
-    def _update(self, s_rep, d_rep, f, who, reduce, half, hcode):
-        """The data and contributors of messages whose (receiver, chunk) are all different."""
-        if hcode is not None:
+    def _update(self, rows, frm, who, reduce, half, hcode, F=1):
+        """The data and contributors of messages whose (receiver, chunk) rows (d·G + f) are all
+        different; frm: the senders' (s·G + f). F > 1: the messages come as whole moves of F."""
+        if hcode is not None and not (hcode[1:] < hcode[:-1]).any():  # codes in order (a torus hop): slices
+            at = [0, *np.searchsorted(hcode, [0, 1]).tolist(), len(hcode)]
+            if at[1] == 0 and self.width is not None and self.width % 2 == 0:  # halves only: rows half as wide
+                self._data(rows, frm, reduce, hcode)
+            else:
+                for code, lo, hi in zip((-1, 0, 1), at[:-1], at[1:]):
+                    if hi > lo:
+                        self._data(rows[lo:hi], frm[lo:hi], reduce, None if code < 0 else code)
+            if at[1] < at[2]:  # half 0 leaves the contributors as they are
+                rows, who = np.concatenate([rows[:at[1]], rows[at[2]:]]), np.concatenate([who[:at[1]], who[at[2]:]])
+        elif hcode is not None:
             for code in (-1, 0, 1):
                 m = hcode == code
                 if m.any():
-                    self._data(s_rep[m], d_rep[m], f[m], reduce, None if code < 0 else code)
+                    self._data(rows[m], frm[m], reduce, None if code < 0 else code)
             upd = hcode != 0
-            s_u, d_u, f_u, w_u = s_rep[upd], d_rep[upd], f[upd], who[upd]
-            self.who[d_u, f_u] = self._unite(self.who[d_u, f_u], w_u) if reduce else w_u
+            rows, who = rows[upd], who[upd]
         else:
-            self._data(s_rep, d_rep, f, reduce, half)
-            if half is None or half == 1:
-                self.who[d_rep, f] = self._unite(self.who[d_rep, f], who) if reduce else who
+            self._data(rows, frm, reduce, half)
+            if half == 0:
+                return
+        flat = self.who.reshape(-1)
+        if not reduce:
+            flat[rows] = who
+            return
+        a = flat.take(rows)
+        if F > 1:  # a move whose F chunks all hold the same sets (a ring's block): unite once a move
+            A, B = a.reshape(-1, F), who.reshape(-1, F)
+            if (A[:, 1:] == A[:, :1]).all() and (B[:, 1:] == B[:, :1]).all():
+                flat[rows] = np.repeat(self._unite(A[:, 0], B[:, 0]), F)
+                return
+        flat[rows] = self._unite(a, who)
 
-    def _data(self, s_rep, d_rep, f, reduce, half):
-        """Move (copy or add) fine chunks f (or their half) from s_rep to d_rep."""
+    def _data(self, rows, frm, reduce, half):
+        """Move (copy or add) the fine chunks of rows frm (s·G + f) to rows (d·G + f), or their half
+        (0 or 1; with an even width also one half per message, an array)."""
         bufs = self.bufs
         if self.width is not None:
             w = self.width
             b2 = bufs.reshape(-1, w)  # row d·G + f: device d's fine chunk f
-            rows, frm = d_rep * self.G + f, s_rep * self.G + f
             if half is not None and w % 2 == 0:  # half a row is a whole row of rows half as wide
                 b2, rows, frm = bufs.reshape(-1, w // 2), 2 * rows + half, 2 * frm + half
             elif half is not None:
@@ -233,6 +272,8 @@ class _Run:
             else:
                 np.put(items, rows, items.take(frm))
         else:
+            d_rep, f = np.divmod(rows, self.G)
+            s_rep = frm // self.G
             los = self.lo[f] if half != 1 else (self.lo[f] + self.hi[f]) // 2
             his = self.hi[f] if half != 0 else (self.lo[f] + self.hi[f]) // 2
             for i in range(len(f)):
@@ -247,25 +288,43 @@ class _Run:
         if not self._rows:
             return
         rows, self._rows = self._rows, []
+        # rows: (key M × KEYS, phase, step a move or None, step a message, src, dst (a move),
+        # fine chunk, bytes, start, end (a message), reduce, contributors, F)
         key = np.concatenate([r[0] for r in rows])  # one row per move
         dims = key.max(axis=0) + 1
         if float(np.prod(dims.astype(float))) < 2.0**62:  # one int64 key: one argsort
             by = np.argsort(np.ravel_multi_index(tuple(key.T), tuple(int(d) for d in dims)), kind="stable")
         else:
             by = np.lexsort(key.T[::-1])
-        F = np.concatenate([np.full(len(r[0]), r[11], dtype=np.int64) for r in rows])
-        first = np.cumsum(F) - F  # each move's first message
+        F = np.concatenate([np.full(len(r[0]), r[12], dtype=np.int64) for r in rows])
         Fs = F[by]
         total = int(F.sum())
-        if np.all(by[1:] > by[:-1]):  # issued in trace order (the channel rings): nothing to reorder
+        ones = total == len(by)  # a message a move: message and move indexes are the same
+        ends = None if ones else np.cumsum(Fs)  # where each move ends in the trace order
+        in_order = bool(np.all(by[1:] > by[:-1]))  # issued in trace order (the channel rings)
+        if in_order:
             order = slice(None)
         else:
-            order = np.repeat(first[by], Fs) + np.arange(total) - np.repeat(np.cumsum(Fs) - Fs, Fs)
-        sizes = [len(r[3]) for r in rows]
-        phases = np.repeat(np.arange(len(rows)), sizes)[order]
-        cols = [np.concatenate([r[j] for r in rows])[order] for j in (2, 3, 4, 5, 6, 7, 8)]
-        red = np.repeat(np.array([r[9] for r in rows]), sizes)[order]
-        whos = [r[10] for r in rows]  # set ids (1-D), or descriptors the caller gave (M·F × 4)
+            first = np.cumsum(F) - F  # each move's first message
+            order = np.arange(total) + np.repeat(first[by] - (np.cumsum(Fs) - Fs if ones else ends - Fs), Fs)
+
+        def per_move(values):  # one value a move, in the trace order, a message each
+            v = np.concatenate(values)
+            v = v if in_order else v[by]
+            return v if total == len(by) else np.repeat(v, Fs)
+
+        names = list(dict.fromkeys(r[1] for r in rows))
+        phase_of = np.repeat([names.index(r[1]) for r in rows], [len(r[0]) for r in rows])
+        red_of = np.repeat([r[10] for r in rows], [len(r[0]) for r in rows])
+        if not in_order:
+            phase_of, red_of = phase_of[by], red_of[by]
+        if all(r[2] is not None for r in rows):
+            step = per_move([r[2] for r in rows])
+        else:
+            step = np.concatenate([r[3] for r in rows])[order]
+        src, dst = per_move([r[4] for r in rows]), per_move([r[5] for r in rows])
+        cols = [step, src, dst] + [np.concatenate([r[j] for r in rows])[order] for j in (6, 7, 8, 9)]
+        whos = [r[11] for r in rows]  # set ids (1-D), or descriptors the caller gave (M·F × 4)
         if all(w.ndim == 1 for w in whos):
             desc = self._descs(np.concatenate(whos)[order])
         else:
@@ -281,31 +340,35 @@ class _Run:
                 if w.ndim == 2:
                     desc[at[i]:at[i + 1]] = w
             desc = desc[order]
-        names = list(dict.fromkeys(r[1] for r in rows))
-        ids = np.array([names.index(r[1]) for r in rows], dtype=np.int64)[phases]
-        # one add_messages per run of the same phase and reduce flag
-        cut = np.flatnonzero((ids[1:] != ids[:-1]) | (red[1:] != red[:-1])) + 1
+        # one add_messages per run of the same phase and reduce flag (moves in the trace order)
+        cut = np.flatnonzero((phase_of[1:] != phase_of[:-1]) | (red_of[1:] != red_of[:-1])) + 1
         comm = self.comm
         comm.trace.reserve(total)  # the columns grow once
-        for lo, hi in zip(np.r_[0, cut], np.r_[cut, total]):
+        for lo_m, hi_m in zip(np.r_[0, cut], np.r_[cut, len(by)]):
+            lo, hi = (int(lo_m), int(hi_m)) if ones else (int(ends[lo_m] - Fs[lo_m]), int(ends[hi_m - 1]))
             step, src, dst, chunk, b, start, end = (c[lo:hi] for c in cols)
             w = desc[lo:hi]
             comm._record(step, src, dst, chunk, b, start, end, (w[:, 0], w[:, 1], w[:, 2], w[:, 3]),
-                         names[ids[lo]], bool(red[lo]))
+                         names[phase_of[lo_m]], bool(red_of[lo_m]))
 
 
 def _occurrence(keys):
     """Each key's index among the earlier equal keys (ints >= 0), or None when no key repeats."""
-    if len(keys) and int(np.bincount(keys).max()) < 2:  # most steps: no sort needed
+    if not len(keys):
         return None
+    most = int(np.bincount(keys).max())
+    if most < 2:  # most steps: no sort needed
+        return None
+    at = np.arange(len(keys))
+    if most == 2:  # a chunk that two moves add into: the later one is its second
+        first = np.full(int(keys.max()) + 1, len(keys))
+        np.minimum.at(first, keys, at)
+        return (first[keys] != at).astype(np.int64)
     order = np.argsort(keys, kind="stable")
     by = keys[order]
     new = np.empty(len(keys), dtype=bool)
     new[:1] = True
     np.not_equal(by[1:], by[:-1], out=new[1:])
-    if new.all():
-        return None
-    at = np.arange(len(keys))
     out = np.empty(len(keys), dtype=np.int64)
     out[order] = at - np.maximum.accumulate(np.where(new, at, 0))  # minus where its run of equal keys starts
     return out
@@ -639,16 +702,35 @@ def _lines(shape, axis):
 
 
 @functools.lru_cache(maxsize=4096)
-def _hop_plan(Lc, N, ring, h, dist, side):
-    """_hop_moves of one side (0 right, 1 left) and the order keys of its Lc lines without their
-    first two columns (read-only, shared by every call with the same shape)."""
-    i, dst, other = _hop_moves(N, ring, h, dist, side == 0)
-    key = np.zeros((Lc, len(i), _Run.KEYS), dtype=np.int64)
-    key[..., 2] = np.arange(Lc)[:, None]
-    key[..., 3], key[..., 4], key[..., 5] = h, side, i
-    for a in (i, dst, other, key):
-        a.setflags(write=False)
-    return i, dst, other, key.reshape(-1, _Run.KEYS)
+def _hop_plan(J, Lc, N, ring, h, dist):
+    """
+    Hop h of J stacked jobs (each Lc lines of N positions), both directions, as flat indexes
+    in the order of the batch (side 0 right / 1 left, job, line, sending position: a reduction's
+    two last hops into the same chunk come one half of the batch after the other): into the
+    jobs' lines (J·Lc·N) of the senders, the receivers and the positions whose block they
+    carry (_hop_moves); into the clocks (J × 2 × Lc × N) of the senders and the receivers;
+    each move's side and job; and the order keys without their first two columns. Read-only,
+    shared by every call with the same shape.
+    """
+    sides = [_hop_moves(N, ring, h, dist, side == 0) for side in (0, 1)]
+    Ni = len(sides[0][0])
+    assert all(len(x[0]) == Ni for x in sides)  # a line's two directions have as many senders
+    i, dst, other = (np.stack([x[q] for x in sides])[:, None, None, :] for q in range(3))  # 2 × 1 × 1 × Ni
+    side = np.arange(2)[:, None, None, None]
+    job = np.arange(J)[None, :, None, None]
+    line = np.arange(Lc)[None, None, :, None]
+    at = (job * Lc + line) * N  # a line's first position in the jobs' lines
+    clk = ((job * 2 + side) * Lc + line) * N
+    shape = (2, J, Lc, Ni)
+    plan = {"src": at + i, "dst": at + dst, "other": at + other, "clock_src": clk + i, "clock_dst": clk + dst,
+            "side": side, "job": job}
+    plan = {name: np.ascontiguousarray(np.broadcast_to(v, shape)).reshape(-1) for name, v in plan.items()}
+    key = np.zeros(shape + (_Run.KEYS,), dtype=np.int64)
+    key[..., 2], key[..., 3], key[..., 4], key[..., 5] = line, h, side, i
+    plan["key"] = key.reshape(-1, _Run.KEYS)
+    for v in plan.values():
+        v.setflags(write=False)
+    return plan
 
 
 def _hop_moves(N, ring, h, dist, right):
@@ -674,56 +756,70 @@ def _axis_run(run, jobs, step0, phase, reduce):
     Reduce-scatter (reduce True): every position holds partials of all blocks[l, o] (targets),
     and position o ends with blocks[l, o] summed over the line, the farthest partials first (the
     mirror). The jobs' lines and directions share no port, so every hop of all of them is one
-    batch (one per block width F); the trace keeps the order job, line, hop, direction,
-    position. Returns the most hops of a job.
+    batch (one per block width F), jobs of the same shape stacked into one set of arrays; the
+    batch keeps the order direction, job, line, position (_hop_plan) and the trace the order
+    job, line, hop, direction, position. Returns the most hops of a job.
     """
-    state = []
-    for lines, blocks, wrap, ready, key0 in jobs:
+    groups = {}  # (lines, positions, ring, F) → the jobs of that shape, stacked
+    for js, (lines, blocks, wrap, ready, key0) in enumerate(jobs):
         Lc, N = lines.shape
-        if N == 1:
-            continue
-        ring = wrap and N > 2
-        clock = ready[lines].astype(float)  # when position i's right- (and left-) going data is ready
-        state.append((lines, blocks, ready, key0, N, ring, N // 2 if ring else N - 1, [clock, clock.copy()],
-                      np.full((Lc, N), -np.inf)))
-    most = max((st[6] for st in state), default=0)
+        if N > 1:
+            groups.setdefault((Lc, N, bool(wrap) and N > 2, blocks.shape[2]), []).append(js)
+    state = []
+    for (Lc, N, ring, F), js in groups.items():
+        J = len(js)
+        lines = np.stack([jobs[j][0] for j in js])  # J × Lc × N
+        clock = np.empty((J, 2, Lc, N))  # when position i's right- (and left-) going data is ready
+        for q, j in enumerate(js):
+            clock[q, :] = jobs[j][3][jobs[j][0]]
+        state.append(dict(js=js, J=J, Lc=Lc, N=N, ring=ring, F=F, hops=N // 2 if ring else N - 1,
+                          lines=lines.reshape(-1), blocks=np.stack([jobs[j][1] for j in js]).reshape(-1, F),
+                          clock=clock.reshape(-1), arrive=np.full(J * Lc * N, -np.inf),
+                          key0=np.array([jobs[j][4] for j in js], dtype=np.int64)))
+    most = max((st["hops"] for st in state), default=0)
+    reuse = {}  # F → (src, dst, plan) of the last hop: a ring's hops all use the same ports
     for h in range(1, most + 1):
-        batches = {}  # F → the pieces of this hop
-        for js, (lines, blocks, ready, key0, N, ring, hops, clock, arrive) in enumerate(state):
-            if h > hops:
+        batches = {}  # F → (group, its hop plan) of this hop
+        for st in state:
+            if h > st["hops"]:
                 continue
-            Lc = len(lines)
-            last = h == 1 if reduce else h == hops
-            halves = (0, 1) if ring and N % 2 == 0 and last else (-1, -1)
-            dist = hops - h + 1 if reduce else -(h - 1)
-            for side in (0, 1):
-                i, dst, other, key = _hop_plan(Lc, N, ring, h, dist, side)
-                if not len(i):
-                    continue
-                F = blocks.shape[2]
-                whole = len(i) == N  # every position sends (a ring): no gather needed
-                batches.setdefault(F, []).append((js, side, dst, Lc * len(i),
-                                                  (lines if whole else lines[:, i]).reshape(-1),
-                                                  lines[:, dst].reshape(-1), blocks[:, other, :].reshape(-1, F),
-                                                  (clock[side] if whole else clock[side][:, i]).reshape(-1),
-                                                  halves[side], key, key0))
+            N, ring = st["N"], st["ring"]
+            dist = st["hops"] - h + 1 if reduce else -(h - 1)
+            batches.setdefault(st["F"], []).append((st, _hop_plan(st["J"], st["Lc"], N, ring, h, dist)))
         done = []
         for F, pieces in batches.items():
-            sizes = [p[3] for p in pieces]
-            key = np.concatenate([p[9] for p in pieces])  # the shared plans' keys, then each job's first two columns
-            key[:, :2] = np.repeat(np.array([p[10] for p in pieces], dtype=np.int64), sizes, axis=0)
-            t = run.move(np.concatenate([p[4] for p in pieces]), np.concatenate([p[5] for p in pieces]),
-                         np.concatenate([p[6] for p in pieces]), np.concatenate([p[7] for p in pieces]),
-                         step0 + h - 1, phase, reduce, np.repeat([p[8] for p in pieces], sizes), key=key)
-            at = np.cumsum([0] + sizes)
-            done += [(p[0], p[1], p[2], t[at[q]:at[q + 1]]) for q, p in enumerate(pieces)]
-        for js, side, dst, t in done:  # every hop's moves read the clocks before any is moved
-            st = state[js]
-            t = t.reshape(len(st[0]), len(dst))
-            st[7][side][:, dst] = t
-            st[8][:, dst] = np.maximum(st[8][:, dst], t)
-    for lines, blocks, ready, key0, N, ring, hops, clock, arrive in state:
-        ready[lines] = np.maximum(ready[lines], arrive)
+            parts = []
+            for st, hp in pieces:
+                key = hp["key"].copy()
+                key[:, :2] = st["key0"][hp["job"]]
+                last = h == 1 if reduce else h == st["hops"]
+                half = hp["side"] if st["ring"] and st["N"] % 2 == 0 and last else None  # side 0 half 0, 1 half 1
+                parts.append((st["lines"].take(hp["src"]), st["lines"].take(hp["dst"]),
+                              st["blocks"].take(hp["other"], axis=0), st["clock"].take(hp["clock_src"]), key, half))
+            if len(parts) == 1:
+                src, dst, fine, ready, key, half = parts[0]
+            else:
+                src, dst, fine, ready, key = (np.concatenate([p[q] for p in parts]) for q in range(5))
+                half = None if all(p[5] is None for p in parts) else np.concatenate(
+                    [np.full(len(p[0]), -1) if p[5] is None else p[5] for p in parts])
+            if F in reuse and np.array_equal(reuse[F][0], src) and np.array_equal(reuse[F][1], dst):
+                plan = reuse[F][2]
+            else:
+                plan = run.comm._plan(src, dst)
+                reuse[F] = (src, dst, plan)
+            t = run.move(src, dst, fine, ready, step0 + h - 1, phase, reduce, half, key=key, plan=plan)
+            at = 0
+            for st, hp in pieces:
+                done.append((st, hp, t[at:at + len(hp["src"])]))
+                at += len(hp["src"])
+        for st, hp, t in done:  # every hop's moves read the clocks before any is moved
+            st["clock"][hp["clock_dst"]] = t
+            np.maximum.at(st["arrive"], hp["dst"], t)
+    for st in state:
+        arrive = st["arrive"].reshape(st["J"], -1)
+        for q, j in enumerate(st["js"]):
+            lines, ready = jobs[j][0], jobs[j][3]
+            ready[lines] = np.maximum(ready[lines], arrive[q].reshape(lines.shape))
     return most
 
 
