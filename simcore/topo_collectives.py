@@ -130,9 +130,8 @@ class _Run:
             d[:, 1], d[:, 2], d[:, 3] = count, n, n
             rows = np.flatnonzero(~arc & (count < n))  # anything else: the trace's explicit lists
             members = np.nonzero(bits[rows])[1].tolist()  # sorted, row after row
-            ends = np.cumsum(count[rows]).tolist()
-            for r, lo, hi in zip(rows.tolist(), [0] + ends, ends):
-                d[r] = trace.encode_explicit(members[lo:hi])
+            if len(rows):
+                d[rows] = trace.encode_explicit_many(members, np.cumsum(count[rows]).tolist())
         return desc.take(inv.reshape(-1), axis=0)
 
     def move(self, src, dst, fine, ready, step, phase, reduce, half=None, key=None, desc=None, plan=None):

@@ -193,6 +193,21 @@ class Trace:
             self._explicit_index[fs] = desc
         return desc
 
+    def encode_explicit_many(self, members: list, ends: list) -> list:
+        """encode_explicit of many sorted lists at once: list i is members[ends[i−1]:ends[i]]
+        (ends cumulative). Returns their descriptors, in order."""
+        index, explicit, out, lo = self._explicit_index, self._explicit, [], 0
+        for hi in ends:
+            s = members[lo:hi]
+            fs = frozenset(s)
+            desc = index.get(fs)
+            if desc is None:
+                desc = index[fs] = (len(explicit), len(s), 0, 0)
+                explicit.extend(s)
+            out.append(desc)
+            lo = hi
+        return out
+
     def add_message(self, coll, op, algo, label, step, src, dst, chunk, contributors, nbytes, t_start, t_end,
                     phase="", reduce=False, n=None):
         """Record one message (fields as Message). contributors: a set, or a (first, count, period,
