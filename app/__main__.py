@@ -144,9 +144,12 @@ def main(argv=None) -> int:
 
 
 def _resume_gc():
+    from .worker import collects_on_the_gui_thread  # Qt: this module imports none before main()
+
     if _gc_paused:
         _gc_paused.clear()
-        gc.enable()
+        if not collects_on_the_gui_thread():  # a build thread ran meanwhile: its timer collects
+            gc.enable()
 
 
 def _after_first_paint(window, then):

@@ -57,6 +57,12 @@ def _collect_on_the_gui_thread():
         _GC = GarbageCollector(interval=0.5)
 
 
+def collects_on_the_gui_thread() -> bool:
+    """True once a job has run on a thread: automatic collection stays off (whoever paused it for
+    another reason must not turn it back on; the GUI thread's timer collects)."""
+    return _GC is not None
+
+
 def wait_all(timeout: float = 60.0) -> bool:
     """Block until every job thread has returned (at most `timeout` seconds); True when none runs.
     Closing windows while a job runs is safe; the tests wait so that one test's job cannot run
