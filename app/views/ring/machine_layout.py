@@ -153,7 +153,10 @@ def two_nodes_facing(header: Header, scale, font, font_at, texts, shape, zoom, b
     across in a hierarchical all-reduce) cross the band on one row, nearly level: going right a
     quarter of a row above it, going left a quarter below (`nic_lane_offsets`). (Every crossing block
     is mid-band at the same moment — RingView gives each leg a third of the time — so where a row is
-    under two blocks high, 1280×720, the two directions overlap there as they pass.)
+    under two blocks high, 1280×720, the two directions overlap there as they pass: apart, the 8 rows'
+    16 lanes would need 16 blocks of 24 px, 384 px, of a band 342 px high at 1.5×, and a lane spilling into
+    the next row meets that row's block at the same moment; only staggering the NICs in time would part
+    them, and then the 8 NICs would look as if they sent at different times.)
     The band and the NIC links are sized for blocks of `blk` (by default PRESENT_BLOCK_PX on screen;
     the rings' blocks, when those come out larger: a 4K screen's).
     None when the names or the rings do not fit.
