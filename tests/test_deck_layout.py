@@ -220,3 +220,29 @@ def test_two_dgx_nodes_keep_24px_blocks_with_numbers(W, H, s, lang, bars, qapp):
             assert c.contains(lay.devices[d].rect()) and c.contains(lay.device_labels[d].rect), d
         assert all(r.top() >= c.bottom() for r in lay.swatches)
     assert not overlaps(shapes[:17]), overlaps(shapes[:17])  # the boxes and the fabric
+
+
+@pytest.mark.parametrize("lang", ("en", "zh"))
+@pytest.mark.parametrize("W,H", ((1280, 546), (1040, 450), (1040, 460), (980, 460)), ids=lambda v: str(v))
+def test_two_dgx_nodes_are_boxes_in_both_languages_at_1_5x(W, H, lang, qapp):
+    """Chinese at 1280×720 and 1.5× drew the DGX scene's GPUs as small diamonds (radial bars, 7 px blocks)
+    where English drew boxes: with the story column beside it the picture is about 1040×460, where the
+    taller CJK names leave no zoom whose facing boxes reach 24 px blocks, and present_layout fell back to
+    the bars. (1280×546: the picture without the story column.) Boxes in both languages now, their blocks
+    at least 20 px on screen (English reaches 24 there; Chinese 22.8 at 1040×460)."""
+    from app import i18n
+    from app.classroom.presentation import ring_zoom
+    from app.core.scenarios import Scenario, build_run
+    from app.views.ring.layout_parts import overlaps
+    from app.views.ring.machine_layout import machine_shape
+    from app.views.ring.ring_layout import present_layout
+    from app.views.ring.ring_texts import machine_texts, ring_shape, ring_texts
+
+    i18n.set_language(qapp, lang)
+    run = build_run(Scenario("all-reduce", 16, "hier", topology="dgx-h100"))
+    texts, shape = machine_texts(run, ring_texts(run)), machine_shape(run.comm.topology, ring_shape(run))
+    lay, z = present_layout(W, H, 1.5, texts, shape, ring_zoom(W, H, 1.5))
+    assert lay.kind == "nodes" and lay.mode == "box" and lay.nic_lane_offsets, (lay.mode, z)
+    assert lay.block * z >= 20, lay.block * z
+    assert all(d.rotation == 0 for d in lay.devices)  # boxes, not diamonds
+    assert not overlaps(lay.texts()), overlaps(lay.texts())

@@ -83,3 +83,30 @@ def test_a_machine_in_a_view_too_small_still_gets_a_layout(inputs, key):
         for scale in (1.0, 2.5):
             lay = ring_layout(W, H, scale, texts, shape)
             assert lay is not None and len(lay.devices) == shape.n, (key, W, H, scale)
+
+
+def test_both_dgx_nodes_name_their_gpus_in_one_size_that_fits(inputs):
+    """The view paints every GPU's name in one font (the first name's): nodes_layout sized each node's
+    names on its own, and in 484 of 1,960 window sizes × text scales tried the two DGX nodes came out a
+    size apart, node 1's names overflowing their rectangles. One size (the smaller) for both nodes, and
+    every name as the view paints it inside its rectangle."""
+    from PySide6.QtGui import QFontMetricsF
+    from app.views.ring.ring_layout import ring_layout
+    from app.views.ring.ring_texts import queued_label
+
+    texts, shape = inputs["nodes"]
+    mixed, overflow = [], []
+    for W in (640, 960, 1280, 1600, 1920):
+        for H in (360, 480, 600, 720, 840, 960):
+            for scale in (1.0, 1.5, 2.0, 2.5):
+                lay = ring_layout(W, H, scale, texts, shape)
+                assert lay.kind == "nodes"
+                names = [(d, b) for d, b in enumerate(lay.device_labels) if b is not None]
+                if len({(b.font.pixelSize(), b.font.pointSizeF(), b.font.family()) for _d, b in names}) > 1:
+                    mixed.append((W, H, scale))
+                fm = QFontMetricsF(names[0][1].font)  # the font the view paints them all in
+                for d, b in names:
+                    text = str(d) if lay.mode == "radial" else queued_label(d, 0)
+                    if fm.horizontalAdvance(text) > b.rect.width() + 0.5 or fm.height() > b.rect.height() + 0.5:
+                        overflow.append((W, H, scale, d))
+    assert mixed == [] and overflow == [], (len(mixed), overflow[:5])

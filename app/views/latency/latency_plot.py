@@ -286,9 +286,12 @@ class DecodeItems:
                                    self.no_tp_text.pos().y())
         self.kv_text.setAnchor((1, 0) if G > 1 else (0, 0))
         rings = list(zip(*self.valid_dots.getData())) if self.valid_dots.getData()[0] is not None else []
+
+        def on_ring(r):  # a label's rectangle (8 px round it) over one of the markers' rings
+            return any(r[0] - 8 * px[0] <= x <= r[2] and r[1] - 8 * px[1] <= y <= r[3] + 8 * px[1] for x, y in rings)
+
         r = text_rect(self.kv_text, px)
-        if r[0] < vx0 or any(r[0] - 8 * px[0] <= x <= r[2] and r[1] - 8 * px[1] <= y <= r[3] + 8 * px[1]
-                             for x, y in rings):
+        if r[0] < vx0 or on_ring(r):
             self.kv_text.setAnchor((0, 0))  # left of its line leaves the plot or covers a ring: right of it
         self.comm_text.setAnchor((0, 0))
         self.comm_text.setPos(self.comm_line.value(), top)
@@ -296,7 +299,22 @@ class DecodeItems:
             self.comm_text.setAnchor((1, 0))
         kv_r = text_rect(self.kv_text, px)
         if self.kv_text.isVisible() and self.comm_text.isVisible() and overlap(kv_r, text_rect(self.comm_text, px)):
-            self.comm_text.setPos(self.comm_line.value(), top - 1.2 * (kv_r[3] - kv_r[1]))
+            # a row lower; but where that row meets the curve's rings (Chinese at 1280×720 and 2×: the
+            # label sat over the n = 16 and 32 markers), the first row down either side of the line that
+            # clears the rings, the KV label and the no-TP label
+            x, h = self.comm_line.value(), kv_r[3] - kv_r[1]
+            no_tp = text_rect(self.no_tp_text, px) if self.no_tp_text.isVisible() else None
+            rows = [top - 1.2 * h * k for k in range(1, 1 + int((top - vy0) / (1.2 * h)))]
+            for y, anchor in [(y, a) for y in rows for a in ((0, 0), (1, 0))]:
+                self.comm_text.setAnchor(anchor)
+                self.comm_text.setPos(x, y)
+                c = text_rect(self.comm_text, px)
+                if (vx0 <= c[0] and c[2] <= vx1 and c[1] >= vy0 and not on_ring(c) and not overlap(kv_r, c)
+                        and not (no_tp and overlap(no_tp, c))):
+                    break
+            else:
+                self.comm_text.setAnchor((0, 0))
+                self.comm_text.setPos(x, top - 1.2 * h)
         # the node-boundary label low in the plot, above the no-TP label, on the side of its line with more room;
         # wrapped to that room when it is longer
         row = kv_r[3] - kv_r[1]

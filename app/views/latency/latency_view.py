@@ -367,7 +367,10 @@ class LatencyView(QWidget, LatencyExports):
         self.hint.setStyleSheet(f"color: {pal.text_muted};")
         # the headline is the decode plot's title; this line of regimes reads like the readout under it
         line = min(theme.px("body"), theme.FONT_PX["body"] * PRESENT_LINE_SCALE) if self.presenting else theme.px("body")
-        self.summary_label.setStyleSheet(f"color: {pal.text}; font-size: {round(line)}px;")
+        # a line's height clear of the window's right edge: in Chinese at 1280×720 and 1.5× the line was
+        # 1,268 px of a 1,272 px label and ran to the screen's edge (a projector's edge cuts it); now it wraps
+        self.summary_label.setStyleSheet(f"color: {pal.text}; font-size: {round(line)}px; "
+                                         f"padding-right: {round(line)}px;")
         self.error_label.setStyleSheet(f"color: {pal.error}; font-size: {self._px('body')}px; "
                                        "font-weight: bold;")
         self.readout_label.setStyleSheet(f"color: {pal.text}; font-size: {self._px('body')}px;")

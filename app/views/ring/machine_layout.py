@@ -71,7 +71,7 @@ def nodes_layout(header: Header, scale, font, font_at, texts, shape, radial, for
                            f_fab, int(Qt.AlignHCenter))
     lanes_y = (band.bottom() - 0.65 * blk - s, band.bottom() - 1.85 * blk - s)  # rightwards, leftwards
     clusters, node_labels, devices, labels, anchors, centres, lanes, ports = [], [], [], [], [], [], [], []
-    geos = []
+    inners, subs, numbers = [], [], []
     for k in range(N):
         row, col = divmod(k, per_row)
         box = QRectF(area.left() + col * (cw + gap), area.top() if row == 0 else band.bottom() + nic_h, cw, ch)
@@ -79,35 +79,33 @@ def nodes_layout(header: Header, scale, font, font_at, texts, shape, radial, for
         nl = wrap_lines(name, f_node, cw - 8)
         nw, nh = text_size(nl, f_node)
         node_labels.append(TextBox(QRectF(box.left() + 4, box.top() + 3, nw, nh), tuple(nl), f_node))
-        inner = QRectF(box.left() + 4, box.top() + nh + 6, cw - 8, ch - nh - 10)
-        sub = texts._replace(device_labels=texts.device_labels[k * P:(k + 1) * P])
+        inners.append(QRectF(box.left() + 4, box.top() + nh + 6, cw - 8, ch - nh - 10))
+        subs.append(texts._replace(device_labels=texts.device_labels[k * P:(k + 1) * P]))
         # bars are named by their numbers (the view paints str(d)): measured so, "GPU 9"'s width
         # thinned two DGX nodes' 16 names to 8 on a 1280×720 screen
-        numbers = texts._replace(device_labels=tuple(str(d) for d in range(k * P, (k + 1) * P)))
-        sub_shape = RingShape(P, shape.n_chunks, False)
-        place = place_radial if (radial or P > BOX_MODE_MAX_N) else place_boxes
-        if place is place_radial:
-            sub = numbers
-        geo = None
-        for g in device_font_sizes(scale, vs, tvs):
-            geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * g), sub, sub_shape, False)
-            if geo is not None:
-                break
-        if geo is None and place is place_boxes:  # boxes do not fit the cluster: bars
-            place, sub = place_radial, numbers
-            for g in device_font_sizes(scale, vs, tvs):
-                geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * g), sub, sub_shape,
-                            False)
-                if geo is not None:
-                    break
-        if geo is None:
-            if not force:
-                return None
-            geo = place(inner, inner.center(), scale, vs, tvs, font_at("device", True, vs * TEXT_FITS[-1]), sub,
-                        sub_shape, True)
+        numbers.append(texts._replace(device_labels=tuple(str(d) for d in range(k * P, (k + 1) * P))))
         clusters.append(box)
-        centres.append(inner.center())
-        geos.append(geo)
+        centres.append(inners[-1].center())
+    sub_shape = RingShape(P, shape.n_chunks, False)
+    # one name size and one way (boxes or bars) for every node: the view paints all the names in one
+    # font, and sized node by node, two DGX nodes' names came out a size apart (node 1's overflowed)
+    ways = [(place_radial, numbers)] if (radial or P > BOX_MODE_MAX_N) else [(place_boxes, subs), (place_radial, numbers)]
+    geos = None
+    for place, named in ways:
+        for g in device_font_sizes(scale, vs, tvs):
+            f_dev = font_at("device", True, vs * g)
+            geos = [place(r, r.center(), scale, vs, tvs, f_dev, t, sub_shape, False) for r, t in zip(inners, named)]
+            if None not in geos:
+                break
+            geos = None
+        if geos is not None:
+            break
+    if geos is None:
+        if not force:
+            return None
+        place, named = ways[-1]
+        f_dev = font_at("device", True, vs * TEXT_FITS[-1])
+        geos = [place(r, r.center(), scale, vs, tvs, f_dev, t, sub_shape, True) for r, t in zip(inners, named)]
     r_sw = min(g[3] for g in geos)
     block = min(g[4] for g in geos)
     if blk_hint is not None:
@@ -155,7 +153,10 @@ def two_nodes_facing(header: Header, scale, font, font_at, texts, shape, zoom, b
     across in a hierarchical all-reduce) cross the band on one row, nearly level: going right a
     quarter of a row above it, going left a quarter below (`nic_lane_offsets`). (Every crossing block
     is mid-band at the same moment — RingView gives each leg a third of the time — so where a row is
-    under two blocks high, 1280×720, the two directions overlap there as they pass.)
+    under two blocks high, 1280×720, the two directions overlap there as they pass: apart, the 8 rows'
+    16 lanes would need 16 blocks of 24 px, 384 px, of a band 342 px high at 1.5×, and a lane spilling into
+    the next row meets that row's block at the same moment; only staggering the NICs in time would part
+    them, and then the 8 NICs would look as if they sent at different times.)
     The band and the NIC links are sized for blocks of `blk` (by default PRESENT_BLOCK_PX on screen;
     the rings' blocks, when those come out larger: a 4K screen's).
     None when the names or the rings do not fit.

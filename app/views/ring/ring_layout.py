@@ -92,22 +92,28 @@ def ring_layout(width: float, height: float, scale: float, texts: RingTexts, sha
     return _try(W, H, scale, vs, vs * TEXT_FITS[-1], numbers, shape, True, force=True, zoom=zoom, present=present)
 
 
-def _two_nodes(W, H, scale, vs, texts, shape, zoom) -> RingLayout | None:
+def _two_nodes(W, H, scale, vs, texts, shape, zoom, least=PRESENT_BLOCK_PX) -> RingLayout | None:
     """Presentation mode's two nodes facing each other (machine_layout.two_nodes_facing) with blocks of
     PRESENT_BLOCK_PX on screen: the largest words at least min(scale, PRESENT_WORDS) times the desk's,
     with the legend, else without it (the lecturer says it: at 1280×720 its three lines are a fifth of the
     picture's height); then the largest words smaller than that but at least the desk's, without the legend
-    if need be. None: no such fit (present_layout then tries a smaller zoom)."""
+    if need be. None: no such fit (present_layout then tries a smaller zoom). `least` None: the fit
+    with the largest blocks, however small (present_layout's last resort: boxes rather than bars)."""
     on_screen = scale * zoom  # the text scale the audience sees
     fits = [f for f in TEXT_FITS if on_screen * f >= 1.0 - 1e-9]
     large = [f for f in fits if on_screen * f >= min(on_screen, PRESENT_WORDS) - 1e-9]
     tries = [(f, legend) for legend in (True, False) for f in large]
     tries += [(f, legend) for f in fits if f not in large for legend in (True, False)]  # then the larger words
+    largest = None
     for f, legend in tries:
         lay = _try(W, H, scale, vs, vs * f, texts, shape, False, zoom=zoom, present=True, legend=legend)
-        if lay is not None and lay.nic_lane_offsets and lay.block * zoom >= PRESENT_BLOCK_PX - 1e-6:
+        if lay is None or not lay.nic_lane_offsets:
+            continue
+        if least is not None and lay.block * zoom >= least - 1e-6:
             return lay
-    return None
+        if least is None and (largest is None or lay.block > largest.block + 1e-6):
+            largest = lay
+    return largest
 
 
 PRESENT_ZOOM_STEP = 0.9  # present_layout tries smaller zooms in these steps, down to 1
@@ -155,6 +161,18 @@ def present_layout(width: float, height: float, scale: float, texts: RingTexts, 
     for lay, z in tried[1:]:
         if words(lay) >= min(scale, PRESENT_WORDS) - 1e-9 and lay.block * z > best[0].block * best[1] + 0.5:
             best = (lay, z)
+    if facing(shape) and best[0].mode != "box":
+        # two nodes whose boxes reach PRESENT_BLOCK_PX at no zoom (Chinese at 1.5× beside the story column,
+        # about 1040×460: the names' CJK font is taller) fell to radial bars of 7 px blocks, drawn as small
+        # diamonds: the facing nodes' boxes with their largest blocks instead, blocks a little under 24 px
+        boxes = []
+        for _lay, z in tried:
+            w_, h_ = max(width / z, 200.0), max(height / z, 150.0)
+            lay = _two_nodes(w_, h_, scale / z, picture_scale(w_, h_), texts, shape, z, least=None)
+            if lay is not None and words(lay) >= 1.0 - 1e-9:
+                boxes.append((lay, z))
+        if boxes:
+            return max(boxes, key=lambda t: t[0].block * t[1])
     return best
 
 

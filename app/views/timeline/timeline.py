@@ -18,7 +18,7 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QRectF, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
@@ -181,6 +181,22 @@ class BarsItem(pg.GraphicsObject):
         for brush, rects in self.groups:
             p.setBrush(brush)
             p.drawRects(rects)
+
+
+class NameBesideLine(pg.TextItem):
+    """A name whose left end is at a time on the axis, drawn `playhead_clear()` pixels right of it: a
+    collective or a phase starting at t = 0 was covered by the red playhead, which stands there at
+    the start of every scene (3 px wide at 1×, 7.5 px at 2.5×, wider under the mouse)."""
+
+    def updateTextPos(self):
+        super().updateTextPos()
+        self.textItem.setPos(self.textItem.pos() + QPointF(playhead_clear(), 0.0))
+
+
+def playhead_clear() -> float:
+    """Pixels between a time and the names that start there: half the playhead's width under the
+    mouse (its hover pen, 1.7 times its own) and a gap as wide as the text's own margin."""
+    return theme.line("playhead") * 1.7 / 2 + 2.0
 
 
 class TimelineView(QWidget):
@@ -386,7 +402,7 @@ class TimelineView(QWidget):
             self.plot.addItem(line)
             self._items.append(line)
             label = c.label or c.op
-            txt = pg.TextItem(label, color=theme.palette().text, anchor=(0, 0.5))
+            txt = NameBesideLine(label, color=theme.palette().text, anchor=(0, 0.5))
             txt.setFont(self._small())
             txt.setPos(c.t_start / self.unit_s, -tier * (1.0 + 0.8 * (i % 2)) - lift)
             self.plot.addItem(txt)
@@ -423,7 +439,7 @@ class TimelineView(QWidget):
                                   pen=pg.mkPen(colour, width=theme.line("hairline")))
             self.plot.addItem(br)
             self._items.append(br)
-            txt = pg.TextItem(names.get(key, key), color=colour, anchor=(0, 0.85))
+            txt = NameBesideLine(names.get(key, key), color=colour, anchor=(0, 0.85))
             txt.setFont(self._small())
             txt.setPos(x0, y)
             self.plot.addItem(txt)
