@@ -422,6 +422,7 @@ class TimelineView(QWidget):
         self.playhead.setBounds((0, span))
         self.playhead.setValue(self.playback.frames.current().t / self.unit_s)
         self.retranslate_ui()
+        self._fit_phase_labels()
 
     def _phase_labels(self, spans, tier):
         """Each phase of a machine's collective as a bracket over its span with its name
@@ -444,7 +445,23 @@ class TimelineView(QWidget):
             txt.setPos(x0, y)
             self.plot.addItem(txt)
             self._items.append(txt)
-            self._phase_texts.append(txt)
+            self._phase_texts.append((txt, x0, x1))
+
+    def _fit_phase_labels(self):
+        """A phase's name shows only where it fits over its own span, clear of the name shown before
+        it: NCCL's NVLS Tree spends 66.8 µs of a 71 µs call starting up, and its three phases' names
+        were piled on one another in the last few pixels."""
+        upp = self.plot.getViewBox().viewPixelSize()[0]  # time units a pixel
+        if not upp > 0:
+            return
+        right = -np.inf
+        for txt, x0, x1 in self._phase_texts:
+            start = x0 / upp + playhead_clear()
+            width = txt.textItem.boundingRect().width()
+            fits = start + width <= x1 / upp + 4 and start >= right
+            txt.setVisible(bool(fits))
+            if fits:
+                right = start + width + 6
 
     def _build_compute(self, tr, n):
         """
@@ -500,6 +517,7 @@ class TimelineView(QWidget):
             self._build(run)  # rows of more (or fewer) GPUs: each row keeps MIN_ROW_PX
             return
         self._set_row_ticks()
+        self._fit_phase_labels()
         # a machine's phase labels are a tier sized in pixels: laid out again when the height changes much
         h = self.plot.getViewBox().height()
         if getattr(self, "per_node", 0) and abs(h - getattr(self, "_tier_h", 0.0)) > 0.15 * max(h, 1.0):
