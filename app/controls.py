@@ -407,9 +407,10 @@ class ControlPanel(QWidget):
     def _choice_name(self, sc, choice) -> str:
         """The menu entry: "machine's choice (NVLS, Simple at 64 MiB)"."""
         algo, proto, _why = choice
-        if proto:
+        if proto:  # NCCL's tuner picked it: hier is then NCCL's NVLS Tree, and named so
+            short = self.tr("NVLS Tree") if algo == "hier" else self._short_algo(algo)
             return self.tr("machine's choice ({algo}, {protocol} at {size})").format(
-                algo=self._short_algo(algo), protocol=proto, size=fmt_bytes(sc.nbytes))
+                algo=short, protocol=proto, size=fmt_bytes(sc.nbytes))
         return self.tr("machine's choice ({algo} at {size})").format(algo=self._short_algo(algo),
                                                                     size=fmt_bytes(sc.nbytes))
 

@@ -636,6 +636,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>环面上的环</translation>
         </message>
         <message>
+            <source>NVLS Tree</source>
+            <translation>NVLS Tree</translation>
+        </message>
+        <message>
             <source>machine's choice ({algo}, {protocol} at {size})</source>
             <translation>机器自选（{algo}，{size} 时用 {protocol}）</translation>
         </message>
