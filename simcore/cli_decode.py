@@ -25,7 +25,7 @@ from .links import LINKS
 from .topology import MAX_DEVICES
 from .cost_model import best_tp_degree, decode_sweep, tp_degree_problem
 from .hw_specs import CHIPS, PRECISIONS
-from .llm_math import MODELS
+from .llm_math import MODELS, tp_degrees
 from .topology_presets import PRESETS
 
 
@@ -34,8 +34,8 @@ def register(subparsers):
     p = subparsers.add_parser("decode", help="decode-step latency vs tensor-parallel degree n (roofline)")
     add_machine_args(p)
     p.add_argument("--n", default=None,
-                   help="comma-separated device counts, e.g. 1,2,4,8,16 (default 1,2,4,8, or the topology's "
-                        "valid degrees)")
+                   help="comma-separated device counts, e.g. 1,2,4,8,16 (default: the model's tensor-parallel "
+                        "degrees up to 8, or those the topology offers)")
     p.add_argument("--batch", default="1", help="sequences decoded together (one token each)")
     p.add_argument("--ctx", default="4096", help="tokens already in each sequence's KV cache")
     p.add_argument("--w-bytes", dest="w_bytes", default="2", help="bytes per weight (2 bf16, 1 int8)")
@@ -116,8 +116,9 @@ def positive_number(text, what):
 def _parse(args):
     """Validate every argument; returns the keyword arguments of decode_sweep."""
     model, topo, chip, link = parse_machine(args)
-    if args.n is None:
-        ns = topo.valid_degrees(8 * topo.per_node if topo.kind == "nodes" else None) if topo else [1, 2, 4, 8]
+    if args.n is None:  # only the n that split the model (Megatron's rule), on the machine: its groups too
+        top = (8 * topo.per_node if topo.kind == "nodes" else topo.max_devices) if topo else 8
+        ns = tp_degrees(model, top, topo)
     else:
         ns = [whole_number(t, "each --n", 1) for t in str(args.n).split(",") if t.strip()] or [0]
     top = topo.max_devices if topo is not None else MAX_DEVICES
@@ -171,8 +172,8 @@ def format_table(kw, sweep) -> str:
     lines.append(f"{model.name} has {heads}: beyond n = {G} every chip keeps a whole KV group, "
                  f"so KV bytes per chip stop shrinking.")
     if topo is not None:
-        valid = topo.valid_degrees(max(int(max(sweep["n"])), 4 * topo.per_node))
-        lines.append(f"valid tensor-parallel degrees on {topo.name}: {', '.join(map(str, valid))}")
+        valid = machine_tp_degrees(model, topo, sweep)
+        lines.append(f"tensor-parallel degrees of {model.name} on {topo.name}: {', '.join(map(str, valid))}")
         if topo.kind == "nodes":
             lines.append(f"node boundary: beyond n = {topo.per_node} the all-reduce leaves NVLink for the network "
                          f"(each GPU's own NIC)")
@@ -193,6 +194,12 @@ def format_table(kw, sweep) -> str:
     lines.append("t_step = max(t_math, t_mem) + t_comm at peak rates: the roofline with no overlap; the lower "
                  "bound, communication fully hidden, is max(t_math, t_mem, t_comm) (--json: t_lower_bound).")
     return "\n".join(lines)
+
+
+def machine_tp_degrees(model, topo, sweep):
+    """The tensor-parallel degrees of `model` that machine `topo` offers (llm_math.tp_degrees), up to
+    the sweep's largest n or four nodes, whichever is more."""
+    return tp_degrees(model, max(int(max(sweep["n"])), 4 * topo.per_node), topo)
 
 
 def machine_pick(topo, n, nbytes, algo="ring") -> str:
@@ -242,7 +249,7 @@ def to_json(kw, sweep) -> dict:
            "prec": kw["compute_prec"], "topology": topo.key if topo else None,
            "link": None if link is None else {"name": link.name, "alpha": link.alpha, "bw": link.bw},
            "node_size": (topo.per_node if topo.kind == "nodes" else None) if topo else None,
-           "valid_degrees": topo.valid_degrees(max(int(max(sweep["n"])), 4 * topo.per_node)) if topo else None,
+           "valid_degrees": machine_tp_degrees(kw["model"], topo, sweep) if topo else None,
            "rows": []}
     for i in range(len(sweep["n"])):
         row = {}

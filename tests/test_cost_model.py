@@ -332,7 +332,7 @@ def test_decode_cli_with_a_topology(capsys):
     rc = cli.main(["decode", "--model", "llama3-70b", "--topology", "dgx-h100", "--n", "4,8,12,16"])
     out = capsys.readouterr().out
     assert rc == 0 and "DGX H100" in out and "node boundary: beyond n = 8" in out
-    assert "valid tensor-parallel degrees on DGX H100: 1, 2, 4, 8, 16, 24" in out
+    assert "tensor-parallel degrees of Llama-3 70B on DGX H100: 1, 2, 4, 8, 16, 32\n" in out  # not 24: 64 heads
     rows = _rows(out)
     assert "no such group" in " ".join(rows[12]) and "2 nodes" in " ".join(rows[16])
     sweep = decode_sweep(LLAMA3_70B, H100, None, [16], 1, 4096, topology="dgx-h100")

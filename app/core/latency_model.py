@@ -14,7 +14,7 @@ import numpy as np
 from simcore import cost_model
 from simcore.comm_sim import LINKS
 from simcore.hw_specs import CHIPS
-from simcore.llm_math import MODELS
+from simcore.llm_math import MODELS, tp_degrees
 from simcore.topology_presets import PRESETS
 
 TERMS = ("t_math", "t_mem", "t_comm", "t_step")
@@ -116,9 +116,11 @@ def latency_sweep(p: dict) -> dict:
 
 
 def machine_degrees(p: dict, sweep) -> tuple:
-    """The n that are tensor-parallel degrees of the model AND groups the machine offers (finite t_step)."""
+    """The n that are tensor-parallel degrees of the model AND groups the machine offers: the engine's
+    list (llm_math.tp_degrees, the decode command's too), where the sweep has a time (finite t_step)."""
     ok = np.isfinite(sweep["t_step"])
-    return tuple(n for n in valid_degrees(p["model"], p["n_max"]) if ok[n - 1])
+    machine = PRESETS[p["machine"]] if p["machine"] else None
+    return tuple(n for n in tp_degrees(MODELS[p["model"]], p["n_max"], machine) if ok[n - 1])
 
 
 def node_size(p: dict):
