@@ -13,7 +13,10 @@ switch:
     direct (one-shot)    α + (n−1)·S/(nβ)      every block at once, the send port streams them
     pairwise exchange    (n−1)·(α + S/(nβ))    Thakur, Rabenseifner & Gropp 2005, §4.5
 On nodes both run as on a switch (no closed form: the inter-node ports queue); on a torus each
-block is forwarded hop by hop in dimension order (_a2a_paths).
+block is forwarded hop by hop in dimension order (_a2a_paths), along the line on an axis without
+its wraparound link, and half each way round where it is N/2 away on an even ring: direct then
+takes the scaling book's V/(4W) on a ring (W both directions of a link). On a GPU machine NCCL's
+model of its grouped send/recv times direct (simcore.nccl_p2p).
 """
 
 from __future__ import annotations
@@ -56,43 +59,84 @@ def _a2a_paths(topo, algo):
     """
     None where every device reaches every other in one hop (a switch, nodes). On a torus only
     neighbours are linked, so block (s → d) is stored and forwarded hop by hop in dimension order:
-    axis 0 first, each axis the short way round (ties: +1). Returns {(s, d): [s, …, d]}.
+    axis 0 first, each axis the short way round — along the line where the axis has no wraparound
+    link (a TPU v5e 4×4 slice). On a ring of even size N a block N/2 away is as far either way;
+    sent all one way, the +1 direction carries N/2 more blocks per link than the −1 one and the
+    all-to-all takes 1.1–1.5× the scaling book's V/(4·W) (W both directions of a link). So such a
+    block goes as two halves, one each way on every axis where it is N/2 away ("How to Scale Your
+    Model", TPU chapter: AllToAll on a bidirectional ring, V/(4W)), and each direction of each link
+    carries N²/8 blocks' bytes. Returns {(s, d): ((path, share), …)}: one path of share 1, or two
+    of 1/2; a path is [s, …, d].
     """
     if topo.kinds & {"switch", "nodes"} or topo.n < 2:
         return None
     if "torus" not in topo.kinds:
         raise ValueError(f"all-to-all ({algo}) needs every pair of devices linked, or a torus to route on; "
                          f"{topo.name} is neither: run it on switch(n), nodes(m, q) or torus(shape)")
+    wraps = topo.wraps()
     paths = {}
     for s in range(topo.n):
         for d in range(topo.n):
-            if s != d:
-                cur, tgt, path = list(topo.coords(s)), topo.coords(d), [s]
-                for a, size in enumerate(topo.shape):
-                    fwd = (tgt[a] - cur[a]) % size
-                    step, hops = (1, fwd) if fwd <= size - fwd else (-1, size - fwd)
-                    for _ in range(hops):
-                        cur[a] = (cur[a] + step) % size
-                        path.append(topo.device(cur))
-                paths[s, d] = path
+            if s == d:
+                continue
+            tgt = topo.coords(d)
+            ways = [[], []]  # the steps of each axis for the part that goes +1 at a tie, and the other
+            for a, size in enumerate(topo.shape):
+                c = topo.coords(s)[a]
+                if not wraps[a]:  # a line: the only way
+                    step, hops = (1 if tgt[a] > c else -1), abs(tgt[a] - c)
+                    ways[0].append((step, hops))
+                    ways[1].append((step, hops))
+                    continue
+                fwd = (tgt[a] - c) % size
+                if 2 * fwd == size and size > 2:  # a tie: half each way
+                    ways[0].append((1, fwd))
+                    ways[1].append((-1, fwd))
+                    continue
+                step, hops = (1, fwd) if fwd <= size - fwd else (-1, size - fwd)
+                ways[0].append((step, hops))
+                ways[1].append((step, hops))
+            parts = [_walk(topo, s, w) for w in (ways if ways[0] != ways[1] else ways[:1])]
+            paths[s, d] = tuple((p, 1.0 / len(parts)) for p in parts)
     return paths
 
 
+def _walk(topo, s, steps):
+    """The devices from s taking steps[a] = (±1, hops) along each axis a in turn."""
+    cur, path = list(topo.coords(s)), [s]
+    for a, (step, hops) in enumerate(steps):
+        for _ in range(hops):
+            cur[a] = (cur[a] + step) % topo.shape[a]
+            path.append(topo.device(cur))
+    return path
+
+
 def _a2a_round(comm, paths, src, dst, nb, ready, step, phase):
-    """Blocks (src[i] → dst[i]), ready at ready[i]: one message each, or on a torus one per hop,
-    each hop once the block has landed on the device before. Returns when each block arrives."""
+    """Blocks (src[i] → dst[i]) of nb bytes, ready at ready[i]: one message each, or on a torus one
+    per hop of each of its parts (_a2a_paths), each hop once the part has landed on the device
+    before. Returns when each block has wholly arrived."""
     n = comm.n
     chunk = a2a_chunk(src, dst, n)
     if paths is None:
         return comm.send_batch(src, dst, nb, ready, step, chunk, (src, 1, n, n), phase, False)
-    route = [paths[s, d] for s, d in zip(src.tolist(), dst.tolist())]
-    t = np.broadcast_to(np.asarray(ready, dtype=float), src.shape).copy()
-    for h in range(max(len(r) for r in route) - 1):  # hop h of every block that has one
+    ready = np.broadcast_to(np.asarray(ready, dtype=float), src.shape)
+    owner, route, share = [], [], []  # one row per part: its block's index, path and share of nb
+    for k, (s, d) in enumerate(zip(src.tolist(), dst.tolist())):
+        for path, frac in paths[s, d]:
+            owner.append(k)
+            route.append(path)
+            share.append(frac)
+    owner, share = np.array(owner), np.array(share)
+    t = ready[owner].copy()
+    for h in range(max(len(r) for r in route) - 1):  # hop h of every part that has one
         i = np.array([k for k, r in enumerate(route) if len(r) > h + 1])
         a = np.array([route[k][h] for k in i])
         b = np.array([route[k][h + 1] for k in i])
-        t[i] = comm.send_batch(a, b, nb, t[i], step, chunk[i], (src[i], 1, n, n), phase, False)
-    return t
+        o = owner[i]
+        t[i] = comm.send_batch(a, b, nb * share[i], t[i], step, chunk[o], (src[o], 1, n, n), phase, False)
+    done = np.zeros(src.shape)
+    np.maximum.at(done, owner, t)
+    return done
 
 
 def _a2a_initial(n):
@@ -135,8 +179,9 @@ def alltoall_pairwise(comm, arrays, label=""):
     Every round pays α: time (n−1)·(α + S/(nβ)), S = one device's buffer (Thakur, Rabenseifner &
     Gropp 2005, §4.5: MPICH's long-message MPI_Alltoall, (p−1)α + nβ with n their per-process bytes).
     On a ring torus((n,)) round k's blocks all go min(k, n−k) hops the same way, one per link, in
-    lockstep: Σ_k min(k, n−k)·(α + S/(nβ)), n²/4·(α + S/(nβ)) for even n — twice the scaling book's
-    bidirectional-ring bound, as a round uses one direction of each link.
+    lockstep: Σ_k min(k, n−k)·(α + S/(nβ)), except that round n/2 of an even ring (n > 2) sends each
+    block as two halves, one each way (_a2a_paths): n/2·(α + S/(2nβ)). Each other round uses one
+    direction of each link, so this stays near twice the scaling book's bidirectional-ring V/(4W).
     """
     n = comm.n
     blocks, paths = _a2a_inputs(comm, arrays, "pairwise")

@@ -222,12 +222,28 @@ def test_on_nodes_values_and_the_slow_link_bounds(algo, m, q):
 
 
 def _torus_distance(topo, s, d):
-    return sum(min((a - b) % size, (b - a) % size) for a, b, size in zip(topo.coords(s), topo.coords(d), topo.shape))
+    return sum(min((a - b) % size, (b - a) % size) if w else abs(a - b)
+               for a, b, size, w in zip(topo.coords(s), topo.coords(d), topo.shape, topo.wraps()))
+
+
+def _chains(ms):
+    """A block's hop messages, in time order, as its parts' paths [s, …, d] (one or two)."""
+    chains = []
+    for m in sorted(ms, key=lambda m: m.t_start):
+        c = next((c for c in chains if c[-1].dst == m.src and c[-1].t_end <= m.t_start and
+                  c[-1].nbytes == m.nbytes), None)  # stored, then forwarded
+        if c is None:
+            chains.append([m])
+        else:
+            c.append(m)
+    return chains
 
 
 @pytest.mark.parametrize("algo", ALGOS)
-@pytest.mark.parametrize("shape", [(2,), (3,), (4,), (5,), (4, 4), (2, 3), (3, 2, 2)])
+@pytest.mark.parametrize("shape", [(2,), (3,), (4,), (5,), (4, 4), (2, 3), (3, 2, 2), (6, 4)])
 def test_on_a_torus_blocks_go_hop_by_hop_in_dimension_order(algo, shape):
+    """Each block goes the short way, axis 0 first; a block N/2 away on a ring of even N > 2 goes
+    as two halves, one each way round (every axis where it is N/2 away)."""
     topo = torus(shape)
     n = topo.n
     shards = [np.arange(6.0 * n).reshape(2 * n, 3) + 100 * d for d in range(n)]
@@ -235,6 +251,7 @@ def test_on_a_torus_blocks_go_hop_by_hop_in_dimension_order(algo, shape):
     out = all_to_all(comm, shards, 0, 1, algo=algo)
     for got, want in zip(out, _reference(shards, 0, 1), strict=True):
         np.testing.assert_array_equal(got, want)
+    block = shards[0].nbytes * 1e3 / n
     hops = {}
     for m in comm.trace.messages:
         topo.route(m.src, m.dst)  # neighbours only
@@ -242,13 +259,22 @@ def test_on_a_torus_blocks_go_hop_by_hop_in_dimension_order(algo, shape):
         hops.setdefault(a2a_block(m.chunk, n), []).append(m)
     assert set(hops) == {(s, d) for s in range(n) for d in range(n) if s != d}
     for (s, d), ms in hops.items():
-        ms.sort(key=lambda m: m.t_start)
-        path = [ms[0].src] + [m.dst for m in ms]
-        assert path[0] == s and path[-1] == d and len(ms) == _torus_distance(topo, s, d)  # the short way
-        assert all(a.dst == b.src and a.t_end <= b.t_start for a, b in zip(ms, ms[1:]))  # stored, then forwarded
-        moved = [next(i for i, (x, y) in enumerate(zip(topo.coords(a), topo.coords(b))) if x != y)
-                 for a, b in zip(path, path[1:])]
-        assert moved == sorted(moved)  # axis 0 first, then axis 1, …
+        ties = [a for a, (x, y, size) in enumerate(zip(topo.coords(s), topo.coords(d), shape))
+                if size > 2 and 2 * ((y - x) % size) == size]
+        chains = _chains(ms)
+        assert len(chains) == (2 if ties else 1)
+        assert sum(c[0].nbytes for c in chains) == pytest.approx(block)  # the halves make the block
+        steps = []
+        for c in chains:
+            path = [c[0].src] + [m.dst for m in c]
+            assert path[0] == s and path[-1] == d and len(c) == _torus_distance(topo, s, d)  # the short way
+            moved = [next(i for i, (x, y) in enumerate(zip(topo.coords(a), topo.coords(b))) if x != y)
+                     for a, b in zip(path, path[1:])]
+            assert moved == sorted(moved)  # axis 0 first, then axis 1, …
+            steps.append({a: (topo.coords(path[moved.index(a) + 1])[a] - topo.coords(s)[a]) % shape[a]
+                          for a in ties})
+        if ties:  # one half +1, the other −1 round every tied axis
+            assert all({st[a] for st in steps} == {1, shape[a] - 1} for a in ties)
     # after: the holdings' column d on every GPU d, as on a switch
     after = comm.trace.holdings(0)
     for d in range(n):
@@ -257,29 +283,69 @@ def test_on_a_torus_blocks_go_hop_by_hop_in_dimension_order(algo, shape):
 
 @pytest.mark.parametrize("n", range(2, 11))
 def test_pairwise_on_a_ring_torus_is_its_hops_in_lockstep(n):
-    """Round k: every block goes min(k, n−k) hops the same way, one block per link: Σ min(k, n−k)·(α + S/(nβ))."""
+    """Round k: every block goes min(k, n−k) hops the same way, one block per link: min(k, n−k)·(α + S/(nβ));
+    the round k = n/2 of an even ring (n > 2) sends each block as two halves, one each way: n/2·(α + S/(2nβ))."""
     comm = Comm(torus((n,)), byte_scale=1e3)
     S, _a, _o = _run(comm, "pairwise")
     L = TPU_V4_ICI
-    want = sum(min(k, n - k) for k in range(1, n)) * (L.alpha + S / (n * L.bw))
+    want = sum(min(k, n - k) * (L.alpha + S / (n * L.bw) / (2 if 2 * k == n > 2 else 1)) for k in range(1, n))
     assert comm.time == pytest.approx(want, rel=1e-9)
-    if n % 2 == 0:
-        assert sum(min(k, n - k) for k in range(1, n)) == n * n // 4
 
 
-@pytest.mark.parametrize("n", [4, 6, 8])
-def test_direct_on_a_ring_torus_is_bounded_by_its_busiest_link(n):
-    topo = torus((n,))
-    comm = Comm(topo, byte_scale=1e3)
+@pytest.mark.parametrize("n", [4, 6, 8, 10, 16])
+def test_direct_on_an_even_ring_is_the_books_bidirectional_all_to_all(n):
+    """"How to Scale Your Model" (TPU chapter): AllToAll on a bidirectional ring takes V/(4·W), V the
+    whole array (n·S), W a link's bandwidth both ways (2β). Sent all one way, the blocks n/2 away made
+    it (n² + 4n)/n²·… = 1.5× (n = 4) to 1.125× (n = 16); split half each way, each direction of each link
+    carries n²/8 blocks, exactly the book's form."""
+    L = LinkSpec("ici, no latency", 0.0, 45e9)
+    comm = Comm(torus((n,), L), byte_scale=1e6)
     S, _a, _o = _run(comm, "direct")
+    book = n * S / (4 * 2 * L.bw)
+    assert comm.time == pytest.approx(book, rel=1e-9)
     load = {}
     for m in comm.trace.messages:
-        load[m.src, m.dst] = load.get((m.src, m.dst), 0) + 1
-    s, L = S / n, TPU_V4_ICI
-    assert comm.time >= L.alpha + max(load.values()) * s / L.bw  # the busiest link streams all its blocks
-    paired = Comm(topo, byte_scale=1e3)
-    _run(paired, "pairwise")
-    assert comm.time < paired.time  # both directions at once, α not paid round by round
+        load[m.src, m.dst] = load.get((m.src, m.dst), 0) + m.nbytes
+    assert max(load.values()) == pytest.approx(n * n / 8 * S / n, rel=1e-12) == min(load.values())
+
+
+def test_direct_on_a_ring_with_latency_stays_near_the_book():
+    comm = Comm(torus((8,)), byte_scale=1e6)
+    S, _a, _o = _run(comm, "direct")
+    L = TPU_V4_ICI
+    assert comm.time >= 8 * S / (8 * L.bw)
+    # + latency: a forwarded block waits its α on every hop before the link can stream it on (7 µs here)
+    assert comm.time <= 8 * S / (8 * L.bw) + 8 * L.alpha
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_a_v5e_slice_without_wraparound_routes_along_its_lines(algo):
+    """TPU v5e 4×4: no wraparound link on either axis (Google Cloud TPU docs; the book: wraparound only
+    on axes of 16). Every block goes straight along each line, never through a missing link."""
+    from simcore.topology_presets import get_preset
+
+    topo = get_preset("tpu-v5e-16x16").topology(16)
+    assert topo.wraps() == (False, False)
+    n = 16
+    shards = [np.arange(2.0 * n * n).reshape(2 * n, n) + 1000 * d for d in range(n)]
+    comm = Comm(topo, byte_scale=1e3)
+    out = all_to_all(comm, shards, 1, 0, algo=algo)
+    for got, want in zip(out, _reference(shards, 1, 0), strict=True):
+        np.testing.assert_array_equal(got, want)
+    hops = {}
+    for m in comm.trace.messages:
+        a, b = topo.coords(m.src), topo.coords(m.dst)
+        assert sum(abs(x - y) for x, y in zip(a, b)) == 1  # a neighbour on the line, no wraparound
+        hops.setdefault(a2a_block(m.chunk, n), []).append(m)
+    assert all(len(ms) == _torus_distance(topo, s, d) for (s, d), ms in hops.items())
+    if algo == "direct":
+        # the line's middle link, each way, carries every block between its two halves on that axis
+        block = shards[0].nbytes * 1e3 / n
+        load = {}
+        for m in comm.trace.messages:
+            load[m.src, m.dst] = load.get((m.src, m.dst), 0) + m.nbytes
+        assert max(load.values()) == pytest.approx(4 * 2 * 2 * block)  # 4 rows × (2 left × 2 right)
+        assert comm.time >= max(load.values()) / topo.link.bw
 
 
 # ---------------------------------------------------------------------------------------
