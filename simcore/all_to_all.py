@@ -153,22 +153,43 @@ def alltoall_direct(comm, arrays, label=""):
     """
     One-shot (direct) all-to-all. arrays[d]: device d's 1-D buffer, length divisible by n, cut
     into n blocks; returns, for every device r, block r of every device's buffer in device order.
-    Every device issues its n−1 blocks at once, to (d + j) mod n in round j, so no receive port
-    hears two senders in a round; the blocks queue on the send port and the last lands α after
-    the port has streamed (n−1)·S/n bytes. S = one device's buffer (nccl-tests' alltoall size).
-    Time: α + (n−1)·S/(nβ) — the scaling book's AllToAll on a full crossbar (each device sends
-    and receives (n−1)/n of its buffer), latency paid once. On a torus each block is forwarded hop
-    by hop in dimension order (_a2a_paths), all at once; the links' contention sets the time.
+    Every device issues its n−1 blocks at once, one a round, each round a permutation (_a2a_rounds),
+    so no receive port hears two senders in a round; the blocks queue on the send port and the
+    last lands α after the port has streamed (n−1)·S/n bytes. S = one device's buffer (nccl-tests'
+    alltoall size). Time: α + (n−1)·S/(nβ) — the scaling book's AllToAll on a full crossbar (each
+    device sends and receives (n−1)/n of its buffer), latency paid once. On nodes the blocks that
+    leave the node take the NICs, the others NVLink, at once: the NICs' (n−P)·S/(nβ_i) binds. On a
+    torus each block is forwarded hop by hop in dimension order (_a2a_paths), all at once; the
+    links' contention sets the time.
     """
     n = comm.n
     blocks, paths = _a2a_inputs(comm, arrays, "direct")
     comm._begin("all-to-all", "direct", label, n * n, blocks[0].nbytes, _a2a_initial(n))
     d, ready = np.arange(n), np.array(comm.ready)
     nb = blocks[0, 0].nbytes
-    for j in range(1, n):
-        _a2a_round(comm, paths, d, (d + j) % n, nb, ready, j - 1, "one-shot all-to-all")
+    for j, dst in enumerate(_a2a_rounds(comm.topology, n)):
+        _a2a_round(comm, paths, d, dst, nb, ready, j, "one-shot all-to-all")
     comm._end()
     return _a2a_result(blocks)
+
+
+def _a2a_rounds(topo, n):
+    """
+    Round j's destination of every device (n−1 rounds, each a permutation): (d + j) mod n; on
+    nodes of P devices, node-aware as NCCL's p2p schedule is (src/init.cc, p2pSchedule: a node
+    delta, then a local delta): device i of node a sends to device (i + v) mod P of node
+    (a + u) mod N, u = 0 first (NVLink), then every other node. A round then sends every NIC one
+    block or none, so the NICs stream without waiting on one another; with (d + j) mod n the
+    rounds mixed NVLink and NIC blocks and each NIC waited for the one before it, one NIC's
+    bandwidth for the whole machine.
+    """
+    d = np.arange(n)
+    P = getattr(topo, "per_node", n) if "nodes" in topo.kinds else n
+    N = n // P
+    if N <= 1:
+        return [(d + j) % n for j in range(1, n)]
+    node, i = d // P, d % P
+    return [((node + u) % N) * P + (i + v) % P for u in range(N) for v in range(P) if (u, v) != (0, 0)]
 
 
 def alltoall_pairwise(comm, arrays, label=""):
@@ -218,21 +239,33 @@ def all_to_all(comm, shards, split_axis, concat_axis, algo=None, label="all-to-a
     Device d cuts its shard into n blocks along `split_axis` and sends block j to device j;
     device d ends with block d of every device's shard, concatenated in device order along
     `concat_axis` ("How to Scale Your Model", AllToAll: A[I_X, J] -> A[I, J_X] with
-    split_axis=1, concat_axis=0). algo: a key of ALLTOALL_ALGOS, "direct" (default: every block
-    at once, as NCCL's grouped sends do) or "pairwise". Any topology: on a torus each block is
-    forwarded hop by hop in dimension order. Returns one array per device.
+    split_axis=1, concat_axis=0). algo: a key of ALLTOALL_ALGOS, "direct" (every block at once, as
+    NCCL's grouped sends do) or "pairwise"; None: the machine's choice (topology.choose: "direct",
+    on a GPU machine with NCCL's protocol for the size, simcore.nccl_p2p). Timed as the machine runs
+    it (topology.timed_as_machine). Any topology: on a torus each block is forwarded hop by hop in
+    dimension order. Returns one array per device.
     """
-    rec = algorithm("all-to-all", "direct" if algo is None else algo)
+    if algo is not None:
+        algorithm("all-to-all", algo)  # an unknown name is the first thing said
     n = len(shards)
     check_same_shape(shards, "all-to-all")
     x0 = np.asarray(shards[0])
     if not -x0.ndim <= concat_axis < x0.ndim:
         raise ValueError(f"all-to-all: concat_axis {concat_axis} does not exist in shards of shape {x0.shape}")
     check_split(x0, split_axis, n, "all-to-all")
+    topo = comm.topology
+    S = x0.nbytes * comm.byte_scale  # one device's buffer, nccl-tests' alltoall size
+    if algo is None:
+        algo = topo.choose("all-to-all", S)[0] if hasattr(topo, "choose") else "direct"
+    rec = algorithm("all-to-all", algo)
     # block j of a shard, laid out contiguously: move split_axis to the front and cut it in n
     moved = [np.moveaxis(np.asarray(s), split_axis, 0) for s in shards]
     block = (moved[0].shape[0] // n,) + moved[0].shape[1:]
-    out = rec.fn(comm, [m.ravel() for m in moved], label=label)
+    if hasattr(topo, "timed"):
+        with topo.timed(comm, "all-to-all", algo, S):
+            out = rec.fn(comm, [m.ravel() for m in moved], label=label)
+    else:
+        out = rec.fn(comm, [m.ravel() for m in moved], label=label)
     return [np.concatenate([np.moveaxis(b.reshape(block), 0, split_axis) for b in np.split(o, n)], axis=concat_axis)
             for o in out]
 

@@ -78,7 +78,10 @@ class _Machine:
     def choose(self, op, nbytes):
         """(algo, protocol, why): the algorithm this machine runs for op on nbytes by default."""
         from .algorithms import algorithm_registry
-        algorithm_registry(op)
+        reg = algorithm_registry(op)
+        if self.tuning and op == "all-to-all" and self.n > 1:  # NCCL's grouped send/recv (nccl_p2p)
+            m = self._p2p("model_at", nbytes)
+            return "direct", m.protocol, self._p2p("why", nbytes)
         if self.tuning:
             from .nccl_tuning import tune
             P, N = self._nccl_shape()
@@ -86,13 +89,34 @@ class _Machine:
             c = tune(op, P, N, float(nbytes), self.tuning, inter.bw, algos=self.algorithms(op))
             return c.algo, c.protocol, c.why
         algo = self._default_algo(op)
+        if algo not in reg:  # all-to-all: the lecture's default for the op ("direct"), on any topology
+            from .algorithms import op_record
+            algo = op_record(op).default
         return algo, "", f"{algo}: {self.name} runs it by default"
+
+    def timed(self, comm, op, algo, nbytes):
+        """timed_as_machine(comm, op, algo, nbytes) reached through the topology, for the modules
+        that may not import this one (simcore.all_to_all: the import-linter contract)."""
+        return timed_as_machine(comm, op, algo, nbytes)
+
+    def _p2p(self, name, nbytes):
+        """nccl_p2p.<name>(P, N, nbytes, gpu, NIC bandwidth) for this machine: NCCL's all-to-all."""
+        from . import nccl_p2p
+        P, N = self._nccl_shape()
+        return getattr(nccl_p2p, name)(P, N, float(nbytes), self.tuning, getattr(self, "inter", self.link).bw)
 
     def protocol(self, op, algo, nbytes):
         """(protocol, why) NCCL runs `algo` with for op on nbytes: the fastest of its protocols
         for that size ("", reason) where NCCL's model does not time algo on this machine."""
         if not self.tuning or self.n < 2:
             return "", "timed by the lecture's α–β form (no NCCL protocol)"
+        if op == "all-to-all":  # NCCL picks p2p's protocol by the bytes a peer gets, not by time
+            if algo != "direct":
+                return "", f"{algo} is not how NCCL runs all-to-all: timed by the lecture's α–β form"
+            m = self._p2p("model_at", nbytes)
+            return m.protocol, (f"NCCL sends each peer's block with {m.protocol}: a block of "
+                                f"{float(nbytes) / self.n:g} bytes is {'within' if m.protocol == 'LL' else 'over'} "
+                                f"NCCL_P2P_LL_THRESHOLD (16 KiB)")
         ms = self._models(op, algo)
         if not ms:
             return "", f"{algo} is not one of NCCL's algorithms: timed by the lecture's α–β form"
@@ -116,6 +140,9 @@ class _Machine:
         P, N = self._nccl_shape()
         inter = getattr(self, "inter", self.link)
         mine = set(self.algorithms(op))
+        if op == "all-to-all":
+            from .nccl_p2p import models as p2p_models
+            return [m for m in p2p_models(P, N, self.tuning, inter.bw) if m.algo in mine]
         return [m for m in models(op, P, N, self.tuning, inter.bw) if m.algo in mine]
 
     def timed_as(self, op, algo, nbytes):
@@ -129,10 +156,13 @@ class _Machine:
         proto = _Machine.protocol(self, op, algo, nbytes)[0]
         if not proto:
             return self
-        model = next(m for m in self._models(op, algo) if m.protocol == proto)
         P, N = self._nccl_shape()
         inter = getattr(self, "inter", self.link)
-        base, alpha, b_f, b_i = sim_links(op, model, P, N, self.tuning, inter.bw, nbytes=float(nbytes))
+        if op == "all-to-all":
+            base, alpha, b_f, b_i = self._p2p("sim_links", nbytes)
+        else:
+            model = next(m for m in self._models(op, algo) if m.protocol == proto)
+            base, alpha, b_f, b_i = sim_links(op, model, P, N, self.tuning, inter.bw, nbytes=float(nbytes))
         f = LinkSpec(f"{self.link.name}, NCCL {algo} {proto}", alpha, b_f)
         if isinstance(self, Switch):
             return dataclasses.replace(self, link=f, base=base)
@@ -148,6 +178,8 @@ class _Machine:
             algo = self.choose(op, nbytes)[0]
         check_algo_on(self, op, algo)
         if self.tuning and self.n > 1:
+            if op == "all-to-all" and algo == "direct":
+                return self._p2p("time", nbytes)
             ms = self._models(op, algo)
             if ms:
                 return min(m.time(float(nbytes)) for m in ms)
