@@ -418,6 +418,10 @@ def _multi_node_algos():
 
 
 MULTI_NODE_ALGOS = _multi_node_algos()  # read from simcore.algorithms.ALGORITHMS: ("hier", "ring-nodes")
+# NCCL's NVLS Tree all-reduce as NCCL's tuning model times it when the network binds (nvls_tree_coefficients):
+# what a log's NVLS_TREE sizes are fitted with. On a GPU machine it is what the registry's "hier" runs as.
+NVLS_TREE = "nvls-tree"
+FIT_FORMS = MULTI_NODE_ALGOS + (NVLS_TREE,)
 # the older spelling (nccl-import --inter-algo ring, calibrate_nccl_tests(inter_algo="ring")):
 # on nodes "ring" meant NCCL's channel rings, the registry's "ring-nodes"
 INTER_ALIASES = {"ring": "ring-nodes"}
@@ -427,6 +431,8 @@ def inter_algo_name(op, algo):
     """The registry name of a multi-node algorithm for op ("ring" → "ring-nodes"); ValueError
     naming those there are when it does not run across nodes for that op."""
     name = INTER_ALIASES.get(algo, algo)
+    if name == NVLS_TREE and op == "all-reduce":
+        return name
     ops = [o for o in ("all-reduce", "all-gather", "reduce-scatter") if name in ALGORITHMS[o]]
     if name not in MULTI_NODE_ALGOS or op not in ops:
         can = [a for a in MULTI_NODE_ALGOS if a in ALGORITHMS.get(op, {})]
@@ -435,10 +441,42 @@ def inter_algo_name(op, algo):
 
 
 def _nodes_coefficients(op, algo, P, N):
-    """topo_closed_forms.nodes_coefficients for a registry name (its "ring" is "ring-nodes")."""
+    """topo_closed_forms.nodes_coefficients for a registry name (its "ring" is "ring-nodes");
+    NVLS_TREE's are nvls_tree_coefficients."""
     from .topo_closed_forms import nodes_coefficients
 
+    if algo == NVLS_TREE:
+        return nvls_tree_coefficients(P, N)
     return nodes_coefficients(op, "ring" if algo == "ring-nodes" else algo, P, N)
+
+
+def nvls_tree_coefficients(P, N):
+    """
+    ((0, 0), (a_i, b_i)): NCCL's NVLS Tree all-reduce on N nodes of P GPUs as t = a_i·α_i + b_i·S/β_i,
+    β_i what one NIC carries (NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel, when the network
+    binds): bus bandwidth ch · bwInter · (2 on N <= 2 nodes, "Handle 2 node case of NVLSTree"),
+    ch = min(32, P) channels, one per NIC (search.cc; device.h NCCL_MAX_NVLS_ARITY), algbw = bus ·
+    n/(2(n−1)) → b_i = 2(n−1)/(n·ch·m), m = 2 if N <= 2 else 1; the latency's network part
+    2·log2i(N)·hwLat[NET][NVLS_TREE] → a_i = 2·⌊log2 N⌋. The NVLink part is NCCL's, not fitted.
+    """
+    n = P * N
+    ch = min(32, P)
+    m = 2 if N <= 2 else 1
+    return (0.0, 0.0), (2.0 * int(math.log2(N)), 2.0 * (n - 1) / (n * ch * m))
+
+
+def registry_algo(form):
+    """The registry algorithm a fitted form is: NVLS_TREE is "hier" (NCCL's NVLS Tree on a GPU machine)."""
+    return "hier" if form == NVLS_TREE else form
+
+
+def check_hardware(link, hardware):
+    """ValueError (one sentence) when a fitted inter-node link is faster than its NIC's hardware."""
+    if hardware is not None and link.bw > hardware.bw * (1 + 1e-9):
+        raise ValueError(f"the fit would write the inter-node link at {link.bw / 1e9:.1f} GB/s per NIC, faster than "
+                         f"its hardware ({hardware.name}, {hardware.bw / 1e9:.1f} GB/s), so NCCL did not run the "
+                         f"model fitted: give the algorithm it ran (--inter-algo) or rerun nccl-tests with "
+                         f"NCCL_ALGO=Ring")
 
 
 def _hier_time(P, N, S, intra, alpha, bw):
@@ -487,12 +525,14 @@ def fit_inter(points, intra, algo="ring-nodes", label="", min_bytes=None) -> Fit
     The inter-node link (α_i, β_i) from points measured over several nodes, the intra-node
     link known. Each algorithm's closed form is t = (known intra part) + a_i·α_i + b_i·S/β_i
     (topo_closed_forms.nodes_coefficients): "ring-nodes" — NCCL's rings, one channel per NIC,
-    when the NICs are the bottleneck (then the intra link does not enter); "hier" —
+    when the NICs are the bottleneck (then the intra link does not enter); "nvls-tree" — NCCL's
+    NVLS Tree as its tuning model times it, network-bound (nvls_tree_coefficients); "hier" —
     hierarchical, pipelined by chunks (t_hier_pipelined: its three phases' linear form first,
     then refitted with the pipeline's own slopes). algo: a registry name of MULTI_NODE_ALGOS ("ring" is
     read as "ring-nodes").
     The same weighting as `fit`: α_i from every point, β_i from the plateau, errors relative
     to the whole measured time. The Fit's predict() is that closed form (inter_algo, intra set).
+    algo may be FIT_FORMS' "nvls-tree" too (all-reduce).
     """
     used = [p for p in points if p.nodes >= 2]
     for op in sorted({p.op for p in used}) or ["all-reduce"]:

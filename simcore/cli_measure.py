@@ -4,7 +4,8 @@ Two commands that calibrate the simulator's link against real numbers:
     python -m simcore measure --n 4 [--sizes 8B..64MiB] [--ops all-reduce:ring,all-gather]
                               [--repeats 5] [--warmup 2] [--hosts h1,h2] --out m.json
     python -m simcore nccl-import all_reduce.txt [--op all-reduce] [--n 8] [--min-bytes 256MiB]
-                                  [--nodes 2 --per-node 8] [--intra nvlink4] [--inter-algo ring]
+                                  [--nodes 2 --per-node 8] [--intra nvlink4] [--inter-algo auto]
+                                  [--nic ib-ndr400]
                                   [--out link.json]
 
 `measure` times Open MPI's collectives on n local (or cluster) ranks, fits α and β per
@@ -20,7 +21,7 @@ import os
 import sys
 
 from .algorithms import OPS
-from .calibrate import BAD_FIT, INTER_ALIASES, MEASURED, MULTI_NODE_ALGOS, fit, fit_each, fit_link, link_to_dict, load_link
+from .calibrate import BAD_FIT, FIT_FORMS, INTER_ALIASES, MEASURED, fit, fit_each, fit_link, link_to_dict, load_link
 from .links import LINKS
 from .nccl_log import calibrate_nccl_tests
 
@@ -58,11 +59,14 @@ def register(subparsers):
     q.add_argument("--per-node", dest="per_node", type=int, help="GPUs per node (default: from the '# Rank' lines)")
     q.add_argument("--intra", help=f"intra-node link for a multi-node run: one of {', '.join(LINKS)} or a link "
                                    f"file (default: fitted to the one-node runs in the same file)")
-    q.add_argument("--inter-algo", dest="inter_algo", choices=MULTI_NODE_ALGOS + tuple(INTER_ALIASES),
-                   default="ring-nodes",
-                   help="closed form for multi-node runs (the registry's algorithms across nodes): ring-nodes "
-                        "(NCCL's rings, one channel per NIC; run nccl-tests with NCCL_ALGO=Ring; 'ring' means "
-                        "the same) or hier (hierarchical)")
+    q.add_argument("--inter-algo", dest="inter_algo", choices=("auto",) + FIT_FORMS + tuple(INTER_ALIASES),
+                   default="auto",
+                   help="closed form for multi-node runs: auto (default) fits the model NCCL ran — its algorithm "
+                        "lines (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING) or else the machine's choice at each size; "
+                        "ring-nodes (NCCL's rings, one channel per NIC; 'ring' means the same), nvls-tree (NCCL's "
+                        "NVLS Tree), hier (the registry's hierarchical all-reduce) for every size")
+    q.add_argument("--nic", help=f"the NIC's hardware, a link name ({', '.join(LINKS)}) or a link file (default "
+                                 f"ib-ndr400): a fitted inter-node link faster than it is refused")
     q.add_argument("--out", help="write the link(s) as JSON")
 
 
@@ -219,7 +223,7 @@ def measure_cmd(args) -> int:
     return 0
 
 
-def _intra_arg(text):
+def _intra_arg(text, flag="--intra"):
     if text is None:
         return None
     if text in LINKS:
@@ -227,7 +231,7 @@ def _intra_arg(text):
     try:
         return load_link(text)
     except OSError as e:
-        raise ValueError(f"--intra {text!r} is neither a link name ({', '.join(LINKS)}) nor a readable "
+        raise ValueError(f"{flag} {text!r} is neither a link name ({', '.join(LINKS)}) nor a readable "
                          f"link file: {e.strerror}") from None
 
 
@@ -250,7 +254,8 @@ def print_nodes_report(tables, cal, inplace=False, out=None):
             continue
         print(f"\n{t.op} on {t.nodes} nodes x {t.per_node} ({cal.inter_algo} model):", file=out)
         print(f"  {'S':>9}  {'measured':>12}  {'model':>12}  {'error':>7}  {'busbw':>10}", file=out)
-        pts = t.points(algo=cal.inter_algo, inplace=inplace)
+        # the points the fit used (cal.inter_points: the sizes NCCL ran its model at; the notes list the rest)
+        pts = [p for p in cal.inter_points if (p.op, p.n, p.nodes) == (t.op, t.n, t.nodes)]
         for p, err in zip(pts, f.errors(pts)):
             print(f"  {_fmt_bytes(p.nbytes):>9}  {_fmt_t(p.seconds)}  {_fmt_t(f.predict_point(p))}  "
                   f"{err * 100:+6.1f}%  {p.busbw / 1e9:6.2f} GB/s", file=out)
@@ -272,9 +277,10 @@ def nccl_import_cmd(args) -> int:
                 raise ValueError(f"{flag} must be at least 1, got {v}")
         min_bytes = parse_bytes(args.min_bytes) if args.min_bytes is not None else None
         intra = _intra_arg(args.intra)
+        nic = _intra_arg(getattr(args, "nic", None), "--nic")
         cal = calibrate_nccl_tests(text, op=args.op, n=args.n, algo=args.algo, inplace=args.inplace, name=args.name,
                                    min_bytes=min_bytes, nodes=args.nodes, per_node=args.per_node, intra=intra,
-                                   inter_algo=args.inter_algo,
+                                   inter_algo=args.inter_algo, nic=nic,
                                    source=os.path.splitext(os.path.basename(args.file))[0])
     except ValueError as e:
         return _fail(f"{args.file}: {e}")
@@ -295,6 +301,7 @@ def nccl_import_cmd(args) -> int:
     if cal.inter_fit is not None:
         print_nodes_report(tables, cal, args.inplace)
         print(f"\ninter-node fit ({cal.inter_algo} closed form, per GPU NIC): {_fit_line(cal.inter_fit)}")
+        print(f"  at most the NIC's hardware: {cal.nic.name}, {cal.nic.bw / 1e9:.1f} GB/s (--nic)")
         warn = _bad_fit_warning(cal.inter_fit, "inter-node")
         if warn:
             print(warn)

@@ -9,6 +9,7 @@ one-node run in the same log or given. The fitting itself is simcore.calibrate.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -26,6 +27,16 @@ _RANK_LINE = re.compile(r"^#\s*Rank\s+(\d+)\b.*?\bon\s+(\S+)\s+device\b")
 _RANK_LINE_BARE = re.compile(r"^#\s*Rank\s+\d+\b")
 # what mpirun --tag-output / --timestamp-output put before every line: "[1,0]<stdout>:"
 _MPI_PREFIX = re.compile(r"^.*?<std(?:out|err)>:")
+# the GPU's name at the end of a rank line ("… device  0 [0x18] NVIDIA H100 80GB HBM3")
+_RANK_DEVICE = re.compile(r"\bdevice\s+\d+\s+\[[^\]]*\]\s+(.+?)\s*$")
+# NCCL's algorithm lines (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING; NVIDIA/nccl src/enqueue.cc):
+#   "… NCCL INFO AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..31}"
+# and before (a TRACE line some builds print at INFO): "… 1048576 Bytes -> Algo 1 proto 2 time 25.2",
+# the numbers indices of src/init.cc ncclAlgoStr / ncclProtoStr
+_ALGO_LINE = re.compile(r"(?:\b([A-Za-z]+):\s*)?\b(\d+)\s+Bytes\s*->\s*Algo\s+([A-Za-z_]+|\d+)\s+proto\s+([A-Za-z0-9]+)")
+NCCL_ALGOS = ("TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT")
+NCCL_PROTOS = ("LL", "LL128", "SIMPLE")
+_NCCL_FUNCS = {"AllReduce": "all-reduce", "AllGather": "all-gather", "ReduceScatter": "reduce-scatter"}
 # lines that end a table (util.cu writeResultFooter) or start the next run's preamble
 _TABLE_END = ("Out of bounds values", "Avg bus bandwidth", "Collective test concluded")
 _RUN_START = ("nThread", "Using devices", "Collective test starting", "nccl-tests version")
@@ -67,6 +78,8 @@ class NcclTable:
     hosts: tuple = ()
     nodes: int = 1
     skipped: tuple = ()
+    algos: tuple = ()  # NCCL's algorithm lines for this run: (bytes, NCCL algorithm, protocol), as printed
+    devices: tuple = ()  # the GPU name of every rank line ("NVIDIA H100 80GB HBM3")
 
     @property
     def per_node(self):
@@ -82,6 +95,14 @@ class NcclTable:
                 continue
             out.append(Point(self.op, algo, self.n, float(r.nbytes), t * 1e-6, self.nodes))
         return out
+
+    def ran(self, nbytes):
+        """(NCCL algorithm, protocol) NCCL's algorithm lines say it ran at size S = nbytes ("RING",
+        "SIMPLE"), or None when the log has no such line. NCCL prints a collective's bytes: S for
+        all-reduce, one rank's part S/n for all-gather and reduce-scatter (its count is per rank)."""
+        want = {int(nbytes), int(nbytes) // self.n}
+        hits = [(a, p) for b, a, p in self.algos if b in want]
+        return hits[-1] if hits else None
 
     def busbw_factor(self):
         """busbw / algbw as the file prints it, read at the largest algbw (the most digits)."""
@@ -199,11 +220,11 @@ def parse_nccl_tests(text, op=None, n=None, nodes=None, per_node=None, allow_mul
     if op is not None and op not in OPS:
         raise ValueError(f"unknown collective {op!r}; choose one of {', '.join(OPS)}")
     tables = []
-    preamble, ranks = [], {}
+    preamble, ranks, devices = [], {}, {}
     cols, rows, inside = None, [], []  # inside: non-row lines since the last row
 
     def close():
-        nonlocal cols, rows, preamble, ranks, inside
+        nonlocal cols, rows, preamble, ranks, inside, devices
         if cols is not None and rows:
             n_t = n if n is not None else (len(ranks) or None)
             op_t = op or _guess_op(rows, "\n".join(preamble), cols, n_t)
@@ -213,8 +234,10 @@ def parse_nccl_tests(text, op=None, n=None, nodes=None, per_node=None, allow_mul
                     raise ValueError("cannot tell how many ranks ran this table: pass n")
             hosts = tuple(ranks[r] for r in sorted(ranks)) if len(ranks) == n_t else ()
             k = _nodes_of(hosts, int(n_t), nodes, per_node)
-            tables.append(NcclTable(op_t, int(n_t), tuple(rows), hosts, k, tuple(skipped + inside)))
-            preamble, ranks = [s for _, s in inside], {}
+            algos = _algo_lines(preamble + [s for _, s in skipped + inside], op_t)
+            gpus = tuple(devices[r] for r in sorted(devices))
+            tables.append(NcclTable(op_t, int(n_t), tuple(rows), hosts, k, tuple(skipped + inside), algos, gpus))
+            preamble, ranks, devices = [s for _, s in inside], {}, {}
         cols, rows, inside = None, [], []
         skipped.clear()
 
@@ -237,6 +260,9 @@ def parse_nccl_tests(text, op=None, n=None, nodes=None, per_node=None, allow_mul
                 m = _RANK_LINE.match(s)
                 if m:
                     ranks[int(m.group(1))] = m.group(2)
+                    dev = _RANK_DEVICE.search(s)
+                    if dev:
+                        devices[int(m.group(1))] = dev.group(1)
                 elif _RANK_LINE_BARE.match(s):
                     ranks[len(ranks)] = ""
                 if cols is None:
@@ -265,6 +291,25 @@ def parse_nccl_tests(text, op=None, n=None, nodes=None, per_node=None, allow_mul
             if t.nodes > 1:
                 raise ValueError(multi_node_message(t))
     return tables
+
+
+def _algo_lines(lines, op):
+    """(bytes, NCCL algorithm, protocol) of every NCCL algorithm line among `lines` that is for `op`
+    (a line naming another collective is not: warm-ups of other runs)."""
+    out = []
+    for line in lines:
+        m = _ALGO_LINE.search(line)
+        if not m:
+            continue
+        func, nbytes, algo, proto = m.groups()
+        if func and _NCCL_FUNCS.get(func) != op:
+            continue
+        if algo.isdigit():
+            algo = NCCL_ALGOS[int(algo)] if int(algo) < len(NCCL_ALGOS) else algo
+        if proto.isdigit():
+            proto = NCCL_PROTOS[int(proto)] if int(proto) < len(NCCL_PROTOS) else proto
+        out.append((int(nbytes), algo.upper(), proto.upper()))
+    return tuple(out)
 
 
 def multi_node_message(t):
@@ -301,16 +346,17 @@ class Calibration:
     inter: LinkSpec | None
     inter_fit: Fit | None
     tables: tuple
-    inter_algo: str = "ring-nodes"  # the registry algorithm the inter-node link was fitted with
+    inter_algo: str = "ring-nodes"  # the form the inter-node link was fitted with (calibrate.FIT_FORMS)
     notes: tuple = ()
     intra_algo: str = "ring"  # the closed form the one-node tables were fitted with
+    inter_points: tuple = ()  # the multi-node Points the inter fit used (the sizes NCCL ran inter_algo at)
+    nic: LinkSpec | None = None  # the NIC's hardware the inter link was checked against
 
     def points(self, inplace=False):
         """(intra points, inter points): the one-node tables' Points (closed form of the intra
-        fit) and the multi-node tables' (closed form inter_algo), as the fits saw them."""
+        fit) and the multi-node Points the inter fit used (closed form inter_algo)."""
         one = [p for t in self.tables if t.nodes == 1 for p in t.points(algo=self.intra_algo, inplace=inplace)]
-        many = [p for t in self.tables if t.nodes > 1 for p in t.points(algo=self.inter_algo, inplace=inplace)]
-        return one, many
+        return one, list(self.inter_points)
 
     def machine_algos(self):
         """{op: registry algorithm} the calibrated machine runs across nodes by default: the one
@@ -320,28 +366,100 @@ class Calibration:
         to it predicted 36.6 µs at 64 KiB where the log measured 159."""
         from .algorithms import ALGORITHMS
 
+        from .calibrate import registry_algo
+
         if self.inter is None:
             return {}
-        return {op: self.inter_algo for op in ("all-reduce", "all-gather", "reduce-scatter")
-                if self.inter_algo in ALGORITHMS[op]}
+        algo = registry_algo(self.inter_algo)
+        return {op: algo for op in ("all-reduce", "all-gather", "reduce-scatter") if algo in ALGORITHMS[op]}
+
+
+# NCCL's algorithm (its log's name, or the registry's for a GPU machine's choice) → the form it is fitted with
+_FORM_OF = {"RING": "ring-nodes", "NVLS_TREE": "nvls-tree", "ring-nodes": "ring-nodes", "hier": "nvls-tree"}
+
+
+def _generation(tables):
+    """The GPU generation NCCL's model times the run as, from the rank lines' GPU names (Hopper
+    unless a Blackwell part is named)."""
+    names = " ".join(d for t in tables for d in t.devices).upper()
+    return "blackwell" if any(k in names for k in ("B200", "GB200", "B300", "GB300")) else "hopper"
+
+
+def what_nccl_ran(tables, nic, inplace=False):
+    """
+    For every row of the multi-node tables, the form NCCL's run is fitted with and why: NCCL's
+    algorithm line for that size when the log has one (NCCL_DEBUG_SUBSYS=TUNING), else the GPU
+    machine's own choice at that size (topology.choose: NCCL's tuner on nodes of the run's shape,
+    the NIC `nic`, the GPUs' generation). Returns [(Point with algo = the form or None, what ran)].
+    NCCL's Ring is "ring-nodes", NVLS_TREE "nvls-tree"; Tree, CollNet, PAT or NVLS have no form here (None).
+    """
+    from .links import NVLINK4
+    from .topology import nodes as make_nodes
+
+    gpu = _generation(tables)
+    out = []
+    for t in tables:
+        machine = make_nodes(t.nodes, t.per_node, NVLINK4, nic, tuning=gpu)
+        for p in t.points(inplace=inplace):
+            said = t.ran(p.nbytes)
+            if said is not None:
+                ran, form = f"{said[0]} {said[1]} (NCCL's log)", _FORM_OF.get(said[0])
+            else:
+                algo, proto, _ = machine.choose(t.op, p.nbytes)
+                ran, form = f"{algo} {proto} (the machine's choice)", _FORM_OF.get(algo)
+            out.append((dataclasses.replace(p, algo=form or "?"), ran if form else ran + ": no form to fit"))
+    return out
+
+
+def _auto_points(multi, nic, inplace):
+    """(form, points, notes): the multi-node points NCCL ran with the form it ran at the largest size
+    (where the bandwidth shows), and a note on the sizes left out."""
+    ran = what_nccl_ran(multi, nic, inplace)
+    form = max(ran, key=lambda r: r[0].nbytes)[0].algo
+    if form == "?":
+        raise ValueError(f"at its largest size NCCL ran {max(ran, key=lambda r: r[0].nbytes)[1].split(':')[0]}, "
+                         f"which no closed form here fits: rerun nccl-tests with NCCL_ALGO=Ring")
+    pts = [p for p, _ in ran if p.algo == form]
+    left = [(p, why) for p, why in ran if p.algo != form]
+    notes = []
+    if left:
+        sizes = sorted({p.nbytes for p, _ in left})
+        what = sorted({why for _, why in left})
+        notes.append(f"left out {len(left)} multi-node point(s) of {_human(sizes[0])}–{_human(sizes[-1])} where NCCL "
+                     f"ran {'; '.join(what)}: the inter-node link is fitted to the {form} model NCCL ran at the "
+                     f"largest sizes")
+    return form, pts, notes
+
+
+def _human(b):
+    for unit, k in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= k:
+            return f"{b / k:g} {unit}"
+    return f"{b:g} B"
 
 
 def calibrate_nccl_tests(text, op=None, n=None, algo="ring", inplace=False, name=None, min_bytes=None,
-                         nodes=None, per_node=None, intra=None, inter_algo="ring-nodes", source="") -> Calibration:
+                         nodes=None, per_node=None, intra=None, inter_algo="auto", source="", nic=None) -> Calibration:
     """
     Parse nccl-tests output and fit every link it has data for. One-node tables give the
     intra-node link (closed form `algo`); multi-node tables (rank lines on several hosts, or
     nodes / per_node) give the inter-node link, with `intra` (a LinkSpec) or else the link
     fitted to the one-node tables as the known intra-node part. Raises ValueError with the
     reason when a multi-node run cannot be fitted (e.g. "hier" with no intra-node link).
-    inter_algo: a registry name of calibrate.MULTI_NODE_ALGOS ("ring" is read as "ring-nodes").
+    inter_algo: "auto" (default) fits the model NCCL ran (what_nccl_ran: its algorithm lines, else
+    the machine's choice at each size; the form at the largest size, the others left out and
+    noted), or a name of calibrate.FIT_FORMS for every size ("ring" is read as "ring-nodes").
+    nic: the NIC's hardware (LinkSpec; default InfiniBand NDR 400, a DGX H100's): a fitted
+    inter-node link faster than it is refused (ValueError), as no model NCCL ran can need it.
     source: where the text came from (a file name): the links are named after it
     ("<source>", and "<source>, between nodes"); name overrides the intra-node link's name.
     """
-    from .calibrate import INTER_ALIASES
+    from .calibrate import INTER_ALIASES, check_hardware
+    from .links import IB_NDR400
     from .topo_closed_forms import ring_nodes_nvlink_bound
 
     inter_algo = INTER_ALIASES.get(inter_algo, inter_algo)
+    nic = IB_NDR400 if nic is None else nic
 
     tables = tuple(parse_nccl_tests(text, op=op, n=n, nodes=nodes, per_node=per_node, allow_multi_node=True))
     single = [t for t in tables if t.nodes == 1]
@@ -363,10 +481,15 @@ def calibrate_nccl_tests(text, op=None, n=None, algo="ring", inplace=False, name
         if intra is not None and intra_link is not None:
             notes.append(f"the inter-node fit uses the given intra-node link {intra.name}, "
                          f"not the one fitted here")
-        pts = [p for t in multi for p in t.points(algo=inter_algo, inplace=inplace)]
+        if inter_algo == "auto":
+            inter_algo, pts, left = _auto_points(multi, nic, inplace)
+            notes.extend(left)
+        else:
+            pts = [p for t in multi for p in t.points(algo=inter_algo, inplace=inplace)]
         shape = ", ".join(sorted({f"{t.nodes} nodes × {t.per_node}" for t in multi}))
         inter_fit = fit_inter(pts, known, inter_algo, label=f"nccl-tests {shape}, {inter_algo}", min_bytes=min_bytes)
         inter_link = inter_fit.link(f"{source}, between nodes" if source else f"nccl-tests inter-node ({shape})")
+        check_hardware(inter_link, nic)
         if inter_algo == "ring-nodes":
             if known is None:
                 notes.append("no intra-node link to check against: assumed the NICs, not NVLink, limit the ring")
@@ -376,4 +499,5 @@ def calibrate_nccl_tests(text, op=None, n=None, algo="ring", inplace=False, name
                 if ring_nodes_nvlink_bound(big.per_node, big.n, S, known, inter_link):
                     notes.append(f"at {S} bytes the fitted ring waits for NVLink ({known.name}), not the NICs: "
                                  f"the inter-node bandwidth is at least {inter_link.bw / 1e9:.1f} GB/s, not measured")
-    return Calibration(intra_link, intra_fit, inter_link, inter_fit, tables, inter_algo, tuple(notes), algo)
+    return Calibration(intra_link, intra_fit, inter_link, inter_fit, tables, inter_algo, tuple(notes), algo,
+                       tuple(pts) if multi else (), nic)

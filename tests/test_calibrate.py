@@ -412,9 +412,22 @@ def one_node_ring_time(op, S, n=8, link=NVL):
     return K * (link.alpha + S / (n * link.bw))
 
 
+NCCL_FUNC = {"all-reduce": "AllReduce", "all-gather": "AllGather", "reduce-scatter": "ReduceScatter"}
+
+
+def algo_lines(op, n, sizes, algo="RING", proto="SIMPLE", host="gpu-a"):
+    """NCCL's algorithm line for every size (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING, src/enqueue.cc:
+    "%s: %ld Bytes -> Algo %s proto %s channel{Lo..Hi}={%d..%d}"), as {S: line} for nccl_text's
+    interleave; its bytes are S (all-reduce) or one rank's S/n (the others)."""
+    return {S: f"{host}:1234:1234 [0] NCCL INFO {NCCL_FUNC[op]}: {S if op == 'all-reduce' else S // n} Bytes -> "
+               f"Algo {algo} proto {proto} channel{{Lo..Hi}}={{0..15}}" for S in sizes}
+
+
 def two_node_text(op="all-reduce", hosts=("gpu-a", "gpu-b"), P=8):
+    """A run NCCL did with Ring (its algorithm lines say so), NICs the bottleneck."""
     ranks = [h for h in hosts for _ in range(P)]
-    return nccl_text(op, len(ranks), sizes=BIG, hosts=ranks, times=lambda S: two_node_ring_time(op, S, P, len(hosts)))
+    return nccl_text(op, len(ranks), sizes=BIG, hosts=ranks, times=lambda S: two_node_ring_time(op, S, P, len(hosts)),
+                     interleave=algo_lines(op, len(ranks), BIG))
 
 
 def test_rank_lines_on_two_hosts_make_a_two_node_table():
@@ -490,7 +503,7 @@ def test_a_ring_limited_by_nvlink_says_the_network_was_not_measured():
 
     two = nccl_text("all-reduce", 16, sizes=BIG, hosts=["a"] * 8 + ["b"] * 8,
                     times=lambda S: t_ring_nodes("all-reduce", 8, 2, S, slow_nvl, IB))
-    cal = nccl_log.calibrate_nccl_tests(one + two)
+    cal = nccl_log.calibrate_nccl_tests(one + two, inter_algo="ring-nodes")  # run with NCCL_ALGO=Ring, as said
     assert any("waits for NVLink" in note for note in cal.notes)
 
 
@@ -598,7 +611,8 @@ def two_node_log(noise=0.03, seed=1, inter_times=None):
     two_t = inter_times or (lambda S: two_node_ring_time("all-reduce", S, inter=TRUE_IB))
     two = {S: two_t(S) * jitter() for S in LOG_SIZES}
     return (nccl_text("all-reduce", 8, sizes=LOG_SIZES, hosts=["gpu-a"] * 8, times=one.get)
-            + nccl_text("all-reduce", 16, sizes=LOG_SIZES, hosts=["gpu-a"] * 8 + ["gpu-b"] * 8, times=two.get))
+            + nccl_text("all-reduce", 16, sizes=LOG_SIZES, hosts=["gpu-a"] * 8 + ["gpu-b"] * 8, times=two.get,
+                        interleave=algo_lines("all-reduce", 16, LOG_SIZES)))
 
 
 def bad_two_node_log():
@@ -691,3 +705,83 @@ def test_a_bad_fit_warns(tmp_path, capsys):
     rows, summary = _cli_rows_and_summary(printed, "all-reduce on 2 nodes x 8 (ring-nodes model):")
     assert summary == max(abs(r) for r in rows)
     assert f"warning: the inter-node fit explains the data badly: worst error {summary:.1f}% is above 25%" in printed
+
+
+# ---------------------------------------------------------------------------------------
+# Across nodes: the model NCCL ran, and never a link faster than its NIC (issue 32 item 7)
+# ---------------------------------------------------------------------------------------
+HDR = LinkSpec("IB HDR 200", 4.0e-6, 25e9)  # a 200 Gb/s NIC: 25 GB/s
+
+
+def nvls_tree_time(S, P=8, N=2, bw_inter=24.0):
+    """NCCL's NVLS Tree all-reduce, network-bound, as tuning.cc times it: bus = ch · bwInter · 2 (two
+    nodes), ch = P channels, algbw = bus · n/(2(n−1)); latency hwLat NVLINK 25 µs + 2·log2(N)·20.9 µs.
+    bwInter 24 GB/s: the fastest of search.cc's sm90SpeedArrayInter a 25 GB/s NIC carries."""
+    n = P * N
+    algbw = P * bw_inter * 1e9 * 2 * n / (2 * (n - 1))
+    return (25.0 + 2 * 20.9) * 1e-6 + S / algbw
+
+
+def tree_log(lines=False):
+    """Two DGX-like nodes on 25 GB/s NICs: NCCL's Ring LL below 1 MiB, NVLS Tree from there
+    (what NCCL's tuner picks there; its algorithm lines when `lines`)."""
+    ranks = ["gpu-a"] * 8 + ["gpu-b"] * 8
+    ring = lambda S: 6.6e-6 + 28 * 1.0e-6 + 2 * 2.7e-6 + S * 30 / 16 / 19.5e9  # noqa: E731 (Ring LL, tuning.cc)
+    times = lambda S: ring(S) if S < 2**20 else nvls_tree_time(S)  # noqa: E731
+    inter = None
+    if lines:
+        inter = {S: algo_lines("all-reduce", 16, [S], *(("RING", "LL") if S < 2**20 else ("NVLS_TREE", "SIMPLE")))[S]
+                 for S in BIG}
+    return nccl_text("all-reduce", 16, sizes=BIG, hosts=ranks, times=times, interleave=inter)
+
+
+def test_the_algorithm_lines_are_read_in_both_forms():
+    text = tree_log(lines=True) + "h:1:1 [0] NCCL INFO 8589934592 Bytes -> Algo 5 proto 2 time 4.2\n"
+    (t,) = parse_nccl_tests(text, allow_multi_node=True)
+    assert t.ran(2**10) == ("RING", "LL") and t.ran(2**30) == ("NVLS_TREE", "SIMPLE")
+    assert t.devices == ("NVIDIA H100 80GB HBM3",) * 16
+    (t,) = parse_nccl_tests(two_node_text("all-gather"), allow_multi_node=True)
+    assert t.ran(2**20) == ("RING", "SIMPLE")  # NCCL prints one rank's part: S/n bytes for all-gather
+    assert parse_nccl_tests(tree_log(), allow_multi_node=True)[0].ran(2**20) is None
+
+
+@pytest.mark.parametrize("lines", [True, False])
+def test_a_tree_run_is_fitted_as_what_nccl_ran_and_stays_under_its_nic(lines):
+    """Fitted with NCCL's rings (the old default) it wrote a NIC far faster than 25 GB/s; with the model
+    NCCL ran — its algorithm lines, or else the machine's choice at each size — the NIC is what NVLS
+    Tree's bwInter carried, 24 GB/s."""
+    cal = nccl_log.calibrate_nccl_tests(tree_log(lines), nic=HDR)
+    assert cal.inter_algo == "nvls-tree" and cal.machine_algos()["all-reduce"] == "hier"
+    assert cal.inter.bw == pytest.approx(24e9, rel=0.01) and cal.inter.bw <= HDR.bw
+    assert all(p.algo == "nvls-tree" and p.nbytes >= 2**20 for p in cal.inter_points)
+    assert not cal.inter_fit.bad
+    (note,) = cal.notes
+    assert note.startswith("left out 17 multi-node point(s) of 8 B–512 KiB where NCCL ran ")
+    assert ("RING LL (NCCL's log)" if lines else "ring-nodes LL (the machine's choice)") in note
+    # the ring's closed form on the same points: 47.6 GB/s through a 25 GB/s NIC (what nccl-import wrote)
+    ring = nccl_log.calibrate_nccl_tests(tree_log(lines), nic=LinkSpec("any", 0.0, 1e15), inter_algo="ring-nodes")
+    assert ring.inter.bw > 1.8 * HDR.bw
+
+
+def test_a_link_faster_than_its_hardware_is_refused():
+    with pytest.raises(ValueError, match=r"^the fit would write the inter-node link at \d+\.\d GB/s per NIC, faster than "
+                                         r"its hardware \(IB HDR 200, 25\.0 GB/s\), so NCCL did not run the model "
+                                         r"fitted: .*NCCL_ALGO=Ring$"):
+        nccl_log.calibrate_nccl_tests(tree_log(lines=True), nic=HDR, inter_algo="ring-nodes")
+    # and a ring run on 46 GB/s NICs checked against a 25 GB/s NIC cannot be
+    with pytest.raises(ValueError, match="faster than its hardware"):
+        nccl_log.calibrate_nccl_tests(two_node_log(), nic=HDR)
+
+
+def test_nccl_import_writes_the_tree_runs_nic_and_refuses_the_ring_one(tmp_path, capsys):
+    src = tmp_path / "tree.txt"
+    src.write_text(tree_log(lines=True))
+    nic = tmp_path / "hdr.json"
+    nic.write_text(json.dumps(calibrate.link_to_dict(HDR)))
+    out = tmp_path / "link.json"
+    assert run_cli(["nccl-import", str(src), "--nic", str(nic), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "inter-node fit (nvls-tree closed form, per GPU NIC)" in printed and "IB HDR 200, 25.0 GB/s" in printed
+    assert json.loads(out.read_text())["bw"] == pytest.approx(24e9, rel=0.01)
+    assert run_cli(["nccl-import", str(src), "--nic", str(nic), "--inter-algo", "ring"]) == 2
+    assert "faster than its hardware (IB HDR 200, 25.0 GB/s)" in capsys.readouterr().err
