@@ -120,6 +120,7 @@ def _a2a_round(comm, paths, src, dst, nb, ready, step, phase):
     if paths is None:
         return comm.send_batch(src, dst, nb, ready, step, chunk, (src, 1, n, n), phase, False)
     ready = np.broadcast_to(np.asarray(ready, dtype=float), src.shape)
+    step = np.broadcast_to(np.asarray(step), src.shape)  # one step, or each block's own
     owner, route, share = [], [], []  # one row per part: its block's index, path and share of nb
     for k, (s, d) in enumerate(zip(src.tolist(), dst.tolist())):
         for path, frac in paths[s, d]:
@@ -133,7 +134,7 @@ def _a2a_round(comm, paths, src, dst, nb, ready, step, phase):
         a = np.array([route[k][h] for k in i])
         b = np.array([route[k][h + 1] for k in i])
         o = owner[i]
-        t[i] = comm.send_batch(a, b, nb * share[i], t[i], step, chunk[o], (src[o], 1, n, n), phase, False)
+        t[i] = comm.send_batch(a, b, nb * share[i], t[i], step[o], chunk[o], (src[o], 1, n, n), phase, False)
     done = np.zeros(src.shape)
     np.maximum.at(done, owner, t)
     return done
@@ -167,8 +168,14 @@ def alltoall_direct(comm, arrays, label=""):
     comm._begin("all-to-all", "direct", label, n * n, blocks[0].nbytes, _a2a_initial(n))
     d, ready = np.arange(n), np.array(comm.ready)
     nb = blocks[0, 0].nbytes
-    for j, dst in enumerate(_a2a_rounds(comm.topology, n)):
-        _a2a_round(comm, paths, d, dst, nb, ready, j, "one-shot all-to-all")
+    rounds = _a2a_rounds(comm.topology, n)
+    if paths is None:
+        for j, dst in enumerate(rounds):
+            _a2a_round(comm, paths, d, dst, nb, ready, j, "one-shot all-to-all")
+    elif rounds:  # a torus: every round's first hops before any second hop, so a port is never held
+        # for a block still on its way there while an earlier hop waits (the port model serves in issue order)
+        _a2a_round(comm, paths, np.tile(d, len(rounds)), np.concatenate(rounds), nb, np.tile(ready, len(rounds)),
+                   np.repeat(np.arange(len(rounds)), n), "one-shot all-to-all")
     comm._end()
     return _a2a_result(blocks)
 
