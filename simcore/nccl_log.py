@@ -33,7 +33,8 @@ _RANK_DEVICE = re.compile(r"\bdevice\s+\d+\s+\[[^\]]*\]\s+(.+?)\s*$")
 #   "… NCCL INFO AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..31}"
 # and before (a TRACE line some builds print at INFO): "… 1048576 Bytes -> Algo 1 proto 2 time 25.2",
 # the numbers indices of src/init.cc ncclAlgoStr / ncclProtoStr
-_ALGO_LINE = re.compile(r"(?:\b([A-Za-z]+):\s*)?\b(\d+)\s+Bytes\s*->\s*Algo\s+([A-Za-z_]+|\d+)\s+proto\s+([A-Za-z0-9]+)")
+_ALGO_LINE = re.compile(r"(?:\b([A-Za-z]+):\s*)?\b(\d+)\s+Bytes\s*->\s*Algo\s+([A-Za-z_]+|\d+)"
+                        r"\s+proto\s+([A-Za-z0-9]+)")
 NCCL_ALGOS = ("TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT")
 NCCL_PROTOS = ("LL", "LL128", "SIMPLE")
 _NCCL_FUNCS = {"AllReduce": "all-reduce", "AllGather": "all-gather", "ReduceScatter": "reduce-scatter"}

@@ -764,8 +764,8 @@ def test_a_tree_run_is_fitted_as_what_nccl_ran_and_stays_under_its_nic(lines):
 
 
 def test_a_link_faster_than_its_hardware_is_refused():
-    with pytest.raises(ValueError, match=r"^the fit would write the inter-node link at \d+\.\d GB/s per NIC, faster than "
-                                         r"its hardware \(IB HDR 200, 25\.0 GB/s\), so NCCL did not run the model "
+    with pytest.raises(ValueError, match=r"^the fit would write the inter-node link at \d+\.\d GB/s per NIC, "
+                                         r"faster than its hardware \(IB HDR 200, 25\.0 GB/s\), so NCCL did not run the model "
                                          r"fitted: .*NCCL_ALGO=Ring$"):
         nccl_log.calibrate_nccl_tests(tree_log(lines=True), nic=HDR, inter_algo="ring-nodes")
     # and a ring run on 46 GB/s NICs checked against a 25 GB/s NIC cannot be
