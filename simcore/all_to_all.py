@@ -12,7 +12,9 @@ the (n−1)/n of the buffer that leaves the device, so busbw = β when α = 0 fo
 switch:
     direct (one-shot)    α + (n−1)·S/(nβ)      every block at once, the send port streams them
     pairwise exchange    (n−1)·(α + S/(nβ))    Thakur, Rabenseifner & Gropp 2005, §4.5
-On nodes both run as on a switch (no closed form: the inter-node ports queue); on a torus each
+On nodes direct sends in node-aware rounds (_a2a_rounds), NVLink and the NICs at once:
+    direct on nodes      max(α_f + (P−1)·S/(nβ_f), α_i + (n−P)·S/(nβ_i))   (_direct_time_on)
+and pairwise queues on the inter-node ports (no closed form); on a torus each
 block is forwarded hop by hop in dimension order (_a2a_paths), along the line on an axis without
 its wraparound link, and half each way round where it is N/2 away on an even ring: direct then
 takes the scaling book's V/(4W) on a ring (W both directions of a link). On a GPU machine NCCL's
@@ -224,12 +226,27 @@ def alltoall_pairwise(comm, arrays, label=""):
     return _a2a_result(blocks)
 
 
+def _direct_time_on(topo, S, op):
+    """Closed-form seconds of one direct all-to-all of S bytes a device on `topo`, its base included:
+    on a switch α + (n−1)·S/(nβ); on nodes the slower of NVLink's P−1 blocks and the NIC's n−P, sent
+    at once (node-aware rounds: no port waits); on a torus none (its links' contention: simulate it)."""
+    n, b = topo.n, float(S) / topo.n
+    if "nodes" in topo.kinds and topo.n_nodes > 1:
+        P, f, i = topo.per_node, topo.intra, topo.inter
+        inside = f.alpha + (P - 1) * b / f.bw if P > 1 else 0.0
+        return topo.base + max(inside, i.alpha + (n - P) * b / i.bw)
+    if "switch" in topo.kinds:
+        return topo.base + topo.link.alpha + (n - 1) * b / topo.link.bw
+    raise ValueError(f"no closed form for all-to-all with algorithm 'direct' on {topo.name}: its links' "
+                     f"contention sets the time (run the simulation)")
+
+
 ALLTOALL_ALGOS = {
     "direct": Algorithm(
         "one-shot (direct): every device sends block j straight to device j, all at once", alltoall_direct,
         lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
         ("one-shot all-to-all",), "direct-all-to-all", lambda n: "α + (n − 1)·S/(nβ)", queues=True,
-        topologies=("switch", "nodes", "torus", "torus-1d")),
+        topologies=("switch", "nodes", "torus", "torus-1d"), time_on=_direct_time_on),
     "pairwise": Algorithm(
         "pairwise exchange: n-1 rounds, in round k device d sends block d+k to device d+k", alltoall_pairwise,
         lambda n: (n - 1, (n - 1) / n), lambda n: n * (n - 1),

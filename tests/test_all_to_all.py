@@ -384,3 +384,19 @@ def test_small_blocks_on_a_torus_take_their_longest_path(shape):
     _run(comm, "direct", per_block=1)
     hops = sum(s // 2 for s in shape)
     assert comm.time <= (hops + 1) * TPU_V4_ICI.alpha
+
+
+@pytest.mark.parametrize("m,q", [(2, 4), (3, 3), (4, 2), (2, 8), (3, 1)])
+def test_direct_on_nodes_is_the_slower_of_nvlink_and_the_nics(m, q):
+    """Node-aware rounds (as NCCL's p2p schedule): every round sends each NIC one block or none, so NVLink's
+    q−1 blocks and the NIC's n−q go at once and neither waits: max(α_f + (q−1)·S/(nβ_f), α_i + (n−q)·S/(nβ_i)).
+    With (d + j) mod n rounds the NICs waited on one another: 2 × 8 took (n−1)/(n−q) = 15/8 of it."""
+    topo = nodes(m, q)
+    comm = Comm(topo, byte_scale=1e6)
+    S, _a, _o = _run(comm, "direct")
+    n, b = topo.n, S / topo.n
+    want = max(NVLINK4.alpha + (q - 1) * b / NVLINK4.bw if q > 1 else 0.0, IB_NDR400.alpha + (n - q) * b / IB_NDR400.bw)
+    assert comm.time == pytest.approx(want, rel=1e-9)
+    assert topo.time("all-to-all", "direct", S) == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match="no closed form for all-to-all with algorithm 'direct' on torus"):
+        torus((4, 4)).time("all-to-all", "direct", S)
