@@ -27,10 +27,13 @@ NCCL has no cost model for p2p (its tuner, src/graph/tuning.cc, times collective
   B_nvl      P2P_NVLINK_EFFICIENCY × NCCL's NVLink bandwidth (nccl_tuning.nvlink_bw: 18 links ×
              SMxx_NVLINK_BW, 370.8 GB/s Hopper, 721.8 Blackwell)
   B_net      NIC_EFFICIENCY × the NIC's line rate
-  latency    built from tuning.cc's constants for the same hardware, as the ring's first step:
-             baseLat[Ring][proto] + hwLat[NVLINK or NET][Ring][proto] (LL 6.6 + 0.6 µs in a node,
-             6.6 + 2.7 across; Simple 8.4 + 3.4, 8.4 + 14.0): the blocks are in flight together,
-             so one hop's latency, paid once
+  latency    tuning.cc's constants for the same hardware, as the ring's first step: baseLat[Ring]
+             [proto] + hwLat[NVLINK or NET][Ring][proto] (LL 6.6 + 0.6 µs in a node, 6.6 + 2.7 across;
+             Simple 8.4 + 3.4, 8.4 + 14.0) — the blocks are in flight together, so one hop, paid
+             once — plus P2P_LAUNCH, what an eager alltoall_perf run measures above them (NCCL's
+             constants leave out the launch and the synchronisation): 10.5 µs for small messages on
+             one NVSwitch node of Hopper GPUs where the constants give 7.2. The number follows the
+             measurement, as NCCL has no p2p model to follow
 so busbw (nccl-tests: S/t · (n−1)/n) is B_nvl in one node — the scaling book's B(N−1)/(W·N²) with
 B the whole array n·S, W = B_nvl — and across M nodes, NIC-bound, B_net·(n−1)/(n−P): the book's
 B(M−1)/(M²·W_node), W_node = P·B_net, and NCCL's maintainers' "on 2 nodes … BusBW = 2x network
@@ -53,6 +56,11 @@ P2P_NVLINK_EFFICIENCY = 336.5 / 370.8
 # What one 400 Gb/s NIC carries through NCCL: "For NDR @ 400Gbps you should see 46-48GB/s per NIC"
 # (NVIDIA/nccl-tests#290, AddyLaddy); the middle, 47 GB/s, of the 50 GB/s line rate.
 NIC_EFFICIENCY = 47.0 / 50.0
+# An eager small all-to-all on one NVSwitch node of Hopper GPUs: alltoall_perf on H20 (NVLink 4, as
+# H100), 128 B–1 KiB: 10.3–10.8 µs (deepseek-ai/DeepEP#303); NCCL's constants give LL 6.6 + 0.6 µs
+# for the same call, so 10.5 − 7.2 = 3.3 µs is the launch and synchronisation they leave out.
+P2P_MEASURED_FLOOR_US = 10.5
+P2P_LAUNCH = (P2P_MEASURED_FLOOR_US - BASE_LAT["ring"][0] - HW_LAT[("nvlink", "ring")][0]) * 1e-6
 NCCL_NAME = "AllToAll (grouped send/recv)"
 
 
@@ -90,7 +98,8 @@ def models(P, N, gpu="hopper", nic_bw=50e9):
         hop = HW_LAT[("nvlink", "ring")][i] if N == 1 else HW_LAT[("net", "ring")][i]
         rate = 0.5 if proto == "LL" else 1.0  # LL: 8 data bytes a 16-byte line
         per_byte = max(c_nvl / (rate * b_nvl), c_net / (rate * b_net) if c_net else 0.0)
-        out.append(Model("direct", proto, (BASE_LAT["ring"][i] + hop) * 1e-6, 1.0 / per_byte, NCCL_NAME))
+        lat = (BASE_LAT["ring"][i] + hop) * 1e-6 + P2P_LAUNCH
+        out.append(Model("direct", proto, lat, 1.0 / per_byte, NCCL_NAME))
     return out
 
 
