@@ -104,12 +104,22 @@ def _a2a_paths(topo, algo):
 
 
 def _walk(topo, s, steps):
-    """The devices from s taking steps[a] = (±1, hops) along each axis a in turn."""
-    cur, path = list(topo.coords(s)), [s]
+    """The devices from s taking steps[a] = (±1, hops) along each axis a in turn (row-major ids:
+    a move on axis a changes the id by its stride)."""
+    cur, path, d = list(topo.coords(s)), [s], s
+    stride = 1
+    strides = []
+    for size in reversed(topo.shape):
+        strides.append(stride)
+        stride *= size
+    strides.reverse()
     for a, (step, hops) in enumerate(steps):
+        size = topo.shape[a]
         for _ in range(hops):
-            cur[a] = (cur[a] + step) % topo.shape[a]
-            path.append(topo.device(cur))
+            nxt = (cur[a] + step) % size
+            d += (nxt - cur[a]) * strides[a]
+            cur[a] = nxt
+            path.append(d)
     return path
 
 
@@ -130,11 +140,14 @@ def _a2a_round(comm, paths, src, dst, nb, ready, step, phase):
             route.append(path)
             share.append(frac)
     owner, share = np.array(owner), np.array(share)
+    length = np.array([len(r) for r in route])
+    hops = np.full((len(route), length.max()), -1, dtype=np.int64)  # the parts' paths, padded
+    for k, r in enumerate(route):
+        hops[k, :len(r)] = r
     t = ready[owner].copy()
-    for h in range(max(len(r) for r in route) - 1):  # hop h of every part that has one
-        i = np.array([k for k, r in enumerate(route) if len(r) > h + 1])
-        a = np.array([route[k][h] for k in i])
-        b = np.array([route[k][h + 1] for k in i])
+    for h in range(length.max() - 1):  # hop h of every part that has one
+        i = np.flatnonzero(length > h + 1)
+        a, b = hops[i, h], hops[i, h + 1]
         o = owner[i]
         t[i] = comm.send_batch(a, b, nb * share[i], t[i], step[o], chunk[o], (src[o], 1, n, n), phase, False)
     done = np.zeros(src.shape)
