@@ -186,6 +186,12 @@ def _algo_texts() -> dict:
                 "2 MiB), chunk c + 1 inside the node while chunk c crosses the network."),
             _tr("Only 1/P of the data crosses the network, on all P NICs of a node at once; one call, and the "
                 "network's time hides behind the node's phases.")),
+        "tree-all-reduce": AlgoText(
+            _tr("tree (NCCL)"), _tr("Tree all-reduce"),
+            _tr("NCCL's Tree: partial sums run along a chain inside each node, up a double binary tree across "
+                "the nodes, and the total comes back down; half the buffer through each tree."),
+            _tr("α is paid along the chain and once per tree level: the latency grows with log₂ of the nodes, "
+                "not with the GPU count.")),
         "two-shot-all-reduce": AlgoText(
             _tr("two-shot"), _tr("Two-shot all-reduce"),
             _tr("Two-shot: each chunk goes straight to its owner, which adds them and sends the sum to all."),
@@ -197,7 +203,8 @@ def _algo_texts() -> dict:
 def _machine_titles() -> dict:
     """Display titles of the machine algorithms, whose registry names are code names."""
     return {"hier": _words("Hierarchical {op}"), "ring-nodes": _words("Ring {op} across nodes"),
-            "torus": _words("Torus {op}"), "bidir-ring": _words("Bidirectional ring {op}")}
+            "torus": _words("Torus {op}"), "bidir-ring": _words("Bidirectional ring {op}"),
+            "tree": _words("Tree {op}")}
 
 
 def algo_text(op: str, algo: str) -> AlgoText:
@@ -316,7 +323,11 @@ def phase_word(key: str) -> str:
              "one-shot all-to-all": _ring("one-shot all-to-all"),
              "up": _ring("up into the switch"), "down": _ring("down from the switch"),
              "all-reduce": _ring("all-reduce"), "all-gather": _ring("all-gather"),
-             "reduce-scatter": _ring("reduce-scatter"), "all-to-all": _ring("all-to-all")}
+             "reduce-scatter": _ring("reduce-scatter"), "all-to-all": _ring("all-to-all"),
+             "reduce (chain in node)": _ring("reduce along the chain in the node"),
+             "reduce (tree across nodes)": _ring("reduce up the tree across nodes"),
+             "broadcast (tree across nodes)": _ring("broadcast down the tree across nodes"),
+             "broadcast (chain in node)": _ring("broadcast along the chain in the node")}
     return words.get(key, key)
 
 

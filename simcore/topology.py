@@ -57,8 +57,8 @@ class _Machine:
       algorithms(op)         the registered algorithms of op that can run on it
       choose(op, nbytes)     what it runs by default for that size: (algo, protocol, why) —
                              NCCL's tuner on a GPU machine (tuning set; across nodes it weighs
-                             the channel rings "ring-nodes" against NCCL's NVLS Tree, the
-                             registry's "hier"), the lecture's ring on a plain switch,
+                             the channel rings "ring-nodes", NCCL's Tree ("tree") and NCCL's
+                             NVLS Tree, the registry's "hier"), the lecture's ring on a plain switch,
                              "hier"/"ring-nodes" on nodes, "torus" on a torus
       time(op, algo, nbytes) the closed-form seconds of one collective on it (idle ports)
     tuning: "" (none: the lecture's α–β) or the GPU generation of simcore.nccl_tuning
@@ -132,6 +132,11 @@ class _Machine:
         model = next(m for m in self._models(op, algo) if m.protocol == proto)
         P, N = self._nccl_shape()
         inter = getattr(self, "inter", self.link)
+        if model.nccl == "Tree":  # NCCL's own per-hop latencies, β fitted (tree_allreduce.tree_links)
+            from .tree_allreduce import tree_links
+            base, a_f, a_i, beta = tree_links(model, P, N, float(nbytes))
+            return dataclasses.replace(self, intra=LinkSpec(f"{self.link.name}, NCCL tree {proto}", a_f, beta),
+                                       inter=LinkSpec(f"{inter.name}, NCCL tree {proto}", a_i, beta), base=base)
         base, alpha, b_f, b_i = sim_links(op, model, P, N, self.tuning, inter.bw, nbytes=float(nbytes))
         f = LinkSpec(f"{self.link.name}, NCCL {algo} {proto}", alpha, b_f)
         if isinstance(self, Switch):

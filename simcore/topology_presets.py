@@ -294,6 +294,9 @@ def run_on_preset(op, key, n, nbytes, algo, elems_per_piece=4, seed=0):
     # 3 axes (topology.fine_per_device)
     if algo == "hier":
         fine = topo.hier_chunks(float(nbytes))
+    elif algo == "tree":  # two halves (one per tree) of every pipeline chunk (tree_allreduce)
+        from .tree_allreduce import tree_chunks
+        fine = 2 * tree_chunks(float(nbytes))
     else:
         fine = topo.fine_per_device if algo in ("ring-nodes", "torus") else 1
     per = elems_per_piece * fine
