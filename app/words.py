@@ -353,6 +353,13 @@ def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
         return "", _words("timed by the lecture's α–β form (no NCCL protocol)")
     ranked = sorted(topology.nccl_models(op), key=lambda m: m.time(S))
     mine = [m for m in ranked if m.algo == algo]
+    custom = topology.custom_kernel(algo) if hasattr(topology, "custom_kernel") else None
+    if not mine and custom:
+        from simcore.nccl_tuning import CUSTOM_AR_SOURCE
+        why = _words("{algo} is not one of NCCL's algorithms: timed as the custom all-reduce kernels run, {latency} "
+                     "per phase + S/{bw} ({source})").format(
+            algo=algo, latency=f"{custom[0] * 1e6:.1f} µs", bw=f"{custom[1] / 1e9:.0f} GB/s", source=CUSTOM_AR_SOURCE)
+        return "", why
     if not mine:
         why = _words("{algo} is not one of NCCL's algorithms: timed by the lecture's α–β form").format(algo=algo)
         proto = ""
@@ -375,4 +382,18 @@ def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
             topology.per_node, topology.n_nodes, float(S), topology.intra, topology.inter)
         why += (_words(", pipelined in {C} chunks at this size") if C > 1
                 else _words(", pipelined in 1 chunk at this size")).format(C=C)
+    if mine:
+        why += launch_words(topology)  # which time the numbers are: NCCL's model, or a measured floor
     return proto, why
+
+
+def launch_words(topology) -> str:
+    """What a GPU machine's NCCL times include (topology.launch): NCCL's model alone, or the wall-time
+    floor measured with CUDA graphs or eager launches (simcore.nccl_tuning.LAUNCH_FLOOR)."""
+    mode = getattr(topology, "launch", "")
+    if not mode:
+        return _words(" (NCCL's model: no launch or sync)")
+    floor = f"{topology.launch_floor() * 1e6:.1f} µs"
+    if mode == "graph":
+        return _words("; at least {floor}, as measured with CUDA graphs").format(floor=floor)
+    return _words("; at least {floor}, as measured with eager launches").format(floor=floor)

@@ -107,6 +107,47 @@ TREE_CORRECTION = (
     (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9))
 TREE_MAX_CHANNELS = 32  # search channels: MAXCHANNELS (64) / 2, the most a graph holds before NCCL duplicates them
 
+# -- what a real call pays that NCCL's tuner leaves out -----------------------------------------
+# The tuner's latencies price the algorithm, not the launch and the host's synchronisation, so a
+# small all-reduce takes longer than the model says. A GPU machine may add the floor measured for
+# one launch mode (topology "launch"): the wall time of one NCCL all-reduce of a few KiB on one
+# NVLink 4 node, sgl-project/sglang#22734 ("MSCCL++ Integration", single node of 8 H200 — NVLink 4
+# and NVSwitch as a DGX H100 — all_reduce of 2 KiB): NCCL under CUDA graphs ("pynccl graph")
+# 16.84 µs, NCCL launched eagerly ("torch eager") 19.77 µs; NCCL's model says 15.0 µs (ring LL).
+# "" (the default) is NCCL's model alone, as tuning.cc prices it.
+LAUNCH_FLOOR = {"": 0.0, "graph": 16.84e-6, "eager": 19.77e-6}
+
+# The lecture's own all-reduce kernels on an NVLink node are timed as the custom all-reduce kernels
+# inference engines run (TensorRT-LLM's one-shot / two-shot, which SGLang adapts; vLLM's custom
+# all-reduce): their launch and achievable bandwidth, from sgl-project/sglang#2904 ("optimize custom
+# allreduce kernel", H100, without CUDA graph, "custom allreduce", TP 2/4/8): 512 B 3.7/4.8/5.9 µs,
+# 32 KiB 4.5/4.8/7.8 µs, 512 KiB 12.5/20.2/22.1 µs, 1 MiB 19.9/31.1/33.8 µs. Per TP n, in seconds and
+# bytes/s per port:
+#   one-shot (direct)   α₁ + (n−1)·S/β₁: α₁ the 512 B time; β₁ = 7 · (32 KiB − 512 B)/(7.8 − 5.9 µs)
+#                       = 118.8 GB/s through TP 8's two points (TP 2 and 4 are flat there: noise)
+#   two-shot            2α₂ + 2(n−1)/n·S/β₂ through each TP's 512 KiB and 1 MiB points
+#   rd                  no engine ships it: log₂n rounds of (α₂ + S/β₂), the two-shot kernel's phase
+# They win at small and medium sizes (on 8 H100 one-shot up to ≈ 200 kB, two-shot to ≈ 460 kB) and
+# lose to NCCL beyond (β well below NCCL's 370.8 GB/s). GB200 (no public figure): the same latencies,
+# β × the NVLink ratio 721.8/370.8 (topo.h SM100_/SM90_NVLINK_BW) — an estimate.
+CUSTOM_AR = {2: (3.7e-6, 118.8e9, 2.55e-6, 70.8e9),
+             4: (4.8e-6, 118.8e9, 4.65e-6, 72.1e9),
+             8: (5.9e-6, 118.8e9, 5.2e-6, 78.4e9)}
+CUSTOM_AR_SOURCE = "sgl-project/sglang#2904 (H100, TensorRT-LLM-style custom all-reduce, no CUDA graph)"
+
+
+def custom_kernel(algo, n, gpu="hopper"):
+    """(α s, β bytes/s) with which the lecture's one-switch form of `algo` ("direct", "two-shot", "rd")
+    gives the custom all-reduce kernel's time on n GPUs of one NVLink domain (CUSTOM_AR); None for
+    any other algorithm."""
+    if algo not in ("direct", "two-shot", "rd") or n < 2:
+        return None
+    key = max(k for k in CUSTOM_AR if k <= n)
+    a1, b1, a2, b2 = CUSTOM_AR[key]
+    scale = nvlink_bw(gpu) / nvlink_bw("hopper")
+    return (a1, b1 * scale) if algo == "direct" else (a2, b2 * scale)
+
+
 
 class Model(NamedTuple):
     """NCCL's model of one (algorithm, protocol): latency (s) and algorithm bandwidth (bytes/s)."""

@@ -200,12 +200,15 @@ def allreduce_tree(comm, arrays, label="", chunks=None):
     if C < 1:
         raise ValueError(f"a pipeline needs at least one chunk, got {chunks!r}")
     bounds = np.linspace(0, bufs.shape[1], 2 * C + 1).round().astype(int)
-    with comm.collective("all-reduce", algo="tree", n_chunks=2 * C, nbytes=bufs[0].nbytes, label=label) as c:
+    # one call starts when its last device is ready (as the closed form has it): a device that left the
+    # previous call early does not start this tree's chain before the others, so calls add up
+    t0 = max(comm.ready) if n > 1 else None
+    with comm.collective("all-reduce", algo="tree", n_chunks=2 * C, nbytes=bufs[0].nbytes, label=label, t0=t0) as c:
         if n > 1:
             arrive = []
             for msg in tree_schedule(P, N, C):
                 lo, hi = bounds[msg.piece], bounds[msg.piece + 1]
-                ready = max([arrive[i] for i in msg.deps], default=c.ready[msg.src])
+                ready = max([arrive[i] for i in msg.deps], default=t0)
                 arrive.append(c.send(msg.src, msg.dst, (hi - lo) * bufs.itemsize, ready, step=msg.step,
                                      chunk=msg.piece, reduce=msg.reduce, phase=msg.phase))
                 if msg.reduce:
