@@ -636,6 +636,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>环面上的环</translation>
         </message>
         <message>
+            <source>NCCL Tree</source>
+            <translation>NCCL 树（Tree）</translation>
+        </message>
+        <message>
             <source>NVLS Tree</source>
             <translation>NVLS Tree</translation>
         </message>
