@@ -353,7 +353,7 @@ def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
         return "", _words("timed by the lecture's α–β form (no NCCL protocol)")
     ranked = sorted(topology.nccl_models(op), key=lambda m: m.time(S))
     mine = [m for m in ranked if m.algo == algo]
-    custom = topology.custom_kernel(algo) if hasattr(topology, "custom_kernel") else None
+    custom = topology.custom_kernel(algo, op) if hasattr(topology, "custom_kernel") else None
     if not mine and custom:
         from simcore.nccl_tuning import CUSTOM_AR_SOURCE
         why = _words("{algo} is not one of NCCL's algorithms: timed as the custom all-reduce kernels run, {latency} "

@@ -99,7 +99,7 @@ class _Machine:
         if not self.tuning or self.n < 2:
             return "", "timed by the lecture's α–β form (no NCCL protocol)"
         ms = self._models(op, algo)
-        custom = self.custom_kernel(algo)
+        custom = self.custom_kernel(algo, op)
         if not ms and custom:
             from .nccl_tuning import CUSTOM_AR_SOURCE
             return "", (f"{algo} is not one of NCCL's algorithms: timed as the custom all-reduce kernels run, "
@@ -123,10 +123,11 @@ class _Machine:
     def _models(self, op, algo):
         return [m for m in self.nccl_models(op) if m.algo == algo]
 
-    def custom_kernel(self, algo):
+    def custom_kernel(self, algo, op="all-reduce"):
         """(α s, β bytes/s) of the custom all-reduce kernel the lecture's `algo` ("direct", "two-shot",
-        "rd") is timed as on a GPU machine's NVLink domain (nccl_tuning.custom_kernel), else None."""
-        if not self.tuning or "switch" not in self.kinds:
+        "rd") is timed as on a GPU machine's NVLink domain (nccl_tuning.custom_kernel), else None (any
+        other op: the custom kernels are all-reduces)."""
+        if not self.tuning or "switch" not in self.kinds or op != "all-reduce":
             return None
         from .nccl_tuning import custom_kernel
         return custom_kernel(algo, self.n, self.tuning)
@@ -159,7 +160,7 @@ class _Machine:
         from .links import LinkSpec
         from .nccl_tuning import sim_links
         proto = _Machine.protocol(self, op, algo, nbytes)[0]
-        custom = self.custom_kernel(algo) if not proto else None
+        custom = self.custom_kernel(algo, op) if not proto else None
         if custom:  # the lecture's one-switch form on the custom kernel's α and β, no NCCL base
             link = LinkSpec(f"{self.link.name}, custom all-reduce kernel", custom[0], custom[1])
             if isinstance(self, Switch):
@@ -197,7 +198,7 @@ class _Machine:
             ms = self._models(op, algo)
             if ms:  # NCCL's model, no faster than the launch mode's measured floor
                 return max(min(m.time(float(nbytes)) for m in ms), self.launch_floor())
-            custom = self.custom_kernel(algo)
+            custom = self.custom_kernel(algo, op)
             if custom:  # the custom all-reduce kernel's measured launch and bandwidth
                 from .algorithms import t_formula
                 return t_formula(algo, self.n, float(nbytes), custom[0], custom[1], op=op)
