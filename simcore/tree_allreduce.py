@@ -32,6 +32,7 @@ equals NCCL's time for the size.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -69,12 +70,24 @@ def _depth(p):
 def tree_schedule(P, N, C=1):
     """
     The messages of one tree all-reduce on N nodes of P GPUs in C chunks, in issue order
-    (a list of TreeMessage; the module docstring says which). Device d = m·P + local.
+    (a tuple of TreeMessage; the module docstring says which). Device d = m·P + local.
     """
     if int(P) != P or int(N) != N or P < 1 or N < 1 or int(C) != C or C < 1:
         raise ValueError(f"the tree needs whole numbers of GPUs per node, nodes and chunks >= 1, got {P!r}, {N!r}, "
                          f"{C!r}")
-    P, N, C = int(P), int(N), int(C)
+    return _schedule(int(P), int(N), int(C))
+
+
+@functools.lru_cache(maxsize=64)
+def _replay_plan(P, N, C):
+    """The schedule as the port replay reads it: (send port, receive port, inter, deps) per message."""
+    n = P * N
+    return tuple((n + m.src if m.inter else m.src, n + m.dst if m.inter else m.dst, m.inter, m.deps)
+                 for m in _schedule(P, N, C))
+
+
+@functools.lru_cache(maxsize=64)
+def _schedule(P, N, C):
     D = _depth(N - 1)  # the heap's depth: ⌊log2 N⌋
     out = []
 
@@ -148,7 +161,7 @@ def tree_schedule(P, N, C=1):
                         deps = (down[(piece, p)],)
                     out.append(TreeMessage(PHASES[3], P - 1 + 2 * D + j + c, piece, g[j], g[j + 1], False, False, deps))
                     last[key] = len(out) - 1
-    return out
+    return tuple(out)
 
 
 def t_tree(P, N, S, intra, inter, base=0.0, chunks=None):
@@ -163,20 +176,21 @@ def t_tree(P, N, S, intra, inter, base=0.0, chunks=None):
     if P * N == 1:
         return 0.0
     C = tree_chunks(S) if chunks is None else int(chunks)
+    tree_schedule(P, N, C)  # checks the shape
     b = S / (2 * C)
     n = P * N
-    send_free = np.full(2 * n, -math.inf)
-    recv_free = np.full(2 * n, -math.inf)
+    send_free = [-math.inf] * (2 * n)
+    recv_free = [-math.inf] * (2 * n)
+    first = base if base > 0 else -math.inf
+    busy = (b / intra.bw, b / inter.bw)
+    alpha = (intra.alpha, inter.alpha)
     arrive = []
-    for msg in tree_schedule(P, N, C):
-        link = inter if msg.inter else intra
-        ready = max([arrive[i] for i in msg.deps], default=0.0)
-        sp = n + msg.src if msg.inter else msg.src
-        rp = n + msg.dst if msg.inter else msg.dst
-        start = max(ready, base if base > 0 else -math.inf, send_free[sp], recv_free[rp])
-        busy = b / link.bw
-        send_free[sp] = recv_free[rp] = start + busy
-        arrive.append(start + busy + link.alpha)
+    for sp, rp, is_inter, deps in _replay_plan(P, N, C):
+        ready = max([arrive[i] for i in deps], default=0.0)
+        start = max(ready, first, send_free[sp], recv_free[rp])
+        end = start + busy[is_inter]
+        send_free[sp] = recv_free[rp] = end
+        arrive.append(end + alpha[is_inter])
     return max(arrive)
 
 
