@@ -43,6 +43,8 @@ def _shown(qapp, model):
     ("dgx-h100", 8, 64 * 2**20, "innet", "Simple"),   # NVLS runs Simple only
     ("dgx-h100", 16, 2**20, "ring-nodes", "LL128"),   # channel rings across two nodes
     ("dgx-h100", 16, 2**26, "hier", "Simple"),        # NCCL's NVLS Tree, the machine's choice there
+    ("dgx-h100", 16, 2**16, "tree", "LL"),            # NCCL's Tree across two nodes (issue 32)
+    ("dgx-h100", 32, 2**20, "tree", "LL128"),
     ("gb200-nvl72", 72, 72 * 2**14, "innet", "Simple"),
 ])
 def test_a_gpu_machine_names_its_protocol_and_why(qapp, topology, n, nbytes, algo, proto):

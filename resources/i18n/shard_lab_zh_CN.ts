@@ -1432,6 +1432,22 @@ This scenario has no stand-alone collective to show.</source>
             <source>NCCL's Tree: partial sums run along a chain inside each node, up a double binary tree across the nodes, and the total comes back down; half the buffer through each tree.</source>
             <translation>NCCL 的 Tree：部分和沿节点内的链传递，沿跨节点的双二叉树向上归约，总和再原路返回；两棵树各承担一半缓冲区。</translation>
         </message>
+        <message>
+            <source>Across the nodes each child's tree GPU sends its subtree's sum ({size}) up to its parent node, over its NIC.</source>
+            <translation>跨节点时，每个子节点的树 GPU 经自己的网卡把其子树的和（{size}）发给父节点。</translation>
+        </message>
+        <message>
+            <source>Along each node's chain every GPU passes its partial sum ({size}) to the next GPU, which adds its own.</source>
+            <translation>在每个节点的链上，每块 GPU 把部分和（{size}）传给下一块 GPU，后者加上自己的数据。</translation>
+        </message>
+        <message>
+            <source>Inside each node the total runs back along the chain ({size} a hop).</source>
+            <translation>在每个节点内，总和沿链原路传回（每跳 {size}）。</translation>
+        </message>
+        <message>
+            <source>The total goes back down the tree: each parent node sends it ({size}) to its child nodes.</source>
+            <translation>总和沿树向下传回：每个父节点把它（{size}）发给子节点。</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -1783,6 +1799,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>pipelined in {C} chunks: chunk c + 1 inside the node while chunk c crosses the network</source>
             <translation>流水线分 {C} 块：第 c 块穿过网络时，第 c + 1 块在节点内进行</translation>
+        </message>
+        <message>
+            <source>NCCL's Tree: a chain of {P} GPUs in each node, a binary tree of {N} nodes across them, up and back down, pipelined in {C} chunks of two halves</source>
+            <translation>NCCL 的 Tree：每个节点内 {P} 块 GPU 成一条链，{N} 个节点之间成二叉树，先向上再向下，分 {C} 块（每块两半）流水</translation>
         </message>
     </context>
     <context>
