@@ -200,3 +200,12 @@ def test_the_custom_kernels_win_only_at_small_and_medium_sizes():
     for S in (2.0**19, 2.0**20, 2.0**26, 2.0**33):
         assert best_custom(S) > topo.time("all-reduce", None, S), S
     assert topo.time("all-reduce", "two-shot", 2.0**33) > 6 * topo.time("all-reduce", None, 2.0**33)
+
+
+def test_a_machine_offers_its_launch_setting_by_name():
+    dgx = PRESETS["dgx-h100"]
+    assert dgx.topology(8).launch == ""  # the default: NCCL's model alone
+    assert dgx.topology(16, launch="eager").time("all-reduce", None, 8.0) == pytest.approx(25.2e-6, rel=1e-4)  # Tree LL
+    assert dgx.topology(8, launch="eager").time("all-reduce", None, 8.0) == pytest.approx(19.77e-6)
+    with pytest.raises(ValueError, match="not timed by NCCL's model"):
+        PRESETS["tpu-v5e-16x16"].topology(16, launch="graph")
