@@ -126,7 +126,8 @@ def test_the_tree_moves_real_sums_in_its_closed_forms_time(P, N, C):
     assert len(msgs) == 2 * C * 2 * (P * N - 1)  # two trees: every GPU but the root sends once up, once down
     # every network message goes between two nodes' tree GPUs; every chain message stays in its node
     for m in msgs:
-        assert (m.src // P != m.dst // P) == (m.phase in ("reduce (tree across nodes)", "broadcast (tree across nodes)"))
+        across = m.phase in ("reduce (tree across nodes)", "broadcast (tree across nodes)")
+        assert (m.src // P != m.dst // P) == across
 
 
 def test_the_trees_latency_is_nccls_formula_on_alpha_beta_links():
@@ -163,7 +164,8 @@ def test_a_launch_mode_floors_the_simulated_call_at_its_measured_wall_time(launc
     topo = dataclasses.replace(PRESETS["dgx-h100"].topology(4), launch=launch)
     comm = Comm(topo, byte_scale=8.0 / (4 * 8))
     all_reduce(comm, [np.ones(4) * d for d in range(4)])
-    assert comm.time == pytest.approx(want, rel=1e-4) and topo.time("all-reduce", None, 8.0) == pytest.approx(want, rel=1e-4)
+    assert comm.time == pytest.approx(want, rel=1e-4)
+    assert topo.time("all-reduce", None, 8.0) == pytest.approx(want, rel=1e-4)
     assert comm.topology is topo
     big = topo.time("all-reduce", None, 2.0**30)  # the floor never touches a large call
     assert big == pytest.approx(PRESETS["dgx-h100"].topology(4).time("all-reduce", None, 2.0**30), rel=1e-12)

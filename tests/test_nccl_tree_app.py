@@ -42,9 +42,10 @@ def test_the_lecture_kernels_on_a_gpu_machine_are_named_as_custom_all_reduce_ker
     assert "custom all-reduce kernels" in why and "5.9 µs" in why and "sglang#2904" in why
 
 
-@pytest.mark.parametrize("launch,words,floor", [("", "(NCCL's model: no launch or sync)", None),
-                                                ("graph", "at least 16.8 µs, as measured with CUDA graphs", 16.84e-6),
-                                                ("eager", "at least 19.8 µs, as measured with eager launches", 19.77e-6)])
+@pytest.mark.parametrize("launch,words,floor", [
+    ("", "(NCCL's model: no launch or sync)", None),
+    ("graph", "at least 16.8 µs, as measured with CUDA graphs", 16.84e-6),
+    ("eager", "at least 19.8 µs, as measured with eager launches", 19.77e-6)])
 def test_every_nccl_reason_says_which_time_it_is(qapp, launch, words, floor):
     topo = dataclasses.replace(PRESETS["dgx-h100"].topology(4), launch=launch)
     _proto, why = nccl_reason(topo, "all-reduce", "ring", 8.0)
