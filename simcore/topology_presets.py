@@ -121,6 +121,7 @@ class HardwarePreset:
     wrap_all: bool = False  # a torus with its wraparound link on every axis (a spec's torus)
     spec: tuple = ()  # a machine made from a spec (preset_from_spec): its (key, value) pairs
     tuning: str = ""  # GPU machines: the generation NCCL's tuning model times (simcore.nccl_tuning)
+    launch: str = ""  # GPU machines: "" NCCL's model alone (default), "graph" / "eager" its measured floor
 
     # -- which n ------------------------------------------------------------------------
     def valid_degrees(self, max_n=None):
@@ -169,9 +170,9 @@ class HardwarePreset:
                 wrap = (False,) * len(shape)
             return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap, base=self.base)
         if n <= self.per_node or self.inter is None:
-            return Layout("switch", n, intra, per_node=n, base=self.base, tuning=self.tuning)
+            return Layout("switch", n, intra, per_node=n, base=self.base, tuning=self.tuning, launch=self.launch)
         return Layout("nodes", n, intra, per_node=self.per_node, nodes=n // self.per_node, inter=link_of(self.inter),
-                      base=self.base, tuning=self.tuning)
+                      base=self.base, tuning=self.tuning, launch=self.launch)
 
     def topology(self, n, launch=""):
         """comm_sim's topology for n chips: switch(n, intra), nodes(N, per_node, intra, inter)

@@ -211,3 +211,16 @@ def test_a_machine_offers_its_launch_setting_by_name():
     assert dgx.topology(8, launch="eager").time("all-reduce", None, 8.0) == pytest.approx(19.77e-6)
     with pytest.raises(ValueError, match="not timed by NCCL's model"):
         PRESETS["tpu-v5e-16x16"].topology(16, launch="graph")
+
+
+def test_a_preset_in_a_launch_mode_feeds_the_decode_cost_model():
+    # dataclasses.replace(preset, launch="graph"): every NCCL all-reduce of a decode step is floored at the
+    # measured 16.84 µs (sglang#22734), so 8 H100's 16 KiB all-reduce (NCCL's model: ring LL 15.2 µs) costs 16.84
+    import dataclasses
+
+    from simcore.cost_model import comm_time
+    dgx = PRESETS["dgx-h100"]
+    graph = dataclasses.replace(dgx, launch="graph")
+    assert comm_time(dgx, 8, 16384.0) == pytest.approx(6.6e-6 + 14 * 0.6e-6 + 16384 * 14 / 8 / 141e9, rel=1e-12)
+    assert comm_time(graph, 8, 16384.0) == pytest.approx(16.84e-6, rel=1e-12)
+    assert comm_time(graph, 16, 16384.0) == comm_time(dgx, 16, 16384.0)  # Tree LL's 26.6 µs is above the floor
