@@ -291,9 +291,10 @@ def nvls_one_node(P, gpu="hopper"):
       bus bandwidth  ch · min(bwIntra · η · (ch−1)/ch · 2, bwInter)     η: nvlsEfficiency; ×2:
                                                                        "AllReduce pipelines two operations"
       algorithm bw   bus · n / (2(n−1));   latency hwLat[NVLINK][NVLS][Simple] = 25 µs alone
-    NCCL's printed NVLS rows (latency/algbw) on H100: 2 GPUs 25.0/102.0, 4 GPUs 25.0/160.0, 6 GPUs
-    25.0/216.0, 8 GPUs 25.0/272.0 (busBw 476: nccl-tests#212 "~480GB/s (algbw ~275GB/s)"); on 4 GPUs
-    NVLS (160) is below the ring (370.8 · 4/6 = 247), so NCCL runs Ring there.
+    The NVLS rows NCCL's tuner prints (latency/algbw, NCCL_DEBUG_SUBSYS=TUNING) on H100, as these rules
+    give them: 2 GPUs 25.0/102.0, 4 GPUs 25.0/160.0, 6 GPUs 25.0/216.0, 8 GPUs 25.0/272.0 (issue 32 reports
+    they match NCCL's printed rows at 2, 4 and 6 GPUs; at 8, busBw 476 against nccl-tests#212's "~480GB/s
+    (algbw ~275GB/s)"); on 4 GPUs NVLS (160) is below the ring (370.8 · 4/6 = 247), so NCCL runs Ring there.
     """
     ch, bw_intra, bw_inter = nvls_graph_one_node(P, gpu)
     if ch < 2:

@@ -24,7 +24,8 @@ NVLINK_H100 = 18 * 20.6  # GB/s: 18 NVLinks × topo.h SM90_NVLINK_BW
 
 
 @pytest.mark.parametrize("P,algbw", [
-    # NCCL's printed NVLS rows (latency/algbw) on one H100 node: nvls channels = GPUs, bwIntra the largest of
+    # the NVLS rows NCCL's tuner prints (latency/algbw) on one H100 node, worked out from search.cc and tuning.cc
+    # (issue 32: they match NCCL's printed rows at 2, 4, 6 GPUs): nvls channels = GPUs, bwIntra the largest of
     # sm90SpeedArrayIntra {60, 50, 40, …} with (P + 1)·s ≤ 370.8, bwInter raised to 60; per channel
     # min(bwIntra · 0.85 · (P−1)/P · 2, 60), algbw = P · that · P / (2(P−1))
     (2, 102.0),  # min(60 · 0.85 · 1/2 · 2, 60) = 51 → 2 · 51 · 2/2
@@ -32,7 +33,7 @@ NVLINK_H100 = 18 * 20.6  # GB/s: 18 NVLinks × topo.h SM90_NVLINK_BW
     (6, 216.0),  # bwIntra 50 (7 · 60 > 370.8): min(70.8, 60) = 60 → 360 · 6/10
     (8, 272.0),  # bwIntra 40: min(59.5, 60) → 476 · 8/14 (nccl-tests#212: "algbw ~275GB/s")
 ])
-def test_nvls_rows_on_one_h100_node_are_nccls(P, algbw):
+def test_nvls_rows_on_one_h100_node_are_nccls_rules(P, algbw):
     nvls = next(m for m in models("all-reduce", P, 1, "hopper") if m.algo == "innet")
     assert nvls.latency == pytest.approx(25e-6)
     assert nvls.algbw == pytest.approx(algbw * 1e9, rel=1e-12)
