@@ -402,7 +402,8 @@ class ControlPanel(QWidget):
 
     def _short_algo(self, algo: str) -> str:
         return {"innet": self.tr("NVLS"), "ring-nodes": self.tr("NCCL rings"), "hier": self.tr("hierarchical"),
-                "torus": self.tr("torus rings")}.get(algo) or algo_text("all-reduce", algo).name
+                "torus": self.tr("torus rings"), "tree": self.tr("NCCL Tree")}.get(algo) or \
+            algo_text("all-reduce", algo).name
 
     def _choice_name(self, sc, choice) -> str:
         """The menu entry: "machine's choice (NVLS, Simple at 64 MiB)"."""

@@ -186,6 +186,12 @@ def _algo_texts() -> dict:
                 "2 MiB), chunk c + 1 inside the node while chunk c crosses the network."),
             _tr("Only 1/P of the data crosses the network, on all P NICs of a node at once; one call, and the "
                 "network's time hides behind the node's phases.")),
+        "tree-all-reduce": AlgoText(
+            _tr("tree (NCCL)"), _tr("Tree all-reduce"),
+            _tr("NCCL's Tree: partial sums run along a chain inside each node, up a double binary tree across "
+                "the nodes, and the total comes back down; half the buffer through each tree."),
+            _tr("α is paid along the chain and once per tree level: the latency grows with log₂ of the nodes, "
+                "not with the GPU count.")),
         "two-shot-all-reduce": AlgoText(
             _tr("two-shot"), _tr("Two-shot all-reduce"),
             _tr("Two-shot: each chunk goes straight to its owner, which adds them and sends the sum to all."),
@@ -197,7 +203,8 @@ def _algo_texts() -> dict:
 def _machine_titles() -> dict:
     """Display titles of the machine algorithms, whose registry names are code names."""
     return {"hier": _words("Hierarchical {op}"), "ring-nodes": _words("Ring {op} across nodes"),
-            "torus": _words("Torus {op}"), "bidir-ring": _words("Bidirectional ring {op}")}
+            "torus": _words("Torus {op}"), "bidir-ring": _words("Bidirectional ring {op}"),
+            "tree": _words("Tree {op}")}
 
 
 def algo_text(op: str, algo: str) -> AlgoText:
@@ -316,7 +323,11 @@ def phase_word(key: str) -> str:
              "one-shot all-to-all": _ring("one-shot all-to-all"),
              "up": _ring("up into the switch"), "down": _ring("down from the switch"),
              "all-reduce": _ring("all-reduce"), "all-gather": _ring("all-gather"),
-             "reduce-scatter": _ring("reduce-scatter"), "all-to-all": _ring("all-to-all")}
+             "reduce-scatter": _ring("reduce-scatter"), "all-to-all": _ring("all-to-all"),
+             "reduce (chain in node)": _ring("reduce along the chain in the node"),
+             "reduce (tree across nodes)": _ring("reduce up the tree across nodes"),
+             "broadcast (tree across nodes)": _ring("broadcast down the tree across nodes"),
+             "broadcast (chain in node)": _ring("broadcast along the chain in the node")}
     return words.get(key, key)
 
 
@@ -342,6 +353,13 @@ def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
         return "", _words("timed by the lecture's α–β form (no NCCL protocol)")
     ranked = sorted(topology.nccl_models(op), key=lambda m: m.time(S))
     mine = [m for m in ranked if m.algo == algo]
+    custom = topology.custom_kernel(algo, op) if hasattr(topology, "custom_kernel") else None
+    if not mine and custom:
+        from simcore.nccl_tuning import CUSTOM_AR_SOURCE
+        why = _words("{algo} is not one of NCCL's algorithms: timed as the custom all-reduce kernels run, {latency} "
+                     "per phase + S/{bw} ({source})").format(
+            algo=algo, latency=f"{custom[0] * 1e6:.1f} µs", bw=f"{custom[1] / 1e9:.0f} GB/s", source=CUSTOM_AR_SOURCE)
+        return "", why
     if not mine:
         why = _words("{algo} is not one of NCCL's algorithms: timed by the lecture's α–β form").format(algo=algo)
         proto = ""
@@ -364,4 +382,18 @@ def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
             topology.per_node, topology.n_nodes, float(S), topology.intra, topology.inter)
         why += (_words(", pipelined in {C} chunks at this size") if C > 1
                 else _words(", pipelined in 1 chunk at this size")).format(C=C)
+    if mine:
+        why += launch_words(topology)  # which time the numbers are: NCCL's model, or a measured floor
     return proto, why
+
+
+def launch_words(topology) -> str:
+    """What a GPU machine's NCCL times include (topology.launch): NCCL's model alone, or the wall-time
+    floor measured with CUDA graphs or eager launches (simcore.nccl_tuning.LAUNCH_FLOOR)."""
+    mode = getattr(topology, "launch", "")
+    if not mode:
+        return _words(" (NCCL's model: no launch or sync)")
+    floor = f"{topology.launch_floor() * 1e6:.1f} µs"
+    if mode == "graph":
+        return _words("; at least {floor}, as measured with CUDA graphs").format(floor=floor)
+    return _words("; at least {floor}, as measured with eager launches").format(floor=floor)

@@ -181,12 +181,34 @@ def _hier_time(topo, S, op):
 _HIER_FORMULA = ("C chunks: ≈ max(2a + g + (C−1)(g − α_i), a + (2C−1)(a − α_f)),  "
                  "a = (P−1)(α_f + S/(CPβ_f)),  g = 2(N−1)(α_i + S/(Cnβ_i))")
 _RING_NODES = "NCCL's channel rings across nodes: one ring (channel) per NIC, every NIC carrying one channel"
+_TREE = ("NCCL's Tree: a chain inside each node, a double binary tree across the nodes (reduce up, broadcast "
+         "down), half the buffer through each tree, pipelined by chunks")
+
+
+def _tree_time(topo, S, op):
+    """simcore.tree_allreduce.t_tree on topo (one call, its base once): the α–β form. A GPU machine tuned by
+    NCCL's model times tree as NCCL's Tree instead (topology.time, nccl_tuning.tree_models)."""
+    from .tree_allreduce import t_tree
+    return t_tree(topo.per_node, topo.n_nodes, S, topo.intra, topo.inter, base=topo.base)
+
+
+def _allreduce_tree(comm, arrays, label=""):
+    """simcore.tree_allreduce.allreduce_tree (imported when first called)."""
+    from .tree_allreduce import allreduce_tree as run
+    return run(comm, arrays, label=label)
+
+
+allreduce_tree = _allreduce_tree
 _TORUS = "bidirectional rings on every torus axis, one part of the array per axis (XLA on TPU)"
 ALGORITHMS_ALL_REDUCE = dict(ALLREDUCE_ALGOS)
 ALGORITHMS_ALL_REDUCE.update({
     "hier": _machine(_HIER, allreduce_hier, ("reduce-scatter (node)", "reduce-scatter (network)",
                      "all-gather (network)", "all-gather (node)"), "hier-all-reduce",
                      _HIER_FORMULA, ("nodes",), _hier_time),
+    "tree": _machine(_TREE, allreduce_tree, ("reduce (chain in node)", "reduce (tree across nodes)",
+                     "broadcast (tree across nodes)", "broadcast (chain in node)"), "tree-all-reduce",
+                     "2((P−1)α_f + ⌊log₂N⌋α_i) + S/bw  (NCCL's Tree; on idle α–β ports: t_tree)", ("nodes",),
+                     _tree_time),
     "ring-nodes": _machine(_RING_NODES, allreduce_ring_nodes, ("reduce-scatter", "all-gather"),
                            "ring-nodes-all-reduce", "2(n−1)·max(α_f + (P−1)S/(Pnβ_f), α_i + S/(Pnβ_i))",
                            ("nodes",), _nodes_time(t_ring_nodes)),

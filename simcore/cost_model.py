@@ -266,8 +266,9 @@ def comm_time(topology, n, nbytes, algo="ring"):
     """
     One all-reduce of S = nbytes over n chips of a hardware preset (seconds), closed form:
       inside one NVLink domain   comm_sim.t_formula(algo, …) on the domain's link;
-      across nodes               the machine's choice (NCCL's channel rings on a GPU preset),
-                                 or hier by name: ring reduce-scatter in the node, ring
+      across nodes               the machine's choice (NCCL's tuner on a GPU preset: its Tree
+                                 for small and medium sizes — a decode token's all-reduce —
+                                 NVLS Tree or the channel rings for large ones), or hier by name: ring reduce-scatter in the node, ring
                                  all-reduce of S/P across nodes on each GPU's own NIC, ring
                                  all-gather in the node, pipelined by chunks in one call as
                                  NCCL does (topo_closed_forms.t_hier_pipelined);

@@ -9,7 +9,8 @@ Notation: S the full array's bytes (nccl-tests' "size"), P GPUs per node, N node
 a link is (α seconds of latency per message, β bytes/s per port and direction); intra is the
 link inside a node (NVLink), inter each GPU's own NIC (InfiniBand). Every time is for idle ports.
 
-Across nodes, two all-reduce algorithms:
+Across nodes, two all-reduce algorithms here (NCCL's Tree, a chain in each node and a double binary
+tree across them, is the third: simcore.tree_allreduce, with its own closed form t_tree):
 
 * hier — hierarchical (Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE: ring reduce-scatter inside
   the node, all-reduce across nodes among the GPUs with the same local index — each on its own

@@ -57,12 +57,17 @@ class _Machine:
       algorithms(op)         the registered algorithms of op that can run on it
       choose(op, nbytes)     what it runs by default for that size: (algo, protocol, why) —
                              NCCL's tuner on a GPU machine (tuning set; across nodes it weighs
-                             the channel rings "ring-nodes" against NCCL's NVLS Tree, the
-                             registry's "hier"), the lecture's ring on a plain switch,
+                             the channel rings "ring-nodes", NCCL's Tree ("tree") and NCCL's
+                             NVLS Tree, the registry's "hier"), the lecture's ring on a plain switch,
                              "hier"/"ring-nodes" on nodes, "torus" on a torus
       time(op, algo, nbytes) the closed-form seconds of one collective on it (idle ports)
     tuning: "" (none: the lecture's α–β) or the GPU generation of simcore.nccl_tuning
-    ("hopper", "blackwell"): then choose() and time() follow NCCL's model.
+    ("hopper", "blackwell"): then choose() and time() follow NCCL's model, and the lecture's own
+    kernels (direct, two-shot, rd) are timed as the custom all-reduce kernels run (custom_kernel).
+    launch (GPU machines): "" — NCCL's model alone, as its tuner prices a call (the default: the
+    numbers NCCL's model and the tables compare); "graph" or "eager" — no NCCL call is faster than
+    the wall time measured in that launch mode (launch_floor, nccl_tuning.LAUNCH_FLOOR): the launch
+    and synchronisation the tuner leaves out.
     """
 
     fine_per_device = 1  # elements per device every algorithm here can cut into its fine chunks
@@ -87,7 +92,7 @@ class _Machine:
             P, N = self._nccl_shape()
             inter = getattr(self, "inter", self.link)
             c = tune(op, P, N, float(nbytes), self.tuning, inter.bw, algos=self.algorithms(op))
-            return c.algo, c.protocol, c.why
+            return c.algo, c.protocol, c.why + self._launch_text()
         algo = self._default_algo(op)
         if algo not in reg:  # all-to-all: the lecture's default for the op ("direct"), on any topology
             from .algorithms import op_record
@@ -118,16 +123,44 @@ class _Machine:
                                 f"{float(nbytes) / self.n:g} bytes is {'within' if m.protocol == 'LL' else 'over'} "
                                 f"NCCL_P2P_LL_THRESHOLD (16 KiB)")
         ms = self._models(op, algo)
+        custom = self.custom_kernel(algo, op)
+        if not ms and custom:
+            from .nccl_tuning import CUSTOM_AR_SOURCE
+            return "", (f"{algo} is not one of NCCL's algorithms: timed as the custom all-reduce kernels run, "
+                        f"{custom[0] * 1e6:.1f} µs per phase + S/{custom[1] / 1e9:.0f} GB/s ({CUSTOM_AR_SOURCE})")
         if not ms:
             return "", f"{algo} is not one of NCCL's algorithms: timed by the lecture's α–β form"
         from .nccl_tuning import label
         best = min(ms, key=lambda m: m.time(float(nbytes)))
         return best.protocol, (f"NCCL runs {label(best)} with {best.protocol} at this size: "
                                f"{best.latency * 1e6:.1f} µs latency + S/{best.algbw / 1e9:.0f} GB/s is the least of "
-                               f"its protocols")
+                               f"its protocols" + self._launch_text())
+
+    def _launch_text(self):
+        """What the machine's NCCL times include (launch): the reasons' last words."""
+        mode = getattr(self, "launch", "")
+        if not mode:
+            return " (NCCL's model: no launch or sync)"
+        how = "with CUDA graphs" if mode == "graph" else "with eager launches"
+        return f"; at least {self.launch_floor() * 1e6:.1f} µs, as measured {how}"
 
     def _models(self, op, algo):
         return [m for m in self.nccl_models(op) if m.algo == algo]
+
+    def custom_kernel(self, algo, op="all-reduce"):
+        """(α s, β bytes/s) of the custom all-reduce kernel the lecture's `algo` ("direct", "two-shot",
+        "rd") is timed as on a GPU machine's NVLink domain (nccl_tuning.custom_kernel), else None (any
+        other op: the custom kernels are all-reduces)."""
+        if not self.tuning or "switch" not in self.kinds or op != "all-reduce":
+            return None
+        from .nccl_tuning import custom_kernel
+        return custom_kernel(algo, self.n, self.tuning)
+
+    def launch_floor(self):
+        """The measured wall time no NCCL call here beats in the machine's launch mode (seconds; 0 for
+        NCCL's model alone): nccl_tuning.LAUNCH_FLOOR."""
+        from .nccl_tuning import LAUNCH_FLOOR
+        return LAUNCH_FLOOR[getattr(self, "launch", "")] if self.tuning else 0.0
 
     def nccl_models(self, op):
         """NCCL's model (nccl_tuning.Model: algorithm, protocol, latency, bandwidth) of every
@@ -154,6 +187,12 @@ class _Machine:
         from .links import LinkSpec
         from .nccl_tuning import sim_links
         proto = _Machine.protocol(self, op, algo, nbytes)[0]
+        custom = self.custom_kernel(algo, op) if not proto else None
+        if custom:  # the lecture's one-switch form on the custom kernel's α and β, no NCCL base
+            link = LinkSpec(f"{self.link.name}, custom all-reduce kernel", custom[0], custom[1])
+            if isinstance(self, Switch):
+                return dataclasses.replace(self, link=link, base=0.0)
+            return dataclasses.replace(self, intra=link, base=0.0)
         if not proto:
             return self
         P, N = self._nccl_shape()
@@ -162,7 +201,15 @@ class _Machine:
             base, alpha, b_f, b_i = self._p2p("sim_links", nbytes)
         else:
             model = next(m for m in self._models(op, algo) if m.protocol == proto)
+            late = max(0.0, self.launch_floor() - model.time(float(nbytes)))  # the launch floor delays the start
+            if model.nccl == "Tree":  # NCCL's own per-hop latencies, β fitted (tree_allreduce.tree_links)
+                from .tree_allreduce import tree_links
+                base, a_f, a_i, beta = tree_links(model, P, N, float(nbytes))
+                return dataclasses.replace(self, intra=LinkSpec(f"{self.link.name}, NCCL tree {proto}", a_f, beta),
+                                           inter=LinkSpec(f"{inter.name}, NCCL tree {proto}", a_i, beta),
+                                           base=base + late)
             base, alpha, b_f, b_i = sim_links(op, model, P, N, self.tuning, inter.bw, nbytes=float(nbytes))
+            base += late
         f = LinkSpec(f"{self.link.name}, NCCL {algo} {proto}", alpha, b_f)
         if isinstance(self, Switch):
             return dataclasses.replace(self, link=f, base=base)
@@ -181,9 +228,18 @@ class _Machine:
             if op == "all-to-all" and algo == "direct":
                 return self._p2p("time", nbytes)
             ms = self._models(op, algo)
-            if ms:
-                return min(m.time(float(nbytes)) for m in ms)
+            if ms:  # NCCL's model, no faster than the launch mode's measured floor
+                return max(min(m.time(float(nbytes)) for m in ms), self.launch_floor())
+            custom = self.custom_kernel(algo, op)
+            if custom:  # the custom all-reduce kernel's measured launch and bandwidth
+                from .algorithms import t_formula
+                return t_formula(algo, self.n, float(nbytes), custom[0], custom[1], op=op)
         return t_formula_on(self, algo, nbytes, op)
+
+
+def proto_tail(why, tail):
+    """Whether a reason ends with the launch words (an NCCL protocol's reason does)."""
+    return bool(tail) and why.endswith(tail)
 
 
 @contextlib.contextmanager
@@ -195,11 +251,12 @@ def timed_as_machine(comm, op, algo, nbytes):
     ("" when none).
     """
     topo = comm.topology
-    proto = topo.protocol(op, algo, nbytes)[0] if topo.tuning else ""
-    if not proto:
+    timed = topo.timed_as(op, algo, nbytes) if topo.tuning else topo
+    if timed is topo:
         yield ""
         return
-    prev = comm._use_topology(topo.timed_as(op, algo, nbytes))
+    proto = topo.protocol(op, algo, nbytes)[0]
+    prev = comm._use_topology(timed)
     try:
         yield proto
     finally:
@@ -213,6 +270,7 @@ class Switch(_Machine):
     link: LinkSpec
     base: float = 0.0  # seconds every collective call pays before its first message (see BASE_LATENCY)
     tuning: str = ""  # "" or a GPU generation of simcore.nccl_tuning: then timed as NCCL models it
+    launch: str = ""  # "" NCCL's model alone, or "graph" / "eager": no NCCL call beats its measured floor
 
     kinds = frozenset(("switch",))
 
@@ -250,12 +308,19 @@ def _check_tuning(tuning):
     return tuning
 
 
-def switch(n, link=NVLINK4, base=0.0, tuning="") -> Switch:
+def _check_launch(launch):
+    from .nccl_tuning import LAUNCH_FLOOR
+    if launch not in LAUNCH_FLOOR:
+        raise ValueError(f"launch is '' (NCCL's model alone), 'graph' or 'eager', got {launch!r}")
+    return launch
+
+
+def switch(n, link=NVLINK4, base=0.0, tuning="", launch="") -> Switch:
     """n devices around a non-blocking switch (NVSwitch-like), every port `link`; base: the
-    per-collective base latency (0: the textbook closed forms); tuning: see _Machine."""
+    per-collective base latency (0: the textbook closed forms); tuning, launch: see _Machine."""
     n = _check_count(n, "devices")
     _check_total(n)
-    return Switch(n, link, _check_base(base), _check_tuning(tuning))
+    return Switch(n, link, _check_base(base), _check_tuning(tuning), _check_launch(launch))
 
 
 @dataclass(frozen=True)
@@ -277,6 +342,7 @@ class Nodes(_Machine):
     inter: LinkSpec
     base: float = 0.0  # seconds every collective call pays before its first message (see BASE_LATENCY)
     tuning: str = ""  # "" or a GPU generation of simcore.nccl_tuning: then timed as NCCL models it
+    launch: str = ""  # "" NCCL's model alone, or "graph" / "eager": no NCCL call beats its measured floor
 
     @property
     def kinds(self):
@@ -295,16 +361,20 @@ class Nodes(_Machine):
         """_Machine.choose; when it picks hier, also how many chunks it pipelines nbytes in."""
         algo, proto, why = super().choose(op, nbytes)
         if algo == "hier" and op == "all-reduce" and self.n_nodes > 1 and self.tuning:
-            C = self.hier_chunks(nbytes)
-            why += f", pipelined in {C} chunk{'s' if C > 1 else ''} at this size"
+            why = self._with_chunks(why, nbytes)
         return algo, proto, why
+
+    def _with_chunks(self, why, nbytes):
+        """why with hier's chunk count said before the launch words (_launch_text) that end it."""
+        C = self.hier_chunks(nbytes)
+        tail = self._launch_text() if proto_tail(why, self._launch_text()) else ""
+        return why[:len(why) - len(tail)] + f", pipelined in {C} chunk{'s' if C > 1 else ''} at this size" + tail
 
     def protocol(self, op, algo, nbytes):
         """_Machine.protocol; for hier also how many chunks it pipelines nbytes in."""
         proto, why = super().protocol(op, algo, nbytes)
         if algo == "hier" and op == "all-reduce" and self.n_nodes > 1:
-            C = self.hier_chunks(nbytes)
-            why += f", pipelined in {C} chunk{'s' if C > 1 else ''} at this size"
+            why = self._with_chunks(why, nbytes)
         return proto, why
 
     def hier_chunks(self, nbytes, op="all-reduce"):
@@ -367,13 +437,13 @@ class Nodes(_Machine):
                 np.where(inside, self.intra.bw, self.inter.bw))
 
 
-def nodes(n_nodes, per_node, intra=NVLINK4, inter=IB_NDR400, base=0.0, tuning="") -> Nodes:
+def nodes(n_nodes, per_node, intra=NVLINK4, inter=IB_NDR400, base=0.0, tuning="", launch="") -> Nodes:
     """n_nodes nodes of per_node devices each (e.g. nodes(2, 8): two DGX H100); base: the
-    per-collective base latency; tuning: see _Machine."""
+    per-collective base latency; tuning, launch: see _Machine."""
     m = _check_count(n_nodes, "nodes")
     q = _check_count(per_node, "devices per node")
     _check_total(m * q)
-    return Nodes(m, q, intra, inter, _check_base(base), _check_tuning(tuning))
+    return Nodes(m, q, intra, inter, _check_base(base), _check_tuning(tuning), _check_launch(launch))
 
 
 @dataclass(frozen=True)

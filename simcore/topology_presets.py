@@ -77,6 +77,7 @@ class Layout:
     wrap: tuple = ()
     base: float = 0.0  # per-collective base latency, seconds (comm_sim.NCCL_RING_LL128_BASE)
     tuning: str = ""  # the GPU generation NCCL's model times it as (simcore.nccl_tuning), "" none
+    launch: str = ""  # GPU machines: "" NCCL's model alone, "graph" / "eager" its measured floor (topology._Machine)
 
     def describe(self) -> str:
         if self.kind == "switch":
@@ -120,6 +121,7 @@ class HardwarePreset:
     wrap_all: bool = False  # a torus with its wraparound link on every axis (a spec's torus)
     spec: tuple = ()  # a machine made from a spec (preset_from_spec): its (key, value) pairs
     tuning: str = ""  # GPU machines: the generation NCCL's tuning model times (simcore.nccl_tuning)
+    launch: str = ""  # GPU machines: "" NCCL's model alone (default), "graph" / "eager" its measured floor
 
     # -- which n ------------------------------------------------------------------------
     def valid_degrees(self, max_n=None):
@@ -168,14 +170,24 @@ class HardwarePreset:
                 wrap = (False,) * len(shape)
             return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap, base=self.base)
         if n <= self.per_node or self.inter is None:
-            return Layout("switch", n, intra, per_node=n, base=self.base, tuning=self.tuning)
+            return Layout("switch", n, intra, per_node=n, base=self.base, tuning=self.tuning, launch=self.launch)
         return Layout("nodes", n, intra, per_node=self.per_node, nodes=n // self.per_node, inter=link_of(self.inter),
-                      base=self.base, tuning=self.tuning)
+                      base=self.base, tuning=self.tuning, launch=self.launch)
 
-    def topology(self, n):
+    def topology(self, n, launch=""):
         """comm_sim's topology for n chips: switch(n, intra), nodes(N, per_node, intra, inter)
-        or a torus slice (comm_sim's torus, with the wraparound links the slice really has)."""
-        return layout_topology(self.layout(n))
+        or a torus slice (comm_sim's torus, with the wraparound links the slice really has).
+        launch (GPU machines): "" — NCCL's model alone (the default), "graph" or "eager" — no NCCL
+        call faster than the wall time measured with CUDA graphs or eager launches
+        (nccl_tuning.LAUNCH_FLOOR)."""
+        import dataclasses
+
+        lay = self.layout(n)
+        if launch:
+            if not lay.tuning:
+                raise ValueError(f"{self.name} is not timed by NCCL's model: a launch floor does not apply")
+            lay = dataclasses.replace(lay, launch=launch)
+        return layout_topology(lay)
 
     def allreduce_time(self, n, nbytes, algo=None, inter_algo=None):
         """One all-reduce of S = nbytes over n chips (seconds): see allreduce_time()."""
@@ -190,10 +202,10 @@ class HardwarePreset:
 def layout_topology(layout: Layout):
     """The comm_sim topology of a Layout (see HardwarePreset.topology)."""
     if layout.kind == "switch":
-        return switch(layout.n, layout.intra, base=layout.base, tuning=layout.tuning)
+        return switch(layout.n, layout.intra, base=layout.base, tuning=layout.tuning, launch=layout.launch)
     if layout.kind == "nodes":
         return nodes(layout.nodes, layout.per_node, intra=layout.intra, inter=layout.inter, base=layout.base,
-                     tuning=layout.tuning)
+                     tuning=layout.tuning, launch=layout.launch)
     t = torus(layout.shape, layout.intra, base=layout.base)
     return TorusSlice(t.shape, t.link, t.base, wrap=layout.wrap)
 
@@ -294,6 +306,9 @@ def run_on_preset(op, key, n, nbytes, algo, elems_per_piece=4, seed=0):
     # 3 axes (topology.fine_per_device)
     if algo == "hier":
         fine = topo.hier_chunks(float(nbytes))
+    elif algo == "tree":  # two halves (one per tree) of every pipeline chunk (tree_allreduce)
+        from .tree_allreduce import tree_chunks
+        fine = 2 * tree_chunks(float(nbytes))
     else:
         fine = topo.fine_per_device if algo in ("ring-nodes", "torus") else 1
     per = elems_per_piece * fine

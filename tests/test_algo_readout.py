@@ -10,15 +10,15 @@ from classroom_fixtures import make_window
 
 
 def test_the_machines_choice_is_elided_in_the_box_and_whole_under_it(qtbot):
-    w = make_window(qtbot, kind="all-reduce", n=16, algo="hier", size=(1280, 720), nbytes=2**20,
+    w = make_window(qtbot, kind="all-reduce", n=16, algo="hier", size=(1280, 720), nbytes=2**26,
                     topology="dgx-h100")
     panel = w.findChild(ControlPanel)
     panel.algo.activated.emit(panel.algo.findData(MACHINE_CHOICE))
     qtbot.waitUntil(lambda: panel.algo.currentData() == MACHINE_CHOICE and panel.algo_readout.text() != "")
     QApplication.processEvents()
     full = panel.algo.currentText()
-    # at 1 MiB on two DGX nodes NCCL's tuner runs its NVLS Tree (the registry's hier), Simple
-    assert full == "machine's choice (NVLS Tree, Simple at 1 MiB)"
+    # at 64 MiB on two DGX nodes NCCL's tuner runs its NVLS Tree (the registry's hier), Simple (at 1 MiB its Tree)
+    assert full == "machine's choice (NVLS Tree, Simple at 64 MiB)"
     # the box paints an elided text that fits where the style draws it
     rect, fm = panel.algo.text_rect(), panel.algo.fontMetrics()
     shown = panel.algo.shown_text()
@@ -54,7 +54,7 @@ def _ink(combo) -> int:
 def test_a_machines_link_box_paints_the_machines_links(qtbot):
     """The link box is off on a machine (it brings its own links) and shows them as its placeholder:
     the eliding box once painted only its (empty) entry, so the box was blank."""
-    w = make_window(qtbot, kind="all-reduce", n=16, algo="hier", size=(1280, 720), nbytes=2**20,
+    w = make_window(qtbot, kind="all-reduce", n=16, algo="hier", size=(1280, 720), nbytes=2**26,
                     topology="dgx-h100")
     panel = w.findChild(ControlPanel)
     link = panel.link

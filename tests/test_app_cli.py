@@ -87,8 +87,10 @@ def test_a_machine_by_name_runs_its_own_algorithm(qapp, tmp_path, monkeypatch):
     assert main(["--scenario", "all-reduce", "--machine", "dgx-h100", "--n", "16",
                  "--screenshot", str(tmp_path / "m.png")]) == 0
     assert (tmp_path / "m.png").exists()
-    sc = seen[0]  # the window was made from the machine's scenario, with the first algorithm it offers
-    assert sc.topology == "dgx-h100" and sc.n == 16 and sc.algo == offered_algos("dgx-h100", 16, "all-reduce")[0]
+    sc = seen[0]  # the window was made from the machine's scenario, with its own choice for the size
+    assert sc.topology == "dgx-h100" and sc.n == 16 and sc.algo in offered_algos("dgx-h100", 16, "all-reduce")
+    from simcore.topology_presets import PRESETS
+    assert sc.algo == PRESETS["dgx-h100"].topology(16).choose("all-reduce", sc.nbytes)[0]
 
 
 def test_default_size_adapts_to_n_but_an_explicit_one_does_not(qapp, tmp_path):

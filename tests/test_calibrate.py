@@ -641,7 +641,7 @@ def test_multi_node_algorithms_come_from_the_registry():
 
     across = {a for op in ALGORITHMS for a, r in ALGORITHMS[op].items()
               if "nodes" in r.topologies and "switch" not in r.topologies}
-    assert set(calibrate.MULTI_NODE_ALGOS) == across == {"hier", "ring-nodes"}
+    assert set(calibrate.MULTI_NODE_ALGOS) == across == {"hier", "ring-nodes", "tree"}  # tree: NCCL's Tree (issue 32)
     assert calibrate.inter_algo_name("all-reduce", "ring") == "ring-nodes"
     with pytest.raises(ValueError, match="all-gather can be fitted to ring-nodes, not 'hier'"):
         calibrate.inter_algo_name("all-gather", "hier")

@@ -118,8 +118,8 @@ def test_step_on_a_machine_runs_its_own_all_reduce(capsys):
     hier = 2 * model.n_layers * dgx.allreduce_time(16, S)  # the machine's own: NCCL's tuner for 8 KiB
     assert f"t_comm {hier * 1e3:.3f} ms" in text and hier < flat
     algo, proto, why = dgx.topology(16).choose("all-reduce", S)  # the engine's pick, said as it says it
-    assert (algo, proto) == ("ring-nodes", "LL")
-    assert f"every all-reduce (8 KiB) is DGX H100's own choice: ring-nodes with NCCL LL ({why})" in text
+    assert (algo, proto) == ("tree", "LL")  # NCCL's Tree across the two nodes (issue 32)
+    assert f"every all-reduce (8 KiB) is DGX H100's own choice: tree with NCCL LL ({why})" in text
     assert "all-reduce the machine's own (below)" in text and "all-reduce ring," not in text
     # the sum is named the roofline with no overlap; the lower bound is the max, with the engine's value
     roof = cli_step_roof(model, dgx, 16, S)

@@ -114,7 +114,7 @@ def test_t_formula_vectorized_and_trivial_cases():
     assert t_formula("ring", 1024, 1, 1e-6, 1e30) == pytest.approx(2 * 1023e-6)
     assert t_formula("rd", 1024, 1, 1e-6, 1e30) == pytest.approx(10e-6)
     with pytest.raises(ValueError, match="unknown all-reduce algorithm"):
-        t_formula("tree", 4, 1, 1, 1)
+        t_formula("no-such", 4, 1, 1, 1)
     with pytest.raises(ValueError, match="n must be"):
         t_formula("ring", 0, 1, 1, 1)
 

@@ -113,7 +113,7 @@ def test_hier_is_named_as_nccl_runs_it_on_a_gpu_machine_of_several_nodes(qapp, l
 @pytest.mark.parametrize("size, nbytes", [("16KiB", 2**14), ("64MiB", 2**26)])
 def test_the_command_line_opens_a_machine_on_its_own_choice_for_the_size(qapp, tmp_path, monkeypatch, size, nbytes):
     """`shard-lab --scenario all-reduce --machine dgx-h100 --n 16` without --algo ran hier (the first algorithm
-    offered) at every size: at 16 KiB NCCL's tuner runs its rings (LL), not the NVLS Tree."""
+    offered) at every size: at 16 KiB NCCL's tuner runs its Tree (LL), not the NVLS Tree."""
     import app.state
     from app.__main__ import main
 
@@ -129,7 +129,7 @@ def test_the_command_line_opens_a_machine_on_its_own_choice_for_the_size(qapp, t
     assert main([*args, "--screenshot", str(tmp_path / "m.png")]) == 0
     sc = opened[0]
     assert sc.nbytes == nbytes and sc.algo == _choice(sc)[0]
-    assert sc.algo == ("ring-nodes" if nbytes < 2**20 else "hier")
+    assert sc.algo == ("tree" if nbytes < 2**20 else "hier")  # NCCL's Tree LL at 16 KiB (issue 32)
     opened.clear()
     assert main([*args, "--algo", "hier", "--screenshot", str(tmp_path / "h.png")]) == 0
     assert opened[0].algo == "hier"  # named: kept at any size

@@ -19,7 +19,7 @@ def inputs(qapp):
 
     out = {}
     for key, kw in {"torus": dict(kind="all-gather", n=64, topology="tpu-v4-4x4x4"),
-                    "nodes": dict(kind="all-reduce", n=16, topology="dgx-h100")}.items():
+                    "nodes": dict(kind="all-reduce", n=16, topology="dgx-h100", algo="hier")}.items():
         run = ScenarioModel(Scenario().with_changes(nbytes=2**20, **kw)).run
         out[key] = machine_texts(run, ring_texts(run)), machine_shape(run.comm.topology, ring_shape(run))
     return out

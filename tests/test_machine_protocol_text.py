@@ -43,6 +43,8 @@ def _shown(qapp, model):
     ("dgx-h100", 8, 64 * 2**20, "innet", "Simple"),   # NVLS runs Simple only
     ("dgx-h100", 16, 2**20, "ring-nodes", "LL128"),   # channel rings across two nodes
     ("dgx-h100", 16, 2**26, "hier", "Simple"),        # NCCL's NVLS Tree, the machine's choice there
+    ("dgx-h100", 16, 2**16, "tree", "LL"),            # NCCL's Tree across two nodes (issue 32)
+    ("dgx-h100", 32, 2**20, "tree", "LL128"),
     ("gb200-nvl72", 72, 72 * 2**14, "innet", "Simple"),
 ])
 def test_a_gpu_machine_names_its_protocol_and_why(qapp, topology, n, nbytes, algo, proto):
@@ -100,9 +102,9 @@ def test_the_lecture_switch_and_a_torus_say_nothing_new(qapp, topology, n):
 
 
 @pytest.mark.parametrize("algo,n,S,frame", [
-    ("ring-nodes", 16, 2**16, "是 NCCL 在 64 KiB 时最快的"),
-    ("ring-nodes", 16, 2**20, "NCCL 在此大小下用 LL128 运行 ring-nodes"),  # hier is the choice at 1 MiB
-    ("hier", 16, 2**20, "hier（即 NCCL 的 NVLS Tree） Simple 是 NCCL 在 1 MiB 时最快的"),
+    ("tree", 16, 2**16, "tree LL 是 NCCL 在 64 KiB 时最快的"),  # NCCL's Tree LL: 31.8 µs (issue 32)
+    ("ring-nodes", 16, 2**20, "NCCL 在此大小下用 LL128 运行 ring-nodes"),  # tree LL128 is the choice at 1 MiB
+    ("hier", 16, 2**26, "hier（即 NCCL 的 NVLS Tree） Simple 是 NCCL 在 64 MiB 时最快的"),
     ("rd", 8, 2**20, "不是 NCCL 的算法之一"),
 ])
 def test_the_protocols_reason_is_in_the_windows_language(qapp, algo, n, S, frame):
@@ -124,5 +126,5 @@ def test_the_protocols_reason_is_in_the_windows_language(qapp, algo, n, S, frame
     if algo != "rd":  # the engine's numbers, in its own format
         m = min(topo._models("all-reduce", algo), key=lambda m: m.time(float(S)))
         assert f"{m.latency * 1e6:.1f} µs" in line and f"S/{m.algbw / 1e9:.0f} GB/s" in line
-    if algo == "hier":
-        assert "按 1 块流水" in line
+    if algo == "hier":  # 64 MiB: two pipeline chunks
+        assert "分 2 块流水" in line

@@ -107,14 +107,14 @@ def test_topology_means_the_same_to_the_step_and_the_roofline(how):
     wired = preset.topology(16)  # two nodes of 8 joined by their NICs
     assert comm.n == 16 and comm.trace.collectives[0].n == 16
     # the step's all-reduces are the machine's own whichever way it is named: for a decode token (8 KiB)
-    # NCCL's channel rings across the NICs with the LL protocol, timed as NCCL's model times them
-    # (src/graph/tuning.cc: base Ring LL 6.6 µs; 28 NVLink steps at max(0.6, net overhead 1.0) µs and
-    # 2 network steps at 2.7 µs; LL bus bandwidth 39 GB/s on two x86 nodes)
+    # NCCL's Tree with the LL protocol (issue 32), timed as NCCL's model times it (src/graph/tuning.cc: base
+    # Tree LL 6.8 µs + 2(7 NVLink hops at 0.6 µs + log2(2) network hops at 5.0 µs); LL bandwidth 39 GB/s on two
+    # x86 nodes × 0.85 (tree pattern) × 0.5 (bus → algorithm) × treeCorrectionFactor 0.7 at 8 KiB)
     S = M8.d_model * 2.0
-    hier = 6.6e-6 + 28 * 1.0e-6 + 2 * 2.7e-6 + S * 30 / 16 / 39e9
-    assert wired.choose("all-reduce", S)[:2] == ("ring-nodes", "LL")
+    hier = 6.8e-6 + 2 * (7 * 0.6e-6 + 5.0e-6) + S / (39e9 * 0.85 * 0.5 * 0.7)
+    assert wired.choose("all-reduce", S)[:2] == ("tree", "LL")
     ar = comm.trace.collectives[0]
-    assert ar.algo == "ring-nodes" and ar.t_end - ar.t_start == pytest.approx(hier, rel=1e-9)
+    assert ar.algo == "tree" and ar.t_end - ar.t_start == pytest.approx(hier, rel=1e-9)
     roof = decode_sweep(M8, H100, None, np.array([8, 16]), 1, 1024, topology=topo)
     assert roof["valid"][1] and roof["n_nodes"][1] == 2 and roof["node_size"][1] == 8
     assert roof["t_comm"][1] == pytest.approx(2 * M8.n_layers * hier, rel=1e-9)

@@ -636,6 +636,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>环面上的环</translation>
         </message>
         <message>
+            <source>NCCL Tree</source>
+            <translation>NCCL 树（Tree）</translation>
+        </message>
+        <message>
             <source>NVLS Tree</source>
             <translation>NVLS Tree</translation>
         </message>
@@ -1412,6 +1416,38 @@ This scenario has no stand-alone collective to show.</source>
             <source>Only 1/P of the data crosses the network, on all P NICs of a node at once; one call, and the network's time hides behind the node's phases.</source>
             <translation>只有 1/P 的数据穿过网络，而且节点的 P 块网卡同时在传；只调用一次，网络的时间藏在节点内各阶段后面。</translation>
         </message>
+        <message>
+            <source>Tree all-reduce</source>
+            <translation>Tree all-reduce（树形）</translation>
+        </message>
+        <message>
+            <source>tree (NCCL)</source>
+            <translation>树（NCCL）</translation>
+        </message>
+        <message>
+            <source>α is paid along the chain and once per tree level: the latency grows with log₂ of the nodes, not with the GPU count.</source>
+            <translation>α 沿链逐跳支付，树的每一层再付一次：延迟随节点数的 log₂ 增长，而不随 GPU 数增长。</translation>
+        </message>
+        <message>
+            <source>NCCL's Tree: partial sums run along a chain inside each node, up a double binary tree across the nodes, and the total comes back down; half the buffer through each tree.</source>
+            <translation>NCCL 的 Tree：部分和沿节点内的链传递，沿跨节点的双二叉树向上归约，总和再原路返回；两棵树各承担一半缓冲区。</translation>
+        </message>
+        <message>
+            <source>Across the nodes each child's tree GPU sends its subtree's sum ({size}) up to its parent node, over its NIC.</source>
+            <translation>跨节点时，每个子节点的树 GPU 经自己的网卡把其子树的和（{size}）发给父节点。</translation>
+        </message>
+        <message>
+            <source>Along each node's chain every GPU passes its partial sum ({size}) to the next GPU, which adds its own.</source>
+            <translation>在每个节点的链上，每块 GPU 把部分和（{size}）传给下一块 GPU，后者加上自己的数据。</translation>
+        </message>
+        <message>
+            <source>Inside each node the total runs back along the chain ({size} a hop).</source>
+            <translation>在每个节点内，总和沿链原路传回（每跳 {size}）。</translation>
+        </message>
+        <message>
+            <source>The total goes back down the tree: each parent node sends it ({size}) to its child nodes.</source>
+            <translation>总和沿树向下传回：每个父节点把它（{size}）发给子节点。</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -1763,6 +1799,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>pipelined in {C} chunks: chunk c + 1 inside the node while chunk c crosses the network</source>
             <translation>流水线分 {C} 块：第 c 块穿过网络时，第 c + 1 块在节点内进行</translation>
+        </message>
+        <message>
+            <source>NCCL's Tree: a chain of {P} GPUs in each node, a binary tree of {N} nodes across them, up and back down, pipelined in {C} chunks of two halves</source>
+            <translation>NCCL 的 Tree：每个节点内 {P} 块 GPU 成一条链，{N} 个节点之间成二叉树，先向上再向下，分 {C} 块（每块两半）流水</translation>
         </message>
     </context>
     <context>
@@ -3085,6 +3125,22 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <source>Blocks with a dashed gold outline cross between nodes over the NICs. Timed as NCCL runs {algo} with {protocol}: {bw}, α {a} across nodes; {bw_in}, α {a_in} inside a node.</source>
             <translation>带金色虚线边框的块经网卡在节点之间传输。按 NCCL 以 {protocol} 运行 {algo} 计时：跨节点 {bw}，α {a}；节点内 {bw_in}，α {a_in}。</translation>
         </message>
+        <message>
+            <source>broadcast along the chain in the node</source>
+            <translation>沿节点内的链广播</translation>
+        </message>
+        <message>
+            <source>broadcast down the tree across nodes</source>
+            <translation>沿跨节点的树向下广播</translation>
+        </message>
+        <message>
+            <source>reduce along the chain in the node</source>
+            <translation>沿节点内的链归约</translation>
+        </message>
+        <message>
+            <source>reduce up the tree across nodes</source>
+            <translation>沿跨节点的树向上归约</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -3893,6 +3949,26 @@ replicated</source>
         <message>
             <source>{algo} (NCCL's NVLS Tree)</source>
             <translation>{algo}（即 NCCL 的 NVLS Tree）</translation>
+        </message>
+        <message>
+            <source>; at least {floor}, as measured with CUDA graphs</source>
+            <translation>；至少 {floor}（CUDA graph 下的实测）</translation>
+        </message>
+        <message>
+            <source>; at least {floor}, as measured with eager launches</source>
+            <translation>；至少 {floor}（eager 启动下的实测）</translation>
+        </message>
+        <message>
+            <source>Tree {op}</source>
+            <translation>Tree {op}（树形）</translation>
+        </message>
+        <message>
+            <source> (NCCL's model: no launch or sync)</source>
+            <translation>（NCCL 的模型：不含启动与同步）</translation>
+        </message>
+        <message>
+            <source>{algo} is not one of NCCL's algorithms: timed as the custom all-reduce kernels run, {latency} per phase + S/{bw} ({source})</source>
+            <translation>{algo} 不是 NCCL 的算法之一：按自定义 all-reduce 内核的实测计时，每阶段 {latency} + S/{bw}（{source}）</translation>
         </message>
     </context>
 </TS>

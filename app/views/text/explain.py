@@ -59,6 +59,9 @@ def describe_group(msgs, n: int, topology=None) -> str:
     dst = [m.dst for m in msgs]
     m0 = msgs[0]
     size = fmt_bytes(m0.nbytes)
+    tree = _tree_group(msgs, size, topology)  # NCCL's Tree: chains in the nodes, a tree across them
+    if tree:
+        return tree
     between = _between_nodes(topology, src, dst, n, size)
     if between:
         extra = len(msgs) - 3
@@ -131,6 +134,25 @@ def _blocks_group(msgs, n, size) -> str:
                    ).format(j=shifts.pop(), size=size)
     else:
         head = _tr("{k} blocks of {size}, each straight to the GPU it belongs to.").format(k=len(msgs), size=size)
+    if len(msgs) > 3:
+        return _tr("{pattern} {examples} … and {k} more.").format(pattern=head, examples=examples, k=len(msgs) - 3)
+    return _tr("{pattern} {examples}.").format(pattern=head, examples=examples)
+
+
+def _tree_group(msgs, size, topology) -> str:
+    """NCCL's Tree (simcore.tree_allreduce) in its own words, a phase at a time; "" for any other step."""
+    phases = {m.phase for m in msgs}
+    heads = {"reduce (chain in node)": _tr("Along each node's chain every GPU passes its partial sum ({size}) to "
+                                           "the next GPU, which adds its own."),
+             "reduce (tree across nodes)": _tr("Across the nodes each child's tree GPU sends its subtree's sum "
+                                               "({size}) up to its parent node, over its NIC."),
+             "broadcast (tree across nodes)": _tr("The total goes back down the tree: each parent node sends it "
+                                                  "({size}) to its child nodes."),
+             "broadcast (chain in node)": _tr("Inside each node the total runs back along the chain ({size} a hop).")}
+    if len(phases) != 1 or next(iter(phases)) not in heads:
+        return ""
+    head = heads[next(iter(phases))].format(size=size)
+    examples = ", ".join(f"{_gpu(m.src, topology)} → {_gpu(m.dst, topology)}: {_chunk(m.chunk)}" for m in msgs[:3])
     if len(msgs) > 3:
         return _tr("{pattern} {examples} … and {k} more.").format(pattern=head, examples=examples, k=len(msgs) - 3)
     return _tr("{pattern} {examples}.").format(pattern=head, examples=examples)

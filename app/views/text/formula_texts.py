@@ -237,6 +237,15 @@ def machine_terms(topology, op: str, algo: str, S: float):
                                              "crosses the network").format(C=C),
                           "t_pipelined(C) − (the three phases)", total - B - 2 * f - 2 * x))
         calls = 1
+    elif algo == "tree" and getattr(topology, "n_nodes", None) is not None:
+        from simcore.tree_allreduce import t_tree, tree_chunks
+        P, N, A, I = topology.per_node, topology.n_nodes, topology.intra, topology.inter
+        body = t_tree(P, N, S, A, I)
+        terms.append((tr("FormulaPanel", "NCCL's Tree: a chain of {P} GPUs in each node, a binary tree of {N} nodes "
+                                         "across them, up and back down, pipelined in {C} chunks of two halves").format(
+                          P=P, N=N, C=tree_chunks(S)),
+                      "2((P − 1)·α_f + ⌊log₂N⌋·α_i) + Σ_path S/(2C·β)", body))
+        calls, total = 1, t_tree(P, N, S, A, I, base=B)
     elif getattr(topology, "n_nodes", 1) > 1 and algo == "ring-nodes":
         P, N, A, I = topology.per_node, topology.n_nodes, topology.intra, topology.inter
         body = t_ring_nodes(op, P, N, S, A, I)
