@@ -1,0 +1,502 @@
+"""
+device_mesh — named axes over a machine's devices, and the one function that runs a collective
+over an axis: `Mesh.collective`.
+
+    mesh = Mesh((2, 8), ("X", "Y"), machine="dgx-h100")   # as jax.make_mesh / init_device_mesh
+    mesh.groups("Y")        # 2 groups of 8 devices (one per node)
+    mesh.groups("X")        # 8 groups of 2 (one device on each node)
+    mesh.groups(("X", "Y")) # 1 group of 16, X major
+
+Mesh coordinates map to the machine's devices row-major (the last axis varies fastest), so on
+DGX nodes the inner axes stay inside a node when they fit in one; on a torus mesh axis k is the
+torus's physical dimension k (the mesh's shape is the slice's); `devices=` gives any order.
+
+Every collective the mesh runs goes through `Mesh.collective(op, axis, arrays, …)`, which asks
+`Mesh.plan` once for the algorithm and records an `AxisCollective` in `mesh.log`: op, axis,
+groups, bytes, algorithm and why, simulated time and the closed form of one group alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..comm_sim import Comm
+from ..links import NVLINK4
+from ..topology import Nodes, Switch, Torus, switch
+from .errors import MeshError
+from .rings import Lane, direct_rounds, permute, ring_all_to_all, ring_phase
+
+OPS = ("all-gather", "reduce-scatter", "all-reduce", "all-to-all", "ppermute")
+
+
+@dataclass(frozen=True)
+class AxisPlan:
+    """What one collective over one mesh axis will run, decided once (Mesh.plan)."""
+
+    op: str
+    axis: tuple  # mesh axis names, major to minor
+    group_size: int
+    n_groups: int
+    nbytes: float  # S of one group (after byte_scale): AG output, RS / AR input, A2A one device's buffer
+    algo: str  # "ring", "bidi", "multi-axis", "direct", "pairs"
+    why: str  # in words: why this algorithm runs here
+    form: float  # closed form, one group alone on idle links (seconds)
+    form_text: str  # the closed form written out
+
+
+@dataclass(frozen=True)
+class AxisCollective:
+    """One collective over a mesh axis, all its groups at once, as it ran (Mesh.log)."""
+
+    op: str
+    axis: tuple
+    groups: tuple  # device ids of every group, ring order
+    nbytes: float
+    algo: str
+    why: str
+    label: str
+    t_start: float
+    t_end: float
+    coll: int  # its Collective's id in mesh.comm.trace
+    n_messages: int
+    form: float
+    form_text: str
+
+    @property
+    def time(self) -> float:
+        return self.t_end - self.t_start
+
+    @property
+    def axis_name(self) -> str:
+        return "".join(self.axis) if all(len(a) == 1 for a in self.axis) else ",".join(self.axis)
+
+
+def _machine(machine, n):
+    """The topology of n devices that `machine` names (None: the lecture's one NVLink 4 switch)."""
+    if machine is None:
+        return switch(n, NVLINK4)
+    if isinstance(machine, str):
+        from ..topology_presets import get_preset
+        try:
+            preset = get_preset(machine)
+        except ValueError as e:
+            raise MeshError(str(e)) from None
+        try:
+            return preset.topology(n)
+        except ValueError as e:
+            raise MeshError(f"a mesh of {n} devices does not fit {preset.name}: {e}") from None
+    if isinstance(machine, (Switch, Nodes, Torus)):
+        if machine.n != n:
+            raise MeshError(f"the mesh has {n} devices but {machine.name} has {machine.n}")
+        return machine
+    raise MeshError(f"machine must be a preset's name, a topology or None, got {type(machine).__name__}")
+
+
+class Mesh:
+    """
+    shape: devices along each axis; axis_names: one unique name per axis; machine: None (one
+    NVLink 4 switch, the lecture's), a preset's name ("dgx-h100", "gb200-nvl72", "tpu-v4-4x4x4",
+    "tpu-v5e-16x16") or a topology of prod(shape) devices; devices: optional device id of every
+    mesh position (row-major), a permutation of 0 … n−1. byte_scale: as Comm's.
+    """
+
+    def __init__(self, shape, axis_names, machine=None, devices=None, byte_scale=1.0):
+        if isinstance(shape, (int, np.integer)):
+            shape = (shape,)
+        shape = tuple(shape)
+        names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        if not shape or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 for s in shape):
+            raise MeshError(f"a mesh shape is one or more whole numbers >= 1, got {shape!r}")
+        if len(names) != len(shape):
+            raise MeshError(f"the mesh has {len(shape)} axes {shape} but {len(names)} names {names}")
+        if len(set(names)) != len(names) or not all(isinstance(a, str) and a for a in names):
+            raise MeshError(f"mesh axis names must be distinct non-empty strings, got {names}")
+        self.shape = tuple(int(s) for s in shape)
+        self.axis_names = names
+        self.n = math.prod(self.shape)
+        self.topology = _machine(machine, self.n)
+        self.machine = machine
+        self.dev = self._map_devices(devices)
+        self.comm = Comm(self.topology, byte_scale=byte_scale)
+        self.log: list[AxisCollective] = []
+
+    # -- where each coordinate lives ------------------------------------------------------
+    def _map_devices(self, devices):
+        n = self.n
+        if devices is not None:
+            dev = np.asarray(devices, dtype=np.int64).ravel()
+            if len(dev) != n or sorted(dev.tolist()) != list(range(n)):
+                raise MeshError(f"devices must list each of the {n} devices 0 … {n - 1} once, got {list(devices)}")
+            return dev
+        topo = self.topology
+        if isinstance(topo, Torus) and topo.n > 1:
+            if tuple(topo.shape) != self.shape:
+                raise MeshError(f"on {topo.name} each mesh axis is one physical dimension: the mesh's shape must "
+                                f"be {tuple(topo.shape)}, not {self.shape} (or give devices=)")
+        return np.arange(n, dtype=np.int64)
+
+    def axis(self, axis) -> tuple:
+        """An axis name or a tuple of them (major to minor), checked: a tuple of names."""
+        names = (axis,) if isinstance(axis, str) else tuple(axis)
+        for a in names:
+            if a not in self.axis_names:
+                raise MeshError(f"the mesh has no axis {a!r}; its axes are {', '.join(self.axis_names)}")
+        if len(set(names)) != len(names) or not names:
+            raise MeshError(f"an axis tuple names each mesh axis at most once, got {names}")
+        return names
+
+    def size(self, axis) -> int:
+        return math.prod(self.shape[self.axis_names.index(a)] for a in self.axis(axis))
+
+    def coord(self, pos) -> tuple:
+        """The mesh coordinate of position pos (row-major)."""
+        return tuple(int(c) for c in np.unravel_index(int(pos), self.shape))
+
+    def position(self, coord) -> int:
+        if isinstance(coord, dict):
+            coord = tuple(coord[a] for a in self.axis_names)
+        try:
+            return int(np.ravel_multi_index(tuple(coord), self.shape))
+        except ValueError:
+            raise MeshError(f"{tuple(coord)} is not a coordinate of a {self.shape} mesh") from None
+
+    def device(self, coord) -> int:
+        """The machine's device id at a mesh coordinate."""
+        return int(self.dev[self.position(coord)])
+
+    def positions(self, axis) -> np.ndarray:
+        """(G, g): the mesh positions of every group of `axis`, each group in axis order."""
+        names = self.axis(axis)
+        idx = [self.axis_names.index(a) for a in names]
+        grid = np.arange(self.n).reshape(self.shape)
+        moved = np.moveaxis(grid, idx, list(range(len(self.shape) - len(idx), len(self.shape))))
+        return moved.reshape(-1, math.prod(self.shape[i] for i in idx))
+
+    def groups(self, axis) -> list:
+        """The ∏_{i≠k} d_i disjoint groups of `axis` as tuples of device ids, each in axis order
+        (a tuple axis: major to minor)."""
+        return [tuple(int(d) for d in self.dev[row]) for row in self.positions(axis)]
+
+    def describe(self) -> str:
+        axes = " × ".join(f"{a}={s}" for a, s in zip(self.axis_names, self.shape))
+        return f"mesh {axes} on {self.topology.name}"
+
+    # -- deciding: one place ------------------------------------------------------------------
+    def _torus_dims(self, names):
+        """The torus's physical dimensions under these mesh axes (identity mapping), or None."""
+        if not isinstance(self.topology, Torus) or not np.array_equal(self.dev, np.arange(self.n)):
+            return None
+        return [self.axis_names.index(a) for a in names]
+
+    def plan(self, op, axis, nbytes, algo=None) -> AxisPlan:
+        """
+        The algorithm `op` runs over `axis` for S = nbytes (one group's, after byte_scale), and its
+        closed form for one group alone: the only place the mesh decides. algo None: the machine's
+        choice — on a torus the book's bidirectional rings along the physical axis (several axes:
+        its multi-axis gather), elsewhere the lecture's ring; all-to-all one-shot (a ring on a torus).
+        """
+        if op not in OPS:
+            raise MeshError(f"unknown collective {op!r}; the mesh runs {', '.join(OPS)}")
+        names = self.axis(axis)
+        pos = self.positions(names)
+        G, g = pos.shape
+        dims = self._torus_dims(names)
+        topo = self.topology
+        if op == "ppermute":
+            offered, choice, why = ("pairs",), "pairs", "ppermute sends each pair's array straight to its partner"
+        elif op == "all-to-all":
+            if dims is not None:
+                offered, choice = ("ring",), "ring"
+                why = f"on {topo.name} only neighbours talk: each block travels round the axis's ring"
+                if len(dims) > 1:
+                    raise MeshError(f"all-to-all over several torus axes {names} is not built: run it one axis at a time")
+            else:
+                offered, choice = ("direct", "ring"), "direct"
+                why = "every block goes straight to its device (one-shot), as NCCL's grouped sends do"
+        elif dims is not None and len(dims) > 1:
+            if len(dims) > 2:
+                raise MeshError(f"a collective over three torus axes {names} is not built: use at most two")
+            offered, choice = ("multi-axis",), "multi-axis"
+            why = (f"over {len(dims)} torus axes the book's gather uses both axes' links at once: half the data "
+                   f"goes {names[0]} then {names[1]}, half {names[1]} then {names[0]}, each both ways round")
+        elif dims is not None:
+            size, wrap = topo.shape[dims[0]], topo.wraps()[dims[0]]
+            if size > 2 and not wrap:
+                raise MeshError(f"axis {names[0]} of {topo.name} has no wraparound link, so a ring over it cannot "
+                                f"close; use a slice whose axis {names[0]} wraps")
+            offered = ("bidi", "ring") if size > 2 else ("ring",)
+            choice = offered[0]
+            why = ("the book's bidirectional ring: half of every chunk goes each way round the torus axis"
+                   if choice == "bidi" else "a ring of two: the pair exchanges its chunks")
+        else:
+            offered, choice = ("ring", "bidi"), "ring"
+            why = f"the lecture's ring over each group, every group at once on {topo.name}'s ports"
+        if algo is not None and algo not in offered:
+            raise MeshError(f"{op} over {self._axis_text(names)} cannot run {algo!r} on {topo.name}; it runs "
+                            f"{', '.join(offered)}")
+        algo = choice if algo is None else algo
+        if algo != choice:
+            why = f"{algo}, as asked"
+        form, text = self._form(op, algo, pos, names, float(nbytes))
+        return AxisPlan(op, names, g, G, float(nbytes), algo, why, form, text)
+
+    def _axis_text(self, names):
+        return "axis " + "".join(names) if all(len(a) == 1 for a in names) else "axes " + ",".join(names)
+
+    def _links(self, pos, step=1):
+        """(α, β) of the slowest hop of any group's ring (position j to j + step)."""
+        src = self.dev[pos].ravel()
+        dst = self.dev[np.roll(pos, -step, axis=1)].ravel()
+        keep = src != dst
+        if not keep.any():
+            return self.topology.link.alpha, self.topology.link.bw
+        try:
+            _, _, alpha, bw = self.topology.routes(src[keep], dst[keep])
+        except ValueError as e:
+            raise MeshError(str(e)) from None
+        return float(np.max(alpha)), float(np.min(bw))
+
+    def _mixed(self, pos):
+        """Do a group's ring hops use links of different speeds (a ring across nodes)?"""
+        src, dst = self.dev[pos].ravel(), self.dev[np.roll(pos, -1, axis=1)].ravel()
+        keep = src != dst
+        if not keep.any() or isinstance(self.topology, Torus):
+            return False
+        _, _, alpha, bw = self.topology.routes(src[keep], dst[keep])
+        return np.ndim(bw) > 0 and float(np.min(bw)) != float(np.max(bw))
+
+    def _form(self, op, algo, pos, names, S):
+        """Closed form (seconds, text) of one group alone on idle links."""
+        G, g = pos.shape
+        base = float(getattr(self.topology, "base", 0.0))
+        if g == 1:
+            return 0.0, "one device: nothing moves"
+        if algo == "multi-axis":
+            a, b = (self.size(x) for x in names)
+            alpha, beta = self.topology.link.alpha, self.topology.link.bw
+            p1 = max(a - 1, b - 1) * (alpha + S / (4 * g * beta))
+            p2 = max((a - 1) * (alpha + S / (4 * a * beta)), (b - 1) * (alpha + S / (4 * b * beta)))
+            one = p1 + p2
+            text = "max(a−1, b−1)·(α + S/(4abβ)) + max((a−1)(α + S/(4aβ)), (b−1)(α + S/(4bβ)))"
+            return (base + (2 if op == "all-reduce" else 1) * one,
+                    ("2·[" + text + "]" if op == "all-reduce" else text))
+        alpha, beta = self._links(pos)
+        if op == "ppermute":
+            return base + alpha + S / beta, "α + S/β"
+        if op == "all-to-all":
+            if algo == "direct":
+                return base + alpha + (g - 1) * S / (g * beta), "α + (g−1)·S/(g·β)"
+            return base + (g - 1) * alpha + (g - 1) * S / (2 * beta), "(g−1)·α + (g−1)·S/(2β)"
+        per = S / g / (2 if algo == "bidi" else 1)
+        one = (g - 1) * (alpha + per / beta)
+        text = f"(g−1)·(α + S/({'2' if algo == 'bidi' else ''}g·β))"
+        if self._mixed(pos):  # some hops on the slow link: the slowest hop's α, β bound it from above
+            text += ", slowest hop's α and β (an upper bound: only some hops are slow)"
+        if op == "all-reduce":
+            return base + 2 * one, "2" + text
+        return base + one, text
+
+    # -- running: one function ------------------------------------------------------------
+    def collective(self, op, axis, arrays, algo=None, label="", dim=0, split_dim=0, concat_dim=0, perm=None,
+                   _only=None):
+        """
+        Run `op` over `axis` on every group at once; arrays[p] is mesh position p's array (all
+        the same shape). Returns the arrays after it, per position:
+          all-gather      position j of a group gets the group's arrays concatenated along `dim`
+          reduce-scatter  block j (along `dim`, g equal blocks) of the group's sum
+          all-reduce      the group's sum
+          all-to-all      its array cut into g blocks along split_dim, block i sent to position i,
+                          the received blocks concatenated along concat_dim
+          ppermute        perm: (source, destination) pairs of axis indices; a position nobody
+                          sends to gets zeros (jax.lax.ppermute)
+        algo: None (Mesh.plan's choice) or one it offers. Records an AxisCollective in self.log.
+        """
+        names = self.axis(axis)
+        arrays = [np.asarray(a) for a in arrays]
+        if len(arrays) != self.n:
+            raise MeshError(f"{op} needs one array per mesh position ({self.n}), got {len(arrays)}")
+        shapes = {a.shape for a in arrays}
+        if len(shapes) != 1:
+            raise MeshError(f"{op}: every position must hold the same shape, got {sorted(shapes)}")
+        pos = self.positions(names)
+        if _only is not None:  # one group alone (tests compare it with all groups at once)
+            pos = pos[list(_only)]
+        G, g = pos.shape
+        a0 = arrays[0]
+        shape = a0.shape
+        dims_used = {"all-gather": {"dim": dim}, "reduce-scatter": {"dim": dim},
+                     "all-to-all": {"split_dim": split_dim, "concat_dim": concat_dim}}.get(op, {})
+        for what, d in dims_used.items():
+            if not -a0.ndim <= d < a0.ndim:
+                raise MeshError(f"{op}: {what} {d} does not exist in arrays of shape {shape}")
+        S = float(a0.nbytes) * self.comm.byte_scale * (g if op == "all-gather" else 1)
+        plan = self.plan(op, names, S, algo)
+        comm = self.comm
+        dev = self.dev
+        ready = np.asarray(comm.ready, dtype=float)[dev]  # by position
+        who = [frozenset((int(d),)) for d in dev]
+        out = list(arrays)
+        n_before = len(comm.trace.messages)
+        n_chunks = g * (4 if plan.algo == "multi-axis" else 2 if plan.algo == "bidi" else 1)
+        initial = self._initial(op, pos, n_chunks)
+        comm._begin(op, plan.algo, label, n_chunks, S / comm.byte_scale, initial)
+        try:
+            if g > 1:
+                out = self._run(op, plan, pos, arrays, dev, ready, who, label, dim, split_dim, concat_dim, perm)
+        except BaseException:
+            if comm._coll is not None:
+                comm._abort()
+            raise
+        cid = len(comm.trace.collectives)
+        comm._end()
+        c = comm.trace.collectives[cid]
+        rec = AxisCollective(op, names, tuple(tuple(int(d) for d in dev[row]) for row in pos), S, plan.algo,
+                             plan.why, label, c.t_start, c.t_end, cid, len(comm.trace.messages) - n_before,
+                             plan.form, plan.form_text)
+        self.log.append(rec)
+        return out
+
+    def _initial(self, op, pos, n_chunks):
+        """What every device holds before: its own data (all-gather: its own chunk)."""
+        if op != "all-gather":
+            from ..trace import Initial
+            return Initial.own_all(self.n, n_chunks)
+        held = [dict() for _ in range(self.n)]
+        G, g = pos.shape
+        for row in pos:
+            for j, p in enumerate(row.tolist()):
+                d = int(self.dev[p])
+                held[d] = {j + t * g: frozenset((d,)) for t in range(n_chunks // g)}
+        return held
+
+    def _run(self, op, plan, pos, arrays, dev, ready, who, label, dim, split_dim, concat_dim, perm):
+        comm, n = self.comm, self.n
+        G, g = pos.shape
+        if op == "ppermute":
+            pairs = self._pairs(perm, g)
+            moves = [(int(row[i]), int(row[j])) for row in pos for i, j in pairs]
+            got, _ = permute(comm, arrays, dev, moves, ready, who, phase=label or "ppermute")
+            zero = np.zeros_like(arrays[0])
+            inside = set(pos.ravel().tolist())
+            return [got.get(p, zero if p in inside else arrays[p]) for p in range(n)]
+        if op == "all-to-all":
+            a0 = arrays[0]
+            if a0.shape[split_dim] % g:
+                raise MeshError(f"all-to-all: dimension {split_dim} of length {a0.shape[split_dim]} does not split "
+                                f"into {g} equal blocks")
+            blocks = np.stack([np.stack(np.split(np.asarray(a), g, axis=split_dim)) for a in arrays])  # (n, g, …)
+            flat = blocks.reshape(n, g, -1)
+            run = direct_rounds if plan.algo == "direct" else ring_all_to_all
+            got, _ = run(comm, flat, dev, pos, ready, who, phase=label or "all-to-all")
+            bshape = blocks.shape[2:]
+            res = list(arrays)
+            for p in pos.ravel().tolist():
+                res[p] = np.concatenate([got[p, i].reshape(bshape) for i in range(g)], axis=concat_dim)
+            return res
+        if op == "all-gather":
+            moved = [np.moveaxis(a, dim, 0) for a in arrays]
+            q = moved[0].size
+            data = np.zeros((n, g, q), dtype=np.result_type(*arrays))
+            for row in pos:
+                for j, p in enumerate(row.tolist()):
+                    data[p, j] = moved[p].ravel()
+            self._phases("ag", plan, pos, data, dev, ready, who, 0)
+            full_shape = (moved[0].shape[0] * g,) + moved[0].shape[1:]
+            res = list(arrays)
+            for p in pos.ravel().tolist():
+                res[p] = np.moveaxis(data[p].reshape(full_shape), 0, dim)
+            return res
+        if op == "reduce-scatter":
+            a0 = arrays[0]
+            if a0.shape[dim] % g:
+                raise MeshError(f"reduce-scatter: dimension {dim} of length {a0.shape[dim]} does not split into "
+                                f"{g} equal blocks over {self._axis_text(plan.axis)}")
+            moved = [np.moveaxis(a, dim, 0) for a in arrays]
+            data = np.stack([m.reshape(g, -1) for m in moved]).astype(np.result_type(*arrays), copy=True)
+            self._phases("rs", plan, pos, data, dev, ready, who, 0)
+            bshape = (moved[0].shape[0] // g,) + moved[0].shape[1:]
+            res = list(arrays)
+            for row in pos:
+                for j, p in enumerate(row.tolist()):
+                    res[p] = np.moveaxis(data[p, j].reshape(bshape), 0, dim)
+            return res
+        # all-reduce: reduce-scatter, then all-gather of the summed chunks
+        a0 = arrays[0]
+        L = a0.size
+        q = -(-L // g)
+        data = np.zeros((n, g * q), dtype=np.result_type(*arrays))
+        for p in range(n):
+            data[p, :L] = arrays[p].ravel()
+        data = data.reshape(n, g, q)
+        done = self._phases("rs", plan, pos, data, dev, ready, who, 0)
+        self._phases("ag", plan, pos, data, dev, done, who, g - 1 if plan.algo != "multi-axis" else 2 * g)
+        res = list(arrays)
+        for p in pos.ravel().tolist():
+            res[p] = data[p].reshape(-1)[:L].reshape(a0.shape)
+        return res
+
+    def _pairs(self, perm, g):
+        if perm is None:
+            raise MeshError("ppermute needs perm: (source, destination) pairs of axis indices")
+        pairs = [(int(i), int(j)) for i, j in perm]
+        if any(not (0 <= i < g and 0 <= j < g) for i, j in pairs):
+            raise MeshError(f"ppermute: every index must be in 0 … {g - 1}, got {pairs}")
+        if len({i for i, _ in pairs}) != len(pairs) or len({j for _, j in pairs}) != len(pairs):
+            raise MeshError(f"ppermute: each index may send once and receive once, got {pairs}")
+        return [(i, j) for i, j in pairs if i != j]
+
+    def _phases(self, kind, plan, pos, data, dev, ready, who, step0):
+        """The ring phases of one all-gather ("ag") or reduce-scatter ("rs") with plan's algorithm."""
+        comm = self.comm
+        G, g, q = data.shape[0], pos.shape[1], data.shape[2]
+        own = np.broadcast_to(np.arange(g)[None, :, None], (pos.shape[0], g, 1))
+        if plan.algo == "ring":
+            return ring_phase(comm, kind, data, dev, [Lane(pos, own, +1, 0, q, 0)], ready, who, step0, kind)
+        if plan.algo == "bidi":
+            h = (q + 1) // 2
+            lanes = [Lane(pos, own, +1, 0, h, 0)] + ([Lane(pos, own, -1, h, q, 1)] if h < q else [])
+            return ring_phase(comm, kind, data, dev, lanes, ready, who, step0, kind)
+        # multi-axis over (A, B), A major: group position i = x·b + y
+        a, b = (self.size(x) for x in plan.axis)
+        Gn = pos.shape[0]
+        grid = pos.reshape(Gn, a, b)
+        chunk = np.arange(a * b).reshape(a, b)
+        rows = grid.reshape(Gn * a, b)  # fixed x, y varies: the B rings
+        cols = grid.transpose(0, 2, 1).reshape(Gn * b, a)  # fixed y, x varies: the A rings
+        c_rows = np.broadcast_to(chunk[None], (Gn, a, b)).reshape(Gn * a, b, 1)
+        c_cols = np.broadcast_to(chunk.T[None], (Gn, b, a)).reshape(Gn * b, a, 1)
+        # a position's whole row (x fixed) or whole column (y fixed) of chunks
+        # on the A rings position x owns row x's chunks; on the B rings position y column y's
+        row_sets = np.broadcast_to(chunk[None, None], (Gn, b, a, b)).reshape(Gn * b, a, b)
+        col_sets = np.broadcast_to(chunk.T[None, None], (Gn, a, b, a)).reshape(Gn * a, b, a)
+        cuts = [0, q // 4, q // 2, (3 * q) // 4, q]
+
+        def bidi(p, cs, half, tag):
+            lo, mid, hi = cuts[2 * half], cuts[2 * half + 1], cuts[2 * half + 2]
+            return [Lane(p, cs, +1, lo, mid, tag), Lane(p, cs, -1, mid, hi, tag + 1)]
+
+        who0, who1 = list(who), list(who)
+        r0 = r1 = ready
+        if kind == "ag":  # half 0: along B then along A; half 1: along A then along B
+            r0 = ring_phase(comm, kind, data, dev, bidi(rows, c_rows, 0, 0), r0, who0, step0, "ag 1")
+            r1 = ring_phase(comm, kind, data, dev, bidi(cols, c_cols, 1, 2), r1, who1, step0, "ag 1")
+            r0 = ring_phase(comm, kind, data, dev, bidi(cols, row_sets, 0, 0), r0, who0, step0 + g, "ag 2")
+            r1 = ring_phase(comm, kind, data, dev, bidi(rows, col_sets, 1, 2), r1, who1, step0 + g, "ag 2")
+        else:  # the reverse: half 0 along A (rows of chunks) then B; half 1 along B then A
+            r0 = ring_phase(comm, kind, data, dev, bidi(cols, row_sets, 0, 0), r0, who0, step0, "rs 1")
+            r1 = ring_phase(comm, kind, data, dev, bidi(rows, col_sets, 1, 2), r1, who1, step0, "rs 1")
+            r0 = ring_phase(comm, kind, data, dev, bidi(rows, c_rows, 0, 0), r0, who0, step0 + g, "rs 2")
+            r1 = ring_phase(comm, kind, data, dev, bidi(cols, c_cols, 1, 2), r1, who1, step0 + g, "rs 2")
+        who[:] = [x | y for x, y in zip(who0, who1)]
+        return np.maximum(r0, r1)
+
+    # -- reading the log ------------------------------------------------------------------
+    def collectives_since(self, i) -> list:
+        return self.log[i:]
+
+    @property
+    def time(self) -> float:
+        return self.comm.time
