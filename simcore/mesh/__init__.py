@@ -7,5 +7,9 @@ published forms. Plain numpy; the app reads the records it leaves (Mesh.log, the
 
 from .device_mesh import AxisCollective, AxisPlan, Mesh
 from .errors import MeshError
+from .placement import P, Partial, Replicate, Shard
+from .shard_map import all_gather, all_to_all, axis_index, ppermute, psum, psum_scatter
+from .sharded import ShardedArray, matmul
 
-__all__ = ["Mesh", "MeshError", "AxisCollective", "AxisPlan"]
+__all__ = ["Mesh", "MeshError", "AxisCollective", "AxisPlan", "P", "Shard", "Replicate", "Partial",
+           "ShardedArray", "matmul", "psum", "all_gather", "psum_scatter", "all_to_all", "ppermute", "axis_index"]

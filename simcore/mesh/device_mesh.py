@@ -493,9 +493,10 @@ class Mesh:
         who[:] = [x | y for x, y in zip(who0, who1)]
         return np.maximum(r0, r1)
 
-    # -- reading the log ------------------------------------------------------------------
-    def collectives_since(self, i) -> list:
-        return self.log[i:]
+    def run(self, f, in_specs, out_specs, label="shard_map"):
+        """shard_map: g(*args) running f once per device on its blocks (simcore.mesh.shard_map)."""
+        from .shard_map import run
+        return run(self, f, in_specs, out_specs, label)
 
     @property
     def time(self) -> float:

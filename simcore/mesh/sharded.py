@@ -168,6 +168,10 @@ class ShardedArray:
         return _redistribute(self, tgt, label or f"redistribute {self.name}", algo)
 
 
+def _name(axes):
+    return "".join(axes) if all(len(a) == 1 for a in axes) else ",".join(axes)
+
+
 def _axes_text(axes):
     return "axis " + "".join(axes) if len(axes) == 1 else "axes " + ", ".join(axes)
 
@@ -213,16 +217,35 @@ def _redistribute(A, tgt: Layout, label, algo=None):
         out = mesh.collective(op, axes, blocks, label=label, algo=algo, **kw)
         return out, mesh.log[-1]
 
-    # 1. pending sums: reduce-scatter straight into the target's shard, else all-reduce
-    for a in [a for a in cur.partial if a not in tgt.partial]:
-        rest = replace(cur, partial=tuple(x for x in cur.partial if x != a))
-        d = next((d for d, axes in enumerate(tgt.dims) if axes[:len(cur.dims[d]) + 1] == cur.dims[d] + (a,)), None)
-        if d is not None and blocks[0].shape[d] % mesh.size(a) == 0:
-            out, rec = run("reduce-scatter", a, dim=d)
-            step(_with_dim(rest, d, cur.dims[d] + (a,)), out, f"reduce-scatter over {a} (Partial → Shard({d}))", rec)
+    # 1. pending sums: reduce-scatter straight into the target's shard (over several axes at once
+    #    when the target shards one dimension by them, as the book's RS_YZ), else all-reduce
+    gone = [a for a in cur.partial if a not in tgt.partial]
+    while gone:
+        best = None
+        for d, axes in enumerate(tgt.dims):
+            if axes[:len(cur.dims[d])] != cur.dims[d]:
+                continue
+            run_ = []
+            for a in axes[len(cur.dims[d]):]:
+                if a not in gone:
+                    break
+                run_.append(a)
+            while run_ and blocks[0].shape[d] % math.prod(mesh.size(a) for a in run_):
+                run_.pop()
+            if run_ and (best is None or len(run_) > len(best[1])):
+                best = (d, tuple(run_))
+        if best is not None:
+            d, axes = best
+            rest = replace(cur, partial=tuple(x for x in cur.partial if x not in axes))
+            out, rec = run("reduce-scatter", axes, dim=d)
+            step(_with_dim(rest, d, cur.dims[d] + axes), out,
+                 f"reduce-scatter over {_name(axes)} (Partial → Shard({d}))", rec)
         else:
-            out, rec = run("all-reduce", a)
-            step(rest, out, f"all-reduce over {a} (Partial → Replicate)", rec)
+            axes = tuple(gone)
+            out, rec = run("all-reduce", axes)
+            step(replace(cur, partial=tuple(x for x in cur.partial if x not in axes)), out,
+                 f"all-reduce over {_name(axes)} (Partial → Replicate)", rec)
+        gone = [a for a in gone if a in cur.partial]
     # 2. a minor axis moving from one dimension to another: all-to-all
     moved = True
     while moved:
@@ -250,7 +273,7 @@ def _redistribute(A, tgt: Layout, label, algo=None):
         if k < len(axes):
             gone = axes[k:]
             out, rec = run("all-gather", gone, dim=d)
-            step(_with_dim(cur, d, axes[:k]), out, f"all-gather over {''.join(gone) if all(len(x) == 1 for x in gone) else ','.join(gone)} (Shard({d}) → Replicate)", rec)
+            step(_with_dim(cur, d, axes[:k]), out, f"all-gather over {_name(gone)} (Shard({d}) → Replicate)", rec)
     # 4. shards the target adds: every device keeps its own block, nothing moves
     for d, axes in enumerate(tgt.dims):
         for a in axes[len(cur.dims[d]):]:
