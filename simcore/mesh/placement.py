@@ -58,6 +58,24 @@ class P(tuple):
     def __repr__(self):
         return "P(" + ", ".join(repr(e) for e in self) + ")"
 
+    def _trimmed(self):
+        e = list(self)
+        while e and e[-1] is None:
+            e.pop()
+        return tuple(e)
+
+    def __eq__(self, other):  # trailing Nones say nothing: P("X", None) == P("X")
+        if isinstance(other, tuple):
+            return self._trimmed() == (P(*other)._trimmed() if not isinstance(other, P) else other._trimmed())
+        return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self):
+        return hash(self._trimmed())
+
 
 @dataclass(frozen=True)
 class Layout:
