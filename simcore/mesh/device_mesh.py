@@ -141,10 +141,12 @@ class Mesh:
     def axis(self, axis) -> tuple:
         """An axis name or a tuple of them (major to minor), checked: a tuple of names."""
         names = (axis,) if isinstance(axis, str) else tuple(axis)
+        if not names:
+            raise MeshError(f"name at least one mesh axis; the mesh's axes are {', '.join(self.axis_names)}")
         for a in names:
             if a not in self.axis_names:
                 raise MeshError(f"the mesh has no axis {a!r}; its axes are {', '.join(self.axis_names)}")
-        if len(set(names)) != len(names) or not names:
+        if len(set(names)) != len(names):
             raise MeshError(f"an axis tuple names each mesh axis at most once, got {names}")
         return names
 

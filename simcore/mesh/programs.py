@@ -278,6 +278,8 @@ def ws2d_ffn(mesh, x_axis=None, yz_axes=None, B=2048, D=8192, F=32768, scale=128
     mesh.axis(x_axis)
     if yz_axes is None:  # every other axis, as the book's Y and Z
         yz_axes = tuple(a for a in mesh.axis_names if a != x_axis)
+        if not yz_axes:
+            raise MeshError(f"2-D weight-stationary needs a second mesh axis for YZ; the mesh has only {x_axis}")
     yz = tuple(yz_axes) if not isinstance(yz_axes, str) else tuple(yz_axes.split(","))
     yz = mesh.axis(yz)
     if x_axis in yz:
