@@ -245,3 +245,30 @@ def test_a_failed_collective_leaves_the_comm_as_it_was():
         mesh.collective("reduce-scatter", "Y", [np.zeros(6)] * 8)
     assert mesh.comm.trace.collectives == [] and len(mesh.comm.trace.messages) == 0 and mesh.log == []
     assert math.isclose(mesh.time, 0.0)
+
+
+def test_every_message_names_whose_data_it_carries():
+    """The trace keeps contributors: a reduce-scatter's partial sum at step k from position j sums
+    positions j−k … j of its ring; a gather carries its origin's data — after an all-reduce over X,
+    the whole X group's."""
+    mesh = Mesh((2, 4), ("X", "Y"))
+    arrays = [RNG.standard_normal(8) for _ in range(8)]
+    out = mesh.collective("all-reduce", "X", arrays)
+    mesh.collective("all-gather", "Y", out)
+    mesh.collective("all-reduce", "Y", arrays)
+    msgs = list(mesh.comm.trace.messages)
+    ar_x, ag_y, ar_y = mesh.log
+    groups_y = mesh.groups("Y")
+    for m in msgs[ar_x.n_messages:ar_x.n_messages + ag_y.n_messages]:
+        # the chunk of some device o of the sender's Y group, summed with o's partner on the other X row
+        o, partner = sorted(m.contributors)
+        assert partner == o + 4 and (o in next(g for g in groups_y if m.src in g) or partner in
+                                     next(g for g in groups_y if m.src in g))
+    first = ar_x.n_messages + ag_y.n_messages
+    for m in msgs[first:]:
+        grp = next(g for g in groups_y if m.src in g)
+        j, k = grp.index(m.src), m.step
+        if k < 3:  # reduce-scatter: the arc j−k … j of the ring
+            assert m.contributors == {grp[(j - i) % 4] for i in range(k + 1)}
+        else:  # the gather of the summed chunks: everyone in the group
+            assert m.contributors == set(grp)

@@ -27,7 +27,7 @@ from ..comm_sim import Comm
 from ..links import NVLINK4
 from ..topology import Nodes, Switch, Torus, switch
 from .errors import MeshError
-from .rings import Lane, direct_rounds, permute, ring_all_to_all, ring_phase
+from .rings import Carry, Lane, direct_rounds, permute, ring_all_to_all, ring_phase
 
 OPS = ("all-gather", "reduce-scatter", "all-reduce", "all-to-all", "ppermute")
 
@@ -93,6 +93,11 @@ def _machine(machine, n):
             raise MeshError(f"the mesh has {n} devices but {machine.name} has {machine.n}")
         return machine
     raise MeshError(f"machine must be a preset's name, a topology or None, got {type(machine).__name__}")
+
+
+def _name(names) -> str:
+    """Axis names as the book writes them: "YZ", or "dp,tp" when a name is longer than a letter."""
+    return "".join(names) if all(len(a) == 1 for a in names) else ",".join(names)
 
 
 class Mesh:
@@ -339,12 +344,15 @@ class Mesh:
         comm = self.comm
         dev = self.dev
         ready = np.asarray(comm.ready, dtype=float)[dev]  # by position
-        who = [frozenset((int(d),)) for d in dev]
+        who = Carry(dev)
         out = list(arrays)
         n_before = len(comm.trace.messages)
         n_chunks = g * (4 if plan.algo == "multi-axis" else 2 if plan.algo == "bidi" else 1)
         initial = self._initial(op, pos, n_chunks)
-        comm._begin(op, plan.algo, label, n_chunks, S / comm.byte_scale, initial)
+        # the trace names the algorithm with its axis ("ring over Y"): it runs in groups, so the
+        # registry's whole-machine records (message counts, closed forms) are not its own
+        comm._begin(op, f"{plan.algo} over {_name(names)}", label, n_chunks, S / comm.byte_scale,
+                    initial)
         try:
             if g > 1:
                 out = self._run(op, plan, pos, arrays, dev, ready, who, label, dim, split_dim, concat_dim, perm)
@@ -355,7 +363,7 @@ class Mesh:
         cid = len(comm.trace.collectives)
         comm._end()
         c = comm.trace.collectives[cid]
-        rec = AxisCollective(op, names, tuple(tuple(int(d) for d in dev[row]) for row in pos), S, plan.algo,
+        rec = AxisCollective(op, names, tuple(map(tuple, dev[pos].tolist())), S, plan.algo,
                              plan.why, label, c.t_start, c.t_end, cid, len(comm.trace.messages) - n_before,
                              plan.form, plan.form_text)
         self.log.append(rec)
@@ -363,11 +371,15 @@ class Mesh:
 
     def _initial(self, op, pos, n_chunks):
         """What every device holds before: its own data (all-gather: its own chunk)."""
+        from ..trace import Initial
         if op != "all-gather":
-            from ..trace import Initial
             return Initial.own_all(self.n, n_chunks)
-        held = [dict() for _ in range(self.n)]
         G, g = pos.shape
+        if n_chunks == g and pos.size == self.n:  # one chunk each: device d holds its group index
+            owned = np.empty(self.n, dtype=np.int64)
+            owned[self.dev[pos]] = np.arange(g)[None, :]
+            return Initial.own_one(owned.tolist())
+        held = [dict() for _ in range(self.n)]
         for row in pos:
             for j, p in enumerate(row.tolist()):
                 d = int(self.dev[p])
@@ -398,47 +410,46 @@ class Mesh:
             for p in pos.ravel().tolist():
                 res[p] = np.concatenate([got[p, i].reshape(bshape) for i in range(g)], axis=concat_dim)
             return res
+        stacked = np.stack(arrays)  # (n, …): position p's array
         if op == "all-gather":
-            moved = [np.moveaxis(a, dim, 0) for a in arrays]
+            moved = np.moveaxis(stacked, dim + 1 if dim >= 0 else dim, 1)  # (n, d0, …)
             q = moved[0].size
-            data = np.zeros((n, g, q), dtype=np.result_type(*arrays))
-            for row in pos:
-                for j, p in enumerate(row.tolist()):
-                    data[p, j] = moved[p].ravel()
+            data = np.zeros((n, g, q), dtype=stacked.dtype)
+            data[pos, np.arange(g)[None, :]] = moved.reshape(n, q)[pos]
             self._phases("ag", plan, pos, data, dev, ready, who, 0)
-            full_shape = (moved[0].shape[0] * g,) + moved[0].shape[1:]
-            res = list(arrays)
-            for p in pos.ravel().tolist():
-                res[p] = np.moveaxis(data[p].reshape(full_shape), 0, dim)
-            return res
+            full = np.moveaxis(data.reshape((n, moved.shape[1] * g) + moved.shape[2:]), 1, dim + 1 if dim >= 0 else dim)
+            return self._only(arrays, pos, full)
         if op == "reduce-scatter":
             a0 = arrays[0]
             if a0.shape[dim] % g:
                 raise MeshError(f"reduce-scatter: dimension {dim} of length {a0.shape[dim]} does not split into "
                                 f"{g} equal blocks over {self._axis_text(plan.axis)}")
-            moved = [np.moveaxis(a, dim, 0) for a in arrays]
-            data = np.stack([m.reshape(g, -1) for m in moved]).astype(np.result_type(*arrays), copy=True)
+            moved = np.moveaxis(stacked, dim + 1 if dim >= 0 else dim, 1)
+            data = np.ascontiguousarray(moved).reshape(n, g, -1).copy()
             self._phases("rs", plan, pos, data, dev, ready, who, 0)
-            bshape = (moved[0].shape[0] // g,) + moved[0].shape[1:]
-            res = list(arrays)
-            for row in pos:
-                for j, p in enumerate(row.tolist()):
-                    res[p] = np.moveaxis(data[p, j].reshape(bshape), 0, dim)
-            return res
+            bshape = (moved.shape[1] // g,) + moved.shape[2:]
+            mine = np.empty((n,) + bshape, dtype=data.dtype)
+            mine[pos] = data[pos, np.arange(g)[None, :]].reshape(pos.shape + bshape)
+            return self._only(arrays, pos, np.moveaxis(mine, 1, dim + 1 if dim >= 0 else dim))
         # all-reduce: reduce-scatter, then all-gather of the summed chunks
         a0 = arrays[0]
         L = a0.size
         q = -(-L // g)
-        data = np.zeros((n, g * q), dtype=np.result_type(*arrays))
-        for p in range(n):
-            data[p, :L] = arrays[p].ravel()
+        data = np.zeros((n, g * q), dtype=stacked.dtype)
+        data[:, :L] = stacked.reshape(n, L)
         data = data.reshape(n, g, q)
         done = self._phases("rs", plan, pos, data, dev, ready, who, 0)
         self._phases("ag", plan, pos, data, dev, done, who, g - 1 if plan.algo != "multi-axis" else 2 * g)
-        res = list(arrays)
+        return self._only(arrays, pos, data.reshape(n, -1)[:, :L].reshape((n,) + a0.shape))
+
+    def _only(self, arrays, pos, result):
+        """result[p] for the positions that took part, the input elsewhere (a group run alone)."""
+        if pos.size == self.n:
+            return list(result)
+        out = list(arrays)
         for p in pos.ravel().tolist():
-            res[p] = data[p].reshape(-1)[:L].reshape(a0.shape)
-        return res
+            out[p] = result[p]
+        return out
 
     def _pairs(self, perm, g):
         if perm is None:
@@ -480,7 +491,7 @@ class Mesh:
             lo, mid, hi = cuts[2 * half], cuts[2 * half + 1], cuts[2 * half + 2]
             return [Lane(p, cs, +1, lo, mid, tag), Lane(p, cs, -1, mid, hi, tag + 1)]
 
-        who0, who1 = list(who), list(who)
+        who0, who1 = who.copy(), who.copy()
         r0 = r1 = ready
         if kind == "ag":  # half 0: along B then along A; half 1: along A then along B
             r0 = ring_phase(comm, kind, data, dev, bidi(rows, c_rows, 0, 0), r0, who0, step0, "ag 1")
@@ -492,7 +503,8 @@ class Mesh:
             r1 = ring_phase(comm, kind, data, dev, bidi(rows, col_sets, 1, 2), r1, who1, step0, "rs 1")
             r0 = ring_phase(comm, kind, data, dev, bidi(rows, c_rows, 0, 0), r0, who0, step0 + g, "rs 2")
             r1 = ring_phase(comm, kind, data, dev, bidi(cols, c_cols, 1, 2), r1, who1, step0 + g, "rs 2")
-        who[:] = [x | y for x, y in zip(who0, who1)]
+        who.group_of, who.group_sets = who0.group_of, who0.group_sets
+        who.union(who1)
         return np.maximum(r0, r1)
 
     def run(self, f, in_specs, out_specs, label="shard_map"):

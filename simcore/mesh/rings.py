@@ -54,8 +54,78 @@ class _Who:
         return d
 
     def arrays(self, sets):
-        descs = [self(fs) for fs in sets]
-        return tuple(np.array([d[i] for d in descs], dtype=np.int64) for i in range(4))
+        """Descriptor columns of many sets: singletons without a lookup each."""
+        if all(len(fs) == 1 for fs in sets):
+            d = np.fromiter((next(iter(fs)) for fs in sets), dtype=np.int64, count=len(sets))
+            return d, 1, self.n, self.n
+        descs = np.array([self(fs) for fs in sets], dtype=np.int64).reshape(-1, 4)
+        return tuple(descs[:, i] for i in range(4))
+
+
+class Carry:
+    """
+    Whose data each mesh position's chunks carry (its messages' contributors): at first every
+    position its own device's (own); after a phase over groups, every position its group's —
+    kept as one set per group and each position's group, so a phase costs a few numpy operations.
+    """
+
+    def __init__(self, dev, group_of=None, group_sets=None):
+        self.dev = np.asarray(dev, dtype=np.int64)
+        self.group_of = group_of  # None: own; else position -> index into group_sets
+        self.group_sets = group_sets
+
+    @property
+    def own(self) -> bool:
+        return self.group_of is None
+
+    def copy(self):
+        return Carry(self.dev, None if self.own else self.group_of.copy(), None if self.own else list(self.group_sets))
+
+    def get(self, p):
+        return frozenset((int(self.dev[p]),)) if self.own else self.group_sets[self.group_of[p]]
+
+    def rows(self, pos):
+        """The sets of pos[a, j], as lists per row."""
+        return [[self.get(p) for p in row] for row in pos.tolist()]
+
+    def descriptors(self, enc, positions):
+        """Descriptor columns of the sets of these positions (own: the device ids themselves)."""
+        if self.own:
+            return self.dev[positions], 1, enc.n, enc.n
+        desc = np.array([enc(fs) for fs in self.group_sets], dtype=np.int64).reshape(-1, 4)
+        rows = desc[self.group_of[positions]]
+        return tuple(rows[..., i] for i in range(4))
+
+    def merge(self, pos):
+        """After a phase over groups pos (G, g): every position of a group carries the whole group."""
+        G = pos.shape[0]
+        if self.own:
+            sets = [frozenset(row) for row in self.dev[pos].tolist()]
+        else:
+            sets = [frozenset().union(*(self.group_sets[i] for i in set(row))) for row in self.group_of[pos].tolist()]
+        group_of = np.empty(len(self.dev), dtype=np.int64) if self.own else self.group_of.copy()
+        if self.own and pos.size < len(self.dev):  # positions outside pos keep their own device
+            sets += [frozenset((int(d),)) for d in self.dev]
+            group_of[:] = G + np.arange(len(self.dev))
+        elif not self.own:
+            sets += self.group_sets
+            group_of += G
+        group_of[pos] = np.arange(G)[:, None]
+        self.group_of, self.group_sets = group_of, sets
+
+    def union(self, other):
+        """Carry both: position p carries self's and other's sets of p."""
+        if self.own and other.own:
+            return
+        a = np.zeros(len(self.dev), dtype=np.int64) if self.own else self.group_of
+        b = np.zeros(len(self.dev), dtype=np.int64) if other.own else other.group_of
+        key = a * (len(self.dev) + (0 if other.own else len(other.group_sets))) + b
+        uniq, inv = np.unique(key, return_inverse=True)
+        sets = []
+        for u in uniq.tolist():
+            p = int(np.flatnonzero(key == u)[0])
+            sets.append(self.get(p) | other.get(p))
+        self.group_of, self.group_sets = inv.reshape(-1).astype(np.int64), sets
 
 
 def ring_phase(comm, kind, data, dev, lanes, ready, who, step0=0, phase=""):
@@ -69,51 +139,88 @@ def ring_phase(comm, kind, data, dev, lanes, ready, who, step0=0, phase=""):
     out = np.array(ready, dtype=float)
     C = data.shape[1]
     enc = _Who(comm)
-    new_who = list(who)
+    before = who.copy()
     for lane in lanes:
         G, g = lane.pos.shape
         if g < 2:
             continue
         j = np.arange(g)
-        src_pos, dst_pos = lane.pos[:, j].ravel(), lane.pos[:, (j + lane.s) % g].ravel()
+        M, steps = G * g, g - 1
+        src_pos, dst_pos = lane.pos.ravel(), lane.pos[:, (j + lane.s) % g].ravel()
         plan = comm._plan(dev[src_pos], dev[dst_pos], rounds=True)  # the same ports every step
         m, width = lane.chunks.shape[2], lane.e1 - lane.e0
-        b = np.full(G * g, m * width * data.itemsize * comm.byte_scale, dtype=float)
+        b = np.full(M, m * width * data.itemsize * comm.byte_scale, dtype=float)
         own_ready = np.asarray(ready, dtype=float)[src_pos]
-        prev_end = None
-        # the sets a position's chunks carry, per group and ring position
-        sets = [[who[p] for p in row] for row in lane.pos.tolist()]
-        for k in range(g - 1):
-            if kind == "ag":
-                origin = (j - lane.s * k) % g
-                t_ready = own_ready if prev_end is None else prev_end[:, (j - lane.s) % g].ravel()
-                ws = [sets[a][o] for a in range(G) for o in origin.tolist()]
-            else:
-                origin = (j - lane.s * (k + 1)) % g
-                t_ready = own_ready if prev_end is None else np.maximum(own_ready,
-                                                                          prev_end[:, (j - lane.s) % g].ravel())
-                # j's partial sums positions j − s·k … j of its ring
-                ws = [frozenset().union(*(sets[a][(jj - lane.s * i) % g] for i in range(k + 1)))
-                      for a in range(G) for jj in range(g)]
-            cs = lane.chunks[:, origin, :].reshape(G * g, m)
-            start, end = comm._port_times(plan, b, t_ready)
-            comm._record(step0 + k, dev[src_pos], dev[dst_pos], cs[:, 0] + lane.tag * C, b, start, end,
-                         enc.arrays(ws), phase, kind == "rs")
-            moved = data[src_pos[:, None], cs, lane.e0:lane.e1]
-            if kind == "ag":
-                data[dst_pos[:, None], cs, lane.e0:lane.e1] = moved
-            else:
-                data[dst_pos[:, None], cs, lane.e0:lane.e1] += moved
-            prev_end = end.reshape(G, g)
+        k = np.arange(steps)
+        # origin[k, j]: whose chunks position j sends at step k
+        origin = (j[None, :] - lane.s * (k[:, None] + (0 if kind == "ag" else 1))) % g
+        chunks = lane.chunks[:, origin, 0].transpose(1, 0, 2).reshape(steps, M)  # the trace's chunk index
+        who_cols = _contributors(comm, enc, kind, lane, before, origin)
+        starts, ends = np.empty((steps, M)), np.empty((steps, M))
+        into = (j - lane.s) % g  # the ring neighbour each position hears from
+        t_ready = own_ready
+        for step in range(steps):
+            starts[step], ends[step] = comm._port_times(plan, b, t_ready)
+            arrived = ends[step].reshape(G, g)[:, into].ravel()
+            t_ready = arrived if kind == "ag" else np.maximum(own_ready, arrived)
+        comm._record(step0 + k[:, None], dev[src_pos], dev[dst_pos], chunks + lane.tag * C, b, starts, ends,
+                     who_cols, phase, kind == "rs")
+        _finish(kind, data, lane)
         # a position is done when the last message into it has landed
-        last_in = prev_end[:, (j - lane.s) % g].ravel()
-        np.maximum.at(out, src_pos, last_in)
-        for a in range(G):
-            union = frozenset().union(*sets[a])
-            for p in lane.pos[a].tolist():
-                new_who[p] = union
-    who[:] = new_who
+        np.maximum.at(out, src_pos, ends[-1].reshape(G, g)[:, into].ravel())
+        who.merge(lane.pos)
     return out
+
+
+def _contributors(comm, enc, kind, lane, carry, origin):
+    """The (first, count, period, limit) columns, steps × messages, of a ring phase's messages:
+    an all-gather's carry what their origin carried; a reduce-scatter's sum positions j − s·k … j."""
+    G, g = lane.pos.shape
+    steps, M = origin.shape[0], G * g
+    if carry.own:
+        own_dev = carry.dev[lane.pos]  # G × g
+        if kind == "ag":
+            return own_dev[:, origin].transpose(1, 0, 2).reshape(steps, M), 1, comm.n, comm.n
+        j = np.arange(g)
+        if G == 1 and g == comm.n and np.array_equal(own_dev[0], j):  # the ring is 0..n−1: arcs of it
+            first = ((j[None, :] - np.arange(steps)[:, None]) % g) if lane.s > 0 else np.broadcast_to(j, (steps, g))
+            return first, np.arange(1, steps + 1)[:, None], g, g
+        cols = [np.empty((steps, M), dtype=np.int64) for _ in range(4)]
+        for k in range(steps):
+            members = own_dev[:, (j[:, None] - lane.s * np.arange(k + 1)[None, :]) % g]  # G × g × (k+1)
+            desc = comm.trace.encode_explicit_rows(members.reshape(M, k + 1))
+            for c, v in zip(cols, desc):
+                c[k] = v
+        return tuple(cols)
+    sets = carry.rows(lane.pos)
+    cols = [np.empty((steps, M), dtype=np.int64) for _ in range(4)]
+    if kind == "ag":
+        for k in range(steps):
+            desc = enc.arrays([sets[a][o] for a in range(G) for o in origin[k].tolist()])
+            for c, v in zip(cols, desc):
+                c[k] = v
+        return tuple(cols)
+    arcs = [list(row) for row in sets]
+    for k in range(steps):  # what j − s sent at step k − 1, and its own
+        if k:
+            arcs = [[arcs[a][(jj - lane.s) % g] | sets[a][jj] for jj in range(g)] for a in range(G)]
+        desc = enc.arrays([fs for row in arcs for fs in row])
+        for c, v in zip(cols, desc):
+            c[k] = v
+    return tuple(cols)
+
+
+def _finish(kind, data, lane):
+    """What the ring phase leaves in data, moved at once (the messages above carry exactly this):
+    all-gather — every position of a group holds every position's chunks; reduce-scatter — every
+    position holds its own chunks summed over the group (the ring adds the same terms, in ring order)."""
+    pos, cs, e = lane.pos, lane.chunks, slice(lane.e0, lane.e1)
+    if kind == "ag":
+        # data[pos[a, j], cs[a, o]] = data[pos[a, o], cs[a, o]] for every j, o of group a
+        data[pos[:, :, None, None], cs[:, None, :, :], e] = data[pos[:, None, :, None], cs[:, None, :, :], e]
+    else:
+        # data[pos[a, j], cs[a, j]] = Σ_o data[pos[a, o], cs[a, j]]
+        data[pos[:, :, None], cs, e] = data[pos[:, None, :, None], cs[:, :, None, :], e].sum(axis=2)
 
 
 def direct_rounds(comm, data_in, dev, pos, ready, who, step0=0, phase="all-to-all"):
@@ -134,7 +241,7 @@ def direct_rounds(comm, data_in, dev, pos, ready, who, step0=0, phase="all-to-al
     for r in range(1, g):
         src = pos.ravel()
         dst = pos[:, (j + r) % g].ravel()
-        w = enc.arrays([who[p] for p in src.tolist()])
+        w = who.descriptors(enc, src)
         t = comm.send_batch(dev[src], dev[dst], nb, np.asarray(ready)[src], step0 + r - 1,
                             np.tile((j + r) % g, G), w, phase, False)
         np.maximum.at(done, dst, t)
@@ -162,7 +269,7 @@ def ring_all_to_all(comm, data_in, dev, pos, ready, who, step0=0, phase="all-to-
     for k in range(1, g):
         b = np.full(G * g, (g - k) * block * comm.byte_scale)
         origin = (j - k + 1) % g
-        w = enc.arrays([who[p] for p in pos[:, origin].ravel().tolist()])
+        w = who.descriptors(enc, pos[:, origin].ravel())
         start, end = comm._port_times(plan, b, t_ready)
         comm._record(step0 + k - 1, dev[src], dev[dst], np.tile(origin, G), b, start, end, w, phase, False)
         t_ready = end.reshape(G, g)[:, (j - 1) % g].ravel()
@@ -180,7 +287,7 @@ def permute(comm, data, dev, pairs, ready, who, step=0, phase="ppermute"):
     enc = _Who(comm)
     nb = np.array([data[p].nbytes for p in src.tolist()], dtype=float)
     t = comm.send_batch(dev[src], dev[dst], nb, np.asarray(ready, dtype=float)[src], step, 0,
-                        enc.arrays([who[p] for p in src.tolist()]), phase, False)
+                        who.descriptors(enc, src), phase, False)
     done = np.array(ready, dtype=float)
     np.maximum.at(done, dst, t)
     return {q: data[p].copy() for p, q in pairs}, done
