@@ -248,9 +248,10 @@ def test_a_failed_collective_leaves_the_comm_as_it_was():
 
 
 def test_every_message_names_whose_data_it_carries():
-    """The trace keeps contributors: a reduce-scatter's partial sum at step k from position j sums
-    positions j−k … j of its ring; a gather carries its origin's data — after an all-reduce over X,
-    the whole X group's."""
+    """The trace keeps contributors (per collective, as every collective of the engine: each device
+    starts with its own input): a reduce-scatter's partial sum at step k from position j sums
+    positions j−k … j of its ring; a gather's message carries its origin's block alone; the gather
+    phase of an all-reduce carries the whole group's sum."""
     mesh = Mesh((2, 4), ("X", "Y"))
     arrays = [RNG.standard_normal(8) for _ in range(8)]
     out = mesh.collective("all-reduce", "X", arrays)
@@ -260,10 +261,9 @@ def test_every_message_names_whose_data_it_carries():
     ar_x, ag_y, ar_y = mesh.log
     groups_y = mesh.groups("Y")
     for m in msgs[ar_x.n_messages:ar_x.n_messages + ag_y.n_messages]:
-        # the chunk of some device o of the sender's Y group, summed with o's partner on the other X row
-        o, partner = sorted(m.contributors)
-        assert partner == o + 4 and (o in next(g for g in groups_y if m.src in g) or partner in
-                                     next(g for g in groups_y if m.src in g))
+        grp = next(g for g in groups_y if m.src in g)
+        (o,) = m.contributors  # the block of the device k + 1 places back round the ring
+        assert o == grp[(grp.index(m.src) - m.step) % 4]
     first = ar_x.n_messages + ag_y.n_messages
     for m in msgs[first:]:
         grp = next(g for g in groups_y if m.src in g)
