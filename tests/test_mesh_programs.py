@@ -202,3 +202,16 @@ def test_the_cli_says_what_is_wrong_in_one_line(capsys, argv, words):
     assert main(["mesh"] + argv) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1
+
+
+def test_the_simulated_fsdp_tp_optimum_is_the_books_x_opt():
+    """On one switch (the same W on both axes) the book's X_opt = √(B/F · N) = 2 for B = D = 8192,
+    F = 4D, N = 16: the simulated collectives are cheapest there too, and rise on both sides."""
+    from simcore.mesh.programs import fsdp_tp_sweep
+
+    rows = fsdp_tp_sweep(16)
+    assert [x for x, _, _ in rows] == [1, 2, 4, 8, 16]
+    sim = {x: t for x, t, _ in rows}
+    book = {x: t for x, _, t in rows}
+    assert min(sim, key=sim.get) == min(book, key=book.get) == round(math.sqrt(8192 / 32768 * 16))
+    assert sim[1] > sim[2] < sim[4] < sim[8] < sim[16]

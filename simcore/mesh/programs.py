@@ -253,6 +253,19 @@ def fsdp_tp_layer(mesh, x_axis=None, y_axis=None, B=8192, D=8192, F=32768, scale
     return res
 
 
+def fsdp_tp_sweep(N, machine=None, B=8192, D=8192, F=32768, scale=64):
+    """
+    The book's X_opt by simulation: fsdp-tp-layer on every X × Y = N mesh (X a divisor of N, one
+    switch by default), each row (X, simulated collectives' seconds, the book's T_FSDP + T_TP).
+    The book's X_opt = √(B/F · M_X/M_Y · N) minimises the second; the first follows it.
+    """
+    rows = []
+    for X in [x for x in range(1, N + 1) if N % x == 0]:
+        res = run_program("fsdp-tp-layer", {"X": X, "Y": N // X}, machine, B=B, D=D, F=F, scale=scale)
+        rows.append((X, res.simulated_total, res.published_total))
+    return rows
+
+
 # ---------------------------------------------------------------------------------------
 # 2-D weight-stationary FFN (inference)
 # ---------------------------------------------------------------------------------------
