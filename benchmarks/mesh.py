@@ -66,17 +66,26 @@ def mesh_case(x, src, tgt, runs=1):
     return _timed(go), len(mesh.comm.trace.messages)
 
 
+CPU = {}  # the same runs' process CPU seconds, by case (a loaded machine stretches wall time, not these)
+
+
 def _timed(fn):
     """Wall seconds of fn(), the garbage of earlier runs collected first and the collector off
-    while it runs (a collection of the last run's traces is not this run's cost)."""
+    while it runs (a collection of the last run's traces is not this run's cost); its CPU seconds
+    go to CPU[_case]."""
     gc.collect()
     gc.disable()
     try:
-        t = time.perf_counter()
+        c, t = time.process_time(), time.perf_counter()
         fn()
-        return time.perf_counter() - t
+        wall = time.perf_counter() - t
+        CPU.setdefault(_case[0], []).append(time.process_time() - c)
+        return wall
     finally:
         gc.enable()
+
+
+_case = [""]
 
 
 def switch_case(x):
@@ -92,11 +101,13 @@ def measure(repeats):
              "two": lambda: mesh_case(x, P("X", "Y"), P(), runs=5),
              "rs": lambda: mesh_case(x, [Shard(0), Partial()], P("X", "Y"), runs=10),
              "switch": lambda: switch_case(x)}
-    for fn in cases.values():  # warm-up
+    for k, fn in cases.items():  # warm-up
+        _case[0] = "warm-up"
         fn()
     runs = {k: [] for k in cases}
     for _ in range(repeats):
         for k, fn in cases.items():
+            _case[0] = k
             runs[k].append(fn())
     med = {k: (statistics.median(t for t, _ in v), v[0][1]) for k, v in runs.items()}
     per = {k: t / m for k, (t, m) in med.items()}
@@ -111,11 +122,18 @@ def measure(repeats):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="5 repeats instead of 15")
+    ap.add_argument("--repeats", type=int, default=None, help="repeats (overrides --quick)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
-    figs, med = measure(5 if args.quick else 15)
+    figs, med = measure(args.repeats or (5 if args.quick else 15))
     for k, (t, m) in med.items():
-        print(f"  {k:<7} {m:>6} messages  median {t * 1e3:8.2f} ms  {t / m * 1e9:8.1f} ns a message")
+        cpu = statistics.median(CPU[k])
+        print(f"  {k:<7} {m:>6} messages  median {t * 1e3:8.2f} ms wall, {cpu * 1e3:8.2f} ms CPU: "
+              f"{t / m * 1e9:7.1f} ns wall, {cpu / m * 1e9:7.1f} ns CPU a message")
+    sw = statistics.median(CPU["switch"]) / med["switch"][1]
+    for k in ("one", "axis", "two", "rs"):
+        cpu = statistics.median(CPU[k]) / med[k][1]
+        print(f"  {k:<7} by CPU time: {1 / cpu:12,.0f} messages/s, {cpu / sw:5.2f}× the switch path a message")
     for name, v in figs.items():
         op, goal = GOALS[name]
         if op == "report":
