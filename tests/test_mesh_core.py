@@ -173,7 +173,7 @@ def test_all_groups_of_the_node_axis_share_the_nics_and_time_as_the_shared_link_
     out = mesh.collective("all-reduce", "X", arrays)
     together = mesh.log[-1]
     alone_mesh = Mesh((2, 8), ("X", "Y"), machine="dgx-h100")
-    alone_mesh.collective("all-reduce", "X", arrays, _only=[0])
+    alone_mesh.collective("all-reduce", "X", arrays, only_groups=[0])
     alone = alone_mesh.log[-1]
     assert len(together.groups) == 8 and len(alone.groups) == 1
     assert together.n_messages == 8 * alone.n_messages

@@ -308,7 +308,7 @@ class Mesh:
 
     # -- running: one function ------------------------------------------------------------
     def collective(self, op, axis, arrays, algo=None, label="", dim=0, split_dim=0, concat_dim=0, perm=None,
-                   _only=None):
+                   only_groups=None):
         """
         Run `op` over `axis` on every group at once; arrays[p] is mesh position p's array (all
         the same shape). Returns the arrays after it, per position:
@@ -319,7 +319,8 @@ class Mesh:
                           the received blocks concatenated along concat_dim
           ppermute        perm: (source, destination) pairs of axis indices; a position nobody
                           sends to gets zeros (jax.lax.ppermute)
-        algo: None (Mesh.plan's choice) or one it offers. Records an AxisCollective in self.log.
+        algo: None (Mesh.plan's choice) or one it offers; only_groups: indices of the groups that run
+        (the others keep their arrays; default all). Records an AxisCollective in self.log.
         """
         names = self.axis(axis)
         arrays = [np.asarray(a) for a in arrays]
@@ -329,8 +330,8 @@ class Mesh:
         if len(shapes) != 1:
             raise MeshError(f"{op}: every position must hold the same shape, got {sorted(shapes)}")
         pos = self.positions(names)
-        if _only is not None:  # one group alone (tests compare it with all groups at once)
-            pos = pos[list(_only)]
+        if only_groups is not None:  # some groups alone (to compare one group with all at once)
+            pos = pos[list(only_groups)]
         G, g = pos.shape
         a0 = arrays[0]
         shape = a0.shape

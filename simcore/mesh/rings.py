@@ -21,8 +21,8 @@ Time of one group alone on idle links: (g−1)·(α + b/β) with b a message's b
 one chunk per position b = S/g (Thakur, Rabenseifner & Gropp 2005), for a bidirectional ring
 S/(2g) each way ("How to Scale Your Model", sharding chapter: both directions of every link).
 
-Every message's contributors (whose data its payload carries or sums) are kept: `who[p]` is the
-set of devices whose data position p's chunks carry when the phase starts.
+Every message's contributors (whose data its payload carries or sums) are kept: a `Carry` says
+whose data each position's chunks carry when the phase starts (its own device's, then its group's).
 """
 
 from __future__ import annotations
