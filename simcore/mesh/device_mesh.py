@@ -226,6 +226,10 @@ class Mesh:
         elif dims is not None and len(dims) > 1:
             if len(dims) > 2:
                 raise MeshError(f"a collective over three torus axes {names} is not built: use at most two")
+            for a, d in zip(names, dims):
+                if topo.shape[d] > 2 and not topo.wraps()[d]:
+                    raise MeshError(f"axis {a} of {topo.name} has no wraparound link, so a ring over it cannot "
+                                    f"close; use a slice whose axis {a} wraps")
             offered, choice = ("multi-axis",), "multi-axis"
             why = (f"over {len(dims)} torus axes the book's gather uses both axes' links at once: half the data "
                    f"goes {names[0]} then {names[1]}, half {names[1]} then {names[0]}, each both ways round")
