@@ -61,7 +61,7 @@ def _param(text):
 
 def table(res) -> str:
     """The program's table as text."""
-    from ..topology import Torus
+    from .device_mesh import _on_torus
     mesh = res.mesh
     lines = [f"{res.name} on {mesh.describe()}"]
     head = f"  {'step':<66} {'algorithm':<10} {'groups':>9} {'bytes/group':>12} {'simulated':>11} {'published':>11} {'ratio':>6}"
@@ -73,7 +73,7 @@ def table(res) -> str:
     lines.append(f"  {'total':<66} {'':<10} {'':>9} {'':>12} {_us(tot):>11} {_us(res.published_total):>11} "
                  f"{tot / res.published_total if res.published_total else float('nan'):>6.3f}")
     lines.append(f"  published form: {res.published_text}"
-                 + ("; W = both directions of a torus link" if isinstance(mesh.topology, Torus)
+                 + ("; W = both directions of a torus link" if _on_torus(mesh.topology)
                     else "; W = one direction of the axis's slowest link"))
     lines.append("  the book's forms drop the ring's (g−1)/g: a ring of g = 2 moves half of V per link, so its ratio is "
                  "about (g−1)/g")

@@ -19,7 +19,7 @@ groups, bytes, algorithm and why, simulated time and the closed form of one grou
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -95,6 +95,11 @@ def _machine(machine, n):
     raise MeshError(f"machine must be a preset's name, a topology or None, got {type(machine).__name__}")
 
 
+def _on_torus(topo) -> bool:
+    """Is the machine a torus (its kind record says so)?"""
+    return "torus" in topo.kinds
+
+
 def _name(names) -> str:
     """Axis names as the book writes them: "YZ", or "dp,tp" when a name is longer than a letter."""
     return "".join(names) if all(len(a) == 1 for a in names) else ",".join(names)
@@ -137,7 +142,7 @@ class Mesh:
                 raise MeshError(f"devices must list each of the {n} devices 0 … {n - 1} once, got {list(devices)}")
             return dev
         topo = self.topology
-        if isinstance(topo, Torus) and topo.n > 1:
+        if _on_torus(topo) and topo.n > 1:
             if tuple(topo.shape) != self.shape:
                 raise MeshError(f"on {topo.name} each mesh axis is one physical dimension: the mesh's shape must "
                                 f"be {tuple(topo.shape)}, not {self.shape} (or give devices=)")
@@ -194,7 +199,7 @@ class Mesh:
     # -- deciding: one place ------------------------------------------------------------------
     def _torus_dims(self, names):
         """The torus's physical dimensions under these mesh axes (identity mapping), or None."""
-        if not isinstance(self.topology, Torus) or not np.array_equal(self.dev, np.arange(self.n)):
+        if not _on_torus(self.topology) or not np.array_equal(self.dev, np.arange(self.n)):
             return None
         return [self.axis_names.index(a) for a in names]
 
@@ -274,7 +279,7 @@ class Mesh:
         """Do a group's ring hops use links of different speeds (a ring across nodes)?"""
         src, dst = self.dev[pos].ravel(), self.dev[np.roll(pos, -1, axis=1)].ravel()
         keep = src != dst
-        if not keep.any() or isinstance(self.topology, Torus):
+        if not keep.any() or _on_torus(self.topology):
             return False
         _, _, alpha, bw = self.topology.routes(src[keep], dst[keep])
         return np.ndim(bw) > 0 and float(np.min(bw)) != float(np.max(bw))

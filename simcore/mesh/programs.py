@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..topology import Torus
-from .device_mesh import Mesh
+from .device_mesh import Mesh, _on_torus
 from .errors import MeshError
 from .placement import P
 from .sharded import ShardedArray, matmul
@@ -137,14 +136,14 @@ def run_program(name, mesh_shape=None, machine="default", **params) -> Result:
 def book_W(mesh, axis) -> float:
     """The book's W for a mesh axis (bytes/s): both directions of a torus link, else one direction
     of the axis's slowest link."""
-    if isinstance(mesh.topology, Torus):
+    if _on_torus(mesh.topology):
         return 2 * mesh.topology.link.bw
     return mesh._links(mesh.positions(axis))[1]
 
 
 def book_M(mesh, axis) -> int:
     """Physical axes a mesh axis spans (the book's M): its torus axes, 1 elsewhere."""
-    return len(mesh.axis(axis)) if isinstance(mesh.topology, Torus) else 1
+    return len(mesh.axis(axis)) if _on_torus(mesh.topology) else 1
 
 
 def _row(step, rec, published, form) -> Row:
