@@ -272,3 +272,20 @@ def test_every_message_names_whose_data_it_carries():
             assert m.contributors == {grp[(j - i) % 4] for i in range(k + 1)}
         else:  # the gather of the summed chunks: everyone in the group
             assert m.contributors == set(grp)
+
+
+def test_a_mesh_run_saves_and_loads_as_any_run(tmp_path):
+    from simcore.trace import Trace
+
+    mesh = Mesh((2, 4), ("X", "Y"), machine="dgx-h100")
+    arrays = [RNG.standard_normal(16) for _ in range(8)]
+    mesh.collective("all-reduce", "Y", arrays, label="AR_Y")
+    mesh.collective("reduce-scatter", "X", arrays)
+    path = tmp_path / "mesh.json"
+    mesh.comm.trace.save(str(path))
+    back = Trace.load(str(path))
+    a, b = list(mesh.comm.trace.messages), list(back.messages)
+    assert len(a) == len(b) == sum(r.n_messages for r in mesh.log)
+    assert all(x.contributors == y.contributors and x.t_end == y.t_end and x.src == y.src for x, y in zip(a, b))
+    assert [(c.op, c.algo, c.label) for c in back.collectives] == [("all-reduce", "ring over Y", "AR_Y"),
+                                                                  ("reduce-scatter", "ring over X", "")]

@@ -215,3 +215,24 @@ def test_the_simulated_fsdp_tp_optimum_is_the_books_x_opt():
     book = {x: t for x, _, t in rows}
     assert min(sim, key=sim.get) == min(book, key=book.get) == round(math.sqrt(8192 / 32768 * 16))
     assert sim[1] > sim[2] < sim[4] < sim[8] < sim[16]
+
+
+def test_2d_weight_stationary_memory_is_the_weights_cut_n_ways():
+    res = run_program("2d-ws-ffn")
+    D, F, N = 8192, 32768, 64
+    for row in res.memory:  # W_in and W_out, each D·F bf16 numbers over all N chips, nothing replicated
+        assert row["weights"] == pytest.approx(2 * D * F * 2 / N)
+        assert row["KV cache"] == 0
+
+
+def test_a_program_takes_sharded_arrays_and_redistributes_them_to_its_in_specs():
+    mesh = Mesh((2, 4), ("X", "Y"))
+    from simcore.mesh import ShardedArray
+    x = RNG.standard_normal((8, 8))
+    A = ShardedArray.from_full(mesh, x, P(None, "Y"))
+    out = mesh.run(lambda b: b * 2, P("X", "Y"), P("X", "Y"))(A)  # A[I, J_Y] → A[I_X, J_Y]: no message
+    np.testing.assert_allclose(out.full(), 2 * x)
+    assert mesh.log == []
+    out = mesh.run(lambda b: b, P(None, None), P(None, None))(A)  # all-gather over Y first
+    assert [(r.op, r.axis) for r in mesh.log] == [("all-gather", ("Y",))]
+    np.testing.assert_allclose(out.full(), x)
