@@ -67,6 +67,7 @@ class Result:
     notes: list = field(default_factory=list)
     memory: list = field(default_factory=list)  # per mesh position: {class: bytes}
     tensors: dict = field(default_factory=dict)  # class -> {name: ShardedArray or per-position arrays}
+    axes: tuple = ()  # the mesh axes the program shards over (with or without collectives)
 
     @property
     def simulated_total(self) -> float:
@@ -122,7 +123,7 @@ def run_program(name, mesh_shape=None, machine="default", **params) -> Result:
     scale = kw.get("scale", 1)
     mesh = Mesh(tuple(shape.values()), tuple(shape), machine, byte_scale=scale * scale * BF16 / 8)
     res = prog.build(mesh, **kw)
-    used = {a for rec in mesh.log for a in rec.axis}
+    used = set(res.axes) | {a for rec in mesh.log for a in rec.axis}
     idle = [a for a, size in zip(mesh.axis_names, mesh.shape) if a not in used and size > 1]
     if idle:
         res.notes.append(f"axis {', '.join(idle)} is not used by this program: each of its slices runs the same "
@@ -252,6 +253,7 @@ def fsdp_tp_layer(mesh, x_axis=None, y_axis=None, B=8192, D=8192, F=32768, scale
         x_w = math.sqrt(B / F * (MX * WX) / (MY * WY) * N)
         notes.append(f"with the axes' different W: X_opt = √(B/F · M_X·W_X/(M_Y·W_Y) · N) = {x_w:.2f}")
     res = Result("fsdp-tp-layer", mesh, rows, err, 2 * fsdp_one + 2 * tp_one, "4DF/(Y·W·M_X) + 4BD/(X·W·M_Y)", notes)
+    res.axes = mesh.axis(x_axis) + mesh.axis(y_axis)
     res.tensors = {"weights": {"W_in": Win, "W_out": Wout}, "activations": {"In": In, "Tmp": Tmp, "Out": Out2},
                    "KV cache": {}}
     res.memory = _memory(mesh, res.tensors)
@@ -336,6 +338,7 @@ def ws2d_ffn(mesh, x_axis=None, yz_axes=None, B=2048, D=8192, F=32768, scale=128
              f"1-D weight-stationary over three axes: 4BD/(3W) = {t_1d * 1e6:.1f} µs; 2-D wins past "
              f"N = 32·(F/D)·(3/4)² = {crossover_2d(F / D):.0f} chips (this mesh: N = {N})"]
     res = Result("2d-ws-ffn", mesh, rows, err, 2 * ag + ar, "2BD/(X·W) + 4BF/(YZ·W)", notes)
+    res.axes = all_axes
     res.tensors = {"weights": {"W_in": Win, "W_out": Wout}, "activations": {"In": In2, "Tmp": Tmp2, "Out": Out2},
                    "KV cache": {}}
     res.memory = _memory(mesh, res.tensors)
@@ -377,6 +380,7 @@ def torus_all_gather(mesh, axes=None, I=4096, J=8192, scale=64, seed=0):
     notes = [f"V = {V / 2 ** 20:.0f} MiB (I {I}, J {J}, bf16); the gather over {len(axes)} axes takes "
              f"{recs[1].time / recs[0].time:.2f}× the time over one (the book, on a torus: 1/{len(axes)})"]
     res = Result("torus-all-gather", mesh, rows, err, one + many, "V/W, V/(W·n_axes)", notes)
+    res.axes = axes
     res.tensors = {"activations": {"A": G2}, "weights": {}, "KV cache": {}}
     res.memory = _memory(mesh, res.tensors)
     return res
@@ -440,6 +444,7 @@ def dp_tp_forward(mesh, dp_axis=None, tp_axis=None, batch=4, seq=8, seed=0, scal
                  [f"{cfg.n_layers} layers × 2 all-reduces over {tp_axis} + 1 all-gather of the logits, in all {X} DP "
                   f"replicas at once; logits max |Δ| vs one device {err:.1e}"])
     res.tensors = {"weights": weights, "KV cache": kv, "activations": {"logits": logits}}
+    res.axes = (dp_axis, tp_axis)
     res.memory = _memory(mesh, res.tensors)
     return res
 
