@@ -289,3 +289,20 @@ def test_a_mesh_run_saves_and_loads_as_any_run(tmp_path):
     assert all(x.contributors == y.contributors and x.t_end == y.t_end and x.src == y.src for x, y in zip(a, b))
     assert [(c.op, c.algo, c.label) for c in back.collectives] == [("all-reduce", "ring over Y", "AR_Y"),
                                                                   ("reduce-scatter", "ring over X", "")]
+
+
+@pytest.mark.parametrize("axis", [("X", "Y", "Z"), ("Z", "X"), ("Y", "Z")])
+@pytest.mark.parametrize("op", ["all-gather", "reduce-scatter", "all-reduce"])
+def test_the_books_gather_over_several_torus_axes_is_right_and_timed_by_its_form(axis, op):
+    mesh = Mesh((4, 4, 4), ("X", "Y", "Z"), machine="tpu-v4-4x4x4")
+    pos = mesh.positions(axis)
+    g = pos.shape[1]
+    arrays = [RNG.standard_normal((g, 8)) for _ in range(mesh.n)]
+    out = mesh.collective(op, axis, arrays)
+    rec = mesh.log[-1]
+    assert rec.algo == "multi-axis"
+    assert rec.time == pytest.approx(rec.form, rel=1e-6)
+    for row in pos[:3]:
+        grp = [arrays[p] for p in row]
+        for j, p in enumerate(row):
+            np.testing.assert_allclose(out[p], numpy_reference(op, grp, j, g), atol=1e-12)

@@ -100,6 +100,28 @@ def _on_torus(topo) -> bool:
     return "torus" in topo.kinds
 
 
+def _multi_axis_phase(sizes, kind, part, t):
+    """
+    Phase t of part `part` of the book's gather over k axes of `sizes` (a tuple group, major to
+    minor; chunk c is group position c, coordinates np.unravel_index(c, sizes)). The part goes
+    along axis (part + t) mod k. Returns (lines, sets): lines[L, |axis|] the group positions of each
+    ring along that axis; sets[r, m] the chunks group position r owns in this phase — for a gather
+    those agreeing with r on the axes still to come (this one included), for a reduce-scatter
+    those agreeing with r on the axes done so far (this one included).
+    """
+    k = len(sizes)
+    order = [(part + s) % k for s in range(k)]
+    a = order[t]
+    ids = np.arange(math.prod(sizes)).reshape(sizes)
+    lines = np.moveaxis(ids, a, -1).reshape(-1, sizes[a])
+    fixed = order[t:] if kind == "ag" else order[:t + 1]
+    coords = np.stack(np.unravel_index(ids.ravel(), sizes), axis=1)[:, fixed]  # g × |fixed|
+    same = (coords[:, None, :] == coords[None, :, :]).all(axis=2)  # r, c: c agrees with r there
+    m = math.prod(sizes) // math.prod(sizes[f] for f in fixed)
+    sets = np.nonzero(same)[1].reshape(-1, m)
+    return lines, sets
+
+
 def _name(names) -> str:
     """Axis names as the book writes them: "YZ", or "dp,tp" when a name is longer than a letter."""
     return "".join(names) if all(len(a) == 1 for a in names) else ",".join(names)
@@ -229,15 +251,13 @@ class Mesh:
                 offered, choice = ("direct", "ring"), "direct"
                 why = "every block goes straight to its device (one-shot), as NCCL's grouped sends do"
         elif dims is not None and len(dims) > 1:
-            if len(dims) > 2:
-                raise MeshError(f"a collective over three torus axes {names} is not built: use at most two")
             for a, d in zip(names, dims):
                 if topo.shape[d] > 2 and not topo.wraps()[d]:
                     raise MeshError(f"axis {a} of {topo.name} has no wraparound link, so a ring over it cannot "
                                     f"close; use a slice whose axis {a} wraps")
             offered, choice = ("multi-axis",), "multi-axis"
-            why = (f"over {len(dims)} torus axes the book's gather uses both axes' links at once: half the data "
-                   f"goes {names[0]} then {names[1]}, half {names[1]} then {names[0]}, each both ways round")
+            why = (f"over {len(dims)} torus axes the book's gather uses every axis's links at once: the data in "
+                   f"{len(dims)} parts, each going along the axes in its own turn, each both ways round")
         elif dims is not None:
             size, wrap = topo.shape[dims[0]], topo.wraps()[dims[0]]
             if size > 2 and not wrap:
@@ -291,14 +311,20 @@ class Mesh:
         if g == 1:
             return 0.0, "one device: nothing moves"
         if algo == "multi-axis":
-            a, b = (self.size(x) for x in names)
+            # phase t: part i along axis (i + t) mod k, messages of m chunks' 1/(2k) each way
+            k = len(names)
+            sizes = self.shape_of(names)
             alpha, beta = self.topology.link.alpha, self.topology.link.bw
-            p1 = max(a - 1, b - 1) * (alpha + S / (4 * g * beta))
-            p2 = max((a - 1) * (alpha + S / (4 * a * beta)), (b - 1) * (alpha + S / (4 * b * beta)))
-            one = p1 + p2
-            text = "max(a−1, b−1)·(α + S/(4abβ)) + max((a−1)(α + S/(4aβ)), (b−1)(α + S/(4bβ)))"
-            return (base + (2 if op == "all-reduce" else 1) * one,
-                    ("2·[" + text + "]" if op == "all-reduce" else text))
+
+            def phases(kind):
+                return sum(max((sizes[(i + t) % k] - 1)
+                               * (alpha + _multi_axis_phase(sizes, kind, i, t)[1].shape[1] * S / (2 * k * g * beta))
+                               for i in range(k)) for t in range(k))
+
+            text = "Σ_phases max_parts (|axis|−1)·(α + m·S/(2k·g·β)), m the chunks a device owns in the phase"
+            if op == "all-reduce":
+                return base + phases("rs") + phases("ag"), "reduce-scatter + all-gather, each " + text
+            return base + phases("ag" if op == "all-gather" else "rs"), text
         alpha, beta = self._links(pos)
         if op == "ppermute":
             return base + alpha + S / beta, "α + S/β"
@@ -482,40 +508,29 @@ class Mesh:
             h = (q + 1) // 2
             lanes = [Lane(pos, own, +1, 0, h, 0)] + ([Lane(pos, own, -1, h, q, 1)] if h < q else [])
             return ring_phase(comm, kind, data, dev, lanes, ready, who, step0, kind)
-        # multi-axis over (A, B), A major: group position i = x·b + y
-        a, b = (self.size(x) for x in plan.axis)
+        # multi-axis over k torus axes (the book's): k parts of the data, part i gathering along the
+        # axes in the order i, i+1, …, so at every phase the k parts use k different axes' links
+        k = len(plan.axis)
         Gn = pos.shape[0]
-        grid = pos.reshape(Gn, a, b)
-        chunk = np.arange(a * b).reshape(a, b)
-        rows = grid.reshape(Gn * a, b)  # fixed x, y varies: the B rings
-        cols = grid.transpose(0, 2, 1).reshape(Gn * b, a)  # fixed y, x varies: the A rings
-        c_rows = np.broadcast_to(chunk[None], (Gn, a, b)).reshape(Gn * a, b, 1)
-        c_cols = np.broadcast_to(chunk.T[None], (Gn, b, a)).reshape(Gn * b, a, 1)
-        # a position's whole row (x fixed) or whole column (y fixed) of chunks
-        # on the A rings position x owns row x's chunks; on the B rings position y column y's
-        row_sets = np.broadcast_to(chunk[None, None], (Gn, b, a, b)).reshape(Gn * b, a, b)
-        col_sets = np.broadcast_to(chunk.T[None, None], (Gn, a, b, a)).reshape(Gn * a, b, a)
-        cuts = [0, q // 4, q // 2, (3 * q) // 4, q]
+        cuts = [(i * q) // (2 * k) for i in range(2 * k + 1)]
+        parts = [(who.copy(), np.asarray(ready, dtype=float)) for _ in range(k)]
+        for t in range(k):
+            for i in range(k):
+                lines, sets = _multi_axis_phase(self.shape_of(plan.axis), kind, i, t)
+                L, a = lines.shape
+                lane_pos = pos[:, lines].reshape(Gn * L, a)
+                lane_chunks = np.broadcast_to(sets[lines][None], (Gn,) + sets[lines].shape).reshape(Gn * L, a, -1)
+                lo, mid, hi = cuts[2 * i], cuts[2 * i + 1], cuts[2 * i + 2]
+                lanes = [Lane(lane_pos, lane_chunks, +1, lo, mid, 2 * i), Lane(lane_pos, lane_chunks, -1, mid, hi, 2 * i + 1)]
+                carry, r = parts[i]
+                parts[i] = (carry, ring_phase(comm, kind, data, dev, lanes, r, carry, step0 + t * g, f"{kind} {t + 1}"))
+        who.group_of, who.group_sets = parts[0][0].group_of, parts[0][0].group_sets
+        for carry, _ in parts[1:]:
+            who.union(carry)
+        return np.max([r for _, r in parts], axis=0)
 
-        def bidi(p, cs, half, tag):
-            lo, mid, hi = cuts[2 * half], cuts[2 * half + 1], cuts[2 * half + 2]
-            return [Lane(p, cs, +1, lo, mid, tag), Lane(p, cs, -1, mid, hi, tag + 1)]
-
-        who0, who1 = who.copy(), who.copy()
-        r0 = r1 = ready
-        if kind == "ag":  # half 0: along B then along A; half 1: along A then along B
-            r0 = ring_phase(comm, kind, data, dev, bidi(rows, c_rows, 0, 0), r0, who0, step0, "ag 1")
-            r1 = ring_phase(comm, kind, data, dev, bidi(cols, c_cols, 1, 2), r1, who1, step0, "ag 1")
-            r0 = ring_phase(comm, kind, data, dev, bidi(cols, row_sets, 0, 0), r0, who0, step0 + g, "ag 2")
-            r1 = ring_phase(comm, kind, data, dev, bidi(rows, col_sets, 1, 2), r1, who1, step0 + g, "ag 2")
-        else:  # the reverse: half 0 along A (rows of chunks) then B; half 1 along B then A
-            r0 = ring_phase(comm, kind, data, dev, bidi(cols, row_sets, 0, 0), r0, who0, step0, "rs 1")
-            r1 = ring_phase(comm, kind, data, dev, bidi(rows, col_sets, 1, 2), r1, who1, step0, "rs 1")
-            r0 = ring_phase(comm, kind, data, dev, bidi(rows, c_rows, 0, 0), r0, who0, step0 + g, "rs 2")
-            r1 = ring_phase(comm, kind, data, dev, bidi(cols, c_cols, 1, 2), r1, who1, step0 + g, "rs 2")
-        who.group_of, who.group_sets = who0.group_of, who0.group_sets
-        who.union(who1)
-        return np.maximum(r0, r1)
+    def shape_of(self, names) -> tuple:
+        return tuple(self.size(a) for a in names)
 
     def run(self, f, in_specs, out_specs, label="shard_map"):
         """shard_map: g(*args) running f once per device on its blocks (simcore.mesh.shard_map)."""

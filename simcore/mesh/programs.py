@@ -8,7 +8,7 @@ build function), each equal to one device's numpy result and timed against its p
     2d-ws-ffn          2-D weight-stationary FFN for inference (the book's inference chapter,
                        appendix B and question 7; Pope et al. 2022): AG_YZ → W_in → AR_X → W_out →
                        RS_YZ, T = 2BD/(X·W) + 4BF/(YZ·W); beats 1-D past N = 32·(F/D)·(3/4)² (72 at F = 4D)
-    torus-all-gather   the book's AllGather over one and over two torus axes (sharding chapter):
+    torus-all-gather   the book's AllGather over one, two and three torus axes (sharding chapter):
                        T = V/(W·n_axes)
 
 A program runs on a real numpy model small enough to check (its `scale` s divides the model's
@@ -350,12 +350,13 @@ def ws2d_ffn(mesh, x_axis=None, yz_axes=None, B=2048, D=8192, F=32768, scale=128
 # ---------------------------------------------------------------------------------------
 def torus_all_gather(mesh, axes=None, I=4096, J=8192, scale=64, seed=0):
     """
-    A[I_X, J] → A[I, J] (AllGather_X) and A[I_XY, J] → A[I, J] (AllGather_XY) — the book's
-    sharding chapter: T = V/W over one axis, V/(W·n_axes) over several (the gather uses every
-    axis's links at once), V the array's bytes.
+    The book's AllGather of one array V over one, two, … of the given axes (sharding chapter):
+    A[I_X, J] → A[I, J], A[I_XY, J] → A[I, J], A[I_XYZ, J] → A[I, J]; T = V/W over one axis and
+    V/(W·n_axes) over several (the gather uses every axis's links at once), V the array's bytes.
+    axes: the axes to gather over, in order (default every mesh axis).
     """
     if axes is None:
-        axes = mesh.axis_names[:2]
+        axes = mesh.axis_names
     axes = mesh.axis(tuple(axes.split(",")) if isinstance(axes, str) else axes)
     if len(axes) < 2:
         raise MeshError("the all-gather over several axes needs at least two mesh axes")
@@ -365,23 +366,26 @@ def torus_all_gather(mesh, axes=None, I=4096, J=8192, scale=64, seed=0):
     _check_split("I/scale", i, mesh.size(axes), ",".join(axes))
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((i, j))
-    n0 = len(mesh.log)
-    A1 = ShardedArray.from_full(mesh, a, P(axes[0], None), "A", "IJ")
-    G1 = A1.redistribute(P(), label=f"AG_{axes[0]} A")
-    A2 = ShardedArray.from_full(mesh, a, P(axes, None), "A", "IJ")
-    G2 = A2.redistribute(P(), label=f"AG_{''.join(axes)} A")
-    err = max(float(np.max(np.abs(np.asarray(blk) - a))) for G in (G1, G2) for blk in G.blocks)
     V = BF16 * I * J
-    one = V / (book_W(mesh, axes[0]) * book_M(mesh, axes[0]))
-    many = V / (book_W(mesh, axes) * book_M(mesh, axes))
+    n0 = len(mesh.log)
+    rows, err, total, gathered = [], 0.0, 0.0, None
+    for k in range(1, len(axes) + 1):
+        over = axes[:k]
+        A = ShardedArray.from_full(mesh, a, P(over, None), "A", "IJ")
+        gathered = A.redistribute(P(), label=f"AG_{''.join(over)} A")
+        err = max(err, max(float(np.max(np.abs(blk - a))) for blk in gathered.blocks))
+        rec = mesh.log[-1]
+        book = V / (book_W(mesh, over) * book_M(mesh, over))
+        total += book
+        rows.append(_row(f"AG_{rec.axis_name}  {gathered.steps[-1]}", rec, book,
+                         "V/(W·M)" if k == 1 else f"V/(W·n_axes), n_axes = {book_M(mesh, over)}"))
     recs = mesh.log[n0:]
-    rows = [_row(f"AG_{recs[0].axis_name}  {G1.steps[-1]}", recs[0], one, "V/(W·M)"),
-            _row(f"AG_{recs[1].axis_name}  {G2.steps[-1]}", recs[1], many, "V/(W·n_axes)")]
-    notes = [f"V = {V / 2 ** 20:.0f} MiB (I {I}, J {J}, bf16); the gather over {len(axes)} axes takes "
-             f"{recs[1].time / recs[0].time:.2f}× the time over one (the book, on a torus: 1/{len(axes)})"]
-    res = Result("torus-all-gather", mesh, rows, err, one + many, "V/W, V/(W·n_axes)", notes)
+    notes = [f"V = {V / 2 ** 20:.0f} MiB (I {I}, J {J}, bf16); over "
+             + ", ".join(f"{len(r.axis)} axes it takes {r.time / recs[0].time:.2f}×" for r in recs[1:])
+             + " the time over one (the book, on a torus: 1/n_axes)"]
+    res = Result("torus-all-gather", mesh, rows, err, total, "V/(W·n_axes)", notes)
     res.axes = axes
-    res.tensors = {"activations": {"A": G2}, "weights": {}, "KV cache": {}}
+    res.tensors = {"activations": {"A": gathered}, "weights": {}, "KV cache": {}}
     res.memory = _memory(mesh, res.tensors)
     return res
 
@@ -482,7 +486,7 @@ register(Program("2d-ws-ffn", {"en": "2-D weight-stationary FFN (inference)",
                                "zh": "二维权重驻留 FFN（推理）"},
                  ws2d_ffn, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4",
                  {"x_axis": None, "yz_axes": None, "B": 2048, "D": 8192, "F": 32768, "scale": 128, "seed": 0}))
-register(Program("torus-all-gather", {"en": "the book's all-gather on a torus, over one and two axes",
-                                      "zh": "环面上的 all-gather：一条轴与两条轴"},
+register(Program("torus-all-gather", {"en": "the book's all-gather on a torus, over one, two and three axes",
+                                      "zh": "环面上的 all-gather：一条、两条与三条轴"},
                  torus_all_gather, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4",
                  {"axes": None, "I": 4096, "J": 8192, "scale": 64, "seed": 0}))
