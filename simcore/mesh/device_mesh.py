@@ -321,7 +321,8 @@ class Mesh:
                                * (alpha + _multi_axis_phase(sizes, kind, i, t)[1].shape[1] * S / (2 * k * g * beta))
                                for i in range(k)) for t in range(k))
 
-            text = "Σ_phases max_parts (|axis|−1)·(α + m·S/(2k·g·β)), m the chunks a device owns in the phase"
+            text = ("Σ_phases max_parts (|axis|−1)·(α + m·S/(2k·g·β)), m the chunks a device owns in the phase "
+                    "(a part that runs ahead onto an axis still in use queues there: not in the form)")
             if op == "all-reduce":
                 return base + phases("rs") + phases("ag"), "reduce-scatter + all-gather, each " + text
             return base + phases("ag" if op == "all-gather" else "rs"), text
