@@ -308,3 +308,34 @@ def test_the_books_gather_over_several_torus_axes_is_right_and_timed_by_its_form
         grp = [arrays[p] for p in row]
         for j, p in enumerate(row):
             np.testing.assert_allclose(out[p], numpy_reference(op, grp, j, g), atol=1e-12)
+
+
+@pytest.mark.parametrize("machine,shape,axis", [("dgx-h100", (2, 8), "X"), ("dgx-h100", (2, 8), "Y"),
+                                                ("tpu-v4-4x4x4", (4, 4, 4), ("Y", "Z"))])
+@pytest.mark.parametrize("op", ["all-gather", "reduce-scatter", "all-reduce"])
+def test_timing_by_bytes_alone_sends_the_same_messages_as_real_arrays(machine, shape, axis, op):
+    names = ("X", "Y", "Z")[:len(shape)]
+    g = Mesh(shape, names, machine).size(axis)
+    arrays = [RNG.standard_normal(32 * g) for _ in range(math.prod(shape))]
+    real = Mesh(shape, names, machine)
+    real.collective(op, axis, arrays)
+    S = real.log[-1].nbytes
+    bare = Mesh(shape, names, machine)
+    assert bare.collective(op, axis, nbytes=S) is None
+    a, b = real.log[-1], bare.log[-1]
+    assert (b.nbytes, b.n_messages, b.algo) == (a.nbytes, a.n_messages, a.algo)
+    assert b.time == pytest.approx(a.time, rel=1e-12)
+    ra, rb = real.comm.trace.rows(0), bare.comm.trace.rows(0)
+    for col in ("src", "dst", "step", "chunk", "nbytes", "t_end"):
+        np.testing.assert_array_equal(ra[col], rb[col])
+
+
+def test_timing_a_real_models_bytes_needs_no_memory():
+    mesh = Mesh((16, 16), ("X", "Y"), machine="tpu-v5e-16x16")
+    mesh.collective("all-gather", ("X", "Y"), nbytes=2 * 8192 * 32768)  # a 512 MiB bf16 W_in over 256 chips
+    rec = mesh.log[-1]
+    assert rec.algo == "multi-axis" and rec.time == pytest.approx(rec.form, rel=1e-2)
+    with pytest.raises(MeshError, match="nbytes: a finite number"):
+        mesh.collective("all-reduce", "X", nbytes=-1)
+    with pytest.raises(MeshError, match="all-to-all needs arrays"):
+        mesh.collective("all-to-all", "X", nbytes=1024)

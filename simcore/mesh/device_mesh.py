@@ -343,8 +343,8 @@ class Mesh:
         return base + one, text
 
     # -- running: one function ------------------------------------------------------------
-    def collective(self, op, axis, arrays, algo=None, label="", dim=0, split_dim=0, concat_dim=0, perm=None,
-                   only_groups=None):
+    def collective(self, op, axis, arrays=None, algo=None, label="", dim=0, split_dim=0, concat_dim=0, perm=None,
+                   only_groups=None, nbytes=None):
         """
         Run `op` over `axis` on every group at once; arrays[p] is mesh position p's array (all
         the same shape). Returns the arrays after it, per position:
@@ -357,8 +357,13 @@ class Mesh:
                           sends to gets zeros (jax.lax.ppermute)
         algo: None (Mesh.plan's choice) or one it offers; only_groups: indices of the groups that run
         (the others keep their arrays; default all). Records an AxisCollective in self.log.
+        Timing only: arrays=None and nbytes = S of one group (the all-gather's output, the
+        reduce-scatter's and all-reduce's input, bytes after byte_scale) times and records the
+        messages of a real model's size without holding its data; returns None.
         """
         names = self.axis(axis)
+        if arrays is None:
+            return self._timing_only(op, names, nbytes, algo, label, only_groups)
         arrays = [np.asarray(a) for a in arrays]
         if len(arrays) != self.n:
             raise MeshError(f"{op} needs one array per mesh position ({self.n}), got {len(arrays)}")
@@ -378,21 +383,57 @@ class Mesh:
                 raise MeshError(f"{op}: {what} {d} does not exist in arrays of shape {shape}")
         S = float(a0.nbytes) * self.comm.byte_scale * (g if op == "all-gather" else 1)
         plan = self.plan(op, names, S, algo)
+        n_chunks = g * (2 * len(names) if plan.algo == "multi-axis" else 2 if plan.algo == "bidi" else 1)
+
+        def body(ready, who):
+            if g < 2:
+                return list(arrays)
+            return self._run(op, plan, pos, arrays, self.dev, ready, who, label, dim, split_dim, concat_dim, perm)
+
+        return self._record(op, plan, pos, n_chunks, S, label, body)
+
+    def _timing_only(self, op, names, nbytes, algo, label, only_groups):
+        """collective() without data: the same messages on the same clock, for S = nbytes."""
+        if op not in ("all-gather", "reduce-scatter", "all-reduce"):
+            raise MeshError(f"{op} needs arrays (timing by nbytes alone is built for all-gather, reduce-scatter "
+                            f"and all-reduce)")
+        if nbytes is None or not (isinstance(nbytes, (int, float, np.integer, np.floating)) and nbytes > 0
+                                  and math.isfinite(nbytes)):
+            raise MeshError(f"give arrays, or nbytes: a finite number of bytes > 0 (got {nbytes!r})")
+        pos = self.positions(names)
+        if only_groups is not None:
+            pos = pos[list(only_groups)]
+        g = pos.shape[1]
         comm = self.comm
-        dev = self.dev
-        ready = np.asarray(comm.ready, dtype=float)[dev]  # by position
-        who = Carry(dev)
-        out = list(arrays)
+        q = max(1, int(round(float(nbytes) / comm.byte_scale / g)))  # one-byte elements per chunk
+        S = float(q * g) * comm.byte_scale
+        plan = self.plan(op, names, S, algo)
+        # a read-only view of one byte: the ring phases time it, and _finish leaves it alone
+        data = np.broadcast_to(np.zeros((), dtype=np.uint8), (self.n, g, q))
+        n_chunks = g * (2 * len(names) if plan.algo == "multi-axis" else 2 if plan.algo == "bidi" else 1)
+        self._record(op, plan, pos, n_chunks, S, label, lambda ready, who: self._virtual(op, plan, pos, data,
+                                                                                         ready, who))
+        return None
+
+    def _virtual(self, op, plan, pos, data, ready, who):
+        g = pos.shape[1]
+        if g < 2:
+            return
+        if op == "all-reduce":
+            done = self._phases("rs", plan, pos, data, self.dev, ready, who, 0)
+            self._phases("ag", plan, pos, data, self.dev, done, who, g - 1 if plan.algo != "multi-axis" else 2 * g)
+        else:
+            self._phases("ag" if op == "all-gather" else "rs", plan, pos, data, self.dev, ready, who, 0)
+
+    def _record(self, op, plan, pos, n_chunks, S, label, body):
+        """Run body(ready, who) as one recorded collective and log its AxisCollective."""
+        comm, dev = self.comm, self.dev
+        ready = np.asarray(comm.ready, dtype=float)[dev]
         n_before = len(comm.trace.messages)
-        n_chunks = g * (4 if plan.algo == "multi-axis" else 2 if plan.algo == "bidi" else 1)
-        initial = self._initial(op, pos, n_chunks)
-        # the trace names the algorithm with its axis ("ring over Y"): it runs in groups, so the
-        # registry's whole-machine records (message counts, closed forms) are not its own
-        comm._begin(op, f"{plan.algo} over {_name(names)}", label, n_chunks, S / comm.byte_scale,
-                    initial)
+        comm._begin(op, f"{plan.algo} over {_name(plan.axis)}", label, n_chunks, S / comm.byte_scale,
+                    self._initial(op, pos, n_chunks))
         try:
-            if g > 1:
-                out = self._run(op, plan, pos, arrays, dev, ready, who, label, dim, split_dim, concat_dim, perm)
+            out = body(ready, Carry(dev))
         except BaseException:
             if comm._coll is not None:
                 comm._abort()
@@ -400,10 +441,9 @@ class Mesh:
         cid = len(comm.trace.collectives)
         comm._end()
         c = comm.trace.collectives[cid]
-        rec = AxisCollective(op, names, tuple(map(tuple, dev[pos].tolist())), S, plan.algo,
-                             plan.why, label, c.t_start, c.t_end, cid, len(comm.trace.messages) - n_before,
-                             plan.form, plan.form_text)
-        self.log.append(rec)
+        self.log.append(AxisCollective(op, plan.axis, tuple(map(tuple, dev[pos].tolist())), S, plan.algo, plan.why,
+                                       label, c.t_start, c.t_end, cid, len(comm.trace.messages) - n_before,
+                                       plan.form, plan.form_text))
         return out
 
     def _initial(self, op, pos, n_chunks):

@@ -214,6 +214,8 @@ def _finish(kind, data, lane):
     """What the ring phase leaves in data, moved at once (the messages above carry exactly this):
     all-gather — every position of a group holds every position's chunks; reduce-scatter — every
     position holds its own chunks summed over the group (the ring adds the same terms, in ring order)."""
+    if not data.flags.writeable:  # timing only (Mesh.collective with nbytes): no data to move
+        return
     pos, cs, e = lane.pos, lane.chunks, slice(lane.e0, lane.e1)
     if kind == "ag":
         # data[pos[a, j], cs[a, o]] = data[pos[a, o], cs[a, o]] for every j, o of group a
