@@ -71,7 +71,7 @@ class AxisCollective:
 
     @property
     def axis_name(self) -> str:
-        return "".join(self.axis) if all(len(a) == 1 for a in self.axis) else ",".join(self.axis)
+        return _name(self.axis)
 
 
 def _machine(machine, n):
@@ -421,7 +421,7 @@ class Mesh:
             return
         if op == "all-reduce":
             done = self._phases("rs", plan, pos, data, self.dev, ready, who, 0)
-            self._phases("ag", plan, pos, data, self.dev, done, who, g - 1 if plan.algo != "multi-axis" else 2 * g)
+            self._phases("ag", plan, pos, data, self.dev, done, who, self._after_rs(plan, g))
         else:
             self._phases("ag" if op == "all-gather" else "rs", plan, pos, data, self.dev, ready, who, 0)
 
@@ -516,8 +516,14 @@ class Mesh:
         data[:, :L] = stacked.reshape(n, L)
         data = data.reshape(n, g, q)
         done = self._phases("rs", plan, pos, data, dev, ready, who, 0)
-        self._phases("ag", plan, pos, data, dev, done, who, g - 1 if plan.algo != "multi-axis" else 2 * g)
+        self._phases("ag", plan, pos, data, dev, done, who, self._after_rs(plan, g))
         return self._only(arrays, pos, data.reshape(n, -1)[:, :L].reshape((n,) + a0.shape))
+
+    @staticmethod
+    def _after_rs(plan, g):
+        """The step an all-reduce's gather starts at: after the reduce-scatter's steps (a multi-axis
+        one numbers its k phases from 0, g, 2g, …)."""
+        return len(plan.axis) * g if plan.algo == "multi-axis" else g - 1
 
     def _only(self, arrays, pos, result):
         """result[p] for the positions that took part, the input elsewhere (a group run alone)."""
