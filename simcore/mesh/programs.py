@@ -164,9 +164,13 @@ def _dims(B, D, F, scale):
     return B // scale, D // scale, F // scale
 
 
-def _memory(mesh, classes) -> list:
-    """Per mesh position: bytes by tensor class (blocks × byte_scale), plus the largest buffer a
-    collective of mesh.log held on it ("buffers in flight")."""
+def memory_per_device(mesh, classes) -> list:
+    """
+    Any program's memory, per mesh position: bytes by tensor class. classes: {class: {name:
+    ShardedArray or one array per position}} — e.g. {"weights": {...}, "KV cache": {...},
+    "activations": {...}}; bytes are the blocks' × byte_scale (the real model's). Adds "buffers in
+    flight": the largest buffer a collective of mesh.log held on that device (S of its group).
+    """
     scale = mesh.comm.byte_scale
     out = []
     for p in range(mesh.n):
@@ -256,7 +260,7 @@ def fsdp_tp_layer(mesh, x_axis=None, y_axis=None, B=8192, D=8192, F=32768, scale
     res.axes = mesh.axis(x_axis) + mesh.axis(y_axis)
     res.tensors = {"weights": {"W_in": Win, "W_out": Wout}, "activations": {"In": In, "Tmp": Tmp, "Out": Out2},
                    "KV cache": {}}
-    res.memory = _memory(mesh, res.tensors)
+    res.memory = memory_per_device(mesh, res.tensors)
     return res
 
 
@@ -341,7 +345,7 @@ def ws2d_ffn(mesh, x_axis=None, yz_axes=None, B=2048, D=8192, F=32768, scale=128
     res.axes = all_axes
     res.tensors = {"weights": {"W_in": Win, "W_out": Wout}, "activations": {"In": In2, "Tmp": Tmp2, "Out": Out2},
                    "KV cache": {}}
-    res.memory = _memory(mesh, res.tensors)
+    res.memory = memory_per_device(mesh, res.tensors)
     return res
 
 
@@ -386,7 +390,7 @@ def torus_all_gather(mesh, axes=None, I=4096, J=8192, scale=64, seed=0):
     res = Result("torus-all-gather", mesh, rows, err, total, "V/(W·n_axes)", notes)
     res.axes = axes
     res.tensors = {"activations": {"A": gathered}, "weights": {}, "KV cache": {}}
-    res.memory = _memory(mesh, res.tensors)
+    res.memory = memory_per_device(mesh, res.tensors)
     return res
 
 
@@ -449,7 +453,7 @@ def dp_tp_forward(mesh, dp_axis=None, tp_axis=None, batch=4, seq=8, seed=0, scal
                   f"replicas at once; logits max |Δ| vs one device {err:.1e}"])
     res.tensors = {"weights": weights, "KV cache": kv, "activations": {"logits": logits}}
     res.axes = (dp_axis, tp_axis)
-    res.memory = _memory(mesh, res.tensors)
+    res.memory = memory_per_device(mesh, res.tensors)
     return res
 
 
