@@ -211,3 +211,9 @@ def test_the_lectures_one_axis_cases_are_the_one_axis_mesh(n):
         np.testing.assert_allclose(C.full(), a @ b, atol=1e-12)
         if case != 4:  # case 4: the lecture gathers B; the mesh gathers the smaller operand
             assert mesh.time == pytest.approx(comm.time, rel=1e-12)
+
+
+def test_blocks_of_the_wrong_shape_are_refused(mesh):
+    with pytest.raises(MeshError, match=r"the block at \(0, 0\) has shape \(3, 8\); a \(8, 8\) array laid out as "
+                                        r"A\[I_X, J\] gives each device \(4, 8\)"):
+        ShardedArray.from_blocks(mesh, [np.zeros((3, 8))] * 8, P("X"), (8, 8))

@@ -112,9 +112,18 @@ class ShardedArray:
 
     @classmethod
     def from_blocks(cls, mesh, blocks, target, shape, name="A", dim_names=None):
-        """From one block per mesh position (as a per-device program leaves them)."""
+        """From one block per mesh position (as a per-device program leaves them); every block must
+        have the shape the layout gives a device."""
         lay = cls.layout_for(mesh, target, len(shape))
-        return cls(mesh, lay, [np.asarray(b) for b in blocks], shape, name, dim_names)
+        blocks = [np.asarray(b) for b in blocks]
+        if len(blocks) != mesh.n:
+            raise MeshError(f"give one block per mesh position ({mesh.n}), got {len(blocks)}")
+        want = tuple(s // (math.prod(mesh.size(a) for a in axes) if axes else 1) for s, axes in zip(shape, lay.dims))
+        bad = next((p for p, b in enumerate(blocks) if b.shape != want), None)
+        if bad is not None:
+            raise MeshError(f"the block at {mesh.coord(bad)} has shape {blocks[bad].shape}; a {tuple(shape)} array laid "
+                            f"out as {notation(name, dim_names or DIM_NAMES[:len(shape)], lay)} gives each device {want}")
+        return cls(mesh, lay, blocks, shape, name, dim_names)
 
     def _new(self, lay, blocks, steps=(), name=None):
         return ShardedArray(self.mesh, lay, blocks, self.shape, name or self.name, self.dim_names, self.padded,
