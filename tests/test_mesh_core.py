@@ -187,7 +187,10 @@ def test_all_groups_of_the_node_axis_share_the_nics_and_time_as_the_shared_link_
     per_port = max(np.bincount(sp).max(), np.bincount(rp).max())
     load = per_port // (2 * (2 - 1))  # messages a port carries per group's ring (2 steps × 1 a step)
     S = arrays[0].nbytes
-    shared_form = topo.base + 2 * (2 - 1) * (IB_NDR400.alpha + load * S / (2 * IB_NDR400.bw))
+    plan = mesh.plan("all-reduce", "X", S)  # NCCL's ring through the two nodes, as its model times it
+    assert plan.protocol and plan.timed.inter.bw <= IB_NDR400.bw
+    link, base = plan.timed.inter, plan.timed.base
+    shared_form = base + 2 * (2 - 1) * (link.alpha + load * S / (2 * link.bw))
     assert together.time == pytest.approx(shared_form, rel=1e-9)
     assert together.time == pytest.approx(alone.time, rel=1e-12)
     # over NVLink (Y, a group of 8 in a node) the same bytes take less: the time shows the NICs
@@ -339,3 +342,30 @@ def test_timing_a_real_models_bytes_needs_no_memory():
         mesh.collective("all-reduce", "X", nbytes=-1)
     with pytest.raises(MeshError, match="all-to-all needs arrays"):
         mesh.collective("all-to-all", "X", nbytes=1024)
+
+
+@pytest.mark.parametrize("op", ["all-gather", "reduce-scatter", "all-reduce"])
+@pytest.mark.parametrize("elems", [64, 1 << 17])
+def test_a_one_axis_mesh_on_a_gpu_machine_is_timed_as_the_lecture_times_its_ring(op, elems):
+    """'ring' means one thing: on 8 H100 the mesh's ring takes what the lecture's ring takes on the
+    same machine (NCCL's model for its protocol at that size)."""
+    from simcore.sharding import all_reduce, make_comm, reduce_scatter
+
+    mesh = Mesh((8,), ("X",), machine="dgx-h100")
+    arrays = [RNG.standard_normal(elems) for _ in range(8)]
+    comm = make_comm(8, "dgx-h100")
+    if op == "all-gather":
+        out = mesh.collective(op, "X", arrays)
+        ref = lecture_all_gather(comm, arrays, axis=0, algo="ring")
+    elif op == "reduce-scatter":
+        out = mesh.collective(op, "X", arrays)
+        ref = reduce_scatter(comm, arrays, axis=0, algo="ring")
+    else:
+        out = mesh.collective(op, "X", arrays)
+        ref = all_reduce(comm, arrays, algo="ring")
+    rec = mesh.log[-1]
+    assert rec.protocol in ("LL", "LL128", "Simple")
+    assert rec.time == pytest.approx(comm.time, rel=1e-9)
+    assert rec.time == pytest.approx(rec.form, rel=1e-9)
+    for a, b in zip(out, ref):
+        np.testing.assert_allclose(a, b, atol=1e-12)

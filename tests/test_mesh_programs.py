@@ -101,14 +101,16 @@ def test_fsdp_tp_layer_equals_numpy_and_each_collective_its_share_of_the_books_f
     WX, WY = book_W(mesh, "X"), book_W(mesh, "Y")
     assert WX == 50e9 and WY == 450e9  # IB NDR 400 between the nodes, NVLink 4 inside
     assert res.published_total == pytest.approx(4 * D * F / (Y * WX) + 4 * B * D / (X * WY))
-    topo = mesh.topology
-    for r in res.rows:
+    for r, rec in zip(res.rows, mesh.log):
         g = r.group_size
-        link = topo.inter if r.axis == "X" else topo.intra
-        # the simulated time is the ring's: (g−1)/g of the book's V/W, with g−1 hops of α and the call's base on top
-        ring = topo.base + (g - 1) * (link.alpha + r.nbytes / (g * link.bw))
+        t = mesh.plan(rec.op, rec.axis, rec.nbytes).timed  # the machine as NCCL's model times the ring
+        link = t.inter if r.axis == "X" else t.intra
+        assert r.protocol == "Simple" and link.bw <= (50e9 if r.axis == "X" else 450e9)
+        # the simulated time is the ring's: (g−1)/g of the bytes at NCCL's ring bandwidth, g−1 hops of α, the base
+        ring = t.base + (g - 1) * (link.alpha + r.nbytes / (g * link.bw))
         assert r.simulated == pytest.approx(ring, rel=1e-9)
-        assert (g - 1) / g < r.ratio < (g - 1) / g + ((g - 1) * link.alpha + topo.base) / r.published + 1e-9
+        bw = 50e9 if r.axis == "X" else 450e9  # the book's W: the line rate
+        assert r.ratio == pytest.approx((g - 1) / g * bw / link.bw + ((g - 1) * link.alpha + t.base) / r.published)
     x_opt = math.sqrt(B / F * 1 / 1 * X * Y)
     assert any(f"{x_opt:.2f}" in n for n in res.notes)
 

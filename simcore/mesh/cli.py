@@ -64,19 +64,23 @@ def table(res) -> str:
     from .device_mesh import _on_torus
     mesh = res.mesh
     lines = [f"{res.name} on {mesh.describe()}"]
-    head = f"  {'step':<66} {'algorithm':<10} {'groups':>9} {'bytes/group':>12} {'simulated':>11} {'published':>11} {'ratio':>6}"
+    head = f"  {'step':<66} {'algorithm':<14} {'groups':>9} {'bytes/group':>12} {'simulated':>11} {'published':>11} {'ratio':>6}"
     lines.append(head)
     for r in res.rows:
-        lines.append(f"  {r.step[:66]:<66} {r.algo:<10} {f'{r.groups}×{r.group_size}':>9} {_bytes(r.nbytes):>12} "
+        algo = f"{r.algo} ({r.protocol})" if r.protocol else r.algo
+        lines.append(f"  {r.step[:66]:<66} {algo:<14} {f'{r.groups}×{r.group_size}':>9} {_bytes(r.nbytes):>12} "
                      f"{_us(r.simulated):>11} {_us(r.published):>11} {r.ratio:>6.3f}")
     tot = res.simulated_total
-    lines.append(f"  {'total':<66} {'':<10} {'':>9} {'':>12} {_us(tot):>11} {_us(res.published_total):>11} "
+    lines.append(f"  {'total':<66} {'':<14} {'':>9} {'':>12} {_us(tot):>11} {_us(res.published_total):>11} "
                  f"{tot / res.published_total if res.published_total else float('nan'):>6.3f}")
     lines.append(f"  published form: {res.published_text}"
                  + ("; W = both directions of a torus link" if _on_torus(mesh.topology)
                     else "; W = one direction of the axis's slowest link"))
     lines.append("  the book's forms drop the ring's (g−1)/g: a ring of g = 2 moves half of V per link, so its ratio is "
                  "about (g−1)/g")
+    if any(r.protocol for r in res.rows):
+        lines.append("  a ring with a protocol is timed as NCCL's model times it for such a group (its bandwidth is below "
+                     "the line rate W, e.g. NVLink 4's ring with Simple ≈ 371 of 450 GB/s)")
     lines.append(f"  max |error| against one device's numpy result: {res.max_err:.1e}")
     for n in res.notes:
         lines.append(f"  {n}")

@@ -18,6 +18,7 @@ groups, bytes, algorithm and why, simulated time and the closed form of one grou
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from ..comm_sim import Comm
 from ..links import NVLINK4
-from ..topology import Nodes, Switch, Torus, switch
+from ..topology import Nodes, Switch, Torus, nodes, switch
 from .errors import MeshError
 from .rings import Carry, Lane, direct_rounds, permute, ring_all_to_all, ring_phase
 
@@ -45,6 +46,8 @@ class AxisPlan:
     why: str  # in words: why this algorithm runs here
     form: float  # closed form, one group alone on idle links (seconds)
     form_text: str  # the closed form written out
+    protocol: str = ""  # NCCL's protocol the ring is timed with on a GPU machine ("" : the α–β links)
+    timed: object = None  # the machine with the links it is timed on (None: the machine's own)
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class AxisCollective:
     n_messages: int
     form: float
     form_text: str
+    protocol: str = ""
 
     @property
     def time(self) -> float:
@@ -276,21 +280,66 @@ class Mesh:
         algo = choice if algo is None else algo
         if algo != choice:
             why = f"{algo}, as asked"
-        form, text = self._form(op, algo, pos, names, float(nbytes))
-        return AxisPlan(op, names, g, G, float(nbytes), algo, why, form, text)
+        protocol, timed = "", None
+        if algo == "ring" and op in ("all-gather", "reduce-scatter", "all-reduce"):
+            protocol, timed, said = self._nccl_ring(op, pos, float(nbytes))
+            why = said or why
+        form, text = self._form(op, algo, pos, names, float(nbytes), timed or self.topology)
+        return AxisPlan(op, names, g, G, float(nbytes), algo, why, form, text, protocol, timed)
+
+    def _group_machine(self, pos):
+        """The machine one group of pos spans, as a topology of its own kind (GPU machines with
+        NCCL's model only): one NVLink domain, or one GPU on each of several nodes; None otherwise."""
+        topo = self.topology
+        if not getattr(topo, "tuning", "") or pos.shape[1] < 2:
+            return None
+        g = pos.shape[1]
+        if "nodes" not in topo.kinds:
+            return switch(g, topo.link, base=topo.base, tuning=topo.tuning)
+        node = self.dev[pos] // topo.per_node
+        per_group = [len(set(row)) for row in node.tolist()]
+        if all(k == 1 for k in per_group):
+            return switch(g, topo.intra, base=topo.base, tuning=topo.tuning)
+        if all(k == g for k in per_group):  # one GPU on each node: NCCL's ring through the nodes
+            return nodes(g, 1, topo.intra, topo.inter, base=topo.base, tuning=topo.tuning)
+        return None  # several GPUs on several nodes: NCCL would run channel rings, not this ring
+
+    def _nccl_ring(self, op, pos, S):
+        """On a GPU machine: (protocol, the machine timed as NCCL times the ring for such a group at
+        S, the reason in words), asking the group's own machine; ("", None, "") elsewhere."""
+        sub = self._group_machine(pos)
+        if sub is None:
+            return "", None, ""
+        ring = "ring" if "switch" in sub.kinds else "ring-nodes"  # with one GPU a node, the same ring
+        proto = sub.protocol(op, ring, S)[0]
+        if not proto:
+            return "", None, ""
+        t = sub.timed_as(op, ring, S)
+        topo = self.topology
+        if "nodes" in topo.kinds:
+            timed = dataclasses.replace(topo, intra=t.link if "switch" in sub.kinds else topo.intra,
+                                        inter=topo.inter if "switch" in sub.kinds else t.inter, base=t.base)
+        else:
+            timed = dataclasses.replace(topo, link=t.link, base=t.base)
+        choice, cproto, _ = sub.choose(op, S)
+        why = (f"NCCL's ring with {proto} over each group of {pos.shape[1]}, every group at once, timed as NCCL's "
+               f"model times it on {sub.name} at this size; NCCL's own pick for such a group: {choice} {cproto}")
+        return proto, timed, why
 
     def _axis_text(self, names):
         return "axis " + "".join(names) if all(len(a) == 1 for a in names) else "axes " + ",".join(names)
 
-    def _links(self, pos, step=1):
-        """(α, β) of the slowest hop of any group's ring (position j to j + step)."""
+    def _links(self, pos, step=1, topo=None):
+        """(α, β) of the slowest hop of any group's ring (position j to j + step) on topo (default
+        the machine)."""
+        topo = topo or self.topology
         src = self.dev[pos].ravel()
         dst = self.dev[np.roll(pos, -step, axis=1)].ravel()
         keep = src != dst
         if not keep.any():
-            return self.topology.link.alpha, self.topology.link.bw
+            return topo.link.alpha, topo.link.bw
         try:
-            _, _, alpha, bw = self.topology.routes(src[keep], dst[keep])
+            _, _, alpha, bw = topo.routes(src[keep], dst[keep])
         except ValueError as e:
             raise MeshError(str(e)) from None
         return float(np.max(alpha)), float(np.min(bw))
@@ -304,17 +353,17 @@ class Mesh:
         _, _, alpha, bw = self.topology.routes(src[keep], dst[keep])
         return np.ndim(bw) > 0 and float(np.min(bw)) != float(np.max(bw))
 
-    def _form(self, op, algo, pos, names, S):
-        """Closed form (seconds, text) of one group alone on idle links."""
+    def _form(self, op, algo, pos, names, S, topo):
+        """Closed form (seconds, text) of one group alone on idle links of topo."""
         G, g = pos.shape
-        base = float(getattr(self.topology, "base", 0.0))
+        base = float(getattr(topo, "base", 0.0))
         if g == 1:
             return 0.0, "one device: nothing moves"
         if algo == "multi-axis":
             # phase t: part i along axis (i + t) mod k, messages of m chunks' 1/(2k) each way
             k = len(names)
             sizes = self.shape_of(names)
-            alpha, beta = self.topology.link.alpha, self.topology.link.bw
+            alpha, beta = topo.link.alpha, topo.link.bw
 
             def phases(kind):
                 return sum(max((sizes[(i + t) % k] - 1)
@@ -326,7 +375,7 @@ class Mesh:
             if op == "all-reduce":
                 return base + phases("rs") + phases("ag"), "reduce-scatter + all-gather, each " + text
             return base + phases("ag" if op == "all-gather" else "rs"), text
-        alpha, beta = self._links(pos)
+        alpha, beta = self._links(pos, topo=topo)
         if op == "ppermute":
             return base + alpha + S / beta, "α + S/β"
         if op == "all-to-all":
@@ -430,6 +479,15 @@ class Mesh:
         comm, dev = self.comm, self.dev
         ready = np.asarray(comm.ready, dtype=float)[dev]
         n_before = len(comm.trace.messages)
+        before = comm._use_topology(plan.timed) if plan.timed is not None else None
+        try:
+            return self._recorded(op, plan, pos, n_chunks, S, label, body, ready, n_before)
+        finally:
+            if before is not None:
+                comm._use_topology(before)
+
+    def _recorded(self, op, plan, pos, n_chunks, S, label, body, ready, n_before):
+        comm, dev = self.comm, self.dev
         comm._begin(op, f"{plan.algo} over {_name(plan.axis)}", label, n_chunks, S / comm.byte_scale,
                     self._initial(op, pos, n_chunks))
         try:
@@ -443,7 +501,7 @@ class Mesh:
         c = comm.trace.collectives[cid]
         self.log.append(AxisCollective(op, plan.axis, tuple(map(tuple, dev[pos].tolist())), S, plan.algo, plan.why,
                                        label, c.t_start, c.t_end, cid, len(comm.trace.messages) - n_before,
-                                       plan.form, plan.form_text))
+                                       plan.form, plan.form_text, plan.protocol))
         return out
 
     def _initial(self, op, pos, n_chunks):

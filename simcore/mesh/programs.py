@@ -50,6 +50,7 @@ class Row:
     simulated: float  # seconds
     published: float  # seconds
     form: str  # the published form, written out
+    protocol: str = ""  # NCCL's protocol the ring was timed with on a GPU machine
 
     @property
     def ratio(self) -> float:
@@ -76,7 +77,8 @@ class Result:
     def as_dict(self) -> dict:
         return {"program": self.name, "mesh": dict(zip(self.mesh.axis_names, self.mesh.shape)),
                 "machine": self.mesh.topology.name,
-                "rows": [{"step": r.step, "op": r.op, "axis": r.axis, "algo": r.algo, "groups": r.groups,
+                "rows": [{"step": r.step, "op": r.op, "axis": r.axis, "algo": r.algo, "protocol": r.protocol,
+                          "groups": r.groups,
                           "group_size": r.group_size, "bytes": r.nbytes, "simulated_s": r.simulated,
                           "published_s": r.published, "ratio": r.ratio, "form": r.form} for r in self.rows],
                 "simulated_total_s": self.simulated_total, "published_total_s": self.published_total,
@@ -149,7 +151,7 @@ def book_M(mesh, axis) -> int:
 
 def _row(step, rec, published, form) -> Row:
     return Row(step, rec.op, rec.axis_name, rec.algo, len(rec.groups), len(rec.groups[0]), rec.nbytes, rec.time,
-               published, form)
+               published, form, rec.protocol)
 
 
 def _check_split(what, n, k, axis):
