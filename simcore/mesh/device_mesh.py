@@ -285,6 +285,8 @@ class Mesh:
             protocol, timed, said = self._nccl_ring(op, pos, float(nbytes))
             why = said or why
         form, text = self._form(op, algo, pos, names, float(nbytes), timed or self.topology)
+        if protocol:
+            text += f", α, β and the call's base NCCL's for its ring with {protocol} (nccl src/graph/tuning.cc)"
         return AxisPlan(op, names, g, G, float(nbytes), algo, why, form, text, protocol, timed)
 
     def _group_machine(self, pos):
