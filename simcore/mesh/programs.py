@@ -8,6 +8,8 @@ build function), each equal to one device's numpy result and timed against its p
     2d-ws-ffn          2-D weight-stationary FFN for inference (the book's inference chapter,
                        appendix B and question 7; Pope et al. 2022): AG_YZ → W_in → AR_X → W_out →
                        RS_YZ, T = 2BD/(X·W) + 4BF/(YZ·W); beats 1-D past N = 32·(F/D)·(3/4)² (72 at F = 4D)
+    1d-ws-ffn          its baseline, 1-D weight-stationary (Megatron) over every axis: AG_XYZ → W_in →
+                       W_out → RS_XYZ, T = 4BD/(n_axes·W)
     torus-all-gather   the book's AllGather over one, two and three torus axes (sharding chapter):
                        T = V/(W·n_axes)
 
@@ -351,6 +353,48 @@ def ws2d_ffn(mesh, x_axis=None, yz_axes=None, B=2048, D=8192, F=32768, scale=128
     return res
 
 
+def ws1d_ffn(mesh, axes=None, B=2048, D=8192, F=32768, scale=128, seed=0):
+    """
+    1-D weight-stationary (Megatron) FFN for inference over every given axis, the baseline of the
+    book's 2-D question: In[B, D_XYZ] → AllGather_XYZ → In[B, D] · W_in[D, F_XYZ] → SiLU →
+    · W_out[F_XYZ, D] → Out[B, D]{U_XYZ} → ReduceScatter_XYZ → Out[B, D_XYZ]. Published:
+    T = 4BD/(n_axes·W) (the book: 4BD/(3W) on a 3-D torus).
+    """
+    axes = mesh.axis_names if axes is None else axes
+    axes = mesh.axis(tuple(axes.split(",")) if isinstance(axes, str) else axes)
+    b, d, f = _dims(B, D, F, scale)
+    N = mesh.size(axes)
+    _check_split("D/scale", d, N, ",".join(axes))
+    _check_split("F/scale", f, N, ",".join(axes))
+    rng = np.random.default_rng(seed)
+    x, w_in, w_out = rng.standard_normal((b, d)), rng.standard_normal((d, f)) / d ** .5, rng.standard_normal((f, d)) / f ** .5
+    ref = _silu(x @ w_in) @ w_out
+    n0 = len(mesh.log)
+    In = ShardedArray.from_full(mesh, x, P(None, axes), "In", "BD")
+    Win = ShardedArray.from_full(mesh, w_in, P(None, axes), "W_in", "DF")
+    Wout = ShardedArray.from_full(mesh, w_out, P(axes, None), "W_out", "FD")
+    In2 = In.redistribute(P(), label="AG In")
+    Tmp = matmul(In2, Win, "Tmp")
+    Tmp.blocks = [_silu(t) for t in Tmp.blocks]
+    Out = matmul(Tmp, Wout, "Out")
+    Out2 = Out.redistribute(P(None, axes), label="RS Out")
+    err = float(np.max(np.abs(Out2.full() - ref)))
+    W, M = book_W(mesh, axes), book_M(mesh, axes)
+    one = BF16 * B * D / (W * M)
+    recs = mesh.log[n0:]
+    rows = [_row(f"AG_{recs[0].axis_name}  {In2.steps[-1]}", recs[0], one, "2BD/(W·n_axes)"),
+            _row(f"RS_{recs[1].axis_name}  {Out2.steps[-1]}", recs[1], one, "2BD/(W·n_axes)")]
+    notes = [f"T_1D = 4BD/(n_axes·W) = {2 * one * 1e6:.1f} µs (B {B}, D {D}, bf16, W {W / 1e9:.0f} GB/s, "
+             f"n_axes {M}); 2-D weight-stationary wins past N = 32·(F/D)·(3/4)² = {crossover_2d(F / D):.0f} "
+             f"(this mesh: N = {N})"]
+    res = Result("1d-ws-ffn", mesh, rows, err, 2 * one, "4BD/(n_axes·W)", notes)
+    res.axes = axes
+    res.tensors = {"weights": {"W_in": Win, "W_out": Wout}, "activations": {"In": In2, "Tmp": Tmp, "Out": Out2},
+                   "KV cache": {}}
+    res.memory = memory_per_device(mesh, res.tensors)
+    return res
+
+
 # ---------------------------------------------------------------------------------------
 # The book's AllGather on a torus, over one and over two axes
 # ---------------------------------------------------------------------------------------
@@ -492,6 +536,10 @@ register(Program("2d-ws-ffn", {"en": "2-D weight-stationary FFN (inference)",
                                "zh": "二维权重驻留 FFN（推理）"},
                  ws2d_ffn, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4",
                  {"x_axis": None, "yz_axes": None, "B": 2048, "D": 8192, "F": 32768, "scale": 128, "seed": 0}))
+register(Program("1d-ws-ffn", {"en": "1-D weight-stationary FFN (inference), the baseline of 2-D",
+                               "zh": "一维权重驻留 FFN（推理），二维的对照"},
+                 ws1d_ffn, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4",
+                 {"axes": None, "B": 2048, "D": 8192, "F": 32768, "scale": 128, "seed": 0}))
 register(Program("torus-all-gather", {"en": "the book's all-gather on a torus, over one, two and three axes",
                                       "zh": "环面上的 all-gather：一条、两条与三条轴"},
                  torus_all_gather, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4",
