@@ -260,8 +260,9 @@ def test_every_message_names_whose_data_it_carries():
     out = mesh.collective("all-reduce", "X", arrays)
     mesh.collective("all-gather", "Y", out)
     mesh.collective("all-reduce", "Y", arrays)
+    mesh.collective("all-reduce", "Y", arrays)  # the same rings again: their partial sums' lists are reused
     msgs = list(mesh.comm.trace.messages)
-    ar_x, ag_y, ar_y = mesh.log
+    ar_x, ag_y, ar_y, ar_y2 = mesh.log
     groups_y = mesh.groups("Y")
     for m in msgs[ar_x.n_messages:ar_x.n_messages + ag_y.n_messages]:
         grp = next(g for g in groups_y if m.src in g)

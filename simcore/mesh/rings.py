@@ -27,9 +27,22 @@ whose data each position's chunks carry when the phase starts (its own device's,
 
 from __future__ import annotations
 
+import weakref
 from typing import NamedTuple
 
 import numpy as np
+
+
+# per trace (by id, dropped with the trace), the descriptors of ring partial sums already stored in it
+_ARCS: dict = {}
+
+
+def _arcs_of(trace) -> dict:
+    known = _ARCS.get(id(trace))
+    if known is None:
+        known = _ARCS[id(trace)] = {}
+        weakref.finalize(trace, _ARCS.pop, id(trace), None)
+    return known
 
 
 class Lane(NamedTuple):
@@ -185,13 +198,18 @@ def _contributors(comm, enc, kind, lane, carry, origin):
         if G == 1 and g == comm.n and np.array_equal(own_dev[0], j):  # the ring is 0..n−1: arcs of it
             first = ((j[None, :] - np.arange(steps)[:, None]) % g) if lane.s > 0 else np.broadcast_to(j, (steps, g))
             return first, np.arange(1, steps + 1)[:, None], g, g
-        cols = [np.empty((steps, M), dtype=np.int64) for _ in range(4)]
-        for k in range(steps):
-            members = own_dev[:, (j[:, None] - lane.s * np.arange(k + 1)[None, :]) % g]  # G × g × (k+1)
-            desc = comm.trace.encode_explicit_rows(members.reshape(M, k + 1))
-            for c, v in zip(cols, desc):
-                c[k] = v
-        return tuple(cols)
+        # the same rings' partial sums again (a program runs many): their lists are in this trace already
+        key = (own_dev.tobytes(), own_dev.shape, lane.s)
+        known = _arcs_of(comm.trace)
+        if key not in known:
+            cols = [np.empty((steps, M), dtype=np.int64) for _ in range(4)]
+            for k in range(steps):
+                members = own_dev[:, (j[:, None] - lane.s * np.arange(k + 1)[None, :]) % g]  # G × g × (k+1)
+                desc = comm.trace.encode_explicit_rows(members.reshape(M, k + 1))
+                for c, v in zip(cols, desc):
+                    c[k] = v
+            known[key] = tuple(cols)
+        return known[key]
     sets = carry.rows(lane.pos)
     cols = [np.empty((steps, M), dtype=np.int64) for _ in range(4)]
     if kind == "ag":
