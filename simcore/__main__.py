@@ -7,6 +7,7 @@ python -m simcore step --model llama3-70b --chip h100 --n 8 --batch 32 --ctx 819
 python -m simcore measure --n 4 --sizes 8B..64MiB --out m.json     (needs the `mpi` extra)
 python -m simcore nccl-import all_reduce_perf.txt --out link.json
 python -m simcore record SCRIPT.py [args] [--out run.json] [--show]
+python -m simcore mesh --mesh X=2,Y=4 [--machine dgx-h100] --program NAME [--json]
 """
 
 from __future__ import annotations
@@ -161,6 +162,9 @@ def main(argv=None) -> int:
     cli_decode.register(sub)
     cli_measure.register(sub)
     cli_step.register(sub)
+    from .mesh import cli as mesh_cli
+
+    mesh_cli.register(sub)
     from . import record
 
     record.register(sub)  # listed in --help; run above
@@ -173,6 +177,8 @@ def main(argv=None) -> int:
         return cli_measure.run(args)
     if args.cmd == "step":
         return cli_step.run(args)
+    if args.cmd == "mesh":
+        return mesh_cli.run(args)
     return cli_decode.run(args)
 
 

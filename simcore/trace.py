@@ -208,6 +208,16 @@ class Trace:
             lo = hi
         return out
 
+    def encode_explicit_rows(self, members) -> tuple:
+        """Descriptors of many contributor sets of one size k at once (members: M × k device ids,
+        each row one set), stored as explicit lists without a lookup each (simcore.mesh's ring
+        partial sums, which are arcs of a group, not of 0..n−1): (first array, k, 0, 0)."""
+        m = np.sort(np.asarray(members, dtype=np.int64), axis=1)
+        M, k = m.shape
+        off = len(self._explicit)
+        self._explicit.frombytes(m.astype(np.dtype(f"i{self._explicit.itemsize}")).tobytes())
+        return off + k * np.arange(M, dtype=np.int64), k, 0, 0
+
     def add_message(self, coll, op, algo, label, step, src, dst, chunk, contributors, nbytes, t_start, t_end,
                     phase="", reduce=False, n=None):
         """Record one message (fields as Message). contributors: a set, or a (first, count, period,

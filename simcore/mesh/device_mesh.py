@@ -1,0 +1,649 @@
+"""
+device_mesh — named axes over a machine's devices, and the one function that runs a collective
+over an axis: `Mesh.collective`.
+
+    mesh = Mesh((2, 8), ("X", "Y"), machine="dgx-h100")   # as jax.make_mesh / init_device_mesh
+    mesh.groups("Y")        # 2 groups of 8 devices (one per node)
+    mesh.groups("X")        # 8 groups of 2 (one device on each node)
+    mesh.groups(("X", "Y")) # 1 group of 16, X major
+
+Mesh coordinates map to the machine's devices row-major (the last axis varies fastest), so on
+DGX nodes the inner axes stay inside a node when they fit in one; on a torus mesh axis k is the
+torus's physical dimension k (the mesh's shape is the slice's); `devices=` gives any order.
+
+Every collective the mesh runs goes through `Mesh.collective(op, axis, arrays, …)`, which asks
+`Mesh.plan` once for the algorithm and records an `AxisCollective` in `mesh.log`: op, axis,
+groups, bytes, algorithm and why, simulated time and the closed form of one group alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..comm_sim import Comm
+from ..links import NVLINK4
+from ..topology import Nodes, Switch, Torus, nodes, switch
+from .errors import MeshError
+from .rings import Carry, Lane, direct_rounds, permute, ring_all_to_all, ring_phase
+
+OPS = ("all-gather", "reduce-scatter", "all-reduce", "all-to-all", "ppermute")
+
+
+@dataclass(frozen=True)
+class AxisPlan:
+    """What one collective over one mesh axis will run, decided once (Mesh.plan)."""
+
+    op: str
+    axis: tuple  # mesh axis names, major to minor
+    group_size: int
+    n_groups: int
+    nbytes: float  # S of one group (after byte_scale): AG output, RS / AR input, A2A one device's buffer
+    algo: str  # "ring", "bidi", "multi-axis", "direct", "pairs"
+    why: str  # in words: why this algorithm runs here
+    form: float  # closed form, one group alone on idle links (seconds)
+    form_text: str  # the closed form written out
+    protocol: str = ""  # NCCL's protocol the ring is timed with on a GPU machine ("" : the α–β links)
+    timed: object = None  # the machine with the links it is timed on (None: the machine's own)
+
+
+@dataclass(frozen=True)
+class AxisCollective:
+    """One collective over a mesh axis, all its groups at once, as it ran (Mesh.log)."""
+
+    op: str
+    axis: tuple
+    groups: tuple  # device ids of every group, ring order
+    nbytes: float
+    algo: str
+    why: str
+    label: str
+    t_start: float
+    t_end: float
+    coll: int  # its Collective's id in mesh.comm.trace
+    n_messages: int
+    form: float
+    form_text: str
+    protocol: str = ""
+
+    @property
+    def time(self) -> float:
+        return self.t_end - self.t_start
+
+    @property
+    def axis_name(self) -> str:
+        return _name(self.axis)
+
+
+def _machine(machine, n):
+    """The topology of n devices that `machine` names (None: the lecture's one NVLink 4 switch)."""
+    if machine is None:
+        return switch(n, NVLINK4)
+    if isinstance(machine, str):
+        from ..topology_presets import get_preset
+        try:
+            preset = get_preset(machine)
+        except ValueError as e:
+            raise MeshError(str(e)) from None
+        try:
+            return preset.topology(n)
+        except ValueError as e:
+            raise MeshError(f"a mesh of {n} devices does not fit {preset.name}: {e}") from None
+    if isinstance(machine, (Switch, Nodes, Torus)):
+        if machine.n != n:
+            raise MeshError(f"the mesh has {n} devices but {machine.name} has {machine.n}")
+        return machine
+    raise MeshError(f"machine must be a preset's name, a topology or None, got {type(machine).__name__}")
+
+
+def _on_torus(topo) -> bool:
+    """Is the machine a torus (its kind record says so)?"""
+    return "torus" in topo.kinds
+
+
+def _multi_axis_phase(sizes, kind, part, t):
+    """
+    Phase t of part `part` of the book's gather over k axes of `sizes` (a tuple group, major to
+    minor; chunk c is group position c, coordinates np.unravel_index(c, sizes)). The part goes
+    along axis (part + t) mod k. Returns (lines, sets): lines[L, |axis|] the group positions of each
+    ring along that axis; sets[r, m] the chunks group position r owns in this phase — for a gather
+    those agreeing with r on the axes still to come (this one included), for a reduce-scatter
+    those agreeing with r on the axes done so far (this one included).
+    """
+    k = len(sizes)
+    order = [(part + s) % k for s in range(k)]
+    a = order[t]
+    ids = np.arange(math.prod(sizes)).reshape(sizes)
+    lines = np.moveaxis(ids, a, -1).reshape(-1, sizes[a])
+    fixed = order[t:] if kind == "ag" else order[:t + 1]
+    coords = np.stack(np.unravel_index(ids.ravel(), sizes), axis=1)[:, fixed]  # g × |fixed|
+    same = (coords[:, None, :] == coords[None, :, :]).all(axis=2)  # r, c: c agrees with r there
+    m = math.prod(sizes) // math.prod(sizes[f] for f in fixed)
+    sets = np.nonzero(same)[1].reshape(-1, m)
+    return lines, sets
+
+
+def _name(names) -> str:
+    """Axis names as the book writes them: "YZ", or "dp,tp" when a name is longer than a letter."""
+    return "".join(names) if all(len(a) == 1 for a in names) else ",".join(names)
+
+
+class Mesh:
+    """
+    shape: devices along each axis; axis_names: one unique name per axis; machine: None (one
+    NVLink 4 switch, the lecture's), a preset's name ("dgx-h100", "gb200-nvl72", "tpu-v4-4x4x4",
+    "tpu-v5e-16x16") or a topology of prod(shape) devices; devices: optional device id of every
+    mesh position (row-major), a permutation of 0 … n−1. byte_scale: as Comm's.
+    """
+
+    def __init__(self, shape, axis_names, machine=None, devices=None, byte_scale=1.0):
+        if isinstance(shape, (int, np.integer)):
+            shape = (shape,)
+        shape = tuple(shape)
+        names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        if not shape or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 for s in shape):
+            raise MeshError(f"a mesh shape is one or more whole numbers >= 1, got {shape!r}")
+        if len(names) != len(shape):
+            raise MeshError(f"the mesh has {len(shape)} axes {shape} but {len(names)} names {names}")
+        if len(set(names)) != len(names) or not all(isinstance(a, str) and a for a in names):
+            raise MeshError(f"mesh axis names must be distinct non-empty strings, got {names}")
+        self.shape = tuple(int(s) for s in shape)
+        self.axis_names = names
+        self.n = math.prod(self.shape)
+        self.topology = _machine(machine, self.n)
+        self.machine = machine
+        self.dev = self._map_devices(devices)
+        self.comm = Comm(self.topology, byte_scale=byte_scale)
+        self.log: list[AxisCollective] = []
+
+    # -- where each coordinate lives ------------------------------------------------------
+    def _map_devices(self, devices):
+        n = self.n
+        if devices is not None:
+            dev = np.asarray(devices, dtype=np.int64).ravel()
+            if len(dev) != n or sorted(dev.tolist()) != list(range(n)):
+                raise MeshError(f"devices must list each of the {n} devices 0 … {n - 1} once, got {list(devices)}")
+            return dev
+        topo = self.topology
+        if _on_torus(topo) and topo.n > 1:
+            if tuple(topo.shape) != self.shape:
+                raise MeshError(f"on {topo.name} each mesh axis is one physical dimension: the mesh's shape must "
+                                f"be {tuple(topo.shape)}, not {self.shape} (or give devices=)")
+        return np.arange(n, dtype=np.int64)
+
+    def axis(self, axis) -> tuple:
+        """An axis name or a tuple of them (major to minor), checked: a tuple of names."""
+        names = (axis,) if isinstance(axis, str) else tuple(axis)
+        if not names:
+            raise MeshError(f"name at least one mesh axis; the mesh's axes are {', '.join(self.axis_names)}")
+        for a in names:
+            if a not in self.axis_names:
+                raise MeshError(f"the mesh has no axis {a!r}; its axes are {', '.join(self.axis_names)}")
+        if len(set(names)) != len(names):
+            raise MeshError(f"an axis tuple names each mesh axis at most once, got {names}")
+        return names
+
+    def size(self, axis) -> int:
+        return math.prod(self.shape[self.axis_names.index(a)] for a in self.axis(axis))
+
+    def coord(self, pos) -> tuple:
+        """The mesh coordinate of position pos (row-major)."""
+        return tuple(int(c) for c in np.unravel_index(int(pos), self.shape))
+
+    def position(self, coord) -> int:
+        if isinstance(coord, dict):
+            coord = tuple(coord[a] for a in self.axis_names)
+        try:
+            return int(np.ravel_multi_index(tuple(coord), self.shape))
+        except ValueError:
+            raise MeshError(f"{tuple(coord)} is not a coordinate of a {self.shape} mesh") from None
+
+    def device(self, coord) -> int:
+        """The machine's device id at a mesh coordinate."""
+        return int(self.dev[self.position(coord)])
+
+    def positions(self, axis) -> np.ndarray:
+        """(G, g): the mesh positions of every group of `axis`, each group in axis order."""
+        names = self.axis(axis)
+        idx = [self.axis_names.index(a) for a in names]
+        grid = np.arange(self.n).reshape(self.shape)
+        moved = np.moveaxis(grid, idx, list(range(len(self.shape) - len(idx), len(self.shape))))
+        return moved.reshape(-1, math.prod(self.shape[i] for i in idx))
+
+    def groups(self, axis) -> list:
+        """The ∏_{i≠k} d_i disjoint groups of `axis` as tuples of device ids, each in axis order
+        (a tuple axis: major to minor)."""
+        return [tuple(int(d) for d in self.dev[row]) for row in self.positions(axis)]
+
+    def describe(self) -> str:
+        axes = " × ".join(f"{a}={s}" for a, s in zip(self.axis_names, self.shape))
+        return f"mesh {axes} on {self.topology.name}"
+
+    # -- deciding: one place ------------------------------------------------------------------
+    def _torus_dims(self, names):
+        """The torus's physical dimensions under these mesh axes (identity mapping), or None."""
+        if not _on_torus(self.topology) or not np.array_equal(self.dev, np.arange(self.n)):
+            return None
+        return [self.axis_names.index(a) for a in names]
+
+    def plan(self, op, axis, nbytes, algo=None) -> AxisPlan:
+        """
+        The algorithm `op` runs over `axis` for S = nbytes (one group's, after byte_scale), and its
+        closed form for one group alone: the only place the mesh decides. algo None: the machine's
+        choice — on a torus the book's bidirectional rings along the physical axis (several axes:
+        its multi-axis gather), elsewhere the lecture's ring; all-to-all one-shot (a ring on a torus).
+        """
+        if op not in OPS:
+            raise MeshError(f"unknown collective {op!r}; the mesh runs {', '.join(OPS)}")
+        names = self.axis(axis)
+        pos = self.positions(names)
+        G, g = pos.shape
+        dims = self._torus_dims(names)
+        topo = self.topology
+        if op == "ppermute":
+            offered, choice, why = ("pairs",), "pairs", "ppermute sends each pair's array straight to its partner"
+        elif op == "all-to-all":
+            if dims is not None:
+                offered, choice = ("ring",), "ring"
+                why = f"on {topo.name} only neighbours talk: each block travels round the axis's ring"
+                if len(dims) > 1:
+                    raise MeshError(f"all-to-all over several torus axes {names} is not built: run it one axis at a time")
+            else:
+                offered, choice = ("direct", "ring"), "direct"
+                why = "every block goes straight to its device (one-shot), as NCCL's grouped sends do"
+        elif dims is not None and len(dims) > 1:
+            for a, d in zip(names, dims):
+                if topo.shape[d] > 2 and not topo.wraps()[d]:
+                    raise MeshError(f"axis {a} of {topo.name} has no wraparound link, so a ring over it cannot "
+                                    f"close; use a slice whose axis {a} wraps")
+            offered, choice = ("multi-axis",), "multi-axis"
+            why = (f"over {len(dims)} torus axes the book's gather uses every axis's links at once: the data in "
+                   f"{len(dims)} parts, each going along the axes in its own turn, each both ways round")
+        elif dims is not None:
+            size, wrap = topo.shape[dims[0]], topo.wraps()[dims[0]]
+            if size > 2 and not wrap:
+                raise MeshError(f"axis {names[0]} of {topo.name} has no wraparound link, so a ring over it cannot "
+                                f"close; use a slice whose axis {names[0]} wraps")
+            offered = ("bidi", "ring") if size > 2 else ("ring",)
+            choice = offered[0]
+            why = ("the book's bidirectional ring: half of every chunk goes each way round the torus axis"
+                   if choice == "bidi" else "a ring of two: the pair exchanges its chunks")
+        else:
+            offered, choice = ("ring", "bidi"), "ring"
+            why = f"the lecture's ring over each group, every group at once on {topo.name}'s ports"
+        if algo is not None and algo not in offered:
+            raise MeshError(f"{op} over {self._axis_text(names)} cannot run {algo!r} on {topo.name}; it runs "
+                            f"{', '.join(offered)}")
+        algo = choice if algo is None else algo
+        if algo != choice:
+            why = f"{algo}, as asked"
+        protocol, timed = "", None
+        if algo == "ring" and op in ("all-gather", "reduce-scatter", "all-reduce"):
+            protocol, timed, said = self._nccl_ring(op, pos, float(nbytes))
+            why = said or why
+        form, text = self._form(op, algo, pos, names, float(nbytes), timed or self.topology)
+        if protocol:
+            text += f", α, β and the call's base NCCL's for its ring with {protocol} (nccl src/graph/tuning.cc)"
+        return AxisPlan(op, names, g, G, float(nbytes), algo, why, form, text, protocol, timed)
+
+    def _group_machine(self, pos):
+        """The machine one group of pos spans, as a topology of its own kind (GPU machines with
+        NCCL's model only): one NVLink domain, or one GPU on each of several nodes; None otherwise."""
+        topo = self.topology
+        if not getattr(topo, "tuning", "") or pos.shape[1] < 2:
+            return None
+        g = pos.shape[1]
+        if "nodes" not in topo.kinds:
+            return switch(g, topo.link, base=topo.base, tuning=topo.tuning)
+        node = self.dev[pos] // topo.per_node
+        per_group = [len(set(row)) for row in node.tolist()]
+        if all(k == 1 for k in per_group):
+            return switch(g, topo.intra, base=topo.base, tuning=topo.tuning)
+        if all(k == g for k in per_group):  # one GPU on each node: NCCL's ring through the nodes
+            return nodes(g, 1, topo.intra, topo.inter, base=topo.base, tuning=topo.tuning)
+        return None  # several GPUs on several nodes: NCCL would run channel rings, not this ring
+
+    def _nccl_ring(self, op, pos, S):
+        """On a GPU machine: (protocol, the machine timed as NCCL times the ring for such a group at
+        S, the reason in words), asking the group's own machine; ("", None, "") elsewhere."""
+        sub = self._group_machine(pos)
+        if sub is None:
+            return "", None, ""
+        ring = "ring" if "switch" in sub.kinds else "ring-nodes"  # with one GPU a node, the same ring
+        proto = sub.protocol(op, ring, S)[0]
+        if not proto:
+            return "", None, ""
+        t = sub.timed_as(op, ring, S)
+        topo = self.topology
+        if "nodes" in topo.kinds:
+            timed = dataclasses.replace(topo, intra=t.link if "switch" in sub.kinds else topo.intra,
+                                        inter=topo.inter if "switch" in sub.kinds else t.inter, base=t.base)
+        else:
+            timed = dataclasses.replace(topo, link=t.link, base=t.base)
+        choice, cproto, _ = sub.choose(op, S)
+        why = (f"NCCL's ring with {proto} over each group of {pos.shape[1]}, every group at once, timed as NCCL's "
+               f"model times it on {sub.name} at this size; NCCL's own pick for such a group: {choice} {cproto}")
+        return proto, timed, why
+
+    def _axis_text(self, names):
+        return "axis " + "".join(names) if all(len(a) == 1 for a in names) else "axes " + ",".join(names)
+
+    def _links(self, pos, step=1, topo=None):
+        """(α, β) of the slowest hop of any group's ring (position j to j + step) on topo (default
+        the machine)."""
+        topo = topo or self.topology
+        src = self.dev[pos].ravel()
+        dst = self.dev[np.roll(pos, -step, axis=1)].ravel()
+        keep = src != dst
+        if not keep.any():
+            return topo.link.alpha, topo.link.bw
+        try:
+            _, _, alpha, bw = topo.routes(src[keep], dst[keep])
+        except ValueError as e:
+            raise MeshError(str(e)) from None
+        return float(np.max(alpha)), float(np.min(bw))
+
+    def _mixed(self, pos):
+        """Do a group's ring hops use links of different speeds (a ring across nodes)?"""
+        src, dst = self.dev[pos].ravel(), self.dev[np.roll(pos, -1, axis=1)].ravel()
+        keep = src != dst
+        if not keep.any() or _on_torus(self.topology):
+            return False
+        _, _, alpha, bw = self.topology.routes(src[keep], dst[keep])
+        return np.ndim(bw) > 0 and float(np.min(bw)) != float(np.max(bw))
+
+    def _form(self, op, algo, pos, names, S, topo):
+        """Closed form (seconds, text) of one group alone on idle links of topo."""
+        G, g = pos.shape
+        base = float(getattr(topo, "base", 0.0))
+        if g == 1:
+            return 0.0, "one device: nothing moves"
+        if algo == "multi-axis":
+            # phase t: part i along axis (i + t) mod k, messages of m chunks' 1/(2k) each way
+            k = len(names)
+            sizes = self.shape_of(names)
+            alpha, beta = topo.link.alpha, topo.link.bw
+
+            def phases(kind):
+                return sum(max((sizes[(i + t) % k] - 1)
+                               * (alpha + _multi_axis_phase(sizes, kind, i, t)[1].shape[1] * S / (2 * k * g * beta))
+                               for i in range(k)) for t in range(k))
+
+            text = ("Σ_phases max_parts (|axis|−1)·(α + m·S/(2k·g·β)), m the chunks a device owns in the phase "
+                    "(a part that runs ahead onto an axis still in use queues there: not in the form)")
+            if op == "all-reduce":
+                return base + phases("rs") + phases("ag"), "reduce-scatter + all-gather, each " + text
+            return base + phases("ag" if op == "all-gather" else "rs"), text
+        alpha, beta = self._links(pos, topo=topo)
+        if op == "ppermute":
+            return base + alpha + S / beta, "α + S/β"
+        if op == "all-to-all":
+            if algo == "direct":
+                return base + alpha + (g - 1) * S / (g * beta), "α + (g−1)·S/(g·β)"
+            return base + (g - 1) * alpha + (g - 1) * S / (2 * beta), "(g−1)·α + (g−1)·S/(2β)"
+        per = S / g / (2 if algo == "bidi" else 1)
+        one = (g - 1) * (alpha + per / beta)
+        text = f"(g−1)·(α + S/({'2' if algo == 'bidi' else ''}g·β))"
+        if self._mixed(pos):  # some hops on the slow link: the slowest hop's α, β bound it from above
+            text += ", slowest hop's α and β (an upper bound: only some hops are slow)"
+        if op == "all-reduce":
+            return base + 2 * one, "2" + text
+        return base + one, text
+
+    # -- running: one function ------------------------------------------------------------
+    def collective(self, op, axis, arrays=None, algo=None, label="", dim=0, split_dim=0, concat_dim=0, perm=None,
+                   only_groups=None, nbytes=None):
+        """
+        Run `op` over `axis` on every group at once; arrays[p] is mesh position p's array (all
+        the same shape). Returns the arrays after it, per position:
+          all-gather      position j of a group gets the group's arrays concatenated along `dim`
+          reduce-scatter  block j (along `dim`, g equal blocks) of the group's sum
+          all-reduce      the group's sum
+          all-to-all      its array cut into g blocks along split_dim, block i sent to position i,
+                          the received blocks concatenated along concat_dim
+          ppermute        perm: (source, destination) pairs of axis indices; a position nobody
+                          sends to gets zeros (jax.lax.ppermute)
+        algo: None (Mesh.plan's choice) or one it offers; only_groups: indices of the groups that run
+        (the others keep their arrays; default all). Records an AxisCollective in self.log.
+        Timing only: arrays=None and nbytes = S of one group (the all-gather's output, the
+        reduce-scatter's and all-reduce's input, bytes after byte_scale) times and records the
+        messages of a real model's size without holding its data; returns None.
+        """
+        names = self.axis(axis)
+        if arrays is None:
+            return self._timing_only(op, names, nbytes, algo, label, only_groups)
+        arrays = [np.asarray(a) for a in arrays]
+        if len(arrays) != self.n:
+            raise MeshError(f"{op} needs one array per mesh position ({self.n}), got {len(arrays)}")
+        shapes = {a.shape for a in arrays}
+        if len(shapes) != 1:
+            raise MeshError(f"{op}: every position must hold the same shape, got {sorted(shapes)}")
+        pos = self.positions(names)
+        if only_groups is not None:  # some groups alone (to compare one group with all at once)
+            pos = pos[list(only_groups)]
+        G, g = pos.shape
+        a0 = arrays[0]
+        shape = a0.shape
+        dims_used = {"all-gather": {"dim": dim}, "reduce-scatter": {"dim": dim},
+                     "all-to-all": {"split_dim": split_dim, "concat_dim": concat_dim}}.get(op, {})
+        for what, d in dims_used.items():
+            if not -a0.ndim <= d < a0.ndim:
+                raise MeshError(f"{op}: {what} {d} does not exist in arrays of shape {shape}")
+        S = float(a0.nbytes) * self.comm.byte_scale * (g if op == "all-gather" else 1)
+        plan = self.plan(op, names, S, algo)
+        n_chunks = g * (2 * len(names) if plan.algo == "multi-axis" else 2 if plan.algo == "bidi" else 1)
+
+        def body(ready, who):
+            if g < 2:
+                return list(arrays)
+            return self._run(op, plan, pos, arrays, self.dev, ready, who, label, dim, split_dim, concat_dim, perm)
+
+        return self._record(op, plan, pos, n_chunks, S, label, body)
+
+    def _timing_only(self, op, names, nbytes, algo, label, only_groups):
+        """collective() without data: the same messages on the same clock, for S = nbytes."""
+        if op not in ("all-gather", "reduce-scatter", "all-reduce"):
+            raise MeshError(f"{op} needs arrays (timing by nbytes alone is built for all-gather, reduce-scatter "
+                            f"and all-reduce)")
+        if nbytes is None or not (isinstance(nbytes, (int, float, np.integer, np.floating)) and nbytes > 0
+                                  and math.isfinite(nbytes)):
+            raise MeshError(f"give arrays, or nbytes: a finite number of bytes > 0 (got {nbytes!r})")
+        pos = self.positions(names)
+        if only_groups is not None:
+            pos = pos[list(only_groups)]
+        g = pos.shape[1]
+        comm = self.comm
+        q = max(1, int(round(float(nbytes) / comm.byte_scale / g)))  # one-byte elements per chunk
+        S = float(q * g) * comm.byte_scale
+        plan = self.plan(op, names, S, algo)
+        # a read-only view of one byte: the ring phases time it, and _finish leaves it alone
+        data = np.broadcast_to(np.zeros((), dtype=np.uint8), (self.n, g, q))
+        n_chunks = g * (2 * len(names) if plan.algo == "multi-axis" else 2 if plan.algo == "bidi" else 1)
+        self._record(op, plan, pos, n_chunks, S, label, lambda ready, who: self._virtual(op, plan, pos, data,
+                                                                                         ready, who))
+        return None
+
+    def _virtual(self, op, plan, pos, data, ready, who):
+        g = pos.shape[1]
+        if g < 2:
+            return
+        if op == "all-reduce":
+            done = self._phases("rs", plan, pos, data, self.dev, ready, who, 0)
+            self._phases("ag", plan, pos, data, self.dev, done, who, self._after_rs(plan, g))
+        else:
+            self._phases("ag" if op == "all-gather" else "rs", plan, pos, data, self.dev, ready, who, 0)
+
+    def _record(self, op, plan, pos, n_chunks, S, label, body):
+        """Run body(ready, who) as one recorded collective and log its AxisCollective."""
+        comm, dev = self.comm, self.dev
+        ready = np.asarray(comm.ready, dtype=float)[dev]
+        n_before = len(comm.trace.messages)
+        before = comm._use_topology(plan.timed) if plan.timed is not None else None
+        try:
+            return self._recorded(op, plan, pos, n_chunks, S, label, body, ready, n_before)
+        finally:
+            if before is not None:
+                comm._use_topology(before)
+
+    def _recorded(self, op, plan, pos, n_chunks, S, label, body, ready, n_before):
+        comm, dev = self.comm, self.dev
+        comm._begin(op, f"{plan.algo} over {_name(plan.axis)}", label, n_chunks, S / comm.byte_scale,
+                    self._initial(op, pos, n_chunks))
+        try:
+            out = body(ready, Carry(dev))
+        except BaseException:
+            if comm._coll is not None:
+                comm._abort()
+            raise
+        cid = len(comm.trace.collectives)
+        comm._end()
+        c = comm.trace.collectives[cid]
+        self.log.append(AxisCollective(op, plan.axis, tuple(map(tuple, dev[pos].tolist())), S, plan.algo, plan.why,
+                                       label, c.t_start, c.t_end, cid, len(comm.trace.messages) - n_before,
+                                       plan.form, plan.form_text, plan.protocol))
+        return out
+
+    def _initial(self, op, pos, n_chunks):
+        """What every device holds before: its own data (all-gather: its own chunk)."""
+        from ..trace import Initial
+        if op != "all-gather":
+            return Initial.own_all(self.n, n_chunks)
+        G, g = pos.shape
+        if n_chunks == g and pos.size == self.n:  # one chunk each: device d holds its group index
+            owned = np.empty(self.n, dtype=np.int64)
+            owned[self.dev[pos]] = np.arange(g)[None, :]
+            return Initial.own_one(owned.tolist())
+        held = [dict() for _ in range(self.n)]
+        for row in pos:
+            for j, p in enumerate(row.tolist()):
+                d = int(self.dev[p])
+                held[d] = {j + t * g: frozenset((d,)) for t in range(n_chunks // g)}
+        return held
+
+    def _run(self, op, plan, pos, arrays, dev, ready, who, label, dim, split_dim, concat_dim, perm):
+        comm, n = self.comm, self.n
+        G, g = pos.shape
+        if op == "ppermute":
+            pairs = self._pairs(perm, g)
+            moves = [(int(row[i]), int(row[j])) for row in pos for i, j in pairs]
+            got, _ = permute(comm, arrays, dev, moves, ready, who, phase=label or "ppermute")
+            zero = np.zeros_like(arrays[0])
+            inside = set(pos.ravel().tolist())
+            return [got.get(p, zero if p in inside else arrays[p]) for p in range(n)]
+        if op == "all-to-all":
+            a0 = arrays[0]
+            if a0.shape[split_dim] % g:
+                raise MeshError(f"all-to-all: dimension {split_dim} of length {a0.shape[split_dim]} does not split "
+                                f"into {g} equal blocks")
+            blocks = np.stack([np.stack(np.split(np.asarray(a), g, axis=split_dim)) for a in arrays])  # (n, g, …)
+            flat = blocks.reshape(n, g, -1)
+            run = direct_rounds if plan.algo == "direct" else ring_all_to_all
+            got, _ = run(comm, flat, dev, pos, ready, who, phase=label or "all-to-all")
+            bshape = blocks.shape[2:]
+            res = list(arrays)
+            for p in pos.ravel().tolist():
+                res[p] = np.concatenate([got[p, i].reshape(bshape) for i in range(g)], axis=concat_dim)
+            return res
+        stacked = np.stack(arrays)  # (n, …): position p's array
+        if op == "all-gather":
+            moved = np.moveaxis(stacked, dim + 1 if dim >= 0 else dim, 1)  # (n, d0, …)
+            q = moved[0].size
+            data = np.zeros((n, g, q), dtype=stacked.dtype)
+            data[pos, np.arange(g)[None, :]] = moved.reshape(n, q)[pos]
+            self._phases("ag", plan, pos, data, dev, ready, who, 0)
+            full = np.moveaxis(data.reshape((n, moved.shape[1] * g) + moved.shape[2:]), 1, dim + 1 if dim >= 0 else dim)
+            return self._only(arrays, pos, full)
+        if op == "reduce-scatter":
+            a0 = arrays[0]
+            if a0.shape[dim] % g:
+                raise MeshError(f"reduce-scatter: dimension {dim} of length {a0.shape[dim]} does not split into "
+                                f"{g} equal blocks over {self._axis_text(plan.axis)}")
+            moved = np.moveaxis(stacked, dim + 1 if dim >= 0 else dim, 1)
+            data = np.ascontiguousarray(moved).reshape(n, g, -1).copy()
+            self._phases("rs", plan, pos, data, dev, ready, who, 0)
+            bshape = (moved.shape[1] // g,) + moved.shape[2:]
+            mine = np.empty((n,) + bshape, dtype=data.dtype)
+            mine[pos] = data[pos, np.arange(g)[None, :]].reshape(pos.shape + bshape)
+            return self._only(arrays, pos, np.moveaxis(mine, 1, dim + 1 if dim >= 0 else dim))
+        # all-reduce: reduce-scatter, then all-gather of the summed chunks
+        a0 = arrays[0]
+        L = a0.size
+        q = -(-L // g)
+        data = np.zeros((n, g * q), dtype=stacked.dtype)
+        data[:, :L] = stacked.reshape(n, L)
+        data = data.reshape(n, g, q)
+        done = self._phases("rs", plan, pos, data, dev, ready, who, 0)
+        self._phases("ag", plan, pos, data, dev, done, who, self._after_rs(plan, g))
+        return self._only(arrays, pos, data.reshape(n, -1)[:, :L].reshape((n,) + a0.shape))
+
+    @staticmethod
+    def _after_rs(plan, g):
+        """The step an all-reduce's gather starts at: after the reduce-scatter's steps (a multi-axis
+        one numbers its k phases from 0, g, 2g, …)."""
+        return len(plan.axis) * g if plan.algo == "multi-axis" else g - 1
+
+    def _only(self, arrays, pos, result):
+        """result[p] for the positions that took part, the input elsewhere (a group run alone)."""
+        if pos.size == self.n:
+            return list(result)
+        out = list(arrays)
+        for p in pos.ravel().tolist():
+            out[p] = result[p]
+        return out
+
+    def _pairs(self, perm, g):
+        if perm is None:
+            raise MeshError("ppermute needs perm: (source, destination) pairs of axis indices")
+        pairs = [(int(i), int(j)) for i, j in perm]
+        if any(not (0 <= i < g and 0 <= j < g) for i, j in pairs):
+            raise MeshError(f"ppermute: every index must be in 0 … {g - 1}, got {pairs}")
+        if len({i for i, _ in pairs}) != len(pairs) or len({j for _, j in pairs}) != len(pairs):
+            raise MeshError(f"ppermute: each index may send once and receive once, got {pairs}")
+        return [(i, j) for i, j in pairs if i != j]
+
+    def _phases(self, kind, plan, pos, data, dev, ready, who, step0):
+        """The ring phases of one all-gather ("ag") or reduce-scatter ("rs") with plan's algorithm."""
+        comm = self.comm
+        G, g, q = data.shape[0], pos.shape[1], data.shape[2]
+        own = np.broadcast_to(np.arange(g)[None, :, None], (pos.shape[0], g, 1))
+        if plan.algo == "ring":
+            return ring_phase(comm, kind, data, dev, [Lane(pos, own, +1, 0, q, 0)], ready, who, step0, kind)
+        if plan.algo == "bidi":
+            h = (q + 1) // 2
+            lanes = [Lane(pos, own, +1, 0, h, 0)] + ([Lane(pos, own, -1, h, q, 1)] if h < q else [])
+            return ring_phase(comm, kind, data, dev, lanes, ready, who, step0, kind)
+        # multi-axis over k torus axes (the book's): k parts of the data, part i gathering along the
+        # axes in the order i, i+1, …, so at every phase the k parts use k different axes' links
+        k = len(plan.axis)
+        Gn = pos.shape[0]
+        cuts = [(i * q) // (2 * k) for i in range(2 * k + 1)]
+        parts = [(who.copy(), np.asarray(ready, dtype=float)) for _ in range(k)]
+        for t in range(k):
+            for i in range(k):
+                lines, sets = _multi_axis_phase(self.shape_of(plan.axis), kind, i, t)
+                L, a = lines.shape
+                lane_pos = pos[:, lines].reshape(Gn * L, a)
+                lane_chunks = np.broadcast_to(sets[lines][None], (Gn,) + sets[lines].shape).reshape(Gn * L, a, -1)
+                lo, mid, hi = cuts[2 * i], cuts[2 * i + 1], cuts[2 * i + 2]
+                lanes = [Lane(lane_pos, lane_chunks, +1, lo, mid, 2 * i), Lane(lane_pos, lane_chunks, -1, mid, hi, 2 * i + 1)]
+                carry, r = parts[i]
+                parts[i] = (carry, ring_phase(comm, kind, data, dev, lanes, r, carry, step0 + t * g, f"{kind} {t + 1}"))
+        who.group_of, who.group_sets = parts[0][0].group_of, parts[0][0].group_sets
+        for carry, _ in parts[1:]:
+            who.union(carry)
+        return np.max([r for _, r in parts], axis=0)
+
+    def shape_of(self, names) -> tuple:
+        return tuple(self.size(a) for a in names)
+
+    def run(self, f, in_specs, out_specs, label="shard_map"):
+        """shard_map: g(*args) running f once per device on its blocks (simcore.mesh.shard_map)."""
+        from .shard_map import run
+        return run(self, f, in_specs, out_specs, label)
+
+    @property
+    def time(self) -> float:
+        return self.comm.time

@@ -1,0 +1,546 @@
+"""
+programs — the lecture's next programs on a mesh, each a registered record (name, words en/zh,
+build function), each equal to one device's numpy result and timed against its published form.
+
+    dp-tp-forward      the TP Transformer forward on a DP × TP mesh (logits = one device's)
+    fsdp-tp-layer      mixed FSDP (X) × TP (Y) forward of an MLP layer ("How to Scale Your Model",
+                       training chapter): T_FSDP = 4DF/(Y·W·M_X), T_TP = 4BD/(X·W·M_Y), X_opt
+    2d-ws-ffn          2-D weight-stationary FFN for inference (the book's inference chapter,
+                       appendix B and question 7; Pope et al. 2022): AG_YZ → W_in → AR_X → W_out →
+                       RS_YZ, T = 2BD/(X·W) + 4BF/(YZ·W); beats 1-D past N = 32·(F/D)·(3/4)² (72 at F = 4D)
+    1d-ws-ffn          its baseline, 1-D weight-stationary (Megatron) over every axis: AG_XYZ → W_in →
+                       W_out → RS_XYZ, T = 4BD/(n_axes·W)
+    torus-all-gather   the book's AllGather over one, two and three torus axes (sharding chapter):
+                       T = V/(W·n_axes)
+
+A program runs on a real numpy model small enough to check (its `scale` s divides the model's
+dimensions) and times it as the real model: byte_scale = s²·(real bytes per element)/8, so
+every product of two dimensions (BD, BF, DF) moves the real model's bytes. W is the book's link
+bandwidth of an axis: both directions of a torus link (2β: the book's bidirectional W_ici), one
+direction of the slowest link elsewhere; M the physical axes a mesh axis spans (1 off a torus).
+
+Adding a program: write build(mesh, **params) -> Result and register(Program(...)); the CLI,
+the table and (later) the app read the registry.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .device_mesh import Mesh, _on_torus
+from .errors import MeshError
+from .placement import P
+from .sharded import ShardedArray, matmul
+
+BF16 = 2  # bytes per element of the real model (bf16), as the book counts
+
+
+@dataclass(frozen=True)
+class Row:
+    """One collective of a program: what the book calls it, and its simulated and published times."""
+
+    step: str  # the book's line, e.g. "AG_Y  In[B_X, D_Y] → In[B_X, D]"
+    op: str
+    axis: str
+    algo: str
+    groups: int
+    group_size: int
+    nbytes: float  # S of one group
+    simulated: float  # seconds
+    published: float  # seconds
+    form: str  # the published form, written out
+    protocol: str = ""  # NCCL's protocol the ring was timed with on a GPU machine
+
+    @property
+    def ratio(self) -> float:
+        return self.simulated / self.published if self.published > 0 else float("nan")
+
+
+@dataclass
+class Result:
+    name: str
+    mesh: Mesh
+    rows: list
+    max_err: float  # max |mesh result − one device's numpy result|
+    published_total: float
+    published_text: str
+    notes: list = field(default_factory=list)
+    memory: list = field(default_factory=list)  # per mesh position: {class: bytes}
+    tensors: dict = field(default_factory=dict)  # class -> {name: ShardedArray or per-position arrays}
+    axes: tuple = ()  # the mesh axes the program shards over (with or without collectives)
+
+    @property
+    def simulated_total(self) -> float:
+        return sum(r.simulated for r in self.rows)
+
+    def as_dict(self) -> dict:
+        return {"program": self.name, "mesh": dict(zip(self.mesh.axis_names, self.mesh.shape)),
+                "machine": self.mesh.topology.name,
+                "rows": [{"step": r.step, "op": r.op, "axis": r.axis, "algo": r.algo, "protocol": r.protocol,
+                          "groups": r.groups,
+                          "group_size": r.group_size, "bytes": r.nbytes, "simulated_s": r.simulated,
+                          "published_s": r.published, "ratio": r.ratio, "form": r.form} for r in self.rows],
+                "simulated_total_s": self.simulated_total, "published_total_s": self.published_total,
+                "published_form": self.published_text, "max_abs_error": self.max_err, "notes": list(self.notes),
+                "memory_bytes_per_device": self.memory}
+
+
+@dataclass(frozen=True)
+class Program:
+    """A registered program: its name, its words (en, zh), how to build it, its default mesh."""
+
+    name: str
+    words: dict  # {"en": ..., "zh": ...}
+    build: object  # build(mesh, **params) -> Result
+    mesh: tuple  # default ((axis, size), ...)
+    machine: object  # default machine (None: one NVLink 4 switch)
+    params: dict = field(default_factory=dict)
+
+
+PROGRAMS: dict[str, Program] = {}
+
+
+def register(program: Program) -> Program:
+    PROGRAMS[program.name] = program
+    return program
+
+
+def get_program(name) -> Program:
+    if name not in PROGRAMS:
+        raise MeshError(f"no program {name!r}; the mesh runs {', '.join(PROGRAMS)}")
+    return PROGRAMS[name]
+
+
+def run_program(name, mesh_shape=None, machine="default", **params) -> Result:
+    """Build `name` on a mesh {axis: size} (None: the program's own) and machine ("default": its own)."""
+    prog = get_program(name)
+    shape = dict(prog.mesh) if mesh_shape is None else dict(mesh_shape)
+    machine = prog.machine if machine == "default" else machine
+    kw = dict(prog.params)
+    unknown = sorted(set(params) - set(kw))
+    if unknown:
+        raise MeshError(f"{name} has no parameter {unknown[0]!r}; its parameters are {', '.join(kw)}")
+    kw.update(params)
+    scale = kw.get("scale", 1)
+    mesh = Mesh(tuple(shape.values()), tuple(shape), machine, byte_scale=scale * scale * BF16 / 8)
+    res = prog.build(mesh, **kw)
+    used = set(res.axes) | {a for rec in mesh.log for a in rec.axis}
+    idle = [a for a, size in zip(mesh.axis_names, mesh.shape) if a not in used and size > 1]
+    if idle:
+        res.notes.append(f"axis {', '.join(idle)} is not used by this program: each of its slices runs the same "
+                         f"program on a copy (name it in a parameter to use it)")
+    return res
+
+
+# ---------------------------------------------------------------------------------------
+# The book's link terms and the rows
+# ---------------------------------------------------------------------------------------
+def book_W(mesh, axis) -> float:
+    """The book's W for a mesh axis (bytes/s): both directions of a torus link, else one direction
+    of the axis's slowest link."""
+    if _on_torus(mesh.topology):
+        return 2 * mesh.topology.link.bw
+    return mesh._links(mesh.positions(axis))[1]
+
+
+def book_M(mesh, axis) -> int:
+    """Physical axes a mesh axis spans (the book's M): its torus axes, 1 elsewhere."""
+    return len(mesh.axis(axis)) if _on_torus(mesh.topology) else 1
+
+
+def _row(step, rec, published, form) -> Row:
+    return Row(step, rec.op, rec.axis_name, rec.algo, len(rec.groups), len(rec.groups[0]), rec.nbytes, rec.time,
+               published, form, rec.protocol)
+
+
+def _check_split(what, n, k, axis):
+    if n % k:
+        raise MeshError(f"{what} = {n} does not split into {k} equal blocks over {axis}")
+
+
+def _dims(B, D, F, scale):
+    for name, v in (("B", B), ("D", D), ("F", F)):
+        if v % scale:
+            raise MeshError(f"{name} = {v} is not divisible by scale {scale}")
+    return B // scale, D // scale, F // scale
+
+
+def memory_per_device(mesh, classes) -> list:
+    """
+    Any program's memory, per mesh position: bytes by tensor class. classes: {class: {name:
+    ShardedArray or one array per position}} — e.g. {"weights": {...}, "KV cache": {...},
+    "activations": {...}}; bytes are the blocks' × byte_scale (the real model's). Adds "buffers in
+    flight": the largest buffer a collective of mesh.log held on that device (S of its group).
+    """
+    scale = mesh.comm.byte_scale
+    out = []
+    for p in range(mesh.n):
+        row = {}
+        for cls, tensors in classes.items():
+            total = 0.0
+            for t in tensors.values():
+                blocks = t.blocks if isinstance(t, ShardedArray) else t
+                total += float(np.asarray(blocks[p]).nbytes) * scale
+            row[cls] = total
+        d = int(mesh.dev[p])
+        row["buffers in flight"] = max((r.nbytes for r in mesh.log if any(d in g for g in r.groups)), default=0.0)
+        out.append(row)
+    return out
+
+
+def _two_axes(mesh, a, b):
+    """Two distinct mesh axes (None: the mesh's first and second)."""
+    if len(mesh.axis_names) < 2 and (a is None or b is None):
+        raise MeshError(f"this program needs two mesh axes; the mesh has {', '.join(mesh.axis_names)}")
+    a = mesh.axis_names[0] if a is None else a
+    b = mesh.axis_names[1] if b is None else b
+    mesh.axis(a), mesh.axis(b)
+    if a == b:
+        raise MeshError(f"the program's two axes must differ, got {a} twice")
+    return a, b
+
+
+def _silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+# ---------------------------------------------------------------------------------------
+# FSDP (X) × TP (Y): the forward of one MLP layer
+# ---------------------------------------------------------------------------------------
+def fsdp_tp_layer(mesh, x_axis=None, y_axis=None, B=8192, D=8192, F=32768, scale=64, seed=0):
+    """
+    The book's mixed FSDP + tensor parallelism, forward: In[B_X, D_Y] · W_in[D_X, F_Y] · W_out[F_Y, D_X]
+    → Out[B_X, D_Y]:
+        In[B_X, D]         = AllGather_Y  In[B_X, D_Y]        (on the critical path)
+        W_in[D, F_Y]       = AllGather_X  W_in[D_X, F_Y]      (can be done ahead of time)
+        Tmp[B_X, F_Y]      = In · W_in, then SiLU
+        W_out[F_Y, D]      = AllGather_X  W_out[F_Y, D_X]
+        Out[B_X, D]{U_Y}   = Tmp · W_out
+        Out[B_X, D_Y]      = ReduceScatter_Y Out               (on the critical path)
+    Published: T_FSDP = 4DF/(Y·W·M_X), T_TP = 4BD/(X·W·M_Y) (bf16; no overlap), and
+    X_opt = √(B/F · M_X/M_Y · N).
+    """
+    x_axis, y_axis = _two_axes(mesh, x_axis, y_axis)
+    b, d, f = _dims(B, D, F, scale)
+    X, Y = mesh.size(x_axis), mesh.size(y_axis)
+    for what, v, k, ax in (("B", b, X, x_axis), ("D", d, X * Y, f"{x_axis}, {y_axis}"), ("F", f, Y, y_axis)):
+        _check_split(f"{what}/scale", v, k, ax)
+    rng = np.random.default_rng(seed)
+    x, w_in, w_out = rng.standard_normal((b, d)), rng.standard_normal((d, f)) / d ** .5, rng.standard_normal((f, d)) / f ** .5
+    ref = _silu(x @ w_in) @ w_out
+    n0 = len(mesh.log)
+    In = ShardedArray.from_full(mesh, x, P(x_axis, y_axis), "In", "BD")
+    Win = ShardedArray.from_full(mesh, w_in, P(x_axis, y_axis), "W_in", "DF")
+    Wout = ShardedArray.from_full(mesh, w_out, P(y_axis, x_axis), "W_out", "FD")
+    In2 = In.redistribute(P(x_axis, None), label="AG_Y In")
+    Win2 = Win.redistribute(P(None, y_axis), label="AG_X W_in")
+    Tmp = matmul(In2, Win2, "Tmp")
+    Tmp.blocks = [_silu(t) for t in Tmp.blocks]
+    Wout2 = Wout.redistribute(P(y_axis, None), label="AG_X W_out")
+    Out = matmul(Tmp, Wout2, "Out")
+    Out2 = Out.redistribute(P(x_axis, y_axis), label="RS_Y Out")
+    err = float(np.max(np.abs(Out2.full() - ref)))
+    WX, WY, MX, MY = book_W(mesh, x_axis), book_W(mesh, y_axis), book_M(mesh, x_axis), book_M(mesh, y_axis)
+    tp_one = 2 * B * D / (X * WY * MY)
+    fsdp_one = 2 * D * F / (Y * WX * MX)
+    recs = mesh.log[n0:]
+    steps = [str(In2.steps[-1]), str(Win2.steps[-1]), str(Wout2.steps[-1]), str(Out2.steps[-1])]
+    rows = [_row(f"AG_{recs[0].axis_name}  {steps[0]}", recs[0], tp_one, "2BD/(X·W·M_Y)"),
+            _row(f"AG_{recs[1].axis_name}  {steps[1]}", recs[1], fsdp_one, "2DF/(Y·W·M_X)"),
+            _row(f"AG_{recs[2].axis_name}  {steps[2]}", recs[2], fsdp_one, "2DF/(Y·W·M_X)"),
+            _row(f"RS_{recs[3].axis_name}  {steps[3]}", recs[3], tp_one, "2BD/(X·W·M_Y)")]
+    N = X * Y
+    x_opt = math.sqrt(B / F * MX / MY * N)
+    notes = [f"T_FSDP = 4DF/(Y·W·M_X) = {2 * fsdp_one * 1e6:.1f} µs, T_TP = 4BD/(X·W·M_Y) = {2 * tp_one * 1e6:.1f} µs "
+             f"(B {B}, D {D}, F {F}, bf16; W_X {WX / 1e9:.0f} GB/s, W_Y {WY / 1e9:.0f} GB/s)",
+             f"X_opt = √(B/F · M_X/M_Y · N) = {x_opt:.2f} for N = {N} (this mesh: X = {X})"]
+    if WX != WY:
+        x_w = math.sqrt(B / F * (MX * WX) / (MY * WY) * N)
+        notes.append(f"with the axes' different W: X_opt = √(B/F · M_X·W_X/(M_Y·W_Y) · N) = {x_w:.2f}")
+    res = Result("fsdp-tp-layer", mesh, rows, err, 2 * fsdp_one + 2 * tp_one, "4DF/(Y·W·M_X) + 4BD/(X·W·M_Y)", notes)
+    res.axes = mesh.axis(x_axis) + mesh.axis(y_axis)
+    res.tensors = {"weights": {"W_in": Win, "W_out": Wout}, "activations": {"In": In, "Tmp": Tmp, "Out": Out2},
+                   "KV cache": {}}
+    res.memory = memory_per_device(mesh, res.tensors)
+    return res
+
+
+def fsdp_tp_sweep(N, machine=None, B=8192, D=8192, F=32768, scale=64):
+    """
+    The book's X_opt by simulation: fsdp-tp-layer on every X × Y = N mesh (X a divisor of N, one
+    switch by default), each row (X, simulated collectives' seconds, the book's T_FSDP + T_TP).
+    The book's X_opt = √(B/F · M_X/M_Y · N) minimises the second; the first follows it.
+    """
+    rows = []
+    for X in [x for x in range(1, N + 1) if N % x == 0]:
+        res = run_program("fsdp-tp-layer", {"X": X, "Y": N // X}, machine, B=B, D=D, F=F, scale=scale)
+        rows.append((X, res.simulated_total, res.published_total))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------
+# 2-D weight-stationary FFN (inference)
+# ---------------------------------------------------------------------------------------
+def crossover_2d(F_over_D) -> float:
+    """N past which 2-D weight-stationary moves less than 1-D (over three axes): 32·(F/D)·(3/4)²
+    (the book's inference chapter, question 7: 72 at F = 4D)."""
+    return 32 * F_over_D * (3 / 4) ** 2
+
+
+def ws2d_ffn(mesh, x_axis=None, yz_axes=None, B=2048, D=8192, F=32768, scale=128, seed=0):
+    """
+    The book's 2-D weight-stationary FFN (inference chapter, question 7 and appendix B; Pope et al.
+    2022, "Efficiently Scaling Transformer Inference"):
+        In[B, D_X]          = AllGather_YZ  In[B, D_XYZ]
+        Tmp[B, F_YZ]{U_X}   = In[B, D_X] · W_in[D_X, F_YZ]
+        Tmp[B, F_YZ]        = AllReduce_X Tmp, then SiLU
+        Out[B, D_X]{U_YZ}   = Tmp[B, F_YZ] · W_out[F_YZ, D_X]
+        Out[B, D_XYZ]       = ReduceScatter_YZ Out
+    Published: T = 2BD/(X·W) + 4BF/(YZ·W) (YZ over two axes; in general the AG and RS over
+    W·M_YZ, the AR over W·M_X).
+    """
+    x_axis = mesh.axis_names[0] if x_axis is None else x_axis
+    mesh.axis(x_axis)
+    if yz_axes is None:  # every other axis, as the book's Y and Z
+        yz_axes = tuple(a for a in mesh.axis_names if a != x_axis)
+        if not yz_axes:
+            raise MeshError(f"2-D weight-stationary needs a second mesh axis for YZ; the mesh has only {x_axis}")
+    yz = tuple(yz_axes) if not isinstance(yz_axes, str) else tuple(yz_axes.split(","))
+    yz = mesh.axis(yz)
+    if x_axis in yz:
+        raise MeshError(f"the X axis {x_axis} cannot also be one of the YZ axes {','.join(yz)}")
+    b, d, f = _dims(B, D, F, scale)
+    X, YZ = mesh.size(x_axis), mesh.size(yz)
+    _check_split("D/scale", d, X * YZ, "all axes")
+    _check_split("F/scale", f, YZ, ",".join(yz))
+    rng = np.random.default_rng(seed)
+    x, w_in, w_out = rng.standard_normal((b, d)), rng.standard_normal((d, f)) / d ** .5, rng.standard_normal((f, d)) / f ** .5
+    ref = _silu(x @ w_in) @ w_out
+    n0 = len(mesh.log)
+    all_axes = (x_axis,) + yz
+    In = ShardedArray.from_full(mesh, x, P(None, all_axes), "In", "BD")
+    Win = ShardedArray.from_full(mesh, w_in, P(x_axis, yz), "W_in", "DF")
+    Wout = ShardedArray.from_full(mesh, w_out, P(yz, x_axis), "W_out", "FD")
+    In2 = In.redistribute(P(None, x_axis), label="AG_YZ In")
+    Tmp = matmul(In2, Win, "Tmp")
+    Tmp2 = Tmp.redistribute(P(None, yz), label="AR_X Tmp")
+    Tmp2.blocks = [_silu(t) for t in Tmp2.blocks]
+    Out = matmul(Tmp2, Wout, "Out")
+    Out2 = Out.redistribute(P(None, all_axes), label="RS_YZ Out")
+    err = float(np.max(np.abs(Out2.full() - ref)))
+    W_x, W_yz = book_W(mesh, x_axis), book_W(mesh, yz)
+    M_x, M_yz = book_M(mesh, x_axis), book_M(mesh, yz)
+    ag = BF16 * B * D / X / (W_yz * M_yz)
+    ar = 2 * BF16 * B * F / YZ / (W_x * M_x)
+    recs = mesh.log[n0:]
+    rows = [_row(f"AG_{recs[0].axis_name}  {In2.steps[-1]}", recs[0], ag, "2BD/(X·W·M_YZ)"),
+            _row(f"AR_{recs[1].axis_name}  {Tmp2.steps[-1]}", recs[1], ar, "4BF/(YZ·W·M_X)"),
+            _row(f"RS_{recs[2].axis_name}  {Out2.steps[-1]}", recs[2], ag, "2BD/(X·W·M_YZ)")]
+    N = mesh.n
+    t_1d = 4 * BF16 / 2 * B * D / (3 * book_W(mesh, x_axis))
+    notes = [f"T_2D = 2BD/(X·W) + 4BF/(YZ·W) = {(2 * ag + ar) * 1e6:.1f} µs (B {B}, D {D}, F {F}, bf16, "
+             f"W {W_x / 1e9:.0f} GB/s; M_X {M_x}, M_YZ {M_yz})",
+             f"1-D weight-stationary over three axes: 4BD/(3W) = {t_1d * 1e6:.1f} µs; 2-D wins past "
+             f"N = 32·(F/D)·(3/4)² = {crossover_2d(F / D):.0f} chips (this mesh: N = {N})"]
+    res = Result("2d-ws-ffn", mesh, rows, err, 2 * ag + ar, "2BD/(X·W) + 4BF/(YZ·W)", notes)
+    res.axes = all_axes
+    res.tensors = {"weights": {"W_in": Win, "W_out": Wout}, "activations": {"In": In2, "Tmp": Tmp2, "Out": Out2},
+                   "KV cache": {}}
+    res.memory = memory_per_device(mesh, res.tensors)
+    return res
+
+
+def ws1d_ffn(mesh, axes=None, B=2048, D=8192, F=32768, scale=128, seed=0):
+    """
+    1-D weight-stationary (Megatron) FFN for inference over every given axis, the baseline of the
+    book's 2-D question: In[B, D_XYZ] → AllGather_XYZ → In[B, D] · W_in[D, F_XYZ] → SiLU →
+    · W_out[F_XYZ, D] → Out[B, D]{U_XYZ} → ReduceScatter_XYZ → Out[B, D_XYZ]. Published:
+    T = 4BD/(n_axes·W) (the book: 4BD/(3W) on a 3-D torus).
+    """
+    axes = mesh.axis_names if axes is None else axes
+    axes = mesh.axis(tuple(axes.split(",")) if isinstance(axes, str) else axes)
+    b, d, f = _dims(B, D, F, scale)
+    N = mesh.size(axes)
+    _check_split("D/scale", d, N, ",".join(axes))
+    _check_split("F/scale", f, N, ",".join(axes))
+    rng = np.random.default_rng(seed)
+    x, w_in, w_out = rng.standard_normal((b, d)), rng.standard_normal((d, f)) / d ** .5, rng.standard_normal((f, d)) / f ** .5
+    ref = _silu(x @ w_in) @ w_out
+    n0 = len(mesh.log)
+    In = ShardedArray.from_full(mesh, x, P(None, axes), "In", "BD")
+    Win = ShardedArray.from_full(mesh, w_in, P(None, axes), "W_in", "DF")
+    Wout = ShardedArray.from_full(mesh, w_out, P(axes, None), "W_out", "FD")
+    In2 = In.redistribute(P(), label="AG In")
+    Tmp = matmul(In2, Win, "Tmp")
+    Tmp.blocks = [_silu(t) for t in Tmp.blocks]
+    Out = matmul(Tmp, Wout, "Out")
+    Out2 = Out.redistribute(P(None, axes), label="RS Out")
+    err = float(np.max(np.abs(Out2.full() - ref)))
+    W, M = book_W(mesh, axes), book_M(mesh, axes)
+    one = BF16 * B * D / (W * M)
+    recs = mesh.log[n0:]
+    rows = [_row(f"AG_{recs[0].axis_name}  {In2.steps[-1]}", recs[0], one, "2BD/(W·n_axes)"),
+            _row(f"RS_{recs[1].axis_name}  {Out2.steps[-1]}", recs[1], one, "2BD/(W·n_axes)")]
+    notes = [f"T_1D = 4BD/(n_axes·W) = {2 * one * 1e6:.1f} µs (B {B}, D {D}, bf16, W {W / 1e9:.0f} GB/s, "
+             f"n_axes {M}); 2-D weight-stationary wins past N = 32·(F/D)·(3/4)² = {crossover_2d(F / D):.0f} "
+             f"(this mesh: N = {N})"]
+    res = Result("1d-ws-ffn", mesh, rows, err, 2 * one, "4BD/(n_axes·W)", notes)
+    res.axes = axes
+    res.tensors = {"weights": {"W_in": Win, "W_out": Wout}, "activations": {"In": In2, "Tmp": Tmp, "Out": Out2},
+                   "KV cache": {}}
+    res.memory = memory_per_device(mesh, res.tensors)
+    return res
+
+
+# ---------------------------------------------------------------------------------------
+# The book's AllGather on a torus, over one and over two axes
+# ---------------------------------------------------------------------------------------
+def torus_all_gather(mesh, axes=None, I=4096, J=8192, scale=64, seed=0):
+    """
+    The book's AllGather of one array V over one, two, … of the given axes (sharding chapter):
+    A[I_X, J] → A[I, J], A[I_XY, J] → A[I, J], A[I_XYZ, J] → A[I, J]; T = V/W over one axis and
+    V/(W·n_axes) over several (the gather uses every axis's links at once), V the array's bytes.
+    axes: the axes to gather over, in order (default every mesh axis).
+    """
+    if axes is None:
+        axes = mesh.axis_names
+    axes = mesh.axis(tuple(axes.split(",")) if isinstance(axes, str) else axes)
+    if len(axes) < 2:
+        raise MeshError("the all-gather over several axes needs at least two mesh axes")
+    if I % scale or J % scale:
+        raise MeshError(f"I = {I} and J = {J} must be divisible by scale {scale}")
+    i, j = I // scale, J // scale
+    _check_split("I/scale", i, mesh.size(axes), ",".join(axes))
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((i, j))
+    V = BF16 * I * J
+    n0 = len(mesh.log)
+    rows, err, total, gathered = [], 0.0, 0.0, None
+    for k in range(1, len(axes) + 1):
+        over = axes[:k]
+        A = ShardedArray.from_full(mesh, a, P(over, None), "A", "IJ")
+        gathered = A.redistribute(P(), label=f"AG_{''.join(over)} A")
+        err = max(err, max(float(np.max(np.abs(blk - a))) for blk in gathered.blocks))
+        rec = mesh.log[-1]
+        book = V / (book_W(mesh, over) * book_M(mesh, over))
+        total += book
+        rows.append(_row(f"AG_{rec.axis_name}  {gathered.steps[-1]}", rec, book,
+                         "V/(W·M)" if k == 1 else f"V/(W·n_axes), n_axes = {book_M(mesh, over)}"))
+    recs = mesh.log[n0:]
+    notes = [f"V = {V / 2 ** 20:.0f} MiB (I {I}, J {J}, bf16); over "
+             + ", ".join(f"{len(r.axis)} axes it takes {r.time / recs[0].time:.2f}×" for r in recs[1:])
+             + " the time over one (the book, on a torus: 1/n_axes)"]
+    res = Result("torus-all-gather", mesh, rows, err, total, "V/(W·n_axes)", notes)
+    res.axes = axes
+    res.tensors = {"activations": {"A": gathered}, "weights": {}, "KV cache": {}}
+    res.memory = memory_per_device(mesh, res.tensors)
+    return res
+
+
+# ---------------------------------------------------------------------------------------
+# DP × TP: the lecture's tensor-parallel Transformer forward, one TP group per DP replica
+# ---------------------------------------------------------------------------------------
+def dp_tp_forward(mesh, dp_axis=None, tp_axis=None, batch=4, seq=8, seed=0, scale=1):
+    """
+    The lecture's Megatron forward (tensor_parallel.tp_layers) on a DP × TP mesh: the batch is
+    sharded over dp_axis, the weights over tp_axis (shard_params_tp); every layer's two
+    all-reduces run over tp_axis in every DP replica at once, the logits are all-gathered over
+    tp_axis. No DP communication in a forward (the book: DP's bytes are the backward's 8DF).
+    Published per all-reduce: the ring's 2(g−1)(α + S/(gβ)) (Patarasuk & Yuan 2009), per all-gather
+    (g−1)(α + S/(gβ)). Logits equal one device's forward.
+    """
+    from ..tensor_parallel import _advance, shard_params_tp, tp_caches, tp_layers
+    from ..transformer_lab import TINY, forward, init_params, rope_angles
+
+    cfg = TINY
+    dp_axis, tp_axis = _two_axes(mesh, dp_axis, tp_axis)
+    X, Y = mesh.size(dp_axis), mesh.size(tp_axis)
+    _check_split("batch", batch, X, dp_axis)
+    if cfg.n_heads % Y:
+        raise MeshError(f"{cfg.n_heads} heads do not split over {Y} devices of axis {tp_axis}")
+    params = init_params(cfg, seed=seed)
+    tokens = np.random.default_rng(seed).integers(0, cfg.vocab, size=(batch, seq))
+    ref = forward(params, cfg, tokens)
+    dev_params = shard_params_tp(params, cfg, Y)
+    di, ti = mesh.axis_names.index(dp_axis), mesh.axis_names.index(tp_axis)
+    cos, sin = rope_angles(np.arange(seq), cfg.d_head, cfg.rope_theta)
+    parts = np.split(tokens, X, axis=0)
+    caches = {}
+    gens = []
+    for p in range(mesh.n):
+        c = mesh.coord(p)
+        cache = tp_caches(cfg, [dev_params[c[ti]]], batch // X)[0]
+        caches[p] = cache
+        gens.append(tp_layers(dev_params[c[ti]], cfg, parts[c[di]], cos, sin, 0, cache))
+    n0 = len(mesh.log)
+    # every device asks for the same all-reduce at once: run it over the TP axis in every replica
+    steps = [_advance(g, None) for g in gens]
+    while not steps[0][0]:
+        label = steps[0][1][0]
+        summed = mesh.collective("all-reduce", tp_axis, [v[1] for _, v in steps], label=label)
+        steps = [_advance(g, s) for g, s in zip(gens, summed)]
+    hs = [v for _, v in steps]
+    local = [h @ dev_params[mesh.coord(p)[ti]]["lm_head"] for p, h in enumerate(hs)]
+    logits = mesh.collective("all-gather", tp_axis, local, label="logits", dim=2)
+    full = _dp_concat(mesh, logits, di, X)
+    err = float(np.max(np.abs(full[..., :cfg.vocab] - ref)))
+    rows = []
+    for r in mesh.log[n0:]:
+        rows.append(_row(f"{'AR' if r.op == 'all-reduce' else 'AG'}_{r.axis_name}  {r.label}", r, r.form,
+                         r.form_text))
+    kv = {"K": [caches[p].k for p in range(mesh.n)], "V": [caches[p].v for p in range(mesh.n)]}
+    weights = {"TP shard": [np.concatenate([np.ravel(v) for k, v in _flat(dev_params[mesh.coord(p)[ti]])])
+                            for p in range(mesh.n)]}
+    res = Result("dp-tp-forward", mesh, rows, err, sum(r.published for r in rows), "ring: 2(g−1)(α + S/(gβ)) per AR",
+                 [f"{cfg.n_layers} layers × 2 all-reduces over {tp_axis} + 1 all-gather of the logits, in all {X} DP "
+                  f"replicas at once; logits max |Δ| vs one device {err:.1e}"])
+    res.tensors = {"weights": weights, "KV cache": kv, "activations": {"logits": logits}}
+    res.axes = (dp_axis, tp_axis)
+    res.memory = memory_per_device(mesh, res.tensors)
+    return res
+
+
+def _flat(p):
+    out = []
+    for k, v in p.items():
+        if k == "layers":
+            for lp in v:
+                out += [(name, w) for name, w in lp.items()]
+        elif isinstance(v, np.ndarray):
+            out.append((k, v))
+    return out
+
+
+def _dp_concat(mesh, arrays, di, X):
+    """The DP replicas' outputs along the batch: the array at coordinate 0 on every axis but dp."""
+    rows = []
+    for x in range(X):
+        coord = [0] * len(mesh.shape)
+        coord[di] = x
+        rows.append(arrays[mesh.position(tuple(coord))])
+    return np.concatenate(rows, axis=0)
+
+
+register(Program("dp-tp-forward", {"en": "DP × TP Transformer forward (logits equal one device's)",
+                                   "zh": "DP × TP Transformer 前向（logits 与单卡一致）"},
+                 dp_tp_forward, (("X", 2), ("Y", 4)), None, {"dp_axis": None, "tp_axis": None, "batch": 4, "seq": 8,
+                                                             "seed": 0, "scale": 1}))
+register(Program("fsdp-tp-layer", {"en": "FSDP (X) × TP (Y) forward of one MLP layer",
+                                   "zh": "FSDP（X）× TP（Y）：一层 MLP 的前向"},
+                 fsdp_tp_layer, (("X", 2), ("Y", 8)), "dgx-h100",
+                 {"x_axis": None, "y_axis": None, "B": 8192, "D": 8192, "F": 32768, "scale": 64, "seed": 0}))
+register(Program("2d-ws-ffn", {"en": "2-D weight-stationary FFN (inference)",
+                               "zh": "二维权重驻留 FFN（推理）"},
+                 ws2d_ffn, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4",
+                 {"x_axis": None, "yz_axes": None, "B": 2048, "D": 8192, "F": 32768, "scale": 128, "seed": 0}))
+register(Program("1d-ws-ffn", {"en": "1-D weight-stationary FFN (inference), the baseline of 2-D",
+                               "zh": "一维权重驻留 FFN（推理），二维的对照"},
+                 ws1d_ffn, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4",
+                 {"axes": None, "B": 2048, "D": 8192, "F": 32768, "scale": 128, "seed": 0}))
+register(Program("torus-all-gather", {"en": "the book's all-gather on a torus, over one, two and three axes",
+                                      "zh": "环面上的 all-gather：一条、两条与三条轴"},
+                 torus_all_gather, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4",
+                 {"axes": None, "I": 4096, "J": 8192, "scale": 64, "seed": 0}))
