@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simcore.algorithms import ALGORITHMS
 from simcore.trace import SWITCH
 
 from ...words import (device_name, fmt_bytes, fmt_rate, fmt_time, matmul_case_name, n_devices,  # noqa: F401
@@ -183,7 +184,7 @@ def ring_texts(run) -> RingTexts:
     n = run.scenario.n
     if n > BOX_MODE_MAX_N:
         widest = [str(d) for d in range(n)]
-    elif any(c.algo == "direct" for c in run.trace.collectives):  # "GPU 3", "7 queued" below while waiting
+    elif any(sends_queue(c) for c in run.trace.collectives):  # "GPU 3", "7 queued" below while waiting
         widest = [queued_label(d, max(n - 1, 1)) for d in range(n)]
     else:
         widest = [device_name(d, run.comm.topology if run.comm is not None else None) for d in range(n)]
@@ -194,6 +195,12 @@ def ring_texts(run) -> RingTexts:
                           for x in ("0", "8.88", "88.8", "888", "1e+03") for unit in ("s", "ms", "µs", "ns", "ps")),
         device_labels=tuple(widest), switch_name=switch_name(run.link), swatch_title=key_title,
         swatch_labels=tuple(str(d) for d in swatch_devices(n)), legend=legend)
+
+
+def sends_queue(c) -> bool:
+    """Whether a collective's sends wait for their port in turn (its registry record's `queues`:
+    one-shot, two-shot), so its devices' labels may carry a second line, "6 queued"."""
+    return bool(getattr(ALGORITHMS.get(c.op, {}).get(c.algo), "queues", False))
 
 
 def queued_label(d: int, k: int) -> str:
