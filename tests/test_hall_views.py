@@ -51,3 +51,40 @@ def test_queued_label_fits_the_box_the_layout_gave_it(qtbot):
         drawn = lab.mapRectToScene(lab.boundingRect())
         assert drawn.height() <= box.rect.height() + 0.5, (d, lab.text, drawn.height(), box.rect.height())
     assert queued >= 4, "sends are shown waiting"
+
+
+# -- the ring: "arrived in the last step" outline reads on every fill -------------------------------
+def _luminance(c) -> float:
+    def lin(x):
+        x = x / 255
+        return x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4
+    return 0.2126 * lin(c.red()) + 0.7152 * lin(c.green()) + 0.0722 * lin(c.blue())
+
+
+def _contrast(a, b) -> float:
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+@pytest.mark.parametrize("theme_key", ("light", "dark", "high-contrast"))
+def test_arrived_outline_reads_on_the_chunks_own_colour(qtbot, theme_key):
+    """GPU 7's colour is black: after step 1 of a ring all-gather on 8 GPUs chunk 7 arrives at GPU 0,
+    and its outline in the light theme's near-black highlight was painted black on black. The outline
+    is read inside the slot's edge and compared with the slot's middle."""
+    theme.set_theme(theme_key)
+    model, pb, view = ring_view(qtbot, size=(900, 700), kind="all-gather", n=8, algo="ring", nbytes=2.0**20)
+    pb.seek(pb.stops[1])
+    settle()
+    img = view.viewport().grab().toImage()
+    checked = 0
+    for item in view.devices:
+        for ch in item.new:
+            r = view.viewportTransform().mapRect(item.mapRectToScene(item.slot_rect(ch)))
+            x = int(r.center().x())
+            fill = img.pixelColor(x, int(r.center().y()))
+            pw = theme.line("highlight")  # the outline straddles the slot's edge; nothing outside it is read
+            edge = [img.pixelColor(x, y) for y in range(int(r.top() - pw / 2 + 1), int(r.top() + pw + 1.5))]
+            best = max(_contrast(c, fill) for c in edge)
+            assert best >= 3.0, (item.d, ch, fill.name(), [c.name() for c in edge])
+            checked += 1
+    assert checked >= 8
