@@ -347,16 +347,14 @@ class DeviceItem(QGraphicsItem):
                     p.setPen(pen)
                     p.drawRect(r)
                     # the highlight on a fill of its own darkness (the light theme's #111 on GPU 7's black)
-                    # is not seen: a ring in black or white just inside it, whichever the fill shows
+                    # is not seen: the outline's inner half in black or white, whichever the fill shows
                     ink = outline_on(self.colors.highlight, self._fills(ch))
                     if ink != self.colors.highlight:
-                        w = max(pen.widthF() / 2, 1.0)
-                        inset = pen.widthF() / 2 + w / 2
-                        if r.width() > 2 * inset + w and r.height() > 2 * inset + w:
-                            inner = QPen(ink, w)
-                            inner.setJoinStyle(Qt.MiterJoin)
-                            p.setPen(inner)
-                            p.drawRect(r.adjusted(inset, inset, -inset, -inset))
+                        w = pen.widthF() / 2
+                        inner = QPen(ink, w)
+                        inner.setJoinStyle(Qt.MiterJoin)
+                        p.setPen(inner)
+                        p.drawRect(r.adjusted(w / 2, w / 2, -w / 2, -w / 2))
 
     def _fills(self, ch: int) -> list:
         """The colours slot `ch` is painted in (paint_chunk): its contributors' or its chunk's, and the empty grey."""
