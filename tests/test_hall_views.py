@@ -88,3 +88,75 @@ def test_arrived_outline_reads_on_the_chunks_own_colour(qtbot, theme_key):
             assert best >= 3.0, (item.d, ch, fill.name(), [c.name() for c in edge])
             checked += 1
     assert checked >= 8
+
+
+# -- the timeline ---------------------------------------------------------------------------------
+def timeline(qtbot, size=(1280, 200), **scenario):
+    from app.views.timeline.timeline import TimelineView
+
+    model = ScenarioModel(Scenario(**scenario))
+    pb = Playback(model)
+    view = TimelineView(model, pb)
+    qtbot.addWidget(view)
+    view.resize(*size)
+    view.show()
+    qtbot.waitExposed(view)
+    settle()
+    return model, pb, view
+
+
+def painted_tick_height(tl, axis="left") -> float:
+    """The height of the text the axis paints for its ticks (its drawn text rectangles)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    ax = tl.plot.getAxis(axis)
+    img = QImage(8, 8, QImage.Format_ARGB32)
+    p = QPainter(img)
+    try:
+        specs = ax.generateDrawSpecs(p)
+    finally:
+        p.end()
+    return max(r.height() for r, _flags, _s in specs[2])
+
+
+def test_presentation_timeline_text_grows_with_the_text_size(qtbot):
+    """Presentation mode's short timeline capped its text at 18 px: from its 1.5× start on, Ctrl+= grew
+    every other text and left the timeline's as it was. Each step up now paints it taller."""
+    _m, _pb, tl = timeline(qtbot, size=(1280, 160), kind="all-reduce", n=8, algo="ring")
+    tl.set_compact(True)
+    heights = []
+    for s in (1.5, 2.0, 2.5, 3.0):
+        theme.set_scale(s)
+        settle()
+        heights.append((tl._small().pixelSize(), painted_tick_height(tl, "bottom")))
+    px = [h[0] for h in heights]
+    drawn = [h[1] for h in heights]
+    assert all(a < b for a, b in zip(px, px[1:])), heights
+    assert all(a < b for a, b in zip(drawn, drawn[1:])), heights
+    assert px[0] >= 18, heights  # never smaller than it was at presentation's first size
+
+
+def axis_title_rect(tl):
+    """The time axis' title as painted, in the timeline widget's pixels, and its text."""
+    ax = tl.plot.getAxis("bottom")
+    lab = ax.label
+    r = tl.plot.mapFromScene(lab.mapRectToScene(lab.boundingRect())).boundingRect()
+    m = lab.document().documentMargin()
+    return r.adjusted(m, 0, -m, 0), lab.toPlainText()
+
+
+@pytest.mark.parametrize("lang", ("en", "zh"))
+@pytest.mark.parametrize("width,scale,kind", [(330, 2.0, "all-reduce"), (680, 1.0, "all-reduce"),
+                                              (500, 1.5, "tp-forward"), (1280, 1.0, "tp-forward")])
+def test_time_axis_title_keeps_its_unit_inside_the_view(qtbot, qapp, lang, width, scale, kind):
+    """At 2× text in a 330 px dock the title read "simulated time (µ": its unit was cut. The title
+    shortens to what fits (the legends, then "simulated", go first) and always ends with its unit."""
+    from app import i18n
+
+    i18n.set_language(qapp, lang)
+    theme.set_scale(scale)
+    _m, _pb, tl = timeline(qtbot, size=(width, 150), kind=kind, n=4, algo="ring")
+    settle()
+    r, text = axis_title_rect(tl)
+    assert f"({tl.unit})" in text or f"（{tl.unit}）" in text, text
+    assert r.left() >= 0 and r.right() <= tl.plot.width(), (text, r, tl.plot.width())

@@ -76,9 +76,10 @@ OUTLINE_CONTRAST = 3.0  # WCAG's least contrast for graphics (1.4.11): an outlin
 
 
 def outline_on(highlight: QColor, fills) -> QColor:
-    """The theme's highlight where it stands out from every fill it is drawn on, else black or
-    white, whichever stands out more (the light theme's #111 outline on GPU 7's black chunk)."""
-    if all(contrast(highlight, f) >= OUTLINE_CONTRAST for f in fills):
+    """The theme's highlight where it stands out from a fill it is drawn on (a slot of bands shows it
+    along its other bands), else black or white, whichever stands out more (the light theme's #111
+    outline on GPU 7's black chunk)."""
+    if any(contrast(highlight, f) >= OUTLINE_CONTRAST for f in fills):
         return highlight
     return max((QColor("#000000"), QColor("#FFFFFF")), key=lambda c: min(contrast(c, f) for f in fills))
 
@@ -350,11 +351,15 @@ class DeviceItem(QGraphicsItem):
                     # is not seen: the outline's inner half in black or white, whichever the fill shows
                     ink = outline_on(self.colors.highlight, self._fills(ch))
                     if ink != self.colors.highlight:
+                        # a ring from a pixel inside the edge (the edge itself stays the highlight) to
+                        # as deep as the outline reaches and one pixel more
                         w = pen.widthF() / 2
-                        inner = QPen(ink, w)
-                        inner.setJoinStyle(Qt.MiterJoin)
-                        p.setPen(inner)
-                        p.drawRect(r.adjusted(w / 2, w / 2, -w / 2, -w / 2))
+                        inset = 1.0 + w / 2
+                        if r.width() > 2 * (inset + w) and r.height() > 2 * (inset + w):
+                            inner = QPen(ink, w)
+                            inner.setJoinStyle(Qt.MiterJoin)
+                            p.setPen(inner)
+                            p.drawRect(r.adjusted(inset, inset, -inset, -inset))
 
     def _fills(self, ch: int) -> list:
         """The colours slot `ch` is painted in (paint_chunk): its contributors' or its chunk's, and the empty grey."""

@@ -33,7 +33,8 @@ SEND_H, RECV_H = 0.42, 0.42  # fractions of a row: send bar above the row's cent
 GROUP_ABOVE = 64  # up to this many GPUs, one row each (n = 64 in a 190 px dock: 3 px rows, the old limit)
 MIN_ROW_PX = 10.0  # a row per GPU only if each gets this many pixels (else rows of 2, 4, ... GPUs)
 COMPACT_ROW_PX = 12.0  # presentation mode: no timeline row thinner than this (set_compact)
-COMPACT_TEXT_PX = 18  # ... and its text at most this tall (1.2× the desk's 15 px: read from the back at 720 p)
+COMPACT_TEXT_PX = 18  # ... and its text this tall at COMPACT_AT (1.2× the desk's 15 px: read from the back at 720 p)
+COMPACT_AT = 1.5  # presentation mode's first text size (classroom.presentation.PRESENTATION_SCALE)
 MAX_ROWS = 8  # beyond: rows of 2^k GPUs, at most this many (about 18 px each in that dock: every row named)
 BAND_H, BAND_GAP = 0.42, 0.04  # a group row: send band above the centre, receive band below, full = 0.42 of a row
 COMPUTE_MIN_PX = 3.0  # an op narrower than this on screen is drawn this wide: nanoseconds beside microseconds
@@ -224,6 +225,7 @@ class TimelineView(QWidget):
         vb.sigResized.connect(self._on_viewbox_resized)
         # the unit is in the axis title already (time_unit); pyqtgraph's own "(x1e-12)" would repeat it
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.plot.getAxis("bottom").geometryChanged.connect(self._on_time_axis_geometry_changed)
         self.note = pg.TextItem(anchor=(0.5, 0.5))  # said instead of bars when nothing is sent
         self.note.setZValue(50)
         self._items = []
@@ -250,6 +252,11 @@ class TimelineView(QWidget):
     def _on_theme_changed(self):
         self._apply_theme()
         self._build(self.model.run)
+
+    def _on_time_axis_geometry_changed(self):
+        if self.plot.getAxis("bottom").width() != getattr(self, "_title_room", None):
+            self._title_room = self.plot.getAxis("bottom").width()
+            self._fit_axis_title()
 
     def _on_playhead_dragged(self, line):
         self.playback.seek(line.value() * self.unit_s)
@@ -283,21 +290,39 @@ class TimelineView(QWidget):
                                     "row = computing an op. Click to jump there."))
         else:
             self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))
-        label = html.escape(self.tr("simulated time ({unit})").format(unit=self.unit))
+        self._fit_axis_title()
+        self._ticks_for = None  # the words changed: set the ticks again
+        self._set_row_ticks()
+
+    def _axis_titles(self) -> list:
+        """The time axis' title, longest first: with the compute lane's and the fabric's legends, then
+        without them, then "time (µs)", then the unit alone. Every one names the unit."""
+        full = html.escape(self.tr("simulated time ({unit})").format(unit=self.unit))
+        label = full
         if getattr(self, "compute_bars", None) is not None:  # the compute lane's legend
             label += (f"&nbsp;&nbsp;&nbsp;<span style='color:{COMPUTE_HEX}'>■</span>&nbsp;"
                       + html.escape(self.tr("compute (each op, at least {px} px wide)").format(px=int(COMPUTE_MIN_PX))))
         if getattr(self, "fabric_bars", None) is not None:  # messages between nodes: the ring's fabric outline
             label += (f"&nbsp;&nbsp;&nbsp;<span style='color:{FABRIC_COLOR}'>┅</span>&nbsp;"
                       + html.escape(self.tr("dashed gold outline: crosses between nodes (NIC)")))
-        self.plot.setLabel("bottom", label)
+        short = html.escape(self.tr("time ({unit})").format(unit=self.unit))
+        return list(dict.fromkeys([label, full, short, html.escape(f"({self.unit})")]))
+
+    def _fit_axis_title(self):
+        """The longest of _axis_titles whose painted width fits the time axis: at 2× text in a 330 px
+        dock the whole title was centred past both ends and read "simulated time (µ"."""
+        ax = self.plot.getAxis("bottom")
+        room = ax.width()
+        for label in self._axis_titles():
+            if label != ax.labelText:
+                self.plot.setLabel("bottom", label)
+            if room <= 0 or ax.label.boundingRect().width() - 2 * ax.label.document().documentMargin() <= room:
+                break
         if self.compact:  # (setLabel shows the title again)
-            self.plot.getAxis("bottom").showLabel(False)
+            ax.showLabel(False)
         # pyqtgraph centres an axis title only when the axis is resized: a new title of another
         # width (the compute legend coming or going, a language) would stay where the old one was
-        self.plot.getAxis("bottom").resizeEvent()
-        self._ticks_for = None  # the words changed: set the ticks again
-        self._set_row_ticks()
+        ax.resizeEvent()
 
     # -- building ----------------------------------------------------------------------------
     def _apply_theme(self):
@@ -539,11 +564,14 @@ class TimelineView(QWidget):
             self._build(self.model.run)
 
     def _small(self):
-        """The timeline's text font: the theme's small one; presentation mode's short strip caps it at
-        COMPACT_TEXT_PX (38 px at 2.5× left no room for a single row under its ticks)."""
+        """The timeline's text font: the theme's small one. Presentation mode's short strip grows it
+        more slowly, as the square root of the text size from COMPACT_TEXT_PX at presentation's first
+        1.5× (38 px at 2.5× left no room for a single row under its ticks; a fixed 18 px cap left
+        Ctrl+= without effect on the timeline): 18, 21, 23, 25 px at 1.5×, 2×, 2.5×, 3×."""
         f = theme.font("small")
-        if self.compact and f.pixelSize() > COMPACT_TEXT_PX:
-            f.setPixelSize(COMPACT_TEXT_PX)
+        if self.compact:
+            grown = COMPACT_TEXT_PX * (theme.scale() / COMPACT_AT) ** 0.5
+            f.setPixelSize(min(f.pixelSize(), max(round(theme.FONT_PX["small"]), round(grown))))
         return f
 
     def _row_rule(self) -> tuple:
