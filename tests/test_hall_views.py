@@ -160,3 +160,39 @@ def test_time_axis_title_keeps_its_unit_inside_the_view(qtbot, qapp, lang, width
     r, text = axis_title_rect(tl)
     assert f"({tl.unit})" in text or f"（{tl.unit}）" in text, text
     assert r.left() >= 0 and r.right() <= tl.plot.width(), (text, r, tl.plot.width())
+
+
+def send_band_runs(tl, row: int, up: bool = True) -> int:
+    """How many separate pieces of bar the timeline paints along the middle of a row's send (up) or
+    receive band, across the whole run: read from its pixels."""
+    from app.views.timeline.timeline import BAND_H
+
+    vb = tl.plot.getViewBox()
+    img = tl.plot.grab().toImage()
+    y_data = row - BAND_H / 2 if up else row + BAND_H / 2
+    t_end = tl.model.run.trace.t_end / tl.unit_s
+
+    def px(x, y):
+        return tl.plot.mapFromScene(vb.mapViewToScene(QPointF(x, y)))
+    y = px(0, y_data).y()
+    x0, x1 = px(0, 0).x() + 6, px(t_end, 0).x() - 2  # clear of the playhead at t = 0
+    bg = theme.palette().background
+    inked = [img.pixelColor(x, y).name() != bg.lower() for x in range(x0, x1)]
+    return sum(1 for a, b in zip([False] + inked, inked) if b and not a)
+
+
+@pytest.mark.parametrize("n,scale", [(8, 1.5), (8, 2.5), (64, 1.5)])
+def test_grouped_rows_show_each_step(qtbot, n, scale):
+    """Presentation's strip puts 8 GPUs in rows of 4 (n = 64: one row of all): the busy bands of one
+    step ran into the next, one solid bar with no steps. A gap at each step boundary parts them: a ring
+    all-reduce's 2(n − 1) steps read as separate pieces where they are at least a few pixels wide."""
+    theme.set_scale(scale)
+    model, _pb, tl = timeline(qtbot, size=(1280, 110), kind="all-reduce", n=n, algo="ring")
+    tl.set_compact(True)
+    settle()
+    assert tl.group > 1
+    steps = 2 * (n - 1)
+    width = tl.plot.getViewBox().width()
+    want = min(steps, int(width / 4))  # a step narrower than 4 px is not parted
+    assert send_band_runs(tl, 0) >= 0.9 * want, (send_band_runs(tl, 0), want)
+    assert send_band_runs(tl, 0, up=False) >= 0.9 * want

@@ -18,7 +18,7 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QPointF, QRectF, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
@@ -38,6 +38,8 @@ COMPACT_AT = 1.5  # presentation mode's first text size (classroom.presentation.
 MAX_ROWS = 8  # beyond: rows of 2^k GPUs, at most this many (about 18 px each in that dock: every row named)
 BAND_H, BAND_GAP = 0.42, 0.04  # a group row: send band above the centre, receive band below, full = 0.42 of a row
 COMPUTE_MIN_PX = 3.0  # an op narrower than this on screen is drawn this wide: nanoseconds beside microseconds
+GAP_PX = 1.0  # the gap between two steps on a busy band (times the text scale)
+MIN_STEP_PX = 4.0  # steps narrower than this on screen are not parted (the gaps would grey the band)
 FABRIC_PX = 2.0  # the dashed gold outline of a message that crosses between nodes (the ring's fabric blocks)
 
 
@@ -138,6 +140,22 @@ def busy_bands(row: np.ndarray, t0: np.ndarray, t1: np.ndarray, rows: int, size:
     return tuple(np.concatenate(x) for x in zip(*out))
 
 
+def step_cuts(row: np.ndarray, t0: np.ndarray, t1: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """
+    Where one message follows another on a row: (row, time) of every start that is also an end of
+    a message of the same row (within eps). Busy bands join such neighbours into one bar; the
+    timeline parts them there, so the steps of a ring read one by one.
+    """
+    if not len(row):
+        return np.empty(0, int), np.empty(0)
+    q0, q1 = np.round(t0 / eps).astype(np.int64), np.round(t1 / eps).astype(np.int64)
+    starts = np.unique(np.stack([row, q0], 1), axis=0)
+    ends = np.unique(np.stack([row, q1], 1), axis=0)
+    key = lambda a: a[:, 0] * (int(max(q0.max(), q1.max())) + 1) + a[:, 1]  # noqa: E731
+    keep = np.isin(key(starts), key(ends))
+    return starts[keep, 0], starts[keep, 1] * eps
+
+
 def time_unit(t_end: float) -> tuple[str, float]:
     """A display unit for an axis spanning [0, t_end] seconds: (name, seconds per unit)."""
     if t_end >= 1.0:
@@ -182,6 +200,59 @@ class BarsItem(pg.GraphicsObject):
         for brush, rects in self.groups:
             p.setBrush(brush)
             p.drawRects(rects)
+
+
+class StepGaps(pg.GraphicsObject):
+    """
+    A thin gap in the background's colour at each step boundary of a band (step_cuts), painted in
+    screen pixels: GAP_PX wide (times the text scale), and only where it is at least MIN_STEP_PX from
+    the gap drawn before it on the band, so steps too narrow to part stay one bar instead of a grey blur.
+    """
+
+    def __init__(self, x, y0, y1, color):
+        super().__init__()
+        order = np.lexsort((x, y0))
+        self.x, self.y0, self.y1 = x[order], y0[order], y1[order]
+        self.color = QColor(color)
+        self._rect = QRectF() if not len(x) else QRectF(
+            float(x.min()), float(min(y0.min(), y1.min())), float(np.ptp(x)) or 1e-12,
+            float(max(y0.max(), y1.max()) - min(y0.min(), y1.min())))
+        self.hide_from = None
+
+    def boundingRect(self):
+        return self._rect
+
+    def dataBounds(self, ax, frac=1.0, orthoRange=None):
+        return None  # the bars decide the range
+
+    def lines(self, to_device) -> list:
+        """[(x, top, bottom)] in device pixels of the gaps drawn at this transform."""
+        sx, dx = to_device.m11(), to_device.dx()
+        sy, dy = to_device.m22(), to_device.dy()
+        if sx <= 0 or not len(self.x):
+            return []
+        xs = self.x * sx + dx
+        out, last_y, last_x = [], None, -np.inf
+        limit = np.inf if self.hide_from is None else self.hide_from * sx + dx
+        for x, a, b in zip(xs.tolist(), (self.y0 * sy + dy).tolist(), (self.y1 * sy + dy).tolist()):
+            if a != last_y:
+                last_y, last_x = a, -np.inf
+            if x - last_x >= MIN_STEP_PX and x < limit:
+                out.append((x, min(a, b), max(a, b)))
+                last_x = x
+        return out
+
+    def paint(self, p, *args):
+        gaps = self.lines(p.transform())
+        if not gaps:
+            return
+        p.save()
+        p.resetTransform()
+        pen = QPen(self.color, max(1.0, GAP_PX * theme.scale()))
+        pen.setCapStyle(Qt.FlatCap)
+        p.setPen(pen)
+        p.drawLines([QLineF(x, a, x, b) for x, a, b in gaps])
+        p.restore()
 
 
 class NameBesideLine(pg.TextItem):
@@ -359,6 +430,8 @@ class TimelineView(QWidget):
         self.n_rows = -(-n // g)  # GPU rows; the switch's, if any, comes after them
         self.per_node = node_size(run)
         self.fabric_bars = None
+        self.gaps = None
+        self._eps = max(total, 1e-300) * 1e-9 / self.unit_s  # times closer than this are one instant (axis units)
         self._phase_texts = []
         rows = self.n_rows + (1 if self.has_switch else 0)
         if len(tr.messages) and g > 1:
@@ -391,6 +464,10 @@ class TimelineView(QWidget):
             self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
             self.plot.addItem(self.bars)
             self._items.append(self.bars)
+            if n > 16:  # no outlines here: a gap parts two steps on a row
+                self._add_step_gaps([(r, t, r - send_h if up else r + gap, r if up else r + gap + recv_h * fill)
+                                     for (r, t), up in ((step_cuts(src.astype(int), ts, te, self._eps), True),
+                                                        (step_cuts(dst.astype(int), ts, te, self._eps), False))])
             cross = crosses_nodes(src_col, dst_col, self.per_node)
             if cross.any():  # the ring's fabric blocks' dashed gold outline, over both bars of the message
                 rects = [QRectF(a, y, b - a, h)
@@ -534,6 +611,20 @@ class TimelineView(QWidget):
         self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
         self.plot.addItem(self.bars)
         self._items.append(self.bars)
+        cuts = [(step_cuts(rows_of, ts, te, self._eps), up) for rows_of, up in ((src, True), (dst, False))]
+        self._add_step_gaps([(r, t, r - BAND_GAP - BAND_H if up else r + BAND_GAP,
+                              r - BAND_GAP if up else r + BAND_GAP + BAND_H) for (r, t), up in cuts])
+
+    def _add_step_gaps(self, bands):
+        """StepGaps over the bars: bands is [(rows, times, y top, y bottom)] in data units."""
+        x = np.concatenate([t for _r, t, _a, _b in bands])
+        y0 = np.concatenate([np.broadcast_to(a, t.shape) for _r, t, a, _b in bands]).astype(float)
+        y1 = np.concatenate([np.broadcast_to(b, t.shape) for _r, t, _a, b in bands]).astype(float)
+        self.gaps = StepGaps(x, y0, y1, theme.palette().background)
+        self.gaps.hide_from = self.bars.hide_from
+        self.gaps.setZValue(3)
+        self.plot.addItem(self.gaps)
+        self._items.append(self.gaps)
 
     def _on_viewbox_resized(self, *_):
         run = self.model.run
@@ -633,7 +724,7 @@ class TimelineView(QWidget):
         """Paint no bar from t0 (s) on: the step a student is predicting. None paints them all."""
         self._hidden_after = t0
         for bars in (getattr(self, "bars", None), getattr(self, "compute_bars", None),
-                     getattr(self, "fabric_bars", None)):
+                     getattr(self, "fabric_bars", None), getattr(self, "gaps", None)):
             if bars is not None:
                 bars.hide_from = None if t0 is None else t0 / self.unit_s
                 bars.update()
