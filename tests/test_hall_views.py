@@ -196,3 +196,87 @@ def test_grouped_rows_show_each_step(qtbot, n, scale):
     want = min(steps, int(width / 4))  # a step narrower than 4 px is not parted
     assert send_band_runs(tl, 0) >= 0.9 * want, (send_band_runs(tl, 0), want)
     assert send_band_runs(tl, 0, up=False) >= 0.9 * want
+
+
+# -- a recorded lecture run ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def lecture_run(tmp_path_factory):
+    """The lecture's own module run under `python -m simcore record`: 24 collectives on 1, 2, 4 and 8 GPUs."""
+    import shutil
+
+    from simcore import __main__ as cli
+    from test_record import LECTURE
+
+    d = tmp_path_factory.mktemp("lecture")
+    shutil.copy(LECTURE, d / "shard_lab.py")
+    assert cli.main(["record", str(d / "shard_lab.py")]) == 0
+    return d / "shard_lab.trace.json"
+
+
+def open_lecture_run(qtbot, path, size=(1280, 720)):
+    from classroom_fixtures import make_window
+
+    w = make_window(qtbot, "all-gather", 8, size=size)
+    assert w.classroom.open_scenario(str(path))
+    settle(10)
+    return w
+
+
+def shown_names(tl):
+    """The collectives' names the timeline shows: (left, right, text) of their painted ink, in the plot's pixels."""
+    import pyqtgraph as pg
+
+    out = []
+    phase = {id(t) for t, _a, _b in tl._phase_texts}
+    for it in tl.plot.getPlotItem().items:
+        if isinstance(it, pg.TextItem) and it.isVisible() and it is not tl.note and id(it) not in phase:
+            r = tl.plot.mapFromScene(it.textItem.mapRectToScene(it.textItem.boundingRect())).boundingRect()
+            m = it.textItem.document().documentMargin()
+            out.append((r.left() + m, r.right() - m, r.top(), r.bottom(), it.toPlainText()))
+    return out
+
+
+@pytest.mark.parametrize("scale", (1.0, 2.0))
+def test_recorded_lecture_run_names_on_the_timeline_never_overlap(qtbot, lecture_run, scale):
+    """Its 24 collectives, 16 of them in the first fifth of the run, had their names drawn over one
+    another into unreadable text. A name shows where it is clear of the names beside it."""
+    w = open_lecture_run(qtbot, lecture_run)
+    theme.set_scale(scale)
+    settle(10)
+    names = shown_names(w.timeline)
+    assert len(names) >= (4 if scale == 1.0 else 2), names  # (at 2× the dock is 330 px wide)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            apart = a[1] <= b[0] or b[1] <= a[0] or a[3] <= b[2] or b[3] <= a[2]
+            assert apart, (a, b)
+
+
+@pytest.mark.parametrize("scale", (1.0, 2.0))
+def test_recorded_lecture_run_ring_draws_each_collectives_own_group(qtbot, lecture_run, scale):
+    """The run's first collectives are on 4 GPUs, later ones on 8: the ring drew 8 boxes, half of them
+    idle, for a collective on 4, and at 2× (radial bars) it crashed on the missing rows. Each
+    collective is drawn with its own group: its devices laid out, named and painted, no others."""
+    w = open_lecture_run(qtbot, lecture_run)
+    theme.set_scale(scale)
+    settle(10)
+    ring, pb, run = w.ring_view, w.playback, w.model.run
+    seen = set()
+    for k in range(pb.n_steps):
+        pb.seek_step(k + 1)
+        settle(2)
+        c = run.trace.collectives[run.index.display_collective(pb.t)]
+        if c.n in seen:
+            continue
+        seen.add(c.n)
+        lay = ring.layout_now
+        assert len(ring.devices) == c.n, (c.id, c.n, len(ring.devices))
+        assert len(lay.devices) == c.n
+        named = [lab.text.split("\n")[0] for lab in ring.device_labels if lab.isVisible()]
+        assert f"GPU {c.n}" not in named, named
+        img = ring.viewport().grab().toImage()
+        vp = ring.viewport().rect()
+        for box in lay.devices:  # each box on screen
+            r = ring.viewportTransform().mapRect(box.rect())
+            assert vp.contains(r.center().toPoint())
+        assert not img.isNull()
+    assert {4, 8} <= seen, seen

@@ -179,9 +179,10 @@ def swatch_devices(n: int) -> list:
     return list(range(n)) if n <= STRIPE_MAX_N else sorted({round(k * n / STRIPE_MAX_N) for k in range(STRIPE_MAX_N)})
 
 
-def ring_texts(run) -> RingTexts:
-    """Every text the ring view's layout places for `run`, in the current language."""
-    n = run.scenario.n
+def ring_texts(run, n: int | None = None) -> RingTexts:
+    """Every text the ring view's layout places for `run` drawn with n devices (default: the run's),
+    in the current language."""
+    n = run.scenario.n if n is None else n
     if n > BOX_MODE_MAX_N:
         widest = [str(d) for d in range(n)]
     elif any(sends_queue(c) for c in run.trace.collectives):  # "GPU 3", "7 queued" below while waiting
@@ -211,9 +212,9 @@ def queued_label(d: int, k: int) -> str:
     return name + "\n" + tr("RingView", "{k} queued").format(k=k)
 
 
-def ring_shape(run) -> RingShape:
+def ring_shape(run, n: int | None = None) -> RingShape:
     tr = run.trace
-    return RingShape(run.scenario.n, max((c.n_chunks for c in tr.collectives), default=0),
+    return RingShape(run.scenario.n if n is None else n, max((c.n_chunks for c in tr.collectives), default=0),
                      bool(np.any(tr.column("dst") == SWITCH)))
 
 

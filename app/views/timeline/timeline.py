@@ -294,6 +294,7 @@ class TimelineView(QWidget):
         self.playhead.sigDragged.connect(self._on_playhead_dragged)
         self.plot.scene().sigMouseClicked.connect(self._on_scene_clicked)
         vb.sigResized.connect(self._on_viewbox_resized)
+        vb.sigXRangeChanged.connect(self._on_viewbox_x_range_changed)
         # the unit is in the axis title already (time_unit); pyqtgraph's own "(x1e-12)" would repeat it
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.getAxis("bottom").geometryChanged.connect(self._on_time_axis_geometry_changed)
@@ -323,6 +324,10 @@ class TimelineView(QWidget):
     def _on_theme_changed(self):
         self._apply_theme()
         self._build(self.model.run)
+
+    def _on_viewbox_x_range_changed(self, *_):
+        self._fit_phase_labels()  # zoomed in, more names fit
+        self._fit_collective_labels()
 
     def _on_time_axis_geometry_changed(self):
         if self.plot.getAxis("bottom").width() != getattr(self, "_title_room", None):
@@ -433,6 +438,7 @@ class TimelineView(QWidget):
         self.gaps = None
         self._eps = max(total, 1e-300) * 1e-9 / self.unit_s  # times closer than this are one instant (axis units)
         self._phase_texts = []
+        self._coll_texts = []
         rows = self.n_rows + (1 if self.has_switch else 0)
         if len(tr.messages) and g > 1:
             self._build_groups(tr, n, g, src_col, dst_col)
@@ -509,6 +515,7 @@ class TimelineView(QWidget):
             txt.setPos(c.t_start / self.unit_s, -tier * (1.0 + 0.8 * (i % 2)) - lift)
             self.plot.addItem(txt)
             self._items.append(txt)
+            self._coll_texts.append(txt)
         top = -tier * (1.6 + (0.8 if len(tr.collectives) > 1 else 0.0))
         if lift:  # a machine's phases on a tier of their own, under the collectives' labels
             self._phase_labels(phase_spans(tr, self.per_node), tier)
@@ -525,6 +532,26 @@ class TimelineView(QWidget):
         self.playhead.setValue(self.playback.frames.current().t / self.unit_s)
         self.retranslate_ui()
         self._fit_phase_labels()
+        self._fit_collective_labels()
+
+    def _fit_collective_labels(self):
+        """A collective's name shows only where it is clear of the names shown before it (in time
+        order, on either tier): the lecture's recorded run has 16 of its 24 collectives in its first
+        fifth, and their names were drawn into one another. The dashed lines still mark every one."""
+        vb = self.plot.getViewBox()
+        if not self._coll_texts or not vb.width() > 0:
+            return
+        shown = []
+        for txt in self._coll_texts:
+            m = txt.textItem.document().documentMargin()
+            box = txt.textItem.boundingRect()
+            p = vb.mapViewToScene(txt.pos())
+            w, h = box.width() - 2 * m, box.height() - 2 * m
+            r = QRectF(p.x() + playhead_clear(), p.y() - h / 2, w, h).adjusted(-3, 0, 3, 0)  # a space apart
+            fits = not any(r.intersects(o) for o in shown)
+            txt.setVisible(fits)
+            if fits:
+                shown.append(r)
 
     def _phase_labels(self, spans, tier):
         """Each phase of a machine's collective as a bracket over its span with its name
@@ -634,6 +661,7 @@ class TimelineView(QWidget):
             return
         self._set_row_ticks()
         self._fit_phase_labels()
+        self._fit_collective_labels()
         # a machine's phase labels are a tier sized in pixels: laid out again when the height changes much
         h = self.plot.getViewBox().height()
         if getattr(self, "per_node", 0) and abs(h - getattr(self, "_tier_h", 0.0)) > 0.15 * max(h, 1.0):
@@ -719,6 +747,7 @@ class TimelineView(QWidget):
     # -- the predict mask (frame.hidden_after, put there by app/classroom/predict_ui.py) -------------
     _hidden_after = None
     _phase_texts: list = []
+    _coll_texts: list = []
 
     def _hide_after(self, t0):
         """Paint no bar from t0 (s) on: the step a student is predicting. None paints them all."""
