@@ -280,3 +280,84 @@ def test_recorded_lecture_run_ring_draws_each_collectives_own_group(qtbot, lectu
             assert vp.contains(r.center().toPoint())
         assert not img.isNull()
     assert {4, 8} <= seen, seen
+
+
+# -- the deck's DGX scene: two DGX H100 nodes, 1 MiB, hier = NCCL's NVLS Tree ---------------------------
+DGX = dict(kind="all-reduce", n=16, algo="hier", topology="dgx-h100", nbytes=2.0**20)
+
+
+@pytest.mark.parametrize("lang", ("en", "zh"))
+@pytest.mark.parametrize("width", (680, 1280))
+def test_dgx_timeline_names_the_start_up_span(qtbot, qapp, lang, width):
+    """94 % of the call is NVLS Tree's start-up, where nothing is sent: the timeline showed an empty
+    band. The span is named with its length, read from the run (its first message's start)."""
+    from app import i18n
+    from app.words import fmt_time
+
+    i18n.set_language(qapp, lang)
+    model, _pb, tl = timeline(qtbot, size=(width, 200), **DGX)
+    first = float(model.run.trace.column("t_start").min())
+    assert first / model.run.trace.t_end > 0.9  # (the scene's premise)
+    want = fmt_time(first)
+    assert want == "66.8 µs"
+    labels = [t for t, _a, _b in tl.startup_texts if t.isVisible()]
+    assert len(labels) == 1
+    txt = labels[0]
+    assert want in txt.toPlainText()
+    assert ("start-up" in txt.toPlainText()) if lang == "en" else ("启动" in txt.toPlainText())
+    vb = tl.plot.getViewBox()
+    r = tl.plot.mapFromScene(txt.textItem.mapRectToScene(txt.textItem.boundingRect())).boundingRect()
+    x0 = tl.plot.mapFromScene(vb.mapViewToScene(QPointF(0, 0))).x()
+    x1 = tl.plot.mapFromScene(vb.mapViewToScene(QPointF(first / tl.unit_s, 0))).x()
+    y_rows = tl.plot.mapFromScene(vb.mapViewToScene(QPointF(0, -0.5))).y()
+    m = txt.textItem.document().documentMargin()
+    assert x0 <= r.left() + m and r.right() - m <= x1, (r, x0, x1)  # inside its own span
+    assert r.top() >= y_rows - 2, (r, y_rows)  # over the rows, below the names above them
+
+
+@pytest.mark.parametrize("lang", ("en", "zh"))
+def test_dgx_ring_legend_says_which_numbers_timed_the_blocks(qtbot, qapp, lang):
+    """The legend read "α 0 s across nodes; 646 GB/s" beside the fabric's "α 4 µs" and "NVLink 4 (450
+    GB/s)". It names what the timing used (NCCL's NVLS Tree: its start-up, then its effective rates),
+    why α is 0 per step, and that the picture's link figures are the hardware's."""
+    from app import i18n
+    from app.words import fmt_rate, fmt_time
+
+    i18n.set_language(qapp, lang)
+    model, _pb, view = ring_view(qtbot, size=(1280, 800), **DGX)
+    legend = view.texts.legend
+    topo = model.run.comm.topology.timed_as("all-reduce", "hier", 2.0**20)
+    assert fmt_time(topo.base) in legend  # 66.8 µs
+    assert fmt_rate(topo.inter.bw) in legend and fmt_rate(topo.intra.bw) in legend
+    assert "NVLS Tree" in legend
+    assert "α 0 s" not in legend
+    if lang == "en":
+        assert "start-up" in legend and "hardware" in legend
+    else:
+        assert "启动" in legend and "硬件" in legend
+    lab = view.legend  # painted: every line of it inside the box the layout gave it
+    box = view.layout_now.legend.rect
+    drawn = lab.mapRectToScene(lab.boundingRect())
+    assert drawn.height() <= box.height() + 0.5 and " ".join(lab.lines).replace("  ", " ").strip()
+
+
+# -- a TPU slice: its name and its devices' word ---------------------------------------------------------
+@pytest.mark.parametrize("lang", ("en", "zh"))
+def test_tpu_slice_is_named_one_way_and_its_chips_are_chips(qtbot, qapp, lang):
+    """A 4×4 slice of TPU v5e has no wraparound links: the title said "4×4 torus" while the fabric's line
+    said "4×4 slice … without wraparound links", and the colour key and legend said "GPU" for its chips.
+    Every text the ring paints names it as the fabric does and says chip."""
+    from app import i18n
+
+    i18n.set_language(qapp, lang)
+    model, pb, view = ring_view(qtbot, size=(1100, 800), kind="all-reduce", n=16, algo="torus",
+                                topology="tpu-v5e-16x16", nbytes=2.0**20)
+    assert not any(model.run.comm.topology.wrap)
+    pb.seek(pb.stops[2])
+    settle()
+    painted = [lab.text for lab in view._labels if lab.isVisible() and lab.text]
+    slice_word, torus_word = ("4×4 slice", "4×4 torus") if lang == "en" else ("4×4 切片", "4×4 环面")
+    assert any(slice_word in t for t in painted if t.startswith(view.texts.title[:5])), painted
+    assert not any(torus_word in t for t in painted), painted
+    assert slice_word in view.texts.fabric_name
+    assert not any("GPU" in t for t in painted), [t for t in painted if "GPU" in t]

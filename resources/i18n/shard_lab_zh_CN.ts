@@ -3082,8 +3082,32 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <translation>上送至交换机</translation>
         </message>
         <message>
-            <source>Blocks with a dashed gold outline cross between nodes over the NICs. Timed as NCCL runs {algo} with {protocol}: {bw}, α {a} across nodes; {bw_in}, α {a_in} inside a node.</source>
-            <translation>带金色虚线边框的块经网卡在节点之间传输。按 NCCL 以 {protocol} 运行 {algo} 计时：跨节点 {bw}，α {a}；节点内 {bw_in}，α {a_in}。</translation>
+            <source>A slot's colour says whose data it holds; bands = a partial sum of those chips' data. Outlined: changed in the last step.</source>
+            <translation>格子的颜色表示它存的是谁的数据；条纹 = 这些芯片数据的部分和。加框：上一步刚改变。</translation>
+        </message>
+        <message>
+            <source>Blocks with a dashed gold outline cross between nodes over the NICs. Timed as NCCL runs {algo} with {protocol}: {base} start-up, then {bw} effective across nodes and {bw_in} inside a node, with no latency per step (NCCL's model counts it in the start-up). The link figures on the fabric and the nodes are the hardware's own.</source>
+            <translation>带金色虚线边框的块经网卡在节点之间传输。计时按 NCCL 用 {protocol} 运行 {algo}：先是 {base} 的启动延迟，之后跨节点有效带宽 {bw}、节点内 {bw_in}，每一步不再另计延迟（NCCL 的模型把它算进启动延迟）。网络和节点上标的链路数字是硬件本身的。</translation>
+        </message>
+        <message>
+            <source>Blocks with a dashed gold outline cross between nodes over the NICs. Timed as NCCL runs {algo} with {protocol}: {bw} and α {a} per step across nodes, {bw_in} and α {a_in} inside a node, after a {base} start-up. The link figures on the fabric and the nodes are the hardware's own.</source>
+            <translation>带金色虚线边框的块经网卡在节点之间传输。计时按 NCCL 用 {protocol} 运行 {algo}：{base} 的启动延迟之后，跨节点每步 {bw}、α {a}，节点内 {bw_in}、α {a_in}。网络和节点上标的链路数字是硬件本身的。</translation>
+        </message>
+        <message>
+            <source>One chip's data: that chip's colour. A sum: its chunk's colour (chunk k = chip k's colour), filled by the share of the {n} chips added so far; full = the whole sum. Outlined: changed in the last step.</source>
+            <translation>单个芯片的数据：该芯片的颜色。求和：所在块的颜色（块 k = 芯片 k 的颜色），填充比例 = 已累加的芯片占全部 {n} 个的比例；填满 = 完整的和。加框：上一步刚改变。</translation>
+        </message>
+        <message>
+            <source>chip and chunk colour by position round the ring:</source>
+            <translation>芯片与数据块颜色按环上位置：</translation>
+        </message>
+        <message>
+            <source>slice links: {link}</source>
+            <translation>切片链路：{link}</translation>
+        </message>
+        <message>
+            <source>{shape} slice</source>
+            <translation>{shape} 切片</translation>
         </message>
     </context>
     <context>
@@ -3499,6 +3523,14 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
         <message>
             <source>dashed gold outline: crosses between nodes (NIC)</source>
             <translation>金色虚线框：跨节点（经 NIC）</translation>
+        </message>
+        <message>
+            <source>time ({unit})</source>
+            <translation>时间（{unit}）</translation>
+        </message>
+        <message>
+            <source>start-up latency {t}</source>
+            <translation>启动延迟 {t}</translation>
         </message>
         <message>
             <source>intra-node RS</source>

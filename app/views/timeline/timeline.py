@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 from simcore.trace import SWITCH
 
 from ... import theme
-from ...words import is_tpu
+from ...words import fmt_time, is_tpu
 from ..ring.ring_items import COMPUTE_HEX, message_color_indices
 from ..ring.ring_layers import FABRIC_COLOR
 
@@ -39,6 +39,7 @@ MAX_ROWS = 8  # beyond: rows of 2^k GPUs, at most this many (about 18 px each in
 BAND_H, BAND_GAP = 0.42, 0.04  # a group row: send band above the centre, receive band below, full = 0.42 of a row
 COMPUTE_MIN_PX = 3.0  # an op narrower than this on screen is drawn this wide: nanoseconds beside microseconds
 GAP_PX = 1.0  # the gap between two steps on a busy band (times the text scale)
+STARTUP_SHARE = 0.1  # a collective's wait before its first message is named when it is this share of the run
 MIN_STEP_PX = 4.0  # steps narrower than this on screen are not parted (the gaps would grey the band)
 FABRIC_PX = 2.0  # the dashed gold outline of a message that crosses between nodes (the ring's fabric blocks)
 
@@ -328,6 +329,7 @@ class TimelineView(QWidget):
     def _on_viewbox_x_range_changed(self, *_):
         self._fit_phase_labels()  # zoomed in, more names fit
         self._fit_collective_labels()
+        self._fit_startup_labels()
 
     def _on_time_axis_geometry_changed(self):
         if self.plot.getAxis("bottom").width() != getattr(self, "_title_room", None):
@@ -439,6 +441,7 @@ class TimelineView(QWidget):
         self._eps = max(total, 1e-300) * 1e-9 / self.unit_s  # times closer than this are one instant (axis units)
         self._phase_texts = []
         self._coll_texts = []
+        self.startup_texts = []
         rows = self.n_rows + (1 if self.has_switch else 0)
         if len(tr.messages) and g > 1:
             self._build_groups(tr, n, g, src_col, dst_col)
@@ -516,6 +519,8 @@ class TimelineView(QWidget):
             self.plot.addItem(txt)
             self._items.append(txt)
             self._coll_texts.append(txt)
+        if total > 0 and len(tr.messages):
+            self._startup_labels(tr, rows)
         top = -tier * (1.6 + (0.8 if len(tr.collectives) > 1 else 0.0))
         if lift:  # a machine's phases on a tier of their own, under the collectives' labels
             self._phase_labels(phase_spans(tr, self.per_node), tier)
@@ -533,6 +538,41 @@ class TimelineView(QWidget):
         self.retranslate_ui()
         self._fit_phase_labels()
         self._fit_collective_labels()
+        self._fit_startup_labels()
+
+    def _startup_labels(self, tr, rows):
+        """A collective whose first message starts well after the call (NCCL's NVLS Tree on two DGX
+        nodes: 66.8 µs of a 71 µs call at 1 MiB) leaves the rows empty there: a bracket over that span
+        and its name with its length, "start-up latency 66.8 µs", read from the trace."""
+        colour = QColor(theme.palette().text_muted)
+        y = min(rows, 2) / 2 - 0.5  # over the first rows (a row's centre is its index)
+        for c in tr.collectives:
+            starts = tr.column("t_start", c.id)
+            if not len(starts):
+                continue
+            gap = float(starts.min()) - c.t_start
+            if gap <= STARTUP_SHARE * tr.t_end:
+                continue
+            x0, x1 = c.t_start / self.unit_s, (c.t_start + gap) / self.unit_s
+            line = pg.PlotCurveItem([x0, x1], [y, y], pen=pg.mkPen(colour, width=theme.line("hairline"),
+                                                                   style=Qt.DotLine))
+            self.plot.addItem(line)
+            self._items.append(line)
+            txt = pg.TextItem(self.tr("start-up latency {t}").format(t=fmt_time(gap)), color=colour,
+                              anchor=(0.5, 0.5), fill=pg.mkBrush(theme.palette().background))
+            txt.setFont(self._small())
+            txt.setPos((x0 + x1) / 2, y)
+            self.plot.addItem(txt)
+            self._items.append(txt)
+            self.startup_texts.append((txt, x0, x1))
+
+    def _fit_startup_labels(self):
+        """A start-up's name shows only where it fits inside its own span."""
+        upp = self.plot.getViewBox().viewPixelSize()[0]
+        for txt, x0, x1 in self.startup_texts:
+            m = txt.textItem.document().documentMargin()
+            w = txt.textItem.boundingRect().width() - 2 * m
+            txt.setVisible(bool(upp > 0 and w + 8 <= (x1 - x0) / upp))
 
     def _fit_collective_labels(self):
         """A collective's name shows only where it is clear of the names shown before it (in time
@@ -662,6 +702,7 @@ class TimelineView(QWidget):
         self._set_row_ticks()
         self._fit_phase_labels()
         self._fit_collective_labels()
+        self._fit_startup_labels()
         # a machine's phase labels are a tier sized in pixels: laid out again when the height changes much
         h = self.plot.getViewBox().height()
         if getattr(self, "per_node", 0) and abs(h - getattr(self, "_tier_h", 0.0)) > 0.15 * max(h, 1.0):
@@ -748,6 +789,7 @@ class TimelineView(QWidget):
     _hidden_after = None
     _phase_texts: list = []
     _coll_texts: list = []
+    startup_texts: list = []  # (TextItem, x0, x1): a collective's start-up span and its name
 
     def _hide_after(self, t0):
         """Paint no bar from t0 (s) on: the step a student is predicting. None paints them all."""
