@@ -399,3 +399,41 @@ def test_whole_step_comm_lanes_show_every_collective(qtbot, overlap):
         if not any(img.pixelColor(x, y).name() != bg for x in range(int(xa) - 1, int(xb) + 2)):
             missing.append(a)
     assert not missing, f"{len(missing)} of {len(starts)} collectives not painted"
+
+
+# -- the decode tab, overlap ticked ------------------------------------------------------------------
+@pytest.mark.parametrize("lang", ("en", "zh"))
+def test_ticking_overlap_updates_the_title_and_the_readout(qtbot, qapp, lang):
+    """Ticking "Overlap (async TP)" drew the overlapped curve but the title kept "best n = 8, 13.0 ms (no
+    overlap)" and the readout's first words stayed the no-overlap step. Both now lead with the overlapped
+    step (11.5 ms at n = 8, cost_model's t_step_overlap) and keep the plain one beside it."""
+    from app import i18n
+    from app.views.latency.latency_view import LatencyView
+    from simcore import cost_model
+    from simcore.hw_specs import CHIPS
+
+    i18n.set_language(qapp, lang)
+    model = ScenarioModel(Scenario())
+    v = LatencyView(model, Playback(model))
+    qtbot.addWidget(v)
+    v.resize(1280, 720)
+    v.show()
+    qtbot.waitExposed(v)
+    before = v.title1.text
+    v.controls.overlap_check.setChecked(True)
+    qtbot.waitUntil(lambda: "t_step_overlap" in v._sweep, timeout=5000)
+    settle()
+    s = v._sweep
+    best, _fits = cost_model.best_tp_degree({**s, "t_step": s["t_step_overlap"]}, CHIPS[v._params["chip"]].hbm_bytes,
+                                            v._valid)
+    o_ms = f"{s['t_step_overlap'][best - 1] * 1e3:.1f}"
+    plain = f"{s['t_step_no_overlap'][best - 1] * 1e3:.1f}"
+    title = v.title1.text
+    assert title != before
+    assert f"n = {best}" in title and o_ms in title and plain in title, title
+    assert title.index(o_ms) < title.index(plain), title  # the overlapped step first
+    first = v.readout().split("\n")[0]
+    assert f"n = {best}" in first and first.index(o_ms.rstrip("0").rstrip(".")) < first.index("8.39"), first
+    # painted: the title item shows the whole text inside the plot's width
+    r = v.title1.mapRectToScene(v.title1.boundingRect())
+    assert r.width() <= v.latency_widget.width(), (r.width(), v.latency_widget.width())

@@ -2167,10 +2167,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>节点边界：每节点 {k} 块 GPU — 超过后，all-reduce 要经过 InfiniBand</translation>
         </message>
         <message>
-            <source> · overlapped {t} ms</source>
-            <translation> · 重叠后 {t} ms</translation>
-        </message>
-        <message>
             <source>{who}: {ms:.0f} ms</source>
             <translation>{who}：{ms:.0f} ms</translation>
         </message>
@@ -2319,12 +2315,6 @@ Source: {src}</source>
             <translation>n = {n}：可用的张量并行度（每个设备 {h} 个头），不重叠时每步 {ms:.1f} ms</translation>
         </message>
         <message>
-            <source>n = {n}: t_step, no overlap {t} ms · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}
-t_math {a} · t_mem {m} · t_comm {c} ms · FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</source>
-            <translation>n = {n}：t_step（不重叠）{t} ms · 下界 max(t_math, t_mem, t_comm) {lb} ms — {bound}
-t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f2} · 权重收集 {fg} µs</translation>
-        </message>
-        <message>
             <source>t_step, no overlap = max(t_math, t_mem) + t_comm</source>
             <translation>t_step（不重叠）= max(t_math, t_mem) + t_comm</translation>
         </message>
@@ -2339,6 +2329,26 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
         <message>
             <source>all-reduce at n = {n} ({S}): {what} — the machine's choice</source>
             <translation>n = {n} 时的 all-reduce（{S}）：{what} — 机器自己的选择</translation>
+        </message>
+        <message>
+            <source>n = {n}: t_step with overlap {o} ms · no overlap {t} ms · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}</source>
+            <translation>n = {n}：t_step（重叠）{o} ms · 不重叠 {t} ms · 下界 max(t_math, t_mem, t_comm) {lb} ms — {bound}</translation>
+        </message>
+        <message>
+            <source>n = {n}: t_step, no overlap {t} ms · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}</source>
+            <translation>n = {n}：t_step（不重叠）{t} ms · 下界 max(t_math, t_mem, t_comm) {lb} ms — {bound}</translation>
+        </message>
+        <message>
+            <source>t_math {a} · t_mem {m} · t_comm {c} ms · FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</source>
+            <translation>t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f2} · 权重收集 {fg} µs</translation>
+        </message>
+        <message>
+            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {o:.1f} ms per step with async TP overlap ({ms:.1f} ms without)</source>
+            <translation>{model}，{chip}，批大小 {b}，上下文 {ctx}：最佳 n = {n} → 异步 TP 重叠后每步 {o:.1f} ms（不重叠 {ms:.1f} ms）</translation>
+        </message>
+        <message>
+            <source>{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {o:.1f} ms overlapped ({ms:.1f} ms without)</source>
+            <translation>{model} · {chip} · 批 {b} · 上下文 {ctx}：最佳 n = {n}，重叠后 {o:.1f} ms（不重叠 {ms:.1f} ms）</translation>
         </message>
     </context>
     <context>
