@@ -437,3 +437,33 @@ def test_ticking_overlap_updates_the_title_and_the_readout(qtbot, qapp, lang):
     # painted: the title item shows the whole text inside the plot's width
     r = v.title1.mapRectToScene(v.title1.boundingRect())
     assert r.width() <= v.latency_widget.width(), (r.width(), v.latency_widget.width())
+
+
+# -- the Buffers tab on the TP forward ----------------------------------------------------------------
+@pytest.mark.parametrize("lang", ("en", "zh"))
+def test_buffers_tab_says_what_it_shows_for_the_tp_forward(qtbot, qapp, lang):
+    """The TP forward's timeline shows its all-reduces, while this tab said the scenario "has no
+    stand-alone collective". It now says the forward's collectives are there (on the ring and the
+    timeline) and why their buffers are not: the forward does not keep their values."""
+    from app import i18n
+    from app.views.buffers.buffer_view import BufferView
+
+    i18n.set_language(qapp, lang)
+    model = ScenarioModel(Scenario(kind="tp-forward", n=4, algo="ring"))
+    v = BufferView(model, Playback(model))
+    qtbot.addWidget(v)
+    v.resize(900, 600)
+    v.show()
+    qtbot.waitExposed(v)
+    settle()
+    k = len(model.run.trace.collectives)
+    text = v.hint.text()
+    assert v.hint.isVisible()
+    assert "stand-alone" not in text and "独立" not in text, text
+    assert str(k) in text, text
+    assert ("timeline" in text) if lang == "en" else ("时间线" in text), text
+    # a scenario with no collective keeps saying so
+    model.update(kind="matmul-1")
+    settle()
+    if not model.run.trace.collectives:
+        assert str(k) not in v.hint.text()

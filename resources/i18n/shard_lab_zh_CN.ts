@@ -30,6 +30,12 @@ This scenario has no stand-alone collective to show.</source>
             <translation>数值</translation>
         </message>
         <message>
+            <source>This tab shows every value in every GPU's buffer during a collective run as a scenario of its own.
+This run's {k} collectives are on the Ring tab and the timeline, but it does not keep their buffers' values: show an all-reduce to watch one value by value.</source>
+            <translation>本页显示集合通信作为单独场景运行时每块 GPU 缓冲区里的每个数值。
+这次运行的 {k} 个集合通信在“环形”页和时间线上，但它没有保存其缓冲区的数值：显示一个 all-reduce，可逐个数值地观看。</translation>
+        </message>
+        <message>
             <source>{op}: every GPU's buffer, one row per GPU ({n} × {L} values in {k} chunks)</source>
             <translation>{op}：每个 GPU 的缓冲区，每个 GPU 一行（{n} × {L} 个数值，分为 {k} 块）</translation>
         </message>
