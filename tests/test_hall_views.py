@@ -467,3 +467,17 @@ def test_buffers_tab_says_what_it_shows_for_the_tp_forward(qtbot, qapp, lang):
     settle()
     if not model.run.trace.collectives:
         assert str(k) not in v.hint.text()
+
+
+def test_step_cuts_are_where_a_message_follows_another_on_its_row():
+    """step_cuts: a start that is also an end of the same row; a start after a gap, or an end on another
+    row, is no boundary."""
+    import numpy as np
+
+    from app.views.timeline.timeline import step_cuts
+
+    row = np.array([0, 0, 0, 1, 1])
+    t0 = np.array([0.0, 1.0, 3.0, 1.0, 2.0])
+    t1 = np.array([1.0, 2.0, 4.0, 2.0, 3.0])
+    r, t = step_cuts(row, t0, t1, 1e-9)
+    assert sorted(zip(r.tolist(), np.round(t, 6).tolist())) == [(0, 1.0), (1, 2.0)]

@@ -43,7 +43,7 @@ from .latency_items import PlotStack, fit_text, plot_widget, set_axis_label, set
 from .latency_plot import DecodeItems
 from ...worker import Worker
 from ...core.latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, TERMS, check_params, decades, ffn_sweep,
-                                   first_n, latency_sweep, link_of, machine_degrees, machine_pick, matching_refs, num,
+                                   first_n, latency_sweep, link_of, machine_degrees, machine_pick, matching_refs,
                                    ranges_of, sentence)
 
 DEBOUNCE_MS = 60

@@ -152,7 +152,10 @@ def step_cuts(row: np.ndarray, t0: np.ndarray, t1: np.ndarray, eps: float) -> tu
     q0, q1 = np.round(t0 / eps).astype(np.int64), np.round(t1 / eps).astype(np.int64)
     starts = np.unique(np.stack([row, q0], 1), axis=0)
     ends = np.unique(np.stack([row, q1], 1), axis=0)
-    key = lambda a: a[:, 0] * (int(max(q0.max(), q1.max())) + 1) + a[:, 1]  # noqa: E731
+    span = int(max(q0.max(), q1.max())) + 1
+
+    def key(a):  # (row, instant) as one integer
+        return a[:, 0] * span + a[:, 1]
     keep = np.isin(key(starts), key(ends))
     return starts[keep, 0], starts[keep, 1] * eps
 
