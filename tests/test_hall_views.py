@@ -481,3 +481,36 @@ def test_step_cuts_are_where_a_message_follows_another_on_its_row():
     t1 = np.array([1.0, 2.0, 4.0, 2.0, 3.0])
     r, t = step_cuts(row, t0, t1, 1e-9)
     assert sorted(zip(r.tolist(), np.round(t, 6).tolist())) == [(0, 1.0), (1, 2.0)]
+
+
+def test_recorded_lecture_run_looks_ahead_across_its_groups_at_2x(qtbot, lecture_run):
+    """Before each step boundary the frame controller has the ring prepare the next step's bars and
+    lanes (look_ahead). Across the change from 4 to 8 GPUs, at 2× text where the ring draws radial bars,
+    that preparation must not use the 4-GPU view for the 8-GPU collective: every boundary drawn, with the
+    collective's own group, and no error reaching the event loop."""
+    import sys
+
+    errors = []
+    old = sys.excepthook
+    sys.excepthook = lambda *a: errors.append(a)
+    try:
+        w = open_lecture_run(qtbot, lecture_run)
+        theme.set_scale(2.0)
+        settle(10)
+        pb, run, ring = w.playback, w.model.run, w.ring_view
+        stops = list(run.index.stops)
+        c8 = next(c for c in run.trace.collectives if c.n == 8 and c.n_steps)
+        k8 = next(k for k, t in enumerate(stops) if t > c8.t_start)
+        assert ring.devices and run.trace.collectives[run.index.display_collective(stops[k8 - 2])].n != 8
+        for k in range(max(k8 - 3, 1), min(k8 + 3, len(stops))):
+            pb.seek((stops[k - 1] + stops[k]) / 2)  # between two boundaries: the next one is prepared
+            settle(2)
+            for _ in range(12):
+                ring.look_ahead(pb.frames.current())
+            pb.seek(stops[k])
+            settle(2)
+            c = run.trace.collectives[run.index.display_collective(pb.t)]
+            assert len(ring.devices) == c.n, (k, c.n, len(ring.devices))
+    finally:
+        sys.excepthook = old
+    assert not errors, errors[0]

@@ -482,7 +482,10 @@ class RingView(QGraphicsView):
         only bars whose arrays or outlined chunks changed are touched."""
         n, nc = self.n, c.n_chunks
         ahead = getattr(self, "_bar_arrays_ahead", None)
-        counts, owners = ahead[1:3] if ahead is not None and ahead[0] is hold else bar_arrays(hold, n, nc)
+        if ahead is not None and ahead[0] is hold and len(ahead[1]) == n:
+            counts, owners = ahead[1:3]
+        else:
+            counts, owners = bar_arrays(hold, n, nc)
         new_sets = [frozenset(new.get(d, ())) for d in range(n)]
         last = getattr(self, "_bars_last", None)
         if all_bars or last is None or last[0].shape != counts.shape:
