@@ -591,6 +591,7 @@ class TimelineView(QWidget):
             p = vb.mapViewToScene(txt.pos())
             w, h = box.width() - 2 * m, box.height() - 2 * m
             r = QRectF(p.x() + playhead_clear(), p.y() - h / 2, w, h).adjusted(-3, 0, 3, 0)  # a space apart
+            shown = [o for o in shown if o.right() > r.left()]  # in time order: those left of it are past
             fits = not any(r.intersects(o) for o in shown)
             txt.setVisible(fits)
             if fits:
