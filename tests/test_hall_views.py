@@ -362,6 +362,10 @@ def test_tpu_slice_is_named_one_way_and_its_chips_are_chips(qtbot, qapp, lang):
     assert not any(torus_word in t for t in painted), painted
     assert slice_word in view.texts.fabric_name
     assert not any("GPU" in t for t in painted), [t for t in painted if "GPU" in t]
+    from app.views.text.explain import step_where  # the explanation's step names the links as the picture does
+
+    where = step_where(model.run.comm.topology, list(model.run.trace.messages)[:4])
+    assert ("slice" in where and "torus" not in where) if lang == "en" else ("切片" in where and "环面" not in where)
 
 
 # -- the decode step's timeline, overlapped --------------------------------------------------------------

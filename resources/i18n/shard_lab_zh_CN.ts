@@ -1418,6 +1418,10 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <source>Only 1/P of the data crosses the network, on all P NICs of a node at once; one call, and the network's time hides behind the node's phases.</source>
             <translation>只有 1/P 的数据穿过网络，而且节点的 P 块网卡同时在传；只调用一次，网络的时间藏在节点内各阶段后面。</translation>
         </message>
+        <message>
+            <source>along the slice's links, neighbour to neighbour ({link}, {bw} each way, α {a})</source>
+            <translation>沿切片的链路，邻居到邻居（{link}，每个方向 {bw}，α {a}）</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
