@@ -340,6 +340,15 @@ def _nccl_algo(model) -> str:
     return model.algo
 
 
+def nccl_algo_name(topology, op: str, algo: str) -> str:
+    """algo as NCCL's model of the machine names it ("hier (NCCL's NVLS Tree)" on a GPU machine of
+    several nodes), else the registry's name."""
+    for model in topology.nccl_models(op) if hasattr(topology, "nccl_models") else ():
+        if model.algo == algo:
+            return _nccl_algo(model)
+    return algo
+
+
 def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
     """
     (protocol, why): the NCCL protocol a GPU machine runs `algo` with for op on S bytes, and the

@@ -117,6 +117,12 @@ This scenario has no stand-alone collective to show.</source>
             <source>Done after {K} steps: every GPU holds the full sum of all {n} contributions in every chunk — the rows are identical.</source>
             <translation>{K} 步后完成：每个 GPU 的每一块都持有全部 {n} 份贡献的总和——各行完全相同。</translation>
         </message>
+        <message>
+            <source>This tab shows every value in every GPU's buffer during a collective run as a scenario of its own.
+This run's {k} collectives are on the Ring tab and the timeline, but it does not keep their buffers' values: show an all-reduce to watch one value by value.</source>
+            <translation>本页显示集合通信作为单独场景运行时每块 GPU 缓冲区里的每个数值。
+这次运行的 {k} 个集合通信在“环形”页和时间线上，但它没有保存其缓冲区的数值：显示一个 all-reduce，可逐个数值地观看。</translation>
+        </message>
     </context>
     <context>
         <name>BuildStatus</name>
@@ -1448,6 +1454,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>The total goes back down the tree: each parent node sends it ({size}) to its child nodes.</source>
             <translation>总和沿树向下传回：每个父节点把它（{size}）发给子节点。</translation>
         </message>
+        <message>
+            <source>along the slice's links, neighbour to neighbour ({link}, {bw} each way, α {a})</source>
+            <translation>沿切片的链路，邻居到邻居（{link}，每个方向 {bw}，α {a}）</translation>
+        </message>
     </context>
     <context>
         <name>ExplainPanel</name>
@@ -2380,6 +2390,26 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <source>all-reduce at n = {n} ({S}): {what} — the machine's choice</source>
             <translation>n = {n} 时的 all-reduce（{S}）：{what} — 机器自己的选择</translation>
         </message>
+        <message>
+            <source>n = {n}: t_step with overlap {o} ms · no overlap {t} ms · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}</source>
+            <translation>n = {n}：t_step（重叠）{o} ms · 不重叠 {t} ms · 下界 max(t_math, t_mem, t_comm) {lb} ms — {bound}</translation>
+        </message>
+        <message>
+            <source>n = {n}: t_step, no overlap {t} ms · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}</source>
+            <translation>n = {n}：t_step（不重叠）{t} ms · 下界 max(t_math, t_mem, t_comm) {lb} ms — {bound}</translation>
+        </message>
+        <message>
+            <source>t_math {a} · t_mem {m} · t_comm {c} ms · FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</source>
+            <translation>t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f2} · 权重收集 {fg} µs</translation>
+        </message>
+        <message>
+            <source>{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {o:.1f} ms per step with async TP overlap ({ms:.1f} ms without)</source>
+            <translation>{model}，{chip}，批大小 {b}，上下文 {ctx}：最佳 n = {n} → 异步 TP 重叠后每步 {o:.1f} ms（不重叠 {ms:.1f} ms）</translation>
+        </message>
+        <message>
+            <source>{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {o:.1f} ms overlapped ({ms:.1f} ms without)</source>
+            <translation>{model} · {chip} · 批 {b} · 上下文 {ctx}：最佳 n = {n}，重叠后 {o:.1f} ms（不重叠 {ms:.1f} ms）</translation>
+        </message>
     </context>
     <context>
         <name>MainWindow</name>
@@ -3141,6 +3171,34 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <source>reduce up the tree across nodes</source>
             <translation>沿跨节点的树向上归约</translation>
         </message>
+        <message>
+            <source>A slot's colour says whose data it holds; bands = a partial sum of those chips' data. Outlined: changed in the last step.</source>
+            <translation>格子的颜色表示它存的是谁的数据；条纹 = 这些芯片数据的部分和。加框：上一步刚改变。</translation>
+        </message>
+        <message>
+            <source>Blocks with a dashed gold outline cross between nodes over the NICs. Timed as NCCL runs {algo} with {protocol}: {base} start-up, then {bw} effective across nodes and {bw_in} inside a node, with no latency per step (NCCL's model counts it in the start-up). The link figures on the fabric and the nodes are the hardware's own.</source>
+            <translation>带金色虚线边框的块经网卡在节点之间传输。计时按 NCCL 用 {protocol} 运行 {algo}：先是 {base} 的启动延迟，之后跨节点有效带宽 {bw}、节点内 {bw_in}，每一步不再另计延迟（NCCL 的模型把它算进启动延迟）。网络和节点上标的链路数字是硬件本身的。</translation>
+        </message>
+        <message>
+            <source>Blocks with a dashed gold outline cross between nodes over the NICs. Timed as NCCL runs {algo} with {protocol}: {bw} and α {a} per step across nodes, {bw_in} and α {a_in} inside a node, after a {base} start-up. The link figures on the fabric and the nodes are the hardware's own.</source>
+            <translation>带金色虚线边框的块经网卡在节点之间传输。计时按 NCCL 用 {protocol} 运行 {algo}：{base} 的启动延迟之后，跨节点每步 {bw}、α {a}，节点内 {bw_in}、α {a_in}。网络和节点上标的链路数字是硬件本身的。</translation>
+        </message>
+        <message>
+            <source>One chip's data: that chip's colour. A sum: its chunk's colour (chunk k = chip k's colour), filled by the share of the {n} chips added so far; full = the whole sum. Outlined: changed in the last step.</source>
+            <translation>单个芯片的数据：该芯片的颜色。求和：所在块的颜色（块 k = 芯片 k 的颜色），填充比例 = 已累加的芯片占全部 {n} 个的比例；填满 = 完整的和。加框：上一步刚改变。</translation>
+        </message>
+        <message>
+            <source>chip and chunk colour by position round the ring:</source>
+            <translation>芯片与数据块颜色按环上位置：</translation>
+        </message>
+        <message>
+            <source>slice links: {link}</source>
+            <translation>切片链路：{link}</translation>
+        </message>
+        <message>
+            <source>{shape} slice</source>
+            <translation>{shape} 切片</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -3583,6 +3641,14 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
         <message>
             <source>chips {a}–{b}</source>
             <translation>芯片 {a}–{b}</translation>
+        </message>
+        <message>
+            <source>time ({unit})</source>
+            <translation>时间（{unit}）</translation>
+        </message>
+        <message>
+            <source>start-up latency {t}</source>
+            <translation>启动延迟 {t}</translation>
         </message>
     </context>
     <context>

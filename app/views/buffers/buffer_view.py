@@ -326,8 +326,7 @@ class BufferView(QWidget):
 
     def retranslate_ui(self):
         self.setWindowTitle(self.tr("Buffers"))
-        self.hint.setText(self.tr("Buffers are shown during a collective: choose all-gather, reduce-scatter or "
-                                  "all-reduce.\nThis scenario has no stand-alone collective to show."))
+        self._set_hint()
         self.switch_button.setText(self.tr("Show an all-reduce"))
         self.plot.setLabel("bottom", self.tr("position in the buffer (element)"))
         self.plot.setLabel("top", self.tr("chunk"))
@@ -338,6 +337,20 @@ class BufferView(QWidget):
             self._redraw()
         else:
             self.caption.setText("")
+
+    def _set_hint(self):
+        """What the tab says when it has no buffers to show: a run with collectives whose inputs it did
+        not keep (the TP forward: its all-reduces are on the ring and the timeline) says so; else that
+        the scenario has no collective."""
+        k = len(self.run.trace.collectives) if self.run is not None else 0
+        if k:
+            self.hint.setText(self.tr("This tab shows every value in every GPU's buffer during a collective run as a "
+                                      "scenario of its own.\nThis run's {k} collectives are on the Ring tab and the "
+                                      "timeline, but it does not keep their buffers' values: show an all-reduce to "
+                                      "watch one value by value.").format(k=k))
+        else:
+            self.hint.setText(self.tr("Buffers are shown during a collective: choose all-gather, reduce-scatter or "
+                                      "all-reduce.\nThis scenario has no stand-alone collective to show."))
 
     # -- building (once per run) -------------------------------------------------------------
     def _build(self, run):
@@ -351,6 +364,7 @@ class BufferView(QWidget):
             self._redraw()  # lays out the collective shown at t
         else:
             self.caption.setText("")
+        self._set_hint()
         self._texts_for_run()
 
     def _layout_collective(self, coll: int):

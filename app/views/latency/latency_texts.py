@@ -92,10 +92,21 @@ def ref_label(ref) -> str:
 
 def headline(p: dict, sweep, best: int, short: bool = False) -> str:
     """Model, chip, batch, context and the best n with its time: the decode plot's title. The time
-    is the roofline with no overlap (t_step = max(t_math, t_mem) + t_comm), and the title says so."""
+    is the roofline with no overlap (t_step = max(t_math, t_mem) + t_comm), and the title says so;
+    with the overlap drawn (sweep["t_step_overlap"]), best is the overlapped step's best n and the
+    title gives that step first, the plain one beside it."""
     ms = sweep["t_step_no_overlap"][best - 1] * 1e3
     model, ctx = MODELS[p["model"]].name, f"{p['ctx']:,}"
     chip = PRESETS[p["machine"]].name if p.get("machine") else CHIPS[p["chip"]].name  # the machine names its chip
+    if "t_step_overlap" in sweep:
+        o = sweep["t_step_overlap"][best - 1] * 1e3
+        if short:
+            return _tr("{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {o:.1f} ms overlapped "
+                       "({ms:.1f} ms without)").format(model=model, chip=chip, b=p["batch"], ctx=ctx, n=best, o=o,
+                                                       ms=ms)
+        return _tr("{model} on {chip}, batch {b}, ctx {ctx}: best n = {n} → {o:.1f} ms per step with async TP "
+                   "overlap ({ms:.1f} ms without)").format(model=model, chip=chip, b=p["batch"], ctx=ctx, n=best,
+                                                          o=o, ms=ms)
     if short:
         return _tr("{model} · {chip} · batch {b} · ctx {ctx}: best n = {n}, {ms:.1f} ms (no overlap)").format(
             model=model, chip=chip, b=p["batch"], ctx=ctx, n=best, ms=ms)
@@ -132,11 +143,16 @@ def readout(n: int, sweep, ffn, valid: bool) -> str:
     """Every term at n (ms), the bound, whether n is a tensor-parallel degree, and plot 2's values (µs).
     Both step curves are named: t_step with no overlap (the sum) and the lower bound (the max)."""
     i = n - 1
-    text = _tr("n = {n}: t_step, no overlap {t} ms · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}\n"
-               "t_math {a} · t_mem {m} · t_comm {c} ms · "
-               "FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs").format(
+    if "t_step_overlap" in sweep:  # the overlapped step first, as the title gives it
+        first = _tr("n = {n}: t_step with overlap {o} ms · no overlap {t} ms · lower bound max(t_math, t_mem, "
+                    "t_comm) {lb} ms — {bound}")
+    else:
+        first = _tr("n = {n}: t_step, no overlap {t} ms · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}")
+    text = (first + "\n" + _tr("t_math {a} · t_mem {m} · t_comm {c} ms · "
+                                "FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs")).format(
         n=n, a=num(sweep["t_math"][i] * 1e3), m=num(sweep["t_mem"][i] * 1e3), c=num(sweep["t_comm"][i] * 1e3),
         t=num(sweep["t_step_no_overlap"][i] * 1e3), lb=num(sweep["t_lower_bound"][i] * 1e3),
+        o=num(sweep["t_step_overlap"][i] * 1e3) if "t_step_overlap" in sweep else "",
         bound=bound_name(str(sweep["bound"][i])),
         f1=num(ffn["1d"][i] * 1e6), f2=num(ffn["2d"][i] * 1e6), fg=num(ffn["gathered"][i] * 1e6))
     if valid:

@@ -43,7 +43,7 @@ from .latency_items import PlotStack, fit_text, plot_widget, set_axis_label, set
 from .latency_plot import DecodeItems
 from ...worker import Worker
 from ...core.latency_model import (DEFAULTS, FFN_COLOR, FFN_VARIANTS, TERMS, check_params, decades, ffn_sweep,
-                                   first_n, latency_sweep, link_of, machine_degrees, machine_pick, matching_refs, num,
+                                   first_n, latency_sweep, link_of, machine_degrees, machine_pick, matching_refs,
                                    ranges_of, sentence)
 
 DEBOUNCE_MS = 60
@@ -262,7 +262,7 @@ class LatencyView(QWidget, LatencyExports):
         """The headline and the y-axis title in their long form when it fits the plot, else the short one."""
         if self._sweep is None:
             return
-        caption, best = self._px("caption"), self.best_n()
+        caption, best = self._px("caption"), self.headline_n()
         title, size = fit_text([texts.headline(self._params, self._sweep, best, short) for short in (False, True)],
                                self._font("caption", bold=True), caption,
                                self.latency_widget.width() - 24 * self.plot_scale())
@@ -479,7 +479,7 @@ class LatencyView(QWidget, LatencyExports):
                                       "data": self.tr("best n = {n}: {ms:.1f} ms per step with no overlap").format(
                                     n=best, ms=ms["t_step"][best - 1]),
                                 "brush": pg.mkBrush(pal.text), "pen": pg.mkPen(pal.background, width=3)}])
-        self.set_crosshair(best)
+        self.set_crosshair(self.headline_n())  # the n the title names, and its readout
 
     def _draw_ffn(self):
         f = self._ffn
@@ -529,6 +529,14 @@ class LatencyView(QWidget, LatencyExports):
         HBM (among all valid degrees if none fits): cost_model.best_tp_degree."""
         return cost_model.best_tp_degree(self._sweep, CHIPS[self._params["chip"]].hbm_bytes, self._valid)[0]
 
+    def headline_n(self) -> int:
+        """The n the title names: best_n, or with the overlap drawn the n with the least overlapped step
+        (among the same degrees: cost_model.best_tp_degree on t_step_overlap)."""
+        if "t_step_overlap" not in self._sweep:
+            return self.best_n()
+        s = {**self._sweep, "t_step": self._sweep["t_step_overlap"]}
+        return cost_model.best_tp_degree(s, CHIPS[self._params["chip"]].hbm_bytes, self._valid)[0]
+
     def summary(self) -> str:
         """The headline (the decode plot's title) and the line of regimes above the plots."""
         return self.title1.text + "\n" + self.summary_label.text()
@@ -560,11 +568,7 @@ class LatencyView(QWidget, LatencyExports):
         x = math.log10(n)
         self.items.cross.setValue(x)
         self.cross2.setValue(x)
-        text = texts.readout(n, self._sweep, self._ffn, n in self._valid)
-        if "t_step_overlap" in self._sweep:  # the overlapped step beside the plain one, on the first line
-            first, rest = text.split("\n", 1)
-            text = first + self.tr(" · overlapped {t} ms").format(t=num(self._sweep["t_step_overlap"][n - 1] * 1e3)) \
-                + "\n" + rest
+        text = texts.readout(n, self._sweep, self._ffn, n in self._valid)  # (with the overlapped step first)
         S = float(self._sweep["msg_bytes"][n - 1])
         pick = machine_pick(self._params, n, S) if n in self._valid else None
         if pick is not None:  # a machine: what its all-reduce runs at this n, and why (the engine's sentence)

@@ -53,8 +53,8 @@ def _prepare_piece(view) -> bool:
     while plan[1] < len(frames):
         k, flying, piece = plan[1:]
         f = frames[k]
-        if f.coll is None:
-            plan[1:] = [k + 1, None, 0]
+        if f.coll is None or view._group_n(view.run.trace.collectives[f.coll]) != view.n:
+            plan[1:] = [k + 1, None, 0]  # (a collective on another group: the view is built again for it)
             continue
         if piece == 0:
             flying = view._flight_set(f.moving[f.shown])

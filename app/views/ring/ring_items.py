@@ -58,6 +58,32 @@ def paint_chunk(p: QPainter, r: QRectF, who, n: int, brushes, empty: QBrush, chu
         p.fillRect(QRectF(r.left(), r.top(), r.width() * frac, r.height()), col)
 
 
+def luminance(c: QColor) -> float:
+    """WCAG relative luminance of a colour (0 black … 1 white)."""
+    def lin(x):
+        x = x / 255
+        return x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4
+    return 0.2126 * lin(c.red()) + 0.7152 * lin(c.green()) + 0.0722 * lin(c.blue())
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    """WCAG contrast ratio of two colours, 1 (the same) … 21 (black on white)."""
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+OUTLINE_CONTRAST = 3.0  # WCAG's least contrast for graphics (1.4.11): an outline below it is not seen
+
+
+def outline_on(highlight: QColor, fills) -> QColor:
+    """The theme's highlight where it stands out from a fill it is drawn on (a slot of bands shows it
+    along its other bands), else black or white, whichever stands out more (the light theme's #111
+    outline on GPU 7's black chunk)."""
+    if any(contrast(highlight, f) >= OUTLINE_CONTRAST for f in fills):
+        return highlight
+    return max((QColor("#000000"), QColor("#FFFFFF")), key=lambda c: min(contrast(c, f) for f in fills))
+
+
 def message_color_index(m, n: int) -> int:
     """The device colour a message is drawn in: its only contributor, else its chunk, else its sender."""
     if len(m.contributors) == 1:
@@ -126,6 +152,7 @@ class Colors:
         self.slot_pen = QPen(QColor(pal.slot_border), theme.line("hairline"))
         self.box_pen = QPen(QColor(pal.border), theme.line("outline"))
         self.box_brush = QBrush(QColor(pal.surface))
+        self.highlight = QColor(pal.highlight)
         self.new_pen = QPen(QColor(pal.highlight), theme.line("highlight"))
         self.new_pen.setJoinStyle(Qt.MiterJoin)
         self._thin_pens = {}
@@ -313,11 +340,35 @@ class DeviceItem(QGraphicsItem):
             side = self.slot_rect(0).width()
             # a 3 px outline round a 4 px slot is a solid blob of the highlight colour (the torus's
             # chips at n = 64): small slots get an outline a quarter of their side
-            p.setPen(self.colors.new_pen if side > 12 else self.colors.thin_new_pen(max(side / 4, 0.75)))
+            pen = self.colors.new_pen if side > 12 else self.colors.thin_new_pen(max(side / 4, 0.75))
             p.setBrush(Qt.NoBrush)
             for ch in self.new:
                 if 0 <= ch < self.n_chunks:
-                    p.drawRect(self.slot_rect(ch))
+                    r = self.slot_rect(ch)
+                    p.setPen(pen)
+                    p.drawRect(r)
+                    # the highlight on a fill of its own darkness (the light theme's #111 on GPU 7's black)
+                    # is not seen: the outline's inner half in black or white, whichever the fill shows
+                    ink = outline_on(self.colors.highlight, self._fills(ch))
+                    if ink != self.colors.highlight:
+                        # a ring from a pixel inside the edge (the edge itself stays the highlight) to
+                        # as deep as the outline reaches and one pixel more
+                        w = pen.widthF() / 2
+                        inset = 1.0 + w / 2
+                        if r.width() > 2 * (inset + w) and r.height() > 2 * (inset + w):
+                            inner = QPen(ink, w)
+                            inner.setJoinStyle(Qt.MiterJoin)
+                            p.setPen(inner)
+                            p.drawRect(r.adjusted(inset, inset, -inset, -inset))
+
+    def _fills(self, ch: int) -> list:
+        """The colours slot `ch` is painted in (paint_chunk): its contributors' or its chunk's, and the empty grey."""
+        who, devices = self.state[ch], self.colors.devices
+        if not who:
+            return [self.colors.empty.color()]
+        if len(who) == 1 or self.n <= STRIPE_MAX_N:
+            return [devices[d % len(devices)] for d in who]
+        return [self.colors.empty.color(), devices[(ch if ch >= 0 else min(who)) % len(devices)]]
 
 
 def set_computing(devices, index, t: float) -> None:

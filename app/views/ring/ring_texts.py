@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from simcore.algorithms import ALGORITHMS
 from simcore.trace import SWITCH
 
+from ...words import is_tpu, nccl_algo_name
 from ...words import (device_name, fmt_bytes, fmt_rate, fmt_time, matmul_case_name, n_devices,  # noqa: F401
                      n_steps, op_place, op_title, opened_what, phase_word, place_name,  # (fmt_rate, place_name: re-exported)
                      translate)
@@ -178,22 +180,30 @@ def swatch_devices(n: int) -> list:
     return list(range(n)) if n <= STRIPE_MAX_N else sorted({round(k * n / STRIPE_MAX_N) for k in range(STRIPE_MAX_N)})
 
 
-def ring_texts(run) -> RingTexts:
-    """Every text the ring view's layout places for `run`, in the current language."""
-    n = run.scenario.n
+def ring_texts(run, n: int | None = None) -> RingTexts:
+    """Every text the ring view's layout places for `run` drawn with n devices (default: the run's),
+    in the current language."""
+    n = run.scenario.n if n is None else n
     if n > BOX_MODE_MAX_N:
         widest = [str(d) for d in range(n)]
-    elif any(c.algo == "direct" for c in run.trace.collectives):  # "GPU 3", "7 queued" below while waiting
+    elif any(sends_queue(c) for c in run.trace.collectives):  # "GPU 3", "7 queued" below while waiting
         widest = [queued_label(d, max(n - 1, 1)) for d in range(n)]
     else:
         widest = [device_name(d, run.comm.topology if run.comm is not None else None) for d in range(n)]
-    legend, key_title = legend_text(run.trace, n, bool(np.any(run.trace.column("reduce"))))
+    chips = is_tpu(run.comm.topology if run.comm is not None else None)
+    legend, key_title = legend_text(run.trace, n, bool(np.any(run.trace.column("reduce"))), chips)
     return RingTexts(
         title=scenario_title(run.scenario, run), step_lines=tuple(step_line_variants(run)),
         clock_lines=tuple(tr("RingView", "t = {t} of {T}").format(t=f"{x} {unit}", T=fmt_time(run.index.t_total))
                           for x in ("0", "8.88", "88.8", "888", "1e+03") for unit in ("s", "ms", "µs", "ns", "ps")),
         device_labels=tuple(widest), switch_name=switch_name(run.link), swatch_title=key_title,
         swatch_labels=tuple(str(d) for d in swatch_devices(n)), legend=legend)
+
+
+def sends_queue(c) -> bool:
+    """Whether a collective's sends wait for their port in turn (its registry record's `queues`:
+    one-shot, two-shot), so its devices' labels may carry a second line, "6 queued"."""
+    return bool(getattr(ALGORITHMS.get(c.op, {}).get(c.algo), "queues", False))
 
 
 def queued_label(d: int, k: int) -> str:
@@ -204,9 +214,9 @@ def queued_label(d: int, k: int) -> str:
     return name + "\n" + tr("RingView", "{k} queued").format(k=k)
 
 
-def ring_shape(run) -> RingShape:
+def ring_shape(run, n: int | None = None) -> RingShape:
     tr = run.trace
-    return RingShape(run.scenario.n, max((c.n_chunks for c in tr.collectives), default=0),
+    return RingShape(run.scenario.n if n is None else n, max((c.n_chunks for c in tr.collectives), default=0),
                      bool(np.any(tr.column("dst") == SWITCH)))
 
 
@@ -233,18 +243,30 @@ def step_line_variants(run) -> list:
     return sorted(out)
 
 
-def legend_text(trace, n: int, reduces: bool) -> tuple:
-    """(legend, colour-key title): what a slot's colour means at this n."""
-    key = tr("RingView", "GPU colours:") if n <= STRIPE_MAX_N else tr("RingView", "Colour by position round the ring:")
+def legend_text(trace, n: int, reduces: bool, chips: bool = False) -> tuple:
+    """(legend, colour-key title): what a slot's colour means at this n; chips: the devices are TPU
+    chips (words.is_tpu of the run's topology), and the texts say chip where they said GPU."""
+    if n <= STRIPE_MAX_N:
+        key = tr("RingView", "chip colours:") if chips else tr("RingView", "GPU colours:")
+    else:
+        key = tr("RingView", "Colour by position round the ring:")
     if not trace.collectives:
         return "", key
     if not reduces:
         return tr("RingView", "A slot's colour says whose data it holds; grey = not there yet. "
                   "Outlined: arrived in the last step."), key
     if n <= STRIPE_MAX_N:
+        if chips:
+            return tr("RingView", "A slot's colour says whose data it holds; bands = a partial sum of those chips' "
+                      "data. Outlined: changed in the last step."), key
         return tr("RingView", "A slot's colour says whose data it holds; bands = a partial sum of those GPUs' data. "
                   "Outlined: changed in the last step."), key
     # beyond 8 GPUs a sum is not drawn as bands: it takes its chunk's colour (chunk k: GPU k's colour)
+    if chips:
+        return (tr("RingView", "One chip's data: that chip's colour. A sum: its chunk's colour (chunk k = chip "
+                   "k's colour), filled by the share of the {n} chips added so far; full = the whole sum. "
+                   "Outlined: changed in the last step.").format(n=n),
+                tr("RingView", "chip and chunk colour by position round the ring:"))
     return (tr("RingView", "One GPU's data: that GPU's colour. A sum: its chunk's colour (chunk k = GPU k's "
                "colour), filled by the share of the {n} GPUs added so far; full = the whole sum. "
                "Outlined: changed in the last step.").format(n=n),
@@ -288,6 +310,8 @@ def step_notes(topology, base=None) -> tuple:
                 tr("RingView", "inside the nodes: {link}").format(link=topology.intra.name),
                 tr("RingView", "{link} and the NICs").format(link=topology.intra.name)) + wait
     if getattr(topology, "shape", None) is not None:
+        if not any(getattr(topology, "wrap", None) or (True,)):
+            return (tr("RingView", "slice links: {link}").format(link=topology.link.name),) + wait
         return (tr("RingView", "torus links: {link}").format(link=topology.link.name),) + wait
     return wait
 
@@ -310,6 +334,27 @@ def _timed_links(run, topology):
     if len(links) > 1 or len(protos) > 1 or links == {(topology.intra, topology.inter)}:
         return None
     return links.pop(), *protos.pop()
+
+
+def timed_legend(topology, c, TA, TI, proto) -> str:
+    """What a GPU machine's blocks are timed with, in words a student follows: NCCL's algorithm and
+    protocol, its start-up (the timed topology's base), then its effective rates across and inside
+    the nodes; no α per step, as NCCL's model counts it in the start-up; and that the link figures
+    drawn on the fabric and the nodes are the hardware's, not what the timing used."""
+    base = float(getattr(_timed(topology, c), "base", 0.0))
+    name = nccl_algo_name(topology, c.op, c.algo)
+    if base > 0 and TI.alpha == 0 and TA.alpha == 0:
+        text = tr("RingView", "Blocks with a dashed gold outline cross between nodes over the NICs. Timed as "
+                              "NCCL runs {algo} with {protocol}: {base} start-up, then {bw} effective across nodes and "
+                              "{bw_in} inside a node, with no latency per step (NCCL's model counts it in the "
+                              "start-up). The link figures on the fabric and the nodes are the hardware's own.")
+    else:
+        text = tr("RingView", "Blocks with a dashed gold outline cross between nodes over the NICs. Timed as "
+                              "NCCL runs {algo} with {protocol}: {bw} and α {a} per step across nodes, {bw_in} and "
+                              "α {a_in} inside a node, after a {base} start-up. The link figures on the fabric and "
+                              "the nodes are the hardware's own.")
+    return text.format(algo=name, protocol=proto, base=fmt_time(base), bw=fmt_rate(TI.bw), a=fmt_time(TI.alpha),
+                       bw_in=fmt_rate(TA.bw), a_in=fmt_time(TA.alpha))
 
 
 def step_note(run, msgs, t=None) -> str:
@@ -351,14 +396,9 @@ def machine_texts(run, texts):
                                                          "over the NICs ({bw}, α {a}); inside a node NVLink "
                                                          "({bw_in}, α {a_in}).").format(
                 bw=fmt_rate(I.bw), a=fmt_time(I.alpha), bw_in=fmt_rate(A.bw), a_in=fmt_time(A.alpha))
-        else:  # the blocks move as NCCL's protocol times them: say so, with those numbers
+        else:  # the blocks move as NCCL's model times them: which numbers, and why they are not the links'
             (TA, TI), algo, proto = timed
-            legend = texts.legend + " " + tr("RingView", "Blocks with a dashed gold outline cross between nodes "
-                                                         "over the NICs. Timed as NCCL runs {algo} with {protocol}: "
-                                                         "{bw}, α {a} across nodes; {bw_in}, α {a_in} inside a "
-                                                         "node.").format(
-                algo=algo, protocol=proto, bw=fmt_rate(TI.bw), a=fmt_time(TI.alpha), bw_in=fmt_rate(TA.bw),
-                a_in=fmt_time(TA.alpha))
+            legend = texts.legend + " " + timed_legend(topo, run.trace.collectives[0], TA, TI, proto)
         title = texts.title + " · " + tr("RingView", "{N} nodes × {P}").format(N=topo.n_nodes, P=topo.per_node)
         steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in _run_notes(run, topo))
         return texts._replace(title=title, node_names=names, fabric_name=fabric, legend=legend,
@@ -366,17 +406,18 @@ def machine_texts(run, texts):
     grid = getattr(topo, "shape", None)
     if grid is not None and topo.n > 1:
         wrap = getattr(topo, "wrap", None) or (True,) * len(grid)
+        shape = "×".join(map(str, grid))
         fabric = tr("RingView", "{shape} torus, {link}s of {bw} each way; a dashed link leaving an edge wraps "
                                 "round to the opposite edge").format(
-            shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
-        if not any(wrap):
+            shape=shape, link=topo.link.name, bw=fmt_rate(topo.link.bw))
+        name = tr("RingView", "{shape} torus").format(shape=shape)
+        if not any(wrap):  # no wraparound link: a slice (a mesh), named so in the title and the fabric's line
             fabric = tr("RingView", "{shape} slice, {link}s of {bw} each way, without wraparound links").format(
-                shape="×".join(map(str, grid)), link=topo.link.name, bw=fmt_rate(topo.link.bw))
-        title = texts.title + " · " + tr("RingView", "{shape} torus").format(shape="×".join(map(str, grid)))
+                shape=shape, link=topo.link.name, bw=fmt_rate(topo.link.bw))
+            name = tr("RingView", "{shape} slice").format(shape=shape)
+        title = texts.title + " · " + name
         steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in _run_notes(run, topo))
-        key = tr("RingView", "chip colours:") if texts.swatch_title == tr("RingView", "GPU colours:") else \
-            texts.swatch_title  # a torus's devices are TPU chips
-        return texts._replace(title=title, fabric_name=fabric, step_lines=texts.step_lines + steps, swatch_title=key)
+        return texts._replace(title=title, fabric_name=fabric, step_lines=texts.step_lines + steps)
     return texts
 
 

@@ -186,12 +186,14 @@ class RingView(QGraphicsView):
         super().mousePressEvent(e)
 
     # -- building (once per run) -----------------------------------------------------------
-    def _build(self, run, keep_time=False):
+    def _build(self, run, keep_time=False, n=None):
+        """Every item for `run`, drawn with n devices: the run's, or the group of the collective shown
+        (a recorded run holds collectives on 1, 2, 4 and 8 GPUs: one on 4 is drawn with 4)."""
         scene = self.scene()
         scene.clear()
         self._labels = []
         self.run = run
-        n = run.scenario.n
+        n = run.scenario.n if n is None else n
         tr = run.trace
         self.n = n
         self.colors = Colors(n)
@@ -265,7 +267,7 @@ class RingView(QGraphicsView):
         """Every text the layout places, from the run and the current language."""
         self.switch.set_name(switch_name(self.run.link))
         self.title_text = scenario_title(self.run.scenario, self.run)
-        self.texts = machine_texts(self.run, ring_texts(self.run))
+        self.texts = machine_texts(self.run, ring_texts(self.run, self.n))
 
     # -- layout (a function of size, text scale, texts and scenario: views/ring/ring_layout.py) ------
     zoom = 1.0  # the magnification of the whole picture on screen (presentation mode: see set_zoom)
@@ -291,7 +293,7 @@ class RingView(QGraphicsView):
             return
         vp = self.viewport().rect()
         topo = self.run.comm.topology if self.run.comm is not None else None
-        shape = machine_shape(topo, ring_shape(self.run))
+        shape = machine_shape(topo, ring_shape(self.run, self.n))
         if self.present:
             lay, z = present_layout(vp.width(), vp.height(), theme.scale(), self.texts, shape, self.asked_zoom)
         else:
@@ -437,6 +439,9 @@ class RingView(QGraphicsView):
             self._place_blocks(f, np.zeros(len(f.moving), bool))
             return
         c = tr.collectives[coll]
+        if self._group_n(c) != self.n:  # a collective on another group of GPUs: drawn with its own
+            self._build(run, keep_time=True, n=self._group_n(c))
+            return
         radial = self._geom.get("mode") == "radial"
         hold = f.held
         drawn = force or hold is not self._last_holdings or coll != getattr(self, "_last_coll", None)
@@ -462,12 +467,25 @@ class RingView(QGraphicsView):
         if drawn or self._flying is not flying:  # a new step drawn: prepare the one after it, from the next frame
             ring_ahead.restart(self, f)
 
+    def _group_n(self, c) -> int:
+        """How many devices to draw for collective c: its own group's size where the machine is one
+        switch (its shape is the ring's own, as machine_shape leaves it), else the machine's."""
+        n = self.run.scenario.n
+        if not 1 <= c.n < n:
+            return n
+        topo = self.run.comm.topology if self.run.comm is not None else None
+        shape = ring_shape(self.run, c.n)
+        return c.n if machine_shape(topo, shape) == shape else n
+
     def _set_bars(self, c, hold, new: dict, all_bars: bool):
         """Radial mode: each bar's per-chunk contributor count and colour owner from the Held arrays;
         only bars whose arrays or outlined chunks changed are touched."""
         n, nc = self.n, c.n_chunks
         ahead = getattr(self, "_bar_arrays_ahead", None)
-        counts, owners = ahead[1:3] if ahead is not None and ahead[0] is hold else bar_arrays(hold, n, nc)
+        if ahead is not None and ahead[0] is hold and len(ahead[1]) == n:
+            counts, owners = ahead[1:3]
+        else:
+            counts, owners = bar_arrays(hold, n, nc)
         new_sets = [frozenset(new.get(d, ())) for d in range(n)]
         last = getattr(self, "_bars_last", None)
         if all_bars or last is None or last[0].shape != counts.shape:

@@ -200,6 +200,9 @@ def step_where(topology, msgs) -> str:
                                               a=fmt_time(I.alpha), intra=A.name, bw_in=fmt_bw(A.bw))
     if getattr(topology, "shape", None) is not None:
         L = topology.link
+        if not any(getattr(topology, "wrap", None) or (True,)):  # a slice without wraparound links, named so
+            return _tr("along the slice's links, neighbour to neighbour ({link}, {bw} each way, α {a})").format(
+                link=L.name, bw=fmt_bw(L.bw), a=fmt_time(L.alpha))
         return _tr("along the torus links, neighbour to neighbour ({link}, {bw} each way, α {a})").format(
             link=L.name, bw=fmt_bw(L.bw), a=fmt_time(L.alpha))
     return ""

@@ -18,14 +18,14 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QPointF, QRectF, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from simcore.trace import SWITCH
 
 from ... import theme
-from ...words import is_tpu
+from ...words import fmt_time, is_tpu
 from ..ring.ring_items import COMPUTE_HEX, message_color_indices
 from ..ring.ring_layers import FABRIC_COLOR
 
@@ -33,10 +33,14 @@ SEND_H, RECV_H = 0.42, 0.42  # fractions of a row: send bar above the row's cent
 GROUP_ABOVE = 64  # up to this many GPUs, one row each (n = 64 in a 190 px dock: 3 px rows, the old limit)
 MIN_ROW_PX = 10.0  # a row per GPU only if each gets this many pixels (else rows of 2, 4, ... GPUs)
 COMPACT_ROW_PX = 12.0  # presentation mode: no timeline row thinner than this (set_compact)
-COMPACT_TEXT_PX = 18  # ... and its text at most this tall (1.2× the desk's 15 px: read from the back at 720 p)
+COMPACT_TEXT_PX = 18  # ... and its text this tall at COMPACT_AT (1.2× the desk's 15 px: read from the back at 720 p)
+COMPACT_AT = 1.5  # presentation mode's first text size (classroom.presentation.PRESENTATION_SCALE)
 MAX_ROWS = 8  # beyond: rows of 2^k GPUs, at most this many (about 18 px each in that dock: every row named)
 BAND_H, BAND_GAP = 0.42, 0.04  # a group row: send band above the centre, receive band below, full = 0.42 of a row
 COMPUTE_MIN_PX = 3.0  # an op narrower than this on screen is drawn this wide: nanoseconds beside microseconds
+GAP_PX = 1.0  # the gap between two steps on a busy band (times the text scale)
+STARTUP_SHARE = 0.1  # a collective's wait before its first message is named when it is this share of the run
+MIN_STEP_PX = 4.0  # steps narrower than this on screen are not parted (the gaps would grey the band)
 FABRIC_PX = 2.0  # the dashed gold outline of a message that crosses between nodes (the ring's fabric blocks)
 
 
@@ -137,6 +141,25 @@ def busy_bands(row: np.ndarray, t0: np.ndarray, t1: np.ndarray, rows: int, size:
     return tuple(np.concatenate(x) for x in zip(*out))
 
 
+def step_cuts(row: np.ndarray, t0: np.ndarray, t1: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """
+    Where one message follows another on a row: (row, time) of every start that is also an end of
+    a message of the same row (within eps). Busy bands join such neighbours into one bar; the
+    timeline parts them there, so the steps of a ring read one by one.
+    """
+    if not len(row):
+        return np.empty(0, int), np.empty(0)
+    q0, q1 = np.round(t0 / eps).astype(np.int64), np.round(t1 / eps).astype(np.int64)
+    starts = np.unique(np.stack([row, q0], 1), axis=0)
+    ends = np.unique(np.stack([row, q1], 1), axis=0)
+    span = int(max(q0.max(), q1.max())) + 1
+
+    def key(a):  # (row, instant) as one integer
+        return a[:, 0] * span + a[:, 1]
+    keep = np.isin(key(starts), key(ends))
+    return starts[keep, 0], starts[keep, 1] * eps
+
+
 def time_unit(t_end: float) -> tuple[str, float]:
     """A display unit for an axis spanning [0, t_end] seconds: (name, seconds per unit)."""
     if t_end >= 1.0:
@@ -183,6 +206,59 @@ class BarsItem(pg.GraphicsObject):
             p.drawRects(rects)
 
 
+class StepGaps(pg.GraphicsObject):
+    """
+    A thin gap in the background's colour at each step boundary of a band (step_cuts), painted in
+    screen pixels: GAP_PX wide (times the text scale), and only where it is at least MIN_STEP_PX from
+    the gap drawn before it on the band, so steps too narrow to part stay one bar instead of a grey blur.
+    """
+
+    def __init__(self, x, y0, y1, color):
+        super().__init__()
+        order = np.lexsort((x, y0))
+        self.x, self.y0, self.y1 = x[order], y0[order], y1[order]
+        self.color = QColor(color)
+        self._rect = QRectF() if not len(x) else QRectF(
+            float(x.min()), float(min(y0.min(), y1.min())), float(np.ptp(x)) or 1e-12,
+            float(max(y0.max(), y1.max()) - min(y0.min(), y1.min())))
+        self.hide_from = None
+
+    def boundingRect(self):
+        return self._rect
+
+    def dataBounds(self, ax, frac=1.0, orthoRange=None):
+        return None  # the bars decide the range
+
+    def lines(self, to_device) -> list:
+        """[(x, top, bottom)] in device pixels of the gaps drawn at this transform."""
+        sx, dx = to_device.m11(), to_device.dx()
+        sy, dy = to_device.m22(), to_device.dy()
+        if sx <= 0 or not len(self.x):
+            return []
+        xs = self.x * sx + dx
+        out, last_y, last_x = [], None, -np.inf
+        limit = np.inf if self.hide_from is None else self.hide_from * sx + dx
+        for x, a, b in zip(xs.tolist(), (self.y0 * sy + dy).tolist(), (self.y1 * sy + dy).tolist()):
+            if a != last_y:
+                last_y, last_x = a, -np.inf
+            if x - last_x >= MIN_STEP_PX and x < limit:
+                out.append((x, min(a, b), max(a, b)))
+                last_x = x
+        return out
+
+    def paint(self, p, *args):
+        gaps = self.lines(p.transform())
+        if not gaps:
+            return
+        p.save()
+        p.resetTransform()
+        pen = QPen(self.color, max(1.0, GAP_PX * theme.scale()))
+        pen.setCapStyle(Qt.FlatCap)
+        p.setPen(pen)
+        p.drawLines([QLineF(x, a, x, b) for x, a, b in gaps])
+        p.restore()
+
+
 class NameBesideLine(pg.TextItem):
     """A name whose left end is at a time on the axis, drawn `playhead_clear()` pixels right of it: a
     collective or a phase starting at t = 0 was covered by the red playhead, which stands there at
@@ -222,8 +298,10 @@ class TimelineView(QWidget):
         self.playhead.sigDragged.connect(self._on_playhead_dragged)
         self.plot.scene().sigMouseClicked.connect(self._on_scene_clicked)
         vb.sigResized.connect(self._on_viewbox_resized)
+        vb.sigXRangeChanged.connect(self._on_viewbox_x_range_changed)
         # the unit is in the axis title already (time_unit); pyqtgraph's own "(x1e-12)" would repeat it
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.plot.getAxis("bottom").geometryChanged.connect(self._on_time_axis_geometry_changed)
         self.note = pg.TextItem(anchor=(0.5, 0.5))  # said instead of bars when nothing is sent
         self.note.setZValue(50)
         self._items = []
@@ -250,6 +328,16 @@ class TimelineView(QWidget):
     def _on_theme_changed(self):
         self._apply_theme()
         self._build(self.model.run)
+
+    def _on_viewbox_x_range_changed(self, *_):
+        self._fit_phase_labels()  # zoomed in, more names fit
+        self._fit_collective_labels()
+        self._fit_startup_labels()
+
+    def _on_time_axis_geometry_changed(self):
+        if self.plot.getAxis("bottom").width() != getattr(self, "_title_room", None):
+            self._title_room = self.plot.getAxis("bottom").width()
+            self._fit_axis_title()
 
     def _on_playhead_dragged(self, line):
         self.playback.seek(line.value() * self.unit_s)
@@ -283,21 +371,39 @@ class TimelineView(QWidget):
                                     "row = computing an op. Click to jump there."))
         else:
             self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))
-        label = html.escape(self.tr("simulated time ({unit})").format(unit=self.unit))
+        self._fit_axis_title()
+        self._ticks_for = None  # the words changed: set the ticks again
+        self._set_row_ticks()
+
+    def _axis_titles(self) -> list:
+        """The time axis' title, longest first: with the compute lane's and the fabric's legends, then
+        without them, then "time (µs)", then the unit alone. Every one names the unit."""
+        full = html.escape(self.tr("simulated time ({unit})").format(unit=self.unit))
+        label = full
         if getattr(self, "compute_bars", None) is not None:  # the compute lane's legend
             label += (f"&nbsp;&nbsp;&nbsp;<span style='color:{COMPUTE_HEX}'>■</span>&nbsp;"
                       + html.escape(self.tr("compute (each op, at least {px} px wide)").format(px=int(COMPUTE_MIN_PX))))
         if getattr(self, "fabric_bars", None) is not None:  # messages between nodes: the ring's fabric outline
             label += (f"&nbsp;&nbsp;&nbsp;<span style='color:{FABRIC_COLOR}'>┅</span>&nbsp;"
                       + html.escape(self.tr("dashed gold outline: crosses between nodes (NIC)")))
-        self.plot.setLabel("bottom", label)
+        short = html.escape(self.tr("time ({unit})").format(unit=self.unit))
+        return list(dict.fromkeys([label, full, short, html.escape(f"({self.unit})")]))
+
+    def _fit_axis_title(self):
+        """The longest of _axis_titles whose painted width fits the time axis: at 2× text in a 330 px
+        dock the whole title was centred past both ends and read "simulated time (µ"."""
+        ax = self.plot.getAxis("bottom")
+        room = ax.width()
+        for label in self._axis_titles():
+            if label != ax.labelText:
+                self.plot.setLabel("bottom", label)
+            if room <= 0 or ax.label.boundingRect().width() - 2 * ax.label.document().documentMargin() <= room:
+                break
         if self.compact:  # (setLabel shows the title again)
-            self.plot.getAxis("bottom").showLabel(False)
+            ax.showLabel(False)
         # pyqtgraph centres an axis title only when the axis is resized: a new title of another
         # width (the compute legend coming or going, a language) would stay where the old one was
-        self.plot.getAxis("bottom").resizeEvent()
-        self._ticks_for = None  # the words changed: set the ticks again
-        self._set_row_ticks()
+        ax.resizeEvent()
 
     # -- building ----------------------------------------------------------------------------
     def _apply_theme(self):
@@ -334,7 +440,11 @@ class TimelineView(QWidget):
         self.n_rows = -(-n // g)  # GPU rows; the switch's, if any, comes after them
         self.per_node = node_size(run)
         self.fabric_bars = None
+        self.gaps = None
+        self._eps = max(total, 1e-300) * 1e-9 / self.unit_s  # times closer than this are one instant (axis units)
         self._phase_texts = []
+        self._coll_texts = []
+        self.startup_texts = []
         rows = self.n_rows + (1 if self.has_switch else 0)
         if len(tr.messages) and g > 1:
             self._build_groups(tr, n, g, src_col, dst_col)
@@ -366,6 +476,10 @@ class TimelineView(QWidget):
             self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
             self.plot.addItem(self.bars)
             self._items.append(self.bars)
+            if n > 16:  # no outlines here: a gap parts two steps on a row
+                self._add_step_gaps([(r, t, r - send_h if up else r + gap, r if up else r + gap + recv_h * fill)
+                                     for (r, t), up in ((step_cuts(src.astype(int), ts, te, self._eps), True),
+                                                        (step_cuts(dst.astype(int), ts, te, self._eps), False))])
             cross = crosses_nodes(src_col, dst_col, self.per_node)
             if cross.any():  # the ring's fabric blocks' dashed gold outline, over both bars of the message
                 rects = [QRectF(a, y, b - a, h)
@@ -407,6 +521,9 @@ class TimelineView(QWidget):
             txt.setPos(c.t_start / self.unit_s, -tier * (1.0 + 0.8 * (i % 2)) - lift)
             self.plot.addItem(txt)
             self._items.append(txt)
+            self._coll_texts.append(txt)
+        if total > 0 and len(tr.messages):
+            self._startup_labels(tr, rows)
         top = -tier * (1.6 + (0.8 if len(tr.collectives) > 1 else 0.0))
         if lift:  # a machine's phases on a tier of their own, under the collectives' labels
             self._phase_labels(phase_spans(tr, self.per_node), tier)
@@ -423,6 +540,62 @@ class TimelineView(QWidget):
         self.playhead.setValue(self.playback.frames.current().t / self.unit_s)
         self.retranslate_ui()
         self._fit_phase_labels()
+        self._fit_collective_labels()
+        self._fit_startup_labels()
+
+    def _startup_labels(self, tr, rows):
+        """A collective whose first message starts well after the call (NCCL's NVLS Tree on two DGX
+        nodes: 66.8 µs of a 71 µs call at 1 MiB) leaves the rows empty there: a bracket over that span
+        and its name with its length, "start-up latency 66.8 µs", read from the trace."""
+        colour = QColor(theme.palette().text_muted)
+        y = min(rows, 2) / 2 - 0.5  # over the first rows (a row's centre is its index)
+        for c in tr.collectives:
+            starts = tr.column("t_start", c.id)
+            if not len(starts):
+                continue
+            gap = float(starts.min()) - c.t_start
+            if gap <= STARTUP_SHARE * tr.t_end:
+                continue
+            x0, x1 = c.t_start / self.unit_s, (c.t_start + gap) / self.unit_s
+            line = pg.PlotCurveItem([x0, x1], [y, y], pen=pg.mkPen(colour, width=theme.line("hairline"),
+                                                                   style=Qt.DotLine))
+            self.plot.addItem(line)
+            self._items.append(line)
+            txt = pg.TextItem(self.tr("start-up latency {t}").format(t=fmt_time(gap)), color=colour,
+                              anchor=(0.5, 0.5), fill=pg.mkBrush(theme.palette().background))
+            txt.setFont(self._small())
+            txt.setPos((x0 + x1) / 2, y)
+            self.plot.addItem(txt)
+            self._items.append(txt)
+            self.startup_texts.append((txt, x0, x1))
+
+    def _fit_startup_labels(self):
+        """A start-up's name shows only where it fits inside its own span."""
+        upp = self.plot.getViewBox().viewPixelSize()[0]
+        for txt, x0, x1 in self.startup_texts:
+            m = txt.textItem.document().documentMargin()
+            w = txt.textItem.boundingRect().width() - 2 * m
+            txt.setVisible(bool(upp > 0 and w + 8 <= (x1 - x0) / upp))
+
+    def _fit_collective_labels(self):
+        """A collective's name shows only where it is clear of the names shown before it (in time
+        order, on either tier): the lecture's recorded run has 16 of its 24 collectives in its first
+        fifth, and their names were drawn into one another. The dashed lines still mark every one."""
+        vb = self.plot.getViewBox()
+        if not self._coll_texts or not vb.width() > 0:
+            return
+        shown = []
+        for txt in self._coll_texts:
+            m = txt.textItem.document().documentMargin()
+            box = txt.textItem.boundingRect()
+            p = vb.mapViewToScene(txt.pos())
+            w, h = box.width() - 2 * m, box.height() - 2 * m
+            r = QRectF(p.x() + playhead_clear(), p.y() - h / 2, w, h).adjusted(-3, 0, 3, 0)  # a space apart
+            shown = [o for o in shown if o.right() > r.left()]  # in time order: those left of it are past
+            fits = not any(r.intersects(o) for o in shown)
+            txt.setVisible(fits)
+            if fits:
+                shown.append(r)
 
     def _phase_labels(self, spans, tier):
         """Each phase of a machine's collective as a bracket over its span with its name
@@ -509,6 +682,20 @@ class TimelineView(QWidget):
         self.bars.hide_from = None if self._hidden_after is None else self._hidden_after / self.unit_s
         self.plot.addItem(self.bars)
         self._items.append(self.bars)
+        cuts = [(step_cuts(rows_of, ts, te, self._eps), up) for rows_of, up in ((src, True), (dst, False))]
+        self._add_step_gaps([(r, t, r - BAND_GAP - BAND_H if up else r + BAND_GAP,
+                              r - BAND_GAP if up else r + BAND_GAP + BAND_H) for (r, t), up in cuts])
+
+    def _add_step_gaps(self, bands):
+        """StepGaps over the bars: bands is [(rows, times, y top, y bottom)] in data units."""
+        x = np.concatenate([t for _r, t, _a, _b in bands])
+        y0 = np.concatenate([np.broadcast_to(a, t.shape) for _r, t, a, _b in bands]).astype(float)
+        y1 = np.concatenate([np.broadcast_to(b, t.shape) for _r, t, _a, b in bands]).astype(float)
+        self.gaps = StepGaps(x, y0, y1, theme.palette().background)
+        self.gaps.hide_from = self.bars.hide_from
+        self.gaps.setZValue(3)
+        self.plot.addItem(self.gaps)
+        self._items.append(self.gaps)
 
     def _on_viewbox_resized(self, *_):
         run = self.model.run
@@ -518,6 +705,8 @@ class TimelineView(QWidget):
             return
         self._set_row_ticks()
         self._fit_phase_labels()
+        self._fit_collective_labels()
+        self._fit_startup_labels()
         # a machine's phase labels are a tier sized in pixels: laid out again when the height changes much
         h = self.plot.getViewBox().height()
         if getattr(self, "per_node", 0) and abs(h - getattr(self, "_tier_h", 0.0)) > 0.15 * max(h, 1.0):
@@ -539,11 +728,14 @@ class TimelineView(QWidget):
             self._build(self.model.run)
 
     def _small(self):
-        """The timeline's text font: the theme's small one; presentation mode's short strip caps it at
-        COMPACT_TEXT_PX (38 px at 2.5× left no room for a single row under its ticks)."""
+        """The timeline's text font: the theme's small one. Presentation mode's short strip grows it
+        more slowly, as the square root of the text size from COMPACT_TEXT_PX at presentation's first
+        1.5× (38 px at 2.5× left no room for a single row under its ticks; a fixed 18 px cap left
+        Ctrl+= without effect on the timeline): 18, 21, 23, 25 px at 1.5×, 2×, 2.5×, 3×."""
         f = theme.font("small")
-        if self.compact and f.pixelSize() > COMPACT_TEXT_PX:
-            f.setPixelSize(COMPACT_TEXT_PX)
+        if self.compact:
+            grown = COMPACT_TEXT_PX * (theme.scale() / COMPACT_AT) ** 0.5
+            f.setPixelSize(min(f.pixelSize(), max(round(theme.FONT_PX["small"]), round(grown))))
         return f
 
     def _row_rule(self) -> tuple:
@@ -600,12 +792,14 @@ class TimelineView(QWidget):
     # -- the predict mask (frame.hidden_after, put there by app/classroom/predict_ui.py) -------------
     _hidden_after = None
     _phase_texts: list = []
+    _coll_texts: list = []
+    startup_texts: list = []  # (TextItem, x0, x1): a collective's start-up span and its name
 
     def _hide_after(self, t0):
         """Paint no bar from t0 (s) on: the step a student is predicting. None paints them all."""
         self._hidden_after = t0
         for bars in (getattr(self, "bars", None), getattr(self, "compute_bars", None),
-                     getattr(self, "fabric_bars", None)):
+                     getattr(self, "fabric_bars", None), getattr(self, "gaps", None)):
             if bars is not None:
                 bars.hide_from = None if t0 is None else t0 / self.unit_s
                 bars.update()
