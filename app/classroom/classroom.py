@@ -530,7 +530,13 @@ class Classroom(QObject):
         w.layout().activate()
         title = dock.titleBarWidget().sizeHint().height() if dock.titleBarWidget() is not None else 0
         want = min(max(self.predict_panel.needed_height() + title, at_least), int(w.height() * 0.6))
-        if want > dock.height():
+        if want <= dock.height():
+            return
+        story = w.explain_dock  # the column's other dock: it gives the room (Qt shares a lone dock's request out)
+        if story.isVisible() and not story.isFloating() and w.dockWidgetArea(story) == w.dockWidgetArea(dock):
+            total = dock.height() + story.height()
+            w.resizeDocks([dock, story], [want, total - want], Qt.Vertical)
+        else:
             w.resizeDocks([dock], [want], Qt.Vertical)
 
     def _on_predict_state_changed(self):

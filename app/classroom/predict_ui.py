@@ -347,6 +347,7 @@ class PredictController(QObject):
         p = self.panel
         p.question.setText(self.question_text())
         p.verdict.setText(self.verdict_text())
+        p.verdict.setVisible(bool(p.verdict.text()))  # no empty line above the first question
         p.score.setText(self.score_text())
         p.skip.setEnabled(self.q is not None and self._reveal_to is None)
 
