@@ -261,6 +261,8 @@ class MainWindow(QMainWindow):
 
     # -- texts ---------------------------------------------------------------------------------
     def changeEvent(self, e):
+        if e.type() == QEvent.ActivationChange and self._frame_unfitted and self.isActiveWindow():
+            QTimer.singleShot(0, self, self._fit_frame)  # framed by now (see _fit_frame)
         if e.type() == QEvent.LanguageChange:
             self.retranslate_ui()
             if getattr(self, "_laid_out", False):  # new words, new widths: fit the docks again
@@ -493,7 +495,9 @@ class MainWindow(QMainWindow):
 
     def _fit_frame(self):
         """Once shown (first launch, a restored geometry): the whole frame on the screen. At
-        1280×720 a 720 px tall window put its bottom edge, under the title bar, off the screen."""
+        1280×720 a 720 px tall window put its bottom edge, under the title bar, off the screen.
+        X11's window manager frames the window after it is mapped and moves the frame, not the
+        window, so no move may reach us: this runs again when the window is activated."""
         if self._frame_unfitted and self.isVisible() and self.size() == self._fitted_size:
             self.clamp_to_screen()
             self._fitted_size = self.size()
