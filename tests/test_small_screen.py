@@ -315,6 +315,16 @@ FRAME_SCRIPT = textwrap.dedent("""
     saved = big.saveGeometry()
     restored = shown(saved)
     out["restored"] = restored.frameGeometry().getRect()
+    # simcore.show on a student's own run (it opened 1600×900 whatever the screen)
+    import simcore
+    from simcore.comm_sim import Comm, NVLINK4, allgather_ring, switch
+    import numpy as np
+    comm = Comm(switch(4, NVLINK4))
+    allgather_ring(comm, [np.arange(4.0) + d for d in range(4)], list(range(4)))
+    shown_run = simcore.show(comm, block=False)
+    for _ in range(5):
+        app.processEvents()
+    out["show"] = shown_run.frameGeometry().getRect()
     print("RESULT " + json.dumps(out))
 """)
 
@@ -322,7 +332,7 @@ FRAME_SCRIPT = textwrap.dedent("""
 def test_the_window_and_its_frame_fit_a_1280x720_screen(tmp_path):
     """On a 1280×720 screen whose windows have frames, the window opens with its frame inside the
     available geometry (it was 1280×720 inside a frame, its bottom edge off the screen), and so
-    does a geometry remembered from a larger monitor."""
+    do a geometry remembered from a larger monitor and simcore.show's window (it was 1600×900)."""
     import os
     import subprocess
     import sys
@@ -339,7 +349,7 @@ def test_the_window_and_its_frame_fit_a_1280x720_screen(tmp_path):
     assert proc.returncode == 0 and line, proc.stderr[-3000:]
     out = json.loads(line[len("RESULT "):])
     room = QRect(*out["room"])
-    for key in ("first", "restored"):
+    for key in ("first", "restored", "show"):
         frame = QRect(*out[key])
         assert room.contains(frame), (key, frame.getRect(), room.getRect())
     inner = QRect(*out["first_inner"])
