@@ -290,7 +290,6 @@ class ShortcutOverlay(QWidget):
         self.label.setObjectName("shortcutList")
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.label.setWordWrap(True)  # a long description wraps in its column rather than running off
         self.scroll = QScrollArea(self)
         self.scroll.setWidgetResizable(True)
         # never sideways: the list takes one column where two do not fit, and scrolls down
@@ -324,7 +323,11 @@ class ShortcutOverlay(QWidget):
         # 1091 px sheet, cut at the right), else one, scrolled down
         room = self._window.width() - 2 * m - 2 * (pad + border) - self.scroll.verticalScrollBar().sizeHint().width()
         self.columns = 2 if self._html_width(shortcut_html(self.entries, 2)) <= room else 1
-        self.label.setText(shortcut_html(self.entries, self.columns))
+        text = shortcut_html(self.entries, self.columns)
+        # wrapped only when even one column is wider than the sheet (a wrapped label's tables take
+        # their least width: "Open / scenario" on two lines where the sheet had room for one)
+        self.label.setWordWrap(self.columns == 1 and self._html_width(text) > room)
+        self.label.setText(text)
 
     def _html_width(self, text: str) -> float:
         """The width `text` takes laid out unwrapped in the list's font (pixels)."""
