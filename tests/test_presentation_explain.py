@@ -132,7 +132,8 @@ def test_a_size_that_hid_the_column_brings_it_back_when_undone(presented):
 
 def test_at_1280x720_the_column_is_there_at_1x(tmp_path):
     """The small projector at the desk's size: a 231 px column beside the picture (its least is 160 px at 1×)."""
-    script = SCRIPT.replace('p.act_presentation.trigger()  # F11', 'p.presentation_scale = 1.0; p.act_presentation.trigger()  # F11')
+    script = SCRIPT.replace("p.act_presentation.trigger()  # F11",
+                            "p.presentation_scale = 1.0; p.act_presentation.trigger()  # F11")
     import os
 
     os.environ["SHOTS"] = str(tmp_path)
