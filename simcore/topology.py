@@ -199,6 +199,7 @@ class _Machine:
         inter = getattr(self, "inter", self.link)
         if op == "all-to-all":
             base, alpha, b_f, b_i = self._p2p("sim_links", nbytes)
+            base += max(0.0, self.launch_floor() - self._p2p("time", nbytes))  # the launch floor delays the start
         else:
             model = next(m for m in self._models(op, algo) if m.protocol == proto)
             late = max(0.0, self.launch_floor() - model.time(float(nbytes)))  # the launch floor delays the start
@@ -225,8 +226,8 @@ class _Machine:
             algo = self.choose(op, nbytes)[0]
         check_algo_on(self, op, algo)
         if self.tuning and self.n > 1:
-            if op == "all-to-all" and algo == "direct":
-                return self._p2p("time", nbytes)
+            if op == "all-to-all" and algo == "direct":  # NCCL's grouped p2p, no faster than the launch floor
+                return max(self._p2p("time", nbytes), self.launch_floor())
             ms = self._models(op, algo)
             if ms:  # NCCL's model, no faster than the launch mode's measured floor
                 return max(min(m.time(float(nbytes)) for m in ms), self.launch_floor())

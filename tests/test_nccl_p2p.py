@@ -124,3 +124,19 @@ def test_plain_machines_choose_an_all_to_all_algorithm_too():
 
     for topo in (switch(4), nodes(2, 4), torus((4, 4)), get_preset("tpu-v5e-16x16").topology(16)):
         assert topo.choose("all-to-all", MiB)[0] == "direct"
+
+
+@pytest.mark.parametrize("launch", ["graph", "eager"])
+@pytest.mark.parametrize("n,S", [(8, 64 * KiB), (16, 8), (16, 8 * MiB)])
+def test_all_to_all_keeps_the_launch_floor_of_the_machine(launch, n, S):
+    """A machine set to a launch mode ("graph", "eager") times every NCCL call no faster than its
+    measured floor (nccl_tuning.LAUNCH_FLOOR); all-to-all too, in its time and in its simulation."""
+    from simcore.nccl_tuning import LAUNCH_FLOOR
+
+    topo = get_preset("dgx-h100").topology(n, launch=launch)
+    plain = machine("dgx-h100", n).time("all-to-all", None, S)
+    assert topo.time("all-to-all", None, S) == pytest.approx(max(plain, LAUNCH_FLOOR[launch]), rel=1e-12)
+    shards = [np.full((n, 2), float(d)) for d in range(n)]
+    comm = shd.make_comm(n, topo, byte_scale=S / shards[0].nbytes)
+    all_to_all(comm, shards, split_axis=0, concat_axis=1)
+    assert comm.time == pytest.approx(topo.time("all-to-all", None, S), rel=1e-9)
