@@ -381,3 +381,65 @@ def export_web(window, deck: Deck, folder: str, force: bool = False, langs=LANGS
     return WebExport(folder, os.path.join(folder, "index.html"), len(data["scenes"]),
                      sum(len(s["steps"][langs[0]]) for s in data["scenes"]), len(pictures.files), skipped, size,
                      time.perf_counter() - start)
+
+
+# -- in the app: File › Export › Web page… --------------------------------------------------------
+def _choose_folder(window) -> str:
+    from PySide6.QtWidgets import QFileDialog
+
+    return QFileDialog.getExistingDirectory(window, _tr("Export the deck as a web page: choose a folder"),
+                                            os.path.expanduser("~"))
+
+
+def _ask_overwrite(window, folder: str) -> bool:
+    from PySide6.QtWidgets import QMessageBox
+
+    answer = QMessageBox.question(
+        window, _tr("Export web page"),
+        _tr("%1 is not empty. Write the page into it anyway? Files of the page's names (index.html, data.js, "
+            "page.js, page.css, frames/) are replaced; nothing else is touched.").replace("%1", folder),
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+    return answer == QMessageBox.StandardButton.Yes
+
+
+def _say(window, text: str, error: bool):
+    if error:
+        from PySide6.QtWidgets import QMessageBox
+
+        QMessageBox.warning(window, _tr("Export web page"), text)
+    window.statusBar().showMessage(text, 15000)
+
+
+def export_from_window(window) -> WebExport | None:
+    """File › Export › Web page…: the open deck as a web page in a folder the user picks, asking
+    before it writes into a folder that is not empty. Every refusal is one sentence in a message
+    box; the window keeps running and goes back to its scene and language."""
+    ctl = getattr(window, "deck", None)
+    deck = getattr(ctl, "deck", None)
+    if deck is None:
+        _say(window, _tr("Open a deck first (File › Open deck…): the web page has one part per scene."), True)
+        return None
+    folder = _choose_folder(window)
+    if not folder:
+        return None
+    force = False
+    if os.path.isdir(folder) and os.listdir(folder):
+        if not _ask_overwrite(window, folder):
+            return None
+        force = True
+    from PySide6.QtGui import QGuiApplication
+
+    QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+    try:
+        out = export_web(window, deck, folder, force=force,
+                         progress=lambda i, n: window.statusBar().showMessage(
+                             _tr("Exporting the web page: scene %1 of %2…").replace("%1", str(i + 1))
+                             .replace("%2", str(n))))
+    except WebExportError as e:
+        QGuiApplication.restoreOverrideCursor()
+        _say(window, str(e), True)
+        return None
+    QGuiApplication.restoreOverrideCursor()
+    _say(window, _tr("Saved %1 (%2 scenes, %3 MB).").replace("%1", out.index).replace("%2", str(out.scenes))
+         .replace("%3", f"{out.bytes / 1e6:.1f}") + "".join(" " + s for s in out.skipped), False)
+    return out

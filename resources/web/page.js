@@ -30,7 +30,7 @@
           colls: "次集合通信", moved: "已传字节", op: "集合通信", size: "S", time: "时间",
           busbw: "总线带宽", alt: "{title}：第 {k} / {K} 步之后的画面",
           keys: "← → 空格：单步 · PageUp / PageDown：换场景 · Home / End：第一个 / 最后一个场景 · K：播放 / 暂停",
-          skipped: "已跳过：", empty: "这个 deck 没有可显示的场景。" }
+          skipped: "已跳过：", empty: "这份讲稿没有可显示的场景。" }
   };
   var state = { s: 0, k: 0, lang: "en", timer: null };
   var el = {};
