@@ -355,7 +355,7 @@ def _export_web(win, deck, args, size) -> int:
     win.show()
     try:
         out = export_web(win, deck, args.export_web, force=True)
-    except WebExportError as e:
+    except Exception as e:  # noqa: BLE001 — one sentence, exit 1 (as the handout)
         print(f"shard-lab: error: {e}", file=sys.stderr)
         return 1
     for why in out.skipped:

@@ -133,6 +133,23 @@ def test_identical_pictures_are_written_once(qtbot, tmp_path):
     assert len({json.dumps(s["explain"]) for s in decode["steps"]["en"]}) > 10  # the texts still differ
 
 
+def test_a_picture_seen_before_gets_the_same_file_and_a_new_one_a_new_file(qapp):
+    from PySide6.QtGui import QColor
+
+    from app.deck.web_export import Pictures
+
+    a, b = QImage(40, 20, QImage.Format.Format_RGB32), QImage(40, 20, QImage.Format.Format_RGB32)
+    a.fill(QColor("#E69F00"))
+    b.fill(QColor("#E69F00"))
+    pics = Pictures()
+    first = pics.add(a)
+    assert pics.add(b) == first  # the same pixels, drawn again: one file
+    b.setPixelColor(3, 4, QColor("#000000"))  # one pixel differs: a picture of its own
+    second = pics.add(b)
+    assert second != first and pics.add(a) == first and len(pics.files) == 2
+    assert QImage.fromData(pics.files[second]).pixelColor(3, 4) == QColor("#000000")  # lossless for flat colours
+
+
 def test_the_deck_text_goes_into_data_js_as_escaped_json_never_into_the_html(qtbot, tmp_path):
     w = make_window(qtbot, size=(1600, 900))
     out = export_web(w, load_deck(small_deck(tmp_path, bad=False, hostile=True)), str(tmp_path / "page"),

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QBuffer, QCoreApplication, QIODevice, Qt
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QWidget
 
 from ..words import fmt_bw, fmt_bytes, fmt_time
 from .model import LANGS, Deck
@@ -269,12 +270,17 @@ def _scene_frames(window, pictures: Pictures, langs, scale, stop_check=None) -> 
             i18n.set_language(QCoreApplication.instance(), lang)
             _settle()
         page = window.tabs.currentWidget()
+        name = None
+        # a view that takes no frames from the clock (the weight slices, the decode-latency plot)
+        # draws the same picture at every step: drawn once, not once a step (408 of the lecture's 608)
+        follows = any(v is page or (isinstance(v, QWidget) and page.isAncestorOf(v)) for v in pb.frames.views)
         for k, t in enumerate(stops):
             if stop_check is not None:
                 stop_check()
             pb.seek(t)  # the frame controller hands the views the frame now; paint events follow
             _settle(1)
-            name = pictures.add(picture(page, scale))
+            if follows or name is None:
+                name = pictures.add(picture(page, scale))
             cl = getattr(window, "classroom", None)
             formula = cl.formula._label.text() if cl is not None else ""
             steps[lang].append({
