@@ -85,7 +85,10 @@
     document.title = pick(sc.title) + " — " + pick(DECK.title);
     el.deckTitle.textContent = pick(DECK.title);
     el.sceneTitle.textContent = sc.number + ". " + pick(sc.title);
-    if (el.frame.getAttribute("src") !== f.img) el.frame.setAttribute("src", f.img);
+    if (el.frame.getAttribute("src") !== f.img) {
+      el.frame.setAttribute("src", f.img);
+      el.frameLink.setAttribute("href", f.img); // the picture at full size, for a small screen's zoom
+    }
     var size = DECK.sizes[f.img];
     if (size) { el.frame.width = size[0]; el.frame.height = size[1]; }
     el.frame.alt = fmt(w.alt, { title: pick(sc.title), k: state.k, K: K });
@@ -151,6 +154,7 @@
     el.hNumbers.textContent = w.numbers;
     el.keys.textContent = w.keys;
     el.nav.setAttribute("aria-label", w.scenes);
+    el.skipped.textContent = (DECK.skipped || []).length ? w.skipped + DECK.skipped.join(" ") : "";
   }
 
   function preload() { // the next and previous pictures, so a step only swaps a decoded image
@@ -232,9 +236,9 @@
 
   // -- start --------------------------------------------------------------------------------
   function start() {
-    ["deck-title", "scene-title", "frame", "status", "live", "explain", "formula", "points", "numbers",
+    ["deck-title", "scene-title", "frame", "frame-link", "status", "live", "explain", "formula", "points", "numbers",
      "where", "prev", "play", "next", "lang", "keys", "scene-list", "scene-nav", "scenes-toggle",
-     "h-formula", "h-points", "h-numbers"].forEach(function (id) {
+     "h-formula", "h-points", "h-numbers", "skipped"].forEach(function (id) {
       el[id.replace(/-(\w)/g, function (m, c) { return c.toUpperCase(); })] = document.getElementById(id);
     });
     el.list = el.sceneList; el.nav = el.sceneNav; el.toggle = el.scenesToggle;
