@@ -252,3 +252,19 @@ def test_the_action_reads_in_chinese(qtbot):
     w = make_window(qtbot)
     i18n.set_language(QApplication.instance(), "zh")
     assert w.act_export_web.text() == "讲稿导出为网页(&W)…"
+
+
+def test_the_wheel_carries_the_pages_files():
+    """pyproject's setuptools config lists resources/web and a pattern for each of its files
+    (tests/test_packaging.py builds the wheel; this says which files it must hold)."""
+    import fnmatch
+
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11's")
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    conf = tomllib.load(open(os.path.join(root, "pyproject.toml"), "rb"))["tool"]["setuptools"]
+    assert "shard_lab.resources.web" in conf["packages"]
+    patterns = conf["package-data"]["shard_lab.resources.web"]
+    files = os.listdir(os.path.join(root, "resources", "web"))
+    assert set(web_export.PAGE_FILES) <= set(files)
+    assert all(any(fnmatch.fnmatch(f, p) for p in patterns) for f in files), (files, patterns)
