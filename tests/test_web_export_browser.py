@@ -13,7 +13,8 @@ import pytest
 from web_browser import driver, export, file_url, missing, read_data, requests, viewport
 
 WHY = missing()
-pytestmark = pytest.mark.skipif(bool(WHY), reason=WHY or "-")
+# one worker runs them all (dev.py test runs pytest-xdist): one export of the lecture, one browser
+pytestmark = [pytest.mark.skipif(bool(WHY), reason=WHY or "-"), pytest.mark.xdist_group("web")]
 PWNED_TITLE = "<script>window.__pwned=1</script> All-gather"
 PWNED_POINT = '<img src=x onerror="window.__pwned=1"> and </p><b>bold?</b>'
 
