@@ -157,11 +157,22 @@
     el.skipped.textContent = (DECK.skipped || []).length ? w.skipped + DECK.skipped.join(" ") : "";
   }
 
-  function preload() { // the next and previous pictures, so a step only swaps a decoded image
-    var st = steps(scene());
-    [state.k + 1, state.k - 1].forEach(function (k) {
-      if (k >= 0 && k < st.length) { var im = new Image(); im.src = st[k].img; }
+  var decoded = {}; // picture -> an Image kept decoded, so a step only swaps pixels already in memory
+  function preload() { // the next and previous pictures (the next scene's first at a scene's end)
+    var st = steps(scene()), want = [];
+    [state.k + 1, state.k - 1].forEach(function (k) { if (k >= 0 && k < st.length) want.push(st[k].img); });
+    if (state.k === st.length - 1 && state.s + 1 < DECK.scenes.length) want.push(steps(DECK.scenes[state.s + 1])[0].img);
+    var keep = {};
+    want.concat([st[state.k].img]).forEach(function (src) {
+      var im = decoded[src];
+      if (!im) {
+        im = new Image();
+        im.src = src;
+        if (im.decode) im.decode().catch(function () { /* a picture that failed shows as missing */ });
+      }
+      keep[src] = im;
     });
+    decoded = keep;
   }
 
   // -- moving -------------------------------------------------------------------------------
