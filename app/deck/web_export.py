@@ -265,7 +265,8 @@ def _scene_frames(window, pictures: Pictures, langs, scale, stop_check=None) -> 
     pb = window.playback
     stops = pb.stops
     steps = {lang: [] for lang in langs}
-    for lang in langs:
+    now = i18n.current_language()  # the language on screen first: one switch a scene, not two
+    for lang in sorted(langs, key=lambda x: x != now):
         if i18n.current_language() != lang:
             i18n.set_language(QCoreApplication.instance(), lang)
             _settle()
@@ -311,8 +312,6 @@ def collect(window, deck: Deck, langs=LANGS, scale: int = SCALE, progress=None, 
             if i in bad:
                 skipped.append(bad[i])
                 continue
-            if i18n.current_language() != "en":  # the scene opens as the handout's does
-                i18n.set_language(QCoreApplication.instance(), "en")
             try:
                 open_scene(window, deck, i)
             except SceneError as e:
