@@ -440,7 +440,7 @@ def export_from_window(window) -> WebExport | None:
                          progress=lambda i, n: window.statusBar().showMessage(
                              _tr("Exporting the web page: scene %1 of %2…").replace("%1", str(i + 1))
                              .replace("%2", str(n))))
-    except WebExportError as e:
+    except Exception as e:  # noqa: BLE001 — one sentence in a message box, the window as it was (as the handout)
         QGuiApplication.restoreOverrideCursor()
         _say(window, str(e), True)
         return None
