@@ -268,3 +268,15 @@ def test_the_wheel_carries_the_pages_files():
     files = os.listdir(os.path.join(root, "resources", "web"))
     assert set(web_export.PAGE_FILES) <= set(files)
     assert all(any(fnmatch.fnmatch(f, p) for p in patterns) for f in files), (files, patterns)
+
+
+def test_a_machines_formula_stays_through_a_language_switch(qtbot):
+    """The export reads each scene in both languages: a machine's closed form (written by the
+    formula panel's set_frame, not its _render) said "No collective at this time" after a switch."""
+    w = make_window(qtbot, "all-reduce", 16, "hier", topology="dgx-h100")
+    label = w.classroom.formula._label
+    assert plain(label.text()).startswith("Hierarchical all-reduce")
+    i18n.set_language(QApplication.instance(), "zh")
+    assert plain(label.text()).startswith("分层 all-reduce") and "T =" in plain(label.text())
+    w.playback.seek(w.playback.stops[2])
+    assert plain(label.text()).startswith("分层 all-reduce")

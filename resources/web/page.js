@@ -121,8 +121,13 @@
   }
 
   function numbers(sc) {
-    var w = words(), n = sc.numbers, t = el.numbers;
-    clear(t);
+    var w = words(), n = sc.numbers, box = el.numbers, t = document.createElement("table");
+    clear(box);
+    var total = document.createElement("p"), b = document.createElement("b");
+    b.textContent = w.total + ": ";
+    total.appendChild(b);
+    total.appendChild(document.createTextNode(n.time + " · " + n.collectives + " " + w.colls + " · " + n.moved + " " + w.moved));
+    box.appendChild(total);
     function row(cells, head) {
       var tr = document.createElement("tr");
       cells.forEach(function (c) {
@@ -132,10 +137,10 @@
       });
       t.appendChild(tr);
     }
-    row([w.total, n.time + " · " + n.collectives + " " + w.colls + " · " + n.moved + " " + w.moved], false);
     if (n.rows.length) {
       row([w.op, "n", w.size, w.time, w.busbw], true);
       n.rows.forEach(function (r) { row([r.op + " (" + r.algo + ")", String(r.n), r.bytes, r.time, r.busbw], false); });
+      box.appendChild(t);
     }
   }
 
