@@ -6,6 +6,7 @@ The page itself in Chromium: tests/test_web_export_browser.py."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -98,6 +99,11 @@ def test_a_deck_exports_every_step_in_both_languages_with_the_apps_own_pictures_
     assert head_en.startswith("Step 3 of 7") and head_zh.startswith("第 3") and "Closed form" in json.dumps(
         ag["steps"]["en"][3]["explain"])
     assert "T =" in plain_tree(ag["steps"]["en"][3]["formula"])
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    for sc in (ag, rd):  # every frame's texts in its own language: none left over from the other
+        for en_, zh_ in zip(sc["steps"]["en"], sc["steps"]["zh"]):
+            for part in ("explain", "formula"):
+                assert not cjk.search(plain_tree(en_[part])) and cjk.search(plain_tree(zh_[part])), part
     # the pictures: 2× the view, the window's own paint of the ring at that step
     name = ag["steps"]["en"][3]["img"]
     img = QImage(os.path.join(folder, name))
@@ -280,3 +286,8 @@ def test_a_machines_formula_stays_through_a_language_switch(qtbot):
     assert plain(label.text()).startswith("分层 all-reduce") and "T =" in plain(label.text())
     w.playback.seek(w.playback.stops[2])
     assert plain(label.text()).startswith("分层 all-reduce")
+    quiet = make_window(qtbot, "matmul-1", 4)  # no collective at all: that sentence, in the new language
+    assert plain(quiet.classroom.formula._label.text()) == "此刻没有集合通信。"
+    i18n.set_language(QApplication.instance(), "en")
+    assert plain(quiet.classroom.formula._label.text()) == "No collective at this time."
+    assert plain(label.text()).startswith("Hierarchical all-reduce")
