@@ -48,7 +48,7 @@ def small_deck(tmp_path, bad=True, hostile=False) -> str:
 
 
 def read_data(folder) -> dict:
-    text = open(os.path.join(folder, "data.js"), encoding="ascii").read()
+    text = open(os.path.join(folder, "data.js"), encoding="utf-8").read()
     head = "window.SHARD_LAB_DECK = "
     assert text.startswith(head) and text.endswith(";\n")
     return json.loads(text[len(head):-2])
@@ -65,9 +65,9 @@ def test_rich_text_keeps_plain_tags_and_drops_attributes_scripts_and_unknown_tag
 
 
 def test_data_js_has_no_character_that_could_end_the_script_or_start_markup():
-    data = {"t": "</script><script>alert(1)</script>", "z": "张量 & <img onerror=1>"}
+    data = {"t": "</script><script>alert(1)</script>", "z": "张量 & <img onerror=1>\u2028"}
     js = data_js(data)
-    assert "<" not in js and ">" not in js and "&" not in js and js.isascii()
+    assert "<" not in js and ">" not in js and "&" not in js and "\u2028" not in js and "张量" in js
     assert json.loads(js[len("window.SHARD_LAB_DECK = "):-2]) == data
 
 
@@ -98,12 +98,16 @@ def test_a_deck_exports_every_step_in_both_languages_with_the_apps_own_pictures_
     head_zh = ag["steps"]["zh"][3]["explain"][0][2][0]
     assert head_en.startswith("Step 3 of 7") and head_zh.startswith("第 3") and "Closed form" in json.dumps(
         ag["steps"]["en"][3]["explain"])
-    assert "T =" in plain_tree(ag["steps"]["en"][3]["formula"])
+    formula = data["formulas"]
+    assert "T =" in plain_tree(formula[ag["steps"]["en"][3]["formula"]])
+    assert ag["steps"]["en"][3]["formula"] == ag["steps"]["en"][4]["formula"]  # one closed form, kept once
     cjk = re.compile(r"[\u4e00-\u9fff]")
     for sc in (ag, rd):  # every frame's texts in its own language: none left over from the other
         for en_, zh_ in zip(sc["steps"]["en"], sc["steps"]["zh"]):
-            for part in ("explain", "formula"):
-                assert not cjk.search(plain_tree(en_[part])) and cjk.search(plain_tree(zh_[part])), part
+            texts = [(plain_tree(en_["explain"]), plain_tree(zh_["explain"])),
+                     (plain_tree(formula[en_["formula"]]), plain_tree(formula[zh_["formula"]]))]
+            for en_text, zh_text in texts:
+                assert not cjk.search(en_text) and cjk.search(zh_text), (en_text, zh_text)
     # the pictures: 2× the view, the window's own paint of the ring at that step
     name = ag["steps"]["en"][3]["img"]
     img = QImage(os.path.join(folder, name))
@@ -166,7 +170,7 @@ def test_the_deck_text_goes_into_data_js_as_escaped_json_never_into_the_html(qtb
     assert "script-src 'self'" in html and "default-src 'none'" in html
     data = read_data(out.folder)
     assert data["title"]["en"] == HOSTILE_TITLE and data["scenes"][0]["points"][0]["en"] == HOSTILE_POINT
-    assert "<" not in open(os.path.join(out.folder, "data.js"), encoding="ascii").read()
+    assert "<" not in open(os.path.join(out.folder, "data.js"), encoding="utf-8").read()
 
 
 # -- bad input ---------------------------------------------------------------------------------------

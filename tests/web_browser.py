@@ -61,7 +61,7 @@ def export(deck: str, folder: str, timeout: float = 600) -> subprocess.Completed
 
 def read_data(folder: str) -> dict:
     """The deck's data as the page reads it (data.js: one assignment of a JSON object)."""
-    text = open(os.path.join(folder, "data.js"), encoding="ascii").read()
+    text = open(os.path.join(folder, "data.js"), encoding="utf-8").read()
     head = "window.SHARD_LAB_DECK = "
     return json.loads(text[len(head):].rstrip().rstrip(";"))
 

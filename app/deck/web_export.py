@@ -258,8 +258,24 @@ def _numbers(run) -> dict:
     return out
 
 
-def _scene_frames(window, pictures: Pictures, langs, scale, stop_check=None) -> dict:
-    """Every step boundary of the scene on screen, in each language: its picture, texts and numbers."""
+class Table:
+    """Texts that repeat from step to step (a collective's closed form stays while its steps run: 108
+    distinct among the lecture's 608 frames), kept once; a frame holds the index."""
+
+    def __init__(self):
+        self.items, self._index = [], {}
+
+    def add(self, tree) -> int:
+        key = json.dumps(tree, ensure_ascii=False)
+        if key not in self._index:
+            self._index[key] = len(self.items)
+            self.items.append(tree)
+        return self._index[key]
+
+
+def _scene_frames(window, pictures: Pictures, langs, scale, stop_check=None, formulas: Table | None = None) -> dict:
+    """Every step boundary of the scene on screen, in each language: its picture, texts and numbers
+    (the formula panel's text as an index into `formulas`)."""
     from .. import i18n
 
     pb = window.playback
@@ -288,7 +304,7 @@ def _scene_frames(window, pictures: Pictures, langs, scale, stop_check=None) -> 
                 "img": name,
                 "live": plain(window.explain.live.text()),
                 "explain": rich_tree(window.explain.body.text()),
-                "formula": rich_tree(formula),
+                "formula": formulas.add(rich_tree(formula)),
                 "status": [window.time_label.text(), plain(window.step_label.text()), window.bytes_label.text()],
             })
     return steps
@@ -302,7 +318,7 @@ def collect(window, deck: Deck, langs=LANGS, scale: int = SCALE, progress=None, 
     back_lang = i18n.current_language()
     ctl = getattr(window, "deck", None)
     back = ctl.index if ctl is not None and ctl.deck is deck else None
-    pictures = Pictures()
+    pictures, formulas = Pictures(), Table()
     scenes, skipped = [], []
     bad = bad_scenes(deck)
     try:
@@ -326,7 +342,7 @@ def collect(window, deck: Deck, langs=LANGS, scale: int = SCALE, progress=None, 
                 "title": scene.title.to_dict(), "points": [p.to_dict() for p in scene.points],
                 "tab": window.current_tab(), "start": k0, "walk": scene.walk,
                 "numbers": _numbers(window.model.run),
-                "steps": _scene_frames(window, pictures, langs, scale, stop_check),
+                "steps": _scene_frames(window, pictures, langs, scale, stop_check, formulas),
             })
     finally:
         if i18n.current_language() != back_lang:
@@ -334,17 +350,19 @@ def collect(window, deck: Deck, langs=LANGS, scale: int = SCALE, progress=None, 
         if back is not None and back >= 0:
             ctl.go(back)
     data = {"format": FORMAT, "generator": "Shard Lab", "title": deck.title.to_dict(), "langs": list(langs),
-            "scale": scale, "sizes": pictures.size, "scenes": scenes,
+            "scale": scale, "sizes": pictures.size, "formulas": formulas.items, "scenes": scenes,
             "skipped": skipped}
     return data, pictures, skipped
 
 
 # -- writing -------------------------------------------------------------------------------------
 def data_js(data: dict) -> str:
-    """data.js: one assignment of the deck's JSON. ASCII only and every < escaped, so no text of the
-    deck can end the script or start markup wherever the file is read."""
-    text = json.dumps(data, ensure_ascii=True, separators=(",", ":"))
-    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    """data.js: one assignment of the deck's JSON, UTF-8 (Chinese at 3 bytes a character, not a
+    6-byte escape), with every < > & and line separator escaped, so no text of the deck can end
+    the script or start markup wherever the file is read."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for ch in "<>&\u2028\u2029":
+        text = text.replace(ch, f"\\u{ord(ch):04x}")
     return "window.SHARD_LAB_DECK = " + text + ";\n"
 
 
@@ -361,7 +379,7 @@ def write_page(folder: str, data: dict, pictures: Pictures) -> int:
             with open(os.path.join(folder, name), "wb") as f:
                 f.write(png)
             total += len(png)
-        js = data_js(data).encode("ascii")
+        js = data_js(data).encode("utf-8")
         with open(os.path.join(folder, "data.js"), "wb") as f:  # last: a page with data.js is complete
             f.write(js)
         total += len(js)

@@ -95,7 +95,7 @@
     el.status.textContent = f.status.filter(function (x) { return x; }).join(" · ");
     el.live.textContent = f.live;
     clear(el.explain); build(el.explain, f.explain);
-    clear(el.formula); build(el.formula, f.formula);
+    clear(el.formula); build(el.formula, DECK.formulas[f.formula] || []);
     el.where.textContent = fmt(w.where, { i: state.s + 1, N: DECK.scenes.length, k: state.k, K: K });
     clear(el.points);
     sc.points.forEach(function (p) {
