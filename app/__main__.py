@@ -344,17 +344,12 @@ def _open_deck(win, args, size):
 def _export_web(win, deck, args, size) -> int:
     """--export-web DIR: the deck as an offline web page (app/deck/web_export.py); exit 0, 1 on an error."""
     from .deck.handout import PICTURE_SIZE
-    from .deck.web_export import WebExportError, check_folder, export_web
+    from .deck.web_export import export_web
 
-    try:
-        check_folder(args.export_web, args.force)  # before any scene is built: a refusal costs nothing
-    except WebExportError as e:
-        print(f"shard-lab: error: {e}", file=sys.stderr)
-        return 1
     win.resize(*(size if "--size" in sys.argv else PICTURE_SIZE))
     win.show()
-    try:
-        out = export_web(win, deck, args.export_web, force=True)
+    try:  # the folder is checked (not empty without --force, a file, unwritable) before any scene is read
+        out = export_web(win, deck, args.export_web, force=args.force)
     except Exception as e:  # noqa: BLE001 — one sentence, exit 1 (as the handout)
         print(f"shard-lab: error: {e}", file=sys.stderr)
         return 1

@@ -295,3 +295,49 @@ def test_a_machines_formula_stays_through_a_language_switch(qtbot):
     i18n.set_language(QApplication.instance(), "en")
     assert plain(quiet.classroom.formula._label.text()) == "No collective at this time."
     assert plain(label.text()).startswith("Hierarchical all-reduce")
+
+
+def test_a_cancelled_export_writes_nothing_and_leaves_no_folder_behind(qtbot, tmp_path, answers, monkeypatch):
+    w = make_window(qtbot, size=(1600, 900))
+    deck = load_deck(small_deck(tmp_path, bad=False))
+    calls = []
+
+    def stop_check():
+        calls.append(1)
+        if len(calls) > 3:
+            raise WebExportError("cancelled")
+
+    with pytest.raises(WebExportError, match="cancelled"):
+        export_web(w, deck, str(tmp_path / "new"), stop_check=stop_check)
+    assert not (tmp_path / "new").exists()
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "notes.txt").write_text("mine")
+    calls.clear()
+    with pytest.raises(WebExportError):
+        export_web(w, deck, str(full), force=True, stop_check=stop_check)
+    assert os.listdir(full) == ["notes.txt"]
+
+    class Cancelled:  # the app's progress dialog, its Cancel pressed
+        def __init__(self):
+            self.values = []
+
+        def setValue(self, v):
+            self.values.append(v)
+
+        def setLabelText(self, text):
+            pass
+
+        def wasCanceled(self):
+            return True
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(web_export, "_progress", lambda window, n: Cancelled())
+    assert w.deck.set_deck(deck)
+    answers["folder"] = str(tmp_path / "app")
+    assert w.act_export_web.isEnabled()
+    w.act_export_web.trigger()
+    assert not (tmp_path / "app").exists() and answers["warnings"] == []  # a cancel is no error
+    assert "cancelled" in w.statusBar().currentMessage()

@@ -95,7 +95,7 @@ def check_folder(folder: str, force: bool = False):
         raise WebExportError(_tr("%1 is not empty: choose an empty folder, or write into it anyway "
                                  "(--force on the command line).").replace("%1", folder))
     try:
-        os.makedirs(os.path.join(folder, FRAMES), exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         probe = os.path.join(folder, ".shard-lab-write-test")
         with open(probe, "wb"):
             pass
@@ -389,6 +389,12 @@ def write_page(folder: str, data: dict, pictures: Pictures) -> int:
     return total
 
 
+def _unmake(folder: str, made: bool):
+    """Nothing was written: a folder the export made goes again, no empty folder is left behind."""
+    if made and os.path.isdir(folder) and not os.listdir(folder):
+        os.rmdir(folder)
+
+
 def export_web(window, deck: Deck, folder: str, force: bool = False, langs=LANGS, scale: int = SCALE,
                progress=None, stop_check=None) -> WebExport:
     """Write `deck` as an offline web page into `folder` (see the module docstring). Raises
@@ -396,10 +402,15 @@ def export_web(window, deck: Deck, folder: str, force: bool = False, langs=LANGS
     place that cannot be written, and when no scene of the deck can open."""
     start = time.perf_counter()
     folder = os.path.abspath(os.fspath(folder))
+    made = not os.path.exists(folder)
     check_folder(folder, force)
-    data, pictures, skipped = collect(window, deck, langs, scale, progress, stop_check)
-    if not data["scenes"]:
-        raise WebExportError(_tr("No scene of this deck can open: %1").replace("%1", " ".join(skipped)))
+    try:
+        data, pictures, skipped = collect(window, deck, langs, scale, progress, stop_check)
+        if not data["scenes"]:
+            raise WebExportError(_tr("No scene of this deck can open: %1").replace("%1", " ".join(skipped)))
+    except BaseException:
+        _unmake(folder, made)
+        raise
     size = write_page(folder, data, pictures)
     return WebExport(folder, os.path.join(folder, "index.html"), len(data["scenes"]),
                      sum(len(s["steps"][langs[0]]) for s in data["scenes"]), len(pictures.files), skipped, size,
@@ -423,6 +434,18 @@ def _ask_overwrite(window, folder: str) -> bool:
             "page.js, page.css, frames/) are replaced; nothing else is touched.").replace("%1", folder),
         QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
     return answer == QMessageBox.StandardButton.Yes
+
+
+def _progress(window, scenes: int):
+    """A window-modal progress dialog with Cancel (each scene takes a second or two to read)."""
+    from PySide6.QtWidgets import QProgressDialog
+
+    bar = QProgressDialog(_tr("Exporting the web page…"), _tr("Cancel"), 0, scenes, window)
+    bar.setWindowTitle(_tr("Export web page"))
+    bar.setWindowModality(Qt.WindowModality.WindowModal)
+    bar.setMinimumDuration(0)
+    bar.setValue(0)
+    return bar
 
 
 def _say(window, text: str, error: bool):
@@ -450,19 +473,32 @@ def export_from_window(window) -> WebExport | None:
         if not _ask_overwrite(window, folder):
             return None
         force = True
-    from PySide6.QtGui import QGuiApplication
-
-    QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+    made = not os.path.exists(folder)
     try:
-        out = export_web(window, deck, folder, force=force,
-                         progress=lambda i, n: window.statusBar().showMessage(
-                             _tr("Exporting the web page: scene %1 of %2…").replace("%1", str(i + 1))
-                             .replace("%2", str(n))))
-    except Exception as e:  # noqa: BLE001 — one sentence in a message box, the window as it was (as the handout)
-        QGuiApplication.restoreOverrideCursor()
+        check_folder(folder, force)  # a file, /proc…: one sentence before any progress is shown
+    except WebExportError as e:
         _say(window, str(e), True)
         return None
-    QGuiApplication.restoreOverrideCursor()
+    bar = _progress(window, len(deck.scenes))
+
+    def progress(i, n):
+        bar.setValue(i)
+        bar.setLabelText(_tr("Exporting the web page: scene %1 of %2…").replace("%1", str(i + 1))
+                         .replace("%2", str(n)))
+
+    def stop_check():
+        if bar.wasCanceled():
+            raise WebExportError(_tr("The web page was not written: the export was cancelled."))
+
+    try:
+        out = export_web(window, deck, folder, force=force, progress=progress, stop_check=stop_check)
+    except Exception as e:  # noqa: BLE001 — one sentence in a message box, the window as it was (as the handout)
+        cancelled = bar.wasCanceled()  # (before close(): closing the dialog counts as Cancel)
+        bar.close()
+        _unmake(folder, made)
+        _say(window, str(e), not cancelled)
+        return None
+    bar.close()
     _say(window, _tr("Saved %1 (%2 scenes, %3 MB).").replace("%1", out.index).replace("%2", str(out.scenes))
          .replace("%3", f"{out.bytes / 1e6:.1f}") + "".join(" " + s for s in out.skipped), False)
     return out

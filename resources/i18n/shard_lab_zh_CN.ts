@@ -3583,6 +3583,18 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <source>The web page's files (resources/web) are missing from this installation.</source>
             <translation>这次安装缺少网页所需的文件（resources/web）。</translation>
         </message>
+        <message>
+            <source>Cancel</source>
+            <translation>取消</translation>
+        </message>
+        <message>
+            <source>Exporting the web page…</source>
+            <translation>正在导出网页…</translation>
+        </message>
+        <message>
+            <source>The web page was not written: the export was cancelled.</source>
+            <translation>网页没有写出：导出已取消。</translation>
+        </message>
     </context>
     <context>
         <name>WeightsView</name>
