@@ -344,13 +344,20 @@ def _open_deck(win, args, size):
 def _export_web(win, deck, args, size) -> int:
     """--export-web DIR: the deck as an offline web page (app/deck/web_export.py); exit 0, 1 on an error."""
     from .deck.handout import PICTURE_SIZE
-    from .deck.web_export import export_web
+    from .deck.web_export import WebExportError, check_folder, export_web, unmake_folder
 
+    made = not os.path.exists(args.export_web)
+    try:
+        check_folder(args.export_web, args.force)  # before the window is shown: a refusal is one line
+    except WebExportError as e:
+        print(f"shard-lab: error: {e}", file=sys.stderr)
+        return 1
     win.resize(*(size if "--size" in sys.argv else PICTURE_SIZE))
     win.show()
-    try:  # the folder is checked (not empty without --force, a file, unwritable) before any scene is read
-        out = export_web(win, deck, args.export_web, force=args.force)
+    try:
+        out = export_web(win, deck, args.export_web, force=True)
     except Exception as e:  # noqa: BLE001 — one sentence, exit 1 (as the handout)
+        unmake_folder(args.export_web, made)
         print(f"shard-lab: error: {e}", file=sys.stderr)
         return 1
     for why in out.skipped:

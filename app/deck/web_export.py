@@ -389,8 +389,9 @@ def write_page(folder: str, data: dict, pictures: Pictures) -> int:
     return total
 
 
-def _unmake(folder: str, made: bool):
+def unmake_folder(folder: str, made: bool):
     """Nothing was written: a folder the export made goes again, no empty folder is left behind."""
+    folder = os.path.abspath(os.fspath(folder))
     if made and os.path.isdir(folder) and not os.listdir(folder):
         os.rmdir(folder)
 
@@ -409,7 +410,7 @@ def export_web(window, deck: Deck, folder: str, force: bool = False, langs=LANGS
         if not data["scenes"]:
             raise WebExportError(_tr("No scene of this deck can open: %1").replace("%1", " ".join(skipped)))
     except BaseException:
-        _unmake(folder, made)
+        unmake_folder(folder, made)
         raise
     size = write_page(folder, data, pictures)
     return WebExport(folder, os.path.join(folder, "index.html"), len(data["scenes"]),
@@ -495,7 +496,7 @@ def export_from_window(window) -> WebExport | None:
     except Exception as e:  # noqa: BLE001 — one sentence in a message box, the window as it was (as the handout)
         cancelled = bar.wasCanceled()  # (before close(): closing the dialog counts as Cancel)
         bar.close()
-        _unmake(folder, made)
+        unmake_folder(folder, made)
         _say(window, str(e), not cancelled)
         return None
     bar.close()
