@@ -273,7 +273,7 @@ class Table:
         return self._index[key]
 
 
-def _scene_frames(window, pictures: Pictures, langs, scale, stop_check=None, formulas: Table | None = None) -> dict:
+def _scene_frames(window, pictures: Pictures, formulas: Table, langs, scale, stop_check=None) -> dict:
     """Every step boundary of the scene on screen, in each language: its picture, texts and numbers
     (the formula panel's text as an index into `formulas`)."""
     from .. import i18n
@@ -342,7 +342,7 @@ def collect(window, deck: Deck, langs=LANGS, scale: int = SCALE, progress=None, 
                 "title": scene.title.to_dict(), "points": [p.to_dict() for p in scene.points],
                 "tab": window.current_tab(), "start": k0, "walk": scene.walk,
                 "numbers": _numbers(window.model.run),
-                "steps": _scene_frames(window, pictures, langs, scale, stop_check, formulas),
+                "steps": _scene_frames(window, pictures, formulas, langs, scale, stop_check),
             })
     finally:
         if i18n.current_language() != back_lang:

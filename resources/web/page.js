@@ -274,6 +274,7 @@
     el.prev.addEventListener("click", function () { step(-1); });
     el.next.addEventListener("click", function () { step(1); });
     el.play.addEventListener("click", toggle);
+    el.lang.hidden = DECK.langs.length < 2; // a page exported in one language has no other to switch to
     el.lang.addEventListener("click", function () {
       go(state.s, state.k, state.lang === "zh" ? "en" : "zh", state.timer !== null);
     });
