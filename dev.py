@@ -18,7 +18,7 @@ import venv
 ROOT = os.path.dirname(os.path.abspath(__file__))
 VENV = os.path.join(ROOT, ".venv")
 STAMP = os.path.join(VENV, ".shard-lab-installed")
-EXTRAS = "test,export,mpi"
+EXTRAS = "test,export,mpi,web-test"
 
 
 def _venv_python():

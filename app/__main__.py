@@ -81,6 +81,9 @@ def _parser() -> _Parser:
     p.add_argument("--export-pdf", default=None, metavar="PATH", help="write the deck's handout as a PDF and exit")
     p.add_argument("--export-pngs", default=None, metavar="DIR",
                    help="write the deck's pages as numbered PNGs and exit")
+    p.add_argument("--export-web", default=None, metavar="DIR",
+                   help="write the deck as an offline web page (index.html, pictures, script) into DIR and exit")
+    p.add_argument("--force", action="store_true", help="with --export-web: write into DIR even if it is not empty")
     p.add_argument("--page", default="a4", choices=("a4", "letter"), help="the handout's paper (default a4)")
     p.add_argument("--frames-per-step", default=6, type=int,
                    help="animation frames per ring step (default 6; 1 = one frame per step)")
@@ -187,6 +190,8 @@ def _main(argv=None) -> int:
         args.deck, args.file = args.file, None
     if (args.export_pdf or args.export_pngs) and not args.deck:
         return _fail("--export-pdf and --export-pngs write a deck's handout: give --deck lecture or a deck file")
+    if args.export_web and not args.deck:
+        return _fail("--export-web writes a deck as a web page: give --deck lecture or a deck file")
     scenario_flags = given & {"--scenario", "--n", "--algo", "--bytes", "--link"}
     if args.file and scenario_flags:
         return _fail(f"{args.file}: a scenario file sets the scenario; drop {', '.join(sorted(scenario_flags))}")
@@ -194,7 +199,7 @@ def _main(argv=None) -> int:
     exporting = bool(args.export_gif or args.export_mp4)
     if exporting and not (0 < args.fps <= 60 and 1 <= args.frames_per_step <= 120):
         return _fail("--fps must be in (0, 60] and --frames-per-step in 1..120")
-    headless = args.screenshot or exporting or args.export_pdf or args.export_pngs
+    headless = args.screenshot or exporting or args.export_pdf or args.export_pngs or args.export_web
     if headless and not os.environ.get("QT_QPA_PLATFORM") and not _has_display():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
@@ -310,6 +315,8 @@ def _open_deck(win, args, size):
         deck = load_deck(path)
     except DeckFileError as e:
         return _fail(str(e))
+    if args.export_web:
+        return _export_web(win, deck, args, size)
     if not (args.export_pdf or args.export_pngs):
         if not win.deck.set_deck(deck):
             return _fail(win.deck.last_error)
@@ -330,6 +337,33 @@ def _open_deck(win, args, size):
         return 1
     for why in skipped:
         print(f"shard-lab: skipped: {why}", file=sys.stderr)
+    win.close()
+    return 0
+
+
+def _export_web(win, deck, args, size) -> int:
+    """--export-web DIR: the deck as an offline web page (app/deck/web_export.py); exit 0, 1 on an error."""
+    from .deck.handout import PICTURE_SIZE
+    from .deck.web_export import WebExportError, check_folder, export_web, unmake_folder
+
+    made = not os.path.exists(args.export_web)
+    try:
+        check_folder(args.export_web, args.force)  # before the window is shown: a refusal is one line
+    except WebExportError as e:
+        print(f"shard-lab: error: {e}", file=sys.stderr)
+        return 1
+    win.resize(*(size if "--size" in sys.argv else PICTURE_SIZE))
+    win.show()
+    try:
+        out = export_web(win, deck, args.export_web, force=True)
+    except Exception as e:  # noqa: BLE001 — one sentence, exit 1 (as the handout)
+        unmake_folder(args.export_web, made)
+        print(f"shard-lab: error: {e}", file=sys.stderr)
+        return 1
+    for why in out.skipped:
+        print(f"shard-lab: skipped: {why}", file=sys.stderr)
+    print(f"shard-lab: wrote {out.index} ({out.scenes} scenes, {out.frames} steps, {out.pictures} pictures, "
+          f"{out.bytes / 1e6:.1f} MB in {out.seconds:.0f} s)")
     win.close()
     return 0
 

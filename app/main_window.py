@@ -107,6 +107,8 @@ class MainWindow(QMainWindow):
         self.classroom = install_classroom(self)
         from .deck.ui import install_deck  # the lecture as scenes (app/deck): its menu, keys and outline
         self.deck = install_deck(self)
+        self.classroom.menu_export.addSeparator()
+        self.classroom.menu_export.addAction(self.act_export_web)
 
     # -- extension points: all an add-on (app/classroom/classroom.py, app/classroom/presentation.py) may change
     # Besides these it reads the documented attributes model, playback, controls, ring_view, explain,
@@ -194,6 +196,7 @@ class MainWindow(QMainWindow):
         self.act_quit = self._action("actQuit", self.close, [QKeySequence.Quit])
         self.act_calibrate = self._action("actCalibrate", self._on_calibrate_triggered)
         self.act_about = self._action("actAbout", self._on_about_triggered)
+        self.act_export_web = self._action("actExportWeb", self._on_export_web_triggered)  # File › Export
         self.tab_actions = []
         for i in range(self.tabs.count()):
             act = self._action(f"actTab{i}", lambda _=False, i=i: self.tabs.setCurrentIndex(i), [f"Ctrl+{i + 1}"])
@@ -296,6 +299,8 @@ class MainWindow(QMainWindow):
             self.act_calibrate: (self.tr("Calibrate the link…"),
                                  self.tr("Measure α and β with MPI or read nccl-tests output, and use them as a link")),
             self.act_about: (self.tr("About Shard Lab"), self.tr("About Shard Lab")),
+            self.act_export_web: (self.tr("Deck as a &web page…"),
+                                  self.tr("The open deck as an offline web page: every step, both languages")),
         }
         for act, (text, tip) in texts.items():
             act.setText(text)
@@ -419,6 +424,11 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage(self.tr("Saved {path}").format(path=path), 5000)
             else:
                 QMessageBox.warning(self, self.tr("Screenshot"), self.tr("Could not write {path}").format(path=path))
+
+    def _on_export_web_triggered(self):
+        from .deck.web_export import export_from_window
+
+        export_from_window(self)
 
     def _on_calibrate_triggered(self):
         from .classroom.calibration import CalibrationDialog

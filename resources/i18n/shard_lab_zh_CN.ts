@@ -2534,6 +2534,14 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <translation>关于 Shard Lab</translation>
         </message>
         <message>
+            <source>Deck as a &amp;web page…</source>
+            <translation>讲稿导出为网页(&amp;W)…</translation>
+        </message>
+        <message>
+            <source>The open deck as an offline web page: every step, both languages</source>
+            <translation>把打开的讲稿导出为离线网页：每一步，中英两种语言</translation>
+        </message>
+        <message>
             <source>Show tab {k}: {name}</source>
             <translation>显示标签页 {k}：{name}</translation>
         </message>
@@ -3649,6 +3657,65 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
         <message>
             <source>start-up latency {t}</source>
             <translation>启动延迟 {t}</translation>
+        </message>
+    </context>
+    <context>
+        <name>WebExport</name>
+        <message>
+            <source>%1 is not empty. Write the page into it anyway? Files of the page's names (index.html, data.js, page.js, page.css, frames/) are replaced; nothing else is touched.</source>
+            <translation>%1 不是空文件夹。仍要把网页写进去吗？同名的网页文件（index.html、data.js、page.js、page.css、frames/）会被替换，其他文件不动。</translation>
+        </message>
+        <message>
+            <source>%1 is not empty: choose an empty folder, or write into it anyway (--force on the command line).</source>
+            <translation>%1 不是空文件夹：请选一个空文件夹，或者仍然写入（命令行加 --force）。</translation>
+        </message>
+        <message>
+            <source>Cannot write the page into %1: %2.</source>
+            <translation>无法把网页写入 %1：%2。</translation>
+        </message>
+        <message>
+            <source>Cannot write the page into %1: it is a file, not a folder.</source>
+            <translation>无法把网页写入 %1：它是一个文件，不是文件夹。</translation>
+        </message>
+        <message>
+            <source>Export the deck as a web page: choose a folder</source>
+            <translation>把讲稿导出为网页：选择文件夹</translation>
+        </message>
+        <message>
+            <source>Export web page</source>
+            <translation>导出网页</translation>
+        </message>
+        <message>
+            <source>Exporting the web page: scene %1 of %2…</source>
+            <translation>正在导出网页：第 %1 / %2 个场景…</translation>
+        </message>
+        <message>
+            <source>No scene of this deck can open: %1</source>
+            <translation>这份讲稿没有一个场景能打开：%1</translation>
+        </message>
+        <message>
+            <source>Open a deck first (File › Open deck…): the web page has one part per scene.</source>
+            <translation>请先打开一份讲稿（文件 › 打开讲稿…）：网页每个场景一部分。</translation>
+        </message>
+        <message>
+            <source>Saved %1 (%2 scenes, %3 MB).</source>
+            <translation>已保存 %1（%2 个场景，%3 MB）。</translation>
+        </message>
+        <message>
+            <source>The web page's files (resources/web) are missing from this installation.</source>
+            <translation>这次安装缺少网页所需的文件（resources/web）。</translation>
+        </message>
+        <message>
+            <source>Cancel</source>
+            <translation>取消</translation>
+        </message>
+        <message>
+            <source>Exporting the web page…</source>
+            <translation>正在导出网页…</translation>
+        </message>
+        <message>
+            <source>The web page was not written: the export was cancelled.</source>
+            <translation>网页没有写出：导出已取消。</translation>
         </message>
     </context>
     <context>

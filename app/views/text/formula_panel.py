@@ -64,6 +64,8 @@ class FormulaPanel(QWidget):
     def retranslate_ui(self):
         self.setWindowTitle(self.tr("Formula"))
         self._render()
+        if self._playback is not None:  # the frame's form again: a machine's is written by set_frame, not _render
+            self._on_model_changed()
 
     def changeEvent(self, e):
         if e.type() == QEvent.LanguageChange:
