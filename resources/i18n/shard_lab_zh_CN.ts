@@ -2217,10 +2217,6 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <translation>节点边界：每节点 {k} 块 GPU — 超过后，all-reduce 要经过 InfiniBand</translation>
         </message>
         <message>
-            <source> · overlapped {t} ms</source>
-            <translation> · 重叠后 {t} ms</translation>
-        </message>
-        <message>
             <source>{who}: {ms:.0f} ms</source>
             <translation>{who}：{ms:.0f} ms</translation>
         </message>
@@ -2367,12 +2363,6 @@ Source: {src}</source>
         <message>
             <source>n = {n}: a tensor-parallel degree ({h} heads each), {ms:.1f} ms per step with no overlap</source>
             <translation>n = {n}：可用的张量并行度（每个设备 {h} 个头），不重叠时每步 {ms:.1f} ms</translation>
-        </message>
-        <message>
-            <source>n = {n}: t_step, no overlap {t} ms · lower bound max(t_math, t_mem, t_comm) {lb} ms — {bound}
-t_math {a} · t_mem {m} · t_comm {c} ms · FFN communication per layer: 1D {f1} · 2D {f2} · weight-gathered {fg} µs</source>
-            <translation>n = {n}：t_step（不重叠）{t} ms · 下界 max(t_math, t_mem, t_comm) {lb} ms — {bound}
-t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f2} · 权重收集 {fg} µs</translation>
         </message>
         <message>
             <source>t_step, no overlap = max(t_math, t_mem) + t_comm</source>
@@ -3158,10 +3148,6 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
         <message>
             <source>up into the switch</source>
             <translation>上送至交换机</translation>
-        </message>
-        <message>
-            <source>Blocks with a dashed gold outline cross between nodes over the NICs. Timed as NCCL runs {algo} with {protocol}: {bw}, α {a} across nodes; {bw_in}, α {a_in} inside a node.</source>
-            <translation>带金色虚线边框的块经网卡在节点之间传输。按 NCCL 以 {protocol} 运行 {algo} 计时：跨节点 {bw}，α {a}；节点内 {bw_in}，α {a_in}。</translation>
         </message>
         <message>
             <source>broadcast along the chain in the node</source>
