@@ -271,7 +271,7 @@ def test_calibrating_a_two_node_log_gives_both_links_and_the_machine(qapp, tmp_p
     """nccl-tests output of one node (8 GPUs) and of two nodes (16, ranks on two hosts): the
     dialog fits NVLink from the first, the NIC from the second, and "Use as link" names a
     machine of nodes with both links."""
-    from test_calibrate import nccl_text
+    from test_calibrate import algo_lines, nccl_text
 
     from app.classroom.calibration import CalibrationDialog
     from simcore.links import LINKS, LinkSpec
@@ -280,8 +280,10 @@ def test_calibrating_a_two_node_log_gives_both_links_and_the_machine(qapp, tmp_p
     intra, inter = LinkSpec("true NVLink", 5e-6, 360e9), LinkSpec("true IB", 12e-6, 48e9)
     sizes = [2**k for k in range(16, 31, 2)]
     one = nccl_text("all-reduce", 8, alpha=intra.alpha, bw=intra.bw, sizes=sizes)
+    # its algorithm lines say NCCL ran its rings: the dialog fits the model NCCL ran
     two = nccl_text("all-reduce", 16, sizes=sizes, hosts=["node01"] * 8 + ["node02"] * 8,
-                    times=lambda S: t_ring_nodes("all-reduce", 8, 2, S, intra, inter))
+                    times=lambda S: t_ring_nodes("all-reduce", 8, 2, S, intra, inter),
+                    interleave=algo_lines("all-reduce", 16, sizes))
     path = tmp_path / "two_nodes.txt"
     path.write_text(one + two)
     dlg = CalibrationDialog()
