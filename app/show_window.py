@@ -16,7 +16,9 @@ def open_window(run, lang: str | None = None):
 
     from .classroom.presentation import STYLE, apply_look
     from .i18n import set_language_or_english
-    from .main_window import MainWindow
+    from PySide6.QtCore import QSize
+
+    from .main_window import DEFAULT_SIZE, MainWindow, fit_screen
     from .state import Playback, ScenarioModel
 
     app = QApplication.instance()
@@ -33,9 +35,23 @@ def open_window(run, lang: str | None = None):
     model.run = run
     win = MainWindow(model, Playback(model))
     win.setWindowTitle(f"Shard Lab — {run.opened.name or 'your run'}")
-    win.resize(1600, 900)
+    win.resize(fit_screen(win, QSize(*DEFAULT_SIZE)))  # 1600×900, or the screen's room on a smaller one
     win.show()
+    win.clamp_to_screen()  # and on it: a 1280×720 projector shows the whole window
     return win
+
+
+def save_and_close(win, path: str):
+    """Paint `win`, save it as a PNG at `path` and close it (simcore.show(..., screenshot=path)):
+    a script or a test photographs its run and goes on. OSError if the file cannot be written."""
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(3):  # the docks' layout and the first frame settle over a few passes of the loop
+        QApplication.processEvents()
+    ok = win.save_screenshot(path)
+    win.close()
+    if not ok:
+        raise OSError(f"cannot write the screenshot {path}")
 
 
 def wait_until_closed(win):
