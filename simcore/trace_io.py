@@ -140,6 +140,8 @@ def load(cls, path) -> "Trace":  # cls: simcore.trace.Trace, handed in (this mod
     """
     import gzip
 
+    from .file_numbers import BadNumber
+
     path = os.fspath(path)
     name = os.path.basename(path)
     try:
@@ -160,6 +162,8 @@ def load(cls, path) -> "Trace":  # cls: simcore.trace.Trace, handed in (this mod
         check_trace(tr)
         if tr.note:
             tr.note = f"{name}: {tr.note}."
+    except BadNumber as e:  # kept as its kind: the app says it in its own language
+        raise e.in_file(name) from None
     except ValueError as e:
         if str(e).startswith(name):
             raise
@@ -327,6 +331,7 @@ def from_dict(cls, data: dict, max_messages: int | None = None) -> "Trace":
     version = data.get("version")
     if version not in (1, 2, SCHEMA_VERSION):
         raise ValueError(f"trace version {version!r} is not supported (this reads 1, 2 and {SCHEMA_VERSION})")
+    _check_file_numbers(data)
     tr = cls()
     colls, keep = data.get("collectives"), None
     if version == SCHEMA_VERSION and max_messages is not None and isinstance(colls, list):
@@ -352,6 +357,25 @@ def from_dict(cls, data: dict, max_messages: int | None = None) -> "Trace":
                    f"the first {len(colls)} of its {len(data['collectives'])} collectives ({keep:,} messages) "
                    f"are shown")
     return tr
+
+
+# sizes, times, counts and message ranges: never below zero (a chunk of -1 is "all", a src of
+# -1 the switch: those are checked against their collective by check_trace)
+_AT_LEAST_ZERO = ("nbytes", "t_start", "t_end", "n", "n_chunks", "n_steps", "first_msg", "last_msg", "n_messages",
+                  "flops")
+
+
+def _check_file_numbers(data: dict):
+    """Every number of the file's JSON (not its compressed columns: check_trace checks those), by
+    the one rule scenario files follow too (simcore.file_numbers), and its link's α and β within
+    the same physical bounds. BadNumber (a ValueError, one sentence naming the field)."""
+    from .file_numbers import check_link, check_numbers
+
+    check_numbers({k: v for k, v in data.items() if k not in ("columns", "explicit")}, "trace",
+                  _AT_LEAST_ZERO, paths=True)
+    link = data.get("meta", {}).get("link") if isinstance(data.get("meta"), dict) else None
+    if isinstance(link, dict) and ("alpha" in link or "bw" in link):
+        check_link(link.get("alpha"), link.get("bw"), "meta.link", "trace")
 
 
 def _first_that_fit(data: dict, max_messages: int):

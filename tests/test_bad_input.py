@@ -380,3 +380,126 @@ def test_app_command_line_bad_values_one_line_exit_2(tmp_path, args, msg):
     lines = [ln for ln in out.stderr.splitlines() if ln.strip() and "propagateSizeHints" not in ln]
     assert len(lines) == 1 and re_search(msg, lines[0]) and "Traceback" not in out.stderr, out.stderr
     assert not shot.exists()
+
+
+# ---------------------------------------------------------------------------------------
+# Numbers in files: one rule (simcore.file_numbers) for trace files and scenario files, said in
+# one sentence by the command line, the app and a deck's scene
+# ---------------------------------------------------------------------------------------
+def _saved_run(tmp_path, name="good.json") -> dict:
+    import json
+
+    comm = Comm(switch(4))
+    ALLREDUCE_ALGOS["ring"].fn(comm, [np.arange(8.0)] * 4)
+    comm.trace.save(tmp_path / name)
+    return json.loads((tmp_path / name).read_text())
+
+
+def _edited(data: dict, where: str, value) -> dict:
+    """A copy of a saved trace's dict with one field set: "coll.nbytes", "link.bw", "coll.t_end"."""
+    import copy
+
+    d = copy.deepcopy(data)
+    part, key = where.split(".")
+    (d["collectives"][0] if part == "coll" else d["meta"]["link"])[key] = value
+    return d
+
+
+# (field, value as the file writes it, what the sentence says)
+BAD_TRACE_NUMBERS = [
+    ("coll.nbytes", 10**400, r'"collectives\[0\]\.nbytes" is a number with 401 digits'),
+    ("coll.nbytes", "1e400", r'"collectives\[0\]\.nbytes" must be a finite number, not Infinity'),
+    ("coll.nbytes", -64.0, r'"collectives\[0\]\.nbytes" must be zero or more, not -64.0'),
+    ("coll.t_end", "NaN", r'"collectives\[0\]\.t_end" must be a finite number, not NaN'),
+    ("link.bw", 1e-300, r'"meta\.link\.bw" must be bytes per second from 1e\+06 \(1 MB/s\) to 1e\+14'),
+    ("link.alpha", 5.0, r'"meta\.link\.alpha" must be seconds per message from 0 to 1, not 5.0'),
+]
+
+
+def _write_bad(tmp_path, data, where, value, name="bad.json"):
+    import json
+
+    marker = 7.123456789  # a literal json.dumps cannot write (1e400, NaN) goes in by text
+    text = json.dumps(_edited(data, where, marker if isinstance(value, str) else value))
+    if isinstance(value, str):
+        text = text.replace(repr(marker), value)
+    (tmp_path / name).write_text(text)
+    return tmp_path / name
+
+
+@pytest.mark.parametrize("where,value,msg", BAD_TRACE_NUMBERS)
+def test_a_trace_file_with_a_number_out_of_range_is_refused_in_one_sentence(tmp_path, where, value, msg):
+    from simcore.file_numbers import BadNumber
+    from simcore.trace import Trace
+
+    path = _write_bad(tmp_path, _saved_run(tmp_path), where, value)
+    with pytest.raises(BadNumber, match="^bad.json: " + msg) as e:  # before: OverflowError, or opened
+        Trace.load(path)
+    assert "\n" not in str(e.value)
+
+
+def test_scenario_and_trace_files_refuse_the_same_link_by_the_same_rule(tmp_path, app_env):
+    """bw = 1e-300: the trace opened ("2.97e-308× the lower bound inf µs") while a scenario was refused."""
+    import json
+
+    from app import scenario_io
+    from simcore.file_numbers import BadNumber
+    from simcore.trace import Trace
+
+    doc = {"schema": "shard-lab-scenario", "version": 1,
+           "scenario": {"kind": "all-reduce", "n": 4, "algo": "ring", "nbytes": 1048576, "link": "slow",
+                        "link_spec": {"name": "slow", "alpha": 1e-6, "bw": 1e-300}}}
+    with pytest.raises(scenario_io.ScenarioFileError) as scen:
+        scenario_io.loads(json.dumps(doc))
+    path = _write_bad(tmp_path, _saved_run(tmp_path), "link.bw", 1e-300)
+    with pytest.raises(BadNumber) as tr:
+        Trace.load(path)
+    rule = "must be bytes per second from 1e+06 (1 MB/s) to 1e+14 (100 TB/s), not 1e-300."
+    assert str(scen.value) == '"link_spec.bw" ' + rule and str(tr.value) == 'bad.json: "meta.link.bw" ' + rule
+
+
+@pytest.mark.parametrize("where,value,msg", BAD_TRACE_NUMBERS[:3] + BAD_TRACE_NUMBERS[4:5])
+def test_the_command_line_says_a_bad_trace_in_one_line(tmp_path, where, value, msg):
+    path = _write_bad(tmp_path, _saved_run(tmp_path), where, value)
+    shot = tmp_path / "x.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SHARD_LAB_SETTINGS=str(tmp_path / "s.ini"))
+    out = subprocess.run([sys.executable, "-m", "app", str(path), "--screenshot", str(shot)], capture_output=True,
+                         text=True, env=env, timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip() and "propagateSizeHints" not in ln]
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr  # before: OverflowError's traceback
+    assert len(lines) == 1 and re_search("bad.json: " + msg, lines[0]), lines
+    assert not shot.exists()
+
+
+def test_the_app_says_a_bad_trace_and_keeps_running(app_window, tmp_path):
+    w = app_window(n=4)
+    data = _saved_run(tmp_path)
+    assert w.classroom.open_scenario(str(tmp_path / "good.json"))
+    assert "good.json" in w.statusBar().currentMessage()
+    path = _write_bad(tmp_path, data, "coll.nbytes", 10**400)
+    run = w.model.run
+    assert w.classroom.open_scenario(str(path)) is False  # before: an OverflowError to the event loop
+    said = w.statusBar().currentMessage()
+    assert said.startswith("bad.json: ") and "401 digits" in said and "good.json" not in said
+    assert w.classroom.last_error == said  # the message box says the same
+    assert w.model.run is run  # the run on screen stays
+    w.playback.step_forward()  # and the app runs on
+    assert w.playback.t > 0
+
+
+def test_a_deck_scene_on_a_bad_trace_is_named_and_skipped(app_env, tmp_path):
+    import json
+
+    from app.deck.model import builtin_path
+    from app.deck.scene_open import bad_scenes, load_deck
+
+    _write_bad(tmp_path, _saved_run(tmp_path), "coll.nbytes", "1e400", name="huge.json")
+    doc = json.load(open(builtin_path(), encoding="utf-8"))
+    doc["scenes"] = doc["scenes"][:3]
+    doc["scenes"][1] = {"title": {"en": "My run", "zh": "我的运行"}, "run": "huge.json",
+                        "points": [{"en": "a", "zh": "甲"}, {"en": "b", "zh": "乙"}]}
+    (tmp_path / "deck.json").write_text(json.dumps(doc), encoding="utf-8")
+    deck = load_deck(str(tmp_path / "deck.json"))  # before: OverflowError refused the whole deck
+    bad = bad_scenes(deck)
+    assert list(bad) == [1]
+    assert bad[1].startswith("Scene 2 (My run) cannot open: huge.json: ") and "must be a finite number" in bad[1]

@@ -1872,10 +1872,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>，尽管它的消息携带了正确的贡献者：实际移动的数据与消息所说的不符</translation>
         </message>
         <message>
-            <source>GPU {d} never receives chunk {c} ({set}'s data), which all-gather needs</source>
-            <translation>GPU {d} 从未收到块 {c}（{set} 的数据），而 all-gather 需要它</translation>
-        </message>
-        <message>
             <source>GPU {d} never receives chunk {c}, which {op} needs there (it needs the sum of {set})</source>
             <translation>GPU {d} 从未收到块 {c}，而 {op} 在那里需要它（需要 {set} 之和）</translation>
         </message>
@@ -1946,6 +1942,26 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>{t} µs</source>
             <translation>{t} µs</translation>
+        </message>
+        <message>
+            <source>GPU {d} never receives chunk {c} ({set}'s data), which {op} needs</source>
+            <translation>GPU {d} 从未收到块 {c}（{set} 的数据），而 {op} 需要它</translation>
+        </message>
+        <message>
+            <source>holds no GPU's data</source>
+            <translation>不含任何 GPU 的数据</translation>
+        </message>
+        <message>
+            <source>in step {step}, GPU {src} sends chunk {c} to GPU {dst}, which already holds it ({set}'s data)</source>
+            <translation>第 {step} 步中，GPU {src} 把块 {c} 发给 GPU {dst}，而对方已经持有它（{set} 的数据）</translation>
+        </message>
+        <message>
+            <source>in step {step}, GPU {src} sends chunk {c} to GPU {dst}, which already holds that data in a larger sum ({have}): the copy replaces that sum with {sent}'s data</source>
+            <translation>第 {step} 步中，GPU {src} 把块 {c} 发给 GPU {dst}，而对方已经在一个更大的和（{have}）里持有这份数据：这次复制把那个和换成了 {sent} 的数据</translation>
+        </message>
+        <message>
+            <source>no GPU</source>
+            <translation>没有 GPU</translation>
         </message>
     </context>
     <context>
@@ -3185,10 +3201,6 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <translation>"link_spec.name" 必须是一段简短的文字。</translation>
         </message>
         <message>
-            <source>"link_spec.alpha" must be seconds per message from 0 to %1, not %2.</source>
-            <translation>"link_spec.alpha" 必须是每条消息 0 到 %1 秒，而不是 %2。</translation>
-        </message>
-        <message>
             <source>"link" must be a short name (letters, digits, - _ .), not %1.</source>
             <translation>"link" 必须是简短的名字（字母、数字、- _ .），而不是 %1。</translation>
         </message>
@@ -3217,8 +3229,20 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <translation>“%1” 必须是有限的数，不能是 %2。</translation>
         </message>
         <message>
-            <source>"link_spec.bw" must be bytes per second from %1 (1 MB/s) to %2 (100 TB/s), not %3.</source>
-            <translation>“link_spec.bw” 必须是 %1（1 MB/s）到 %2（100 TB/s）之间的每秒字节数，不能是 %3。</translation>
+            <source>"%1" is a number with %2 digits: no field of a trace is that large.</source>
+            <translation>“%1” 是一个 %2 位的数：轨迹里没有哪个字段会这么大。</translation>
+        </message>
+        <message>
+            <source>"%1" must be bytes per second from %2 (1 MB/s) to %3 (100 TB/s), not %4.</source>
+            <translation>“%1” 必须是每秒 %2（1 MB/s）到 %3（100 TB/s）字节之间的数，不能是 %4。</translation>
+        </message>
+        <message>
+            <source>"%1" must be seconds per message from 0 to %2, not %3.</source>
+            <translation>“%1” 必须是每条消息 0 到 %2 秒之间的数，不能是 %3。</translation>
+        </message>
+        <message>
+            <source>"%1" must be zero or more, not %2.</source>
+            <translation>“%1” 必须大于或等于 0，不能是 %2。</translation>
         </message>
     </context>
     <context>
