@@ -503,3 +503,90 @@ def test_a_deck_scene_on_a_bad_trace_is_named_and_skipped(app_env, tmp_path):
     bad = bad_scenes(deck)
     assert list(bad) == [1]
     assert bad[1].startswith("Scene 2 (My run) cannot open: huge.json: ") and "must be a finite number" in bad[1]
+
+
+# ---------------------------------------------------------------------------------------
+# A typed value is taken whole or refused, with a sentence under its field that stays until the
+# value changes; S never drifts (app/controls.py's rule for S and n)
+# ---------------------------------------------------------------------------------------
+def _type_into(qtbot, widget, text):
+    from PySide6.QtCore import Qt
+
+    edit = widget.lineEdit()
+    widget.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, text)  # key by key, through the field's validator
+    qtbot.keyClick(edit if widget.isEditable() else widget, Qt.Key.Key_Return) if hasattr(widget, "isEditable") \
+        else qtbot.keyClick(widget, Qt.Key.Key_Return)
+
+
+def _under(panel, label, field, next_field):
+    """The label lies in the rows between `field` and the next field of the form (beside its field)."""
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.processEvents()  # the form lays its rows out again for the label's new text
+    g = label.geometry()
+    return label.isVisible() and field.geometry().bottom() <= g.top() and g.bottom() <= next_field.geometry().top()
+
+
+@pytest.mark.parametrize("typed,says", [("1e9", "1e9 is not a whole number"), ("-1", "-1 is outside that range"),
+                                        ("3.5", "3.5 is not a whole number"), ("0", "0 is outside that range")])
+def test_a_typed_n_is_taken_whole_or_refused_under_its_field(app_window, qtbot, typed, says):
+    w = app_window()
+    c = w.controls
+    _type_into(qtbot, c.n, typed)
+    assert c.n.lineEdit().text() == typed  # before: "1e9" was read as 19, "-1" as 1
+    assert w.model.scenario.n == 8
+    assert says in c.error.text() and _under(c, c.error, c.n, c.size_combo), c.error.text()
+    _type_into(qtbot, c.n, "4")  # the next good value: taken, and the sentence goes
+    assert w.model.scenario.n == 4 and not c.error.text()
+
+
+@pytest.mark.parametrize("typed,says", [("7 B", "7 B cannot be split into 8 equal whole-byte chunks: the nearest "
+                                                "size that does is 8 B"),
+                                        ("1e30", "at most 1 TiB"), ("1001", "the nearest sizes that do are 1,000 B "
+                                                                            "and 1,008 B")])
+def test_a_typed_size_is_taken_whole_or_refused_under_its_field(app_window, qtbot, typed, says):
+    w = app_window()
+    c = w.controls
+    before = w.model.scenario
+    _type_into(qtbot, c.size_combo, typed)
+    assert w.model.scenario is before and c.size_combo.currentText() == typed  # kept beside its reason
+    assert says in c.error.text() and _under(c, c.error, c.size_combo, c.machine), c.error.text()
+    assert says not in w.statusBar().currentMessage() or c.error.text()  # the label holds it, not a brief bar
+    _type_into(qtbot, c.size_combo, "64 KiB")
+    assert w.model.scenario.nbytes == 65536 and not c.error.text()
+
+
+def test_s_never_drifts_and_the_field_shows_the_size_in_use(app_window, qtbot):
+    w = app_window()
+    c = w.controls
+    assert w.model.scenario.nbytes == 2**20 and c.size_combo.currentText() == "1 MiB"
+    seen = []
+    for n in (3, 72, 256, 8):
+        _type_into(qtbot, c.n, str(n))
+        sc = w.model.scenario
+        seen.append((sc.n, sc.nbytes, c.size_combo.currentText(), c.size_note.text()))
+        if n == 3:  # the line under S says which size is used and why
+            assert _under(c, c.size_note, c.size_combo, c.machine)
+            c.size_combo.lineEdit().editingFinished.emit()  # S's field left without typing: nothing asked
+    # before: 1048575 shown as "1024 KiB"; after 72 and 256 S was 1023.96 / 1023.75 KiB and stayed so at n = 8
+    assert seen[0][:3] == (3, 1048575.0, "1048575 B")
+    assert seen[0][3] == "S is 1,048,575 B: the nearest size under 1 MiB that splits into 3 equal whole-byte chunks."
+    assert seen[1][:3] == (72, 1048536.0, "1048536 B") and "splits into 72" in seen[1][3]
+    assert seen[2] == (256, 2.0**20, "1 MiB", "") and seen[3] == (8, 2.0**20, "1 MiB", "")
+    assert not c.size_note.isVisible()
+
+
+def test_the_command_line_and_the_app_refuse_a_size_that_does_not_split_alike(app_window, qtbot, tmp_path):
+    w = app_window()
+    _type_into(qtbot, w.controls.n, "3")  # S becomes 1,048,575 B (said under S)
+    _type_into(qtbot, w.controls.size_combo, "1 MiB")  # asked for by name: refused, as --bytes is
+    said = w.controls.error.text()
+    assert said == ("1 MiB (1,048,576 B) cannot be split into 3 equal whole-byte chunks: the nearest sizes that do "
+                    "are 1,048,575 B and 1,048,578 B")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SHARD_LAB_SETTINGS=str(tmp_path / "s.ini"))
+    out = subprocess.run([sys.executable, "-m", "app", "--scenario", "all-gather", "--n", "3", "--bytes", "1MiB",
+                          "--screenshot", str(tmp_path / "x.png")], capture_output=True, text=True, env=env,
+                         timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.returncode == 2 and said in out.stderr, out.stderr

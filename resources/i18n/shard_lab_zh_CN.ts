@@ -664,10 +664,6 @@ This scenario has no stand-alone collective to show.</source>
             <translation>小矩阵、真实数值；集合通信按搬运 S 字节计时。</translation>
         </message>
         <message>
-            <source>S became {S} so that it splits into {n} equal chunks.</source>
-            <translation>S 已调整为 {S}，以便均分成 {n} 块。</translation>
-        </message>
-        <message>
             <source>Devices: a whole number from 1 to {max}</source>
             <translation>设备数：1 到 {max} 之间的整数</translation>
         </message>
@@ -698,6 +694,10 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>One new token per sequence after {T} cached ones. Each collective carries the model's real bytes; the GPUs compute between them.</source>
             <translation>每个序列在 {T} 个已缓存词元之后生成一个新词元。每次集合通信都携带模型的真实字节数；GPU 在两次通信之间计算。</translation>
+        </message>
+        <message>
+            <source>S is {S}: the nearest size under {asked} that splits into {n} equal whole-byte chunks.</source>
+            <translation>S 为 {S}：不超过 {asked}、能均分成 {n} 个整字节块的最近大小。</translation>
         </message>
         <message>
             <source>n must be a whole number from 1 to {max}; {v} is not a whole number.</source>
