@@ -51,7 +51,6 @@ SCHEMA = "shard-lab-scenario"
 VERSION = 1
 MAX_FILE_BYTES = 64 * 1024  # a scenario is a few hundred bytes; anything bigger is not one
 MAX_RECENT = 8
-FILE_FILTER = "Shard Lab scenario (*.shardlab.json *.json)"
 TOP_KEYS = {"schema", "version", "scenario", "playback", "note"}
 
 

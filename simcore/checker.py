@@ -33,7 +33,6 @@ import numpy as np
 from .contributors import who_ranges
 from .trace import SWITCH
 
-OPS_CHECKED = ("all-reduce", "all-gather", "reduce-scatter")
 
 
 @dataclass(frozen=True)
