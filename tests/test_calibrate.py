@@ -580,7 +580,7 @@ def test_newer_nccl_tests_banner_and_a_run_without_footer():
 
 
 # ---------------------------------------------------------------------------------------
-# A two-node log, each link fitted and checked (issue 22 item 6)
+# A two-node log, each link fitted and checked
 # ---------------------------------------------------------------------------------------
 TRUE_NVL = LinkSpec("true nvlink", 2.5e-6, 360e9)
 TRUE_IB = LinkSpec("true ib", 6.0e-6, 46e9)

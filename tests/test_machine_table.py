@@ -1,4 +1,4 @@
-"""tools/machine_table.py (issue 22's table) runs and writes one row per size for every preset, and
+"""tools/machine_table.py runs and writes one row per size for every preset, and
 docs/machine_table.md is its current output."""
 
 import os
