@@ -52,7 +52,7 @@ def test_coefficients_of_open_mpi_linear_and_bad_names():
     with pytest.raises(ValueError, match="no cost model"):
         coefficients("all-gather", "innet", 4)
     with pytest.raises(ValueError, match="unknown collective"):
-        coefficients("broadcast", "ring", 4)
+        coefficients("teleport", "ring", 4)  # no such op (docs/extending.md adds a toy broadcast)
 
 
 # ---------------------------------------------------------------------------------------
