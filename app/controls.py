@@ -211,7 +211,11 @@ class ControlPanel(QWidget):
         # under S: the size in use when it is not the one asked for, and why (S split into n chunks)
         self.size_note = QLabel(objectName="sizeNote")
         self.size_note.setWordWrap(True)
-        self._asked = float(model.scenario.nbytes)  # the size asked for (typed, chosen, a file's)
+        # the size asked for (typed, chosen, a file's); at the start, the default S when the command
+        # line fitted it to n (`--n 3`: 1,048,575 B for 1 MiB), so the line under S says so
+        sc0 = model.scenario
+        default = float(type(sc0)().nbytes)
+        self._asked = default if scenarios.fit_bytes(default, sc0.n, sc0.kind) == sc0.nbytes else float(sc0.nbytes)
         self._field = ""  # the field whose change is being applied: "n", "size" or ""
         self._size_shown = ""  # the S field's own text for the size in use (_sync)
         self.hint = LeftoverLabel(objectName="hintLabel")

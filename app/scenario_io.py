@@ -158,6 +158,8 @@ def bad_number(e: file_numbers.BadNumber) -> ScenarioFileError:
         return _err(text, e.field, len(e.value.lstrip("-")))
     if e.rule == "not-finite":
         return _err(tr("ScenarioIO", "\"%1\" must be a finite number, not %2."), e.field, e.value)
+    if e.rule == "too-large":
+        return _err(tr("ScenarioIO", "\"%1\" must be at most %2, not %3."), e.field, file_numbers.limit_text(e.limit), e.value)
     if e.rule == "negative":
         return _err(tr("ScenarioIO", "\"%1\" must be zero or more, not %2."), e.field, e.value)
     if e.rule == "alpha":

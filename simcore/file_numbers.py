@@ -30,21 +30,24 @@ MIN_BW, MAX_BW = 1e6, 1e14
 
 class BadNumber(ValueError):
     """A number a file may not hold. rule: "huge" (a whole number beyond 2^53), "not-finite",
-    "negative", "alpha" or "bw" (a link outside MAX_ALPHA / MIN_BW..MAX_BW); field: its name as
+    "too-large" (beyond `limit`, the field's own bound), "negative", "alpha" or "bw" (a link
+    outside MAX_ALPHA / MIN_BW..MAX_BW); field: its name as
     the file writes it; value: the number as the file wrote it (JSON text); what: "scenario", "trace";
     file: the file's name when the sentence starts with it ("" when not)."""
 
-    def __init__(self, rule: str, field: str, value: str, what: str = "file", file: str = ""):
-        self.rule, self.field, self.value, self.what, self.file = rule, field, value, what, file
-        super().__init__((f"{file}: " if file else "") + sentence(rule, field, value, what))
+    def __init__(self, rule: str, field: str, value: str, what: str = "file", file: str = "", limit=None):
+        self.rule, self.field, self.value, self.what, self.file, self.limit = rule, field, value, what, file, limit
+        super().__init__((f"{file}: " if file else "") + sentence(rule, field, value, what, limit))
 
     def in_file(self, name: str) -> "BadNumber":
         """The same refusal, its sentence starting with the file's name."""
-        return BadNumber(self.rule, self.field, self.value, self.what, name)
+        return BadNumber(self.rule, self.field, self.value, self.what, name, self.limit)
 
 
-def sentence(rule: str, field: str, value: str, what: str = "file") -> str:
+def sentence(rule: str, field: str, value: str, what: str = "file", limit=None) -> str:
     """The English sentence of a refused number."""
+    if rule == "too-large":
+        return f'"{field}" must be at most {limit_text(limit)}, not {value}.'
     if rule == "huge":
         return f'"{field}" is a number with {len(value.lstrip("-"))} digits: no field of a {what} is that large.'
     if rule == "not-finite":
@@ -59,13 +62,19 @@ def sentence(rule: str, field: str, value: str, what: str = "file") -> str:
     raise ValueError(f"no rule {rule!r}")
 
 
+def limit_text(limit) -> str:
+    """A bound as the sentence writes it: whole numbers with thousands separators ("9,007,199,254,740,992")."""
+    return f"{limit:,.0f}" if float(limit).is_integer() else f"{limit:g}"
+
+
 def _text(v) -> str:
     if isinstance(v, int) and abs(v) > MAX_INT:
         return str(v)
     return json.dumps(v)
 
 
-def check_numbers(doc, what: str = "file", at_least_zero=(), where: str = "", paths: bool = False) -> None:
+def check_numbers(doc, what: str = "file", at_least_zero=(), where: str = "", paths: bool = False,
+                  at_most=None) -> None:
     """
     Every number in a parsed JSON document (dicts, lists, numbers, text): a whole number beyond
     2^53 or a float that is not finite (json reads 1e400 as inf, NaN as nan) raises BadNumber
@@ -73,6 +82,7 @@ def check_numbers(doc, what: str = "file", at_least_zero=(), where: str = "", pa
     number in a field named in `at_least_zero` (sizes, times). `what` names the file in the
     sentence ("no field of a trace is that large"). paths: name a field by its whole path
     ("collectives[3].nbytes") rather than by its key alone ("nbytes", enough in a scenario).
+    at_most: {key: the largest number that field may hold} (a float of 1e300 bytes is finite, not a size).
     """
     stack = [(doc, where)]
     while stack:
@@ -89,6 +99,8 @@ def check_numbers(doc, what: str = "file", at_least_zero=(), where: str = "", pa
             raise BadNumber("not-finite", at, _text(v), what)
         elif v < 0 and at.rsplit(".", 1)[-1] in at_least_zero:
             raise BadNumber("negative", at, _text(v), what)
+        elif at_most and v > at_most.get(at.rsplit(".", 1)[-1], math.inf):
+            raise BadNumber("too-large", at, _text(v), what, limit=at_most[at.rsplit(".", 1)[-1]])
 
 
 def check_link(alpha, bw, where: str = "link", what: str = "file") -> tuple[float, float]:

@@ -241,6 +241,9 @@ def check_trace(tr) -> None:
     if m and nb.min() < 0:
         i = int(np.argmin(nb))
         raise ValueError(f"message {i} has negative bytes ({nb[i]:g})")
+    if m and nb.max() > MAX_BYTES:
+        i = int(np.argmax(nb))
+        raise ValueError(f"message {i} has {nb[i]:g} bytes, more than a trace holds ({MAX_BYTES:g})")
     if m and (t1 < t0).any():
         i = int(np.flatnonzero(t1 < t0)[0])
         raise ValueError(f"times out of order: message {i} lands at {t1[i]:.9g} s, before it starts at {t0[i]:.9g} s")
@@ -361,6 +364,7 @@ def from_dict(cls, data: dict, max_messages: int | None = None) -> "Trace":
 
 # sizes, times, counts and message ranges: never below zero (a chunk of -1 is "all", a src of
 # -1 the switch: those are checked against their collective by check_trace)
+MAX_BYTES = float(2**53)  # 9 PB: a collective or a message moving more is a typo, not a run
 _AT_LEAST_ZERO = ("nbytes", "t_start", "t_end", "n", "n_chunks", "n_steps", "first_msg", "last_msg", "n_messages",
                   "flops")
 
@@ -372,7 +376,7 @@ def _check_file_numbers(data: dict):
     from .file_numbers import check_link, check_numbers
 
     check_numbers({k: v for k, v in data.items() if k not in ("columns", "explicit")}, "trace",
-                  _AT_LEAST_ZERO, paths=True)
+                  _AT_LEAST_ZERO, paths=True, at_most={"nbytes": MAX_BYTES})
     link = data.get("meta", {}).get("link") if isinstance(data.get("meta"), dict) else None
     if isinstance(link, dict) and ("alpha" in link or "bw" in link):
         check_link(link.get("alpha"), link.get("bw"), "meta.link", "trace")

@@ -410,6 +410,7 @@ BAD_TRACE_NUMBERS = [
     ("coll.nbytes", 10**400, r'"collectives\[0\]\.nbytes" is a number with 401 digits'),
     ("coll.nbytes", "1e400", r'"collectives\[0\]\.nbytes" must be a finite number, not Infinity'),
     ("coll.nbytes", -64.0, r'"collectives\[0\]\.nbytes" must be zero or more, not -64.0'),
+    ("coll.nbytes", 1e300, r'"collectives\[0\]\.nbytes" must be at most 9,007,199,254,740,992, not 1e\+300'),
     ("coll.t_end", "NaN", r'"collectives\[0\]\.t_end" must be a finite number, not NaN'),
     ("link.bw", 1e-300, r'"meta\.link\.bw" must be bytes per second from 1e\+06 \(1 MB/s\) to 1e\+14'),
     ("link.alpha", 5.0, r'"meta\.link\.alpha" must be seconds per message from 0 to 1, not 5.0'),
@@ -590,3 +591,20 @@ def test_the_command_line_and_the_app_refuse_a_size_that_does_not_split_alike(ap
                           "--screenshot", str(tmp_path / "x.png")], capture_output=True, text=True, env=env,
                          timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
     assert out.returncode == 2 and said in out.stderr, out.stderr
+
+
+def test_the_command_line_starts_with_the_default_size_fitted_and_says_so(tmp_path, app_env):
+    """`shard-lab --n 3` (no --bytes): 1 MiB does not split into 3, the run uses 1,048,575 B, and the line
+    under S says so, as when n is changed in the window."""
+    from PySide6.QtWidgets import QApplication  # noqa: F401 (the app_env fixture's application)
+
+    from app.controls import ControlPanel
+    from app.core.scenarios import fit_bytes
+    from app.state import Scenario, ScenarioModel
+
+    sc = Scenario(kind="all-gather", n=3, nbytes=fit_bytes(2.0**20, 3, "all-gather"))  # as __main__ makes it
+    panel = ControlPanel(ScenarioModel(sc))
+    assert panel.size_combo.currentText() == "1048575 B"
+    assert panel.size_note.text() == ("S is 1,048,575 B: the nearest size under 1 MiB that splits into 3 equal "
+                                      "whole-byte chunks.")
+    panel.deleteLater()

@@ -3244,6 +3244,10 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <source>"%1" must be zero or more, not %2.</source>
             <translation>“%1” 必须大于或等于 0，不能是 %2。</translation>
         </message>
+        <message>
+            <source>"%1" must be at most %2, not %3.</source>
+            <translation>“%1” 最多只能是 %2，不能是 %3。</translation>
+        </message>
     </context>
     <context>
         <name>StepTimelineView</name>
