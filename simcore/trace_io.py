@@ -506,7 +506,8 @@ def _chrome_messages(trace, flows: bool, block: int = 16384):
         src, dst = r["src"], r["dst"]
         ts = _fixed_field(r["t_start"] * 1e6)
         dur = _fixed_field((r["t_end"] - r["t_start"]) * 1e6)
-        chunk, step, nb = _chunk_field(r["chunk"]), _int_field(r["step"]), _fixed_field(r["nbytes"], 3)
+        # the step from 1, as the app and the CSV count it (Message.step, the engine's, counts from 0)
+        chunk, step, nb = _chunk_field(r["chunk"]), _int_field(r["step"] + 1), _fixed_field(r["nbytes"], 3)
         fs, fd = _int_field(src), _int_field(dst)
         switch = (src == SWITCH).any() or (dst == SWITCH).any()
         ps, pd = (_int_field(_pids(src)), _int_field(_pids(dst))) if switch else (fs, fd)
@@ -726,7 +727,7 @@ class _Rows:
 
 
 # One message is two slices (category "comm"): on the sender's send track (tid 1) and the
-# receiver's recv track (tid 2); args: the peer (-1: the switch), the step and the bytes. A flow
+# receiver's recv track (tid 2); args: the peer (-1: the switch), the step (from 1) and the bytes. A flow
 # arrow joins them.
 _SEND = _Rows('{"ph":"X","cat":"comm","name":"chunk ', None, ',"pid":', None, ',"tid":1,"ts":', None, ',"dur":',
               None, ',"args":{"to":', None, ',"step":', None, ',"bytes":', None, '}}')
