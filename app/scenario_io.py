@@ -60,7 +60,8 @@ MEASURED_MACHINE = "measured-nodes"  # the two-link machine a calibration makes 
 LINK_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 # The rule for every number a file gives, the trace files' too, and the physical bounds of a link
 # (α, β), with their reasons: simcore/file_numbers.py
-MAX_ALPHA, MIN_BW, MAX_BW, MAX_INT = file_numbers.MAX_ALPHA, file_numbers.MIN_BW, file_numbers.MAX_BW, file_numbers.MAX_INT
+MAX_ALPHA, MIN_BW, MAX_BW = file_numbers.MAX_ALPHA, file_numbers.MIN_BW, file_numbers.MAX_BW
+MAX_INT = file_numbers.MAX_INT
 
 
 class ScenarioFileError(ValueError):
@@ -159,7 +160,8 @@ def bad_number(e: file_numbers.BadNumber) -> ScenarioFileError:
     if e.rule == "not-finite":
         return _err(tr("ScenarioIO", "\"%1\" must be a finite number, not %2."), e.field, e.value)
     if e.rule == "too-large":
-        return _err(tr("ScenarioIO", "\"%1\" must be at most %2, not %3."), e.field, file_numbers.limit_text(e.limit), e.value)
+        return _err(tr("ScenarioIO", "\"%1\" must be at most %2, not %3."), e.field,
+                    file_numbers.limit_text(e.limit), e.value)
     if e.rule == "negative":
         return _err(tr("ScenarioIO", "\"%1\" must be zero or more, not %2."), e.field, e.value)
     if e.rule == "alpha":

@@ -155,7 +155,7 @@ class Trace:
         return code
 
     def encode_who(self, who, n: int | None = None) -> tuple:
-        """(first, count, period, limit) for a set of device ids (the form of simcore/contributors.py); n: devices, if known."""
+        """(first, count, period, limit) for a set of device ids (simcore/contributors.py's form); n: devices."""
         if isinstance(who, tuple) and len(who) == 4 and not isinstance(who, frozenset):
             return tuple(int(v) for v in who)
         if isinstance(who, Who):

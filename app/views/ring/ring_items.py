@@ -68,7 +68,7 @@ def message_color_index(m, n: int) -> int:
 
 
 def _channel_first(r) -> np.ndarray:
-    """The device at the first position q0 of each row's channel-ring arc (the channel-ring form of simcore/contributors.py;
+    """The device at the first position q0 of each row's channel-ring arc (simcore/contributors.py's channel form;
     rows of other forms give a harmless value); the arc's only device when it has one."""
     first, period, limit = (r[f].astype(np.int64) for f in ("w0", "w2", "w3"))
     P, lim = np.maximum(-period, 1), np.maximum(limit, 1)
