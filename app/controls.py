@@ -129,7 +129,7 @@ class DeviceCountBox(QSpinBox):
     """
 
     TYPED_MAX = 10**9 - 1  # nine digits: anything a user types in earnest is read whole
-    WHOLE = re.compile(r"\s*[0-9]+\s*")
+    WHOLE = re.compile(r"\s*\+?[0-9]+\s*")
 
     refused = Signal(str)  # the text typed, when it is not a whole number of devices
 
@@ -601,7 +601,7 @@ class ControlPanel(QWidget):
 
     def _on_n_refused(self, text):
         what = (self.tr("n must be a whole number from 1 to {max}; {v} is outside that range.")
-                if re.fullmatch(r"[-+]?[0-9]+", text) else
+                if re.fullmatch(r"-[0-9]+", text) else
                 self.tr("n must be a whole number from 1 to {max}; {v} is not a whole number."))
         self._show_error(what.format(max=scenarios.MAX_N, v=text), "n")
 
