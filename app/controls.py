@@ -1,7 +1,16 @@
 """
 The control dock: scenario, operation, algorithm, n, message size, machine, link. Every change goes
 through `ScenarioModel.update`; a value the engine refuses leaves the previous scenario in
-place and shows the engine's sentence in red until the next good change.
+place and shows the engine's sentence in red, under the field it is about, until the next good change.
+
+One rule for a typed value: it is taken whole or refused. "1e9", "-1" or "3.5" in the n field is
+refused in words (not read as 19, 1 or 35); a size in the S field is read whole or refused.
+S and n: S must split into n equal whole-byte chunks (app/core/scenarios.not_split). A size typed
+that does not is refused naming the nearest sizes that do, as `--bytes` is on the command line.
+When n changes (its field, a machine) and the size asked for does not split, the run uses the
+nearest size at or under it that does (scenarios.fit_bytes); the S field shows that size exactly
+and the line under it says why. The size asked for is kept: n = 72, then 256, then 8 gives 1 MiB
+back, not a size that drifted down at every step.
 """
 
 from __future__ import annotations
@@ -31,6 +40,15 @@ SIZE_PRESETS = (2**12, 2**16, 2**20, 2**24, 2**28, 2**30)
 # the group a machine opens with: one that shows its wiring (two DGX nodes, a 4×4 torus slice,
 # one NVL72 rack, a full TPU v4 cube)
 MACHINE_N = {"dgx-h100": 16, "gb200-nvl72": 72, "tpu-v5e-16x16": 16, "tpu-v4-4x4x4": 64}
+
+
+def size_text(nbytes: float) -> str:
+    """S as the field shows it: "1 MiB" when that is exactly S, else its bytes ("1048575 B"), so that
+    the field never shows a size the run does not use and reads back as the same number."""
+    unit = fmt_bytes(nbytes)
+    if parse_bytes(unit) == nbytes:
+        return unit
+    return f"{int(nbytes)} B" if nbytes == int(nbytes) else f"{nbytes:g} B"
 
 
 def group_of(kind: str) -> str:
@@ -105,15 +123,15 @@ class DeviceCountBox(QSpinBox):
     """
     The n field. It takes any whole number as typed — a spin box limited to 1…64 read "100000"
     as 10 and "65" as 6 — and the panel says when it is outside 1 … scenarios.MAX_N (read each
-    time: the limit can change). The arrows and the wheel stay inside the limits. A fraction
-    ("3.5") may be typed whole, so that Enter refuses it (`refused`) rather than the spin box
-    dropping the point and reading 35.
+    time: the limit can change). The arrows and the wheel stay inside the limits. Anything else
+    ("3.5", "1e9", "-1") may be typed whole, so that Enter refuses it (`refused`) rather than the
+    spin box dropping what it cannot read ("35", "19", "1").
     """
 
     TYPED_MAX = 10**9 - 1  # nine digits: anything a user types in earnest is read whole
-    FRACTION = re.compile(r"\s*[0-9]*[.,][0-9]*\s*")
+    WHOLE = re.compile(r"\s*\+?[0-9]+\s*")
 
-    refused = Signal(str)  # the text typed, when it is not a whole number
+    refused = Signal(str)  # the text typed, when it is not a whole number of devices
 
     def __init__(self, parent=None, **kw):
         super().__init__(parent, **kw)
@@ -121,24 +139,24 @@ class DeviceCountBox(QSpinBox):
         self.setKeyboardTracking(False)
 
     def validate(self, text, pos):
-        if self.FRACTION.fullmatch(text):
+        if not self.WHOLE.fullmatch(text):  # read whole on Enter: refused there in words
             return QValidator.State.Intermediate, text, pos
         return super().validate(text, pos)
 
-    def _refuse_fraction(self) -> bool:
-        text = self.lineEdit().text()
-        if self.FRACTION.fullmatch(text):
-            self.refused.emit(text.strip())
+    def _refuse_typed(self) -> bool:
+        text = self.lineEdit().text().strip()
+        if text and not self.WHOLE.fullmatch(text):
+            self.refused.emit(text)
             return True
         return False
 
     def keyPressEvent(self, e):
-        if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self._refuse_fraction():
-            return  # the fraction stays in the field beside the reason, to be corrected
+        if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self._refuse_typed():
+            return  # what was typed stays in the field beside the reason, to be corrected
         super().keyPressEvent(e)
 
     def focusOutEvent(self, e):
-        self._refuse_fraction()  # said before the spin box puts its whole number back
+        self._refuse_typed()  # said before the spin box puts its whole number back
         super().focusOutEvent(e)
 
     def stepBy(self, steps):
@@ -186,9 +204,20 @@ class ControlPanel(QWidget):
         # the link is named in full ("NVLink 4 (H100)", a machine's "NVLink 5 + IB NDR 400"): with
         # the form's WrapLongRows it goes under its label rather than be cut
         self.link.setMinimumContentsLength(max(len(s.name) for s in LINKS.values()) + 2)
+        # a refusal in red, placed under the field it is about (n, S) or under the form (the rest)
         self.error = QLabel(objectName="errorLabel")
         self.error.setWordWrap(True)
         self.error.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
+        # under S: the size in use when it is not the one asked for, and why (S split into n chunks)
+        self.size_note = QLabel(objectName="sizeNote")
+        self.size_note.setWordWrap(True)
+        # the size asked for (typed, chosen, a file's); at the start, the default S when the command
+        # line fitted it to n (`--n 3`: 1,048,575 B for 1 MiB), so the line under S says so
+        sc0 = model.scenario
+        default = float(type(sc0)().nbytes)
+        self._asked = default if scenarios.fit_bytes(default, sc0.n, sc0.kind) == sc0.nbytes else float(sc0.nbytes)
+        self._field = ""  # the field whose change is being applied: "n", "size" or ""
+        self._size_shown = ""  # the S field's own text for the size in use (_sync)
         self.hint = LeftoverLabel(objectName="hintLabel")
         self.hint.setWordWrap(True)
         # a grid, not a QFormLayout: a form does not grow a row for a word-wrapped label's second
@@ -197,6 +226,7 @@ class ControlPanel(QWidget):
         grid = QGridLayout()
         grid.setColumnStretch(1, 1)
         self._labels = [QLabel() for _ in range(7)]
+        self._error_rows = {}
         row = 0
         for lab, w in zip(self._labels, (self.group, self.op, self.algo, self.n, self.size_combo, self.machine,
                                          self.link)):
@@ -212,9 +242,17 @@ class ControlPanel(QWidget):
             if w is self.algo:
                 grid.addWidget(self.algo_readout, row, 0, 1, 2)
                 row += 1
+            if w is self.size_combo:
+                grid.addWidget(self.size_note, row, 0, 1, 2)
+                row += 1
+            if w in (self.n, self.size_combo):
+                self._error_rows[w] = row  # an empty row (no height) until a refusal of this field
+                row += 1
+        self._error_rows[None] = row  # any other refusal: under the form
+        self._grid = grid
+        grid.addWidget(self.error, row, 0, 1, 2)
         lay = QVBoxLayout(self)
         lay.addLayout(grid)
-        lay.addWidget(self.error)
         # the hint takes the height the controls leave (its end is cut on a short screen), never
         # squeezing the form's rows: the controls and the algorithm's readout stay whole
         self.hint.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Ignored)
@@ -272,6 +310,7 @@ class ControlPanel(QWidget):
 
     def _apply_theme(self):
         self.algo_readout.setStyleSheet(f"color: {theme.palette().text_muted};")
+        self.size_note.setStyleSheet(f"color: {theme.palette().text_muted};")
         self.error.setStyleSheet(f"color: {theme.palette().error}; font-weight: bold;")
         self.hint.setStyleSheet(f"color: {theme.palette().text_muted};")
         self.keys.setStyleSheet(f"color: {theme.palette().text_muted};")
@@ -371,7 +410,9 @@ class ControlPanel(QWidget):
             if i >= 0:
                 self.size_combo.setCurrentIndex(i)
             else:
-                self.size_combo.setEditText(fmt_bytes(sc.nbytes))
+                self.size_combo.setEditText(size_text(sc.nbytes))
+            self._size_shown = self.size_combo.currentText()  # what the field says by itself (not typed)
+            self._sync_size_note(sc)
             if self.link.findData(sc.link) < 0 and sc.link in LINKS:  # a link registered since (a file's)
                 self.add_link(sc.link, LINKS[sc.link])
             self.link.setCurrentIndex(self.link.findData(sc.link))
@@ -457,7 +498,21 @@ class ControlPanel(QWidget):
             return self.tr("Small matrices with real numbers; the collective is timed as if it moved S bytes.")
         return algo_text(scenarios.algo_op(sc.kind), sc.algo).hint  # ring all-gather's: S must split into n chunks
 
+    def _sync_size_note(self, sc):
+        """Under S: the size in use and why, while it is not the size asked for."""
+        shapes = sc.kind in ("tp-forward", "decode")
+        if shapes or sc.nbytes == self._asked or getattr(self.model.run, "opened", None) is not None:
+            self.size_note.setText("")
+        else:
+            self.size_note.setText(self.tr("S is {S}: the nearest size under {asked} that splits into {n} equal "
+                                           "whole-byte chunks.").format(S=f"{int(sc.nbytes):,} B",
+                                                                        asked=size_text(self._asked), n=sc.n))
+        self.size_note.setVisible(bool(self.size_note.text()))
+
     def _on_model_changed(self, run):
+        sc = self.model.scenario
+        if scenarios.fit_bytes(self._asked, sc.n, sc.kind) != sc.nbytes:
+            self._asked = float(sc.nbytes)  # a size set elsewhere (a file, the deck, a scene): asked for
         self.error.clear()
         self._sync()
         self._post_note(run)
@@ -476,8 +531,15 @@ class ControlPanel(QWidget):
                 bar().showMessage(note_text(run))
 
     def _on_model_error(self, msg):
-        self.error.setText(msg)
+        self._show_error(msg, self._field)
         self._sync()  # the widgets go back to the scenario that is still in place
+
+    def _show_error(self, msg: str, field: str = ""):
+        """A refusal in red, in the row under its field ("n", "size"), else under the form; it stays
+        until the next good change."""
+        w = {"n": self.n, "size": self.size_combo}.get(field)
+        self._grid.addWidget(self.error, self._error_rows[w], 0, 1, 2)  # moved there from its last row
+        self.error.setText(msg)
 
     # -- widgets -> model ----------------------------------------------------------------------
     def _apply(self, **changes):
@@ -518,48 +580,66 @@ class ControlPanel(QWidget):
         self._apply(algo=algo)
         self._sync()  # the entry shown follows the choice even when the algorithm in place did not change
 
+    def _apply_field(self, field: str, **changes):
+        """_apply for a change of one field: a refusal is said under that field."""
+        self._field = field
+        try:
+            self._apply(**changes)
+        finally:
+            self._field = ""
+
     def _on_n_value_changed(self, v):
         if self._syncing:
             return
         if not 1 <= v <= scenarios.MAX_N:  # say so, and leave what was typed in the field
-            self.error.setText(self.tr("n must be a whole number from 1 to {max}; {v} is outside that range.")
-                               .format(max=scenarios.MAX_N, v=v))
+            self._show_error(self.tr("n must be a whole number from 1 to {max}; {v} is outside that range.")
+                             .format(max=scenarios.MAX_N, v=v), "n")
             return
         sc = self.model.scenario
-        S = scenarios.fit_bytes(sc.nbytes, int(v), sc.kind)
-        if S != sc.nbytes:  # only n was asked for: keep S splittable rather than refuse n
-            self._apply(n=int(v), nbytes=S)
-            self.hint.setText(self.tr("S became {S} so that it splits into {n} equal chunks.").format(
-                S=f"{int(S):,} B", n=int(v)))
-        else:
-            self._apply(n=int(v))
+        # from the size asked for, not the one in use: n = 72 then 256 then 8 gives 1 MiB back
+        S = scenarios.fit_bytes(self._asked, int(v), sc.kind)
+        self._apply_field("n", **({"n": int(v), "nbytes": S} if S != sc.nbytes else {"n": int(v)}))
 
     def _on_n_refused(self, text):
-        self.error.setText(self.tr("n must be a whole number from 1 to {max}; {v} is not a whole number.")
-                           .format(max=scenarios.MAX_N, v=text))
+        what = (self.tr("n must be a whole number from 1 to {max}; {v} is outside that range.")
+                if re.fullmatch(r"-[0-9]+", text) else
+                self.tr("n must be a whole number from 1 to {max}; {v} is not a whole number."))
+        self._show_error(what.format(max=scenarios.MAX_N, v=text), "n")
+
+    def _take_size(self, value: float) -> bool:
+        """S as asked for: taken whole (and remembered as the size asked for) or refused under the field."""
+        self._apply_field("size", nbytes=value)
+        now = self.model.pending or self.model.scenario
+        if now.nbytes != value:
+            return False
+        self._asked = float(value)
+        self._sync_size_note(now)
+        return True
 
     def _on_size_activated(self, i):
         data = self.size_combo.itemData(i)
         if data is not None:
-            self._apply(nbytes=float(data))
+            self._take_size(float(data))
 
     def _on_size_editing_finished(self):
-        if self._syncing:
+        if self._syncing or self._field:  # the field loses focus while its own change is applied
             return
         text = self.size_combo.currentText().strip()
         i = self.size_combo.findText(text)
         try:
             value = float(self.size_combo.itemData(i)) if i >= 0 else parse_bytes(text)
         except ValueError as e:  # the command line's own sentence (simcore.scenarios.parse_bytes)
-            self.model.error.emit(str(e))
+            self._show_error(str(e), "size")
             self.size_combo.setEditText(text)  # kept beside the reason, to be corrected
             return
         if value != self.model.scenario.nbytes:
-            self._apply(nbytes=value)
-            if self.model.scenario.nbytes != value:  # refused (the engine said why): keep what was typed
+            if not self._take_size(value):  # refused (the engine said why): keep what was typed
                 self.size_combo.setEditText(text)
-        else:
-            self.error.clear()  # typed back what is in place: the earlier complaint is gone
+        else:  # what is in place: nothing is wrong; typed in other words ("1048575"), it is asked for now
+            if text != self._size_shown:
+                self._asked = float(value)
+                self._sync_size_note(self.model.scenario)
+            self.error.clear()
 
     def clear_error(self):
         """Forget the last complaint (its cause was shown elsewhere, e.g. a refused file's dialog)."""
@@ -589,5 +669,5 @@ class ControlPanel(QWidget):
             if sc.kind not in scenarios.MACHINE_KINDS:  # the collectives the app draws on a machine
                 changes["kind"] = "all-reduce"
             n = changes.get("n", sc.n)
-            changes["nbytes"] = scenarios.fit_bytes(sc.nbytes, n, changes.get("kind", sc.kind))
+            changes["nbytes"] = scenarios.fit_bytes(self._asked, n, changes.get("kind", sc.kind))
         self._apply(**changes)

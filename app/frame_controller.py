@@ -56,9 +56,6 @@ class FrameController:
         self._views.append([weakref.ref(view), object() if f is None else f if part_of is None else part_of(f)])
         return f
 
-    def unregister(self, view):
-        self._views = [e for e in self._views if e[0]() is not None and e[0]() is not view]
-
     @property
     def views(self) -> list:
         """The registered views still alive, in registration order."""

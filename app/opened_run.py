@@ -108,7 +108,10 @@ def load_run(path):
         raise ValueError(f"{name} is a Chrome trace (for Perfetto): save the run with trace.save(\"run.json\") "
                          f"or `python -m simcore trace --format json` to open it here.")
     trace = Trace.load(path)  # ValueError, one sentence starting with the name
-    return run_from_trace(trace, os.fspath(path))
+    try:
+        return run_from_trace(trace, os.fspath(path))
+    except ArithmeticError as e:  # numbers the file's checks let through and the arithmetic did not
+        raise ValueError(f"{name}: a number in it is out of range ({e}).") from None
 
 
 def run_from_trace(trace: Trace, path: str = ""):

@@ -38,6 +38,7 @@ from typing import NamedTuple
 
 from PySide6.QtCore import QCoreApplication, QSettings
 
+from simcore import file_numbers
 from simcore.algorithms import ALGORITHMS, all_algorithm_names
 from simcore.links import LINKS, LinkSpec
 from simcore.topology_presets import PRESETS
@@ -50,7 +51,6 @@ SCHEMA = "shard-lab-scenario"
 VERSION = 1
 MAX_FILE_BYTES = 64 * 1024  # a scenario is a few hundred bytes; anything bigger is not one
 MAX_RECENT = 8
-FILE_FILTER = "Shard Lab scenario (*.shardlab.json *.json)"
 TOP_KEYS = {"schema", "version", "scenario", "playback", "note"}
 
 
@@ -58,17 +58,10 @@ BUILTIN_LINKS = dict(LINKS)  # the presets simcore ships; any other link is writ
 BUILTIN_MACHINES = frozenset(PRESETS)  # the machines simcore ships; any other is written out as a spec
 MEASURED_MACHINE = "measured-nodes"  # the two-link machine a calibration makes (app/classroom/calibration.py)
 LINK_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
-# The physical bounds of a link (α, β): what a file or a stored calibration may say.
-# α in [0, 1 s] per message: 0 is an ideal link; the slowest real fabric (TCP across a data
-# centre) pays milliseconds, so a second per message is a typo, not a network.
-# β in [1 MB/s, 100 TB/s] per direction: the slowest link anyone times a collective on (an old
-# Ethernet) moves far more than 1 MB/s, and NVLink 5 moves 0.9 TB/s, a hundredth of the upper
-# bound; outside these the app would show times of 10^300 s or of zero.
-MAX_ALPHA = 1.0
-MIN_BW, MAX_BW = 1e6, 1e14
-# A whole number in a file is read as one only up to 2^53 (where a float stops holding every
-# integer); anything larger is refused before any arithmetic (10^400 overflows a float).
-MAX_INT = 2**53
+# The rule for every number a file gives, the trace files' too, and the physical bounds of a link
+# (α, β), with their reasons: simcore/file_numbers.py
+MAX_ALPHA, MIN_BW, MAX_BW = file_numbers.MAX_ALPHA, file_numbers.MIN_BW, file_numbers.MAX_BW
+MAX_INT = file_numbers.MAX_INT
 
 
 class ScenarioFileError(ValueError):
@@ -146,24 +139,36 @@ def _check_topology(v):
 
 
 def check_numbers(doc, where="") -> None:
-    """Every number in a parsed JSON document, before any is used: a whole number beyond 2^53
-    or a float that is not finite (json reads 1e400 as inf, NaN as nan) is refused in one
-    sentence naming its field (a list's items by their list: "shape[2]")."""
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            check_numbers(v, str(k))  # named as the file writes it: "nbytes", "bw"
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            check_numbers(v, f"{where}[{i}]")
-    elif isinstance(doc, bool):
-        return
-    elif isinstance(doc, int) and abs(doc) > MAX_INT:
-        raise _err(QCoreApplication.translate(
-            "ScenarioIO", "\"%1\" is a number with %2 digits: no field of a scenario is that large."),
-            where, len(str(abs(doc))))
-    elif isinstance(doc, float) and not math.isfinite(doc):
-        raise _err(QCoreApplication.translate("ScenarioIO", "\"%1\" must be a finite number, not %2."),
-                   where, json.dumps(doc))
+    """Every number in a parsed JSON document, before any is used, by the rule trace files follow
+    too (simcore.file_numbers.check_numbers): a whole number beyond 2^53 or a float that is not
+    finite (json reads 1e400 as inf, NaN as nan) is refused in one sentence naming its field (a
+    list's items by their list: "shape[2]")."""
+    try:
+        file_numbers.check_numbers(doc, "scenario", where=where)
+    except file_numbers.BadNumber as e:
+        raise bad_number(e) from None
+
+
+def bad_number(e: file_numbers.BadNumber) -> ScenarioFileError:
+    """simcore.file_numbers' refusal in the app's language: the same sentence, translated."""
+    tr = QCoreApplication.translate
+    if e.rule == "huge":
+        text = (tr("ScenarioIO", "\"%1\" is a number with %2 digits: no field of a scenario is that large.")
+                if e.what == "scenario" else
+                tr("ScenarioIO", "\"%1\" is a number with %2 digits: no field of a trace is that large."))
+        return _err(text, e.field, len(e.value.lstrip("-")))
+    if e.rule == "not-finite":
+        return _err(tr("ScenarioIO", "\"%1\" must be a finite number, not %2."), e.field, e.value)
+    if e.rule == "too-large":
+        return _err(tr("ScenarioIO", "\"%1\" must be at most %2, not %3."), e.field,
+                    file_numbers.limit_text(e.limit), e.value)
+    if e.rule == "negative":
+        return _err(tr("ScenarioIO", "\"%1\" must be zero or more, not %2."), e.field, e.value)
+    if e.rule == "alpha":
+        return _err(tr("ScenarioIO", "\"%1\" must be seconds per message from 0 to %2, not %3."), e.field,
+                    f"{MAX_ALPHA:g}", e.value)
+    return _err(tr("ScenarioIO", "\"%1\" must be bytes per second from %2 (1 MB/s) to %3 (100 TB/s), not %4."),
+                e.field, f"{MIN_BW:g}", f"{MAX_BW:g}", e.value)
 
 
 def _check_nbytes(v):
@@ -190,15 +195,11 @@ def _check_link_spec(v) -> LinkSpec:
     name, alpha, bw = v["name"], v["alpha"], v["bw"]
     if not isinstance(name, str) or not 0 < len(name.strip()) <= 80:
         raise _err(QCoreApplication.translate("ScenarioIO", "\"link_spec.name\" must be a short text."))
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (0 <= alpha <= MAX_ALPHA):
-        raise _err(QCoreApplication.translate(
-            "ScenarioIO", "\"link_spec.alpha\" must be seconds per message from 0 to %1, not %2."),
-            MAX_ALPHA, json.dumps(alpha))
-    if isinstance(bw, bool) or not isinstance(bw, (int, float)) or not (MIN_BW <= bw <= MAX_BW):
-        raise _err(QCoreApplication.translate(
-            "ScenarioIO", "\"link_spec.bw\" must be bytes per second from %1 (1 MB/s) to %2 (100 TB/s), not %3."),
-            f"{MIN_BW:g}", f"{MAX_BW:g}", json.dumps(bw))
-    return LinkSpec(name.strip(), float(alpha), float(bw))
+    try:  # the bounds a trace file's link keeps too (simcore.file_numbers.check_link)
+        alpha, bw = file_numbers.check_link(alpha, bw, "link_spec", "scenario")
+    except file_numbers.BadNumber as e:
+        raise bad_number(e) from None
+    return LinkSpec(name.strip(), alpha, bw)
 
 
 FIELD_RULES = {"kind": _check_kind, "n": _check_n, "algo": _check_algo, "nbytes": _check_nbytes,
@@ -470,6 +471,8 @@ def load_run_file(path: str) -> RunFile | None:
         return None
     try:
         run = load_run(path)
+    except file_numbers.BadNumber as e:  # the trace's number refused as a scenario's is, in this language
+        raise ScenarioFileError(f"{e.file}: {bad_number(e)}" if e.file else str(bad_number(e))) from None
     except ValueError as e:
         raise ScenarioFileError(str(e)) from None
     return RunFile(run.scenario, run=run)

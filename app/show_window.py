@@ -37,6 +37,19 @@ def open_window(run, lang: str | None = None):
     return win
 
 
+def save_and_close(win, path: str):
+    """Paint `win`, save it as a PNG at `path` and close it (simcore.show(..., screenshot=path)):
+    a script or a test photographs its run and goes on. OSError if the file cannot be written."""
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(3):  # the docks' layout and the first frame settle over a few passes of the loop
+        QApplication.processEvents()
+    ok = win.save_screenshot(path)
+    win.close()
+    if not ok:
+        raise OSError(f"cannot write the screenshot {path}")
+
+
 def wait_until_closed(win):
     """Run the event loop until `win` is closed (a plain script's simcore.show)."""
     from PySide6.QtCore import QEventLoop

@@ -26,7 +26,7 @@ KINDS = scenarios.KINDS
 
 class ScenarioModel(QObject):
     """
-    Holds `.scenario` and `.run` (an app.scenarios.Run). `update(**changes)` checks the new
+    Holds `.scenario` and `.run` (an app.core.scenarios.Run). `update(**changes)` checks the new
     scenario at once (a ValueError: `error(message)`, False, the scenario in place kept) and
     builds its run on the worker (app/worker.py): `building(scenario)` while it builds, then
     `changed(run)`, or `error(message)` with the previous scenario and run kept. A newer

@@ -267,6 +267,11 @@ def op_name(label: str) -> str:
     return f"{name} {chunk}" if chunk else name
 
 
+def compute_label(rec) -> str:
+    """What a device box says while it computes (a trace.Compute): the op and its time, "QKV 41 µs"."""
+    return f"{op_name(rec.label)} {fmt_time(rec.t_end - rec.t_start)}"
+
+
 def place_name(label: str) -> str:
     """A TP collective's place in words: "layer 0 attn" -> "layer 0 · attention", "layer 1 mlp"
     -> "layer 1 · MLP", "logits" -> "logits"; other labels as they are."""

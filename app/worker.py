@@ -89,9 +89,6 @@ class Job:
         self.ok = False  # the function returned (not raised, not cancelled)
         self._thread: threading.Thread | None = None
 
-    def is_current(self) -> bool:
-        return self.worker.generation(self.channel) == self.generation
-
     def cancel(self):
         """Ask the function to stop (it reads cancel_event); its outcome is reported as cancelled."""
         self.cancel_event.set()

@@ -511,15 +511,6 @@ def _hier_local_coefficients(p, intra, alpha, bw):
     return t0 - ai * alpha - bi * S * x, ai, bi
 
 
-def predict_nodes(op, algo, per_node, nodes, nbytes, intra, inter):
-    """The machine's closed form (seconds) for one collective across nodes with the registry's
-    algorithm (its time_on on nodes(nodes, per_node, intra, inter))."""
-    from .topology import nodes as make_nodes
-
-    name = inter_algo_name(op, algo)
-    return float(ALGORITHMS[op][name].time_on(make_nodes(nodes, per_node, intra, inter), float(nbytes), op))
-
-
 def fit_inter(points, intra, algo="ring-nodes", label="", min_bytes=None) -> Fit:
     """
     The inter-node link (α_i, β_i) from points measured over several nodes, the intra-node

@@ -18,8 +18,10 @@ What the op needs (numpy's definition; inputs[d] is device d's array, outputs[d]
 The messages are replayed in the order they were sent with the engine's one rule (a copy
 carries the sender's contributors, a reduce unites them; simcore.holdings), so the checker
 names the step and message after which a chunk went wrong: a chunk that ends summing the
-wrong devices, a device's data added twice, a message sent before the sender holds its
-data, a device that never receives a chunk it needs.
+wrong devices, a device's data added twice, a chunk sent to a device that already holds it
+(named at that step, not where the chunk it should have sent goes missing), a message sent
+before the sender holds its data, a device that never receives a chunk it needs. Steps are
+counted from 1, as the app shows them ("Step 3 of 3").
 """
 
 from __future__ import annotations
@@ -31,19 +33,23 @@ import numpy as np
 from .contributors import who_ranges
 from .trace import SWITCH
 
-OPS_CHECKED = ("all-reduce", "all-gather", "reduce-scatter")
 
 
 @dataclass(frozen=True)
 class Finding:
     """One thing the checker found, as data (an app words it in its own language) and as the English
-    sentence `text` (what CheckReport.errors holds). Fields a kind does not use stay None.
+    sentence `text` (what CheckReport.errors holds; made from the fields by `finding`). Fields a kind
+    does not use stay None. `step` counts from 1, as the app shows it ("Step 3 of 3"); the trace's
+    Message.step, the engine's, counts from 0.
 
     kind:
       "no-collective"  the trace has no `op` to check
       "not-held"       in `step`, `device` sends `chunk` to `dst` but does not hold it
       "too-early"      in `step`, `device` sends `chunk` to `dst` at `t` (s), before it holds that
                        data (it lands at `lands`)
+      "resent"         in `step`, `device` sends `chunk` (`sent`: its contributors) to `dst`, which
+                       already holds that data (`have`: what dst holds of it then; a larger sum is
+                       replaced by a smaller one): the message is the mistake, whatever goes wrong after it
       "twice"          in `step`, `device` adds `have`'s data to its `chunk` a second time
       "never"          `device` never receives `chunk`, which `op` needs there (`need`: its contributors)
       "wrong"          after `step`, `device`'s `chunk` holds `have` (last sent by `src`); `op` needs `need`
@@ -70,9 +76,67 @@ class Finding:
     want: float | None = None
     messages_ok: bool = False
     outputs: int | None = None  # "count" without a device: how many outputs came (`got`: inputs)
+    sent: frozenset | None = None  # "resent": the contributors the message carries
 
     def __str__(self):
         return self.text
+
+
+def _data(who) -> str:
+    """Whose data a chunk holds: "GPU 0's data", "GPUs {0, 1}'s data", "no GPU's data"."""
+    return f"{gpus(who)}'s data"
+
+
+def sentence(kind: str, op: str = "", **f) -> str:
+    """The English sentence of a finding of `kind` from its fields (Finding's; step from 1)."""
+    if kind == "no-collective":
+        return f"the trace has no {op or 'collective'} to check"
+    if kind == "not-held":
+        return f"in step {f['step']}, GPU {f['device']} sends chunk {f['chunk']} to GPU {f['dst']} but does not hold it"
+    if kind == "too-early":
+        return (f"in step {f['step']}, GPU {f['device']} sends chunk {f['chunk']} to GPU {f['dst']} at {_us(f['t'])}, "
+                f"before it holds that data (it lands at {_us(f['lands'])})")
+    if kind == "resent":
+        head = f"in step {f['step']}, GPU {f['device']} sends chunk {f['chunk']} to GPU {f['dst']}, which already "
+        if f["sent"] == f["have"]:
+            return head + f"holds it ({_data(f['have'])})"
+        return head + (f"holds that data in a larger sum ({gpus(f['have'])}): the copy replaces that sum with "
+                       f"{_data(f['sent'])}")
+    if kind == "twice":
+        return (f"in step {f['step']}, GPU {f['device']} adds {_data(f['have'])} to its chunk {f['chunk']} a "
+                f"second time")
+    if kind == "never":
+        need = f["need"]
+        if op == "all-gather" or len(need) < 2:
+            return f"GPU {f['device']} never receives chunk {f['chunk']} ({_data(need)}), which {op} needs"
+        return (f"GPU {f['device']} never receives chunk {f['chunk']}, which {op} needs there (it needs the sum of "
+                f"{gpus(need)})")
+    if kind == "wrong":
+        have, need = f["have"], f["need"]
+        what = f"sums {gpus(have)}" if len(have) > 1 else f"holds only {_data(have)}" if have else "holds no GPU's data"
+        want = gpus(need) if op != "all-gather" and len(need) > 1 else _data(need)
+        return (f"after step {f['step']}, GPU {f['device']}'s chunk {f['chunk']} {what} (last sent to it by GPU "
+                f"{f['src']}); {op} needs {want}")
+    if kind == "values":
+        text = (f"GPU {f['device']}'s result differs from numpy's {op}: element {f['element']} is {f['got']:.6g}, "
+                f"numpy gives {f['want']:.6g}")
+        if f.get("messages_ok"):
+            text += " although its messages carry the right contributors: the data moved is not what the messages say"
+        return text
+    if kind == "count" and f.get("device") is None:
+        return (f"expected {int(f['want'])} inputs and {int(f['want'])} outputs (one per device), got "
+                f"{int(f['got'])} and {f['outputs']}")
+    if kind == "count":
+        return f"GPU {f['device']}'s result has {int(f['got'])} values; {op} gives {int(f['want'])}"
+    raise ValueError(f"no finding of kind {kind!r}")
+
+
+def finding(kind: str, op: str = "", **fields) -> Finding:
+    """A Finding with its sentence made from its fields (sets given as any iterable of devices)."""
+    for k in ("have", "need", "sent"):
+        if fields.get(k) is not None:
+            fields[k] = frozenset(fields[k])
+    return Finding(kind, sentence(kind, op, **fields), op, **fields)
 
 
 @dataclass
@@ -116,7 +180,7 @@ def gpus(who) -> str:
     """A set of devices in words: 'GPUs {0, 2}', 'GPU 3', 'no GPU'; long sets as ranges."""
     s = sorted(who)
     if not s:
-        return "no GPU's data"
+        return "no GPU"
     if len(s) == 1:
         return f"GPU {s[0]}"
     return "GPUs {" + (", ".join(map(str, s)) if len(s) <= 8 else who_ranges(s).replace("-", "–").replace("+", ", ")) + "}"
@@ -148,7 +212,7 @@ def check(comm_or_trace, inputs=None, outputs=None, op: str | None = None, coll:
     if coll is not None:
         colls = [trace.collectives[coll]]
     if not colls:
-        f = Finding("no-collective", f"the trace has no {op or 'collective'} to check", op=op or "")
+        f = finding("no-collective", op or "")
         return CheckReport(False, op or "?", "?", [f.text], [f])
     c = colls[-1]
     op = op or c.op
@@ -162,18 +226,11 @@ def check(comm_or_trace, inputs=None, outputs=None, op: str | None = None, coll:
                 continue
             w = last_write.get((d, ch))
             if have is None or w is None:
-                text = (f"GPU {d} never receives chunk {ch}, which {op} needs there (it needs the sum of {gpus(want)})"
-                        if op != "all-gather" else
-                        f"GPU {d} never receives chunk {ch} ({gpus(want)}'s data), which all-gather needs")
-                errors.append((c.n_steps, 1 << 62, Finding("never", text, op, device=d, chunk=ch,
-                                                           need=frozenset(want))))
+                errors.append((c.n_steps, 1 << 62, finding("never", op, device=d, chunk=ch, need=want)))
             else:
                 step, i, src = w
-                what = f"sums {gpus(have)}" if len(have) > 1 else f"holds only {gpus(have)}'s data"
-                text = (f"after step {step}, GPU {d}'s chunk {ch} {what} (last sent to it by GPU {src}); {op} needs "
-                        f"{gpus(want) if op != 'all-gather' else gpus(want) + chr(39) + 's data'}")
-                errors.append((step, i, Finding("wrong", text, op, step=step, device=d, chunk=ch, src=src,
-                                                have=frozenset(have), need=frozenset(want))))
+                errors.append((step, i, finding("wrong", op, step=step + 1, device=d, chunk=ch, src=src, have=have,
+                                                need=want)))
     errors.sort(key=lambda e: (e[0], e[1]))
     found = [e[2] for e in errors]
     values_ok = True
@@ -181,9 +238,8 @@ def check(comm_or_trace, inputs=None, outputs=None, op: str | None = None, coll:
         values_ok, bad = _values(op, c.n, inputs, outputs, need)
         if not values_ok:
             if not found and bad.kind == "values":
-                bad = Finding(**{**bad.__dict__, "messages_ok": True,
-                                 "text": bad.text + " although its messages carry the right contributors: the data "
-                                                    "moved is not what the messages say"})
+                fields = {k: v for k, v in bad.__dict__.items() if k not in ("kind", "text", "op")}
+                bad = finding("values", op, **{**fields, "messages_ok": True})
             found.append(bad)
     words = [f.text for f in found]
     rep = CheckReport(not words and values_ok, op, c.algo, words, found, values_ok, c.t_end - c.t_start)
@@ -236,9 +292,7 @@ def _replay(trace, c, errors):
             if src == SWITCH:
                 pass
             elif not past or not who:
-                errors.append((step, i, Finding("not-held", f"in step {step}, GPU {src} sends chunk {ch} to GPU {dst} "
-                                                            f"but does not hold it", step=step, device=src, chunk=ch,
-                                                dst=dst)))
+                errors.append((step, i, finding("not-held", step=step + 1, device=src, chunk=ch, dst=dst)))
             else:
                 then = None
                 for t, m in past:
@@ -246,19 +300,21 @@ def _replay(trace, c, errors):
                         then = m
                 if then is None or who & ~then:
                     lands = min((t for t, m in past if not who & ~m), default=past[-1][0])
-                    errors.append((step, i, Finding(
-                        "too-early", f"in step {step}, GPU {src} sends chunk {ch} to GPU {dst} at {_us(t0)}, before "
-                                     f"it holds that data (it lands at {_us(lands)})",
-                        step=step, device=src, chunk=ch, dst=dst, t=t0, lands=lands)))
+                    errors.append((step, i, finding("too-early", step=step + 1, device=src, chunk=ch, dst=dst, t=t0,
+                                                    lands=lands)))
             old = held.get((dst, ch))
             if red and old is not None:
                 twice = old[0] & who
                 if twice:
-                    errors.append((step, i, Finding(
-                        "twice", f"in step {step}, GPU {dst} adds {gpus(_set_of(twice))}'s data to its chunk {ch} a "
-                                 f"second time", step=step, device=dst, chunk=ch, have=_set_of(twice))))
+                    errors.append((step, i, finding("twice", step=step + 1, device=dst, chunk=ch,
+                                                    have=_set_of(twice))))
                 new = [old[0] | who, max(old[1], t1)]
             else:
+                if old is not None and who and not who & ~old[0] and dst != SWITCH:
+                    # a copy of what dst already holds: wasted at best, and a sign the schedule sent
+                    # the wrong chunk here (the one dst lacks never comes); said at this step
+                    errors.append((step, i, finding("resent", step=step + 1, device=src, chunk=ch, dst=dst,
+                                                    have=_set_of(old[0]), sent=_set_of(who))))
                 new = [who, t1]
             held[(dst, ch)] = new
             history.setdefault((dst, ch), []).append((t1, new[0]))
@@ -297,8 +353,7 @@ def _values(op, n, inputs, outputs, need):
     """(all equal, the Finding about the first device that differs, or None)."""
     xs = [np.asarray(x, dtype=float).ravel() for x in inputs]
     if len(xs) != n or len(outputs) != n:
-        return False, Finding("count", f"expected {n} inputs and {n} outputs (one per device), got {len(xs)} and "
-                                       f"{len(outputs)}", op, got=float(len(xs)), want=float(n), outputs=len(outputs))
+        return False, finding("count", op, got=float(len(xs)), want=float(n), outputs=len(outputs))
     if op == "all-gather":
         want = [np.concatenate(xs)] * n
     elif op == "reduce-scatter":
@@ -309,14 +364,11 @@ def _values(op, n, inputs, outputs, need):
     for d in range(n):
         got = np.asarray(outputs[d], dtype=float).ravel()
         if got.shape != want[d].shape:
-            return False, Finding("count", f"GPU {d}'s result has {got.size} values; {op} gives {want[d].size}", op,
-                                  device=d, got=float(got.size), want=float(want[d].size))
+            return False, finding("count", op, device=d, got=float(got.size), want=float(want[d].size))
         scale = float(np.max(np.abs(want[d]))) if want[d].size else 0.0
         if not np.allclose(got, want[d], rtol=1e-7, atol=1e-9 * max(scale, 1e-300)):
             j = int(np.argmax(np.abs(got - want[d])))
-            return False, Finding("values", f"GPU {d}'s result differs from numpy's {op}: element {j} is "
-                                            f"{got[j]:.6g}, numpy gives {want[d][j]:.6g}", op, device=d, element=j,
-                                  got=float(got[j]), want=float(want[d][j]))
+            return False, finding("values", op, device=d, element=j, got=float(got[j]), want=float(want[d][j]))
     return True, None
 
 

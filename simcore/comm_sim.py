@@ -208,7 +208,7 @@ class Comm:
         Many messages at once, timed as if `send` were called for each in the order given.
         src, dst: device arrays; nbytes (before byte_scale), ready (s), chunk: arrays or one
         value; who: the contributors as a (first, count, period, limit) descriptor of arrays
-        or values (see simcore.contributors.who_arc). Records them; returns their arrival times.
+        or values (simcore/contributors.py says the form). Records them; returns their arrival times.
         """
         plan = self._plan(src, dst)
         b = np.broadcast_to(np.asarray(nbytes, dtype=float) * self.byte_scale, plan.src.shape)

@@ -15,26 +15,15 @@ from itertools import chain
 # (first, count, period, limit) with period > 0 is the set
 #     {x in [0, limit) : (x - first) mod period < count}
 # with period == 0 it is explicit[first : first + count], a list the trace keeps, and with
-# period == −P < 0 it is an arc of an NCCL channel ring (who_channel_arc): first = c·limit + q0,
-# the positions q0, q0+1, …, q0+count−1 (mod limit) of channel c's ring through nodes of P.
+# period == −P < 0 it is an arc of an NCCL channel ring: first = c·limit + q0, the positions
+# q0, q0+1, …, q0+count−1 (mod limit) of channel c's ring through nodes of P (node m visits its
+# local devices c, c+1, …, c−1: topo_collectives.channel_ring), neither an arc nor periodic in ids.
 # One form covers what the algorithms produce:
 #     device d alone                       (d, 1, n, n)
 #     ring partial sum of devices d−k..d   ((d − k) mod n, k + 1, n, n)   (an arc of the ring)
 #     everyone                             (0, n, n, n)
 #     recursive doubling, extras folded    (b, 2^j, p, n): the aligned block [b, b + 2^j) of
 #       onto d − p (p = 2^⌊log2 n⌋)        the p devices, each with its folded partner d + p
-def who_arc(first, count, n) -> tuple:
-    """Contributors first, first+1, …, first+count−1 (mod n): a ring partial sum."""
-    return (first % n, count, n, n)
-
-
-def who_channel_arc(c, q0, count, P, n) -> tuple:
-    """Contributors at positions q0 .. q0+count−1 (mod n) of channel c's ring on nodes of P devices
-    (topo_collectives.channel_ring: node m visits its local devices c, c+1, …, c−1): a channel
-    ring's partial sum, which in device ids is neither an arc nor periodic."""
-    return (c * n + q0 % n, count, -P, n)
-
-
 def channel_positions(x, c, P):
     """The position of device(s) x in channel c's ring on nodes of P (numpy arrays or ints)."""
     return (x // P) * P + (x % P - c) % P

@@ -1,5 +1,5 @@
 """
-python -m simcore record SCRIPT.py [args …] [--out FILE] [--show]
+python -m simcore record SCRIPT.py [args …] [--out FILE] [--show [--screenshot PNG]]
 
 Runs any script as `python SCRIPT.py args` would, with the lecture's module names served by
 simcore (`from comm_sim import …`, `transformer_lab`, `hw_specs`, `llm_math`, `shard_lab`), so
@@ -7,7 +7,8 @@ the lecture's own shard_lab.py runs unchanged. Every Comm the script creates is 
 at the end their traces become one trace file (Trace.merge: the runs one after another),
 by default SCRIPT.trace.json beside the script. If the script raises, its traceback is
 printed as the script's own, the trace so far is still written, and the exit code is 1.
-`--show` opens the result in the app (simcore.show).
+`--show` opens the result in the app (simcore.show); with `--screenshot PNG` the window is saved
+there and closed (a check that the recorded run opens, or a picture for a slide).
 """
 
 from __future__ import annotations
@@ -84,23 +85,24 @@ def register(sub):
     p.add_argument("script", help="the Python script to run")
     p.add_argument("--out", help="trace file to write (.json or .json.gz; default SCRIPT.trace.json beside it)")
     p.add_argument("--show", action="store_true", help="open the recorded run in the app")
+    p.add_argument("--screenshot", metavar="PNG", help="with --show: save the window as PNG and close it")
 
 
 def split_argv(argv: list) -> tuple[list, list]:
     """(record's own options + the script, the script's arguments): everything after the script
-    belongs to the script except a trailing --out F / --show given before it."""
+    belongs to the script except record's own --out F, --screenshot F and --show."""
     for i, a in enumerate(argv):
         if a.endswith(".py") and not a.startswith("-"):
             own, rest = argv[:i + 1], argv[i + 1:]
-            # `--out F` and `--show` may also follow the script's arguments
+            # `--out F`, `--screenshot F` and `--show` may also follow the script's arguments
             extra, script_args, j = [], [], 0
             while j < len(rest):
                 if rest[j] == "--show":
                     extra.append(rest[j])
-                elif rest[j] == "--out" and j + 1 < len(rest):
+                elif rest[j] in ("--out", "--screenshot") and j + 1 < len(rest):
                     extra += rest[j:j + 2]
                     j += 1
-                elif rest[j].startswith("--out="):
+                elif rest[j].startswith(("--out=", "--screenshot=")):
                     extra.append(rest[j])
                 else:
                     script_args.append(rest[j])
@@ -112,6 +114,9 @@ def split_argv(argv: list) -> tuple[list, list]:
 def run(args, script_args) -> int:
     if not os.path.isfile(args.script):
         print(f"simcore: {args.script}: no such script", file=sys.stderr)
+        return 2
+    if args.screenshot and not args.show:
+        print("simcore: --screenshot saves the window --show opens: give both", file=sys.stderr)
         return 2
     try:
         code, out, trace = record(args.script, script_args, args.out)
@@ -125,5 +130,9 @@ def run(args, script_args) -> int:
     if args.show:
         from .viewer import show
 
-        show(out)
+        try:
+            show(out, screenshot=args.screenshot)
+        except (ValueError, OSError) as e:  # the app missing, a run it cannot draw, a screenshot unwritten
+            print(f"simcore: cannot show {os.path.basename(out)}: {e}", file=sys.stderr)
+            return code or 1
     return code

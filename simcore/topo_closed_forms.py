@@ -234,11 +234,6 @@ def t_axis_all_gather(N, S, link, wrap=True):
     return (N - 1) * (link.alpha + S / (N * link.bw))
 
 
-def _axis_parts(shape):
-    axes = [int(a) for a in shape if int(a) > 1]
-    return axes
-
-
 def t_torus(op, shape, S, link, wrap=None):
     """
     Bidirectional rings per axis on a torus of `shape` (e.g. (16, 16), (4, 4, 4)), seconds.

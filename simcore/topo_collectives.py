@@ -144,7 +144,7 @@ class _Run:
         serialise the bytes, α is paid once in the overlap (the port model).
         key: (M, KEYS) order of the moves in the recorded trace (default: call order).
         desc: (M·F, 4) the messages' contributor descriptors when the caller knows them (the
-        channel rings: contributors.who_channel_arc); then no sets are kept for these chunks.
+        channel rings: the channel-ring form of simcore/contributors.py); then no sets are kept for these chunks.
         plan: Comm._plan(src, dst, rounds=True) when the caller sends on the same ports step
         after step (worked out once).
         Returns each move's arrival (its last message's), an array (a float for one move).
@@ -539,7 +539,7 @@ def _channel_who(rings, P, N, k, reduced):
     """
     Contributors of the step-k messages of every channel's ring (C × n senders, channel-major):
     after a reduce-scatter step k the partial sum of positions q−k..q (an arc of channel c's
-    ring: contributors.who_channel_arc, or a plain arc where the ring runs in device order);
+    ring: the channel-ring form of simcore/contributors.py, or a plain arc where the ring runs in device order);
     in an all-gather the block of the device at position q−k alone, or everyone once reduced.
     """
     C, n = rings.shape

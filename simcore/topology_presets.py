@@ -193,11 +193,6 @@ class HardwarePreset:
         """One all-reduce of S = nbytes over n chips (seconds): see allreduce_time()."""
         return allreduce_time(self.layout(n), nbytes, algo, inter_algo)
 
-    def collective_time(self, op, n, nbytes, algo=None):
-        """One collective `op` of S = nbytes over n chips with `algo` (None: the machine's choice),
-        seconds: the topology's time() (NCCL's model on the GPU machines)."""
-        return self.topology(n).time(op, algo, nbytes)
-
 
 def layout_topology(layout: Layout):
     """The comm_sim topology of a Layout (see HardwarePreset.topology)."""

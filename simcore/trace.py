@@ -20,7 +20,7 @@ Storage. A ring all-reduce on n devices sends 2n(n−1) messages, and the partia
 carry grow to n contributors, so a set per message would cost n³. The messages are therefore
 kept as numpy columns, one array per field (65 bytes a message), and a message's
 contributors as four integers that describe the set the algorithms actually produce
-(see `who_arc`). `trace.messages` still reads as a sequence of `Message` records; each is
+(simcore/contributors.py says the form). `trace.messages` still reads as a sequence of `Message` records; each is
 built when asked for and decodes its contributors only when `.contributors` is read.
 Readers that want speed take the columns themselves: `trace.column("t_end", coll)`,
 `trace.rows(lo, hi)`, `trace.contributor_counts()`.
@@ -155,7 +155,7 @@ class Trace:
         return code
 
     def encode_who(self, who, n: int | None = None) -> tuple:
-        """(first, count, period, limit) for a set of device ids (see who_arc); n: devices, if known."""
+        """(first, count, period, limit) for a set of device ids (simcore/contributors.py's form); n: devices."""
         if isinstance(who, tuple) and len(who) == 4 and not isinstance(who, frozenset):
             return tuple(int(v) for v in who)
         if isinstance(who, Who):
@@ -426,14 +426,6 @@ class Trace:
     def messages_of(self, coll_id: int) -> list[Message]:
         c = self.collectives[coll_id]
         return self._messages(c.first_msg, c.last_msg)
-
-    def collective_at(self, t: float) -> Collective | None:
-        """The collective running at time t (the last one started at or before t)."""
-        current = None
-        for c in self.collectives:
-            if c.t_start <= t:
-                current = c
-        return current
 
     def step_times(self, coll_id: int) -> list[tuple[float, float]]:
         """(first start, last end) of every step of a collective, in step order."""

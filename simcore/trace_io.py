@@ -140,6 +140,8 @@ def load(cls, path) -> "Trace":  # cls: simcore.trace.Trace, handed in (this mod
     """
     import gzip
 
+    from .file_numbers import BadNumber
+
     path = os.fspath(path)
     name = os.path.basename(path)
     try:
@@ -160,6 +162,8 @@ def load(cls, path) -> "Trace":  # cls: simcore.trace.Trace, handed in (this mod
         check_trace(tr)
         if tr.note:
             tr.note = f"{name}: {tr.note}."
+    except BadNumber as e:  # kept as its kind: the app says it in its own language
+        raise e.in_file(name) from None
     except ValueError as e:
         if str(e).startswith(name):
             raise
@@ -237,6 +241,9 @@ def check_trace(tr) -> None:
     if m and nb.min() < 0:
         i = int(np.argmin(nb))
         raise ValueError(f"message {i} has negative bytes ({nb[i]:g})")
+    if m and nb.max() > MAX_BYTES:
+        i = int(np.argmax(nb))
+        raise ValueError(f"message {i} has {nb[i]:g} bytes, more than a trace holds ({MAX_BYTES:g})")
     if m and (t1 < t0).any():
         i = int(np.flatnonzero(t1 < t0)[0])
         raise ValueError(f"times out of order: message {i} lands at {t1[i]:.9g} s, before it starts at {t0[i]:.9g} s")
@@ -327,6 +334,7 @@ def from_dict(cls, data: dict, max_messages: int | None = None) -> "Trace":
     version = data.get("version")
     if version not in (1, 2, SCHEMA_VERSION):
         raise ValueError(f"trace version {version!r} is not supported (this reads 1, 2 and {SCHEMA_VERSION})")
+    _check_file_numbers(data)
     tr = cls()
     colls, keep = data.get("collectives"), None
     if version == SCHEMA_VERSION and max_messages is not None and isinstance(colls, list):
@@ -352,6 +360,26 @@ def from_dict(cls, data: dict, max_messages: int | None = None) -> "Trace":
                    f"the first {len(colls)} of its {len(data['collectives'])} collectives ({keep:,} messages) "
                    f"are shown")
     return tr
+
+
+# sizes, times, counts and message ranges: never below zero (a chunk of -1 is "all", a src of
+# -1 the switch: those are checked against their collective by check_trace)
+MAX_BYTES = float(2**53)  # 9 PB: a collective or a message moving more is a typo, not a run
+_AT_LEAST_ZERO = ("nbytes", "t_start", "t_end", "n", "n_chunks", "n_steps", "first_msg", "last_msg", "n_messages",
+                  "flops")
+
+
+def _check_file_numbers(data: dict):
+    """Every number of the file's JSON (not its compressed columns: check_trace checks those), by
+    the one rule scenario files follow too (simcore.file_numbers), and its link's α and β within
+    the same physical bounds. BadNumber (a ValueError, one sentence naming the field)."""
+    from .file_numbers import check_link, check_numbers
+
+    check_numbers({k: v for k, v in data.items() if k not in ("columns", "explicit")}, "trace",
+                  _AT_LEAST_ZERO, paths=True, at_most={"nbytes": MAX_BYTES})
+    link = data.get("meta", {}).get("link") if isinstance(data.get("meta"), dict) else None
+    if isinstance(link, dict) and ("alpha" in link or "bw" in link):
+        check_link(link.get("alpha"), link.get("bw"), "meta.link", "trace")
 
 
 def _first_that_fit(data: dict, max_messages: int):
@@ -478,7 +506,8 @@ def _chrome_messages(trace, flows: bool, block: int = 16384):
         src, dst = r["src"], r["dst"]
         ts = _fixed_field(r["t_start"] * 1e6)
         dur = _fixed_field((r["t_end"] - r["t_start"]) * 1e6)
-        chunk, step, nb = _chunk_field(r["chunk"]), _int_field(r["step"]), _fixed_field(r["nbytes"], 3)
+        # the step from 1, as the app and the CSV count it (Message.step, the engine's, counts from 0)
+        chunk, step, nb = _chunk_field(r["chunk"]), _int_field(r["step"] + 1), _fixed_field(r["nbytes"], 3)
         fs, fd = _int_field(src), _int_field(dst)
         switch = (src == SWITCH).any() or (dst == SWITCH).any()
         ps, pd = (_int_field(_pids(src)), _int_field(_pids(dst))) if switch else (fs, fd)
@@ -698,7 +727,7 @@ class _Rows:
 
 
 # One message is two slices (category "comm"): on the sender's send track (tid 1) and the
-# receiver's recv track (tid 2); args: the peer (-1: the switch), the step and the bytes. A flow
+# receiver's recv track (tid 2); args: the peer (-1: the switch), the step (from 1) and the bytes. A flow
 # arrow joins them.
 _SEND = _Rows('{"ph":"X","cat":"comm","name":"chunk ', None, ',"pid":', None, ',"tid":1,"ts":', None, ',"dur":',
               None, ',"args":{"to":', None, ',"step":', None, ',"bytes":', None, '}}')

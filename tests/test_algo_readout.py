@@ -1,4 +1,4 @@
-"""The algorithm menu at 1280×720 (issue 22): the closed box of "machine's choice (NVLS Tree, Simple at
+"""The algorithm menu at 1280×720: the closed box of "machine's choice (NVLS Tree, Simple at
 1 MiB)" is far narrower than its text, so it ends with "…" inside its text rect (Qt's own box cut it
 mid-letter), and the whole entry is in its tooltip and on a readout under it, whose painted rect holds
 every wrapped line (the hint below gives up height first)."""

@@ -103,7 +103,7 @@ def test_scenario_rules():
         validate(Scenario(kind="all-to-all", n=128, algo="direct", nbytes=128.0 * 1024))
 
 
-# direct sends every block at once: it steps by phase, one (issue 23); pairwise round by round
+# direct sends every block at once: it steps by phase, one; pairwise round by round
 @pytest.mark.parametrize("args, steps", [(["--n", "8"], ("1", "0")),
                                          (["--algo", "pairwise", "--n", "16", "--lang", "zh"], ("2", "1"))])
 def test_cli_screenshot(qapp, tmp_path, args, steps):

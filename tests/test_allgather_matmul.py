@@ -1,5 +1,5 @@
 """
-The collective matmul told right (issue 22 item 5): with overlap="async" the all-gather in
+The collective matmul told right: with overlap="async" the all-gather in
 front of a column-parallel matmul (sequence parallelism: qkv, gate/up, lm head) runs ring step
 by ring step under the matmul of the shard that just arrived; every chunk matmul pays
 CHUNK_MATMUL_EFFICIENCY; the overlapped step never beats the lower bound max(compute, comm).

@@ -100,7 +100,7 @@ def test_n_change_keeps_the_size_splittable(qtbot):
     win.controls.n.setValue(3)
     assert model.scenario.n == 3
     assert model.scenario.nbytes % 3 == 0 and model.scenario.nbytes <= 2**20
-    assert "splits into 3" in win.controls.hint.text()
+    assert "splits into 3" in win.controls.size_note.text()
 
 
 def test_a_bad_value_shows_a_clear_message_and_keeps_the_scenario(qtbot):

@@ -53,7 +53,7 @@ def test_after_each_step_the_buffers_are_the_engines_holdings(qtbot, op, algo, n
     tr = model.run.trace
     c = tr.collectives[0]
     assert shown(view, n) == engine(tr.holdings(0, step=-1), n)
-    # one-shot and in-network run their steps at once: stepping goes by phase (issue 23), each
+    # one-shot and in-network run their steps at once: stepping goes by phase, each
     # stop the end of a phase; the others stop after every step
     phases = concurrent_phases(op, algo)
     assert pb.n_steps == (min(len(phases), c.n_steps) if phases else c.n_steps)

@@ -381,3 +381,231 @@ def test_app_command_line_bad_values_one_line_exit_2(tmp_path, args, msg):
     lines = [ln for ln in out.stderr.splitlines() if ln.strip() and "propagateSizeHints" not in ln]
     assert len(lines) == 1 and re_search(msg, lines[0]) and "Traceback" not in out.stderr, out.stderr
     assert not shot.exists()
+
+
+# ---------------------------------------------------------------------------------------
+# Numbers in files: one rule (simcore.file_numbers) for trace files and scenario files, said in
+# one sentence by the command line, the app and a deck's scene
+# ---------------------------------------------------------------------------------------
+def _saved_run(tmp_path, name="good.json") -> dict:
+    import json
+
+    comm = Comm(switch(4))
+    ALLREDUCE_ALGOS["ring"].fn(comm, [np.arange(8.0)] * 4)
+    comm.trace.save(tmp_path / name)
+    return json.loads((tmp_path / name).read_text())
+
+
+def _edited(data: dict, where: str, value) -> dict:
+    """A copy of a saved trace's dict with one field set: "coll.nbytes", "link.bw", "coll.t_end"."""
+    import copy
+
+    d = copy.deepcopy(data)
+    part, key = where.split(".")
+    (d["collectives"][0] if part == "coll" else d["meta"]["link"])[key] = value
+    return d
+
+
+# (field, value as the file writes it, what the sentence says)
+BAD_TRACE_NUMBERS = [
+    ("coll.nbytes", 10**400, r'"collectives\[0\]\.nbytes" is a number with 401 digits'),
+    ("coll.nbytes", "1e400", r'"collectives\[0\]\.nbytes" must be a finite number, not Infinity'),
+    ("coll.nbytes", -64.0, r'"collectives\[0\]\.nbytes" must be zero or more, not -64.0'),
+    ("coll.nbytes", 1e300, r'"collectives\[0\]\.nbytes" must be at most 9,007,199,254,740,992, not 1e\+300'),
+    ("coll.t_end", "NaN", r'"collectives\[0\]\.t_end" must be a finite number, not NaN'),
+    ("link.bw", 1e-300, r'"meta\.link\.bw" must be bytes per second from 1e\+06 \(1 MB/s\) to 1e\+14'),
+    ("link.alpha", 5.0, r'"meta\.link\.alpha" must be seconds per message from 0 to 1, not 5.0'),
+]
+
+
+def _write_bad(tmp_path, data, where, value, name="bad.json"):
+    import json
+
+    marker = 7.123456789  # a literal json.dumps cannot write (1e400, NaN) goes in by text
+    text = json.dumps(_edited(data, where, marker if isinstance(value, str) else value))
+    if isinstance(value, str):
+        text = text.replace(repr(marker), value)
+    (tmp_path / name).write_text(text)
+    return tmp_path / name
+
+
+@pytest.mark.parametrize("where,value,msg", BAD_TRACE_NUMBERS)
+def test_a_trace_file_with_a_number_out_of_range_is_refused_in_one_sentence(tmp_path, where, value, msg):
+    from simcore.file_numbers import BadNumber
+    from simcore.trace import Trace
+
+    path = _write_bad(tmp_path, _saved_run(tmp_path), where, value)
+    with pytest.raises(BadNumber, match="^bad.json: " + msg) as e:  # before: OverflowError, or opened
+        Trace.load(path)
+    assert "\n" not in str(e.value)
+
+
+def test_scenario_and_trace_files_refuse_the_same_link_by_the_same_rule(tmp_path, app_env):
+    """bw = 1e-300: the trace opened ("2.97e-308× the lower bound inf µs") while a scenario was refused."""
+    import json
+
+    from app import scenario_io
+    from simcore.file_numbers import BadNumber
+    from simcore.trace import Trace
+
+    doc = {"schema": "shard-lab-scenario", "version": 1,
+           "scenario": {"kind": "all-reduce", "n": 4, "algo": "ring", "nbytes": 1048576, "link": "slow",
+                        "link_spec": {"name": "slow", "alpha": 1e-6, "bw": 1e-300}}}
+    with pytest.raises(scenario_io.ScenarioFileError) as scen:
+        scenario_io.loads(json.dumps(doc))
+    path = _write_bad(tmp_path, _saved_run(tmp_path), "link.bw", 1e-300)
+    with pytest.raises(BadNumber) as tr:
+        Trace.load(path)
+    rule = "must be bytes per second from 1e+06 (1 MB/s) to 1e+14 (100 TB/s), not 1e-300."
+    assert str(scen.value) == '"link_spec.bw" ' + rule and str(tr.value) == 'bad.json: "meta.link.bw" ' + rule
+
+
+@pytest.mark.parametrize("where,value,msg", BAD_TRACE_NUMBERS[:3] + BAD_TRACE_NUMBERS[4:5])
+def test_the_command_line_says_a_bad_trace_in_one_line(tmp_path, where, value, msg):
+    path = _write_bad(tmp_path, _saved_run(tmp_path), where, value)
+    shot = tmp_path / "x.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SHARD_LAB_SETTINGS=str(tmp_path / "s.ini"))
+    out = subprocess.run([sys.executable, "-m", "app", str(path), "--screenshot", str(shot)], capture_output=True,
+                         text=True, env=env, timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip() and "propagateSizeHints" not in ln]
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr  # before: OverflowError's traceback
+    assert len(lines) == 1 and re_search("bad.json: " + msg, lines[0]), lines
+    assert not shot.exists()
+
+
+def test_the_app_says_a_bad_trace_and_keeps_running(app_window, tmp_path):
+    w = app_window(n=4)
+    data = _saved_run(tmp_path)
+    assert w.classroom.open_scenario(str(tmp_path / "good.json"))
+    assert "good.json" in w.statusBar().currentMessage()
+    path = _write_bad(tmp_path, data, "coll.nbytes", 10**400)
+    run = w.model.run
+    assert w.classroom.open_scenario(str(path)) is False  # before: an OverflowError to the event loop
+    said = w.statusBar().currentMessage()
+    assert said.startswith("bad.json: ") and "401 digits" in said and "good.json" not in said
+    assert w.classroom.last_error == said  # the message box says the same
+    assert w.model.run is run  # the run on screen stays
+    w.playback.step_forward()  # and the app runs on
+    assert w.playback.t > 0
+
+
+def test_a_deck_scene_on_a_bad_trace_is_named_and_skipped(app_env, tmp_path):
+    import json
+
+    from app.deck.model import builtin_path
+    from app.deck.scene_open import bad_scenes, load_deck
+
+    _write_bad(tmp_path, _saved_run(tmp_path), "coll.nbytes", "1e400", name="huge.json")
+    doc = json.load(open(builtin_path(), encoding="utf-8"))
+    doc["scenes"] = doc["scenes"][:3]
+    doc["scenes"][1] = {"title": {"en": "My run", "zh": "我的运行"}, "run": "huge.json",
+                        "points": [{"en": "a", "zh": "甲"}, {"en": "b", "zh": "乙"}]}
+    (tmp_path / "deck.json").write_text(json.dumps(doc), encoding="utf-8")
+    deck = load_deck(str(tmp_path / "deck.json"))  # before: OverflowError refused the whole deck
+    bad = bad_scenes(deck)
+    assert list(bad) == [1]
+    assert bad[1].startswith("Scene 2 (My run) cannot open: huge.json: ") and "must be a finite number" in bad[1]
+
+
+# ---------------------------------------------------------------------------------------
+# A typed value is taken whole or refused, with a sentence under its field that stays until the
+# value changes; S never drifts (app/controls.py's rule for S and n)
+# ---------------------------------------------------------------------------------------
+def _type_into(qtbot, widget, text):
+    from PySide6.QtCore import Qt
+
+    edit = widget.lineEdit()
+    widget.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, text)  # key by key, through the field's validator
+    qtbot.keyClick(edit if widget.isEditable() else widget, Qt.Key.Key_Return) if hasattr(widget, "isEditable") \
+        else qtbot.keyClick(widget, Qt.Key.Key_Return)
+
+
+def _under(panel, label, field, next_field):
+    """The label lies in the rows between `field` and the next field of the form (beside its field)."""
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.processEvents()  # the form lays its rows out again for the label's new text
+    g = label.geometry()
+    return label.isVisible() and field.geometry().bottom() <= g.top() and g.bottom() <= next_field.geometry().top()
+
+
+@pytest.mark.parametrize("typed,says", [("1e9", "1e9 is not a whole number"), ("-1", "-1 is outside that range"),
+                                        ("3.5", "3.5 is not a whole number"), ("0", "0 is outside that range")])
+def test_a_typed_n_is_taken_whole_or_refused_under_its_field(app_window, qtbot, typed, says):
+    w = app_window()
+    c = w.controls
+    _type_into(qtbot, c.n, typed)
+    assert c.n.lineEdit().text() == typed  # before: "1e9" was read as 19, "-1" as 1
+    assert w.model.scenario.n == 8
+    assert says in c.error.text() and _under(c, c.error, c.n, c.size_combo), c.error.text()
+    _type_into(qtbot, c.n, "4")  # the next good value: taken, and the sentence goes
+    assert w.model.scenario.n == 4 and not c.error.text()
+
+
+@pytest.mark.parametrize("typed,says", [("7 B", "7 B cannot be split into 8 equal whole-byte chunks: the nearest "
+                                                "size that does is 8 B"),
+                                        ("1e30", "at most 1 TiB"), ("1001", "the nearest sizes that do are 1,000 B "
+                                                                            "and 1,008 B")])
+def test_a_typed_size_is_taken_whole_or_refused_under_its_field(app_window, qtbot, typed, says):
+    w = app_window()
+    c = w.controls
+    before = w.model.scenario
+    _type_into(qtbot, c.size_combo, typed)
+    assert w.model.scenario is before and c.size_combo.currentText() == typed  # kept beside its reason
+    assert says in c.error.text() and _under(c, c.error, c.size_combo, c.machine), c.error.text()
+    assert says not in w.statusBar().currentMessage() or c.error.text()  # the label holds it, not a brief bar
+    _type_into(qtbot, c.size_combo, "64 KiB")
+    assert w.model.scenario.nbytes == 65536 and not c.error.text()
+
+
+def test_s_never_drifts_and_the_field_shows_the_size_in_use(app_window, qtbot):
+    w = app_window()
+    c = w.controls
+    assert w.model.scenario.nbytes == 2**20 and c.size_combo.currentText() == "1 MiB"
+    seen = []
+    for n in (3, 72, 256, 8):
+        _type_into(qtbot, c.n, str(n))
+        sc = w.model.scenario
+        seen.append((sc.n, sc.nbytes, c.size_combo.currentText(), c.size_note.text()))
+        if n == 3:  # the line under S says which size is used and why
+            assert _under(c, c.size_note, c.size_combo, c.machine)
+            c.size_combo.lineEdit().editingFinished.emit()  # S's field left without typing: nothing asked
+    # before: 1048575 shown as "1024 KiB"; after 72 and 256 S was 1023.96 / 1023.75 KiB and stayed so at n = 8
+    assert seen[0][:3] == (3, 1048575.0, "1048575 B")
+    assert seen[0][3] == "S is 1,048,575 B: the nearest size under 1 MiB that splits into 3 equal whole-byte chunks."
+    assert seen[1][:3] == (72, 1048536.0, "1048536 B") and "splits into 72" in seen[1][3]
+    assert seen[2] == (256, 2.0**20, "1 MiB", "") and seen[3] == (8, 2.0**20, "1 MiB", "")
+    assert not c.size_note.isVisible()
+
+
+def test_the_command_line_and_the_app_refuse_a_size_that_does_not_split_alike(app_window, qtbot, tmp_path):
+    w = app_window()
+    _type_into(qtbot, w.controls.n, "3")  # S becomes 1,048,575 B (said under S)
+    _type_into(qtbot, w.controls.size_combo, "1 MiB")  # asked for by name: refused, as --bytes is
+    said = w.controls.error.text()
+    assert said == ("1 MiB (1,048,576 B) cannot be split into 3 equal whole-byte chunks: the nearest sizes that do "
+                    "are 1,048,575 B and 1,048,578 B")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SHARD_LAB_SETTINGS=str(tmp_path / "s.ini"))
+    out = subprocess.run([sys.executable, "-m", "app", "--scenario", "all-gather", "--n", "3", "--bytes", "1MiB",
+                          "--screenshot", str(tmp_path / "x.png")], capture_output=True, text=True, env=env,
+                         timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.returncode == 2 and said in out.stderr, out.stderr
+
+
+def test_the_command_line_starts_with_the_default_size_fitted_and_says_so(tmp_path, app_env):
+    """`shard-lab --n 3` (no --bytes): 1 MiB does not split into 3, the run uses 1,048,575 B, and the line
+    under S says so, as when n is changed in the window."""
+    from PySide6.QtWidgets import QApplication  # noqa: F401 (the app_env fixture's application)
+
+    from app.controls import ControlPanel
+    from app.core.scenarios import fit_bytes
+    from app.state import Scenario, ScenarioModel
+
+    sc = Scenario(kind="all-gather", n=3, nbytes=fit_bytes(2.0**20, 3, "all-gather"))  # as __main__ makes it
+    panel = ControlPanel(ScenarioModel(sc))
+    assert panel.size_combo.currentText() == "1048575 B"
+    assert panel.size_note.text() == ("S is 1,048,575 B: the nearest size under 1 MiB that splits into 3 equal "
+                                      "whole-byte chunks.")
+    panel.deleteLater()

@@ -40,7 +40,7 @@ def test_engine_at_scale_figures_are_written(tmp_path):
 
 
 def test_machine_figures_are_written(tmp_path):
-    """issue 22 item 8: a machine's messages per second (dgx-h100 n = 256, tpu-v4 4x4x4) and its cost per
+    """A machine's messages per second (dgx-h100 n = 256, tpu-v4 4x4x4) and its cost per
     message over the switch path's, measured in the same run."""
     out = tmp_path / "b.json"
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick", "--only",

@@ -1,4 +1,4 @@
-"""Buffers at 1280×720 (issue 23 item 6): every GPU's row named, in legible text, rows as tall as
+"""Buffers at 1280×720: every GPU's row named, in legible text, rows as tall as
 their names; at 1920×1080 the position axis stays under the plot."""
 
 import pytest

@@ -52,7 +52,7 @@ def test_coefficients_of_open_mpi_linear_and_bad_names():
     with pytest.raises(ValueError, match="no cost model"):
         coefficients("all-gather", "innet", 4)
     with pytest.raises(ValueError, match="unknown collective"):
-        coefficients("broadcast", "ring", 4)
+        coefficients("teleport", "ring", 4)  # no such op (docs/extending.md adds a toy broadcast)
 
 
 # ---------------------------------------------------------------------------------------
@@ -593,7 +593,7 @@ def test_newer_nccl_tests_banner_and_a_run_without_footer():
 
 
 # ---------------------------------------------------------------------------------------
-# A two-node log, each link fitted and checked (issue 22 item 6)
+# A two-node log, each link fitted and checked
 # ---------------------------------------------------------------------------------------
 TRUE_NVL = LinkSpec("true nvlink", 2.5e-6, 360e9)
 TRUE_IB = LinkSpec("true ib", 6.0e-6, 46e9)

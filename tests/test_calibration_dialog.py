@@ -188,7 +188,7 @@ def test_real_measurement(dialog, qtbot, monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------
-# A two-node log: each link's line, its worst error, a warning, the file's name (issue 22)
+# A two-node log: each link's line, its worst error, a warning, the file's name
 # ---------------------------------------------------------------------------------------
 from test_calibrate import (LOG_SIZES, TRUE_IB, TRUE_NVL, _cli_rows_and_summary,  # noqa: E402
                             bad_two_node_log, run_cli, two_node_log)

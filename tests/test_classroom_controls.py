@@ -68,7 +68,7 @@ def test_every_collective_splits_s_by_the_same_rule(kind, algo):
     said = []
     model.error.connect(said.append)
     assert model.update(nbytes=7.0) is False  # 7 B in 8 chunks would be 0.875 B each
-    assert said == ["7 bytes cannot be split into 8 equal whole-byte chunks: choose a size divisible by 8"]
+    assert said == ["7 B cannot be split into 8 equal whole-byte chunks: the nearest size that does is 8 B"]
     assert model.update(nbytes=8.0) is True
 
 

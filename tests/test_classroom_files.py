@@ -44,7 +44,7 @@ def test_a_byte_order_mark_is_accepted(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------
-# A calibrated link (defect 4)
+# A calibrated link
 # ---------------------------------------------------------------------------------------
 @pytest.fixture
 def links():
@@ -122,7 +122,7 @@ def test_a_bad_link_spec_is_refused_with_a_sentence(bad, msg):
 
 
 # ---------------------------------------------------------------------------------------
-# Special files (defect 10): refused from stat() alone, never read
+# Special files: refused from stat() alone, never read
 # ---------------------------------------------------------------------------------------
 def _fifo(tmp_path):
     import os

@@ -133,7 +133,7 @@ def test_session_is_remembered_across_runs(qtbot):
     w1.classroom.presentation.zoom_in()
     w1.classroom.set_language("zh")
     w1.model.update(kind="all-reduce", algo="innet", n=5, nbytes=5 * 2**16)
-    w1.playback.seek_step(1)  # in-network steps by phase (issue 23): up, then down
+    w1.playback.seek_step(1)  # in-network steps by phase: up, then down
     w1.close()  # saves geometry, scenario and step
 
     theme.set_theme("light")

@@ -43,7 +43,7 @@ def test_trace_json_round_trips(tmp_path):
     ["trace", "--n", "eight"],
     ["trace", "--bytes", "-1"],
     ["trace", "--bytes", "lots"],
-    ["trace", "--op", "broadcast"],
+    ["trace", "--op", "teleport"],  # no such op (docs/extending.md adds a toy broadcast)
     ["trace", "--op", "all-gather", "--algo", "rd"],
     ["trace", "--n", "100000"],
     ["frobnicate"],

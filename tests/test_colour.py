@@ -1,5 +1,5 @@
 """
-Colour means one thing (issue 23, items 1–3): for every theme and n, neighbouring devices' colours
+Colour means one thing: for every theme and n, neighbouring devices' colours
 differ, and no device colour looks like the empty slot ("not there yet").
 
 Colour difference is CIE76 ΔE*ab: the Euclidean distance in CIELAB (sRGB, D65), converted here in

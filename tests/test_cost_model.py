@@ -319,7 +319,7 @@ def test_nvl72_keeps_72_gpus_on_nvlink_and_a_torus_uses_both_directions():
     from simcore.hw_specs import CHIPS
 
     s = decode_sweep(LLAMA3_70B, CHIPS["gb200"], None, [8, 24, 72, 16, 48], 1, 4096, topology="gb200-nvl72")
-    # one NVLink domain of 72 hosts a group of 16 (issue 22: TP 16, 32, 64 inside one rack); 48 is neither a
+    # one NVLink domain of 72 hosts a group of 16 (TP 16, 32, 64 inside one rack); 48 is neither a
     # divisor of 72 nor a power of two
     assert list(s["n_nodes"]) == [1] * 5 and list(s["valid"]) == [True, True, True, True, False]
     dgx = decode_sweep(LLAMA3_70B, H100, None, [16], 1, 4096, topology="dgx-h100")

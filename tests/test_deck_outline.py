@@ -1,4 +1,4 @@
-"""The deck's column in the desk layout (issue 26): walking the built-in deck at 1280x720 and
+"""The deck's column in the desk layout: walking the built-in deck at 1280x720 and
 1920x1080, in English and Chinese, every scene's talking points are all on screen — wrapped to the
 column, none cut at its bottom or side, no scrolling needed — with the scene list beside them
 keeping five rows and the scene on screen in view. Before, the list took half the column and scene

@@ -1,5 +1,5 @@
 """Scenes made from the window and shown beside it: "Add the current view as a scene" reopens at
-the picture that was on screen (issue 26 item 1); the presenter view's thumbnail of a saved run's
+the picture that was on screen; the presenter view's thumbnail of a saved run's
 scene is that run (item 4); a digit answers an open prediction question, else types a scene number."""
 
 import numpy as np

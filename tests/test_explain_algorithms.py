@@ -44,7 +44,7 @@ def test_the_menus_list_the_registry(english):
 
 def test_recursive_doubling_fold_names_what_else_has_moved(english, qtbot):
     """n = 6: GPUs 2 and 3 have nothing to fold in and swap during the fold; 'moved so far'
-    counts their bytes, so the step's text names them too (lecture-hall issue, defect 12)."""
+    counts their bytes, so the step's text names them too."""
     S = 6 * 1024.0
     model, pb, panel = _panel(qtbot, "rd", 6, S)
     pb.seek_step(1)

@@ -1,5 +1,5 @@
 """
-The TP-forward and decode scenarios on the clock (issue 16, "The app"): every op of the lecture
+The TP-forward and decode scenarios on the clock: every op of the lecture
 model's forward (or one decode step) between its collectives, each collective with its real bytes;
 the ring view labels a computing GPU, the timeline draws a compute lane, the explanation and the
 formula panel say what is computed, the status bar and the ring's step line say which op or which

@@ -1,5 +1,5 @@
 """
-A layout grid (issue 23): the ring view shown at the ring's room on a 1280×720 and a 1920×1080
+A layout grid: the ring view shown at the ring's room on a 1280×720 and a 1920×1080
 screen, for n ∈ {2, 8, 16, 64, 256} on each machine that runs it (one switch: all; DGX H100 nodes: 16 and
 64, the app simulates at most 72 devices on a machine; a TPU v4 torus: 8, 16, 64), in
 English and Chinese and in every theme. Checked on the items the view paints (their scene

@@ -577,7 +577,7 @@ def test_presentation_mode_gives_the_picture_the_room_and_the_first_window_fits(
     W, H = screen
     out = on_screen(tmp_path, W, H)
     assert out["screen"] == [W, H]
-    # defect 14: the first window fits the screen, and a remembered larger one is clamped into it
+    # the first window fits the screen, and a remembered larger one is clamped into it
     assert out["first"][0] <= W and out["first"][1] <= H
     x, y, w, h = out["first_frame"]
     assert x >= 0 and y >= 0 and x + w <= W and y + h <= H

@@ -1,5 +1,5 @@
 """
-The truer machine in the app (issue 15): per-collective base latency in the engine and the cost
+The truer machine in the app: per-collective base latency in the engine and the cost
 model, the machine's drawing (app/views/ring/machine_layout.py), scenarios naming a machine.
 """
 
@@ -50,7 +50,7 @@ def test_hierarchical_pays_the_base_latency_once():
 @pytest.mark.parametrize("key,n,algo", [("dgx-h100", 8, "ring"), ("dgx-h100", 8, "direct"), ("dgx-h100", 16, "ring"),
                                         ("gb200-nvl72", 8, "two-shot")])
 def test_cost_model_t_comm_is_the_simulated_all_reduce(key, n, algo):
-    """issue 15: t_comm of one all-reduce in the cost model = the simulated collective, base latency included."""
+    """The t_comm of one all-reduce in the cost model = the simulated collective, base latency included."""
     from simcore.cost_model import comm_time
 
     preset = PRESETS[key]
@@ -252,7 +252,7 @@ def test_the_explanation_says_which_steps_cross_between_nodes(machine_runs):
 
 
 def test_a_decode_step_on_a_machine_is_its_cost_model():
-    """The step timeline's engine on dgx-h100 (issue 15): one node, and two across the network
+    """The step timeline's engine on dgx-h100: one node, and two across the network
     (hierarchical, three base latencies per all-reduce) — every op memory-bound, so the simulated
     step equals the roofline's t_step with t_comm from the machine."""
     from simcore import cost_model

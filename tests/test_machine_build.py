@@ -1,5 +1,5 @@
 """
-Building a torus scenario (issue 15): the TPU v4 4×4×4 all-gather used to take 1.5–3 s because every
+Building a torus scenario: the TPU v4 4×4×4 all-gather used to take 1.5–3 s because every
 device's buffer held 12·n² elements (100 MB of float64 at n = 64); it needs only 2 halves × 6 (the
 axes' common multiple) per piece. The simulated time is the closed form either way.
 """

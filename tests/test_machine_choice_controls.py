@@ -1,6 +1,6 @@
 """
 The app's algorithm menu on a machine defaults to the machine's own choice for the size at hand
-and says what it picked (issue 22 item 3): the entry "machine's choice (NVLS, Simple at 256 MiB)"
+and says what it picked: the entry "machine's choice (NVLS, Simple at 256 MiB)"
 and the engine's sentence under the menu (topology.choose); picking an algorithm by name keeps it
 across sizes; the entry goes back to the machine's choice. On the lecture's one switch the ring
 stays the default and nothing new is said.

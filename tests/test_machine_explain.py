@@ -1,4 +1,4 @@
-"""The hierarchical all-reduce's step between nodes is explained as what it is (issue 15): each GPU
+"""The hierarchical all-reduce's step between nodes is explained as what it is: each GPU
 exchanges with its own local rank on the other node over its own NIC, not "d ↔ d XOR 8"."""
 
 import pytest

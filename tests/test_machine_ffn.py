@@ -1,5 +1,5 @@
 """
-The decode tab's FFN communication plot on a machine (issue 15): Pope et al.'s curves use the
+The decode tab's FFN communication plot on a machine: Pope et al.'s curves use the
 bandwidth a tensor-parallel group of n chips gets there — NVLink inside a DGX H100 node, the NICs
 across nodes — checked against a simulated collective, and the title says which.
 """

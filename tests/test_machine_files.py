@@ -1,5 +1,5 @@
 """
-A calibrated two-link machine outlives its session (issue 15): "Use as link" remembers it (QSettings),
+A calibrated two-link machine outlives its session: "Use as link" remembers it (QSettings),
 so a scenario naming "measured-nodes" reopens after a restart, and a saved scenario on it carries the
 machine as a spec with its links' α and β, so it opens on a computer that never calibrated.
 """

@@ -1,5 +1,5 @@
 """
-The machine pictures stay readable (issue 15): the TPU v4 4×4×4 torus as four slabs side by side whose
+The machine pictures stay readable: the TPU v4 4×4×4 torus as four slabs side by side whose
 links between slabs are short stubs (no link runs across a slab's boxes), and the boxes of the torus and
 of two DGX nodes keep a readable size at 2× text in a 1280×720 window.
 """

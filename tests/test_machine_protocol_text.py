@@ -1,6 +1,6 @@
 """
-The explanation and the formula panel say which NCCL protocol a GPU machine runs and why
-(issue 22 item 4): the engine's sentence (topology.choose / topology.protocol), the closed form
+The explanation and the formula panel say which NCCL protocol a GPU machine runs and why:
+the engine's sentence (topology.choose / topology.protocol), the closed form
 with the links of that protocol (topology.timed_as), equal to topology.time and to the trace.
 The lecture's switch and a torus say nothing new.
 """

@@ -1,5 +1,5 @@
 """
-The main timeline on a machine of several nodes (issue 15): the messages that cross between nodes
+The main timeline on a machine of several nodes: the messages that cross between nodes
 wear the ring's dashed gold fabric outline, and the hierarchical all-reduce's phases are named.
 """
 

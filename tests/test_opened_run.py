@@ -49,7 +49,8 @@ def test_file_open_plays_a_students_unknown_algorithm_with_words_and_verdict(qtb
     assert "GPU 0 sends chunk 0, 32 B, to GPU 1, which stores a copy of GPU 0's data." in text
     assert "✗ Checked: all-reduce is wrong." in text
     formula = shown_text(w.classroom.formula_dock.widget())
-    assert "after step 3, GPU 1's chunk 0 holds only GPU 0's data" in formula
+    # the step the mistake is made in, counted as the app counts it ("Step 4 of 6")
+    assert "in step 4, GPU 0 sends chunk 0 to GPU 1, which already holds that data in a larger sum" in formula
     assert "lower bound" in formula
     w.playback.seek_step(1)
     assert "which adds it to its partial sum of GPUs {0, 1}." in shown_text(w.explain)
@@ -242,7 +243,7 @@ def test_the_app_words_every_finding_as_the_checker_does_in_english_and_in_chine
     for (f, _), text in zip(found, zh):
         assert text != f.text and re.search("[\u4e00-\u9fff]", text), (f.kind, text)
     wrong = next(t for (f, _), t in zip(found, zh) if f.kind == "wrong")
-    assert wrong == ("第 0 步之后，GPU 1 的块 0 是 GPU {0, 1} 之和（最后由 GPU 0 发来）；"
+    assert wrong == ("第 1 步之后，GPU 1 的块 0 是 GPU {0, 1} 之和（最后由 GPU 0 发来）；"
                      "all-reduce 需要 GPU {0, 1, 2}")
 
 
@@ -257,7 +258,8 @@ def test_the_verdict_and_its_time_show_chinese_under_zh(qtbot, runs):
     panel = w.classroom.formula_dock.widget()
     formula, explain = _zh(lambda: (shown_text(panel), shown_text(w.explain)))
     for text in (formula, explain):
-        assert "第 3 步之后，GPU 1 的块 0 只有 GPU 0 的数据" in text and "after step" not in text
+        assert "第 4 步中，GPU 0 把块 0 发给 GPU 1，而对方已经在一个更大的和（GPU {0, 1}）里持有这份数据" in text
+        assert "in step" not in text and "after step" not in text
         assert "下界" in text and "lower bound" not in text
 
 

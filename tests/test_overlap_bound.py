@@ -1,5 +1,5 @@
 """
-Overlap told right (issue 22 item 5, the engine's side): the roofline that adds compute and
+Overlap told right: the roofline that adds compute and
 communication is named "no overlap" (t_step_no_overlap); the lower bound is
 max(compute, memory, communication) (t_lower_bound). An overlapped simulation may beat the
 first and never the second.

@@ -1,4 +1,4 @@
-"""Stepping by phase where an algorithm's steps run at once (issue 23 item 5), Qt-free: the trace
+"""Stepping by phase where an algorithm's steps run at once, Qt-free: the trace
 index's stops. Two-shot's 14 steps at n = 8 end 0.3 µs apart (tens of nanoseconds at small S), so a
 stop per step showed nothing; it stops at the end of each of its two phases. Ring and recursive
 doubling keep a stop per step."""

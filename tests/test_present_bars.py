@@ -1,6 +1,6 @@
 """Presenting the lecture deck (F5) and pressing Ctrl+= three times (2.5×) on a 1280×720 and a
-1920×1080 screen: the toolbar and tab bar stay at their 1× height, so the picture keeps its room
-(issue 26 item 5). Before, they grew with the text and took 160 px of the 720 (picture 63 %).
+1920×1080 screen: the toolbar and tab bar stay at their 1× height, so the picture keeps its room.
+Before, they grew with the text and took 160 px of the 720 (picture 63 %).
 Each screen is its own process: the offscreen platform takes its screen size at start-up."""
 
 import textwrap

@@ -1,4 +1,4 @@
-"""The picture's room, painted (issue 26 item 5): in presentation mode the ring's blocks in flight
+"""The picture's room, painted: in presentation mode the ring's blocks in flight
 are at least 24 px on screen with their chunk numbers; at the desk, the first layout at 1280×720
 gives the picture at least half the window's width."""
 

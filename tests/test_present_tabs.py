@@ -1,4 +1,4 @@
-"""The lecture deck's other tabs in presentation (issue 26 item 5): F5, then the text at 1× and at
+"""The lecture deck's other tabs in presentation: F5, then the text at 1× and at
 2.5× (Ctrl+= ×3) on a 1280×720 and a 1920×1080 screen. Rectangles read from the window:
 - weight slices (scenes tp-forward, gqa): the canvas keeps 60 % of the screen and the heatmaps keep
   their cells (before: 0.9 × 0.5 px cells under 2.5× labels), no text on a heatmap;

@@ -1,4 +1,4 @@
-"""Presentation's short timeline, painted (issue 26 item 5 / issue 23 item 6): at 1280×720 and
+"""Presentation's short timeline, painted: at 1280×720 and
 1920×1080, text 1×–2.5×, its rows are at least COMPACT_ROW_PX tall on screen (GPUs grouped as the
 strip's height asks), every row named, the time axis' ticks in a font a room reads, and the picture
 still keeps 60 % of the screen. Read from the window as presentation mode leaves it (a screen of that

@@ -1,4 +1,4 @@
-"""Every place that counts steps counts the same stops (issue 26 item 5 / issue 23 item 5): the ring
+"""Every place that counts steps counts the same stops: the ring
 view's header, the explanation's heading and the status bar show the same k and K at every stop and
 between stops, and say "phase" where a stop is a phase (two-shot, direct, in-network) — read from
 what is displayed."""

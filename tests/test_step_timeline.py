@@ -1,5 +1,5 @@
 """
-The step timeline (app/step_timeline.py): one simulated decode step per GPU on one clock.
+The step timeline (app/views/timeline/step_timeline.py): one simulated decode step per GPU on one clock.
 
 What is checked against what:
 - bars: the rectangles held by the plot item (LaneBars.groups, what its QPicture replays) and the

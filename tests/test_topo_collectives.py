@@ -255,7 +255,7 @@ def test_slices_without_wraparound_refuse_the_missing_link_and_unequal_axes_are_
 @pytest.mark.parametrize("op", ["all-reduce", "reduce-scatter", "all-gather"])
 def test_channel_ring_partial_sums_are_stored_as_channel_arcs_every_reader_decodes(op, tmp_path):
     """A channel ring's partial sum is an arc of its ring (node by node from local GPU c), not
-    of device ids: stored as four integers (contributors.who_channel_arc), never as a list, and
+    of device ids: stored as four integers (the channel-ring form of simcore/contributors.py), never as a list, and
     read the same by the message records, the holdings' membership matrix, the counts and a
     saved file."""
     from simcore.holdings import members

@@ -404,7 +404,8 @@ def test_chrome_has_every_message_as_send_and_recv_slices_in_microseconds(op, al
             assert e["ph"] == "X" and e["pid"] == pid.get(getattr(m, who), getattr(m, who))
             assert e["ts"] == pytest.approx(m.t_start * 1e6, abs=6e-5)  # written to 0.1 ns
             assert e["dur"] == pytest.approx((m.t_end - m.t_start) * 1e6, abs=6e-5)
-            assert e["args"] == {key: getattr(m, peer), "step": m.step, "bytes": pytest.approx(m.nbytes, abs=1e-3)}
+            # the step as the app shows it, from 1
+            assert e["args"] == {key: getattr(m, peer), "step": m.step + 1, "bytes": pytest.approx(m.nbytes, abs=1e-3)}
             assert e["name"] == ("chunk all" if m.chunk == ALL else f"chunk {m.chunk}")
 
 

@@ -718,7 +718,7 @@ def test_an_unknown_machine_is_refused_with_its_name(view):
 
 
 def test_on_a_machine_the_readout_says_what_its_all_reduce_runs(view):
-    """The decode plot defaults to the machine's own choice and says what it picked (issue 22 item 3):
+    """The decode plot defaults to the machine's own choice and says what it picked:
     the algorithm menu's default entry is the machine's choice; at the crosshair n the readout names
     the algorithm and NCCL protocol topology.choose picks for one all-reduce, with its reason."""
     from simcore.topology_presets import PRESETS

@@ -326,7 +326,7 @@ def test_eight_norm_slices_at_large_text_in_a_small_tab_stay_visible(qtbot, lang
 @pytest.mark.parametrize("key", ["wq", "wk", "wo", "w_down", "lm_head", "attn_norm"])
 @pytest.mark.parametrize("size", [(1272, 445), (1900, 780)], ids=["1280x720", "1920x1080"])
 def test_larger_text_keeps_the_heatmaps_cells(qapp, run8, key, size):
-    """Presentation at 2.5× (issue 26 item 5): the canvas the weights tab has on a 1280×720 or
+    """Presentation at 2.5×: the canvas the weights tab has on a 1280×720 or
     1920×1080 projector. The words may grow only while the cells keep KEEP_CELL of their area at 1×
     (before, 2.5× labels left 0.9 × 0.5 px cells at 1280×720), and nothing meets a heatmap."""
     from app.views.weights.weights_layout import KEEP_CELL

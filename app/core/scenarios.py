@@ -19,7 +19,7 @@ from simcore.algorithms import BLOCKS, OPS
 from simcore.scenarios import demo_values, parse_bytes
 from simcore.trace import Trace
 
-from ..words import MATMUL_NOTATION
+from ..words import MATMUL_NOTATION, fmt_bytes
 from .trace_index import TraceIndex
 
 # The collectives are the registry's ops (simcore.registry.OPS), in its order: a new op is a kind here
@@ -110,8 +110,27 @@ def validate(sc) -> None:
         raise ValueError(f"the message size must be at most 1 TiB, got {S:.4g} bytes")
     if sc.kind in COLLECTIVE_KINDS:  # one rule for every collective: S splits into n whole-byte chunks
         if S != int(S) or int(S) % n:
-            raise ValueError(f"{_fmt_size(S)} cannot be split into {n} equal whole-byte chunks: "
-                             f"choose a size divisible by {n}")
+            raise ValueError(not_split(S, n))
+
+
+# The rule for S when it does not split into n equal whole-byte chunks, the same on the command
+# line and in the app: a size given (--bytes, the S field, a file) is refused in one sentence
+# naming the nearest sizes that split (not_split); when only n changes (the n field, a machine's
+# group, --n with the default S) the size asked for is kept in mind and the run uses the nearest
+# size at or under it that splits (fit_bytes), which the S field shows exactly and says why.
+def near_splits(nbytes: float, n: int) -> list[int]:
+    """The sizes nearest to nbytes that split into n equal whole-byte chunks: the one under and the one
+    over it (only the one over when nothing under it is at least n bytes)."""
+    lo, hi = int(nbytes // n) * n, (int(nbytes // n) + 1) * n
+    return [s for s in (lo, hi) if s >= n and s <= MAX_BYTES]
+
+
+def not_split(nbytes: float, n: int) -> str:
+    """The sentence for a size that does not split into n equal whole-byte chunks."""
+    near = near_splits(nbytes, n)
+    sizes = " and ".join(f"{s:,} B" for s in near)
+    return (f"{_fmt_size(nbytes)} cannot be split into {n} equal whole-byte chunks: the nearest "
+            + ("sizes that do are " if len(near) > 1 else "size that does is ") + sizes)
 
 
 def fit_bytes(nbytes: float, n: int, kind: str) -> float:
@@ -122,9 +141,12 @@ def fit_bytes(nbytes: float, n: int, kind: str) -> float:
 
 
 def _fmt_size(b: float) -> str:
-    if b == int(b):
-        return f"{int(b)} bytes"
-    return f"{b:g} bytes"
+    """S as typed back to the reader: "1 MiB (1,048,576 B)", "1,001 B", "3.5 B"."""
+    if b != int(b):
+        return f"{b:g} B"
+    exact = f"{int(b):,} B"
+    unit = fmt_bytes(b)  # "1 MiB" only when it is exactly b: 1,048,575 B is not "1024 KiB"
+    return exact if unit.endswith(" B") or parse_bytes(unit) != b else f"{unit} ({exact})"
 
 
 # ---------------------------------------------------------------------------------------

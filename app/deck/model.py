@@ -20,7 +20,7 @@ eval), in the versioned style of a scenario file (app/scenario_io.py):
      ]}
 
 `loads(text)` returns a `Deck` or raises `DeckFileError` with one sentence; a scene's scenario is
-checked only when the scene is opened (app/deck/open.py), so one scene that cannot open is named
+checked only when the scene is opened (app/deck/scene_open.py), so one scene that cannot open is named
 and skipped while the rest of the deck works.
 """
 

@@ -528,11 +528,14 @@ class DeckController(QObject):
         # the step on screen and how far into it: step_index counts the boundaries passed, one
         # fewer than the step in flight, and a scene opened at step_index showed the step before
         k, at = scene_step(pb.stops, pb.t, time_eps(pb.t_end))
+        # the point names the step as the app shows it ("Step 3 of 3", counted from 1), not k
+        f = pb.frames.current()
+        shown, of = (f.step + 1, f.n_steps) if f is not None and f.step >= 0 else (max(k, 1), pb.n_steps)
         title = title or f"{sc.kind}, n = {sc.n}"
         where = f" ({sc.topology})" if sc.topology else ""
         points = (Text(f"{sc.kind} of {fmt_bytes(sc.nbytes)} on {sc.n} GPUs{where}, {sc.algo}.",
                        f"{sc.kind}：{fmt_bytes(sc.nbytes)}，{sc.n} 块 GPU{where}，{sc.algo}。"),
-                  Text(f"Step {k} of {pb.n_steps}.", f"第 {k} 步，共 {pb.n_steps} 步。"))
+                  Text(f"Step {shown} of {of}.", f"第 {shown} 步，共 {of} 步。"))
         opened = getattr(w.model.run, "opened", None)
         if opened is not None and opened.path:  # a saved run: the scene opens the file (saved relative to the deck)
             c = next((c for c in opened.trace.collectives if c.last_msg > c.first_msg), None)

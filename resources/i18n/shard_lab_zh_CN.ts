@@ -674,10 +674,6 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <translation>小矩阵、真实数值；集合通信按搬运 S 字节计时。</translation>
         </message>
         <message>
-            <source>S became {S} so that it splits into {n} equal chunks.</source>
-            <translation>S 已调整为 {S}，以便均分成 {n} 块。</translation>
-        </message>
-        <message>
             <source>Devices: a whole number from 1 to {max}</source>
             <translation>设备数：1 到 {max} 之间的整数</translation>
         </message>
@@ -708,6 +704,10 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>One new token per sequence after {T} cached ones. Each collective carries the model's real bytes; the GPUs compute between them.</source>
             <translation>每个序列在 {T} 个已缓存词元之后生成一个新词元。每次集合通信都携带模型的真实字节数；GPU 在两次通信之间计算。</translation>
+        </message>
+        <message>
+            <source>S is {S}: the nearest size under {asked} that splits into {n} equal whole-byte chunks.</source>
+            <translation>S 为 {S}：不超过 {asked}、能均分成 {n} 个整字节块的最近大小。</translation>
         </message>
         <message>
             <source>n must be a whole number from 1 to {max}; {v} is not a whole number.</source>
@@ -1922,10 +1922,6 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <translation>，尽管它的消息携带了正确的贡献者：实际移动的数据与消息所说的不符</translation>
         </message>
         <message>
-            <source>GPU {d} never receives chunk {c} ({set}'s data), which all-gather needs</source>
-            <translation>GPU {d} 从未收到块 {c}（{set} 的数据），而 all-gather 需要它</translation>
-        </message>
-        <message>
             <source>GPU {d} never receives chunk {c}, which {op} needs there (it needs the sum of {set})</source>
             <translation>GPU {d} 从未收到块 {c}，而 {op} 在那里需要它（需要 {set} 之和）</translation>
         </message>
@@ -1996,6 +1992,26 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>{t} µs</source>
             <translation>{t} µs</translation>
+        </message>
+        <message>
+            <source>GPU {d} never receives chunk {c} ({set}'s data), which {op} needs</source>
+            <translation>GPU {d} 从未收到块 {c}（{set} 的数据），而 {op} 需要它</translation>
+        </message>
+        <message>
+            <source>holds no GPU's data</source>
+            <translation>不含任何 GPU 的数据</translation>
+        </message>
+        <message>
+            <source>in step {step}, GPU {src} sends chunk {c} to GPU {dst}, which already holds it ({set}'s data)</source>
+            <translation>第 {step} 步中，GPU {src} 把块 {c} 发给 GPU {dst}，而对方已经持有它（{set} 的数据）</translation>
+        </message>
+        <message>
+            <source>in step {step}, GPU {src} sends chunk {c} to GPU {dst}, which already holds that data in a larger sum ({have}): the copy replaces that sum with {sent}'s data</source>
+            <translation>第 {step} 步中，GPU {src} 把块 {c} 发给 GPU {dst}，而对方已经在一个更大的和（{have}）里持有这份数据：这次复制把那个和换成了 {sent} 的数据</translation>
+        </message>
+        <message>
+            <source>no GPU</source>
+            <translation>没有 GPU</translation>
         </message>
     </context>
     <context>
@@ -3293,10 +3309,6 @@ Source: {src}</source>
             <translation>"link_spec.name" 必须是一段简短的文字。</translation>
         </message>
         <message>
-            <source>"link_spec.alpha" must be seconds per message from 0 to %1, not %2.</source>
-            <translation>"link_spec.alpha" 必须是每条消息 0 到 %1 秒，而不是 %2。</translation>
-        </message>
-        <message>
             <source>"link" must be a short name (letters, digits, - _ .), not %1.</source>
             <translation>"link" 必须是简短的名字（字母、数字、- _ .），而不是 %1。</translation>
         </message>
@@ -3325,8 +3337,24 @@ Source: {src}</source>
             <translation>“%1” 必须是有限的数，不能是 %2。</translation>
         </message>
         <message>
-            <source>"link_spec.bw" must be bytes per second from %1 (1 MB/s) to %2 (100 TB/s), not %3.</source>
-            <translation>“link_spec.bw” 必须是 %1（1 MB/s）到 %2（100 TB/s）之间的每秒字节数，不能是 %3。</translation>
+            <source>"%1" is a number with %2 digits: no field of a trace is that large.</source>
+            <translation>“%1” 是一个 %2 位的数：轨迹里没有哪个字段会这么大。</translation>
+        </message>
+        <message>
+            <source>"%1" must be bytes per second from %2 (1 MB/s) to %3 (100 TB/s), not %4.</source>
+            <translation>“%1” 必须是每秒 %2（1 MB/s）到 %3（100 TB/s）字节之间的数，不能是 %4。</translation>
+        </message>
+        <message>
+            <source>"%1" must be seconds per message from 0 to %2, not %3.</source>
+            <translation>“%1” 必须是每条消息 0 到 %2 秒之间的数，不能是 %3。</translation>
+        </message>
+        <message>
+            <source>"%1" must be zero or more, not %2.</source>
+            <translation>“%1” 必须大于或等于 0，不能是 %2。</translation>
+        </message>
+        <message>
+            <source>"%1" must be at most %2, not %3.</source>
+            <translation>“%1” 最多只能是 %2，不能是 %3。</translation>
         </message>
     </context>
     <context>

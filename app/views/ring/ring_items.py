@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QGraphicsItem
 from simcore.trace import ALL
 
 from ... import theme
-from ..text.op_text import compute_label
+from ...words import compute_label
 
 STRIPE_MAX_N = 8  # up to this many devices a partial sum is drawn as contributor bands
 # a device computing (the TP forward's ops): mid grey, apart from the eight Okabe–Ito device colours (and
@@ -94,7 +94,7 @@ def message_color_index(m, n: int) -> int:
 
 
 def _channel_first(r) -> np.ndarray:
-    """The device at the first position q0 of each row's channel-ring arc (contributors.who_channel_arc;
+    """The device at the first position q0 of each row's channel-ring arc (simcore/contributors.py's channel form;
     rows of other forms give a harmless value); the arc's only device when it has one."""
     first, period, limit = (r[f].astype(np.int64) for f in ("w0", "w2", "w3"))
     P, lim = np.maximum(-period, 1), np.maximum(limit, 1)

@@ -44,6 +44,8 @@ def _who(d: int) -> str:
 def _set(who) -> str:
     """'GPUs {0, 2}' / 'GPU 3' in the interface's language (the braces are the lecture's set notation)."""
     s = sorted(who)
+    if not s:
+        return _tr("no GPU")
     if len(s) == 1:
         return _tr("GPU {d}").format(d=s[0])
     return _tr("GPUs {set}").format(set=gpus(s).removeprefix("GPUs "))
@@ -132,18 +134,26 @@ def finding_text(f, op: str = "") -> str:
         return _tr("in step {step}, GPU {src} sends chunk {c} to GPU {dst} at {t}, before it holds that data "
                    "(it lands at {lands})").format(step=f.step, src=f.device, c=f.chunk, dst=f.dst, t=_us(f.t),
                                                    lands=_us(f.lands))
+    if k == "resent":
+        if f.sent == f.have:
+            return _tr("in step {step}, GPU {src} sends chunk {c} to GPU {dst}, which already holds it ({set}'s "
+                       "data)").format(step=f.step, src=f.device, c=f.chunk, dst=f.dst, set=_set(f.have))
+        return _tr("in step {step}, GPU {src} sends chunk {c} to GPU {dst}, which already holds that data in a larger "
+                   "sum ({have}): the copy replaces that sum with {sent}'s data").format(
+            step=f.step, src=f.device, c=f.chunk, dst=f.dst, have=_set(f.have), sent=_set(f.sent))
     if k == "twice":
         return _tr("in step {step}, GPU {d} adds {set}'s data to its chunk {c} a second time").format(
             step=f.step, d=f.device, set=_set(f.have), c=f.chunk)
     if k == "never":
-        if op == "all-gather":
-            return _tr("GPU {d} never receives chunk {c} ({set}'s data), which all-gather needs").format(
-                d=f.device, c=f.chunk, set=_set(f.need))
+        if op == "all-gather" or len(f.need) < 2:
+            return _tr("GPU {d} never receives chunk {c} ({set}'s data), which {op} needs").format(
+                d=f.device, c=f.chunk, set=_set(f.need), op=op)
         return _tr("GPU {d} never receives chunk {c}, which {op} needs there (it needs the sum of {set})").format(
             d=f.device, c=f.chunk, op=op, set=_set(f.need))
     if k == "wrong":
-        have = (_tr("sums {set}") if len(f.have) > 1 else _tr("holds only {set}'s data")).format(set=_set(f.have))
-        need = _tr("{set}'s data").format(set=_set(f.need)) if op == "all-gather" else _set(f.need)
+        have = (_tr("sums {set}") if len(f.have) > 1 else _tr("holds only {set}'s data") if f.have else
+                _tr("holds no GPU's data")).format(set=_set(f.have))
+        need = _tr("{set}'s data").format(set=_set(f.need)) if op == "all-gather" or len(f.need) < 2 else _set(f.need)
         return _tr("after step {step}, GPU {d}'s chunk {c} {have} (last sent to it by GPU {src}); {op} needs "
                    "{need}").format(step=f.step, d=f.device, c=f.chunk, have=have, src=f.src, op=op, need=need)
     if k == "values":

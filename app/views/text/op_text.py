@@ -1,9 +1,9 @@
 """
-The forward's ops in words (step_sim's labels): their display names ("qkv" -> "QKV"), what a
-device box says while it computes ("QKV 1.34 ns"), and the explanation of one op with its
-roofline (what it computes, max(FLOP / peak, bytes / memory bandwidth) on the chip).
+The forward's ops explained (step_sim's labels): one op with its roofline (what it computes,
+max(FLOP / peak, bytes / memory bandwidth) on the chip).
 
-The names themselves are app.words'; the strings keep the translation context "Explain".
+The names themselves, and what a device box says while it computes ("QKV 41 µs",
+words.compute_label), are app.words'; the strings keep the translation context "Explain".
 """
 
 from __future__ import annotations
@@ -29,11 +29,6 @@ def _op_whats() -> dict:
             "gate/up": _tr("h @ [W_gate | W_up], its columns of d_ff, and SwiGLU"),
             "down": _tr("g @ W_down rows: a partial sum the all-reduce completes"),
             "lm head": _tr("h @ W_lm: the logits of its share of the vocabulary")}
-
-
-def compute_label(rec) -> str:
-    """What a device box says while it computes: the op and its time, e.g. "QKV 1.34 ns"."""
-    return f"{op_name(rec.label)} {fmt_time(rec.t_end - rec.t_start)}"
 
 
 def compute_html(rec, chip, prec) -> str:
