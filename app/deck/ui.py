@@ -206,7 +206,8 @@ class DeckController(QObject):
         self.act_start_here = self._action("actDeckStartHere", lambda: self.start(False), ["Shift+F5"])
         self.act_black = self._action("actDeckBlack", lambda: self.toggle_blank("black"), ["B", "."])
         self.act_white = self._action("actDeckWhite", lambda: self.toggle_blank("white"), ["W"])
-        self.act_presenter = self._action("actPresenterView", self.show_presenter)
+        # a lambda: the menu's triggered(checked) would otherwise arrive as show_presenter's screen
+        self.act_presenter = self._action("actPresenterView", lambda: self.show_presenter())
         self.presenter = None  # the presenter view (app/deck/presenter.py), made when first shown
         self.digit_keys = []
         for d in range(10):
@@ -465,22 +466,34 @@ class DeckController(QObject):
             self.presenter.restart_clock()
 
     def show_presenter(self, screen=None):
-        """The presenter view (talking points, the next scene, elapsed time), on `screen` if given."""
+        """The presenter view (talking points, the next scene, elapsed time): maximised on `screen`
+        when that is another screen than the window's (F5 with two screens); otherwise a window of
+        its own on the window's screen (View › Deck › Presenter view: with one screen the lecturer's
+        notes are a window beside the picture, not behind it)."""
         from .presenter import PresenterView
 
         if self.deck is None and not self.open_builtin():
             return None
         if self.presenter is None:
             self.presenter = PresenterView(self)
-            self.presenter.resize(1280, 720)
-        if screen is not None:
-            self.presenter.setScreen(screen)
-            self.presenter.move(screen.geometry().topLeft())
-            self.presenter.showMaximized()
+            # the clicker's keys walk the deck from the lecturer's window too (it is the active one)
+            self.presenter.addActions([self.act_next, self.act_prev, self.act_first, self.act_last, self.act_black,
+                                       self.act_white, self.act_start_here])
+        mine = self.window.screen()
+        p = self.presenter
+        if screen is not None and screen is not mine:
+            p.setScreen(screen)
+            p.move(screen.geometry().topLeft())
+            p.showMaximized()
         else:
-            self.presenter.show()
-        self.presenter.raise_()
-        return self.presenter
+            if mine is not None:
+                room = mine.availableGeometry()
+                p.setScreen(mine)
+                p.resize(min(1280, room.width()), min(720, room.height()))
+                p.move(room.topLeft())
+            p.showNormal()
+        p.raise_()
+        return p
 
     def toggle_blank(self, colour: str):
         if self.blank.isVisible() and self.blank.colour == colour:
