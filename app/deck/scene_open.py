@@ -113,11 +113,26 @@ def open_scene(window, deck: Deck, i: int) -> Scene:
         # the app builds a scenario on the worker thread: its stops are known, and the window's
         # own choice of tab for it made, only once its run is on screen (at once if it already is)
         window.select_tab(tab)
+        reset_view_settings(window)
         pb.pause()
         pb.seek(scene_time(pb.stops, scene.step, scene.at))
 
     window.model.after_build(at_its_step)
     return scene
+
+
+def reset_view_settings(window):
+    """Every view built so far back to the settings a new view of the scene's scenario starts with
+    (`reset_settings()`: the decode plot's model, chip, algorithm…, the weight slices' matrix and layer):
+    a scene names only its scenario, tab and step, so nothing else may come from the scene before
+    (the decode scene after the recursive-doubling one kept rd, "best n = 64, 6.9 ms")."""
+    for i in range(window.tabs.count()):
+        page = window.tabs.widget(i)
+        if not getattr(page, "built", False):
+            continue  # built later, from the scenario then on screen
+        reset = getattr(page.view(), "reset_settings", None)
+        if reset is not None:
+            reset()
 
 
 def wait_for_scene(window, timeout_s: float = 60.0):
