@@ -247,3 +247,18 @@ def builtin_path(name: str = BUILTIN) -> str:
         if os.path.exists(p):
             return p
     raise deck_error(_tr("There is no built-in deck %1."), json.dumps(name))
+
+
+def package_folders() -> list[str]:
+    """The program's own folders: the app package and its resources (a built-in deck's folder among
+    them). A deck is never written there: it would overwrite the shipped lecture, or vanish with an
+    update of the program."""
+    app_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    roots = [os.path.join(app_dir, "resources"), os.path.join(os.path.dirname(app_dir), "resources")]
+    return [app_dir] + [r for r in roots if os.path.isdir(r)]
+
+
+def in_package(path: str) -> bool:
+    """Whether `path` lies in one of the program's own folders (package_folders)."""
+    p = os.path.realpath(os.path.abspath(path))
+    return any(p == f or p.startswith(f + os.sep) for f in map(os.path.realpath, package_folders()))

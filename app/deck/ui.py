@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QMenu, QScro
 from .. import i18n, theme
 from ..core.frame import time_eps
 from ..words import fmt_bytes
-from .model import BUILTIN, Deck, DeckFileError, Scene, Text, builtin_path
+from .model import BUILTIN, Deck, DeckFileError, Scene, Text, builtin_path, in_package
 from .scene_open import SceneError, bad_scenes, load_deck, open_scene, save_deck, scene_step, scene_time
 
 DECK_KEYS = ("Right", "Left", "Space", "Home", "End")  # the window's keys a deck takes while open
@@ -190,6 +190,8 @@ class DeckController(QObject):
         self.index = -1
         self.bad: dict = {}  # scene index -> why it cannot open (skipped)
         self.last_error = ""
+        self.unsaved = 0  # scenes added (Add the current view as a scene) since the deck was opened or saved
+        self._closing = False  # the window closes after the question about unsaved scenes was answered
         self._typed = ""  # digits typed before Enter
         self._taken = {}  # window action -> its shortcuts before the deck took DECK_KEYS
         self.blank = BlankScreen(w)
@@ -266,6 +268,12 @@ class DeckController(QObject):
     def eventFilter(self, obj, e):
         if e.type() == QEvent.Type.LanguageChange:
             self.retranslate_ui()
+        elif e.type() == QEvent.Type.Close and obj is self.window and self.unsaved and not self._closing:
+            # Ctrl+Q or the window's close button with added scenes unsaved: ask first (this filter
+            # runs before the classroom's, which saves the session only for a close that happens)
+            e.ignore()
+            self.ask_unsaved(self._close_anyway)
+            return True
         return False
 
     def retranslate_ui(self):
@@ -303,7 +311,12 @@ class DeckController(QObject):
             return False
 
     def open_deck(self, path: str) -> bool:
-        """Load a deck file and show its first scene. A refused file: one sentence, nothing changes."""
+        """Load a deck file and show its first scene. A refused file: one sentence, nothing changes.
+        With scenes added and not saved, the deck opens once the question about them is answered
+        (ask_unsaved: Save or Discard; Cancel keeps the deck on screen); False until then."""
+        if self.unsaved:
+            self.ask_unsaved(lambda: self.open_deck(path))
+            return False
         try:
             deck = load_deck(path)
         except DeckFileError as e:
@@ -317,6 +330,7 @@ class DeckController(QObject):
             self._error(self.tr("No scene of this deck can open: {why}").format(why=bad[0]))
             return False
         self.deck, self.bad, self.index = deck, bad, -1
+        self.unsaved = 0
         self._set_keys(True)
         self._show_dock()
         self.deck_changed.emit()
@@ -336,7 +350,7 @@ class DeckController(QObject):
             self.dock.raise_()
 
     def close_deck(self):
-        self.deck, self.index, self.bad = None, -1, {}
+        self.deck, self.index, self.bad, self.unsaved = None, -1, {}, 0
         self._set_keys(False)
         self.dock.hide()
         self.deck_changed.emit()
@@ -560,6 +574,7 @@ class DeckController(QObject):
             scene = Scene(Text(title, title), points, d, "", w.current_tab(), k, True, "", at=at)
         deck = self.deck or Deck(Text("My deck", "我的讲稿"))
         self.deck = deck.with_scene(scene)
+        self.unsaved += 1
         self.index = len(self.deck.scenes) - 1
         self._set_keys(True)
         self._show_dock()
@@ -572,13 +587,72 @@ class DeckController(QObject):
 
         if self.deck is None:
             return False
+        if in_package(path):
+            self._error(self.tr("{name} is in Shard Lab's own folder, which holds the lecture as shipped: "
+                                "save your deck in another folder, such as Documents.").format(
+                name=os.path.basename(path)))
+            return False
         try:
             save_deck(path, self.deck)
         except (ExportError, OSError, ValueError) as e:
             self._error(str(e))
             return False
+        self.deck = Deck(self.deck.title, self.deck.scenes, os.path.dirname(os.path.abspath(path)), self.deck.note,
+                         os.path.abspath(path))  # saved here: Save deck proposes it next time
+        self.unsaved = 0
         self.message.emit(self.tr("Saved {path}").format(path=os.path.basename(path)))
         return True
+
+    def proposed_path(self) -> str:
+        """Where Save deck proposes to write: the deck's own file if it is the user's, else a copy in
+        Documents ("lecture (copy).json"): never the program's own folder (the shipped lecture)."""
+        from PySide6.QtCore import QStandardPaths
+
+        path = self.deck.path if self.deck is not None else ""
+        if path and not in_package(path):
+            return path
+        folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+        if not folder or not os.path.isdir(folder) or in_package(folder):
+            folder = os.path.expanduser("~")
+        if not path:
+            return os.path.join(folder, "deck.json")
+        name = os.path.splitext(os.path.basename(path))[0]
+        return os.path.join(folder, self.tr("{name} (copy).json").format(name=name))
+
+    def ask_unsaved(self, then):
+        """Scenes added and not saved: ask (Save / Discard / Cancel) and call then() after a save that
+        worked or Discard; at once when there is nothing to lose. The question does not block the
+        event loop (the window stays drawn; a test answers it through the box, objectName deckUnsaved)."""
+        if not self.unsaved or self.deck is None:
+            then()
+            return
+        from PySide6.QtWidgets import QMessageBox
+
+        B = QMessageBox.StandardButton
+        box = QMessageBox(QMessageBox.Icon.Question, self.tr("Deck"),
+                          self.tr("You added {k} scene(s) to the deck “{title}” and did not save them.").format(
+                              k=self.unsaved, title=self.deck.title.get(lang())),
+                          B.Save | B.Discard | B.Cancel, self.window)
+        box.setInformativeText(self.tr("Save them first?"))
+        box.setDefaultButton(B.Save)
+        box.setObjectName("deckUnsaved")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def answered(button):
+            role = box.standardButton(button)
+            if role == B.Discard or (role == B.Save and self._on_save_triggered()):
+                self.unsaved = 0
+                then()
+
+        box.buttonClicked.connect(answered)
+        box.open()
+
+    def _close_anyway(self):
+        self._closing = True
+        try:
+            self.window.close()
+        finally:
+            self._closing = False
 
     # -- dialogs ----------------------------------------------------------------------------
     def _on_open_triggered(self):
@@ -598,17 +672,17 @@ class DeckController(QObject):
         if ok:
             self.add_current_view(title.strip())
 
-    def _on_save_triggered(self):
+    def _on_save_triggered(self) -> bool:
         from PySide6.QtWidgets import QFileDialog
 
         if self.deck is None:
             self._error(self.tr("There is no deck to save: add the current view as a scene first."))
-            return
-        path, _ = QFileDialog.getSaveFileName(self.window, self.tr("Save deck"),
-                                              self.deck.path or os.path.expanduser("~/deck.json"),
+            return False
+        path, _ = QFileDialog.getSaveFileName(self.window, self.tr("Save deck"), self.proposed_path(),
                                               self.tr("Shard Lab decks (*.json)"))
-        if path:
-            self.save(path if path.lower().endswith(".json") else path + ".json")
+        if not path:
+            return False
+        return self.save(path if path.lower().endswith(".json") else path + ".json")
 
     def _on_handout_triggered(self):
         from PySide6.QtWidgets import QFileDialog
