@@ -238,6 +238,10 @@ class DeckController(QObject):
         self.outline = self.dock.widget()
         self.outline.scene_clicked.connect(self.go)
         self.dock.hide()  # until a deck is open
+        # the status bar says a deck is open and which scene is on screen, whatever the docks show
+        self.status_label = QLabel(objectName="deckStatus")
+        w.statusBar().insertPermanentWidget(0, self.status_label)
+        self.status_label.hide()
         # File: the deck as a file, after the scenario's entries; View › Deck: presenting it
         file_menu = w.menu_file
         before = next((a for a in file_menu.actions()
@@ -345,6 +349,25 @@ class DeckController(QObject):
             self.dock.show()
             self.dock.raise_()
 
+    def layout_restored(self):
+        """The window's dock layout was restored (the last session's, or the desk's after presentation
+        mode): an open deck's outline is shown and in front; with no deck it stays hidden."""
+        if self.deck is not None:
+            self._show_dock()
+            QTimer.singleShot(0, self, self._front_again)  # once the window is shown (it may not be yet)
+        else:
+            self.dock.hide()
+
+    def _front_again(self):
+        w = self.window
+        if self.deck is None or not self.dock.isVisible() or self.dock.isFloating():
+            return
+        if w.controls_dock in w.tabifiedDockWidgets(self.dock):
+            # restored hidden, then shown: Qt kept it out of the tab bar it shares with the scenario,
+            # and raise_() could not bring it in front (tabified again, it has its tab)
+            w.tabifyDockWidget(w.controls_dock, self.dock)
+        self.dock.raise_()
+
     def _raise_outline(self):
         if self.dock.isVisible() and not self.dock.isFloating():
             self.dock.raise_()
@@ -353,6 +376,7 @@ class DeckController(QObject):
         self.deck, self.index, self.bad, self.unsaved = None, -1, {}, 0
         self._set_keys(False)
         self.dock.hide()
+        self._refresh_outline()
         self.deck_changed.emit()
 
     def _set_keys(self, on: bool):
@@ -724,6 +748,12 @@ class DeckController(QObject):
 
     def _refresh_outline(self):
         self.outline.show_deck(self.deck, self.index, self.bad)
+        if self.deck is None:
+            self.status_label.hide()
+            return
+        self.status_label.setText(self.tr("Deck: scene {k}/{n}").format(k=self.index + 1, n=len(self.deck.scenes)))
+        self.status_label.setToolTip(self.deck.title.get(lang()))
+        self.status_label.show()
 
 
 def install_deck(window) -> DeckController:
