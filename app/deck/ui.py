@@ -20,7 +20,8 @@ import os
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QShortcut
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QMenu, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QApplication, QLabel, QListWidget, QListWidgetItem, QMenu, QScrollArea, QVBoxLayout,
+                               QWidget)
 
 from .. import i18n, theme
 from ..core.frame import time_eps
@@ -232,6 +233,8 @@ class DeckController(QObject):
             sc.setProperty("group", "Deck")
             sc.activated.connect(self.jump_typed)
             self.enter_keys.append(sc)
+        # Enter in a field (the Scenario dock's n, size…) is the field's: it applies what was typed
+        QApplication.instance().focusChanged.connect(self._on_app_focus_changed)
 
         self.dock = w.add_dock("deckDock", DeckOutline, Qt.LeftDockWidgetArea)
         w.tabifyDockWidget(w.controls_dock, self.dock)  # beside the scenario, not a second column
@@ -403,8 +406,20 @@ class DeckController(QObject):
             a.setEnabled(True)
         for a in (self.act_first, self.act_last, self.act_black, self.act_white, self.act_start_here):
             a.setEnabled(on)
-        for sc in self.digit_keys + self.enter_keys:
+        for sc in self.digit_keys:
             sc.setEnabled(on)
+        self._enable_enter()
+
+    def _enable_enter(self):
+        """The Enter keys jump to a typed scene number while a deck is open, except while a text
+        field has the keyboard: a window shortcut takes the key before the field, and Enter in the
+        Scenario dock's fields did nothing (only Tab applied them)."""
+        on = self.deck is not None and not _is_field(QApplication.focusWidget())
+        for sc in self.enter_keys:
+            sc.setEnabled(on)
+
+    def _on_app_focus_changed(self, old, new):
+        self._enable_enter()
 
     # -- moving ----------------------------------------------------------------------------
     def good(self) -> list[int]:
@@ -754,6 +769,17 @@ class DeckController(QObject):
         self.status_label.setText(self.tr("Deck: scene {k}/{n}").format(k=self.index + 1, n=len(self.deck.scenes)))
         self.status_label.setToolTip(self.deck.title.get(lang()))
         self.status_label.show()
+
+
+def _is_field(w) -> bool:
+    """Whether `w` is a widget that edits typed text (and takes Enter to apply it)."""
+    from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit, QPlainTextEdit, QTextEdit
+
+    if isinstance(w, QComboBox):  # an editable one has the focus, its line edit the text
+        return w.isEditable()
+    if isinstance(w, (QLineEdit, QAbstractSpinBox, QPlainTextEdit)):
+        return not getattr(w, "isReadOnly", lambda: False)()
+    return isinstance(w, QTextEdit) and not w.isReadOnly()
 
 
 def install_deck(window) -> DeckController:
