@@ -68,7 +68,7 @@ def test_a_scene_needs_neither_a_title_nor_two_talking_points():
     doc["scenes"].append(untitled)
     deck = loads(json.dumps(doc))
     assert [len(s.points) for s in deck.scenes] == [1, 0]
-    assert deck.scenes[1].title.en == "Scene 2" and deck.scenes[1].title.zh == "场景 2"
+    assert deck.scenes[1].title.en == "Scene 2" and deck.scenes[1].title.zh == "第 2 页"
     assert loads(dumps(deck)).scenes == deck.scenes
 
 

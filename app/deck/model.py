@@ -166,7 +166,7 @@ def _scene(v, i: int) -> Scene:
     if unknown:
         raise deck_error(_tr("Scene %1: unknown field %2."), i + 1, json.dumps(unknown[0]))
     # a scene without a title is named by its number, in both languages (README: neither is required)
-    title = _text(v["title"], "title", i) if "title" in v else Text(f"Scene {i + 1}", f"场景 {i + 1}")
+    title = _text(v["title"], "title", i) if "title" in v else Text(f"Scene {i + 1}", f"第 {i + 1} 页")
     pts = v.get("points", [])
     if not isinstance(pts, list) or not MIN_POINTS <= len(pts) <= MAX_POINTS:
         raise deck_error(_tr("Scene %1: \"points\" must be a list of %2 to %3 talking points."), i + 1, MIN_POINTS, MAX_POINTS)

@@ -811,8 +811,24 @@ This scenario has no stand-alone collective to show.</source>
             <translation>第 {k} 页…</translation>
         </message>
         <message>
+            <source>{name} is in Shard Lab's own folder, which holds the lecture as shipped: save your deck in another folder, such as Documents.</source>
+            <translation>{name} 在 Shard Lab 自己的文件夹里，那里存放随程序发布的讲稿：请把你的讲稿保存到别的文件夹，例如“文档”。</translation>
+        </message>
+        <message>
             <source>Saved {path}</source>
             <translation>已保存 {path}</translation>
+        </message>
+        <message>
+            <source>{name} (copy).json</source>
+            <translation>{name}（副本）.json</translation>
+        </message>
+        <message>
+            <source>You added {k} scene(s) to the deck “{title}” and did not save them.</source>
+            <translation>你向讲稿“{title}”添加了 {k} 页，还没有保存。</translation>
+        </message>
+        <message>
+            <source>Save them first?</source>
+            <translation>先保存吗？</translation>
         </message>
         <message>
             <source>Open deck</source>
@@ -862,6 +878,10 @@ This scenario has no stand-alone collective to show.</source>
             <source>Export handout</source>
             <translation>导出讲义</translation>
         </message>
+        <message>
+            <source>Deck: scene {k}/{n}</source>
+            <translation>讲稿：第 {k}/{n} 页</translation>
+        </message>
     </context>
     <context>
         <name>DeckFile</name>
@@ -904,10 +924,6 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>Scene %1 (%2): the %3 view is not available here.</source>
             <translation>第 %1 页（%2）：这里没有 %3 视图。</translation>
-        </message>
-        <message>
-            <source>Scene %1 has no "title".</source>
-            <translation>第 %1 页没有 "title"。</translation>
         </message>
         <message>
             <source>Scene %1 must be an object.</source>
