@@ -123,7 +123,7 @@ def test_presenter_view_opens_from_the_menu_on_one_screen(qtbot, no_blocking_dia
     assert not raised.errors, "\n".join(raised.errors)
     p = w.deck.presenter
     assert p is not None and p.isVisible() and p.isWindow() and p is not w
-    assert p.screen() is w.screen()
+    assert p.screen() is w.screen() and w.screen().availableGeometry().contains(p.frameGeometry())
     deck = w.deck.deck
     assert deck.scenes[0].title.en in p.now.text()
     assert deck.scenes[0].points[0].en.split(":")[0] in p.points.text()

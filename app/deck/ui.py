@@ -540,11 +540,16 @@ class DeckController(QObject):
             p.showMaximized()
         else:
             if mine is not None:
+                # two thirds of the screen at most, in its bottom-right corner: the picture's window
+                # stays in reach behind it (on a 1280×720 screen 853×480, a notes window to move aside)
                 room = mine.availableGeometry()
+                size = (min(1280, room.width() * 2 // 3), min(720, room.height() * 2 // 3))
                 p.setScreen(mine)
-                p.resize(min(1280, room.width()), min(720, room.height()))
-                p.move(room.topLeft())
+                p.resize(*size)
             p.showNormal()
+            if mine is not None:  # placed by its frame, title bar included, once it has one
+                frame = p.frameGeometry()
+                p.move(room.right() + 1 - frame.width(), room.bottom() + 1 - frame.height())
         p.raise_()
         return p
 
