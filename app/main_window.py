@@ -587,6 +587,10 @@ class MainWindow(QMainWindow):
     def current_tab(self) -> str:
         return self._tab_keys[self.tabs.currentIndex()]
 
+    def has_tab(self, key: str) -> bool:
+        """Whether the window has the tab registered under `key` (without showing or building it)."""
+        return key in self._tab_keys
+
     def refresh_tab_docks(self):
         """Hide (or bring back) the docks the current tab does without (see TAB_HIDES)."""
         self._on_tab_changed(self.tabs.currentIndex())

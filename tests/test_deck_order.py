@@ -113,3 +113,4 @@ def test_decode_scene_after_recursive_doubling_says_what_its_points_say(qtbot):
     _settle(w)
     view = w.view("latency")
     assert view.params()["algo"] == "ring"
+    assert view.generation == 1  # its first curves were the ring's: it never showed the scene before's rd

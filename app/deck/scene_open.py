@@ -94,6 +94,9 @@ def open_scene(window, deck: Deck, i: int) -> Scene:
     scene = deck.scenes[i]
     sf = scenario_file(deck, i)
     tab = scene_tab(scene, sf)
+    if not window.has_tab(tab):
+        raise SceneError(_tr("Scene %1 (%2): the %3 view is not available here.").replace("%1", str(i + 1))
+                         .replace("%2", scene.title.en).replace("%3", tab))
     refused = []
     window.model.error.connect(refused.append)
     try:
@@ -105,13 +108,12 @@ def open_scene(window, deck: Deck, i: int) -> Scene:
                          .replace("%2", scene.title.en).replace("%3", refused[0] if refused else "?"))
     pb = window.playback
     pb.pause()
-    if not window.select_tab(tab):
-        raise SceneError(_tr("Scene %1 (%2): the %3 view is not available here.").replace("%1", str(i + 1))
-                         .replace("%2", scene.title.en).replace("%3", tab))
 
     def at_its_step():
         # the app builds a scenario on the worker thread: its stops are known, and the window's
-        # own choice of tab for it made, only once its run is on screen (at once if it already is)
+        # own choice of tab for it made, only once its run is on screen (at once if it already is).
+        # The tab is chosen then too: chosen before, a view built for it then (the decode plot)
+        # started from the scene before's scenario and showed its numbers until the build was in
         window.select_tab(tab)
         reset_view_settings(window)
         pb.pause()

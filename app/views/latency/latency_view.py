@@ -425,7 +425,8 @@ class LatencyView(QWidget, LatencyExports):
     def reset_settings(self) -> bool:
         """Back to the parameters a new view on the model's scenario starts from (start_params): a
         deck scene names none of them, so the one before must not leave its own."""
-        return self.set_params(**start_params(getattr(self.model, "scenario", None)))
+        p = check_params(start_params(getattr(self.model, "scenario", None)))
+        return True if p == self._wanted else self.set_params(**p)
 
     def _on_worker_done(self, channel, result):
         self._params, self._sweep, self._valid, self._ffn_key, self._ffn = result
