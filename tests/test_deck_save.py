@@ -6,6 +6,7 @@ The file dialogs are answered by patching QFileDialog's static functions (what a
 question is a window-modal box that does not block the event loop, answered by clicking its button.
 """
 
+import json
 import os
 
 import pytest
@@ -133,3 +134,26 @@ def test_quitting_with_nothing_added_does_not_ask(qtbot, monkeypatch):
     assert w.deck.open_builtin()
     w.act_quit.trigger()
     assert _question(w) is None and not w.isVisible()
+
+
+def test_a_deck_saved_in_another_folder_still_finds_its_scenes_files(qtbot, monkeypatch, tmp_path):
+    """A scene's scenario "file" is relative to the deck: saved elsewhere, the saved deck names it from there."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "ring8.json").write_text(json.dumps(
+        {"schema": "shard-lab-scenario", "version": 1,
+         "scenario": {"kind": "all-gather", "n": 8, "algo": "ring", "nbytes": 1048576, "link": "nvlink4"}}))
+    (tmp_path / "a" / "deck.json").write_text(json.dumps(
+        {"schema": "shard-lab-deck", "version": 1, "title": "Mine",
+         "scenes": [{"title": "ring", "file": "ring8.json"}]}))
+    d = Dialogs(monkeypatch)
+    w = make_window(qtbot, "all-reduce", 4)
+    assert w.deck.open_deck(str(tmp_path / "a" / "deck.json")) and w.model.scenario.n == 8
+    w.deck.act_add.trigger()
+    d.save_answer = str(tmp_path / "b" / "copy.json")
+    w.deck.act_save.trigger()
+    saved = load_deck(str(tmp_path / "b" / "copy.json"))
+    assert saved.scenes[0].file == "../a/ring8.json"
+    other = make_window(qtbot, "all-reduce", 4)
+    assert other.deck.open_deck(str(tmp_path / "b" / "copy.json")) and not other.deck.bad
+    assert other.model.scenario.n == 8 and w.deck.go(0) and w.model.scenario.n == 8

@@ -186,12 +186,18 @@ def save_deck(path: str, deck: Deck):
 
     folder = os.path.dirname(os.path.abspath(path))
     scenes = []
-    for s in deck.scenes:  # a run added from the window is named by its full path: beside the deck, relative
-        if s.run and os.path.isabs(s.run):
+    for s in deck.scenes:
+        # a run added from the window is named by its full path, and a file or run of the deck's own
+        # folder by a path relative to it: in the saved deck both are relative to where it is written
+        for field_name in ("run", "file"):
+            name = getattr(s, field_name)
+            if not name:
+                continue
+            full = name if os.path.isabs(name) else os.path.join(deck.folder or folder, name)
             try:
-                s = replace(s, run=os.path.relpath(s.run, folder).replace(os.sep, "/"))
+                s = replace(s, **{field_name: os.path.relpath(full, folder).replace(os.sep, "/")})
             except ValueError:  # another drive (Windows): the full path stays
-                pass
+                s = replace(s, **{field_name: os.path.abspath(full)})
         scenes.append(s)
     text = dumps(Deck(deck.title, tuple(scenes), folder, deck.note, deck.path))
 

@@ -641,8 +641,8 @@ class DeckController(QObject):
         except (ExportError, OSError, ValueError) as e:
             self._error(str(e))
             return False
-        self.deck = Deck(self.deck.title, self.deck.scenes, os.path.dirname(os.path.abspath(path)), self.deck.note,
-                         os.path.abspath(path))  # saved here: Save deck proposes it next time
+        # saved here: Save deck proposes it next time (its scenes' files are still read from where they are)
+        self.deck = Deck(self.deck.title, self.deck.scenes, self.deck.folder, self.deck.note, os.path.abspath(path))
         self.unsaved = 0
         self.message.emit(self.tr("Saved {path}").format(path=os.path.basename(path)))
         return True
