@@ -108,12 +108,11 @@ def open_scene(window, deck: Deck, i: int) -> Scene:
                          .replace("%2", scene.title.en).replace("%3", refused[0] if refused else "?"))
     pb = window.playback
     pb.pause()
+    window.select_tab(tab)  # at once (a view built for it now starts from the scenario being built)
 
     def at_its_step():
         # the app builds a scenario on the worker thread: its stops are known, and the window's
-        # own choice of tab for it made, only once its run is on screen (at once if it already is).
-        # The tab is chosen then too: chosen before, a view built for it then (the decode plot)
-        # started from the scene before's scenario and showed its numbers until the build was in
+        # own choice of tab for it made, only once its run is on screen (at once if it already is)
         window.select_tab(tab)
         reset_view_settings(window)
         pb.pause()

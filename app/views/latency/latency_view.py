@@ -76,7 +76,8 @@ class LatencyView(QWidget, LatencyExports):
         super().__init__(parent)
         self.setObjectName("LatencyView")
         self.model, self.playback = model, playback
-        self._params = check_params(start_params(getattr(model, "scenario", None)))
+        # the scenario being built, if any (a deck scene shows this tab before its build is in)
+        self._params = check_params(start_params(getattr(model, "pending", None) or getattr(model, "scenario", None)))
         self._wanted = self._params  # the parameters of the sweep being computed (or on screen)
         self.worker = Worker(parent=self)
         self.worker.done.connect(self._on_worker_done)
