@@ -478,6 +478,35 @@ class MainWindow(QMainWindow):
             self.timeline_dock.setWidget(self._timeline)
         return self._timeline
 
+    def saveState(self, version: int = 0):
+        """Qt's saveState of the desk layout: the docks a tab hid to give its view the room (TAB_HIDES)
+        are saved as shown. Saved as hidden, a session quit on the Decode latency tab opened the next
+        with no Scenario, story or timeline dock on any tab."""
+        hidden = [d for d in self._auto_hidden if d.isHidden()]
+        for d in hidden:
+            d.setVisible(True)
+        try:
+            return super().saveState(version)
+        finally:
+            for d in hidden:
+                d.setVisible(False)
+
+    def restoreState(self, state, version: int = 0) -> bool:
+        """Qt's restoreState, then a usable window: a state with the Scenario, story and timeline docks
+        all hidden (saved on the Decode tab by an earlier version) shows them again, the current tab
+        hides what it does without, and an open deck keeps its outline in front."""
+        ok = super().restoreState(state, version)
+        desk = (self.controls_dock, self.explain_dock, self.timeline_dock)
+        if all(d.isHidden() for d in desk):
+            for d in desk:
+                d.show()
+        deck = getattr(self, "deck", None)
+        if deck is not None:
+            deck.layout_restored()
+        self._auto_hidden = []
+        self.refresh_tab_docks()  # (the Decode tab hides the outline too, and brings it back after)
+        return ok
+
     def restoreGeometry(self, geometry) -> bool:
         """Qt's restoreGeometry, then clamped to the screen: a window remembered on a large
         monitor opens whole on a 1280×720 projector, its docks on screen."""
@@ -593,6 +622,10 @@ class MainWindow(QMainWindow):
 
     def current_tab(self) -> str:
         return self._tab_keys[self.tabs.currentIndex()]
+
+    def has_tab(self, key: str) -> bool:
+        """Whether the window has the tab registered under `key` (without showing or building it)."""
+        return key in self._tab_keys
 
     def refresh_tab_docks(self):
         """Hide (or bring back) the docks the current tab does without (see TAB_HIDES)."""

@@ -58,6 +58,20 @@ def test_the_lecture_deck_follows_the_seed_in_order():
         assert deck.scenes[ids.index(f"matmul-{k}")].title.en == f"{a} · {b} → {c}"
 
 
+def test_a_scene_needs_neither_a_title_nor_two_talking_points():
+    """README names neither as required: one talking point, none, or no title is a scene (named by its
+    number), not a deck refused whole."""
+    doc = _doc(points=[{"en": "only one"}])
+    untitled = dict(doc["scenes"][0])
+    del untitled["title"]
+    untitled["points"] = []
+    doc["scenes"].append(untitled)
+    deck = loads(json.dumps(doc))
+    assert [len(s.points) for s in deck.scenes] == [1, 0]
+    assert deck.scenes[1].title.en == "Scene 2" and deck.scenes[1].title.zh == "第 2 页"
+    assert loads(dumps(deck)).scenes == deck.scenes
+
+
 def test_round_trip_is_identity():
     deck = _lecture()
     again = loads(dumps(deck))
@@ -72,7 +86,7 @@ def test_round_trip_is_identity():
     (json.dumps({"schema": "shard-lab-deck", "version": 1, "scenes": []}), "1 to"),
     (json.dumps({"schema": "shard-lab-deck", "version": 1, "scenes": [{}] * 1000}), "1 to"),
     (json.dumps({**_doc(), "__class__": 1}), "Unknown field"),
-    (json.dumps(_doc(points=[{"en": "only one"}])), "2 to 4"),
+    (json.dumps(_doc(points=[{"en": str(k)} for k in range(5)])), "0 to 4"),
     (json.dumps(_doc(points=[{"en": "x" * 5000}, {"en": "y"}])), "at most"),
     (json.dumps(_doc(file="x.json")), "one of a"),
     (json.dumps(_doc(run="x.json")), "one of a"),

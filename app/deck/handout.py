@@ -1,8 +1,11 @@
 """
 A deck's handout: one landscape page per scene — its title, its picture at the scene's step and
 its talking points — as a PDF (A4 or US Letter, QPdfWriter) or as numbered PNGs (01-….png).
-The window shows each scene in turn to be photographed and is put back on the scene it showed.
-A scene that cannot open is named and skipped (`export_*` return the skipped sentences).
+Each scene is photographed in a hidden twin of the window (its size, never on screen): the live
+window, which the class may be watching, stays on its scene. A view with a control column (the
+decode latency's) is photographed as presentation mode shows it: the plot, not the widgets.
+A scene that cannot open is named and skipped (`export_*` return the skipped sentences), and the
+pages' footers count the pages printed.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 
-from PySide6.QtCore import QCoreApplication, QMarginsF, QRectF, Qt
+from PySide6.QtCore import QBuffer, QCoreApplication, QEvent, QIODevice, QMarginsF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter, QTextDocument
 
 from .model import Deck
@@ -21,34 +24,89 @@ PNG_SIZE = (1920, 1080)
 PICTURE_SIZE = (1600, 900)  # the window size the pictures are taken at (the CLI's; the app keeps its own)
 
 
+def camera_window(window):
+    """A hidden twin of `window` (its class and size; built on the worker thread as it builds) in
+    which scenes are opened to be photographed. Close it with close_camera."""
+    from ..state import Scenario, ScenarioModel
+
+    cam = type(window)(ScenarioModel(Scenario(), sync=window.model.worker.sync))
+    cam.setObjectName("handoutCamera")
+    cam.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    cam.resize(window.size())
+    cam.show()
+    QCoreApplication.processEvents()
+    return cam
+
+
+def close_camera(cam):
+    cam.playback.pause()
+    cam.close()
+    cam.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
+def photograph(cam):
+    """The camera's tab as the class would see it: a view with a control column (set_presenting: the
+    decode latency's model, chip, batch… widgets) drops it, as presentation mode does."""
+    page = cam.tabs.currentWidget()
+    view = page.view() if hasattr(page, "view") else page
+    present = getattr(view, "set_presenting", None)
+    if present is not None and hasattr(view, "controls"):
+        present(True)
+        for _ in range(2):
+            QCoreApplication.processEvents()
+    return page.grab().toImage()
+
+
 def scene_pictures(window, deck: Deck):
-    """Yield (index, scene, QImage of the current view) for every scene that opens; the window
-    goes back to the scene it showed (or stays) afterwards. Skipped scenes are yielded as (i, None, reason)."""
-    ctl = getattr(window, "deck", None)
-    back = ctl.index if ctl is not None and ctl.deck is deck else None
+    """Yield (index, scene, QImage of the scene's view) for every scene that opens, photographed in a
+    hidden twin of `window` (camera_window); skipped scenes are yielded as (i, None, reason)."""
     bad = bad_scenes(deck)
+    cam = camera_window(window)
     try:
         for i, scene in enumerate(deck.scenes):
             if i in bad:
                 yield i, None, bad[i]
                 continue
             try:
-                open_scene(window, deck, i)
+                open_scene(cam, deck, i)
             except SceneError as e:
                 yield i, None, str(e)
                 continue
-            wait_for_scene(window)  # built on the worker thread in the app: its picture once it is there
+            wait_for_scene(cam)  # built on the worker thread in the app: its picture once it is there
             for _ in range(3):  # queued repaints of the views, then the timeline's first layout
                 QCoreApplication.processEvents()
-            page = window.tabs.currentWidget()
-            yield i, scene, page.grab().toImage()
+            yield i, scene, photograph(cam)
     finally:
-        if back is not None and back >= 0:
-            ctl.go(back)
+        close_camera(cam)
 
 
-def paint_page(p: QPainter, rect: QRectF, deck: Deck, i: int, scene, picture: QImage, lang: str):
-    """One page: the scene's number and title on top, the picture, the talking points below."""
+def _pages(window, deck: Deck):
+    """(pages, skipped): every scene that opens as (index, scene, PNG bytes of its picture), in order
+    (kept small: a footer needs the number of pages before the first is painted), and the skipped
+    scenes' sentences."""
+    pages, skipped = [], []
+    for i, scene, pic in scene_pictures(window, deck):
+        if scene is None:
+            skipped.append(pic)
+            continue
+        buf = QBuffer()
+        buf.open(QIODevice.OpenModeFlag.WriteOnly)
+        pic.save(buf, "PNG")
+        pages.append((i, scene, bytes(buf.data())))
+    return pages, skipped
+
+
+def _image(png: bytes) -> QImage:
+    img = QImage()
+    img.loadFromData(png, "PNG")
+    return img
+
+
+def paint_page(p: QPainter, rect: QRectF, deck: Deck, i: int, scene, picture: QImage, lang: str,
+               page: tuple[int, int] | None = None):
+    """One page: the scene's number and title on top, the picture, the talking points below, and a
+    footer with the deck's title and page k/n (`page`; the scene's number k/all when not given)."""
     W, H = rect.width(), rect.height()
     p.fillRect(rect, QColor("#FFFFFF"))
     title_h = H * 0.09
@@ -74,8 +132,9 @@ def paint_page(p: QPainter, rect: QRectF, deck: Deck, i: int, scene, picture: QI
     doc.setDefaultFont(body)
     import html
 
+    k, n = page if page is not None else (i + 1, len(deck.scenes))
     doc.setHtml("<ul>" + "".join(f"<li>{html.escape(pt.get(lang))}</li>" for pt in scene.points) + "</ul>"
-                + f"<p style='color:#777'>{html.escape(deck.title.get(lang))} — {i + 1}/{len(deck.scenes)}</p>")
+                + f"<p style='color:#777'>{html.escape(deck.title.get(lang))} — {k}/{n}</p>")
     doc.setTextWidth(W)
     p.save()
     p.translate(rect.left(), rect.top() + H - pts_h)
@@ -99,18 +158,16 @@ def export_handout(window, deck: Deck, path: str, lang: str = "en", page: str = 
                                       QMarginsF(12, 12, 12, 12), QPageLayout.Unit.Millimeter))
         pdf.setTitle(deck.title.get(lang))
         pdf.setCreator("Shard Lab")
+        pages, why = _pages(window, deck)
+        skipped.extend(why)
         p = QPainter(pdf)
-        first = True
         try:
-            for i, scene, pic in scene_pictures(window, deck):
-                if scene is None:
-                    skipped.append(pic)
-                    continue
-                if not first:
+            for k, (i, scene, png) in enumerate(pages):
+                if k:
                     pdf.newPage()
-                first = False
                 r = pdf.pageLayout().paintRectPixels(pdf.resolution())
-                paint_page(p, QRectF(0, 0, r.width(), r.height()), deck, i, scene, pic, lang)
+                paint_page(p, QRectF(0, 0, r.width(), r.height()), deck, i, scene, _image(png), lang,
+                           (k + 1, len(pages)))
         finally:
             p.end()
 
@@ -125,16 +182,15 @@ def _slug(text: str) -> str:
 def export_pngs(window, deck: Deck, folder: str, lang: str = "en") -> tuple[list[str], list[str]]:
     """Write one PNG page per scene that opens, NN-title.png in `folder`. Returns (paths, skipped sentences)."""
     os.makedirs(folder, exist_ok=True)
-    paths, skipped = [], []
-    for i, scene, pic in scene_pictures(window, deck):
-        if scene is None:
-            skipped.append(pic)
-            continue
+    paths = []
+    pages, skipped = _pages(window, deck)
+    for k, (i, scene, png) in enumerate(pages):
         img = QImage(*PNG_SIZE, QImage.Format.Format_RGB32)
         img.fill(QColor("#FFFFFF"))
         p = QPainter(img)
         try:
-            paint_page(p, QRectF(40, 30, PNG_SIZE[0] - 80, PNG_SIZE[1] - 60), deck, i, scene, pic, lang)
+            paint_page(p, QRectF(40, 30, PNG_SIZE[0] - 80, PNG_SIZE[1] - 60), deck, i, scene, _image(png), lang,
+                       (k + 1, len(pages)))
         finally:
             p.end()
         path = os.path.join(folder, f"{i + 1:02d}-{_slug(scene.title.en)}.png")

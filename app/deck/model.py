@@ -8,8 +8,8 @@ eval), in the versioned style of a scenario file (app/scenario_io.py):
      "title": {"en": "Tensor parallelism", "zh": "张量并行"},
      "scenes": [
         {"id": "all-gather",                                  # optional: a short key (tests, links)
-         "title": {"en": "All-gather", "zh": "All-gather（全收集）"},
-         "points": [{"en": "…", "zh": "…"}, …],               # 2 to 4 talking points
+         "title": {"en": "All-gather", "zh": "All-gather（全收集）"},  # optional: "Scene k" if none
+         "points": [{"en": "…", "zh": "…"}, …],               # optional: up to 4 talking points
          "scenario": {"kind": "all-gather", "n": 8, …},       # a scenario, as in a scenario file
          #  or "file": "ring8.json"                          # a scenario file beside the deck
          #  or "run": "my_ring.json.gz"                      # a saved run (a trace file) beside the deck
@@ -37,7 +37,7 @@ VERSION = 1
 MAX_FILE_BYTES = 1024 * 1024  # a deck of a hundred scenes is under 100 KB
 MAX_SCENES = 200
 MAX_TEXT = 600  # characters of one title or talking point
-MIN_POINTS, MAX_POINTS = 2, 4
+MIN_POINTS, MAX_POINTS = 0, 4  # the built-in lecture has 2 to 4 a scene; a deck of one's own need not
 LANGS = ("en", "zh")
 TOP_KEYS = {"schema", "version", "title", "scenes", "note"}
 SCENE_KEYS = {"id", "title", "points", "scenario", "file", "run", "tab", "step", "at", "walk"}
@@ -69,7 +69,7 @@ class Scene:
     (a trace file: app/opened_run.py), at a tab and step."""
 
     title: Text
-    points: tuple  # of Text, 2 to 4
+    points: tuple  # of Text, 0 to 4
     scenario: dict | None = None
     file: str = ""  # a scenario file, relative to the deck's folder
     tab: str = ""  # "" = the tab the scenario opens on
@@ -165,9 +165,8 @@ def _scene(v, i: int) -> Scene:
     unknown = sorted(set(v) - SCENE_KEYS)
     if unknown:
         raise deck_error(_tr("Scene %1: unknown field %2."), i + 1, json.dumps(unknown[0]))
-    if "title" not in v:
-        raise deck_error(_tr("Scene %1 has no \"title\"."), i + 1)
-    title = _text(v["title"], "title", i)
+    # a scene without a title is named by its number, in both languages (README: neither is required)
+    title = _text(v["title"], "title", i) if "title" in v else Text(f"Scene {i + 1}", f"第 {i + 1} 页")
     pts = v.get("points", [])
     if not isinstance(pts, list) or not MIN_POINTS <= len(pts) <= MAX_POINTS:
         raise deck_error(_tr("Scene %1: \"points\" must be a list of %2 to %3 talking points."), i + 1, MIN_POINTS, MAX_POINTS)
@@ -247,3 +246,18 @@ def builtin_path(name: str = BUILTIN) -> str:
         if os.path.exists(p):
             return p
     raise deck_error(_tr("There is no built-in deck %1."), json.dumps(name))
+
+
+def package_folders() -> list[str]:
+    """The program's own folders: the app package and its resources (a built-in deck's folder among
+    them). A deck is never written there: it would overwrite the shipped lecture, or vanish with an
+    update of the program."""
+    app_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    roots = [os.path.join(app_dir, "resources"), os.path.join(os.path.dirname(app_dir), "resources")]
+    return [app_dir] + [r for r in roots if os.path.isdir(r)]
+
+
+def in_package(path: str) -> bool:
+    """Whether `path` lies in one of the program's own folders (package_folders)."""
+    p = os.path.realpath(os.path.abspath(path))
+    return any(p == f or p.startswith(f + os.sep) for f in map(os.path.realpath, package_folders()))

@@ -94,6 +94,9 @@ def open_scene(window, deck: Deck, i: int) -> Scene:
     scene = deck.scenes[i]
     sf = scenario_file(deck, i)
     tab = scene_tab(scene, sf)
+    if not window.has_tab(tab):
+        raise SceneError(_tr("Scene %1 (%2): the %3 view is not available here.").replace("%1", str(i + 1))
+                         .replace("%2", scene.title.en).replace("%3", tab))
     refused = []
     window.model.error.connect(refused.append)
     try:
@@ -105,19 +108,32 @@ def open_scene(window, deck: Deck, i: int) -> Scene:
                          .replace("%2", scene.title.en).replace("%3", refused[0] if refused else "?"))
     pb = window.playback
     pb.pause()
-    if not window.select_tab(tab):
-        raise SceneError(_tr("Scene %1 (%2): the %3 view is not available here.").replace("%1", str(i + 1))
-                         .replace("%2", scene.title.en).replace("%3", tab))
+    window.select_tab(tab)  # at once (a view built for it now starts from the scenario being built)
 
     def at_its_step():
         # the app builds a scenario on the worker thread: its stops are known, and the window's
         # own choice of tab for it made, only once its run is on screen (at once if it already is)
         window.select_tab(tab)
+        reset_view_settings(window)
         pb.pause()
         pb.seek(scene_time(pb.stops, scene.step, scene.at))
 
     window.model.after_build(at_its_step)
     return scene
+
+
+def reset_view_settings(window):
+    """Every view built so far back to the settings a new view of the scene's scenario starts with
+    (`reset_settings()`: the decode plot's model, chip, algorithm…, the weight slices' matrix and layer):
+    a scene names only its scenario, tab and step, so nothing else may come from the scene before
+    (the decode scene after the recursive-doubling one kept rd, "best n = 64, 6.9 ms")."""
+    for i in range(window.tabs.count()):
+        page = window.tabs.widget(i)
+        if not getattr(page, "built", False):
+            continue  # built later, from the scenario then on screen
+        reset = getattr(page.view(), "reset_settings", None)
+        if reset is not None:
+            reset()
 
 
 def wait_for_scene(window, timeout_s: float = 60.0):
@@ -169,12 +185,18 @@ def save_deck(path: str, deck: Deck):
 
     folder = os.path.dirname(os.path.abspath(path))
     scenes = []
-    for s in deck.scenes:  # a run added from the window is named by its full path: beside the deck, relative
-        if s.run and os.path.isabs(s.run):
+    for s in deck.scenes:
+        # a run added from the window is named by its full path, and a file or run of the deck's own
+        # folder by a path relative to it: in the saved deck both are relative to where it is written
+        for field_name in ("run", "file"):
+            name = getattr(s, field_name)
+            if not name:
+                continue
+            full = name if os.path.isabs(name) else os.path.join(deck.folder or folder, name)
             try:
-                s = replace(s, run=os.path.relpath(s.run, folder).replace(os.sep, "/"))
+                s = replace(s, **{field_name: os.path.relpath(full, folder).replace(os.sep, "/")})
             except ValueError:  # another drive (Windows): the full path stays
-                pass
+                s = replace(s, **{field_name: os.path.abspath(full)})
         scenes.append(s)
     text = dumps(Deck(deck.title, tuple(scenes), folder, deck.note, deck.path))
 

@@ -20,12 +20,13 @@ import os
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QShortcut
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QMenu, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QApplication, QLabel, QListWidget, QListWidgetItem, QMenu, QScrollArea, QVBoxLayout,
+                               QWidget)
 
 from .. import i18n, theme
 from ..core.frame import time_eps
 from ..words import fmt_bytes
-from .model import BUILTIN, Deck, DeckFileError, Scene, Text, builtin_path
+from .model import BUILTIN, Deck, DeckFileError, Scene, Text, builtin_path, in_package
 from .scene_open import SceneError, bad_scenes, load_deck, open_scene, save_deck, scene_step, scene_time
 
 DECK_KEYS = ("Right", "Left", "Space", "Home", "End")  # the window's keys a deck takes while open
@@ -190,6 +191,8 @@ class DeckController(QObject):
         self.index = -1
         self.bad: dict = {}  # scene index -> why it cannot open (skipped)
         self.last_error = ""
+        self.unsaved = 0  # scenes added (Add the current view as a scene) since the deck was opened or saved
+        self._closing = False  # the window closes after the question about unsaved scenes was answered
         self._typed = ""  # digits typed before Enter
         self._taken = {}  # window action -> its shortcuts before the deck took DECK_KEYS
         self.blank = BlankScreen(w)
@@ -206,7 +209,8 @@ class DeckController(QObject):
         self.act_start_here = self._action("actDeckStartHere", lambda: self.start(False), ["Shift+F5"])
         self.act_black = self._action("actDeckBlack", lambda: self.toggle_blank("black"), ["B", "."])
         self.act_white = self._action("actDeckWhite", lambda: self.toggle_blank("white"), ["W"])
-        self.act_presenter = self._action("actPresenterView", self.show_presenter)
+        # a lambda: the menu's triggered(checked) would otherwise arrive as show_presenter's screen
+        self.act_presenter = self._action("actPresenterView", lambda: self.show_presenter())
         self.presenter = None  # the presenter view (app/deck/presenter.py), made when first shown
         self.digit_keys = []
         for d in range(10):
@@ -229,12 +233,18 @@ class DeckController(QObject):
             sc.setProperty("group", "Deck")
             sc.activated.connect(self.jump_typed)
             self.enter_keys.append(sc)
+        # Enter in a field (the Scenario dock's n, size…) is the field's: it applies what was typed
+        QApplication.instance().focusChanged.connect(self._on_app_focus_changed)
 
         self.dock = w.add_dock("deckDock", DeckOutline, Qt.LeftDockWidgetArea)
         w.tabifyDockWidget(w.controls_dock, self.dock)  # beside the scenario, not a second column
         self.outline = self.dock.widget()
         self.outline.scene_clicked.connect(self.go)
         self.dock.hide()  # until a deck is open
+        # the status bar says a deck is open and which scene is on screen, whatever the docks show
+        self.status_label = QLabel(objectName="deckStatus")
+        w.statusBar().insertPermanentWidget(0, self.status_label)
+        self.status_label.hide()
         # File: the deck as a file, after the scenario's entries; View › Deck: presenting it
         file_menu = w.menu_file
         before = next((a for a in file_menu.actions()
@@ -265,6 +275,12 @@ class DeckController(QObject):
     def eventFilter(self, obj, e):
         if e.type() == QEvent.Type.LanguageChange:
             self.retranslate_ui()
+        elif e.type() == QEvent.Type.Close and obj is self.window and self.unsaved and not self._closing:
+            # Ctrl+Q or the window's close button with added scenes unsaved: ask first (this filter
+            # runs before the classroom's, which saves the session only for a close that happens)
+            e.ignore()
+            self.ask_unsaved(self._close_anyway)
+            return True
         return False
 
     def retranslate_ui(self):
@@ -302,7 +318,12 @@ class DeckController(QObject):
             return False
 
     def open_deck(self, path: str) -> bool:
-        """Load a deck file and show its first scene. A refused file: one sentence, nothing changes."""
+        """Load a deck file and show its first scene. A refused file: one sentence, nothing changes.
+        With scenes added and not saved, the deck opens once the question about them is answered
+        (ask_unsaved: Save or Discard; Cancel keeps the deck on screen); False until then."""
+        if self.unsaved:
+            self.ask_unsaved(lambda: self.open_deck(path))
+            return False
         try:
             deck = load_deck(path)
         except DeckFileError as e:
@@ -316,6 +337,7 @@ class DeckController(QObject):
             self._error(self.tr("No scene of this deck can open: {why}").format(why=bad[0]))
             return False
         self.deck, self.bad, self.index = deck, bad, -1
+        self.unsaved = 0
         self._set_keys(True)
         self._show_dock()
         self.deck_changed.emit()
@@ -330,14 +352,34 @@ class DeckController(QObject):
             self.dock.show()
             self.dock.raise_()
 
+    def layout_restored(self):
+        """The window's dock layout was restored (the last session's, or the desk's after presentation
+        mode): an open deck's outline is shown and in front; with no deck it stays hidden."""
+        if self.deck is not None:
+            self._show_dock()
+            QTimer.singleShot(0, self, self._front_again)  # once the window is shown (it may not be yet)
+        else:
+            self.dock.hide()
+
+    def _front_again(self):
+        w = self.window
+        if self.deck is None or not self.dock.isVisible() or self.dock.isFloating():
+            return
+        if w.controls_dock in w.tabifiedDockWidgets(self.dock):
+            # restored hidden, then shown: Qt kept it out of the tab bar it shares with the scenario,
+            # and raise_() could not bring it in front (tabified again, it has its tab)
+            w.tabifyDockWidget(w.controls_dock, self.dock)
+        self.dock.raise_()
+
     def _raise_outline(self):
         if self.dock.isVisible() and not self.dock.isFloating():
             self.dock.raise_()
 
     def close_deck(self):
-        self.deck, self.index, self.bad = None, -1, {}
+        self.deck, self.index, self.bad, self.unsaved = None, -1, {}, 0
         self._set_keys(False)
         self.dock.hide()
+        self._refresh_outline()
         self.deck_changed.emit()
 
     def _set_keys(self, on: bool):
@@ -364,8 +406,20 @@ class DeckController(QObject):
             a.setEnabled(True)
         for a in (self.act_first, self.act_last, self.act_black, self.act_white, self.act_start_here):
             a.setEnabled(on)
-        for sc in self.digit_keys + self.enter_keys:
+        for sc in self.digit_keys:
             sc.setEnabled(on)
+        self._enable_enter()
+
+    def _enable_enter(self):
+        """The Enter keys jump to a typed scene number while a deck is open, except while a text
+        field has the keyboard: a window shortcut takes the key before the field, and Enter in the
+        Scenario dock's fields did nothing (only Tab applied them)."""
+        on = self.deck is not None and not _is_field(QApplication.focusWidget())
+        for sc in self.enter_keys:
+            sc.setEnabled(on)
+
+    def _on_app_focus_changed(self, old, new):
+        self._enable_enter()
 
     # -- moving ----------------------------------------------------------------------------
     def good(self) -> list[int]:
@@ -465,22 +519,39 @@ class DeckController(QObject):
             self.presenter.restart_clock()
 
     def show_presenter(self, screen=None):
-        """The presenter view (talking points, the next scene, elapsed time), on `screen` if given."""
+        """The presenter view (talking points, the next scene, elapsed time): maximised on `screen`
+        when that is another screen than the window's (F5 with two screens); otherwise a window of
+        its own on the window's screen (View › Deck › Presenter view: with one screen the lecturer's
+        notes are a window beside the picture, not behind it)."""
         from .presenter import PresenterView
 
         if self.deck is None and not self.open_builtin():
             return None
         if self.presenter is None:
             self.presenter = PresenterView(self)
-            self.presenter.resize(1280, 720)
-        if screen is not None:
-            self.presenter.setScreen(screen)
-            self.presenter.move(screen.geometry().topLeft())
-            self.presenter.showMaximized()
+            # the clicker's keys walk the deck from the lecturer's window too (it is the active one)
+            self.presenter.addActions([self.act_next, self.act_prev, self.act_first, self.act_last, self.act_black,
+                                       self.act_white, self.act_start_here])
+        mine = self.window.screen()
+        p = self.presenter
+        if screen is not None and screen is not mine:
+            p.setScreen(screen)
+            p.move(screen.geometry().topLeft())
+            p.showMaximized()
         else:
-            self.presenter.show()
-        self.presenter.raise_()
-        return self.presenter
+            if mine is not None:
+                # two thirds of the screen at most, in its bottom-right corner: the picture's window
+                # stays in reach behind it (on a 1280×720 screen 853×480, a notes window to move aside)
+                room = mine.availableGeometry()
+                size = (min(1280, room.width() * 2 // 3), min(720, room.height() * 2 // 3))
+                p.setScreen(mine)
+                p.resize(*size)
+            p.showNormal()
+            if mine is not None:  # placed by its frame, title bar included, once it has one
+                frame = p.frameGeometry()
+                p.move(room.right() + 1 - frame.width(), room.bottom() + 1 - frame.height())
+        p.raise_()
+        return p
 
     def toggle_blank(self, colour: str):
         if self.blank.isVisible() and self.blank.colour == colour:
@@ -550,6 +621,7 @@ class DeckController(QObject):
             scene = Scene(Text(title, title), points, d, "", w.current_tab(), k, True, "", at=at)
         deck = self.deck or Deck(Text("My deck", "我的讲稿"))
         self.deck = deck.with_scene(scene)
+        self.unsaved += 1
         self.index = len(self.deck.scenes) - 1
         self._set_keys(True)
         self._show_dock()
@@ -562,13 +634,72 @@ class DeckController(QObject):
 
         if self.deck is None:
             return False
+        if in_package(path):
+            self._error(self.tr("{name} is in Shard Lab's own folder, which holds the lecture as shipped: "
+                                "save your deck in another folder, such as Documents.").format(
+                name=os.path.basename(path)))
+            return False
         try:
             save_deck(path, self.deck)
         except (ExportError, OSError, ValueError) as e:
             self._error(str(e))
             return False
+        # saved here: Save deck proposes it next time (its scenes' files are still read from where they are)
+        self.deck = Deck(self.deck.title, self.deck.scenes, self.deck.folder, self.deck.note, os.path.abspath(path))
+        self.unsaved = 0
         self.message.emit(self.tr("Saved {path}").format(path=os.path.basename(path)))
         return True
+
+    def proposed_path(self) -> str:
+        """Where Save deck proposes to write: the deck's own file if it is the user's, else a copy in
+        Documents ("lecture (copy).json"): never the program's own folder (the shipped lecture)."""
+        from PySide6.QtCore import QStandardPaths
+
+        path = self.deck.path if self.deck is not None else ""
+        if path and not in_package(path):
+            return path
+        folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+        if not folder or not os.path.isdir(folder) or in_package(folder):
+            folder = os.path.expanduser("~")
+        if not path:
+            return os.path.join(folder, "deck.json")
+        name = os.path.splitext(os.path.basename(path))[0]
+        return os.path.join(folder, self.tr("{name} (copy).json").format(name=name))
+
+    def ask_unsaved(self, then):
+        """Scenes added and not saved: ask (Save / Discard / Cancel) and call then() after a save that
+        worked or Discard; at once when there is nothing to lose. The question does not block the
+        event loop (the window stays drawn; a test answers it through the box, objectName deckUnsaved)."""
+        if not self.unsaved or self.deck is None:
+            then()
+            return
+        from PySide6.QtWidgets import QMessageBox
+
+        B = QMessageBox.StandardButton
+        box = QMessageBox(QMessageBox.Icon.Question, self.tr("Deck"),
+                          self.tr("You added {k} scene(s) to the deck “{title}” and did not save them.").format(
+                              k=self.unsaved, title=self.deck.title.get(lang())),
+                          B.Save | B.Discard | B.Cancel, self.window)
+        box.setInformativeText(self.tr("Save them first?"))
+        box.setDefaultButton(B.Save)
+        box.setObjectName("deckUnsaved")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def answered(button):
+            role = box.standardButton(button)
+            if role == B.Discard or (role == B.Save and self._on_save_triggered()):
+                self.unsaved = 0
+                then()
+
+        box.buttonClicked.connect(answered)
+        box.open()
+
+    def _close_anyway(self):
+        self._closing = True
+        try:
+            self.window.close()
+        finally:
+            self._closing = False
 
     # -- dialogs ----------------------------------------------------------------------------
     def _on_open_triggered(self):
@@ -588,17 +719,17 @@ class DeckController(QObject):
         if ok:
             self.add_current_view(title.strip())
 
-    def _on_save_triggered(self):
+    def _on_save_triggered(self) -> bool:
         from PySide6.QtWidgets import QFileDialog
 
         if self.deck is None:
             self._error(self.tr("There is no deck to save: add the current view as a scene first."))
-            return
-        path, _ = QFileDialog.getSaveFileName(self.window, self.tr("Save deck"),
-                                              self.deck.path or os.path.expanduser("~/deck.json"),
+            return False
+        path, _ = QFileDialog.getSaveFileName(self.window, self.tr("Save deck"), self.proposed_path(),
                                               self.tr("Shard Lab decks (*.json)"))
-        if path:
-            self.save(path if path.lower().endswith(".json") else path + ".json")
+        if not path:
+            return False
+        return self.save(path if path.lower().endswith(".json") else path + ".json")
 
     def _on_handout_triggered(self):
         from PySide6.QtWidgets import QFileDialog
@@ -640,6 +771,23 @@ class DeckController(QObject):
 
     def _refresh_outline(self):
         self.outline.show_deck(self.deck, self.index, self.bad)
+        if self.deck is None:
+            self.status_label.hide()
+            return
+        self.status_label.setText(self.tr("Deck: scene {k}/{n}").format(k=self.index + 1, n=len(self.deck.scenes)))
+        self.status_label.setToolTip(self.deck.title.get(lang()))
+        self.status_label.show()
+
+
+def _is_field(w) -> bool:
+    """Whether `w` is a widget that edits typed text (and takes Enter to apply it)."""
+    from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit, QPlainTextEdit, QTextEdit
+
+    if isinstance(w, QComboBox):  # an editable one has the focus, its line edit the text
+        return w.isEditable()
+    if isinstance(w, (QLineEdit, QAbstractSpinBox, QPlainTextEdit)):
+        return not getattr(w, "isReadOnly", lambda: False)()
+    return isinstance(w, QTextEdit) and not w.isReadOnly()
 
 
 def install_deck(window) -> DeckController:

@@ -821,8 +821,24 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <translation>第 {k} 页…</translation>
         </message>
         <message>
+            <source>{name} is in Shard Lab's own folder, which holds the lecture as shipped: save your deck in another folder, such as Documents.</source>
+            <translation>{name} 在 Shard Lab 自己的文件夹里，那里存放随程序发布的讲稿：请把你的讲稿保存到别的文件夹，例如“文档”。</translation>
+        </message>
+        <message>
             <source>Saved {path}</source>
             <translation>已保存 {path}</translation>
+        </message>
+        <message>
+            <source>{name} (copy).json</source>
+            <translation>{name}（副本）.json</translation>
+        </message>
+        <message>
+            <source>You added {k} scene(s) to the deck “{title}” and did not save them.</source>
+            <translation>你向讲稿“{title}”添加了 {k} 页，还没有保存。</translation>
+        </message>
+        <message>
+            <source>Save them first?</source>
+            <translation>先保存吗？</translation>
         </message>
         <message>
             <source>Open deck</source>
@@ -872,6 +888,10 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <source>Export handout</source>
             <translation>导出讲义</translation>
         </message>
+        <message>
+            <source>Deck: scene {k}/{n}</source>
+            <translation>讲稿：第 {k}/{n} 页</translation>
+        </message>
     </context>
     <context>
         <name>DeckFile</name>
@@ -914,10 +934,6 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>Scene %1 (%2): the %3 view is not available here.</source>
             <translation>第 %1 页（%2）：这里没有 %3 视图。</translation>
-        </message>
-        <message>
-            <source>Scene %1 has no "title".</source>
-            <translation>第 %1 页没有 "title"。</translation>
         </message>
         <message>
             <source>Scene %1 must be an object.</source>

@@ -53,6 +53,16 @@ PRESENT_PLOT_PX_PER_SCALE = 420  # presenting: view height (px) per 1× of the p
 PRESENT_LINE_SCALE = 1.25  # presenting: the regimes line above the plot grows with Ctrl+= to 1.25× only
 
 
+def start_params(sc=None) -> dict:
+    """The parameters a new view starts from: DEFAULTS, with scenario `sc`'s algorithm and link."""
+    p = dict(DEFAULTS)
+    if sc is not None:
+        p["algo"] = sc.algo if sc.algo in ALLREDUCE_ALGOS else p["algo"]
+        if sc.link in LINKS and sc.link != CHIPS[p["chip"]].link:
+            p["link"] = sc.link
+    return p
+
+
 class LatencyView(QWidget, LatencyExports):
     """
     Decode latency against n with its own controls. `set_params(**kw)` changes them at once
@@ -66,13 +76,8 @@ class LatencyView(QWidget, LatencyExports):
         super().__init__(parent)
         self.setObjectName("LatencyView")
         self.model, self.playback = model, playback
-        p = dict(DEFAULTS)
-        sc = getattr(model, "scenario", None)
-        if sc is not None:  # the scenario's algorithm and link as starting values
-            p["algo"] = sc.algo if sc.algo in ALLREDUCE_ALGOS else p["algo"]
-            if sc.link in LINKS and sc.link != CHIPS[p["chip"]].link:
-                p["link"] = sc.link
-        self._params = check_params(p)
+        # the scenario being built, if any (a deck scene shows this tab before its build is in)
+        self._params = check_params(start_params(getattr(model, "pending", None) or getattr(model, "scenario", None)))
         self._wanted = self._params  # the parameters of the sweep being computed (or on screen)
         self.worker = Worker(parent=self)
         self.worker.done.connect(self._on_worker_done)
@@ -417,6 +422,12 @@ class LatencyView(QWidget, LatencyExports):
         self._wanted = p
         job = self.worker.submit(sweeps, p, self._ffn_key, self._ffn, channel=self.SWEEP)
         return job.ok if job.delivered else True  # async: its outcome comes by signal
+
+    def reset_settings(self) -> bool:
+        """Back to the parameters a new view on the model's scenario starts from (start_params): a
+        deck scene names none of them, so the one before must not leave its own."""
+        p = check_params(start_params(getattr(self.model, "scenario", None)))
+        return True if p == self._wanted else self.set_params(**p)
 
     def _on_worker_done(self, channel, result):
         self._params, self._sweep, self._valid, self._ffn_key, self._ffn = result

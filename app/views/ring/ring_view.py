@@ -31,7 +31,7 @@ import math
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QLinearGradient, QPainter, QPen, QPixmapCache, QTransform
-from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
+from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
 
 from simcore.contributors import Who  # a message's contributors, decoded when read
 from simcore.trace import ALL, SWITCH
@@ -368,6 +368,14 @@ class RingView(QGraphicsView):
         number_px = chunk_number_px(lay, theme.scale(), z, self.present)
         self.flight.set_size(lay.block, make_font("small", True, number_px), z)
         self._place_lanes(lay)
+        # Qt moves a device-cached picture by whole pixels: an item this layout moved by a fraction
+        # kept the last layout's sub-pixel rendering, one pixel off the same picture drawn fresh (a
+        # deck scene reached from another did not look like itself opened alone)
+        for item in self.scene().items():
+            mode = item.cacheMode()
+            if mode != QGraphicsItem.CacheMode.NoCache:
+                item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+                item.setCacheMode(mode)
 
     def _place_machine(self, lay):
         """A machine's frame: clusters, fabric and NIC links, or a torus's links; and

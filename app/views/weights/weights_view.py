@@ -268,6 +268,10 @@ class WeightsView(QWidget):
         self._texts()
 
     # -- public ----------------------------------------------------------------------------
+    def reset_settings(self):
+        """The matrix and layer a new view shows (a deck scene names neither)."""
+        self.select(MATRICES[0], 0)
+
     def select(self, key: str | None = None, layer: int | None = None):
         """Show matrix `key` (a name of MATRICES) of layer `layer`."""
         if key is not None:
