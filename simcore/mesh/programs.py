@@ -114,8 +114,10 @@ def get_program(name) -> Program:
     return PROGRAMS[name]
 
 
-def run_program(name, mesh_shape=None, machine="default", **params) -> Result:
-    """Build `name` on a mesh {axis: size} (None: the program's own) and machine ("default": its own)."""
+def run_program(name, mesh_shape=None, machine="default", *, mesh_class=None, **params) -> Result:
+    """Build `name` on a mesh {axis: size} (None: the program's own) and machine ("default": its own).
+    mesh_class: what builds the mesh, called as Mesh is (default Mesh, the simulation; a
+    functools.partial of simcore.mesh.ranks.RankMesh runs the same program on MPI ranks)."""
     prog = get_program(name)
     shape = dict(prog.mesh) if mesh_shape is None else dict(mesh_shape)
     machine = prog.machine if machine == "default" else machine
@@ -125,7 +127,7 @@ def run_program(name, mesh_shape=None, machine="default", **params) -> Result:
         raise MeshError(f"{name} has no parameter {unknown[0]!r}; its parameters are {', '.join(kw)}")
     kw.update(params)
     scale = kw.get("scale", 1)
-    mesh = Mesh(tuple(shape.values()), tuple(shape), machine, byte_scale=scale * scale * BF16 / 8)
+    mesh = (mesh_class or Mesh)(tuple(shape.values()), tuple(shape), machine, byte_scale=scale * scale * BF16 / 8)
     res = prog.build(mesh, **kw)
     used = set(res.axes) | {a for rec in mesh.log for a in rec.axis}
     idle = [a for a, size in zip(mesh.axis_names, mesh.shape) if a not in used and size > 1]
@@ -178,6 +180,9 @@ def memory_per_device(mesh, classes) -> list:
     scale = mesh.comm.byte_scale
     out = []
     for p in range(mesh.n):
+        if p not in mesh.held:  # a mesh over ranks: each rank counts its own position
+            out.append(None)
+            continue
         row = {}
         for cls, tensors in classes.items():
             total = 0.0
@@ -238,7 +243,7 @@ def fsdp_tp_layer(mesh, x_axis=None, y_axis=None, B=8192, D=8192, F=32768, scale
     In2 = In.redistribute(P(x_axis, None), label="AG_Y In")
     Win2 = Win.redistribute(P(None, y_axis), label="AG_X W_in")
     Tmp = matmul(In2, Win2, "Tmp")
-    Tmp.blocks = [_silu(t) for t in Tmp.blocks]
+    Tmp.blocks = mesh.each(_silu, Tmp.blocks)
     Wout2 = Wout.redistribute(P(y_axis, None), label="AG_X W_out")
     Out = matmul(Tmp, Wout2, "Out")
     Out2 = Out.redistribute(P(x_axis, y_axis), label="RS_Y Out")
@@ -327,7 +332,7 @@ def ws2d_ffn(mesh, x_axis=None, yz_axes=None, B=2048, D=8192, F=32768, scale=128
     In2 = In.redistribute(P(None, x_axis), label="AG_YZ In")
     Tmp = matmul(In2, Win, "Tmp")
     Tmp2 = Tmp.redistribute(P(None, yz), label="AR_X Tmp")
-    Tmp2.blocks = [_silu(t) for t in Tmp2.blocks]
+    Tmp2.blocks = mesh.each(_silu, Tmp2.blocks)
     Out = matmul(Tmp2, Wout, "Out")
     Out2 = Out.redistribute(P(None, all_axes), label="RS_YZ Out")
     err = float(np.max(np.abs(Out2.full() - ref)))
@@ -375,7 +380,7 @@ def ws1d_ffn(mesh, axes=None, B=2048, D=8192, F=32768, scale=128, seed=0):
     Wout = ShardedArray.from_full(mesh, w_out, P(axes, None), "W_out", "FD")
     In2 = In.redistribute(P(), label="AG In")
     Tmp = matmul(In2, Win, "Tmp")
-    Tmp.blocks = [_silu(t) for t in Tmp.blocks]
+    Tmp.blocks = mesh.each(_silu, Tmp.blocks)
     Out = matmul(Tmp, Wout, "Out")
     Out2 = Out.redistribute(P(None, axes), label="RS Out")
     err = float(np.max(np.abs(Out2.full() - ref)))
@@ -423,7 +428,7 @@ def torus_all_gather(mesh, axes=None, I=4096, J=8192, scale=64, seed=0):
         over = axes[:k]
         A = ShardedArray.from_full(mesh, a, P(over, None), "A", "IJ")
         gathered = A.redistribute(P(), label=f"AG_{''.join(over)} A")
-        err = max(err, max(float(np.max(np.abs(blk - a))) for blk in gathered.blocks))
+        err = max(err, max(float(np.max(np.abs(blk - a))) for blk in mesh.gathered(gathered.blocks)))
         rec = mesh.log[-1]
         book = V / (book_W(mesh, over) * book_M(mesh, over))
         total += book
@@ -468,32 +473,29 @@ def dp_tp_forward(mesh, dp_axis=None, tp_axis=None, batch=4, seq=8, seed=0, scal
     di, ti = mesh.axis_names.index(dp_axis), mesh.axis_names.index(tp_axis)
     cos, sin = rope_angles(np.arange(seq), cfg.d_head, cfg.rope_theta)
     parts = np.split(tokens, X, axis=0)
-    caches = {}
-    gens = []
-    for p in range(mesh.n):
-        c = mesh.coord(p)
-        cache = tp_caches(cfg, [dev_params[c[ti]]], batch // X)[0]
-        caches[p] = cache
-        gens.append(tp_layers(dev_params[c[ti]], cfg, parts[c[di]], cos, sin, 0, cache))
+    mine = range(mesh.n)
+    caches = mesh.each(lambda p: tp_caches(cfg, [dev_params[mesh.coord(p)[ti]]], batch // X)[0], mine)
+    gens = mesh.each(lambda p: tp_layers(dev_params[mesh.coord(p)[ti]], cfg, parts[mesh.coord(p)[di]], cos, sin, 0,
+                                         caches[p]), mine)
     n0 = len(mesh.log)
     # every device asks for the same all-reduce at once: run it over the TP axis in every replica
-    steps = [_advance(g, None) for g in gens]
-    while not steps[0][0]:
-        label = steps[0][1][0]
-        summed = mesh.collective("all-reduce", tp_axis, [v[1] for _, v in steps], label=label)
-        steps = [_advance(g, s) for g, s in zip(gens, summed)]
-    hs = [v for _, v in steps]
-    local = [h @ dev_params[mesh.coord(p)[ti]]["lm_head"] for p, h in enumerate(hs)]
+    steps = mesh.each(lambda g: _advance(g, None), gens)
+    while not mesh.first(steps)[0]:
+        label = mesh.first(steps)[1][0]
+        summed = mesh.collective("all-reduce", tp_axis, mesh.each(lambda st: st[1][1], steps), label=label)
+        steps = mesh.each(_advance, gens, summed)
+    hs = mesh.each(lambda st: st[1], steps)
+    local = mesh.each(lambda p, h: h @ dev_params[mesh.coord(p)[ti]]["lm_head"], mine, hs)
     logits = mesh.collective("all-gather", tp_axis, local, label="logits", dim=2)
-    full = _dp_concat(mesh, logits, di, X)
+    full = _dp_concat(mesh, mesh.gathered(logits), di, X)
     err = float(np.max(np.abs(full[..., :cfg.vocab] - ref)))
     rows = []
     for r in mesh.log[n0:]:
         rows.append(_row(f"{'AR' if r.op == 'all-reduce' else 'AG'}_{r.axis_name}  {r.label}", r, r.form,
                          r.form_text))
-    kv = {"K": [caches[p].k for p in range(mesh.n)], "V": [caches[p].v for p in range(mesh.n)]}
-    weights = {"TP shard": [np.concatenate([np.ravel(v) for k, v in _flat(dev_params[mesh.coord(p)[ti]])])
-                            for p in range(mesh.n)]}
+    kv = {"K": mesh.each(lambda c: c.k, caches), "V": mesh.each(lambda c: c.v, caches)}
+    weights = {"TP shard": mesh.each(lambda p: np.concatenate([np.ravel(v) for k, v in _flat(dev_params[mesh.coord(p)[ti]])]),
+                                     mine)}
     res = Result("dp-tp-forward", mesh, rows, err, sum(r.published for r in rows), "ring: 2(g−1)(α + S/(gβ)) per AR",
                  [f"{cfg.n_layers} layers × 2 all-reduces over {tp_axis} + 1 all-gather of the logits, in all {X} DP "
                   f"replicas at once; logits max |Δ| vs one device {err:.1e}"])
