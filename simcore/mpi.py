@@ -563,6 +563,7 @@ class MeshRanksResult:
     max_vs_numpy: float  # max over ranks of the program's own |result − numpy|
     library: str
     runs: int
+    blocks: dict = field(default_factory=dict)  # "class/name/position" -> that rank's block
 
     def per_axis(self) -> dict:
         """{axis: (collectives, simulated seconds, measured seconds)} summed over the program."""
@@ -659,4 +660,4 @@ def _mesh_result(sim, n, info, got) -> MeshRanksResult:
                     c["nbytes"] / scale, r.nbytes, r.time, float(m))
             for c, r, m in zip(colls, sim.mesh.log, measured)]
     return MeshRanksResult(sim.name, n, sim, rows, worst, per, float(info["max_abs_error"]), info["library"],
-                           len(timed))
+                           len(timed), got)
