@@ -122,7 +122,8 @@ def ranks_table(r) -> str:
                      f"{_bytes(w.sim_bytes):>12} {_us(w.simulated):>11} {_us(w.measured):>11}")
     lines.append("  per axis:")
     for axis, (k, s, m) in r.per_axis().items():
-        lines.append(f"    {axis:<8} {k} collective{'s' if k != 1 else ' '}   simulated {_us(s):>11}   measured {_us(m):>11}")
+        word = "collectives" if k != 1 else "collective "
+        lines.append(f"    {axis:<8} {k} {word}   simulated {_us(s):>11}   measured {_us(m):>11}")
     lines.append(f"  max |rank's block − simulated block| over every tensor: {r.max_vs_sim:.1e}; "
                  f"max |result − numpy| on the ranks: {r.max_vs_numpy:.1e}")
     lines.append(f"  measured: wall time (MPI_Wtime) after a barrier, slowest rank, median of {r.runs} run"

@@ -494,8 +494,8 @@ def dp_tp_forward(mesh, dp_axis=None, tp_axis=None, batch=4, seq=8, seed=0, scal
         rows.append(_row(f"{'AR' if r.op == 'all-reduce' else 'AG'}_{r.axis_name}  {r.label}", r, r.form,
                          r.form_text))
     kv = {"K": mesh.each(lambda c: c.k, caches), "V": mesh.each(lambda c: c.v, caches)}
-    weights = {"TP shard": mesh.each(lambda p: np.concatenate([np.ravel(v) for k, v in _flat(dev_params[mesh.coord(p)[ti]])]),
-                                     mine)}
+    weights = {"TP shard": mesh.each(lambda p: np.concatenate([np.ravel(v) for _, v in
+                                                               _flat(dev_params[mesh.coord(p)[ti]])]), mine)}
     res = Result("dp-tp-forward", mesh, rows, err, sum(r.published for r in rows), "ring: 2(g−1)(α + S/(gβ)) per AR",
                  [f"{cfg.n_layers} layers × 2 all-reduces over {tp_axis} + 1 all-gather of the logits, in all {X} DP "
                   f"replicas at once; logits max |Δ| vs one device {err:.1e}"])

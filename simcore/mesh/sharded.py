@@ -289,8 +289,9 @@ def _redistribute(A, tgt: Layout, label, algo=None):
     for d, axes in enumerate(tgt.dims):
         for a in axes[len(cur.dims[d]):]:
             g = mesh.size(a)
-            if mesh.first(blocks).shape[d] % g:
-                raise MeshError(f"dimension {d} of the block (length {mesh.first(blocks).shape[d]}) does not split into {g} "
+            length = mesh.first(blocks).shape[d]
+            if length % g:
+                raise MeshError(f"dimension {d} of the block (length {length}) does not split into {g} "
                                 f"equal blocks over axis {a}")
             i = mesh.axis_names.index(a)
             new_blocks = mesh.each(lambda p, b: np.array(np.split(b, g, axis=d)[mesh.coord(p)[i]]), range(mesh.n),
