@@ -165,3 +165,53 @@ def test_the_table_puts_measured_beside_simulated_per_axis(on_4):
     per = on_4["2d-ws-ffn"].per_axis()
     assert set(per) == {"X", "Y"} and per["Y"][0] == 2 and per["X"][0] == 1
     assert per["X"][1] == pytest.approx(on_4["2d-ws-ffn"].sim.rows[1].simulated)
+
+
+RANK_SCRIPT = r'''
+import json
+import numpy as np
+from mpi4py import MPI
+from simcore.mesh import Mesh, MeshError, P, all_gather, axis_index, psum
+from simcore.mesh.ranks import RankMesh
+
+comm = MPI.COMM_WORLD
+ranks, sim = RankMesh((2, 2), ("X", "Y"), comm=comm), Mesh((2, 2), ("X", "Y"))
+
+
+def f(x):  # a tuple axis in the other order: Y major
+    return all_gather(np.full((1,), float(axis_index(("Y", "X")))), ("Y", "X")), all_gather(x, ("Y", "X"), dim=0)
+
+
+x = np.arange(8.0).reshape(4, 2)
+(i_r, x_r), (i_s, x_s) = (m.run(f, P(("X", "Y")), (P(), P()))(x) for m in (ranks, sim))
+
+
+def g(x):  # the ranks of X = 1 call another collective: a sentence on every rank, no hang
+    return psum(x, "X") if axis_index("X") == 1 else all_gather(x, "Y")
+
+
+try:
+    ranks.run(g, P("X", "Y"), P("X", "Y"))(np.ones((4, 4)))
+    said = ""
+except MeshError as e:
+    said = str(e)
+said = comm.gather(said, root=0)
+if comm.rank == 0:
+    print(json.dumps({"index": i_r.blocks[0].tolist(), "index_sim": i_s.blocks[0].tolist(),
+                      "x": x_r.blocks[0].tolist(), "x_sim": x_s.blocks[0].tolist(), "said": said}))
+'''
+
+
+@needs_mpi
+def test_a_tuple_axis_in_either_order_and_a_program_that_differs_between_ranks(tmp_path):
+    script = tmp_path / "ranks.py"
+    script.write_text(RANK_SCRIPT)
+    out = subprocess.run([mpi.find_mpiexec(), "-n", "4", "--oversubscribe", sys.executable, str(script)],
+                         capture_output=True, text=True, env=mpi._env(True), timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    got = __import__("json").loads(out.stdout.strip().splitlines()[-1])
+    # ("Y", "X"): Y major, so the group's order is positions 0, 2, 1, 3 and the rows come so
+    assert got["index"] == got["index_sim"] == [0.0, 1.0, 2.0, 3.0]
+    assert got["x"] == got["x_sim"] == np.arange(8.0).reshape(4, 2)[[0, 2, 1, 3]].tolist()
+    assert len(set(got["said"])) == 1 and got["said"][0].startswith(
+        "device 2 (mesh coordinate (1, 0)) called all-reduce over X while device 0 called all-gather over Y")
