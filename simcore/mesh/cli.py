@@ -104,6 +104,11 @@ def _us(t):
     return f"{t * 1e6:.2f} µs"
 
 
+def _t(t):
+    """Seconds as µs, or as ms from 1 ms on (measured times on shared cores run to milliseconds)."""
+    return f"{t * 1e3:.2f} ms" if t >= 1e-3 else _us(t)
+
+
 def _bytes(b):
     for unit, k in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
         if b >= k:
@@ -119,11 +124,11 @@ def ranks_table(r) -> str:
              f"{'measured':>11}"]
     for w in r.rows:
         lines.append(f"  {w.step[:58]:<58} {w.call:<25} {f'{w.groups}×{w.group_size}':>7} {_bytes(w.rank_bytes):>10} "
-                     f"{_bytes(w.sim_bytes):>12} {_us(w.simulated):>11} {_us(w.measured):>11}")
+                     f"{_bytes(w.sim_bytes):>12} {_t(w.simulated):>11} {_t(w.measured):>11}")
     lines.append("  per axis:")
     for axis, (k, s, m) in r.per_axis().items():
         word = "collectives" if k != 1 else "collective "
-        lines.append(f"    {axis:<8} {k} {word}   simulated {_us(s):>11}   measured {_us(m):>11}")
+        lines.append(f"    {axis:<8} {k} {word}   simulated {_t(s):>11}   measured {_t(m):>11}")
     lines.append(f"  max |rank's block − simulated block| over every tensor: {r.max_vs_sim:.1e}; "
                  f"max |result − numpy| on the ranks: {r.max_vs_numpy:.1e}")
     lines.append(f"  measured: wall time (MPI_Wtime) after a barrier, slowest rank, median of {r.runs} run"

@@ -715,7 +715,11 @@ def shard_map_program(mesh, x_axis=None, y_axis=None, B=1024, D=1024, F=1024, sc
     err = max(float(np.max(np.abs(V.full() - want))),
               float(np.max(np.abs(idx.full().ravel() - np.arange(X * Y)))))
     recs = mesh.log[n0:]
-    res = Result("shard-map", mesh, _rows_of(recs), err, sum(r.form for r in recs), "each collective's closed form",
+    fn = {"all-reduce": "psum", "reduce-scatter": "psum_scatter", "all-gather": "all_gather",
+          "all-to-all": "all_to_all", "ppermute": "ppermute"}
+    rows = [_row(f"{_SHORT[r.op]}_{r.axis_name}  {fn[r.op]}(…, {r.axis_name!r}) in {r.label}", r, r.form, r.form_text)
+            for r in recs]
+    res = Result("shard-map", mesh, rows, err, sum(r.form for r in recs), "each collective's closed form",
                  ["psum → psum_scatter → all_to_all → all_gather over " + y_axis + ", ppermute over " + x_axis])
     res.axes = (x_axis, y_axis)
     res.tensors = {"activations": {"v": V, "axis_index": idx}, "weights": {}, "KV cache": {}}
