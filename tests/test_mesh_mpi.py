@@ -60,6 +60,24 @@ def test_a_mesh_whose_size_is_not_the_rank_count_is_one_sentence():
                                   "run it on 64 ranks, or give a mesh of 4 devices")
 
 
+def test_without_mpi4py_the_mesh_on_ranks_says_what_is_missing(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mpi4py" else real(name, *a))
+    with pytest.raises(mpi.MPIUnavailable, match="mpi4py is not installed"):
+        mpi.run_mesh("2d-ws-ffn", 4, {"X": 2, "Y": 2}, None)
+
+
+def test_a_ppermute_pair_from_a_position_to_itself_keeps_its_array_as_jax_does():
+    from simcore.mesh import Mesh
+
+    mesh = Mesh((2, 2), ("X", "Y"))
+    arrays = [np.full(3, float(p + 1)) for p in range(4)]
+    out = mesh.collective("ppermute", "Y", arrays, perm=[(0, 0)])
+    assert [a[0] for a in out] == [1.0, 0.0, 3.0, 0.0]  # index 0 keeps its own; index 1 receives nothing
+
+
 def test_the_seam_leaves_the_simulation_holding_every_position():
     from simcore.mesh import Mesh
 
@@ -184,6 +202,9 @@ def f(x):  # a tuple axis in the other order: Y major
 
 x = np.arange(8.0).reshape(4, 2)
 (i_r, x_r), (i_s, x_s) = (m.run(f, P(("X", "Y")), (P(), P()))(x) for m in (ranks, sim))
+keep_r, keep_s = (m.collective("ppermute", "Y", [np.full(2, p + 1.0) if p in m.held else None for p in range(4)],
+                               perm=[(0, 0)]) for m in (ranks, sim))
+kept = comm.gather(float(keep_r[comm.rank][0]), root=0)
 
 
 def g(x):  # the ranks of X = 1 call another collective: a sentence on every rank, no hang
@@ -198,7 +219,8 @@ except MeshError as e:
 said = comm.gather(said, root=0)
 if comm.rank == 0:
     print(json.dumps({"index": i_r.blocks[0].tolist(), "index_sim": i_s.blocks[0].tolist(),
-                      "x": x_r.blocks[0].tolist(), "x_sim": x_s.blocks[0].tolist(), "said": said}))
+                      "x": x_r.blocks[0].tolist(), "x_sim": x_s.blocks[0].tolist(), "said": said,
+                      "kept": kept, "kept_sim": [float(a[0]) for a in keep_s]}))
 '''
 
 
@@ -213,5 +235,6 @@ def test_a_tuple_axis_in_either_order_and_a_program_that_differs_between_ranks(t
     # ("Y", "X"): Y major, so the group's order is positions 0, 2, 1, 3 and the rows come so
     assert got["index"] == got["index_sim"] == [0.0, 1.0, 2.0, 3.0]
     assert got["x"] == got["x_sim"] == np.arange(8.0).reshape(4, 2)[[0, 2, 1, 3]].tolist()
+    assert got["kept"] == got["kept_sim"] == [1.0, 0.0, 3.0, 0.0]  # Sendrecv to itself: kept; from nobody: zeros
     assert len(set(got["said"])) == 1 and got["said"][0].startswith(
         "device 2 (mesh coordinate (1, 0)) called all-reduce over X while device 0 called all-gather over Y")
