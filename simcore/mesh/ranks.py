@@ -23,6 +23,13 @@ kept in mesh.log: an AxisCollective whose t_start / t_end are seconds since the 
 The plan's closed form (the simulated machine's) stays in the record, so a program's rows read
 the same; the measured times are this machine's, not the simulated machine's.
 
+What a rank holds: a ShardedArray's blocks list has this rank's block at its position and None
+at the others (Mesh.held, Mesh.each); .local() of another position is None; .full() gathers every
+rank's block to every rank (MPI allgather), so every rank must call it, as every rank calls each
+collective; memory_per_device counts this rank's position (None at the others). The inputs are
+built as the simulation builds them — every rank makes the same global array from the seed and
+cuts its own block — so the two runs start from the same numbers.
+
 Needs mpi4py (the `mpi` extra); this module imports without it.
 """
 
