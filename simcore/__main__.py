@@ -7,7 +7,7 @@ python -m simcore step --model llama3-70b --chip h100 --n 8 --batch 32 --ctx 819
 python -m simcore measure --n 4 --sizes 8B..64MiB --out m.json     (needs the `mpi` extra)
 python -m simcore nccl-import all_reduce_perf.txt --out link.json
 python -m simcore record SCRIPT.py [args] [--out run.json] [--show]
-python -m simcore mesh --mesh X=2,Y=4 [--machine dgx-h100] --program NAME [--json]
+python -m simcore mesh --mesh X=2,Y=4 [--machine dgx-h100] --program NAME [--json] [--mpi N]
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ TASK is a JSON object (or, when it is missing, the contents of WORKDIR/task.json
       -> WORKDIR/rank<r>.npz: output (logits [B, T, vocab]), times, library (rank 0 writes all)
   {"task": "measure", "ops", "sizes", "warmup", "repeats"}
       -> WORKDIR/measure.json (rank 0): every (op, algo, S) with its median time
+  {"task": "mesh", "programs": [{"program", "mesh": {axis: size}, "machine", "params"}, …], "repeats"}
+      -> WORKDIR/mesh<i>.json and mesh<i>.npz (rank 0): registered mesh programs on the ranks
+         (run_mesh)
 Which algorithm Open MPI runs is set by mpiexec's --mca arguments, not here.
 
 Importing this module does not start MPI; main() does.
@@ -132,7 +135,64 @@ def run_measure(MPI, comm, task, work):
     return None, None
 
 
-TASKS = {"collective": run_collective, "tp": run_tp, "measure": run_measure}
+def _tensor_blocks(res, pos):
+    """{"class/name": this position's block} of every tensor a mesh program's Result names."""
+    out = {}
+    for cls, tensors in res.tensors.items():
+        for name, t in tensors.items():
+            blocks = getattr(t, "blocks", t)
+            if blocks[pos] is not None:
+                out[f"{cls}/{name}"] = np.asarray(blocks[pos])
+    return out
+
+
+def run_mesh(MPI, comm, task, work):
+    """
+    Registered mesh programs on a mesh over the ranks (simcore.mesh.ranks.RankMesh): rank r is
+    mesh position r. task["programs"]: [{"program", "mesh", "machine", "params"}, …], each run
+    1 + task["repeats"] times (the first is a warm-up). For program i rank 0 writes
+    WORKDIR/mesh<i>.json (every collective of the program: op, axis, MPI call, bytes, label, the
+    plan's closed form, and its wall seconds [run][rank]; the max |error| against numpy over
+    ranks) and WORKDIR/mesh<i>.npz (every tensor's block at every position from the last run,
+    keyed "class/name/position").
+    """
+    from functools import partial
+
+    from .mesh.programs import run_program
+    from .mesh.ranks import MPI_CALLS, RankMesh
+
+    repeats = int(task.get("repeats", 3))
+    for i, spec in enumerate(task["programs"]):
+        times, res = [], None
+        for _ in range(1 + repeats):
+            res = run_program(spec["program"], spec["mesh"], spec["machine"], mesh_class=partial(RankMesh, comm=comm),
+                              **spec.get("params", {}))
+            times.append([r.time for r in res.mesh.log])
+            res.mesh.free()
+        err = comm.allreduce(float(res.max_err), op=MPI.MAX)
+        every_time = comm.gather(times, root=0)
+        blocks = comm.gather(_tensor_blocks(res, comm.rank), root=0)
+        if comm.rank != 0:
+            continue
+        log = res.mesh.log
+        steps = [r.step for r in res.rows] if len(res.rows) == len(log) else [r.label for r in log]
+        info = {"library": _library(MPI), "n": comm.size, "program": res.name, "max_abs_error": err,
+                "byte_scale": res.mesh.comm.byte_scale, "notes": list(res.notes),
+                "collectives": [{"op": r.op, "axis": list(r.axis), "call": MPI_CALLS[r.op], "label": r.label,
+                                 "step": st, "groups": len(r.groups), "group_size": len(r.groups[0]),
+                                 "nbytes": r.nbytes, "form": r.form} for r, st in zip(log, steps)],
+                # seconds[run][rank][k]: collective k's wall time on that rank in that run
+                "seconds": [[every_time[q][j] for q in range(comm.size)] for j in range(1 + repeats)]}
+        np.savez(os.path.join(work, f"mesh{i}.npz"),
+                 **{f"{k}/{q}": v for q, b in enumerate(blocks) for k, v in b.items()})
+        tmp = os.path.join(work, f"mesh{i}.json.part")
+        with open(tmp, "w") as f:
+            json.dump(info, f)
+        os.replace(tmp, os.path.join(work, f"mesh{i}.json"))
+    return None, None
+
+
+TASKS = {"collective": run_collective, "tp": run_tp, "measure": run_measure, "mesh": run_mesh}
 
 
 def _save(MPI, comm, work, output, times, gather):

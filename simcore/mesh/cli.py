@@ -4,11 +4,14 @@ python -m simcore mesh — run a program on a mesh and print its table:
     python -m simcore mesh --program fsdp-tp-layer
     python -m simcore mesh --mesh X=2,Y=4 --machine dgx-h100 --program dp-tp-forward --json
     python -m simcore mesh --mesh X=4,Y=4,Z=4 --machine tpu-v4-4x4x4 --program 2d-ws-ffn --param B=4096
+    python -m simcore mesh --mesh X=2,Y=2 --program 2d-ws-ffn --mpi 4     (real ranks: the mpi extra)
 
 Each collective per axis with its simulated time, the published form's time and their ratio, the
 max |error| against one device's numpy result, and every device's memory by tensor class.
 Without --mesh the program's own mesh and machine; with --mesh and no --machine, one NVLink 4
-switch (the lecture's).
+switch (the lecture's). --mpi N runs the same program on N Open MPI ranks, one per mesh device
+(simcore.mesh.ranks), and prints each collective's MPI call and measured wall time beside the
+simulated time, with the max |difference| of every tensor's blocks from the simulation's.
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ def register(subparsers):
     p.add_argument("--param", action="append", default=[], metavar="K=V",
                    help="a program parameter, e.g. B=4096 (repeatable)")
     p.add_argument("--json", action="store_true", help="print the table as JSON")
+    p.add_argument("--mpi", type=int, default=None, metavar="N",
+                   help="also run the program on N real MPI ranks (the mpi extra), one per mesh device, and print "
+                        "each collective's measured time beside the simulated one")
+    p.add_argument("--repeats", type=int, default=3, help="with --mpi: timed runs after one warm-up (default 3)")
+    p.add_argument("--allow-run-as-root", action="store_true", help="with --mpi: let Open MPI run as root")
     return p
 
 
@@ -96,6 +104,11 @@ def _us(t):
     return f"{t * 1e6:.2f} µs"
 
 
+def _t(t):
+    """Seconds as µs, or as ms from 1 ms on (measured times on shared cores run to milliseconds)."""
+    return f"{t * 1e3:.2f} ms" if t >= 1e-3 else _us(t)
+
+
 def _bytes(b):
     for unit, k in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
         if b >= k:
@@ -103,8 +116,69 @@ def _bytes(b):
     return f"{b:.0f} B"
 
 
+def ranks_table(r) -> str:
+    """A mesh program on MPI ranks: each collective's MPI call and measured time beside the simulated one."""
+    sim = r.sim
+    lines = [f"{r.program} on {r.n} MPI ranks, as {sim.mesh.describe()} (rank r = mesh position r)",
+             f"  {'step':<58} {'MPI call':<25} {'groups':>7} {'S ranks':>10} {'S simulated':>12} {'simulated':>11} "
+             f"{'measured':>11}"]
+    for w in r.rows:
+        lines.append(f"  {w.step[:58]:<58} {w.call:<25} {f'{w.groups}×{w.group_size}':>7} {_bytes(w.rank_bytes):>10} "
+                     f"{_bytes(w.sim_bytes):>12} {_t(w.simulated):>11} {_t(w.measured):>11}")
+    lines.append("  per axis:")
+    for axis, (k, s, m) in r.per_axis().items():
+        word = "collectives" if k != 1 else "collective "
+        lines.append(f"    {axis:<8} {k} {word}   simulated {_t(s):>11}   measured {_t(m):>11}")
+    lines.append(f"  max |rank's block − simulated block| over every tensor: {r.max_vs_sim:.1e}; "
+                 f"max |result − numpy| on the ranks: {r.max_vs_numpy:.1e}")
+    lines.append(f"  measured: wall time (MPI_Wtime) after a barrier, slowest rank, median of {r.runs} run"
+                 f"{'s' if r.runs != 1 else ''}, on this machine's processes with the ranks' float64 bytes "
+                 f"(S ranks); simulated: {sim.mesh.topology.name} with the real model's bytes (S simulated)")
+    lines.append(f"  {r.library.splitlines()[0] if r.library else ''}")
+    return "\n".join(lines)
+
+
+def _run_mpi(args, shape, machine, params) -> int:
+    from .. import mpi
+    from .programs import get_program
+    try:
+        if args.mpi < 1:
+            raise MeshError(f"--mpi is a number of ranks >= 1, got {args.mpi}")
+        if args.repeats < 1:
+            raise MeshError(f"--repeats is a number of timed runs >= 1, got {args.repeats}")
+        get_program(args.program)
+        if shape is None:
+            shape = dict(get_program(args.program).mesh)
+        res = mpi.run_mesh(args.program, args.mpi, shape, machine, params, args.repeats,
+                           allow_root=args.allow_run_as_root)
+    except (ValueError, mpi.MPIUnavailable, mpi.MPIError) as e:
+        print(f"simcore: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        d = res.sim.as_dict()
+        d["mpi"] = {"ranks": res.n, "library": res.library, "runs": res.runs, "max_abs_vs_simulation": res.max_vs_sim,
+                    "max_abs_vs_numpy": res.max_vs_numpy, "per_tensor_vs_simulation": res.per_tensor,
+                    "collectives": [{"step": w.step, "op": w.op, "axis": w.axis, "call": w.call,
+                                     "bytes_ranks": w.rank_bytes, "bytes_simulated": w.sim_bytes,
+                                     "simulated_s": w.simulated, "measured_s": w.measured} for w in res.rows]}
+        print(json.dumps(d, indent=1, ensure_ascii=False))
+    else:
+        print(ranks_table(res))
+    return 0
+
+
 def run(args) -> int:
     from .programs import run_program
+    if getattr(args, "mpi", None) is not None:
+        try:
+            shape = parse_mesh(args.mesh) if args.mesh else None
+            params = dict(_param(p) for p in args.param)
+        except ValueError as e:
+            print(f"simcore: {e}", file=sys.stderr)
+            return 2
+        machine = ("default" if shape is None else None) if args.machine is None else (
+            None if args.machine == "switch" else args.machine)
+        return _run_mpi(args, shape, machine, params)
     try:
         shape = parse_mesh(args.mesh) if args.mesh else None
         if args.machine is None:

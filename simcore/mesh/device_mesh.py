@@ -218,6 +218,29 @@ class Mesh:
         (a tuple axis: major to minor)."""
         return [tuple(int(d) for d in self.dev[row]) for row in self.positions(axis)]
 
+    # -- which positions this process holds: every one in the simulation ------------------------
+    # The seam a mesh over real ranks (simcore.mesh.ranks.RankMesh) overrides: there each process
+    # holds one position's blocks, the others' are None. Code that works block by block goes
+    # through these four, so the same program runs on both.
+    @property
+    def held(self) -> tuple:
+        """The mesh positions whose blocks this process computes (the simulation: all of them)."""
+        return tuple(range(self.n))
+
+    def each(self, f, *lists) -> list:
+        """[f(*items at p) for every position p]: computed at the held positions, None elsewhere.
+        A list may be range(mesh.n) to pass the position itself."""
+        held = set(self.held)
+        return [f(*(lst[p] for lst in lists)) if p in held else None for p in range(self.n)]
+
+    def first(self, blocks):
+        """The first block this process holds (shapes are the same at every position)."""
+        return blocks[self.held[0]]
+
+    def gathered(self, blocks) -> list:
+        """Every position's block (for checking, as full() does: no device holds them all)."""
+        return list(blocks)
+
     def describe(self) -> str:
         axes = " × ".join(f"{a}={s}" for a, s in zip(self.axis_names, self.shape))
         return f"mesh {axes} on {self.topology.name}"
@@ -530,6 +553,9 @@ class Mesh:
             pairs = self._pairs(perm, g)
             moves = [(int(row[i]), int(row[j])) for row in pos for i, j in pairs]
             got, _ = permute(comm, arrays, dev, moves, ready, who, phase=label or "ppermute")
+            for row in pos:  # a (j, j) pair: position j keeps its own array, as jax.lax.ppermute does
+                for j in {int(i) for i, k in perm if int(i) == int(k)}:
+                    got[int(row[j])] = arrays[int(row[j])]
             zero = np.zeros_like(arrays[0])
             inside = set(pos.ravel().tolist())
             return [got.get(p, zero if p in inside else arrays[p]) for p in range(n)]

@@ -114,8 +114,10 @@ def get_program(name) -> Program:
     return PROGRAMS[name]
 
 
-def run_program(name, mesh_shape=None, machine="default", **params) -> Result:
-    """Build `name` on a mesh {axis: size} (None: the program's own) and machine ("default": its own)."""
+def run_program(name, mesh_shape=None, machine="default", *, mesh_class=None, **params) -> Result:
+    """Build `name` on a mesh {axis: size} (None: the program's own) and machine ("default": its own).
+    mesh_class: what builds the mesh, called as Mesh is (default Mesh, the simulation; a
+    functools.partial of simcore.mesh.ranks.RankMesh runs the same program on MPI ranks)."""
     prog = get_program(name)
     shape = dict(prog.mesh) if mesh_shape is None else dict(mesh_shape)
     machine = prog.machine if machine == "default" else machine
@@ -125,7 +127,7 @@ def run_program(name, mesh_shape=None, machine="default", **params) -> Result:
         raise MeshError(f"{name} has no parameter {unknown[0]!r}; its parameters are {', '.join(kw)}")
     kw.update(params)
     scale = kw.get("scale", 1)
-    mesh = Mesh(tuple(shape.values()), tuple(shape), machine, byte_scale=scale * scale * BF16 / 8)
+    mesh = (mesh_class or Mesh)(tuple(shape.values()), tuple(shape), machine, byte_scale=scale * scale * BF16 / 8)
     res = prog.build(mesh, **kw)
     used = set(res.axes) | {a for rec in mesh.log for a in rec.axis}
     idle = [a for a, size in zip(mesh.axis_names, mesh.shape) if a not in used and size > 1]
@@ -178,6 +180,9 @@ def memory_per_device(mesh, classes) -> list:
     scale = mesh.comm.byte_scale
     out = []
     for p in range(mesh.n):
+        if p not in mesh.held:  # a mesh over ranks: each rank counts its own position
+            out.append(None)
+            continue
         row = {}
         for cls, tensors in classes.items():
             total = 0.0
@@ -238,7 +243,7 @@ def fsdp_tp_layer(mesh, x_axis=None, y_axis=None, B=8192, D=8192, F=32768, scale
     In2 = In.redistribute(P(x_axis, None), label="AG_Y In")
     Win2 = Win.redistribute(P(None, y_axis), label="AG_X W_in")
     Tmp = matmul(In2, Win2, "Tmp")
-    Tmp.blocks = [_silu(t) for t in Tmp.blocks]
+    Tmp.blocks = mesh.each(_silu, Tmp.blocks)
     Wout2 = Wout.redistribute(P(y_axis, None), label="AG_X W_out")
     Out = matmul(Tmp, Wout2, "Out")
     Out2 = Out.redistribute(P(x_axis, y_axis), label="RS_Y Out")
@@ -327,7 +332,7 @@ def ws2d_ffn(mesh, x_axis=None, yz_axes=None, B=2048, D=8192, F=32768, scale=128
     In2 = In.redistribute(P(None, x_axis), label="AG_YZ In")
     Tmp = matmul(In2, Win, "Tmp")
     Tmp2 = Tmp.redistribute(P(None, yz), label="AR_X Tmp")
-    Tmp2.blocks = [_silu(t) for t in Tmp2.blocks]
+    Tmp2.blocks = mesh.each(_silu, Tmp2.blocks)
     Out = matmul(Tmp2, Wout, "Out")
     Out2 = Out.redistribute(P(None, all_axes), label="RS_YZ Out")
     err = float(np.max(np.abs(Out2.full() - ref)))
@@ -375,7 +380,7 @@ def ws1d_ffn(mesh, axes=None, B=2048, D=8192, F=32768, scale=128, seed=0):
     Wout = ShardedArray.from_full(mesh, w_out, P(axes, None), "W_out", "FD")
     In2 = In.redistribute(P(), label="AG In")
     Tmp = matmul(In2, Win, "Tmp")
-    Tmp.blocks = [_silu(t) for t in Tmp.blocks]
+    Tmp.blocks = mesh.each(_silu, Tmp.blocks)
     Out = matmul(Tmp, Wout, "Out")
     Out2 = Out.redistribute(P(None, axes), label="RS Out")
     err = float(np.max(np.abs(Out2.full() - ref)))
@@ -423,7 +428,7 @@ def torus_all_gather(mesh, axes=None, I=4096, J=8192, scale=64, seed=0):
         over = axes[:k]
         A = ShardedArray.from_full(mesh, a, P(over, None), "A", "IJ")
         gathered = A.redistribute(P(), label=f"AG_{''.join(over)} A")
-        err = max(err, max(float(np.max(np.abs(blk - a))) for blk in gathered.blocks))
+        err = max(err, max(float(np.max(np.abs(blk - a))) for blk in mesh.gathered(gathered.blocks)))
         rec = mesh.log[-1]
         book = V / (book_W(mesh, over) * book_M(mesh, over))
         total += book
@@ -468,32 +473,29 @@ def dp_tp_forward(mesh, dp_axis=None, tp_axis=None, batch=4, seq=8, seed=0, scal
     di, ti = mesh.axis_names.index(dp_axis), mesh.axis_names.index(tp_axis)
     cos, sin = rope_angles(np.arange(seq), cfg.d_head, cfg.rope_theta)
     parts = np.split(tokens, X, axis=0)
-    caches = {}
-    gens = []
-    for p in range(mesh.n):
-        c = mesh.coord(p)
-        cache = tp_caches(cfg, [dev_params[c[ti]]], batch // X)[0]
-        caches[p] = cache
-        gens.append(tp_layers(dev_params[c[ti]], cfg, parts[c[di]], cos, sin, 0, cache))
+    mine = range(mesh.n)
+    caches = mesh.each(lambda p: tp_caches(cfg, [dev_params[mesh.coord(p)[ti]]], batch // X)[0], mine)
+    gens = mesh.each(lambda p: tp_layers(dev_params[mesh.coord(p)[ti]], cfg, parts[mesh.coord(p)[di]], cos, sin, 0,
+                                         caches[p]), mine)
     n0 = len(mesh.log)
     # every device asks for the same all-reduce at once: run it over the TP axis in every replica
-    steps = [_advance(g, None) for g in gens]
-    while not steps[0][0]:
-        label = steps[0][1][0]
-        summed = mesh.collective("all-reduce", tp_axis, [v[1] for _, v in steps], label=label)
-        steps = [_advance(g, s) for g, s in zip(gens, summed)]
-    hs = [v for _, v in steps]
-    local = [h @ dev_params[mesh.coord(p)[ti]]["lm_head"] for p, h in enumerate(hs)]
+    steps = mesh.each(lambda g: _advance(g, None), gens)
+    while not mesh.first(steps)[0]:
+        label = mesh.first(steps)[1][0]
+        summed = mesh.collective("all-reduce", tp_axis, mesh.each(lambda st: st[1][1], steps), label=label)
+        steps = mesh.each(_advance, gens, summed)
+    hs = mesh.each(lambda st: st[1], steps)
+    local = mesh.each(lambda p, h: h @ dev_params[mesh.coord(p)[ti]]["lm_head"], mine, hs)
     logits = mesh.collective("all-gather", tp_axis, local, label="logits", dim=2)
-    full = _dp_concat(mesh, logits, di, X)
+    full = _dp_concat(mesh, mesh.gathered(logits), di, X)
     err = float(np.max(np.abs(full[..., :cfg.vocab] - ref)))
     rows = []
     for r in mesh.log[n0:]:
         rows.append(_row(f"{'AR' if r.op == 'all-reduce' else 'AG'}_{r.axis_name}  {r.label}", r, r.form,
                          r.form_text))
-    kv = {"K": [caches[p].k for p in range(mesh.n)], "V": [caches[p].v for p in range(mesh.n)]}
-    weights = {"TP shard": [np.concatenate([np.ravel(v) for k, v in _flat(dev_params[mesh.coord(p)[ti]])])
-                            for p in range(mesh.n)]}
+    kv = {"K": mesh.each(lambda c: c.k, caches), "V": mesh.each(lambda c: c.v, caches)}
+    weights = {"TP shard": mesh.each(lambda p: np.concatenate([np.ravel(v) for _, v in
+                                                               _flat(dev_params[mesh.coord(p)[ti]])]), mine)}
     res = Result("dp-tp-forward", mesh, rows, err, sum(r.published for r in rows), "ring: 2(g−1)(α + S/(gβ)) per AR",
                  [f"{cfg.n_layers} layers × 2 all-reduces over {tp_axis} + 1 all-gather of the logits, in all {X} DP "
                   f"replicas at once; logits max |Δ| vs one device {err:.1e}"])
@@ -544,3 +546,198 @@ register(Program("torus-all-gather", {"en": "the book's all-gather on a torus, o
                                       "zh": "环面上的 all-gather：一条、两条与三条轴"},
                  torus_all_gather, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4",
                  {"axes": None, "I": 4096, "J": 8192, "scale": 64, "seed": 0}))
+
+
+# ---------------------------------------------------------------------------------------
+# The rules themselves: every redistribution, the book's four matmul cases, a shard_map function
+# (small programs, each step checked against numpy; they run the same on MPI ranks)
+# ---------------------------------------------------------------------------------------
+_SHORT = {"all-gather": "AG", "reduce-scatter": "RS", "all-reduce": "AR", "all-to-all": "A2A", "ppermute": "PP"}
+
+
+def _rows_of(recs, steps=()):
+    """One row per collective, published = the plan's closed form of one group alone."""
+    by = {id(s.collective): s for s in steps if s.collective is not None}
+    return [_row(f"{_SHORT.get(r.op, r.op)}_{r.axis_name}  {by[id(r)] if id(r) in by else r.label}", r, r.form,
+                 r.form_text) for r in recs]
+
+
+def redistribute_rules(mesh, x_axis=None, y_axis=None, I=4096, J=4096, scale=64, seed=0):
+    """
+    Every rule of ShardedArray.redistribute on two mesh axes X, Y, each result against numpy:
+        A[I_X, J_Y]   → A[I_X, J]       all-gather over Y
+        A[I_X, J]     → A[I, J]         all-gather over X
+        A[I, J]       → A[I_XY, J]      each device keeps its block (no message)
+        A[I_XY, J]    → A[I, J]         all-gather over the tuple axis XY (X major)
+        A[I_X, J_Y]   → A[I_XY, J]      all-to-all over Y
+        U[I, J]{U_Y}  → U[I, J]         all-reduce over Y (U's terms differ along Y)
+        U[I, J]{U_Y}  → U[I, J_Y]       reduce-scatter over Y
+        V[I, J]{U_XY} → V[I_XY, J]      reduce-scatter over XY at once (the book's RS_XY)
+        A[I, J]       → A[I, J]{U_X}    the first device along X keeps it (no message)
+    Published: each collective's closed form for one group alone (Mesh.plan's).
+    """
+    from .placement import layout_from_spec
+
+    x_axis, y_axis = _two_axes(mesh, x_axis, y_axis)
+    i, j, _ = _dims(I, J, J, scale)
+    XY = mesh.size((x_axis, y_axis))
+    _check_split("I/scale", i, XY, f"{x_axis}, {y_axis}")
+    _check_split("J/scale", j, XY, f"{x_axis}, {y_axis}")
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((i, j))
+    yi = mesh.axis_names.index(y_axis)
+    Y = mesh.size(y_axis)
+
+    def term(k):  # the k-th term of a pending sum, the same on every rank
+        return np.random.default_rng((seed, 1, k)).standard_normal((i, j))
+
+    n0 = len(mesh.log)
+    err, steps, out = 0.0, [], {}
+
+    def check(R, want, key):
+        nonlocal err
+        err = max(err, float(np.max(np.abs(R.full() - want))))
+        steps.extend(R.steps[-1:])
+        out[key] = R
+
+    xy = (x_axis, y_axis)
+    A = ShardedArray.from_full(mesh, a, P(x_axis, y_axis), "A", "IJ")
+    check(A.redistribute(P(x_axis, None), label=f"AG_{y_axis} A"), a, "A[I_X, J]")
+    check(out["A[I_X, J]"].redistribute(P(), label=f"AG_{x_axis} A"), a, "A[I, J]")
+    check(out["A[I, J]"].redistribute(P(xy, None), label="keep A"), a, "A[I_XY, J]")
+    check(out["A[I_XY, J]"].redistribute(P(), label=f"AG_{_name_of(xy)} A"), a, "A[I, J] again")
+    check(A.redistribute(P(xy, None), label=f"A2A_{y_axis} A"), a, "A[I_XY, J] by all-to-all")
+    u_lay = layout_from_spec(mesh, P(), 2, partial=(y_axis,))
+    U = ShardedArray.from_blocks(mesh, mesh.each(lambda p: term(mesh.coord(p)[yi]), range(mesh.n)), u_lay, (i, j),
+                                 "U", "IJ")
+    u = sum(term(k) for k in range(Y))
+    check(U.redistribute(P(), label=f"AR_{y_axis} U"), u, "U[I, J]")
+    check(U.redistribute(P(None, y_axis), label=f"RS_{y_axis} U"), u, "U[I, J_Y]")
+    v_lay = layout_from_spec(mesh, P(), 2, partial=xy)
+    V = ShardedArray.from_blocks(mesh, mesh.each(lambda p: term(1000 + p), range(mesh.n)), v_lay, (i, j), "V", "IJ")
+    v = sum(term(1000 + p) for p in range(mesh.n))  # every other axis has size 1 here, or repeats the sum
+    if XY == mesh.n:
+        check(V.redistribute(P(xy, None), label=f"RS_{_name_of(xy)} V"), v, "V[I_XY, J]")
+    R = out["A[I, J]"].redistribute(layout_from_spec(mesh, P(), 2, partial=(x_axis,)), label="A{U_X}")
+    check(R, a, "A{U_X}")
+    res = Result("redistribute-rules", mesh, _rows_of(mesh.log[n0:], steps), err,
+                 sum(r.form for r in mesh.log[n0:]), "each collective's closed form", [str(s) for s in steps])
+    res.axes = xy
+    res.tensors = {"activations": out, "weights": {}, "KV cache": {}}
+    res.memory = memory_per_device(mesh, res.tensors)
+    return res
+
+
+def _name_of(axes):
+    return "".join(axes) if all(len(a) == 1 for a in axes) else ",".join(axes)
+
+
+MATMUL_CASES = {  # the book's four cases on axes (X, Y): A's spec, B's spec, as written with X, Y
+    1: (("X", None), (None, "Y")),  # A[I_X, J] · B[J, K_Y]: nothing moves
+    2: (("X", "Y"), (None, None)),  # A[I_X, J_Y] · B[J, K]: all-gather A over Y first
+    3: (("X", "Y"), ("Y", None)),  # A[I_X, J_Y] · B[J_Y, K] → C[I_X, K]{U_Y}, then reduce-scatter over Y
+    4: (("X", None), (None, "X")),  # A[I_X, J] · B[J, K_X]: all-gather one operand over X first
+}
+
+
+def matmul_2d(mesh, x_axis=None, y_axis=None, I=4096, J=4096, K=4096, scale=64, seed=0):
+    """
+    The book's four sharded-matmul cases on two mesh axes (sharded matmuls chapter), each C = A · B
+    against numpy: case 1 nothing moves; case 2 all-gathers A's contracting J over Y; case 3 leaves
+    C{U_Y}, reduce-scattered to C[I_X, K_Y]; case 4 all-gathers the smaller operand over X.
+    Published: each collective's closed form for one group alone (Mesh.plan's).
+    """
+    x_axis, y_axis = _two_axes(mesh, x_axis, y_axis)
+    i, j, k = _dims(I, J, K, scale)
+    X, Y = mesh.size(x_axis), mesh.size(y_axis)
+    for what, v in (("I/scale", i), ("J/scale", j), ("K/scale", k)):
+        _check_split(what, v, X * Y, f"{x_axis}, {y_axis}")
+    rng = np.random.default_rng(seed)
+    a, b = rng.standard_normal((i, j)), rng.standard_normal((j, k))
+    ren = {"X": x_axis, "Y": y_axis, None: None}
+    n0 = len(mesh.log)
+    err, steps, tensors, notes = 0.0, [], {}, []
+    for case, (sa, sb) in MATMUL_CASES.items():
+        A = ShardedArray.from_full(mesh, a, P(*(ren[e] for e in sa)), "A", "IJ")
+        B = ShardedArray.from_full(mesh, b, P(*(ren[e] for e in sb)), "B", "JK")
+        C = matmul(A, B, "C", label=f"case {case}")
+        steps += list(C.how.steps)
+        notes.append(C.how.text)
+        if C.partial:
+            C = C.redistribute(P(C.layout.dims[0] or None, C.partial), label=f"case {case}: RS C")
+            steps += list(C.steps[-1:])
+        err = max(err, float(np.max(np.abs(C.full() - a @ b))))
+        tensors[f"C (case {case})"] = C
+    recs = mesh.log[n0:]
+    res = Result("matmul-2d", mesh, _rows_of(recs, steps), err, sum(r.form for r in recs),
+                 "each collective's closed form", notes)
+    res.axes = (x_axis, y_axis)
+    res.tensors = {"activations": tensors, "weights": {}, "KV cache": {}}
+    res.memory = memory_per_device(mesh, res.tensors)
+    return res
+
+
+def shard_map_program(mesh, x_axis=None, y_axis=None, B=1024, D=1024, F=1024, scale=32, seed=0):
+    """
+    A per-device function in shard_map style calling every collective by axis name, run by
+    mesh.run (x: X[B_X, D_Y], w: W[D_Y, F]):
+        y = psum(x @ w, Y)                       → (x·w)[B_X, F]
+        s = psum_scatter(y, Y, dim=1) / |Y|       → (x·w)[B_X, F_Y]
+        t = all_to_all(s, Y, split_dim=0, concat_dim=1)   → (x·w)[B_XY, F]
+        u = all_gather(t, Y, dim=0)               → (x·w)[B_X, F]
+        v = ppermute(u, X, i → i+1)               → roll(x·w, B/X rows)[B_X, F]
+    and axis_index over (X, Y) as a second output: its gathered value is 0 … |XY|−1.
+    Published: each collective's closed form for one group alone (Mesh.plan's).
+    """
+    from .shard_map import all_gather, all_to_all, axis_index, ppermute, psum, psum_scatter
+
+    x_axis, y_axis = _two_axes(mesh, x_axis, y_axis)
+    b, d, f = _dims(B, D, F, scale)
+    X, Y = mesh.size(x_axis), mesh.size(y_axis)
+    _check_split("B/scale", b, X * Y, f"{x_axis}, {y_axis}")
+    _check_split("D/scale", d, Y, y_axis)
+    _check_split("F/scale", f, Y, y_axis)
+    rng = np.random.default_rng(seed)
+    x, w = rng.standard_normal((b, d)), rng.standard_normal((d, f)) / d ** .5
+
+    def per_device(xb, wb):
+        y = psum(xb @ wb, y_axis)
+        s = psum_scatter(y, y_axis, dim=1) / Y
+        t = all_to_all(s, y_axis, split_dim=0, concat_dim=1)
+        u = all_gather(t, y_axis, dim=0)
+        v = ppermute(u, x_axis, [(q, (q + 1) % X) for q in range(X)])
+        return v, np.full((1, 1), float(axis_index((x_axis, y_axis))))
+
+    n0 = len(mesh.log)
+    V, idx = mesh.run(per_device, (P(x_axis, y_axis), P(y_axis, None)),
+                      (P(x_axis, None), P((x_axis, y_axis), None)), label="shard_map")(x, w)
+    want = np.roll(x @ w, b // X, axis=0)
+    err = max(float(np.max(np.abs(V.full() - want))),
+              float(np.max(np.abs(idx.full().ravel() - np.arange(X * Y)))))
+    recs = mesh.log[n0:]
+    fn = {"all-reduce": "psum", "reduce-scatter": "psum_scatter", "all-gather": "all_gather",
+          "all-to-all": "all_to_all", "ppermute": "ppermute"}
+    rows = [_row(f"{_SHORT[r.op]}_{r.axis_name}  {fn[r.op]}(…, {r.axis_name!r}) in {r.label}", r, r.form, r.form_text)
+            for r in recs]
+    res = Result("shard-map", mesh, rows, err, sum(r.form for r in recs), "each collective's closed form",
+                 ["psum → psum_scatter → all_to_all → all_gather over " + y_axis + ", ppermute over " + x_axis])
+    res.axes = (x_axis, y_axis)
+    res.tensors = {"activations": {"v": V, "axis_index": idx}, "weights": {}, "KV cache": {}}
+    res.memory = memory_per_device(mesh, res.tensors)
+    return res
+
+
+register(Program("redistribute-rules", {"en": "every redistribution rule on two axes (all-gather, all-reduce, "
+                                               "reduce-scatter, all-to-all, local)",
+                                        "zh": "两条轴上的全部重新分布规则（all-gather、all-reduce、reduce-scatter、"
+                                              "all-to-all、本地）"},
+                 redistribute_rules, (("X", 2), ("Y", 4)), None,
+                 {"x_axis": None, "y_axis": None, "I": 4096, "J": 4096, "scale": 64, "seed": 0}))
+register(Program("matmul-2d", {"en": "the book's four sharded-matmul cases on two axes",
+                               "zh": "两条轴上的四种分片矩阵乘情形"},
+                 matmul_2d, (("X", 2), ("Y", 4)), None,
+                 {"x_axis": None, "y_axis": None, "I": 4096, "J": 4096, "K": 4096, "scale": 64, "seed": 0}))
+register(Program("shard-map", {"en": "a per-device function in shard_map style: every collective by axis name",
+                               "zh": "shard_map 风格的逐设备函数：按轴名调用每种集合通信"},
+                 shard_map_program, (("X", 2), ("Y", 4)), None,
+                 {"x_axis": None, "y_axis": None, "B": 1024, "D": 1024, "F": 1024, "scale": 32, "seed": 0}))

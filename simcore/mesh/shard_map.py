@@ -162,6 +162,9 @@ def run(mesh, f, in_specs, out_specs, label="shard_map"):
                 locals_.append(a.blocks)
             else:
                 locals_.append(ShardedArray.from_full(mesh, a, s).blocks)
+        if len(mesh.held) < mesh.n:  # a mesh over ranks: this process runs f for its own position(s)
+            outs = _run_held(mesh, f, locals_, label)
+            return _outputs(mesh, outs, out_specs)
         r = _Run(mesh, label)
         outs, errors = [None] * mesh.n, [None] * mesh.n
 
@@ -188,20 +191,60 @@ def run(mesh, f, in_specs, out_specs, label="shard_map"):
         first = next((e for e in errors if e is not None), None)
         if first is not None:
             raise first
-        many = isinstance(out_specs, (tuple, list)) and not isinstance(out_specs, P)
-        ospecs = out_specs if many else (out_specs,)
-        per = [o if many else (o,) for o in outs]
-        if any(len(o) != len(ospecs) for o in per):
-            raise MeshError(f"f returned {len(per[0])} values but out_specs gives {len(ospecs)}")
-        result = []
-        for i, s in enumerate(ospecs):
-            blocks = [np.asarray(o[i]) for o in per]
-            lay = ShardedArray.layout_for(mesh, s, blocks[0].ndim)
-            shape = list(blocks[0].shape)
-            for d, axes in enumerate(lay.dims):
-                for a in axes:
-                    shape[d] *= mesh.size(a)
-            result.append(ShardedArray(mesh, lay, blocks, tuple(shape), name=f"out{i}" if many else "out"))
-        return tuple(result) if many else result[0]
+        return _outputs(mesh, outs, out_specs)
 
     return g
+
+
+def _outputs(mesh, outs, out_specs):
+    """The ShardedArray(s) out_specs describe, from f's return value at every held position."""
+    from .sharded import ShardedArray
+
+    many = isinstance(out_specs, (tuple, list)) and not isinstance(out_specs, P)
+    ospecs = out_specs if many else (out_specs,)
+    per = mesh.each(lambda o: o if many else (o,), outs)
+    if any(len(per[p]) != len(ospecs) for p in mesh.held):
+        raise MeshError(f"f returned {len(mesh.first(per))} values but out_specs gives {len(ospecs)}")
+    result = []
+    for i, s in enumerate(ospecs):
+        blocks = mesh.each(lambda o: np.asarray(o[i]), per)
+        lay = ShardedArray.layout_for(mesh, s, mesh.first(blocks).ndim)
+        shape = list(mesh.first(blocks).shape)
+        for d, axes in enumerate(lay.dims):
+            for a in axes:
+                shape[d] *= mesh.size(a)
+        result.append(ShardedArray(mesh, lay, blocks, tuple(shape), name=f"out{i}" if many else "out"))
+    return tuple(result) if many else result[0]
+
+
+class _HeldRun:
+    """mesh.run on a mesh over ranks: each collective is the rank's own MPI call, after every rank
+    has said it calls the same one (mesh.agree), so a program that differs stops with a sentence
+    instead of a hang."""
+
+    def __init__(self, mesh, label):
+        self.mesh, self.label = mesh, label
+
+    def meet(self, pos, call, value):
+        mesh = self.mesh
+        mesh.agree(pos, None if call is _DONE else (call[0], call[1], call[2], np.shape(value)),
+                   _what(call))
+        if call is _DONE:
+            return None
+        op, axis, kw = call
+        values = [None] * mesh.n
+        values[pos] = value
+        return mesh.collective(op, axis, values, label=self.label, **kw)[pos]
+
+
+def _run_held(mesh, f, locals_, label):
+    r = _HeldRun(mesh, label)
+    outs = [None] * mesh.n
+    for p in mesh.held:
+        _here.run, _here.pos = r, p
+        try:
+            outs[p] = f(*[blocks[p] for blocks in locals_])
+            r.meet(p, _DONE, None)
+        finally:
+            _here.run = None
+    return outs

@@ -101,25 +101,26 @@ class ShardedArray:
                                     f"{_axes_text(axes)}; pass pad=True to pad it with zeros")
                 padded[d] = -(-x.shape[d] // k) * k
         xp = x if tuple(padded) == x.shape else np.pad(x, [(0, p - s) for p, s in zip(padded, x.shape)])
-        blocks = []
-        for p in range(mesh.n):
+        def cut(p):  # the block at position p (a mesh over ranks cuts only its own)
             coord = mesh.coord(p)
             b = xp[_slices(mesh, lay, xp.shape, coord)]
             if lay.partial and any(coord[mesh.axis_names.index(a)] for a in lay.partial):
                 b = np.zeros_like(b)
-            blocks.append(np.array(b))
-        return cls(mesh, lay, blocks, x.shape, name, dim_names, padded)
+            return np.array(b)
+
+        return cls(mesh, lay, mesh.each(cut, range(mesh.n)), x.shape, name, dim_names, padded)
 
     @classmethod
     def from_blocks(cls, mesh, blocks, target, shape, name="A", dim_names=None):
         """From one block per mesh position (as a per-device program leaves them); every block must
         have the shape the layout gives a device."""
         lay = cls.layout_for(mesh, target, len(shape))
-        blocks = [np.asarray(b) for b in blocks]
+        blocks = list(blocks)
         if len(blocks) != mesh.n:
             raise MeshError(f"give one block per mesh position ({mesh.n}), got {len(blocks)}")
+        blocks = mesh.each(np.asarray, blocks)  # a mesh over ranks: its own block, None elsewhere
         want = tuple(s // (math.prod(mesh.size(a) for a in axes) if axes else 1) for s, axes in zip(shape, lay.dims))
-        bad = next((p for p, b in enumerate(blocks) if b.shape != want), None)
+        bad = next((p for p in mesh.held if blocks[p].shape != want), None)
         if bad is not None:
             raise MeshError(f"the block at {mesh.coord(bad)} has shape {blocks[bad].shape}; a {tuple(shape)} array laid "
                             f"out as {notation(name, dim_names or DIM_NAMES[:len(shape)], lay)} gives each device {want}")
@@ -156,17 +157,18 @@ class ShardedArray:
         """The whole array: blocks put in place, a pending sum summed (only for checking: no device
         holds it)."""
         mesh, lay = self.mesh, self.layout
-        out = np.zeros(self.padded, dtype=np.result_type(*self.blocks))
+        blocks = mesh.gathered(self.blocks)
+        out = np.zeros(self.padded, dtype=np.result_type(*blocks))
         sharding = set(lay.axes_used()) | set(lay.partial)
         for p in range(mesh.n):
             coord = mesh.coord(p)
             if any(c for a, c in zip(mesh.axis_names, coord) if a not in sharding):
                 continue  # a replica: coordinate 0 along every replicated axis is enough
-            out[_slices(mesh, lay, self.padded, coord)] += self.blocks[p]
+            out[_slices(mesh, lay, self.padded, coord)] += blocks[p]
         return out[tuple(slice(0, s) for s in self.shape)]
 
     def nbytes_per_device(self) -> int:
-        return int(self.blocks[0].nbytes)
+        return int(self.mesh.first(self.blocks).nbytes)
 
     # -- changing it ---------------------------------------------------------------------
     def redistribute(self, target, label=None, algo=None) -> ShardedArray:
@@ -239,7 +241,7 @@ def _redistribute(A, tgt: Layout, label, algo=None):
                 if a not in gone:
                     break
                 run_.append(a)
-            while run_ and blocks[0].shape[d] % math.prod(mesh.size(a) for a in run_):
+            while run_ and mesh.first(blocks).shape[d] % math.prod(mesh.size(a) for a in run_):
                 run_.pop()
             if run_ and (best is None or len(run_) > len(best[1])):
                 best = (d, tuple(run_))
@@ -267,7 +269,7 @@ def _redistribute(A, tgt: Layout, label, algo=None):
             if d2 is None or d2 == d:
                 continue
             want = cur.dims[d2] + (a,)
-            if tgt.dims[d2][:len(want)] != want or blocks[0].shape[d2] % mesh.size(a):
+            if tgt.dims[d2][:len(want)] != want or mesh.first(blocks).shape[d2] % mesh.size(a):
                 continue
             out, rec = run("all-to-all", a, split_dim=d2, concat_dim=d)
             new = _with_dim(_with_dim(cur, d, axes[:-1]), d2, want)
@@ -287,17 +289,19 @@ def _redistribute(A, tgt: Layout, label, algo=None):
     for d, axes in enumerate(tgt.dims):
         for a in axes[len(cur.dims[d]):]:
             g = mesh.size(a)
-            if blocks[0].shape[d] % g:
-                raise MeshError(f"dimension {d} of the block (length {blocks[0].shape[d]}) does not split into {g} "
+            length = mesh.first(blocks).shape[d]
+            if length % g:
+                raise MeshError(f"dimension {d} of the block (length {length}) does not split into {g} "
                                 f"equal blocks over axis {a}")
             i = mesh.axis_names.index(a)
-            new_blocks = [np.array(np.split(b, g, axis=d)[mesh.coord(p)[i]]) for p, b in enumerate(blocks)]
+            new_blocks = mesh.each(lambda p, b: np.array(np.split(b, g, axis=d)[mesh.coord(p)[i]]), range(mesh.n),
+                                   blocks)
             step(_with_dim(cur, d, cur.dims[d] + (a,)), new_blocks, f"each device keeps its block along {a} "
                  f"(Replicate → Shard({d}), no message)")
     # 5. pending sums the target adds: the first device along the axis keeps the value
     for a in [a for a in tgt.partial if a not in cur.partial]:
         i = mesh.axis_names.index(a)
-        new_blocks = [b if mesh.coord(p)[i] == 0 else np.zeros_like(b) for p, b in enumerate(blocks)]
+        new_blocks = mesh.each(lambda p, b: b if mesh.coord(p)[i] == 0 else np.zeros_like(b), range(mesh.n), blocks)
         step(replace(cur, partial=cur.partial + (a,), op=tgt.op), new_blocks,
              f"the first device along {a} keeps it, the others hold zeros (Replicate → Partial, no message)")
     if cur != tgt and (cur.dims != tgt.dims or set(cur.partial) != set(tgt.partial)):
@@ -370,7 +374,7 @@ def matmul(A: ShardedArray, B: ShardedArray, name="C", label=None) -> ShardedArr
         cases.append(1)
     A2 = A.redistribute(a_t, label=label) if a_t != A.layout else A
     B2 = B.redistribute(b_t, label=label) if b_t != B.layout else B
-    blocks = [a @ b for a, b in zip(A2.blocks, B2.blocks)]
+    blocks = mesh.each(np.matmul, A2.blocks, B2.blocks)
     part = A2.layout.dims[1] if 3 in cases else ()
     lay = Layout((A2.layout.dims[0], B2.layout.dims[1]), tuple(part), "sum")
     C = ShardedArray(mesh, lay, blocks, (A.shape[0], B.shape[1]), name, (A.dim_names[0], B.dim_names[1]),
