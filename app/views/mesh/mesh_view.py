@@ -1,0 +1,481 @@
+"""
+The mesh: devices in a grid by their mesh coordinates, each holding its block of every tensor,
+the groups of the axis in use outlined, blocks moving inside every group at once, and each
+tensor's notation in the book's words changing as its collectives run (`A[I_X, J_Y]` → `A[I_X, J]`).
+
+One view for every mesh program: it draws what the run's records say (app.core.mesh_model's
+MeshInfo: the AxisCollective events, the tensors' notation tracks, the trace's messages), never
+a program by name. What it shows is a function of (run, t): the frame the playback pushes gives
+t and the messages in flight (Frame.moving, Frame.progress); scrubbing back costs what playing does.
+
+Geometry (`MeshView.layout()`, in widget pixels) is computed once per size and run: the header,
+the grid's cells (mesh_model.grid_rects), the group outlines of every event and the node frames.
+A paint draws the cells from it; nothing is laid out while playing.
+"""
+
+from __future__ import annotations
+
+from ... import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QEvent, QLocale, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QImage, QPainter, QPen
+from PySide6.QtWidgets import QWidget
+
+from ... import theme
+from ...core.frame import time_eps
+from ...core.mesh_model import grid_rects, outline_rects, parse_notation
+from ...words import fmt_time, mesh_event_line
+
+TENSOR_MIN_PX = 9  # a tensor's block is drawn when its slot is at least this tall
+
+
+@dataclass
+class MeshLayout:
+    """Where everything goes at one widget size (pixels)."""
+
+    header: QRectF
+    grid: QRectF
+    panel: QRectF
+    cells: np.ndarray  # (n, 4): x, y, w, h of every mesh position
+    outlines: list  # per event: [(group index, (x, y, w, h)), ...]
+    frames: list  # [(frame index, (x, y, w, h)), ...] the machine's nodes
+    line: float  # one text line's height
+
+
+class MeshView(QWidget):
+    """The "Mesh" tab. Registered with the playback's frames; draws the run's MeshInfo at t."""
+
+    def __init__(self, model, playback, parent=None):
+        super().__init__(parent)
+        self.setObjectName("MeshView")
+        self.model, self.playback = model, playback
+        self.run = None
+        self.info = None
+        self.t = 0.0
+        self.moving = np.zeros(0, dtype=np.int64)
+        self.progress = np.zeros(0)
+        self._layout = None
+        self._images = {}
+        self.setMinimumSize(320, 240)
+        self.setAttribute(Qt.WA_OpaquePaintEvent, True)
+        model.changed.connect(self._set_run)
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self._set_run(model.run)
+        f = playback.frames.register(self)
+        if f is not None:
+            self.set_frame(f)
+
+    # -- inputs --------------------------------------------------------------------------------
+    def _set_run(self, run):
+        self.run = run
+        self.info = getattr(run, "mesh", None)
+        self._layout, self._images = None, {}
+        self.t = 0.0
+        self.moving, self.progress = np.zeros(0, dtype=np.int64), np.zeros(0)
+        self.update()
+
+    def frame_part(self, f):
+        return (id(f.index), f.t, f.hidden_after)
+
+    def set_frame(self, f):
+        if self.run is None or f.index is not self.run.index:
+            return
+        self.t = float(f.t)
+        self.moving = np.asarray(f.moving, dtype=np.int64)
+        self.progress = np.asarray(f.progress, dtype=float)
+        if f.hidden_after is not None and len(self.moving):  # the predict mask hides what it hides
+            self.moving, self.progress = self.moving[np.asarray(f.shown, bool)], self.progress[np.asarray(f.shown, bool)]
+        self.update()
+
+    def _on_theme_changed(self):
+        self._layout, self._images = None, {}
+        self.update()
+
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.update()
+        super().changeEvent(e)
+
+    def resizeEvent(self, e):
+        self._layout = None
+        super().resizeEvent(e)
+
+    # -- geometry --------------------------------------------------------------------------------
+    def layout(self) -> MeshLayout | None:
+        """The picture's geometry at the widget's size (None without a mesh run)."""
+        if self.info is None:
+            return None
+        if self._layout is None:
+            self._layout = self._make_layout()
+        return self._layout
+
+    def _make_layout(self) -> MeshLayout:
+        info = self.info
+        s = theme.scale()
+        W, H = float(self.width()), float(self.height())
+        m = 8 * s
+        line = QFontMetricsF(theme.font("body")).height()
+        header = QRectF(m, m, W - 2 * m, 3.2 * line)
+        mono = QFontMetricsF(theme.font("body", mono=True)).height()
+        panel = QRectF(m, header.bottom() + m / 2, W - 2 * m, self._strip_lines(W - 2 * m) * mono * 1.2 + m)
+        top = panel.bottom() + m / 2
+        grid = QRectF(m, top, W - 2 * m, H - top - 1.6 * line - m)
+        cells = grid_rects(info.shape, grid.x() + 6 * s, grid.y() + 6 * s, grid.width() - 12 * s,
+                           grid.height() - 12 * s)
+        gap = max(2.0, float(np.min(cells[:, 2:])) * 0.08) if len(cells) else 2.0
+        outlines = [outline_rects(cells, e.groups, min(gap, 5 * s)) for e in info.events]
+        frames = outline_rects(cells, info.frames, min(gap * 1.8, 9 * s)) if info.frames else []
+        return MeshLayout(header, grid, panel, cells, outlines, frames, line)
+
+    # -- colours -----------------------------------------------------------------------------------
+    def _image(self, k: int) -> QImage:
+        """A k-colour strip (1 × k pixels): fine block c of a tensor is colour c (its first owner)."""
+        img = self._images.get(k)
+        if img is None:
+            cols = theme.device_colors(k)
+            img = QImage(k, 1, QImage.Format_RGB32)
+            for i, c in enumerate(cols):
+                img.setPixelColor(i, 0, c)
+            self._images[k] = img
+        return img
+
+    # -- painting --------------------------------------------------------------------------------
+    def paintEvent(self, e):
+        p = QPainter(self)
+        pal = theme.palette()
+        p.fillRect(self.rect(), QColor(pal.background))
+        if self.info is None:
+            self._paint_hint(p)
+            p.end()
+            return
+        lay = self.layout()
+        eps = time_eps(self.run.trace.t_end) if self.run is not None else 0.0
+        k = self.info.event_at(self.t, eps)
+        self._paint_header(p, lay, k)
+        self._paint_frames(p, lay)
+        self._paint_cells(p, lay, k, eps)
+        self._paint_outlines(p, lay, k, eps)
+        self._paint_moving(p, lay, k)
+        self._paint_panel(p, lay, k, eps)
+        p.end()
+
+    def _paint_hint(self, p):
+        p.setPen(QColor(theme.palette().text_muted))
+        p.setFont(theme.font("body"))
+        p.drawText(self.rect().adjusted(20, 20, -20, -20), Qt.AlignCenter | Qt.TextWordWrap,
+                   self.tr("The mesh view draws a Mesh scenario: choose Scenario → Mesh (named axes), "
+                           "or shard-lab --scenario mesh --mesh X=2,Y=4 --program redistribute."))
+
+    def _lang(self) -> str:
+        """The interface's language, as app.i18n set Qt's default locale: "zh" or "en"."""
+        return "zh" if QLocale().language() == QLocale.Language.Chinese else "en"
+
+    def _paint_header(self, p, lay, k):
+        info, pal = self.info, theme.palette()
+        r = lay.header
+        p.setPen(QColor(pal.text))
+        p.setFont(theme.font("caption", bold=True))
+        words = info.words.get(self._lang()) or info.program
+        title = self.tr("{program} — mesh {mesh} on {machine}").format(program=words, mesh=info.describe,
+                                                                        machine=info.machine)
+        fm = QFontMetricsF(p.font())
+        p.drawText(QRectF(r.x(), r.y(), r.width(), fm.height()), Qt.AlignLeft | Qt.AlignVCenter,
+                   fm.elidedText(title, Qt.ElideRight, r.width()))
+        y = r.y() + fm.height() + 2
+        p.setFont(theme.font("body"))
+        fm = QFontMetricsF(p.font())
+        if k < 0:
+            text, why = self.tr("No collective: every device multiplies its own blocks."), ""
+        else:
+            ev = info.events[k]
+            text = mesh_event_line(ev)
+            why = ev.why
+        p.drawText(QRectF(r.x(), y, r.width(), fm.height()), Qt.AlignLeft | Qt.AlignVCenter,
+                   fm.elidedText(text, Qt.ElideRight, r.width()))
+        p.setPen(QColor(pal.text_muted))
+        p.drawText(QRectF(r.x(), y + fm.height(), r.width(), fm.height()), Qt.AlignLeft | Qt.AlignVCenter,
+                   fm.elidedText(why, Qt.ElideRight, r.width()))
+
+    def _paint_frames(self, p, lay):
+        if not lay.frames:
+            return
+        pal = theme.palette()
+        pen = QPen(QColor(pal.text_muted), max(1.0, theme.line("outline")))
+        pen.setStyle(Qt.DashLine)
+        p.setPen(pen)
+        p.setBrush(Qt.NoBrush)
+        p.setFont(theme.font("small"))
+        seen = set()
+        for fi, (x, y, w, h) in lay.frames:
+            p.drawRoundedRect(QRectF(x, y, w, h), 6, 6)
+            if fi not in seen:
+                seen.add(fi)
+                p.drawText(QRectF(x + 4, y - lay.line, w, lay.line), Qt.AlignLeft | Qt.AlignBottom,
+                           self.tr("node {k}").format(k=fi))
+
+    def _tensor_slots(self, k, eps):
+        """The tensors each cell draws, the one the current event changes first, with their layout
+        now and the event changing them (or None)."""
+        info = self.info
+        out = []
+        focus = info.events[k].tensor if k >= 0 else ""
+        tracks = sorted(info.tensors, key=lambda tr: tr.name != focus)
+        for tr in tracks:
+            now, changing, before, after = tr.at(info.events, self.t, eps)
+            out.append((tr, parse_notation(now, info.axis_names), changing, parse_notation(after, info.axis_names)))
+        return out
+
+    def _paint_cells(self, p, lay, k, eps):
+        info, pal = self.info, theme.palette()
+        cells = lay.cells
+        n = info.n
+        dev_cols = theme.device_colors(n)
+        slots = self._tensor_slots(k, eps)
+        cw, ch = float(cells[0, 2]), float(cells[0, 3])
+        small = theme.font("small")
+        fm = QFontMetricsF(small)
+        label_h = fm.height() if ch >= 3 * fm.height() and cw >= fm.horizontalAdvance("00,00") else 0.0
+        inner_h = ch - label_h - 4
+        # as many tensors as fit, each in a slot of at least TENSOR_MIN_PX
+        fit = max(1, min(len(slots), int(inner_h // max(TENSOR_MIN_PX, 1)))) if slots else 0
+        if fit and inner_h / fit < TENSOR_MIN_PX * 1.6:
+            fit = max(1, min(fit, int(inner_h // (TENSOR_MIN_PX * 1.6)) or 1))
+        slots = slots[:fit]
+        arrivals = {}
+        if k >= 0 and info.events[k].t_start - eps <= self.t < info.events[k].t_end - eps:
+            arrivals = dict(zip(("got", "total", "have"), info.arrivals(k, self.t + eps)))
+        border = QPen(QColor(pal.border), 1.0)
+        surface = QColor(pal.surface)
+        empty = QColor(pal.slot_empty)
+        p.setFont(small)
+        for pos in range(n):
+            x, y, w, h = cells[pos]
+            p.setPen(border)
+            p.setBrush(surface)
+            p.drawRect(QRectF(x, y, w, h))
+            if label_h:
+                p.setPen(QColor(pal.text_muted))
+                coord = ",".join(str(c) for c in info.coord(pos))
+                d = int(info.dev[pos])
+                p.drawText(QRectF(x + 3, y + 1, w - 6, label_h), Qt.AlignLeft | Qt.AlignVCenter,
+                           fm.elidedText(coord if d == pos else f"{coord} · {d}", Qt.ElideRight, w - 6))
+            if not slots:
+                continue
+            sh = inner_h / len(slots)
+            for i, (tr, now, changing, after) in enumerate(slots):
+                box = QRectF(x + 3, y + label_h + 2 + i * sh + 1, w - 6, sh - 2)
+                self._paint_block(p, box, tr, now, after, changing, pos, arrivals, dev_cols, empty, k)
+
+    def _fit_box(self, box: QRectF, tr) -> QRectF:
+        """The tensor's whole extent inside `box`, keeping its fine grid's cells near square."""
+        rows = tr.fine[0] if len(tr.fine) > 1 else 1
+        cols = tr.fine[-1]
+        aspect = max(0.5, min(4.0, cols / max(rows, 1)))
+        w, h = box.width(), box.height()
+        if w / max(h, 1e-9) > aspect:
+            w = h * aspect
+        else:
+            h = w / aspect
+        return QRectF(box.x(), box.y() + (box.height() - h) / 2, w, h)
+
+    def _region(self, full: QRectF, frac) -> QRectF:
+        """The part `frac` (per dimension [lo, hi)) of the whole extent `full`: rows down, columns across."""
+        if len(frac) == 1:
+            (c0, c1), (r0, r1) = frac[0], (0.0, 1.0)
+        else:
+            (r0, r1), (c0, c1) = frac[0], frac[-1]
+        return QRectF(full.x() + c0 * full.width(), full.y() + r0 * full.height(),
+                      (c1 - c0) * full.width(), (r1 - r0) * full.height())
+
+    def _draw_cells(self, p, full, tr, frac):
+        """Fill the region `frac` with the tensor's fine blocks' colours (one scaled image)."""
+        rows = tr.fine[0] if len(tr.fine) > 1 else 1
+        cols = tr.fine[-1]
+        img = self._image(rows * cols)
+        if len(frac) == 1:
+            (c0, c1), (r0, r1) = frac[0], (0.0, 1.0)
+        else:
+            (r0, r1), (c0, c1) = frac[0], frac[-1]
+        target = self._region(full, frac)
+        i0, i1 = int(round(r0 * rows)), max(int(round(r1 * rows)), int(round(r0 * rows)) + 1)
+        j0, j1 = int(round(c0 * cols)), max(int(round(c1 * cols)), int(round(c0 * cols)) + 1)
+        if i1 - i0 == 1:  # one row of fine blocks: a slice of the strip
+            p.drawImage(target, img, QRectF(i0 * cols + j0, 0, j1 - j0, 1))
+            return
+        hh = target.height() / (i1 - i0)
+        for i in range(i0, i1):
+            p.drawImage(QRectF(target.x(), target.y() + (i - i0) * hh, target.width(), hh), img,
+                        QRectF(i * cols + j0, 0, j1 - j0, 1))
+
+    def _paint_block(self, p, box, tr, now, after, changing, pos, arrivals, dev_cols, empty, k):
+        info = self.info
+        full = self._fit_box(box, tr)
+        p.setPen(Qt.NoPen)
+        p.setBrush(empty)
+        p.drawRect(full)
+        region = info.block(now, pos)
+        if changing is not None and arrivals and changing == k:
+            ev = info.events[k]
+            if ev.op == "all-gather":
+                grp = next((g for g in ev.groups if pos in g), (pos,))
+                have = arrivals["have"][pos]
+                for j, q in enumerate(grp):
+                    if q == pos or have[j]:
+                        self._draw_cells(p, full, tr, info.block(now, q))
+                p.setPen(QPen(QColor(theme.palette().highlight), 1.0))
+                p.setBrush(Qt.NoBrush)
+                p.drawRect(self._region(full, info.block(after, pos)))
+                return
+            # a reduction in flight: this device's term (hatched) and the part it ends with, filling
+            # as its messages land
+            self._draw_partial(p, full, region, dev_cols[pos])
+            dest = self._region(full, info.block(after, pos))
+            tot = max(1, int(arrivals["total"][pos]))
+            frac = float(arrivals["got"][pos]) / tot
+            if ev.op in ("reduce-scatter", "all-reduce") and frac > 0:
+                self._draw_cells(p, QRectF(full), tr, info.block(after, pos)) if frac >= 1 else None
+                bar = QRectF(dest.x(), dest.bottom() - max(2.0, dest.height() * 0.25), dest.width() * frac,
+                             max(2.0, dest.height() * 0.25))
+                p.setPen(Qt.NoPen)
+                p.setBrush(QColor(theme.palette().highlight))
+                p.drawRect(bar)
+            p.setPen(QPen(QColor(theme.palette().highlight), 1.0))
+            p.setBrush(Qt.NoBrush)
+            p.drawRect(dest)
+            return
+        if now.partial:
+            self._draw_partial(p, full, region, dev_cols[pos])
+        else:
+            self._draw_cells(p, full, tr, region)
+
+    def _draw_partial(self, p, full, region, colour):
+        """A pending sum's term: the device's own colour, hatched (a term, not the array)."""
+        r = self._region(full, region)
+        light = QColor(colour)
+        light.setAlpha(90)
+        p.setPen(Qt.NoPen)
+        p.setBrush(light)
+        p.drawRect(r)
+        p.setBrush(QBrush(QColor(colour), Qt.BDiagPattern))
+        p.drawRect(r)
+
+    def _paint_outlines(self, p, lay, k, eps):
+        if k < 0:
+            return
+        ev = self.info.events[k]
+        active = ev.t_start - eps <= self.t < ev.t_end - eps
+        outs = lay.outlines[k]
+        per_cell = len(outs) > len(ev.groups)
+        cols = theme.device_colors(len(ev.groups)) if per_cell else None
+        hl = QColor(theme.palette().highlight)
+        if not active:
+            hl.setAlpha(140)
+        width = max(2.0, 2.5 * theme.scale()) if active else max(1.5, 1.5 * theme.scale())
+        p.setBrush(Qt.NoBrush)
+        for gi, (x, y, w, h) in outs:
+            p.setPen(QPen(cols[gi] if per_cell else hl, width))
+            p.drawRoundedRect(QRectF(x, y, w, h), 5, 5)
+
+    def _paint_moving(self, p, lay, k):
+        """Every message in flight at t: a small block on its way from its sender to its receiver,
+        in the colour of the group member whose data it carries."""
+        if not len(self.moving) or k < 0:
+            return
+        info = self.info
+        cols = info.columns
+        src = info.pos_of_dev[cols["src"][self.moving]]
+        dst = info.pos_of_dev[cols["dst"][self.moving]]
+        chunk = cols["chunk"][self.moving]
+        cells = lay.cells
+        cx, cy = cells[:, 0] + cells[:, 2] / 2, cells[:, 1] + cells[:, 3] / 2
+        f = self.progress
+        xs = cx[src] + (cx[dst] - cx[src]) * f
+        ys = cy[src] + (cy[dst] - cy[src]) * f
+        size = max(4.0, min(float(cells[0, 2]), float(cells[0, 3])) * 0.22)
+        ev = info.events[k]
+        g = len(ev.groups[0]) if ev.groups else 1
+        # the group member whose data the message carries (the trace's chunk: its group index)
+        first = np.array([grp[0] for grp in ev.groups])
+        group_of = np.zeros(info.n, dtype=np.int64)
+        for gi, grp in enumerate(ev.groups):
+            group_of[list(grp)] = gi
+        owner = np.array([ev.groups[group_of[s]][c % g] for s, c in zip(src.tolist(), chunk.tolist())]) \
+            if len(first) else src
+        dev_cols = theme.device_colors(info.n)
+        pen = QPen(QColor(theme.palette().text), 1.0)
+        p.setPen(pen)
+        for x, y, o in zip(xs.tolist(), ys.tolist(), owner.tolist()):
+            p.setBrush(dev_cols[o])
+            p.drawRect(QRectF(x - size / 2, y - size / 2, size, size))
+
+    def _strip_items(self):
+        """The tensors in the order the cells draw them (the one changing now first)."""
+        info = self.info
+        eps = time_eps(self.run.trace.t_end) if self.run is not None else 0.0
+        k = info.event_at(self.t, eps)
+        focus = info.events[k].tensor if k >= 0 else ""
+        out = []
+        for tr in sorted(info.tensors, key=lambda t: t.name != focus):
+            now, changing, before, after = tr.at(info.events, self.t, eps)
+            out.append((f"{before} → {after}" if changing is not None else now, changing is not None))
+        return out
+
+    def _strip_lines(self, width) -> int:
+        """Lines the notation strip takes at `width` (the widest text each tensor shows)."""
+        info = self.info
+        fm = QFontMetricsF(theme.font("body", bold=True, mono=True))
+        gap = fm.horizontalAdvance("   ")
+        widths = []
+        for tr in info.tensors:
+            texts = [tr.first] + [f"{b} → {a}" for _, b, a in tr.changes]
+            widths.append(max(fm.horizontalAdvance(t) for t in texts))
+        lines, x = 1, 0.0
+        for w in sorted(widths, reverse=True):
+            if x and x + w > width:
+                lines, x = lines + 1, 0.0
+            x += w + gap
+        return min(lines, 4)
+
+    def notation_texts(self) -> list:
+        """What the notation strip says at t, in its order: [(text, changing now), ...]."""
+        return self._strip_items() if self.info is not None else []
+
+    def _paint_panel(self, p, lay, k, eps):
+        info, pal = self.info, theme.palette()
+        r = lay.panel
+        p.setPen(QPen(QColor(pal.border), 1.0))
+        p.setBrush(QColor(pal.surface))
+        p.drawRoundedRect(r, 6, 6)
+        pad = 6 * theme.scale()
+        mono = theme.font("body", mono=True)
+        mono_b = theme.font("body", bold=True, mono=True)
+        fmb = QFontMetricsF(mono_b)
+        lh = fmb.height() * 1.2
+        x, y = r.x() + pad, r.y() + pad / 2
+        gap = fmb.horizontalAdvance("   ")
+        self._strip_rects = []
+        for text, changing in self._strip_items():
+            w = fmb.horizontalAdvance(text)
+            if x > r.x() + pad and x + w > r.right() - pad:
+                x, y = r.x() + pad, y + lh
+            if y + lh > r.bottom() + 1:
+                break
+            p.setFont(mono_b if changing else mono)
+            p.setPen(QColor(pal.highlight) if changing else QColor(pal.text))
+            rect = QRectF(x, y, min(w + 2, r.right() - pad - x), lh)
+            p.drawText(rect, Qt.AlignLeft | Qt.AlignVCenter, text)
+            self._strip_rects.append((text, rect))
+            x += w + gap
+        # under the grid: what the colours say, and the program's totals
+        p.setPen(QColor(pal.text_muted))
+        p.setFont(theme.font("body"))
+        g = lay.grid
+        foot = self.tr("colour = the device a block came from · hatched = a term of a pending sum · outlined = "
+                       "the groups of the axis in use · simulated {sim}, published {pub}, max |error| {err:.1e}").format(
+            sim=fmt_time(info.simulated_total), pub=fmt_time(info.published_total), err=info.max_err)
+        p.drawText(QRectF(g.x(), g.bottom(), g.width(), 1.6 * lay.line), Qt.AlignLeft | Qt.AlignVCenter,
+                   QFontMetricsF(p.font()).elidedText(foot, Qt.ElideRight, g.width()))
