@@ -231,6 +231,8 @@ def build_run(sc) -> Run:
     """Run the simulation for scenario `sc`. Raises ValueError (one sentence) if it cannot."""
     validate(sc)
     link = LINKS[sc.link]
+    if sc.kind == "mesh":  # the mesh brings its machine (sc.topology) itself
+        return _build_mesh(sc)
     if getattr(sc, "topology", ""):  # a named machine: its topology, its algorithms
         from simcore.topology_presets import run_on_preset
 
