@@ -407,8 +407,8 @@ class ControlPanel(QWidget):
             self.size_combo.setToolTip(self.tr("The forward's collectives carry the model's real bytes: "
                                                "[B, T, d_model] activations and [B, T, vocab] logits, 2 bytes "
                                                "each.") if shapes else "")
-            self._sync_mesh(sc)
             self._sync_opened()
+            self._sync_mesh(sc)
         finally:
             self._syncing = False
 

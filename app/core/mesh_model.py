@@ -159,7 +159,7 @@ class TensorTrack:
         now = self.first
         for k, before, after in self.changes:
             e = events[k]
-            if t < e.t_start - eps:
+            if t <= e.t_start + eps:  # at its start nothing has moved yet
                 break
             if t < e.t_end - eps:
                 return before, k, before, after

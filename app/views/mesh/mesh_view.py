@@ -238,15 +238,10 @@ class MeshView(QWidget):
         cw, ch = float(cells[0, 2]), float(cells[0, 3])
         small = theme.font("small")
         fm = QFontMetricsF(small)
-        label_h = fm.height() if ch >= 3 * fm.height() and cw >= fm.horizontalAdvance("00,00") else 0.0
-        inner_h = ch - label_h - 4
-        # as many tensors as fit, each in a slot of at least TENSOR_MIN_PX
-        fit = max(1, min(len(slots), int(inner_h // max(TENSOR_MIN_PX, 1)))) if slots else 0
-        if fit and inner_h / fit < TENSOR_MIN_PX * 1.6:
-            fit = max(1, min(fit, int(inner_h // (TENSOR_MIN_PX * 1.6)) or 1))
-        slots = slots[:fit]
+        label_h = self._cell_label_h(ch, cw)
+        slots = slots[:self._slots_that_fit(ch, label_h, len(slots))]
         arrivals = {}
-        if k >= 0 and info.events[k].t_start - eps <= self.t < info.events[k].t_end - eps:
+        if k >= 0 and info.events[k].t_start + eps < self.t < info.events[k].t_end - eps:
             arrivals = dict(zip(("got", "total", "have"), info.arrivals(k, self.t + eps)))
         border = QPen(QColor(pal.border), 1.0)
         surface = QColor(pal.surface)
@@ -265,10 +260,27 @@ class MeshView(QWidget):
                            fm.elidedText(coord if d == pos else f"{coord} · {d}", Qt.ElideRight, w - 6))
             if not slots:
                 continue
-            sh = inner_h / len(slots)
             for i, (tr, now, changing, after) in enumerate(slots):
-                box = QRectF(x + 3, y + label_h + 2 + i * sh + 1, w - 6, sh - 2)
+                box = self._slot_box(x, y, w, h, label_h, i, len(slots))
                 self._paint_block(p, box, tr, now, after, changing, pos, arrivals, dev_cols, empty, k)
+
+    @staticmethod
+    def _cell_label_h(ch, cw) -> float:
+        """The coordinate label's height in a cell of ch × cw (0: the cell is too small for it)."""
+        fm = QFontMetricsF(theme.font("small"))
+        return fm.height() if ch >= 3 * fm.height() and cw >= fm.horizontalAdvance("00,00") else 0.0
+
+    @staticmethod
+    def _slots_that_fit(ch, label_h, count) -> int:
+        """How many tensors a cell draws: as many as fit, each slot at least 1.6 × TENSOR_MIN_PX tall."""
+        inner_h = ch - label_h - 4
+        return max(1, min(count, int(inner_h // (TENSOR_MIN_PX * 1.6)) or 1)) if count else 0
+
+    @staticmethod
+    def _slot_box(x, y, w, h, label_h, i, count) -> QRectF:
+        """Slot i of `count` in the cell at (x, y, w, h): where tensor i's block is drawn."""
+        sh = (h - label_h - 4) / count
+        return QRectF(x + 3, y + label_h + 2 + i * sh + 1, w - 6, sh - 2)
 
     def _fit_box(self, box: QRectF, tr) -> QRectF:
         """The tensor's whole extent inside `box`, keeping its fine grid's cells near square."""
@@ -367,7 +379,7 @@ class MeshView(QWidget):
         if k < 0:
             return
         ev = self.info.events[k]
-        active = ev.t_start - eps <= self.t < ev.t_end - eps
+        active = ev.t_start + eps < self.t < ev.t_end - eps
         outs = lay.outlines[k]
         per_cell = len(outs) > len(ev.groups)
         cols = theme.device_colors(len(ev.groups)) if per_cell else None
