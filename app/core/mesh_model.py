@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -65,7 +66,18 @@ def _axes(sub: str, axis_names) -> tuple:
     return out
 
 
+@lru_cache(maxsize=4096)
+def _parse(text: str, axis_names: tuple) -> Lay:
+    return _parse_notation(text, axis_names)
+
+
 def parse_notation(text: str, axis_names) -> Lay:
+    """'A[I_X, J_Y]{U_Z}' -> Lay('A', ('I', 'J'), (('X',), ('Y',)), ('Z',)). ValueError if it is not
+    the book's notation over these axes (memoised: a frame reads every tensor's)."""
+    return _parse(text, tuple(axis_names))
+
+
+def _parse_notation(text: str, axis_names) -> Lay:
     """'A[I_X, J_Y]{U_Z}' -> Lay('A', ('I', 'J'), (('X',), ('Y',)), ('Z',)). ValueError if it is not
     the book's notation over these axes."""
     m = _NOTATION.match(text)
@@ -228,6 +240,70 @@ class MeshInfo:
             k = math.prod(sizes)
             out.append((idx / k, (idx + 1) / k))
         return tuple(out)
+
+    def fine_grid(self, tr) -> tuple:
+        """(rows, cols) of a tensor's fine blocks as drawn: a 1-D tensor is one row."""
+        return (tr.fine[0] if len(tr.fine) > 1 else 1), tr.fine[-1]
+
+    def masks(self, tr, lay: Lay) -> np.ndarray:
+        """(n, rows, cols) bool: the fine blocks of `tr` each position holds under `lay` (vectorised
+        `block`, cached per tensor and layout)."""
+        cache = self.__dict__.setdefault("_masks", {})
+        key = (tr.name, lay)
+        if key in cache:
+            return cache[key]
+        R, C = self.fine_grid(tr)
+        coords = np.stack(np.unravel_index(np.arange(self.n), self.shape), axis=1)
+        spans = []
+        dims = lay.dims if len(lay.dims) > 1 else ((),) + tuple(lay.dims)
+        for axes, F in zip(dims[:1] + dims[-1:], (R, C)):
+            if not axes:
+                lo, hi = np.zeros(self.n, int), np.full(self.n, F)
+            else:
+                sizes = [self.size((a,)) for a in axes]
+                idx = np.ravel_multi_index(tuple(coords[:, self.axis_names.index(a)] for a in axes), sizes)
+                k = math.prod(sizes)
+                lo, hi = np.floor(idx * F / k).astype(int), np.ceil((idx + 1) * F / k).astype(int)
+            spans.append((lo, hi))
+        (r0, r1), (c0, c1) = spans
+        rows, cols = np.arange(R), np.arange(C)
+        rm = (rows[None, :] >= r0[:, None]) & (rows[None, :] < r1[:, None])
+        cm = (cols[None, :] >= c0[:, None]) & (cols[None, :] < c1[:, None])
+        out = rm[:, :, None] & cm[:, None, :]
+        out.setflags(write=False)
+        cache[key] = out
+        return out
+
+    def spans(self, tr, lay: Lay) -> np.ndarray:
+        """(n, 4): each position's block under `lay` as fine-block rows [r0, r1) and columns [c0, c1)
+        (cached with masks)."""
+        cache = self.__dict__.setdefault("_spans", {})
+        key = (tr.name, lay)
+        if key not in cache:
+            m = self.masks(tr, lay)
+            rows, cols = m.any(axis=2), m.any(axis=1)
+            r0, c0 = rows.argmax(axis=1), cols.argmax(axis=1)
+            r1 = rows.shape[1] - rows[:, ::-1].argmax(axis=1)
+            c1 = cols.shape[1] - cols[:, ::-1].argmax(axis=1)
+            cache[key] = np.stack([r0, r1, c0, c1], axis=1)
+        return cache[key]
+
+    def held_cells(self, tr, now: Lay, k: int | None, t: float) -> np.ndarray:
+        """(n, rows, cols) bool: the fine blocks of `tr` each position holds at t. Outside a
+        collective its layout's; during an all-gather that changes it, its own block and those of
+        the group members whose chunks have all landed (the trace's messages)."""
+        held = self.masks(tr, now)
+        if k is None or self.events[k].op != "all-gather":
+            return held
+        e = self.events[k]
+        _, _, have = self.arrivals(k, t)
+        g = len(e.groups[0])
+        members = np.zeros((self.n, g), dtype=np.int64)
+        for grp in e.groups:
+            members[list(grp)] = grp
+        have = have | (members == np.arange(self.n)[:, None])
+        got = held[members] & have[:, :, None, None]  # (n, g, rows, cols)
+        return got.any(axis=1)
 
     def arrivals(self, k: int, t: float):
         """For event k at time t: (landed, total) per device position — the messages into each

@@ -2652,6 +2652,10 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
     <context>
         <name>MeshView</name>
         <message>
+            <source>Mesh</source>
+            <translation>网格</translation>
+        </message>
+        <message>
             <source>The mesh view draws a Mesh scenario: choose Scenario → Mesh (named axes), or shard-lab --scenario mesh --mesh X=2,Y=4 --program redistribute.</source>
             <translation>网格视图绘制网格场景：选择 场景 → 网格（命名轴），或运行 shard-lab --scenario mesh --mesh X=2,Y=4 --program redistribute。</translation>
         </message>
@@ -3233,6 +3237,10 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
         <message>
             <source>The scenario field %1 is missing.</source>
             <translation>缺少场景字段 %1。</translation>
+        </message>
+        <message>
+            <source>"%1" must be text, not %2.</source>
+            <translation type="unfinished" />
         </message>
         <message>
             <source>This is not a scenario file: it is not valid JSON (line %1, column %2).</source>

@@ -62,6 +62,7 @@ class MeshView(QWidget):
         self._images = {}
         self.setMinimumSize(320, 240)
         self.setAttribute(Qt.WA_OpaquePaintEvent, True)
+        self.setWindowTitle(self.tr("Mesh"))
         model.changed.connect(self._set_run)
         theme.notifier().changed.connect(self._on_theme_changed)
         self._set_run(model.run)
@@ -97,6 +98,8 @@ class MeshView(QWidget):
 
     def changeEvent(self, e):
         if e.type() == QEvent.LanguageChange:
+            self.setWindowTitle(self.tr("Mesh"))
+            self._layout = None  # the strip's lines depend on the words
             self.update()
         super().changeEvent(e)
 
@@ -132,17 +135,6 @@ class MeshView(QWidget):
         return MeshLayout(header, grid, panel, cells, outlines, frames, line)
 
     # -- colours -----------------------------------------------------------------------------------
-    def _image(self, k: int) -> QImage:
-        """A k-colour strip (1 × k pixels): fine block c of a tensor is colour c (its first owner)."""
-        img = self._images.get(k)
-        if img is None:
-            cols = theme.device_colors(k)
-            img = QImage(k, 1, QImage.Format_RGB32)
-            for i, c in enumerate(cols):
-                img.setPixelColor(i, 0, c)
-            self._images[k] = img
-        return img
-
     # -- painting --------------------------------------------------------------------------------
     def paintEvent(self, e):
         p = QPainter(self)
@@ -155,9 +147,8 @@ class MeshView(QWidget):
         lay = self.layout()
         eps = time_eps(self.run.trace.t_end) if self.run is not None else 0.0
         k = self.info.event_at(self.t, eps)
-        self._paint_header(p, lay, k)
-        self._paint_frames(p, lay)
         self._paint_cells(p, lay, k, eps)
+        self._paint_header(p, lay, k)
         self._paint_outlines(p, lay, k, eps)
         self._paint_moving(p, lay, k)
         self._paint_panel(p, lay, k, eps)
@@ -229,40 +220,125 @@ class MeshView(QWidget):
             out.append((tr, parse_notation(now, info.axis_names), changing, parse_notation(after, info.axis_names)))
         return out
 
-    def _paint_cells(self, p, lay, k, eps):
+    def _background(self, lay):
+        """The cells' boxes and coordinate labels: the same in every frame, painted once per layout."""
+        bg = getattr(lay, "pixmap", None)
+        if bg is not None:
+            return bg
+        from PySide6.QtGui import QPixmap
+
         info, pal = self.info, theme.palette()
+        bg = QPixmap(self.size())
+        bg.fill(QColor(pal.background))
+        p = QPainter(bg)
+        self._paint_frames(p, lay)
         cells = lay.cells
-        n = info.n
-        dev_cols = theme.device_colors(n)
-        slots = self._tensor_slots(k, eps)
         cw, ch = float(cells[0, 2]), float(cells[0, 3])
+        label_h = self._cell_label_h(ch, cw)
         small = theme.font("small")
         fm = QFontMetricsF(small)
-        label_h = self._cell_label_h(ch, cw)
-        slots = slots[:self._slots_that_fit(ch, label_h, len(slots))]
-        arrivals = {}
-        if k >= 0 and info.events[k].t_start + eps < self.t < info.events[k].t_end - eps:
-            arrivals = dict(zip(("got", "total", "have"), info.arrivals(k, self.t + eps)))
-        border = QPen(QColor(pal.border), 1.0)
-        surface = QColor(pal.surface)
-        empty = QColor(pal.slot_empty)
         p.setFont(small)
-        for pos in range(n):
-            x, y, w, h = cells[pos]
-            p.setPen(border)
-            p.setBrush(surface)
+        p.setPen(QPen(QColor(pal.border), 1.0))
+        p.setBrush(QColor(pal.surface))
+        for x, y, w, h in cells.tolist():
             p.drawRect(QRectF(x, y, w, h))
-            if label_h:
-                p.setPen(QColor(pal.text_muted))
+        if label_h:
+            p.setPen(QColor(pal.text_muted))
+            for pos, (x, y, w, h) in enumerate(cells.tolist()):
                 coord = ",".join(str(c) for c in info.coord(pos))
                 d = int(info.dev[pos])
                 p.drawText(QRectF(x + 3, y + 1, w - 6, label_h), Qt.AlignLeft | Qt.AlignVCenter,
                            fm.elidedText(coord if d == pos else f"{coord} · {d}", Qt.ElideRight, w - 6))
-            if not slots:
+        p.end()
+        lay.pixmap = bg
+        return bg
+
+    def _colours(self, count: int) -> np.ndarray:
+        """count device colours as 0xAARRGGBB words (the fine blocks' colours), cached."""
+        key = ("rgb", count)
+        arr = self._images.get(key)
+        if arr is None:
+            arr = np.array([c.rgba() for c in theme.device_colors(count)], dtype=np.uint32)
+            self._images[key] = arr
+        return arr
+
+    def _paint_cells(self, p, lay, k, eps):
+        info, pal = self.info, theme.palette()
+        cells = lay.cells
+        n = info.n
+        p.drawPixmap(0, 0, self._background(lay))
+        slots = self._tensor_slots(k, eps)
+        cw, ch = float(cells[0, 2]), float(cells[0, 3])
+        label_h = self._cell_label_h(ch, cw)
+        slots = slots[:self._slots_that_fit(ch, label_h, len(slots))]
+        if not slots:
+            return
+        in_flight = k >= 0 and info.events[k].t_start + eps < self.t < info.events[k].t_end - eps
+        arrivals = dict(zip(("got", "total", "have"), info.arrivals(k, self.t + eps))) if in_flight else {}
+        dev_cols = theme.device_colors(n)
+        empty = QColor(pal.slot_empty).rgba()
+        hl = QColor(pal.highlight)
+        xs, ys, ws, hs = cells[:, 0], cells[:, 1], cells[:, 2], cells[:, 3]
+        for i, (tr, now, changing, after) in enumerate(slots):
+            R, C = info.fine_grid(tr)
+            boxes = [self._fit_box(self._slot_box(x, y, w, h, label_h, i, len(slots)), tr)
+                     for x, y, w, h in zip(xs.tolist(), ys.tolist(), ws.tolist(), hs.tolist())]
+            reducing = changing is not None and in_flight and changing == k and info.events[k].op != "all-gather"
+            if now.partial or reducing:
+                self._paint_partial(p, boxes, tr, now, after if reducing else None, arrivals, dev_cols, hl, R, C)
                 continue
-            for i, (tr, now, changing, after) in enumerate(slots):
-                box = self._slot_box(x, y, w, h, label_h, i, len(slots))
-                self._paint_block(p, box, tr, now, after, changing, pos, arrivals, dev_cols, empty, k)
+            held = info.held_cells(tr, now, changing if in_flight and changing == k else None, self.t + eps)
+            colour = self._colours(R * C).reshape(R, C)
+            words = np.where(held, colour[None], np.uint32(empty)).reshape(n * R, C)
+            words = np.ascontiguousarray(words)
+            img = QImage(words.data, C, n * R, C * 4, QImage.Format_ARGB32)
+            for pos, box in enumerate(boxes):
+                p.drawImage(box, img, QRectF(0, pos * R, C, R))
+            if changing is not None and in_flight and changing == k:  # where the gather is going
+                sp = info.spans(tr, after)
+                p.setPen(QPen(hl, 1.0))
+                p.setBrush(Qt.NoBrush)
+                for pos, box in enumerate(boxes):
+                    p.drawRect(self._span_rect(box, sp[pos], R, C))
+
+    @staticmethod
+    def _span_rect(box: QRectF, span, R, C) -> QRectF:
+        r0, r1, c0, c1 = (float(v) for v in span)
+        return QRectF(box.x() + c0 / C * box.width(), box.y() + r0 / R * box.height(),
+                      (c1 - c0) / C * box.width(), (r1 - r0) / R * box.height())
+
+    def _paint_partial(self, p, boxes, tr, now, after, arrivals, dev_cols, hl, R, C):
+        """A pending sum: each device's term, hatched in its own colour; during the reduction that
+        ends it, the part each device ends with outlined and filling as its messages land."""
+        info = self.info
+        sp = info.spans(tr, now)
+        empty = QColor(theme.palette().slot_empty)
+        for pos, box in enumerate(boxes):
+            p.setPen(Qt.NoPen)
+            p.setBrush(empty)
+            p.drawRect(box)
+            r = self._span_rect(box, sp[pos], R, C)
+            light = QColor(dev_cols[pos])
+            light.setAlpha(90)
+            p.setBrush(light)
+            p.drawRect(r)
+            p.setBrush(QBrush(dev_cols[pos], Qt.BDiagPattern))
+            p.drawRect(r)
+        if after is None:
+            return
+        dest = info.spans(tr, after)
+        got, total = arrivals["got"], np.maximum(arrivals["total"], 1)
+        for pos, box in enumerate(boxes):
+            d = self._span_rect(box, dest[pos], R, C)
+            frac = float(got[pos]) / float(total[pos])
+            if frac > 0:
+                h = max(2.0, d.height() * 0.3)
+                p.setPen(Qt.NoPen)
+                p.setBrush(hl)
+                p.drawRect(QRectF(d.x(), d.bottom() - h, d.width() * frac, h))
+            p.setPen(QPen(hl, 1.0))
+            p.setBrush(Qt.NoBrush)
+            p.drawRect(d)
 
     @staticmethod
     def _cell_label_h(ch, cw) -> float:
@@ -293,87 +369,6 @@ class MeshView(QWidget):
         else:
             h = w / aspect
         return QRectF(box.x(), box.y() + (box.height() - h) / 2, w, h)
-
-    def _region(self, full: QRectF, frac) -> QRectF:
-        """The part `frac` (per dimension [lo, hi)) of the whole extent `full`: rows down, columns across."""
-        if len(frac) == 1:
-            (c0, c1), (r0, r1) = frac[0], (0.0, 1.0)
-        else:
-            (r0, r1), (c0, c1) = frac[0], frac[-1]
-        return QRectF(full.x() + c0 * full.width(), full.y() + r0 * full.height(),
-                      (c1 - c0) * full.width(), (r1 - r0) * full.height())
-
-    def _draw_cells(self, p, full, tr, frac):
-        """Fill the region `frac` with the tensor's fine blocks' colours (one scaled image)."""
-        rows = tr.fine[0] if len(tr.fine) > 1 else 1
-        cols = tr.fine[-1]
-        img = self._image(rows * cols)
-        if len(frac) == 1:
-            (c0, c1), (r0, r1) = frac[0], (0.0, 1.0)
-        else:
-            (r0, r1), (c0, c1) = frac[0], frac[-1]
-        target = self._region(full, frac)
-        i0, i1 = int(round(r0 * rows)), max(int(round(r1 * rows)), int(round(r0 * rows)) + 1)
-        j0, j1 = int(round(c0 * cols)), max(int(round(c1 * cols)), int(round(c0 * cols)) + 1)
-        if i1 - i0 == 1:  # one row of fine blocks: a slice of the strip
-            p.drawImage(target, img, QRectF(i0 * cols + j0, 0, j1 - j0, 1))
-            return
-        hh = target.height() / (i1 - i0)
-        for i in range(i0, i1):
-            p.drawImage(QRectF(target.x(), target.y() + (i - i0) * hh, target.width(), hh), img,
-                        QRectF(i * cols + j0, 0, j1 - j0, 1))
-
-    def _paint_block(self, p, box, tr, now, after, changing, pos, arrivals, dev_cols, empty, k):
-        info = self.info
-        full = self._fit_box(box, tr)
-        p.setPen(Qt.NoPen)
-        p.setBrush(empty)
-        p.drawRect(full)
-        region = info.block(now, pos)
-        if changing is not None and arrivals and changing == k:
-            ev = info.events[k]
-            if ev.op == "all-gather":
-                grp = next((g for g in ev.groups if pos in g), (pos,))
-                have = arrivals["have"][pos]
-                for j, q in enumerate(grp):
-                    if q == pos or have[j]:
-                        self._draw_cells(p, full, tr, info.block(now, q))
-                p.setPen(QPen(QColor(theme.palette().highlight), 1.0))
-                p.setBrush(Qt.NoBrush)
-                p.drawRect(self._region(full, info.block(after, pos)))
-                return
-            # a reduction in flight: this device's term (hatched) and the part it ends with, filling
-            # as its messages land
-            self._draw_partial(p, full, region, dev_cols[pos])
-            dest = self._region(full, info.block(after, pos))
-            tot = max(1, int(arrivals["total"][pos]))
-            frac = float(arrivals["got"][pos]) / tot
-            if ev.op in ("reduce-scatter", "all-reduce") and frac > 0:
-                self._draw_cells(p, QRectF(full), tr, info.block(after, pos)) if frac >= 1 else None
-                bar = QRectF(dest.x(), dest.bottom() - max(2.0, dest.height() * 0.25), dest.width() * frac,
-                             max(2.0, dest.height() * 0.25))
-                p.setPen(Qt.NoPen)
-                p.setBrush(QColor(theme.palette().highlight))
-                p.drawRect(bar)
-            p.setPen(QPen(QColor(theme.palette().highlight), 1.0))
-            p.setBrush(Qt.NoBrush)
-            p.drawRect(dest)
-            return
-        if now.partial:
-            self._draw_partial(p, full, region, dev_cols[pos])
-        else:
-            self._draw_cells(p, full, tr, region)
-
-    def _draw_partial(self, p, full, region, colour):
-        """A pending sum's term: the device's own colour, hatched (a term, not the array)."""
-        r = self._region(full, region)
-        light = QColor(colour)
-        light.setAlpha(90)
-        p.setPen(Qt.NoPen)
-        p.setBrush(light)
-        p.drawRect(r)
-        p.setBrush(QBrush(QColor(colour), Qt.BDiagPattern))
-        p.drawRect(r)
 
     def _paint_outlines(self, p, lay, k, eps):
         if k < 0:
