@@ -3240,7 +3240,7 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
         </message>
         <message>
             <source>"%1" must be text, not %2.</source>
-            <translation type="unfinished" />
+            <translation>“%1”必须是文本，而不是 %2。</translation>
         </message>
         <message>
             <source>This is not a scenario file: it is not valid JSON (line %1, column %2).</source>
