@@ -462,7 +462,7 @@ def _cuts(shape_axes, gap):
     return extra
 
 
-def grid_rects(shape, x0, y0, width, height, gap=None, max_aspect=2.6):
+def grid_rects(shape, x0, y0, width, height, gap=None, max_aspect=3.2):
     """
     The rectangle (x, y, w, h) of every mesh position (row-major): the major half of the axes
     down, the minor half across (grid_axes), one cell per coordinate, wider gaps between runs of a

@@ -122,7 +122,7 @@ class MeshView(QWidget):
         W, H = float(self.width()), float(self.height())
         m = 8 * s
         line = QFontMetricsF(theme.font("body")).height()
-        header = QRectF(m, m, W - 2 * m, 3.2 * line)
+        header = QRectF(m, m, W - 2 * m, (3.2 if H >= 700 else 2.2) * line)  # the why line when there is room
         mono = QFontMetricsF(theme.font("body", mono=True)).height()
         panel = QRectF(m, header.bottom() + m / 2, W - 2 * m, self._strip_lines(W - 2 * m) * mono * 1.2 + m)
         top = panel.bottom() + m / 2
@@ -187,9 +187,10 @@ class MeshView(QWidget):
             why = ev.why
         p.drawText(QRectF(r.x(), y, r.width(), fm.height()), Qt.AlignLeft | Qt.AlignVCenter,
                    fm.elidedText(text, Qt.ElideRight, r.width()))
-        p.setPen(QColor(pal.text_muted))
-        p.drawText(QRectF(r.x(), y + fm.height(), r.width(), fm.height()), Qt.AlignLeft | Qt.AlignVCenter,
-                   fm.elidedText(why, Qt.ElideRight, r.width()))
+        if r.height() >= 3 * fm.height():
+            p.setPen(QColor(pal.text_muted))
+            p.drawText(QRectF(r.x(), y + fm.height(), r.width(), fm.height()), Qt.AlignLeft | Qt.AlignVCenter,
+                       fm.elidedText(why, Qt.ElideRight, r.width()))
 
     def _paint_frames(self, p, lay):
         if not lay.frames:
@@ -270,7 +271,8 @@ class MeshView(QWidget):
         slots = self._tensor_slots(k, eps)
         cw, ch = float(cells[0, 2]), float(cells[0, 3])
         label_h = self._cell_label_h(ch, cw)
-        slots = slots[:self._slots_that_fit(ch, label_h, len(slots))]
+        slots = slots[:self._slots_that_fit(ch, label_h, len(slots), cw)]
+        self._slot_key = (len(slots), self._slot_cols(cw, ch - label_h - 4, len(slots)) if slots else 1)
         if not slots:
             return
         in_flight = k >= 0 and info.events[k].t_start + eps < self.t < info.events[k].t_end - eps
@@ -281,8 +283,24 @@ class MeshView(QWidget):
         xs, ys, ws, hs = cells[:, 0], cells[:, 1], cells[:, 2], cells[:, 3]
         for i, (tr, now, changing, after) in enumerate(slots):
             R, C = info.fine_grid(tr)
-            boxes = [self._fit_box(self._slot_box(x, y, w, h, label_h, i, len(slots)), tr)
-                     for x, y, w, h in zip(xs.tolist(), ys.tolist(), ws.tolist(), hs.tolist())]
+            slot0 = self._slot_box(float(xs[0]), float(ys[0]), float(ws[0]), float(hs[0]), label_h, i, len(slots))
+            small = theme.font("small")  # the name as large as the slot allows, never under 9 px
+            small.setPixelSize(max(9, min(small.pixelSize(), int(slot0.height() * 0.85))))
+            fm = QFontMetricsF(small)
+            name_w = fm.horizontalAdvance(tr.name) + 4
+            named = slot0.height() >= fm.height() * 0.8 and slot0.width() >= name_w + 1.5 * slot0.height()
+            boxes = []
+            for x, y, w, h in zip(xs.tolist(), ys.tolist(), ws.tolist(), hs.tolist()):
+                box = self._slot_box(x, y, w, h, label_h, i, len(slots))
+                if named:  # the tensor's name at the left of its block, in every cell
+                    box = QRectF(box.x() + name_w, box.y(), box.width() - name_w, box.height())
+                boxes.append(self._fit_box(box, tr))
+            if named:
+                p.setFont(small)
+                p.setPen(QColor(pal.text_muted))
+                for (x, y, w, h), box in zip(cells.tolist(), boxes):
+                    p.drawText(QRectF(box.x() - name_w, box.y(), name_w - 2, box.height()),
+                               Qt.AlignRight | Qt.AlignVCenter, tr.name)
             reducing = changing is not None and in_flight and changing == k and info.events[k].op != "all-gather"
             if now.partial or reducing:
                 self._paint_partial(p, boxes, tr, now, after if reducing else None, arrivals, dev_cols, hl, R, C)
@@ -347,16 +365,40 @@ class MeshView(QWidget):
         return fm.height() if ch >= 3 * fm.height() and cw >= fm.horizontalAdvance("00,00") else 0.0
 
     @staticmethod
-    def _slots_that_fit(ch, label_h, count) -> int:
-        """How many tensors a cell draws: as many as fit, each slot at least 1.6 × TENSOR_MIN_PX tall."""
-        inner_h = ch - label_h - 4
-        return max(1, min(count, int(inner_h // (TENSOR_MIN_PX * 1.6)) or 1)) if count else 0
+    def _slot_cols(w, h, count) -> int:
+        """Columns of tensor slots in a cell of w × h: the arrangement whose slots are largest (for
+        blocks about twice as wide as tall)."""
+        best, cols = -1.0, 1
+        for c in range(1, count + 1):
+            r = -(-count // c)
+            size = min((w - 6) / c / 2, (h - 4) / r)
+            if size > best + 1e-9:
+                best, cols = size, c
+        return cols
 
-    @staticmethod
-    def _slot_box(x, y, w, h, label_h, i, count) -> QRectF:
-        """Slot i of `count` in the cell at (x, y, w, h): where tensor i's block is drawn."""
-        sh = (h - label_h - 4) / count
-        return QRectF(x + 3, y + label_h + 2 + i * sh + 1, w - 6, sh - 2)
+    @classmethod
+    def _slots_that_fit(cls, ch, label_h, count, cw=None) -> int:
+        """How many tensors a cell draws: as many as fit with each slot at least TENSOR_MIN_PX tall."""
+        if not count:
+            return 0
+        inner_h = ch - label_h - 4
+        cw = inner_h * 2 if cw is None else cw
+        for k in range(count, 0, -1):
+            c = cls._slot_cols(cw, inner_h, k)
+            if inner_h / -(-k // c) >= TENSOR_MIN_PX and (cw - 6) / c >= TENSOR_MIN_PX:
+                return k
+        return 1
+
+    @classmethod
+    def _slot_box(cls, x, y, w, h, label_h, i, count) -> QRectF:
+        """Slot i of `count` in the cell at (x, y, w, h): where tensor i's block is drawn (slots in
+        rows of _slot_cols, left to right)."""
+        inner_h = h - label_h - 4
+        c = cls._slot_cols(w, inner_h, count)
+        r = -(-count // c)
+        sw, sh = (w - 6) / c, inner_h / r
+        row, col = divmod(i, c)
+        return QRectF(x + 3 + col * sw + 1, y + label_h + 2 + row * sh + 1, sw - 3, sh - 3)
 
     def _fit_box(self, box: QRectF, tr) -> QRectF:
         """The tensor's whole extent inside `box`, keeping its fine grid's cells near square."""
@@ -381,7 +423,8 @@ class MeshView(QWidget):
         hl = QColor(theme.palette().highlight)
         if not active:
             hl.setAlpha(140)
-        width = max(2.0, 2.5 * theme.scale()) if active else max(1.5, 1.5 * theme.scale())
+        cell = float(min(lay.cells[0, 2], lay.cells[0, 3]))
+        width = max(1.0, min(2.5 * theme.scale(), 0.06 * cell) if active else min(1.5 * theme.scale(), 0.04 * cell))
         p.setBrush(Qt.NoBrush)
         for gi, (x, y, w, h) in outs:
             p.setPen(QPen(cols[gi] if per_cell else hl, width))
@@ -402,7 +445,7 @@ class MeshView(QWidget):
         f = self.progress
         xs = cx[src] + (cx[dst] - cx[src]) * f
         ys = cy[src] + (cy[dst] - cy[src]) * f
-        size = max(4.0, min(float(cells[0, 2]), float(cells[0, 3])) * 0.22)
+        size = max(4.0, min(float(cells[0, 2]), float(cells[0, 3])) * 0.16)
         ev = info.events[k]
         g = len(ev.groups[0]) if ev.groups else 1
         # the group member whose data the message carries (the trace's chunk: its group index)
@@ -465,7 +508,24 @@ class MeshView(QWidget):
         x, y = r.x() + pad, r.y() + pad / 2
         gap = fmb.horizontalAdvance("   ")
         self._strip_rects = []
-        for text, changing in self._strip_items():
+        count, cols = getattr(self, "_slot_key", (0, 1))
+        rows = -(-count // cols) if count else 1
+        kh = fmb.height() * 0.62
+        kw = kh * 1.6 * cols / rows if count else 0.0
+        for i, (text, changing) in enumerate(self._strip_items()):
+            need = fmb.horizontalAdvance(text) + (kw + 6 if i < count else 0)
+            if x > r.x() + pad and x + need > r.right() - pad:
+                x, y = r.x() + pad, y + lh
+            if i < count:  # a key: where in every cell this tensor's block is (its slot, filled)
+                kx, ky = x, y + (lh - kh) / 2
+                p.setPen(QPen(QColor(pal.text_muted), 1.0))
+                p.setBrush(Qt.NoBrush)
+                p.drawRect(QRectF(kx, ky, kw, kh))
+                row, col = divmod(i, cols)
+                p.setPen(Qt.NoPen)
+                p.setBrush(QColor(pal.highlight) if changing else QColor(pal.text))
+                p.drawRect(QRectF(kx + col * kw / cols + 1, ky + row * kh / rows + 1, kw / cols - 2, kh / rows - 2))
+                x += kw + 6
             w = fmb.horizontalAdvance(text)
             if x > r.x() + pad and x + w > r.right() - pad:
                 x, y = r.x() + pad, y + lh
