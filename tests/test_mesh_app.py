@@ -238,3 +238,28 @@ def test_the_app_programs_equal_numpy():
     assert res.max_err == 0.0
     for case in (1, 2, 3, 4):
         assert run_mesh("X=2,Y=4", "matmul", case=case).max_err < 1e-12
+
+
+# -- the explanation and the formula panel read the AxisCollective's words ---------------------------
+def test_explanation_and_formula_say_the_axis_collective(qtbot):
+    from app.state import Playback, ScenarioModel
+    from app.views.text.explain import ExplainPanel
+    from app.views.text.formula_panel import FormulaPanel
+    from app.words import fmt_time
+
+    model = ScenarioModel(Scenario().with_changes(kind="mesh", mesh="X=4,Y=4", program="2d-ws-ffn"), sync=True)
+    pb = Playback(model)
+    explain = ExplainPanel(model, pb)
+    formula = FormulaPanel()
+    formula.bind(model, pb)
+    qtbot.addWidget(explain)
+    qtbot.addWidget(formula)
+    ar = model.run.mesh.events[1]
+    pb.seek((ar.t_start + ar.t_end) / 2)
+    text = explain.body.toPlainText() if hasattr(explain.body, "toPlainText") else explain.body.text()
+    assert "all-reduce over X" in text and "4 groups of 4" in text
+    assert "Tmp[B, F_Y]{U_X} → Tmp[B, F_Y]" in text
+    assert ar.why in text
+    html = formula._label.toPlainText() if hasattr(formula._label, "toPlainText") else formula._label.text()
+    assert "AR_X" in html and ar.form_text in html and fmt_time(ar.form) in html and fmt_time(ar.time) in html
+    assert "4BF/(YZ·W·M_X)" in html  # the program's published form for this row
