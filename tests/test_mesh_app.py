@@ -263,3 +263,11 @@ def test_explanation_and_formula_say_the_axis_collective(qtbot):
     html = formula._label.toPlainText() if hasattr(formula._label, "toPlainText") else formula._label.text()
     assert "AR_X" in html and ar.form_text in html and fmt_time(ar.form) in html and fmt_time(ar.time) in html
     assert "4BF/(YZ·W·M_X)" in html  # the program's published form for this row
+
+
+def test_the_ring_tab_names_a_mesh_run_as_the_mesh(qtbot):
+    from app.views.ring.ring_texts import scenario_title
+
+    run = _mesh_run("X=4,Y=4", "2d-ws-ffn")
+    title = scenario_title(run.scenario, run)
+    assert title.startswith("Mesh X=4 × Y=4: 2d-ws-ffn") and "decode" not in title

@@ -3195,6 +3195,10 @@ t_math {a} · t_mem {m} · t_comm {c} ms · 每层 FFN 通信：1D {f1} · 2D {f
             <source>Blocks with a dashed gold outline cross between nodes over the NICs. Timed as NCCL runs {algo} with {protocol}: {bw}, α {a} across nodes; {bw_in}, α {a_in} inside a node.</source>
             <translation>带金色虚线边框的块经网卡在节点之间传输。按 NCCL 以 {protocol} 运行 {algo} 计时：跨节点 {bw}，α {a}；节点内 {bw_in}，α {a_in}。</translation>
         </message>
+        <message>
+            <source>Mesh {mesh}: {program} · {devices} · {link}</source>
+            <translation>网格 {mesh}：{program} · {devices} · {link}</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
