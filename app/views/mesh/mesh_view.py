@@ -288,7 +288,8 @@ class MeshView(QWidget):
             small.setPixelSize(max(9, min(small.pixelSize(), int(slot0.height() * 0.85))))
             fm = QFontMetricsF(small)
             name_w = fm.horizontalAdvance(tr.name) + 4
-            named = slot0.height() >= fm.height() * 0.8 and slot0.width() >= name_w + 1.5 * slot0.height()
+            named = (slot0.height() >= max(14.0, fm.height() * 0.8)  # too small a slot: the key says which
+                     and slot0.width() >= name_w + 1.5 * slot0.height())
             boxes = []
             for x, y, w, h in zip(xs.tolist(), ys.tolist(), ws.tolist(), hs.tolist()):
                 box = self._slot_box(x, y, w, h, label_h, i, len(slots))
