@@ -18,7 +18,7 @@ from __future__ import annotations
 from ... import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from PySide6.QtCore import QEvent, QLocale, QRectF, Qt
@@ -44,6 +44,7 @@ class MeshLayout:
     outlines: list  # per event: [(group index, (x, y, w, h)), ...]
     frames: list  # [(frame index, (x, y, w, h)), ...] the machine's nodes
     line: float  # one text line's height
+    boxes: dict = field(default_factory=dict)  # (tensor, slot, slots, named) -> its block's box in every cell
 
 
 class MeshView(QWidget):
@@ -277,7 +278,9 @@ class MeshView(QWidget):
             return
         in_flight = k >= 0 and info.events[k].t_start + eps < self.t < info.events[k].t_end - eps
         arrivals = dict(zip(("got", "total", "have"), info.arrivals(k, self.t + eps))) if in_flight else {}
-        dev_cols = theme.device_colors(n)
+        dev_cols = self._images.get(("devices", n))
+        if dev_cols is None:
+            dev_cols = self._images[("devices", n)] = theme.device_colors(n)
         empty = QColor(pal.slot_empty).rgba()
         hl = QColor(pal.highlight)
         xs, ys, ws, hs = cells[:, 0], cells[:, 1], cells[:, 2], cells[:, 3]
@@ -290,18 +293,32 @@ class MeshView(QWidget):
             name_w = fm.horizontalAdvance(tr.name) + 4
             named = (slot0.height() >= max(14.0, fm.height() * 0.8)  # too small a slot: the key says which
                      and slot0.width() >= name_w + 1.5 * slot0.height())
-            boxes = []
-            for x, y, w, h in zip(xs.tolist(), ys.tolist(), ws.tolist(), hs.tolist()):
-                box = self._slot_box(x, y, w, h, label_h, i, len(slots))
-                if named:  # the tensor's name at the left of its block, in every cell
-                    box = QRectF(box.x() + name_w, box.y(), box.width() - name_w, box.height())
-                boxes.append(self._fit_box(box, tr))
-            if named:
-                p.setFont(small)
-                p.setPen(QColor(pal.text_muted))
-                for (x, y, w, h), box in zip(cells.tolist(), boxes):
-                    p.drawText(QRectF(box.x() - name_w, box.y(), name_w - 2, box.height()),
-                               Qt.AlignRight | Qt.AlignVCenter, tr.name)
+            key = (tr.name, i, len(slots), named)
+            boxes = lay.boxes.get(key)
+            if boxes is None:  # the same in every frame at this size: computed once
+                boxes = []
+                for x, y, w, h in zip(xs.tolist(), ys.tolist(), ws.tolist(), hs.tolist()):
+                    box = self._slot_box(x, y, w, h, label_h, i, len(slots))
+                    if named:  # the tensor's name at the left of its block, in every cell
+                        box = QRectF(box.x() + name_w, box.y(), box.width() - name_w, box.height())
+                    boxes.append(self._fit_box(box, tr))
+                lay.boxes[key] = boxes
+            if named:  # the names in every cell: one transparent picture per arrangement
+                names = lay.boxes.get(("names",) + key)
+                if names is None:
+                    from PySide6.QtGui import QPixmap
+
+                    names = QPixmap(self.size())
+                    names.fill(Qt.transparent)
+                    q = QPainter(names)
+                    q.setFont(small)
+                    q.setPen(QColor(pal.text_muted))
+                    for box in boxes:
+                        q.drawText(QRectF(box.x() - name_w, box.y(), name_w - 2, box.height()),
+                                   Qt.AlignRight | Qt.AlignVCenter, tr.name)
+                    q.end()
+                    lay.boxes[("names",) + key] = names
+                p.drawPixmap(0, 0, names)
             reducing = changing is not None and in_flight and changing == k and info.events[k].op != "all-gather"
             if now.partial or reducing:
                 self._paint_partial(p, boxes, tr, now, after if reducing else None, arrivals, dev_cols, hl, R, C)
@@ -314,11 +331,14 @@ class MeshView(QWidget):
             for pos, box in enumerate(boxes):
                 p.drawImage(box, img, QRectF(0, pos * R, C, R))
             if changing is not None and in_flight and changing == k:  # where the gather is going
-                sp = info.spans(tr, after)
+                key = (tr.name, i, len(slots), named, after)
+                rects = lay.boxes.get(key)
+                if rects is None:
+                    sp = info.spans(tr, after)
+                    rects = lay.boxes[key] = [self._span_rect(box, sp[pos], R, C) for pos, box in enumerate(boxes)]
                 p.setPen(QPen(hl, 1.0))
                 p.setBrush(Qt.NoBrush)
-                for pos, box in enumerate(boxes):
-                    p.drawRect(self._span_rect(box, sp[pos], R, C))
+                p.drawRects(rects)
 
     @staticmethod
     def _span_rect(box: QRectF, span, R, C) -> QRectF:
@@ -456,7 +476,9 @@ class MeshView(QWidget):
             group_of[list(grp)] = gi
         owner = np.array([ev.groups[group_of[s]][c % g] for s, c in zip(src.tolist(), chunk.tolist())]) \
             if len(first) else src
-        dev_cols = theme.device_colors(info.n)
+        dev_cols = self._images.get(("devices", info.n))
+        if dev_cols is None:
+            dev_cols = self._images[("devices", info.n)] = theme.device_colors(info.n)
         pen = QPen(QColor(theme.palette().text), 1.0)
         p.setPen(pen)
         for x, y, o in zip(xs.tolist(), ys.tolist(), owner.tolist()):
