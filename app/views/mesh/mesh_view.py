@@ -151,6 +151,7 @@ class MeshView(QWidget):
         self._paint_cells(p, lay, k, eps)
         self._paint_header(p, lay, k)
         self._paint_outlines(p, lay, k, eps)
+        self._paint_frame_names(p, lay)
         self._paint_moving(p, lay, k)
         self._paint_panel(p, lay, k, eps)
         p.end()
@@ -205,10 +206,27 @@ class MeshView(QWidget):
         seen = set()
         for fi, (x, y, w, h) in lay.frames:
             p.drawRoundedRect(QRectF(x, y, w, h), 6, 6)
-            if fi not in seen:
-                seen.add(fi)
-                p.drawText(QRectF(x + 4, y - lay.line, w, lay.line), Qt.AlignLeft | Qt.AlignBottom,
-                           self.tr("node {k}").format(k=fi))
+            seen.add(fi)
+
+    def _paint_frame_names(self, p, lay):
+        """Each node's name in its frame's top right corner, over everything (outlines included)."""
+        if not lay.frames:
+            return
+        pal = theme.palette()
+        p.setFont(theme.font("small"))
+        fm = QFontMetricsF(p.font())
+        seen = set()
+        for fi, (x, y, w, h) in lay.frames:
+            if fi in seen:
+                continue
+            seen.add(fi)
+            text = self.tr("node {k}").format(k=fi)
+            tw, th = fm.horizontalAdvance(text) + 8, fm.height()
+            label = QRectF(x + w - tw - 8, y + 2, tw, th)
+            p.setPen(QPen(QColor(pal.text_muted), 1.0))
+            p.setBrush(QColor(pal.background))
+            p.drawRect(label)
+            p.drawText(label, Qt.AlignCenter, text)
 
     def _tensor_slots(self, k, eps):
         """The tensors each cell draws, the one the current event changes first, with their layout
