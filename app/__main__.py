@@ -66,6 +66,9 @@ def _parser() -> _Parser:
     p.add_argument("--machine", default="", metavar="KEY",
                    help="a real machine instead of one switch: dgx-h100, gb200-nvl72, tpu-v5e-16x16, tpu-v4-4x4x4 "
                         "(its own algorithm unless --algo names one it offers)")
+    p.add_argument("--mesh", default="X=2,Y=4", help="--scenario mesh: axes and sizes, e.g. X=2,Y=4 (default)")
+    p.add_argument("--program", default="redistribute",
+                   help="--scenario mesh: a registered mesh program (default redistribute)")
     p.add_argument("--step", default=None, help="show step K in flight; 0 = the start")
     p.add_argument("--tab", default=None, choices=TABS, help="the view to show: " + ", ".join(TABS))
     p.add_argument("--lang", default=None, choices=("en", "zh"), help="interface language")
@@ -234,7 +237,9 @@ def _main(argv=None) -> int:
                 nbytes = fit_bytes(nbytes, args.n, args.scenario)
             sc = Scenario(kind=args.scenario, n=args.n, algo=args.algo or default_algo(args.scenario), nbytes=nbytes,
                           link=args.link)
-            if args.machine:  # the machine's links; its own algorithm for the op and size unless --algo chose one
+            if args.scenario == "mesh":  # n follows the mesh; the machine is the mesh's (validate says if it fits)
+                sc = sc.with_changes(mesh=args.mesh, program=args.program, topology=args.machine).validate()
+            elif args.machine:  # the machine's links; its own algorithm for the op and size unless --algo chose one
                 from .core.scenarios import machine_choice
 
                 sc = sc.with_changes(topology=args.machine, **({"algo": args.algo} if args.algo else {}))

@@ -19,8 +19,8 @@ import re
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QPalette, QValidator
-from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QGridLayout, QLabel, QSizePolicy, QSpinBox, QStyle,
-                               QStyleOptionComboBox, QStylePainter, QVBoxLayout,
+from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QGridLayout, QLabel, QLineEdit, QSizePolicy, QSpinBox,
+                               QStyle, QStyleOptionComboBox, QStylePainter, QVBoxLayout,
                                QWidget)
 
 from simcore.links import LINKS
@@ -33,7 +33,7 @@ from .words import algo_text, fmt_bytes, matmul_case_name, nccl_reason, opened_w
 
 MACHINE_CHOICE = ""  # the algorithm menu's entry "machine's choice (…)": the topology's own pick for S
 
-GROUPS = ("collective", "matmul", "tp-forward", "decode")
+GROUPS = ("collective", "matmul", "tp-forward", "decode", "mesh")
 SIZE_PRESETS = (2**12, 2**16, 2**20, 2**24, 2**28, 2**30)
 
 
@@ -248,6 +248,15 @@ class ControlPanel(QWidget):
             if w in (self.n, self.size_combo):
                 self._error_rows[w] = row  # an empty row (no height) until a refusal of this field
                 row += 1
+        # the mesh scenario: its axes and sizes ("X=2,Y=4"), shown only for it (n follows from it)
+        self.mesh_edit = QLineEdit(objectName="meshEdit")
+        self.mesh_label = QLabel()
+        self.mesh_label.setBuddy(self.mesh_edit)
+        grid.addWidget(self.mesh_label, row, 0)
+        grid.addWidget(self.mesh_edit, row, 1)
+        self.mesh_edit.editingFinished.connect(self._on_mesh_edited)
+        self._mesh_typed = None  # a mesh the model refused: kept in the field beside the reason
+        row += 1
         self._error_rows[None] = row  # any other refusal: under the form
         self._grid = grid
         grid.addWidget(self.error, row, 0, 1, 2)
@@ -294,6 +303,8 @@ class ControlPanel(QWidget):
                                             self.tr("&Devices n"), self.tr("Message si&ze S"),
                                             self.tr("&Machine"), self.tr("&Link"))):
             lab.setText(text)
+        self.mesh_label.setText(self.tr("Mes&h axes"))
+        self.mesh_edit.setToolTip(self.tr("Mesh axes and sizes, major to minor, e.g. X=2,Y=4 (n is their product)"))
         self.keys.setText(self.tr("Keys: Space play/pause · ← → step · Home/End · [ ] speed · O loop"))
         self.n.setToolTip(self.tr("Devices: a whole number from 1 to {max}").format(max=scenarios.MAX_N))
         self._sync()
@@ -317,7 +328,8 @@ class ControlPanel(QWidget):
 
     def _group_names(self):
         return {"collective": self.tr("Collective"), "matmul": self.tr("Sharded matmul"),
-                "tp-forward": self.tr("Tensor-parallel forward"), "decode": self.tr("Decode step (TP)")}
+                "tp-forward": self.tr("Tensor-parallel forward"), "decode": self.tr("Decode step (TP)"),
+                "mesh": self.tr("Mesh (named axes)")}
 
     def _op_items(self, group):
         if group == "collective":
@@ -325,6 +337,12 @@ class ControlPanel(QWidget):
         if group == "matmul":
             return [(f"matmul-{k}", self.tr("Case {k}: {name}").format(k=k, name=matmul_case_name(k)))
                     for k in range(1, 5)]
+        if group == "mesh":  # the engine's registered mesh programs, in their own words
+            from simcore.scenarios import mesh_programs
+
+            from .i18n import current_language
+            lang = "zh" if current_language().startswith("zh") else "en"
+            return [(k, p.words.get(lang, k)) for k, p in mesh_programs().items()]
         return [(group, self.tr("2 all-reduces per layer + logits all-gather"))]
 
     def _algo_names(self, sc=None):
@@ -432,8 +450,23 @@ class ControlPanel(QWidget):
                                                "[B, T, d_model] activations and [B, T, vocab] logits, 2 bytes "
                                                "each.") if shapes else "")
             self._sync_opened()
+            self._sync_mesh(sc)
         finally:
             self._syncing = False
+
+    def _sync_mesh(self, sc):
+        """The mesh scenario's fields: its mesh shown, n, S and the algorithm its own (greyed)."""
+        mesh = sc.kind == "mesh"
+        self.mesh_edit.setVisible(mesh)
+        self.mesh_label.setVisible(mesh)
+        if not mesh:
+            return
+        self.op.setCurrentIndex(max(0, self.op.findData(sc.program)))
+        self.op.setToolTip(self.op.currentText())
+        if self._mesh_typed is None:
+            self.mesh_edit.setText(sc.mesh)
+        for w in (self.n, self.size_combo, self.algo):
+            w.setEnabled(False)
 
     # -- the machine's own choice ------------------------------------------------------------
     @staticmethod
@@ -488,6 +521,9 @@ class ControlPanel(QWidget):
             self.hint.setText(self.hint.text() + "\n" + note_text(run))
 
     def _hint(self, sc) -> str:
+        if sc.kind == "mesh":
+            return self.tr("Named mesh axes: every collective runs over one axis, in all its groups at once. "
+                           "The program's arrays are real; its collectives are timed as the real model's bytes.")
         if sc.kind == "tp-forward":
             return self.tr("TP needs n to divide the heads: 1, 2, 4 or 8. Each collective carries the model's "
                            "real bytes; the GPUs compute between them.")
@@ -513,6 +549,7 @@ class ControlPanel(QWidget):
         sc = self.model.scenario
         if scenarios.fit_bytes(self._asked, sc.n, sc.kind) != sc.nbytes:
             self._asked = float(sc.nbytes)  # a size set elsewhere (a file, the deck, a scene): asked for
+        self._mesh_typed = None
         self.error.clear()
         self._sync()
         self._post_note(run)
@@ -552,9 +589,12 @@ class ControlPanel(QWidget):
             if choice is not None:
                 changes["algo"] = choice[0]
         if not self._syncing:
-            if self.model.update(**changes):
+            ok = self.model.update(**changes)
+            if ok:
                 self.error.clear()  # the value now in place is good: no complaint about an older one
             self.done_editing.emit()
+            return ok
+        return False
 
     def _on_group_activated(self, i):
         g = self.group.itemData(i)
@@ -567,7 +607,26 @@ class ControlPanel(QWidget):
         self._apply(**changes)
 
     def _on_op_activated(self, i):
+        if self.model.scenario.kind == "mesh":
+            self._apply(program=self.op.itemData(i))
+            return
         self._apply(kind=self.op.itemData(i))
+
+    def _on_mesh_edited(self):
+        """A mesh typed: n follows it; a mesh the model refuses stays in the field beside the reason."""
+        if self._syncing:
+            return
+        text = self.mesh_edit.text().strip()
+        sc = self.model.scenario
+        if text == sc.mesh:
+            self._mesh_typed = None
+            return
+        n = scenarios.mesh_n(text)
+        self._mesh_typed = text
+        ok = self._apply(mesh=text, **({"n": n} if n is not None else {}))
+        if ok or self.model.scenario.mesh == text:
+            self._mesh_typed = None
+        self.mesh_edit.setText(text)
 
     def _on_algo_activated(self, i):
         algo = self.algo.itemData(i)
@@ -660,6 +719,9 @@ class ControlPanel(QWidget):
         key = self.machine.itemData(i)
         sc = self.model.scenario
         if key == sc.topology:
+            return
+        if sc.kind == "mesh":  # the mesh stays; the model says when it does not fit the machine
+            self._apply(topology=key)
             return
         changes = {"topology": key}
         if key:

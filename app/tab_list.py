@@ -9,12 +9,13 @@ read the list without loading Qt; app/tabs.py builds the tabs from it.
 # (modules relative to the app package, which is `app` in the source tree and `shard_lab` installed)
 VIEWS = (("weights", ".views.weights.weights_view", "WeightsView", "Weight slices"),
          ("buffers", ".views.buffers.buffer_view", "BufferView", "Buffers"),
-         ("latency", ".views.latency.latency_view", "LatencyView", "Decode latency"))
+         ("latency", ".views.latency.latency_view", "LatencyView", "Decode latency"),
+         ("mesh", ".views.mesh.mesh_view", "MeshView", "Mesh"))
 # every tab's key in the window's order: the ring view's page (MainWindow's own), then the extra views
 TABS = ("ring",) + tuple(key for key, *_ in VIEWS)
 # a scenario shown on a tab of its own rather than the ring (the window opens it there; so does a
 # deck scene that names no tab)
-SCENARIO_TABS = {"tp-forward": "weights", "decode": "latency"}
+SCENARIO_TABS = {"tp-forward": "weights", "decode": "latency", "mesh": "mesh"}
 
 
 def scenario_tab(kind: str) -> str:

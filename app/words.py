@@ -411,3 +411,86 @@ def launch_words(topology) -> str:
     if mode == "graph":
         return _words("; at least {floor}, as measured with CUDA graphs").format(floor=floor)
     return _words("; at least {floor}, as measured with eager launches").format(floor=floor)
+
+
+# -- the mesh (named axes): a collective over an axis, in the app's words ------------------------
+def _mesh(text):
+    return translate("MeshWords", text)
+
+
+def mesh_op_words(e) -> str:
+    """'all-gather over Y' for a mesh event (app.core.mesh_model.MeshEvent)."""
+    return _mesh("{op} over {axis}").format(op=e.op, axis=e.axis_name)
+
+
+def mesh_event_line(e) -> str:
+    """One line for a collective over a mesh axis, from its AxisCollective record: the op over the
+    axis, its groups, one group's bytes, the simulated time and the published form's."""
+    g = len(e.groups[0]) if e.groups else 1
+    line = _mesh("{short}: {what} · {G} groups of {g} at once · {S} a group · {t} simulated").format(
+        short=e.short, what=mesh_op_words(e), G=len(e.groups), g=g, S=fmt_bytes(e.nbytes), t=fmt_time(e.time))
+    if math.isfinite(e.published) and e.published > 0:
+        line += _mesh(" · the book's {form}: {t} (ratio {r:.3f})").format(
+            form=e.published_text, t=fmt_time(e.published), r=e.time / e.published)
+    elif e.form > 0:
+        line += _mesh(" · closed form {form}: {t}").format(form=e.form_text, t=fmt_time(e.form))
+    return line
+
+
+def mesh_event_html(e, done: bool) -> str:
+    """The explanation's paragraph for a mesh collective: what moves, in how many groups, why this
+    algorithm, and its times (the AxisCollective's own words and numbers)."""
+    import html as _html
+
+    g = len(e.groups[0]) if e.groups else 1
+    head = _mesh("{what} ({algo}): every one of the {G} groups of {g} devices along {axis} runs it at once, "
+                 "on the same clock and the same links.").format(
+        what=mesh_op_words(e), algo=e.algo, G=len(e.groups), g=g, axis=e.axis_name)
+    parts = [f"<p><b>{_html.escape(e.short)}</b> {_html.escape(head)}</p>"]
+    if e.before and e.after and e.before != e.after:
+        parts.append("<p>" + _html.escape(_mesh("{before} → {after}").format(before=e.before, after=e.after))
+                     + ("" if not done else " ✓") + "</p>")
+    parts.append("<p>" + _html.escape(_mesh("Why: {why}.").format(why=e.why)) + "</p>")
+    parts.append("<p>" + _html.escape(mesh_event_line(e)) + "</p>")
+    if e.form > 0:
+        parts.append("<p>" + _html.escape(_mesh("One group alone on idle links: {form} = {t}.").format(
+            form=e.form_text, t=fmt_time(e.form))) + "</p>")
+    return "\n".join(parts)
+
+
+def mesh_html(info, t: float, at_end: bool = False) -> str:
+    """The explanation of a mesh run at t (app.core.mesh_model.MeshInfo): the collective over an
+    axis shown at t in words, and the program's totals against its published form."""
+    import html as _html
+
+    k = info.event_at(t)
+    parts = []
+    if k < 0:
+        parts.append("<p>" + _html.escape(_mesh("No collective: every device multiplies its own blocks.")) + "</p>")
+    else:
+        e = info.events[k]
+        parts.append("<p>" + _html.escape(_mesh("Collective {i} of {N} on the mesh {mesh}").format(
+            i=k + 1, N=len(info.events), mesh=info.describe)) + "</p>")
+        parts.append(mesh_event_html(e, done=t >= e.t_end))
+    parts.append("<p>" + _html.escape(_mesh("The program: {sim} simulated, the book's {form} = {pub}; max |error| "
+                                            "against one device {err:.1e}.").format(
+        sim=fmt_time(info.simulated_total), form=info.published_text, pub=fmt_time(info.published_total),
+        err=info.max_err)) + "</p>")
+    return "\n".join(parts)
+
+
+def mesh_formula_html(info, coll: int) -> str:
+    """The formula panel for a mesh collective (trace collective id `coll`): the closed form of one
+    group alone as Mesh.plan wrote it, the program's published form, and the simulated time."""
+    import html as _html
+
+    e = next((x for x in info.events if x.coll == coll), None)
+    if e is None:
+        return "<p>" + _html.escape(_mesh("No collective at this time.")) + "</p>"
+    rows = [_mesh("{short} — {what}, {algo}").format(short=e.short, what=mesh_op_words(e), algo=e.algo)]
+    if e.form > 0:
+        rows.append(_mesh("one group alone: T = {form} = {t}").format(form=e.form_text, t=fmt_time(e.form)))
+    if math.isfinite(e.published) and e.published > 0:
+        rows.append(_mesh("the book: {form} = {t}").format(form=e.published_text, t=fmt_time(e.published)))
+    rows.append(_mesh("simulated, all {G} groups at once: {t}").format(G=len(e.groups), t=fmt_time(e.time)))
+    return "".join("<p>" + _html.escape(r) + "</p>" for r in rows)

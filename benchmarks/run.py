@@ -38,6 +38,10 @@ Figures (names as written to --json):
     machine_messages_per_s_torus_4x4x4  the same, bidirectional torus rings on tpu-v4 4x4x4 (n = 64)
     machine_messages_per_s_dgx_rings_n256  the same for NCCL's channel rings across dgx-h100's 32 nodes
                              (ring-nodes all-reduce, all-gather, reduce-scatter of 1 MiB): the slowest of the three
+    mesh_frame_ms_p50/p95_n256  one animation frame of the Mesh tab on a 16 × 16 mesh (the redistribute
+                             A[I_X, J_Y] → A[I_X, J]: 16 groups of 16 at once, 3 840 messages): advance the
+                             clock, update the views, paint the 1600x900 main window into a QImage
+    mesh_view_ms_p95_n256    the same frames, the Mesh view alone painted (its own share)
     machine_cost_ratio_vs_switch         the slowest machine run's time per message over the switch
                              ring all-reduce's at n = 256, measured in the same run;
                              the table's breakdown gives every machine, algorithm and op, the torus's
@@ -90,6 +94,8 @@ GOALS = {
     "chrome_export_ratio_n256": ("<=", 3.0),
     "open_saved_run_s_1M": ("<=", 2.0),  # a student's saved run (benchmarks/own_run.py)
     "record_overhead_ratio": ("<=", 1.2),
+    "mesh_frame_ms_p95_n256": ("<=", 16.7),  # the Mesh tab at 16 × 16 within one 60 Hz frame (issue 34)
+    "mesh_view_ms_p95_n256": ("<=", 16.7),
 }
 
 MACHINE_FIGURES_NAMES = ("machine_messages_per_s_dgx_n256", "machine_messages_per_s_torus_4x4x4",
@@ -99,7 +105,7 @@ ORDER = [
     "frame_ms_p50_n256", "frame_ms_p95_n256", "frame_ratio_n256_n8", "sweep_ms", "engine_vs_memcpy_ratio", "tp_forward_ratio_n8", "startup_ratio", "messages_per_s",
     "peak_rss_mb_n256", "cost_ratio_n256_n16", "messages_per_s_n256", "trace_bytes_per_message_n512",
     "chrome_bytes_per_slice_n256", "chrome_export_ratio_n256", "open_saved_run_s_1M", "record_overhead_ratio",
-    *MACHINE_FIGURES_NAMES,
+    *MACHINE_FIGURES_NAMES, "mesh_frame_ms_p50_n256", "mesh_frame_ms_p95_n256", "mesh_view_ms_p95_n256",
 ]
 
 
@@ -557,6 +563,59 @@ def bench_frames(mode: Mode) -> list[Figure]:
     return out
 
 
+MESH_FIGURES = ["mesh_frame_ms_p50_n256", "mesh_frame_ms_p95_n256", "mesh_view_ms_p95_n256"]
+
+
+def bench_mesh_frames(mode: Mode) -> list[Figure]:
+    """The Mesh tab at 256 devices: frames of the 16 × 16 redistribute, as bench_frames times the ring."""
+    why = _missing("app.main_window", "app.state", "app.views.mesh.mesh_view")
+    if why:
+        return [Figure(name, None, "ms", why) for name in MESH_FIGURES]
+    _isolated_settings()
+    from PySide6.QtGui import QImage
+
+    from app.main_window import MainWindow
+    from app.state import Playback, Scenario, ScenarioModel
+
+    app = qt_app()
+    model = ScenarioModel(Scenario().with_changes(kind="mesh", mesh="X=16,Y=16", program="redistribute"))
+    playback = Playback(model)
+    win = MainWindow(model, playback)
+    win.resize(1600, 900)
+    win.show()
+    win.select_tab("mesh")
+    for _ in range(3):
+        app.processEvents()
+    view = win.findChild(QWidget_type(), "MeshView")
+    cpu = []
+    ms = [t * 1e3 for t in time_frames(win, playback, mode.frames, cpu=cpu)]
+    img = QImage(view.size(), QImage.Format_ARGB32_Premultiplied)
+    alone, alone_cpu = [], []
+    playback.seek(0.0)
+    for _ in range(mode.frames):
+        playback.advance(1 / 60)
+        app.processEvents()
+        c0 = time.thread_time()
+        alone.append(timed(lambda: view.render(img)) * 1e3)
+        alone_cpu.append((time.thread_time() - c0) * 1e3)
+    steps = playback.n_steps
+    close_window(win)
+    return [Figure("mesh_frame_ms_p50_n256", percentile(ms, 50), "ms",
+                   f"16 × 16 redistribute (all-gather over Y, {steps} steps), {mode.frames} frames at the fastest "
+                   f"speed; whole 1600x900 window on the Mesh tab rendered to a QImage"),
+            Figure("mesh_frame_ms_p95_n256", percentile(ms, 95), "ms",
+                   f"95th percentile (CPU time of the frames: p95 {percentile(cpu, 95) * 1e3:.1f} ms)"),
+            Figure("mesh_view_ms_p95_n256", percentile(alone, 95), "ms",
+                   f"the Mesh view alone ({view.width()}x{view.height()}) painted, p50 {percentile(alone, 50):.1f} ms "
+                   f"(CPU time: p50 {percentile(alone_cpu, 50):.1f}, p95 {percentile(alone_cpu, 95):.1f} ms)")]
+
+
+def QWidget_type():
+    from PySide6.QtWidgets import QWidget
+
+    return QWidget
+
+
 def bench_sweep(mode: Mode) -> list[Figure]:
     """
     One decode-latency control change end to end: the batch alternates 32 / 64 through
@@ -724,6 +783,7 @@ BENCHES = [
     (["cost_ratio_n256_n16", "messages_per_s_n256", "trace_bytes_per_message_n512", "chrome_bytes_per_slice_n256",
       "chrome_export_ratio_n256"], bench_scale),
     (["open_saved_run_s_1M", "record_overhead_ratio"], bench_own_run),
+    (MESH_FIGURES, bench_mesh_frames),
 ]
 
 

@@ -240,7 +240,7 @@ def test_extra_views_register_as_tabs(qtbot, monkeypatch):
     monkeypatch.setitem(sys.modules, "app.tabs", types.SimpleNamespace(extra_views=extra_views))
     model, pb, win = make_window(qtbot, kind="all-gather", n=4)
     assert made == [(model, pb)]
-    assert [win.tabs.tabText(i) for i in range(1, win.tabs.count())] == ["Weights", "Buffers", "Latency"]
+    assert [win.tabs.tabText(i) for i in range(1, win.tabs.count())] == ["Weights", "Buffers", "Latency", "Mesh"]
     assert win.select_tab("latency") and win.current_tab() == "latency"
     assert win.tabs.tabText(1) == "Weights"
 

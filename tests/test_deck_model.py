@@ -45,7 +45,8 @@ def test_the_lecture_deck_follows_the_seed_in_order():
     deck = _lecture()
     ids = [s.id for s in deck.scenes]
     assert ids == ["shard", "all-gather", "reduce-scatter", "all-reduce", "algos", "matmul-1", "matmul-2",
-                   "matmul-3", "matmul-4", "tp-forward", "gqa", "decode", "pope", "dgx", "tpu"]
+                   "matmul-3", "matmul-4", "tp-forward", "gqa", "decode", "pope", "dgx", "tpu",
+                   "mesh-notation", "mesh-matmul", "mesh-2d-ws"]  # the lecture's next part: the mesh
     for s in deck.scenes:
         assert 2 <= len(s.points) <= 4
         assert s.title.zh and all(p.zh and p.en for p in s.points)

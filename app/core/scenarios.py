@@ -24,7 +24,7 @@ from .trace_index import TraceIndex
 
 # The collectives are the registry's ops (simcore.registry.OPS), in its order: a new op is a kind here
 COLLECTIVE_KINDS = tuple(OPS)
-KINDS = COLLECTIVE_KINDS + ("matmul-1", "matmul-2", "matmul-3", "matmul-4", "tp-forward", "decode")
+KINDS = COLLECTIVE_KINDS + ("matmul-1", "matmul-2", "matmul-3", "matmul-4", "tp-forward", "decode", "mesh")
 # the ops the app draws on a named machine (Op.machines: the chunk-ring ops; blocks draw on one switch)
 MACHINE_KINDS = tuple(k for k, op in OPS.items() if op.machines)
 BLOCKS_MAX_N = 64  # an op with n² block slots (all-to-all: n(n−1) messages): its views draw n² slots per device
@@ -69,6 +69,8 @@ def validate(sc) -> None:
     """Raise ValueError with one clear sentence if the scenario cannot be run."""
     if sc.kind not in KINDS:
         raise ValueError(f"unknown scenario {sc.kind!r}; choose one of {', '.join(KINDS)}")
+    if sc.kind == "mesh":
+        return _validate_mesh(sc)
     n = sc.n
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise ValueError(f"the number of devices must be a whole number, got {n!r}")
@@ -131,6 +133,38 @@ def not_split(nbytes: float, n: int) -> str:
     sizes = " and ".join(f"{s:,} B" for s in near)
     return (f"{_fmt_size(nbytes)} cannot be split into {n} equal whole-byte chunks: the nearest "
             + ("sizes that do are " if len(near) > 1 else "size that does is ") + sizes)
+
+
+MESH_DEFAULT = ("X=2,Y=4", "redistribute")  # the mesh scenario's first mesh and program
+
+
+def _validate_mesh(sc) -> None:
+    """A mesh scenario: its mesh reads as NAME=SIZE pairs, n is their product, the program is
+    registered and the mesh fits the machine (simcore.mesh.Mesh says why not). A dimension that
+    does not split is found when the program runs (build_run: the same one sentence)."""
+    from simcore.mesh import Mesh
+    from simcore.scenarios import mesh_programs, parse_mesh
+
+    shape = parse_mesh(sc.mesh)
+    n = math.prod(shape.values())
+    if n > MAX_N:
+        raise ValueError(f"the mesh view draws at most {MAX_N} devices; {sc.mesh} has {n}")
+    if sc.n != n:
+        raise ValueError(f"the mesh {sc.mesh} has {n} devices, not n = {sc.n}")
+    programs = mesh_programs()
+    if sc.program not in programs:
+        raise ValueError(f"no mesh program {sc.program!r}; choose one of {', '.join(programs)}")
+    Mesh(tuple(shape.values()), tuple(shape), sc.topology or None)  # MeshError: it does not fit the machine
+
+
+def mesh_n(text: str):
+    """The devices of a mesh 'X=2,Y=4' (8), or None when it does not read."""
+    from simcore.scenarios import parse_mesh
+
+    try:
+        return math.prod(parse_mesh(text).values())
+    except ValueError:
+        return None
 
 
 def fit_bytes(nbytes: float, n: int, kind: str) -> float:
@@ -205,6 +239,7 @@ class Run:
     tp: TPInfo | None = None
     ref_step: float = 1e-6  # seconds of one ring step: the playback's pace (1× ≈ 0.8 s per step)
     index: TraceIndex = None
+    mesh: object = None  # app.core.mesh_model.MeshInfo of a mesh run (what the mesh view draws)
 
     @property
     def n(self) -> int:
@@ -218,6 +253,8 @@ def build_run(sc) -> Run:
     """Run the simulation for scenario `sc`. Raises ValueError (one sentence) if it cannot."""
     validate(sc)
     link = LINKS[sc.link]
+    if sc.kind == "mesh":  # the mesh brings its machine (sc.topology) itself
+        return _build_mesh(sc)
     if getattr(sc, "topology", ""):  # a named machine: its topology, its algorithms
         from simcore.topology_presets import run_on_preset
 
@@ -230,6 +267,8 @@ def build_run(sc) -> Run:
         return _finish(sc, cr.trace, link, cr.comm, inputs={0: cr.inputs})
     if sc.kind.startswith("matmul-"):
         return _build_matmul(sc, link)
+    if sc.kind == "mesh":
+        return _build_mesh(sc)
     if sc.kind == "tp-forward":
         return _build_tp(sc, link, decode=False)
     if sc.kind == "decode":
@@ -246,6 +285,24 @@ def _finish(sc, trace, link, comm, **extra) -> Run:
     else:
         ref = link.alpha + float(sc.nbytes) / (max(sc.n, 1) * link.bw)
     return Run(sc, trace, link, comm, ref_step=ref, index=TraceIndex(trace), **extra)
+
+
+def _build_mesh(sc) -> Run:
+    """A registered mesh program on the scenario's mesh and machine (simcore.scenarios.run_mesh),
+    read into the mesh view's MeshInfo (app.core.mesh_model)."""
+    from simcore.scenarios import mesh_programs, run_mesh
+
+    from .mesh_model import mesh_info
+
+    res = run_mesh(sc.mesh, sc.program, sc.topology or None)
+    comm = res.mesh.comm
+    info = mesh_info(res, mesh_programs()[sc.program].words)
+    run = _finish(sc, comm.trace, comm.link, comm, mesh=info)
+    steps = [e for e in info.events if len(e.groups[0]) > 1]
+    if steps:  # the pace: one step of the first collective's ring
+        e = steps[0]
+        run = replace(run, ref_step=e.time / max(1, len(e.groups[0]) - 1))
+    return run
 
 
 def _matmul_dim(n: int) -> int:
@@ -383,6 +440,8 @@ class Scenario:
     nbytes: float = float(2**20)
     link: str = "nvlink4"
     topology: str = ""
+    mesh: str = ""  # the mesh scenario's axes and sizes, "X=2,Y=4" (n is their product)
+    program: str = ""  # the mesh scenario's program (simcore.mesh.programs' registry)
 
     def validate(self) -> Scenario:
         validate(self)
@@ -396,6 +455,15 @@ class Scenario:
         if unknown:
             raise ValueError(f"unknown scenario field(s): {', '.join(sorted(unknown))}")
         new = replace(self, **changes)
+        if new.kind == "mesh":  # n follows the mesh; a mesh scenario opens with MESH_DEFAULT
+            if not new.mesh:
+                new = replace(new, mesh=MESH_DEFAULT[0])
+            if not new.program:
+                new = replace(new, program=MESH_DEFAULT[1])
+            m = mesh_n(new.mesh)
+            if m is not None and "n" not in changes:
+                new = replace(new, n=m)
+            return replace(new, algo="ring")
         if "algo" not in changes and not takes_algo(new.kind):
             new = replace(new, algo=default_algo(new.kind))
         if "algo" not in changes:

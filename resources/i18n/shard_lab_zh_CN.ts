@@ -594,6 +594,14 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <translation>链路(&amp;L)</translation>
         </message>
         <message>
+            <source>Mes&amp;h axes</source>
+            <translation>网格轴(&amp;H)</translation>
+        </message>
+        <message>
+            <source>Mesh axes and sizes, major to minor, e.g. X=2,Y=4 (n is their product)</source>
+            <translation>网格的轴与大小，由主到次，例如 X=2,Y=4（n 是它们的乘积）</translation>
+        </message>
+        <message>
             <source>Keys: Space play/pause · ← → step · Home/End · [ ] speed · O loop</source>
             <translation>按键：空格 播放/暂停 · ← → 单步 · Home/End · [ ] 速度 · O 循环</translation>
         </message>
@@ -612,6 +620,10 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>Decode step (TP)</source>
             <translation>decode 一步（张量并行）</translation>
+        </message>
+        <message>
+            <source>Mesh (named axes)</source>
+            <translation>网格（命名轴）</translation>
         </message>
         <message>
             <source>2 all-reduces per layer + logits all-gather</source>
@@ -664,6 +676,10 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>The machine's choice: {why}.</source>
             <translation>机器自己的选择：{why}。</translation>
+        </message>
+        <message>
+            <source>Named mesh axes: every collective runs over one axis, in all its groups at once. The program's arrays are real; its collectives are timed as the real model's bytes.</source>
+            <translation>命名的网格轴：每个集合通信沿一条轴进行，该轴的所有组同时运行。程序中的数组是真实的；集合通信按真实模型的字节计时。</translation>
         </message>
         <message>
             <source>TP needs n to divide the heads: 1, 2, 4 or 8. Each collective carries the model's real bytes; the GPUs compute between them.</source>
@@ -2734,6 +2750,100 @@ Source: {src}</source>
         </message>
     </context>
     <context>
+        <name>MeshView</name>
+        <message>
+            <source>Mesh</source>
+            <translation>网格</translation>
+        </message>
+        <message>
+            <source>The mesh view draws a Mesh scenario: choose Scenario → Mesh (named axes), or shard-lab --scenario mesh --mesh X=2,Y=4 --program redistribute.</source>
+            <translation>网格视图绘制网格场景：选择 场景 → 网格（命名轴），或运行 shard-lab --scenario mesh --mesh X=2,Y=4 --program redistribute。</translation>
+        </message>
+        <message>
+            <source>{program} — mesh {mesh} on {machine}</source>
+            <translation>{program} — 网格 {mesh}，机器 {machine}</translation>
+        </message>
+        <message>
+            <source>No collective: every device multiplies its own blocks.</source>
+            <translation>没有集合通信：每个设备各自乘自己的块。</translation>
+        </message>
+        <message>
+            <source>node {k}</source>
+            <translation>节点 {k}</translation>
+        </message>
+        <message>
+            <source>colour = the device a block came from · hatched = a term of a pending sum · outlined = the groups of the axis in use · simulated {sim}, published {pub}, max |error| {err:.1e}</source>
+            <translation>颜色 = 块来自哪个设备 · 斜线 = 待求和的一项 · 外框 = 当前所用轴的各组 · 模拟 {sim}，公式 {pub}，最大 |误差| {err:.1e}</translation>
+        </message>
+    </context>
+    <context>
+        <name>MeshWords</name>
+        <message>
+            <source> · closed form {form}: {t}</source>
+            <translation> · 闭式 {form}：{t}</translation>
+        </message>
+        <message>
+            <source> · the book's {form}: {t} (ratio {r:.3f})</source>
+            <translation> · 书中公式 {form}：{t}（比值 {r:.3f}）</translation>
+        </message>
+        <message>
+            <source>Collective {i} of {N} on the mesh {mesh}</source>
+            <translation>网格 {mesh} 上第 {i}/{N} 个集合通信</translation>
+        </message>
+        <message>
+            <source>No collective at this time.</source>
+            <translation>此时没有集合通信。</translation>
+        </message>
+        <message>
+            <source>No collective: every device multiplies its own blocks.</source>
+            <translation>没有集合通信：每个设备各自乘自己的块。</translation>
+        </message>
+        <message>
+            <source>One group alone on idle links: {form} = {t}.</source>
+            <translation>单独一组、链路空闲时：{form} = {t}。</translation>
+        </message>
+        <message>
+            <source>The program: {sim} simulated, the book's {form} = {pub}; max |error| against one device {err:.1e}.</source>
+            <translation>整个程序：模拟 {sim}，书中公式 {form} = {pub}；与单卡结果的最大 |误差| {err:.1e}。</translation>
+        </message>
+        <message>
+            <source>Why: {why}.</source>
+            <translation>原因：{why}。</translation>
+        </message>
+        <message>
+            <source>one group alone: T = {form} = {t}</source>
+            <translation>单独一组：T = {form} = {t}</translation>
+        </message>
+        <message>
+            <source>simulated, all {G} groups at once: {t}</source>
+            <translation>模拟（{G} 组同时）：{t}</translation>
+        </message>
+        <message>
+            <source>the book: {form} = {t}</source>
+            <translation>书中公式：{form} = {t}</translation>
+        </message>
+        <message>
+            <source>{before} → {after}</source>
+            <translation>{before} → {after}</translation>
+        </message>
+        <message>
+            <source>{op} over {axis}</source>
+            <translation>沿 {axis} 的 {op}</translation>
+        </message>
+        <message>
+            <source>{short} — {what}, {algo}</source>
+            <translation>{short} — {what}，{algo}</translation>
+        </message>
+        <message>
+            <source>{short}: {what} · {G} groups of {g} at once · {S} a group · {t} simulated</source>
+            <translation>{short}：{what} · {G} 组、每组 {g} 个同时进行 · 每组 {S} · 模拟 {t}</translation>
+        </message>
+        <message>
+            <source>{what} ({algo}): every one of the {G} groups of {g} devices along {axis} runs it at once, on the same clock and the same links.</source>
+            <translation>{what}（{algo}）：沿 {axis} 的 {G} 组（每组 {g} 个设备）同时运行，共用同一时钟和同一组链路。</translation>
+        </message>
+    </context>
+    <context>
         <name>PredictController</name>
         <message>
             <source>The collective is finished.</source>
@@ -3225,6 +3335,10 @@ Source: {src}</source>
             <source>{shape} slice</source>
             <translation>{shape} 切片</translation>
         </message>
+        <message>
+            <source>Mesh {mesh}: {program} · {devices} · {link}</source>
+            <translation>网格 {mesh}：{program} · {devices} · {link}</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>
@@ -3267,6 +3381,10 @@ Source: {src}</source>
         <message>
             <source>The scenario field %1 is missing.</source>
             <translation>缺少场景字段 %1。</translation>
+        </message>
+        <message>
+            <source>"%1" must be text, not %2.</source>
+            <translation>“%1”必须是文本，而不是 %2。</translation>
         </message>
         <message>
             <source>This is not a scenario file: it is not valid JSON (line %1, column %2).</source>

@@ -39,6 +39,9 @@ def scenario_title(sc, run) -> str:
             return tr("RingView", "{what} · {devices} · no communication").format(what=what, devices=devices)
     elif sc.kind == "tp-forward":
         what = tr("RingView", "Tensor-parallel forward")
+    elif getattr(run, "mesh", None) is not None:  # a mesh program: its messages on the machine's own wiring
+        return tr("RingView", "Mesh {mesh}: {program} · {devices} · {link}").format(
+            mesh=run.mesh.describe, program=run.mesh.program, devices=devices, link=run.link.name)
     else:
         what = tr("RingView", "Tensor-parallel decode step")
     size = {c.op: c.nbytes for c in reversed(run.trace.collectives)}

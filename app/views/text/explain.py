@@ -336,6 +336,9 @@ class ExplainPanel(QWidget):
 
     def _html(self, run, f) -> str:
         coll, t = f.coll, f.t
+        if getattr(run, "mesh", None) is not None:  # a mesh run: its AxisCollective records' own words
+            from ...words import mesh_html
+            return mesh_html(run.mesh, f.t, f.at_end)
         parts = []
         if run.matmul is not None:
             parts.append(self._matmul_html(run))

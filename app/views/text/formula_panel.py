@@ -111,6 +111,11 @@ class FormulaPanel(QWidget):
         if c.id == self._shown_coll:
             return  # the closed form only changes when the collective does
         self._shown_coll = c.id
+        if getattr(run, "mesh", None) is not None:  # a mesh run: the AxisCollective's own closed form
+            from ...words import mesh_formula_html
+            self._args, self._op, self._run_shown = None, None, None
+            self._label.setText(mesh_formula_html(run.mesh, c.id))
+            return
         self._run_shown = (run, c) if getattr(run, "opened", None) is not None else None
         if self._run_shown is not None:  # a saved run: closed form if known, the checker's verdict
             self._render()

@@ -1,0 +1,589 @@
+"""
+The mesh: devices in a grid by their mesh coordinates, each holding its block of every tensor,
+the groups of the axis in use outlined, blocks moving inside every group at once, and each
+tensor's notation in the book's words changing as its collectives run (`A[I_X, J_Y]` → `A[I_X, J]`).
+
+One view for every mesh program: it draws what the run's records say (app.core.mesh_model's
+MeshInfo: the AxisCollective events, the tensors' notation tracks, the trace's messages), never
+a program by name. What it shows is a function of (run, t): the frame the playback pushes gives
+t and the messages in flight (Frame.moving, Frame.progress); scrubbing back costs what playing does.
+
+Geometry (`MeshView.layout()`, in widget pixels) is computed once per size and run: the header,
+the grid's cells (mesh_model.grid_rects), the group outlines of every event and the node frames.
+A paint draws the cells from it; nothing is laid out while playing.
+"""
+
+from __future__ import annotations
+
+from ... import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from PySide6.QtCore import QEvent, QLocale, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QImage, QPainter, QPen
+from PySide6.QtWidgets import QWidget
+
+from ... import theme
+from ...core.frame import time_eps
+from ...core.mesh_model import grid_rects, outline_rects, parse_notation
+from ...words import fmt_time, mesh_event_line
+
+TENSOR_MIN_PX = 9  # a tensor's block is drawn when its slot is at least this tall
+
+
+@dataclass
+class MeshLayout:
+    """Where everything goes at one widget size (pixels)."""
+
+    header: QRectF
+    grid: QRectF
+    panel: QRectF
+    cells: np.ndarray  # (n, 4): x, y, w, h of every mesh position
+    outlines: list  # per event: [(group index, (x, y, w, h)), ...]
+    frames: list  # [(frame index, (x, y, w, h)), ...] the machine's nodes
+    line: float  # one text line's height
+    boxes: dict = field(default_factory=dict)  # (tensor, slot, slots, named) -> its block's box in every cell
+
+
+class MeshView(QWidget):
+    """The "Mesh" tab. Registered with the playback's frames; draws the run's MeshInfo at t."""
+
+    def __init__(self, model, playback, parent=None):
+        super().__init__(parent)
+        self.setObjectName("MeshView")
+        self.model, self.playback = model, playback
+        self.run = None
+        self.info = None
+        self.t = 0.0
+        self.moving = np.zeros(0, dtype=np.int64)
+        self.progress = np.zeros(0)
+        self._layout = None
+        self._images = {}
+        self.setMinimumSize(320, 240)
+        self.setAttribute(Qt.WA_OpaquePaintEvent, True)
+        self.setWindowTitle(self.tr("Mesh"))
+        model.changed.connect(self._set_run)
+        theme.notifier().changed.connect(self._on_theme_changed)
+        self._set_run(model.run)
+        f = playback.frames.register(self)
+        if f is not None:
+            self.set_frame(f)
+
+    # -- inputs --------------------------------------------------------------------------------
+    def _set_run(self, run):
+        self.run = run
+        self.info = getattr(run, "mesh", None)
+        self._layout, self._images = None, {}
+        self.t = 0.0
+        self.moving, self.progress = np.zeros(0, dtype=np.int64), np.zeros(0)
+        self.update()
+
+    def frame_part(self, f):
+        return (id(f.index), f.t, f.hidden_after)
+
+    def set_frame(self, f):
+        if self.run is None or f.index is not self.run.index:
+            return
+        self.t = float(f.t)
+        self.moving = np.asarray(f.moving, dtype=np.int64)
+        self.progress = np.asarray(f.progress, dtype=float)
+        if f.hidden_after is not None and len(self.moving):  # the predict mask hides what it hides
+            self.moving, self.progress = self.moving[np.asarray(f.shown, bool)], self.progress[np.asarray(f.shown, bool)]
+        self.update()
+
+    def _on_theme_changed(self):
+        self._layout, self._images = None, {}
+        self.update()
+
+    def changeEvent(self, e):
+        if e.type() == QEvent.LanguageChange:
+            self.setWindowTitle(self.tr("Mesh"))
+            self._layout = None  # the strip's lines depend on the words
+            self.update()
+        super().changeEvent(e)
+
+    def resizeEvent(self, e):
+        self._layout = None
+        super().resizeEvent(e)
+
+    # -- geometry --------------------------------------------------------------------------------
+    def layout(self) -> MeshLayout | None:
+        """The picture's geometry at the widget's size (None without a mesh run)."""
+        if self.info is None:
+            return None
+        if self._layout is None:
+            self._layout = self._make_layout()
+        return self._layout
+
+    def _make_layout(self) -> MeshLayout:
+        info = self.info
+        s = theme.scale()
+        W, H = float(self.width()), float(self.height())
+        m = 8 * s
+        line = QFontMetricsF(theme.font("body")).height()
+        header = QRectF(m, m, W - 2 * m, (3.2 if H >= 700 else 2.2) * line)  # the why line when there is room
+        mono = QFontMetricsF(theme.font("body", mono=True)).height()
+        panel = QRectF(m, header.bottom() + m / 2, W - 2 * m, self._strip_lines(W - 2 * m) * mono * 1.2 + m)
+        top = panel.bottom() + m / 2
+        grid = QRectF(m, top, W - 2 * m, H - top - 1.6 * line - m)
+        cells = grid_rects(info.shape, grid.x() + 6 * s, grid.y() + 6 * s, grid.width() - 12 * s,
+                           grid.height() - 12 * s)
+        gap = max(2.0, float(np.min(cells[:, 2:])) * 0.08) if len(cells) else 2.0
+        outlines = [outline_rects(cells, e.groups, min(gap, 5 * s)) for e in info.events]
+        frames = outline_rects(cells, info.frames, min(gap * 1.8, 9 * s)) if info.frames else []
+        return MeshLayout(header, grid, panel, cells, outlines, frames, line)
+
+    # -- colours -----------------------------------------------------------------------------------
+    # -- painting --------------------------------------------------------------------------------
+    def paintEvent(self, e):
+        p = QPainter(self)
+        pal = theme.palette()
+        p.fillRect(self.rect(), QColor(pal.background))
+        if self.info is None:
+            self._paint_hint(p)
+            p.end()
+            return
+        lay = self.layout()
+        eps = time_eps(self.run.trace.t_end) if self.run is not None else 0.0
+        k = self.info.event_at(self.t, eps)
+        self._paint_cells(p, lay, k, eps)
+        self._paint_header(p, lay, k)
+        self._paint_outlines(p, lay, k, eps)
+        self._paint_frame_names(p, lay)
+        self._paint_moving(p, lay, k)
+        self._paint_panel(p, lay, k, eps)
+        p.end()
+
+    def _paint_hint(self, p):
+        p.setPen(QColor(theme.palette().text_muted))
+        p.setFont(theme.font("body"))
+        p.drawText(self.rect().adjusted(20, 20, -20, -20), Qt.AlignCenter | Qt.TextWordWrap,
+                   self.tr("The mesh view draws a Mesh scenario: choose Scenario → Mesh (named axes), "
+                           "or shard-lab --scenario mesh --mesh X=2,Y=4 --program redistribute."))
+
+    def _lang(self) -> str:
+        """The interface's language, as app.i18n set Qt's default locale: "zh" or "en"."""
+        return "zh" if QLocale().language() == QLocale.Language.Chinese else "en"
+
+    def _paint_header(self, p, lay, k):
+        info, pal = self.info, theme.palette()
+        r = lay.header
+        p.setPen(QColor(pal.text))
+        p.setFont(theme.font("caption", bold=True))
+        words = info.words.get(self._lang()) or info.program
+        title = self.tr("{program} — mesh {mesh} on {machine}").format(program=words, mesh=info.describe,
+                                                                        machine=info.machine)
+        fm = QFontMetricsF(p.font())
+        p.drawText(QRectF(r.x(), r.y(), r.width(), fm.height()), Qt.AlignLeft | Qt.AlignVCenter,
+                   fm.elidedText(title, Qt.ElideRight, r.width()))
+        y = r.y() + fm.height() + 2
+        p.setFont(theme.font("body"))
+        fm = QFontMetricsF(p.font())
+        if k < 0:
+            text, why = self.tr("No collective: every device multiplies its own blocks."), ""
+        else:
+            ev = info.events[k]
+            text = mesh_event_line(ev)
+            why = ev.why
+        p.drawText(QRectF(r.x(), y, r.width(), fm.height()), Qt.AlignLeft | Qt.AlignVCenter,
+                   fm.elidedText(text, Qt.ElideRight, r.width()))
+        if r.height() >= 3 * fm.height():
+            p.setPen(QColor(pal.text_muted))
+            p.drawText(QRectF(r.x(), y + fm.height(), r.width(), fm.height()), Qt.AlignLeft | Qt.AlignVCenter,
+                       fm.elidedText(why, Qt.ElideRight, r.width()))
+
+    def _paint_frames(self, p, lay):
+        if not lay.frames:
+            return
+        pal = theme.palette()
+        pen = QPen(QColor(pal.text_muted), max(1.0, theme.line("outline")))
+        pen.setStyle(Qt.DashLine)
+        p.setPen(pen)
+        p.setBrush(Qt.NoBrush)
+        p.setFont(theme.font("small"))
+        seen = set()
+        for fi, (x, y, w, h) in lay.frames:
+            p.drawRoundedRect(QRectF(x, y, w, h), 6, 6)
+            seen.add(fi)
+
+    def _paint_frame_names(self, p, lay):
+        """Each node's name in its frame's top right corner, over everything (outlines included)."""
+        if not lay.frames:
+            return
+        pal = theme.palette()
+        p.setFont(theme.font("small"))
+        fm = QFontMetricsF(p.font())
+        seen = set()
+        for fi, (x, y, w, h) in lay.frames:
+            if fi in seen:
+                continue
+            seen.add(fi)
+            text = self.tr("node {k}").format(k=fi)
+            tw, th = fm.horizontalAdvance(text) + 8, fm.height()
+            label = QRectF(x + w - tw - 8, y + 2, tw, th)
+            p.setPen(QPen(QColor(pal.text_muted), 1.0))
+            p.setBrush(QColor(pal.background))
+            p.drawRect(label)
+            p.drawText(label, Qt.AlignCenter, text)
+
+    def _tensor_slots(self, k, eps):
+        """The tensors each cell draws, the one the current event changes first, with their layout
+        now and the event changing them (or None)."""
+        info = self.info
+        out = []
+        focus = info.events[k].tensor if k >= 0 else ""
+        tracks = sorted(info.tensors, key=lambda tr: tr.name != focus)
+        for tr in tracks:
+            now, changing, before, after = tr.at(info.events, self.t, eps)
+            out.append((tr, parse_notation(now, info.axis_names), changing, parse_notation(after, info.axis_names)))
+        return out
+
+    def _background(self, lay):
+        """The cells' boxes and coordinate labels: the same in every frame, painted once per layout."""
+        bg = getattr(lay, "pixmap", None)
+        if bg is not None:
+            return bg
+        from PySide6.QtGui import QPixmap
+
+        info, pal = self.info, theme.palette()
+        bg = QPixmap(self.size())
+        bg.fill(QColor(pal.background))
+        p = QPainter(bg)
+        self._paint_frames(p, lay)
+        cells = lay.cells
+        cw, ch = float(cells[0, 2]), float(cells[0, 3])
+        label_h = self._cell_label_h(ch, cw)
+        small = theme.font("small")
+        fm = QFontMetricsF(small)
+        p.setFont(small)
+        p.setPen(QPen(QColor(pal.border), 1.0))
+        p.setBrush(QColor(pal.surface))
+        for x, y, w, h in cells.tolist():
+            p.drawRect(QRectF(x, y, w, h))
+        if label_h:
+            p.setPen(QColor(pal.text_muted))
+            for pos, (x, y, w, h) in enumerate(cells.tolist()):
+                coord = ",".join(str(c) for c in info.coord(pos))
+                d = int(info.dev[pos])
+                p.drawText(QRectF(x + 3, y + 1, w - 6, label_h), Qt.AlignLeft | Qt.AlignVCenter,
+                           fm.elidedText(coord if d == pos else f"{coord} · {d}", Qt.ElideRight, w - 6))
+        p.end()
+        lay.pixmap = bg
+        return bg
+
+    def _colours(self, count: int) -> np.ndarray:
+        """count device colours as 0xAARRGGBB words (the fine blocks' colours), cached."""
+        key = ("rgb", count)
+        arr = self._images.get(key)
+        if arr is None:
+            arr = np.array([c.rgba() for c in theme.device_colors(count)], dtype=np.uint32)
+            self._images[key] = arr
+        return arr
+
+    def _paint_cells(self, p, lay, k, eps):
+        info, pal = self.info, theme.palette()
+        cells = lay.cells
+        n = info.n
+        p.drawPixmap(0, 0, self._background(lay))
+        slots = self._tensor_slots(k, eps)
+        cw, ch = float(cells[0, 2]), float(cells[0, 3])
+        label_h = self._cell_label_h(ch, cw)
+        slots = slots[:self._slots_that_fit(ch, label_h, len(slots), cw)]
+        self._slot_key = (len(slots), self._slot_cols(cw, ch - label_h - 4, len(slots)) if slots else 1)
+        if not slots:
+            return
+        in_flight = k >= 0 and info.events[k].t_start + eps < self.t < info.events[k].t_end - eps
+        arrivals = dict(zip(("got", "total", "have"), info.arrivals(k, self.t + eps))) if in_flight else {}
+        dev_cols = self._images.get(("devices", n))
+        if dev_cols is None:
+            dev_cols = self._images[("devices", n)] = theme.device_colors(n)
+        empty = QColor(pal.slot_empty).rgba()
+        hl = QColor(pal.highlight)
+        xs, ys, ws, hs = cells[:, 0], cells[:, 1], cells[:, 2], cells[:, 3]
+        for i, (tr, now, changing, after) in enumerate(slots):
+            R, C = info.fine_grid(tr)
+            slot0 = self._slot_box(float(xs[0]), float(ys[0]), float(ws[0]), float(hs[0]), label_h, i, len(slots))
+            small = theme.font("small")  # the name as large as the slot allows, never under 9 px
+            small.setPixelSize(max(9, min(small.pixelSize(), int(slot0.height() * 0.85))))
+            fm = QFontMetricsF(small)
+            name_w = fm.horizontalAdvance(tr.name) + 4
+            named = (slot0.height() >= max(14.0, fm.height() * 0.8)  # too small a slot: the key says which
+                     and slot0.width() >= name_w + 1.5 * slot0.height())
+            key = (tr.name, i, len(slots), named)
+            boxes = lay.boxes.get(key)
+            if boxes is None:  # the same in every frame at this size: computed once
+                boxes = []
+                for x, y, w, h in zip(xs.tolist(), ys.tolist(), ws.tolist(), hs.tolist()):
+                    box = self._slot_box(x, y, w, h, label_h, i, len(slots))
+                    if named:  # the tensor's name at the left of its block, in every cell
+                        box = QRectF(box.x() + name_w, box.y(), box.width() - name_w, box.height())
+                    boxes.append(self._fit_box(box, tr))
+                lay.boxes[key] = boxes
+            if named:  # the names in every cell: one transparent picture per arrangement
+                names = lay.boxes.get(("names",) + key)
+                if names is None:
+                    from PySide6.QtGui import QPixmap
+
+                    names = QPixmap(self.size())
+                    names.fill(Qt.transparent)
+                    q = QPainter(names)
+                    q.setFont(small)
+                    q.setPen(QColor(pal.text_muted))
+                    for box in boxes:
+                        q.drawText(QRectF(box.x() - name_w, box.y(), name_w - 2, box.height()),
+                                   Qt.AlignRight | Qt.AlignVCenter, tr.name)
+                    q.end()
+                    lay.boxes[("names",) + key] = names
+                p.drawPixmap(0, 0, names)
+            reducing = changing is not None and in_flight and changing == k and info.events[k].op != "all-gather"
+            if now.partial or reducing:
+                self._paint_partial(p, boxes, tr, now, after if reducing else None, arrivals, dev_cols, hl, R, C)
+                continue
+            held = info.held_cells(tr, now, changing if in_flight and changing == k else None, self.t + eps)
+            colour = self._colours(R * C).reshape(R, C)
+            words = np.where(held, colour[None], np.uint32(empty)).reshape(n * R, C)
+            words = np.ascontiguousarray(words)
+            img = QImage(words.data, C, n * R, C * 4, QImage.Format_ARGB32)
+            for pos, box in enumerate(boxes):
+                p.drawImage(box, img, QRectF(0, pos * R, C, R))
+            if changing is not None and in_flight and changing == k:  # where the gather is going
+                key = (tr.name, i, len(slots), named, after)
+                rects = lay.boxes.get(key)
+                if rects is None:
+                    sp = info.spans(tr, after)
+                    rects = lay.boxes[key] = [self._span_rect(box, sp[pos], R, C) for pos, box in enumerate(boxes)]
+                p.setPen(QPen(hl, 1.0))
+                p.setBrush(Qt.NoBrush)
+                p.drawRects(rects)
+
+    @staticmethod
+    def _span_rect(box: QRectF, span, R, C) -> QRectF:
+        r0, r1, c0, c1 = (float(v) for v in span)
+        return QRectF(box.x() + c0 / C * box.width(), box.y() + r0 / R * box.height(),
+                      (c1 - c0) / C * box.width(), (r1 - r0) / R * box.height())
+
+    def _paint_partial(self, p, boxes, tr, now, after, arrivals, dev_cols, hl, R, C):
+        """A pending sum: each device's term, hatched in its own colour; during the reduction that
+        ends it, the part each device ends with outlined and filling as its messages land."""
+        info = self.info
+        sp = info.spans(tr, now)
+        empty = QColor(theme.palette().slot_empty)
+        for pos, box in enumerate(boxes):
+            p.setPen(Qt.NoPen)
+            p.setBrush(empty)
+            p.drawRect(box)
+            r = self._span_rect(box, sp[pos], R, C)
+            light = QColor(dev_cols[pos])
+            light.setAlpha(90)
+            p.setBrush(light)
+            p.drawRect(r)
+            p.setBrush(QBrush(dev_cols[pos], Qt.BDiagPattern))
+            p.drawRect(r)
+        if after is None:
+            return
+        dest = info.spans(tr, after)
+        got, total = arrivals["got"], np.maximum(arrivals["total"], 1)
+        for pos, box in enumerate(boxes):
+            d = self._span_rect(box, dest[pos], R, C)
+            frac = float(got[pos]) / float(total[pos])
+            if frac > 0:
+                h = max(2.0, d.height() * 0.3)
+                p.setPen(Qt.NoPen)
+                p.setBrush(hl)
+                p.drawRect(QRectF(d.x(), d.bottom() - h, d.width() * frac, h))
+            p.setPen(QPen(hl, 1.0))
+            p.setBrush(Qt.NoBrush)
+            p.drawRect(d)
+
+    @staticmethod
+    def _cell_label_h(ch, cw) -> float:
+        """The coordinate label's height in a cell of ch × cw (0: the cell is too small for it)."""
+        fm = QFontMetricsF(theme.font("small"))
+        return fm.height() if ch >= 3 * fm.height() and cw >= fm.horizontalAdvance("00,00") else 0.0
+
+    @staticmethod
+    def _slot_cols(w, h, count) -> int:
+        """Columns of tensor slots in a cell of w × h: the arrangement whose slots are largest (for
+        blocks about twice as wide as tall)."""
+        best, cols = -1.0, 1
+        for c in range(1, count + 1):
+            r = -(-count // c)
+            size = min((w - 6) / c / 2, (h - 4) / r)
+            if size > best + 1e-9:
+                best, cols = size, c
+        return cols
+
+    @classmethod
+    def _slots_that_fit(cls, ch, label_h, count, cw=None) -> int:
+        """How many tensors a cell draws: as many as fit with each slot at least TENSOR_MIN_PX tall."""
+        if not count:
+            return 0
+        inner_h = ch - label_h - 4
+        cw = inner_h * 2 if cw is None else cw
+        for k in range(count, 0, -1):
+            c = cls._slot_cols(cw, inner_h, k)
+            if inner_h / -(-k // c) >= TENSOR_MIN_PX and (cw - 6) / c >= TENSOR_MIN_PX:
+                return k
+        return 1
+
+    @classmethod
+    def _slot_box(cls, x, y, w, h, label_h, i, count) -> QRectF:
+        """Slot i of `count` in the cell at (x, y, w, h): where tensor i's block is drawn (slots in
+        rows of _slot_cols, left to right)."""
+        inner_h = h - label_h - 4
+        c = cls._slot_cols(w, inner_h, count)
+        r = -(-count // c)
+        sw, sh = (w - 6) / c, inner_h / r
+        row, col = divmod(i, c)
+        return QRectF(x + 3 + col * sw + 1, y + label_h + 2 + row * sh + 1, sw - 3, sh - 3)
+
+    def _fit_box(self, box: QRectF, tr) -> QRectF:
+        """The tensor's whole extent inside `box`, keeping its fine grid's cells near square."""
+        rows = tr.fine[0] if len(tr.fine) > 1 else 1
+        cols = tr.fine[-1]
+        aspect = max(0.5, min(4.0, cols / max(rows, 1)))
+        w, h = box.width(), box.height()
+        if w / max(h, 1e-9) > aspect:
+            w = h * aspect
+        else:
+            h = w / aspect
+        return QRectF(box.x(), box.y() + (box.height() - h) / 2, w, h)
+
+    def _paint_outlines(self, p, lay, k, eps):
+        if k < 0:
+            return
+        ev = self.info.events[k]
+        active = ev.t_start + eps < self.t < ev.t_end - eps
+        outs = lay.outlines[k]
+        per_cell = len(outs) > len(ev.groups)
+        cols = theme.device_colors(len(ev.groups)) if per_cell else None
+        hl = QColor(theme.palette().highlight)
+        if not active:
+            hl.setAlpha(140)
+        cell = float(min(lay.cells[0, 2], lay.cells[0, 3]))
+        width = max(1.0, min(2.5 * theme.scale(), 0.06 * cell) if active else min(1.5 * theme.scale(), 0.04 * cell))
+        p.setBrush(Qt.NoBrush)
+        for gi, (x, y, w, h) in outs:
+            p.setPen(QPen(cols[gi] if per_cell else hl, width))
+            p.drawRoundedRect(QRectF(x, y, w, h), 5, 5)
+
+    def _paint_moving(self, p, lay, k):
+        """Every message in flight at t: a small block on its way from its sender to its receiver,
+        in the colour of the group member whose data it carries."""
+        if not len(self.moving) or k < 0:
+            return
+        info = self.info
+        cols = info.columns
+        src = info.pos_of_dev[cols["src"][self.moving]]
+        dst = info.pos_of_dev[cols["dst"][self.moving]]
+        chunk = cols["chunk"][self.moving]
+        cells = lay.cells
+        cx, cy = cells[:, 0] + cells[:, 2] / 2, cells[:, 1] + cells[:, 3] / 2
+        f = self.progress
+        xs = cx[src] + (cx[dst] - cx[src]) * f
+        ys = cy[src] + (cy[dst] - cy[src]) * f
+        size = max(4.0, min(float(cells[0, 2]), float(cells[0, 3])) * 0.16)
+        ev = info.events[k]
+        g = len(ev.groups[0]) if ev.groups else 1
+        # the group member whose data the message carries (the trace's chunk: its group index)
+        first = np.array([grp[0] for grp in ev.groups])
+        group_of = np.zeros(info.n, dtype=np.int64)
+        for gi, grp in enumerate(ev.groups):
+            group_of[list(grp)] = gi
+        owner = np.array([ev.groups[group_of[s]][c % g] for s, c in zip(src.tolist(), chunk.tolist())]) \
+            if len(first) else src
+        dev_cols = self._images.get(("devices", info.n))
+        if dev_cols is None:
+            dev_cols = self._images[("devices", info.n)] = theme.device_colors(info.n)
+        pen = QPen(QColor(theme.palette().text), 1.0)
+        p.setPen(pen)
+        for x, y, o in zip(xs.tolist(), ys.tolist(), owner.tolist()):
+            p.setBrush(dev_cols[o])
+            p.drawRect(QRectF(x - size / 2, y - size / 2, size, size))
+
+    def _strip_items(self):
+        """The tensors in the order the cells draw them (the one changing now first)."""
+        info = self.info
+        eps = time_eps(self.run.trace.t_end) if self.run is not None else 0.0
+        k = info.event_at(self.t, eps)
+        focus = info.events[k].tensor if k >= 0 else ""
+        out = []
+        for tr in sorted(info.tensors, key=lambda t: t.name != focus):
+            now, changing, before, after = tr.at(info.events, self.t, eps)
+            out.append((f"{before} → {after}" if changing is not None else now, changing is not None))
+        return out
+
+    def _strip_lines(self, width) -> int:
+        """Lines the notation strip takes at `width` (the widest text each tensor shows)."""
+        info = self.info
+        fm = QFontMetricsF(theme.font("body", bold=True, mono=True))
+        gap = fm.horizontalAdvance("   ")
+        widths = []
+        for tr in info.tensors:
+            texts = [tr.first] + [f"{b} → {a}" for _, b, a in tr.changes]
+            widths.append(max(fm.horizontalAdvance(t) for t in texts))
+        lines, x = 1, 0.0
+        for w in sorted(widths, reverse=True):
+            if x and x + w > width:
+                lines, x = lines + 1, 0.0
+            x += w + gap
+        return min(lines, 4)
+
+    def notation_texts(self) -> list:
+        """What the notation strip says at t, in its order: [(text, changing now), ...]."""
+        return self._strip_items() if self.info is not None else []
+
+    def _paint_panel(self, p, lay, k, eps):
+        info, pal = self.info, theme.palette()
+        r = lay.panel
+        p.setPen(QPen(QColor(pal.border), 1.0))
+        p.setBrush(QColor(pal.surface))
+        p.drawRoundedRect(r, 6, 6)
+        pad = 6 * theme.scale()
+        mono = theme.font("body", mono=True)
+        mono_b = theme.font("body", bold=True, mono=True)
+        fmb = QFontMetricsF(mono_b)
+        lh = fmb.height() * 1.2
+        x, y = r.x() + pad, r.y() + pad / 2
+        gap = fmb.horizontalAdvance("   ")
+        self._strip_rects = []
+        count, cols = getattr(self, "_slot_key", (0, 1))
+        rows = -(-count // cols) if count else 1
+        kh = fmb.height() * 0.62
+        kw = kh * 1.6 * cols / rows if count else 0.0
+        for i, (text, changing) in enumerate(self._strip_items()):
+            need = fmb.horizontalAdvance(text) + (kw + 6 if i < count else 0)
+            if x > r.x() + pad and x + need > r.right() - pad:
+                x, y = r.x() + pad, y + lh
+            if i < count:  # a key: where in every cell this tensor's block is (its slot, filled)
+                kx, ky = x, y + (lh - kh) / 2
+                p.setPen(QPen(QColor(pal.text_muted), 1.0))
+                p.setBrush(Qt.NoBrush)
+                p.drawRect(QRectF(kx, ky, kw, kh))
+                row, col = divmod(i, cols)
+                p.setPen(Qt.NoPen)
+                p.setBrush(QColor(pal.highlight) if changing else QColor(pal.text))
+                p.drawRect(QRectF(kx + col * kw / cols + 1, ky + row * kh / rows + 1, kw / cols - 2, kh / rows - 2))
+                x += kw + 6
+            w = fmb.horizontalAdvance(text)
+            if x > r.x() + pad and x + w > r.right() - pad:
+                x, y = r.x() + pad, y + lh
+            if y + lh > r.bottom() + 1:
+                break
+            p.setFont(mono_b if changing else mono)
+            p.setPen(QColor(pal.highlight) if changing else QColor(pal.text))
+            rect = QRectF(x, y, min(w + 2, r.right() - pad - x), lh)
+            p.drawText(rect, Qt.AlignLeft | Qt.AlignVCenter, text)
+            self._strip_rects.append((text, rect))
+            x += w + gap
+        # under the grid: what the colours say, and the program's totals
+        p.setPen(QColor(pal.text_muted))
+        p.setFont(theme.font("body"))
+        g = lay.grid
+        foot = self.tr("colour = the device a block came from · hatched = a term of a pending sum · outlined = "
+                       "the groups of the axis in use · simulated {sim}, published {pub}, max |error| {err:.1e}").format(
+            sim=fmt_time(info.simulated_total), pub=fmt_time(info.published_total), err=info.max_err)
+        p.drawText(QRectF(g.x(), g.bottom(), g.width(), 1.6 * lay.line), Qt.AlignLeft | Qt.AlignVCenter,
+                   QFontMetricsF(p.font()).elidedText(foot, Qt.ElideRight, g.width()))
