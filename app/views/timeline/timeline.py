@@ -740,6 +740,7 @@ class TimelineView(QWidget):
 
     def _on_viewbox_resized(self, *_):
         run = self.model.run
+        _ROWS[0] = (self.plot.getViewBox().height(), *self._row_rule())  # the next run's rows: for this height
         if run is not None and group_size(run.scenario.n, self.plot.getViewBox().height(),
                                           *self._row_rule()) != getattr(self, "group", 1):
             self._build(run)  # rows of more (or fewer) GPUs: each row keeps MIN_ROW_PX
