@@ -87,9 +87,15 @@ def record_threads(monkeypatch, calls):
 
 @pytest.mark.parametrize("target", ["dgx", "tpu"])
 def test_a_swap_derives_nothing_from_the_messages_on_the_gui_thread(window, qtbot, monkeypatch, target):
+    from app.core import prepared
+
     calls = []
     record_threads(monkeypatch, calls)
+    before = prepared.made.copy()
     swap(qtbot, window, SWAPS[target])
+    made = prepared.made - before  # values of the run's prepared record, by where they were made
+    assert not [k for k in made if k[1] == "main"]
+    assert {("explain step words", "worker"), ("ring layout", "worker"), ("ring colours", "worker")} <= set(made)
     on_gui = sorted({name for name, main in calls if main})
     on_worker = {name for name, main in calls if not main}
     assert on_gui == []
