@@ -218,3 +218,16 @@ def test_a_failing_preparer_leaves_the_build_whole(monkeypatch):
     run = build_run(Scenario(kind="all-gather", n=4))
     assert run.trace.messages and isinstance(run.prepared, dict)
     assert prepared.memo(run, ("x", 1), lambda: 42) == 42 and run.prepared[("x", 1)] == 42
+
+
+def test_the_record_keeps_a_few_layouts_of_a_kind_not_one_per_window_size():
+    from app.core.prepared import memo
+
+    class R:
+        prepared = {}
+    run = R()
+    for w in range(10):
+        assert memo(run, ("ring layout", w), lambda: w * 2, keep=4) == w * 2
+    memo(run, ("explain step words", 0), lambda: "words")
+    assert [k for k in run.prepared if k[0] == "ring layout"] == [("ring layout", w) for w in (6, 7, 8, 9)]
+    assert run.prepared[("explain step words", 0)] == "words"

@@ -55,8 +55,10 @@ def on_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def memo(run, key: tuple, make):
-    """run.prepared[key], made by make() the first time (counted in `made` by thread)."""
+def memo(run, key: tuple, make, keep: int = 0):
+    """run.prepared[key], made by make() the first time (counted in `made` by thread). keep > 0:
+    at most that many values of this kind (key[0]) stay, the oldest dropped (a layout per window
+    size: resizing would otherwise keep one for every size the window passed through)."""
     book = getattr(run, "prepared", None)
     if book is None:  # a run-like object without a record: nothing kept
         return make()
@@ -66,5 +68,9 @@ def memo(run, key: tuple, make):
         pass
     value = make()
     made[(key[0], "main" if on_main_thread() else "worker")] += 1
+    if keep > 0:
+        same = [k for k in book if k[0] == key[0]]
+        for k in same[:max(len(same) - keep + 1, 0)]:
+            book.pop(k, None)
     book[key] = value
     return value

@@ -687,7 +687,8 @@ def machine_layout(run, n: int, room: Room, texts):
     (the texts are the language), on the worker for the room of the last run shown."""
     topo = run.comm.topology if run.comm is not None else None
     shape = machine_shape(topo, ring_shape(run, n))
-    return memo(run, ("ring layout", n, room, texts, shape), lambda: _make_machine_layout(run, room, texts, shape))
+    return memo(run, ("ring layout", n, room, texts, shape), lambda: _make_machine_layout(run, room, texts, shape),
+                keep=4)
 
 
 def run_texts(run, n: int):
