@@ -20,6 +20,7 @@ from simcore.scenarios import demo_values, parse_bytes
 from simcore.trace import Trace
 
 from ..words import MATMUL_NOTATION, fmt_bytes
+from .prepared import prepare
 from .trace_index import TraceIndex
 
 # The collectives are the registry's ops (simcore.registry.OPS), in its order: a new op is a kind here
@@ -240,6 +241,8 @@ class Run:
     ref_step: float = 1e-6  # seconds of one ring step: the playback's pace (1× ≈ 0.8 s per step)
     index: TraceIndex = None
     mesh: object = None  # app.core.mesh_model.MeshInfo of a mesh run (what the mesh view draws)
+    # what the views derive from the whole run, made on the worker (app.core.prepared): key -> value
+    prepared: dict = field(default_factory=dict, repr=False)
 
     @property
     def n(self) -> int:
@@ -284,7 +287,8 @@ def _finish(sc, trace, link, comm, **extra) -> Run:
         ref = float(np.median([c.t_end - c.t_start for c in trace.computes]))
     else:
         ref = link.alpha + float(sc.nbytes) / (max(sc.n, 1) * link.bw)
-    return Run(sc, trace, link, comm, ref_step=ref, index=TraceIndex(trace), **extra)
+    run = Run(sc, trace, link, comm, ref_step=ref, index=TraceIndex(trace), **extra)
+    return prepare(run)  # the views' words, layout and rows for it, here on the worker
 
 
 def _build_mesh(sc) -> Run:

@@ -9,6 +9,7 @@ Widths are memoised per font: a layout measures the same texts many times.
 from __future__ import annotations
 
 import re
+import threading
 from typing import NamedTuple
 
 from PySide6.QtCore import QRectF, Qt
@@ -60,7 +61,10 @@ class _Metrics:
         return w
 
 
-_metrics: dict = {}  # (pixel size, bold) -> _Metrics; every font here is make_font's
+# (pixel size, bold, family) -> _Metrics, one cache per thread: a QFontMetricsF holds font engines from
+# its thread's font cache (Qt's is per thread), so the worker, which lays a new run out
+# (ring_view.prepare_layout), measures with its own and never with the GUI thread's (nor they with its)
+_local = threading.local()
 
 
 def make_font(role: str, bold: bool, px: float) -> QFont:
@@ -74,11 +78,14 @@ def make_font(role: str, bold: bool, px: float) -> QFont:
 
 def metrics(font: QFont) -> _Metrics:
     key = (font.pixelSize(), font.bold(), font.family())
-    m = _metrics.get(key)
+    cache = getattr(_local, "metrics", None)
+    if cache is None:
+        cache = _local.metrics = {}
+    m = cache.get(key)
     if m is None:
-        if len(_metrics) > 256:
-            _metrics.clear()
-        m = _metrics[key] = _Metrics(font)
+        if len(cache) > 256:
+            cache.clear()
+        m = cache[key] = _Metrics(font)
     return m
 
 

@@ -10,6 +10,7 @@ be thinner than a pixel, fills the share of devices already added in its chunk's
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -258,20 +259,13 @@ class DeviceItem(QGraphicsItem):
 
     def slot_rect(self, ch: int) -> QRectF:
         """Rect of chunk slot `ch` in item coordinates."""
-        if len(self._rects) != self.n_chunks:
-            self._rects = [self._slot_rect(c) for c in range(self.n_chunks)]
+        if len(self._rects) != self.n_chunks:  # every device of a run shares its geometry: made once for all
+            self._rects = _slot_rects(self.w, self.h, self.cols, self.rows, self.pad, self.radial, self.n_chunks)
         return self._rects[ch]
 
     def _slot_rect(self, ch: int) -> QRectF:
-        pad = self.pad
-        iw, ih = self.w - 2 * pad, self.h - 2 * pad
-        if self.radial:  # chunk 0 at the inner end (local +y), growing outwards
-            sh = ih / max(self.n_chunks, 1)
-            return QRectF(-iw / 2, self.h / 2 - pad - (ch + 1) * sh, iw, sh)
-        sw, sh = iw / max(self.cols, 1), ih / max(self.rows, 1)
-        r, c = divmod(ch, max(self.cols, 1))
-        gap = 1.0 if sw > 6 else 0.0
-        return QRectF(-iw / 2 + c * sw + gap / 2, -ih / 2 + r * sh + gap / 2, sw - gap, sh - gap)
+        return _slot_rect(self.w, self.h, self.cols, self.rows, self.pad, self.radial, self.n_chunks, ch)
+
 
     def paint(self, p: QPainter, option, widget=None):
         if self.radial:
@@ -441,3 +435,22 @@ class SwitchItem(QGraphicsItem):
                 p.setBrush(Qt.NoBrush)
                 for ch in range(self.n_chunks):
                     p.drawRect(self.slot_rect(ch))
+
+
+def _slot_rect(w, h, cols, rows, pad, radial, n_chunks, ch: int) -> QRectF:
+    """Rect of chunk slot `ch` in a device box's coordinates (DeviceItem's geometry)."""
+    iw, ih = w - 2 * pad, h - 2 * pad
+    if radial:  # chunk 0 at the inner end (local +y), growing outwards
+        sh = ih / max(n_chunks, 1)
+        return QRectF(-iw / 2, h / 2 - pad - (ch + 1) * sh, iw, sh)
+    sw, sh = iw / max(cols, 1), ih / max(rows, 1)
+    r, c = divmod(ch, max(cols, 1))
+    gap = 1.0 if sw > 6 else 0.0
+    return QRectF(-iw / 2 + c * sw + gap / 2, -ih / 2 + r * sh + gap / 2, sw - gap, sh - gap)
+
+
+@functools.lru_cache(maxsize=64)
+def _slot_rects(w, h, cols, rows, pad, radial, n_chunks) -> tuple:
+    """Every slot's rect for one geometry (the 64 chips of a torus share theirs: 12,288 rects made once,
+    not per chip); shared, so never changed in place."""
+    return tuple(_slot_rect(w, h, cols, rows, pad, radial, n_chunks, c) for c in range(n_chunks))

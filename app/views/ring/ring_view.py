@@ -27,6 +27,7 @@ on a circle, labels thinned so they never collide.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt, Signal
@@ -37,6 +38,7 @@ from simcore.contributors import Who  # a message's contributors, decoded when r
 from simcore.trace import ALL, SWITCH
 
 from ... import theme
+from ...core.prepared import memo, preparer
 from ...words import fmt_bytes, fmt_time
 from .machine_layout import machine_shape, message_path
 from . import ring_ahead
@@ -200,7 +202,7 @@ class RingView(QGraphicsView):
         scene.setBackgroundBrush(self.colors.background)
         self.n_chunks_max = max((c.n_chunks for c in tr.collectives), default=0)
         self._cols = {f: tr.column(f) for f in ("src", "dst", "chunk", "t_start", "t_end", "w0", "w1", "w2", "w3")}
-        self._cidx = message_color_indices(tr, n)
+        self._cidx = run_colors(run, n)
         self.has_switch_slots = bool(np.any(self._cols["dst"] == SWITCH))
         self.switch = SwitchItem(self.colors, n)
         self.switch.setZValue(2)
@@ -226,7 +228,7 @@ class RingView(QGraphicsView):
         self.device_labels = [self._add_label("device", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter)
                               for _ in range(n)]
         self.flight = FlightLayer(self.colors, n)
-        self.flight.fills = block_fills(tr, n) if n > STRIPE_MAX_N else None
+        self.flight.fills = run_fills(run, n) if n > STRIPE_MAX_N else None
         self.chord_layer = ChordsLayer()
         scene.addItem(self.flight)
         scene.addItem(self.chord_layer)
@@ -267,7 +269,7 @@ class RingView(QGraphicsView):
         """Every text the layout places, from the run and the current language."""
         self.switch.set_name(switch_name(self.run.link))
         self.title_text = scenario_title(self.run.scenario, self.run)
-        self.texts = machine_texts(self.run, ring_texts(self.run, self.n))
+        self.texts = run_texts(self.run, self.n)
 
     # -- layout (a function of size, text scale, texts and scenario: views/ring/ring_layout.py) ------
     zoom = 1.0  # the magnification of the whole picture on screen (presentation mode: see set_zoom)
@@ -292,13 +294,10 @@ class RingView(QGraphicsView):
         if self.run is None:
             return
         vp = self.viewport().rect()
-        topo = self.run.comm.topology if self.run.comm is not None else None
-        shape = machine_shape(topo, ring_shape(self.run, self.n))
-        if self.present:
-            lay, z = present_layout(vp.width(), vp.height(), theme.scale(), self.texts, shape, self.asked_zoom)
-        else:
-            z = 1.0
-            lay = ring_layout(vp.width(), vp.height(), theme.scale(), self.texts, shape)
+        room = Room(vp.width(), vp.height(), theme.scale(), self.present, self.asked_zoom)
+        if self.n == self.run.scenario.n:
+            _ROOM[0] = room  # what the worker lays the next run out for (prepare_layout)
+        lay, z, self._paths, crossing = machine_layout(self.run, self.n, room, self.texts)
         self.zoom = z
         self.setTransform(QTransform.fromScale(z, z))
         self.scene().setSceneRect(0, 0, lay.width, lay.height)
@@ -361,7 +360,7 @@ class RingView(QGraphicsView):
         self.switch.set_radius(lay.switch_r)
         self.switch.setVisible(lay.kind == "switch")  # a machine paints each node's switch (MachineLayer)
         self.switch_label.set_box(lay.switch_label, col.text)
-        self._place_machine(lay)
+        self._place_machine(lay, crossing)
         # presenting, a block whose number can be MIN_CHUNK_NUMBER_PX (0.7 of it) carries it: a torus's
         # 18 px blocks at 1280×720
         self.flight.numbered_px = MIN_CHUNK_NUMBER_PX / 0.7 if self.present else FlightLayer.numbered_px
@@ -377,9 +376,10 @@ class RingView(QGraphicsView):
                 item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
                 item.setCacheMode(mode)
 
-    def _place_machine(self, lay):
-        """A machine's frame: clusters, fabric and NIC links, or a torus's links; and
-        the legs of every message that does not ride a switch's lanes."""
+    def _place_machine(self, lay, crossing):
+        """A machine's frame: clusters, fabric and NIC links, or a torus's links; the legs of every
+        message that does not ride a switch's lanes (machine_layout made them: self._paths) and the
+        messages that cross between nodes."""
         self.layout_now = lay
         self.machine.zoom = self.zoom
         self.machine.set_layout(lay)
@@ -391,15 +391,7 @@ class RingView(QGraphicsView):
         self.fabric_label.setVisible(lay.fabric_label is not None)
         if lay.fabric_label is not None:
             self.fabric_label.set_box(lay.fabric_label, self.colors.text)
-        self._paths = {}  # (src, dst) -> legs, or None: rides the lanes
-        if lay.kind != "switch":
-            cols = self._cols
-            pairs = set(zip(cols["src"].tolist(), cols["dst"].tolist()))
-            self._paths = {k: message_path(lay, *k) for k in pairs}
-        self.flight.crossing = frozenset()
-        if lay.kind == "nodes":
-            legs = np.array([self._paths.get(k) is not None for k in zip(cols["src"].tolist(), cols["dst"].tolist())])
-            self.flight.crossing = frozenset(np.flatnonzero(legs).tolist())
+        self.flight.crossing = crossing
 
     def _place_lanes(self, lay):
         """Each spoke: a send lane and a receive lane, from the device's edge to the switch's rim."""
@@ -644,7 +636,8 @@ class RingView(QGraphicsView):
         self._shown_coll = key
         text = subcaption(run, c, t)
         if c is not None and c.n_steps and step_notes(getattr(run.comm, "topology", None)):  # a machine: its links
-            note = step_note(run, [run.trace.messages[i] for i in idx.step_msgs[c.id][f.step]], t)
+            first, waiting, note = step_line_notes(run, c.id, f.step)
+            note = waiting if t < first - 1e-12 else note  # before any message starts: the call's base latency
             text = f"{text} · {note}" if note else text
         self.subcaption.set_text(text, self.colors.text)
 
@@ -664,3 +657,90 @@ def _bar_gradient(r: QRectF, colours) -> QBrush:
     for i, c in enumerate(colours):
         g.setColorAt(i / last, c)
     return QBrush(g)
+
+
+# ---------------------------------------------------------------------------------------
+# Prepared with the run, on the worker (app.core.prepared): the layout and the step notes
+# ---------------------------------------------------------------------------------------
+class Room(NamedTuple):
+    """What a ring view lays a run out in: its viewport, text scale and presentation mode."""
+
+    width: int
+    height: int
+    scale: float
+    present: bool
+    zoom: float
+
+
+_ROOM = [None]  # the room the main ring view last laid a run out in: the worker prepares the next for it
+
+
+def _make_machine_layout(run, room: Room, texts, shape):
+    if room.present:
+        lay, z = present_layout(room.width, room.height, room.scale, texts, shape, room.zoom)
+    else:
+        z, lay = 1.0, ring_layout(room.width, room.height, room.scale, texts, shape)
+    paths, crossing = {}, frozenset()  # (src, dst) -> legs, or None: rides the lanes
+    if lay.kind != "switch":
+        pairs = list(zip(run.trace.column("src").tolist(), run.trace.column("dst").tolist()))
+        paths = {k: message_path(lay, *k) for k in set(pairs)}
+        if lay.kind == "nodes":
+            crossing = frozenset(i for i, k in enumerate(pairs) if paths.get(k) is not None)
+    return lay, z, paths, crossing
+
+
+def machine_layout(run, n: int, room: Room, texts):
+    """(layout, zoom, the legs of every (src, dst) pair off the lanes, the messages crossing between
+    nodes) of `run` drawn with n devices in `room` with `texts`: made once per run, room and language
+    (the texts are the language), on the worker for the room of the last run shown."""
+    topo = run.comm.topology if run.comm is not None else None
+    shape = machine_shape(topo, ring_shape(run, n))
+    return memo(run, ("ring layout", n, room, texts, shape), lambda: _make_machine_layout(run, room, texts, shape),
+                keep=4)
+
+
+def run_texts(run, n: int):
+    """Every text the layout places (RingView._texts_for_run's), in the current language."""
+    return machine_texts(run, ring_texts(run, n))
+
+
+def step_line_notes(run, coll: int, k: int) -> tuple:
+    """(when step k's first message starts, the step line's note before that, after it) on a machine
+    (step_note over the step's messages: 8,192 at n = 256 on DGX H100), once per run and language."""
+    def make():
+        msgs = [run.trace.messages[i] for i in run.index.step_msgs[coll][k]]
+        if not msgs:
+            return math.inf, "", ""
+        return min(m.t_start for m in msgs), step_note(run, msgs, -math.inf), step_note(run, msgs, None)
+    lang = QCoreApplication.translate("RingView", "t = {t} of {T}")
+    return memo(run, ("ring step note", coll, k, lang), make)
+
+
+def run_colors(run, n: int):
+    """message_color_indices of every message of the run, made once per run (on the worker)."""
+    return memo(run, ("ring colours", n), lambda: _read_only(message_color_indices(run.trace, n)))
+
+
+def run_fills(run, n: int):
+    """block_fills of every message of the run, made once per run (on the worker)."""
+    return memo(run, ("ring fills", n), lambda: tuple(_read_only(a) for a in block_fills(run.trace, n)))
+
+
+def _read_only(a):
+    a.setflags(write=False)
+    return a
+
+
+@preparer
+def prepare_layout(run):
+    """On the worker, with the build: the layout the ring view will lay the run out with (in the room
+    the last run was shown in) and the note of the step it opens at."""
+    c = run.trace.collectives[0] if run.trace.collectives else None
+    if c is not None and c.n_steps and step_notes(getattr(run.comm, "topology", None)):
+        step_line_notes(run, 0, 0)
+    n = run.scenario.n
+    run_colors(run, n)
+    if n > STRIPE_MAX_N:
+        run_fills(run, n)
+    if _ROOM[0] is not None:
+        machine_layout(run, n, _ROOM[0], run_texts(run, n))

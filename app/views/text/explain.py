@@ -14,6 +14,8 @@ re-layout the whole text every frame.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
+
 import numpy as np
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
@@ -24,6 +26,7 @@ from simcore.trace import ALL, SWITCH
 
 from ... import theme
 from ...core.frame import DONE, NEXT
+from ...core.prepared import memo, preparer
 from ...core.trace_index import stop_of
 from ...words import (AlgoText, algo_text, device_name, fmt_bw, fmt_bytes, fmt_time, n_gpus,  # noqa: F401
                       n_messages, op_title, phase_word, place_name)  # (AlgoText, algo_text, fmt_bw: read by tests)
@@ -365,9 +368,8 @@ class ExplainPanel(QWidget):
             return "\n".join(parts)
         k, done = f.step, f.state == DONE
         state = self.tr("done") if done else (self.tr("next") if f.state == NEXT else self.tr("in progress"))
-        msgs = [tr_.messages[i] for i in idx.step_msgs[coll][k]]  # read once: n = 256 has 256 a step
-        phases = {m.phase for m in msgs}
-        phase = phases.pop() if len(phases) == 1 else ""
+        words = step_words(run, coll, k)  # made on the worker with the run (app.core.prepared)
+        phase = words.phase
         pk, PK, pstate, pname = stop_of(idx, c, t)  # the stops every step text counts (trace_index.stop_of)
         pname = None if pname is None else phase_word(pname)
         if pname is not None:
@@ -381,17 +383,13 @@ class ExplainPanel(QWidget):
         parts.append(f"<p style='font-size:120%; font-weight:bold; margin:4px 0'>{html.escape(head)}</p>")
         topo = getattr(run.comm, "topology", None)
         timed = timed_topology(topo, c.op, c.algo, c.nbytes) if is_machine(topo) and topo.n == c.n else topo
-        where = step_where(timed, msgs)
+        where = words.where
         if where:
             parts.append(f"<p><b>{html.escape(where)}</b></p>")
-        groups = {}
-        for m in msgs:
-            groups.setdefault(m.phase, []).append(m)
-        for ms in groups.values():
-            parts.append("<p>" + html.escape(describe_group(ms, c.n, topo)) + "</p>")
-            parts.append("<p>" + html.escape(self._effect(run, coll, ms)) + "</p>")
+        for line in words.lines:  # per phase of the step: who sends what to whom, what the receivers do
+            parts.append("<p>" + html.escape(line) + "</p>")
         # one message's cost, numbers substituted
-        m0 = msgs[0]
+        m0 = words.m0
         if where or timed is not topo:  # a machine: the link this message really takes (NVLink, its NIC, a
             # torus link), with NCCL's protocol for S on a GPU machine (the links the simulation timed it with)
             link = timed.route(m0.src, m0.dst)[2]
@@ -404,7 +402,7 @@ class ExplainPanel(QWidget):
         parts.append("<p>" + html.escape(self.tr(
             "This step: {d} on the clock ({a} → {b}); {m} messages. A port passes one message's bytes at a "
             "time; each message lands α after it starts streaming.")
-            .format(d=fmt_time(t1 - t0), a=fmt_time(t0), b=fmt_time(t1), m=len(msgs))) + "</p>")
+            .format(d=fmt_time(t1 - t0), a=fmt_time(t0), b=fmt_time(t1), m=words.count)) + "</p>")
         meanwhile = self._meanwhile(run, coll, k, t0, t1, f.eps)
         if meanwhile:
             parts.append("<p>" + html.escape(meanwhile) + "</p>")
@@ -539,3 +537,66 @@ class ExplainPanel(QWidget):
         body = texts[mm.case].format(A=A, B=B, C=C)
         err = self.tr("max |C − A·B| over every GPU = {e:.1e}").format(e=mm.max_err)
         return "<p>" + html.escape(body) + "</p><p>" + html.escape(err) + "</p>"
+
+
+class _PanelWords:
+    """The panel's own words on any thread: `self.tr` of ExplainPanel is QObject.tr with the class's
+    name as context, so these are the same strings, read from the same catalogue."""
+
+    @staticmethod
+    def tr(text):
+        return QCoreApplication.translate("ExplainPanel", text)
+
+    _effect = ExplainPanel._effect
+
+
+_WORDS = _PanelWords()
+
+
+def words_language() -> str:
+    """What tells the languages apart in a prepared key: one of the panel's words as now translated."""
+    return _WORDS.tr("in progress")
+
+
+@dataclass(frozen=True)
+class StepWords:
+    """What the explanation says of one step from its messages (all of them: 8,192 at n = 256 on
+    DGX H100): the phase when one, the links it takes, per phase who sends what to whom and what
+    the receivers do, its first message and how many there are."""
+
+    phase: str
+    where: str
+    lines: tuple
+    m0: object
+    count: int
+
+
+def _make_step_words(run, coll: int, k: int) -> StepWords:
+    tr_ = run.trace
+    c = tr_.collectives[coll]
+    msgs = [tr_.messages[i] for i in run.index.step_msgs[coll][k]]  # read once: n = 256 has 256 a step
+    phases = {m.phase for m in msgs}
+    phase = phases.pop() if len(phases) == 1 else ""
+    topo = getattr(run.comm, "topology", None)
+    timed = timed_topology(topo, c.op, c.algo, c.nbytes) if is_machine(topo) and topo.n == c.n else topo
+    groups = {}
+    for m in msgs:
+        groups.setdefault(m.phase, []).append(m)
+    lines = []
+    for ms in groups.values():
+        lines += [describe_group(ms, c.n, topo), _WORDS._effect(run, coll, ms)]
+    return StepWords(phase, step_where(timed, msgs), tuple(lines), msgs[0], len(msgs))
+
+
+def step_words(run, coll: int, k: int) -> StepWords:
+    """Step k of collective coll in words (StepWords), made once per run and language: on the
+    worker for the step shown first (prepare_words), else where first asked."""
+    return memo(run, ("explain step words", coll, k, words_language()), lambda: _make_step_words(run, coll, k))
+
+
+@preparer
+def prepare_words(run):
+    """On the worker, with the build: the words of the step a new run opens at (its first
+    collective's first step: the frame at t = 0), which the panel writes as soon as it is shown."""
+    if run.trace.collectives and run.trace.collectives[0].n_steps > 0:
+        step_words(run, 0, 0)
