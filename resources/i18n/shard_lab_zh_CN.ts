@@ -4252,4 +4252,11 @@ replicated</source>
             <translation>{algo} 不是 NCCL 的算法之一：按自定义 all-reduce 内核的实测计时，每阶段 {latency} + S/{bw}（{source}）</translation>
         </message>
     </context>
+    <context>
+        <name>_WORDS</name>
+        <message>
+            <source>in progress</source>
+            <translation type="unfinished">进行中</translation>
+        </message>
+    </context>
 </TS>
