@@ -4256,7 +4256,7 @@ replicated</source>
         <name>_WORDS</name>
         <message>
             <source>in progress</source>
-            <translation type="unfinished">进行中</translation>
+            <translation>进行中</translation>
         </message>
     </context>
 </TS>
