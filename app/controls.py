@@ -338,7 +338,7 @@ class ControlPanel(QWidget):
             return [(f"matmul-{k}", self.tr("Case {k}: {name}").format(k=k, name=matmul_case_name(k)))
                     for k in range(1, 5)]
         if group == "mesh":  # the engine's registered mesh programs, in their own words
-            from simcore.scenarios import mesh_programs
+            from simcore.mesh.scenario import mesh_programs
 
             from .i18n import current_language
             lang = "zh" if current_language().startswith("zh") else "en"

@@ -25,7 +25,8 @@ from .links import LINKS
 from .topology import MAX_DEVICES
 from .cost_model import best_tp_degree, decode_sweep, tp_degree_problem
 from .hw_specs import CHIPS, PRECISIONS
-from .llm_math import MODELS, tp_degrees
+from .cost_model import tp_degrees
+from .llm_math import MODELS
 from .topology_presets import PRESETS
 
 
@@ -197,7 +198,7 @@ def format_table(kw, sweep) -> str:
 
 
 def machine_tp_degrees(model, topo, sweep):
-    """The tensor-parallel degrees of `model` that machine `topo` offers (llm_math.tp_degrees), up to
+    """The tensor-parallel degrees of `model` that machine `topo` offers (cost_model.tp_degrees), up to
     the sweep's largest n or four nodes, whichever is more."""
     return tp_degrees(model, max(int(max(sweep["n"])), 4 * topo.per_node), topo)
 

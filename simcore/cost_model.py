@@ -434,6 +434,23 @@ def overlap_saving(model, chip, link, n, rows, w_bytes=2.0, act_bytes=2.0, algo=
     return saved
 
 
+def tp_degrees(model, n_max, machine=None) -> list:
+    """
+    The tensor-parallel degrees of `model` in 1..n_max, ascending: the n that split its query
+    heads, its d_ff and its KV heads as the engine's tensor-parallel rule says
+    (cost_model.tp_degree_problem, which asks tensor_parallel.tp_layout, the one place that
+    decides who owns what). machine: a topology_presets.HardwarePreset, whose groups (its
+    valid_degrees) the degrees must also be. The decode command and the app's decode-latency view
+    both list these. Llama-3 70B (64 heads) on GB200 NVL72: 1, 2, 4, 8, 16, 32, 64 — the rack's
+    other groups (3, 6, 9, … 72) and its multi-rack sizes (144 … 576) split no 64 heads.
+    """
+    ns = [int(n) for n in valid_tp_degrees(model, int(n_max))]
+    if machine is not None:
+        offered = set(machine.valid_degrees(int(n_max)))
+        ns = [n for n in ns if n in offered]
+    return ns
+
+
 # The same step simulated op by op on one clock (compute and messages): step_sim, re-exported here
 # so the roofline and its simulation are found side by side.
 from .step_sim import simulate_decode_step, simulate_prefill_step  # noqa: E402, F401

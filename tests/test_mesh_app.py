@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor
 
 from app.core import mesh_model as mm
 from app.core.scenarios import Scenario, build_run
-from simcore.scenarios import run_mesh
+from simcore.mesh.scenario import run_mesh
 
 
 def _mesh_run(mesh="X=2,Y=4", program="redistribute", machine=""):

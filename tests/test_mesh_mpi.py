@@ -16,6 +16,7 @@ import pytest
 
 from simcore import mpi
 from simcore.mesh import MeshError
+from simcore.mesh.on_ranks import run_mesh, run_mesh_programs
 from simcore.mesh.cli import ranks_table
 
 REASON = mpi.unavailable_reason()
@@ -52,7 +53,7 @@ def test_a_mesh_whose_size_is_not_the_rank_count_is_one_sentence():
                                         r"ranks needs one rank per device$"):
         RankMesh((2, 2), ("X", "Y"), comm=_Comm())
     with pytest.raises(MeshError, match="has 64 devices but 4 MPI ranks were asked for"):
-        mpi.run_mesh("2d-ws-ffn", 4)  # the program's own 4 × 4 × 4 mesh: refused before any rank starts
+        run_mesh("2d-ws-ffn", 4)  # the program's own 4 × 4 × 4 mesh: refused before any rank starts
     out = subprocess.run([sys.executable, "-m", "simcore", "mesh", "--program", "2d-ws-ffn", "--mpi", "4"],
                          capture_output=True, text=True)
     assert out.returncode == 2 and out.stdout == ""
@@ -66,7 +67,7 @@ def test_without_mpi4py_the_mesh_on_ranks_says_what_is_missing(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mpi4py" else real(name, *a))
     with pytest.raises(mpi.MPIUnavailable, match="mpi4py is not installed"):
-        mpi.run_mesh("2d-ws-ffn", 4, {"X": 2, "Y": 2}, None)
+        run_mesh("2d-ws-ffn", 4, {"X": 2, "Y": 2}, None)
 
 
 def test_a_ppermute_pair_from_a_position_to_itself_keeps_its_array_as_jax_does():
@@ -97,7 +98,7 @@ def on_4():
     for k in mpi.ROOT_VARS:
         mp.setenv(k, "1")
     try:
-        return dict(zip(ON_4, mpi.run_mesh_programs(4, [(p, {"X": 2, "Y": 2}, None, None) for p in ON_4],
+        return dict(zip(ON_4, run_mesh_programs(4, [(p, {"X": 2, "Y": 2}, None, None) for p in ON_4],
                                                     repeats=1, timeout=120)))
     finally:
         mp.undo()
@@ -111,7 +112,7 @@ def on_8():
     for k in mpi.ROOT_VARS:
         mp.setenv(k, "1")
     try:
-        return dict(zip(ON_8, mpi.run_mesh_programs(8, [(p, {"X": 2, "Y": 4}, None, None) for p in ON_8],
+        return dict(zip(ON_8, run_mesh_programs(8, [(p, {"X": 2, "Y": 4}, None, None) for p in ON_8],
                                                     repeats=1, timeout=120)))
     finally:
         mp.undo()

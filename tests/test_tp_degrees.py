@@ -8,7 +8,8 @@ import pytest
 
 from simcore import __main__ as cli
 from simcore.cost_model import tp_degree_problem
-from simcore.llm_math import LLAMA3_70B, MODELS, PALM_540B, tp_degrees
+from simcore.cost_model import tp_degrees
+from simcore.llm_math import LLAMA3_70B, MODELS, PALM_540B
 from simcore.topology_presets import PRESETS
 
 

@@ -14,7 +14,8 @@ import numpy as np
 from simcore import cost_model
 from simcore.comm_sim import LINKS
 from simcore.hw_specs import CHIPS
-from simcore.llm_math import MODELS, tp_degrees
+from simcore.cost_model import tp_degrees
+from simcore.llm_math import MODELS
 from simcore.topology_presets import PRESETS
 
 TERMS = ("t_math", "t_mem", "t_comm", "t_step")
@@ -117,7 +118,7 @@ def latency_sweep(p: dict) -> dict:
 
 def machine_degrees(p: dict, sweep) -> tuple:
     """The n that are tensor-parallel degrees of the model AND groups the machine offers: the engine's
-    list (llm_math.tp_degrees, the decode command's too), where the sweep has a time (finite t_step)."""
+    list (cost_model.tp_degrees, the decode command's too), where the sweep has a time (finite t_step)."""
     ok = np.isfinite(sweep["t_step"])
     machine = PRESETS[p["machine"]] if p["machine"] else None
     return tuple(n for n in tp_degrees(MODELS[p["model"]], p["n_max"], machine) if ok[n - 1])

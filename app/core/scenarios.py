@@ -144,7 +144,7 @@ def _validate_mesh(sc) -> None:
     registered and the mesh fits the machine (simcore.mesh.Mesh says why not). A dimension that
     does not split is found when the program runs (build_run: the same one sentence)."""
     from simcore.mesh import Mesh
-    from simcore.scenarios import mesh_programs, parse_mesh
+    from simcore.mesh.scenario import mesh_programs, parse_mesh
 
     shape = parse_mesh(sc.mesh)
     n = math.prod(shape.values())
@@ -160,7 +160,7 @@ def _validate_mesh(sc) -> None:
 
 def mesh_n(text: str):
     """The devices of a mesh 'X=2,Y=4' (8), or None when it does not read."""
-    from simcore.scenarios import parse_mesh
+    from simcore.mesh.scenario import parse_mesh
 
     try:
         return math.prod(parse_mesh(text).values())
@@ -292,9 +292,9 @@ def _finish(sc, trace, link, comm, **extra) -> Run:
 
 
 def _build_mesh(sc) -> Run:
-    """A registered mesh program on the scenario's mesh and machine (simcore.scenarios.run_mesh),
+    """A registered mesh program on the scenario's mesh and machine (simcore.mesh.scenario.run_mesh),
     read into the mesh view's MeshInfo (app.core.mesh_model)."""
-    from simcore.scenarios import mesh_programs, run_mesh
+    from simcore.mesh.scenario import mesh_programs, run_mesh
 
     from .mesh_model import mesh_info
 

@@ -140,6 +140,7 @@ def ranks_table(r) -> str:
 
 def _run_mpi(args, shape, machine, params) -> int:
     from .. import mpi
+    from .on_ranks import run_mesh
     from .programs import get_program
     try:
         if args.mpi < 1:
@@ -149,8 +150,8 @@ def _run_mpi(args, shape, machine, params) -> int:
         get_program(args.program)
         if shape is None:
             shape = dict(get_program(args.program).mesh)
-        res = mpi.run_mesh(args.program, args.mpi, shape, machine, params, args.repeats,
-                           allow_root=args.allow_run_as_root)
+        res = run_mesh(args.program, args.mpi, shape, machine, params, args.repeats,
+                       allow_root=args.allow_run_as_root)
     except (ValueError, mpi.MPIUnavailable, mpi.MPIError) as e:
         print(f"simcore: {e}", file=sys.stderr)
         return 2
