@@ -236,7 +236,10 @@ def check_consistent(w):
     # the controls show the scenario
     ctl = w.controls
     assert ctl.n.value() == sc.n
-    assert ctl.op.currentData() == sc.kind
+    # a mesh scenario's Operation box lists the engine's mesh programs: it shows the program
+    assert ctl.op.currentData() == (sc.program if sc.kind == "mesh" else sc.kind)
+    if sc.kind == "mesh":
+        assert ctl.mesh_edit.text().replace(" ", "") == sc.mesh.replace(" ", "")
     assert ctl.algo.currentData() == sc.algo
     assert ctl.link.currentData() == sc.link
     # the ring view paints what the trace says each device holds at t
