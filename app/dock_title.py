@@ -11,11 +11,41 @@ dark and high-contrast themes.
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtGui import QColor, QPainter
+from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
 from . import theme
 from .icons import dock_button_icon
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that ends in "…" where its width runs out, rather than cutting a glyph in
+    half (a dock title at 1280×720: "What happens in this ste"); the whole title is its tooltip.
+    It asks for its text's width but can be made as narrow as "…": a long title never holds its
+    dock wider than the picture can spare."""
+
+    def __init__(self, text="", parent=None):
+        super().__init__(text, parent)
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.setToolTip(text)
+
+    def setText(self, text):
+        super().setText(text)
+        self.setToolTip(text)
+
+    def minimumSizeHint(self):
+        fm = self.fontMetrics()
+        return QSize(fm.horizontalAdvance("…"), super().minimumSizeHint().height())
+
+    def drawn_text(self) -> str:
+        """What is painted: the text, elided to the label's width."""
+        return self.fontMetrics().elidedText(self.text(), Qt.ElideRight, self.contentsRect().width())
+
+    def paintEvent(self, e):
+        p = QPainter(self)
+        p.setPen(self.palette().color(self.foregroundRole()))
+        p.setFont(self.font())
+        p.drawText(self.contentsRect(), int(self.alignment()) | Qt.TextSingleLine, self.drawn_text())
 
 
 class DockTitle(QWidget):
@@ -27,7 +57,7 @@ class DockTitle(QWidget):
         super().__init__(dock)
         self.setObjectName("dockTitle")
         self.dock = dock
-        self.label = QLabel(dock.windowTitle(), self)
+        self.label = ElidedLabel(dock.windowTitle(), self)
         self.label.setAttribute(Qt.WA_TransparentForMouseEvents)
         self.float_button = QToolButton(self, objectName="dockFloatButton", autoRaise=True)
         self.close_button = QToolButton(self, objectName="dockCloseButton", autoRaise=True)

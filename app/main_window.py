@@ -89,6 +89,7 @@ class MainWindow(QMainWindow):
         theme.notifier().changed.connect(self._on_theme_changed)
         self._on_theme_changed()
         self.resize(fit_screen(self, QSize(*DEFAULT_SIZE)))
+        self._frame_unfitted, self._fitted_size = True, self.size()  # the frame too, once shown (_fit_frame)
         self.retranslate_ui()
         self.set_frame(self.playback.frames.current())
         self._select_tab_for(self.model.scenario)
@@ -260,6 +261,8 @@ class MainWindow(QMainWindow):
 
     # -- texts ---------------------------------------------------------------------------------
     def changeEvent(self, e):
+        if e.type() == QEvent.ActivationChange and self._frame_unfitted and self.isActiveWindow():
+            QTimer.singleShot(0, self, self._fit_frame)  # framed by now (see _fit_frame)
         if e.type() == QEvent.LanguageChange:
             self.retranslate_ui()
             if getattr(self, "_laid_out", False):  # new words, new widths: fit the docks again
@@ -470,24 +473,47 @@ class MainWindow(QMainWindow):
         monitor opens whole on a 1280×720 projector, its docks on screen."""
         ok = super().restoreGeometry(geometry)
         self.clamp_to_screen()
+        self._frame_unfitted, self._fitted_size = True, self.size()  # (again, frame included, once shown)
         return ok
 
     def clamp_to_screen(self):
-        """Shrink and move the window into its screen's available geometry (not when maximised
-        or full screen: Qt sizes those)."""
+        """Shrink and move the window, frame and title bar included, into its screen's available
+        geometry (not when maximised or full screen: Qt sizes those). The frame is known once the
+        window manager has framed the window: until then this runs again when it moves (_fit_frame)."""
         screen = self.screen() or QGuiApplication.primaryScreen()
         if screen is None or self.windowState() & (Qt.WindowMaximized | Qt.WindowFullScreen):
             return
         room = screen.availableGeometry()
-        geo = self.geometry()
-        size = fit_screen(self, geo.size())
-        x = min(max(geo.x(), room.left()), room.right() + 1 - size.width())
-        y = min(max(geo.y(), room.top()), room.bottom() + 1 - size.height())
-        if (size, x, y) != (geo.size(), geo.x(), geo.y()):
-            self.setGeometry(x, y, size.width(), size.height())
+        geo, frame = self.geometry(), self.frameGeometry()
+        ml, mt = geo.left() - frame.left(), geo.top() - frame.top()  # the frame's margins
+        mw, mh = frame.width() - geo.width(), frame.height() - geo.height()
+        w, h = min(geo.width(), room.width() - mw), min(geo.height(), room.height() - mh)
+        x = min(max(frame.x(), room.left()), room.right() + 1 - (w + mw))
+        y = min(max(frame.y(), room.top()), room.bottom() + 1 - (h + mh))
+        if (w, h, x + ml, y + mt) != (geo.width(), geo.height(), geo.x(), geo.y()):
+            self.setGeometry(x + ml, y + mt, w, h)
+
+    def _fit_frame(self):
+        """Once shown (first launch, a restored geometry): the whole frame on the screen. At
+        1280×720 a 720 px tall window put its bottom edge, under the title bar, off the screen.
+        X11's window manager frames the window after it is mapped and moves the frame, not the
+        window, so no move may reach us: this runs again when the window is activated."""
+        if self._frame_unfitted and self.isVisible() and self.size() == self._fitted_size:
+            self.clamp_to_screen()
+            self._fitted_size = self.size()
+            # the window manager may frame the window after it is shown: fitted for good once a frame is seen
+            self._frame_unfitted = self.frameGeometry() == self.geometry()
+        elif self.size() != self._fitted_size:  # sized since by its caller (a test, --screenshot): theirs
+            self._frame_unfitted = False
+
+    def moveEvent(self, e):
+        super().moveEvent(e)
+        if self._frame_unfitted and self.isVisible():
+            QTimer.singleShot(0, self, self._fit_frame)
 
     def showEvent(self, e):
         super().showEvent(e)
+        self._fit_frame()
         if not getattr(self, "_laid_out", False):
             self._laid_out = True
             self.apply_default_layout()

@@ -33,8 +33,7 @@ def open_window(run, lang: str | None = None):
     model.run = run
     win = MainWindow(model, Playback(model))
     win.setWindowTitle(f"Shard Lab — {run.opened.name or 'your run'}")
-    win.resize(1600, 900)
-    win.show()
+    win.show()  # at the window's own size: 1600×900, or what of it the screen has room for
     return win
 
 

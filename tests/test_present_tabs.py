@@ -227,6 +227,11 @@ def test_matmul_words_grow_with_the_text_scale_and_stay_apart(presented, scene):
             allowed[t:bt, left:right] = True
             t, bt, left, right = _local(shot, r, -(shot["frame_px"] / 2 + 2))
             allowed[t:bt, left:right] = False
+            # its corners are rounded (radius 8, matmul_view): the arc runs 8·(1 − 1/√2) = 2.3 px inside the
+            # corner, so a corner's inner edge may be ink (at 1280×720 and 1×, beside the story's column)
+            k = 8 + int(shot["frame_px"] / 2 + 3)
+            for yy, xx in ((t, left), (t, right - k), (bt - k, left), (bt - k, right - k)):
+                allowed[max(yy, 0):yy + k, max(xx, 0):xx + k] = True
             for q in boxes + shot["matrices"]:  # what the frame holds stays allowed
                 if inside(q, r):
                     t, bt, left, right = _local(shot, q, 3 if q in shot["matrices"] else 1)

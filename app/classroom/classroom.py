@@ -221,6 +221,7 @@ class Classroom(QObject):
             dock.hide()
             w.stack_with_story(dock, above=True)
             self._predict = (dock, PredictController(w.model, w.playback, w.ring_view, dock.widget(), parent=self))
+            self._predict[1].state_changed.connect(self._on_predict_state_changed)
             self._retranslate_predict()
         return self._predict
 
@@ -509,8 +510,7 @@ class Classroom(QObject):
             for sc in self.answer_keys:
                 sc.setEnabled(True)
             self.predict.start()
-            want = max(self.predict_panel.sizeHint().height(), int(w.height() * 0.4))
-            w.resizeDocks([self.predict_dock], [want], Qt.Vertical)
+            self._fit_predict_dock(at_least=int(w.height() * 0.4))
         else:
             self.predict.stop()
             for sc in self.answer_keys:
@@ -519,6 +519,29 @@ class Classroom(QObject):
             for d in self._hidden_for_predict:
                 d.show()
             self._hidden_for_predict = []
+
+    def _fit_predict_dock(self, at_least: int = 0):
+        """Make the prediction's dock tall enough for the whole verdict, question, buttons and
+        score (it only grows: a height the reader dragged is kept while it suffices), at most three
+        fifths of the window: beyond that the panel scrolls."""
+        w, dock = self.window, self.predict_dock
+        if dock.isHidden() or dock.isFloating() or w.isFullScreen():
+            return
+        w.layout().activate()
+        title = dock.titleBarWidget().sizeHint().height() if dock.titleBarWidget() is not None else 0
+        want = min(max(self.predict_panel.needed_height() + title, at_least), int(w.height() * 0.6))
+        if want <= dock.height():
+            return
+        story = w.explain_dock  # the column's other dock: it gives the room (Qt shares a lone dock's request out)
+        if story.isVisible() and not story.isFloating() and w.dockWidgetArea(story) == w.dockWidgetArea(dock):
+            total = dock.height() + story.height()
+            w.resizeDocks([dock, story], [want, total - want], Qt.Vertical)
+        else:
+            w.resizeDocks([dock], [want], Qt.Vertical)
+
+    def _on_predict_state_changed(self):
+        if self.act_predict.isChecked():
+            QTimer.singleShot(0, self, self._fit_predict_dock)  # after the new words are laid out
 
     # -- session ------------------------------------------------------------------------------
     def restore_session(self, restore_scenario: bool = False, restore_geometry: bool = True):

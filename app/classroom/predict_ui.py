@@ -12,20 +12,24 @@ Predict, then reveal — the Qt side (the logic is app/core/predict.py, Qt-free)
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout,
+from PySide6.QtWidgets import (QFrame, QGridLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout,
                                QWidget)
 
 from simcore.algorithms import BLOCKS, slots_of
 from simcore.trace import ALL, SWITCH
 
+from .. import theme
 from ..core.frame import time_eps
 from ..core.predict import CHUNK, RECEIVER, PredictGame, Question, step_at, step_end, step_start
 
 
 class PredictPanel(QWidget):
     """The verdict on the last answer (with the step it was about), then the next question, the
-    chunk buttons (for "which chunk" questions) and the score; in a scroll area, so a dock made
-    short (the formula dock open beside it) scrolls the text rather than cutting it."""
+    chunk buttons (for "which chunk" questions), the skip button and, on its own line, the score;
+    in a scroll area, so a dock made short (the formula dock open beside it) scrolls the text
+    rather than cutting it. Nothing is ever wider than the dock: the words wrap, and the chunk
+    buttons take as many to a row as the width holds (at 1280×720 the dock is 281 px and four
+    buttons of Qt's 80 px least width made the body 356 px, cutting the question and a button)."""
 
     chunk_chosen = Signal(int)
     skip_requested = Signal()
@@ -46,13 +50,15 @@ class PredictPanel(QWidget):
         self._chunks = QWidget()
         self._chunk_grid = QGridLayout(self._chunks)
         self._chunk_grid.setContentsMargins(0, 0, 0, 0)
+        self._columns = 0  # chunk buttons to a row, as the width holds (_place_chunks)
         self.chunk_buttons: list[QPushButton] = []
         body = QWidget(objectName="predictBody")
-        scroll = QScrollArea(self)
+        self.scroll = scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # the words wrap instead
         scroll.setWidget(body)
+        scroll.viewport().installEventFilter(self)  # a new width: the chunk buttons' rows again
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
@@ -60,10 +66,8 @@ class PredictPanel(QWidget):
         lay.addWidget(self.verdict)  # the answer's verdict first: it is about the step just shown
         lay.addWidget(self.question)
         lay.addWidget(self._chunks)
-        row = QHBoxLayout()
-        row.addWidget(self.score, 1)
-        row.addWidget(self.skip)
-        lay.addLayout(row)
+        lay.addWidget(self.skip, 0, Qt.AlignLeft)
+        lay.addWidget(self.score)  # a line of its own: beside the button it was squeezed under it
         lay.addStretch(1)
         self.retranslate_ui()
 
@@ -71,13 +75,54 @@ class PredictPanel(QWidget):
         """Show k buttons "0" … "k−1" (0 hides them)."""
         while len(self.chunk_buttons) < k:
             i = len(self.chunk_buttons)
-            b = QPushButton(str(i), objectName=f"predictChunk{i}")
+            b = QPushButton(str(i), self._chunks, objectName=f"predictChunk{i}")
             b.clicked.connect(lambda _=False, i=i: self.chunk_chosen.emit(i))
-            self._chunk_grid.addWidget(b, i // 4, i % 4)  # four a row: the dock stays narrow
             self.chunk_buttons.append(b)
         for i, b in enumerate(self.chunk_buttons):
             b.setVisible(i < k)
         self._chunks.setVisible(k > 0)
+        self._columns = 0
+        self._place_chunks()
+
+    def _button_width(self) -> int:
+        """The least width that shows a chunk number whole: its text and the style's margins
+        (not Qt's 80 px least push button)."""
+        fm = self.fontMetrics()
+        widest = max((fm.horizontalAdvance(b.text()) for b in self.chunk_buttons), default=0)
+        return widest + 2 * fm.horizontalAdvance("0") + round(16 * theme.scale())
+
+    def _place_chunks(self):
+        """Put the shown chunk buttons in as many columns as the scroll area's width holds (at most
+        four: the numbers read as rows of a list), each button at least _button_width wide."""
+        shown = [b for b in self.chunk_buttons if not b.isHidden()]
+        bw = self._button_width()
+        for b in self.chunk_buttons:
+            b.setMinimumWidth(bw)
+        margins = self._chunks.parentWidget().layout().contentsMargins() if self._chunks.parentWidget() else None
+        room = self.scroll.viewport().width() - (margins.left() + margins.right() if margins else 0)
+        sp = max(self._chunk_grid.horizontalSpacing(), 0)
+        cols = max(1, min(4, len(shown) or 1, (room + sp) // (bw + sp)))
+        if cols == self._columns:
+            return
+        self._columns = cols
+        for b in self.chunk_buttons:
+            self._chunk_grid.removeWidget(b)
+        for i, b in enumerate(shown):
+            self._chunk_grid.addWidget(b, i // cols, i % cols)
+
+    def needed_height(self) -> int:
+        """The height that shows the whole panel (verdict, question, buttons, score) without
+        scrolling, at its present width."""
+        body = self.scroll.widget()
+        self._place_chunks()
+        width = self.scroll.viewport().width()
+        h = body.heightForWidth(width) if body.hasHeightForWidth() else -1
+        return max(h, body.minimumSizeHint().height()) + 2 * self.scroll.frameWidth()
+
+    def eventFilter(self, obj, e):
+        if obj is self.scroll.viewport() and e.type() == QEvent.Resize:
+            self._place_chunks()
+        return False
 
     def retranslate_ui(self):
         self.skip.setText(self.tr("Skip (reveal)"))
@@ -86,6 +131,9 @@ class PredictPanel(QWidget):
     def changeEvent(self, e):
         if e.type() == QEvent.LanguageChange:
             self.retranslate_ui()
+        elif e.type() in (QEvent.FontChange, QEvent.StyleChange):  # Ctrl+= / Ctrl+0: wider numbers
+            self._columns = 0
+            self._place_chunks()
         super().changeEvent(e)
 
 
@@ -135,6 +183,11 @@ class PredictController(QObject):
 
     # -- mode -----------------------------------------------------------------------------
     def start(self):
+        """Ask about the next step. Turned on again, a round starts clean: no verdict on an answer
+        from the last round, no score carried over."""
+        if not self.active:
+            self.last = None
+            self.game.reset()
         self.active = True
         self.playback.pause()
         self._ask_here()
@@ -144,6 +197,7 @@ class PredictController(QObject):
         self.q, self._reveal_to, self._ask_t = None, None, None
         self._hide(None)
         self.panel.set_chunk_choices(0)
+        self._show_texts()  # (empty: nothing of this round is left in the hidden panel)
         self.state_changed.emit()
 
     # -- asking ---------------------------------------------------------------------------
@@ -293,6 +347,7 @@ class PredictController(QObject):
         p = self.panel
         p.question.setText(self.question_text())
         p.verdict.setText(self.verdict_text())
+        p.verdict.setVisible(bool(p.verdict.text()))  # no empty line above the first question
         p.score.setText(self.score_text())
         p.skip.setEnabled(self.q is not None and self._reveal_to is None)
 

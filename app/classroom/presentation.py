@@ -42,7 +42,10 @@ THEME_KEYS = tuple(theme.THEMES)  # light, dark, high contrast (app/theme.py def
 
 SCALES = (0.75, 0.85, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0)  # Ctrl+= / Ctrl+− steps
 PRESENTATION_SCALE = 1.5  # the projector size the first time
-PICTURE_SHARE = 0.62  # presentation mode: the picture's least share of the screen (the lecture-hall issue asks 60 %)
+# presentation mode: the picture's least share of the screen (the lecture-hall issue asks 60 %). It leaves the
+# story's column 231 px at 1280×720: kept at 1×, under its least (240 px) at 1.5×, where the ring keeps the
+# whole width (at 0.605 a 252 px column left the two-node and torus scenes' chunk numbers under 12 px)
+PICTURE_SHARE = 0.62
 STORY_MIN_W = 160  # narrower than this (pixels at 1×) the story column is not worth keeping: hidden
 
 
@@ -236,8 +239,9 @@ def key_text(k: QKeySequence) -> str:
     return "+".join(_KEY_NAMES.get(part, part) for part in text.split("+")) if text != "+" else text
 
 
-def shortcut_html(entries: list[dict]) -> str:
-    """The overlay's rich text: a table of keys and what they do, per menu, in two columns."""
+def shortcut_html(entries: list[dict], columns: int = 2) -> str:
+    """The overlay's rich text: a table of keys and what they do, per menu, in `columns` columns
+    (1 or 2: ShortcutOverlay takes two where they fit the window's width)."""
     other = QCoreApplication.translate("Presentation", "Other")
     groups: dict[str, list] = {}
     for e in entries:
@@ -253,19 +257,21 @@ def shortcut_html(entries: list[dict]) -> str:
             + f"</td><td style='padding:2px 0'>{html.escape(e['text'])}</td></tr>"
             for e in items)
         blocks.append((1 + len(items), f"<h3 style='margin:10px 0 4px 0'>{html.escape(g)}</h3><table>{rows}</table>"))
-    # two columns of about the same height
-    total, acc, split = sum(h for h, _ in blocks), 0, len(blocks)
-    for i, (h, _) in enumerate(blocks):
-        if acc + h / 2 > total / 2:
-            split = i
-            break
-        acc += h
-    cols = ["".join(b for _, b in blocks[:split]), "".join(b for _, b in blocks[split:])]
     title = QCoreApplication.translate("Presentation", "Keyboard shortcuts")
     hint = QCoreApplication.translate("Presentation", "Press ? or Esc to close.")
-    return (f"<h2 style='margin:0'>{html.escape(title)}</h2>"
-            f"<table><tr><td style='vertical-align:top; padding-right:40px'>{cols[0]}</td>"
-            f"<td style='vertical-align:top'>{cols[1]}</td></tr></table>"
+    if columns < 2:
+        body = "".join(b for _, b in blocks)
+    else:  # two columns of about the same height
+        total, acc, split = sum(h for h, _ in blocks), 0, len(blocks)
+        for i, (h, _) in enumerate(blocks):
+            if acc + h / 2 > total / 2:
+                split = i
+                break
+            acc += h
+        cols = ["".join(b for _, b in blocks[:split]), "".join(b for _, b in blocks[split:])]
+        body = (f"<table><tr><td style='vertical-align:top; padding-right:40px'>{cols[0]}</td>"
+                f"<td style='vertical-align:top'>{cols[1]}</td></tr></table>")
+    return (f"<h2 style='margin:0'>{html.escape(title)}</h2>{body}"
             f"<p style='color:{pal.text_muted}'>{html.escape(hint)}</p>")
 
 
@@ -286,6 +292,8 @@ class ShortcutOverlay(QWidget):
         self.label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.scroll = QScrollArea(self)
         self.scroll.setWidgetResizable(True)
+        # never sideways: the list takes one column where two do not fit, and scrolls down
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.scroll.setWidget(self.label)
         self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         lay = QVBoxLayout(self)
@@ -304,13 +312,33 @@ class ShortcutOverlay(QWidget):
 
     def refresh(self):
         p, s = theme.palette(), theme.scale()
-        self.label.setText(shortcut_html(self.entries))
+        pad, border = round(24 * s), max(1, round(theme.line("outline")))
         self.label.setStyleSheet(f"QLabel {{ color: {p.text}; background: {p.surface}; "
-                                 f"font-size: {round(theme.px('body'))}px; padding: {round(24 * s)}px; "
-                                 f"border: {max(1, round(theme.line('outline')))}px solid {p.border}; }}")
+                                 f"font-size: {round(theme.px('body'))}px; padding: {pad}px; "
+                                 f"border: {border}px solid {p.border}; }}")
         self.scroll.setStyleSheet("QScrollArea { background: transparent; }")
-        m = round(48 * s)
+        m = round(min(48 * s, 0.04 * max(self._window.width(), 1)))  # a small screen keeps its room for the list
         self.layout().setContentsMargins(m, m, m, m)
+        # two columns where they fit the sheet's width (at 1.75× on 1280×720 they were 1759 px wide in a
+        # 1091 px sheet, cut at the right), else one, scrolled down
+        room = self._window.width() - 2 * m - 2 * (pad + border) - self.scroll.verticalScrollBar().sizeHint().width()
+        self.columns = 2 if self._html_width(shortcut_html(self.entries, 2)) <= room else 1
+        text = shortcut_html(self.entries, self.columns)
+        # wrapped only when even one column is wider than the sheet (a wrapped label's tables take
+        # their least width: "Open / scenario" on two lines where the sheet had room for one)
+        self.label.setWordWrap(self.columns == 1 and self._html_width(text) > room)
+        self.label.setText(text)
+
+    def _html_width(self, text: str) -> float:
+        """The width `text` takes laid out unwrapped in the list's font (pixels)."""
+        from PySide6.QtGui import QFont, QTextDocument
+
+        doc = QTextDocument()
+        font = QFont(self.label.font())
+        font.setPixelSize(round(theme.px("body")))
+        doc.setDefaultFont(font)
+        doc.setHtml(text)
+        return doc.idealWidth()
 
     def close_overlay(self):
         if self.isVisible():
@@ -343,6 +371,7 @@ class ShortcutOverlay(QWidget):
     def eventFilter(self, obj, e):
         if obj is self._window and e.type() == QEvent.Type.Resize and self.isVisible():
             self.setGeometry(QRect(0, 0, e.size().width(), e.size().height()))
+            self.refresh()  # two columns or one, for the new width
         return False
 
 
@@ -363,6 +392,7 @@ class PresentationController(QObject):
         self._saved = None  # while presenting: what to restore (see _on_act_presentation_toggled)
         self._story_title = None  # while presenting: the story's own title bar, set aside
         self._timeline_title = None  # ... and the timeline's
+        self._story_fit_hidden = False  # while presenting: the story's column hidden for want of room
         self.presentation_scale = PRESENTATION_SCALE
         if settings is not None:
             try:
@@ -472,6 +502,7 @@ class PresentationController(QObject):
         else:
             saved = self._saved
             self._saved = None
+            self._story_fit_hidden = False
             if getattr(w, "timeline", None) is not None and hasattr(w.timeline, "set_compact"):
                 w.timeline.set_compact(False)
             story = self._story_dock()
@@ -572,6 +603,7 @@ class PresentationController(QObject):
         tabs = w.centralWidget()
         if not self.presenting or tabs is None:
             return
+        w.layout().activate()  # the bars hidden and pinned first: the page's top is where it will stay
         self._set_ring_zoom()
         H, W = w.height(), w.width()
         sep = w.style().pixelMetric(w.style().PixelMetric.PM_DockWidgetSeparatorExtent) + 2
@@ -583,14 +615,18 @@ class PresentationController(QObject):
         if shown:  # at most its share: a timeline's least height at 2.5× would take the picture's room
             timeline.setMaximumHeight(plan.timeline_h)
             w.resizeDocks([timeline], [plan.timeline_h], Qt.Orientation.Vertical)
-        if story is None or story.isHidden() or story.isFloating():
-            return
-        page_h = max(page.height(), 1) if page is not None else max(tabs.height(), 1)
-        room = int(W - sep - PICTURE_SHARE * W * H / page_h)  # the page as it is now (the bars may differ)
-        width = min(room, plan.story_w or room, int(W / 3))
+        if story is None or story.isFloating() or (story.isHidden() and not self._story_fit_hidden):
+            return  # (a column the lecturer closed stays closed)
+        # from the plan, not from the page as it is now: the first fit ran before the window had
+        # laid out its bars, saw a page 88 px short and hid the column for good, at every screen size
+        width = plan.story_w
         if width < STORY_MIN_W * theme.scale():
+            self._story_fit_hidden = self._story_fit_hidden or not story.isHidden()
             story.hide()
             return
+        if self._story_fit_hidden:  # room again (a smaller text size): the column comes back
+            self._story_fit_hidden = False
+            story.show()
         story.setMinimumWidth(0)
         story.setMaximumWidth(width)
         w.resizeDocks([story], [width], Qt.Orientation.Horizontal)
