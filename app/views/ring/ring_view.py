@@ -287,13 +287,17 @@ class RingView(QGraphicsView):
                 self._layout()
                 self._redraw()
 
+    def machine_shape(self):
+        """The drawn machine's shape (ring_layout lays it out; presentation mode asks it too)."""
+        topo = self.run.comm.topology if self.run.comm is not None else None
+        return machine_shape(topo, ring_shape(self.run, self.n))
+
     def _layout(self):
         self._layout_due = False  # this one serves every resize before it
         if self.run is None:
             return
         vp = self.viewport().rect()
-        topo = self.run.comm.topology if self.run.comm is not None else None
-        shape = machine_shape(topo, ring_shape(self.run, self.n))
+        shape = self.machine_shape()
         if self.present:
             lay, z = present_layout(vp.width(), vp.height(), theme.scale(), self.texts, shape, self.asked_zoom)
         else:
