@@ -36,6 +36,14 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
 这次运行的 {k} 个集合通信在“环形”页和时间线上，但它没有保存其缓冲区的数值：显示一个 all-reduce，可逐个数值地观看。</translation>
         </message>
         <message>
+            <source>{op}: every chip's buffer, one row per chip ({n} × {L} values in {k} chunks)</source>
+            <translation>{op}：每个芯片的缓冲区，每个芯片一行（{n} × {L} 个数值，分为 {k} 块）</translation>
+        </message>
+        <message>
+            <source>{op}: every chip's buffer, one row per chip ({n} × {L} values)</source>
+            <translation>{op}：每个芯片的缓冲区，每个芯片一行（{n} × {L} 个数值）</translation>
+        </message>
+        <message>
             <source>{op}: every GPU's buffer, one row per GPU ({n} × {L} values in {k} chunks)</source>
             <translation>{op}：每个 GPU 的缓冲区，每个 GPU 一行（{n} × {L} 个数值，分为 {k} 块）</translation>
         </message>
@@ -48,6 +56,10 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <translation>= 尚未到达（无数据；白色表示 0）   ·   颜色 = 数值，整个集合通信使用同一色标</translation>
         </message>
         <message>
+            <source>   ·   number = how many chips' data the chunk sums</source>
+            <translation>   ·   数字 = 该块累加了几个芯片的数据</translation>
+        </message>
+        <message>
             <source>   ·   number = how many GPUs' data the chunk sums</source>
             <translation>   ·   数字 = 该块累加了几个 GPU 的数据</translation>
         </message>
@@ -58,6 +70,10 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>GPU {d}</source>
             <translation>GPU {d}</translation>
+        </message>
+        <message>
+            <source>chip {d}</source>
+            <translation>芯片 {d}</translation>
         </message>
         <message>
             <source>Before step 1 of {K}: every GPU holds only its own chunk; the hatched chunks are still to come.</source>
@@ -1421,6 +1437,14 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>along the slice's links, neighbour to neighbour ({link}, {bw} each way, α {a})</source>
             <translation>沿切片的链路，邻居到邻居（{link}，每个方向 {bw}，α {a}）</translation>
+        </message>
+        <message>
+            <source>Timed as NCCL runs {algo} with {protocol}: {base} start-up, then {bw} effective across nodes and {bw_in} inside a node, with no latency per step (NCCL's model counts it in the start-up).</source>
+            <translation>计时按 NCCL 用 {protocol} 运行 {algo}：先是 {base} 的启动延迟，之后跨节点有效带宽 {bw}、节点内 {bw_in}，每一步不再另计延迟（NCCL 的模型把它算进启动延迟）。</translation>
+        </message>
+        <message>
+            <source>Timed as NCCL runs {algo} with {protocol}: {bw} and α {a} per step across nodes, {bw_in} and α {a_in} inside a node, after a {base} start-up.</source>
+            <translation>计时按 NCCL 用 {protocol} 运行 {algo}：{base} 的启动延迟之后，跨节点每步 {bw}、α {a}，节点内 {bw_in}、α {a_in}。</translation>
         </message>
     </context>
     <context>
@@ -3501,6 +3525,14 @@ Source: {src}</source>
             <translation>时间线</translation>
         </message>
         <message>
+            <source>n = 1: one chip holds everything, nothing is sent.</source>
+            <translation>n = 1：一块芯片持有全部数据，没有任何发送。</translation>
+        </message>
+        <message>
+            <source>Each row: a group of chips. Upper band = how many of them are sending, lower (paler) band = how many are receiving; full height = all. Click to jump there.</source>
+            <translation>每行：一组芯片。上方色带 = 其中正在发送的数量，下方（较浅）色带 = 正在接收的数量；满高 = 全部。点击可跳到该时刻。</translation>
+        </message>
+        <message>
             <source>Each GPU: upper bar = sending, lower bar = receiving, grey over the whole row = computing an op. Click to jump there.</source>
             <translation>每块 GPU：上方的条 = 发送，下方的条 = 接收，整行灰色 = 正在计算一个算子。点击可跳到该时刻。</translation>
         </message>
@@ -3539,6 +3571,14 @@ Source: {src}</source>
         <message>
             <source>Each row: a group of GPUs. Upper band = how many of them are sending, lower (paler) band = how many are receiving; full height = all. Click to jump there.</source>
             <translation>每行：一组 GPU。上方色带 = 其中正在发送的数量，下方（较浅）色带 = 正在接收的数量；满高 = 全部。点击可跳到该时刻。</translation>
+        </message>
+        <message>
+            <source>Each chip: upper bar = sending, lower bar = receiving, grey over the whole row = computing an op. Click to jump there.</source>
+            <translation>每块芯片：上方的条 = 发送，下方的条 = 接收，整行灰色 = 正在计算一个算子。点击可跳到该时刻。</translation>
+        </message>
+        <message>
+            <source>Each chip: upper bar = sending, lower bar = receiving. Click to jump there.</source>
+            <translation>每块芯片：上方条 = 发送，下方条 = 接收。点击可跳到该时刻。</translation>
         </message>
         <message>
             <source>dashed gold outline: crosses between nodes (NIC)</source>

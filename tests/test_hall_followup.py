@@ -1,0 +1,97 @@
+"""The lecture hall's leftovers (issue 31, after the views and small-screen rounds): the DGX
+explanation's timing in the legend's words, chips on a TPU machine, one-shot's queued sends, the
+TP forward's buffers and the timeline's room at 1280×720 and 2×."""
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from app import theme  # noqa: E402
+from app.state import Playback, Scenario, ScenarioModel  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("app_env")
+DGX = dict(kind="all-reduce", n=16, algo="hier", topology="dgx-h100", nbytes=2.0**20)
+
+
+def settle(k=6):
+    for _ in range(k):
+        QApplication.processEvents()
+
+
+def shown(qtbot, widget, size=(700, 900)):
+    qtbot.addWidget(widget)
+    widget.resize(*size)
+    widget.show()
+    qtbot.waitExposed(widget)
+    settle()
+    return widget
+
+
+# -- 3. the DGX explanation says what timed the step, as the ring's legend does ---------------------
+@pytest.mark.parametrize("lang", ("en", "zh"))
+def test_dgx_explanation_names_ncclss_timing_as_the_legend_does(qtbot, qapp, lang):
+    """The explanation dock said "inside the nodes, over NVLink 4 (H100), NCCL hier Simple (646 GB/s,
+    α 0 s)": a link no hardware has. Now each step names the hardware it crosses (the fabric's own
+    figures) and then the legend's sentence: NCCL's algorithm by its NCCL name, its start-up, its
+    effective rates and why there is no α per step."""
+    from app import i18n
+    from app.views.ring.ring_view import RingView
+    from app.views.text.explain import ExplainPanel
+    from app.words import fmt_rate, fmt_time
+
+    i18n.set_language(qapp, lang)
+    model = ScenarioModel(Scenario(**DGX))
+    pb = Playback(model)
+    panel = shown(qtbot, ExplainPanel(model, pb))
+    ring = shown(qtbot, RingView(model, pb), size=(1280, 800))
+    topo = model.run.comm.topology
+    timed = topo.timed_as("all-reduce", "hier", 2.0**20)
+    seen = set()
+    for k in range(1, pb.n_steps + 1):
+        pb.seek_step(k)
+        settle()
+        text = panel.body.toPlainText()
+        assert "NCCL hier" not in text and "α 0 s" not in text, text
+        assert fmt_time(timed.base) in text and fmt_rate(timed.inter.bw) in text  # 66.8 µs, as the legend
+        assert "NVLS Tree" in text
+        assert (("start-up" in text) if lang == "en" else ("启动" in text))
+        for link in (topo.inter, topo.intra):  # the hardware the step crosses, by its own name and figures
+            if link.name in text:
+                seen.add(link.name)
+                assert fmt_time(link.alpha) in text
+    assert seen == {topo.inter.name, topo.intra.name}
+    # the same figures as the ring's legend
+    legend = ring.texts.legend
+    assert fmt_time(timed.base) in legend and fmt_rate(timed.inter.bw) in legend and fmt_rate(timed.intra.bw) in legend
+
+
+# -- 4. a TPU machine's devices are chips on the Buffers tab and in the timeline's tooltips ------------
+TPU = dict(kind="all-reduce", n=16, algo="torus", topology="tpu-v5e-16x16", nbytes=2.0**12)
+
+
+@pytest.mark.parametrize("lang", ("en", "zh"))
+def test_tpu_buffers_and_timeline_say_chip(qtbot, qapp, lang):
+    """The Buffers tab's title ("every GPU's buffer, one row per GPU"), its row names and the timeline's
+    tooltip said GPU on a TPU slice; they say chip, as the ring and the explanation do. A GPU machine
+    keeps GPU."""
+    from app import i18n
+    from app.views.buffers.buffer_view import BufferView
+    from app.views.timeline.timeline import TimelineView
+
+    i18n.set_language(qapp, lang)
+    gpu, chip = ("GPU", "chip") if lang == "en" else ("GPU", "芯片")
+    for scenario, word, other in ((TPU, chip, gpu), (dict(kind="all-reduce", n=8), gpu, chip)):
+        model = ScenarioModel(Scenario(**scenario))
+        pb = Playback(model)
+        buffers = shown(qtbot, BufferView(model, pb), size=(1000, 700))
+        timeline = shown(qtbot, TimelineView(model, pb), size=(1000, 300))
+        pb.seek_step(2)
+        settle()
+        title = buffers.title.text()
+        assert word in title and other not in title, title
+        rows = [name for _y, name in buffers.plot.getAxis("left")._tickLevels[0]]
+        assert rows and all(name.startswith(word) for name in rows), rows
+        tip = timeline.toolTip()
+        assert word in tip and other not in tip, tip
