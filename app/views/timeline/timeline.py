@@ -361,16 +361,29 @@ class TimelineView(QWidget):
     def retranslate_ui(self):
         self.setWindowTitle(self.tr("Timeline"))
         one = getattr(self, "n", 2) == 1
-        self.note.setText(self.tr("n = 1: one GPU holds everything, nothing is sent.") if one else
-                          self.tr("No communication in this scenario: nothing is sent."))
+        run = self.model.run if getattr(self, "model", None) is not None else None
+        chips = run is not None and run.comm is not None and is_tpu(run.comm.topology)  # a TPU's devices are chips
+        if chips:
+            self.note.setText(self.tr("n = 1: one chip holds everything, nothing is sent.") if one else
+                              self.tr("No communication in this scenario: nothing is sent."))
+        else:
+            self.note.setText(self.tr("n = 1: one GPU holds everything, nothing is sent.") if one else
+                              self.tr("No communication in this scenario: nothing is sent."))
         if getattr(self, "group", 1) > 1:
-            self.setToolTip(self.tr("Each row: a group of GPUs. Upper band = how many of them are sending, lower (paler) "
+            self.setToolTip(self.tr("Each row: a group of chips. Upper band = how many of them are sending, lower "
+                                    "(paler) band = how many are receiving; full height = all. Click to jump there.")
+                            if chips else
+                            self.tr("Each row: a group of GPUs. Upper band = how many of them are sending, lower (paler) "
                                     "band = how many are receiving; full height = all. Click to jump there."))
         elif getattr(self, "compute_bars", None) is not None:
-            self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving, grey over the whole "
+            self.setToolTip(self.tr("Each chip: upper bar = sending, lower bar = receiving, grey over the whole "
+                                    "row = computing an op. Click to jump there.") if chips else
+                            self.tr("Each GPU: upper bar = sending, lower bar = receiving, grey over the whole "
                                     "row = computing an op. Click to jump there."))
         else:
-            self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))
+            self.setToolTip(self.tr("Each chip: upper bar = sending, lower bar = receiving. Click to jump there.")
+                            if chips else
+                            self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))
         self._fit_axis_title()
         self._ticks_for = None  # the words changed: set the ticks again
         self._set_row_ticks()
