@@ -95,3 +95,40 @@ def test_tpu_buffers_and_timeline_say_chip(qtbot, qapp, lang):
         assert rows and all(name.startswith(word) for name in rows), rows
         tip = timeline.toolTip()
         assert word in tip and other not in tip, tip
+
+
+# -- 5. one-shot's queued sends, counted across its rounds ---------------------------------------------
+def test_one_shot_shows_its_queued_sends_at_n8(qtbot):
+    """One-shot all-reduce issues all n − 1 sends at once and they wait for the port; the engine records
+    each round as a step of its own, and the queue was counted within the step: "N queued" never showed.
+    At n = 8, in round 1 every GPU has 6 sends waiting, in round 4 three; the ring draws the count under
+    each GPU's name inside the box its layout gave the label."""
+    from app.core.frame import frame_at
+    from app.views.ring.ring_view import RingView
+
+    model = ScenarioModel(Scenario(kind="all-reduce", n=8, algo="direct", nbytes=2.0**20))
+    run = model.run
+    tr, idx = run.trace, run.index
+    starts = sorted({float(m.t_start) for m in tr.messages})
+    assert len(starts) == 7  # seven rounds, one after another on the port
+    for r, want in ((0, 6), (3, 3), (6, 0)):
+        t = (starts[r] + (starts[r + 1] if r + 1 < len(starts) else tr.t_end)) / 2
+        f = frame_at(idx, t)
+        assert f.queued == (want,) * 8, (r, f.queued)
+        # as a closed count: every GPU's sends that have not started by t
+        later = [sum(1 for m in tr.messages if m.src == d and m.t_start > t) for d in range(8)]
+        assert list(f.queued) == later
+    pb = Playback(model)
+    view = shown(qtbot, RingView(model, pb), size=(1200, 800))
+    pb.seek((starts[0] + starts[1]) / 2)
+    settle()
+    lay = view.layout_now
+    labelled = 0
+    for d, (lab, box) in enumerate(zip(view.device_labels, lay.device_labels)):
+        if box is None or not lab.isVisible():
+            continue
+        if "6" in lab.text and "queued" in lab.text:
+            labelled += 1
+        drawn = lab.mapRectToScene(lab.boundingRect())
+        assert drawn.height() <= box.rect.height() + 0.5, (d, lab.text, drawn.height(), box.rect.height())
+    assert labelled == 8
