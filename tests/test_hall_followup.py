@@ -132,3 +132,33 @@ def test_one_shot_shows_its_queued_sends_at_n8(qtbot):
         drawn = lab.mapRectToScene(lab.boundingRect())
         assert drawn.height() <= box.rect.height() + 0.5, (d, lab.text, drawn.height(), box.rect.height())
     assert labelled == 8
+
+
+# -- 7. the timeline keeps room to name its rows at 1280×720 and 2× ------------------------------------
+@pytest.mark.parametrize("scale", (1.0, 2.0))
+def test_the_timeline_names_at_least_two_rows_at_1280x720(qtbot, scale):
+    """At 1280×720 and 2× the window squeezed the timeline dock to 324×128: its plot was 62 px for four
+    rows of 33 px labels and only "GPU 0" was named. The timeline now asks the height to name two rows
+    at least (at most 30 % of the window): GPU 0 and GPU 2, each label's line inside the plot and clear
+    of the next; at 1× all four, as before."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QFontMetricsF
+
+    from classroom_fixtures import make_window
+
+    w = make_window(qtbot, "reduce-scatter", 4, size=(1280, 720))
+    theme.set_scale(scale)
+    for _ in range(3):
+        settle()
+        qtbot.wait(20)
+    tl = w.timeline
+    vb = tl.plot.getViewBox()
+    names = [(y, s) for y, s in tl.plot.getAxis("left")._tickLevels[0] if s.startswith("GPU")]
+    assert [s for _y, s in names] == (["GPU 0", "GPU 1", "GPU 2", "GPU 3"] if scale == 1.0 else ["GPU 0", "GPU 2"])
+    line = QFontMetricsF(tl._small()).height()
+    ys = [vb.mapViewToScene(QPointF(0, y)).y() for y, _s in names]
+    top, bottom = vb.sceneBoundingRect().top(), vb.sceneBoundingRect().bottom()
+    for a, b in zip(ys, ys[1:]):
+        assert b - a >= line, (ys, line)  # a label's line clear of the next
+    assert all(top - 1 <= y <= bottom + 1 for y in ys), (ys, top, bottom)
+    assert w.timeline_dock.height() <= 0.3 * w.height() + 80  # (the dock's title over the view's share)
