@@ -375,8 +375,8 @@ class TimelineView(QWidget):
             self.setToolTip(self.tr("Each row: a group of chips. Upper band = how many of them are sending, lower "
                                     "(paler) band = how many are receiving; full height = all. Click to jump there.")
                             if chips else
-                            self.tr("Each row: a group of GPUs. Upper band = how many of them are sending, lower (paler) "
-                                    "band = how many are receiving; full height = all. Click to jump there."))
+                            self.tr("Each row: a group of GPUs. Upper band = how many of them are sending, lower "
+                                    "(paler) band = how many are receiving; full height = all. Click to jump there."))
         elif getattr(self, "compute_bars", None) is not None:
             self.setToolTip(self.tr("Each chip: upper bar = sending, lower bar = receiving, grey over the whole "
                                     "row = computing an op. Click to jump there.") if chips else
