@@ -11,7 +11,8 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QPoint, QRectF  # noqa: E402
 
 from app import theme  # noqa: E402
-from app.classroom.presentation import PRESENT_TIMELINE_MIN, presentation_plan, ring_zoom  # noqa: E402
+from app.classroom.presentation import (PRESENT_TIMELINE_MIN, STORY_MIN_W, picture_keeps,  # noqa: E402
+                                       presentation_plan, ring_zoom)
 from classroom_fixtures import make_window  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -45,7 +46,7 @@ def test_the_picture_keeps_60_percent_and_a_short_timeline_stays(W, H, s, bars):
     assert p.timeline_h >= max(PRESENT_TIMELINE_MIN, 0.12 * H)  # a short timeline, under the picture
     assert p.picture_h + p.timeline_h + bars[s] <= H  # stacked, not overlapping
     assert p.picture_w + (p.story_w + 6 if p.story_w else 0) <= W
-    assert p.story_w == 0 or p.story_w >= 160 * s  # a column worth reading, or none
+    assert p.story_w == 0 or p.story_w >= STORY_MIN_W * s  # a column worth reading, or none
     assert 1.0 <= p.zoom <= s
 
 
@@ -117,7 +118,8 @@ def _present(kind, n, algo, W, H, s, bars, **extra):
 
     run = build_run(Scenario(kind, n, algo, **extra))
     texts, shape = machine_texts(run, ring_texts(run)), machine_shape(run.comm.topology, ring_shape(run))
-    p = presentation_plan(W, H, s, bars[1.0])
+    # the story's column beside it where the picture keeps its sizes (as presentation mode asks)
+    p = presentation_plan(W, H, s, bars[1.0], keeps=picture_keeps(texts, shape, s))
     lay, z = present_layout(p.picture_w, p.picture_h, s, texts, shape, p.zoom)
     assert 1.0 <= z <= p.zoom + 1e-9
     return lay, z, texts
@@ -246,3 +248,24 @@ def test_two_dgx_nodes_are_boxes_in_both_languages_at_1_5x(W, H, lang, qapp):
     assert lay.block * z >= 20, lay.block * z
     assert all(d.rotation == 0 for d in lay.devices)  # boxes, not diamonds
     assert not overlaps(lay.texts()), overlaps(lay.texts())
+
+
+def test_a_1280x720_projector_at_1_5x_has_the_story_column_where_the_picture_keeps_its_sizes(bars, qapp):
+    """F11 at 1280×720 and 1.5× had no explanation column (231 px of room under its least of 240): now the
+    column is there beside a one-switch ring (its picture beside the column keeps 24 px blocks and its
+    words at 1.5× the desk's), and yields to the two DGX nodes, whose words beside it would shrink to 1.2×."""
+    from app.core.scenarios import Scenario, build_run
+    from app.views.ring.machine_layout import machine_shape
+    from app.views.ring.ring_texts import machine_texts, ring_shape, ring_texts
+
+    def plan(**scenario):
+        run = build_run(Scenario(**scenario))
+        texts, shape = machine_texts(run, ring_texts(run)), machine_shape(run.comm.topology, ring_shape(run))
+        return presentation_plan(1280, 720, 1.5, bars[1.0], keeps=picture_keeps(texts, shape, 1.5))
+
+    ring = plan(kind="all-reduce", n=8)
+    assert ring.story_w >= STORY_MIN_W * 1.5 and ring.story_w >= 210
+    assert ring.share(1280, 720) >= 0.60
+    assert presentation_plan(1280, 720, 1.5, bars[1.0]).story_w == ring.story_w  # (the plan without a picture)
+    assert plan(kind="all-reduce", n=16, algo="hier", topology="dgx-h100").story_w == 0
+    assert presentation_plan(1280, 720, 1.75, bars[1.0]).story_w == 0  # from 1.75× the picture has it all

@@ -105,10 +105,11 @@ def test_the_column_is_beside_the_picture_where_the_plan_gives_it_room(presented
         px, py, pw, ph = s["page"]
         assert sx >= px + pw and abs(sw - s["plan_w"]) <= 2, (key, s)  # beside the picture, as wide as planned
         assert pw * ph >= 0.60 * W * H, (key, pw * ph / (W * H))  # the picture keeps its share
-    if W >= 1600:  # the projector sizes this column is meant for: shown at 1.5× (and 1.75× at 1920)
-        assert presented["en"]["shown"] and presented["zh"]["shown"]
-    else:  # at 1280×720 the column fits at 1×, the desk size before F11's projector size (below)
-        assert presented["en"]["plan_w"] == 0
+    # shown at F11's 1.5× on every screen: at 1280×720 too, the small projector (it was hidden there, 231 px
+    # of room under its least of 240)
+    assert presented["en"]["shown"] and presented["zh"]["shown"]
+    if W == 1280:
+        assert presented["en"]["scale"] == 1.5 and presented["en"]["story"][2] >= 210
 
 
 def test_the_column_shows_the_steps_explanation_in_large_type_and_follows_language_and_size(presented):
@@ -131,7 +132,7 @@ def test_a_size_that_hid_the_column_brings_it_back_when_undone(presented):
 
 
 def test_at_1280x720_the_column_is_there_at_1x(tmp_path):
-    """The small projector at the desk's size: a 231 px column beside the picture (its least is 160 px at 1×)."""
+    """The small projector at the desk's size: a 231 px column beside the picture (its least is 140 px at 1×)."""
     script = SCRIPT.replace("p.act_presentation.trigger()  # F11",
                             "p.presentation_scale = 1.0; p.act_presentation.trigger()  # F11")
     import os
@@ -139,6 +140,6 @@ def test_at_1280x720_the_column_is_there_at_1x(tmp_path):
     os.environ["SHOTS"] = str(tmp_path)
     out = run_on_screen(tmp_path, 1280, 720, script)
     s = out["en"]
-    assert s["scale"] == 1.0 and s["shown"] and s["plan_w"] >= 160, s
+    assert s["scale"] == 1.0 and s["shown"] and s["plan_w"] >= 140, s
     assert s["story"][0] >= s["page"][0] + s["page"][2]
     assert "Step 3 of 14" in s["text"]

@@ -95,11 +95,14 @@ def _clipped_by(wid, top) -> str | None:
     return None
 
 
-def text_problems(top, label: str) -> list[str]:
-    """Every shown label and button inside `top` whose text does not fit where it is drawn."""
+def text_problems(top, label: str, skip: tuple[str, ...] = ()) -> list[str]:
+    """Every shown label and button inside `top` whose text does not fit where it is drawn (but
+    those whose class is named in `skip`)."""
     out = []
     for wid in [top, *top.findChildren(QLabel), *top.findChildren(QAbstractButton)]:
         if not isinstance(wid, (QLabel, QAbstractButton)) or not wid.isVisibleTo(top) or not wid.isVisible():
+            continue
+        if type(wid).__name__ in skip:
             continue
         need = _needed(wid)
         if need is None:
@@ -176,14 +179,18 @@ def test_every_dock_and_dialog_text_fits_at_1280x720(qtbot, lang, scale):
     assert not problems, f"{len(problems)} cut texts, e.g.\n" + "\n".join(problems[:15])
 
 
-@pytest.mark.xfail(strict=False, reason="found by this walk, in views of other owners: the decode latency's "
-                   "readout (app/views/latency) is one unwrapped line, 1087 px in a 946 px page at 1280×720 and 1×; "
-                   "at 1.5× the Scenario dock's hint (app/controls.py LeftoverLabel, cut by design) and the "
-                   "explanation's clock line (app/views/text, 2 px short)")
+# The Scenario dock's hint (app/controls.py LeftoverLabel) takes the height its dock has left and
+# its end is cut when long, by design; it is being rewritten as a validation sentence that stays
+# beside its field, so it is left out here and every other label is held to fit.
+CUT_BY_DESIGN = ("LeftoverLabel",)
+
+
 @pytest.mark.parametrize("lang, scale", list(itertools.product(("en", "zh"), (1.0, 1.5))))
 def test_the_docks_contents_and_the_decode_tab_text_fit_at_1280x720(qtbot, lang, scale):
     """The docks' contents on the ring tab, and the decode tab, which hides them and shows its own
-    words (the issue's "decode info line")."""
+    words (the issue's "decode info line": one unwrapped line 1087 px long in a 946 px page at 1×,
+    cut at "weight-g"). Every line the readout draws is as wide as its label at most, and none of
+    its parts is lost in the flow."""
     w = make_window(qtbot, "reduce-scatter", 4, size=SMALL)
     w.classroom.set_language(lang)
     theme.set_scale(scale)
@@ -191,11 +198,20 @@ def test_the_docks_contents_and_the_decode_tab_text_fit_at_1280x720(qtbot, lang,
     for tab in ("ring", "latency"):
         w.select_tab(tab)
         settle(qtbot)
-        problems += text_problems(w.tabs.currentWidget(), f"{lang} {scale}× {tab} page")
+        problems += text_problems(w.tabs.currentWidget(), f"{lang} {scale}× {tab} page", CUT_BY_DESIGN)
         for d in w.findChildren(QDockWidget):
             if d.isVisible():
-                problems += text_problems(d, f"{lang} {scale}× {tab} {d.objectName()}")
+                problems += text_problems(d, f"{lang} {scale}× {tab} {d.objectName()}", CUT_BY_DESIGN)
     assert not problems, f"{len(problems)} cut texts, e.g.\n" + "\n".join(problems[:15])
+    label = w.view("latency").readout_label
+    fm, room = label.fontMetrics(), label.contentsRect().width()
+    drawn = label.text().split("\n")
+    if lang == "en" or scale > 1:
+        assert len(drawn) > 2  # it needs more than its two written lines at 1280×720
+    assert max(fm.horizontalAdvance(line) for line in drawn) <= room, (drawn, room)
+    assert label.height() >= fm.lineSpacing() * len(drawn)
+    flat = lambda text: text.replace(" ·\n", " · ").replace("\n", " ")  # noqa: E731
+    assert flat(label.text()) == flat(w.view("latency").readout())  # every part, in order
 
 
 def test_a_dock_title_too_long_for_its_dock_ends_in_an_ellipsis(qtbot):

@@ -43,10 +43,13 @@ THEME_KEYS = tuple(theme.THEMES)  # light, dark, high contrast (app/theme.py def
 SCALES = (0.75, 0.85, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0)  # Ctrl+= / Ctrl+− steps
 PRESENTATION_SCALE = 1.5  # the projector size the first time
 # presentation mode: the picture's least share of the screen (the lecture-hall issue asks 60 %). It leaves the
-# story's column 231 px at 1280×720: kept at 1×, under its least (240 px) at 1.5×, where the ring keeps the
-# whole width (at 0.605 a 252 px column left the two-node and torus scenes' chunk numbers under 12 px)
+# story's column about 225 px at 1280×720 (at 0.605 a 252 px column left the two-node and torus scenes'
+# chunk numbers under 12 px; picture_keeps now hides the column where a scene's picture would lose its sizes)
 PICTURE_SHARE = 0.62
-STORY_MIN_W = 160  # narrower than this (pixels at 1×) the story column is not worth keeping: hidden
+# narrower than this (pixels at 1×) the story column is not worth keeping: hidden. 140 keeps a 1280×720
+# projector's column at F11's 1.5× (about 225 px of room, 210 needed: some eleven characters of the story's
+# 33 px type a line, wrapped; at 160 it needed 240 and the column was hidden) and hides it there from 1.75×
+STORY_MIN_W = 140
 
 
 PRESENT_TIMELINE = 0.13  # presentation mode: a short timeline keeps this share of the screen's height
@@ -67,14 +70,17 @@ class PresentationPlan(NamedTuple):
         return self.picture_w * self.picture_h / float(W * H)
 
 
-def presentation_plan(W: int, H: int, scale: float, bars_h: int, sep: int = 6) -> PresentationPlan:
+def presentation_plan(W: int, H: int, scale: float, bars_h: int, sep: int = 6,
+                      keeps=None) -> PresentationPlan:
     """
     Presentation mode's layout on a W×H screen at text scale `scale`, under bars (toolbar and tab
     bar) `bars_h` pixels tall: a short timeline (PRESENT_TIMELINE of the height), the picture at
     least PICTURE_SHARE of the screen, the story's column what is left beside it (a third at most,
     hidden when narrower than STORY_MIN_W·scale). A pure function: tests ask it for every screen and
     scale. The ring is magnified by the text scale (zoom), so Ctrl+= grows its boxes, lanes, blocks
-    and chunk numbers with the words.
+    and chunk numbers with the words. `keeps(pic_w, full_w, pic_h)`, when given, says whether the
+    picture beside a column keeps what it has across the whole width (picture_keeps, the ring's
+    scene): where it does not, the picture takes the width and the column is hidden.
     """
     # as tall as PRESENT_TIMELINE_ROOM asks (its ticks, a label line, two rows of grouped GPUs at least
     # COMPACT_ROW_PX: TimelineView.set_compact) while a full-width picture keeps PICTURE_SHARE
@@ -84,8 +90,34 @@ def presentation_plan(W: int, H: int, scale: float, bars_h: int, sep: int = 6) -
     story = int(min(W - sep - PICTURE_SHARE * W * H / pic_h, W / 3))
     if story < STORY_MIN_W * scale:
         story = 0
+    if story and keeps is not None and not keeps(W - story - sep, W, pic_h):
+        story = 0
     pic_w = W - (story + sep if story else 0)
     return PresentationPlan(story, timeline_h, pic_w, pic_h, ring_zoom(pic_w, pic_h, scale))
+
+
+def picture_keeps(texts, shape, scale: float):
+    """
+    For presentation_plan: does the ring's picture (its texts and machine shape), `pic_w` wide beside
+    the story's column, keep what it has across the screen's whole width `full_w`? Its blocks in flight
+    as large up to PRESENT_BLOCK_PX and its words as large up to PRESENT_WORDS × the desk's (the two DGX
+    nodes at 1280×720 and 1.5× stand side by side: beside a 231 px column their words came out 1.2× the
+    desk's instead of 1.5×, and there the column yields).
+    """
+    from ..views.ring.layout_parts import PRESENT_BLOCK_PX
+    from ..views.ring.ring_layout import PRESENT_WORDS, present_layout
+
+    def sizes(w, h):
+        lay, z = present_layout(w, h, scale, texts, shape, ring_zoom(w, h, scale))
+        return lay.block * z, scale * lay.text_vs / lay.vs
+
+    def keeps(pic_w, full_w, pic_h) -> bool:
+        block, words = sizes(pic_w, pic_h)
+        block_full, words_full = sizes(full_w, pic_h)
+        return (block >= min(PRESENT_BLOCK_PX, block_full) - 1e-6
+                and words >= min(PRESENT_WORDS, scale, words_full) - 1e-9)
+
+    return keeps
 
 
 ZOOM_ROOM = (700, 330)  # the least room (pixels at 1×) the ring is laid out in before it is magnified
@@ -402,6 +434,12 @@ class PresentationController(QObject):
         self.overlay = ShortcutOverlay(window)
         if window.centralWidget() is not None:
             window.centralWidget().installEventFilter(self)
+        # another scene or tab: whether the column keeps its room depends on the picture (picture_keeps)
+        model, tabs = getattr(window, "model", None), getattr(window, "tabs", None)
+        if model is not None and hasattr(model, "changed"):
+            model.changed.connect(self._refit_later)
+        if tabs is not None and hasattr(tabs, "currentChanged"):
+            tabs.currentChanged.connect(self._refit_later)
 
         w = window
         self.act_presentation = QAction(w, checkable=True, objectName="actPresentation")
@@ -611,7 +649,11 @@ class PresentationController(QObject):
         timeline = self._timeline_dock()
         shown = timeline is not None and timeline.isVisible() and not timeline.isFloating()
         page_top = page.mapTo(w, page.rect().topLeft()).y() if page is not None else tabs.y()
-        plan = presentation_plan(W, H, theme.scale(), page_top, sep)
+        ring = getattr(w, "ring_view", None)
+        keeps = None
+        if ring is not None and page is not None and page.isAncestorOf(ring) and ring.run is not None:
+            keeps = picture_keeps(ring.texts, ring.machine_shape(), theme.scale())
+        plan = presentation_plan(W, H, theme.scale(), page_top, sep, keeps)
         if shown:  # at most its share: a timeline's least height at 2.5× would take the picture's room
             timeline.setMaximumHeight(plan.timeline_h)
             w.resizeDocks([timeline], [plan.timeline_h], Qt.Orientation.Vertical)
@@ -630,6 +672,10 @@ class PresentationController(QObject):
         story.setMinimumWidth(0)
         story.setMaximumWidth(width)
         w.resizeDocks([story], [width], Qt.Orientation.Horizontal)
+
+    def _refit_later(self, *_):
+        if self.presenting:
+            QTimer.singleShot(0, self, self._fit_story)
 
     def eventFilter(self, obj, e):
         # the bars' heights follow the text size and the screen: fit the column again on every resize

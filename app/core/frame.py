@@ -17,6 +17,8 @@ place that turns it into seconds.
 from __future__ import annotations
 
 import bisect
+import re
+import weakref
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -182,15 +184,41 @@ def frame_at(index, t: float, hidden_after: float | None = None) -> Frame:
 
 def queued_at(index, coll: int, step: int, t: float) -> tuple:
     """Per device, how many of its sends in the phase of `step` still wait for the port at t, for an
-    algorithm whose sends queue there (its registry record: one-shot, two-shot); () for any other."""
+    algorithm whose sends queue there (its registry record: one-shot, two-shot); () for any other.
+    A phase is counted across all of its steps: one-shot all-reduce records each of its rounds as a
+    step of its own ("round 1" … "round 7" at n = 8), all issued at once, so at t in round 1 six of
+    every GPU's sends are queued (counted within the step, it never showed any)."""
     c = index.trace.collectives[coll]
     if not (c.n > 2 and getattr(ALGORITHMS.get(c.op, {}).get(c.algo), "queues", False)) or step < 0:
         return ()
     tr = index.trace
-    src, key = tr.column("src", coll), tr.column("key", coll)  # one key per (collective, phase)
-    now = index.step_msgs[coll][step]
-    later = (tr.column("t_start", coll) > t) & (src >= 0) & (key == tr.rows()["key"][now[0]])
+    rows = _phase_rows(index, coll)[step]
+    src = tr.column("src", coll)[rows]
+    later = (tr.column("t_start", coll)[rows] > t) & (src >= 0)
     return tuple(np.bincount(src[later], minlength=c.n).tolist())
+
+
+_PHASE_ROWS = weakref.WeakKeyDictionary()  # index -> {coll: rows of each step's phase}
+
+
+def _phase_of(phase: str) -> str:
+    """A step's phase without its round number ("round 3" → "round")."""
+    return re.sub(r"\s*\d+$", "", phase or "")
+
+
+def _phase_rows(index, coll: int) -> list:
+    """For each step of `coll`, the rows (within the collective) of every message of its phase."""
+    per = _PHASE_ROWS.setdefault(index, {})
+    if coll not in per:
+        tr, c = index.trace, index.trace.collectives[coll]
+        steps = index.step_msgs[coll]
+        names = [_phase_of(tr.messages[int(m[0])].phase) if len(m) else None for m in steps]
+        rows = {}
+        for k, name in enumerate(names):
+            rows.setdefault(name, []).append(np.asarray(steps[k], np.int64) - c.first_msg)
+        rows = {name: np.concatenate(r) for name, r in rows.items()}
+        per[coll] = [rows[name] for name in names]
+    return per[coll]
 
 
 def next_frames(index, t: float, hidden_after: float | None = None, known: tuple = ()) -> tuple:

@@ -123,6 +123,22 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <translation>本页显示集合通信作为单独场景运行时每块 GPU 缓冲区里的每个数值。
 这次运行的 {k} 个集合通信在“环形”页和时间线上，但它没有保存其缓冲区的数值：显示一个 all-reduce，可逐个数值地观看。</translation>
         </message>
+        <message>
+            <source>{op}: every chip's buffer, one row per chip ({n} × {L} values in {k} chunks)</source>
+            <translation>{op}：每个芯片的缓冲区，每个芯片一行（{n} × {L} 个数值，分为 {k} 块）</translation>
+        </message>
+        <message>
+            <source>{op}: every chip's buffer, one row per chip ({n} × {L} values)</source>
+            <translation>{op}：每个芯片的缓冲区，每个芯片一行（{n} × {L} 个数值）</translation>
+        </message>
+        <message>
+            <source>   ·   number = how many chips' data the chunk sums</source>
+            <translation>   ·   数字 = 该块累加了几个芯片的数据</translation>
+        </message>
+        <message>
+            <source>chip {d}</source>
+            <translation>芯片 {d}</translation>
+        </message>
     </context>
     <context>
         <name>BuildStatus</name>
@@ -753,6 +769,10 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <source>from your code</source>
             <translation>来自你的代码</translation>
         </message>
+        <message>
+            <source>S became {S} so that it splits into {n} equal chunks.</source>
+            <translation>S 已调整为 {S}，以便均分成 {n} 块。</translation>
+        </message>
     </context>
     <context>
         <name>DeckController</name>
@@ -1038,6 +1058,10 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>Scene %1: "at" must be a number above 0 and at most 1 (how far into the step).</source>
             <translation>第 %1 页："at" 必须是大于 0、至多为 1 的数（在这一步中走到多远）。</translation>
+        </message>
+        <message>
+            <source>Scene %1 has no "title".</source>
+            <translation>第 %1 页没有 "title"。</translation>
         </message>
     </context>
     <context>
@@ -1489,6 +1513,14 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>along the slice's links, neighbour to neighbour ({link}, {bw} each way, α {a})</source>
             <translation>沿切片的链路，邻居到邻居（{link}，每个方向 {bw}，α {a}）</translation>
+        </message>
+        <message>
+            <source>Timed as NCCL runs {algo} with {protocol}: {base} start-up, then {bw} effective across nodes and {bw_in} inside a node, with no latency per step (NCCL's model counts it in the start-up).</source>
+            <translation>计时按 NCCL 用 {protocol} 运行 {algo}：先是 {base} 的启动延迟，之后跨节点有效带宽 {bw}、节点内 {bw_in}，每一步不再另计延迟（NCCL 的模型把它算进启动延迟）。</translation>
+        </message>
+        <message>
+            <source>Timed as NCCL runs {algo} with {protocol}: {bw} and α {a} per step across nodes, {bw_in} and α {a_in} inside a node, after a {base} start-up.</source>
+            <translation>计时按 NCCL 用 {protocol} 运行 {algo}：{base} 的启动延迟之后，跨节点每步 {bw}、α {a}，节点内 {bw_in}、α {a_in}。</translation>
         </message>
     </context>
     <context>
@@ -2044,6 +2076,10 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>no GPU</source>
             <translation>没有 GPU</translation>
+        </message>
+        <message>
+            <source>GPU {d} never receives chunk {c} ({set}'s data), which all-gather needs</source>
+            <translation>GPU {d} 从未收到块 {c}（{set} 的数据），而 all-gather 需要它</translation>
         </message>
     </context>
     <context>
@@ -3490,6 +3526,14 @@ Source: {src}</source>
             <source>"%1" must be at most %2, not %3.</source>
             <translation>“%1” 最多只能是 %2，不能是 %3。</translation>
         </message>
+        <message>
+            <source>"link_spec.alpha" must be seconds per message from 0 to %1, not %2.</source>
+            <translation>"link_spec.alpha" 必须是每条消息 0 到 %1 秒，而不是 %2。</translation>
+        </message>
+        <message>
+            <source>"link_spec.bw" must be bytes per second from %1 (1 MB/s) to %2 (100 TB/s), not %3.</source>
+            <translation>“link_spec.bw” 必须是 %1（1 MB/s）到 %2（100 TB/s）之间的每秒字节数，不能是 %3。</translation>
+        </message>
     </context>
     <context>
         <name>StepTimelineView</name>
@@ -3805,6 +3849,22 @@ Source: {src}</source>
         <message>
             <source>start-up latency {t}</source>
             <translation>启动延迟 {t}</translation>
+        </message>
+        <message>
+            <source>n = 1: one chip holds everything, nothing is sent.</source>
+            <translation>n = 1：一块芯片持有全部数据，没有任何发送。</translation>
+        </message>
+        <message>
+            <source>Each row: a group of chips. Upper band = how many of them are sending, lower (paler) band = how many are receiving; full height = all. Click to jump there.</source>
+            <translation>每行：一组芯片。上方色带 = 其中正在发送的数量，下方（较浅）色带 = 正在接收的数量；满高 = 全部。点击可跳到该时刻。</translation>
+        </message>
+        <message>
+            <source>Each chip: upper bar = sending, lower bar = receiving, grey over the whole row = computing an op. Click to jump there.</source>
+            <translation>每块芯片：上方的条 = 发送，下方的条 = 接收，整行灰色 = 正在计算一个算子。点击可跳到该时刻。</translation>
+        </message>
+        <message>
+            <source>Each chip: upper bar = sending, lower bar = receiving. Click to jump there.</source>
+            <translation>每块芯片：上方条 = 发送，下方条 = 接收。点击可跳到该时刻。</translation>
         </message>
     </context>
     <context>

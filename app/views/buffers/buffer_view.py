@@ -29,7 +29,7 @@ from simcore.trace import ALL, SWITCH, chunk_bounds
 
 from ...core import scenarios
 from ... import theme
-from ...words import op_title
+from ...words import is_tpu, op_title
 from ...hint import hint_page
 
 COLORMAP = "CET-D1A"  # diverging blue–white–red: 0 is white, the sign is the hue
@@ -419,7 +419,10 @@ class BufferView(QWidget):
             return
         c = run.trace.collectives[0]
         n, L = np.asarray(run.inputs[0]).shape
-        if c.n_chunks > 1:
+        if self._chips():  # a TPU machine's devices are chips
+            title = (self.tr("{op}: every chip's buffer, one row per chip ({n} × {L} values in {k} chunks)")
+                     if c.n_chunks > 1 else self.tr("{op}: every chip's buffer, one row per chip ({n} × {L} values)"))
+        elif c.n_chunks > 1:
             title = self.tr("{op}: every GPU's buffer, one row per GPU ({n} × {L} values in {k} chunks)")
         else:
             title = self.tr("{op}: every GPU's buffer, one row per GPU ({n} × {L} values)")
@@ -427,14 +430,20 @@ class BufferView(QWidget):
         legend = self.tr("= not there yet (no data; white means 0)   ·   colour = the value, one scale for the "
                          "whole collective")
         if self.counts.isVisible():
-            legend += self.tr("   ·   number = how many GPUs' data the chunk sums")
+            legend += (self.tr("   ·   number = how many chips' data the chunk sums") if self._chips() else
+                       self.tr("   ·   number = how many GPUs' data the chunk sums"))
         if c.n_chunks > 1:
             legend += self.tr("   ·   lines = chunk boundaries")
         self.legend.setText(legend)
         self._set_ticks()
 
+    def _chips(self) -> bool:
+        """Are the run's devices TPU chips (words.is_tpu), to be named so?"""
+        comm = getattr(self.run, "comm", None)
+        return comm is not None and is_tpu(comm.topology)
+
     def _set_ticks(self):
-        """Row labels 'GPU d' and chunk numbers, thinned so they never overlap."""
+        """Row labels 'GPU d' ('chip d' on a TPU) and chunk numbers, thinned so they never overlap."""
         if not self._applicable or self.run is None or not hasattr(self, "bounds"):
             return
         self._fit_axes()
@@ -452,7 +461,7 @@ class BufferView(QWidget):
         stride = 1
         while row_px * stride < fm.ascent() + 1 and stride < self.n:
             stride *= 2
-        label = self.tr("GPU {d}")
+        label = self.tr("chip {d}") if self._chips() else self.tr("GPU {d}")
         left = self.plot.getAxis("left")
         if left.style["tickFont"] is None or left.style["tickFont"].pixelSize() != f_row.pixelSize():
             left.setTickFont(f_row)

@@ -137,10 +137,7 @@ class LatencyView(QWidget, LatencyExports):
         self.error_label = QLabel(objectName="latencyError")
         self.error_label.setWordWrap(True)
         self.error_label.hide()
-        self.readout_label = QLabel(objectName="latencyReadout")
-        # two fixed lines that never wrap (the plots must not jump while the mouse moves) and never
-        # widen the view: a narrow view clips them
-        self.readout_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.readout_label = ReadoutLabel(objectName="latencyReadout")
 
         self.latency_widget, self.legend1, self.title1, self.plot1 = plot_widget()
         self.ffn_widget, self.legend2, self.title2, self.plot2 = plot_widget()
@@ -584,11 +581,12 @@ class LatencyView(QWidget, LatencyExports):
         pick = machine_pick(self._params, n, S) if n in self._valid else None
         if pick is not None:  # a machine: what its all-reduce runs at this n, and why (the engine's sentence)
             text += "\n" + texts.pick_line(n, S, pick)
-        self.readout_label.setText(text)
+        self.readout_label.set_readout(text)
         self.readout_label.setToolTip(pick[2] if pick is not None else "")
 
     def readout(self) -> str:
-        return self.readout_label.text()
+        """The readout's lines as written (before they are flowed to the view's width)."""
+        return self.readout_label.readout()
 
     # -- what is drawn, for the step timeline ----------------------------------------------------
     def curves(self) -> dict:
@@ -606,6 +604,99 @@ class LatencyView(QWidget, LatencyExports):
         """
         it = self.items.overlap
         return (it.xData, it.yData) if it.isVisible() else None
+
+
+class ReadoutLabel(QLabel):
+    """
+    The mouse readout: lines of parts joined by " · ", flowed to the label's width with a part
+    moved whole to the next line (a 1280×720 window's page is 946 px wide at 1×, and the second
+    line alone was 1087 px, cut at "weight-g"). It never widens the view, and while the mouse
+    moves its line count only grows at one width, so the plots under it do not jump with every n;
+    a new width starts the count again.
+    """
+
+    SEP = " · "
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.setWordWrap(True)  # (only a single part wider than the whole label is broken inside)
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self._text = ""
+        self._tallest = (0, 0)  # (width, the most height its lines took at that width)
+
+    def readout(self) -> str:
+        return self._text
+
+    def set_readout(self, text: str):
+        self._text = text
+        if not self.isVisible():
+            self.setText(text)
+        self._flow()
+
+    def resizeEvent(self, e):
+        super().resizeEvent(e)
+        if e.size().width() != e.oldSize().width():
+            self._flow()
+
+    def changeEvent(self, e):
+        super().changeEvent(e)
+        if e.type() in (QEvent.FontChange, QEvent.StyleChange):
+            self._tallest = (0, 0)
+            self._flow()
+
+    def flowed(self, width: int) -> list[str]:
+        """The readout's lines at `width` px: each written line's parts packed greedily; a part
+        wider than the whole width goes on by words."""
+        fm = self.fontMetrics()
+        out = []
+        for line in self._text.split("\n"):
+            cur = ""
+            for part in line.split(self.SEP):
+                joined = cur + self.SEP + part if cur else part
+                if not cur or fm.horizontalAdvance(joined) <= width:
+                    cur = joined
+                    if fm.horizontalAdvance(cur) <= width:
+                        continue
+                    cur, joined = "", cur  # (a first part too wide on its own: by words, below)
+                else:
+                    out.append(cur + " ·")
+                    cur = ""
+                    joined = part
+                if fm.horizontalAdvance(joined) <= width:
+                    cur = joined
+                    continue
+                for word in joined.split(" "):
+                    longer = cur + " " + word if cur else word
+                    if cur and fm.horizontalAdvance(longer) > width:
+                        out.append(cur)
+                        cur = word
+                    else:
+                        cur = longer
+            out.append(cur)
+        return out
+
+    def showEvent(self, e):
+        super().showEvent(e)
+        QTimer.singleShot(0, self, self._flow)  # once the page's layout has given it its width
+
+    def _flow(self):
+        if not self.isVisible():  # (a hidden page's widths are not the ones it will be shown at)
+            self._tallest = (0, 0)
+            self.setMinimumHeight(0)
+            return
+        self.ensurePolished()
+        m = self.contentsMargins()
+        width = self.width() - m.left() - m.right() - 2 * self.margin() - 2  # (a rounding's slack)
+        lines = self.flowed(max(1, width))
+        text = "\n".join(lines)
+        if text != self.text():
+            self.setText(text)
+        need = len(lines) * self.fontMetrics().lineSpacing() + m.top() + m.bottom() + 2 * self.margin()
+        if self._tallest[0] != self.width():
+            self._tallest = (self.width(), 0)
+        if need > self._tallest[1]:
+            self._tallest = (self.width(), need)
+        self.setMinimumHeight(self._tallest[1])
 
 
 def sweeps(p: dict, ffn_key, ffn):

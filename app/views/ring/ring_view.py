@@ -289,6 +289,11 @@ class RingView(QGraphicsView):
                 self._layout()
                 self._redraw()
 
+    def machine_shape(self):
+        """The drawn machine's shape (ring_layout lays it out; presentation mode asks it too)."""
+        topo = self.run.comm.topology if self.run.comm is not None else None
+        return machine_shape(topo, ring_shape(self.run, self.n))
+
     def _layout(self):
         self._layout_due = False  # this one serves every resize before it
         if self.run is None:

@@ -29,7 +29,8 @@ from ...core.frame import DONE, NEXT
 from ...core.prepared import memo, preparer
 from ...core.trace_index import stop_of
 from ...words import (AlgoText, algo_text, device_name, fmt_bw, fmt_bytes, fmt_time, n_gpus,  # noqa: F401
-                      n_messages, op_title, phase_word, place_name)  # (AlgoText, algo_text, fmt_bw: read by tests)
+                      n_messages, op_title, phase_word, place_name)
+from ...words import fmt_rate, nccl_algo_name  # (AlgoText, algo_text, fmt_bw: read by tests)
 from .formula_texts import is_machine, machine_terms, math_html, protocol_line, timed_topology
 from .generic_text import explain_html, unknown, verdict_html
 from .op_text import compute_html
@@ -178,6 +179,27 @@ def _between_nodes(topology, src, dst, n, size) -> str:
                    "its own NIC (the last node sends to node 0).").format(size=size, P=P)
     return _tr("Each GPU sends a chunk ({size}) to the GPU of its own local rank on another node, over its own "
                "NIC.").format(size=size)
+
+
+def nccl_timing(topology, timed, c) -> str:
+    """What a GPU machine of several nodes timed collective c with, in the ring legend's words: NCCL's
+    algorithm and protocol, its start-up, then its effective rates across and inside the nodes (the
+    explanation said "NVLink 4 (H100), NCCL hier Simple (646 GB/s, α 0 s)", a link that is no
+    hardware's); "" where the machine's own links timed it."""
+    if timed is topology or getattr(topology, "n_nodes", 1) < 2 or not hasattr(topology, "protocol"):
+        return ""
+    proto = topology.protocol(c.op, c.algo, float(c.nbytes))[0]
+    if not proto:
+        return ""
+    base, TA, TI = float(getattr(timed, "base", 0.0)), timed.intra, timed.inter
+    if base > 0 and TI.alpha == 0 and TA.alpha == 0:
+        text = _tr("Timed as NCCL runs {algo} with {protocol}: {base} start-up, then {bw} effective across nodes "
+                   "and {bw_in} inside a node, with no latency per step (NCCL's model counts it in the start-up).")
+    else:
+        text = _tr("Timed as NCCL runs {algo} with {protocol}: {bw} and α {a} per step across nodes, {bw_in} and "
+                   "α {a_in} inside a node, after a {base} start-up.")
+    return text.format(algo=nccl_algo_name(topology, c.op, c.algo), protocol=proto, base=fmt_time(base),
+                       bw=fmt_rate(TI.bw), a=fmt_time(TI.alpha), bw_in=fmt_rate(TA.bw), a_in=fmt_time(TA.alpha))
 
 
 def step_where(topology, msgs) -> str:
@@ -582,10 +604,11 @@ def _make_step_words(run, coll: int, k: int) -> StepWords:
     groups = {}
     for m in msgs:
         groups.setdefault(m.phase, []).append(m)
-    lines = []
+    timing = nccl_timing(topo, timed, c)  # NCCL's model timed it: the route over the hardware, then that
+    lines = [timing] if timing else []
     for ms in groups.values():
         lines += [describe_group(ms, c.n, topo), _WORDS._effect(run, coll, ms)]
-    return StepWords(phase, step_where(timed, msgs), tuple(lines), msgs[0], len(msgs))
+    return StepWords(phase, step_where(topo if timing else timed, msgs), tuple(lines), msgs[0], len(msgs))
 
 
 def step_words(run, coll: int, k: int) -> StepWords:

@@ -18,7 +18,7 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
@@ -36,6 +36,8 @@ MIN_ROW_PX = 10.0  # a row per GPU only if each gets this many pixels (else rows
 COMPACT_ROW_PX = 12.0  # presentation mode: no timeline row thinner than this (set_compact)
 COMPACT_TEXT_PX = 18  # ... and its text this tall at COMPACT_AT (1.2× the desk's 15 px: read from the back at 720 p)
 COMPACT_AT = 1.5  # presentation mode's first text size (classroom.presentation.PRESENTATION_SCALE)
+LEAST_NAMED = 2  # at the desk the timeline asks the height to name at least this many of its rows (GPU 0, GPU 2)
+LEAST_HEIGHT_SHARE = 0.3  # ... but never more than this share of the window's height
 MAX_ROWS = 8  # beyond: rows of 2^k GPUs, at most this many (about 18 px each in that dock: every row named)
 BAND_H, BAND_GAP = 0.42, 0.04  # a group row: send band above the centre, receive band below, full = 0.42 of a row
 COMPUTE_MIN_PX = 3.0  # an op narrower than this on screen is drawn this wide: nanoseconds beside microseconds
@@ -406,16 +408,29 @@ class TimelineView(QWidget):
     def retranslate_ui(self):
         self.setWindowTitle(self.tr("Timeline"))
         one = getattr(self, "n", 2) == 1
-        self.note.setText(self.tr("n = 1: one GPU holds everything, nothing is sent.") if one else
-                          self.tr("No communication in this scenario: nothing is sent."))
+        run = self.model.run if getattr(self, "model", None) is not None else None
+        chips = run is not None and run.comm is not None and is_tpu(run.comm.topology)  # a TPU's devices are chips
+        if chips:
+            self.note.setText(self.tr("n = 1: one chip holds everything, nothing is sent.") if one else
+                              self.tr("No communication in this scenario: nothing is sent."))
+        else:
+            self.note.setText(self.tr("n = 1: one GPU holds everything, nothing is sent.") if one else
+                              self.tr("No communication in this scenario: nothing is sent."))
         if getattr(self, "group", 1) > 1:
-            self.setToolTip(self.tr("Each row: a group of GPUs. Upper band = how many of them are sending, lower (paler) "
-                                    "band = how many are receiving; full height = all. Click to jump there."))
+            self.setToolTip(self.tr("Each row: a group of chips. Upper band = how many of them are sending, lower "
+                                    "(paler) band = how many are receiving; full height = all. Click to jump there.")
+                            if chips else
+                            self.tr("Each row: a group of GPUs. Upper band = how many of them are sending, lower "
+                                    "(paler) band = how many are receiving; full height = all. Click to jump there."))
         elif getattr(self, "compute_bars", None) is not None:
-            self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving, grey over the whole "
+            self.setToolTip(self.tr("Each chip: upper bar = sending, lower bar = receiving, grey over the whole "
+                                    "row = computing an op. Click to jump there.") if chips else
+                            self.tr("Each GPU: upper bar = sending, lower bar = receiving, grey over the whole "
                                     "row = computing an op. Click to jump there."))
         else:
-            self.setToolTip(self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))
+            self.setToolTip(self.tr("Each chip: upper bar = sending, lower bar = receiving. Click to jump there.")
+                            if chips else
+                            self.tr("Each GPU: upper bar = sending, lower bar = receiving. Click to jump there."))
         self._fit_axis_title()
         self._ticks_for = None  # the words changed: set the ticks again
         self._set_row_ticks()
@@ -797,6 +812,9 @@ class TimelineView(QWidget):
         label_px = QFontMetricsF(self._small()).height() * (1.0 if self.compact else 1.1)  # (compact: no gap)
         stride = next((s for s in (1, 2, 4, 8, 16, 32, 64) if s * row_px >= label_px), 64)
         g, R = getattr(self, "group", 1), getattr(self, "n_rows", n)
+        # the stride that still names LEAST_NAMED rows (a power of two, as the strides are)
+        wide = 1 << max(0, (max(1, -(-R // LEAST_NAMED))).bit_length() - 1)
+        self._fit_least_height(label_px * rows_shown / wide, vb.height())
         run = self.model.run
         chips = run is not None and run.comm is not None and is_tpu(run.comm.topology)  # a TPU's devices are chips
         if (stride, n, g, chips) == getattr(self, "_ticks_for", None):
@@ -813,6 +831,29 @@ class TimelineView(QWidget):
             ticks.append((R, tr("TimelineView", "switch")))
         self.plot.getAxis("left").setTicks([ticks, []])
         self._fit_axes([label for _pos, label in ticks])
+
+    def _fit_least_height(self, rows_px: float, vb_h: float):
+        """
+        At the desk, the least height that names LEAST_NAMED rows: at 1280×720 and 2× the window
+        squeezed the dock to 324×128 and only "GPU 0" of 4 was named (GPU 0 and GPU 2 now; a height
+        for every row took the ring's room, which then fell to a sketch without slots). At most
+        LEAST_HEIGHT_SHARE of the window's height; presentation mode's short strip (compact) keeps
+        its own rule.
+        """
+        win = self.window()
+        if self.compact or win is self or not win.isVisible():
+            least = 0
+        else:
+            overhead = max(self.height() - vb_h, 0.0)  # the time axis, the collectives' names, the frame
+            least = int(min(np.ceil(overhead + rows_px), LEAST_HEIGHT_SHARE * win.height()))
+        if abs(least - self.minimumHeight()) >= 2 or (least == 0) != (self.minimumHeight() == 0):
+            self._least = least  # set once the build or resize under way is over (a resize from inside
+            QTimer.singleShot(0, self, self._apply_least_height)  # it left the plot's scene at the old size)
+
+    def _apply_least_height(self):
+        least = getattr(self, "_least", None)
+        if least is not None and least != self.minimumHeight():
+            self.setMinimumHeight(least)
 
     def _fit_axes(self, row_labels):
         """
