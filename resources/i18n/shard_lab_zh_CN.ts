@@ -769,10 +769,6 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <source>from your code</source>
             <translation>来自你的代码</translation>
         </message>
-        <message>
-            <source>S became {S} so that it splits into {n} equal chunks.</source>
-            <translation>S 已调整为 {S}，以便均分成 {n} 块。</translation>
-        </message>
     </context>
     <context>
         <name>DeckController</name>
@@ -1058,10 +1054,6 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>Scene %1: "at" must be a number above 0 and at most 1 (how far into the step).</source>
             <translation>第 %1 页："at" 必须是大于 0、至多为 1 的数（在这一步中走到多远）。</translation>
-        </message>
-        <message>
-            <source>Scene %1 has no "title".</source>
-            <translation>第 %1 页没有 "title"。</translation>
         </message>
     </context>
     <context>
@@ -2076,10 +2068,6 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>no GPU</source>
             <translation>没有 GPU</translation>
-        </message>
-        <message>
-            <source>GPU {d} never receives chunk {c} ({set}'s data), which all-gather needs</source>
-            <translation>GPU {d} 从未收到块 {c}（{set} 的数据），而 all-gather 需要它</translation>
         </message>
     </context>
     <context>
@@ -3525,14 +3513,6 @@ Source: {src}</source>
         <message>
             <source>"%1" must be at most %2, not %3.</source>
             <translation>“%1” 最多只能是 %2，不能是 %3。</translation>
-        </message>
-        <message>
-            <source>"link_spec.alpha" must be seconds per message from 0 to %1, not %2.</source>
-            <translation>"link_spec.alpha" 必须是每条消息 0 到 %1 秒，而不是 %2。</translation>
-        </message>
-        <message>
-            <source>"link_spec.bw" must be bytes per second from %1 (1 MB/s) to %2 (100 TB/s), not %3.</source>
-            <translation>“link_spec.bw” 必须是 %1（1 MB/s）到 %2（100 TB/s）之间的每秒字节数，不能是 %3。</translation>
         </message>
     </context>
     <context>
