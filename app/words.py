@@ -65,6 +65,17 @@ def fmt_bytes(b: float) -> str:
     return f"{b:.3g} B" if b < 1000 else f"{b:.0f} B"
 
 
+def exact_bytes(b: float) -> str:
+    """S as a title states it: fmt_bytes where that names b exactly ("1 MiB"), else every byte
+    ("1,048,575 B": n = 3 takes the nearest size under 1 MiB that splits, which is no "1024 KiB")."""
+    text = fmt_bytes(b)
+    num, unit = text.split()
+    scale = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}[unit]
+    if float(num) * scale == float(b):
+        return text
+    return f"{int(b):,} B" if float(b) == int(b) else f"{float(b):g} B"
+
+
 def fmt_bw(bps: float) -> str:
     """Bytes per second with a decimal unit: 450 GB/s, 50 GB/s, 12.5 MB/s."""
     for unit, scale in (("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6)):

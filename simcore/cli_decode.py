@@ -16,6 +16,8 @@ as one JSON object for scripts.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import math
 import sys
@@ -53,6 +55,9 @@ def add_machine_args(p):
     p.add_argument("--chip", default=None, help=f"one of {', '.join(CHIPS)} (default h100, or the topology's chip)")
     p.add_argument("--topology", default=None,
                    help=f"a machine: one of {', '.join(PRESETS)} (default: every chip on one switch of --link)")
+    p.add_argument("--launch", default="model", choices=("model", "graph", "eager"),
+                   help="what a GPU machine's NCCL calls take: NCCL's tuning model alone (model, the default), or "
+                        "no less than the wall time measured with CUDA graphs (graph) or eager launches (eager)")
 
 
 def add_link_args(p):
@@ -78,6 +83,12 @@ def parse_machine(args):
     topo = pick_key(PRESETS, args.topology, "topology") if args.topology is not None else None
     if topo is not None and args.link is not None:
         raise BadValue("--link and --topology both say how the chips are connected: give one")
+    launch = getattr(args, "launch", "model")
+    if launch != "model":
+        if topo is None or not topo.tuning:
+            raise BadValue(f"--launch {launch} is a floor on NCCL's calls: give a GPU machine timed by NCCL's model "
+                           f"(--topology {' or '.join(k for k, p in PRESETS.items() if p.tuning)})")
+        topo = dataclasses.replace(topo, launch=launch)
     chip = pick_key(CHIPS, args.chip if args.chip is not None else (topo.chip if topo else "h100"), "chip")
     link = None if topo is not None else pick_key(LINKS, args.link if args.link is not None else chip.link, "link")
     pick_key(ALLREDUCE_ALGOS, args.algo, "all-reduce algorithm")
@@ -248,6 +259,7 @@ def to_json(kw, sweep) -> dict:
     out = {"model": kw["model"].name, "chip": kw["chip"].name, "batch": kw["batch"], "ctx": kw["ctx"],
            "w_bytes": kw["w_bytes"], "kv_bytes": kw["kv_bytes"], "act_bytes": kw["act_bytes"], "algo": kw["algo"],
            "prec": kw["compute_prec"], "topology": topo.key if topo else None,
+           "launch": (topo.launch or "model") if topo is not None and topo.tuning else None,
            "link": None if link is None else {"name": link.name, "alpha": link.alpha, "bw": link.bw},
            "node_size": (topo.per_node if topo.kind == "nodes" else None) if topo else None,
            "valid_degrees": machine_tp_degrees(kw["model"], topo, sweep) if topo else None,

@@ -609,3 +609,16 @@ def test_the_command_line_starts_with_the_default_size_fitted_and_says_so(tmp_pa
     assert panel.size_note.text() == ("S is 1,048,575 B: the nearest size under 1 MiB that splits into 3 equal "
                                       "whole-byte chunks.")
     panel.deleteLater()
+
+
+def test_the_title_states_the_size_in_use_not_a_rounded_one(qtbot):
+    """n = 3 takes 1,048,575 B (the nearest size under 1 MiB that splits into 3 whole-byte chunks): the
+    ring's title said "S = 1024 KiB", a size that does not split. A size a unit names exactly keeps it."""
+    from app.core.scenarios import build_run
+    from app.state import Scenario
+    from app.views.ring.ring_texts import scenario_title
+
+    for n, S, want in ((3, 1048575, "S = 1,048,575 B"), (8, 2**20, "S = 1 MiB"), (4, 3 * 2**10, "S = 3 KiB")):
+        sc = Scenario(kind="all-gather", n=n, nbytes=S)
+        title = scenario_title(sc, build_run(sc))
+        assert want in title, title

@@ -201,3 +201,26 @@ def test_decode_and_step_take_the_machines_chip(capsys):
     assert (out["chip"], out["topology"], out["link"]) == ("H100 SXM", "dgx-h100", None)  # no --chip: the machine's
     assert cli.main(["step", "--model", "llama3-8b", "--topology", "dgx-h100", "--n", "8", "--ctx", "64"]) == 0
     assert "8 x H100 SXM, DGX H100" in capsys.readouterr().out
+
+
+def test_decode_offers_nccls_model_or_the_measured_launch_floors(capsys):
+    """--launch model (the default) prices NCCL's calls by its tuning model alone; graph / eager by no
+    less than the wall time measured with CUDA graphs / eager launches (nccl_tuning.LAUNCH_FLOOR), and
+    the machine's-choice line says which the numbers use. Only a machine NCCL's model times takes it."""
+    from simcore import __main__ as cli
+    from simcore.nccl_tuning import LAUNCH_FLOOR
+
+    comm = {}
+    for launch in ("model", "graph", "eager"):
+        assert cli.main(["decode", "--model", "llama3-70b", "--topology", "dgx-h100", "--n", "8",
+                         "--launch", launch, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["launch"] == launch
+        comm[launch] = out["rows"][0]["t_comm"]
+    assert comm["model"] < comm["graph"] < comm["eager"]
+    # Llama-3 70B decode: 2 all-reduces a layer × 80 layers, each at least the floor
+    assert comm["graph"] >= 160 * LAUNCH_FLOOR["graph"] * 0.999
+    assert cli.main(["decode", "--model", "llama3-70b", "--topology", "dgx-h100", "--n", "8", "--launch", "graph"]) == 0
+    assert "as measured with CUDA graphs" in capsys.readouterr().out
+    assert cli.main(["decode", "--model", "llama3-70b", "--n", "8", "--launch", "eager"]) == 2
+    assert "give a GPU machine timed by NCCL's model" in capsys.readouterr().err

@@ -12,7 +12,7 @@ import numpy as np
 from simcore.algorithms import ALGORITHMS
 from simcore.trace import SWITCH
 
-from ...words import is_tpu, nccl_algo_name
+from ...words import exact_bytes, is_tpu, nccl_algo_name
 from ...words import (device_name, fmt_bytes, fmt_rate, fmt_time, matmul_case_name, n_devices,  # noqa: F401
                      n_steps, op_place, op_title, opened_what, phase_word, place_name,  # (fmt_rate, place_name: re-exported)
                      translate)
@@ -51,7 +51,7 @@ def scenario_title(sc, run) -> str:
             what=what, devices=devices, S=fmt_bytes(size["all-reduce"]), G=fmt_bytes(size["all-gather"]),
             link=run.link.name)
     return tr("RingView", "{what} · {devices} · S = {S} · {link}").format(
-        what=what, devices=devices, S=fmt_bytes(sc.nbytes), link=run.link.name)
+        what=what, devices=devices, S=exact_bytes(sc.nbytes), link=run.link.name)
 
 
 def forward_moment(run, t):
