@@ -602,8 +602,8 @@ class FittedNodes(Nodes):
                     return a
         return super()._default_algo(op)
 
-    def choose(self, op, nbytes):
-        algo, proto, why = super().choose(op, nbytes)
+    def _decide_choice(self, op, nbytes):
+        algo, proto, why = super()._decide_choice(op, nbytes)
         if not self.tuning and self.n_nodes > 1 and (op, algo) in self.algos:
             why = f"{algo}: the algorithm the calibration's measurements were fitted with (what NCCL ran)"
         return algo, proto, why

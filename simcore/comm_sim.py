@@ -133,6 +133,11 @@ class Comm:
         self._route_cache = {}
         return prev
 
+    def _plan_of(self, op, algo):
+        """The essentials of the plan this collective executes (simcore.plan.execute), else None."""
+        p = getattr(self, "_executing", None)
+        return p if p is not None and p.op == op and p.algo == algo else None
+
     # -- recording ------------------------------------------------------------------------
     def _begin(self, op, algo, label, n_chunks, nbytes, initial, t0=None):
         """initial: an Initial, or per device a dict {chunk: contributors} it holds before;
@@ -179,7 +184,7 @@ class Comm:
         n_steps = int(rows["step"].max()) + 1 if len(rows) else 0
         self.trace.collectives.append(Collective(
             cid, op, algo, label, self.n, n_chunks, self._t0, t_end, nbytes, n_steps,
-            self._first, len(self.trace.messages), initial))
+            self._first, len(self.trace.messages), initial, self._plan_of(op, algo)))
         self._coll = None
         self._not_before = -math.inf
 

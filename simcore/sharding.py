@@ -20,6 +20,7 @@ from .algorithms import check_algo_on
 from .comm_sim import Comm
 from .links import NVLINK4, LinkSpec
 from .shapes import check_same_shape, check_split
+from .plan import execute
 from .topology import Nodes, Switch, Torus, switch, timed_as_machine
 
 
@@ -46,20 +47,17 @@ def make_comm(n, link=NVLINK4, byte_scale=1.0) -> Comm:
 
 
 def pick(comm, op, algo, nbytes):
-    """The registry record and name of the algorithm `op` runs on comm for S = nbytes (the full
-    array's bytes before byte_scale): algo None → comm.topology.choose; else checked to run there."""
-    topo = comm.topology
-    if algo is None:
-        algo = topo.choose(op, float(nbytes) * comm.byte_scale)[0]
-    return check_algo_on(topo, op, algo), algo
+    """The Plan `op` runs on comm for S = nbytes (the full array's bytes before byte_scale):
+    comm.topology.plan (algo None: the machine's choice; else checked to run there)."""
+    return comm.topology.plan(op, float(nbytes) * comm.byte_scale, algo)
 
 
 def _run(comm, op, algo, nbytes, *args, label):
-    """Run `op` with `algo` (None: the topology's choice) on comm, timed as the machine runs it
-    (on a GPU machine: NCCL's protocol for the size, topology.timed_as_machine)."""
-    rec, algo = pick(comm, op, algo, nbytes)
-    with timed_as_machine(comm, op, algo, float(nbytes) * comm.byte_scale):
-        return rec.fn(comm, *args, label=label)
+    """Run `op` with `algo` (None: the topology's choice) on comm: execute its plan (timed as the
+    machine runs it: on a GPU machine NCCL's protocol for the size)."""
+    p = pick(comm, op, algo, nbytes)
+    with execute(comm, p):
+        return p.record.fn(comm, *args, label=label)
 
 
 def shard(x, axis, n):
@@ -110,12 +108,14 @@ def reduce_scatter(comm, arrays, axis, label="reduce-scatter", algo=None):
     check_same_shape(arrays, "reduce-scatter")
     check_split(arrays[0], axis, n, "reduce-scatter")
     moved = [np.moveaxis(np.asarray(a), axis, 0) for a in arrays]
-    rec, algo = pick(comm, "reduce-scatter", algo, moved[0].nbytes)
+    p = pick(comm, "reduce-scatter", algo, moved[0].nbytes)
+    rec, algo = p.record, p.algo
     owner_of = rec.owner(n) if rec.owner is not None else {d: d for d in range(n)}
     shard_at = {owner_of[d]: d for d in range(n)}  # position c holds canonical shard shard_at[c]
     blocks = [np.split(m, n, axis=0) for m in moved]
     rotated = [np.concatenate([b[shard_at[c]].ravel() for c in range(n)]) for b in blocks]
-    pieces, owner = _run(comm, "reduce-scatter", algo, moved[0].nbytes, rotated, label=label)
+    with execute(comm, p):
+        pieces, owner = rec.fn(comm, rotated, label=label)
     shape = blocks[0][0].shape
     out = []
     for d in range(n):
