@@ -615,8 +615,8 @@ class MeasuredPreset(HardwarePreset):
 
     algos: tuple = ()
 
-    def topology(self, n):
-        t = super().topology(n)
+    def _build_topology(self, n, launch=""):
+        t = super()._build_topology(n, launch)
         if isinstance(t, Nodes) and self.algos:
             return FittedNodes(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)}, algos=self.algos)
         return t

@@ -144,6 +144,14 @@ def plan(topology, op, nbytes, algo=None, group=None) -> Plan:
     return _plan(topology, str(op), float(nbytes), algo)
 
 
+def resolve(topology, op, nbytes, algo=None) -> Plan:
+    """The plan a run executes: the machine's choice (plan(..., None)) when algo is None or names
+    that choice (so a run of the machine's own algorithm and a reader of the choice share one plan),
+    else plan(..., algo)."""
+    p = plan(topology, op, nbytes)
+    return p if algo is None or algo == p.algo else plan(topology, op, nbytes, algo)
+
+
 def cache_info():
     """functools' CacheInfo of the plans: misses = plans resolved (each evaluates NCCL's model)."""
     return _plan.cache_info()

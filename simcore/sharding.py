@@ -20,7 +20,7 @@ from .algorithms import check_algo_on
 from .comm_sim import Comm
 from .links import NVLINK4, LinkSpec
 from .shapes import check_same_shape, check_split
-from .plan import execute
+from .plan import execute, resolve
 from .topology import Nodes, Switch, Torus, switch, timed_as_machine
 
 
@@ -49,7 +49,7 @@ def make_comm(n, link=NVLINK4, byte_scale=1.0) -> Comm:
 def pick(comm, op, algo, nbytes):
     """The Plan `op` runs on comm for S = nbytes (the full array's bytes before byte_scale):
     comm.topology.plan (algo None: the machine's choice; else checked to run there)."""
-    return comm.topology.plan(op, float(nbytes) * comm.byte_scale, algo)
+    return resolve(comm.topology, op, float(nbytes) * comm.byte_scale, algo)
 
 
 def _run(comm, op, algo, nbytes, *args, label):

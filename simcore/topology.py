@@ -122,7 +122,8 @@ class _Machine:
             from .nccl_tuning import tune
             P, N = self._nccl_shape()
             inter = getattr(self, "inter", self.link)
-            c = tune(op, P, N, float(nbytes), self.tuning, inter.bw, algos=self.algorithms(op))
+            c = tune(op, P, N, float(nbytes), self.tuning, inter.bw, algos=self.algorithms(op),
+                     modelled=self.nccl_models(op))
             return c.algo, c.protocol, c.why + self._launch_text()
         algo = self._default_algo(op)
         if algo not in reg:  # all-to-all: the lecture's default for the op ("direct"), on any topology
@@ -200,14 +201,7 @@ class _Machine:
         reasons from these numbers in its own language (app/words.py, nccl_reason)."""
         if not self.tuning or self.n < 2:
             return []
-        from .nccl_tuning import models
-        P, N = self._nccl_shape()
-        inter = getattr(self, "inter", self.link)
-        mine = set(self.algorithms(op))
-        if op == "all-to-all":
-            from .nccl_p2p import models as p2p_models
-            return [m for m in p2p_models(P, N, self.tuning, inter.bw) if m.algo in mine]
-        return [m for m in models(op, P, N, self.tuning, inter.bw) if m.algo in mine]
+        return list(_nccl_models(self, op))
 
     def _decide_chunks(self, op, algo, nbytes, timed):
         """The chunks the simulation pipelines nbytes in (1: the whole buffer at once)."""
@@ -269,6 +263,24 @@ class _Machine:
                 from .algorithms import t_formula
                 return t_formula(algo, self.n, float(nbytes), custom[0], custom[1], op=op)
         return t_formula_on(self, algo, nbytes, op)
+
+
+@functools.lru_cache(maxsize=1024)
+def _nccl_models(topo, op):
+    """topology.nccl_models, evaluated once per (machine, op): NCCL's model does not depend on the size."""
+    from .nccl_tuning import models
+    P, N = topo._nccl_shape()
+    inter = getattr(topo, "inter", topo.link)
+    mine = set(topo.algorithms(op))
+    if op == "all-to-all":
+        from .nccl_p2p import models as p2p_models
+        return tuple(m for m in p2p_models(P, N, topo.tuning, inter.bw) if m.algo in mine)
+    return tuple(m for m in models(op, P, N, topo.tuning, inter.bw) if m.algo in mine)
+
+
+def nccl_model_evaluations():
+    """functools' CacheInfo of NCCL's model per (machine, op): misses = evaluations."""
+    return _nccl_models.cache_info()
 
 
 def proto_tail(why, tail):
