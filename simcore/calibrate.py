@@ -621,8 +621,3 @@ class MeasuredPreset(HardwarePreset):
             return FittedNodes(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)}, algos=self.algos)
         return t
 
-    def allreduce_time(self, n, nbytes, algo=None, inter_algo=None):
-        topo = self.topology(int(n))
-        if isinstance(topo, FittedNodes) and topo.n_nodes > 1 and inter_algo is None and algo in (None, "ring"):
-            return topo.time("all-reduce", None, float(nbytes))  # the machine's own (fitted) choice
-        return super().allreduce_time(n, nbytes, algo, inter_algo)

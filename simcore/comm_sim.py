@@ -54,6 +54,30 @@ from .links import (IB_NDR400, LINKS, NCCL_RING_LL128_BASE, NVLINK3, NVLINK4, NV
 from .topology import MAX_DEVICES, Nodes, Switch, Torus, nodes, switch, torus  # noqa: F401
 from .trace import SWITCH, Collective, Compute, Initial, Trace
 
+
+def _lecture_runner(algo, fn):
+    """fn of the registry's all-reduce `algo`, as the lecture calls it (fn(comm, arrays)): checked to run on
+    the comm's topology (else one sentence naming those that can) and executing its plan there
+    (simcore.plan: timed as the machine runs it, the plan on the trace's record)."""
+    from .plan import execute, resolve
+    from .registry import check_algo_on
+
+    def run(comm, arrays, label=""):
+        check_algo_on(comm.topology, "all-reduce", algo)
+        with execute(comm, resolve(comm.topology, "all-reduce", np.asarray(arrays[0]).nbytes * comm.byte_scale,
+                                   algo)):
+            return fn(comm, arrays, label=label)
+    run.__name__ = run.__qualname__ = getattr(fn, "__name__", algo)
+    run.__doc__ = fn.__doc__
+    return run
+
+
+# The lecture's own dict (its all_reduce indexes ALLREDUCE_ALGOS[algo][1](comm, arrays)): every registered
+# all-reduce algorithm — the one-switch ones first (simcore.algorithms.ALLREDUCE_ALGOS, the lecture's menu),
+# then the machines' (hier, tree, ring-nodes, torus) — each running its plan on the comm's topology, so
+# the lecture file run on a machine reaches them; one that cannot run there says which can.
+ALLREDUCE_ALGOS = {k: rec._replace(fn=_lecture_runner(k, rec.fn)) for k, rec in ALGORITHMS["all-reduce"].items()}
+
 # Called with every new Comm (python -m simcore record collects a script's Comms through it).
 _on_new_comm: list = []
 

@@ -195,9 +195,10 @@ class HardwarePreset:
             lay = dataclasses.replace(lay, launch=launch)
         return layout_topology(lay)
 
-    def allreduce_time(self, n, nbytes, algo=None, inter_algo=None):
-        """One all-reduce of S = nbytes over n chips (seconds): see allreduce_time()."""
-        return allreduce_time(self.layout(n), nbytes, algo, inter_algo)
+    def allreduce_time(self, n, nbytes, algo=None):
+        """One all-reduce of S = nbytes over n chips (seconds): its plan's time (algo None: the
+        machine's choice; "ring": the flat ring), 0 for one chip."""
+        return 0.0 if int(n) == 1 else self.topology(n).time("all-reduce", algo, float(nbytes))
 
 
 @functools.lru_cache(maxsize=256)
@@ -222,20 +223,14 @@ def layout_topology(layout: Layout):
     return TorusSlice(t.shape, t.link, t.base, wrap=layout.wrap)
 
 
-def allreduce_time(layout: Layout, nbytes, algo=None, inter_algo=None):
+def allreduce_time(layout: Layout, nbytes, algo=None):
     """
-    Closed-form time (seconds) of one all-reduce of S = nbytes on a Layout: the topology's own
-    time() (topology._Machine): algo None → what the machine picks for S (NCCL's tuner, with
-    its protocol, on the GPU machines; bidirectional rings on a torus); otherwise that registry
-    algorithm where it runs. inter_algo: the older spelling across nodes ("hier", "ring" → the
-    channel rings "ring-nodes"), used when algo is None.
+    Closed-form time (seconds) of one all-reduce of S = nbytes on a Layout: its plan's time
+    (topology.plan): algo None → what the machine picks for S (NCCL's tuner, with its protocol,
+    on the GPU machines; bidirectional rings on a torus); otherwise that registry algorithm
+    ("ring": the flat ring over all chips) where it runs.
     """
-    topo = layout_topology(layout)
-    if algo is None and inter_algo is not None and layout.kind == "nodes":
-        algo = {"ring": "ring-nodes"}.get(inter_algo, inter_algo)
-    if layout.kind in ("nodes", "torus") and algo == "ring":
-        algo = None  # the older default ("ring") means the machine's own choice there (as allreduce_on)
-    return 0.0 if layout.n == 1 else topo.time("all-reduce", algo, float(nbytes))
+    return 0.0 if layout.n == 1 else layout_topology(layout).time("all-reduce", algo, float(nbytes))
 
 
 PRESETS = {p.key: p for p in (

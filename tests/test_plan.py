@@ -87,3 +87,77 @@ def test_the_trace_carries_the_plan_through_save_and_load(tmp_path):
     comm.trace.save(tmp_path / "t.json")
     back = Trace.load(tmp_path / "t.json")
     assert back.collectives[0].plan == c.plan
+
+
+# -- "ring" is one algorithm everywhere: the flat ring over all GPUs ---------------------------------
+def test_ring_is_the_flat_ring_through_every_entry_point_on_two_nodes():
+    """nodes(2, 8) of DGX H100 at 1 MiB: the lecture API, the lecture's own dict, the preset's closed form
+    and the cost model all run and price "ring" as the flat ring over 16 GPUs (d → d+1, crossing between the
+    nodes twice); NCCL's channel rings keep their name, ring-nodes, and None is the machine's choice."""
+    from simcore import comm_sim, cost_model
+    from simcore.algorithms import t_formula_on
+    from simcore.sharding import all_reduce as lecture_all_reduce
+
+    topo, S = get_preset("dgx-h100").topology(16), 2.0 ** 20
+    arrays = [np.full(1 << 17, 1.0 + d) for d in range(16)]
+    times = {}
+    for name, run in (("sharding", lambda c: lecture_all_reduce(c, arrays, algo="ring")),
+                      ("comm_sim", lambda c: comm_sim.ALLREDUCE_ALGOS["ring"][1](c, arrays))):
+        comm = Comm(topo)
+        out = run(comm)
+        assert np.allclose(out[5], sum(range(1, 17)))
+        assert comm.trace.collectives[0].algo == "ring" and comm.trace.collectives[0].plan.algo == "ring"
+        times[name] = comm.time
+    flat = t_formula_on(topo, "ring", S)  # the flat ring's closed form on these links (no NCCL model for it)
+    assert times["sharding"] == times["comm_sim"] == pytest.approx(flat, rel=1e-9)
+    assert topo.time("all-reduce", "ring", S) == get_preset("dgx-h100").allreduce_time(16, S, "ring") == flat
+    assert cost_model.comm_time("dgx-h100", 16, S, "ring") == flat
+    # the machine's choice is another algorithm, and its own time
+    choice = topo.plan("all-reduce", S)
+    assert choice.algo != "ring" and choice.time < flat
+    assert cost_model.comm_time("dgx-h100", 16, S) == choice.time
+    assert topo.plan("all-reduce", S, "ring-nodes").algo == "ring-nodes"
+
+
+# -- the lecture's dict holds every registered all-reduce ---------------------------------------------
+def test_the_lecture_dict_reaches_the_machine_algorithms_and_refuses_in_one_sentence():
+    from simcore import comm_sim
+    from simcore.algorithms import ALGORITHMS
+
+    assert list(comm_sim.ALLREDUCE_ALGOS) == list(ALGORITHMS["all-reduce"])
+    assert {"hier", "tree", "ring-nodes", "torus"} <= set(comm_sim.ALLREDUCE_ALGOS)
+    topo, S = get_preset("dgx-h100").topology(16), 2.0 ** 22
+    for algo in ("hier", "tree", "ring-nodes"):
+        comm = Comm(topo, byte_scale=S / (16 * 64 * 8))
+        arrays = [np.arange(16 * 64, dtype=float) * (d + 1) for d in range(16)]
+        out = comm_sim.ALLREDUCE_ALGOS[algo][1](comm, arrays)
+        assert np.allclose(out[3], np.sum(arrays, axis=0))
+        p = topo.plan("all-reduce", S, algo)
+        assert comm.trace.collectives[0].plan.protocol == p.protocol
+        if algo != "hier":  # hier's simulation is cut in its pipeline chunks: see test_hier_pipelined
+            assert comm.time == pytest.approx(p.time, rel=1e-9)
+    with pytest.raises(ValueError) as e:
+        comm_sim.ALLREDUCE_ALGOS["torus"][1](Comm(topo), [np.ones(16)] * 16)
+    msg = str(e.value)
+    assert msg.count(". ") == 0 and "cannot run" in msg and "hier" in msg and "ring-nodes" in msg
+
+
+def test_the_lecture_file_runs_hier_on_a_machine(tmp_path):
+    """The lecture's own file (its all_reduce indexes comm_sim.ALLREDUCE_ALGOS) on 2 × 8 H100."""
+    import importlib.util
+    import sys
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from test_lecture_seed import SEED, _point_imports_at_simcore
+
+    mod = tmp_path / "lecture_plan.py"
+    mod.write_text(_point_imports_at_simcore(SEED.read_text(encoding="utf-8")), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("lecture_plan", mod)
+    lec = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lec)
+    comm = lec.Comm(get_preset("dgx-h100").topology(16))
+    A = np.arange(16 * 8, dtype=float).reshape(16, 8)
+    for algo in ("hier", "tree", "ring-nodes", "ring"):
+        out = lec.all_reduce(comm, [A * (d + 1) for d in range(16)], algo)
+        assert all(np.allclose(o, A * 136) for o in out)
+    assert [c.algo for c in comm.trace.collectives] == ["hier", "tree", "ring-nodes", "ring"]
+    assert all(c.plan is not None and c.plan.algo == c.algo for c in comm.trace.collectives)
