@@ -43,21 +43,27 @@ class Why:
                  least of NCCL's protocols for algo, which is not NCCL's fastest), "default" (a
                  machine's own default without NCCL: hier, ring-nodes, torus, ring), "p2p"
                  (NCCL's grouped send/recv all-to-all)
-      label      the algorithm as NCCL's model names it ("hier (NCCL's NVLS Tree)")
+      label      the algorithm as NCCL's model names it ("hier (NCCL's NVLS Tree)"); algo the registry's
+                 name, nccl NCCL's own ("Ring", "NVLS", "NVLS_TREE"; "" where none)
       protocol   NCCL's protocol ("" where none)
       latency, algbw   NCCL's model of it (s, bytes/s); custom α, β for "custom"
-      next_label, next_protocol, next_time   the runner-up of NCCL's model ("" / 0 where none)
-      chunks     hier's pipeline chunks on several nodes (0: not hier)
+      next_label, next_algo, next_nccl, next_protocol, next_time   the runner-up of NCCL's model ("" / 0
+                 where none)
+      chunks     hier's pipeline chunks on several nodes (0: not hier across nodes)
       launch     the machine's launch mode ("", "graph", "eager") and its floor (s)
       text       the engine's English sentence (CLIs, errors)
     """
 
     kind: str
     label: str = ""
+    algo: str = ""
+    nccl: str = ""
     protocol: str = ""
     latency: float = 0.0
     algbw: float = 0.0
     next_label: str = ""
+    next_algo: str = ""
+    next_nccl: str = ""
     next_protocol: str = ""
     next_time: float = 0.0
     chunks: int = 0
@@ -214,14 +220,13 @@ def _terms(topo, rec, op, algo, S, time):
 
 
 def _why(topo, op, algo, S, chunks, text):
-    """Why as numbers (nccl_reason's numbers, now the engine's once)."""
+    """Why as numbers (the numbers the app's reason words: app/words.py, plan_reason)."""
     mode = getattr(topo, "launch", "")
-    launch = dict(launch=mode, launch_floor=topo.launch_floor(), chunks=chunks, text=text)
+    across = algo == "hier" and op == "all-reduce" and getattr(topo, "n_nodes", 1) > 1
+    launch = dict(launch=mode, launch_floor=topo.launch_floor(), chunks=chunks if across else 0, text=text,
+                  algo=algo)
     if not topo.tuning or topo.n < 2:
         return Why("lecture", label=algo, **launch)
-    if op == "all-to-all" and algo == "direct":
-        m = topo._p2p("model_at", S)
-        return Why("p2p", label=algo, protocol=m.protocol, **launch)
     ranked = sorted(topo.nccl_models(op), key=lambda m: m.time(S))
     mine = [m for m in ranked if m.algo == algo]
     custom = topo.custom_kernel(algo, op)
@@ -233,11 +238,12 @@ def _why(topo, op, algo, S, chunks, text):
     best = mine[0]
     if ranked[0] is best:
         nxt = ranked[1] if len(ranked) > 1 else None
-        return Why("fastest", label=label(best), protocol=best.protocol, latency=best.latency, algbw=best.algbw,
-                   next_label=label(nxt) if nxt else "", next_protocol=nxt.protocol if nxt else "",
+        return Why("fastest", label=label(best), nccl=best.nccl, protocol=best.protocol, latency=best.latency,
+                   algbw=best.algbw, next_label=label(nxt) if nxt else "", next_algo=nxt.algo if nxt else "",
+                   next_nccl=nxt.nccl if nxt else "", next_protocol=nxt.protocol if nxt else "",
                    next_time=nxt.time(S) if nxt else 0.0, **launch)
-    return Why("protocol", label=label(best), protocol=best.protocol, latency=best.latency, algbw=best.algbw,
-               **launch)
+    return Why("protocol", label=label(best), nccl=best.nccl, protocol=best.protocol, latency=best.latency,
+               algbw=best.algbw, **launch)
 
 
 @contextlib.contextmanager
