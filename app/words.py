@@ -362,7 +362,8 @@ def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
     """
     if not getattr(topology, "tuning", "") or topology.n < 2:
         return "", _words("timed by the lecture's α–β form (no NCCL protocol)")
-    return plan_reason(topology.plan(op, float(S), algo).why, float(S))
+    from simcore.plan import resolve  # the machine's choice's own plan when algo is that choice
+    return plan_reason(resolve(topology, op, float(S), algo).why, float(S))
 
 
 def _nccl_label(algo: str, nccl: str) -> str:
