@@ -91,6 +91,7 @@ def format_report(kw, comm, roof) -> str:
 
     model, chip, link, topo, ms = kw["model"], kw["chip"], kw["link"], kw.get("topology"), 1e3
     what = "decode step" if kw["tokens"] == 1 else f"prefill of {kw['tokens']} tokens"
+    chosen = "the machine's own (below)"
     if topo is None:
         where = f"{link.name} (alpha {link.alpha * 1e6:.2f} us, {link.bw / 1e9:.0f} GB/s per direction)"
     else:
@@ -99,7 +100,7 @@ def format_report(kw, comm, roof) -> str:
         f"{model.name} {what} on {kw['n']} x {chip.name}, {where}",
         f"batch {kw['batch']}, context {kw['ctx']}, bytes: weights {kw['w_bytes']:g}, KV {kw['kv_bytes']:g}, "
         f"activations {kw['act_bytes']:g}; all-reduce "
-        f"{(kw['algo'] or 'ring') if topo is None or kw['algo'] is not None else 'the machine' + chr(39) + 's own (below)'}, "
+        f"{(kw['algo'] or 'ring') if topo is None or kw['algo'] is not None else chosen}, "
         f"peak {kw['compute_prec']}; overlap "
         f"{kw['overlap']}; sequence parallel {'on' if kw['sequence_parallel'] else 'off'}",
         f"  roofline  t_math {roof['t_math'] * ms:.3f} ms   t_mem {roof['t_mem'] * ms:.3f} ms   "

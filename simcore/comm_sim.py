@@ -43,7 +43,7 @@ import numpy as np
 # every name below from here (e.g. comm_sim.ALLREDUCE_ALGOS[algo][1](comm, arrays), comm_sim.LINKS,
 # switch, nodes, torus, NVLINK4, t_formula, busbw). Each lives in its own module; keep them
 # re-exported here.
-from .algorithms import (ALGORITHMS, ALLGATHER_ALGOS, ALLREDUCE_ALGOS, BLOCKS, CHUNKS, OPS,  # noqa: F401
+from .algorithms import (ALGORITHMS, ALLGATHER_ALGOS, BLOCKS, CHUNKS, OPS,  # noqa: F401
                          REDUCE_SCATTER_ALGOS, Algorithm, algbw, algorithm, busbw, message_count, op_record,
                          slots_of, t_formula, t_formula_on)
 from .collectives import (allgather_direct, allgather_ring, allreduce_direct, allreduce_innet,  # noqa: F401

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .algorithms import check_algo_on
 from .comm_sim import Comm
 from .links import NVLINK4, LinkSpec
 from .shapes import check_same_shape, check_split
 from .plan import execute, resolve
-from .topology import Nodes, Switch, Torus, switch, timed_as_machine
+from .topology import Nodes, Switch, Torus, switch
 
 
 def make_comm(n, link=NVLINK4, byte_scale=1.0) -> Comm:

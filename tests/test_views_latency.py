@@ -626,13 +626,13 @@ def test_on_dgx_h100_t_comm_at_16_is_the_hierarchical_all_reduce(view):
     p = view.params()
     m = MODELS[p["model"]]
     ns = np.arange(1, p["n_max"] + 1)
-    want = cost_model.decode_sweep(m, CHIPS["h100"], None, ns, p["batch"], p["ctx"], algo=engine_algo(p["algo"], "dgx-h100"),
-                                   topology="dgx-h100")
+    algo = engine_algo(p["algo"], "dgx-h100")  # the menu's first entry on a machine: its choice (None)
+    want = cost_model.decode_sweep(m, CHIPS["h100"], None, ns, p["batch"], p["ctx"], algo=algo, topology="dgx-h100")
     x, y = view.curves()["t_comm"]
     i = int(np.flatnonzero(x == 16)[0])
     assert y[i] == pytest.approx(want["t_comm"][15] * 1e3, rel=1e-9)
     S = p["batch"] * m.d_model * p["act_bytes"]  # one all-reduce's message: batch tokens x d_model activations
-    assert y[i] == pytest.approx(2 * m.n_layers * cost_model.comm_time("dgx-h100", 16, S, engine_algo(p["algo"], "dgx-h100")) * 1e3, rel=1e-9)
+    assert y[i] == pytest.approx(2 * m.n_layers * cost_model.comm_time("dgx-h100", 16, S, algo) * 1e3, rel=1e-9)
     # 16 GPUs span two nodes: slower per all-reduce than 8 on one NVSwitch
     j = int(np.flatnonzero(x == 8)[0])
     assert y[i] > y[j]
