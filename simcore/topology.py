@@ -55,6 +55,10 @@ class _Machine:
     What every topology answers about its machine (the registry is simcore.algorithms):
       kinds                  the topology kinds it is (Algorithm.topologies names them)
       algorithms(op)         the registered algorithms of op that can run on it
+      plan(op, nbytes, algo=None)   the one decision (simcore.plan.Plan, cached): which algorithm,
+                             protocol, chunks, timed links, closed-form terms and why; choose,
+                             protocol, timed_as, time and hier_chunks read it. "ring" is the flat
+                             ring over all devices on every machine; None the machine's choice.
       choose(op, nbytes)     what it runs by default for that size: (algo, protocol, why) —
                              NCCL's tuner on a GPU machine (tuning set; across nodes it weighs
                              the channel rings "ring-nodes", NCCL's Tree ("tree") and NCCL's
