@@ -161,3 +161,22 @@ def test_the_lecture_file_runs_hier_on_a_machine(tmp_path):
         assert all(np.allclose(o, A * 136) for o in out)
     assert [c.algo for c in comm.trace.collectives] == ["hier", "tree", "ring-nodes", "ring"]
     assert all(c.plan is not None and c.plan.algo == c.algo for c in comm.trace.collectives)
+
+
+def test_ring_on_plain_nodes_2x8_at_1_mib_is_the_flat_ring_through_both_entry_points():
+    """The issue's case: nodes(2, 8) at 1 MiB gave 74.4 µs through the lecture API's "ring" and 41.3 µs through
+    the older allreduce_on's "ring" (which meant the machine's choice, hier). Both now run the flat ring."""
+    from simcore import comm_sim
+    from simcore.algorithms import t_formula_on
+    from simcore.sharding import all_reduce as lecture_all_reduce
+
+    topo, S = nodes(2, 8), 2.0 ** 20
+    arrays = [np.ones(1 << 17) for _ in range(16)]
+    a, b = Comm(topo), Comm(topo)
+    lecture_all_reduce(a, arrays, algo="ring")
+    comm_sim.ALLREDUCE_ALGOS["ring"][1](b, arrays)
+    assert a.time == b.time == pytest.approx(t_formula_on(topo, "ring", S), rel=1e-9) == topo.time("all-reduce", "ring", S)
+    assert a.time == pytest.approx(74.4e-6, abs=0.05e-6)
+    choice = Comm(topo)
+    lecture_all_reduce(choice, arrays)  # None: the machine's choice, hier
+    assert choice.trace.collectives[0].algo == "hier" and choice.time == pytest.approx(41.3e-6, abs=0.05e-6)
