@@ -29,11 +29,12 @@ def test_one_click_of_a_machine_resolves_its_plan_once(qapp):
     panel = ControlPanel(model)
     try:
         panel.op.activated.emit(panel.op.findData("all-reduce"))
+        panel.n.setValue(16)  # on the lecture's switch: 16 devices with its ring, as a student leaves them
         _clear()
         panel.machine.activated.emit(panel.machine.findData("dgx-h100"))
         sc = model.scenario
         assert (sc.topology, sc.kind) == ("dgx-h100", "all-reduce")
-        assert plan_mod.cache_info().misses == 1  # one plan: the machine's choice, which the run executes
+        assert plan_mod.cache_info().misses == 1, sc  # one plan: the machine's choice, which the run executes
         assert topology_mod.nccl_model_evaluations().misses == 1  # NCCL's model of all-reduce on 2 × 8, once
         assert topology_presets.topology_builds().misses == 1  # the machine of n GPUs, built once
         p = PRESETS["dgx-h100"].topology(sc.n).plan("all-reduce", float(sc.nbytes))
