@@ -21,23 +21,35 @@ def _clear():
     topology_presets._topology_of.cache_clear()
 
 
-def test_one_click_of_a_machine_resolves_its_plan_once(qapp):
+def test_one_click_of_a_machine_resolves_its_plan_once(qapp, monkeypatch):
+    import functools
+
     from app.controls import ControlPanel
     from app.state import ScenarioModel
 
+    made = []  # every plan resolved (a cache miss), by its key
+
+    def recording(topo, op, S, algo):
+        made.append((topo.name, op, S, algo))
+        return resolve_plan(topo, op, S, algo)
+
+    resolve_plan = plan_mod._plan.__wrapped__
     model = ScenarioModel(sync=True)
     panel = ControlPanel(model)
     try:
         panel.op.activated.emit(panel.op.findData("all-reduce"))
         panel.n.setValue(16)  # on the lecture's switch: 16 devices with its ring, as a student leaves them
         _clear()
+        monkeypatch.setattr(plan_mod, "_plan", functools.lru_cache(maxsize=4096)(recording))
         panel.machine.activated.emit(panel.machine.findData("dgx-h100"))
         sc = model.scenario
         assert (sc.topology, sc.kind) == ("dgx-h100", "all-reduce")
-        assert plan_mod.cache_info().misses == 1, sc  # one plan: the machine's choice, which the run executes
+        topo = PRESETS["dgx-h100"].topology(sc.n)
+        # one plan: the machine's choice, which the hint words and the run executes
+        assert made == [(topo.name, "all-reduce", float(sc.nbytes), None)], (sc, made)
         assert topology_mod.nccl_model_evaluations().misses == 1  # NCCL's model of all-reduce on 2 × 8, once
         assert topology_presets.topology_builds().misses == 1  # the machine of n GPUs, built once
-        p = PRESETS["dgx-h100"].topology(sc.n).plan("all-reduce", float(sc.nbytes))
+        p = topo.plan("all-reduce", float(sc.nbytes))
         c = model.run.trace.collectives[0]
         assert c.plan == p.record_fields() and c.algo == p.algo == sc.algo
         assert panel.hint.text().startswith("The machine's choice: ")
