@@ -76,7 +76,7 @@ def roofline_of(kw):
     topo = kw.get("topology")
     if topo is not None:
         # the machine's own all-reduce for the size (topology.choose: NCCL's tuner on GPU machines,
-        # rings per torus axis), which the step simulation runs too (sharding.allreduce_on)
+        # rings per torus axis), which the step simulation runs too (its plan)
         return tp_decode_step(*common, kw["ctx"], topology=topo, **tail)
     if kw["algo"] in ("ring", None):
         return tp_step_overlap(*common, kw["ctx"], prompt=kw["tokens"], **tail)

@@ -128,6 +128,7 @@ class Plan:
     why_text: str
     choice: bool
     no_time: str = ""  # the sentence time() raises where no closed form exists
+    protocol_reason: tuple = ("", "")  # (protocol, sentence) topology.protocol says for algo at this size
 
     def seconds(self) -> float:
         """The closed-form time; ValueError (one sentence) where none exists on this machine."""
@@ -185,7 +186,7 @@ def _plan(topo, op, S, algo):
         time, no_time = None, str(e)
     terms = _terms(topo, rec, op, algo, S, time)
     why = _why(topo, op, algo, S, chunks, text)
-    return Plan(topo, op, S, algo, rec, proto, chunks, timed, terms, time, why, text, choice, no_time)
+    return Plan(topo, op, S, algo, rec, proto, chunks, timed, terms, time, why, text, choice, no_time, (pproto, ptext))
 
 
 def _terms(topo, rec, op, algo, S, time):

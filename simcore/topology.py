@@ -99,20 +99,22 @@ class _Machine:
     def protocol(self, op, algo, nbytes):
         """(protocol, why) NCCL runs `algo` with for op on nbytes (its plan): the fastest of its
         protocols for that size; ("", reason) where NCCL's model does not time algo on this machine."""
-        p = self.plan(op, nbytes, algo)
-        return p.protocol, p.why_text
+        from .plan import resolve  # the machine's choice's own plan when algo is that choice
+        return resolve(self, op, nbytes, algo).protocol_reason
 
     def timed_as(self, op, algo, nbytes):
         """This topology with the links and base latency that make the simulation of `algo` take
         NCCL's time for its protocol at nbytes (its plan's timed topology); itself where NCCL's
         model does not time algo here."""
-        return self.plan(op, nbytes, algo).timed
+        from .plan import resolve
+        return resolve(self, op, nbytes, algo).timed
 
     def time(self, op, algo, nbytes):
         """Closed-form seconds of one `op` of nbytes with `algo` (None: the machine's choice) on this
         machine: its plan's time (NCCL's model where tuning is set and it models algo, else
         algorithms.t_formula_on); ValueError where no closed form exists."""
-        return self.plan(op, nbytes, algo).seconds()
+        from .plan import resolve
+        return resolve(self, op, nbytes, algo).seconds()
 
     # -- what plan() asks (simcore.plan._plan calls these; nothing else does) ----------------
     def _decide_choice(self, op, nbytes):
@@ -422,7 +424,8 @@ class Nodes(_Machine):
 
     def hier_chunks(self, nbytes, op="all-reduce"):
         """The chunks the simulation of hier pipelines nbytes in: its plan's chunks."""
-        return self.plan(op, nbytes, "hier").chunks
+        from .plan import resolve
+        return resolve(self, op, nbytes, "hier").chunks
 
     def _decide_chunks(self, op, algo, nbytes, timed):
         """hier: hier_pipeline_chunks on the links it runs with (timed: NCCL's NVLS Tree on a tuned

@@ -31,8 +31,8 @@ def test_the_readers_read_the_one_plan(name, make, S):
         assert topo.choose(op, S) == (p.algo, p.protocol, p.why_text)
         for algo in topo.algorithms(op):
             q = topo.plan(op, S, algo)
-            assert topo.protocol(op, algo, S) == (q.protocol, q.why_text)
-            assert topo.timed_as(op, algo, S) is q.timed
+            assert topo.protocol(op, algo, S) == (q.protocol, q.why_text) == q.protocol_reason
+            assert topo.timed_as(op, algo, S) == q.timed
             if q.time is None:
                 with pytest.raises(ValueError, match="no closed form"):
                     topo.time(op, algo, S)

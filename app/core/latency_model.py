@@ -82,10 +82,9 @@ def overlap_problem(p: dict) -> str:
 def machine_pick(p: dict, n: int, nbytes: float):
     """
     (algo, protocol, why, chosen) of one all-reduce of nbytes on n chips of p's machine: the
-    machine's own choice (topology.choose) when p["algo"] is the default "ring" (chosen True: the
-    sweep prices that, cost_model._machine_default), else the algorithm asked for with the
-    protocol NCCL runs it with (topology.protocol); None on one switch, for n = 1, or for an n the
-    machine has no group of.
+    machine's own choice when p["algo"] is the menu's default "ring" (engine_algo: None; chosen True:
+    the sweep prices that), else the algorithm asked for with the protocol NCCL runs it with — the
+    plan's fields (topology.plan); None on one switch, for n = 1, or for an n the machine has no group of.
     """
     from simcore.topology_presets import PRESETS
 
