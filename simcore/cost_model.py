@@ -38,7 +38,8 @@ def tp_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, 
     model: llm_math.ModelConfig; chip: hw_specs.Chip; link: comm_sim.LinkSpec (alpha, bw);
     batch: sequences, one new token each; ctx: tokens already in each sequence's KV cache;
     w_bytes / kv_bytes / act_bytes: bytes per weight, KV element, activation; algo: all-reduce
-    algorithm (comm_sim.t_formula's closed form); compute_prec: the chip's peak to use;
+    algorithm (comm_sim.t_formula's closed form; None: the machine's choice, on one switch the ring;
+    "ring" is the flat ring on every machine: simcore.plan); compute_prec: the chip's peak to use;
     topology: a topology_presets.HardwarePreset (or its key) — then one all-reduce costs
     comm_time(topology, n, S, algo) (the node boundary, the torus) and `link` is not used —
     or a comm_sim topology of n chips (switch, nodes, torus: comm_sim.t_formula_on's closed
@@ -265,7 +266,8 @@ def best_tp_degree(sweep, hbm_bytes, valid) -> tuple[int, bool]:
 # ---------------------------------------------------------------------------------------
 def comm_time(topology, n, nbytes, algo=None):
     """
-    One all-reduce of S = nbytes over n chips of a hardware preset (seconds), closed form:
+    One all-reduce of S = nbytes over n chips of a hardware preset (seconds): its plan's closed form
+    (topology.plan; algo None: the machine's choice, "ring": the flat ring over all n chips):
       inside one NVLink domain   comm_sim.t_formula(algo, …) on the domain's link;
       across nodes               the machine's choice (NCCL's tuner on a GPU preset: its Tree
                                  for small and medium sizes — a decode token's all-reduce —
