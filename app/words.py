@@ -16,7 +16,6 @@ from typing import NamedTuple
 
 from simcore.comm_sim import ALGORITHMS
 from simcore.nccl_tuning import size_text
-from simcore.topo_closed_forms import hier_pipeline_chunks
 
 
 def translate(context: str, text: str) -> str:
@@ -368,57 +367,76 @@ def nccl_algo_name(topology, op: str, algo: str) -> str:
 def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
     """
     (protocol, why): the NCCL protocol a GPU machine runs `algo` with for op on S bytes, and the
-    reason in one sentence in the app's language — the engine's numbers (topology.nccl_models,
-    the model topology.choose and topology.protocol read), the words here. When algo is the
-    machine's own choice for S the sentence says so and names the runner-up. ("", reason) where
-    NCCL's model does not time algo (the lecture's switch, a torus, a one-shot all-reduce). hier on a
-    GPU machine of several nodes is NCCL's NVLS Tree, and its reason says so.
+    reason in one sentence in the app's language: the plan's (topology.plan(op, S, algo), resolved
+    once and cached by the engine) words, plan_reason. ("", reason) where NCCL's model does not time
+    algo (the lecture's switch, a torus, a one-shot all-reduce).
     """
     if not getattr(topology, "tuning", "") or topology.n < 2:
         return "", _words("timed by the lecture's α–β form (no NCCL protocol)")
-    ranked = sorted(topology.nccl_models(op), key=lambda m: m.time(S))
-    mine = [m for m in ranked if m.algo == algo]
-    custom = topology.custom_kernel(algo, op) if hasattr(topology, "custom_kernel") else None
-    if not mine and custom:
+    from simcore.plan import resolve  # the machine's choice's own plan when algo is that choice
+    return plan_reason(resolve(topology, op, float(S), algo).why, float(S))
+
+
+def _nccl_label(algo: str, nccl: str) -> str:
+    """A model's algorithm as the reason names it: the registry's name, and NCCL's where it is another
+    kind of algorithm (hier is NCCL's NVLS Tree on a GPU machine; nccl_tuning.label)."""
+    if nccl == "NVLS_TREE":
+        return _words("{algo} (NCCL's NVLS Tree)").format(algo=algo)
+    return algo
+
+
+def plan_reason(why, S: float) -> tuple[str, str]:
+    """
+    (protocol, reason) of a plan's why (simcore.plan.Why: the engine's numbers) in the app's language.
+    When algo is the machine's own choice for S the sentence says so and names the runner-up; hier
+    on a GPU machine of several nodes is NCCL's NVLS Tree, and the sentence says so and how many
+    chunks it pipelines S in.
+    """
+    if why.kind == "lecture":
+        return "", _words("timed by the lecture's α–β form (no NCCL protocol)")
+    if why.kind == "custom":
         from simcore.nccl_tuning import CUSTOM_AR_SOURCE
-        why = _words("{algo} is not one of NCCL's algorithms: timed as the custom all-reduce kernels run, {latency} "
-                     "per phase + S/{bw} ({source})").format(
-            algo=algo, latency=f"{custom[0] * 1e6:.1f} µs", bw=f"{custom[1] / 1e9:.0f} GB/s", source=CUSTOM_AR_SOURCE)
-        return "", why
-    if not mine:
-        why = _words("{algo} is not one of NCCL's algorithms: timed by the lecture's α–β form").format(algo=algo)
-        proto = ""
+        text = _words("{algo} is not one of NCCL's algorithms: timed as the custom all-reduce kernels run, {latency} "
+                      "per phase + S/{bw} ({source})").format(
+            algo=why.algo, latency=f"{why.latency * 1e6:.1f} µs", bw=f"{why.algbw / 1e9:.0f} GB/s",
+            source=CUSTOM_AR_SOURCE)
+        return "", text
+    proto = ""
+    if why.kind == "not-nccl":
+        text = _words("{algo} is not one of NCCL's algorithms: timed by the lecture's α–β form").format(algo=why.algo)
     else:
-        best = mine[0]
-        proto = best.protocol
-        lat, bw = f"{best.latency * 1e6:.1f} µs", f"{best.algbw / 1e9:.0f} GB/s"
-        if ranked[0] is best:
-            why = _words("{algo} {protocol} is NCCL's fastest at {size}: {latency} latency + S/{bw}").format(
-                algo=_nccl_algo(best), protocol=proto, size=size_text(S), latency=lat, bw=bw)
-            if len(ranked) > 1:
-                o = ranked[1]
-                why += _words(" (next: {algo} {protocol}, {time})").format(
-                    algo=_nccl_algo(o), protocol=o.protocol, time=f"{o.time(S) * 1e6:.1f} µs")
+        proto = why.protocol
+        lat, bw = f"{why.latency * 1e6:.1f} µs", f"{why.algbw / 1e9:.0f} GB/s"
+        if why.kind == "fastest":
+            text = _words("{algo} {protocol} is NCCL's fastest at {size}: {latency} latency + S/{bw}").format(
+                algo=_nccl_label(why.algo, why.nccl), protocol=proto, size=size_text(S), latency=lat, bw=bw)
+            if why.next_algo:
+                text += _words(" (next: {algo} {protocol}, {time})").format(
+                    algo=_nccl_label(why.next_algo, why.next_nccl), protocol=why.next_protocol,
+                    time=f"{why.next_time * 1e6:.1f} µs")
         else:
-            why = _words("NCCL runs {algo} with {protocol} at this size: {latency} latency + S/{bw} is the "
-                         "least of its protocols").format(algo=_nccl_algo(best), protocol=proto, latency=lat, bw=bw)
-    if algo == "hier" and op == "all-reduce" and getattr(topology, "n_nodes", 1) > 1:
-        C = topology.hier_chunks(float(S)) if hasattr(topology, "hier_chunks") else hier_pipeline_chunks(
-            topology.per_node, topology.n_nodes, float(S), topology.intra, topology.inter)
-        why += (_words(", pipelined in {C} chunks at this size") if C > 1
-                else _words(", pipelined in 1 chunk at this size")).format(C=C)
-    if mine:
-        why += launch_words(topology)  # which time the numbers are: NCCL's model, or a measured floor
-    return proto, why
+            text = _words("NCCL runs {algo} with {protocol} at this size: {latency} latency + S/{bw} is the "
+                          "least of its protocols").format(algo=_nccl_label(why.algo, why.nccl), protocol=proto,
+                                                           latency=lat, bw=bw)
+    if why.chunks:
+        text += (_words(", pipelined in {C} chunks at this size") if why.chunks > 1
+                 else _words(", pipelined in 1 chunk at this size")).format(C=why.chunks)
+    if why.kind in ("fastest", "protocol"):
+        text += _launch_words(why.launch, why.launch_floor)  # which time the numbers are
+    return proto, text
 
 
 def launch_words(topology) -> str:
     """What a GPU machine's NCCL times include (topology.launch): NCCL's model alone, or the wall-time
     floor measured with CUDA graphs or eager launches (simcore.nccl_tuning.LAUNCH_FLOOR)."""
-    mode = getattr(topology, "launch", "")
+    return _launch_words(getattr(topology, "launch", ""), topology.launch_floor() if hasattr(topology, "launch_floor")
+                         else 0.0)
+
+
+def _launch_words(mode: str, floor_s: float) -> str:
     if not mode:
         return _words(" (NCCL's model: no launch or sync)")
-    floor = f"{topology.launch_floor() * 1e6:.1f} µs"
+    floor = f"{floor_s * 1e6:.1f} µs"
     if mode == "graph":
         return _words("; at least {floor}, as measured with CUDA graphs").format(floor=floor)
     return _words("; at least {floor}, as measured with eager launches").format(floor=floor)

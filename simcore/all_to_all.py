@@ -292,16 +292,13 @@ def all_to_all(comm, shards, split_axis, concat_axis, algo=None, label="all-to-a
     check_split(x0, split_axis, n, "all-to-all")
     topo = comm.topology
     S = x0.nbytes * comm.byte_scale  # one device's buffer, nccl-tests' alltoall size
-    if algo is None:
-        algo = topo.choose("all-to-all", S)[0] if hasattr(topo, "choose") else "direct"
-    rec = algorithm("all-to-all", algo)
+    from .plan import execute, resolve
+    plan = resolve(topo, "all-to-all", S, algo)  # None: the machine's choice; the run executes the plan
+    rec = plan.record
     # block j of a shard, laid out contiguously: move split_axis to the front and cut it in n
     moved = [np.moveaxis(np.asarray(s), split_axis, 0) for s in shards]
     block = (moved[0].shape[0] // n,) + moved[0].shape[1:]
-    if hasattr(topo, "timed"):
-        with topo.timed(comm, "all-to-all", algo, S):
-            out = rec.fn(comm, [m.ravel() for m in moved], label=label)
-    else:
+    with execute(comm, plan):
         out = rec.fn(comm, [m.ravel() for m in moved], label=label)
     return [np.concatenate([np.moveaxis(b.reshape(block), 0, split_axis) for b in np.split(o, n)], axis=concat_axis)
             for o in out]

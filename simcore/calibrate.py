@@ -602,8 +602,8 @@ class FittedNodes(Nodes):
                     return a
         return super()._default_algo(op)
 
-    def choose(self, op, nbytes):
-        algo, proto, why = super().choose(op, nbytes)
+    def _decide_choice(self, op, nbytes):
+        algo, proto, why = super()._decide_choice(op, nbytes)
         if not self.tuning and self.n_nodes > 1 and (op, algo) in self.algos:
             why = f"{algo}: the algorithm the calibration's measurements were fitted with (what NCCL ran)"
         return algo, proto, why
@@ -615,14 +615,9 @@ class MeasuredPreset(HardwarePreset):
 
     algos: tuple = ()
 
-    def topology(self, n):
-        t = super().topology(n)
+    def _build_topology(self, n, launch=""):
+        t = super()._build_topology(n, launch)
         if isinstance(t, Nodes) and self.algos:
             return FittedNodes(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)}, algos=self.algos)
         return t
 
-    def allreduce_time(self, n, nbytes, algo=None, inter_algo=None):
-        topo = self.topology(int(n))
-        if isinstance(topo, FittedNodes) and topo.n_nodes > 1 and inter_algo is None and algo in (None, "ring"):
-            return topo.time("all-reduce", None, float(nbytes))  # the machine's own (fitted) choice
-        return super().allreduce_time(n, nbytes, algo, inter_algo)

@@ -22,7 +22,7 @@ import json
 import math
 import sys
 
-from .algorithms import ALLREDUCE_ALGOS
+from .algorithms import ALGORITHMS, ALLREDUCE_ALGOS
 from .links import LINKS
 from .topology import MAX_DEVICES
 from .cost_model import best_tp_degree, decode_sweep, tp_degree_problem
@@ -62,7 +62,8 @@ def add_machine_args(p):
 
 def add_link_args(p):
     """The options `decode` and `step` share last: the all-reduce, the link and the peak's precision."""
-    p.add_argument("--algo", default="ring", help=f"all-reduce algorithm: {', '.join(ALLREDUCE_ALGOS)}")
+    p.add_argument("--algo", default=None, help=f"all-reduce algorithm: {', '.join(ALGORITHMS['all-reduce'])} "
+                                                 f"(default: the machine's choice; on one switch the ring)")
     p.add_argument("--link", default=None, help=f"one of {', '.join(LINKS)} (default: the chip's own)")
     p.add_argument("--prec", default="bf16", help=f"compute precision for the peak: {', '.join(PRECISIONS)}")
 
@@ -91,7 +92,8 @@ def parse_machine(args):
         topo = dataclasses.replace(topo, launch=launch)
     chip = pick_key(CHIPS, args.chip if args.chip is not None else (topo.chip if topo else "h100"), "chip")
     link = None if topo is not None else pick_key(LINKS, args.link if args.link is not None else chip.link, "link")
-    pick_key(ALLREDUCE_ALGOS, args.algo, "all-reduce algorithm")
+    if args.algo is not None:  # one switch: the lecture's algorithms; a machine: every registered one
+        pick_key(ALGORITHMS["all-reduce"] if topo is not None else ALLREDUCE_ALGOS, args.algo, "all-reduce algorithm")
     try:
         chip.peak_flops(args.prec)
     except ValueError as e:
@@ -189,7 +191,7 @@ def format_table(kw, sweep) -> str:
         if topo.kind == "nodes":
             lines.append(f"node boundary: beyond n = {topo.per_node} the all-reduce leaves NVLink for the network "
                          f"(each GPU's own NIC)")
-        if kw["algo"] == "ring":  # the default: the machine's own pick, said for one n
+        if kw["algo"] is None:  # the default: the machine's own pick, said for one n
             n0 = next((int(n) for n, v in zip(sweep["n"], sweep["valid"]) if v and n > 1), None)
             if n0 is not None:
                 S = float(sweep["msg_bytes"][0])
@@ -214,25 +216,21 @@ def machine_tp_degrees(model, topo, sweep):
     return tp_degrees(model, max(int(max(sweep["n"])), 4 * topo.per_node), topo)
 
 
-def machine_pick(topo, n, nbytes, algo="ring") -> str:
+def machine_pick(topo, n, nbytes, algo=None) -> str:
     """What the machine runs one all-reduce of nbytes on n chips with: "ring LL", "innet Simple",
-    "torus" (topology.choose; the default "ring" means the machine's own choice, as
-    cost_model._machine_default), or the algorithm named with its NCCL protocol."""
-    wired = topo.topology(n)
-    if algo == "ring":
-        algo, proto, _why = wired.choose("all-reduce", nbytes)
-    else:
-        proto = wired.protocol("all-reduce", algo, nbytes)[0]
-    return f"{algo} {proto}" if proto else algo
+    "torus" (its plan: algo None is the machine's own choice), or the algorithm named with its NCCL
+    protocol."""
+    p = topo.topology(n).plan("all-reduce", nbytes, algo)
+    return f"{p.algo} {p.protocol}" if p.protocol else p.algo
 
 
 def _algo_note(algo, topo):
     if topo is None:
+        return algo or "ring"
+    if algo is not None:
         return algo
     if topo.kind == "torus":
         return "bidirectional rings per torus axis"
-    if algo != "ring":
-        return algo
     if topo.tuning:
         return "the machine's own for each n and size (NCCL's tuner: algorithm and protocol, in the notes)"
     return "the machine's own for each n and size (in the notes)"

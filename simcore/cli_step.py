@@ -76,9 +76,9 @@ def roofline_of(kw):
     topo = kw.get("topology")
     if topo is not None:
         # the machine's own all-reduce for the size (topology.choose: NCCL's tuner on GPU machines,
-        # rings per torus axis), which the step simulation runs too (sharding.allreduce_on)
+        # rings per torus axis), which the step simulation runs too (its plan)
         return tp_decode_step(*common, kw["ctx"], topology=topo, **tail)
-    if kw["algo"] == "ring":
+    if kw["algo"] in ("ring", None):
         return tp_step_overlap(*common, kw["ctx"], prompt=kw["tokens"], **tail)
     if kw["tokens"] == 1:
         return tp_decode_step(*common, kw["ctx"], **tail)
@@ -91,6 +91,7 @@ def format_report(kw, comm, roof) -> str:
 
     model, chip, link, topo, ms = kw["model"], kw["chip"], kw["link"], kw.get("topology"), 1e3
     what = "decode step" if kw["tokens"] == 1 else f"prefill of {kw['tokens']} tokens"
+    chosen = "the machine's own (below)"
     if topo is None:
         where = f"{link.name} (alpha {link.alpha * 1e6:.2f} us, {link.bw / 1e9:.0f} GB/s per direction)"
     else:
@@ -99,7 +100,7 @@ def format_report(kw, comm, roof) -> str:
         f"{model.name} {what} on {kw['n']} x {chip.name}, {where}",
         f"batch {kw['batch']}, context {kw['ctx']}, bytes: weights {kw['w_bytes']:g}, KV {kw['kv_bytes']:g}, "
         f"activations {kw['act_bytes']:g}; all-reduce "
-        f"{kw['algo'] if topo is None or kw['algo'] != 'ring' else 'the machine' + chr(39) + 's own (below)'}, "
+        f"{(kw['algo'] or 'ring') if topo is None or kw['algo'] is not None else chosen}, "
         f"peak {kw['compute_prec']}; overlap "
         f"{kw['overlap']}; sequence parallel {'on' if kw['sequence_parallel'] else 'off'}",
         f"  roofline  t_math {roof['t_math'] * ms:.3f} ms   t_mem {roof['t_mem'] * ms:.3f} ms   "
@@ -111,7 +112,7 @@ def format_report(kw, comm, roof) -> str:
     if topo is not None:
         S = kw["batch"] * kw["tokens"] * kw["model"].d_model * kw["act_bytes"]
         wired = topo.topology(kw["n"])
-        if kw["algo"] == "ring":  # the default: the machine's own choice for the size (cost_model._machine_default)
+        if kw["algo"] is None:  # the default: the machine's own choice for the size (its plan)
             algo, proto, why = wired.choose("all-reduce", S)
             lines.append(f"  every all-reduce ({S / 1024:g} KiB) is {topo.name}'s own choice: {algo}"
                          f"{' with NCCL ' + proto if proto else ''} ({why}), in the roofline and in the simulation")

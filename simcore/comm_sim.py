@@ -43,7 +43,7 @@ import numpy as np
 # every name below from here (e.g. comm_sim.ALLREDUCE_ALGOS[algo][1](comm, arrays), comm_sim.LINKS,
 # switch, nodes, torus, NVLINK4, t_formula, busbw). Each lives in its own module; keep them
 # re-exported here.
-from .algorithms import (ALGORITHMS, ALLGATHER_ALGOS, ALLREDUCE_ALGOS, BLOCKS, CHUNKS, OPS,  # noqa: F401
+from .algorithms import (ALGORITHMS, ALLGATHER_ALGOS, BLOCKS, CHUNKS, OPS,  # noqa: F401
                          REDUCE_SCATTER_ALGOS, Algorithm, algbw, algorithm, busbw, message_count, op_record,
                          slots_of, t_formula, t_formula_on)
 from .collectives import (allgather_direct, allgather_ring, allreduce_direct, allreduce_innet,  # noqa: F401
@@ -53,6 +53,30 @@ from .links import (IB_NDR400, LINKS, NCCL_RING_LL128_BASE, NVLINK3, NVLINK4, NV
                     TPU_V4_ICI, TPU_V5E_ICI, LinkSpec)
 from .topology import MAX_DEVICES, Nodes, Switch, Torus, nodes, switch, torus  # noqa: F401
 from .trace import SWITCH, Collective, Compute, Initial, Trace
+
+
+def _lecture_runner(algo, fn):
+    """fn of the registry's all-reduce `algo`, as the lecture calls it (fn(comm, arrays)): checked to run on
+    the comm's topology (else one sentence naming those that can) and executing its plan there
+    (simcore.plan: timed as the machine runs it, the plan on the trace's record)."""
+    from .plan import execute, resolve
+    from .registry import check_algo_on
+
+    def run(comm, arrays, label=""):
+        check_algo_on(comm.topology, "all-reduce", algo)
+        with execute(comm, resolve(comm.topology, "all-reduce", np.asarray(arrays[0]).nbytes * comm.byte_scale,
+                                   algo)):
+            return fn(comm, arrays, label=label)
+    run.__name__ = run.__qualname__ = getattr(fn, "__name__", algo)
+    run.__doc__ = fn.__doc__
+    return run
+
+
+# The lecture's own dict (its all_reduce indexes ALLREDUCE_ALGOS[algo][1](comm, arrays)): every registered
+# all-reduce algorithm — the one-switch ones first (simcore.algorithms.ALLREDUCE_ALGOS, the lecture's menu),
+# then the machines' (hier, tree, ring-nodes, torus) — each running its plan on the comm's topology, so
+# the lecture file run on a machine reaches them; one that cannot run there says which can.
+ALLREDUCE_ALGOS = {k: rec._replace(fn=_lecture_runner(k, rec.fn)) for k, rec in ALGORITHMS["all-reduce"].items()}
 
 # Called with every new Comm (python -m simcore record collects a script's Comms through it).
 _on_new_comm: list = []
@@ -133,6 +157,11 @@ class Comm:
         self._route_cache = {}
         return prev
 
+    def _plan_of(self, op, algo):
+        """The essentials of the plan this collective executes (simcore.plan.execute), else None."""
+        p = getattr(self, "_executing", None)
+        return p if p is not None and p.op == op and p.algo == algo else None
+
     # -- recording ------------------------------------------------------------------------
     def _begin(self, op, algo, label, n_chunks, nbytes, initial, t0=None):
         """initial: an Initial, or per device a dict {chunk: contributors} it holds before;
@@ -179,7 +208,7 @@ class Comm:
         n_steps = int(rows["step"].max()) + 1 if len(rows) else 0
         self.trace.collectives.append(Collective(
             cid, op, algo, label, self.n, n_chunks, self._t0, t_end, nbytes, n_steps,
-            self._first, len(self.trace.messages), initial))
+            self._first, len(self.trace.messages), initial, self._plan_of(op, algo)))
         self._coll = None
         self._not_before = -math.inf
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .algorithms import ALLREDUCE_ALGOS, t_formula
+from .algorithms import ALGORITHMS, t_formula
 
 
 def _check(batch, ctx, w_bytes, kv_bytes, act_bytes, algo):
@@ -26,11 +26,11 @@ def _check(batch, ctx, w_bytes, kv_bytes, act_bytes, algo):
         raise ValueError(f"batch must be >= 1 and ctx >= 0, got batch {batch}, ctx {ctx}")
     if min(w_bytes, kv_bytes, act_bytes) <= 0:
         raise ValueError("bytes per weight / KV element / activation must be > 0")
-    if algo not in ALLREDUCE_ALGOS:
-        raise ValueError(f"unknown all-reduce algorithm {algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
+    if algo is not None and algo not in ALGORITHMS["all-reduce"]:
+        raise ValueError(f"unknown all-reduce algorithm {algo!r}; choose one of {', '.join(ALGORITHMS['all-reduce'])}")
 
 
-def tp_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
+def tp_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo=None,
                    compute_prec="bf16", topology=None):
     """
     Roofline time of one decode step under n-way tensor parallelism (seconds).
@@ -38,7 +38,8 @@ def tp_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, 
     model: llm_math.ModelConfig; chip: hw_specs.Chip; link: comm_sim.LinkSpec (alpha, bw);
     batch: sequences, one new token each; ctx: tokens already in each sequence's KV cache;
     w_bytes / kv_bytes / act_bytes: bytes per weight, KV element, activation; algo: all-reduce
-    algorithm (comm_sim.t_formula's closed form); compute_prec: the chip's peak to use;
+    algorithm (comm_sim.t_formula's closed form; None: the machine's choice, on one switch the ring;
+    "ring" is the flat ring on every machine: simcore.plan); compute_prec: the chip's peak to use;
     topology: a topology_presets.HardwarePreset (or its key) — then one all-reduce costs
     comm_time(topology, n, S, algo) (the node boundary, the torus) and `link` is not used —
     or a comm_sim topology of n chips (switch, nodes, torus: comm_sim.t_formula_on's closed
@@ -70,7 +71,7 @@ def tp_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, 
     return {k: v[0].item() for k, v in row.items() if k != "n"}
 
 
-def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
+def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo=None,
                  compute_prec="bf16", topology=None):
     """
     tp_decode_step for every n in `ns` at once (numpy arrays, one entry per n).
@@ -104,7 +105,8 @@ def decode_sweep(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, a
     if topology is None and link is None:
         raise ValueError("give the link the chips talk over, or a topology (a hardware preset)")
     if topology is None:
-        t_comm = n_ar * np.asarray(t_formula(algo, n, msg, link.alpha, link.bw), dtype=float)  # 0 at n = 1
+        # one switch of `link`: the lecture's closed form; None is that switch's choice, the ring
+        t_comm = n_ar * np.asarray(t_formula(algo or "ring", n, msg, link.alpha, link.bw), dtype=float)  # 0 at n = 1
     else:
         t_one, extra = topology_comm(topology, n, msg, algo)
         t_comm = n_ar * t_one
@@ -189,7 +191,7 @@ REFERENCE_POINTS = (
 )
 
 
-def reference_estimate(ref, algo="ring"):
+def reference_estimate(ref, algo=None):
     """
     Our model at a reference point's setting: (our seconds for ref.term, tp_decode_step's dict).
     The link is the chip's own scale-up link (hw_specs.Chip.link).
@@ -262,9 +264,10 @@ def best_tp_degree(sweep, hbm_bytes, valid) -> tuple[int, bool]:
 # ---------------------------------------------------------------------------------------
 # The communication term on a real machine (topology_presets)
 # ---------------------------------------------------------------------------------------
-def comm_time(topology, n, nbytes, algo="ring"):
+def comm_time(topology, n, nbytes, algo=None):
     """
-    One all-reduce of S = nbytes over n chips of a hardware preset (seconds), closed form:
+    One all-reduce of S = nbytes over n chips of a hardware preset (seconds): its plan's closed form
+    (topology.plan; algo None: the machine's choice, "ring": the flat ring over all n chips):
       inside one NVLink domain   comm_sim.t_formula(algo, …) on the domain's link;
       across nodes               the machine's choice (NCCL's tuner on a GPU preset: its Tree
                                  for small and medium sizes — a decode token's all-reduce —
@@ -279,17 +282,10 @@ def comm_time(topology, n, nbytes, algo="ring"):
     from .topology_presets import get_preset
 
     preset = get_preset(topology) if isinstance(topology, str) else topology
-    return preset.allreduce_time(int(n), nbytes, _machine_default(algo))
+    return preset.allreduce_time(int(n), nbytes, algo)
 
 
-def _machine_default(algo):
-    """On a machine the decode sweep's default "ring" means the machine's own choice for the size
-    (topology.choose: NCCL's tuner on a GPU machine — NVLS on a big NVLink domain); any other
-    name is that algorithm."""
-    return None if algo == "ring" else algo
-
-
-def topology_comm(topology, ns, nbytes, algo="ring"):
+def topology_comm(topology, ns, nbytes, algo=None):
     """
     comm_time for every n in ns: (array of seconds, NaN where the machine has no such group;
     {"valid", "n_nodes", "node_size"} arrays) — what decode_sweep adds to its result.
@@ -307,7 +303,7 @@ def topology_comm(topology, ns, nbytes, algo="ring"):
     for i, n in enumerate(ns.tolist()):
         if n in offered:
             lay = preset.layout(n)
-            t[i] = preset.allreduce_time(n, nbytes, _machine_default(algo))
+            t[i] = preset.allreduce_time(n, nbytes, algo)
             valid[i] = True
             n_nodes[i] = lay.nodes
         elif preset.kind == "nodes":
@@ -325,12 +321,11 @@ def is_wired(topology) -> bool:
 
 def _wired_comm(topo, ns, nbytes, algo):
     """topology_comm for a comm_sim topology: it offers n = topo.n only, priced as the all-reduce
-    the step simulation runs on it (sharding.allreduce_on_time)."""
-    from .sharding import allreduce_on_time
+    the step simulation runs on it (its plan's time: topology.plan)."""
     from .topology import Nodes
 
     valid = ns == topo.n
-    t = np.where(valid, allreduce_on_time(topo, nbytes, _machine_default(algo)), np.nan)
+    t = np.where(valid, 0.0 if topo.n == 1 else topo.time("all-reduce", algo, float(nbytes)), np.nan)
     nodes_ = isinstance(topo, Nodes)
     return t, {"valid": valid, "n_nodes": np.full(ns.shape, float(topo.n_nodes if nodes_ else 1)),
                "node_size": np.full(ns.shape, float(topo.per_node if nodes_ else 0))}
@@ -348,7 +343,7 @@ def node_boundary(topology):
 # Prefill, and communication overlapped with compute (step_sim simulates both op by op)
 # ---------------------------------------------------------------------------------------
 def tp_prefill_step(model, chip, link, n, batch, prompt, ctx=0, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0,
-                    algo="ring", compute_prec="bf16"):
+                    algo=None, compute_prec="bf16"):
     """
     Roofline of a prefill step: `prompt` new tokens in each of `batch` sequences, after `ctx`
     cached ones (seconds; same keys as tp_decode_step). prompt = 1 is tp_decode_step.
@@ -373,7 +368,7 @@ def tp_prefill_step(model, chip, link, n, batch, prompt, ctx=0, w_bytes=2.0, kv_
             "flops_per_chip": flops, "msg_bytes": rows["msg_bytes"], "bound": bound}
 
 
-def tp_step_overlap(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
+def tp_step_overlap(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo=None,
                     compute_prec="bf16", prompt=1):
     """
     The roofline with each row-parallel matmul's all-reduce overlapped (collective matmul, "How
@@ -400,7 +395,7 @@ def tp_step_overlap(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0,
     return {**base, "t_saved": saved, "t_step_overlap": base["t_step"] - saved}
 
 
-def decode_sweep_overlap(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
+def decode_sweep_overlap(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo=None,
                          compute_prec="bf16"):
     """decode_sweep plus "t_saved" and "t_step_overlap" per n (tp_step_overlap for every n at once)."""
     out = decode_sweep(model, chip, link, ns, batch, ctx, w_bytes, kv_bytes, act_bytes, algo, compute_prec)
@@ -408,7 +403,7 @@ def decode_sweep_overlap(model, chip, link, ns, batch, ctx, w_bytes=2.0, kv_byte
     return {**out, "t_saved": saved, "t_step_overlap": out["t_step"] - saved}
 
 
-def overlap_saving(model, chip, link, n, rows, w_bytes=2.0, act_bytes=2.0, algo="ring", compute_prec="bf16"):
+def overlap_saving(model, chip, link, n, rows, w_bytes=2.0, act_bytes=2.0, algo=None, compute_prec="bf16"):
     """
     Seconds the collective matmul hides per step (tp_step_overlap's t_saved): Σ over the
     2 · n_layers row-parallel matmuls of min(t_c' · (1 − 1/n), t_rs) − (t_c' − t_c), where t_c'
@@ -420,7 +415,7 @@ def overlap_saving(model, chip, link, n, rows, w_bytes=2.0, act_bytes=2.0, algo=
     """
     from .step_sim import CHUNK_MATMUL_EFFICIENCY as eff
 
-    if algo != "ring":
+    if algo not in ("ring", None):
         raise ValueError(f"the overlapped closed form tiles the ring reduce-scatter; algo must be 'ring', not {algo!r}")
     nf = np.asarray(n, dtype=float)
     D, peak, bw = model.d_model, chip.peak_flops(compute_prec), chip.mem_bw

@@ -407,13 +407,15 @@ def models(op, P, N, gpu="hopper", nic_bw=50e9):
     return out
 
 
-def tune(op, P, N, nbytes, gpu="hopper", nic_bw=50e9, algos=None) -> Choice:
+def tune(op, P, N, nbytes, gpu="hopper", nic_bw=50e9, algos=None, modelled=None) -> Choice:
     """
     NCCL's tuner: the (algorithm, protocol) of models() with the least time for nbytes
     (ncclTopoGetAlgoTime over every enabled pair, the smallest wins). algos: restrict to these
     registry names (e.g. the one the student asked for); ValueError if none of them is modelled.
+    modelled: models() already evaluated for (op, P, N, gpu, nic_bw) (a machine keeps them).
     """
-    cands = [m for m in models(op, P, N, gpu, nic_bw) if algos is None or m.algo in algos]
+    ms = models(op, P, N, gpu, nic_bw) if modelled is None else modelled
+    cands = [m for m in ms if algos is None or m.algo in algos]
     if not cands:
         raise ValueError(f"NCCL's model has no {op} algorithm among {', '.join(algos or ())} on "
                          f"{N} × {P} GPUs")

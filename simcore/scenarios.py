@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .algorithms import check_algo_on, op_record
+from .algorithms import op_record
 from .comm_sim import Comm
 from .links import LINKS, NVLINK4, LinkSpec
+from .plan import execute, resolve
 from .topology import switch
 from .trace import Trace
 
@@ -95,7 +96,6 @@ def run_collective(op="all-gather", n=8, nbytes=2**20, algo=None, link=NVLINK4, 
     link: a LinkSpec or a LINKS key.
     """
     rec = op_record(op)
-    algo = rec.default if algo is None else algo
     if isinstance(link, str):
         if link not in LINKS:
             raise ValueError(f"unknown link {link!r}; choose one of {', '.join(LINKS)}")
@@ -104,7 +104,8 @@ def run_collective(op="all-gather", n=8, nbytes=2**20, algo=None, link=NVLINK4, 
         raise ValueError(f"unknown link {link!r}; choose one of {', '.join(LINKS)}")
     nbytes = parse_bytes(nbytes)
     topo = switch(n, link)
-    check_algo_on(topo, op, algo)
+    plan = resolve(topo, op, nbytes, algo)  # None: the switch's choice (the op's default); checked to run there
     comm = Comm(topo, byte_scale=nbytes / (topo.n * elems_per_chunk * 8))
-    inputs, outputs = rec.demo(comm, algo, lambda shape: demo_values(seed, shape), elems_per_chunk)
-    return CollectiveRun(op, algo, topo.n, nbytes, link, comm, inputs, outputs)
+    with execute(comm, plan):
+        inputs, outputs = rec.demo(comm, plan.algo, lambda shape: demo_values(seed, shape), elems_per_chunk)
+    return CollectiveRun(op, plan.algo, topo.n, nbytes, link, comm, inputs, outputs)

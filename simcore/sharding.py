@@ -6,21 +6,23 @@ Notation. A[I_X, J]: dimension I of A is split over mesh axis X (each device hol
 rows), J is not split (every device holds all of J). One mesh axis here: the n devices of the
 Comm, on one switch (the lecture) or on any machine (make_comm(n, topology or preset name)).
 
-Algorithms. Each collective takes algo=None: the topology's own choice for the op and size
-(topology.choose: the lecture's ring on a plain switch, NCCL's tuner on a GPU machine,
+Algorithms. Each collective takes algo=None: the machine's choice for the op and size
+(topology.plan: the lecture's ring on a plain switch, NCCL's tuner on a GPU machine,
 bidirectional rings on a torus), or any name of algorithms.ALGORITHMS[op] that can run on the
-topology; one that cannot raises ValueError naming those that can.
+topology; one that cannot raises ValueError naming those that can. Each runs its Plan
+(simcore.plan): the one decision, which the trace's collective record keeps. "ring" is the
+lecture's flat ring over all n devices on every machine; NCCL's channel rings are "ring-nodes".
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .algorithms import check_algo_on
 from .comm_sim import Comm
 from .links import NVLINK4, LinkSpec
 from .shapes import check_same_shape, check_split
-from .topology import Nodes, Switch, Torus, switch, timed_as_machine
+from .plan import execute, resolve
+from .topology import Nodes, Switch, Torus, switch
 
 
 def make_comm(n, link=NVLINK4, byte_scale=1.0) -> Comm:
@@ -46,20 +48,17 @@ def make_comm(n, link=NVLINK4, byte_scale=1.0) -> Comm:
 
 
 def pick(comm, op, algo, nbytes):
-    """The registry record and name of the algorithm `op` runs on comm for S = nbytes (the full
-    array's bytes before byte_scale): algo None → comm.topology.choose; else checked to run there."""
-    topo = comm.topology
-    if algo is None:
-        algo = topo.choose(op, float(nbytes) * comm.byte_scale)[0]
-    return check_algo_on(topo, op, algo), algo
+    """The Plan `op` runs on comm for S = nbytes (the full array's bytes before byte_scale):
+    comm.topology.plan (algo None: the machine's choice; else checked to run there)."""
+    return resolve(comm.topology, op, float(nbytes) * comm.byte_scale, algo)
 
 
 def _run(comm, op, algo, nbytes, *args, label):
-    """Run `op` with `algo` (None: the topology's choice) on comm, timed as the machine runs it
-    (on a GPU machine: NCCL's protocol for the size, topology.timed_as_machine)."""
-    rec, algo = pick(comm, op, algo, nbytes)
-    with timed_as_machine(comm, op, algo, float(nbytes) * comm.byte_scale):
-        return rec.fn(comm, *args, label=label)
+    """Run `op` with `algo` (None: the topology's choice) on comm: execute its plan (timed as the
+    machine runs it: on a GPU machine NCCL's protocol for the size)."""
+    p = pick(comm, op, algo, nbytes)
+    with execute(comm, p):
+        return p.record.fn(comm, *args, label=label)
 
 
 def shard(x, axis, n):
@@ -110,12 +109,14 @@ def reduce_scatter(comm, arrays, axis, label="reduce-scatter", algo=None):
     check_same_shape(arrays, "reduce-scatter")
     check_split(arrays[0], axis, n, "reduce-scatter")
     moved = [np.moveaxis(np.asarray(a), axis, 0) for a in arrays]
-    rec, algo = pick(comm, "reduce-scatter", algo, moved[0].nbytes)
+    p = pick(comm, "reduce-scatter", algo, moved[0].nbytes)
+    rec, algo = p.record, p.algo
     owner_of = rec.owner(n) if rec.owner is not None else {d: d for d in range(n)}
     shard_at = {owner_of[d]: d for d in range(n)}  # position c holds canonical shard shard_at[c]
     blocks = [np.split(m, n, axis=0) for m in moved]
     rotated = [np.concatenate([b[shard_at[c]].ravel() for c in range(n)]) for b in blocks]
-    pieces, owner = _run(comm, "reduce-scatter", algo, moved[0].nbytes, rotated, label=label)
+    with execute(comm, p):
+        pieces, owner = rec.fn(comm, rotated, label=label)
     shape = blocks[0][0].shape
     out = []
     for d in range(n):
@@ -180,47 +181,3 @@ def matmul_case4(comm, A_sh, B_sh, algo=None):
     """
     B_full = all_gather(comm, B_sh, axis=1, label="gather B", algo=algo)
     return [a @ b for a, b in zip(A_sh, B_full)]
-
-
-# ---------------------------------------------------------------------------------------
-# The older entry points of a machine's all-reduce, on top of the registry and the topology's
-# own choice (step_sim, cost_model and the tests read them)
-# ---------------------------------------------------------------------------------------
-def _machine_algo(topo, op, algo, inter_algo, nbytes):
-    """The registry name the older arguments mean on topo: on several nodes inter_algo ("hier",
-    "ring" → "ring-nodes") or, with algo "ring" or None, the machine's choice; on a torus its
-    rings; else algo (None: the topology's choice)."""
-    across_nodes = "nodes" in topo.kinds and "switch" not in topo.kinds
-    if across_nodes:
-        if inter_algo is not None:
-            key = {"ring": "ring-nodes"}.get(inter_algo, inter_algo)
-            if key not in ("hier", "ring-nodes"):
-                raise ValueError(f"across nodes the all-reduce is 'hier' or 'ring', not {inter_algo!r}")
-            return key
-        if algo in (None, "ring"):
-            return topo.choose(op, nbytes)[0]
-    if "torus" in topo.kinds and algo in (None, "ring"):
-        return topo.choose(op, nbytes)[0]
-    return topo.choose(op, nbytes)[0] if algo is None else algo
-
-
-def allreduce_on(comm, arrays, algo=None, inter_algo=None, label=""):
-    """
-    All-reduce on comm's topology through the registry: algo None (or "ring" on nodes and tori,
-    the older default) → the topology's choice for the size; inter_algo ("hier" or "ring") picks
-    across nodes as before. A name that cannot run there raises ValueError naming those that can.
-    """
-    nbytes = np.asarray(arrays[0]).nbytes * comm.byte_scale
-    key = _machine_algo(comm.topology, "all-reduce", algo, inter_algo, nbytes)
-    rec = check_algo_on(comm.topology, "all-reduce", key)
-    with timed_as_machine(comm, "all-reduce", key, nbytes):
-        return rec.fn(comm, arrays, label=label)
-
-
-def allreduce_on_time(topo, nbytes, algo=None):
-    """Closed-form time (seconds) of what allreduce_on(Comm(topo), …, algo) simulates on an idle
-    topology: topology.time of the algorithm _machine_algo names (NCCL's model on a GPU machine,
-    which the simulation then follows; algorithms.t_formula_on elsewhere)."""
-    if topo.n == 1:
-        return 0.0
-    return topo.time("all-reduce", _machine_algo(topo, "all-reduce", algo, None, float(nbytes)), float(nbytes))

@@ -67,7 +67,8 @@ import numpy as np
 from .algorithms import ALGORITHMS, ALLREDUCE_ALGOS
 from .collectives import allreduce_ring, reduce_scatter_ring, ring_rs_chunk
 from .comm_sim import Comm
-from .topology import switch, timed_as_machine
+from .plan import execute, resolve
+from .topology import switch
 from .tensor_parallel import tp_layout
 
 OVERLAPS = ("none", "async")
@@ -192,23 +193,22 @@ def _timed_as(comm, full_bytes, n_elems):
 def _all_reduce(comm, S, label, algo, chunk_ready=None):
     n = comm.n
     topo = comm.topology
-    if algo is None or (algo == "ring" and topo.tuning and chunk_ready is None):
-        algo = topo.choose("all-reduce", S)[0]  # a GPU machine's default: its own choice (cost_model too)
+    plan = resolve(topo, "all-reduce", S, algo)  # algo None: the machine's choice (cost_model too)
+    algo = plan.algo
     if "switch" not in topo.kinds or (algo not in ALLREDUCE_ALGOS):
-        # a machine: the all-reduce its topology picks (sharding.allreduce_on)
-        from .sharding import allreduce_on
+        # a machine's own algorithm (hier, the channel rings, the torus): its plan, on fine chunks
 
         # fine chunks: a torus cuts halves per axis (12 covers 1-3 axes), the channel rings P per device,
         # hier one per pipeline chunk (equal chunks, as its closed form has them): the chunks of the links
         # it is timed with (hier_chunks), which the pipeline cuts S into
         L = n * topo.fine_per_device
         if algo == "hier":
-            L *= topo.hier_chunks(float(S))
-        with _timed_as(comm, S, L):
-            allreduce_on(comm, [np.ones(L) for _ in range(n)], algo=algo, label=label)
+            L *= plan.chunks
+        with _timed_as(comm, S, L), execute(comm, plan):
+            plan.record.fn(comm, [np.ones(L) for _ in range(n)], label=label)
         return
     arrays = [np.ones(n) for _ in range(n)]  # one element per ring chunk
-    with _timed_as(comm, S, n), timed_as_machine(comm, "all-reduce", algo, S):
+    with _timed_as(comm, S, n), execute(comm, plan):
         if algo == "ring":
             allreduce_ring(comm, arrays, label=label, chunk_ready=chunk_ready)
         else:
@@ -217,22 +217,22 @@ def _all_reduce(comm, S, label, algo, chunk_ready=None):
 
 def _reduce_scatter(comm, S, label, chunk_ready=None):
     n = comm.n
-    algo = comm.topology.choose("reduce-scatter", S)[0]
-    if algo != "ring":  # a machine's own (channel rings across nodes, rings both ways on a torus)
+    plan = comm.topology.plan("reduce-scatter", S)
+    if plan.algo != "ring":  # a machine's own (channel rings across nodes, rings both ways on a torus)
         L = n * comm.topology.fine_per_device
-        with _timed_as(comm, S, L), timed_as_machine(comm, "reduce-scatter", algo, S):
-            ALGORITHMS["reduce-scatter"][algo].fn(comm, [np.ones(L) for _ in range(n)], label=label)
+        with _timed_as(comm, S, L), execute(comm, plan):
+            plan.record.fn(comm, [np.ones(L) for _ in range(n)], label=label)
         return
-    with _timed_as(comm, S, n), timed_as_machine(comm, "reduce-scatter", algo, S):
+    with _timed_as(comm, S, n), execute(comm, plan):
         reduce_scatter_ring(comm, [np.ones(n) for _ in range(n)], label=label, chunk_ready=chunk_ready)
 
 
 def _all_gather(comm, S, label):
     n = comm.n
-    algo = comm.topology.choose("all-gather", S)[0]
-    k = 1 if algo == "ring" else comm.topology.fine_per_device
-    with _timed_as(comm, S, n * k), timed_as_machine(comm, "all-gather", algo, S):
-        ALGORITHMS["all-gather"][algo].fn(comm, [np.ones(k) for _ in range(n)], {d: d for d in range(n)},
+    plan = comm.topology.plan("all-gather", S)
+    k = 1 if plan.algo == "ring" else comm.topology.fine_per_device
+    with _timed_as(comm, S, n * k), execute(comm, plan):
+        plan.record.fn(comm, [np.ones(k) for _ in range(n)], {d: d for d in range(n)},
                                          label=label)
 
 
@@ -295,14 +295,14 @@ def _all_gather_matmul(comm, S, label, ops, chip, prec, layer, chunked):
 
 
 def _check_options(algo, overlap, sequence_parallel):
-    if algo not in ALLREDUCE_ALGOS:
+    if algo is not None and algo not in ALGORITHMS["all-reduce"]:
         raise ValueError(f"unknown all-reduce algorithm {algo!r}; choose one of {', '.join(ALLREDUCE_ALGOS)}")
     if overlap not in OVERLAPS:
         raise ValueError(f"unknown overlap {overlap!r}; choose one of {', '.join(OVERLAPS)}")
-    if overlap == "async" and algo != "ring":
+    if overlap == "async" and algo not in ("ring", None):
         raise ValueError(f"overlap='async' tiles the matmul into the ring reduce-scatter's chunks (collective "
                          f"matmul); it needs algo='ring', not {algo!r}")
-    if sequence_parallel and algo != "ring":
+    if sequence_parallel and algo not in ("ring", None):
         raise ValueError(f"sequence parallelism uses the ring reduce-scatter and all-gather; it needs algo='ring', "
                          f"not {algo!r}")
 
@@ -329,7 +329,7 @@ def wiring(topology, n, link):
     return topology
 
 
-def simulate_step(model, chip, link, n, batch, ctx, tokens=1, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
+def simulate_step(model, chip, link, n, batch, ctx, tokens=1, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo=None,
                   compute_prec="bf16", overlap="none", sequence_parallel=False, elementwise=False,
                   gather_logits=False, topology=None) -> Comm:
     """
@@ -341,6 +341,8 @@ def simulate_step(model, chip, link, n, batch, ctx, tokens=1, w_bytes=2.0, kv_by
     vocab-parallel logits, as the roofline assumes, does not need it).
     """
     _check_options(algo, overlap, sequence_parallel)
+    if algo is None and (overlap == "async" or sequence_parallel):
+        algo = "ring"  # both tile the ring's chunks
     chip.peak_flops(compute_prec)  # a precision the chip lacks fails here, before any work
     shape = step_shape(model, n, batch, ctx, tokens, w_bytes, kv_bytes, act_bytes, sequence_parallel, elementwise)
     comm = Comm(wiring(topology, n, link))
@@ -373,7 +375,7 @@ def simulate_step(model, chip, link, n, batch, ctx, tokens=1, w_bytes=2.0, kv_by
     return comm
 
 
-def simulate_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo="ring",
+def simulate_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0, algo=None,
                          compute_prec="bf16", overlap="none", **options) -> Comm:
     """
     One decode step (one new token per sequence, ctx tokens cached) simulated op by op; the
@@ -386,7 +388,7 @@ def simulate_decode_step(model, chip, link, n, batch, ctx, w_bytes=2.0, kv_bytes
 
 
 def simulate_prefill_step(model, chip, link, n, batch, prompt, ctx=0, w_bytes=2.0, kv_bytes=2.0, act_bytes=2.0,
-                          algo="ring", compute_prec="bf16", overlap="none", **options) -> Comm:
+                          algo=None, compute_prec="bf16", overlap="none", **options) -> Comm:
     """A prefill of `prompt` tokens per sequence (after ctx cached ones), simulated op by op."""
     return simulate_step(model, chip, link, n, batch, ctx, prompt, w_bytes, kv_bytes, act_bytes, algo, compute_prec,
                          overlap, **options)

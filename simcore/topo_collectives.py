@@ -8,8 +8,8 @@ interface): allreduce_hier (Horovod's three calls, kept as a comparison), allred
 (the same phases pipelined by chunks in one call, as NCCL does: the registry's "hier") and
 allreduce_ring_nodes on nodes(N, P); torus_all_gather, torus_reduce_scatter and allreduce_torus
 on a torus (or a topology_presets.TorusSlice without some wraparound links). Each one's simulated time equals its closed form (topo_closed_forms) to 1e-9
-(tests/test_topo_collectives.py). Each is one record of algorithms.ALGORITHMS; allreduce_on(comm,
-arrays) runs the one comm's topology picks (topology.choose).
+(tests/test_topo_collectives.py). Each is one record of algorithms.ALGORITHMS; sharding.all_reduce(comm,
+arrays) runs the one comm's topology picks (its plan: topology.plan).
 
 Built as arrays: every step of every ring, channel or torus line is one batch
 (_Run.move: one Comm._plan, the port model as chains or rounds, data by array indexing,

@@ -55,6 +55,10 @@ class _Machine:
     What every topology answers about its machine (the registry is simcore.algorithms):
       kinds                  the topology kinds it is (Algorithm.topologies names them)
       algorithms(op)         the registered algorithms of op that can run on it
+      plan(op, nbytes, algo=None)   the one decision (simcore.plan.Plan, cached): which algorithm,
+                             protocol, chunks, timed links, closed-form terms and why; choose,
+                             protocol, timed_as, time and hier_chunks read it. "ring" is the flat
+                             ring over all devices on every machine; None the machine's choice.
       choose(op, nbytes)     what it runs by default for that size: (algo, protocol, why) —
                              NCCL's tuner on a GPU machine (tuning set; across nodes it weighs
                              the channel rings "ring-nodes", NCCL's Tree ("tree") and NCCL's
@@ -80,7 +84,40 @@ class _Machine:
         """(P, N): GPUs per NVLink domain and domains, as nccl_tuning models them."""
         return self.n, 1
 
+    # -- the one decision: plan() (simcore.plan); choose, protocol, timed_as and time read it ----
+    def plan(self, op, nbytes, algo=None, group=None):
+        """The Plan of op on nbytes with algo (None: this machine's choice), resolved once and cached
+        (simcore.plan.plan); group: a sub-machine of some of its devices to plan on instead."""
+        from .plan import plan
+        return plan(self, op, nbytes, algo, group)
+
     def choose(self, op, nbytes):
+        """(algo, protocol, why): the algorithm this machine runs for op on nbytes by default (its plan)."""
+        p = self.plan(op, nbytes)
+        return p.algo, p.protocol, p.why_text
+
+    def protocol(self, op, algo, nbytes):
+        """(protocol, why) NCCL runs `algo` with for op on nbytes (its plan): the fastest of its
+        protocols for that size; ("", reason) where NCCL's model does not time algo on this machine."""
+        from .plan import resolve  # the machine's choice's own plan when algo is that choice
+        return resolve(self, op, nbytes, algo).protocol_reason
+
+    def timed_as(self, op, algo, nbytes):
+        """This topology with the links and base latency that make the simulation of `algo` take
+        NCCL's time for its protocol at nbytes (its plan's timed topology); itself where NCCL's
+        model does not time algo here."""
+        from .plan import resolve
+        return resolve(self, op, nbytes, algo).timed
+
+    def time(self, op, algo, nbytes):
+        """Closed-form seconds of one `op` of nbytes with `algo` (None: the machine's choice) on this
+        machine: its plan's time (NCCL's model where tuning is set and it models algo, else
+        algorithms.t_formula_on); ValueError where no closed form exists."""
+        from .plan import resolve
+        return resolve(self, op, nbytes, algo).seconds()
+
+    # -- what plan() asks (simcore.plan._plan calls these; nothing else does) ----------------
+    def _decide_choice(self, op, nbytes):
         """(algo, protocol, why): the algorithm this machine runs for op on nbytes by default."""
         from .algorithms import algorithm_registry
         reg = algorithm_registry(op)
@@ -91,7 +128,8 @@ class _Machine:
             from .nccl_tuning import tune
             P, N = self._nccl_shape()
             inter = getattr(self, "inter", self.link)
-            c = tune(op, P, N, float(nbytes), self.tuning, inter.bw, algos=self.algorithms(op))
+            c = tune(op, P, N, float(nbytes), self.tuning, inter.bw, algos=self.algorithms(op),
+                     modelled=self.nccl_models(op))
             return c.algo, c.protocol, c.why + self._launch_text()
         algo = self._default_algo(op)
         if algo not in reg:  # all-to-all: the lecture's default for the op ("direct"), on any topology
@@ -110,7 +148,7 @@ class _Machine:
         P, N = self._nccl_shape()
         return getattr(nccl_p2p, name)(P, N, float(nbytes), self.tuning, getattr(self, "inter", self.link).bw)
 
-    def protocol(self, op, algo, nbytes):
+    def _decide_protocol(self, op, algo, nbytes):
         """(protocol, why) NCCL runs `algo` with for op on nbytes: the fastest of its protocols
         for that size ("", reason) where NCCL's model does not time algo on this machine."""
         if not self.tuning or self.n < 2:
@@ -169,16 +207,13 @@ class _Machine:
         reasons from these numbers in its own language (app/words.py, nccl_reason)."""
         if not self.tuning or self.n < 2:
             return []
-        from .nccl_tuning import models
-        P, N = self._nccl_shape()
-        inter = getattr(self, "inter", self.link)
-        mine = set(self.algorithms(op))
-        if op == "all-to-all":
-            from .nccl_p2p import models as p2p_models
-            return [m for m in p2p_models(P, N, self.tuning, inter.bw) if m.algo in mine]
-        return [m for m in models(op, P, N, self.tuning, inter.bw) if m.algo in mine]
+        return list(_nccl_models(self, op))
 
-    def timed_as(self, op, algo, nbytes):
+    def _decide_chunks(self, op, algo, nbytes, timed):
+        """The chunks the simulation pipelines nbytes in (1: the whole buffer at once)."""
+        return 1
+
+    def _decide_timed(self, op, algo, nbytes):
         """This topology with the links and base latency that make the simulation of `algo`
         take NCCL's time for its protocol at nbytes (nccl_tuning.sim_links); itself where
         NCCL's model does not time algo here."""
@@ -186,7 +221,9 @@ class _Machine:
 
         from .links import LinkSpec
         from .nccl_tuning import sim_links
-        proto = _Machine.protocol(self, op, algo, nbytes)[0]
+        if not self.tuning:
+            return self
+        proto = _Machine._decide_protocol(self, op, algo, nbytes)[0]
         custom = self.custom_kernel(algo, op) if not proto else None
         if custom:  # the lecture's one-switch form on the custom kernel's α and β, no NCCL base
             link = LinkSpec(f"{self.link.name}, custom all-reduce kernel", custom[0], custom[1])
@@ -217,14 +254,10 @@ class _Machine:
         return dataclasses.replace(self, intra=f, inter=LinkSpec(f"{inter.name}, NCCL {algo} {proto}", alpha, b_i),
                                    base=base)
 
-    def time(self, op, algo, nbytes):
-        """Closed-form seconds of one `op` of nbytes with `algo` (None: choose()) on this machine:
-        NCCL's model (its protocol for the size) where tuning is set and it models algo, else
-        algorithms.t_formula_on."""
-        from .algorithms import check_algo_on, t_formula_on
-        if algo is None:
-            algo = self.choose(op, nbytes)[0]
-        check_algo_on(self, op, algo)
+    def _decide_time(self, op, algo, nbytes):
+        """Closed-form seconds of one `op` of nbytes with `algo` on this machine: NCCL's model (its
+        protocol for the size) where tuning is set and it models algo, else algorithms.t_formula_on."""
+        from .algorithms import t_formula_on
         if self.tuning and self.n > 1:
             if op == "all-to-all" and algo == "direct":  # NCCL's grouped p2p, no faster than the launch floor
                 return max(self._p2p("time", nbytes), self.launch_floor())
@@ -236,6 +269,24 @@ class _Machine:
                 from .algorithms import t_formula
                 return t_formula(algo, self.n, float(nbytes), custom[0], custom[1], op=op)
         return t_formula_on(self, algo, nbytes, op)
+
+
+@functools.lru_cache(maxsize=1024)
+def _nccl_models(topo, op):
+    """topology.nccl_models, evaluated once per (machine, op): NCCL's model does not depend on the size."""
+    from .nccl_tuning import models
+    P, N = topo._nccl_shape()
+    inter = getattr(topo, "inter", topo.link)
+    mine = set(topo.algorithms(op))
+    if op == "all-to-all":
+        from .nccl_p2p import models as p2p_models
+        return tuple(m for m in p2p_models(P, N, topo.tuning, inter.bw) if m.algo in mine)
+    return tuple(m for m in models(op, P, N, topo.tuning, inter.bw) if m.algo in mine)
+
+
+def nccl_model_evaluations():
+    """functools' CacheInfo of NCCL's model per (machine, op): misses = evaluations."""
+    return _nccl_models.cache_info()
 
 
 def proto_tail(why, tail):
@@ -251,17 +302,10 @@ def timed_as_machine(comm, op, algo, nbytes):
     NCCL's protocol for that size (topology.timed_as), elsewhere unchanged. Yields the protocol
     ("" when none).
     """
-    topo = comm.topology
-    timed = topo.timed_as(op, algo, nbytes) if topo.tuning else topo
-    if timed is topo:
-        yield ""
-        return
-    proto = topo.protocol(op, algo, nbytes)[0]
-    prev = comm._use_topology(timed)
-    try:
-        yield proto
-    finally:
-        comm._use_topology(prev)
+    from .plan import execute
+    p = comm.topology.plan(op, nbytes, algo)
+    with execute(comm, p):
+        yield p.protocol
 
 @dataclass(frozen=True)
 class Switch(_Machine):
@@ -358,32 +402,38 @@ class Nodes(_Machine):
     def _nccl_shape(self):
         return self.per_node, self.n_nodes
 
-    def choose(self, op, nbytes):
-        """_Machine.choose; when it picks hier, also how many chunks it pipelines nbytes in."""
-        algo, proto, why = super().choose(op, nbytes)
+    def _decide_choice(self, op, nbytes):
+        """_Machine's choice; when it picks hier, also how many chunks it pipelines nbytes in."""
+        algo, proto, why = super()._decide_choice(op, nbytes)
         if algo == "hier" and op == "all-reduce" and self.n_nodes > 1 and self.tuning:
             why = self._with_chunks(why, nbytes)
         return algo, proto, why
 
     def _with_chunks(self, why, nbytes):
         """why with hier's chunk count said before the launch words (_launch_text) that end it."""
-        C = self.hier_chunks(nbytes)
+        C = self._decide_chunks("all-reduce", "hier", nbytes, self._decide_timed("all-reduce", "hier", nbytes))
         tail = self._launch_text() if proto_tail(why, self._launch_text()) else ""
         return why[:len(why) - len(tail)] + f", pipelined in {C} chunk{'s' if C > 1 else ''} at this size" + tail
 
-    def protocol(self, op, algo, nbytes):
-        """_Machine.protocol; for hier also how many chunks it pipelines nbytes in."""
-        proto, why = super().protocol(op, algo, nbytes)
+    def _decide_protocol(self, op, algo, nbytes):
+        """_Machine's protocol; for hier also how many chunks it pipelines nbytes in."""
+        proto, why = super()._decide_protocol(op, algo, nbytes)
         if algo == "hier" and op == "all-reduce" and self.n_nodes > 1:
             why = self._with_chunks(why, nbytes)
         return proto, why
 
     def hier_chunks(self, nbytes, op="all-reduce"):
-        """The chunks the simulation of hier pipelines nbytes in: hier_pipeline_chunks on the
-        links it runs with (timed_as: NCCL's NVLS Tree on a tuned machine, else the machine's)."""
+        """The chunks the simulation of hier pipelines nbytes in: its plan's chunks."""
+        from .plan import resolve
+        return resolve(self, op, nbytes, "hier").chunks
+
+    def _decide_chunks(self, op, algo, nbytes, timed):
+        """hier: hier_pipeline_chunks on the links it runs with (timed: NCCL's NVLS Tree on a tuned
+        machine, else the machine's); 1 otherwise."""
+        if algo != "hier":
+            return 1
         from .topo_closed_forms import hier_pipeline_chunks
-        t = self.timed_as(op, "hier", nbytes) if self.tuning else self
-        return hier_pipeline_chunks(self.per_node, self.n_nodes, float(nbytes), t.intra, t.inter)
+        return hier_pipeline_chunks(self.per_node, self.n_nodes, float(nbytes), timed.intra, timed.inter)
 
     @property
     def fine_per_device(self):

@@ -21,6 +21,7 @@ form of one all-reduce on it (topo_collectives), and preset.valid_degrees() the 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -179,7 +180,12 @@ class HardwarePreset:
         or a torus slice (comm_sim's torus, with the wraparound links the slice really has).
         launch (GPU machines): "" — NCCL's model alone (the default), "graph" or "eager" — no NCCL
         call faster than the wall time measured with CUDA graphs or eager launches
-        (nccl_tuning.LAUNCH_FLOOR)."""
+        (nccl_tuning.LAUNCH_FLOOR). Built once per (preset, n, launch): the same object after, so
+        its plans (topology.plan) are cached with it."""
+        return _topology_of(self, int(n), launch)
+
+    def _build_topology(self, n, launch=""):
+        """topology() before its cache."""
         import dataclasses
 
         lay = self.layout(n)
@@ -189,9 +195,21 @@ class HardwarePreset:
             lay = dataclasses.replace(lay, launch=launch)
         return layout_topology(lay)
 
-    def allreduce_time(self, n, nbytes, algo=None, inter_algo=None):
-        """One all-reduce of S = nbytes over n chips (seconds): see allreduce_time()."""
-        return allreduce_time(self.layout(n), nbytes, algo, inter_algo)
+    def allreduce_time(self, n, nbytes, algo=None):
+        """One all-reduce of S = nbytes over n chips (seconds): its plan's time (algo None: the
+        machine's choice; "ring": the flat ring), 0 for one chip."""
+        return 0.0 if int(n) == 1 else self.topology(n).time("all-reduce", algo, float(nbytes))
+
+
+@functools.lru_cache(maxsize=256)
+def _topology_of(preset, n, launch):
+    """preset._build_topology(n, launch), once per (preset, n, launch): topology_builds() counts the builds."""
+    return preset._build_topology(n, launch)
+
+
+def topology_builds():
+    """functools' CacheInfo of the machines' topologies: misses = topologies built."""
+    return _topology_of.cache_info()
 
 
 def layout_topology(layout: Layout):
@@ -205,20 +223,14 @@ def layout_topology(layout: Layout):
     return TorusSlice(t.shape, t.link, t.base, wrap=layout.wrap)
 
 
-def allreduce_time(layout: Layout, nbytes, algo=None, inter_algo=None):
+def allreduce_time(layout: Layout, nbytes, algo=None):
     """
-    Closed-form time (seconds) of one all-reduce of S = nbytes on a Layout: the topology's own
-    time() (topology._Machine): algo None → what the machine picks for S (NCCL's tuner, with
-    its protocol, on the GPU machines; bidirectional rings on a torus); otherwise that registry
-    algorithm where it runs. inter_algo: the older spelling across nodes ("hier", "ring" → the
-    channel rings "ring-nodes"), used when algo is None.
+    Closed-form time (seconds) of one all-reduce of S = nbytes on a Layout: its plan's time
+    (topology.plan): algo None → what the machine picks for S (NCCL's tuner, with its protocol,
+    on the GPU machines; bidirectional rings on a torus); otherwise that registry algorithm
+    ("ring": the flat ring over all chips) where it runs.
     """
-    topo = layout_topology(layout)
-    if algo is None and inter_algo is not None and layout.kind == "nodes":
-        algo = {"ring": "ring-nodes"}.get(inter_algo, inter_algo)
-    if layout.kind in ("nodes", "torus") and algo == "ring":
-        algo = None  # the older default ("ring") means the machine's own choice there (as allreduce_on)
-    return 0.0 if layout.n == 1 else topo.time("all-reduce", algo, float(nbytes))
+    return 0.0 if layout.n == 1 else layout_topology(layout).time("all-reduce", algo, float(nbytes))
 
 
 PRESETS = {p.key: p for p in (
@@ -262,9 +274,14 @@ def offered_algos(key, n, op="all-reduce"):
     bidirectional rings per axis ("torus"). Every name is one the topology can run
     (topology.algorithms); the topology's choice for a size is topology.choose.
     """
+    return _offered(get_preset(key), int(n), op)
+
+
+@functools.lru_cache(maxsize=1024)
+def _offered(preset, n, op):
     from .algorithms import ALGORITHMS
 
-    topo = get_preset(key).topology(n)
+    topo = preset.topology(n)
     runs = topo.algorithms(op)
     if "switch" in topo.kinds:
         mine = tuple(a for a in runs if "switch" in ALGORITHMS[op][a].topologies)
@@ -280,27 +297,25 @@ def run_on_preset(op, key, n, nbytes, algo, elems_per_piece=4, seed=0):
     machine). Returns (comm, inputs, outputs): inputs (n, L) every device's buffer before
     (all-gather: its own piece in place).
     """
-    from .algorithms import check_algo_on
     from .comm_sim import Comm
+    from .plan import execute, resolve
     from .scenarios import demo_values
-    from .topology import timed_as_machine
 
     if op not in ("all-gather", "reduce-scatter", "all-reduce"):
         raise ValueError(f"unknown collective {op!r}; choose all-gather, reduce-scatter or all-reduce")
     topo = get_preset(key).topology(n)
-    if algo is None:
-        algo = topo.choose(op, float(nbytes))[0]
     offered = offered_algos(key, n, op)
-    if algo not in offered:
+    if algo is not None and algo not in offered:
         raise ValueError(f"{get_preset(key).name} with {n} chips runs {op} as {', '.join(offered)}, not {algo!r}")
-    rec = check_algo_on(topo, op, algo)
+    plan = resolve(topo, op, float(nbytes), algo)  # the one decision; the run executes it
+    algo, rec = plan.algo, plan.record
     n = topo.n
     # the finer chunks must divide a device's piece: hier's one per pipeline chunk (C·n of the whole,
     # so its chunks are equal, as its closed form has them; C of the links it is timed with,
     # Nodes.hier_chunks), the channel rings' P (P·n of the whole), the torus's 2 halves × up to
     # 3 axes (topology.fine_per_device)
     if algo == "hier":
-        fine = topo.hier_chunks(float(nbytes))
+        fine = plan.chunks
     elif algo == "tree":  # two halves (one per tree) of every pipeline chunk (tree_allreduce)
         from .tree_allreduce import tree_chunks
         fine = 2 * tree_chunks(float(nbytes))
@@ -309,7 +324,7 @@ def run_on_preset(op, key, n, nbytes, algo, elems_per_piece=4, seed=0):
     per = elems_per_piece * fine
     L = n * per
     comm = Comm(topo, byte_scale=float(nbytes) / (L * 8))
-    with timed_as_machine(comm, op, algo, float(nbytes)):
+    with execute(comm, plan):
         if op == "all-gather":
             chunks = list(demo_values(seed, (n, per)))
             inputs = np.zeros((n, L))

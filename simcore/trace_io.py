@@ -796,6 +796,10 @@ def _coll_to_dict(c: Collective) -> dict:
         d[k] = int(d[k])
     for k in ("t_start", "t_end", "nbytes"):
         d[k] = float(d[k])
+    if c.plan is None:
+        del d["plan"]
+    else:
+        d["plan"] = c.plan.to_json()
     if isinstance(c.initial, Initial):
         d["initial"] = c.initial.to_json()
     else:
@@ -805,6 +809,9 @@ def _coll_to_dict(c: Collective) -> dict:
 
 def _coll_from_dict(d: dict) -> Collective:
     d = dict(d)
+    if d.get("plan") is not None:
+        from .plan import PlanRecord
+        d["plan"] = PlanRecord.from_json(d["plan"])
     init = d["initial"]
     if isinstance(init, dict):
         d["initial"] = (Initial.own_one(init["own_one"]) if "own_one" in init

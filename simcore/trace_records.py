@@ -106,6 +106,7 @@ class Collective(NamedTuple):
     first_msg: int  # messages [first_msg, last_msg) of trace.messages belong to it
     last_msg: int
     initial: tuple  # per device: tuple of (chunk, contributors) held before step 0 (see Initial)
+    plan: object = None  # the plan it executed (simcore.plan.PlanRecord), None where none was made
 
 
 class Compute(NamedTuple):

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import simcore
-from simcore.comm_sim import (ALLREDUCE_ALGOS, Comm, allgather_ring, reduce_scatter_ring, switch)
+from simcore.algorithms import ALLREDUCE_ALGOS
+from simcore.comm_sim import Comm, allgather_ring, reduce_scatter_ring, switch
 from simcore.trace import Trace
 from test_own_collective import hand_ring_allreduce
 

@@ -11,17 +11,17 @@ from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.comm_sim import Comm
 from simcore.links import LINKS
 from simcore.topology import nodes, switch
-from simcore.sharding import allreduce_on
+from simcore.sharding import all_reduce
 from simcore.topology_presets import PRESETS
 
 
-def _simulate(topo, S, algo="ring", inter_algo=None):  # across nodes: the machine's own choice
+def _simulate(topo, S, algo=None):  # None: the machine's own choice
     n = topo.n
     L = 16 * n
     comm = Comm(topo, byte_scale=S / (L * 8))
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(L) for _ in range(n)]
-    out = allreduce_on(comm, arrays, algo=algo, inter_algo=inter_algo)
+    out = all_reduce(comm, arrays, algo=algo)
     np.testing.assert_allclose(out[n - 1], np.sum(arrays, axis=0), rtol=1e-12, atol=1e-12)
     return comm.time
 

@@ -13,7 +13,7 @@ from app.core.latency_model import DEFAULTS, check_params, ffn_bandwidth, ffn_sw
 from simcore import cost_model
 from simcore.comm_sim import LINKS, Comm, LinkSpec, nodes
 from simcore.llm_math import MODELS
-from simcore.sharding import allreduce_on
+from simcore.sharding import all_reduce
 
 
 def _simulated_bandwidth(P, N, intra, inter):
@@ -26,7 +26,7 @@ def _simulated_bandwidth(P, N, intra, inter):
     comm = Comm(nodes(N, P, zero[0], zero[1]), byte_scale=S / (L * 8))
     rng = np.random.default_rng(1)
     arrays = [rng.standard_normal(L) for _ in range(n)]
-    out = allreduce_on(comm, arrays, inter_algo="ring")
+    out = all_reduce(comm, arrays, algo="ring-nodes")
     np.testing.assert_allclose(out[0], np.sum(arrays, axis=0), rtol=1e-12, atol=1e-12)
     return (n - 1) / n * S / (comm.time / 2)
 

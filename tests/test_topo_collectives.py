@@ -199,10 +199,10 @@ def test_tpu_v5e_pod_all_reduce_is_the_books_estimate():
 # ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("key,n", [("dgx-h100", 8), ("dgx-h100", 16), ("dgx-h100", 24), ("gb200-nvl72", 72),
                                    ("tpu-v5e-16x16", 16), ("tpu-v4-4x4x4", 8), ("tpu-v4-4x4x4", 64)])
-@pytest.mark.parametrize("algo", ["ring", "two-shot"])
+@pytest.mark.parametrize("algo", [None, "two-shot"])
 def test_cost_model_t_comm_equals_the_simulated_all_reduce(key, n, algo):
     from simcore.cost_model import comm_time
-    from simcore.sharding import allreduce_on, allreduce_on_time
+    from simcore.sharding import all_reduce
     from simcore.topology_presets import PRESETS
 
     preset = PRESETS[key]
@@ -215,29 +215,27 @@ def test_cost_model_t_comm_equals_the_simulated_all_reduce(key, n, algo):
     S = 16384.0  # one decode token of Llama-3 70B (8192 × bf16): what the decode sweep prices
     topo = preset.topology(n)
     comm = Comm(topo, byte_scale=S / arrays[0].nbytes)
-    if algo not in topo.algorithms("all-reduce") and algo != "ring":  # "ring" there: the machine's own rings
+    if algo is not None and algo not in topo.algorithms("all-reduce"):
         # two-shot needs a switch: a torus refuses it, naming its own
         with pytest.raises(ValueError, match=r"cannot run on torus.*choose one of torus$"):
-            allreduce_on(comm, arrays, algo=algo)
+            all_reduce(comm, arrays, algo=algo)
         return
-    out = allreduce_on(comm, arrays, algo=algo)
+    out = all_reduce(comm, arrays, algo=algo)
     assert all(np.allclose(o, n * (n + 1) / 2) for o in out)
     # the simulation equals its own closed form (the α–β port model with the machine's links) ...
     if algo == "two-shot" and lay.kind == "nodes":  # a flat two-shot across nodes runs, but has no closed form
         with pytest.raises(ValueError, match="no closed form"):
-            allreduce_on_time(topo, S, algo)
+            topo.time("all-reduce", algo, S)
         return
-    assert comm.time == pytest.approx(allreduce_on_time(topo, S, algo), rel=1e-9)
+    assert comm.time == pytest.approx(topo.time("all-reduce", algo, S), rel=1e-9)
     # ... and the cost model prices the machine as the machine times itself (NCCL's model on GPUs)
-    # (the cost model's default "ring" means the machine's own choice: NVLS on a rack of 72 at this size)
-    assert comm_time(key, n, S, algo) == pytest.approx(
-        preset.allreduce_time(n, S, None if algo == "ring" else algo), rel=1e-12)
-    if not topo.tuning or algo != "ring":
-        assert comm.time == pytest.approx(comm_time(key, n, S, algo), rel=1e-9)
+    # (the cost model's default None is the machine's own choice: NVLS on a rack of 72 at this size)
+    assert comm_time(key, n, S, algo) == pytest.approx(preset.allreduce_time(n, S, algo), rel=1e-12)
+    assert comm.time == pytest.approx(comm_time(key, n, S, algo), rel=1e-9)
 
 
 def test_slices_without_wraparound_refuse_the_missing_link_and_unequal_axes_are_slower_than_the_bound():
-    from simcore.sharding import allreduce_on
+    from simcore.sharding import all_reduce
     from simcore.topology_presets import PRESETS
 
     v5e = PRESETS["tpu-v5e-16x16"]
@@ -246,7 +244,7 @@ def test_slices_without_wraparound_refuse_the_missing_link_and_unequal_axes_are_
         Comm(topo).topology.route(0, 3)  # (0, 0) -> (0, 3): only a wraparound link would join them
     arrays = [np.full(2 * 32 * 2, 1.0) for _ in range(32)]
     comm = Comm(topo, byte_scale=1e3)
-    out = allreduce_on(comm, arrays)
+    out = all_reduce(comm, arrays)
     assert all(np.allclose(o, 32.0) for o in out)
     bound = v5e.allreduce_time(32, arrays[0].nbytes * 1e3)
     assert bound <= comm.time < 1.3 * bound  # the parts share links when the axes differ

@@ -125,13 +125,13 @@ def test_preset_allreduce_time_is_the_closed_form_of_its_layout():
     # hierarchical across nodes is NCCL's NVLS Tree (tuning.cc): 25 + 2·log2(2)·20.9 µs, bus bandwidth
     # 8 channels × min(40·0.85·7/8·2, 48·2, 57.7) GB/s, algorithm bandwidth bus · 16/30
     nvls_tree = (25 + 2 * 20.9) * 1e-6 + S * 30 / 16 / (8 * 57.7e9)
-    assert dgx.allreduce_time(16, S, inter_algo="hier") == pytest.approx(nvls_tree, rel=1e-12)
+    assert dgx.allreduce_time(16, S, algo="hier") == pytest.approx(nvls_tree, rel=1e-12)
     # the lecture's form on the same links, pipelined in one call (one base); at 1 MiB one chunk, so the
     # three ring phases of Horovod's three calls less their two extra bases
     want = B + 2 * 7 * (nvl4.alpha + S / 8 / nvl4.bw) + 2 * 1 * (ib.alpha + S / 16 / ib.bw)
     assert t_hier_pipelined(8, 2, S, nvl4, ib, base=B) == pytest.approx(want, rel=1e-12)
     assert t_hier("all-reduce", 8, 2, S, nvl4, ib, base=B) == pytest.approx(want + 2 * B, rel=1e-12)
-    assert dgx.allreduce_time(16, S, inter_algo="ring") == pytest.approx(
+    assert dgx.allreduce_time(16, S, algo="ring-nodes") == pytest.approx(
         min(two[("ring-nodes", p)] for p in ("LL", "LL128", "Simple")), rel=1e-12)
     v5e = PRESETS["tpu-v5e-16x16"]
     assert v5e.allreduce_time(1, S) == 0.0

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 from app import i18n, theme
 from app.views.latency.latency_view import DEFAULTS, LatencyView
 from app.state import Playback, Scenario, ScenarioModel
+from app.core.latency_model import engine_algo
 from simcore import cost_model
 from simcore.algorithms import ALLREDUCE_ALGOS
 from simcore.links import LINKS
@@ -48,8 +49,8 @@ def engine(**kw):
     link = None if p["machine"] else LINKS[p["link"] or chip.link]
     ns = np.arange(1, p["n_max"] + 1)
     return cost_model.decode_sweep(MODELS[p["model"]], chip, link, ns, p["batch"], p["ctx"], w_bytes=p["w_bytes"],
-                                   kv_bytes=p["kv_bytes"], act_bytes=p["act_bytes"], algo=p["algo"],
-                                   topology=p["machine"] or None)
+                                   kv_bytes=p["kv_bytes"], act_bytes=p["act_bytes"],
+                                   algo=engine_algo(p["algo"], p["machine"]), topology=p["machine"] or None)
 
 
 # -- what the plot paints, read from its pyqtgraph items (the view keeps no accessors for tests) ----------
@@ -625,13 +626,13 @@ def test_on_dgx_h100_t_comm_at_16_is_the_hierarchical_all_reduce(view):
     p = view.params()
     m = MODELS[p["model"]]
     ns = np.arange(1, p["n_max"] + 1)
-    want = cost_model.decode_sweep(m, CHIPS["h100"], None, ns, p["batch"], p["ctx"], algo=p["algo"],
-                                   topology="dgx-h100")
+    algo = engine_algo(p["algo"], "dgx-h100")  # the menu's first entry on a machine: its choice (None)
+    want = cost_model.decode_sweep(m, CHIPS["h100"], None, ns, p["batch"], p["ctx"], algo=algo, topology="dgx-h100")
     x, y = view.curves()["t_comm"]
     i = int(np.flatnonzero(x == 16)[0])
     assert y[i] == pytest.approx(want["t_comm"][15] * 1e3, rel=1e-9)
     S = p["batch"] * m.d_model * p["act_bytes"]  # one all-reduce's message: batch tokens x d_model activations
-    assert y[i] == pytest.approx(2 * m.n_layers * cost_model.comm_time("dgx-h100", 16, S, p["algo"]) * 1e3, rel=1e-9)
+    assert y[i] == pytest.approx(2 * m.n_layers * cost_model.comm_time("dgx-h100", 16, S, algo) * 1e3, rel=1e-9)
     # 16 GPUs span two nodes: slower per all-reduce than 8 on one NVSwitch
     j = int(np.flatnonzero(x == 8)[0])
     assert y[i] > y[j]

@@ -63,6 +63,13 @@ def check_params(p: dict) -> dict:
     return p
 
 
+def engine_algo(algo, machine) -> str | None:
+    """The engine's algorithm for the panel's menu entry: on a machine the menu's first entry, "ring",
+    is the machine's choice (None: its plan decides, what machine_pick says); on one switch the
+    lecture's ring. The engine's own "ring" is always the flat ring over all chips."""
+    return None if machine and algo == "ring" else algo
+
+
 def overlap_problem(p: dict) -> str:
     """Why the overlapped curve cannot be drawn for p (one sentence), or "" when it can."""
     if p["algo"] != "ring":
@@ -75,22 +82,17 @@ def overlap_problem(p: dict) -> str:
 def machine_pick(p: dict, n: int, nbytes: float):
     """
     (algo, protocol, why, chosen) of one all-reduce of nbytes on n chips of p's machine: the
-    machine's own choice (topology.choose) when p["algo"] is the default "ring" (chosen True: the
-    sweep prices that, cost_model._machine_default), else the algorithm asked for with the
-    protocol NCCL runs it with (topology.protocol); None on one switch, for n = 1, or for an n the
-    machine has no group of.
+    machine's own choice when p["algo"] is the menu's default "ring" (engine_algo: None; chosen True:
+    the sweep prices that), else the algorithm asked for with the protocol NCCL runs it with — the
+    plan's fields (topology.plan); None on one switch, for n = 1, or for an n the machine has no group of.
     """
     from simcore.topology_presets import PRESETS
 
     preset = PRESETS.get(p["machine"]) if p["machine"] else None
     if preset is None or n < 2 or not preset.is_valid(int(n)):
         return None
-    topo = preset.topology(int(n))
-    if p["algo"] == "ring":
-        algo, proto, why = topo.choose("all-reduce", float(nbytes))
-        return algo, proto, why, True
-    proto, why = topo.protocol("all-reduce", p["algo"], float(nbytes))
-    return p["algo"], proto, why, False
+    plan = preset.topology(int(n)).plan("all-reduce", float(nbytes), engine_algo(p["algo"], p["machine"]))
+    return plan.algo, plan.protocol, plan.why_text, plan.choice
 
 
 def link_of(p: dict):
@@ -108,7 +110,7 @@ def latency_sweep(p: dict) -> dict:
     ns = np.arange(1, p["n_max"] + 1)
     out = cost_model.decode_sweep(MODELS[p["model"]], CHIPS[p["chip"]], link_of(p), ns, p["batch"], p["ctx"],
                                   w_bytes=p["w_bytes"], kv_bytes=p["kv_bytes"], act_bytes=p["act_bytes"],
-                                  algo=p["algo"], topology=p["machine"] or None)
+                                  algo=engine_algo(p["algo"], p["machine"]), topology=p["machine"] or None)
     if p["overlap"] and not overlap_problem(p):  # cost_model.decode_sweep_overlap's t_step_overlap, same sweep
         saved = cost_model.overlap_saving(MODELS[p["model"]], CHIPS[p["chip"]], link_of(p), ns, p["batch"],
                                           p["w_bytes"], p["act_bytes"], p["algo"])

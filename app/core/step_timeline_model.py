@@ -194,8 +194,9 @@ class StepSpec:
         self.algo, self.prec = algo, prec
 
     def kwargs(self) -> dict:
-        return {"w_bytes": self.w_bytes, "kv_bytes": self.kv_bytes, "act_bytes": self.act_bytes, "algo": self.algo,
-                "compute_prec": self.prec}
+        from .latency_model import engine_algo
+        return {"w_bytes": self.w_bytes, "kv_bytes": self.kv_bytes, "act_bytes": self.act_bytes,
+                "algo": engine_algo(self.algo, self.topology), "compute_prec": self.prec}
 
     def simulate(self, overlap="none", simulate=None):
         """

@@ -336,17 +336,19 @@ class Mesh:
         if sub is None:
             return "", None, ""
         ring = "ring" if "switch" in sub.kinds else "ring-nodes"  # with one GPU a node, the same ring
-        proto = sub.protocol(op, ring, S)[0]
+        plan = self.topology.plan(op, S, ring, group=sub)  # the group's own plan, resolved once
+        proto = plan.protocol
         if not proto:
             return "", None, ""
-        t = sub.timed_as(op, ring, S)
+        t = plan.timed
         topo = self.topology
         if "nodes" in topo.kinds:
             timed = dataclasses.replace(topo, intra=t.link if "switch" in sub.kinds else topo.intra,
                                         inter=topo.inter if "switch" in sub.kinds else t.inter, base=t.base)
         else:
             timed = dataclasses.replace(topo, link=t.link, base=t.base)
-        choice, cproto, _ = sub.choose(op, S)
+        choice = self.topology.plan(op, S, group=sub)
+        choice, cproto = choice.algo, choice.protocol
         why = (f"NCCL's ring with {proto} over each group of {pos.shape[1]}, every group at once, timed as NCCL's "
                f"model times it on {sub.name} at this size; NCCL's own pick for such a group: {choice} {cproto}")
         return proto, timed, why

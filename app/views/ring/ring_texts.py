@@ -333,7 +333,8 @@ def _timed_links(run, topology):
     if not cs or len(cs) < len(run.trace.collectives):
         return None
     links = {(t.intra, t.inter) for t in (_timed(topology, c) for c in cs)}
-    protos = {(c.algo, topology.protocol(c.op, c.algo, float(c.nbytes))[0]) for c in cs}
+    protos = {(c.algo, c.plan.protocol if c.plan is not None else topology.protocol(c.op, c.algo, float(c.nbytes))[0])
+              for c in cs}  # the plan the run executed (its record), else the machine's plan for it
     if len(links) > 1 or len(protos) > 1 or links == {(topology.intra, topology.inter)}:
         return None
     return links.pop(), *protos.pop()
