@@ -623,9 +623,9 @@ class ControlPanel(QWidget):
             return
         n = scenarios.mesh_n(text)
         self._mesh_typed = text
-        ok = self._apply(mesh=text, **({"n": n} if n is not None else {}))
-        if ok or self.model.scenario.mesh == text:
-            self._mesh_typed = None
+        self._apply(mesh=text, **({"n": n} if n is not None else {}))
+        if self.model.scenario.mesh == text:  # in place (a build on the worker clears it when it arrives:
+            self._mesh_typed = None          # a refusal from there keeps the typed mesh beside its reason)
         self.mesh_edit.setText(text)
 
     def _on_algo_activated(self, i):

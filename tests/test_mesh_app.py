@@ -211,6 +211,31 @@ def test_the_control_panel_shows_the_sentence_and_keeps_the_typed_mesh(qtbot):
     assert model.scenario.mesh == "X=4,Y=2" and model.scenario.n == 8 and panel.error.text() == ""
 
 
+def test_a_mesh_refused_by_the_worker_build_stays_typed_beside_its_reason(qtbot):
+    """In the app the run is built on the worker: X=3,Y=5 passes the scenario's checks and is refused
+    by the build ("does not split") after update() returned. The field kept reverting to X=2,Y=4 while
+    the sentence spoke of X=3: what was typed must stay beside the reason until it changes."""
+    from app.main_window import MainWindow
+    from app.state import ScenarioModel
+
+    model = ScenarioModel(Scenario().with_changes(kind="mesh", mesh="X=2,Y=4", program="redistribute"),
+                          sync=False)  # as in the app: builds run on a worker thread
+    w = MainWindow(model)
+    qtbot.addWidget(w)
+    w.show()
+    panel = w.controls
+    qtbot.waitUntil(lambda: not model.busy, timeout=60000)
+    panel.mesh_edit.setText("X=3,Y=5")
+    panel.mesh_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: "does not split" in panel.error.text(), timeout=60000)
+    qtbot.waitUntil(lambda: not model.busy, timeout=60000)
+    assert panel.mesh_edit.text() == "X=3,Y=5" and model.scenario.mesh == "X=2,Y=4"
+    panel.mesh_edit.setText("X=4,Y=2")
+    panel.mesh_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: model.scenario.mesh == "X=4,Y=2" and not model.busy, timeout=60000)
+    assert panel.mesh_edit.text() == "X=4,Y=2" and panel.error.text() == ""
+
+
 # -- the command line ---------------------------------------------------------------------------------
 def test_cli_opens_a_mesh_program_and_writes_a_screenshot(qapp, tmp_path):
     from PySide6.QtGui import QImage
