@@ -212,6 +212,14 @@ def _silu(x):
     return x / (1.0 + np.exp(-x))
 
 
+def _ffn_arrays(b, d, f, seed):
+    """The FFN programs' inputs from one seed: x [b, d], W_in [d, f], W_out [f, d] (scaled so the
+    activations stay O(1)) and the one-device result silu(x · W_in) · W_out, the reference."""
+    rng = np.random.default_rng(seed)
+    x, w_in, w_out = rng.standard_normal((b, d)), rng.standard_normal((d, f)) / d ** .5, rng.standard_normal((f, d)) / f ** .5
+    return x, w_in, w_out, _silu(x @ w_in) @ w_out
+
+
 # ---------------------------------------------------------------------------------------
 # FSDP (X) × TP (Y): the forward of one MLP layer
 # ---------------------------------------------------------------------------------------
@@ -233,9 +241,7 @@ def fsdp_tp_layer(mesh, x_axis=None, y_axis=None, B=8192, D=8192, F=32768, scale
     X, Y = mesh.size(x_axis), mesh.size(y_axis)
     for what, v, k, ax in (("B", b, X, x_axis), ("D", d, X * Y, f"{x_axis}, {y_axis}"), ("F", f, Y, y_axis)):
         _check_split(f"{what}/scale", v, k, ax)
-    rng = np.random.default_rng(seed)
-    x, w_in, w_out = rng.standard_normal((b, d)), rng.standard_normal((d, f)) / d ** .5, rng.standard_normal((f, d)) / f ** .5
-    ref = _silu(x @ w_in) @ w_out
+    x, w_in, w_out, ref = _ffn_arrays(b, d, f, seed)
     n0 = len(mesh.log)
     In = ShardedArray.from_full(mesh, x, P(x_axis, y_axis), "In", "BD")
     Win = ShardedArray.from_full(mesh, w_in, P(x_axis, y_axis), "W_in", "DF")
@@ -321,9 +327,7 @@ def ws2d_ffn(mesh, x_axis=None, yz_axes=None, B=2048, D=8192, F=32768, scale=128
     X, YZ = mesh.size(x_axis), mesh.size(yz)
     _check_split("D/scale", d, X * YZ, "all axes")
     _check_split("F/scale", f, YZ, ",".join(yz))
-    rng = np.random.default_rng(seed)
-    x, w_in, w_out = rng.standard_normal((b, d)), rng.standard_normal((d, f)) / d ** .5, rng.standard_normal((f, d)) / f ** .5
-    ref = _silu(x @ w_in) @ w_out
+    x, w_in, w_out, ref = _ffn_arrays(b, d, f, seed)
     n0 = len(mesh.log)
     all_axes = (x_axis,) + yz
     In = ShardedArray.from_full(mesh, x, P(None, all_axes), "In", "BD")
@@ -371,9 +375,7 @@ def ws1d_ffn(mesh, axes=None, B=2048, D=8192, F=32768, scale=128, seed=0):
     N = mesh.size(axes)
     _check_split("D/scale", d, N, ",".join(axes))
     _check_split("F/scale", f, N, ",".join(axes))
-    rng = np.random.default_rng(seed)
-    x, w_in, w_out = rng.standard_normal((b, d)), rng.standard_normal((d, f)) / d ** .5, rng.standard_normal((f, d)) / f ** .5
-    ref = _silu(x @ w_in) @ w_out
+    x, w_in, w_out, ref = _ffn_arrays(b, d, f, seed)
     n0 = len(mesh.log)
     In = ShardedArray.from_full(mesh, x, P(None, axes), "In", "BD")
     Win = ShardedArray.from_full(mesh, w_in, P(None, axes), "W_in", "DF")
