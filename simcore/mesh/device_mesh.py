@@ -26,48 +26,55 @@ import numpy as np
 
 from ..comm_sim import Comm
 from ..links import NVLINK4
+from ..plan import Plan, Term, Why
 from ..topology import Nodes, Switch, Torus, nodes, switch
+from ..trace import SWITCH
 from .errors import MeshError
-from .rings import Carry, Lane, direct_rounds, permute, ring_all_to_all, ring_phase
+from .rings import (Carry, Lane, bidi_all_to_all, direct_rounds, innet_all_reduce, line_phase, permute,
+                    ring_all_to_all, ring_phase)
 
 OPS = ("all-gather", "reduce-scatter", "all-reduce", "all-to-all", "ppermute")
 
 
 @dataclass(frozen=True)
-class AxisPlan:
-    """What one collective over one mesh axis will run, decided once (Mesh.plan)."""
+class AxisPlan(Plan):
+    """
+    The Plan of one collective over one mesh axis (Mesh.plan), decided once and cached: a
+    simcore.plan.Plan — op, algo, record (the registry's, None for the mesh's own rings), protocol,
+    chunks, timed (the machine with the links it is timed on), terms summing to time (one group
+    alone on idle links), why / why_text — and what only a mesh has: the axis, its groups, the
+    closed form written out (form_text), the topology one group spans and the machine's own plan
+    for such a group (group_plan, GPU machines; None elsewhere).
+    """
 
-    op: str
-    axis: tuple  # mesh axis names, major to minor
-    group_size: int
-    n_groups: int
-    nbytes: float  # S of one group (after byte_scale): AG output, RS / AR input, A2A one device's buffer
-    algo: str  # "ring", "bidi", "multi-axis", "direct", "pairs"
-    why: str  # in words: why this algorithm runs here
-    form: float  # closed form, one group alone on idle links (seconds)
-    form_text: str  # the closed form written out
-    protocol: str = ""  # NCCL's protocol the ring is timed with on a GPU machine ("" : the α–β links)
-    timed: object = None  # the machine with the links it is timed on (None: the machine's own)
+    axis: tuple = ()  # mesh axis names, major to minor
+    group_size: int = 1
+    n_groups: int = 1
+    form_text: str = ""  # the closed form written out (its value: time, the sum of terms)
+    group: object = None  # the topology one group spans (GPU machines), else None
+    group_plan: object = None  # topology.plan(op, nbytes, group=group): NCCL's choice for one such group
+
+    @property
+    def form(self) -> float:
+        """The closed form of one group alone on idle links (seconds): the sum of the terms."""
+        return self.time
 
 
 @dataclass(frozen=True)
 class AxisCollective:
-    """One collective over a mesh axis, all its groups at once, as it ran (Mesh.log)."""
+    """One collective over a mesh axis, all its groups at once, as it ran (Mesh.log); `plan` is the
+    AxisPlan it executed (algo, protocol, why, form and form_text read it)."""
 
     op: str
     axis: tuple
     groups: tuple  # device ids of every group, ring order
     nbytes: float
-    algo: str
-    why: str
     label: str
     t_start: float
     t_end: float
     coll: int  # its Collective's id in mesh.comm.trace
     n_messages: int
-    form: float
-    form_text: str
-    protocol: str = ""
+    plan: AxisPlan
 
     @property
     def time(self) -> float:
@@ -76,6 +83,40 @@ class AxisCollective:
     @property
     def axis_name(self) -> str:
         return _name(self.axis)
+
+    @property
+    def algo(self) -> str:
+        return self.plan.algo
+
+    @property
+    def why(self) -> str:
+        return self.plan.why_text
+
+    @property
+    def protocol(self) -> str:
+        return self.plan.protocol
+
+    @property
+    def form(self) -> float:
+        return self.plan.form
+
+    @property
+    def form_text(self) -> str:
+        return self.plan.form_text
+
+
+_PLANS: dict = {}  # (machine, mesh layout, op, axis, S, algo) -> AxisPlan: Mesh.plan's cache
+_PLAN_STATS = {"hits": 0, "misses": 0}
+
+
+def plan_cache_info() -> dict:
+    """Mesh.plan's cache: {"hits", "misses", "size"} (misses = axis plans decided)."""
+    return dict(_PLAN_STATS, size=len(_PLANS))
+
+
+def plan_cache_clear():
+    _PLANS.clear()
+    _PLAN_STATS.update(hits=0, misses=0)
 
 
 def _machine(machine, n):
@@ -124,6 +165,50 @@ def _multi_axis_phase(sizes, kind, part, t):
     m = math.prod(sizes) // math.prod(sizes[f] for f in fixed)
     sets = np.nonzero(same)[1].reshape(-1, m)
     return lines, sets
+
+
+def _a2a_hops(g) -> int:
+    """The steps of a bidirectional ring all-to-all over g devices: ⌊g/2⌋ (g = 2: one exchange)."""
+    return 1 if g <= 2 else g // 2
+
+
+def _a2a_load(g) -> float:
+    """Blocks (S/g each) one link carries one way in a bidirectional ring all-to-all over g devices:
+    Σ_d d·w_d over the distances d ≤ g/2 a block goes one way, w_d = ½ for the opposite device (its
+    block half each way), else 1 — g²/8 for even g, (g²−1)/8 for odd (the book's N²/8 a direction:
+    "How to Scale Your Model", sharding chapter, AllToAll footnote). g = 2: the one block, one way."""
+    if g <= 2:
+        return float(g - 1)
+    return float(sum(d * (0.5 if 2 * d == g else 1.0) for d in range(1, g // 2 + 1)))
+
+
+@dataclass(frozen=True)
+class _NodeSwitches(Nodes):
+    """nodes() whose in-network reduction (SWITCH) is each node's own NVSwitch (NVLS) rather than the
+    fabric's SHARP: how a mesh times NVLS over groups that each sit inside one node."""
+
+    def route(self, src, dst):
+        if src == SWITCH or dst == SWITCH:
+            dev = dst if src == SWITCH else src
+            return (None, dev, self.intra) if src == SWITCH else (dev, None, self.intra)
+        return super().route(src, dst)
+
+    def routes(self, src, dst):
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        sw_s, sw_d = src == SWITCH, dst == SWITCH
+        if not (sw_s | sw_d).any():
+            return super().routes(src, dst)
+        if not (sw_s | sw_d).all():
+            raise ValueError("a batch mixes messages to the node switches with others")
+        return np.where(sw_s, -1, src), np.where(sw_d, -1, dst), self.intra.alpha, self.intra.bw
+
+
+def _n_chunks(op, plan, g) -> int:
+    """The chunks a collective's trace names: g (one a position), ×2 for a bidirectional ring's halves,
+    ×2k for the multi-axis gather's parts (all-to-all, ppermute, a line and NVLS: g)."""
+    if op in ("all-to-all", "ppermute") or plan.algo in ("line", "innet"):
+        return g
+    return g * (2 * len(plan.axis) if plan.algo == "multi-axis" else 2 if plan.algo == "bidi" else 1)
 
 
 def _name(names) -> str:
@@ -254,63 +339,117 @@ class Mesh:
 
     def plan(self, op, axis, nbytes, algo=None) -> AxisPlan:
         """
-        The algorithm `op` runs over `axis` for S = nbytes (one group's, after byte_scale), and its
-        closed form for one group alone: the only place the mesh decides. algo None: the machine's
-        choice — on a torus the book's bidirectional rings along the physical axis (several axes:
-        its multi-axis gather), elsewhere the lecture's ring; all-to-all one-shot (a ring on a torus).
+        The AxisPlan (a simcore.plan.Plan) `op` runs over `axis` for S = nbytes (one group's, after
+        byte_scale): the algorithm, its protocol, the links it is timed on, the closed form of one
+        group alone as terms, and why — the only place the mesh decides, resolved once per (machine,
+        mesh, op, axis, S, algo) and cached (plan_cache_info). algo None: the machine's choice — on a
+        torus the book's bidirectional rings along the physical axis (several axes: its multi-axis
+        gather; an axis without wraparound: a line), on a GPU machine NCCL's choice for one group's
+        devices (topology.plan(op, S, group=…)) where the engine runs it on a mesh's groups, elsewhere
+        the lecture's ring; all-to-all one-shot (on a torus bidirectional rings, axis by axis).
         """
         if op not in OPS:
             raise MeshError(f"unknown collective {op!r}; the mesh runs {', '.join(OPS)}")
         names = self.axis(axis)
+        key = (self.topology, self.shape, self.axis_names, self.dev.tobytes(), op, names, float(nbytes), algo)
+        p = _PLANS.get(key)
+        if p is not None:
+            _PLAN_STATS["hits"] += 1
+            return p
+        p = self._decide(op, names, float(nbytes), algo)
+        _PLAN_STATS["misses"] += 1
+        if len(_PLANS) >= 4096:
+            _PLANS.clear()
+        _PLANS[key] = p
+        return p
+
+    def _refuse_open(self, topo, dims, names, what):
+        for a, d in zip(names, dims):
+            if topo.shape[d] > 2 and not topo.wraps()[d]:
+                raise MeshError(f"axis {a} of {topo.name} has no wraparound link, so {what} over "
+                                f"{self._axis_text(names)} is not built there; use a slice whose axis {a} wraps")
+
+    def _decide(self, op, names, S, algo):
         pos = self.positions(names)
         G, g = pos.shape
         dims = self._torus_dims(names)
         topo = self.topology
+        gpu = None  # (the group's machine, NCCL's plan for it) where the group's plan is the machine's
         if op == "ppermute":
             offered, choice, why = ("pairs",), "pairs", "ppermute sends each pair's array straight to its partner"
         elif op == "all-to-all":
             if dims is not None:
-                offered, choice = ("ring",), "ring"
-                why = f"on {topo.name} only neighbours talk: each block travels round the axis's ring"
+                self._refuse_open(topo, dims, names, "an all-to-all")
                 if len(dims) > 1:
-                    raise MeshError(f"all-to-all over several torus axes {names} is not built: run it one axis at a time")
+                    offered, choice = ("multi-axis",), "multi-axis"
+                    why = (f"on {topo.name} only neighbours talk: the blocks go axis by axis, "
+                           f"{' then '.join(reversed(names))}, each axis a bidirectional all-to-all (the shorter way round)")
+                else:
+                    offered = ("bidi", "ring") if topo.shape[dims[0]] > 2 else ("ring",)
+                    choice = offered[0]
+                    why = (f"on {topo.name} only neighbours talk: each block goes the shorter way round the axis's "
+                           f"ring, the opposite one half each way (the book's bidirectional all-to-all)"
+                           if choice == "bidi" else f"on {topo.name} only neighbours talk: each block travels round the "
+                                                    f"axis's ring")
             else:
                 offered, choice = ("direct", "ring"), "direct"
                 why = "every block goes straight to its device (one-shot), as NCCL's grouped sends do"
         elif dims is not None and len(dims) > 1:
-            for a, d in zip(names, dims):
-                if topo.shape[d] > 2 and not topo.wraps()[d]:
-                    raise MeshError(f"axis {a} of {topo.name} has no wraparound link, so a ring over it cannot "
-                                    f"close; use a slice whose axis {a} wraps")
+            self._refuse_open(topo, dims, names, "the multi-axis gather")
             offered, choice = ("multi-axis",), "multi-axis"
             why = (f"over {len(dims)} torus axes the book's gather uses every axis's links at once: the data in "
                    f"{len(dims)} parts, each going along the axes in its own turn, each both ways round")
         elif dims is not None:
             size, wrap = topo.shape[dims[0]], topo.wraps()[dims[0]]
             if size > 2 and not wrap:
-                raise MeshError(f"axis {names[0]} of {topo.name} has no wraparound link, so a ring over it cannot "
-                                f"close; use a slice whose axis {names[0]} wraps")
-            offered = ("bidi", "ring") if size > 2 else ("ring",)
-            choice = offered[0]
-            why = ("the book's bidirectional ring: half of every chunk goes each way round the torus axis"
-                   if choice == "bidi" else "a ring of two: the pair exchanges its chunks")
+                offered, choice = ("line",), "line"
+                why = (f"axis {names[0]} of {topo.name} has no wraparound link: a line, not a ring, so every chunk "
+                       f"goes both ways along it and the ends' chunks travel {size - 1} hops (the book's no-wraparound "
+                       f"gather)")
+            else:
+                offered = ("bidi", "ring") if size > 2 else ("ring",)
+                choice = offered[0]
+                why = ("the book's bidirectional ring: half of every chunk goes each way round the torus axis"
+                       if choice == "bidi" else "a ring of two: the pair exchanges its chunks")
         else:
             offered, choice = ("ring", "bidi"), "ring"
             why = f"the lecture's ring over each group, every group at once on {topo.name}'s ports"
+            sub = self._group_machine(pos) if op in ("all-gather", "reduce-scatter", "all-reduce") else None
+            if sub is not None:
+                own = topo.plan(op, S, group=sub)  # NCCL's choice for one such group, resolved once
+                gpu = (sub, own)
+                runs = {"ring": "ring", "ring-nodes": "ring"}  # one GPU a node: NCCL's ring is this ring
+                if op == "all-reduce" and "switch" in sub.kinds:  # NVLS in each group's NVSwitch
+                    runs["innet"] = "innet"
+                    offered = ("ring", "bidi", "innet")
+                choice = runs.get(own.algo, "ring")
+                why = "" if own.algo in runs else (
+                    f"NCCL's choice for one group of {g} on {sub.name} is {own.why.label or own.algo} with "
+                    f"{own.protocol or 'no protocol'}, which the engine runs only over a whole machine's devices, so "
+                    f"every group runs NCCL's ring")
         if algo is not None and algo not in offered:
             raise MeshError(f"{op} over {self._axis_text(names)} cannot run {algo!r} on {topo.name}; it runs "
                             f"{', '.join(offered)}")
+        asked = algo is not None and algo != choice
         algo = choice if algo is None else algo
-        if algo != choice:
+        if asked:
             why = f"{algo}, as asked"
-        protocol, timed = "", None
-        if algo == "ring" and op in ("all-gather", "reduce-scatter", "all-reduce"):
-            protocol, timed, said = self._nccl_ring(op, pos, float(nbytes))
-            why = said or why
-        form, text = self._form(op, algo, pos, names, float(nbytes), timed or self.topology)
+        protocol, timed, gp, said = "", None, None, ""
+        if gpu is not None and algo in ("ring", "innet"):
+            protocol, timed, gp, said = self._nccl_group(op, pos, S, algo, *gpu)
+            why = why if asked else (said if not why else f"{why}, with {protocol}")
+        terms, text = self._form(op, algo, pos, names, S, timed or self.topology)
         if protocol:
-            text += f", α, β and the call's base NCCL's for its ring with {protocol} (nccl src/graph/tuning.cc)"
-        return AxisPlan(op, names, g, G, float(nbytes), algo, why, form, text, protocol, timed)
+            text += f", α, β and the call's base NCCL's for {algo} with {protocol} (nccl src/graph/tuning.cc)"
+        from ..algorithms import algorithm_registry
+        record = algorithm_registry(op).get(algo) if op in ("all-gather", "reduce-scatter", "all-reduce",
+                                                            "all-to-all") else None
+        why_rec = (dataclasses.replace(gp.why, text=why) if gp is not None
+                   else Why("lecture", label=algo, algo=algo, text=why))
+        time = float(sum(t.seconds for t in terms))
+        return AxisPlan(topo, op, S, algo, record, protocol, 1, timed or topo, terms, time, why_rec, why,
+                        not asked, "", (protocol, gp.protocol_reason[1] if gp is not None else ""),
+                        names, g, G, text, gpu[0] if gpu else None, gpu[1] if gpu else None)
 
     def _group_machine(self, pos):
         """The machine one group of pos spans, as a topology of its own kind (GPU machines with
@@ -320,48 +459,55 @@ class Mesh:
             return None
         g = pos.shape[1]
         if "nodes" not in topo.kinds:
-            return switch(g, topo.link, base=topo.base, tuning=topo.tuning)
+            return switch(g, topo.link, base=topo.base, tuning=topo.tuning, launch=topo.launch)
         node = self.dev[pos] // topo.per_node
         per_group = [len(set(row)) for row in node.tolist()]
         if all(k == 1 for k in per_group):
-            return switch(g, topo.intra, base=topo.base, tuning=topo.tuning)
+            return switch(g, topo.intra, base=topo.base, tuning=topo.tuning, launch=topo.launch)
         if all(k == g for k in per_group):  # one GPU on each node: NCCL's ring through the nodes
-            return nodes(g, 1, topo.intra, topo.inter, base=topo.base, tuning=topo.tuning)
+            return nodes(g, 1, topo.intra, topo.inter, base=topo.base, tuning=topo.tuning, launch=topo.launch)
         return None  # several GPUs on several nodes: NCCL would run channel rings, not this ring
 
-    def _nccl_ring(self, op, pos, S):
-        """On a GPU machine: (protocol, the machine timed as NCCL times the ring for such a group at
-        S, the reason in words), asking the group's own machine; ("", None, "") elsewhere."""
-        sub = self._group_machine(pos)
-        if sub is None:
-            return "", None, ""
-        ring = "ring" if "switch" in sub.kinds else "ring-nodes"  # with one GPU a node, the same ring
-        plan = self.topology.plan(op, S, ring, group=sub)  # the group's own plan, resolved once
+    def _nccl_group(self, op, pos, S, algo, sub, own):
+        """On a GPU machine, for a group's `algo` ("ring" or "innet"): (protocol, the machine timed as
+        NCCL's model times algo on the group's machine `sub` at S, the group's Plan of algo, the reason
+        in words); own: NCCL's choice for such a group."""
+        name = "innet" if algo == "innet" else ("ring" if "switch" in sub.kinds else "ring-nodes")
+        plan = self.topology.plan(op, S, name, group=sub)  # the group's own plan, resolved once
         proto = plan.protocol
         if not proto:
-            return "", None, ""
+            return "", None, None, ""
         t = plan.timed
         topo = self.topology
         if "nodes" in topo.kinds:
-            timed = dataclasses.replace(topo, intra=t.link if "switch" in sub.kinds else topo.intra,
-                                        inter=topo.inter if "switch" in sub.kinds else t.inter, base=t.base)
+            kind = _NodeSwitches if algo == "innet" and topo.n_nodes > 1 else type(topo)
+            fields = {f.name: getattr(topo, f.name) for f in dataclasses.fields(topo)}
+            fields.update(intra=t.link if "switch" in sub.kinds else topo.intra,
+                          inter=topo.inter if "switch" in sub.kinds else t.inter, base=t.base)
+            timed = kind(**fields)
         else:
             timed = dataclasses.replace(topo, link=t.link, base=t.base)
-        choice = self.topology.plan(op, S, group=sub)
-        choice, cproto = choice.algo, choice.protocol
-        why = (f"NCCL's ring with {proto} over each group of {pos.shape[1]}, every group at once, timed as NCCL's "
-               f"model times it on {sub.name} at this size; NCCL's own pick for such a group: {choice} {cproto}")
-        return proto, timed, why
+        g = pos.shape[1]
+        what = "NVLS (each group reduced in its NVSwitch)" if algo == "innet" else "NCCL's ring"
+        why = (f"NCCL's choice for one group of {g} on {sub.name}: {what} with {proto}, every group at once, timed "
+               f"as NCCL's model times it at this size")
+        if own.algo != name:
+            why = (f"{what} with {proto} over each group of {g}, every group at once; NCCL's own pick for such a "
+                   f"group: {own.algo} {own.protocol}")
+        return proto, timed, plan, why
 
     def _axis_text(self, names):
         return "axis " + "".join(names) if all(len(a) == 1 for a in names) else "axes " + ",".join(names)
 
-    def _links(self, pos, step=1, topo=None):
+    def _links(self, pos, step=1, topo=None, line=False):
         """(α, β) of the slowest hop of any group's ring (position j to j + step) on topo (default
         the machine)."""
         topo = topo or self.topology
-        src = self.dev[pos].ravel()
-        dst = self.dev[np.roll(pos, -step, axis=1)].ravel()
+        if line:  # a line: no hop from the last position back to the first
+            src, dst = self.dev[pos[:, :-1]].ravel(), self.dev[pos[:, 1:]].ravel()
+        else:
+            src = self.dev[pos].ravel()
+            dst = self.dev[np.roll(pos, -step, axis=1)].ravel()
         keep = src != dst
         if not keep.any():
             return topo.link.alpha, topo.link.bw
@@ -381,11 +527,23 @@ class Mesh:
         return np.ndim(bw) > 0 and float(np.min(bw)) != float(np.max(bw))
 
     def _form(self, op, algo, pos, names, S, topo):
-        """Closed form (seconds, text) of one group alone on idle links of topo."""
+        """Closed form of one group alone on idle links of topo: (terms, text), the terms (base, α,
+        S/β, …) summing to its seconds."""
         G, g = pos.shape
         base = float(getattr(topo, "base", 0.0))
         if g == 1:
-            return 0.0, "one device: nothing moves"
+            return (Term("total", 0.0),), "one device: nothing moves"
+
+        def ab(n_alpha, alpha, n_bytes, beta):
+            return Term("base", base), Term("α", n_alpha * alpha), Term("S/β", n_bytes / beta)
+
+        if algo == "multi-axis" and op == "all-to-all":
+            # axis by axis, minor first: each a bidirectional all-to-all of the whole buffer
+            alpha, beta = topo.link.alpha, topo.link.bw
+            hops = sum(_a2a_hops(a) for a in self.shape_of(names))
+            load = sum(_a2a_load(a) * S / a for a in self.shape_of(names))
+            return ab(hops, alpha, load, beta), ("Σ_axes (⌊a/2⌋·α + L_a·S/(a·β)), L_a = Σ_d d·w_d the blocks a link "
+                                                 "carries one way (w = ½ for the opposite device; ≈ a²/8)")
         if algo == "multi-axis":
             # phase t: part i along axis (i + t) mod k, messages of m chunks' 1/(2k) each way
             k = len(names)
@@ -400,23 +558,30 @@ class Mesh:
             text = ("Σ_phases max_parts (|axis|−1)·(α + m·S/(2k·g·β)), m the chunks a device owns in the phase "
                     "(a part that runs ahead onto an axis still in use queues there: not in the form)")
             if op == "all-reduce":
-                return base + phases("rs") + phases("ag"), "reduce-scatter + all-gather, each " + text
-            return base + phases("ag" if op == "all-gather" else "rs"), text
-        alpha, beta = self._links(pos, topo=topo)
+                return (Term("base", base), Term("phases", phases("rs") + phases("ag"))), \
+                    "reduce-scatter + all-gather, each " + text
+            return (Term("base", base), Term("phases", phases("ag" if op == "all-gather" else "rs"))), text
+        alpha, beta = self._links(pos, topo=topo, line=algo == "line")
         if op == "ppermute":
-            return base + alpha + S / beta, "α + S/β"
+            return ab(1, alpha, S, beta), "α + S/β"
         if op == "all-to-all":
             if algo == "direct":
-                return base + alpha + (g - 1) * S / (g * beta), "α + (g−1)·S/(g·β)"
-            return base + (g - 1) * alpha + (g - 1) * S / (2 * beta), "(g−1)·α + (g−1)·S/(2β)"
+                return ab(1, alpha, (g - 1) * S / g, beta), "α + (g−1)·S/(g·β)"
+            if algo == "bidi":
+                return ab(_a2a_hops(g), alpha, _a2a_load(g) * S / g, beta), \
+                    "⌊g/2⌋·α + L·S/(g·β), L = Σ_d d·w_d the blocks a link carries one way (w = ½ for the opposite; ≈ g²/8)"
+            return ab(g - 1, alpha, (g - 1) * S / 2, beta), "(g−1)·α + (g−1)·S/(2β)"
+        if algo == "innet":
+            return ab(2, alpha, (g + 1) * S / g, beta), "2α + (g+1)·S/(g·β) (NVLS: up to the switch, multicast down)"
+        k = 2 if op == "all-reduce" else 1
         per = S / g / (2 if algo == "bidi" else 1)
-        one = (g - 1) * (alpha + per / beta)
+        terms = ab(k * (g - 1), alpha, k * (g - 1) * per, beta)
         text = f"(g−1)·(α + S/({'2' if algo == 'bidi' else ''}g·β))"
+        if algo == "line":
+            text += ": a line, one chunk a hop each way, the ends' chunks g−1 hops"
         if self._mixed(pos):  # some hops on the slow link: the slowest hop's α, β bound it from above
             text += ", slowest hop's α and β (an upper bound: only some hops are slow)"
-        if op == "all-reduce":
-            return base + 2 * one, "2" + text
-        return base + one, text
+        return terms, ("2" + text if k == 2 else text)
 
     # -- running: one function ------------------------------------------------------------
     def collective(self, op, axis, arrays=None, algo=None, label="", dim=0, split_dim=0, concat_dim=0, perm=None,
@@ -459,7 +624,7 @@ class Mesh:
                 raise MeshError(f"{op}: {what} {d} does not exist in arrays of shape {shape}")
         S = float(a0.nbytes) * self.comm.byte_scale * (g if op == "all-gather" else 1)
         plan = self.plan(op, names, S, algo)
-        n_chunks = g * (2 * len(names) if plan.algo == "multi-axis" else 2 if plan.algo == "bidi" else 1)
+        n_chunks = _n_chunks(op, plan, g)
 
         def body(ready, who):
             if g < 2:
@@ -486,7 +651,7 @@ class Mesh:
         plan = self.plan(op, names, S, algo)
         # a read-only view of one byte: the ring phases time it, and _finish leaves it alone
         data = np.broadcast_to(np.zeros((), dtype=np.uint8), (self.n, g, q))
-        n_chunks = g * (2 * len(names) if plan.algo == "multi-axis" else 2 if plan.algo == "bidi" else 1)
+        n_chunks = _n_chunks(op, plan, g)
         self._record(op, plan, pos, n_chunks, S, label, lambda ready, who: self._virtual(op, plan, pos, data,
                                                                                          ready, who))
         return None
@@ -496,8 +661,7 @@ class Mesh:
         if g < 2:
             return
         if op == "all-reduce":
-            done = self._phases("rs", plan, pos, data, self.dev, ready, who, 0)
-            self._phases("ag", plan, pos, data, self.dev, done, who, self._after_rs(plan, g))
+            self._all_reduce(plan, pos, data, self.dev, ready, who)
         else:
             self._phases("ag" if op == "all-gather" else "rs", plan, pos, data, self.dev, ready, who, 0)
 
@@ -526,9 +690,8 @@ class Mesh:
         cid = len(comm.trace.collectives)
         comm._end()
         c = comm.trace.collectives[cid]
-        self.log.append(AxisCollective(op, plan.axis, tuple(map(tuple, dev[pos].tolist())), S, plan.algo, plan.why,
-                                       label, c.t_start, c.t_end, cid, len(comm.trace.messages) - n_before,
-                                       plan.form, plan.form_text, plan.protocol))
+        self.log.append(AxisCollective(op, plan.axis, tuple(map(tuple, dev[pos].tolist())), S, label, c.t_start,
+                                       c.t_end, cid, len(comm.trace.messages) - n_before, plan))
         return out
 
     def _initial(self, op, pos, n_chunks):
@@ -568,8 +731,11 @@ class Mesh:
                                 f"into {g} equal blocks")
             blocks = np.stack([np.stack(np.split(np.asarray(a), g, axis=split_dim)) for a in arrays])  # (n, g, …)
             flat = blocks.reshape(n, g, -1)
-            run = direct_rounds if plan.algo == "direct" else ring_all_to_all
-            got, _ = run(comm, flat, dev, pos, ready, who, phase=label or "all-to-all")
+            if plan.algo in ("direct", "ring"):
+                run = direct_rounds if plan.algo == "direct" else ring_all_to_all
+                got, _ = run(comm, flat, dev, pos, ready, who, phase=label or "all-to-all")
+            else:
+                got = self._torus_all_to_all(plan, pos, flat, ready, who, label or "all-to-all")
             bshape = blocks.shape[2:]
             res = list(arrays)
             for p in pos.ravel().tolist():
@@ -603,9 +769,45 @@ class Mesh:
         data = np.zeros((n, g * q), dtype=stacked.dtype)
         data[:, :L] = stacked.reshape(n, L)
         data = data.reshape(n, g, q)
-        done = self._phases("rs", plan, pos, data, dev, ready, who, 0)
-        self._phases("ag", plan, pos, data, dev, done, who, self._after_rs(plan, g))
+        self._all_reduce(plan, pos, data, dev, ready, who)
         return self._only(arrays, pos, data.reshape(n, -1)[:, :L].reshape((n,) + a0.shape))
+
+    def _all_reduce(self, plan, pos, data, dev, ready, who):
+        """An all-reduce's messages on data (position, chunk, element): NVLS, or a reduce-scatter then an
+        all-gather of the summed chunks."""
+        g = pos.shape[1]
+        if plan.algo == "innet":
+            return innet_all_reduce(self.comm, data, dev, pos, ready, who)
+        done = self._phases("rs", plan, pos, data, dev, ready, who, 0)
+        return self._phases("ag", plan, pos, data, dev, done, who, self._after_rs(plan, g))
+
+    def _torus_all_to_all(self, plan, pos, flat, ready, who, phase):
+        """All-to-all on a torus (flat[position, block, element], block t for group position t): one
+        axis, the bidirectional ring; several ("multi-axis"), axis by axis from the minor one — along
+        axis a every position sends each device of its line the bundle of blocks whose destination
+        lies on that device's coordinate of a, so after the last axis every block is home. Returns
+        got[position, i] = the block group position i sent it (the data moved at once, as numpy's)."""
+        comm, dev = self.comm, self.dev
+        G, g = pos.shape
+        j = np.arange(g)
+        got = np.empty_like(flat)
+        got[pos[:, :, None], j[None, None, :]] = flat[pos[:, None, :], j[None, :, None]]
+        block = flat.shape[2] * flat.itemsize
+        if plan.algo == "bidi":
+            bidi_all_to_all(comm, block, dev, pos, ready, who, 0, phase)
+            return got
+        sizes = self.shape_of(plan.axis)
+        ids = np.arange(g).reshape(sizes)
+        t = np.asarray(ready, dtype=float)
+        step = 0
+        for a in reversed(range(len(sizes))):
+            lines = np.moveaxis(ids, a, -1).reshape(-1, sizes[a])
+            line_pos = pos[:, lines].reshape(-1, sizes[a])
+            # a bundle: the g / |a| blocks bound for one coordinate of the line
+            t = bidi_all_to_all(comm, block * g // sizes[a], dev, line_pos, t, who, step, f"{phase} {_name(plan.axis[a:a + 1])}")
+            who.merge(line_pos)
+            step += _a2a_hops(sizes[a])
+        return got
 
     @staticmethod
     def _after_rs(plan, g):
@@ -639,6 +841,8 @@ class Mesh:
         own = np.broadcast_to(np.arange(g)[None, :, None], (pos.shape[0], g, 1))
         if plan.algo == "ring":
             return ring_phase(comm, kind, data, dev, [Lane(pos, own, +1, 0, q, 0)], ready, who, step0, kind)
+        if plan.algo == "line":
+            return line_phase(comm, kind, data, dev, pos, ready, who, step0, kind)
         if plan.algo == "bidi":
             h = (q + 1) // 2
             lanes = [Lane(pos, own, +1, 0, h, 0)] + ([Lane(pos, own, -1, h, q, 1)] if h < q else [])

@@ -35,6 +35,8 @@ Needs mpi4py (the `mpi` extra); this module imports without it.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .device_mesh import AxisCollective, Mesh, _name
@@ -131,10 +133,10 @@ class RankMesh(Mesh):
         t0 = MPI.Wtime()
         out = self._mpi(op, sub, x, g, idx, dim, split_dim, concat_dim, pairs, perm)
         t1 = MPI.Wtime()
+        said = f"Open MPI's own algorithm for {MPI_CALLS[op]} on the sub-communicator of {self._axis_text(names)}"
+        ran = dataclasses.replace(plan, algo=MPI_CALLS[op], why_text=said, why=dataclasses.replace(plan.why, text=said))
         self.log.append(AxisCollective(op, names, tuple(map(tuple, self.dev[self.positions(names)].tolist())), S,
-                                       MPI_CALLS[op], f"Open MPI's own algorithm for {MPI_CALLS[op]} on the "
-                                       f"sub-communicator of {self._axis_text(names)}", label, t0 - self._t0,
-                                       t1 - self._t0, -1, 0, plan.form, plan.form_text))
+                                       label, t0 - self._t0, t1 - self._t0, -1, 0, ran))
         res = [None] * self.n
         res[self.pos] = out
         return res

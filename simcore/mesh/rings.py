@@ -311,3 +311,142 @@ def permute(comm, data, dev, pairs, ready, who, step=0, phase="ppermute"):
     done = np.array(ready, dtype=float)
     np.maximum.at(done, dst, t)
     return {q: data[p].copy() for p, q in pairs}, done
+
+
+def line_phase(comm, kind, data, dev, pos, ready, who, step0=0, phase=""):
+    """
+    One all-gather ("ag") or reduce-scatter ("rs") phase over lines, not rings: a torus axis with
+    no wraparound link (pos[G, g] in line order; data[position, chunk, element], position j owns
+    chunk j). Every chunk goes both ways along the line, one chunk a message:
+      all-gather      step k: j sends to j+1 the chunk of j − k (j ≥ k), and to j−1 that of j + k
+      reduce-scatter  step k: j sends to j+1 its partial (positions 0 … j) of chunk j + g−1−k
+                      (j ≤ k) and to j−1 its partial (j … g−1) of chunk j − (g−1−k) (j ≥ g−1−k)
+    The ends' chunks go g−1 hops, so one group alone takes (g−1)·(α + S/(g·β)) — a unidirectional
+    ring's time ("How to Scale Your Model", sharding chapter: TPU v5e's 4-axis without wraparound,
+    "3 hops for data from the edges to reach the other edge", T = 3·(V/4)/W one way). Returns when
+    each position's part is complete (s).
+    """
+    G, g = pos.shape
+    out = np.array(ready, dtype=float)
+    if g < 2:
+        return out
+    enc = _Who(comm)
+    before = who.copy()
+    nb = data.shape[2] * data.itemsize  # one chunk
+    own = np.asarray(ready, dtype=float)[pos]  # G × g
+    sets = before.rows(pos)
+    t_in = {+1: own.copy(), -1: own.copy()}  # when what position j forwards next has arrived (per direction)
+    for k in range(g - 1):
+        srcs, dsts, chunks, whos, readies, dirs = [], [], [], [], [], []
+        for s in (+1, -1):
+            for j in range(g):
+                to = j + s
+                if not 0 <= to < g:
+                    continue
+                if kind == "ag":
+                    o = j - s * k
+                    if not 0 <= o < g:
+                        continue
+                    c, members = o, [o]
+                else:
+                    c = j + s * (g - 1 - k)
+                    if not 0 <= c < g or (s > 0 and j > k) or (s < 0 and j < g - 1 - k):
+                        continue
+                    members = list(range(0, j + 1)) if s > 0 else list(range(j, g))
+                for a in range(G):
+                    srcs.append(pos[a, j])
+                    dsts.append(pos[a, to])
+                    chunks.append(c)
+                    whos.append(frozenset().union(*(sets[a][m] for m in members)))
+                    readies.append(max(t_in[s][a, j], own[a, j]) if k else own[a, j])
+                    dirs.append((s, a, to))
+        if not srcs:
+            continue
+        src, dst = np.array(srcs, dtype=np.int64), np.array(dsts, dtype=np.int64)
+        end = comm.send_batch(dev[src], dev[dst], nb, np.array(readies), step0 + k, np.array(chunks),
+                              enc.arrays(whos), phase, kind == "rs")
+        nxt = {+1: np.full((G, g), -np.inf), -1: np.full((G, g), -np.inf)}
+        for (s, a, to), t in zip(dirs, end.tolist()):
+            nxt[s][a, to] = t
+        for s in (+1, -1):
+            t_in[s] = np.where(np.isfinite(nxt[s]), nxt[s], t_in[s])
+        np.maximum.at(out, dst, end)
+    _finish(kind, data, Lane(pos, np.broadcast_to(np.arange(g)[None, :, None], (G, g, 1)), +1, 0, data.shape[2], 0))
+    who.merge(pos)
+    return out
+
+
+def innet_all_reduce(comm, data, dev, pos, ready, who, step0=0):
+    """
+    NVLS in every group at once (simcore.collectives.allreduce_innet on each group's devices): the
+    buffer in g chunks; every position sends chunk c up to its switch, which adds the group's g
+    copies and multicasts the sum down to the group once all have arrived. One group alone:
+    2α + (g+1)·S/(g·β). The switch is the topology's SWITCH (on several nodes the mesh times it on
+    each node's NVSwitch). Returns when each position holds the sum (s).
+    """
+    G, g = pos.shape
+    enc = _Who(comm)
+    src = pos.ravel()
+    up_who = who.descriptors(enc, src)
+    group = who.copy()
+    group.merge(pos)
+    down_who = group.descriptors(enc, src)
+    sw = np.full(len(src), _switch_id())
+    nb = data.shape[2] * data.itemsize
+    t0 = np.asarray(ready, dtype=float)[src]
+    done = np.array(ready, dtype=float)
+    for c in range(g):
+        up = comm.send_batch(dev[src], sw, nb, t0, step0 + c, c, up_who, "up", True)
+        when = np.repeat(up.reshape(G, g).max(axis=1), g)
+        down = comm.send_batch(sw, dev[src], nb, when, step0 + c + 1, c, down_who, "down", False)
+        np.maximum.at(done, src, down)
+    if data.flags.writeable:
+        data[pos] = data[pos].sum(axis=1)[:, None]
+    who.merge(pos)
+    return done
+
+
+def _switch_id():
+    from ..trace import SWITCH
+    return SWITCH
+
+
+def _bidi_weights(g):
+    """Per direction, the blocks (of S/g) a message carries at steps 1 … ⌊g/2⌋ of a bidirectional
+    all-to-all: the blocks still to go at least k hops, the opposite device's half each way."""
+    if g == 2:
+        return {+1: [1.0]}
+    w = [0.5 if 2 * d == g else 1.0 for d in range(1, g // 2 + 1)]
+    steps = [sum(w[k:]) for k in range(len(w))]
+    return {+1: steps, -1: steps}
+
+
+def bidi_all_to_all(comm, block, dev, pos, ready, who, step0=0, phase="all-to-all"):
+    """
+    The bidirectional ring all-to-all in every group at once (timing and trace; the caller moves
+    the data): each block goes the shorter way round, the opposite device's half each way. At step k
+    position j passes on, each way, the blocks still to travel ≥ k hops. block: bytes of one block
+    (before byte_scale). One group alone: ⌊g/2⌋·α + (S/g)·L/β with L = Σ_d d·w_d ≈ g²/8 the blocks a
+    link carries one way — the book's AllToAll, "AllGather / 4 for a bidirectional ring" ("How to
+    Scale Your Model", sharding chapter). Returns when each position has everything (s).
+    """
+    G, g = pos.shape
+    j = np.arange(g)
+    enc = _Who(comm)
+    done = np.array(ready, dtype=float)
+    if g < 2:
+        return done
+    src = pos.ravel()
+    for s, steps in _bidi_weights(g).items():
+        dst = pos[:, (j + s) % g].ravel()
+        plan = comm._plan(dev[src], dev[dst], rounds=True)
+        t_ready = np.asarray(ready, dtype=float)[src]
+        for k, blocks in enumerate(steps, start=1):
+            b = np.full(G * g, blocks * block * comm.byte_scale)
+            origin = (j - s * (k - 1)) % g  # whose blocks position j passes on at step k
+            w = who.descriptors(enc, pos[:, origin].ravel())
+            start, end = comm._port_times(plan, b, t_ready)
+            comm._record(step0 + k - 1, dev[src], dev[dst], np.tile(origin, G), b, start, end, w, phase, False)
+            t_ready = end.reshape(G, g)[:, (j - s) % g].ravel()
+            np.maximum.at(done, dst, end)
+    return done
