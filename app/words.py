@@ -518,7 +518,10 @@ def mesh_formula_html(info, coll: int) -> str:
         return "<p>" + _html.escape(_mesh("No collective at this time.")) + "</p>"
     rows = [_mesh("{short} — {what}, {algo}").format(short=e.short, what=mesh_op_words(e), algo=e.algo)]
     if e.form > 0:
-        rows.append(_mesh("one group alone: T = {form} = {t}").format(form=e.form_text, t=fmt_time(e.form)))
+        terms = getattr(e.plan, "terms", ())  # the plan's terms, summing to its time
+        shown = " + ".join(f"{t.name} {fmt_time(t.seconds)}" for t in terms if t.seconds > 0)
+        form = f"{e.form_text} = {shown}" if len(terms) > 1 and shown else e.form_text
+        rows.append(_mesh("one group alone: T = {form} = {t}").format(form=form, t=fmt_time(e.form)))
     if math.isfinite(e.published) and e.published > 0:
         rows.append(_mesh("the book: {form} = {t}").format(form=e.published_text, t=fmt_time(e.published)))
     rows.append(_mesh("simulated, all {G} groups at once: {t}").format(G=len(e.groups), t=fmt_time(e.time)))

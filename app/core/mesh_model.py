@@ -146,6 +146,7 @@ class MeshEvent:
     tensor: str = ""  # the tensor it changed ("" when the records name none)
     before: str = ""
     after: str = ""
+    plan: object = None  # the AxisPlan (a simcore.plan.Plan) it ran: algo, why, form and terms are its
 
     @property
     def time(self) -> float:
@@ -405,7 +406,7 @@ def mesh_info(res, words=None) -> MeshInfo:
                                 rec.label, float(rec.t_start), float(rec.t_end), int(rec.coll), int(rec.n_messages),
                                 float(rec.form), rec.form_text, r.step if r is not None else "",
                                 float(r.published) if r is not None else float("nan"),
-                                r.form if r is not None else "", tensor, pair[0], pair[1]))
+                                r.form if r is not None else "", tensor, pair[0], pair[1], rec.plan))
     # every tensor: the program's sharded arrays and every tensor an event changed
     tracks = {}
     for cls in (res.tensors or {}).values():
