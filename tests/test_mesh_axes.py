@@ -298,3 +298,12 @@ def test_the_plan_record_is_what_a_trace_keeps():
     rec = p.record_fields()
     assert (rec.op, rec.algo, rec.protocol, rec.time) == ("all-reduce", p.algo, p.protocol, p.time)
     assert dataclasses.replace(p, algo="x").algo == "x" and math.isfinite(p.time)
+
+
+def test_the_traces_collective_record_carries_the_axis_plan():
+    mesh = Mesh((2, 8), ("X", "Y"), "dgx-h100", byte_scale=4096)
+    mesh.collective("all-reduce", "Y", [RNG.standard_normal(1024) for _ in range(16)])
+    rec, c = mesh.log[-1], mesh.comm.trace.collectives[-1]
+    assert c.plan is not None and c.algo == "innet over Y" == c.plan.algo
+    assert (c.plan.protocol, c.plan.time, c.plan.terms) == (rec.plan.protocol, rec.plan.time, rec.plan.terms)
+    assert c.plan.why.text == rec.why

@@ -12,8 +12,12 @@ DGX nodes the inner axes stay inside a node when they fit in one; on a torus mes
 torus's physical dimension k (the mesh's shape is the slice's); `devices=` gives any order.
 
 Every collective the mesh runs goes through `Mesh.collective(op, axis, arrays, …)`, which asks
-`Mesh.plan` once for the algorithm and records an `AxisCollective` in `mesh.log`: op, axis,
-groups, bytes, algorithm and why, simulated time and the closed form of one group alone.
+`Mesh.plan` for its `AxisPlan` — a simcore.plan.Plan (algorithm, protocol, timed links, the
+closed form of one group alone as terms, why), decided once and cached — and records an
+`AxisCollective` in `mesh.log`: op, axis, groups, bytes, simulated time and the plan it ran.
+On a GPU machine a group's plan is NCCL's choice for the group's own devices
+(topology.plan(op, S, group=…)); on a torus the book's bidirectional rings, its multi-axis
+gather, all-to-all axis by axis, and a line where an axis has no wraparound link.
 """
 
 from __future__ import annotations
@@ -670,10 +674,14 @@ class Mesh:
         comm, dev = self.comm, self.dev
         ready = np.asarray(comm.ready, dtype=float)[dev]
         n_before = len(comm.trace.messages)
-        before = comm._use_topology(plan.timed) if plan.timed is not None else None
+        before = comm._use_topology(plan.timed) if plan.timed is not comm.topology else None
+        # the trace's collective record carries the plan's essentials, under the name it records
+        prev_plan = getattr(comm, "_executing", None)
+        comm._executing = dataclasses.replace(plan.record_fields(), algo=f"{plan.algo} over {_name(plan.axis)}")
         try:
             return self._recorded(op, plan, pos, n_chunks, S, label, body, ready, n_before)
         finally:
+            comm._executing = prev_plan
             if before is not None:
                 comm._use_topology(before)
 
