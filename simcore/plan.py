@@ -33,7 +33,7 @@ class Term:
     (algorithms.terms_on and the records' terms_on: topo_closed_forms, tree_allreduce, all_to_all).
       name      the stable key the app words: "form" (the registry's formula, rec.formula(n)),
                 "hier-rs-intra", "hier-ar-inter", "hier-ag-intra", "hier-pipeline", "tree", "ring-nodes",
-                "ring-across-nodes", "rd-intra", "rd-inter", "torus-rings", "a2a-nodes", "base" (the
+                "ring-across-nodes", "rd-intra", "rd-inter", "innet-fabric", "torus-rings", "a2a-nodes", "base" (the
                 machine's base latency B of the call), "launch-floor" (what the launch mode's measured
                 floor adds to NCCL's time)
       seconds   its value on the plan's timed links
