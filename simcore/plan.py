@@ -233,20 +233,19 @@ def _plan(topo, op, S, algo):
 # -- the terms: the closed form as the formula panel shows it ------------------------------------------
 def _terms(topo, op, algo, S, time, timed):
     """
-    The closed form's terms on the timed links (algorithms.terms_on: the form's own decomposition, next to
-    the closed form it sums), then the base latency B of the call and, on a GPU machine with a launch mode,
-    what its measured floor adds to NCCL's time. Where NCCL's model times a collective its timed links
+    The closed form's terms on the timed links (timed._decide_terms, algorithms.terms_on: the form's own
+    decomposition, next to the closed form it sums), then the base latency B of the call and, on a GPU
+    machine with a launch mode, what its measured floor adds to NCCL's time. Where NCCL's model times a collective its timed links
     make the α–β form equal NCCL's time (every preset, op and algorithm does: an α–β form exists on them
     wherever a time does); the terms must sum to time within 1e-9 (else AssertionError) and the last
     term of the form takes the rounding, so that they sum to time exactly.
     """
     if time is None:
         return ()
-    from .algorithms import terms_on
     n = topo.n
     late = _launch_late(topo, op, algo, S, time)
     out = [Term(key, float(sec), formula, tuple(nums.items())) for key, formula, sec, nums in
-           terms_on(timed, algo, S, op)]
+           timed._decide_terms(op, algo, S)]
     base = float(timed.base) - late if n > 1 else 0.0
     rest = time - late - base  # what the form's terms must sum to
     got = sum(t.seconds for t in out)

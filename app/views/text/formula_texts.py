@@ -182,14 +182,17 @@ def is_machine(topology, op: str, algo: str, S: float) -> bool:
     if topology is None:
         return False
     p = _plan(topology, op, algo, S)
-    return not (len(p.terms) == 1 and p.terms[0].key == "form" and p.timed is topology)
+    return not (len(p.terms) == 1 and p.terms[0].key == "form" and p.timed is p.topology)
 
 
 def timed_topology(topology, op: str, algo: str, S: float):
     """The topology as the simulation timed this collective: the plan's timed topology (on a GPU machine
     the links and base latency of NCCL's protocol for S, what topology.timed_as_machine ran the trace
     with), else the topology itself."""
-    return None if topology is None else _plan(topology, op, algo, S).timed
+    if topology is None:
+        return None
+    p = _plan(topology, op, algo, S)  # cached by equal topologies: p.topology may be another equal object
+    return topology if p.timed is p.topology else p.timed
 
 
 def protocol_line(topology, op: str, algo: str, S: float) -> str:
