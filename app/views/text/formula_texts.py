@@ -2,8 +2,10 @@
 The formula panel's words: a collective's closed form written symbolically, the same with the
 numbers substituted and the total the simulation measured beside it (formula_html); an op's
 roofline while the GPUs compute (op_html); a machine's closed form term by term
-(machine_form_html). Rich text only: the panel (formula_panel.py) shows it, and the words for
-an opened run (generic_text.py) put the closed form above the checker's verdict.
+(machine_form_html): the engine's plan's terms (simcore.plan.Term), each key in words, and the
+plan's why and timed links; nothing of a machine's form is computed here. Rich text only: the
+panel (formula_panel.py) shows it, and the words for an opened run (generic_text.py) put the
+closed form above the checker's verdict.
 
 Every closed form on one switch has the shape  T = a·α + b·S/β:  a latencies on the critical
 path and b·S bytes through the busiest port. The algorithm's registry record
