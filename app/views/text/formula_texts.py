@@ -162,11 +162,12 @@ def op_html(rec, chip, prec: str) -> str:
 # ---------------------------------------------------------------------------------------
 # A machine: the closed form of the topology's algorithm, term by term
 # ---------------------------------------------------------------------------------------
-_SUBSCRIPT = re.compile(r"([αβcsT]|max)_([fipV]|NCCL)\b")
+_SUBSCRIPT = re.compile(r"([αβcsST]|max|Σ)_([fipV]|NCCL|axes)\b")
 
 
 def math_html(text: str) -> str:
-    """A formula as HTML with its subscripts shown: "α_f + S/(P·β_f)" -> α<sub>f</sub> + S/(P·β<sub>f</sub>)."""
+    """A formula as HTML with its subscripts shown: "α_f + S/(P·β_f)" -> α<sub>f</sub> + S/(P·β<sub>f</sub>)
+    (also Σ_axes, S_p, max_V and T_NCCL)."""
     return _SUBSCRIPT.sub(r"\1<sub>\2</sub>", html.escape(text))
 
 
