@@ -396,8 +396,9 @@ def terms_on(topology, algo, msg_bytes, op="all-reduce"):
     and the launch floor): [(key, formula, seconds, numbers)], their seconds summing to
     t_formula_on − base (n > 1). The record's terms_on where it has one (hier, tree, ring-nodes, torus);
     the ring across nodes ("ring-across-nodes", _ring_on_nodes) and recursive doubling across nodes
-    ("rd-intra", "rd-inter") and in-network reduction in the fabric ("innet-fabric") here; else one term, "form": the registry's formula (rec.formula(n)),
-    with its coefficients a, b on one switch (T = a·α + b·S/β). ValueError where no closed form exists.
+    ("rd-intra", "rd-inter") and in-network reduction in the fabric ("innet-fabric") here; else one
+    term, "form": the registry's formula (rec.formula(n)), with its coefficients a, b on one switch
+    (T = a·α + b·S/β). ValueError where no closed form exists.
     """
     S = float(msg_bytes)
     rec = check_algo_on(topology, op, algo)
@@ -418,7 +419,8 @@ def terms_on(topology, algo, msg_bytes, op="all-reduce"):
             return [("rd-intra", "log₂P·(α_f + S/β_f)", math.log2(q) * (A.alpha + S / A.bw), {"P": q, "link": A.name}),
                     ("rd-inter", "log₂N·(α_i + S/β_i)", math.log2(m) * (I.alpha + S / I.bw), {"N": m, "link": I.name})]
         if op == "all-reduce" and algo == "innet":  # SHARP: the reduction in the fabric's switches, on the NICs
-            return [("innet-fabric", "2α_i + (n + 1)·S/(n·β_i)", _t_formula_on(topology, algo, S, op), {"link": I.name})]
+            return [("innet-fabric", "2α_i + (n + 1)·S/(n·β_i)", _t_formula_on(topology, algo, S, op),
+                     {"link": I.name})]
     numbers = {"op": op, "algo": algo, "n": n}
     if rec.time_on is None and "nodes" not in kinds and "switch" in kinds:
         a, b = rec.closed_form(float(n))

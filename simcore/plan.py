@@ -33,9 +33,9 @@ class Term:
     (algorithms.terms_on and the records' terms_on: topo_closed_forms, tree_allreduce, all_to_all).
       name      the stable key the app words: "form" (the registry's formula, rec.formula(n)),
                 "hier-rs-intra", "hier-ar-inter", "hier-ag-intra", "hier-pipeline", "tree", "ring-nodes",
-                "ring-across-nodes", "rd-intra", "rd-inter", "innet-fabric", "torus-rings", "a2a-nodes", "base" (the
-                machine's base latency B of the call), "launch-floor" (what the launch mode's measured
-                floor adds to NCCL's time)
+                "ring-across-nodes", "rd-intra", "rd-inter", "innet-fabric", "torus-rings", "a2a-nodes",
+                "base" (the machine's base latency B of the call), "launch-floor" (what the launch mode's
+                measured floor adds to NCCL's time)
       seconds   its value on the plan's timed links
       formula   the math as on a slide, subscripts written _f, _i ("(P − 1)·(α_f + S/(P·β_f))")
       numbers   ((name, value), …) its words need: link (a LinkSpec's name), P, N, C, K, shape, a and b
@@ -235,10 +235,10 @@ def _terms(topo, op, algo, S, time, timed):
     """
     The closed form's terms on the timed links (timed._decide_terms, algorithms.terms_on: the form's own
     decomposition, next to the closed form it sums), then the base latency B of the call and, on a GPU
-    machine with a launch mode, what its measured floor adds to NCCL's time. Where NCCL's model times a collective its timed links
-    make the α–β form equal NCCL's time (every preset, op and algorithm does: an α–β form exists on them
-    wherever a time does); the terms must sum to time within 1e-9 (else AssertionError) and the last
-    term of the form takes the rounding, so that they sum to time exactly.
+    machine with a launch mode, what its measured floor adds to NCCL's time. Where NCCL's model times a
+    collective its timed links make the α–β form equal NCCL's time (every preset, op and algorithm does:
+    an α–β form exists on them wherever a time does); the terms must sum to time within 1e-9 (else
+    AssertionError) and the last term of the form takes the rounding, so that they sum to time exactly.
     """
     if time is None:
         return ()

@@ -2,9 +2,10 @@
 topo_closed_forms — closed forms of collectives on machines that are more than one switch:
 several nodes joined by a network, and TPU tori (t_ring_nodes, t_hier, nodes_coefficients,
 t_torus, …), and the plan's terms of each (ring_nodes_terms, hier_terms, torus_terms: the form
-term by term as the formula panel shows it, simcore.plan.Term). Qt-free and light: the formula panel, the cost model and the calibration read them
-without loading the simulations, which are simcore.topo_collectives (each one's simulated time
-equals its closed form here to 1e-9, tests/test_topo_collectives.py).
+term by term as the formula panel shows it, simcore.plan.Term). Qt-free and light: the plans
+(simcore.plan), the cost model and the calibration read them without loading the simulations, which are
+simcore.topo_collectives (each one's simulated time equals its closed form here to 1e-9,
+tests/test_topo_collectives.py).
 
 Notation: S the full array's bytes (nccl-tests' "size"), P GPUs per node, N nodes, n = N·P;
 a link is (α seconds of latency per message, β bytes/s per port and direction); intra is the

@@ -242,8 +242,8 @@ _TERM_WORDS = {
     "hier-ag-intra": lambda t, op, algo: QCoreApplication.translate(
         "FormulaPanel", "all-gather inside each node ({link})").format(link=t.get("link")),
     "hier-pipeline": lambda t, op, algo: QCoreApplication.translate(
-        "FormulaPanel", "pipelined in {C} chunks: chunk c + 1 inside the node while chunk c crosses the network").format(
-        C=t.get("C")),
+        "FormulaPanel", "pipelined in {C} chunks: chunk c + 1 inside the node while chunk c crosses the "
+                        "network").format(C=t.get("C")),
     "tree": lambda t, op, algo: QCoreApplication.translate(
         "FormulaPanel", "NCCL's Tree: a chain of {P} GPUs in each node, a binary tree of {N} nodes across them, up "
                         "and back down, pipelined in {C} chunks of two halves").format(
