@@ -48,7 +48,7 @@ from .collectives import (allgather_direct, allgather_ring, allreduce_direct, al
 from .registry import (ALGORITHMS, BLOCKS, CHUNKS, OPS, Algorithm, Op, algorithm,  # noqa: F401 (re-exported)
                        algorithm_registry, algorithms_on, all_algorithm_names, check_algo_on, op_record, register,
                        runs_on, slots_of)
-from .topo_closed_forms import t_hier_pipelined, t_ring_nodes, t_torus
+from .topo_closed_forms import hier_terms, ring_nodes_terms, t_hier_pipelined, t_ring_nodes, t_torus, torus_terms
 
 
 # ---------------------------------------------------------------------------------------
@@ -134,8 +134,16 @@ def _nodes_time(f):
     return lambda topo, S, op: f(op, topo.per_node, topo.n_nodes, S, topo.intra, topo.inter, base=topo.base)
 
 
+def _nodes_terms(f):
+    return lambda topo, S, op: f(op, topo.per_node, topo.n_nodes, S, topo.intra, topo.inter)
+
+
 def _torus_time(topo, S, op):
     return 0.0 if topo.n == 1 else topo.base + t_torus(op, topo.shape, S, topo.link, topo.wraps())
+
+
+def _torus_terms(topo, S, op):
+    return torus_terms(op, topo.shape, S, topo.link, topo.wraps())
 
 
 def _no_switch_form(n):
@@ -158,9 +166,9 @@ allgather_ring_nodes, allgather_torus = map(_deferred, ("allgather_ring_nodes", 
 reduce_scatter_ring_nodes, reduce_scatter_torus = map(_deferred, ("reduce_scatter_ring_nodes", "reduce_scatter_torus"))
 
 
-def _machine(description, fn, phases, key, formula, kinds, time_on):
+def _machine(description, fn, phases, key, formula, kinds, time_on, terms_on=None):
     return Algorithm(description, fn, _no_switch_form, lambda n: 0, phases, key, lambda n: formula,
-                     topologies=kinds, time_on=time_on)
+                     topologies=kinds, time_on=time_on, terms_on=terms_on)
 
 
 _HIER = ("hierarchical, pipelined by chunks as NCCL does: ring reduce-scatter in each node, ring all-reduce across "
@@ -172,6 +180,11 @@ def _hier_time(topo, S, op):
     """t_hier_pipelined on topo (one call, its base once): the lecture's α–β form. A GPU machine
     tuned by NCCL's model times hier as NCCL's NVLS Tree instead (topology.time, nccl_tuning.nvls_tree)."""
     return t_hier_pipelined(topo.per_node, topo.n_nodes, S, topo.intra, topo.inter, base=topo.base)
+
+
+def _hier_terms(topo, S, op):
+    """_hier_time term by term (topo_closed_forms.hier_terms): on one node the registry's one form."""
+    return hier_terms(topo.per_node, topo.n_nodes, S, topo.intra, topo.inter) if topo.n_nodes > 1 else None
 
 
 # per chunk of S/C: a = (P−1)(α_f + S/(CPβ_f)) one ring phase in the node, g = 2(N−1)(α_i + S/(Cnβ_i))
@@ -192,6 +205,11 @@ def _tree_time(topo, S, op):
     return t_tree(topo.per_node, topo.n_nodes, S, topo.intra, topo.inter, base=topo.base)
 
 
+def _tree_terms(topo, S, op):
+    from .tree_allreduce import tree_terms
+    return tree_terms(topo.per_node, topo.n_nodes, S, topo.intra, topo.inter)
+
+
 def _allreduce_tree(comm, arrays, label=""):
     """simcore.tree_allreduce.allreduce_tree (imported when first called)."""
     from .tree_allreduce import allreduce_tree as run
@@ -204,31 +222,37 @@ ALGORITHMS_ALL_REDUCE = dict(ALLREDUCE_ALGOS)
 ALGORITHMS_ALL_REDUCE.update({
     "hier": _machine(_HIER, allreduce_hier, ("reduce-scatter (node)", "reduce-scatter (network)",
                      "all-gather (network)", "all-gather (node)"), "hier-all-reduce",
-                     _HIER_FORMULA, ("nodes",), _hier_time),
+                     _HIER_FORMULA, ("nodes",), _hier_time, _hier_terms),
     "tree": _machine(_TREE, allreduce_tree, ("reduce (chain in node)", "reduce (tree across nodes)",
                      "broadcast (tree across nodes)", "broadcast (chain in node)"), "tree-all-reduce",
                      "2((P−1)α_f + ⌊log₂N⌋α_i) + S/bw  (NCCL's Tree; on idle α–β ports: t_tree)", ("nodes",),
-                     _tree_time),
+                     _tree_time, _tree_terms),
     "ring-nodes": _machine(_RING_NODES, allreduce_ring_nodes, ("reduce-scatter", "all-gather"),
                            "ring-nodes-all-reduce", "2(n−1)·max(α_f + (P−1)S/(Pnβ_f), α_i + S/(Pnβ_i))",
-                           ("nodes",), _nodes_time(t_ring_nodes)),
+                           ("nodes",), _nodes_time(t_ring_nodes),
+                           _nodes_terms(ring_nodes_terms)),
     "torus": _machine(_TORUS, allreduce_torus, ("reduce-scatter", "all-gather"), "torus-all-reduce",
-                      "2·Σ_axes (⌊N/2⌋α + (N−1)S_p/(2Nβ))", ("torus", "torus-1d"), _torus_time),
+                      "2·Σ_axes (⌊N/2⌋α + (N−1)S_p/(2Nβ))", ("torus", "torus-1d"), _torus_time,
+                      _torus_terms),
 })
 ALGORITHMS_ALL_GATHER = dict(ALLGATHER_ALGOS)
 ALGORITHMS_ALL_GATHER.update({
     "ring-nodes": _machine(_RING_NODES, allgather_ring_nodes, ("all-gather",), "ring-nodes-all-gather",
-                           "(n−1)·max(α_f + (P−1)S/(Pnβ_f), α_i + S/(Pnβ_i))", ("nodes",), _nodes_time(t_ring_nodes)),
+                           "(n−1)·max(α_f + (P−1)S/(Pnβ_f), α_i + S/(Pnβ_i))", ("nodes",), _nodes_time(t_ring_nodes),
+                           _nodes_terms(ring_nodes_terms)),
     "torus": _machine(_TORUS, allgather_torus, ("all-gather",), "torus-all-gather",
-                      "Σ_axes (⌊N/2⌋α + (N−1)S_p/(2Nβ))", ("torus", "torus-1d"), _torus_time),
+                      "Σ_axes (⌊N/2⌋α + (N−1)S_p/(2Nβ))", ("torus", "torus-1d"), _torus_time,
+                      _torus_terms),
 })
 ALGORITHMS_REDUCE_SCATTER = dict(REDUCE_SCATTER_ALGOS)
 ALGORITHMS_REDUCE_SCATTER.update({
     "ring-nodes": _machine(_RING_NODES, lambda comm, arrays, label="": reduce_scatter_ring_nodes(comm, arrays, label),
                            ("reduce-scatter",), "ring-nodes-reduce-scatter",
-                           "(n−1)·max(α_f + (P−1)S/(Pnβ_f), α_i + S/(Pnβ_i))", ("nodes",), _nodes_time(t_ring_nodes)),
+                           "(n−1)·max(α_f + (P−1)S/(Pnβ_f), α_i + S/(Pnβ_i))", ("nodes",), _nodes_time(t_ring_nodes),
+                           _nodes_terms(ring_nodes_terms)),
     "torus": _machine(_TORUS, reduce_scatter_torus, ("reduce-scatter",), "torus-reduce-scatter",
-                      "Σ_axes (⌊N/2⌋α + (N−1)S_p/(2Nβ))", ("torus", "torus-1d"), _torus_time),
+                      "Σ_axes (⌊N/2⌋α + (N−1)S_p/(2Nβ))", ("torus", "torus-1d"), _torus_time,
+                      _torus_terms),
 })
 
 
@@ -364,6 +388,44 @@ def _t_formula_on(topology, algo, S, op):
     if "torus" in kinds and len(topology.shape) == 1 and algo == "ring":
         return t_formula(algo, n, S, topology.link.alpha, topology.link.bw, op=op)
     raise ValueError(f"no closed form for {op} with algorithm {algo!r} on {topology.name}")
+
+
+def terms_on(topology, algo, msg_bytes, op="all-reduce"):
+    """
+    t_formula_on's closed form term by term, the topology's base latency excluded (simcore.plan adds it
+    and the launch floor): [(key, formula, seconds, numbers)], their seconds summing to
+    t_formula_on − base (n > 1). The record's terms_on where it has one (hier, tree, ring-nodes, torus);
+    the ring across nodes ("ring-across-nodes", _ring_on_nodes) and recursive doubling across nodes
+    ("rd-intra", "rd-inter") and in-network reduction in the fabric ("innet-fabric") here; else one
+    term, "form": the registry's formula (rec.formula(n)), with its coefficients a, b on one switch
+    (T = a·α + b·S/β). ValueError where no closed form exists.
+    """
+    S = float(msg_bytes)
+    rec = check_algo_on(topology, op, algo)
+    n = topology.n
+    base = float(topology.base) if n > 1 else 0.0
+    if n > 1 and rec.terms_on is not None:
+        out = rec.terms_on(topology, S, op)
+        if out is not None:
+            return list(out)
+    kinds = topology.kinds
+    if n > 1 and rec.time_on is None and "nodes" in kinds and topology.n_nodes > 1 and topology.per_node > 1:
+        m, q, A, I = topology.n_nodes, topology.per_node, topology.intra, topology.inter
+        if algo == "ring":  # _ring_on_nodes: the slowest run of hops governs
+            K = 2 * (n - 1) if op == "all-reduce" else n - 1
+            return [("ring-across-nodes", "max_V [J·c_i + (V − J)·c_f + (K − V)·s/β_i]",
+                     _t_formula_on(topology, algo, S, op), {"K": K, "P": q, "N": m})]
+        if op == "all-reduce" and algo == "rd" and n & (n - 1) == 0:  # rounds inside the node, then across
+            return [("rd-intra", "log₂P·(α_f + S/β_f)", math.log2(q) * (A.alpha + S / A.bw), {"P": q, "link": A.name}),
+                    ("rd-inter", "log₂N·(α_i + S/β_i)", math.log2(m) * (I.alpha + S / I.bw), {"N": m, "link": I.name})]
+        if op == "all-reduce" and algo == "innet":  # SHARP: the reduction in the fabric's switches, on the NICs
+            return [("innet-fabric", "2α_i + (n + 1)·S/(n·β_i)", _t_formula_on(topology, algo, S, op),
+                     {"link": I.name})]
+    numbers = {"op": op, "algo": algo, "n": n}
+    if rec.time_on is None and "nodes" not in kinds and "switch" in kinds:
+        a, b = rec.closed_form(float(n))
+        numbers.update(a=float(a), b=float(b))
+    return [("form", rec.formula(n), t_formula_on(topology, algo, S, op) - base, numbers)]
 
 
 def message_count(algo, n, op="all-reduce"):

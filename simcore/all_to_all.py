@@ -254,12 +254,22 @@ def _direct_time_on(topo, S, op):
                      f"contention sets the time (run the simulation)")
 
 
+def _direct_terms_on(topo, S, op):
+    """_direct_time_on as the plan's one term on nodes ("a2a-nodes", base excluded); None elsewhere (the
+    registry's form)."""
+    if "nodes" in topo.kinds and topo.n_nodes > 1:
+        return [("a2a-nodes", "max(α_f + (P − 1)·S/(n·β_f), α_i + (n − P)·S/(n·β_i))",
+                 _direct_time_on(topo, S, op) - topo.base, {"P": topo.per_node, "N": topo.n_nodes})]
+    return None
+
+
 ALLTOALL_ALGOS = {
     "direct": Algorithm(
         "one-shot (direct): every device sends block j straight to device j, all at once", alltoall_direct,
         lambda n: (1 + 0 * n, (n - 1) / n), lambda n: n * (n - 1),
         ("one-shot all-to-all",), "direct-all-to-all", lambda n: "α + (n − 1)·S/(nβ)", queues=True,
-        topologies=("switch", "nodes", "torus", "torus-1d"), time_on=_direct_time_on),
+        topologies=("switch", "nodes", "torus", "torus-1d"), time_on=_direct_time_on,
+        terms_on=_direct_terms_on),
     "pairwise": Algorithm(
         "pairwise exchange: n-1 rounds, in round k device d sends block d+k to device d+k", alltoall_pairwise,
         lambda n: (n - 1, (n - 1) / n), lambda n: n * (n - 1),

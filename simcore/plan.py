@@ -27,10 +27,46 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Term:
-    """One named term of a closed form, in seconds: the time is the sum of the plan's terms."""
+    """
+    One named term of a closed form, in seconds: the time is the sum of the plan's terms, each as the
+    formula panel shows it, decided by the engine where the algorithm's closed form lives
+    (algorithms.terms_on and the records' terms_on: topo_closed_forms, tree_allreduce, all_to_all).
+      name      the stable key the app words: "form" (the registry's formula, rec.formula(n)),
+                "hier-rs-intra", "hier-ar-inter", "hier-ag-intra", "hier-pipeline", "tree", "ring-nodes",
+                "ring-across-nodes", "rd-intra", "rd-inter", "innet-fabric", "torus-rings", "a2a-nodes",
+                "base" (the machine's base latency B of the call), "launch-floor" (what the launch mode's
+                measured floor adds to NCCL's time)
+      seconds   its value on the plan's timed links
+      formula   the math as on a slide, subscripts written _f, _i ("(P − 1)·(α_f + S/(P·β_f))")
+      numbers   ((name, value), …) its words need: link (a LinkSpec's name), P, N, C, K, shape, a and b
+                (T = a·α + b·S/β on one switch), op, algo, n; floor and mode (the launch floor's)
+    """
 
-    name: str  # "base", "α" (per-step latencies), "S/β" (bytes over bandwidth), "latency", "S/algbw", "launch floor"
+    name: str
     seconds: float
+    formula: str = ""
+    numbers: tuple = ()
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    def get(self, number, default=None):
+        """The value of one of its numbers ("P", "link", …), else default."""
+        return dict(self.numbers).get(number, default)
+
+    def to_json(self) -> list:
+        return [self.name, self.seconds, self.formula, {k: list(v) if isinstance(v, tuple) else v
+                                                        for k, v in self.numbers}]
+
+    @classmethod
+    def from_json(cls, t) -> Term:
+        """A term as a trace file keeps it: [name, seconds] (files before the terms' formulas) or
+        [name, seconds, formula, numbers]."""
+        if len(t) == 2:
+            return cls(str(t[0]), float(t[1]))
+        nums = tuple((str(k), tuple(v) if isinstance(v, list) else v) for k, v in t[3].items())
+        return cls(str(t[0]), float(t[1]), str(t[2]), nums)
 
 
 @dataclass(frozen=True)
@@ -89,7 +125,7 @@ class PlanRecord:
 
     def to_json(self) -> dict:
         return {"op": self.op, "algo": self.algo, "protocol": self.protocol, "chunks": self.chunks,
-                "nbytes": self.nbytes, "time": self.time, "terms": [[t.name, t.seconds] for t in self.terms],
+                "nbytes": self.nbytes, "time": self.time, "terms": [t.to_json() for t in self.terms],
                 "why": {k: getattr(self.why, k) for k in Why.__dataclass_fields__}, "choice": self.choice,
                 "machine": self.machine}
 
@@ -97,7 +133,7 @@ class PlanRecord:
     def from_json(cls, d: dict) -> PlanRecord:
         return cls(str(d["op"]), str(d["algo"]), str(d["protocol"]), int(d["chunks"]), float(d["nbytes"]),
                    None if d["time"] is None else float(d["time"]),
-                   tuple(Term(str(n), float(s)) for n, s in d["terms"]), Why(**d["why"]), bool(d["choice"]),
+                   tuple(Term.from_json(t) for t in d["terms"]), Why(**d["why"]), bool(d["choice"]),
                    str(d["machine"]))
 
 
@@ -108,8 +144,11 @@ class Plan:
       topology   the machine asked;   timed   the machine with the links and base latency the
                  simulation runs the plan with (NCCL's protocol for the size on a GPU machine)
       op, nbytes, algo, record (the registry's Algorithm), protocol ("" where none), chunks
-      terms      the closed form's named terms (seconds); time their sum (None where no closed form
-                 exists on this machine: the simulation is the only time)
+      terms      the closed form's named terms (Term: key, seconds, formula, numbers) on the timed links,
+                 as the formula panel shows them; time their sum (None where no closed form exists on
+                 this machine: the simulation is the only time, and there are no terms)
+      links      ((role, LinkSpec), …) of the timed machine the terms' α and β are: role "intra" and
+                 "inter" (α_f, β_f and α_i, β_i) across several nodes, else "link"
       why        Why: the reason as numbers;  why_text  the reason in one English sentence
       choice     algo was the machine's choice (asked with algo=None)
     """
@@ -129,6 +168,7 @@ class Plan:
     choice: bool
     no_time: str = ""  # the sentence time() raises where no closed form exists
     protocol_reason: tuple = ("", "")  # (protocol, sentence) topology.protocol says for algo at this size
+    links: tuple = ()
 
     def seconds(self) -> float:
         """The closed-form time; ValueError (one sentence) where none exists on this machine."""
@@ -184,40 +224,73 @@ def _plan(topo, op, S, algo):
         time, no_time = topo._decide_time(op, algo, S), ""
     except ValueError as e:
         time, no_time = None, str(e)
-    terms = _terms(topo, rec, op, algo, S, time)
+    terms = _terms(topo, op, algo, S, time, timed)
     why = _why(topo, op, algo, S, chunks, text)
-    return Plan(topo, op, S, algo, rec, proto, chunks, timed, terms, time, why, text, choice, no_time, (pproto, ptext))
+    return Plan(topo, op, S, algo, rec, proto, chunks, timed, terms, time, why, text, choice, no_time, (pproto, ptext),
+                _links(timed))
 
 
-def _terms(topo, rec, op, algo, S, time):
-    """The closed form's named terms, summing to time: NCCL's latency + S/algbw (and the launch
-    floor's excess) where NCCL's model times it; base + a·α + b·S/β on one switch; base + the
-    machine form's rest elsewhere."""
+# -- the terms: the closed form as the formula panel shows it ------------------------------------------
+def _terms(topo, op, algo, S, time, timed):
+    """
+    The closed form's terms on the timed links (timed._decide_terms, algorithms.terms_on: the form's own
+    decomposition, next to the closed form it sums), then the base latency B of the call and, on a GPU
+    machine with a launch mode, what its measured floor adds to NCCL's time. Where NCCL's model times a
+    collective its timed links make the α–β form equal NCCL's time (every preset, op and algorithm does:
+    an α–β form exists on them wherever a time does); the terms must sum to time within 1e-9 (else
+    AssertionError) and the last term of the form takes the rounding, so that they sum to time exactly.
+    """
     if time is None:
         return ()
-    if topo.n < 2:
-        return (Term("total", time),)
-    if topo.tuning:
-        ms = [m for m in topo.nccl_models(op) if m.algo == algo]
-        if op == "all-to-all" and algo == "direct":
-            t = topo._p2p("time", S)
-            return (Term("NCCL p2p", t),) + ((Term("launch floor", time - t),) if time > t else ())
-        if ms:
-            best = min(ms, key=lambda m: m.time(S))
-            t = best.time(S)
-            out = (Term("latency", best.latency), Term("S/algbw", t - best.latency))
-            return out + ((Term("launch floor", time - t),) if time > t else ())
-        custom = topo.custom_kernel(algo, op)
-        if custom:
-            a, b = rec.closed_form(float(topo.n))
-            return Term("α", float(a) * custom[0]), Term("S/β", float(b) * S / custom[1])
-    if "switch" in topo.kinds and rec.time_on is None:
-        a, b = rec.closed_form(float(topo.n))
-        link = topo.link
-        out = (Term("base", topo.base), Term("α", float(a) * link.alpha), Term("S/β", float(b) * S / link.bw))
-        if abs(sum(t.seconds for t in out) - time) <= 1e-12 + 1e-9 * time:
-            return out
-    return Term("base", topo.base), Term("form", time - topo.base)
+    n = topo.n
+    late = _launch_late(topo, op, algo, S, time)
+    out = [Term(key, float(sec), formula, tuple(nums.items())) for key, formula, sec, nums in
+           timed._decide_terms(op, algo, S)]
+    base = float(timed.base) - late if n > 1 else 0.0
+    rest = time - late - base  # what the form's terms must sum to
+    got = sum(t.seconds for t in out)
+    if abs(got - rest) > 1e-9 * max(abs(time), 1e-300) + 1e-18:
+        raise AssertionError(f"the terms of {op} {algo} on {topo.name} sum to {got + base + late!r} s, not its "
+                             f"time {time!r} s")
+    if out:
+        last = out[-1]
+        out[-1] = Term(last.name, last.seconds + (rest - got), last.formula, last.numbers)
+    if base > 0:
+        out.append(Term("base", base, "B"))
+    if late > 0:
+        out.append(Term("launch-floor", late, "max(0, L − T_NCCL)",
+                        (("floor", topo.launch_floor()), ("mode", getattr(topo, "launch", "")))))
+    return tuple(out)
+
+
+def _launch_late(topo, op, algo, S, time):
+    """What the launch mode's floor adds to NCCL's time (topology._decide_time: max(NCCL's time, floor)); 0
+    where NCCL's model does not time algo or no floor applies."""
+    if not topo.tuning or topo.n < 2:
+        return 0.0
+    if op == "all-to-all" and algo == "direct":
+        t = topo._p2p("time", S)
+    else:
+        ms = topo._models(op, algo)
+        if not ms:
+            return 0.0
+        t = min(m.time(S) for m in ms)
+    return max(0.0, time - t)
+
+
+def _links(timed):
+    """((role, LinkSpec), …) of the timed machine, each link once: "intra" and "inter" across several nodes,
+    else "link" (Plan.links)."""
+    if "nodes" in timed.kinds and timed.n_nodes > 1:
+        pairs = (("intra", timed.intra), ("inter", timed.inter))
+    else:
+        pairs = (("link", timed.link),)
+    out, names = [], set()
+    for role, ln in pairs:
+        if ln.name not in names:
+            names.add(ln.name)
+            out.append((role, ln))
+    return tuple(out)
 
 
 def _why(topo, op, algo, S, chunks, text):

@@ -37,6 +37,9 @@ class Algorithm(NamedTuple):
     owner          owner(n) -> the chunk device d holds after a reduce-scatter (None: chunk d)
     time_on        time_on(topology, S, op) -> closed-form seconds on that topology, base
                    included (None: algorithms.t_formula_on's forms)
+    terms_on       terms_on(topology, S, op) -> [(key, formula, seconds, numbers)]: time_on's form
+                   term by term, base excluded, their seconds summing to time_on − base; None (the
+                   field, or what it returns on a topology): one term, "form" (algorithms.terms_on)
     """
 
     description: str
@@ -50,6 +53,7 @@ class Algorithm(NamedTuple):
     topologies: tuple = ("switch", "nodes")
     owner: Callable | None = None
     time_on: Callable | None = None
+    terms_on: Callable | None = None
 
 
 CHUNKS = "chunks"  # n chunks of S/n; a device's chunk holds a partial sum (its contributors)

@@ -1,9 +1,11 @@
 """
 topo_closed_forms — closed forms of collectives on machines that are more than one switch:
 several nodes joined by a network, and TPU tori (t_ring_nodes, t_hier, nodes_coefficients,
-t_torus, …). Qt-free and light: the formula panel, the cost model and the calibration read them
-without loading the simulations, which are simcore.topo_collectives (each one's simulated time
-equals its closed form here to 1e-9, tests/test_topo_collectives.py).
+t_torus, …), and the plan's terms of each (ring_nodes_terms, hier_terms, torus_terms: the form
+term by term as the formula panel shows it, simcore.plan.Term). Qt-free and light: the plans
+(simcore.plan), the cost model and the calibration read them without loading the simulations, which are
+simcore.topo_collectives (each one's simulated time equals its closed form here to 1e-9,
+tests/test_topo_collectives.py).
 
 Notation: S the full array's bytes (nccl-tests' "size"), P GPUs per node, N nodes, n = N·P;
 a link is (α seconds of latency per message, β bytes/s per port and direction); intra is the
@@ -106,6 +108,16 @@ def t_ring_nodes(op, P, N, S, intra, inter, base=0.0):
     return base + ring_steps(op, n) * step
 
 
+def ring_nodes_terms(op, P, N, S, intra, inter):
+    """t_ring_nodes term by term, base excluded: [(key, formula, seconds, numbers)] (one term, "ring-nodes":
+    K lockstep steps, each as slow as its slower port), or None on one node (the plain ring's form)."""
+    if N == 1 or P * N == 1:
+        return None
+    K = ring_steps(op, P * N)
+    return [("ring-nodes", "K · max(α_f + (P − 1)·S/(P·n·β_f), α_i + S/(P·n·β_i))",
+             t_ring_nodes(op, P, N, S, intra, inter), {"K": K, "P": P, "N": N})]
+
+
 def hier_calls(op, P, N):
     """How many collective calls the hierarchical form makes, each paying the base latency
     once (Horovod's NCCLHierarchicalAllreduce: ncclReduceScatter in the node, the all-reduce
@@ -194,6 +206,30 @@ def t_hier_pipelined(P, N, S, intra, inter, base=0.0, chunks=None):
     return base + z
 
 
+def hier_terms(P, N, S, intra, inter):
+    """
+    t_hier_pipelined term by term, base excluded: [(key, formula, seconds, numbers)] — the intra-node
+    reduce-scatter ("hier-rs-intra"), the all-reduce across nodes ("hier-ar-inter") and the intra-node
+    all-gather ("hier-ag-intra") of all of S as three calls would take them (t_hier's phases), and what
+    pipelining them in C chunks saves ("hier-pipeline", negative; absent when C = 1, where the three
+    phases are the time). A phase whose group has one GPU is absent, as in t_hier_pipelined.
+    """
+    _check("all-reduce", S)
+    _check_nodes(P, N)
+    n = P * N
+    f = (P - 1) * (intra.alpha + S / (P * intra.bw))  # one ring phase inside a node, on S
+    x = (N - 1) * (inter.alpha + S / (n * inter.bw))  # one ring phase across nodes, on S/P
+    rs = ("hier-rs-intra", "(P − 1)·(α_f + S/(P·β_f))", f, {"P": P, "link": intra.name})
+    ar = ("hier-ar-inter", "2(N − 1)·(α_i + S/(n·β_i))", 2 * x, {"N": N, "link": inter.name})
+    ag = ("hier-ag-intra", "(P − 1)·(α_f + S/(P·β_f))", f, {"P": P, "link": intra.name})
+    out = ([rs] if P > 1 else []) + ([ar] if N > 1 else []) + ([ag] if P > 1 else [])
+    C = hier_pipeline_chunks(P, N, S, intra, inter)
+    if C > 1:  # the three phases above, less what the overlap of C chunks saves
+        saved = t_hier_pipelined(P, N, S, intra, inter, chunks=C) - sum(t[2] for t in out)
+        out.append(("hier-pipeline", "t_pipelined(C) − (the three phases)", saved, {"C": C}))
+    return out
+
+
 def nodes_coefficients(op, algo, P, N):
     """
     ((a_f, b_f), (a_i, b_i)) with t = a_f·α_f + b_f·S/β_f + a_i·α_i + b_i·S/β_i for `algo`
@@ -263,3 +299,11 @@ def t_torus(op, shape, S, link, wrap=None):
             t += t_axis_all_gather(a, held, link, w)
         worst = max(worst, t)
     return 2 * worst if op == "all-reduce" else worst
+
+
+def torus_terms(op, shape, S, link, wrap=None):
+    """t_torus as the plan's one term ("torus-rings"): bidirectional rings on each axis of the torus, twice
+    for an all-reduce (reduce-scatter, then all-gather); [(key, formula, seconds, numbers)], base excluded."""
+    form = "Σ_axes ⌊N/2⌋·α + (N − 1)·S_p/(2·N·β)"
+    return [("torus-rings", f"2·({form})" if op == "all-reduce" else form, t_torus(op, shape, S, link, wrap),
+             {"shape": tuple(int(a) for a in shape)})]

@@ -270,6 +270,12 @@ class _Machine:
                 return t_formula(algo, self.n, float(nbytes), custom[0], custom[1], op=op)
         return t_formula_on(self, algo, nbytes, op)
 
+    def _decide_terms(self, op, algo, nbytes):
+        """The closed form on this topology term by term, its base excluded (algorithms.terms_on): what
+        plan() asks of the timed topology for the plan's terms."""
+        from .algorithms import terms_on
+        return terms_on(self, algo, nbytes, op)
+
 
 @functools.lru_cache(maxsize=1024)
 def _nccl_models(topo, op):

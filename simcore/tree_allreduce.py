@@ -194,6 +194,13 @@ def t_tree(P, N, S, intra, inter, base=0.0, chunks=None):
     return max(arrive)
 
 
+def tree_terms(P, N, S, intra, inter):
+    """t_tree as the plan's one term ("tree"), base excluded: [(key, formula, seconds, numbers)] — a chain
+    of P GPUs in each node, a binary tree of N nodes across them, up and back down, in C chunks of two halves."""
+    return [("tree", "2((P − 1)·α_f + ⌊log₂N⌋·α_i) + Σ_path S/(2C·β)", t_tree(P, N, S, intra, inter),
+             {"P": P, "N": N, "C": tree_chunks(S)})]
+
+
 def allreduce_tree(comm, arrays, label="", chunks=None):
     """
     NCCL's Tree all-reduce on nodes(N, P) (or one switch: a chain), real arrays: the module

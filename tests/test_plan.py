@@ -54,12 +54,14 @@ def test_asking_again_is_free():
 
 
 def test_the_switch_terms_are_the_lecture_closed_form():
-    """ring on switch(8): 2(n−1)·α + 2(n−1)/n·S/β, named."""
+    """ring on switch(8): one term, the registry's form 2(n−1)·α + 2(n−1)/n·S/β, with its coefficients."""
     topo, S = switch(8, NVLINK4), 2.0 ** 20
     p = topo.plan("all-reduce", S, "ring")
-    terms = {t.name: t.seconds for t in p.terms}
-    assert terms["α"] == pytest.approx(14 * NVLINK4.alpha)
-    assert terms["S/β"] == pytest.approx(14 / 8 * S / NVLINK4.bw)
+    (form,) = p.terms
+    assert form.key == "form" and form.formula == "2(n − 1) · (α + S/(nβ))"
+    assert (form.get("a"), form.get("b")) == (14, 14 / 8)
+    assert form.seconds == pytest.approx(14 * NVLINK4.alpha + 14 / 8 * S / NVLINK4.bw, rel=1e-12)
+    assert p.links == (("link", NVLINK4),)
     assert p.why.kind == "lecture" and p.protocol == "" and p.chunks == 1
 
 

@@ -1803,12 +1803,36 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <translation>跨节点的 all-reduce，每块 GPU 用自己的网卡（{link}）</translation>
         </message>
         <message>
+            <source>recursive doubling inside each node: log₂{P} rounds of the whole buffer ({link})</source>
+            <translation>节点内的递归倍增：log₂{P} 轮，每轮交换整个缓冲区（{link}）</translation>
+        </message>
+        <message>
+            <source>recursive doubling across nodes: log₂{N} rounds of the whole buffer ({link})</source>
+            <translation>跨节点的递归倍增：log₂{N} 轮，每轮交换整个缓冲区（{link}）</translation>
+        </message>
+        <message>
+            <source>in-network reduction in the fabric's switches (SHARP), over each GPU's NIC ({link})</source>
+            <translation>在网络交换机中归约（SHARP），经每块 GPU 的网卡（{link}）</translation>
+        </message>
+        <message>
+            <source>every block at once: the slower of NVLink's P − 1 blocks and the NIC's n − P</source>
+            <translation>所有块同时发出：取 NVLink 上 P − 1 块与网卡上 n − P 块中较慢的一方</translation>
+        </message>
+        <message>
             <source>base latency of each collective call (NCCL's baseLat)</source>
             <translation>每次集合通信调用的基础延迟（NCCL 的 baseLat）</translation>
         </message>
         <message>
             <source>bidirectional rings on each axis of the {shape} torus</source>
             <translation>{shape} 环面每个轴上的双向环</translation>
+        </message>
+        <message>
+            <source>the launch floor: no call finishes before L = %1, as measured with CUDA graphs</source>
+            <translation>启动下限：任何调用都不早于 L = %1 完成（CUDA graph 下的实测）</translation>
+        </message>
+        <message>
+            <source>the launch floor: no call finishes before L = %1, as measured with eager launches</source>
+            <translation>启动下限：任何调用都不早于 L = %1 完成（eager 启动下的实测）</translation>
         </message>
         <message>
             <source>reduce-scatter inside each node ({link})</source>

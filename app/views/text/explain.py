@@ -404,7 +404,8 @@ class ExplainPanel(QWidget):
             head = self.tr("Step {k} of {K} — {state}").format(k=k + 1, K=c.n_steps, state=state)
         parts.append(f"<p style='font-size:120%; font-weight:bold; margin:4px 0'>{html.escape(head)}</p>")
         topo = getattr(run.comm, "topology", None)
-        timed = timed_topology(topo, c.op, c.algo, c.nbytes) if is_machine(topo) and topo.n == c.n else topo
+        machine = topo is not None and topo.n == c.n and is_machine(topo, c.op, c.algo, c.nbytes)
+        timed = timed_topology(topo, c.op, c.algo, c.nbytes) if machine else topo
         where = words.where
         if where:
             parts.append(f"<p><b>{html.escape(where)}</b></p>")
@@ -432,7 +433,7 @@ class ExplainPanel(QWidget):
         n_done = f.steps_done  # the running total: when the last step done landed
         ran = min(max(idx.step_ends[coll][n_done - 1] - c.t_start, 0.0), c.t_end - c.t_start) if n_done else 0.0
 
-        if is_machine(topo) and topo.n == c.n:  # the machine's closed form, term by term (formula panel)
+        if machine:  # the machine's closed form, term by term: the plan's terms (formula panel)
             terms, total = machine_terms(topo, c.op, c.algo, c.nbytes)
             formula = " + ".join(t[1] for t in terms)
             link = run.link
@@ -452,7 +453,7 @@ class ExplainPanel(QWidget):
         why = algo_text(c.op, c.algo).why
         if why:
             parts.append("<p>" + html.escape(why) + "</p>")
-        proto = protocol_line(topo, c.op, c.algo, c.nbytes) if is_machine(topo) and topo.n == c.n else ""
+        proto = protocol_line(topo, c.op, c.algo, c.nbytes) if machine else ""
         if proto:  # a GPU machine: which of NCCL's protocols runs at this size, and why (the engine's sentence)
             parts.append("<p>" + html.escape(proto) + "</p>")
         if done and n_done == c.n_steps and c.t_end > c.t_start:
@@ -600,7 +601,8 @@ def _make_step_words(run, coll: int, k: int) -> StepWords:
     phases = {m.phase for m in msgs}
     phase = phases.pop() if len(phases) == 1 else ""
     topo = getattr(run.comm, "topology", None)
-    timed = timed_topology(topo, c.op, c.algo, c.nbytes) if is_machine(topo) and topo.n == c.n else topo
+    machine = topo is not None and topo.n == c.n and is_machine(topo, c.op, c.algo, c.nbytes)
+    timed = timed_topology(topo, c.op, c.algo, c.nbytes) if machine else topo
     groups = {}
     for m in msgs:
         groups.setdefault(m.phase, []).append(m)

@@ -121,7 +121,7 @@ class FormulaPanel(QWidget):
             self._render()
             return
         topo = getattr(getattr(run, "comm", None), "topology", None)
-        if is_machine(topo) and c.n == topo.n:  # a machine: its own closed form, term by term
+        if topo is not None and c.n == topo.n and is_machine(topo, c.op, c.algo, c.nbytes):  # the plan's terms
             self._args = None
             self._label.setText(machine_form_html(topo, c.op, c.algo, c.nbytes, simulated=c.t_end - c.t_start))
             return

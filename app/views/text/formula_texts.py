@@ -2,8 +2,10 @@
 The formula panel's words: a collective's closed form written symbolically, the same with the
 numbers substituted and the total the simulation measured beside it (formula_html); an op's
 roofline while the GPUs compute (op_html); a machine's closed form term by term
-(machine_form_html). Rich text only: the panel (formula_panel.py) shows it, and the words for
-an opened run (generic_text.py) put the closed form above the checker's verdict.
+(machine_form_html): the engine's plan's terms (simcore.plan.Term), each key in words, and the
+plan's why and timed links; nothing of a machine's form is computed here. Rich text only: the
+panel (formula_panel.py) shows it, and the words for an opened run (generic_text.py) put the
+closed form above the checker's verdict.
 
 Every closed form on one switch has the shape  T = a·α + b·S/β:  a latencies on the critical
 path and b·S bytes through the busiest port. The algorithm's registry record
@@ -19,10 +21,9 @@ from typing import NamedTuple
 
 from PySide6.QtCore import QCoreApplication
 
-from simcore.comm_sim import algorithm, op_record, t_formula, t_formula_on
-from simcore.topo_closed_forms import hier_pipeline_chunks, t_hier_pipelined, t_ring_nodes, t_torus
+from simcore.comm_sim import algorithm, op_record, t_formula
 
-from ...words import fmt_bw, fmt_bytes, fmt_time, nccl_reason, op_place, op_title
+from ...words import fmt_bw, fmt_bytes, fmt_time, op_place, op_title, plan_reason
 
 _SYMBOL = re.compile(r"[nαβS]")
 
@@ -161,133 +162,149 @@ def op_html(rec, chip, prec: str) -> str:
 # ---------------------------------------------------------------------------------------
 # A machine: the closed form of the topology's algorithm, term by term
 # ---------------------------------------------------------------------------------------
-_SUBSCRIPT = re.compile(r"([αβcs]|max)_([fipV])\b")
+_SUBSCRIPT = re.compile(r"([αβcsST]|max|Σ)_([fipV]|NCCL|axes)\b")
 
 
 def math_html(text: str) -> str:
-    """A formula as HTML with its subscripts shown: "α_f + S/(P·β_f)" -> α<sub>f</sub> + S/(P·β<sub>f</sub>)."""
+    """A formula as HTML with its subscripts shown: "α_f + S/(P·β_f)" -> α<sub>f</sub> + S/(P·β<sub>f</sub>)
+    (also Σ_axes, S_p, max_V and T_NCCL)."""
     return _SUBSCRIPT.sub(r"\1<sub>\2</sub>", html.escape(text))
 
 
-def is_machine(topology) -> bool:
-    """A topology that is more than the lecture's plain switch: nodes, a torus, or a base latency."""
+def _plan(topology, op: str, algo: str, S: float):
+    """The engine's one plan of this collective (simcore.plan.resolve: the machine's choice's own plan when
+    algo is that choice, so the reason can name the runner-up): its terms, why and timed links."""
+    from simcore.plan import resolve
+    return resolve(topology, op, float(S), algo)
+
+
+def is_machine(topology, op: str, algo: str, S: float) -> bool:
+    """Whether the collective's closed form is more than the lecture's one-switch form a·α + b·S/β on the
+    topology's own link: the plan has other terms than the one "form" (nodes, a torus, a base latency, a
+    launch floor) or is timed with other links (NCCL's protocol, a custom all-reduce kernel)."""
     if topology is None:
         return False
-    return (getattr(topology, "n_nodes", 1) > 1 or getattr(topology, "shape", None) is not None
-            or float(getattr(topology, "base", 0.0)) > 0)
+    p = _plan(topology, op, algo, S)
+    return not (len(p.terms) == 1 and p.terms[0].key == "form" and p.timed is p.topology)
 
 
 def timed_topology(topology, op: str, algo: str, S: float):
-    """The topology as the simulation timed this collective: on a GPU machine (tuning set) the
-    links and base latency of NCCL's protocol for S (topology.timed_as, what
-    topology.timed_as_machine ran the trace with), else the topology itself."""
-    if topology is None or not getattr(topology, "tuning", "") or topology.n < 2:
-        return topology
-    return topology.timed_as(op, algo, float(S))
+    """The topology as the simulation timed this collective: the plan's timed topology (on a GPU machine
+    the links and base latency of NCCL's protocol for S, what topology.timed_as_machine ran the trace
+    with), else the topology itself."""
+    if topology is None:
+        return None
+    p = _plan(topology, op, algo, S)  # cached by equal topologies: p.topology may be another equal object
+    return topology if p.timed is p.topology else p.timed
 
 
 def protocol_line(topology, op: str, algo: str, S: float) -> str:
     """
-    Which NCCL protocol the machine runs this collective with, and why, in one line: "" on a
-    topology without NCCL's model (the lecture's switch, a torus). The reason is the engine's
-    numbers in words.nccl_reason's sentence (naming the runner-up when algo is the machine's own
+    Which NCCL protocol the machine runs this collective with, and why, in one line: "" where the plan
+    is the lecture's α–β form (the lecture's switch, a torus: why.kind "lecture"). The reason is the
+    plan's why in words.plan_reason's sentence (naming the runner-up when algo is the machine's own
     choice for S), all of it in the app's language.
     """
-    if topology is None or not getattr(topology, "tuning", "") or topology.n < 2:
+    if topology is None:
+        return ""
+    why = _plan(topology, op, algo, S).why
+    if why.kind == "lecture":
         return ""
     tr = QCoreApplication.translate
-    proto, why = nccl_reason(topology, op, algo, float(S))
+    proto, reason = plan_reason(why, float(S))
     if not proto:
-        return tr("FormulaPanel", "No NCCL protocol: %1.").replace("%1", why)
+        return tr("FormulaPanel", "No NCCL protocol: %1.").replace("%1", reason)
     return (tr("FormulaPanel", "NCCL protocol: %1 — %2.")
-            .replace("%1", proto).replace("%2", why))
+            .replace("%1", proto).replace("%2", reason))
+
+
+def _shape(t) -> str:
+    return "×".join(map(str, t.get("shape", ())))
+
+
+def _launch_floor_words(t) -> str:
+    floor = fmt_time(t.get("floor", 0.0))
+    if t.get("mode") == "graph":
+        return QCoreApplication.translate(
+            "FormulaPanel", "the launch floor: no call finishes before L = %1, as measured with CUDA graphs").replace(
+            "%1", floor)
+    return QCoreApplication.translate(
+        "FormulaPanel", "the launch floor: no call finishes before L = %1, as measured with eager launches").replace(
+        "%1", floor)
+
+
+# The words of each of the plan's terms (simcore.plan.Term: key, numbers), in the app's language.
+_TERM_WORDS = {
+    "hier-rs-intra": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "reduce-scatter inside each node ({link})").format(link=t.get("link")),
+    "hier-ar-inter": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "all-reduce across nodes, every GPU on its own NIC ({link})").format(link=t.get("link")),
+    "hier-ag-intra": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "all-gather inside each node ({link})").format(link=t.get("link")),
+    "hier-pipeline": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "pipelined in {C} chunks: chunk c + 1 inside the node while chunk c crosses the "
+                        "network").format(C=t.get("C")),
+    "tree": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "NCCL's Tree: a chain of {P} GPUs in each node, a binary tree of {N} nodes across them, up "
+                        "and back down, pipelined in {C} chunks of two halves").format(
+        P=t.get("P"), N=t.get("N"), C=t.get("C")),
+    "ring-nodes": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "{K} lockstep ring steps, each as slow as its slower port: NVLink or the NIC").format(
+        K=t.get("K")),
+    "torus-rings": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "bidirectional rings on each axis of the {shape} torus").format(shape=_shape(t)),
+    "ring-across-nodes": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "the ring across the nodes: K = {K} steps of s = S/n; a chunk crossing V hops in a row, J = "
+                        "⌈V/P⌉ of them between nodes, then waits K − V steps behind the NIC; c = α + s/β of a "
+                        "hop").format(K=t.get("K")),
+    "rd-intra": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "recursive doubling inside each node: log₂{P} rounds of the whole buffer ({link})").format(
+        P=t.get("P"), link=t.get("link")),
+    "rd-inter": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "recursive doubling across nodes: log₂{N} rounds of the whole buffer ({link})").format(
+        N=t.get("N"), link=t.get("link")),
+    "innet-fabric": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "in-network reduction in the fabric's switches (SHARP), over each GPU's NIC ({link})").format(
+        link=t.get("link")),
+    "a2a-nodes": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "every block at once: the slower of NVLink's P − 1 blocks and the NIC's n − P"),
+    "base": lambda t, op, algo: QCoreApplication.translate(
+        "FormulaPanel", "base latency of each collective call (NCCL's baseLat)"),
+    "launch-floor": lambda t, op, algo: _launch_floor_words(t),
+}
+
+
+def term_words(term, op: str, algo: str) -> str:
+    """What one of the plan's terms is, in the app's language: its key's words with its numbers; "form"
+    (the registry's formula) and any key without words: the collective's title."""
+    words = _TERM_WORDS.get(term.key)
+    return words(term, op, algo) if words is not None else op_title(op, algo)
 
 
 def machine_terms(topology, op: str, algo: str, S: float):
     """
-    [(what, formula, seconds)] of one collective on a machine, summing to its closed form, and
-    that total: for hier the intra-node reduce-scatter, the inter-node all-reduce and the
-    intra-node all-gather of all of S (as three calls would take them), and what pipelining them in C chunks saves
-    (topo_closed_forms.t_hier_pipelined, one call), NCCL's rings (t_ring_nodes), the ring across
-    nodes (comm_sim.t_formula_on), a torus (t_torus), or one switch's form; each call's base
-    latency B as its own term.
+    [(what, formula, seconds)] of one collective on a machine and their total: the plan's terms
+    (simcore.plan.Term, decided by the engine next to the closed forms they sum — hier's three phases and
+    what pipelining saves, NCCL's Tree, the channel rings, the ring across nodes, a torus's rings, one
+    switch's form, the base latency B, the launch floor) in words, their sum the plan's time.
+    ValueError (the plan's sentence) where no closed form exists.
     """
-    tr = QCoreApplication.translate
-    topology = timed_topology(topology, op, algo, S)  # a GPU machine: NCCL's protocol for S
-    B = float(getattr(topology, "base", 0.0))
-    n = topology.n
-    terms = []
-    if getattr(topology, "n_nodes", 1) > 1 and algo == "hier":
-        P, N, A, I = topology.per_node, topology.n_nodes, topology.intra, topology.inter
-        f = (P - 1) * (A.alpha + S / (P * A.bw))
-        x = (N - 1) * (I.alpha + S / (n * I.bw))
-        if P > 1:
-            terms.append((tr("FormulaPanel", "reduce-scatter inside each node ({link})").format(link=A.name),
-                          "(P − 1)·(α_f + S/(P·β_f))", f))
-        if N > 1:
-            terms.append((tr("FormulaPanel", "all-reduce across nodes, every GPU on its own NIC ({link})").format(
-                link=I.name), "2(N − 1)·(α_i + S/(n·β_i))", 2 * x))
-        if P > 1:
-            terms.append((tr("FormulaPanel", "all-gather inside each node ({link})").format(link=A.name),
-                          "(P − 1)·(α_f + S/(P·β_f))", f))
-        C = hier_pipeline_chunks(P, N, S, A, I)
-        total = t_hier_pipelined(P, N, S, A, I, base=B)
-        if C > 1:  # the three phases above, less what the overlap of C chunks saves
-            terms.append((tr("FormulaPanel", "pipelined in {C} chunks: chunk c + 1 inside the node while chunk c "
-                                             "crosses the network").format(C=C),
-                          "t_pipelined(C) − (the three phases)", total - B - 2 * f - 2 * x))
-        calls = 1
-    elif algo == "tree" and getattr(topology, "n_nodes", None) is not None:
-        from simcore.tree_allreduce import t_tree, tree_chunks
-        P, N, A, I = topology.per_node, topology.n_nodes, topology.intra, topology.inter
-        body = t_tree(P, N, S, A, I)
-        terms.append((tr("FormulaPanel", "NCCL's Tree: a chain of {P} GPUs in each node, a binary tree of {N} nodes "
-                                         "across them, up and back down, pipelined in {C} chunks of two halves").format(
-                          P=P, N=N, C=tree_chunks(S)),
-                      "2((P − 1)·α_f + ⌊log₂N⌋·α_i) + Σ_path S/(2C·β)", body))
-        calls, total = 1, t_tree(P, N, S, A, I, base=B)
-    elif getattr(topology, "n_nodes", 1) > 1 and algo == "ring-nodes":
-        P, N, A, I = topology.per_node, topology.n_nodes, topology.intra, topology.inter
-        body = t_ring_nodes(op, P, N, S, A, I)
-        terms.append((tr("FormulaPanel", "{K} lockstep ring steps, each as slow as its slower port: NVLink or the "
-                                         "NIC").format(K=2 * (n - 1) if op == "all-reduce" else n - 1),
-                      "K · max(α_f + (P − 1)·S/(P·n·β_f), α_i + S/(P·n·β_i))", body))
-        calls, total = 1, t_ring_nodes(op, P, N, S, A, I, base=B)
-    elif getattr(topology, "shape", None) is not None:
-        wrap = getattr(topology, "wrap", None) or (True,) * len(topology.shape)
-        body = t_torus(op, tuple(topology.shape), S, topology.link, tuple(wrap))
-        terms.append((tr("FormulaPanel", "bidirectional rings on each axis of the {shape} torus").format(
-            shape="×".join(map(str, topology.shape))), "Σ_axes ⌊N/2⌋·α + (N − 1)·S_p/(2·N·β)", body))
-        calls, total = 1, B + body
-    else:
-        total = t_formula_on(topology, algo, S, op)
-        body = total - (B if n > 1 else 0.0)
-        if getattr(topology, "n_nodes", 1) > 1:  # algorithms._ring_on_nodes: the slowest run of hops governs
-            K = 2 * (n - 1) if op == "all-reduce" else n - 1
-            where = tr("FormulaPanel", "the ring across the nodes: K = {K} steps of s = S/n; a chunk crossing V hops "
-                                       "in a row, J = ⌈V/P⌉ of them between nodes, then waits K − V steps behind "
-                                       "the NIC; c = α + s/β of a hop").format(K=K)
-            text = "max_V [J·c_i + (V − J)·c_f + (K − V)·s/β_i]"
-        else:
-            where, text = op_title(op, algo), closed_form(op, algo, n).text
-        terms.append((where, text, body))
-        calls = 1
-    if B > 0 and n > 1:
-        terms.append((tr("FormulaPanel", "base latency of each collective call (NCCL's baseLat)"),
-                      f"{calls}·B" if calls != 1 else "B", calls * B))
-    return terms, total
+    p = _plan(topology, op, algo, S)
+    total = p.seconds()
+    return [(term_words(t, op, algo), t.formula, t.seconds) for t in p.terms], total
 
 
 def machine_form_html(topology, op, algo, S, simulated=None) -> str:
-    """The formula panel on a machine: every term with its value, the total, and the trace's."""
+    """The formula panel on a machine: every term of the plan with its value, the total, the trace's,
+    and the legend of the links the plan is timed with."""
     tr = QCoreApplication.translate
+    p = _plan(topology, op, algo, S)
     terms, total = machine_terms(topology, op, algo, S)
     rows = [f"<p style='margin:0'><b>{html.escape(op_title(op, algo))}</b> &nbsp; <i>n</i> = {topology.n}"
             f" · {html.escape(topology.name)}</p>"]
     proto = protocol_line(topology, op, algo, S)
     if proto:
         rows.append(f"<p style='margin:2px 0'>{html.escape(proto)}</p>")
-    topology = timed_topology(topology, op, algo, S)  # the links below: the ones the protocol runs on
     formula = " + ".join(math_html(t[1]) for t in terms)
     rows.append(f"<p style='font-size:120%; margin:6px 0'><i>T</i> = {formula}</p>")
     for what, _f, sec in terms:
@@ -298,17 +315,12 @@ def machine_form_html(topology, op, algo, S, simulated=None) -> str:
         sim = (tr("FormulaPanel", "simulated (trace): %1 — equals the closed form ✓") if ok else
                tr("FormulaPanel", "simulated (trace): %1 — differs from the closed form"))
         rows.append(f"<p style='margin:8px 0 2px 0'>{sim.replace('%1', f'<b>{fmt_time(simulated)}</b>')}</p>")
-    links = []
-    for attr in ("intra", "inter", "link"):
-        ln = getattr(topology, attr, None)
-        if ln is not None and ln.name not in [x[0] for x in links]:
-            links.append((ln.name, ln))
-    if getattr(topology, "n_nodes", 1) > 1:
+    if any(role == "inter" for role, _ln in p.links):
         legend = tr("FormulaPanel", "α_f, β_f: inside a node; α_i, β_i: between nodes (each GPU's NIC); "
                                     "B: base latency %1")
     else:
         legend = tr("FormulaPanel", "B: base latency %1")
-    legend = legend.replace("%1", fmt_time(float(getattr(topology, "base", 0.0))))
-    desc = "; ".join(f"{html.escape(nm)}: α = {fmt_time(ln.alpha)}, β = {fmt_bw(ln.bw)}" for nm, ln in links)
+    legend = legend.replace("%1", fmt_time(sum(t.seconds for t in p.terms if t.key == "base")))
+    desc = "; ".join(f"{html.escape(ln.name)}: α = {fmt_time(ln.alpha)}, β = {fmt_bw(ln.bw)}" for _r, ln in p.links)
     rows.append(f"<p style='margin:6px 0 0 0; font-size:85%'>{math_html(legend)} · {desc}</p>")
     return "\n".join(rows)
