@@ -227,7 +227,7 @@ def _plan(topo, op, S, algo):
     terms = _terms(topo, op, algo, S, time, timed)
     why = _why(topo, op, algo, S, chunks, text)
     return Plan(topo, op, S, algo, rec, proto, chunks, timed, terms, time, why, text, choice, no_time, (pproto, ptext),
-                _links(timed))
+                timed_links(timed))
 
 
 # -- the terms: the closed form as the formula panel shows it ------------------------------------------
@@ -278,7 +278,7 @@ def _launch_late(topo, op, algo, S, time):
     return max(0.0, time - t)
 
 
-def _links(timed):
+def timed_links(timed):
     """((role, LinkSpec), …) of the timed machine, each link once: "intra" and "inter" across several nodes,
     else "link" (Plan.links)."""
     if "nodes" in timed.kinds and timed.n_nodes > 1:

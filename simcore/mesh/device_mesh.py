@@ -30,7 +30,7 @@ import numpy as np
 
 from ..comm_sim import Comm
 from ..links import NVLINK4
-from ..plan import Plan, Term, Why
+from ..plan import Plan, Term, Why, timed_links
 from ..topology import Nodes, Switch, Torus, nodes, switch
 from ..trace import SWITCH
 from .errors import MeshError
@@ -453,7 +453,8 @@ class Mesh:
         time = float(sum(t.seconds for t in terms))
         return AxisPlan(topo, op, S, algo, record, protocol, 1, timed or topo, terms, time, why_rec, why,
                         not asked, "", (protocol, gp.protocol_reason[1] if gp is not None else ""),
-                        names, g, G, text, gpu[0] if gpu else None, gpu[1] if gpu else None)
+                        links=timed_links(timed or topo), axis=names, group_size=g, n_groups=G, form_text=text,
+                        group=gpu[0] if gpu else None, group_plan=gpu[1] if gpu else None)
 
     def _group_machine(self, pos):
         """The machine one group of pos spans, as a topology of its own kind (GPU machines with
