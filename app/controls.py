@@ -338,11 +338,11 @@ class ControlPanel(QWidget):
             return [(f"matmul-{k}", self.tr("Case {k}: {name}").format(k=k, name=matmul_case_name(k)))
                     for k in range(1, 5)]
         if group == "mesh":  # the engine's registered mesh programs, in their own words
-            from simcore.mesh.scenario import mesh_programs
+            from simcore.mesh.programs import PROGRAMS
 
             from .i18n import current_language
             lang = "zh" if current_language().startswith("zh") else "en"
-            return [(k, p.words.get(lang, k)) for k, p in mesh_programs().items()]
+            return [(k, p.title.get(lang, k)) for k, p in PROGRAMS.items()]
         return [(group, self.tr("2 all-reduces per layer + logits all-gather"))]
 
     def _algo_names(self, sc=None):

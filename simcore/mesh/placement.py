@@ -101,7 +101,8 @@ def layout_from_spec(mesh, spec, ndim, partial=(), op="sum") -> Layout:
     spec = tuple(spec)
     if len(spec) > ndim:
         raise MeshError(f"the spec {P(*spec)!r} has {len(spec)} entries but the array has only {ndim} "
-                        f"dimension{'s' if ndim != 1 else ''}")
+                        f"dimension{'s' if ndim != 1 else ''}", "spec-too-long", spec=repr(P(*spec)),
+                        entries=len(spec), ndim=ndim)
     dims = []
     for e in spec + (None,) * (ndim - len(spec)):
         if e is None:
@@ -134,7 +135,7 @@ def layout_from_placements(mesh, placements, ndim) -> Layout:
             raise MeshError(f"a placement is Shard(d), Replicate() or Partial(op), got {pl!r}")
     if len(ops) > 1:
         raise MeshError(f"one array cannot be a pending {' and a pending '.join(sorted(ops))} at once: "
-                        f"mixed Partial ops {sorted(ops)}")
+                        f"mixed Partial ops {sorted(ops)}", "mixed-partial", ops=tuple(sorted(ops)))
     op = ops.pop() if ops else "sum"
     return _checked(mesh, Layout(tuple(tuple(d) for d in dims), tuple(partial), op))
 
