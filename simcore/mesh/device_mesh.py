@@ -172,9 +172,12 @@ class Mesh:
         topo = self.topology
         if _on_torus(topo) and topo.n > 1:
             if tuple(topo.shape) != self.shape:
+                from ..topology_presets import PRESETS as _PRESETS
                 raise MeshError(f"on {topo.name} each mesh axis is one physical dimension: the mesh's shape must "
                                 f"be {tuple(topo.shape)}, not {self.shape} (or give devices=)", "torus-shape",
-                                shape=self.shape, need=tuple(topo.shape), machine=topo.name)
+                                shape=self.shape, need=tuple(topo.shape),
+                                machine=getattr(_PRESETS.get(self.machine) if isinstance(self.machine, str) else None,
+                                                "name", topo.name))
         return np.arange(n, dtype=np.int64)
 
     def axis(self, axis) -> tuple:

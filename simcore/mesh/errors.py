@@ -10,6 +10,7 @@ English: `kind` (one of KINDS) and `facts`, the numbers and names of the case
 KINDS = {  # kind -> the facts it carries
     "mesh-syntax": ("part",),  # a mesh text part that is not NAME=SIZE
     "axis-twice": ("axis",),  # a mesh text or axis tuple naming one axis twice
+    "axis-used-twice": ("axis",),  # a layout using one mesh axis for two dimensions (or a dimension and a sum)
     "unknown-axis": ("axis", "axes"),  # an axis name the mesh does not have
     "needs-axes": ("need", "axes"),  # a program needs more mesh axes than the mesh has
     "same-axis": ("axis",),  # a program's two axes are one axis

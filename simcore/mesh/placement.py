@@ -145,7 +145,7 @@ def _checked(mesh, lay: Layout) -> Layout:
     twice = sorted({a for a in used if used.count(a) > 1})
     if twice:
         raise MeshError(f"mesh axis {twice[0]} is used twice in one array's layout; each mesh axis shards at "
-                        f"most one dimension (or holds a pending sum)")
+                        f"most one dimension (or holds a pending sum)", "axis-used-twice", axis=twice[0])
     if lay.op not in REDUCE_OPS:
         raise MeshError(f"Partial({lay.op!r}) is not built; the mesh reduces with {', '.join(REDUCE_OPS)}")
     return lay

@@ -701,7 +701,13 @@ def parse_spec(mesh, text, ndim=2):
         _, us, sub = dim.partition("_")
         entries.append(_axes_of(mesh, sub) if us else None)
     spec = P(*entries)
-    layout_from_spec(mesh, spec, ndim, partial=partial)  # checks: rank, axes used once
+    try:
+        layout_from_spec(mesh, spec, ndim, partial=partial)  # checks: rank, axes used once
+    except MeshError as e:
+        if e.kind != "spec-too-long":
+            raise
+        raise MeshError(f"the layout {text} has {len(entries)} entries but the array has only {ndim} dimensions",
+                        "spec-too-long", spec=text, entries=len(entries), ndim=ndim) from None
     return spec, partial
 
 
