@@ -207,3 +207,21 @@ def test_every_kind_the_engine_raises_has_a_sentence_and_mixed_partial_is_worded
     i18n.set_language(qapp, "zh")
     assert mesh_error_text(e.value) == "待定的 max 不能直接变成待定的 sum：请先把它归约（到 Replicate 或 Shard），再开始另一种。"
     assert mesh_error_text(ValueError("plain")) is None  # no kind: its own words
+
+
+def test_the_app_opens_a_program_with_its_parameters_by_name_and_saves_them(qapp, tmp_path, capsys):
+    from PySide6.QtGui import QImage
+
+    from app.__main__ import main
+    from app.scenario_io import load_scenario, save_scenario
+
+    path = tmp_path / "matmul.png"
+    assert main(["--scenario", "mesh", "--mesh", "X=2,Y=4", "--program", "matmul", "--param", "case=2",
+                 "--size", "1280x720", "--screenshot", str(path)]) == 0
+    assert QImage(str(path)).width() == 1280
+    assert main(["--scenario", "mesh", "--program", "matmul", "--param", "case=9", "--screenshot", "unused.png"]) == 2
+    assert "case" in capsys.readouterr().err
+    sc = Scenario().with_changes(kind="mesh", mesh="X=2,Y=4", program="matmul", params="case=all").validate()
+    save_scenario(str(tmp_path / "s.json"), sc)
+    assert load_scenario(str(tmp_path / "s.json")).scenario.params == "case=all"
+    assert sc.with_changes(program="redistribute").params == ""  # parameters belong to their program

@@ -12,6 +12,11 @@ build function), each equal to one device's numpy result and timed against its p
                        W_out → RS_XYZ, T = 4BD/(n_axes·W)
     torus-all-gather   the book's AllGather over one, two and three torus axes (sharding chapter):
                        T = V/(W·n_axes)
+    redistribute       A[I, J] from a source layout to a target (the book's notation), by the rules;
+                       rules=1: every rule in turn
+    matmul             the book's sharded matmul, case 1 … 4 (case=all: the four), or A's and B's
+                       layouts given as a and b
+    shard-map          a per-device function in shard_map style calling every collective by axis name
 
 A program runs on a real numpy model small enough to check (its `scale` s divides the model's
 dimensions) and times it as the real model: byte_scale = s²·(real bytes per element)/8, so
@@ -19,8 +24,9 @@ every product of two dimensions (BD, BF, DF) moves the real model's bytes. W is 
 bandwidth of an axis: both directions of a torus link (2β: the book's bidirectional W_ici), one
 direction of the slowest link elsewhere; M the physical axes a mesh axis spans (1 off a torus).
 
-Adding a program: write build(mesh, **params) -> Result and register(Program(...)); the CLI,
-the table and (later) the app read the registry.
+Adding a program (docs/extending.md): write build(mesh, **params) -> Result and
+register(Program(name, title, description, build, ...)) here; the CLI (--list, --program), the
+app's Mesh scenario and the MPI ranks read this one registry, filled at import.
 """
 
 from __future__ import annotations
