@@ -634,7 +634,7 @@ class ControlPanel(QWidget):
             return
         shown = [p for p in prog.params if p.default is not None or p.choices][:3]
         self.params_edit.setPlaceholderText(self.tr("its defaults, e.g. {example}").format(
-            example=" ".join(f"{p.name}={p.default}" for p in shown)))
+            example=prog.example or " ".join(f"{p.name}={p.default}" for p in shown)))
         self.params_edit.setToolTip(self.tr("NAME=VALUE pairs apart by spaces; this program's parameters: "
                                             "{params}").format(params=", ".join(
                                                 f"{p.name} ({'|'.join(map(str, p.choices))})" if p.choices

@@ -204,7 +204,8 @@ def _check_link_spec(v) -> LinkSpec:
 
 FIELD_RULES = {"kind": _check_kind, "n": _check_n, "algo": _check_algo, "nbytes": _check_nbytes,
                "link": _check_link}
-OPTIONAL_FIELDS = {"link_spec", "topology", "machine_links", "mesh", "program", "params"}  # the last three: a mesh scenario's
+# the last three: a mesh scenario's
+OPTIONAL_FIELDS = {"link_spec", "topology", "machine_links", "mesh", "program", "params"}
 
 
 def is_custom_link(key: str) -> bool:

@@ -39,7 +39,8 @@ def _toy(mesh, axis=None, rows=64, seed=0):
 
 @pytest.fixture
 def toy():
-    prog = register(Program("toy-gather", {"en": "toy: all-gather T over one axis", "zh": "玩具：沿一条轴 all-gather T"},
+    prog = register(Program("toy-gather",
+                            {"en": "toy: all-gather T over one axis", "zh": "玩具：沿一条轴 all-gather T"},
                             {"en": "a program written inside a test", "zh": "测试里写的程序"}, _toy,
                             published="the ring's (g−1)(α + S/(gβ))"))
     yield prog
@@ -205,7 +206,8 @@ def test_every_kind_the_engine_raises_has_a_sentence_and_mixed_partial_is_worded
     assert mesh_error_text(e.value) == ("A pending max cannot become a pending sum: reduce it first (to Replicate "
                                         "or Shard), then start the other.")
     i18n.set_language(qapp, "zh")
-    assert mesh_error_text(e.value) == "待定的 max 不能直接变成待定的 sum：请先把它归约（到 Replicate 或 Shard），再开始另一种。"
+    assert mesh_error_text(e.value) == ("待定的 max 不能直接变成待定的 sum：请先把它归约（到 Replicate 或 Shard），"
+                                        "再开始另一种。")
     assert mesh_error_text(ValueError("plain")) is None  # no kind: its own words
 
 

@@ -178,9 +178,10 @@ def program_list(as_json=False) -> str:
     """Every registered program: name, title, its own mesh and machine, parameters with defaults
     (and the values each may take), the published form."""
     from .programs import PROGRAMS
+    from .scenario import parse_params
     if as_json:
         return json.dumps([{"program": p.name, "title": p.title, "description": p.description,
-                            "mesh": dict(p.mesh), "machine": p.machine, "published": p.published,
+                            "mesh": dict(p.mesh), "machine": p.machine, "published": p.published, "example": p.example,
                             "params": [{"name": q.name, "default": q.default, "choices": list(q.choices),
                                         "minimum": q.minimum} for q in p.params]}
                            for p in PROGRAMS.values()], indent=1, ensure_ascii=False)
@@ -191,6 +192,8 @@ def program_list(as_json=False) -> str:
         lines.append(f"{'':<18} mesh {mesh} on {p.machine or 'one NVLink 4 switch'}; published: {p.published}")
         lines.append(f"{'':<18} --param " + " ".join(
             f"{q.name}={q.default}" + (f" ({'|'.join(map(str, q.choices))})" if q.choices else "") for q in p.params))
+        if p.example:
+            lines.append(f"{'':<18} e.g. " + " ".join(f'--param "{k}={v}"' for k, v in parse_params(p.example).items()))
     return "\n".join(lines)
 
 

@@ -154,6 +154,7 @@ class Program:
         machine      its own machine (None: one NVLink 4 switch; a preset's key)
         params       Params (params_of(build) when left out): defaults and what each may be
         published    the published form its times are checked against, written out
+        example      parameters worth trying, as the app's field and --param take them ("case=2")
     """
 
     name: str
@@ -164,6 +165,7 @@ class Program:
     machine: object = None
     params: tuple = None
     published: str = "each collective's closed form"
+    example: str = ""
 
     def __post_init__(self):
         if self.params is None:
@@ -637,7 +639,8 @@ def _dp_concat(mesh, arrays, di, X):
 
 register(Program(
     "dp-tp-forward",
-    {"en": "DP × TP Transformer forward (logits equal one device's)", "zh": "DP × TP Transformer 前向（logits 与单卡一致）"},
+    {"en": "DP × TP Transformer forward (logits equal one device's)",
+     "zh": "DP × TP Transformer 前向（logits 与单卡一致）"},
     {"en": "The lecture's Megatron forward with the batch sharded over the DP axis and the weights over the TP "
            "axis: two all-reduces per layer and one all-gather of the logits, in every DP replica at once.",
      "zh": "讲义的 Megatron 前向：批次沿 DP 轴切分、权重沿 TP 轴切分；每层两次 all-reduce，最后一次 logits 的 "
@@ -664,7 +667,8 @@ register(Program(
     ws1d_ffn, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4", published="4BD/(n_axes·W)"))
 register(Program(
     "torus-all-gather",
-    {"en": "the book's all-gather on a torus, over one, two and three axes", "zh": "环面上的 all-gather：一条、两条与三条轴"},
+    {"en": "the book's all-gather on a torus, over one, two and three axes",
+     "zh": "环面上的 all-gather：一条、两条与三条轴"},
     {"en": "One array all-gathered over one axis, then two, then three: on a torus more axes take less time.",
      "zh": "同一个数组依次沿一条、两条、三条轴 all-gather：在环面上轴越多越快。"},
     torus_all_gather, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4", published="V/(W·n_axes)"))
@@ -963,12 +967,13 @@ def shard_map_program(mesh, x_axis=None, y_axis=None, B=1024, D=1024, F=1024, sc
 
 register(Program(
     "redistribute",
-    {"en": "redistribute A: from one layout to another (the book's rules)", "zh": "重新分布 A：从一种布局到另一种（书中的规则）"},
+    {"en": "redistribute A: from one layout to another (the book's rules)",
+     "zh": "重新分布 A：从一种布局到另一种（书中的规则）"},
     {"en": "A[I, J] moved from the source layout to the target, e.g. A[I_X, J_Y] → A[I_X, J] (an all-gather over "
            "Y); rules=1 runs every rule: all-gather, all-reduce, reduce-scatter, all-to-all and the local ones.",
      "zh": "把 A[I, J] 从源布局变为目标布局，例如 A[I_X, J_Y] → A[I_X, J]（沿 Y 的 all-gather）；rules=1 依次运行"
            "全部规则：all-gather、all-reduce、reduce-scatter、all-to-all 与本地变换。"},
-    redistribute, params=params_of(redistribute, rules=(0, 1))))
+    redistribute, params=params_of(redistribute, rules=(0, 1)), example="source=A[I_X, J_Y] target=A[I_XY, J]"))
 register(Program(
     "matmul",
     {"en": "the book's sharded matmul on two axes (cases 1–4)", "zh": "两条轴上的分片矩阵乘（四种情形）"},
@@ -976,12 +981,13 @@ register(Program(
            "layouts a and b say; C equals numpy's A @ B.",
      "zh": "C = A · B，A 与 B 按书中四种情形之一分片（case=all：四种全部），或按参数 a、b 给出的布局；"
            "C 与 numpy 的 A @ B 相等。"},
-    matmul_program, params=params_of(matmul_program, case=(1, 2, 3, 4, "all"))))
+    matmul_program, params=params_of(matmul_program, case=(1, 2, 3, 4, "all")), example="case=2"))
 register(Program(
     "shard-map",
     {"en": "a per-device function in shard_map style: every collective by axis name",
      "zh": "shard_map 风格的逐设备函数：按轴名调用每种集合通信"},
     {"en": "One function run on every device by mesh.run: psum, psum_scatter, all_to_all and all_gather over Y, "
            "ppermute over X.",
-     "zh": "mesh.run 在每个设备上运行同一个函数：沿 Y 的 psum、psum_scatter、all_to_all、all_gather，沿 X 的 ppermute。"},
+     "zh": "mesh.run 在每个设备上运行同一个函数：沿 Y 的 psum、psum_scatter、all_to_all、all_gather，"
+           "沿 X 的 ppermute。"},
     shard_map_program))
