@@ -135,6 +135,8 @@ CASES = {
                           "redistribute 没有参数“nope”：它的参数是 source、"),
     "bad-parameter": ({"program": "matmul"}, "params", "case=7", "case cannot be 7: choose one of 1, 2, 3, 4, all.",
                       "case 不能是 7：请从 1、2、3、4、all 中选。"),
+    "mesh-n": ({}, "n", 9, "The mesh X=2,Y=4 has 8 devices, not n = 9: n follows the mesh",
+               "网格 X=2,Y=4 有 8 个设备，不是 n = 9"),
     "unknown-program": ({}, "program", "nope", "There is no mesh program “nope”: choose one of",
                         "没有名为“nope”的网格程序：请从"),
 }
@@ -176,8 +178,8 @@ def test_each_refusal_is_shown_in_the_users_words_and_language(qtbot, qapp, kind
     panel.resize(320, 700)
     panel.show()
     before = model.scenario
-    if field == "program":  # the menu offers registered programs only: a saved scenario or deck can name another
-        assert not model.update(program=typed)
+    if field in ("program", "n"):  # the menu offers registered programs only, n is greyed (it follows the mesh):
+        assert not model.update(**{field: typed})  # a saved scenario, a deck or a script can name another
     else:
         edit = panel.mesh_edit if field == "mesh" else panel.params_edit
         edit.setText(typed)

@@ -103,6 +103,8 @@ SENTENCES = {  # kind -> facts -> one sentence
     "same-axis": lambda f: _me("The program's two axes are both {axis}: name two different axes.").format(
         axis=f["axis"]),
     "machine-size": _machine_size,
+    "mesh-n": lambda f: _me("The mesh {mesh} has {devices} devices, not n = {n}: n follows the mesh, so change "
+                            "its axes instead.").format(mesh=f["mesh"], devices=f["devices"], n=f["n"]),
     "too-many": lambda f: _me("The mesh view draws at most {most} devices and this mesh has {n}: make its axes "
                               "smaller.").format(most=f["most"], n=f["n"]),
     "torus-shape": _torus,

@@ -152,7 +152,8 @@ def _validate_mesh(sc) -> None:
     if n > MAX_N:
         raise MeshError(f"the mesh view draws at most {MAX_N} devices; {sc.mesh} has {n}", "too-many", n=n, most=MAX_N)
     if sc.n != n:
-        raise ValueError(f"the mesh {sc.mesh} has {n} devices, not n = {sc.n}")
+        raise MeshError(f"the mesh {sc.mesh} has {n} devices, not n = {sc.n}", "mesh-n", mesh=sc.mesh, devices=n,
+                        n=sc.n)
     get_program(sc.program).checked(parse_params(sc.params))  # MeshError: unknown program or parameter
     Mesh(tuple(shape.values()), tuple(shape), sc.topology or None)  # MeshError: it does not fit the machine
 

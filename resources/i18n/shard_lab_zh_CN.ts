@@ -2879,6 +2879,10 @@ Source: {src}</source>
             <source>“{part}” is not a name and a size: type NAME=SIZE pairs, e.g. X=2,Y=4.</source>
             <translation>“{part}”不是“名称=大小”：请输入 名称=大小，例如 X=2,Y=4。</translation>
         </message>
+        <message>
+            <source>The mesh {mesh} has {devices} devices, not n = {n}: n follows the mesh, so change its axes instead.</source>
+            <translation>网格 {mesh} 有 {devices} 个设备，不是 n = {n}：n 由网格决定，请改网格的轴。</translation>
+        </message>
     </context>
     <context>
         <name>MeshView</name>

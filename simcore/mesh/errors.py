@@ -15,6 +15,7 @@ KINDS = {  # kind -> the facts it carries
     "needs-axes": ("need", "axes"),  # a program needs more mesh axes than the mesh has
     "same-axis": ("axis",),  # a program's two axes are one axis
     "machine-size": ("n", "machine", "fits"),  # n devices do not make this machine (fits: the n that do)
+    "mesh-n": ("mesh", "devices", "n"),  # a mesh of `devices` devices where n devices were asked for
     "too-many": ("n", "most"),  # more devices than a caller draws (the app's mesh view)
     "torus-shape": ("shape", "need", "machine"),  # a torus mesh must have the torus's shape
     "not-split": ("dim", "length", "axes", "sizes"),  # a dimension of `length` over axes of `sizes`
