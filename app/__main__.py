@@ -68,7 +68,10 @@ def _parser() -> _Parser:
                         "(its own algorithm unless --algo names one it offers)")
     p.add_argument("--mesh", default="X=2,Y=4", help="--scenario mesh: axes and sizes, e.g. X=2,Y=4 (default)")
     p.add_argument("--program", default="redistribute",
-                   help="--scenario mesh: a registered mesh program (default redistribute)")
+                   help="--scenario mesh: a registered mesh program (default redistribute; "
+                        "python -m simcore mesh --list lists them)")
+    p.add_argument("--param", action="append", default=[], metavar="K=V",
+                   help="--scenario mesh: a program parameter, e.g. case=2 (repeatable)")
     p.add_argument("--step", default=None, help="show step K in flight; 0 = the start")
     p.add_argument("--tab", default=None, choices=TABS, help="the view to show: " + ", ".join(TABS))
     p.add_argument("--lang", default=None, choices=("en", "zh"), help="interface language")
@@ -238,7 +241,8 @@ def _main(argv=None) -> int:
             sc = Scenario(kind=args.scenario, n=args.n, algo=args.algo or default_algo(args.scenario), nbytes=nbytes,
                           link=args.link)
             if args.scenario == "mesh":  # n follows the mesh; the machine is the mesh's (validate says if it fits)
-                sc = sc.with_changes(mesh=args.mesh, program=args.program, topology=args.machine).validate()
+                sc = sc.with_changes(mesh=args.mesh, program=args.program, params=" ".join(args.param),
+                                     topology=args.machine).validate()
             elif args.machine:  # the machine's links; its own algorithm for the op and size unless --algo chose one
                 from .core.scenarios import machine_choice
 

@@ -257,6 +257,15 @@ class ControlPanel(QWidget):
         self.mesh_edit.editingFinished.connect(self._on_mesh_edited)
         self._mesh_typed = None  # a mesh the model refused: kept in the field beside the reason
         row += 1
+        # the mesh program's parameters ("case=2", "source=A[I_X, J_Y] target=A[I_XY, J]"): its defaults when empty
+        self.params_edit = QLineEdit(objectName="meshParamsEdit")
+        self.params_label = QLabel()
+        self.params_label.setBuddy(self.params_edit)
+        grid.addWidget(self.params_label, row, 0)
+        grid.addWidget(self.params_edit, row, 1)
+        self.params_edit.editingFinished.connect(self._on_params_edited)
+        self._params_typed = None  # parameters the model refused: kept beside the reason
+        row += 1
         self._error_rows[None] = row  # any other refusal: under the form
         self._grid = grid
         grid.addWidget(self.error, row, 0, 1, 2)
@@ -305,6 +314,7 @@ class ControlPanel(QWidget):
             lab.setText(text)
         self.mesh_label.setText(self.tr("Mes&h axes"))
         self.mesh_edit.setToolTip(self.tr("Mesh axes and sizes, major to minor, e.g. X=2,Y=4 (n is their product)"))
+        self.params_label.setText(self.tr("Pa&rameters"))
         self.keys.setText(self.tr("Keys: Space play/pause · ← → step · Home/End · [ ] speed · O loop"))
         self.n.setToolTip(self.tr("Devices: a whole number from 1 to {max}").format(max=scenarios.MAX_N))
         self._sync()
@@ -338,11 +348,11 @@ class ControlPanel(QWidget):
             return [(f"matmul-{k}", self.tr("Case {k}: {name}").format(k=k, name=matmul_case_name(k)))
                     for k in range(1, 5)]
         if group == "mesh":  # the engine's registered mesh programs, in their own words
-            from simcore.mesh.scenario import mesh_programs
+            from simcore.mesh.programs import PROGRAMS
 
             from .i18n import current_language
             lang = "zh" if current_language().startswith("zh") else "en"
-            return [(k, p.words.get(lang, k)) for k, p in mesh_programs().items()]
+            return [(k, p.title.get(lang, k)) for k, p in PROGRAMS.items()]
         return [(group, self.tr("2 all-reduces per layer + logits all-gather"))]
 
     def _algo_names(self, sc=None):
@@ -457,10 +467,11 @@ class ControlPanel(QWidget):
     def _sync_mesh(self, sc):
         """The mesh scenario's fields: its mesh shown, n, S and the algorithm its own (greyed)."""
         mesh = sc.kind == "mesh"
-        self.mesh_edit.setVisible(mesh)
-        self.mesh_label.setVisible(mesh)
+        for w in (self.mesh_edit, self.mesh_label, self.params_edit, self.params_label):
+            w.setVisible(mesh)
         if not mesh:
             return
+        self._sync_params(sc)
         self.op.setCurrentIndex(max(0, self.op.findData(sc.program)))
         self.op.setToolTip(self.op.currentText())
         if self._mesh_typed is None:
@@ -549,7 +560,7 @@ class ControlPanel(QWidget):
         sc = self.model.scenario
         if scenarios.fit_bytes(self._asked, sc.n, sc.kind) != sc.nbytes:
             self._asked = float(sc.nbytes)  # a size set elsewhere (a file, the deck, a scene): asked for
-        self._mesh_typed = None
+        self._mesh_typed = self._params_typed = None
         self.error.clear()
         self._sync()
         self._post_note(run)
@@ -611,6 +622,37 @@ class ControlPanel(QWidget):
             self._apply(program=self.op.itemData(i))
             return
         self._apply(kind=self.op.itemData(i))
+
+    def _sync_params(self, sc):
+        """The program's parameters: the scenario's (or the refused text, kept), its defaults as a hint."""
+        from simcore.mesh.programs import PROGRAMS
+
+        prog = PROGRAMS.get(sc.program)
+        if self._params_typed is None:
+            self.params_edit.setText(sc.params)
+        if prog is None:
+            return
+        shown = [p for p in prog.params if p.default is not None or p.choices][:3]
+        self.params_edit.setPlaceholderText(self.tr("its defaults, e.g. {example}").format(
+            example=prog.example or " ".join(f"{p.name}={p.default}" for p in shown)))
+        self.params_edit.setToolTip(self.tr("NAME=VALUE pairs apart by spaces; this program's parameters: "
+                                            "{params}").format(params=", ".join(
+                                                f"{p.name} ({'|'.join(map(str, p.choices))})" if p.choices
+                                                else f"{p.name}={p.default}" for p in prog.params)))
+
+    def _on_params_edited(self):
+        """Parameters typed: a refusal keeps them in the field beside the reason, as a refused mesh does."""
+        if self._syncing:
+            return
+        text = self.params_edit.text().strip()
+        if text == self.model.scenario.params:
+            self._params_typed = None
+            return
+        self._params_typed = text
+        self._apply(params=text)
+        if self.model.scenario.params == text:
+            self._params_typed = None
+        self.params_edit.setText(text)
 
     def _on_mesh_edited(self):
         """A mesh typed: n follows it; a mesh the model refuses stays in the field beside the reason."""

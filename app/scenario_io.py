@@ -204,7 +204,8 @@ def _check_link_spec(v) -> LinkSpec:
 
 FIELD_RULES = {"kind": _check_kind, "n": _check_n, "algo": _check_algo, "nbytes": _check_nbytes,
                "link": _check_link}
-OPTIONAL_FIELDS = {"link_spec", "topology", "machine_links", "mesh", "program"}  # mesh, program: a mesh scenario's
+# the last three: a mesh scenario's
+OPTIONAL_FIELDS = {"link_spec", "topology", "machine_links", "mesh", "program", "params"}
 
 
 def is_custom_link(key: str) -> bool:
@@ -222,7 +223,7 @@ def scenario_to_dict(sc: Scenario) -> dict:
         d["nbytes"] = int(d["nbytes"])  # 1048576, not 1048576.0
     if is_custom_link(sc.link):  # its numbers travel with it: another machine has no such preset
         d["link_spec"] = link_to_dict(LINKS[sc.link])
-    for k in ("mesh", "program"):  # only a mesh scenario has them: other files read as before
+    for k in ("mesh", "program", "params"):  # only a mesh scenario has them: other files read as before
         if not d.get(k):
             d.pop(k, None)
     if not d.get("topology"):
@@ -324,7 +325,7 @@ def scenario_from_dict(data) -> tuple[Scenario, LinkSpec | None]:
         if "machine_links" in data:
             topology = _check_machine_links(data["machine_links"], topology)
         fields["topology"] = _check_topology(topology)
-    for k in ("mesh", "program"):  # a mesh scenario's: strings, checked with the rest by validate below
+    for k in ("mesh", "program", "params"):  # a mesh scenario's: strings, checked with the rest by validate below
         if k in data:
             if not isinstance(data[k], str):
                 raise _err(QCoreApplication.translate("ScenarioIO", "\"%1\" must be text, not %2."), k,

@@ -19,7 +19,7 @@ from .core import scenarios
 from .core.scenarios import Scenario  # noqa: F401  (the model's value type)
 from .core.frame import time_eps
 from .frame_controller import FrameController
-from .worker import Worker
+from .worker import Worker, message_of
 
 KINDS = scenarios.KINDS
 
@@ -60,7 +60,7 @@ class ScenarioModel(QObject):
                 return True
             new.validate()
         except ValueError as e:
-            self.error.emit(str(e))
+            self.error.emit(message_of(e))
             return False
         self._after = []  # for the build this one replaces
         if new == self.scenario:  # back to what is shown: the build of the other choice is dropped

@@ -73,8 +73,11 @@ def wait_all(timeout: float = 60.0) -> bool:
 
 
 def message_of(e: BaseException) -> str:
-    """One sentence for the user: the exception's own words (its type's name when it has none)."""
-    return str(e).strip() or type(e).__name__
+    """One sentence for the user: a mesh refusal in the user's words and language (its kind and
+    facts, app.core.mesh_errors), else the exception's own words (its type's name when it has none)."""
+    from .core.mesh_errors import mesh_error_text
+
+    return mesh_error_text(e) or str(e).strip() or type(e).__name__
 
 
 class Job:

@@ -173,10 +173,10 @@ def test_view_draws_256_devices(qtbot):
 
 # -- bad input: one sentence, nothing lost ---------------------------------------------------------
 @pytest.mark.parametrize("changes, words", [
-    ({"mesh": "X=2,Q"}, "is not NAME=SIZE"),
-    ({"mesh": "X=2,Y=5", "n": 10}, "does not split"),
-    ({"mesh": "X=4,Y=4", "n": 16, "topology": "tpu-v4-4x4x4"}, "the mesh's shape must be"),
-    ({"program": "nope"}, "no mesh program"),
+    ({"mesh": "X=2,Q"}, "“Q” is not a name and a size"),
+    ({"mesh": "X=2,Y=5", "n": 10}, "does not split over Y = 5: choose Y from 1, 2, 4, 8"),
+    ({"mesh": "X=4,Y=4", "n": 16, "topology": "tpu-v4-4x4x4"}, "TPU v4 4x4x4 with 16 chips is a 2 × 2 × 4 torus"),
+    ({"program": "nope"}, "There is no mesh program “nope”"),
     ({"n": 9}, "has 8 devices"),
 ])
 def test_bad_mesh_input_keeps_the_scenario_and_says_why(qtbot, changes, words):
@@ -203,7 +203,7 @@ def test_the_control_panel_shows_the_sentence_and_keeps_the_typed_mesh(qtbot):
     assert not panel.n.isEnabled()
     panel.mesh_edit.setText("X=2,Y=5")
     panel.mesh_edit.editingFinished.emit()
-    assert "does not split" in panel.error.text()
+    assert "does not split over Y = 5" in panel.error.text()
     assert panel.mesh_edit.text() == "X=2,Y=5"  # what was typed stays beside the reason
     assert model.scenario.mesh == "X=2,Y=4"
     panel.mesh_edit.setText("X=4,Y=2")
@@ -227,7 +227,7 @@ def test_a_mesh_refused_by_the_worker_build_stays_typed_beside_its_reason(qtbot)
     qtbot.waitUntil(lambda: not model.busy, timeout=60000)
     panel.mesh_edit.setText("X=3,Y=5")
     panel.mesh_edit.editingFinished.emit()
-    qtbot.waitUntil(lambda: "does not split" in panel.error.text(), timeout=60000)
+    qtbot.waitUntil(lambda: "does not split over" in panel.error.text(), timeout=60000)
     qtbot.waitUntil(lambda: not model.busy, timeout=60000)
     assert panel.mesh_edit.text() == "X=3,Y=5" and model.scenario.mesh == "X=2,Y=4"
     panel.mesh_edit.setText("X=4,Y=2")

@@ -23,8 +23,14 @@ REASON = mpi.unavailable_reason()
 needs_mpi = pytest.mark.skipif(REASON is not None, reason=f"MPI unavailable: {REASON}")
 pytestmark = pytest.mark.xdist_group("mpi")
 
-ON_4 = ("redistribute-rules", "matmul-2d", "shard-map", "2d-ws-ffn", "dp-tp-forward", "fsdp-tp-layer", "1d-ws-ffn")
-ON_8 = ("redistribute-rules", "2d-ws-ffn", "dp-tp-forward")
+# label -> (registered program, its parameters): every rule of redistribute, the four matmul cases, …
+RUNS = {"redistribute rules=1": ("redistribute", {"rules": 1}), "matmul case=all": ("matmul", {"case": "all"}),
+        "redistribute": ("redistribute", None), "shard-map": ("shard-map", None), "2d-ws-ffn": ("2d-ws-ffn", None),
+        "dp-tp-forward": ("dp-tp-forward", None), "fsdp-tp-layer": ("fsdp-tp-layer", None),
+        "1d-ws-ffn": ("1d-ws-ffn", None)}
+ON_4 = ("redistribute rules=1", "matmul case=all", "redistribute", "shard-map", "2d-ws-ffn", "dp-tp-forward",
+        "fsdp-tp-layer", "1d-ws-ffn")
+ON_8 = ("redistribute rules=1", "2d-ws-ffn", "dp-tp-forward")
 
 
 @pytest.fixture(autouse=True)
@@ -98,7 +104,7 @@ def on_4():
     for k in mpi.ROOT_VARS:
         mp.setenv(k, "1")
     try:
-        return dict(zip(ON_4, run_mesh_programs(4, [(p, {"X": 2, "Y": 2}, None, None) for p in ON_4],
+        return dict(zip(ON_4, run_mesh_programs(4, [(RUNS[k][0], {"X": 2, "Y": 2}, None, RUNS[k][1]) for k in ON_4],
                                                     repeats=1, timeout=120)))
     finally:
         mp.undo()
@@ -112,7 +118,7 @@ def on_8():
     for k in mpi.ROOT_VARS:
         mp.setenv(k, "1")
     try:
-        return dict(zip(ON_8, run_mesh_programs(8, [(p, {"X": 2, "Y": 4}, None, None) for p in ON_8],
+        return dict(zip(ON_8, run_mesh_programs(8, [(RUNS[k][0], {"X": 2, "Y": 4}, None, RUNS[k][1]) for k in ON_8],
                                                     repeats=1, timeout=120)))
     finally:
         mp.undo()
@@ -145,9 +151,10 @@ def test_each_axis_collective_is_mpis_own_on_the_axis_sub_communicator(on_4, on_
     assert calls["shard-map"] == [("Y", "MPI_Allreduce"), ("Y", "MPI_Reduce_scatter_block"), ("Y", "MPI_Alltoall"),
                                   ("Y", "MPI_Allgather"), ("X", "MPI_Sendrecv")]
     # the tuple axis XY is one sub-communicator of all ranks, X major
-    assert ("XY", "MPI_Allgather") in calls["redistribute-rules"]
-    assert ("XY", "MPI_Reduce_scatter_block") in calls["redistribute-rules"]
-    r8 = on_8["redistribute-rules"]
+    assert ("XY", "MPI_Allgather") in calls["redistribute rules=1"]
+    assert ("XY", "MPI_Reduce_scatter_block") in calls["redistribute rules=1"]
+    assert calls["redistribute"] == [("Y", "MPI_Allgather")]  # the app's A[I_X, J_Y] → A[I_X, J]
+    r8 = on_8["redistribute rules=1"]
     ag_y = r8.rows[0]
     assert (ag_y.axis, ag_y.groups, ag_y.group_size) == ("Y", 2, 4)
     assert ag_y.rank_bytes * r8.sim.mesh.comm.byte_scale == ag_y.sim_bytes

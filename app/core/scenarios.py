@@ -143,18 +143,18 @@ def _validate_mesh(sc) -> None:
     """A mesh scenario: its mesh reads as NAME=SIZE pairs, n is their product, the program is
     registered and the mesh fits the machine (simcore.mesh.Mesh says why not). A dimension that
     does not split is found when the program runs (build_run: the same one sentence)."""
-    from simcore.mesh import Mesh
-    from simcore.mesh.scenario import mesh_programs, parse_mesh
+    from simcore.mesh import Mesh, MeshError
+    from simcore.mesh.programs import get_program
+    from simcore.mesh.scenario import parse_mesh, parse_params
 
     shape = parse_mesh(sc.mesh)
     n = math.prod(shape.values())
     if n > MAX_N:
-        raise ValueError(f"the mesh view draws at most {MAX_N} devices; {sc.mesh} has {n}")
+        raise MeshError(f"the mesh view draws at most {MAX_N} devices; {sc.mesh} has {n}", "too-many", n=n, most=MAX_N)
     if sc.n != n:
-        raise ValueError(f"the mesh {sc.mesh} has {n} devices, not n = {sc.n}")
-    programs = mesh_programs()
-    if sc.program not in programs:
-        raise ValueError(f"no mesh program {sc.program!r}; choose one of {', '.join(programs)}")
+        raise MeshError(f"the mesh {sc.mesh} has {n} devices, not n = {sc.n}", "mesh-n", mesh=sc.mesh, devices=n,
+                        n=sc.n)
+    get_program(sc.program).checked(parse_params(sc.params))  # MeshError: unknown program or parameter
     Mesh(tuple(shape.values()), tuple(shape), sc.topology or None)  # MeshError: it does not fit the machine
 
 
@@ -294,13 +294,14 @@ def _finish(sc, trace, link, comm, **extra) -> Run:
 def _build_mesh(sc) -> Run:
     """A registered mesh program on the scenario's mesh and machine (simcore.mesh.scenario.run_mesh),
     read into the mesh view's MeshInfo (app.core.mesh_model)."""
-    from simcore.mesh.scenario import mesh_programs, run_mesh
+    from simcore.mesh.programs import get_program
+    from simcore.mesh.scenario import parse_params, run_mesh
 
     from .mesh_model import mesh_info
 
-    res = run_mesh(sc.mesh, sc.program, sc.topology or None)
+    res = run_mesh(sc.mesh, sc.program, sc.topology or None, **parse_params(sc.params))
     comm = res.mesh.comm
-    info = mesh_info(res, mesh_programs()[sc.program].words)
+    info = mesh_info(res, get_program(sc.program).words)
     run = _finish(sc, comm.trace, comm.link, comm, mesh=info)
     steps = [e for e in info.events if len(e.groups[0]) > 1]
     if steps:  # the pace: one step of the first collective's ring
@@ -446,6 +447,7 @@ class Scenario:
     topology: str = ""
     mesh: str = ""  # the mesh scenario's axes and sizes, "X=2,Y=4" (n is their product)
     program: str = ""  # the mesh scenario's program (simcore.mesh.programs' registry)
+    params: str = ""  # its parameters, "case=2" or "source=A[I_X, J_Y] target=A[I_XY, J]" (its defaults when "")
 
     def validate(self) -> Scenario:
         validate(self)
@@ -464,6 +466,8 @@ class Scenario:
                 new = replace(new, mesh=MESH_DEFAULT[0])
             if not new.program:
                 new = replace(new, program=MESH_DEFAULT[1])
+            if new.program != self.program and "params" not in changes:
+                new = replace(new, params="")  # parameters belong to their program
             m = mesh_n(new.mesh)
             if m is not None and "n" not in changes:
                 new = replace(new, n=m)

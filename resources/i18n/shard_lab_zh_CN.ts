@@ -618,6 +618,10 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
             <translation>网格的轴与大小，由主到次，例如 X=2,Y=4（n 是它们的乘积）</translation>
         </message>
         <message>
+            <source>Pa&amp;rameters</source>
+            <translation>参数(&amp;R)</translation>
+        </message>
+        <message>
             <source>Keys: Space play/pause · ← → step · Home/End · [ ] speed · O loop</source>
             <translation>按键：空格 播放/暂停 · ← → 单步 · Home/End · [ ] 速度 · O 循环</translation>
         </message>
@@ -740,6 +744,14 @@ This run's {k} collectives are on the Ring tab and the timeline, but it does not
         <message>
             <source>S is {S}: the nearest size under {asked} that splits into {n} equal whole-byte chunks.</source>
             <translation>S 为 {S}：不超过 {asked}、能均分成 {n} 个整字节块的最近大小。</translation>
+        </message>
+        <message>
+            <source>its defaults, e.g. {example}</source>
+            <translation>留空即默认值，例如 {example}</translation>
+        </message>
+        <message>
+            <source>NAME=VALUE pairs apart by spaces; this program's parameters: {params}</source>
+            <translation>以空格分隔的 名称=值；本程序的参数：{params}</translation>
         </message>
         <message>
             <source>n must be a whole number from 1 to {max}; {v} is not a whole number.</source>
@@ -2795,6 +2807,105 @@ Source: {src}</source>
         <message>
             <source>Colour = the GPU that holds a block; diagonal stripes of every GPU's colour = every GPU holds all of it.</source>
             <translation>颜色 = 持有该块的 GPU；由所有 GPU 颜色组成的斜条纹 = 每个 GPU 都持有完整副本。</translation>
+        </message>
+    </context>
+    <context>
+        <name>MeshError</name>
+        <message>
+            <source>, </source>
+            <translation>、</translation>
+        </message>
+        <message>
+            <source>A mesh of {n} devices does not fit {machine}: choose axis sizes whose product is one of {fits}.</source>
+            <translation>{n} 个设备的网格放不进 {machine}：请让各轴大小之积为 {fits} 之一。</translation>
+        </message>
+        <message>
+            <source>A pending {a} cannot become a pending {b}: reduce it first (to Replicate or Shard), then start the other.</source>
+            <translation>待定的 {a} 不能直接变成待定的 {b}：请先把它归约（到 Replicate 或 Shard），再开始另一种。</translation>
+        </message>
+        <message>
+            <source>A shard cannot become a pending sum over {axis}: a shard is a piece of the array, not a term of its sum. Go to Replicate over {axis} first.</source>
+            <translation>分片不能变成沿 {axis} 的待定求和：分片是数组的一块，不是求和的一项。请先沿 {axis} 变为 Replicate。</translation>
+        </message>
+        <message>
+            <source>Axis {axis} is named twice: give each mesh axis once, e.g. X=2,Y=4.</source>
+            <translation>轴 {axis} 写了两次：每条网格轴只写一次，例如 X=2,Y=4。</translation>
+        </message>
+        <message>
+            <source>Axis {axis} shards two things at once: a mesh axis shards at most one dimension of an array (or holds its pending sum).</source>
+            <translation>轴 {axis} 同时切分了两处：一条网格轴最多切分数组的一个维度（或承载它的待定求和）。</translation>
+        </message>
+        <message>
+            <source>Dimension {dim} has length {length}, which does not split over {over}: choose axis sizes whose product divides {length}.</source>
+            <translation>维度 {dim} 长 {length}，无法均分到 {over} 上：请让各轴大小之积整除 {length}。</translation>
+        </message>
+        <message>
+            <source>Dimension {dim} has length {length}, which does not split over {over}: choose {axis} from {choices}.</source>
+            <translation>维度 {dim} 长 {length}，无法均分到 {over} 上：{axis} 请从 {choices} 中选。</translation>
+        </message>
+        <message>
+            <source>The layout {spec} has {entries} entries but the array has {ndim} dimensions: give at most {ndim}.</source>
+            <translation>布局 {spec} 有 {entries} 项，但数组只有 {ndim} 维：最多写 {ndim} 项。</translation>
+        </message>
+        <message>
+            <source>The mesh view draws at most {most} devices and this mesh has {n}: make its axes smaller.</source>
+            <translation>网格视图最多画 {most} 个设备，这个网格有 {n} 个：请把轴改小。</translation>
+        </message>
+        <message>
+            <source>The program's two axes are both {axis}: name two different axes.</source>
+            <translation>程序的两条轴都是 {axis}：请给出两条不同的轴。</translation>
+        </message>
+        <message>
+            <source>There is no mesh program “{program}”: choose one of {programs}.</source>
+            <translation>没有名为“{program}”的网格程序：请从 {programs} 中选。</translation>
+        </message>
+        <message>
+            <source>This mesh has no axis {axis}: its axes are {axes}.</source>
+            <translation>这个网格没有轴 {axis}：它的轴是 {axes}。</translation>
+        </message>
+        <message>
+            <source>This program needs {need} mesh axes but the mesh has only {axes}: add an axis, e.g. X=2,Y=4.</source>
+            <translation>这个程序需要 {need} 条网格轴，但网格只有 {axes}：请再加一条轴，例如 X=2,Y=4。</translation>
+        </message>
+        <message>
+            <source>Type the mesh as axis names and sizes, e.g. X=2,Y=4.</source>
+            <translation>请按“轴名=大小”输入网格，例如 X=2,Y=4。</translation>
+        </message>
+        <message>
+            <source>{machine} with {n} chips is a {need} torus and each mesh axis is one of its sides: type a mesh of that shape, e.g. {example}.</source>
+            <translation>{n} 芯片的 {machine} 是 {need} 的环面，每条网格轴对应它的一条边：请输入这个形状的网格，例如 {example}。</translation>
+        </message>
+        <message>
+            <source>{param} = {value} is not a multiple of scale {scale}: choose a multiple of {scale}.</source>
+            <translation>{param} = {value} 不是 scale {scale} 的倍数：请取 {scale} 的倍数。</translation>
+        </message>
+        <message>
+            <source>{param} cannot be {value}: choose one of {choices}.</source>
+            <translation>{param} 不能是 {value}：请从 {choices} 中选。</translation>
+        </message>
+        <message>
+            <source>{param} goes only without {other}: leave it out.</source>
+            <translation>有 {other} 时不能给 {param}：请去掉它。</translation>
+        </message>
+        <message>
+            <source>{param} goes together with {other}: give both or neither.</source>
+            <translation>{param} 要和 {other} 一起给：两个都给，或都不给。</translation>
+        </message>
+        <message>
+            <source>{param} must be a whole number of at least {least}, not {value}.</source>
+            <translation>{param} 必须是不小于 {least} 的整数，不能是 {value}。</translation>
+        </message>
+        <message>
+            <source>{program} has no parameter “{param}”: its parameters are {params}.</source>
+            <translation>{program} 没有参数“{param}”：它的参数是 {params}。</translation>
+        </message>
+        <message>
+            <source>“{part}” is not a name and a size: type NAME=SIZE pairs, e.g. X=2,Y=4.</source>
+            <translation>“{part}”不是“名称=大小”：请输入 名称=大小，例如 X=2,Y=4。</translation>
+        </message>
+        <message>
+            <source>The mesh {mesh} has {devices} devices, not n = {n}: n follows the mesh, so change its axes instead.</source>
+            <translation>网格 {mesh} 有 {devices} 个设备，不是 n = {n}：n 由网格决定，请改网格的轴。</translation>
         </message>
     </context>
     <context>

@@ -1,7 +1,10 @@
 """
 python -m simcore mesh — run a program on a mesh and print its table:
 
+    python -m simcore mesh --list
     python -m simcore mesh --program fsdp-tp-layer
+    python -m simcore mesh --program matmul --param case=all
+    python -m simcore mesh --program redistribute --param "source=A[I_X, J_Y]" --param "target=A[I_XY, J]"
     python -m simcore mesh --mesh X=2,Y=4 --machine dgx-h100 --program dp-tp-forward --json
     python -m simcore mesh --mesh X=4,Y=4,Z=4 --machine tpu-v4-4x4x4 --program 2d-ws-ffn --param B=4096
     python -m simcore mesh --mesh X=2,Y=2 --program 2d-ws-ffn --mpi 4     (real ranks: the mpi extra)
@@ -25,7 +28,9 @@ from .errors import MeshError
 def register(subparsers):
     from .programs import PROGRAMS
     p = subparsers.add_parser("mesh", help="run a program on a named mesh and print its collectives per axis")
-    p.add_argument("--program", required=True, help="one of: " + ", ".join(PROGRAMS))
+    p.add_argument("--program", default=None, help="one of: " + ", ".join(PROGRAMS) + " (--list says what each is)")
+    p.add_argument("--list", action="store_true", help="list the registered programs, their parameters and "
+                                                       "published forms (with --json: as JSON)")
     p.add_argument("--mesh", default=None, help="axes and sizes, major to minor, e.g. X=2,Y=4 (default: the program's)")
     p.add_argument("--machine", default=None,
                    help="a machine preset (dgx-h100, gb200-nvl72, tpu-v4-4x4x4, tpu-v5e-16x16) or 'switch' "
@@ -48,9 +53,10 @@ def parse_mesh(text) -> dict:
         name, eq, size = part.partition("=")
         name = name.strip()
         if not eq or not name or not size.strip().isdigit() or int(size) < 1:
-            raise MeshError(f"--mesh is axes and sizes like X=2,Y=4; {part!r} is not NAME=SIZE")
+            raise MeshError(f"--mesh is axes and sizes like X=2,Y=4; {part!r} is not NAME=SIZE", "mesh-syntax",
+                            part=part)
         if name in out:
-            raise MeshError(f"--mesh names axis {name} twice")
+            raise MeshError(f"--mesh names axis {name} twice", "axis-twice", axis=name)
         out[name] = int(size)
     return out
 
@@ -168,8 +174,37 @@ def _run_mpi(args, shape, machine, params) -> int:
     return 0
 
 
+def program_list(as_json=False) -> str:
+    """Every registered program: name, title, its own mesh and machine, parameters with defaults
+    (and the values each may take), the published form."""
+    from .programs import PROGRAMS
+    from .scenario import parse_params
+    if as_json:
+        return json.dumps([{"program": p.name, "title": p.title, "description": p.description,
+                            "mesh": dict(p.mesh), "machine": p.machine, "published": p.published, "example": p.example,
+                            "params": [{"name": q.name, "default": q.default, "choices": list(q.choices),
+                                        "minimum": q.minimum} for q in p.params]}
+                           for p in PROGRAMS.values()], indent=1, ensure_ascii=False)
+    lines = []
+    for p in PROGRAMS.values():
+        mesh = ",".join(f"{a}={s}" for a, s in p.mesh)
+        lines.append(f"{p.name:<18} {p.title['en']}")
+        lines.append(f"{'':<18} mesh {mesh} on {p.machine or 'one NVLink 4 switch'}; published: {p.published}")
+        lines.append(f"{'':<18} --param " + " ".join(
+            f"{q.name}={q.default}" + (f" ({'|'.join(map(str, q.choices))})" if q.choices else "") for q in p.params))
+        if p.example:
+            lines.append(f"{'':<18} e.g. " + " ".join(f'--param "{k}={v}"' for k, v in parse_params(p.example).items()))
+    return "\n".join(lines)
+
+
 def run(args) -> int:
     from .programs import run_program
+    if getattr(args, "list", False):
+        print(program_list(args.json))
+        return 0
+    if args.program is None:
+        print("simcore: give --program NAME (python -m simcore mesh --list lists the programs)", file=sys.stderr)
+        return 2
     if getattr(args, "mpi", None) is not None:
         try:
             shape = parse_mesh(args.mesh) if args.mesh else None

@@ -136,10 +136,12 @@ def _machine(machine, n):
         try:
             return preset.topology(n)
         except ValueError as e:
-            raise MeshError(f"a mesh of {n} devices does not fit {preset.name}: {e}") from None
+            raise MeshError(f"a mesh of {n} devices does not fit {preset.name}: {e}", "machine-size", n=n,
+                            machine=preset.name, fits=tuple(preset.valid_degrees(1024))) from None
     if isinstance(machine, (Switch, Nodes, Torus)):
         if machine.n != n:
-            raise MeshError(f"the mesh has {n} devices but {machine.name} has {machine.n}")
+            raise MeshError(f"the mesh has {n} devices but {machine.name} has {machine.n}", "machine-size", n=n,
+                            machine=machine.name, fits=(machine.n,))
         return machine
     raise MeshError(f"machine must be a preset's name, a topology or None, got {type(machine).__name__}")
 
@@ -259,8 +261,12 @@ class Mesh:
         topo = self.topology
         if _on_torus(topo) and topo.n > 1:
             if tuple(topo.shape) != self.shape:
+                from ..topology_presets import PRESETS as _PRESETS
                 raise MeshError(f"on {topo.name} each mesh axis is one physical dimension: the mesh's shape must "
-                                f"be {tuple(topo.shape)}, not {self.shape} (or give devices=)")
+                                f"be {tuple(topo.shape)}, not {self.shape} (or give devices=)", "torus-shape",
+                                shape=self.shape, need=tuple(topo.shape),
+                                machine=getattr(_PRESETS.get(self.machine) if isinstance(self.machine, str) else None,
+                                                "name", topo.name))
         return np.arange(n, dtype=np.int64)
 
     def axis(self, axis) -> tuple:
@@ -270,9 +276,11 @@ class Mesh:
             raise MeshError(f"name at least one mesh axis; the mesh's axes are {', '.join(self.axis_names)}")
         for a in names:
             if a not in self.axis_names:
-                raise MeshError(f"the mesh has no axis {a!r}; its axes are {', '.join(self.axis_names)}")
+                raise MeshError(f"the mesh has no axis {a!r}; its axes are {', '.join(self.axis_names)}",
+                                "unknown-axis", axis=a, axes=self.axis_names)
         if len(set(names)) != len(names):
-            raise MeshError(f"an axis tuple names each mesh axis at most once, got {names}")
+            raise MeshError(f"an axis tuple names each mesh axis at most once, got {names}", "axis-twice",
+                            axis=next(a for a in names if names.count(a) > 1))
         return names
 
     def size(self, axis) -> int:

@@ -101,7 +101,8 @@ def layout_from_spec(mesh, spec, ndim, partial=(), op="sum") -> Layout:
     spec = tuple(spec)
     if len(spec) > ndim:
         raise MeshError(f"the spec {P(*spec)!r} has {len(spec)} entries but the array has only {ndim} "
-                        f"dimension{'s' if ndim != 1 else ''}")
+                        f"dimension{'s' if ndim != 1 else ''}", "spec-too-long", spec=repr(P(*spec)),
+                        entries=len(spec), ndim=ndim)
     dims = []
     for e in spec + (None,) * (ndim - len(spec)):
         if e is None:
@@ -134,7 +135,7 @@ def layout_from_placements(mesh, placements, ndim) -> Layout:
             raise MeshError(f"a placement is Shard(d), Replicate() or Partial(op), got {pl!r}")
     if len(ops) > 1:
         raise MeshError(f"one array cannot be a pending {' and a pending '.join(sorted(ops))} at once: "
-                        f"mixed Partial ops {sorted(ops)}")
+                        f"mixed Partial ops {sorted(ops)}", "mixed-partial", ops=tuple(sorted(ops)))
     op = ops.pop() if ops else "sum"
     return _checked(mesh, Layout(tuple(tuple(d) for d in dims), tuple(partial), op))
 
@@ -144,7 +145,7 @@ def _checked(mesh, lay: Layout) -> Layout:
     twice = sorted({a for a in used if used.count(a) > 1})
     if twice:
         raise MeshError(f"mesh axis {twice[0]} is used twice in one array's layout; each mesh axis shards at "
-                        f"most one dimension (or holds a pending sum)")
+                        f"most one dimension (or holds a pending sum)", "axis-used-twice", axis=twice[0])
     if lay.op not in REDUCE_OPS:
         raise MeshError(f"Partial({lay.op!r}) is not built; the mesh reduces with {', '.join(REDUCE_OPS)}")
     return lay

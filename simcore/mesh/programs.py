@@ -12,6 +12,11 @@ build function), each equal to one device's numpy result and timed against its p
                        W_out → RS_XYZ, T = 4BD/(n_axes·W)
     torus-all-gather   the book's AllGather over one, two and three torus axes (sharding chapter):
                        T = V/(W·n_axes)
+    redistribute       A[I, J] from a source layout to a target (the book's notation), by the rules;
+                       rules=1: every rule in turn
+    matmul             the book's sharded matmul, case 1 … 4 (case=all: the four), or A's and B's
+                       layouts given as a and b
+    shard-map          a per-device function in shard_map style calling every collective by axis name
 
 A program runs on a real numpy model small enough to check (its `scale` s divides the model's
 dimensions) and times it as the real model: byte_scale = s²·(real bytes per element)/8, so
@@ -19,12 +24,14 @@ every product of two dimensions (BD, BF, DF) moves the real model's bytes. W is 
 bandwidth of an axis: both directions of a torus link (2β: the book's bidirectional W_ici), one
 direction of the slowest link elsewhere; M the physical axes a mesh axis spans (1 off a torus).
 
-Adding a program: write build(mesh, **params) -> Result and register(Program(...)); the CLI,
-the table and (later) the app read the registry.
+Adding a program (docs/extending.md): write build(mesh, **params) -> Result and
+register(Program(name, title, description, build, ...)) here; the CLI (--list, --program), the
+app's Mesh scenario and the MPI ranks read this one registry, filled at import.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
 
@@ -89,28 +96,121 @@ class Result:
 
 
 @dataclass(frozen=True)
-class Program:
-    """A registered program: its name, its words (en, zh), how to build it, its default mesh."""
+class Param:
+    """
+    One parameter of a program: its name, its default, and what it may be. choices: the values
+    it may take (empty: any value of the default's kind); minimum: the least whole number it may
+    be (whole-number parameters only). check(value) returns the value as the program takes it
+    (a whole number written as text read as one), or raises MeshError kind "bad-parameter".
+    """
 
     name: str
-    words: dict  # {"en": ..., "zh": ...}
-    build: object  # build(mesh, **params) -> Result
-    mesh: tuple  # default ((axis, size), ...)
-    machine: object  # default machine (None: one NVLink 4 switch)
-    params: dict = field(default_factory=dict)
+    default: object
+    choices: tuple = ()
+    minimum: int | None = None
+
+    def check(self, program: str, value):
+        if self.choices:
+            for c in self.choices:  # "3" from a command line is the choice 3
+                if value == c or str(value) == str(c):
+                    return c
+            raise MeshError(f"{program}'s {self.name} is one of {', '.join(map(str, self.choices))}, got {value!r}",
+                            "bad-parameter", program=program, param=self.name, value=value,
+                            expected=("one of", self.choices))
+        if isinstance(self.default, int) and not isinstance(self.default, bool):
+            if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+                value = int(value)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or (
+                    self.minimum is not None and value < self.minimum):
+                raise MeshError(f"{program}'s {self.name} is a whole number >= {self.minimum}, got {value!r}",
+                                "bad-parameter", program=program, param=self.name, value=value,
+                                expected=("whole number >=", self.minimum))
+            return int(value)
+        return value
+
+
+def params_of(build, **choices) -> tuple:
+    """A build function's parameters as Params, from its signature (every argument after the mesh,
+    with its default); choices: {name: the values it may take}. Whole-number parameters are >= 1,
+    a seed >= 0."""
+    out = []
+    for name, par in list(inspect.signature(build).parameters.items())[1:]:
+        d = par.default
+        whole = isinstance(d, int) and not isinstance(d, bool)
+        out.append(Param(name, d, tuple(choices.get(name, ())),
+                         (0 if name == "seed" else 1) if whole and name not in choices else None))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Program:
+    """
+    A registered program on a mesh: everything the CLI, the app and MPI need to offer it by name.
+        name         its one name (python -m simcore mesh --program NAME, shard-lab --program NAME)
+        title        {"en": …, "zh": …}: a line for a menu
+        description  {"en": …, "zh": …}: what it does and what it is checked against
+        build        build(mesh, **params) -> Result (equal to one device's numpy result, timed)
+        mesh         its own mesh ((axis, size), …), used when none is given
+        machine      its own machine (None: one NVLink 4 switch; a preset's key)
+        params       Params (params_of(build) when left out): defaults and what each may be
+        published    the published form its times are checked against, written out
+        example      parameters worth trying, as the app's field and --param take them ("case=2")
+    """
+
+    name: str
+    title: dict
+    description: dict
+    build: object
+    mesh: tuple = (("X", 2), ("Y", 4))
+    machine: object = None
+    params: tuple = None
+    published: str = "each collective's closed form"
+    example: str = ""
+
+    def __post_init__(self):
+        if self.params is None:
+            object.__setattr__(self, "params", params_of(self.build))
+        for lang in ("en", "zh"):
+            if not self.title.get(lang) or not self.description.get(lang):
+                raise ValueError(f"program {self.name!r} needs a title and a description in en and zh")
+
+    @property
+    def words(self) -> dict:
+        """The title by language (what a menu shows)."""
+        return dict(self.title)
+
+    @property
+    def defaults(self) -> dict:
+        return {p.name: p.default for p in self.params}
+
+    def checked(self, params: dict) -> dict:
+        """Every parameter, the given ones checked (MeshError: unknown or not allowed)."""
+        by = {p.name: p for p in self.params}
+        for k in params:
+            if k not in by:
+                raise MeshError(f"{self.name} has no parameter {k!r}; its parameters are {', '.join(by)}",
+                                "unknown-parameter", program=self.name, param=k, params=tuple(by))
+        return {k: (by[k].check(self.name, params[k]) if k in params else by[k].default) for k in by}
 
 
 PROGRAMS: dict[str, Program] = {}
 
 
 def register(program: Program) -> Program:
+    """Add a program to the registry (a name registered again is replaced)."""
     PROGRAMS[program.name] = program
     return program
 
 
+def unregister(name) -> None:
+    """Remove a program (a test's own, once it is done)."""
+    PROGRAMS.pop(name, None)
+
+
 def get_program(name) -> Program:
     if name not in PROGRAMS:
-        raise MeshError(f"no program {name!r}; the mesh runs {', '.join(PROGRAMS)}")
+        raise MeshError(f"no program {name!r}; the mesh runs {', '.join(PROGRAMS)}", "unknown-program",
+                        program=name, programs=tuple(PROGRAMS))
     return PROGRAMS[name]
 
 
@@ -121,11 +221,7 @@ def run_program(name, mesh_shape=None, machine="default", *, mesh_class=None, **
     prog = get_program(name)
     shape = dict(prog.mesh) if mesh_shape is None else dict(mesh_shape)
     machine = prog.machine if machine == "default" else machine
-    kw = dict(prog.params)
-    unknown = sorted(set(params) - set(kw))
-    if unknown:
-        raise MeshError(f"{name} has no parameter {unknown[0]!r}; its parameters are {', '.join(kw)}")
-    kw.update(params)
+    kw = prog.checked(params)
     scale = kw.get("scale", 1)
     mesh = (mesh_class or Mesh)(tuple(shape.values()), tuple(shape), machine, byte_scale=scale * scale * BF16 / 8)
     res = prog.build(mesh, **kw)
@@ -158,16 +254,26 @@ def _row(step, rec, published, form) -> Row:
                published, form, rec.protocol)
 
 
-def _check_split(what, n, k, axis):
+def _check_split(what, n, mesh, axes):
+    """MeshError "not-split" unless n (dimension `what`, e.g. "B/scale") splits over the mesh axes."""
+    axes = mesh.axis(axes)
+    k = mesh.size(axes)
     if n % k:
-        raise MeshError(f"{what} = {n} does not split into {k} equal blocks over {axis}")
+        raise MeshError(f"{what} = {n} does not split into {k} equal blocks over {', '.join(axes)}", "not-split",
+                        dim=what.split("/")[0], length=n, axes=axes, sizes=tuple(mesh.size(a) for a in axes))
+
+
+def _scaled(scale, **dims):
+    """Each dimension divided by scale (MeshError "bad-parameter" unless scale divides it)."""
+    for name, v in dims.items():
+        if v % scale:
+            raise MeshError(f"{name} = {v} is not divisible by scale {scale}", "bad-parameter", program=None,
+                            param=name, value=v, expected=("multiple of", scale))
+    return tuple(v // scale for v in dims.values())
 
 
 def _dims(B, D, F, scale):
-    for name, v in (("B", B), ("D", D), ("F", F)):
-        if v % scale:
-            raise MeshError(f"{name} = {v} is not divisible by scale {scale}")
-    return B // scale, D // scale, F // scale
+    return _scaled(scale, B=B, D=D, F=F)
 
 
 def memory_per_device(mesh, classes) -> list:
@@ -199,12 +305,13 @@ def memory_per_device(mesh, classes) -> list:
 def _two_axes(mesh, a, b):
     """Two distinct mesh axes (None: the mesh's first and second)."""
     if len(mesh.axis_names) < 2 and (a is None or b is None):
-        raise MeshError(f"this program needs two mesh axes; the mesh has {', '.join(mesh.axis_names)}")
+        raise MeshError(f"this program needs two mesh axes; the mesh has {', '.join(mesh.axis_names)}",
+                        "needs-axes", need=2, axes=mesh.axis_names)
     a = mesh.axis_names[0] if a is None else a
     b = mesh.axis_names[1] if b is None else b
     mesh.axis(a), mesh.axis(b)
     if a == b:
-        raise MeshError(f"the program's two axes must differ, got {a} twice")
+        raise MeshError(f"the program's two axes must differ, got {a} twice", "same-axis", axis=a)
     return a, b
 
 
@@ -239,8 +346,8 @@ def fsdp_tp_layer(mesh, x_axis=None, y_axis=None, B=8192, D=8192, F=32768, scale
     x_axis, y_axis = _two_axes(mesh, x_axis, y_axis)
     b, d, f = _dims(B, D, F, scale)
     X, Y = mesh.size(x_axis), mesh.size(y_axis)
-    for what, v, k, ax in (("B", b, X, x_axis), ("D", d, X * Y, f"{x_axis}, {y_axis}"), ("F", f, Y, y_axis)):
-        _check_split(f"{what}/scale", v, k, ax)
+    for what, v, ax in (("B", b, x_axis), ("D", d, (x_axis, y_axis)), ("F", f, y_axis)):
+        _check_split(f"{what}/scale", v, mesh, ax)
     x, w_in, w_out, ref = _ffn_arrays(b, d, f, seed)
     n0 = len(mesh.log)
     In = ShardedArray.from_full(mesh, x, P(x_axis, y_axis), "In", "BD")
@@ -318,15 +425,17 @@ def ws2d_ffn(mesh, x_axis=None, yz_axes=None, B=2048, D=8192, F=32768, scale=128
     if yz_axes is None:  # every other axis, as the book's Y and Z
         yz_axes = tuple(a for a in mesh.axis_names if a != x_axis)
         if not yz_axes:
-            raise MeshError(f"2-D weight-stationary needs a second mesh axis for YZ; the mesh has only {x_axis}")
+            raise MeshError(f"2-D weight-stationary needs a second mesh axis for YZ; the mesh has only {x_axis}",
+                            "needs-axes", need=2, axes=mesh.axis_names)
     yz = tuple(yz_axes) if not isinstance(yz_axes, str) else tuple(yz_axes.split(","))
     yz = mesh.axis(yz)
     if x_axis in yz:
-        raise MeshError(f"the X axis {x_axis} cannot also be one of the YZ axes {','.join(yz)}")
+        raise MeshError(f"the X axis {x_axis} cannot also be one of the YZ axes {','.join(yz)}", "same-axis",
+                        axis=x_axis)
     b, d, f = _dims(B, D, F, scale)
     X, YZ = mesh.size(x_axis), mesh.size(yz)
-    _check_split("D/scale", d, X * YZ, "all axes")
-    _check_split("F/scale", f, YZ, ",".join(yz))
+    _check_split("D/scale", d, mesh, (x_axis,) + yz)
+    _check_split("F/scale", f, mesh, yz)
     x, w_in, w_out, ref = _ffn_arrays(b, d, f, seed)
     n0 = len(mesh.log)
     all_axes = (x_axis,) + yz
@@ -373,8 +482,8 @@ def ws1d_ffn(mesh, axes=None, B=2048, D=8192, F=32768, scale=128, seed=0):
     axes = mesh.axis(tuple(axes.split(",")) if isinstance(axes, str) else axes)
     b, d, f = _dims(B, D, F, scale)
     N = mesh.size(axes)
-    _check_split("D/scale", d, N, ",".join(axes))
-    _check_split("F/scale", f, N, ",".join(axes))
+    _check_split("D/scale", d, mesh, axes)
+    _check_split("F/scale", f, mesh, axes)
     x, w_in, w_out, ref = _ffn_arrays(b, d, f, seed)
     n0 = len(mesh.log)
     In = ShardedArray.from_full(mesh, x, P(None, axes), "In", "BD")
@@ -416,11 +525,10 @@ def torus_all_gather(mesh, axes=None, I=4096, J=8192, scale=64, seed=0):
         axes = mesh.axis_names
     axes = mesh.axis(tuple(axes.split(",")) if isinstance(axes, str) else axes)
     if len(axes) < 2:
-        raise MeshError("the all-gather over several axes needs at least two mesh axes")
-    if I % scale or J % scale:
-        raise MeshError(f"I = {I} and J = {J} must be divisible by scale {scale}")
-    i, j = I // scale, J // scale
-    _check_split("I/scale", i, mesh.size(axes), ",".join(axes))
+        raise MeshError("the all-gather over several axes needs at least two mesh axes", "needs-axes", need=2,
+                        axes=mesh.axis_names)
+    i, j = _scaled(scale, I=I, J=J)
+    _check_split("I/scale", i, mesh, axes)
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((i, j))
     V = BF16 * I * J
@@ -465,9 +573,10 @@ def dp_tp_forward(mesh, dp_axis=None, tp_axis=None, batch=4, seq=8, seed=0, scal
     cfg = TINY
     dp_axis, tp_axis = _two_axes(mesh, dp_axis, tp_axis)
     X, Y = mesh.size(dp_axis), mesh.size(tp_axis)
-    _check_split("batch", batch, X, dp_axis)
+    _check_split("batch", batch, mesh, dp_axis)
     if cfg.n_heads % Y:
-        raise MeshError(f"{cfg.n_heads} heads do not split over {Y} devices of axis {tp_axis}")
+        raise MeshError(f"{cfg.n_heads} heads do not split over {Y} devices of axis {tp_axis}", "not-split",
+                        dim="heads", length=cfg.n_heads, axes=(tp_axis,), sizes=(Y,))
     params = init_params(cfg, seed=seed)
     tokens = np.random.default_rng(seed).integers(0, cfg.vocab, size=(batch, seq))
     ref = forward(params, cfg, tokens)
@@ -528,26 +637,41 @@ def _dp_concat(mesh, arrays, di, X):
     return np.concatenate(rows, axis=0)
 
 
-register(Program("dp-tp-forward", {"en": "DP × TP Transformer forward (logits equal one device's)",
-                                   "zh": "DP × TP Transformer 前向（logits 与单卡一致）"},
-                 dp_tp_forward, (("X", 2), ("Y", 4)), None, {"dp_axis": None, "tp_axis": None, "batch": 4, "seq": 8,
-                                                             "seed": 0, "scale": 1}))
-register(Program("fsdp-tp-layer", {"en": "FSDP (X) × TP (Y) forward of one MLP layer",
-                                   "zh": "FSDP（X）× TP（Y）：一层 MLP 的前向"},
-                 fsdp_tp_layer, (("X", 2), ("Y", 8)), "dgx-h100",
-                 {"x_axis": None, "y_axis": None, "B": 8192, "D": 8192, "F": 32768, "scale": 64, "seed": 0}))
-register(Program("2d-ws-ffn", {"en": "2-D weight-stationary FFN (inference)",
-                               "zh": "二维权重驻留 FFN（推理）"},
-                 ws2d_ffn, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4",
-                 {"x_axis": None, "yz_axes": None, "B": 2048, "D": 8192, "F": 32768, "scale": 128, "seed": 0}))
-register(Program("1d-ws-ffn", {"en": "1-D weight-stationary FFN (inference), the baseline of 2-D",
-                               "zh": "一维权重驻留 FFN（推理），二维的对照"},
-                 ws1d_ffn, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4",
-                 {"axes": None, "B": 2048, "D": 8192, "F": 32768, "scale": 128, "seed": 0}))
-register(Program("torus-all-gather", {"en": "the book's all-gather on a torus, over one, two and three axes",
-                                      "zh": "环面上的 all-gather：一条、两条与三条轴"},
-                 torus_all_gather, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4",
-                 {"axes": None, "I": 4096, "J": 8192, "scale": 64, "seed": 0}))
+register(Program(
+    "dp-tp-forward",
+    {"en": "DP × TP Transformer forward (logits equal one device's)",
+     "zh": "DP × TP Transformer 前向（logits 与单卡一致）"},
+    {"en": "The lecture's Megatron forward with the batch sharded over the DP axis and the weights over the TP "
+           "axis: two all-reduces per layer and one all-gather of the logits, in every DP replica at once.",
+     "zh": "讲义的 Megatron 前向：批次沿 DP 轴切分、权重沿 TP 轴切分；每层两次 all-reduce，最后一次 logits 的 "
+           "all-gather，所有 DP 副本同时进行。"},
+    dp_tp_forward, (("X", 2), ("Y", 4)), None, published="ring: 2(g−1)(α + S/(gβ)) per AR"))
+register(Program(
+    "fsdp-tp-layer",
+    {"en": "FSDP (X) × TP (Y) forward of one MLP layer", "zh": "FSDP（X）× TP（Y）：一层 MLP 的前向"},
+    {"en": "The book's mixed FSDP and tensor parallelism: the weights are all-gathered over X, the activations "
+           "all-gathered and reduce-scattered over Y.",
+     "zh": "书中 FSDP 与张量并行的混合：权重沿 X all-gather，激活沿 Y all-gather 与 reduce-scatter。"},
+    fsdp_tp_layer, (("X", 2), ("Y", 8)), "dgx-h100", published="4DF/(Y·W·M_X) + 4BD/(X·W·M_Y)"))
+register(Program(
+    "2d-ws-ffn",
+    {"en": "2-D weight-stationary FFN (inference)", "zh": "二维权重驻留 FFN（推理）"},
+    {"en": "Pope et al.'s 2-D weight-stationary layout: AG_YZ → W_in → AR_X → W_out → RS_YZ.",
+     "zh": "Pope 等人的二维权重驻留布局：AG_YZ → W_in → AR_X → W_out → RS_YZ。"},
+    ws2d_ffn, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4", published="2BD/(X·W) + 4BF/(YZ·W)"))
+register(Program(
+    "1d-ws-ffn",
+    {"en": "1-D weight-stationary FFN (inference), the baseline of 2-D", "zh": "一维权重驻留 FFN（推理），二维的对照"},
+    {"en": "Megatron's 1-D layout over every axis: AG → W_in → W_out → RS.",
+     "zh": "Megatron 的一维布局，覆盖所有轴：AG → W_in → W_out → RS。"},
+    ws1d_ffn, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4", published="4BD/(n_axes·W)"))
+register(Program(
+    "torus-all-gather",
+    {"en": "the book's all-gather on a torus, over one, two and three axes",
+     "zh": "环面上的 all-gather：一条、两条与三条轴"},
+    {"en": "One array all-gathered over one axis, then two, then three: on a torus more axes take less time.",
+     "zh": "同一个数组依次沿一条、两条、三条轴 all-gather：在环面上轴越多越快。"},
+    torus_all_gather, (("X", 4), ("Y", 4), ("Z", 4)), "tpu-v4-4x4x4", published="V/(W·n_axes)"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -564,9 +688,113 @@ def _rows_of(recs, steps=()):
                  r.form_text) for r in recs]
 
 
-def redistribute_rules(mesh, x_axis=None, y_axis=None, I=4096, J=4096, scale=64, seed=0):
+def parse_spec(mesh, text, ndim=2):
     """
-    Every rule of ShardedArray.redistribute on two mesh axes X, Y, each result against numpy:
+    A layout written in the book's notation, for an array of rank ndim: "A[I_X, J_Y]", "A[I_XY, J]",
+    "U[I, J]{U_Y}", "A[I_{dp,tp}, J]" (the name may be left out: "I_X, J_Y"; a sequence of the
+    entries reads as they joined by commas) → (P(...), the axes of a pending sum). MeshError:
+    an axis the mesh does not have ("unknown-axis"), more entries than ndim ("spec-too-long").
+    """
+    from .placement import layout_from_spec
+
+    if not isinstance(text, str):
+        text = ",".join(map(str, text))
+    t = text.replace(" ", "")
+    partial = ()
+    if t.endswith("}") and "{U_" in t:
+        t, sub = t[:t.rindex("{U_")], t[t.rindex("{U_") + 3:-1]
+        partial = _axes_of(mesh, sub)
+    if "[" in t and t.endswith("]"):
+        t = t[t.index("[") + 1:-1]
+    entries = []
+    for dim in _top_level_split(t):
+        _, us, sub = dim.partition("_")
+        entries.append(_axes_of(mesh, sub) if us else None)
+    spec = P(*entries)
+    try:
+        layout_from_spec(mesh, spec, ndim, partial=partial)  # checks: rank, axes used once
+    except MeshError as e:
+        if e.kind != "spec-too-long":
+            raise
+        raise MeshError(f"the layout {text} has {len(entries)} entries but the array has only {ndim} dimensions",
+                        "spec-too-long", spec=text, entries=len(entries), ndim=ndim) from None
+    return spec, partial
+
+
+def _top_level_split(t):
+    """'I_{dp,tp},J' -> ['I_{dp,tp}', 'J'] (commas inside braces stay)."""
+    out, depth, cur = [], 0, ""
+    for ch in t:
+        depth += (ch == "{") - (ch == "}")
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur] if cur or out else []
+
+
+def _axes_of(mesh, sub):
+    """A subscript's mesh axes: "{dp,tp}" by name, else the mesh's names read greedily ("XY" -> X, Y)."""
+    if sub.startswith("{") and sub.endswith("}"):
+        return mesh.axis(tuple(sub[1:-1].split(",")))
+    names, rest = [], sub
+    while rest:
+        hit = next((a for a in sorted(mesh.axis_names, key=len, reverse=True) if rest.startswith(a)), None)
+        if hit is None:
+            raise MeshError(f"the mesh has no axis {rest!r}; its axes are {', '.join(mesh.axis_names)}",
+                            "unknown-axis", axis=rest, axes=mesh.axis_names)
+        names.append(hit)
+        rest = rest[len(hit):]
+    return mesh.axis(tuple(names))
+
+
+def redistribute(mesh, source=None, target=None, rules=0, I=4096, J=8192, scale=64, seed=0):
+    """
+    A[I, J] redistributed from `source` to `target`, both in the book's notation ("A[I_X, J_Y]",
+    "A[I_X, J]", "A[I, J]{U_Y}"); ShardedArray.redistribute picks the collectives by the rules
+    (Shard → Replicate all-gather, Partial → Replicate all-reduce, Partial → Shard reduce-scatter,
+    Shard(i) → Shard(j) all-to-all; Shard → Partial refused). Default: the book's first one,
+    A[I_X, J_Y] → A[I_X, J], an all-gather over the mesh's last axis (every other axis keeps its
+    shard of I). rules=1: every rule in turn on the mesh's first two axes (_every_rule). Each
+    device's block is checked against numpy's slice of A. Published: each collective's closed form
+    for one group alone (Mesh.plan's).
+    """
+    if rules:
+        if source is not None or target is not None:
+            raise MeshError("rules=1 runs every rule from its own layouts; leave source and target out",
+                            "bad-parameter", program="redistribute", param="source", value=source,
+                            expected=("absent with", "rules=1"))
+        return _every_rule(mesh, I, J, scale, seed)
+    from .placement import layout_from_spec
+
+    last = mesh.axis_names[-1]
+    other = tuple(a for a in mesh.axis_names if a != last) or None
+    src, src_u = parse_spec(mesh, source) if source is not None else (P(other, last), ())
+    tgt, tgt_u = parse_spec(mesh, target) if target is not None else (P(other, None), ())
+    i, j = _scaled(scale, I=I, J=J)
+    a = np.random.default_rng(seed).standard_normal((i, j))
+    n0 = len(mesh.log)
+    A = ShardedArray.from_full(mesh, a, src, "A", "IJ", partial=src_u)
+    B = A.redistribute(layout_from_spec(mesh, tgt, 2, partial=tgt_u), label="A")
+    if tgt_u:  # a pending sum: its terms differ from numpy's slices, their sum does not
+        err = float(np.max(np.abs(B.full() - a)))
+    else:  # each device's block, against numpy's slice of A
+        ref = ShardedArray.from_full(mesh, a, tgt, "A", "IJ")
+        err = max(float(np.max(np.abs(b - r))) for b, r in zip(B.blocks, ref.blocks)
+                  if b is not None)  # on MPI ranks each rank holds its own block only
+    recs = mesh.log[n0:]
+    res = Result("redistribute", mesh, _rows_of(recs, B.steps), err, sum(r.form for r in recs),
+                 "each collective's closed form", [f"{A} → {B}"] + [str(s) for s in B.steps])
+    res.axes = mesh.axis_names
+    res.tensors = {"activations": {"A": B}, "weights": {}, "KV cache": {}}
+    res.memory = memory_per_device(mesh, res.tensors)
+    return res
+
+
+def _every_rule(mesh, I, J, scale, seed):
+    """
+    Every rule of ShardedArray.redistribute on the mesh's first two axes X, Y, each result against numpy:
         A[I_X, J_Y]   → A[I_X, J]       all-gather over Y
         A[I_X, J]     → A[I, J]         all-gather over X
         A[I, J]       → A[I_XY, J]      each device keeps its block (no message)
@@ -576,15 +804,14 @@ def redistribute_rules(mesh, x_axis=None, y_axis=None, I=4096, J=4096, scale=64,
         U[I, J]{U_Y}  → U[I, J_Y]       reduce-scatter over Y
         V[I, J]{U_XY} → V[I_XY, J]      reduce-scatter over XY at once (the book's RS_XY)
         A[I, J]       → A[I, J]{U_X}    the first device along X keeps it (no message)
-    Published: each collective's closed form for one group alone (Mesh.plan's).
     """
     from .placement import layout_from_spec
 
-    x_axis, y_axis = _two_axes(mesh, x_axis, y_axis)
-    i, j, _ = _dims(I, J, J, scale)
+    x_axis, y_axis = _two_axes(mesh, None, None)
+    i, j = _scaled(scale, I=I, J=J)
+    _check_split("I/scale", i, mesh, (x_axis, y_axis))
+    _check_split("J/scale", j, mesh, (x_axis, y_axis))
     XY = mesh.size((x_axis, y_axis))
-    _check_split("I/scale", i, XY, f"{x_axis}, {y_axis}")
-    _check_split("J/scale", j, XY, f"{x_axis}, {y_axis}")
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((i, j))
     yi = mesh.axis_names.index(y_axis)
@@ -622,7 +849,7 @@ def redistribute_rules(mesh, x_axis=None, y_axis=None, I=4096, J=4096, scale=64,
         check(V.redistribute(P(xy, None), label=f"RS_{_name_of(xy)} V"), v, "V[I_XY, J]")
     R = out["A[I, J]"].redistribute(layout_from_spec(mesh, P(), 2, partial=(x_axis,)), label="A{U_X}")
     check(R, a, "A{U_X}")
-    res = Result("redistribute-rules", mesh, _rows_of(mesh.log[n0:], steps), err,
+    res = Result("redistribute", mesh, _rows_of(mesh.log[n0:], steps), err,
                  sum(r.form for r in mesh.log[n0:]), "each collective's closed form", [str(s) for s in steps])
     res.axes = xy
     res.tensors = {"activations": out, "weights": {}, "KV cache": {}}
@@ -642,36 +869,45 @@ MATMUL_CASES = {  # the book's four cases on axes (X, Y): A's spec, B's spec, as
 }
 
 
-def matmul_2d(mesh, x_axis=None, y_axis=None, I=4096, J=4096, K=4096, scale=64, seed=0):
+def matmul_program(mesh, case=3, a=None, b=None, x_axis=None, y_axis=None, I=4096, J=4096, K=4096, scale=64, seed=0):
     """
-    The book's four sharded-matmul cases on two mesh axes (sharded matmuls chapter), each C = A · B
-    against numpy: case 1 nothing moves; case 2 all-gathers A's contracting J over Y; case 3 leaves
-    C{U_Y}, reduce-scattered to C[I_X, K_Y]; case 4 all-gathers the smaller operand over X.
-    Published: each collective's closed form for one group alone (Mesh.plan's).
+    The book's sharded matmul C = A · B (sharded matmuls chapter) on two mesh axes X, Y (default
+    the mesh's first two), against numpy: case 1 nothing moves; case 2 all-gathers A's contracting
+    J over Y; case 3 leaves C{U_Y}, reduce-scattered to C[I_X, K_Y]; case 4 all-gathers one operand
+    over X. case="all": the four in turn. a, b: A's and B's layouts in the book's notation
+    ("A[I_X, J_Y]", "B[J_Y, K]"), both or neither, instead of a case (matmul says which case
+    applied). A pending sum left in C is reduce-scattered over its axes. Published: each
+    collective's closed form for one group alone (Mesh.plan's).
     """
+    if (a is None) != (b is None):
+        raise MeshError("give both a and b (A's and B's layouts), or neither", "bad-parameter", program="matmul",
+                        param="b" if b is None else "a", value=None, expected=("with", "a" if b is None else "b"))
     x_axis, y_axis = _two_axes(mesh, x_axis, y_axis)
-    i, j, k = _dims(I, J, K, scale)
-    X, Y = mesh.size(x_axis), mesh.size(y_axis)
-    for what, v in (("I/scale", i), ("J/scale", j), ("K/scale", k)):
-        _check_split(what, v, X * Y, f"{x_axis}, {y_axis}")
+    i, j, k = _scaled(scale, I=I, J=J, K=K)
     rng = np.random.default_rng(seed)
-    a, b = rng.standard_normal((i, j)), rng.standard_normal((j, k))
+    xa, xb = rng.standard_normal((i, j)), rng.standard_normal((j, k))
     ren = {"X": x_axis, "Y": y_axis, None: None}
+    if a is not None:
+        specs = {"given": (parse_spec(mesh, a)[0], parse_spec(mesh, b)[0])}
+    else:
+        specs = {c: (P(*(ren[e] for e in sa)), P(*(ren[e] for e in sb)))
+                 for c, (sa, sb) in MATMUL_CASES.items() if case in ("all", c)}
     n0 = len(mesh.log)
     err, steps, tensors, notes = 0.0, [], {}, []
-    for case, (sa, sb) in MATMUL_CASES.items():
-        A = ShardedArray.from_full(mesh, a, P(*(ren[e] for e in sa)), "A", "IJ")
-        B = ShardedArray.from_full(mesh, b, P(*(ren[e] for e in sb)), "B", "JK")
-        C = matmul(A, B, "C", label=f"case {case}")
+    for c, (sa, sb) in specs.items():
+        A = ShardedArray.from_full(mesh, xa, sa, "A", "IJ")
+        B = ShardedArray.from_full(mesh, xb, sb, "B", "JK")
+        C = matmul(A, B, "C", label=f"case {c}" if len(specs) > 1 else None)
         steps += list(C.how.steps)
         notes.append(C.how.text)
         if C.partial:
-            C = C.redistribute(P(C.layout.dims[0] or None, C.partial), label=f"case {case}: RS C")
+            rs = f"case {c}: RS C" if len(specs) > 1 else f"RS_{_name_of(C.partial)} C"
+            C = C.redistribute(P(C.layout.dims[0] or None, C.partial), label=rs)
             steps += list(C.steps[-1:])
-        err = max(err, float(np.max(np.abs(C.full() - a @ b))))
-        tensors[f"C (case {case})"] = C
+        err = max(err, float(np.max(np.abs(C.full() - xa @ xb))))
+        tensors.update({f"C (case {c})": C} if len(specs) > 1 else {"A": A, "B": B, "C": C})
     recs = mesh.log[n0:]
-    res = Result("matmul-2d", mesh, _rows_of(recs, steps), err, sum(r.form for r in recs),
+    res = Result("matmul", mesh, _rows_of(recs, steps), err, sum(r.form for r in recs),
                  "each collective's closed form", notes)
     res.axes = (x_axis, y_axis)
     res.tensors = {"activations": tensors, "weights": {}, "KV cache": {}}
@@ -696,9 +932,9 @@ def shard_map_program(mesh, x_axis=None, y_axis=None, B=1024, D=1024, F=1024, sc
     x_axis, y_axis = _two_axes(mesh, x_axis, y_axis)
     b, d, f = _dims(B, D, F, scale)
     X, Y = mesh.size(x_axis), mesh.size(y_axis)
-    _check_split("B/scale", b, X * Y, f"{x_axis}, {y_axis}")
-    _check_split("D/scale", d, Y, y_axis)
-    _check_split("F/scale", f, Y, y_axis)
+    _check_split("B/scale", b, mesh, (x_axis, y_axis))
+    _check_split("D/scale", d, mesh, y_axis)
+    _check_split("F/scale", f, mesh, y_axis)
     rng = np.random.default_rng(seed)
     x, w = rng.standard_normal((b, d)), rng.standard_normal((d, f)) / d ** .5
 
@@ -729,17 +965,29 @@ def shard_map_program(mesh, x_axis=None, y_axis=None, B=1024, D=1024, F=1024, sc
     return res
 
 
-register(Program("redistribute-rules", {"en": "every redistribution rule on two axes (all-gather, all-reduce, "
-                                               "reduce-scatter, all-to-all, local)",
-                                        "zh": "两条轴上的全部重新分布规则（all-gather、all-reduce、reduce-scatter、"
-                                              "all-to-all、本地）"},
-                 redistribute_rules, (("X", 2), ("Y", 4)), None,
-                 {"x_axis": None, "y_axis": None, "I": 4096, "J": 4096, "scale": 64, "seed": 0}))
-register(Program("matmul-2d", {"en": "the book's four sharded-matmul cases on two axes",
-                               "zh": "两条轴上的四种分片矩阵乘情形"},
-                 matmul_2d, (("X", 2), ("Y", 4)), None,
-                 {"x_axis": None, "y_axis": None, "I": 4096, "J": 4096, "K": 4096, "scale": 64, "seed": 0}))
-register(Program("shard-map", {"en": "a per-device function in shard_map style: every collective by axis name",
-                               "zh": "shard_map 风格的逐设备函数：按轴名调用每种集合通信"},
-                 shard_map_program, (("X", 2), ("Y", 4)), None,
-                 {"x_axis": None, "y_axis": None, "B": 1024, "D": 1024, "F": 1024, "scale": 32, "seed": 0}))
+register(Program(
+    "redistribute",
+    {"en": "redistribute A: from one layout to another (the book's rules)",
+     "zh": "重新分布 A：从一种布局到另一种（书中的规则）"},
+    {"en": "A[I, J] moved from the source layout to the target, e.g. A[I_X, J_Y] → A[I_X, J] (an all-gather over "
+           "Y); rules=1 runs every rule: all-gather, all-reduce, reduce-scatter, all-to-all and the local ones.",
+     "zh": "把 A[I, J] 从源布局变为目标布局，例如 A[I_X, J_Y] → A[I_X, J]（沿 Y 的 all-gather）；rules=1 依次运行"
+           "全部规则：all-gather、all-reduce、reduce-scatter、all-to-all 与本地变换。"},
+    redistribute, params=params_of(redistribute, rules=(0, 1)), example="source=A[I_X, J_Y] target=A[I_XY, J]"))
+register(Program(
+    "matmul",
+    {"en": "the book's sharded matmul on two axes (cases 1–4)", "zh": "两条轴上的分片矩阵乘（四种情形）"},
+    {"en": "C = A · B with A and B sharded as one of the book's four cases (case=all: all four), or as the "
+           "layouts a and b say; C equals numpy's A @ B.",
+     "zh": "C = A · B，A 与 B 按书中四种情形之一分片（case=all：四种全部），或按参数 a、b 给出的布局；"
+           "C 与 numpy 的 A @ B 相等。"},
+    matmul_program, params=params_of(matmul_program, case=(1, 2, 3, 4, "all")), example="case=2"))
+register(Program(
+    "shard-map",
+    {"en": "a per-device function in shard_map style: every collective by axis name",
+     "zh": "shard_map 风格的逐设备函数：按轴名调用每种集合通信"},
+    {"en": "One function run on every device by mesh.run: psum, psum_scatter, all_to_all and all_gather over Y, "
+           "ppermute over X.",
+     "zh": "mesh.run 在每个设备上运行同一个函数：沿 Y 的 psum、psum_scatter、all_to_all、all_gather，"
+           "沿 X 的 ppermute。"},
+    shard_map_program))

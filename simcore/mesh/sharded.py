@@ -98,7 +98,9 @@ class ShardedArray:
             if x.shape[d] % k:
                 if not pad:
                     raise MeshError(f"dimension {d} of length {x.shape[d]} does not split into {k} equal blocks over "
-                                    f"{_axes_text(axes)}; pass pad=True to pad it with zeros")
+                                    f"{_axes_text(axes)}; pass pad=True to pad it with zeros", "not-split",
+                                    dim=_dim_name(dim_names or DIM_NAMES, d), length=x.shape[d], axes=tuple(axes),
+                                    sizes=tuple(mesh.size(a) for a in axes))
                 padded[d] = -(-x.shape[d] // k) * k
         xp = x if tuple(padded) == x.shape else np.pad(x, [(0, p - s) for p, s in zip(padded, x.shape)])
         def cut(p):  # the block at position p (a mesh over ranks cuts only its own)
@@ -187,6 +189,11 @@ def _axes_text(axes):
     return "axis " + "".join(axes) if len(axes) == 1 else "axes " + ", ".join(axes)
 
 
+def _dim_name(dim_names, d):
+    """Dimension d's letter (the book's I, J, …) when the array has them, else its index."""
+    return dim_names[d] if dim_names and d < len(dim_names) else d
+
+
 def _slices(mesh, lay, shape, coord):
     """The slices of the global array the block at `coord` holds."""
     out = []
@@ -213,9 +220,11 @@ def _redistribute(A, tgt: Layout, label, algo=None):
         d = cur.dim_of(a)
         if d is not None:
             raise MeshError(f"Shard → Partial on axis {a} is refused: a shard holds a piece of the array, not a term "
-                            f"of its sum (DTensor refuses it too); go to Replicate first, then Partial")
+                            f"of its sum (DTensor refuses it too); go to Replicate first, then Partial",
+                            "shard-to-partial", axis=a)
     if cur.partial and tgt.partial and cur.op != tgt.op:
-        raise MeshError(f"a pending {cur.op} cannot become a pending {tgt.op}: mixed Partial ops")
+        raise MeshError(f"a pending {cur.op} cannot become a pending {tgt.op}: mixed Partial ops", "mixed-partial",
+                        ops=(cur.op, tgt.op))
     blocks, steps = list(A.blocks), []
 
     def step(new_lay, new_blocks, what, coll=None):
@@ -292,7 +301,8 @@ def _redistribute(A, tgt: Layout, label, algo=None):
             length = mesh.first(blocks).shape[d]
             if length % g:
                 raise MeshError(f"dimension {d} of the block (length {length}) does not split into {g} "
-                                f"equal blocks over axis {a}")
+                                f"equal blocks over axis {a}", "not-split", dim=_dim_name(A.dim_names, d),
+                                length=length, axes=(a,), sizes=(g,))
             i = mesh.axis_names.index(a)
             new_blocks = mesh.each(lambda p, b: np.array(np.split(b, g, axis=d)[mesh.coord(p)[i]]), range(mesh.n),
                                    blocks)
