@@ -296,3 +296,22 @@ def test_the_ring_tab_names_a_mesh_run_as_the_mesh(qtbot):
     run = _mesh_run("X=4,Y=4", "2d-ws-ffn")
     title = scenario_title(run.scenario, run)
     assert title.startswith("Mesh X=4 × Y=4: 2d-ws-ffn") and "decode" not in title
+
+
+def test_the_ring_tab_draws_a_mesh_run_on_a_gpu_machine(qtbot):
+    """A mesh on DGX H100 opened the main window with a ValueError: the ring view asked the machine
+    to plan "ring over Y" (the mesh axis's collective) again. It reads the mesh plan's base instead."""
+    from app.state import Playback, ScenarioModel
+    from app.views.ring.ring_texts import timed_base
+    from app.views.ring.ring_view import RingView
+
+    model = ScenarioModel(Scenario().with_changes(kind="mesh", mesh="X=2,Y=8", program="dp-tp-forward",
+                                                  topology="dgx-h100"))
+    view = RingView(model, Playback(model))
+    qtbot.addWidget(view)
+    run = model.run
+    c = run.trace.collectives[0]
+    assert c.algo.endswith(" over Y")
+    base = sum(t.seconds for t in c.plan.terms if t.name == "base")
+    assert base > 0 and timed_base(run, c) == base  # NCCL's base for the node's ring, from the mesh's plan
+    assert not view.grab().isNull()

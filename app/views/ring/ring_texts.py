@@ -293,13 +293,26 @@ def _timed(topology, c):
     the formula panel's timed_topology asks the same), else the topology itself."""
     if topology is None or c is None or topology.n != c.n or not hasattr(topology, "timed_as"):
         return topology
+    if not _planned_by_machine(topology, c):  # a mesh axis's collective: its own plan timed it
+        return topology
     return topology.timed_as(c.op, c.algo, float(c.nbytes))
+
+
+def _planned_by_machine(topology, c) -> bool:
+    """Whether collective c ran one of the machine's own algorithms (a collective over a mesh axis
+    runs "ring over Y", planned by the mesh, whose record carries its plan instead)."""
+    try:
+        return c.algo in topology.algorithms(c.op)
+    except ValueError:  # an op the registry does not know (the mesh's ppermute)
+        return False
 
 
 def timed_base(run, c) -> float:
     """The base latency collective c of run was timed with (_timed: on a GPU machine NCCL's for
     its protocol at c's S, e.g. NVLS Tree's 66.8 µs on 2 × 8 H100), else the machine's own."""
     topo = run.comm.topology if run.comm is not None else None
+    if topo is not None and c is not None and c.plan is not None and not _planned_by_machine(topo, c):
+        return sum(t.seconds for t in c.plan.terms if t.name == "base")  # the mesh plan's own base
     return float(getattr(_timed(topo, c), "base", 0.0))
 
 
