@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -68,6 +68,11 @@ class AxisCollective:
     form: float
     form_text: str
     protocol: str = ""
+    # each mesh position's array before and after it (the caller's arrays and the returned ones, not
+    # copies: what the app's Buffers tab draws); () when timed by bytes alone
+    inputs: tuple = field(default=(), compare=False, repr=False)
+    outputs: tuple = field(default=(), compare=False, repr=False)
+    dim: int = 0  # the dimension an all-gather concatenates or a reduce-scatter splits
 
     @property
     def time(self) -> float:
@@ -466,7 +471,7 @@ class Mesh:
                 return list(arrays)
             return self._run(op, plan, pos, arrays, self.dev, ready, who, label, dim, split_dim, concat_dim, perm)
 
-        return self._record(op, plan, pos, n_chunks, S, label, body)
+        return self._record(op, plan, pos, n_chunks, S, label, body, (tuple(arrays), dim))
 
     def _timing_only(self, op, names, nbytes, algo, label, only_groups):
         """collective() without data: the same messages on the same clock, for S = nbytes."""
@@ -501,19 +506,20 @@ class Mesh:
         else:
             self._phases("ag" if op == "all-gather" else "rs", plan, pos, data, self.dev, ready, who, 0)
 
-    def _record(self, op, plan, pos, n_chunks, S, label, body):
-        """Run body(ready, who) as one recorded collective and log its AxisCollective."""
+    def _record(self, op, plan, pos, n_chunks, S, label, body, kept=((), 0)):
+        """Run body(ready, who) as one recorded collective and log its AxisCollective (with kept:
+        the position's input arrays and the dimension, for the record)."""
         comm, dev = self.comm, self.dev
         ready = np.asarray(comm.ready, dtype=float)[dev]
         n_before = len(comm.trace.messages)
         before = comm._use_topology(plan.timed) if plan.timed is not None else None
         try:
-            return self._recorded(op, plan, pos, n_chunks, S, label, body, ready, n_before)
+            return self._recorded(op, plan, pos, n_chunks, S, label, body, ready, n_before, kept)
         finally:
             if before is not None:
                 comm._use_topology(before)
 
-    def _recorded(self, op, plan, pos, n_chunks, S, label, body, ready, n_before):
+    def _recorded(self, op, plan, pos, n_chunks, S, label, body, ready, n_before, kept=((), 0)):
         comm, dev = self.comm, self.dev
         comm._begin(op, f"{plan.algo} over {_name(plan.axis)}", label, n_chunks, S / comm.byte_scale,
                     self._initial(op, pos, n_chunks))
@@ -528,7 +534,8 @@ class Mesh:
         c = comm.trace.collectives[cid]
         self.log.append(AxisCollective(op, plan.axis, tuple(map(tuple, dev[pos].tolist())), S, plan.algo, plan.why,
                                        label, c.t_start, c.t_end, cid, len(comm.trace.messages) - n_before,
-                                       plan.form, plan.form_text, plan.protocol))
+                                       plan.form, plan.form_text, plan.protocol, kept[0],
+                                       tuple(out) if kept[0] and out is not None else (), kept[1]))
         return out
 
     def _initial(self, op, pos, n_chunks):
