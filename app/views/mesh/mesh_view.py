@@ -11,6 +11,14 @@ t and the messages in flight (Frame.moving, Frame.progress); scrubbing back cost
 Geometry (`MeshView.layout()`, in widget pixels) is computed once per size and run: the header,
 the grid's cells (mesh_model.grid_rects), the group outlines of every event and the node frames.
 A paint draws the cells from it; nothing is laid out while playing.
+
+A frame is two layers. Everything but the messages in flight (cells, blocks, header, outlines,
+node names, notation strip) changes only when a message lands or a collective starts or ends: it is
+painted into one pixmap (the still layer), kept with the layout under the key that decides it
+(`_still_key`: the event shown, whether it is in flight, how many of its messages have landed,
+every tensor's notation now), and drawn as one image while the key holds. The moving blocks are
+drawn over it every frame. A new size, theme, text size, language or run drops the layout, and
+the still layer with it.
 """
 
 from __future__ import annotations
@@ -45,6 +53,10 @@ class MeshLayout:
     frames: list  # [(frame index, (x, y, w, h)), ...] the machine's nodes
     line: float  # one text line's height
     boxes: dict = field(default_factory=dict)  # (tensor, slot, slots, named) -> its block's box in every cell
+    still: object = None  # the still layer (QImage) painted for still_key
+    still_key: tuple = ()
+    base: object = None  # what the still layer is drawn over (QImage), for base_key
+    base_key: tuple = ()
 
 
 class MeshView(QWidget):
@@ -61,6 +73,7 @@ class MeshView(QWidget):
         self.progress = np.zeros(0)
         self._layout = None
         self._images = {}
+        self.still_paints = self.base_paints = 0  # how many times each layer was painted (tests read them)
         self.setMinimumSize(320, 240)
         self.setAttribute(Qt.WA_OpaquePaintEvent, True)
         self.setWindowTitle(self.tr("Mesh"))
@@ -139,22 +152,78 @@ class MeshView(QWidget):
     # -- painting --------------------------------------------------------------------------------
     def paintEvent(self, e):
         p = QPainter(self)
-        pal = theme.palette()
-        p.fillRect(self.rect(), QColor(pal.background))
         if self.info is None:
+            p.fillRect(self.rect(), QColor(theme.palette().background))
             self._paint_hint(p)
             p.end()
             return
         lay = self.layout()
         eps = time_eps(self.run.trace.t_end) if self.run is not None else 0.0
         k = self.info.event_at(self.t, eps)
-        self._paint_cells(p, lay, k, eps)
-        self._paint_header(p, lay, k)
+        key = self._still_key(k, eps)
+        if lay.still is None or lay.still_key != key:
+            lay.still, lay.still_key = self._paint_still(lay, k, eps), key
+        p.drawImage(0, 0, lay.still)
+        self._paint_moving(p, lay, k)
+        p.end()
+
+    def _still_key(self, k, eps) -> tuple:
+        """What the still layer at t is a function of: the event shown, whether it is in flight and
+        how many of its messages have landed, and every tensor's (notation, changing event) now."""
+        info, t = self.info, self.t
+        landed = -1
+        if k >= 0:
+            e = info.events[k]
+            if e.t_start + eps < t < e.t_end - eps:
+                landed = int(np.searchsorted(self._landing_times(k), t + eps, side="right"))
+        return (k, landed) + tuple(tr.at(info.events, t, eps)[:2] for tr in info.tensors)
+
+    def _landing_times(self, k) -> np.ndarray:
+        """Event k's messages' arrival times, sorted (cached per run): the count landed by t is the
+        arrivals' state (MeshInfo.arrivals counts t_end <= t)."""
+        key = ("ends", k)
+        ends = self._images.get(key)
+        if ends is None:
+            cols = self.info.columns
+            ends = self._images[key] = np.sort(cols["t_end"][cols["coll"] == self.info.events[k].coll])
+        return ends
+
+    def _pixmap(self) -> QImage:
+        """A layer the size of the widget at its device pixel ratio: a premultiplied ARGB image, the
+        raster engine's own format (filled and blitted without a conversion, unlike a QPixmap)."""
+        dpr = self.devicePixelRatioF()
+        img = QImage(self.size() * dpr, QImage.Format_ARGB32_Premultiplied)
+        img.setDevicePixelRatio(dpr)
+        return img
+
+    def _paint_still(self, lay, k, eps):
+        """The still layer: everything the frame shows but the messages in flight (which are drawn
+        over it; they stay inside the grid's cells, apart from the header and the strip)."""
+        self.still_paints += 1
+        key = self._still_key(k, eps)
+        base_key = key[:1] + (key[1] >= 0,) + key[2:]  # the event, in flight or not, the notations
+        if lay.base is None or lay.base_key != base_key:
+            lay.base, lay.base_key = self._paint_base(lay, k, eps), base_key
+        pm = lay.base.copy()
+        p = QPainter(pm)
+        self._paint_cells(p, lay, k, eps, part="blocks")
         self._paint_outlines(p, lay, k, eps)
         self._paint_frame_names(p, lay)
-        self._paint_moving(p, lay, k)
+        p.end()
+        return pm
+
+    def _paint_base(self, lay, k, eps):
+        """Under the still layer: the cells' boxes, the tensors' names, the header and the strip — all
+        that stays while one collective's messages land (the blocks and outlines are drawn over it)."""
+        self.base_paints += 1
+        pm = self._pixmap()
+        pm.fill(QColor(theme.palette().background))
+        p = QPainter(pm)
+        self._paint_cells(p, lay, k, eps, part="base")
+        self._paint_header(p, lay, k)
         self._paint_panel(p, lay, k, eps)
         p.end()
+        return pm
 
     def _paint_hint(self, p):
         p.setPen(QColor(theme.palette().text_muted))
@@ -245,10 +314,8 @@ class MeshView(QWidget):
         bg = getattr(lay, "pixmap", None)
         if bg is not None:
             return bg
-        from PySide6.QtGui import QPixmap
-
         info, pal = self.info, theme.palette()
-        bg = QPixmap(self.size())
+        bg = self._pixmap()
         bg.fill(QColor(pal.background))
         p = QPainter(bg)
         self._paint_frames(p, lay)
@@ -282,11 +349,14 @@ class MeshView(QWidget):
             self._images[key] = arr
         return arr
 
-    def _paint_cells(self, p, lay, k, eps):
+    def _paint_cells(self, p, lay, k, eps, part="all"):
+        """The cells and each tensor's block in them. part "base": the cells' boxes and the tensors'
+        names only (what stays while a collective's messages land); "blocks": the blocks only."""
         info, pal = self.info, theme.palette()
         cells = lay.cells
         n = info.n
-        p.drawPixmap(0, 0, self._background(lay))
+        if part != "blocks":
+            p.drawImage(0, 0, self._background(lay))
         slots = self._tensor_slots(k, eps)
         cw, ch = float(cells[0, 2]), float(cells[0, 3])
         label_h = self._cell_label_h(ch, cw)
@@ -295,7 +365,8 @@ class MeshView(QWidget):
         if not slots:
             return
         in_flight = k >= 0 and info.events[k].t_start + eps < self.t < info.events[k].t_end - eps
-        arrivals = dict(zip(("got", "total", "have"), info.arrivals(k, self.t + eps))) if in_flight else {}
+        arrivals = dict(zip(("got", "total", "have"), info.arrivals(k, self.t + eps))) \
+            if in_flight and part != "base" else {}
         dev_cols = self._images.get(("devices", n))
         if dev_cols is None:
             dev_cols = self._images[("devices", n)] = theme.device_colors(n)
@@ -321,12 +392,10 @@ class MeshView(QWidget):
                         box = QRectF(box.x() + name_w, box.y(), box.width() - name_w, box.height())
                     boxes.append(self._fit_box(box, tr))
                 lay.boxes[key] = boxes
-            if named:  # the names in every cell: one transparent picture per arrangement
+            if named and part != "blocks":  # the names in every cell: one transparent picture per arrangement
                 names = lay.boxes.get(("names",) + key)
                 if names is None:
-                    from PySide6.QtGui import QPixmap
-
-                    names = QPixmap(self.size())
+                    names = self._pixmap()
                     names.fill(Qt.transparent)
                     q = QPainter(names)
                     q.setFont(small)
@@ -336,7 +405,9 @@ class MeshView(QWidget):
                                    Qt.AlignRight | Qt.AlignVCenter, tr.name)
                     q.end()
                     lay.boxes[("names",) + key] = names
-                p.drawPixmap(0, 0, names)
+                p.drawImage(0, 0, names)
+            if part == "base":
+                continue
             reducing = changing is not None and in_flight and changing == k and info.events[k].op != "all-gather"
             if now.partial or reducing:
                 self._paint_partial(p, boxes, tr, now, after if reducing else None, arrivals, dev_cols, hl, R, C)
@@ -485,15 +556,9 @@ class MeshView(QWidget):
         xs = cx[src] + (cx[dst] - cx[src]) * f
         ys = cy[src] + (cy[dst] - cy[src]) * f
         size = max(4.0, min(float(cells[0, 2]), float(cells[0, 3])) * 0.16)
-        ev = info.events[k]
-        g = len(ev.groups[0]) if ev.groups else 1
+        members, group_of = self._groups_of(k)
         # the group member whose data the message carries (the trace's chunk: its group index)
-        first = np.array([grp[0] for grp in ev.groups])
-        group_of = np.zeros(info.n, dtype=np.int64)
-        for gi, grp in enumerate(ev.groups):
-            group_of[list(grp)] = gi
-        owner = np.array([ev.groups[group_of[s]][c % g] for s, c in zip(src.tolist(), chunk.tolist())]) \
-            if len(first) else src
+        owner = members[group_of[src], chunk % members.shape[1]] if len(members) else src
         dev_cols = self._images.get(("devices", info.n))
         if dev_cols is None:
             dev_cols = self._images[("devices", info.n)] = theme.device_colors(info.n)
@@ -502,6 +567,19 @@ class MeshView(QWidget):
         for x, y, o in zip(xs.tolist(), ys.tolist(), owner.tolist()):
             p.setBrush(dev_cols[o])
             p.drawRect(QRectF(x - size / 2, y - size / 2, size, size))
+
+    def _groups_of(self, k):
+        """Event k's groups as a (groups, g) array of positions and each position's group (cached)."""
+        key = ("groups", k)
+        got = self._images.get(key)
+        if got is None:
+            ev = self.info.events[k]
+            members = np.array(ev.groups, dtype=np.int64).reshape(len(ev.groups), -1)
+            group_of = np.zeros(self.info.n, dtype=np.int64)
+            for gi, grp in enumerate(ev.groups):
+                group_of[list(grp)] = gi
+            got = self._images[key] = (members, group_of)
+        return got
 
     def _strip_items(self):
         """The tensors in the order the cells draw them (the one changing now first)."""

@@ -1,0 +1,86 @@
+"""
+The Mesh view's layers: the still layer (everything but the messages in flight) is painted once
+while nothing it shows changes, again when a message lands or a collective starts or ends, and a
+new theme, text size, language or size paints it afresh — each picture equal, pixel for pixel, to
+a fresh view's made after the change.
+"""
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QImage
+
+from app import i18n, theme
+from app.core.scenarios import Scenario
+
+
+def pixels(widget) -> np.ndarray:
+    img = widget.grab().toImage().convertToFormat(QImage.Format_RGB32)
+    w, h = img.width(), img.height()
+    return np.frombuffer(img.constBits(), np.uint8).reshape(h, img.bytesPerLine())[:, :w * 4].copy()
+
+
+def make(qtbot, mesh="X=2,Y=4", program="redistribute", size=(1000, 620)):
+    from app.state import Playback, ScenarioModel
+    from app.views.mesh.mesh_view import MeshView
+
+    model = ScenarioModel(Scenario().with_changes(kind="mesh", mesh=mesh, program=program), sync=True)
+    pb = Playback(model)
+    view = MeshView(model, pb)
+    qtbot.addWidget(view)
+    view.resize(*size)
+    view.show()
+    qtbot.waitExposed(view)
+    return model, pb, view
+
+
+def landing_gap(model):
+    """Two times inside the first collective with messages in flight and none landing between them."""
+    e = model.run.mesh.events[0]
+    cols = model.run.mesh.columns
+    sel = cols["coll"] == e.coll
+    ends = np.unique(cols["t_end"][sel])
+    starts = cols["t_start"][sel]
+    a, b = ends[0], ends[1]  # between the first and the second landing
+    t0, t1 = a + 0.3 * (b - a), a + 0.6 * (b - a)
+    assert ((starts < t0) & (cols["t_end"][sel] > t1)).any()  # something is on its way all along
+    return t0, t1
+
+
+def test_the_still_layer_is_kept_while_only_messages_move(qtbot):
+    model, pb, view = make(qtbot, "X=16,Y=16")
+    t0, t1 = landing_gap(model)
+    pb.seek(t0)
+    a = pixels(view)
+    still, base = view.still_paints, view.base_paints
+    pb.seek(t1)
+    b = pixels(view)
+    assert view.still_paints == still and view.base_paints == base  # not painted again
+    assert not np.array_equal(a, b)  # the messages moved
+    # a message landing paints the still layer again, over the same base (same collective, in flight)
+    e = model.run.mesh.events[0]
+    pb.seek((e.t_start + e.t_end) / 2)
+    pixels(view)
+    assert view.still_paints == still + 1 and view.base_paints == base
+
+
+@pytest.mark.parametrize("change", ["theme", "text size", "language", "size"])
+def test_a_change_paints_afresh_as_a_fresh_view_would(qtbot, qapp, change):
+    model, pb, view = make(qtbot)
+    e = model.run.mesh.events[0]
+    t = e.t_start + 0.4 * (e.t_end - e.t_start)
+    pb.seek(t)
+    before = pixels(view)
+    still = view.still_paints
+    if change == "theme":
+        theme.set_theme("dark")
+    elif change == "text size":
+        theme.set_scale(1.5)
+    elif change == "language":
+        i18n.set_language(qapp, "zh")
+    else:
+        view.resize(1100, 700)
+    after = pixels(view)  # grab() paints now
+    assert view.still_paints > still and not np.array_equal(before, after)
+    _, pb2, fresh = make(qtbot, size=(view.width(), view.height()))
+    pb2.seek(t)
+    assert np.array_equal(pixels(fresh), after)
