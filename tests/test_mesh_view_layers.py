@@ -84,3 +84,43 @@ def test_a_change_paints_afresh_as_a_fresh_view_would(qtbot, qapp, change):
     _, pb2, fresh = make(qtbot, size=(view.width(), view.height()))
     pb2.seek(t)
     assert np.array_equal(pixels(fresh), after)
+
+
+def _shown_window(qtbot, tab):
+    from PySide6.QtWidgets import QApplication
+
+    from app.main_window import MainWindow
+    from app.state import ScenarioModel
+
+    w = MainWindow(ScenarioModel(Scenario().with_changes(kind="mesh", mesh="X=2,Y=4", program="redistribute")))
+    qtbot.addWidget(w)
+    w.resize(1280, 720)
+    w.show()
+    qtbot.waitExposed(w)
+    w.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is w)
+    w.select_tab(tab)
+    e = w.model.run.mesh.events[0]
+    w.playback.seek(e.t_start + 0.4 * (e.t_end - e.t_start))
+    QApplication.processEvents()
+    return w
+
+
+@pytest.mark.usefixtures("app_env")
+@pytest.mark.parametrize("tab, name", [("mesh", "MeshView"), ("buffers", "BufferView")])
+def test_a_shown_window_driven_through_the_menus_looks_like_a_fresh_one(qtbot, tab, name):
+    """F11 on and off, Ctrl+=, the language and the theme, on a mesh run: the tab then equals a fresh
+    window's in the same state. (The Buffers tab kept the axes' room of F11's larger text: pyqtgraph
+    shrinks an axis only when its text shrinks by more than 10 px.)"""
+    from PySide6.QtWidgets import QApplication, QWidget
+
+    w = _shown_window(qtbot, tab)
+    pres = w.classroom.presentation
+    for act in (pres.act_presentation, pres.act_presentation, pres.act_zoom_in, w.classroom.act_toggle_language,
+                pres.theme_actions["dark"]):
+        act.trigger()
+        QApplication.processEvents()
+    assert not w.isFullScreen() and theme.scale() > 1.0 and i18n.current_language() == "zh"
+    driven = pixels(w.findChild(QWidget, name))
+    fresh = _shown_window(qtbot, tab)
+    assert np.array_equal(pixels(fresh.findChild(QWidget, name)), driven)

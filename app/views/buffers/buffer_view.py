@@ -690,6 +690,9 @@ class BufferView(QWidget):
         small, device = theme.font("small"), theme.font("small", bold=True)
         for name in ("left", "bottom", "top"):
             ax = self.plot.getAxis(name)
+            # pyqtgraph keeps the text room of the largest font it met unless it shrinks by more than 10 px:
+            # back from F11 or Ctrl+= the axes would keep the larger text's room (a fresh view would not)
+            ax.textWidth, ax.textHeight = 30, 18  # AxisItem's own starting room
             ax.setTickFont(device if name == "left" else small)
             ax.setPen(pg.mkPen(pal.text))
             ax.setTextPen(pg.mkPen(pal.text))
