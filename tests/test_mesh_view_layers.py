@@ -124,3 +124,25 @@ def test_a_shown_window_driven_through_the_menus_looks_like_a_fresh_one(qtbot, t
     driven = pixels(w.findChild(QWidget, name))
     fresh = _shown_window(qtbot, tab)
     assert np.array_equal(pixels(fresh.findChild(QWidget, name)), driven)
+
+
+def test_the_notation_strip_shows_every_tensor_at_every_step_at_the_tabs_presentation_size(qtbot):
+    """676 × 422 is the Mesh tab in a 1280 × 720 window. The strip is as tall as its longest state
+    needs with each tensor's key before its text (it used to count the texts alone, so the matmul's
+    third tensor fell off the strip while the reduce-scatter ran), and no taller."""
+    for program in ("matmul", "fsdp-tp-layer", "2d-ws-ffn"):
+        model, pb, view = make(qtbot, "X=4,Y=4" if program == "2d-ws-ffn" else "X=2,Y=4", program, (676, 422))
+        info = model.run.mesh
+        lay = view.layout()
+        bottoms = set()
+        for e in info.events:
+            for f in (0.1, 0.5, 1.0):
+                pb.seek(e.t_start + f * (e.t_end - e.t_start))
+                pixels(view)
+                assert [t for t, _ in view._strip_rects] == [t for t, _ in view.notation_texts()], (program, f)
+                assert len(view._strip_rects) == len(info.tensors)
+                for _, r in view._strip_rects:
+                    assert lay.panel.contains(r)
+                bottoms.add(round(max(r.bottom() for _, r in view._strip_rects)))
+        line = (lay.panel.height() - 8) / view._strip_lines(lay.panel.width())  # one line's height
+        assert max(bottoms) > lay.panel.bottom() - 1.5 * line, program  # its last line is used

@@ -57,6 +57,7 @@ class MeshLayout:
     still_key: tuple = ()
     base: object = None  # what the still layer is drawn over (QImage), for base_key
     base_key: tuple = ()
+    dpr: float = 1.0  # the device pixel ratio its layers are painted at
 
 
 class MeshView(QWidget):
@@ -126,6 +127,8 @@ class MeshView(QWidget):
         """The picture's geometry at the widget's size (None without a mesh run)."""
         if self.info is None:
             return None
+        if self._layout is not None and self._layout.dpr != self.devicePixelRatioF():  # moved to another screen
+            self._layout = None
         if self._layout is None:
             self._layout = self._make_layout()
         return self._layout
@@ -138,15 +141,26 @@ class MeshView(QWidget):
         line = QFontMetricsF(theme.font("body")).height()
         header = QRectF(m, m, W - 2 * m, (3.2 if H >= 700 else 2.2) * line)  # the why line when there is room
         mono = QFontMetricsF(theme.font("body", mono=True)).height()
-        panel = QRectF(m, header.bottom() + m / 2, W - 2 * m, self._strip_lines(W - 2 * m) * mono * 1.2 + m)
-        top = panel.bottom() + m / 2
-        grid = QRectF(m, top, W - 2 * m, H - top - 1.6 * line - m)
-        cells = grid_rects(info.shape, grid.x() + 6 * s, grid.y() + 6 * s, grid.width() - 12 * s,
-                           grid.height() - 12 * s)
+
+        def areas(lines):
+            panel = QRectF(m, header.bottom() + m / 2, W - 2 * m, lines * mono * 1.2 + m)
+            top = panel.bottom() + m / 2
+            grid = QRectF(m, top, W - 2 * m, H - top - 1.6 * line - m)
+            cells = grid_rects(info.shape, grid.x() + 6 * s, grid.y() + 6 * s, grid.width() - 12 * s,
+                               grid.height() - 12 * s)
+            return panel, grid, cells
+
+        lines = self._strip_lines(W - 2 * m)
+        panel, grid, cells = areas(lines)
+        # the strip's keys (where each tensor's block sits in a cell) take room too: with them the
+        # strip may need another line, and the cells, a little shorter, are laid out again
+        keyed = self._strip_lines(W - 2 * m, *self._key_room(cells))
+        if keyed != lines:
+            panel, grid, cells = areas(keyed)
         gap = max(2.0, float(np.min(cells[:, 2:])) * 0.08) if len(cells) else 2.0
         outlines = [outline_rects(cells, e.groups, min(gap, 5 * s)) for e in info.events]
         frames = outline_rects(cells, info.frames, min(gap * 1.8, 9 * s)) if info.frames else []
-        return MeshLayout(header, grid, panel, cells, outlines, frames, line)
+        return MeshLayout(header, grid, panel, cells, outlines, frames, line, dpr=self.devicePixelRatioF())
 
     # -- colours -----------------------------------------------------------------------------------
     # -- painting --------------------------------------------------------------------------------
@@ -581,33 +595,66 @@ class MeshView(QWidget):
             got = self._images[key] = (members, group_of)
         return got
 
-    def _strip_items(self):
-        """The tensors in the order the cells draw them (the one changing now first)."""
+    def _strip_items(self, t=None):
+        """The tensors in the order the cells draw them (the one changing now first), at t (default:
+        the time shown)."""
         info = self.info
+        t = self.t if t is None else t
         eps = time_eps(self.run.trace.t_end) if self.run is not None else 0.0
-        k = info.event_at(self.t, eps)
+        k = info.event_at(t, eps)
         focus = info.events[k].tensor if k >= 0 else ""
         out = []
-        for tr in sorted(info.tensors, key=lambda t: t.name != focus):
-            now, changing, before, after = tr.at(info.events, self.t, eps)
+        for tr in sorted(info.tensors, key=lambda tr: tr.name != focus):
+            now, changing, before, after = tr.at(info.events, t, eps)
             out.append((f"{before} → {after}" if changing is not None else now, changing is not None))
         return out
 
-    def _strip_lines(self, width) -> int:
-        """Lines the notation strip takes at `width` (the widest text each tensor shows)."""
-        info = self.info
+    def _key_room(self, cells) -> tuple:
+        """(width of one key in the strip, how many tensors have one) for cells of this size: the
+        slots _paint_cells will draw (_slot_key), keyed as _paint_panel keys them."""
+        count = len(self.info.tensors)
+        if not count or not len(cells):
+            return 0.0, 0
+        cw, ch = float(cells[0, 2]), float(cells[0, 3])
+        label_h = self._cell_label_h(ch, cw)
+        count = self._slots_that_fit(ch, label_h, count, cw)
+        cols = self._slot_cols(cw, ch - label_h - 4, count)
+        rows = -(-count // cols)
+        kh = QFontMetricsF(theme.font("body", bold=True, mono=True)).height() * 0.62
+        return kh * 1.6 * cols / rows + 6, count
+
+    def _strip_states(self) -> list:
+        """Every text the strip shows during the run, state by state: [(text, changing), ...] before
+        the first collective, during each and after each (cached per run)."""
+        states = self._images.get("strip states")
+        if states is None:
+            times = [0.0]
+            for e in self.info.events:
+                times += [(e.t_start + e.t_end) / 2, e.t_end]
+            states = self._images["strip states"] = [self._strip_items(t) for t in times]
+        return states
+
+    def _strip_lines(self, width, key_w=0.0, keys=0) -> int:
+        """Lines the notation strip needs at `width` (at most 4): the most any of its states takes,
+        wrapped as _paint_panel wraps it, the first `keys` items with a key of key_w before them."""
         fm = QFontMetricsF(theme.font("body", bold=True, mono=True))
         gap = fm.horizontalAdvance("   ")
-        widths = []
-        for tr in info.tensors:
-            texts = [tr.first] + [f"{b} → {a}" for _, b, a in tr.changes]
-            widths.append(max(fm.horizontalAdvance(t) for t in texts))
-        lines, x = 1, 0.0
-        for w in sorted(widths, reverse=True):
-            if x and x + w > width:
-                lines, x = lines + 1, 0.0
-            x += w + gap
-        return min(lines, 4)
+        pad = 6 * theme.scale()
+        x0, right = pad, width - pad
+        most = 1
+        for items in self._strip_states():
+            lines, x = 1, x0
+            for i, (text, _changing) in enumerate(items):
+                w = fm.horizontalAdvance(text)
+                if x > x0 and x + w + (key_w if i < keys else 0.0) > right:
+                    x, lines = x0, lines + 1
+                if i < keys:
+                    x += key_w
+                if x > x0 and x + w > right:
+                    x, lines = x0, lines + 1
+                x += w + gap
+            most = max(most, lines)
+        return min(most, 4)
 
     def notation_texts(self) -> list:
         """What the notation strip says at t, in its order: [(text, changing now), ...]."""
@@ -635,6 +682,8 @@ class MeshView(QWidget):
             need = fmb.horizontalAdvance(text) + (kw + 6 if i < count else 0)
             if x > r.x() + pad and x + need > r.right() - pad:
                 x, y = r.x() + pad, y + lh
+            if y + lh > r.bottom() + 1:  # no line left: neither key nor text below the strip
+                break
             if i < count:  # a key: where in every cell this tensor's block is (its slot, filled)
                 kx, ky = x, y + (lh - kh) / 2
                 p.setPen(QPen(QColor(pal.text_muted), 1.0))
