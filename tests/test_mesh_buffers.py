@@ -143,3 +143,31 @@ def test_an_all_to_all_on_a_mesh_says_why_it_has_no_buffers_and_the_next_collect
     pb.seek((nxt.t_start + nxt.t_end) / 2)
     assert view.stack.currentWidget() is view.canvas
     assert view.title.text().startswith(f"{nxt.op} over {nxt.axis_name}:")
+
+
+@pytest.mark.parametrize("op", ["all-gather", "reduce-scatter", "all-reduce"])
+def test_buffers_follow_an_explicit_device_order(op):
+    """Positions and devices differ (devices= reversed): row d is device d's buffer, and the trace's
+    holdings (by device) summed over it give the array its position got back."""
+    order = [5, 2, 7, 0, 3, 6, 1, 4]
+    mesh = Mesh((2, 4), ("X", "Y"), devices=order)
+    rng = np.random.default_rng(2)
+    out = mesh.collective(op, "Y", [rng.standard_normal((4, 8)) for _ in range(8)], dim=1)
+    rec = mesh.log[-1]
+    c = mesh.comm.trace.collectives[rec.coll]
+    pos_of_dev = np.empty(8, int)
+    pos_of_dev[np.asarray(order)] = np.arange(8)
+    groups = tuple(tuple(int(pos_of_dev[d]) for d in grp) for grp in rec.groups)  # as mesh_info gives them
+    from dataclasses import replace
+
+    inputs = event_buffers(replace(rec, groups=groups), c.n_chunks, pos_of_dev)
+    vals = buffer_values(mesh.comm.trace.holdings(rec.coll, t=c.t_end), inputs, c.n_chunks)
+    w = vals.shape[1] // c.n_chunks
+    for d in range(8):
+        p = pos_of_dev[d]
+        if op == "reduce-scatter":
+            j = next(g.index(p) for g in groups if p in g)
+            np.testing.assert_allclose(vals[d, j * w:(j + 1) * w], np.moveaxis(out[p], 1, 0).ravel(), atol=1e-12)
+        else:
+            want = buffer_row(out[p], "all-reduce" if op == "all-reduce" else "reduce-scatter", 1, 4, c.n_chunks)
+            np.testing.assert_allclose(vals[d], want, rtol=0, atol=1e-12)

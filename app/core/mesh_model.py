@@ -391,8 +391,10 @@ def event_buffers(e, n_chunks: int, pos_of_dev) -> np.ndarray | None:
     member = np.zeros(n, dtype=np.int64)
     for grp in e.groups:
         member[list(grp)] = np.arange(g)
+    dev = np.empty(n, dtype=np.int64)
+    dev[np.asarray(pos_of_dev)] = np.arange(n)  # the device at each position
     for p, r in enumerate(rows):
-        d = int(np.asarray(pos_of_dev)[p])
+        d = int(dev[p])
         for t in range(lanes):
             c = int(member[p]) + t * g
             out[d, c * w:(c + 1) * w] = r[t * w:(t + 1) * w]
