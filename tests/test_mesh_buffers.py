@@ -139,6 +139,7 @@ def test_an_all_to_all_on_a_mesh_says_why_it_has_no_buffers_and_the_next_collect
     pb.seek((e.t_start + e.t_end) / 2)
     assert view.stack.currentWidget() is view.hint_page
     assert view.hint.text().startswith("all-to-all over Y:") and view.title.text() == "Buffers · all-to-all over Y"
+    assert view.switch_button.isHidden()  # no "Show an all-reduce": the run goes on here
     nxt = events[k + 1]
     pb.seek((nxt.t_start + nxt.t_end) / 2)
     assert view.stack.currentWidget() is view.canvas

@@ -356,7 +356,9 @@ class BufferView(QWidget):
         the scenario has no collective."""
         k = len(self.run.trace.collectives) if self.run is not None else 0
         e = self._mesh_event(self._coll) if self._applicable and self._coll is not None else None
-        if e is not None and self._inputs_of(self._coll) is None:
+        blocks = e is not None and self._inputs_of(self._coll) is None
+        self.switch_button.setVisible(not blocks)  # the mesh run's next collective draws here again
+        if blocks:
             self.hint.setText(self.tr("{what}: its messages do not each carry one chunk of one buffer (an all-to-all, "
                                       "a ppermute or the multi-axis ring), so this tab has nothing to draw; the Mesh "
                                       "tab and the timeline show its messages.").format(what=mesh_op_words(e)))
