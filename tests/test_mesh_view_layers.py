@@ -86,13 +86,14 @@ def test_a_change_paints_afresh_as_a_fresh_view_would(qtbot, qapp, change):
     assert np.array_equal(pixels(fresh), after)
 
 
-def _shown_window(qtbot, tab):
+def _shown_window(qtbot, tab, mesh="X=2,Y=4", program="redistribute"):
     from PySide6.QtWidgets import QApplication
 
     from app.main_window import MainWindow
     from app.state import ScenarioModel
 
-    w = MainWindow(ScenarioModel(Scenario().with_changes(kind="mesh", mesh="X=2,Y=4", program="redistribute")))
+    n = 16 if mesh == "X=4,Y=4" else 8
+    w = MainWindow(ScenarioModel(Scenario().with_changes(kind="mesh", mesh=mesh, program=program, n=n)))
     qtbot.addWidget(w)
     w.resize(1280, 720)
     w.show()
@@ -107,14 +108,18 @@ def _shown_window(qtbot, tab):
 
 
 @pytest.mark.usefixtures("app_env")
-@pytest.mark.parametrize("tab, name", [("mesh", "MeshView"), ("buffers", "BufferView")])
-def test_a_shown_window_driven_through_the_menus_looks_like_a_fresh_one(qtbot, tab, name):
+@pytest.mark.parametrize("tab, name, mesh, program", [("mesh", "MeshView", "X=2,Y=4", "redistribute"),
+                                                     ("buffers", "BufferView", "X=2,Y=4", "redistribute"),
+                                                     ("mesh", "MeshView", "X=4,Y=4", "2d-ws-ffn"),
+                                                     ("buffers", "BufferView", "X=4,Y=4", "2d-ws-ffn")])
+def test_a_shown_window_driven_through_the_menus_looks_like_a_fresh_one(qtbot, tab, name, mesh, program):
     """F11 on and off, Ctrl+=, the language and the theme, on a mesh run: the tab then equals a fresh
     window's in the same state. (The Buffers tab kept the axes' room of F11's larger text: pyqtgraph
-    shrinks an axis only when its text shrinks by more than 10 px.)"""
+    shrinks an axis only when its text shrinks by more than 10 px; and a new language showed the
+    axis a compact plot (16 rows at this size) hides: pyqtgraph's setLabel shows it again.)"""
     from PySide6.QtWidgets import QApplication, QWidget
 
-    w = _shown_window(qtbot, tab)
+    w = _shown_window(qtbot, tab, mesh, program)
     pres = w.classroom.presentation
     for act in (pres.act_presentation, pres.act_presentation, pres.act_zoom_in, w.classroom.act_toggle_language,
                 pres.theme_actions["dark"]):
@@ -122,7 +127,7 @@ def test_a_shown_window_driven_through_the_menus_looks_like_a_fresh_one(qtbot, t
         QApplication.processEvents()
     assert not w.isFullScreen() and theme.scale() > 1.0 and i18n.current_language() == "zh"
     driven = pixels(w.findChild(QWidget, name))
-    fresh = _shown_window(qtbot, tab)
+    fresh = _shown_window(qtbot, tab, mesh, program)
     assert np.array_equal(pixels(fresh.findChild(QWidget, name)), driven)
 
 

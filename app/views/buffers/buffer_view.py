@@ -342,6 +342,9 @@ class BufferView(QWidget):
         self.switch_button.setText(self.tr("Show an all-reduce"))
         self.plot.setLabel("bottom", self.tr("position in the buffer (element)"))
         self.plot.setLabel("top", self.tr("chunk"))
+        if getattr(self, "compact", None):  # setLabel shows the axis and its label again: a compact plot hides them
+            self.plot.showAxis("bottom", False)
+            self.plot.getAxis("top").showLabel(False)
         self.cbar.getAxis("left").setLabel(self.tr("value"))
         self._texts_for_run()
         self._caption_key = None
