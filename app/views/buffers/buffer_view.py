@@ -11,6 +11,12 @@ n_chunks)` returns, computed from the index's array form of the same holdings (`
 bitsets) as one matrix product per chunk, and only for the slots a message changed: the engine's
 own holdings, so scrubbing and stepping back cost the same as playing, at n = 256 too. Items are
 created once; a frame only calls setImage, and only when a message has arrived since the last.
+
+The inputs are a collective scenario's (`run.inputs`) or, on a mesh run, the arrays each collective
+over a mesh axis ran on (the engine's AxisCollective record, laid out in the trace's chunk order by
+app.core.mesh_model.MeshInfo.buffers): the same rule draws every group of the axis at once, one row
+per device. A mesh collective whose messages do not each carry one chunk (all-to-all, ppermute, the
+multi-axis ring) says so in a sentence, and the next collective draws again.
 """
 
 from __future__ import annotations
