@@ -573,14 +573,13 @@ class MeshView(QWidget):
         members, group_of = self._groups_of(k)
         # the group member whose data the message carries (the trace's chunk: its group index)
         owner = members[group_of[src], chunk % members.shape[1]] if len(members) else src
-        dev_cols = self._images.get(("devices", info.n))
-        if dev_cols is None:
-            dev_cols = self._images[("devices", info.n)] = theme.device_colors(info.n)
-        pen = QPen(QColor(theme.palette().text), 1.0)
-        p.setPen(pen)
-        for x, y, o in zip(xs.tolist(), ys.tolist(), owner.tolist()):
-            p.setBrush(dev_cols[o])
-            p.drawRect(QRectF(x - size / 2, y - size / 2, size, size))
+        brushes = self._images.get(("brushes", info.n))
+        if brushes is None:  # one brush a device, made once (setBrush(QColor) would make one a message)
+            brushes = self._images[("brushes", info.n)] = [QBrush(c) for c in theme.device_colors(info.n)]
+        p.setPen(QPen(QColor(theme.palette().text), 1.0))
+        for x, y, o in zip((xs - size / 2).tolist(), (ys - size / 2).tolist(), owner.tolist()):
+            p.setBrush(brushes[o])
+            p.drawRect(QRectF(x, y, size, size))
 
     def _groups_of(self, k):
         """Event k's groups as a (groups, g) array of positions and each position's group (cached)."""
