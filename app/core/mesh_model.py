@@ -147,6 +147,9 @@ class MeshEvent:
     before: str = ""
     after: str = ""
     plan: object = None  # the AxisPlan (a simcore.plan.Plan) it ran: algo, why, form and terms are its
+    inputs: tuple = ()  # each mesh position's array before it (the engine's record; () if it kept none)
+    outputs: tuple = ()  # ... and after it
+    dim: int = 0  # the dimension an all-gather concatenates or a reduce-scatter splits
 
     @property
     def time(self) -> float:
@@ -223,6 +226,17 @@ class MeshInfo:
             if e.t_start <= t + eps:
                 k = i
         return 0 if k < 0 and self.events else k
+
+    def buffers(self, coll: int, n_chunks: int) -> np.ndarray | None:
+        """Every device's buffer before trace collective `coll` (its event's recorded arrays), as
+        the Buffers tab reads a collective's inputs: (n, L), row d device d's, chunk c at
+        simcore.trace.chunk_bounds(L, n_chunks)[c] (buffer_row). None when the event kept no arrays
+        or its op has no such buffer (all-to-all, ppermute). Cached per collective."""
+        cache = self.__dict__.setdefault("_buffers", {})
+        if coll not in cache:
+            e = next((e for e in self.events if e.coll == coll), None)
+            cache[coll] = None if e is None else event_buffers(e, n_chunks, self.pos_of_dev)
+        return cache[coll]
 
     def track(self, name) -> TensorTrack | None:
         return next((tr for tr in self.tensors if tr.name == name), None)
@@ -327,6 +341,67 @@ class MeshInfo:
         return got, total, (have >= need)
 
 
+BUFFER_OPS = ("all-gather", "reduce-scatter", "all-reduce")  # ops whose buffers are chunks of one array
+
+
+def buffer_row(a, op: str, dim: int, g: int, n_chunks: int) -> np.ndarray | None:
+    """
+    One position's array `a` as the engine's ring buffer (simcore.mesh.device_mesh: data[position,
+    chunk, element]) laid out in the trace's chunk order: g chunks of q elements — `dim` first and
+    flattened (all-gather: the position's own chunk; reduce-scatter: its g blocks along `dim`;
+    all-reduce: the flat array, zero-padded to g·q) — each cut into n_chunks/g equal lanes (a
+    bidirectional or multi-axis ring), chunk j + t·g being lane t of chunk j. Returns (g·q,)
+    (all-gather: q, the own chunk alone), or None when the lanes are not equal (the trace's
+    chunk_bounds would not match them).
+    """
+    a = np.asarray(a)
+    if op == "all-reduce":
+        flat = a.reshape(-1)
+        q = -(-flat.size // g)
+        if flat.size != g * q:
+            flat = np.concatenate([flat, np.zeros(g * q - flat.size, flat.dtype)])
+    else:
+        flat = np.moveaxis(a, dim, 0).reshape(-1)
+    lanes = max(1, n_chunks // g)
+    q = flat.size if op == "all-gather" else flat.size // g
+    if q % lanes:
+        return None
+    if op == "all-gather" or lanes == 1:
+        return flat
+    return flat.reshape(g, lanes, q // lanes).transpose(1, 0, 2).reshape(-1)
+
+
+def event_buffers(e, n_chunks: int, pos_of_dev) -> np.ndarray | None:
+    """(n, L): every device's buffer before mesh event `e` in the trace's chunk order (buffer_row),
+    built from the arrays the engine recorded; an all-gather's row holds its own chunk (lanes
+    j + t·g) and zeros where the others' chunks will land. None: no arrays kept, another op, the
+    multi-axis ring (the trace names one chunk of the several a message carries), or unequal lanes."""
+    if not e.inputs or e.op not in BUFFER_OPS or not e.groups or e.algo == "multi-axis":
+        return None  # (a multi-axis message carries several chunks under the first one's index)
+    g = len(e.groups[0])
+    n = len(e.inputs)
+    rows = [buffer_row(a, e.op, e.dim, g, n_chunks) for a in e.inputs]
+    if any(r is None for r in rows):
+        return None
+    if e.op != "all-gather":
+        out = np.stack(rows)[np.asarray(pos_of_dev)]  # row d: the array of device d's position
+        return out.astype(float, copy=False)
+    lanes = max(1, n_chunks // g)
+    w = rows[0].size // lanes
+    out = np.zeros((n, g * rows[0].size))
+    member = np.zeros(n, dtype=np.int64)
+    for grp in e.groups:
+        member[list(grp)] = np.arange(g)
+    dev = np.empty(n, dtype=np.int64)
+    dev[np.asarray(pos_of_dev)] = np.arange(n)  # the device at each position
+    for p, r in enumerate(rows):
+        d = int(dev[p])
+        for t in range(lanes):
+            c = int(member[p]) + t * g
+            out[d, c * w:(c + 1) * w] = r[t * w:(t + 1) * w]
+    return out
+
+
 def _finest(lays, ndim, axis_names):
     """Per dimension, the layout among `lays` that cuts it into the most blocks (its axes)."""
     out = []
@@ -406,7 +481,8 @@ def mesh_info(res, words=None) -> MeshInfo:
                                 rec.label, float(rec.t_start), float(rec.t_end), int(rec.coll), int(rec.n_messages),
                                 float(rec.form), rec.form_text, r.step if r is not None else "",
                                 float(r.published) if r is not None else float("nan"),
-                                r.form if r is not None else "", tensor, pair[0], pair[1], rec.plan))
+                                r.form if r is not None else "", tensor, pair[0], pair[1], rec.plan,
+                                tuple(rec.inputs), tuple(rec.outputs), int(rec.dim)))
     # every tensor: the program's sharded arrays and every tensor an event changed
     tracks = {}
     for cls in (res.tensors or {}).values():

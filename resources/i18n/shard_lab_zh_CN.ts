@@ -30,6 +30,10 @@ This scenario has no stand-alone collective to show.</source>
             <translation>数值</translation>
         </message>
         <message>
+            <source>{what}: its messages do not each carry one chunk of one buffer (an all-to-all, a ppermute or the multi-axis ring), so this tab has nothing to draw; the Mesh tab and the timeline show its messages.</source>
+            <translation>{what}：它的每条消息并不只携带一个缓冲区中的一块（all-to-all、ppermute 或多轴环），因此本页无可绘制的内容；网格页和时间线显示它的消息。</translation>
+        </message>
+        <message>
             <source>{op}: every GPU's buffer, one row per GPU ({n} × {L} values in {k} chunks)</source>
             <translation>{op}：每个 GPU 的缓冲区，每个 GPU 一行（{n} × {L} 个数值，分为 {k} 块）</translation>
         </message>
@@ -100,6 +104,14 @@ This scenario has no stand-alone collective to show.</source>
         <message>
             <source>After step {k} of {K}: GPU {d} received block {d} of GPU {s}; it now holds {h} of the {n} blocks it ends with.</source>
             <translation>第 {k} 步（共 {K} 步）之后：GPU {d} 收到了 GPU {s} 的第 {d} 块；它最终应有 {n} 块，现在已有 {h} 块。</translation>
+        </message>
+        <message>
+            <source>Done after {K} steps: each GPU holds one chunk summed over the {n} GPUs of its group.</source>
+            <translation>{K} 步后完成：每个 GPU 持有一块，为其所在组 {n} 个 GPU 之和。</translation>
+        </message>
+        <message>
+            <source>Done after {K} steps: every GPU holds its group's full sum of {n} contributions in every chunk — the rows of a group are identical.</source>
+            <translation>{K} 步后完成：每个 GPU 在每一块中都持有其所在组 {n} 份贡献的完整和——同组各行完全相同。</translation>
         </message>
         <message>
             <source>Done after {K} steps: every GPU holds all {n} chunks.</source>

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -79,6 +79,11 @@ class AxisCollective:
     coll: int  # its Collective's id in mesh.comm.trace
     n_messages: int
     plan: AxisPlan
+    # each mesh position's array before and after it (the caller's arrays and the returned ones, not
+    # copies: what the app's Buffers tab draws); () when timed by bytes alone
+    inputs: tuple = field(default=(), compare=False, repr=False)
+    outputs: tuple = field(default=(), compare=False, repr=False)
+    dim: int = 0  # the dimension an all-gather concatenates or a reduce-scatter splits
 
     @property
     def time(self) -> float:
@@ -644,7 +649,7 @@ class Mesh:
                 return list(arrays)
             return self._run(op, plan, pos, arrays, self.dev, ready, who, label, dim, split_dim, concat_dim, perm)
 
-        return self._record(op, plan, pos, n_chunks, S, label, body)
+        return self._record(op, plan, pos, n_chunks, S, label, body, (tuple(arrays), dim))
 
     def _timing_only(self, op, names, nbytes, algo, label, only_groups):
         """collective() without data: the same messages on the same clock, for S = nbytes."""
@@ -678,8 +683,9 @@ class Mesh:
         else:
             self._phases("ag" if op == "all-gather" else "rs", plan, pos, data, self.dev, ready, who, 0)
 
-    def _record(self, op, plan, pos, n_chunks, S, label, body):
-        """Run body(ready, who) as one recorded collective and log its AxisCollective."""
+    def _record(self, op, plan, pos, n_chunks, S, label, body, kept=((), 0)):
+        """Run body(ready, who) as one recorded collective and log its AxisCollective (with kept:
+        the position's input arrays and the dimension, for the record)."""
         comm, dev = self.comm, self.dev
         ready = np.asarray(comm.ready, dtype=float)[dev]
         n_before = len(comm.trace.messages)
@@ -688,13 +694,13 @@ class Mesh:
         prev_plan = getattr(comm, "_executing", None)
         comm._executing = dataclasses.replace(plan.record_fields(), algo=f"{plan.algo} over {_name(plan.axis)}")
         try:
-            return self._recorded(op, plan, pos, n_chunks, S, label, body, ready, n_before)
+            return self._recorded(op, plan, pos, n_chunks, S, label, body, ready, n_before, kept)
         finally:
             comm._executing = prev_plan
             if before is not None:
                 comm._use_topology(before)
 
-    def _recorded(self, op, plan, pos, n_chunks, S, label, body, ready, n_before):
+    def _recorded(self, op, plan, pos, n_chunks, S, label, body, ready, n_before, kept=((), 0)):
         comm, dev = self.comm, self.dev
         comm._begin(op, f"{plan.algo} over {_name(plan.axis)}", label, n_chunks, S / comm.byte_scale,
                     self._initial(op, pos, n_chunks))
@@ -708,7 +714,8 @@ class Mesh:
         comm._end()
         c = comm.trace.collectives[cid]
         self.log.append(AxisCollective(op, plan.axis, tuple(map(tuple, dev[pos].tolist())), S, label, c.t_start,
-                                       c.t_end, cid, len(comm.trace.messages) - n_before, plan))
+                                       c.t_end, cid, len(comm.trace.messages) - n_before, plan, kept[0],
+                                       tuple(out) if kept[0] and out is not None else (), kept[1]))
         return out
 
     def _initial(self, op, pos, n_chunks):

@@ -11,6 +11,12 @@ n_chunks)` returns, computed from the index's array form of the same holdings (`
 bitsets) as one matrix product per chunk, and only for the slots a message changed: the engine's
 own holdings, so scrubbing and stepping back cost the same as playing, at n = 256 too. Items are
 created once; a frame only calls setImage, and only when a message has arrived since the last.
+
+The inputs are a collective scenario's (`run.inputs`) or, on a mesh run, the arrays each collective
+over a mesh axis ran on (the engine's AxisCollective record, laid out in the trace's chunk order by
+app.core.mesh_model.MeshInfo.buffers): the same rule draws every group of the axis at once, one row
+per device. A mesh collective whose messages do not each carry one chunk (all-to-all, ppermute, the
+multi-axis ring) says so in a sentence, and the next collective draws again.
 """
 
 from __future__ import annotations
@@ -28,8 +34,9 @@ from simcore.algorithms import BLOCKS, slots_of
 from simcore.trace import ALL, SWITCH, chunk_bounds
 
 from ...core import scenarios
+from ...core.mesh_model import BUFFER_OPS
 from ... import theme
-from ...words import is_tpu, op_title
+from ...words import is_tpu, mesh_op_words, op_title
 from ...hint import hint_page
 
 COLORMAP = "CET-D1A"  # diverging blue–white–red: 0 is white, the sign is the hue
@@ -100,6 +107,17 @@ def value_limit(index, coll: int, inputs) -> float:
     for prev, state in index.replay(coll):
         take(state, prev)
     return vmax or 1.0
+
+
+def has_buffers(run) -> bool:
+    """Does the run keep the values of some collective's buffers: a collective scenario's inputs, or a
+    mesh run's events with the arrays they ran on (the Buffers tab draws them alike)?"""
+    if run is None:
+        return False
+    if run.scenario.kind in scenarios.COLLECTIVE_KINDS:
+        return bool(run.inputs)
+    info = getattr(run, "mesh", None)
+    return info is not None and any(e.inputs and e.op in BUFFER_OPS for e in info.events)
 
 
 def hatch_colors() -> tuple[QColor, QColor]:
@@ -330,6 +348,9 @@ class BufferView(QWidget):
         self.switch_button.setText(self.tr("Show an all-reduce"))
         self.plot.setLabel("bottom", self.tr("position in the buffer (element)"))
         self.plot.setLabel("top", self.tr("chunk"))
+        if getattr(self, "compact", None):  # setLabel shows the axis and its label again: a compact plot hides them
+            self.plot.showAxis("bottom", False)
+            self.plot.getAxis("top").showLabel(False)
         self.cbar.getAxis("left").setLabel(self.tr("value"))
         self._texts_for_run()
         self._caption_key = None
@@ -343,7 +364,14 @@ class BufferView(QWidget):
         not keep (the TP forward: its all-reduces are on the ring and the timeline) says so; else that
         the scenario has no collective."""
         k = len(self.run.trace.collectives) if self.run is not None else 0
-        if k:
+        e = self._mesh_event(self._coll) if self._applicable and self._coll is not None else None
+        blocks = e is not None and self._inputs_of(self._coll) is None
+        self.switch_button.setVisible(not blocks)  # the mesh run's next collective draws here again
+        if blocks:
+            self.hint.setText(self.tr("{what}: its messages do not each carry one chunk of one buffer (an all-to-all, "
+                                      "a ppermute or the multi-axis ring), so this tab has nothing to draw; the Mesh "
+                                      "tab and the timeline show its messages.").format(what=mesh_op_words(e)))
+        elif k:
             self.hint.setText(self.tr("This tab shows every value in every GPU's buffer during a collective run as a "
                                       "scenario of its own.\nThis run's {k} collectives are on the Ring tab and the "
                                       "timeline, but it does not keep their buffers' values: show an all-reduce to "
@@ -356,10 +384,10 @@ class BufferView(QWidget):
     def _build(self, run):
         self.run = run
         self._state, self._coll, self._caption_key = None, None, None
-        self._applicable = run.scenario.kind in scenarios.COLLECTIVE_KINDS and bool(run.inputs)
+        self._applicable = has_buffers(run)
         self.stack.setCurrentWidget(self.canvas if self._applicable else self.hint_page)
         if self._applicable:
-            self.n = run.scenario.n
+            self.n = run.trace.collectives[0].n
             self._levels = {}
             self._redraw()  # lays out the collective shown at t
         else:
@@ -367,11 +395,32 @@ class BufferView(QWidget):
         self._set_hint()
         self._texts_for_run()
 
+    def _inputs_of(self, coll):
+        """Collective `coll`'s buffers before it, (n, L), or None: the run's recorded inputs, or on a
+        mesh run the arrays its event kept (app.core.mesh_model.MeshInfo.buffers)."""
+        run = self.run
+        if coll is None:
+            return None
+        if coll in run.inputs:
+            return run.inputs[coll]
+        info = getattr(run, "mesh", None)
+        return None if info is None else info.buffers(coll, run.trace.collectives[coll].n_chunks)
+
+    def _mesh_event(self, coll):
+        """The mesh event of trace collective `coll` (None off a mesh run)."""
+        info = getattr(self.run, "mesh", None)
+        return None if info is None else next((e for e in info.events if e.coll == coll), None)
+
+    def _group(self, c) -> int:
+        """How many devices' data a chunk of collective c sums at most: its mesh group's size, else n."""
+        e = self._mesh_event(c.id)
+        return len(e.groups[0]) if e is not None and e.groups else c.n
+
     def _layout_collective(self, coll: int):
         """Sizes, lines, strip and levels for collective `coll` (its buffers are n × L)."""
         run = self.run
         c = run.trace.collectives[coll]
-        inputs = np.asarray(run.inputs[coll], dtype=float)
+        inputs = np.asarray(self._inputs_of(coll), dtype=float)
         self._inputs = inputs
         n, L = inputs.shape
         self.L, self.n_chunks = L, c.n_chunks
@@ -417,8 +466,11 @@ class BufferView(QWidget):
         if not self._applicable:
             self.title.setText(self.tr("Buffers"))
             return
-        c = run.trace.collectives[0]
-        n, L = np.asarray(run.inputs[0]).shape
+        coll = self._coll if self._inputs_of(self._coll) is not None else self._first_coll()
+        c = run.trace.collectives[coll]
+        n, L = np.asarray(self._inputs_of(coll)).shape
+        e = self._mesh_event(coll)
+        what = mesh_op_words(e) if e is not None else op_title(c.op, c.algo)
         if self._chips():  # a TPU machine's devices are chips
             title = (self.tr("{op}: every chip's buffer, one row per chip ({n} × {L} values in {k} chunks)")
                      if c.n_chunks > 1 else self.tr("{op}: every chip's buffer, one row per chip ({n} × {L} values)"))
@@ -426,7 +478,7 @@ class BufferView(QWidget):
             title = self.tr("{op}: every GPU's buffer, one row per GPU ({n} × {L} values in {k} chunks)")
         else:
             title = self.tr("{op}: every GPU's buffer, one row per GPU ({n} × {L} values)")
-        self.title.setText(title.format(op=op_title(c.op, c.algo), n=n, L=L, k=c.n_chunks))
+        self.title.setText(title.format(op=what, n=n, L=L, k=c.n_chunks))
         legend = self.tr("= not there yet (no data; white means 0)   ·   colour = the value, one scale for the "
                          "whole collective")
         if self.counts.isVisible():
@@ -436,6 +488,10 @@ class BufferView(QWidget):
             legend += self.tr("   ·   lines = chunk boundaries")
         self.legend.setText(legend)
         self._set_ticks()
+
+    def _first_coll(self) -> int:
+        """The first collective whose buffers the run keeps."""
+        return next((k for k in range(len(self.run.trace.collectives)) if self._inputs_of(k) is not None), 0)
 
     def _chips(self) -> bool:
         """Are the run's devices TPU chips (words.is_tpu), to be named so?"""
@@ -501,8 +557,15 @@ class BufferView(QWidget):
         if not self._applicable:
             return
         coll = f.coll
+        if self._inputs_of(coll) is None:  # a mesh collective that moves blocks, or none at t
+            if coll != self._coll or force:
+                self._show_no_buffers(coll)
+            return
         if coll != self._coll:
+            self.stack.setCurrentWidget(self.canvas)
             self._layout_collective(coll)
+            self._coll, self._state = coll, None
+            self._texts_for_run()
             force = True
         state = f.held
         if force or state is not self._state:
@@ -522,11 +585,23 @@ class BufferView(QWidget):
             self._caption_key = key
             self._describe(f)
 
+    def _show_no_buffers(self, coll):
+        """A collective of a mesh run whose buffers are not one array cut into chunks (all-to-all,
+        ppermute), or no collective at t: the hint page says so."""
+        self._coll, self._state, self._caption_key = coll, None, None
+        self._set_hint()
+        self.stack.setCurrentWidget(self.hint_page)
+        self.caption.setText("")
+        e = self._mesh_event(coll)
+        self.title.setText(f"{self.tr('Buffers')} · {mesh_op_words(e)}" if e is not None else self.tr("Buffers"))
+        self.swatch.setVisible(False)
+        self.legend.setVisible(False)
+
     def _describe(self, f):
         """The caption and the outlined cell: what the last finished step did."""
         trace, state = self.run.trace, f.held
         c = trace.collectives[f.coll]
-        n, K = c.n, c.n_steps
+        n, K = self._group(c), c.n_steps  # n: the devices a chunk sums at most (a mesh group's)
         k = f.steps_done
         self.focus.hide()
         if slots_of(c.op) == BLOCKS:
@@ -592,12 +667,18 @@ class BufferView(QWidget):
                        "blocks it ends with.").format(k=k, K=K, d=m.dst, s=m.src, h=have, n=n)
 
     def _done_text(self, c, state) -> str:
-        n, K = c.n, c.n_steps
+        n, K = self._group(c), c.n_steps
+        if n < c.n and c.op != "all-gather":  # a mesh axis: each group sums its own
+            if c.op == "reduce-scatter":
+                return self.tr("Done after {K} steps: each GPU holds one chunk summed over the {n} GPUs of its "
+                               "group.").format(K=K, n=n)
+            return self.tr("Done after {K} steps: every GPU holds its group's full sum of {n} contributions in "
+                           "every chunk — the rows of a group are identical.").format(K=K, n=n)
         if c.op == "all-gather":
             return self.tr("Done after {K} steps: every GPU holds all {n} chunks.").format(K=K, n=c.n_chunks)
         if c.op == "reduce-scatter":
             owned = []
-            for d in range(min(n, 3)):
+            for d in range(min(c.n, 3)):
                 full = [ch for ch, who in state.get(d, {}).items() if len(who) == n]
                 if full:
                     owned.append(self.tr("GPU {d}: chunk {c}").format(d=d, c=full[0]))
@@ -620,6 +701,9 @@ class BufferView(QWidget):
         small, device = theme.font("small"), theme.font("small", bold=True)
         for name in ("left", "bottom", "top"):
             ax = self.plot.getAxis(name)
+            # pyqtgraph keeps the text room of the largest font it met unless it shrinks by more than 10 px:
+            # back from F11 or Ctrl+= the axes would keep the larger text's room (a fresh view would not)
+            ax.textWidth, ax.textHeight = 30, 18  # AxisItem's own starting room
             ax.setTickFont(device if name == "left" else small)
             ax.setPen(pg.mkPen(pal.text))
             ax.setTextPen(pg.mkPen(pal.text))

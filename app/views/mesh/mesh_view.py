@@ -11,6 +11,14 @@ t and the messages in flight (Frame.moving, Frame.progress); scrubbing back cost
 Geometry (`MeshView.layout()`, in widget pixels) is computed once per size and run: the header,
 the grid's cells (mesh_model.grid_rects), the group outlines of every event and the node frames.
 A paint draws the cells from it; nothing is laid out while playing.
+
+A frame is two layers. Everything but the messages in flight (cells, blocks, header, outlines,
+node names, notation strip) changes only when a message lands or a collective starts or ends: it is
+painted into one pixmap (the still layer), kept with the layout under the key that decides it
+(`_still_key`: the event shown, whether it is in flight, how many of its messages have landed,
+every tensor's notation now), and drawn as one image while the key holds. The moving blocks are
+drawn over it every frame. A new size, theme, text size, language or run drops the layout, and
+the still layer with it.
 """
 
 from __future__ import annotations
@@ -45,6 +53,11 @@ class MeshLayout:
     frames: list  # [(frame index, (x, y, w, h)), ...] the machine's nodes
     line: float  # one text line's height
     boxes: dict = field(default_factory=dict)  # (tensor, slot, slots, named) -> its block's box in every cell
+    still: object = None  # the still layer (QImage) painted for still_key
+    still_key: tuple = ()
+    base: object = None  # what the still layer is drawn over (QImage), for base_key
+    base_key: tuple = ()
+    dpr: float = 1.0  # the device pixel ratio its layers are painted at
 
 
 class MeshView(QWidget):
@@ -61,6 +74,7 @@ class MeshView(QWidget):
         self.progress = np.zeros(0)
         self._layout = None
         self._images = {}
+        self.still_paints = self.base_paints = 0  # how many times each layer was painted (tests read them)
         self.setMinimumSize(320, 240)
         self.setAttribute(Qt.WA_OpaquePaintEvent, True)
         self.setWindowTitle(self.tr("Mesh"))
@@ -113,6 +127,8 @@ class MeshView(QWidget):
         """The picture's geometry at the widget's size (None without a mesh run)."""
         if self.info is None:
             return None
+        if self._layout is not None and self._layout.dpr != self.devicePixelRatioF():  # moved to another screen
+            self._layout = None
         if self._layout is None:
             self._layout = self._make_layout()
         return self._layout
@@ -125,36 +141,103 @@ class MeshView(QWidget):
         line = QFontMetricsF(theme.font("body")).height()
         header = QRectF(m, m, W - 2 * m, (3.2 if H >= 700 else 2.2) * line)  # the why line when there is room
         mono = QFontMetricsF(theme.font("body", mono=True)).height()
-        panel = QRectF(m, header.bottom() + m / 2, W - 2 * m, self._strip_lines(W - 2 * m) * mono * 1.2 + m)
-        top = panel.bottom() + m / 2
-        grid = QRectF(m, top, W - 2 * m, H - top - 1.6 * line - m)
-        cells = grid_rects(info.shape, grid.x() + 6 * s, grid.y() + 6 * s, grid.width() - 12 * s,
-                           grid.height() - 12 * s)
+
+        def areas(lines):
+            panel = QRectF(m, header.bottom() + m / 2, W - 2 * m, lines * mono * 1.2 + m)
+            top = panel.bottom() + m / 2
+            grid = QRectF(m, top, W - 2 * m, H - top - 1.6 * line - m)
+            cells = grid_rects(info.shape, grid.x() + 6 * s, grid.y() + 6 * s, grid.width() - 12 * s,
+                               grid.height() - 12 * s)
+            return panel, grid, cells
+
+        lines = self._strip_lines(W - 2 * m)
+        panel, grid, cells = areas(lines)
+        # the strip's keys (where each tensor's block sits in a cell) take room too: with them the
+        # strip may need another line, and the cells, a little shorter, are laid out again
+        keyed = self._strip_lines(W - 2 * m, *self._key_room(cells))
+        if keyed != lines:
+            panel, grid, cells = areas(keyed)
         gap = max(2.0, float(np.min(cells[:, 2:])) * 0.08) if len(cells) else 2.0
         outlines = [outline_rects(cells, e.groups, min(gap, 5 * s)) for e in info.events]
         frames = outline_rects(cells, info.frames, min(gap * 1.8, 9 * s)) if info.frames else []
-        return MeshLayout(header, grid, panel, cells, outlines, frames, line)
+        return MeshLayout(header, grid, panel, cells, outlines, frames, line, dpr=self.devicePixelRatioF())
 
     # -- colours -----------------------------------------------------------------------------------
     # -- painting --------------------------------------------------------------------------------
     def paintEvent(self, e):
         p = QPainter(self)
-        pal = theme.palette()
-        p.fillRect(self.rect(), QColor(pal.background))
         if self.info is None:
+            p.fillRect(self.rect(), QColor(theme.palette().background))
             self._paint_hint(p)
             p.end()
             return
         lay = self.layout()
         eps = time_eps(self.run.trace.t_end) if self.run is not None else 0.0
         k = self.info.event_at(self.t, eps)
-        self._paint_cells(p, lay, k, eps)
-        self._paint_header(p, lay, k)
+        key = self._still_key(k, eps)
+        if lay.still is None or lay.still_key != key:
+            lay.still, lay.still_key = self._paint_still(lay, k, eps), key
+        p.drawImage(0, 0, lay.still)
+        self._paint_moving(p, lay, k)
+        p.end()
+
+    def _still_key(self, k, eps) -> tuple:
+        """What the still layer at t is a function of: the event shown, whether it is in flight and
+        how many of its messages have landed, and every tensor's (notation, changing event) now."""
+        info, t = self.info, self.t
+        landed = -1
+        if k >= 0:
+            e = info.events[k]
+            if e.t_start + eps < t < e.t_end - eps:
+                landed = int(np.searchsorted(self._landing_times(k), t + eps, side="right"))
+        return (k, landed) + tuple(tr.at(info.events, t, eps)[:2] for tr in info.tensors)
+
+    def _landing_times(self, k) -> np.ndarray:
+        """Event k's messages' arrival times, sorted (cached per run): the count landed by t is the
+        arrivals' state (MeshInfo.arrivals counts t_end <= t)."""
+        key = ("ends", k)
+        ends = self._images.get(key)
+        if ends is None:
+            cols = self.info.columns
+            ends = self._images[key] = np.sort(cols["t_end"][cols["coll"] == self.info.events[k].coll])
+        return ends
+
+    def _pixmap(self) -> QImage:
+        """A layer the size of the widget at its device pixel ratio: a premultiplied ARGB image, the
+        raster engine's own format (filled and blitted without a conversion, unlike a QPixmap)."""
+        dpr = self.devicePixelRatioF()
+        img = QImage(self.size() * dpr, QImage.Format_ARGB32_Premultiplied)
+        img.setDevicePixelRatio(dpr)
+        return img
+
+    def _paint_still(self, lay, k, eps):
+        """The still layer: everything the frame shows but the messages in flight (which are drawn
+        over it; they stay inside the grid's cells, apart from the header and the strip)."""
+        self.still_paints += 1
+        key = self._still_key(k, eps)
+        base_key = key[:1] + (key[1] >= 0,) + key[2:]  # the event, in flight or not, the notations
+        if lay.base is None or lay.base_key != base_key:
+            lay.base, lay.base_key = self._paint_base(lay, k, eps), base_key
+        pm = lay.base.copy()
+        p = QPainter(pm)
+        self._paint_cells(p, lay, k, eps, part="blocks")
         self._paint_outlines(p, lay, k, eps)
         self._paint_frame_names(p, lay)
-        self._paint_moving(p, lay, k)
+        p.end()
+        return pm
+
+    def _paint_base(self, lay, k, eps):
+        """Under the still layer: the cells' boxes, the tensors' names, the header and the strip — all
+        that stays while one collective's messages land (the blocks and outlines are drawn over it)."""
+        self.base_paints += 1
+        pm = self._pixmap()
+        pm.fill(QColor(theme.palette().background))
+        p = QPainter(pm)
+        self._paint_cells(p, lay, k, eps, part="base")
+        self._paint_header(p, lay, k)
         self._paint_panel(p, lay, k, eps)
         p.end()
+        return pm
 
     def _paint_hint(self, p):
         p.setPen(QColor(theme.palette().text_muted))
@@ -245,10 +328,8 @@ class MeshView(QWidget):
         bg = getattr(lay, "pixmap", None)
         if bg is not None:
             return bg
-        from PySide6.QtGui import QPixmap
-
         info, pal = self.info, theme.palette()
-        bg = QPixmap(self.size())
+        bg = self._pixmap()
         bg.fill(QColor(pal.background))
         p = QPainter(bg)
         self._paint_frames(p, lay)
@@ -282,11 +363,14 @@ class MeshView(QWidget):
             self._images[key] = arr
         return arr
 
-    def _paint_cells(self, p, lay, k, eps):
+    def _paint_cells(self, p, lay, k, eps, part="all"):
+        """The cells and each tensor's block in them. part "base": the cells' boxes and the tensors'
+        names only (what stays while a collective's messages land); "blocks": the blocks only."""
         info, pal = self.info, theme.palette()
         cells = lay.cells
         n = info.n
-        p.drawPixmap(0, 0, self._background(lay))
+        if part != "blocks":
+            p.drawImage(0, 0, self._background(lay))
         slots = self._tensor_slots(k, eps)
         cw, ch = float(cells[0, 2]), float(cells[0, 3])
         label_h = self._cell_label_h(ch, cw)
@@ -295,7 +379,8 @@ class MeshView(QWidget):
         if not slots:
             return
         in_flight = k >= 0 and info.events[k].t_start + eps < self.t < info.events[k].t_end - eps
-        arrivals = dict(zip(("got", "total", "have"), info.arrivals(k, self.t + eps))) if in_flight else {}
+        arrivals = dict(zip(("got", "total", "have"), info.arrivals(k, self.t + eps))) \
+            if in_flight and part != "base" else {}
         dev_cols = self._images.get(("devices", n))
         if dev_cols is None:
             dev_cols = self._images[("devices", n)] = theme.device_colors(n)
@@ -321,12 +406,10 @@ class MeshView(QWidget):
                         box = QRectF(box.x() + name_w, box.y(), box.width() - name_w, box.height())
                     boxes.append(self._fit_box(box, tr))
                 lay.boxes[key] = boxes
-            if named:  # the names in every cell: one transparent picture per arrangement
+            if named and part != "blocks":  # the names in every cell: one transparent picture per arrangement
                 names = lay.boxes.get(("names",) + key)
                 if names is None:
-                    from PySide6.QtGui import QPixmap
-
-                    names = QPixmap(self.size())
+                    names = self._pixmap()
                     names.fill(Qt.transparent)
                     q = QPainter(names)
                     q.setFont(small)
@@ -336,7 +419,9 @@ class MeshView(QWidget):
                                    Qt.AlignRight | Qt.AlignVCenter, tr.name)
                     q.end()
                     lay.boxes[("names",) + key] = names
-                p.drawPixmap(0, 0, names)
+                p.drawImage(0, 0, names)
+            if part == "base":
+                continue
             reducing = changing is not None and in_flight and changing == k and info.events[k].op != "all-gather"
             if now.partial or reducing:
                 self._paint_partial(p, boxes, tr, now, after if reducing else None, arrivals, dev_cols, hl, R, C)
@@ -485,51 +570,90 @@ class MeshView(QWidget):
         xs = cx[src] + (cx[dst] - cx[src]) * f
         ys = cy[src] + (cy[dst] - cy[src]) * f
         size = max(4.0, min(float(cells[0, 2]), float(cells[0, 3])) * 0.16)
-        ev = info.events[k]
-        g = len(ev.groups[0]) if ev.groups else 1
+        members, group_of = self._groups_of(k)
         # the group member whose data the message carries (the trace's chunk: its group index)
-        first = np.array([grp[0] for grp in ev.groups])
-        group_of = np.zeros(info.n, dtype=np.int64)
-        for gi, grp in enumerate(ev.groups):
-            group_of[list(grp)] = gi
-        owner = np.array([ev.groups[group_of[s]][c % g] for s, c in zip(src.tolist(), chunk.tolist())]) \
-            if len(first) else src
-        dev_cols = self._images.get(("devices", info.n))
-        if dev_cols is None:
-            dev_cols = self._images[("devices", info.n)] = theme.device_colors(info.n)
-        pen = QPen(QColor(theme.palette().text), 1.0)
-        p.setPen(pen)
-        for x, y, o in zip(xs.tolist(), ys.tolist(), owner.tolist()):
-            p.setBrush(dev_cols[o])
-            p.drawRect(QRectF(x - size / 2, y - size / 2, size, size))
+        owner = members[group_of[src], chunk % members.shape[1]] if len(members) else src
+        brushes = self._images.get(("brushes", info.n))
+        if brushes is None:  # one brush a device, made once (setBrush(QColor) would make one a message)
+            brushes = self._images[("brushes", info.n)] = [QBrush(c) for c in theme.device_colors(info.n)]
+        p.setPen(QPen(QColor(theme.palette().text), 1.0))
+        for x, y, o in zip((xs - size / 2).tolist(), (ys - size / 2).tolist(), owner.tolist()):
+            p.setBrush(brushes[o])
+            p.drawRect(QRectF(x, y, size, size))
 
-    def _strip_items(self):
-        """The tensors in the order the cells draw them (the one changing now first)."""
+    def _groups_of(self, k):
+        """Event k's groups as a (groups, g) array of positions and each position's group (cached)."""
+        key = ("groups", k)
+        got = self._images.get(key)
+        if got is None:
+            ev = self.info.events[k]
+            members = np.array(ev.groups, dtype=np.int64).reshape(len(ev.groups), -1)
+            group_of = np.zeros(self.info.n, dtype=np.int64)
+            for gi, grp in enumerate(ev.groups):
+                group_of[list(grp)] = gi
+            got = self._images[key] = (members, group_of)
+        return got
+
+    def _strip_items(self, t=None):
+        """The tensors in the order the cells draw them (the one changing now first), at t (default:
+        the time shown)."""
         info = self.info
+        t = self.t if t is None else t
         eps = time_eps(self.run.trace.t_end) if self.run is not None else 0.0
-        k = info.event_at(self.t, eps)
+        k = info.event_at(t, eps)
         focus = info.events[k].tensor if k >= 0 else ""
         out = []
-        for tr in sorted(info.tensors, key=lambda t: t.name != focus):
-            now, changing, before, after = tr.at(info.events, self.t, eps)
+        for tr in sorted(info.tensors, key=lambda tr: tr.name != focus):
+            now, changing, before, after = tr.at(info.events, t, eps)
             out.append((f"{before} → {after}" if changing is not None else now, changing is not None))
         return out
 
-    def _strip_lines(self, width) -> int:
-        """Lines the notation strip takes at `width` (the widest text each tensor shows)."""
-        info = self.info
+    def _key_room(self, cells) -> tuple:
+        """(width of one key in the strip, how many tensors have one) for cells of this size: the
+        slots _paint_cells will draw (_slot_key), keyed as _paint_panel keys them."""
+        count = len(self.info.tensors)
+        if not count or not len(cells):
+            return 0.0, 0
+        cw, ch = float(cells[0, 2]), float(cells[0, 3])
+        label_h = self._cell_label_h(ch, cw)
+        count = self._slots_that_fit(ch, label_h, count, cw)
+        cols = self._slot_cols(cw, ch - label_h - 4, count)
+        rows = -(-count // cols)
+        kh = QFontMetricsF(theme.font("body", bold=True, mono=True)).height() * 0.62
+        return kh * 1.6 * cols / rows + 6, count
+
+    def _strip_states(self) -> list:
+        """Every text the strip shows during the run, state by state: [(text, changing), ...] before
+        the first collective, during each and after each (cached per run)."""
+        states = self._images.get("strip states")
+        if states is None:
+            times = [0.0]
+            for e in self.info.events:
+                times += [(e.t_start + e.t_end) / 2, e.t_end]
+            states = self._images["strip states"] = [self._strip_items(t) for t in times]
+        return states
+
+    def _strip_lines(self, width, key_w=0.0, keys=0) -> int:
+        """Lines the notation strip needs at `width` (at most 4): the most any of its states takes,
+        wrapped as _paint_panel wraps it, the first `keys` items with a key of key_w before them."""
         fm = QFontMetricsF(theme.font("body", bold=True, mono=True))
         gap = fm.horizontalAdvance("   ")
-        widths = []
-        for tr in info.tensors:
-            texts = [tr.first] + [f"{b} → {a}" for _, b, a in tr.changes]
-            widths.append(max(fm.horizontalAdvance(t) for t in texts))
-        lines, x = 1, 0.0
-        for w in sorted(widths, reverse=True):
-            if x and x + w > width:
-                lines, x = lines + 1, 0.0
-            x += w + gap
-        return min(lines, 4)
+        pad = 6 * theme.scale()
+        x0, right = pad, width - pad
+        most = 1
+        for items in self._strip_states():
+            lines, x = 1, x0
+            for i, (text, _changing) in enumerate(items):
+                w = fm.horizontalAdvance(text)
+                if x > x0 and x + w + (key_w if i < keys else 0.0) > right:
+                    x, lines = x0, lines + 1
+                if i < keys:
+                    x += key_w
+                if x > x0 and x + w > right:
+                    x, lines = x0, lines + 1
+                x += w + gap
+            most = max(most, lines)
+        return min(most, 4)
 
     def notation_texts(self) -> list:
         """What the notation strip says at t, in its order: [(text, changing now), ...]."""
@@ -557,6 +681,8 @@ class MeshView(QWidget):
             need = fmb.horizontalAdvance(text) + (kw + 6 if i < count else 0)
             if x > r.x() + pad and x + need > r.right() - pad:
                 x, y = r.x() + pad, y + lh
+            if y + lh > r.bottom() + 1:  # no line left: neither key nor text below the strip
+                break
             if i < count:  # a key: where in every cell this tensor's block is (its slot, filled)
                 kx, ky = x, y + (lh - kh) / 2
                 p.setPen(QPen(QColor(pal.text_muted), 1.0))
