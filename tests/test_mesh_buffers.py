@@ -66,11 +66,12 @@ def test_a_multi_axis_ring_keeps_no_buffers_to_draw():
 
 
 # -- the Buffers view on a mesh run ------------------------------------------------------------
-def buffers_view(qtbot, mesh="X=2,Y=4", program="redistribute"):
+def buffers_view(qtbot, mesh="X=2,Y=4", program="redistribute", params=""):
     from app.state import Playback, ScenarioModel
     from app.views.buffers.buffer_view import BufferView
 
-    model = ScenarioModel(Scenario().with_changes(kind="mesh", mesh=mesh, program=program), sync=True)
+    model = ScenarioModel(Scenario().with_changes(kind="mesh", mesh=mesh, program=program,
+                                                                params=params), sync=True)
     pb = Playback(model)
     view = BufferView(model, pb)
     qtbot.addWidget(view)
@@ -132,7 +133,7 @@ def test_a_mesh_reduction_ends_with_each_groups_sums(qtbot):
 
 
 def test_an_all_to_all_on_a_mesh_says_why_it_has_no_buffers_and_the_next_collective_draws_again(qtbot):
-    model, pb, view = buffers_view(qtbot, "X=2,Y=4", "redistribute-rules")
+    model, pb, view = buffers_view(qtbot, "X=2,Y=4", "redistribute", "rules=1")
     events = model.run.mesh.events
     k = next(i for i, e in enumerate(events) if e.op == "all-to-all")
     e = events[k]
