@@ -195,6 +195,13 @@ class HardwarePreset:
             lay = dataclasses.replace(lay, launch=launch)
         return layout_topology(lay)
 
+    @property
+    def record(self):
+        """The kind record (simcore.kind_record) of this machine at its largest group: what kind of
+        machine it is (its layout family, links, per_node) for the readers that ask of the whole
+        machine, not of one n (the decode sweep, the latency tab)."""
+        return self.topology(self.valid_degrees()[-1]).record
+
     def allreduce_time(self, n, nbytes, algo=None):
         """One all-reduce of S = nbytes over n chips (seconds): its plan's time (algo None: the
         machine's choice; "ring": the flat ring), 0 for one chip."""
