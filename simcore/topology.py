@@ -190,7 +190,7 @@ class _Machine:
         """(α s, β bytes/s) of the custom all-reduce kernel the lecture's `algo` ("direct", "two-shot",
         "rd") is timed as on a GPU machine's NVLink domain (nccl_tuning.custom_kernel), else None (any
         other op: the custom kernels are all-reduces)."""
-        if not self.tuning or "switch" not in self.kinds or op != "all-reduce":
+        if not self.tuning or self.record.layout != "switch" or op != "all-reduce":  # one NVLink domain
             return None
         from .nccl_tuning import custom_kernel
         return custom_kernel(algo, self.n, self.tuning)
