@@ -94,15 +94,18 @@ class KindRecord:
         """The LinkSpec of the link the app names by `words` ("inside", "between", …), or None."""
         return next((r.link for r in self.links if r.words == words), None)
 
+    def _main(self) -> LinkRole:
+        return next((r for r in self.links if r.words == "inside"), self.links[0])
+
     @property
     def main(self) -> LinkSpec:
         """The machine's main link: inside a node where there are nodes, else its one link."""
-        return self.words_link("inside") or self.links[0].link
+        return self._main().link
 
     @property
     def main_role(self) -> str:
         """The topology field of the main link ("intra" or "link"): what a timed copy replaces."""
-        return next(r.role for r in self.links if r.link is self.main)
+        return self._main().role
 
     @property
     def widest(self) -> LinkSpec:

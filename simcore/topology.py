@@ -318,7 +318,7 @@ class Switch(_Machine):
 
     kinds = frozenset(("switch",))
 
-    @property
+    @functools.cached_property
     def record(self) -> KindRecord:
         """What this kind is (simcore.kind_record): devices round one switch."""
         return switch_record(self.n, self.link, self.base, self.tuning, self.launch)
@@ -398,7 +398,7 @@ class Nodes(_Machine):
         """"nodes"; one node is also a "switch" (its NVLink domain)."""
         return frozenset(("nodes", "switch")) if self.n_nodes == 1 else frozenset(("nodes",))
 
-    @property
+    @functools.cached_property
     def record(self) -> KindRecord:
         """What this kind is (simcore.kind_record): clusters of per_node round their node's switch over a
         fabric, NVLink "inside" a node and the NICs "between" nodes; one node is drawn as its switch."""
@@ -539,7 +539,7 @@ class Torus(_Machine):
         one_ring = len(self.shape) == 1 and self.wraps()[0]
         return frozenset(("torus", "torus-1d")) if one_ring else frozenset(("torus",))
 
-    @property
+    @functools.cached_property
     def record(self) -> KindRecord:
         """What this kind is (simcore.kind_record): chips on the grid of its shape, with the wraparound
         links wraps() says ("slice" links where it has none); one chip is drawn alone."""

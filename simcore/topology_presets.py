@@ -164,12 +164,13 @@ class HardwarePreset:
             lay = dataclasses.replace(lay, launch=launch)
         return layout_topology(lay)
 
-    @property
+    @functools.cached_property
     def record(self):
         """The kind record (simcore.kind_record) of this machine at its largest group: what kind of
         machine it is (its layout family, links, per_node) for the readers that ask of the whole
-        machine, not of one n (the decode sweep, the latency tab)."""
-        return self.topology(self.valid_degrees()[-1]).record
+        machine, not of one n (the decode sweep, the latency tab). Read once, from a topology built
+        for it alone (not one of topology()'s, which topology_builds counts)."""
+        return self._build_topology(self.valid_degrees()[-1]).record
 
     def allreduce_time(self, n, nbytes, algo=None):
         """One all-reduce of S = nbytes over n chips (seconds): its plan's time (algo None: the

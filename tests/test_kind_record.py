@@ -41,6 +41,8 @@ def test_the_plain_constructors_records_and_a_readers_own_topology():
     assert switch(4).record.links == (LinkRole("link", "switch", NVLINK4),)
     one = nodes(1, 8).record  # one node is drawn as its switch, and its NIC is still its "inter" link
     assert (one.layout, one.nodes, one.per_node, one.notes, one.main_role) == ("switch", 1, 8, (), "intra")
+    same = nodes(2, 4, intra=NVLINK4, inter=NVLINK4).record  # one LinkSpec both ways: the roles still tell them apart
+    assert (same.main_role, same.link("inter"), same.notes) == ("intra", NVLINK4, ("between", "inside", "nics"))
     t = torus((4, 4)).record
     assert (t.layout, t.grid, t.wrap, t.notes, t.main) == ("torus", (4, 4), (True, True), ("torus",), TPU_V4_ICI)
 
