@@ -76,13 +76,15 @@ class _Machine:
     """
 
     fine_per_device = 1  # elements per device every algorithm here can cut into its fine chunks
+    base = 0.0  # a kind without a base latency, NCCL tuning or launch mode (the dataclasses' fields override)
+    tuning = ""
+    launch = ""
 
     @functools.cached_property
     def record(self) -> KindRecord:
         """What this kind is (simcore.kind_record), which the app draws and words it by; a kind that
         does not say is drawn as devices round one switch over its link (Switch, Nodes and Torus say)."""
-        return switch_record(self.n, self.link, getattr(self, "base", 0.0), self.tuning, getattr(self, "launch", ""),
-                             kind=min(self.kinds))
+        return switch_record(self.n, self.link, self.base, self.tuning, self.launch, kind=min(self.kinds))
 
     def algorithms(self, op="all-reduce"):
         from .algorithms import algorithms_on
