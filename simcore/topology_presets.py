@@ -66,7 +66,8 @@ class Layout:
     How n chips of a preset are connected.
     kind "switch": one NVLink domain (intra link); "nodes": `nodes` nodes of `per_node` chips,
     intra inside a node, inter (one NIC per chip) between nodes; "torus": a slice of `shape`
-    with wraparound links on the axes where wrap is True.
+    with wraparound links on the axes where wrap is True (a LAYOUT_KINDS key: another kind's
+    own Layout builds its own topology).
     """
 
     kind: str
@@ -88,7 +89,7 @@ class Layout:
 @dataclass(frozen=True)
 class HardwarePreset:
     """
-    key: the name the CLI and scenario files use; chip: hw_specs.CHIPS key; kind: "nodes" or
+    key: the name the CLI and scenario files use; chip: hw_specs.CHIPS key; kind: a PRESET_KINDS key, "nodes" or
     "torus"; per_node: chips in one scale-up (NVLink) domain; intra: LINKS key of that domain;
     inter: LINKS key of each chip's NIC (None: no scale-out modelled); slices: torus presets,
     the slice shape offered for each chip count; full_axis: axes of this length have their
