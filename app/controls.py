@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QGridLayout, QLabel,
                                QStyle, QStyleOptionComboBox, QStylePainter, QVBoxLayout,
                                QWidget)
 
+from simcore.kind_record import record_of
 from simcore.links import LINKS
 from simcore.scenarios import parse_bytes
 from simcore.topology_presets import PRESETS, offered_algos
@@ -380,18 +381,17 @@ class ControlPanel(QWidget):
     def _slice_of(self, sc) -> str:
         """'4×4' when the machine's torus runs a smaller slice than its name says, else ''."""
         run = self.model.run
-        topo = run.comm.topology if getattr(run, "comm", None) is not None else None
-        shape = getattr(topo, "shape", None)
+        rec = record_of(run.comm.topology) if getattr(run, "comm", None) is not None else None
         p = PRESETS.get(sc.topology)
-        if shape is None or p is None or getattr(topo, "n", 0) >= p.per_node:
+        if rec is None or not rec.grid or p is None or rec.n >= p.per_node:
             return ""
-        return "×".join(map(str, shape))
+        return "×".join(map(str, rec.grid))
 
     def _machine_links(self, key: str) -> str:
         """What a machine's links are, for the Link box: "NVLink 5 + IB NDR 400", "TPU v5e ICI link"."""
         p = PRESETS.get(key)
         names = [LINKS[k].name.split(" (")[0].replace("InfiniBand", "IB")
-                 for k in (getattr(p, "intra", None), getattr(p, "inter", None)) if k in LINKS]
+                 for k in ((p.intra, p.inter) if p is not None else ()) if k in LINKS]
         return " + ".join(names) if names else self.tr("the machine's own")
 
     # -- model -> widgets --------------------------------------------------------------------
@@ -503,7 +503,7 @@ class ControlPanel(QWidget):
     def _choice_hint(self, sc, choice) -> str:
         """The line under the menu: what the machine picks at this size and the engine's reason."""
         topo = PRESETS[sc.topology].topology(sc.n)
-        if topo.tuning:  # a GPU machine: NCCL's tuner, its numbers in this language
+        if topo.record.nccl:  # a GPU machine: NCCL's tuner, its numbers in this language
             why = nccl_reason(topo, sc.kind, choice[0], float(sc.nbytes))[1]
         else:
             why = self.tr("{algo}: {machine} runs it by default").format(algo=choice[0], machine=topo.name)

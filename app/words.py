@@ -15,6 +15,7 @@ import sys
 from typing import NamedTuple
 
 from simcore.comm_sim import ALGORITHMS
+from simcore.kind_record import record_of
 from simcore.nccl_tuning import size_text
 
 
@@ -114,8 +115,9 @@ def n_gpus(k: int) -> str:
 
 # -- devices ---------------------------------------------------------------------------------
 def is_tpu(topology) -> bool:
-    """A torus of TPU chips (its devices are chips, not GPUs)."""
-    return getattr(topology, "shape", None) is not None
+    """A machine whose devices are chips, not GPUs (its kind's record says: a TPU torus)."""
+    rec = record_of(topology)
+    return rec is not None and rec.device == "chip"
 
 
 def device_name(d: int, topology=None) -> str:
@@ -358,7 +360,7 @@ def _nccl_algo(model) -> str:
 def nccl_algo_name(topology, op: str, algo: str) -> str:
     """algo as NCCL's model of the machine names it ("hier (NCCL's NVLS Tree)" on a GPU machine of
     several nodes), else the registry's name."""
-    for model in topology.nccl_models(op) if hasattr(topology, "nccl_models") else ():
+    for model in topology.nccl_models(op) if record_of(topology).nccl else ():
         if model.algo == algo:
             return _nccl_algo(model)
     return algo
@@ -371,7 +373,7 @@ def nccl_reason(topology, op: str, algo: str, S: float) -> tuple[str, str]:
     once and cached by the engine) words, plan_reason. ("", reason) where NCCL's model does not time
     algo (the lecture's switch, a torus, a one-shot all-reduce).
     """
-    if not getattr(topology, "tuning", "") or topology.n < 2:
+    if not record_of(topology).nccl or topology.n < 2:
         return "", _words("timed by the lecture's α–β form (no NCCL protocol)")
     from simcore.plan import resolve  # the machine's choice's own plan when algo is that choice
     return plan_reason(resolve(topology, op, float(S), algo).why, float(S))
@@ -429,8 +431,8 @@ def plan_reason(why, S: float) -> tuple[str, str]:
 def launch_words(topology) -> str:
     """What a GPU machine's NCCL times include (topology.launch): NCCL's model alone, or the wall-time
     floor measured with CUDA graphs or eager launches (simcore.nccl_tuning.LAUNCH_FLOOR)."""
-    return _launch_words(getattr(topology, "launch", ""), topology.launch_floor() if hasattr(topology, "launch_floor")
-                         else 0.0)
+    rec = record_of(topology)
+    return _launch_words(rec.launch, topology.launch_floor() if rec.nccl else 0.0)
 
 
 def _launch_words(mode: str, floor_s: float) -> str:

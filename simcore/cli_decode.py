@@ -131,7 +131,7 @@ def _parse(args):
     """Validate every argument; returns the keyword arguments of decode_sweep."""
     model, topo, chip, link = parse_machine(args)
     if args.n is None:  # only the n that split the model (Megatron's rule), on the machine: its groups too
-        top = (8 * topo.per_node if topo.kind == "nodes" else topo.max_devices) if topo else 8
+        top = (8 * topo.per_node if topo.record.layout == "nodes" else topo.max_devices) if topo else 8
         ns = tp_degrees(model, top, topo)
     else:
         ns = [whole_number(t, "each --n", 1) for t in str(args.n).split(",") if t.strip()] or [0]
@@ -173,9 +173,9 @@ def format_table(kw, sweep) -> str:
                 notes.append(f"all-reduce {machine_pick(topo, int(n), float(sweep['msg_bytes'][i]), kw['algo'])}")
             if not sweep["valid"][i]:
                 notes.append(f"no such group on {topo.name}")
-            elif topo.kind == "nodes" and sweep["n_nodes"][i] > 1:
+            elif topo.record.layout == "nodes" and sweep["n_nodes"][i] > 1:
                 notes.append(f"{int(sweep['n_nodes'][i])} nodes: crosses the network")
-            elif topo.kind == "torus" and n > 1:
+            elif topo.record.layout == "torus" and n > 1:
                 notes.append(topo.layout(int(n)).describe().split(" (")[0])
         lines.append(
             f"{int(n):>5} {sweep['t_math'][i] * 1e3:>10.3f} {sweep['t_mem'][i] * 1e3:>10.3f} "
@@ -188,7 +188,7 @@ def format_table(kw, sweep) -> str:
     if topo is not None:
         valid = machine_tp_degrees(model, topo, sweep)
         lines.append(f"tensor-parallel degrees of {model.name} on {topo.name}: {', '.join(map(str, valid))}")
-        if topo.kind == "nodes":
+        if topo.record.layout == "nodes":
             lines.append(f"node boundary: beyond n = {topo.per_node} the all-reduce leaves NVLink for the network "
                          f"(each GPU's own NIC)")
         if kw["algo"] is None:  # the default: the machine's own pick, said for one n
@@ -229,24 +229,24 @@ def _algo_note(algo, topo):
         return algo or "ring"
     if algo is not None:
         return algo
-    if topo.kind == "torus":
+    rec = topo.record
+    if rec.layout == "torus":
         return "bidirectional rings per torus axis"
-    if topo.tuning:
+    if rec.nccl:
         return "the machine's own for each n and size (NCCL's tuner: algorithm and protocol, in the notes)"
     return "the machine's own for each n and size (in the notes)"
 
 
 def topology_note(topo):
-    """One line on how a preset's chips are connected."""
-    from .topology_presets import link_of
-
-    intra = link_of(topo.intra)
-    if topo.kind == "nodes":
-        inter = link_of(topo.inter)
+    """One line on how a preset's chips are connected (its kind's record: simcore.kind_record)."""
+    rec = topo.record
+    intra = rec.main
+    if rec.layout == "nodes":
+        inter = rec.words_link("between")
         return (f"{topo.per_node} per node on {intra.name} ({intra.bw / 1e9:.0f} GB/s, "
                 f"alpha {intra.alpha * 1e6:.2f} us), "
                 f"{inter.name} between nodes ({inter.bw / 1e9:.0f} GB/s, alpha {inter.alpha * 1e6:.2f} us)")
-    return (f"{'x'.join(map(str, topo.slices[-1]))} torus of {intra.name} ({intra.bw / 1e9:.0f} GB/s one way, "
+    return (f"{'x'.join(map(str, rec.grid))} torus of {intra.name} ({intra.bw / 1e9:.0f} GB/s one way, "
             f"alpha {intra.alpha * 1e6:.2f} us), bidirectional rings per axis")
 
 
@@ -257,9 +257,9 @@ def to_json(kw, sweep) -> dict:
     out = {"model": kw["model"].name, "chip": kw["chip"].name, "batch": kw["batch"], "ctx": kw["ctx"],
            "w_bytes": kw["w_bytes"], "kv_bytes": kw["kv_bytes"], "act_bytes": kw["act_bytes"], "algo": kw["algo"],
            "prec": kw["compute_prec"], "topology": topo.key if topo else None,
-           "launch": (topo.launch or "model") if topo is not None and topo.tuning else None,
+           "launch": (topo.launch or "model") if topo is not None and topo.record.nccl else None,
            "link": None if link is None else {"name": link.name, "alpha": link.alpha, "bw": link.bw},
-           "node_size": (topo.per_node if topo.kind == "nodes" else None) if topo else None,
+           "node_size": (topo.record.per_node if topo.record.layout == "nodes" else None) if topo else None,
            "valid_degrees": machine_tp_degrees(kw["model"], topo, sweep) if topo else None,
            "rows": []}
     for i in range(len(sweep["n"])):

@@ -300,35 +300,33 @@ def topology_comm(topology, ns, nbytes, algo=None):
     valid = np.zeros(ns.shape, dtype=bool)
     n_nodes = np.ones(ns.shape)
     offered = set(preset.valid_degrees(int(ns.max())))
+    rec = preset.record  # the kind of machine (simcore.kind_record)
     for i, n in enumerate(ns.tolist()):
         if n in offered:
             lay = preset.layout(n)
             t[i] = preset.allreduce_time(n, nbytes, algo)
             valid[i] = True
             n_nodes[i] = lay.nodes
-        elif preset.kind == "nodes":
-            n_nodes[i] = math.ceil(n / preset.per_node)
-    size = preset.per_node if preset.kind == "nodes" else 0
+        elif rec.layout == "nodes":
+            n_nodes[i] = math.ceil(n / rec.per_node)
+    size = rec.per_node if rec.layout == "nodes" else 0
     return t, {"valid": valid, "n_nodes": n_nodes, "node_size": np.full(ns.shape, float(size))}
 
 
 def is_wired(topology) -> bool:
-    """True for a comm_sim topology (switch(n), nodes(...), torus(...)): a machine of one size, wired."""
-    from .topology import Nodes, Switch, Torus
-
-    return isinstance(topology, (Switch, Nodes, Torus))
+    """True for a comm_sim topology (switch(n), nodes(...), torus(...), any that routes): a machine of
+    one size, wired; False for a preset (topology_presets), which builds one per n."""
+    return callable(getattr(topology, "route", None))
 
 
 def _wired_comm(topo, ns, nbytes, algo):
     """topology_comm for a comm_sim topology: it offers n = topo.n only, priced as the all-reduce
     the step simulation runs on it (its plan's time: topology.plan)."""
-    from .topology import Nodes
-
     valid = ns == topo.n
     t = np.where(valid, 0.0 if topo.n == 1 else topo.time("all-reduce", algo, float(nbytes)), np.nan)
-    nodes_ = isinstance(topo, Nodes)
-    return t, {"valid": valid, "n_nodes": np.full(ns.shape, float(topo.n_nodes if nodes_ else 1)),
-               "node_size": np.full(ns.shape, float(topo.per_node if nodes_ else 0))}
+    rec = topo.record  # its nodes and the chips of each (simcore.kind_record)
+    return t, {"valid": valid, "n_nodes": np.full(ns.shape, float(rec.nodes)),
+               "node_size": np.full(ns.shape, float(rec.per_node))}
 
 
 def node_boundary(topology):
@@ -336,7 +334,8 @@ def node_boundary(topology):
     from .topology_presets import get_preset
 
     preset = get_preset(topology) if isinstance(topology, str) else topology
-    return preset.per_node if preset.kind == "nodes" else None
+    rec = preset.record
+    return rec.per_node if rec.layout == "nodes" else None
 
 
 # ---------------------------------------------------------------------------------------

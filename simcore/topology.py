@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .kind_record import NODES_SPEC, TORUS_SPEC, KindRecord, LinkRole, switch_record
 from .links import IB_NDR400, NVLINK4, TPU_V4_ICI, LinkSpec
 from .trace import SWITCH
 
@@ -75,6 +76,15 @@ class _Machine:
     """
 
     fine_per_device = 1  # elements per device every algorithm here can cut into its fine chunks
+    base = 0.0  # a kind without a base latency, NCCL tuning or launch mode (the dataclasses' fields override)
+    tuning = ""
+    launch = ""
+
+    @functools.cached_property
+    def record(self) -> KindRecord:
+        """What this kind is (simcore.kind_record), which the app draws and words it by; a kind that
+        does not say is drawn as devices round one switch over its link (Switch, Nodes and Torus say)."""
+        return switch_record(self.n, self.link, self.base, self.tuning, self.launch, kind=min(self.kinds))
 
     def algorithms(self, op="all-reduce"):
         from .algorithms import algorithms_on
@@ -127,7 +137,7 @@ class _Machine:
         if self.tuning:
             from .nccl_tuning import tune
             P, N = self._nccl_shape()
-            inter = getattr(self, "inter", self.link)
+            inter = self.record.widest
             c = tune(op, P, N, float(nbytes), self.tuning, inter.bw, algos=self.algorithms(op),
                      modelled=self.nccl_models(op))
             return c.algo, c.protocol, c.why + self._launch_text()
@@ -146,7 +156,7 @@ class _Machine:
         """nccl_p2p.<name>(P, N, nbytes, gpu, NIC bandwidth) for this machine: NCCL's all-to-all."""
         from . import nccl_p2p
         P, N = self._nccl_shape()
-        return getattr(nccl_p2p, name)(P, N, float(nbytes), self.tuning, getattr(self, "inter", self.link).bw)
+        return getattr(nccl_p2p, name)(P, N, float(nbytes), self.tuning, self.record.widest.bw)
 
     def _decide_protocol(self, op, algo, nbytes):
         """(protocol, why) NCCL runs `algo` with for op on nbytes: the fastest of its protocols
@@ -176,7 +186,7 @@ class _Machine:
 
     def _launch_text(self):
         """What the machine's NCCL times include (launch): the reasons' last words."""
-        mode = getattr(self, "launch", "")
+        mode = self.record.launch
         if not mode:
             return " (NCCL's model: no launch or sync)"
         how = "with CUDA graphs" if mode == "graph" else "with eager launches"
@@ -189,7 +199,7 @@ class _Machine:
         """(α s, β bytes/s) of the custom all-reduce kernel the lecture's `algo` ("direct", "two-shot",
         "rd") is timed as on a GPU machine's NVLink domain (nccl_tuning.custom_kernel), else None (any
         other op: the custom kernels are all-reduces)."""
-        if not self.tuning or "switch" not in self.kinds or op != "all-reduce":
+        if not self.tuning or self.record.layout != "switch" or op != "all-reduce":  # one NVLink domain
             return None
         from .nccl_tuning import custom_kernel
         return custom_kernel(algo, self.n, self.tuning)
@@ -198,7 +208,7 @@ class _Machine:
         """The measured wall time no NCCL call here beats in the machine's launch mode (seconds; 0 for
         NCCL's model alone): nccl_tuning.LAUNCH_FLOOR."""
         from .nccl_tuning import LAUNCH_FLOOR
-        return LAUNCH_FLOOR[getattr(self, "launch", "")] if self.tuning else 0.0
+        return LAUNCH_FLOOR[self.record.launch] if self.tuning else 0.0
 
     def nccl_models(self, op):
         """NCCL's model (nccl_tuning.Model: algorithm, protocol, latency, bandwidth) of every
@@ -227,13 +237,11 @@ class _Machine:
         custom = self.custom_kernel(algo, op) if not proto else None
         if custom:  # the lecture's one-switch form on the custom kernel's α and β, no NCCL base
             link = LinkSpec(f"{self.link.name}, custom all-reduce kernel", custom[0], custom[1])
-            if isinstance(self, Switch):
-                return dataclasses.replace(self, link=link, base=0.0)
-            return dataclasses.replace(self, intra=link, base=0.0)
+            return dataclasses.replace(self, **{self.record.main_role: link}, base=0.0)
         if not proto:
             return self
         P, N = self._nccl_shape()
-        inter = getattr(self, "inter", self.link)
+        inter = self.record.widest
         if op == "all-to-all":
             base, alpha, b_f, b_i = self._p2p("sim_links", nbytes)
             base += max(0.0, self.launch_floor() - self._p2p("time", nbytes))  # the launch floor delays the start
@@ -249,8 +257,8 @@ class _Machine:
             base, alpha, b_f, b_i = sim_links(op, model, P, N, self.tuning, inter.bw, nbytes=float(nbytes))
             base += late
         f = LinkSpec(f"{self.link.name}, NCCL {algo} {proto}", alpha, b_f)
-        if isinstance(self, Switch):
-            return dataclasses.replace(self, link=f, base=base)
+        if self.record.link("inter") is None:  # one link: the switch's
+            return dataclasses.replace(self, **{self.record.main_role: f}, base=base)
         return dataclasses.replace(self, intra=f, inter=LinkSpec(f"{inter.name}, NCCL {algo} {proto}", alpha, b_i),
                                    base=base)
 
@@ -282,7 +290,7 @@ def _nccl_models(topo, op):
     """topology.nccl_models, evaluated once per (machine, op): NCCL's model does not depend on the size."""
     from .nccl_tuning import models
     P, N = topo._nccl_shape()
-    inter = getattr(topo, "inter", topo.link)
+    inter = topo.record.widest
     mine = set(topo.algorithms(op))
     if op == "all-to-all":
         from .nccl_p2p import models as p2p_models
@@ -324,6 +332,11 @@ class Switch(_Machine):
     launch: str = ""  # "" NCCL's model alone, or "graph" / "eager": no NCCL call beats its measured floor
 
     kinds = frozenset(("switch",))
+
+    @functools.cached_property
+    def record(self) -> KindRecord:
+        """What this kind is (simcore.kind_record): devices round one switch."""
+        return switch_record(self.n, self.link, self.base, self.tuning, self.launch)
 
     def _default_algo(self, op):
         return "ring"
@@ -399,6 +412,17 @@ class Nodes(_Machine):
     def kinds(self):
         """"nodes"; one node is also a "switch" (its NVLink domain)."""
         return frozenset(("nodes", "switch")) if self.n_nodes == 1 else frozenset(("nodes",))
+
+    @functools.cached_property
+    def record(self) -> KindRecord:
+        """What this kind is (simcore.kind_record): clusters of per_node round their node's switch over a
+        fabric, NVLink "inside" a node and the NICs "between" nodes; one node is drawn as its switch."""
+        links = (LinkRole("inter", "between", self.inter), LinkRole("intra", "inside", self.intra))
+        one = self.n_nodes == 1
+        return KindRecord("nodes", "switch" if one else "nodes", self.n, links if not one else links[::-1],
+                          nodes=self.n_nodes, per_node=self.per_node, terms="one-level" if one else "two-level",
+                          nccl=bool(self.tuning), base=self.base, launch=self.launch,
+                          notes=() if one else ("between", "inside", "nics"), spec_fields=NODES_SPEC)
 
     def _default_algo(self, op):
         if self.n_nodes == 1:
@@ -529,6 +553,16 @@ class Torus(_Machine):
         """"torus", and "torus-1d" when it is one ring with its wraparound (the plain ring runs)."""
         one_ring = len(self.shape) == 1 and self.wraps()[0]
         return frozenset(("torus", "torus-1d")) if one_ring else frozenset(("torus",))
+
+    @functools.cached_property
+    def record(self) -> KindRecord:
+        """What this kind is (simcore.kind_record): chips on the grid of its shape, with the wraparound
+        links wraps() says ("slice" links where it has none); one chip is drawn alone."""
+        wrap = tuple(bool(w) for w in self.wraps())
+        words = "torus" if any(wrap) else "slice"
+        return KindRecord("torus", "torus" if self.n > 1 else "switch", self.n, (LinkRole("link", words, self.link),),
+                          grid=tuple(int(a) for a in self.shape), wrap=wrap, device="chip", base=self.base,
+                          notes=(words,), spec_fields=TORUS_SPEC)
 
     def _default_algo(self, op):
         return "torus"

@@ -27,6 +27,7 @@ import math
 import numpy as np
 from dataclasses import dataclass
 
+from .kind_record import NODES_SPEC, TORUS_SPEC
 from .links import LINKS, NCCL_RING_LL128_BASE, LinkSpec
 from .topology import Torus, nodes, switch, torus
 
@@ -65,7 +66,8 @@ class Layout:
     How n chips of a preset are connected.
     kind "switch": one NVLink domain (intra link); "nodes": `nodes` nodes of `per_node` chips,
     intra inside a node, inter (one NIC per chip) between nodes; "torus": a slice of `shape`
-    with wraparound links on the axes where wrap is True.
+    with wraparound links on the axes where wrap is True (a LAYOUT_KINDS key: another kind's
+    own Layout builds its own topology).
     """
 
     kind: str
@@ -81,21 +83,13 @@ class Layout:
     launch: str = ""  # GPU machines: "" NCCL's model alone, "graph" / "eager" its measured floor (topology._Machine)
 
     def describe(self) -> str:
-        if self.kind == "switch":
-            return f"{self.n} on one switch ({self.intra.name})"
-        if self.kind == "nodes":
-            return f"{self.nodes} nodes x {self.per_node} ({self.intra.name} inside, {self.inter.name} between)"
-        axes = "x".join(str(a) for a in self.shape)
-        wraps = "wraparound on every axis" if all(self.wrap) else (
-            "no wraparound" if not any(self.wrap) else
-            "wraparound on the axes of " + ", ".join(str(a) for a, w in zip(self.shape, self.wrap) if w))
-        return f"{axes} torus slice ({wraps}, {self.intra.name})"
+        return LAYOUT_KINDS[self.kind].describe(self)
 
 
 @dataclass(frozen=True)
 class HardwarePreset:
     """
-    key: the name the CLI and scenario files use; chip: hw_specs.CHIPS key; kind: "nodes" or
+    key: the name the CLI and scenario files use; chip: hw_specs.CHIPS key; kind: a PRESET_KINDS key, "nodes" or
     "torus"; per_node: chips in one scale-up (NVLink) domain; intra: LINKS key of that domain;
     inter: LINKS key of each chip's NIC (None: no scale-out modelled); slices: torus presets,
     the slice shape offered for each chip count; full_axis: axes of this length have their
@@ -126,20 +120,11 @@ class HardwarePreset:
 
     # -- which n ------------------------------------------------------------------------
     def valid_degrees(self, max_n=None):
-        """The tensor-parallel degrees this machine offers, ascending: for nodes, divisors of
-        per_node and powers of two up to it (one NVLink domain), then whole nodes; for a torus,
-        the slice sizes."""
+        """The tensor-parallel degrees this machine offers, ascending (its kind's PresetKind.degrees):
+        for nodes, divisors of per_node and powers of two up to it (one NVLink domain), then whole
+        nodes; for a torus, the slice sizes."""
         top = self.max_devices if max_n is None else min(int(max_n), self.max_devices)
-        if self.kind == "torus":
-            return [1] + [math.prod(s) for s in self.slices if math.prod(s) <= top]
-        # inside one NVLink domain every GPU reaches every other through the switches, so a group
-        # may be any divisor of the domain (the domain splits into equal groups) or a power of two
-        # (tensor-parallel degrees divide power-of-two head counts): NVL72 hosts 16, 32 and 64
-        # (NVIDIA GB200 NVL72: one NVLink domain of 72 GPUs; n must still split the model's heads,
-        # cost_model.tp_degree_problem)
-        small = [d for d in range(1, self.per_node + 1)
-                 if (self.per_node % d == 0 or d & (d - 1) == 0) and d <= top]
-        return small + list(range(2 * self.per_node, top + 1, self.per_node))
+        return PRESET_KINDS[self.kind].degrees(self, top)
 
     def is_valid(self, n) -> bool:
         return int(n) in self.valid_degrees(n)
@@ -158,22 +143,7 @@ class HardwarePreset:
     # -- the wiring ---------------------------------------------------------------------
     def layout(self, n) -> Layout:
         """How n chips are connected (n must be one of valid_degrees())."""
-        n = self._check_n(n)
-        intra = link_of(self.intra)
-        if self.kind == "torus":
-            if n == 1:
-                return Layout("torus", 1, intra, shape=(1,), wrap=(False,), base=self.base)
-            shape = next(s for s in self.slices if math.prod(s) == n)
-            wrap = tuple(a == self.full_axis for a in shape)
-            if self.wrap_all:
-                wrap = (True,) * len(shape)
-            if self.wrap_whole_slice and not all(wrap):
-                wrap = (False,) * len(shape)
-            return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap, base=self.base)
-        if n <= self.per_node or self.inter is None:
-            return Layout("switch", n, intra, per_node=n, base=self.base, tuning=self.tuning, launch=self.launch)
-        return Layout("nodes", n, intra, per_node=self.per_node, nodes=n // self.per_node, inter=link_of(self.inter),
-                      base=self.base, tuning=self.tuning, launch=self.launch)
+        return PRESET_KINDS[self.kind].layout(self, self._check_n(n))
 
     def topology(self, n, launch=""):
         """comm_sim's topology for n chips: switch(n, intra), nodes(N, per_node, intra, inter)
@@ -195,6 +165,14 @@ class HardwarePreset:
             lay = dataclasses.replace(lay, launch=launch)
         return layout_topology(lay)
 
+    @functools.cached_property
+    def record(self):
+        """The kind record (simcore.kind_record) of this machine at its largest group: what kind of
+        machine it is (its layout family, links, per_node) for the readers that ask of the whole
+        machine, not of one n (the decode sweep, the latency tab). Read once, from a topology built
+        for it alone (not one of topology()'s, which topology_builds counts)."""
+        return self._build_topology(self.valid_degrees()[-1]).record
+
     def allreduce_time(self, n, nbytes, algo=None):
         """One all-reduce of S = nbytes over n chips (seconds): its plan's time (algo None: the
         machine's choice; "ring": the flat ring), 0 for one chip."""
@@ -213,14 +191,90 @@ def topology_builds():
 
 
 def layout_topology(layout: Layout):
-    """The comm_sim topology of a Layout (see HardwarePreset.topology)."""
-    if layout.kind == "switch":
-        return switch(layout.n, layout.intra, base=layout.base, tuning=layout.tuning, launch=layout.launch)
-    if layout.kind == "nodes":
-        return nodes(layout.nodes, layout.per_node, intra=layout.intra, inter=layout.inter, base=layout.base,
-                     tuning=layout.tuning, launch=layout.launch)
-    t = torus(layout.shape, layout.intra, base=layout.base)
-    return TorusSlice(t.shape, t.link, t.base, wrap=layout.wrap)
+    """The comm_sim topology of a Layout (see HardwarePreset.topology): its kind's LayoutKind.build."""
+    return LAYOUT_KINDS[layout.kind].build(layout)
+
+
+# ---------------------------------------------------------------------------------------
+# The kinds: how a preset of each kind offers n and wires n chips, and how a Layout of each
+# kind is built and described. A new kind adds its entries here (and its topology class, whose
+# `record` the app draws it by: simcore.kind_record); nothing else branches on the kind.
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PresetKind:
+    """A preset kind: degrees(preset, top) the n it offers up to top, ascending; layout(preset, n)
+    the Layout of n chips (n already one of its degrees)."""
+
+    degrees: object
+    layout: object
+
+
+@dataclass(frozen=True)
+class LayoutKind:
+    """A Layout kind: build(layout) its comm_sim topology; describe(layout) one line on its wiring."""
+
+    build: object
+    describe: object
+
+
+def _nodes_degrees(p, top):
+    # inside one NVLink domain every GPU reaches every other through the switches, so a group
+    # may be any divisor of the domain (the domain splits into equal groups) or a power of two
+    # (tensor-parallel degrees divide power-of-two head counts): NVL72 hosts 16, 32 and 64
+    # (NVIDIA GB200 NVL72: one NVLink domain of 72 GPUs; n must still split the model's heads,
+    # cost_model.tp_degree_problem)
+    small = [d for d in range(1, p.per_node + 1) if (p.per_node % d == 0 or d & (d - 1) == 0) and d <= top]
+    return small + list(range(2 * p.per_node, top + 1, p.per_node))
+
+
+def _nodes_layout(p, n):
+    intra = link_of(p.intra)
+    if n <= p.per_node or p.inter is None:
+        return Layout("switch", n, intra, per_node=n, base=p.base, tuning=p.tuning, launch=p.launch)
+    return Layout("nodes", n, intra, per_node=p.per_node, nodes=n // p.per_node, inter=link_of(p.inter),
+                  base=p.base, tuning=p.tuning, launch=p.launch)
+
+
+def _torus_degrees(p, top):
+    return [1] + [math.prod(s) for s in p.slices if math.prod(s) <= top]
+
+
+def _torus_layout(p, n):
+    intra = link_of(p.intra)
+    if n == 1:
+        return Layout("torus", 1, intra, shape=(1,), wrap=(False,), base=p.base)
+    shape = next(s for s in p.slices if math.prod(s) == n)
+    wrap = tuple(a == p.full_axis for a in shape)
+    if p.wrap_all:
+        wrap = (True,) * len(shape)
+    if p.wrap_whole_slice and not all(wrap):
+        wrap = (False,) * len(shape)
+    return Layout("torus", n, intra, shape=tuple(shape), wrap=wrap, base=p.base)
+
+
+def _build_torus(lay):
+    t = torus(lay.shape, lay.intra, base=lay.base)
+    return TorusSlice(t.shape, t.link, t.base, wrap=lay.wrap)
+
+
+def _describe_torus(lay):
+    axes = "x".join(str(a) for a in lay.shape)
+    wraps = "wraparound on every axis" if all(lay.wrap) else (
+        "no wraparound" if not any(lay.wrap) else
+        "wraparound on the axes of " + ", ".join(str(a) for a, w in zip(lay.shape, lay.wrap) if w))
+    return f"{axes} torus slice ({wraps}, {lay.intra.name})"
+
+
+PRESET_KINDS = {"nodes": PresetKind(_nodes_degrees, _nodes_layout), "torus": PresetKind(_torus_degrees, _torus_layout)}
+LAYOUT_KINDS = {
+    "switch": LayoutKind(lambda lay: switch(lay.n, lay.intra, base=lay.base, tuning=lay.tuning, launch=lay.launch),
+                         lambda lay: f"{lay.n} on one switch ({lay.intra.name})"),
+    "nodes": LayoutKind(lambda lay: nodes(lay.nodes, lay.per_node, intra=lay.intra, inter=lay.inter, base=lay.base,
+                                          tuning=lay.tuning, launch=lay.launch),
+                        lambda lay: f"{lay.nodes} nodes x {lay.per_node} ({lay.intra.name} inside, "
+                                    f"{lay.inter.name} between)"),
+    "torus": LayoutKind(_build_torus, _describe_torus),
+}
 
 
 def allreduce_time(layout: Layout, nbytes, algo=None):
@@ -355,8 +409,7 @@ def check_machine(op, key, n, algo, collective_ops=("all-gather", "reduce-scatte
 # ---------------------------------------------------------------------------------------
 # A machine from a spec (scenario files): nodes or a torus with links by name
 # ---------------------------------------------------------------------------------------
-SPEC_FIELDS = {"nodes": ("kind", "nodes", "per_node", "intra", "inter", "base"),
-               "torus": ("kind", "shape", "link", "base")}
+SPEC_FIELDS = {"nodes": NODES_SPEC, "torus": TORUS_SPEC}  # each kind's record says them (KindRecord.spec_fields)
 
 
 def _whole(v, what, lo=1, hi=4096):

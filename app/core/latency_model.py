@@ -154,13 +154,14 @@ def ffn_bandwidth(p: dict, ns) -> np.ndarray:
     preset = PRESETS[p["machine"]]
     S = 1.0  # any size: at α = 0 the time is S times a constant
     out = np.full(len(ns), np.nan)
-    if preset.kind == "nodes":
-        P = preset.per_node
-        intra = preset.layout(1).intra
+    rec = preset.record  # the kind of machine (simcore.kind_record)
+    if rec.layout in ("nodes", "switch"):  # one NVLink domain, then (nodes) whole domains over the NICs
+        P = rec.per_node or rec.n
+        intra = rec.main
         across = np.nan
-        if preset.inter is not None and preset.max_devices >= 2 * P:
-            lay = preset.layout(2 * P)
-            f, i = replace(lay.intra, alpha=0.0), replace(lay.inter, alpha=0.0)
+        if rec.layout == "nodes" and preset.max_devices >= 2 * P:
+            two = preset.topology(2 * P).record
+            f, i = replace(two.main, alpha=0.0), replace(two.words_link("between"), alpha=0.0)
             n2 = 2 * P
             across = (n2 - 1) / n2 * S / t_ring_nodes("all-gather", P, 2, S, f, i)  # the same for every N
         across = min(across, intra.bw)  # GB200 NVL72: NVLink-bound rings give 72/71 of β; say NVLink's β

@@ -14,7 +14,6 @@ from PySide6.QtCore import QCoreApplication
 from simcore import cost_model
 from simcore.hw_specs import CHIPS
 from simcore.llm_math import MODELS
-from simcore.links import LINKS
 from simcore.topology_presets import PRESETS
 
 from ... import theme
@@ -60,10 +59,11 @@ def ffn_title(p: dict, ffn) -> str:
     preset = PRESETS[p["machine"]]
     title = html.escape(_tr("FFN communication per layer, Pope et al. 2022: tokens = batch = {b}, E = {E}, "
                             "F = {F}").format(**head)) + "<br>"  # the machine's bandwidths on a line of their own
-    if preset.kind == "nodes":
-        P = preset.per_node
+    rec = preset.record  # the kind of machine (simcore.kind_record): nodes over a fabric, or a grid
+    if rec.layout == "nodes":
+        P = rec.per_node
         inside, across = bw[0], (bw[P] if len(bw) > P else float("nan"))
-        nic = LINKS[preset.inter].bw / 1e9
+        nic = rec.words_link("between").bw / 1e9
         return title + html.escape(_tr("{machine}: NVLink {bw_in:g} GB/s per GPU up to n = {P}, then {bw_out:g} GB/s "
                                        "across nodes: {k} {nic:g} GB/s NICs, one per GPU of a node").format(
             machine=preset.name, bw_in=inside, P=P, bw_out=round(across, 1), k=number_word(P), nic=nic))

@@ -19,6 +19,8 @@ import math
 import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 
+from simcore.kind_record import record_of
+
 from ... import theme
 from .layout_parts import (BOX_MODE_MAX_N, PRESENT_BLOCK_PX, DeviceBox, Header, RingLayout, RingShape,
                            device_font_sizes, enter_box, place_boxes, place_radial, spoke_lanes)
@@ -470,12 +472,10 @@ def _edge_point(c: QPointF, towards: QPointF, rect: QRectF) -> QPointF:
 
 
 def machine_shape(topology, shape: RingShape) -> RingShape:
-    """`shape` with the machine `topology` (comm_sim's) adds: nodes and GPUs per node, or a
-    torus's grid and wraparound links; a switch leaves it as it is."""
-    if getattr(topology, "n_nodes", 1) > 1:
-        return shape._replace(nodes=int(topology.n_nodes), per_node=int(topology.per_node))
-    grid = getattr(topology, "shape", None)
-    if grid is not None and len(grid) and topology.n > 1:
-        wrap = getattr(topology, "wrap", None) or (True,) * len(grid)
-        return shape._replace(grid=tuple(int(a) for a in grid), wrap=tuple(bool(w) for w in wrap))
-    return shape
+    """`shape` with what the machine `topology` (comm_sim's) adds, read from its kind's record
+    (simcore.kind_record): nodes and GPUs per node, or a torus's grid and wraparound links; a
+    switch leaves it as it is."""
+    rec = record_of(topology)
+    if rec is None or rec.layout == "switch":
+        return shape
+    return shape._replace(nodes=rec.nodes, per_node=rec.per_node, grid=rec.grid, wrap=rec.wrap)

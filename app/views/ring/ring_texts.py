@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.algorithms import ALGORITHMS
+from simcore.kind_record import record_of
 from simcore.trace import SWITCH
 
 from ...words import exact_bytes, is_tpu, nccl_algo_name
@@ -291,8 +292,8 @@ def _timed(topology, c):
     """The topology as the simulation timed collective c: the engine's topology.timed_as (on a GPU
     machine NCCL's links and base for its protocol at c's S, what timed_as_machine ran it with;
     the formula panel's timed_topology asks the same), else the topology itself."""
-    if topology is None or c is None or topology.n != c.n or not hasattr(topology, "timed_as"):
-        return topology
+    if topology is None or c is None or topology.n != c.n or getattr(topology, "record", None) is None:
+        return topology  # a topology of the reader's own: no plan to be timed by
     if not _planned_by_machine(topology, c):  # a mesh axis's collective: its own plan timed it
         return topology
     return topology.timed_as(c.op, c.algo, float(c.nbytes))
@@ -313,23 +314,32 @@ def timed_base(run, c) -> float:
     topo = run.comm.topology if run.comm is not None else None
     if topo is not None and c is not None and c.plan is not None and not _planned_by_machine(topo, c):
         return sum(t.seconds for t in c.plan.terms if t.name == "base")  # the mesh plan's own base
-    return float(getattr(_timed(topo, c), "base", 0.0))
+    rec = record_of(_timed(topo, c))
+    return rec.base if rec is not None else 0.0
 
 
 def step_notes(topology, base=None) -> tuple:
     """Every note step_note can give on `topology` ("" on a plain switch); base: the base
     latency the collective was timed with (timed_base; None: the topology's own)."""
-    base = float(getattr(topology, "base", 0.0)) if base is None else float(base)
+    rec = record_of(topology)
+    if rec is None:
+        return ()
+    base = rec.base if base is None else float(base)
     wait = (tr("RingView", "base latency {B}: the call starts").format(B=fmt_time(base)),) if base > 0 else ()
-    if getattr(topology, "n_nodes", 1) > 1:
-        return (tr("RingView", "inter-node: {link}").format(link=topology.inter.name),
-                tr("RingView", "inside the nodes: {link}").format(link=topology.intra.name),
-                tr("RingView", "{link} and the NICs").format(link=topology.intra.name)) + wait
-    if getattr(topology, "shape", None) is not None:
-        if not any(getattr(topology, "wrap", None) or (True,)):
-            return (tr("RingView", "slice links: {link}").format(link=topology.link.name),) + wait
-        return (tr("RingView", "torus links: {link}").format(link=topology.link.name),) + wait
-    return wait
+    return tuple(_note(key, rec) for key in rec.notes) + wait
+
+
+def _note(key, rec) -> str:
+    """The step line's note of words key `key` (KindRecord.notes) on a machine of record rec."""
+    if key == "between":
+        return tr("RingView", "inter-node: {link}").format(link=rec.words_link("between").name)
+    if key == "inside":
+        return tr("RingView", "inside the nodes: {link}").format(link=rec.words_link("inside").name)
+    if key == "nics":
+        return tr("RingView", "{link} and the NICs").format(link=rec.words_link("inside").name)
+    if key == "slice":
+        return tr("RingView", "slice links: {link}").format(link=rec.words_link("slice").name)
+    return tr("RingView", "torus links: {link}").format(link=rec.words_link("torus").name)
 
 
 def _run_notes(run, topology) -> tuple:
@@ -345,10 +355,11 @@ def _timed_links(run, topology):
     cs = [c for c in run.trace.collectives if c.n == topology.n]
     if not cs or len(cs) < len(run.trace.collectives):
         return None
-    links = {(t.intra, t.inter) for t in (_timed(topology, c) for c in cs)}
+    links = {(r.link("intra"), r.link("inter")) for r in (record_of(_timed(topology, c)) for c in cs)}
     protos = {(c.algo, c.plan.protocol if c.plan is not None else topology.protocol(c.op, c.algo, float(c.nbytes))[0])
               for c in cs}  # the plan the run executed (its record), else the machine's plan for it
-    if len(links) > 1 or len(protos) > 1 or links == {(topology.intra, topology.inter)}:
+    rec = record_of(topology)
+    if len(links) > 1 or len(protos) > 1 or links == {(rec.link("intra"), rec.link("inter"))}:
         return None
     return links.pop(), *protos.pop()
 
@@ -358,7 +369,7 @@ def timed_legend(topology, c, TA, TI, proto) -> str:
     protocol, its start-up (the timed topology's base), then its effective rates across and inside
     the nodes; no α per step, as NCCL's model counts it in the start-up; and that the link figures
     drawn on the fabric and the nodes are the hardware's, not what the timing used."""
-    base = float(getattr(_timed(topology, c), "base", 0.0))
+    base = record_of(_timed(topology, c)).base
     name = nccl_algo_name(topology, c.op, c.algo)
     if base > 0 and TI.alpha == 0 and TA.alpha == 0:
         text = tr("RingView", "Blocks with a dashed gold outline cross between nodes over the NICs. Timed as "
@@ -393,7 +404,7 @@ def step_note(run, msgs, t=None) -> str:
         return ""
     if len(notes) == 1:
         return notes[0]
-    P = topo.per_node
+    P = record_of(topo).per_node
     cross = [m.src >= 0 and m.dst >= 0 and m.src // P != m.dst // P for m in msgs]
     return notes[0] if all(cross) else notes[1] if not any(cross) else notes[2]
 
@@ -402,9 +413,12 @@ def machine_texts(run, texts):
     """The ring texts with what a machine adds: every node's name and the fabric's,
     or a torus's links, and the legend's sentence about messages that leave a node."""
     topo = run.comm.topology if run.comm is not None else None
-    if getattr(topo, "n_nodes", 1) > 1:
-        A, I = topo.intra, topo.inter
-        names = tuple(tr("RingView", "Node {m} · {link}").format(m=m, link=A.name) for m in range(topo.n_nodes))
+    rec = record_of(topo)
+    if rec is None or rec.layout == "switch":
+        return texts
+    if rec.layout == "nodes":
+        A, I = rec.words_link("inside"), rec.words_link("between")
+        names = tuple(tr("RingView", "Node {m} · {link}").format(m=m, link=A.name) for m in range(rec.nodes))
         fabric = tr("RingView", "{link} fabric: one NIC per GPU, {bw} each way, α {a}").format(
             link=I.name, bw=fmt_rate(I.bw), a=fmt_time(I.alpha))
         timed = _timed_links(run, topo)
@@ -416,26 +430,21 @@ def machine_texts(run, texts):
         else:  # the blocks move as NCCL's model times them: which numbers, and why they are not the links'
             (TA, TI), algo, proto = timed
             legend = texts.legend + " " + timed_legend(topo, run.trace.collectives[0], TA, TI, proto)
-        title = texts.title + " · " + tr("RingView", "{N} nodes × {P}").format(N=topo.n_nodes, P=topo.per_node)
+        title = texts.title + " · " + tr("RingView", "{N} nodes × {P}").format(N=rec.nodes, P=rec.per_node)
         steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in _run_notes(run, topo))
         return texts._replace(title=title, node_names=names, fabric_name=fabric, legend=legend,
                        step_lines=texts.step_lines + steps)
-    grid = getattr(topo, "shape", None)
-    if grid is not None and topo.n > 1:
-        wrap = getattr(topo, "wrap", None) or (True,) * len(grid)
-        shape = "×".join(map(str, grid))
-        fabric = tr("RingView", "{shape} torus, {link}s of {bw} each way; a dashed link leaving an edge wraps "
-                                "round to the opposite edge").format(
-            shape=shape, link=topo.link.name, bw=fmt_rate(topo.link.bw))
-        name = tr("RingView", "{shape} torus").format(shape=shape)
-        if not any(wrap):  # no wraparound link: a slice (a mesh), named so in the title and the fabric's line
-            fabric = tr("RingView", "{shape} slice, {link}s of {bw} each way, without wraparound links").format(
-                shape=shape, link=topo.link.name, bw=fmt_rate(topo.link.bw))
-            name = tr("RingView", "{shape} slice").format(shape=shape)
-        title = texts.title + " · " + name
-        steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in _run_notes(run, topo))
-        return texts._replace(title=title, fabric_name=fabric, step_lines=texts.step_lines + steps)
-    return texts
+    shape, link = "×".join(map(str, rec.grid)), rec.main  # the grid's layout
+    fabric = tr("RingView", "{shape} torus, {link}s of {bw} each way; a dashed link leaving an edge wraps "
+                            "round to the opposite edge").format(shape=shape, link=link.name, bw=fmt_rate(link.bw))
+    name = tr("RingView", "{shape} torus").format(shape=shape)
+    if not any(rec.wrap):  # no wraparound link: a slice (a mesh), named so in the title and the fabric's line
+        fabric = tr("RingView", "{shape} slice, {link}s of {bw} each way, without wraparound links").format(
+            shape=shape, link=link.name, bw=fmt_rate(link.bw))
+        name = tr("RingView", "{shape} slice").format(shape=shape)
+    title = texts.title + " · " + name
+    steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in _run_notes(run, topo))
+    return texts._replace(title=title, fabric_name=fabric, step_lines=texts.step_lines + steps)
 
 
 def step_status(f, index=None) -> str:

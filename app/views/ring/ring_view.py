@@ -34,6 +34,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QLinearGradient, QPainter, QPen, QPixmapCache, QTransform
 from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
 
+from simcore.kind_record import record_of
 from simcore.contributors import Who  # a message's contributors, decoded when read
 from simcore.trace import ALL, SWITCH
 
@@ -213,7 +214,7 @@ class RingView(QGraphicsView):
         self.devices = []
         self.machine = MachineLayer(self.colors)  # a machine's clusters, fabric and NICs, or a torus's links
         scene.addItem(self.machine)
-        self.node_labels = [self._add_label("small", bold=True) for _ in range(getattr(run.comm.topology, "n_nodes", 1)
+        self.node_labels = [self._add_label("small", bold=True) for _ in range(record_of(run.comm.topology).nodes
                                                                               if run.comm is not None else 1)]
         self.fabric_label = self._add_label("small", bold=True)
         self.lanes = LanesLayer(self.colors)  # per device: a send lane and a receive lane
@@ -648,8 +649,8 @@ class RingView(QGraphicsView):
 
     def _waiting(self, c, f) -> bool:
         """Is the shown step's call still in its base latency (no message of it started)?"""
-        if not c.n_steps or getattr(self.run.comm, "topology", None) is None or \
-                float(getattr(self.run.comm.topology, "base", 0.0)) <= 0:
+        rec = record_of(getattr(self.run.comm, "topology", None))
+        if not c.n_steps or rec is None or rec.base <= 0:
             return False
         ids = np.asarray(self.run.index.step_msgs[c.id][f.step], dtype=np.int64)
         return bool(len(ids)) and bool(f.t < self._cols["t_start"][ids].min() - 1e-12)
