@@ -22,6 +22,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from simcore.comm_sim import ALGORITHMS, BLOCKS, busbw, slots_of, t_formula
+from simcore.kind_record import record_of
 from simcore.trace import ALL, SWITCH
 
 from ... import theme
@@ -165,9 +166,10 @@ def _tree_group(msgs, size, topology) -> str:
 def _between_nodes(topology, src, dst, n, size) -> str:
     """The hierarchical all-reduce's step across nodes: every GPU sends to the GPU of
     its own local rank on another node, each over its own NIC; "" for any other pattern."""
-    if getattr(topology, "n_nodes", 1) < 2 or not src:
+    rec = record_of(topology)
+    if rec is None or rec.nodes < 2 or not src:
         return ""
-    P, N = topology.per_node, topology.n_nodes
+    P, N = rec.per_node, rec.nodes
     if any(s < 0 or d < 0 or s // P == d // P or s % P != d % P for s, d in zip(src, dst)):
         return ""
     shifts = {(d - s) % n for s, d in zip(src, dst)}
@@ -186,12 +188,14 @@ def nccl_timing(topology, timed, c) -> str:
     algorithm and protocol, its start-up, then its effective rates across and inside the nodes (the
     explanation said "NVLink 4 (H100), NCCL hier Simple (646 GB/s, α 0 s)", a link that is no
     hardware's); "" where the machine's own links timed it."""
-    if timed is topology or getattr(topology, "n_nodes", 1) < 2 or not hasattr(topology, "protocol"):
+    rec = record_of(topology)
+    if timed is topology or rec is None or rec.nodes < 2 or not rec.nccl:
         return ""
     proto = topology.protocol(c.op, c.algo, float(c.nbytes))[0]
     if not proto:
         return ""
-    base, TA, TI = float(getattr(timed, "base", 0.0)), timed.intra, timed.inter
+    trec = record_of(timed)
+    base, TA, TI = trec.base, trec.link("intra"), trec.link("inter")
     if base > 0 and TI.alpha == 0 and TA.alpha == 0:
         text = _tr("Timed as NCCL runs {algo} with {protocol}: {base} start-up, then {bw} effective across nodes "
                    "and {bw_in} inside a node, with no latency per step (NCCL's model counts it in the start-up).")
@@ -206,12 +210,13 @@ def step_where(topology, msgs) -> str:
     """On a machine, which links a step's messages take: "inter-node, over InfiniBand NDR 400
     (50 GB/s, α 4 µs)", "inside the nodes, over NVLink 4 …", both, or a torus's links; "" on
     the lecture's one switch."""
-    if topology is None or not msgs:
+    rec = record_of(topology)
+    if rec is None or not msgs:
         return ""
-    if getattr(topology, "n_nodes", 1) > 1:
-        P = topology.per_node
+    if rec.nodes > 1:
+        P = rec.per_node
         cross = [m.src >= 0 and m.dst >= 0 and m.src // P != m.dst // P for m in msgs]
-        A, I = topology.intra, topology.inter
+        A, I = rec.link("intra"), rec.link("inter")
         inter = _tr("inter-node, over {link} ({bw} each way, α {a})").format(
             link=I.name, bw=fmt_bw(I.bw), a=fmt_time(I.alpha))
         intra = _tr("inside the nodes, over {link} ({bw}, α {a})").format(link=A.name, bw=fmt_bw(A.bw),
@@ -223,11 +228,12 @@ def step_where(topology, msgs) -> str:
         return _tr("{k} of {K} messages inter-node, over {link} ({bw}, α {a}); the rest inside the nodes, over "
                    "{intra} ({bw_in})").format(k=sum(cross), K=len(msgs), link=I.name, bw=fmt_bw(I.bw),
                                               a=fmt_time(I.alpha), intra=A.name, bw_in=fmt_bw(A.bw))
-    if getattr(topology, "shape", None) is not None:
-        L = topology.link
-        if not any(getattr(topology, "wrap", None) or (True,)):  # a slice without wraparound links, named so
-            return _tr("along the slice's links, neighbour to neighbour ({link}, {bw} each way, α {a})").format(
-                link=L.name, bw=fmt_bw(L.bw), a=fmt_time(L.alpha))
+    L = rec.words_link("slice")
+    if L is not None:  # a slice without wraparound links, named so
+        return _tr("along the slice's links, neighbour to neighbour ({link}, {bw} each way, α {a})").format(
+            link=L.name, bw=fmt_bw(L.bw), a=fmt_time(L.alpha))
+    L = rec.words_link("torus")
+    if L is not None:
         return _tr("along the torus links, neighbour to neighbour ({link}, {bw} each way, α {a})").format(
             link=L.name, bw=fmt_bw(L.bw), a=fmt_time(L.alpha))
     return ""

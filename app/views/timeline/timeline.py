@@ -22,6 +22,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
+from simcore.kind_record import record_of
 from simcore.trace import SWITCH
 
 from ... import theme
@@ -49,8 +50,8 @@ FABRIC_PX = 2.0  # the dashed gold outline of a message that crosses between nod
 
 def node_size(run) -> int:
     """GPUs per node when the run's machine has several nodes, else 0 (one switch, a torus, no comm)."""
-    topo = run.comm.topology if getattr(run, "comm", None) is not None else None
-    return int(topo.per_node) if getattr(topo, "n_nodes", 1) > 1 else 0
+    rec = record_of(run.comm.topology) if getattr(run, "comm", None) is not None else None
+    return int(rec.per_node) if rec is not None and rec.nodes > 1 else 0
 
 
 def crosses_nodes(src: np.ndarray, dst: np.ndarray, per_node: int) -> np.ndarray:
