@@ -3083,7 +3083,7 @@ Source: {src}</source>
         </message>
         <message>
             <source>every block goes straight to its device (one-shot), as NCCL's grouped sends do</source>
-            <translation>每个块直接发往它的目标设备（一次发完，one-shot），与 NCCL 的分组 send/recv 相同</translation>
+            <translation>每个块直接发往它的目标设备（一次发完），与 NCCL 的分组 send/recv 相同</translation>
         </message>
         <message>
             <source>no protocol</source>
