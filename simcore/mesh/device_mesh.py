@@ -442,7 +442,8 @@ class Mesh:
                     offered, choice = ("multi-axis",), "multi-axis"
                     why = (f"on {topo.name} only neighbours talk: the blocks go axis by axis, "
                            f"{' then '.join(reversed(names))}, each axis a bidirectional all-to-all (the shorter way round)")
-                    mesh_why, nums = "a2a-axes", {"machine": _machine_numbers(topo), "axes": tuple(reversed(names))}
+                    mesh_why = "a2a-axes"
+                    nums = {"machine": _machine_numbers(topo), "axes": tuple(reversed(names))}
                 else:
                     offered = ("bidi", "ring") if topo.shape[dims[0]] > 2 else ("ring",)
                     choice = offered[0]
@@ -450,7 +451,8 @@ class Mesh:
                            f"ring, the opposite one half each way (the book's bidirectional all-to-all)"
                            if choice == "bidi" else f"on {topo.name} only neighbours talk: each block travels round the "
                                                     f"axis's ring")
-                    mesh_why, nums = ("a2a-bidi" if choice == "bidi" else "a2a-ring"), {"machine": _machine_numbers(topo)}
+                    mesh_why = "a2a-bidi" if choice == "bidi" else "a2a-ring"
+                    nums = {"machine": _machine_numbers(topo)}
             else:
                 offered, choice = ("direct", "ring"), "direct"
                 why = "every block goes straight to its device (one-shot), as NCCL's grouped sends do"
@@ -493,8 +495,9 @@ class Mesh:
                     f"{own.protocol or 'no protocol'}, which the engine runs only over a whole machine's devices, so "
                     f"every group runs NCCL's ring")
                 if why:
-                    mesh_why, nums = "nccl-cannot", {"g": g, "group": _machine_numbers(sub), "label": own.why.label or own.algo,
-                                                     "own_algo": own.algo, "own_protocol": own.protocol}
+                    mesh_why = "nccl-cannot"
+                    nums = {"g": g, "group": _machine_numbers(sub), "label": own.why.label or own.algo,
+                            "own_algo": own.algo, "own_nccl": own.why.nccl, "own_protocol": own.protocol}
         if algo is not None and algo not in offered:
             raise MeshError(f"{op} over {self._axis_text(names)} cannot run {algo!r} on {topo.name}; it runs "
                             f"{', '.join(offered)}")
@@ -573,7 +576,7 @@ class Mesh:
             why = (f"{what} with {proto} over each group of {g}, every group at once; NCCL's own pick for such a "
                    f"group: {own.algo} {own.protocol}")
             kind = ("nccl-own-differs", {"g": g, "algo": algo, "protocol": proto, "own_algo": own.algo,
-                                         "own_protocol": own.protocol})
+                                         "own_nccl": own.why.nccl, "own_protocol": own.protocol})
         return proto, timed, plan, (why, kind)
 
     def _axis_text(self, names):
