@@ -98,7 +98,7 @@ class Why:
                  "asked"
       numbers    ((name, value), …) the mesh reason's words need: algo, protocol, g, k, axis, axes, hops,
                  machine and group (a machine as numbers: ("switch", n, link), ("nodes", N, P, intra, inter),
-                 ("torus", shape)), label, own_algo, own_protocol
+                 ("torus", shape)), label, own_algo, own_nccl, own_protocol
     """
 
     kind: str
