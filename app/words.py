@@ -454,6 +454,140 @@ def mesh_op_words(e) -> str:
     return _mesh("{op} over {axis}").format(op=e.op, axis=e.axis_name)
 
 
+def _mesh_machine(m) -> str:
+    """A machine as a mesh reason's numbers give it (Why.numbers "machine" / "group": ("switch", n, link),
+    ("nodes", N, P, intra, inter), ("torus", shape)), in words; link names are the links' own."""
+    kind = m[0] if m else ""
+    if kind == "switch":
+        return _mesh("a switch of {n} ports ({link})").format(n=m[1], link=m[2])
+    if kind == "nodes" and m[2] == 1:
+        return _mesh("{N} nodes of one GPU each ({inter} between them)").format(N=m[1], inter=m[4])
+    if kind == "nodes":
+        return _mesh("{N} nodes of {P} GPUs ({intra} inside a node, {inter} between nodes)").format(
+            N=m[1], P=m[2], intra=m[3], inter=m[4])
+    if kind == "torus":
+        return _mesh("the {shape} torus").format(shape="×".join(str(a) for a in m[1]))
+    return str(m[-1]) if m else ""
+
+
+def _mesh_nccl_what(algo: str) -> str:
+    return (_mesh("NVLS (each group reduced in its NVSwitch)") if algo == "innet"
+            else _mesh("NCCL's ring"))
+
+
+def mesh_reason(plan, fallback: str = "") -> str:
+    """
+    Why a mesh axis plan (simcore.mesh AxisPlan) runs what it runs, in the app's language: worded from
+    its Why's kind and numbers (why.mesh, why.numbers), never from the engine's English. fallback (else
+    the plan's why_text) where the plan has no mesh kind (a plan from before them, or another runner's).
+    """
+    why = getattr(plan, "why", None)
+    kind = getattr(why, "mesh", "")
+    if not kind:
+        return fallback or getattr(plan, "why_text", "")
+    n = why.get
+    if kind == "pairs":
+        return _mesh("ppermute sends each pair's array straight to its partner")
+    if kind == "a2a-direct":
+        return _mesh("every block goes straight to its device (one-shot), as NCCL's grouped sends do")
+    if kind == "a2a-axes":
+        return _mesh("on {machine} only neighbours talk: the blocks go axis by axis, {axes}, each axis a "
+                     "bidirectional all-to-all (the shorter way round)").format(
+            machine=_mesh_machine(n("machine")), axes=_mesh(" then ").join(n("axes", ())))
+    if kind == "a2a-bidi":
+        return _mesh("on {machine} only neighbours talk: each block goes the shorter way round the axis's ring, the "
+                     "opposite one half each way (the book's bidirectional all-to-all)").format(
+            machine=_mesh_machine(n("machine")))
+    if kind == "a2a-ring":
+        return _mesh("on {machine} only neighbours talk: each block travels round the axis's ring").format(
+            machine=_mesh_machine(n("machine")))
+    if kind == "multi-axis":
+        return _mesh("over {k} torus axes the book's gather uses every axis's links at once: the data in {k} parts, "
+                     "each going along the axes in its own turn, each both ways round").format(k=n("k"))
+    if kind == "line":
+        return _mesh("axis {axis} of {machine} has no wraparound link: a line, not a ring, so every chunk goes both "
+                     "ways along it and the ends' chunks travel {hops} hops (the book's no-wraparound gather)").format(
+            axis=n("axis"), machine=_mesh_machine(n("machine")), hops=n("hops"))
+    if kind == "bidi":
+        return _mesh("the book's bidirectional ring: half of every chunk goes each way round the torus axis")
+    if kind == "pair":
+        return _mesh("a ring of two: the pair exchanges its chunks")
+    if kind == "asked":
+        return _mesh("{algo}, as asked").format(algo=n("algo"))
+    if kind == "nccl-group":
+        return _mesh("NCCL's choice for one group of {g} on {group}: {what} with {protocol}, every group at once, "
+                     "timed as NCCL's model times it at this size").format(
+            g=n("g"), group=_mesh_machine(n("group")), what=_mesh_nccl_what(n("algo")), protocol=n("protocol"))
+    if kind == "nccl-own-differs":
+        return _mesh("{what} with {protocol} over each group of {g}, every group at once; NCCL's own pick for such a "
+                     "group: {own}").format(what=_mesh_nccl_what(n("algo")), protocol=n("protocol"), g=n("g"),
+                                            own=f"{n('own_algo')} {n('own_protocol')}".strip())
+    if kind == "nccl-cannot":
+        text = _mesh("NCCL's choice for one group of {g} on {group} is {algo} with {protocol}, which the engine runs "
+                     "only over a whole machine's devices, so every group runs NCCL's ring").format(
+            g=n("g"), group=_mesh_machine(n("group")), algo=_nccl_label(n("own_algo"), n("own_nccl", "")),
+            protocol=n("own_protocol") or _mesh("no protocol"))
+    elif kind == "ring":
+        text = _mesh("the lecture's ring over each group, every group at once on the ports of {machine}").format(
+            machine=_mesh_machine(n("machine")))
+    else:  # a kind this app does not know yet: the engine's sentence
+        return fallback or getattr(plan, "why_text", "")
+    if n("protocol"):
+        text += _mesh(", with {protocol}").format(protocol=n("protocol"))
+    return text
+
+
+def _mesh_form_notes() -> dict:
+    return {
+        "a2a-axes-load": _mesh(", L_a = Σ_d d·w_d the blocks a link carries one way (w = ½ for the opposite device; "
+                               "≈ a²/8)"),
+        "a2a-load": _mesh(", L = Σ_d d·w_d the blocks a link carries one way (w = ½ for the opposite; ≈ g²/8)"),
+        "multi-axis-m": _mesh(", m the chunks a device owns in the phase (a part that runs ahead onto an axis still in "
+                              "use queues there: not in the form)"),
+        "nvls": _mesh(" (NVLS: up to the switch, multicast down)"),
+        "line": _mesh(": a line, one chunk a hop each way, the ends' chunks g−1 hops"),
+        "slowest-hop": _mesh(", slowest hop's α and β (an upper bound: only some hops are slow)"),
+        "nccl-timed": _mesh(", α, β and the call's base NCCL's for {algo} with {protocol} (nccl src/graph/tuning.cc)"),
+    }
+
+
+def mesh_form(plan, fallback: str = "") -> str:
+    """A mesh axis plan's closed form in the app's language: its math as the engine wrote it
+    (plan.form_math) and the words around it from their keys (plan.form_notes); fallback (else the
+    plan's form_text) for a plan without them."""
+    notes = tuple(getattr(plan, "form_notes", ()) or ())
+    math_ = getattr(plan, "form_math", "")
+    if not notes and not math_:
+        return fallback or getattr(plan, "form_text", "")
+    if "one-device" in notes:
+        return _mesh("one device: nothing moves")
+    words = _mesh_form_notes()
+    if any(k not in words for k in notes if k != "rs-ag-each"):  # a note this app does not know yet
+        return fallback or getattr(plan, "form_text", "")
+    text = (_mesh("reduce-scatter + all-gather, each {form}").format(form=math_) if "rs-ag-each" in notes
+            else math_)
+    for k in notes:
+        if k != "rs-ag-each":
+            text += words[k].format(algo=getattr(plan, "algo", ""), protocol=getattr(plan, "protocol", ""))
+    return text
+
+
+def mesh_why(e) -> str:
+    """A mesh event's reason in the app's language (mesh_reason of the plan it ran)."""
+    return mesh_reason(getattr(e, "plan", None), e.why)
+
+
+def mesh_form_text(e) -> str:
+    """A mesh event's closed form in the app's language (mesh_form of the plan it ran)."""
+    return mesh_form(getattr(e, "plan", None), e.form_text)
+
+
+def _mesh_published(e) -> str:
+    """The program row's published form; where the program gives the plan's own closed form as its published
+    one (the same text), that form in the app's language."""
+    return mesh_form_text(e) if e.published_text and e.published_text == e.form_text else e.published_text
+
+
 def mesh_event_line(e) -> str:
     """One line for a collective over a mesh axis, from its AxisCollective record: the op over the
     axis, its groups, one group's bytes, the simulated time and the published form's."""
@@ -462,9 +596,9 @@ def mesh_event_line(e) -> str:
         short=e.short, what=mesh_op_words(e), G=len(e.groups), g=g, S=fmt_bytes(e.nbytes), t=fmt_time(e.time))
     if math.isfinite(e.published) and e.published > 0:
         line += _mesh(" · the book's {form}: {t} (ratio {r:.3f})").format(
-            form=e.published_text, t=fmt_time(e.published), r=e.time / e.published)
+            form=_mesh_published(e), t=fmt_time(e.published), r=e.time / e.published)
     elif e.form > 0:
-        line += _mesh(" · closed form {form}: {t}").format(form=e.form_text, t=fmt_time(e.form))
+        line += _mesh(" · closed form {form}: {t}").format(form=mesh_form_text(e), t=fmt_time(e.form))
     return line
 
 
@@ -481,11 +615,11 @@ def mesh_event_html(e, done: bool) -> str:
     if e.before and e.after and e.before != e.after:
         parts.append("<p>" + _html.escape(_mesh("{before} → {after}").format(before=e.before, after=e.after))
                      + ("" if not done else " ✓") + "</p>")
-    parts.append("<p>" + _html.escape(_mesh("Why: {why}.").format(why=e.why)) + "</p>")
+    parts.append("<p>" + _html.escape(_mesh("Why: {why}.").format(why=mesh_why(e))) + "</p>")
     parts.append("<p>" + _html.escape(mesh_event_line(e)) + "</p>")
     if e.form > 0:
         parts.append("<p>" + _html.escape(_mesh("One group alone on idle links: {form} = {t}.").format(
-            form=e.form_text, t=fmt_time(e.form))) + "</p>")
+            form=mesh_form_text(e), t=fmt_time(e.form))) + "</p>")
     return "\n".join(parts)
 
 
@@ -521,10 +655,11 @@ def mesh_formula_html(info, coll: int) -> str:
     rows = [_mesh("{short} — {what}, {algo}").format(short=e.short, what=mesh_op_words(e), algo=e.algo)]
     if e.form > 0:
         terms = getattr(e.plan, "terms", ())  # the plan's terms, summing to its time
-        shown = " + ".join(f"{t.name} {fmt_time(t.seconds)}" for t in terms if t.seconds > 0)
-        form = f"{e.form_text} = {shown}" if len(terms) > 1 and shown else e.form_text
+        names = {"base": _mesh("base"), "phases": _mesh("phases"), "total": _mesh("total")}  # α, S/β: math
+        shown = " + ".join(f"{names.get(t.name, t.name)} {fmt_time(t.seconds)}" for t in terms if t.seconds > 0)
+        form = f"{mesh_form_text(e)} = {shown}" if len(terms) > 1 and shown else mesh_form_text(e)
         rows.append(_mesh("one group alone: T = {form} = {t}").format(form=form, t=fmt_time(e.form)))
     if math.isfinite(e.published) and e.published > 0:
-        rows.append(_mesh("the book: {form} = {t}").format(form=e.published_text, t=fmt_time(e.published)))
+        rows.append(_mesh("the book: {form} = {t}").format(form=_mesh_published(e), t=fmt_time(e.published)))
     rows.append(_mesh("simulated, all {G} groups at once: {t}").format(G=len(e.groups), t=fmt_time(e.time)))
     return "".join("<p>" + _html.escape(r) + "</p>" for r in rows)

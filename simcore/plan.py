@@ -88,6 +88,17 @@ class Why:
       chunks     hier's pipeline chunks on several nodes (0: not hier across nodes)
       launch     the machine's launch mode ("", "graph", "eager") and its floor (s)
       text       the engine's English sentence (CLIs, errors)
+      mesh       a mesh axis plan's own reason (simcore.mesh Mesh.plan; "" for a machine's plan): "pairs"
+                 (ppermute), "a2a-direct", "a2a-axes", "a2a-bidi", "a2a-ring" (all-to-all: one-shot; on a
+                 torus axis by axis, the shorter way round, round the ring), "multi-axis" (the book's gather
+                 over several torus axes), "line" (an axis without wraparound), "bidi", "pair" (a ring of
+                 two), "ring" (the lecture's ring over each group), "nccl-group" (NCCL's choice for one
+                 group), "nccl-own-differs" (the group runs algo; NCCL's own pick differs), "nccl-cannot"
+                 (NCCL's pick for a group the engine runs only over a whole machine: the ring instead),
+                 "asked"
+      numbers    ((name, value), …) the mesh reason's words need: algo, protocol, g, k, axis, axes, hops,
+                 machine and group (a machine as numbers: ("switch", n, link), ("nodes", N, P, intra, inter),
+                 ("torus", shape)), label, own_algo, own_nccl, own_protocol
     """
 
     kind: str
@@ -106,6 +117,19 @@ class Why:
     launch: str = ""
     launch_floor: float = 0.0
     text: str = ""
+    mesh: str = ""
+    numbers: tuple = ()
+
+    def __post_init__(self):  # a trace file gives lists: keep numbers hashable
+        object.__setattr__(self, "numbers", tuple((str(k), _frozen(v)) for k, v in self.numbers))
+
+    def get(self, number, default=None):
+        """The value of one of its numbers ("g", "protocol", …), else default."""
+        return dict(self.numbers).get(number, default)
+
+
+def _frozen(v):
+    return tuple(_frozen(x) for x in v) if isinstance(v, (list, tuple)) else v
 
 
 @dataclass(frozen=True)

@@ -284,7 +284,9 @@ def test_explanation_and_formula_say_the_axis_collective(qtbot):
     text = explain.body.toPlainText() if hasattr(explain.body, "toPlainText") else explain.body.text()
     assert "all-reduce over X" in text and "4 groups of 4" in text
     assert "Tmp[B, F_Y]{U_X} → Tmp[B, F_Y]" in text
-    assert ar.why in text
+    from app.words import mesh_why  # the plan's reason worded from its kind (test_mesh_why_words)
+
+    assert mesh_why(ar) in text and "the lecture's ring over each group" in text
     html = formula._label.toPlainText() if hasattr(formula._label, "toPlainText") else formula._label.text()
     assert "AR_X" in html and ar.form_text in html and fmt_time(ar.form) in html and fmt_time(ar.time) in html
     assert "4BF/(YZ·W·M_X)" in html  # the program's published form for this row

@@ -3013,6 +3013,146 @@ Source: {src}</source>
             <source>{what} ({algo}): every one of the {G} groups of {g} devices along {axis} runs it at once, on the same clock and the same links.</source>
             <translation>{what}（{algo}）：沿 {axis} 的 {G} 组（每组 {g} 个设备）同时运行，共用同一时钟和同一组链路。</translation>
         </message>
+        <message>
+            <source> (NVLS: up to the switch, multicast down)</source>
+            <translation>（NVLS：上行到交换机中归约，再组播下行）</translation>
+        </message>
+        <message>
+            <source> then </source>
+            <translation> 然后 </translation>
+        </message>
+        <message>
+            <source>, L = Σ_d d·w_d the blocks a link carries one way (w = ½ for the opposite; ≈ g²/8)</source>
+            <translation>，L = Σ_d d·w_d 为一条链路单向承载的块数（正对面的 w = ½；≈ g²/8）</translation>
+        </message>
+        <message>
+            <source>, L_a = Σ_d d·w_d the blocks a link carries one way (w = ½ for the opposite device; ≈ a²/8)</source>
+            <translation>，L_a = Σ_d d·w_d 为一条链路单向承载的块数（正对面的设备 w = ½；≈ a²/8）</translation>
+        </message>
+        <message>
+            <source>, m the chunks a device owns in the phase (a part that runs ahead onto an axis still in use queues there: not in the form)</source>
+            <translation>，m 为该阶段一个设备拥有的块数（提前走到仍被占用的轴上的那一份会在那里排队：公式中不计）</translation>
+        </message>
+        <message>
+            <source>, slowest hop's α and β (an upper bound: only some hops are slow)</source>
+            <translation>，取最慢一跳的 α 和 β（上界：只有部分跳较慢）</translation>
+        </message>
+        <message>
+            <source>, with {protocol}</source>
+            <translation>，协议 {protocol}</translation>
+        </message>
+        <message>
+            <source>, α, β and the call's base NCCL's for {algo} with {protocol} (nccl src/graph/tuning.cc)</source>
+            <translation>，α、β 和调用的基础延迟取 NCCL 对 {algo}（协议 {protocol}）的值（nccl src/graph/tuning.cc）</translation>
+        </message>
+        <message>
+            <source>: a line, one chunk a hop each way, the ends' chunks g−1 hops</source>
+            <translation>：一条线，每跳向两边各传一个块，两端的块走 g−1 跳</translation>
+        </message>
+        <message>
+            <source>NCCL's choice for one group of {g} on {group} is {algo} with {protocol}, which the engine runs only over a whole machine's devices, so every group runs NCCL's ring</source>
+            <translation>NCCL 对 {group} 上一组 {g} 个设备的选择是 {algo}（协议 {protocol}），而模拟引擎只在整台机器的全部设备上运行它，所以每一组都运行 NCCL 的 ring</translation>
+        </message>
+        <message>
+            <source>NCCL's choice for one group of {g} on {group}: {what} with {protocol}, every group at once, timed as NCCL's model times it at this size</source>
+            <translation>NCCL 对 {group} 上一组 {g} 个设备的选择：{what}，协议 {protocol}；所有组同时运行，按 NCCL 模型在此消息大小下的时间计时</translation>
+        </message>
+        <message>
+            <source>NCCL's ring</source>
+            <translation>NCCL 的 ring</translation>
+        </message>
+        <message>
+            <source>NVLS (each group reduced in its NVSwitch)</source>
+            <translation>NVLS（每组在自己的 NVSwitch 中归约）</translation>
+        </message>
+        <message>
+            <source>a ring of two: the pair exchanges its chunks</source>
+            <translation>两个设备的环：这一对设备交换各自的块</translation>
+        </message>
+        <message>
+            <source>a switch of {n} ports ({link})</source>
+            <translation>{n} 端口交换机（{link}）</translation>
+        </message>
+        <message>
+            <source>axis {axis} of {machine} has no wraparound link: a line, not a ring, so every chunk goes both ways along it and the ends' chunks travel {hops} hops (the book's no-wraparound gather)</source>
+            <translation>{machine} 的 {axis} 轴没有回绕链路：它是一条线而不是环，所以每个块沿线向两边传，两端的块要走 {hops} 跳（书中无回绕的 gather）</translation>
+        </message>
+        <message>
+            <source>base</source>
+            <translation>基础延迟</translation>
+        </message>
+        <message>
+            <source>every block goes straight to its device (one-shot), as NCCL's grouped sends do</source>
+            <translation>每个块直接发往它的目标设备（一次发完），与 NCCL 的分组 send/recv 相同</translation>
+        </message>
+        <message>
+            <source>no protocol</source>
+            <translation>无协议</translation>
+        </message>
+        <message>
+            <source>on {machine} only neighbours talk: each block goes the shorter way round the axis's ring, the opposite one half each way (the book's bidirectional all-to-all)</source>
+            <translation>在 {machine} 上只有相邻设备之间能通信：每个块沿该轴的环走较近的一边，正对面的块两边各走一半（书中的双向 all-to-all）</translation>
+        </message>
+        <message>
+            <source>on {machine} only neighbours talk: each block travels round the axis's ring</source>
+            <translation>在 {machine} 上只有相邻设备之间能通信：每个块沿该轴的环传送</translation>
+        </message>
+        <message>
+            <source>on {machine} only neighbours talk: the blocks go axis by axis, {axes}, each axis a bidirectional all-to-all (the shorter way round)</source>
+            <translation>在 {machine} 上只有相邻设备之间能通信：块逐轴传送，先 {axes}，每条轴上是一次双向 all-to-all（走较近的一边）</translation>
+        </message>
+        <message>
+            <source>one device: nothing moves</source>
+            <translation>只有一个设备：没有数据移动</translation>
+        </message>
+        <message>
+            <source>over {k} torus axes the book's gather uses every axis's links at once: the data in {k} parts, each going along the axes in its own turn, each both ways round</source>
+            <translation>跨 {k} 条环面轴，书中的多轴 gather 同时使用每条轴的链路：数据分成 {k} 份，每份按自己的轮次依次沿各轴传送，每条轴上双向同时传</translation>
+        </message>
+        <message>
+            <source>phases</source>
+            <translation>各阶段</translation>
+        </message>
+        <message>
+            <source>ppermute sends each pair's array straight to its partner</source>
+            <translation>ppermute 把每一对中的数组直接发给对方</translation>
+        </message>
+        <message>
+            <source>reduce-scatter + all-gather, each {form}</source>
+            <translation>reduce-scatter + all-gather，各为 {form}</translation>
+        </message>
+        <message>
+            <source>the book's bidirectional ring: half of every chunk goes each way round the torus axis</source>
+            <translation>书中的双向环：每个块一半沿环面轴正向传，一半反向传</translation>
+        </message>
+        <message>
+            <source>the lecture's ring over each group, every group at once on the ports of {machine}</source>
+            <translation>每一组运行讲义中的 ring，所有组同时运行，共用 {machine} 的端口</translation>
+        </message>
+        <message>
+            <source>the {shape} torus</source>
+            <translation>{shape} 环面</translation>
+        </message>
+        <message>
+            <source>total</source>
+            <translation>合计</translation>
+        </message>
+        <message>
+            <source>{N} nodes of one GPU each ({inter} between them)</source>
+            <translation>{N} 个节点、每节点 1 个 GPU（节点间 {inter}）</translation>
+        </message>
+        <message>
+            <source>{N} nodes of {P} GPUs ({intra} inside a node, {inter} between nodes)</source>
+            <translation>{N} 个节点 × 每节点 {P} 个 GPU（节点内 {intra}，节点间 {inter}）</translation>
+        </message>
+        <message>
+            <source>{algo}, as asked</source>
+            <translation>{algo}（按所选）</translation>
+        </message>
+        <message>
+            <source>{what} with {protocol} over each group of {g}, every group at once; NCCL's own pick for such a group: {own}</source>
+            <translation>每组 {g} 个设备运行 {what}，协议 {protocol}，所有组同时运行；NCCL 自己对这样一组的选择是 {own}</translation>
+        </message>
     </context>
     <context>
         <name>PredictController</name>

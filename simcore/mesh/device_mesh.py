@@ -55,6 +55,8 @@ class AxisPlan(Plan):
     group_size: int = 1
     n_groups: int = 1
     form_text: str = ""  # the closed form written out (its value: time, the sum of terms)
+    form_math: str = ""  # form_text's math alone ("2(g−1)·(α + S/(g·β))")
+    form_notes: tuple = ()  # the keys of the words around it (_FORM_NOTES; the app words them, en/zh)
     group: object = None  # the topology one group spans (GPU machines), else None
     group_plan: object = None  # topology.plan(op, nbytes, group=group): NCCL's choice for one such group
 
@@ -149,6 +151,43 @@ def _machine(machine, n):
                             machine=machine.name, fits=(machine.n,))
         return machine
     raise MeshError(f"machine must be a preset's name, a topology or None, got {type(machine).__name__}")
+
+
+# the words around a mesh closed form's math (AxisPlan.form_notes), in the engine's English (form_text):
+# "rs-ag-each" goes before the math, "one-device" is the whole text, the others follow it in order
+_FORM_NOTES = {
+    "one-device": "one device: nothing moves",
+    "rs-ag-each": "reduce-scatter + all-gather, each ",
+    "a2a-axes-load": ", L_a = Σ_d d·w_d the blocks a link carries one way (w = ½ for the opposite device; ≈ a²/8)",
+    "a2a-load": ", L = Σ_d d·w_d the blocks a link carries one way (w = ½ for the opposite; ≈ g²/8)",
+    "multi-axis-m": (", m the chunks a device owns in the phase (a part that runs ahead onto an axis still in use "
+                     "queues there: not in the form)"),
+    "nvls": " (NVLS: up to the switch, multicast down)",
+    "line": ": a line, one chunk a hop each way, the ends' chunks g−1 hops",
+    "slowest-hop": ", slowest hop's α and β (an upper bound: only some hops are slow)",
+    "nccl-timed": ", α, β and the call's base NCCL's for {algo} with {protocol} (nccl src/graph/tuning.cc)",
+}
+
+
+def _form_text(math, notes, algo, protocol) -> str:
+    """A mesh closed form written out in English: the math and its notes' words (_FORM_NOTES)."""
+    before = "".join(_FORM_NOTES[k] for k in notes if k in ("rs-ag-each", "one-device"))
+    after = "".join(_FORM_NOTES[k].format(algo=algo, protocol=protocol) for k in notes
+                    if k not in ("rs-ag-each", "one-device"))
+    return before + math + after
+
+
+def _machine_numbers(topo) -> tuple:
+    """A machine as a mesh reason's numbers name it (Why.numbers "machine" and "group"), for the app to word:
+    ("nodes", nodes, per node, the link inside, the link between), ("torus", shape), ("switch", n, link),
+    else ("other", its name)."""
+    if "nodes" in topo.kinds:
+        return ("nodes", topo.n_nodes, topo.per_node, topo.intra.name, topo.inter.name)
+    if "torus" in topo.kinds:
+        return ("torus", tuple(int(a) for a in topo.shape))
+    if "switch" in topo.kinds:
+        return ("switch", topo.n, topo.link.name)
+    return ("other", topo.name)
 
 
 def _on_torus(topo) -> bool:
@@ -392,8 +431,10 @@ class Mesh:
         dims = self._torus_dims(names)
         topo = self.topology
         gpu = None  # (the group's machine, NCCL's plan for it) where the group's plan is the machine's
+        mesh_why, nums = "", {}  # the reason as a kind and its numbers (Why.mesh, Why.numbers): the app words them
         if op == "ppermute":
             offered, choice, why = ("pairs",), "pairs", "ppermute sends each pair's array straight to its partner"
+            mesh_why = "pairs"
         elif op == "all-to-all":
             if dims is not None:
                 self._refuse_open(topo, dims, names, "an all-to-all")
@@ -401,6 +442,8 @@ class Mesh:
                     offered, choice = ("multi-axis",), "multi-axis"
                     why = (f"on {topo.name} only neighbours talk: the blocks go axis by axis, "
                            f"{' then '.join(reversed(names))}, each axis a bidirectional all-to-all (the shorter way round)")
+                    mesh_why = "a2a-axes"
+                    nums = {"machine": _machine_numbers(topo), "axes": tuple(reversed(names))}
                 else:
                     offered = ("bidi", "ring") if topo.shape[dims[0]] > 2 else ("ring",)
                     choice = offered[0]
@@ -408,14 +451,18 @@ class Mesh:
                            f"ring, the opposite one half each way (the book's bidirectional all-to-all)"
                            if choice == "bidi" else f"on {topo.name} only neighbours talk: each block travels round the "
                                                     f"axis's ring")
+                    mesh_why = "a2a-bidi" if choice == "bidi" else "a2a-ring"
+                    nums = {"machine": _machine_numbers(topo)}
             else:
                 offered, choice = ("direct", "ring"), "direct"
                 why = "every block goes straight to its device (one-shot), as NCCL's grouped sends do"
+                mesh_why = "a2a-direct"
         elif dims is not None and len(dims) > 1:
             self._refuse_open(topo, dims, names, "the multi-axis gather")
             offered, choice = ("multi-axis",), "multi-axis"
             why = (f"over {len(dims)} torus axes the book's gather uses every axis's links at once: the data in "
                    f"{len(dims)} parts, each going along the axes in its own turn, each both ways round")
+            mesh_why, nums = "multi-axis", {"k": len(dims)}
         elif dims is not None:
             size, wrap = topo.shape[dims[0]], topo.wraps()[dims[0]]
             if size > 2 and not wrap:
@@ -423,14 +470,17 @@ class Mesh:
                 why = (f"axis {names[0]} of {topo.name} has no wraparound link: a line, not a ring, so every chunk "
                        f"goes both ways along it and the ends' chunks travel {size - 1} hops (the book's no-wraparound "
                        f"gather)")
+                mesh_why, nums = "line", {"axis": names[0], "machine": _machine_numbers(topo), "hops": size - 1}
             else:
                 offered = ("bidi", "ring") if size > 2 else ("ring",)
                 choice = offered[0]
                 why = ("the book's bidirectional ring: half of every chunk goes each way round the torus axis"
                        if choice == "bidi" else "a ring of two: the pair exchanges its chunks")
+                mesh_why = "bidi" if choice == "bidi" else "pair"
         else:
             offered, choice = ("ring", "bidi"), "ring"
             why = f"the lecture's ring over each group, every group at once on {topo.name}'s ports"
+            mesh_why, nums = "ring", {"machine": _machine_numbers(topo)}
             sub = self._group_machine(pos) if op in ("all-gather", "reduce-scatter", "all-reduce") else None
             if sub is not None:
                 own = topo.plan(op, S, group=sub)  # NCCL's choice for one such group, resolved once
@@ -444,6 +494,10 @@ class Mesh:
                     f"NCCL's choice for one group of {g} on {sub.name} is {own.why.label or own.algo} with "
                     f"{own.protocol or 'no protocol'}, which the engine runs only over a whole machine's devices, so "
                     f"every group runs NCCL's ring")
+                if why:
+                    mesh_why = "nccl-cannot"
+                    nums = {"g": g, "group": _machine_numbers(sub), "label": own.why.label or own.algo,
+                            "own_algo": own.algo, "own_nccl": own.why.nccl, "own_protocol": own.protocol}
         if algo is not None and algo not in offered:
             raise MeshError(f"{op} over {self._axis_text(names)} cannot run {algo!r} on {topo.name}; it runs "
                             f"{', '.join(offered)}")
@@ -451,22 +505,30 @@ class Mesh:
         algo = choice if algo is None else algo
         if asked:
             why = f"{algo}, as asked"
+            mesh_why, nums = "asked", {"algo": algo}
         protocol, timed, gp, said = "", None, None, ""
         if gpu is not None and algo in ("ring", "innet"):
             protocol, timed, gp, said = self._nccl_group(op, pos, S, algo, *gpu)
-            why = why if asked else (said if not why else f"{why}, with {protocol}")
-        terms, text = self._form(op, algo, pos, names, S, timed or self.topology)
+            if not asked and not why:
+                why, (mesh_why, nums) = said[0], said[1]
+            elif not asked:
+                why = f"{why}, with {protocol}"
+                nums["protocol"] = protocol
+        terms, math, notes = self._form(op, algo, pos, names, S, timed or self.topology)
         if protocol:
-            text += f", α, β and the call's base NCCL's for {algo} with {protocol} (nccl src/graph/tuning.cc)"
+            notes += ("nccl-timed",)
+        text = _form_text(math, notes, algo, protocol)
         from ..algorithms import algorithm_registry
         record = algorithm_registry(op).get(algo) if op in ("all-gather", "reduce-scatter", "all-reduce",
                                                             "all-to-all") else None
-        why_rec = (dataclasses.replace(gp.why, text=why) if gp is not None
-                   else Why("lecture", label=algo, algo=algo, text=why))
+        more = dict(mesh=mesh_why, numbers=tuple(nums.items()))
+        why_rec = (dataclasses.replace(gp.why, text=why, **more) if gp is not None
+                   else Why("lecture", label=algo, algo=algo, text=why, **more))
         time = float(sum(t.seconds for t in terms))
         return AxisPlan(topo, op, S, algo, record, protocol, 1, timed or topo, terms, time, why_rec, why,
                         not asked, "", (protocol, gp.protocol_reason[1] if gp is not None else ""),
                         links=timed_links(timed or topo), axis=names, group_size=g, n_groups=G, form_text=text,
+                        form_math=math, form_notes=notes,
                         group=gpu[0] if gpu else None, group_plan=gpu[1] if gpu else None)
 
     def _group_machine(self, pos):
@@ -488,13 +550,13 @@ class Mesh:
 
     def _nccl_group(self, op, pos, S, algo, sub, own):
         """On a GPU machine, for a group's `algo` ("ring" or "innet"): (protocol, the machine timed as
-        NCCL's model times algo on the group's machine `sub` at S, the group's Plan of algo, the reason
-        in words); own: NCCL's choice for such a group."""
+        NCCL's model times algo on the group's machine `sub` at S, the group's Plan of algo, (the reason
+        in words, (its kind, its numbers): Why.mesh and Why.numbers)); own: NCCL's choice for such a group."""
         name = "innet" if algo == "innet" else ("ring" if "switch" in sub.kinds else "ring-nodes")
         plan = self.topology.plan(op, S, name, group=sub)  # the group's own plan, resolved once
         proto = plan.protocol
         if not proto:
-            return "", None, None, ""
+            return "", None, None, ("", ("", {}))
         t = plan.timed
         topo = self.topology
         if "nodes" in topo.kinds:
@@ -509,10 +571,13 @@ class Mesh:
         what = "NVLS (each group reduced in its NVSwitch)" if algo == "innet" else "NCCL's ring"
         why = (f"NCCL's choice for one group of {g} on {sub.name}: {what} with {proto}, every group at once, timed "
                f"as NCCL's model times it at this size")
+        kind = ("nccl-group", {"g": g, "group": _machine_numbers(sub), "algo": algo, "protocol": proto})
         if own.algo != name:
             why = (f"{what} with {proto} over each group of {g}, every group at once; NCCL's own pick for such a "
                    f"group: {own.algo} {own.protocol}")
-        return proto, timed, plan, why
+            kind = ("nccl-own-differs", {"g": g, "algo": algo, "protocol": proto, "own_algo": own.algo,
+                                         "own_nccl": own.why.nccl, "own_protocol": own.protocol})
+        return proto, timed, plan, (why, kind)
 
     def _axis_text(self, names):
         return "axis " + "".join(names) if all(len(a) == 1 for a in names) else "axes " + ",".join(names)
@@ -545,12 +610,13 @@ class Mesh:
         return np.ndim(bw) > 0 and float(np.min(bw)) != float(np.max(bw))
 
     def _form(self, op, algo, pos, names, S, topo):
-        """Closed form of one group alone on idle links of topo: (terms, text), the terms (base, α,
-        S/β, …) summing to its seconds."""
+        """Closed form of one group alone on idle links of topo: (terms, math, notes), the terms (base, α,
+        S/β, …) summing to its seconds, the math as on a slide and the keys of the words around it
+        (_FORM_NOTES; _form_text writes them out)."""
         G, g = pos.shape
         base = float(getattr(topo, "base", 0.0))
         if g == 1:
-            return (Term("total", 0.0),), "one device: nothing moves"
+            return (Term("total", 0.0),), "", ("one-device",)
 
         def ab(n_alpha, alpha, n_bytes, beta):
             return Term("base", base), Term("α", n_alpha * alpha), Term("S/β", n_bytes / beta)
@@ -560,8 +626,7 @@ class Mesh:
             alpha, beta = topo.link.alpha, topo.link.bw
             hops = sum(_a2a_hops(a) for a in self.shape_of(names))
             load = sum(_a2a_load(a) * S / a for a in self.shape_of(names))
-            return ab(hops, alpha, load, beta), ("Σ_axes (⌊a/2⌋·α + L_a·S/(a·β)), L_a = Σ_d d·w_d the blocks a link "
-                                                 "carries one way (w = ½ for the opposite device; ≈ a²/8)")
+            return ab(hops, alpha, load, beta), "Σ_axes (⌊a/2⌋·α + L_a·S/(a·β))", ("a2a-axes-load",)
         if algo == "multi-axis":
             # phase t: part i along axis (i + t) mod k, messages of m chunks' 1/(2k) each way
             k = len(names)
@@ -573,33 +638,32 @@ class Mesh:
                                * (alpha + _multi_axis_phase(sizes, kind, i, t)[1].shape[1] * S / (2 * k * g * beta))
                                for i in range(k)) for t in range(k))
 
-            text = ("Σ_phases max_parts (|axis|−1)·(α + m·S/(2k·g·β)), m the chunks a device owns in the phase "
-                    "(a part that runs ahead onto an axis still in use queues there: not in the form)")
+            text = "Σ_phases max_parts (|axis|−1)·(α + m·S/(2k·g·β))"
             if op == "all-reduce":
-                return (Term("base", base), Term("phases", phases("rs") + phases("ag"))), \
-                    "reduce-scatter + all-gather, each " + text
-            return (Term("base", base), Term("phases", phases("ag" if op == "all-gather" else "rs"))), text
+                return (Term("base", base), Term("phases", phases("rs") + phases("ag"))), text, \
+                    ("rs-ag-each", "multi-axis-m")
+            return (Term("base", base), Term("phases", phases("ag" if op == "all-gather" else "rs"))), text, \
+                ("multi-axis-m",)
         alpha, beta = self._links(pos, topo=topo, line=algo == "line")
         if op == "ppermute":
-            return ab(1, alpha, S, beta), "α + S/β"
+            return ab(1, alpha, S, beta), "α + S/β", ()
         if op == "all-to-all":
             if algo == "direct":
-                return ab(1, alpha, (g - 1) * S / g, beta), "α + (g−1)·S/(g·β)"
+                return ab(1, alpha, (g - 1) * S / g, beta), "α + (g−1)·S/(g·β)", ()
             if algo == "bidi":
                 return ab(_a2a_hops(g), alpha, _a2a_load(g) * S / g, beta), \
-                    "⌊g/2⌋·α + L·S/(g·β), L = Σ_d d·w_d the blocks a link carries one way (w = ½ for the opposite; ≈ g²/8)"
-            return ab(g - 1, alpha, (g - 1) * S / 2, beta), "(g−1)·α + (g−1)·S/(2β)"
+                    "⌊g/2⌋·α + L·S/(g·β)", ("a2a-load",)
+            return ab(g - 1, alpha, (g - 1) * S / 2, beta), "(g−1)·α + (g−1)·S/(2β)", ()
         if algo == "innet":
-            return ab(2, alpha, (g + 1) * S / g, beta), "2α + (g+1)·S/(g·β) (NVLS: up to the switch, multicast down)"
+            return ab(2, alpha, (g + 1) * S / g, beta), "2α + (g+1)·S/(g·β)", ("nvls",)
         k = 2 if op == "all-reduce" else 1
         per = S / g / (2 if algo == "bidi" else 1)
         terms = ab(k * (g - 1), alpha, k * (g - 1) * per, beta)
         text = f"(g−1)·(α + S/({'2' if algo == 'bidi' else ''}g·β))"
-        if algo == "line":
-            text += ": a line, one chunk a hop each way, the ends' chunks g−1 hops"
+        notes = ("line",) if algo == "line" else ()
         if self._mixed(pos):  # some hops on the slow link: the slowest hop's α, β bound it from above
-            text += ", slowest hop's α and β (an upper bound: only some hops are slow)"
-        return terms, ("2" + text if k == 2 else text)
+            notes += ("slowest-hop",)
+        return terms, ("2" + text if k == 2 else text), notes
 
     # -- running: one function ------------------------------------------------------------
     def collective(self, op, axis, arrays=None, algo=None, label="", dim=0, split_dim=0, concat_dim=0, perm=None,

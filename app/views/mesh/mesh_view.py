@@ -36,7 +36,7 @@ from PySide6.QtWidgets import QWidget
 from ... import theme
 from ...core.frame import time_eps
 from ...core.mesh_model import grid_rects, outline_rects, parse_notation
-from ...words import fmt_time, mesh_event_line
+from ...words import fmt_time, mesh_event_line, mesh_why
 
 TENSOR_MIN_PX = 9  # a tensor's block is drawn when its slot is at least this tall
 
@@ -269,7 +269,7 @@ class MeshView(QWidget):
         else:
             ev = info.events[k]
             text = mesh_event_line(ev)
-            why = ev.why
+            why = mesh_why(ev)  # the plan's reason in the app's language
         p.drawText(QRectF(r.x(), y, r.width(), fm.height()), Qt.AlignLeft | Qt.AlignVCenter,
                    fm.elidedText(text, Qt.ElideRight, r.width()))
         if r.height() >= 3 * fm.height():
