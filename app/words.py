@@ -588,6 +588,16 @@ def _mesh_published(e) -> str:
     return mesh_form_text(e) if e.published_text and e.published_text == e.form_text else e.published_text
 
 
+def mesh_program_published(text: str) -> str:
+    """A program's published form (simcore.mesh.programs: its Result.published_text) in the app's language:
+    the math as it is, the few words programs add around it translated."""
+    if text == "each collective's closed form":
+        return _mesh("each collective's closed form")
+    if text.startswith("ring: ") and text.endswith(" per AR"):
+        return _mesh("ring: {form} per all-reduce").format(form=text[len("ring: "):-len(" per AR")])
+    return text
+
+
 def mesh_event_line(e) -> str:
     """One line for a collective over a mesh axis, from its AxisCollective record: the op over the
     axis, its groups, one group's bytes, the simulated time and the published form's."""
@@ -639,7 +649,7 @@ def mesh_html(info, t: float, at_end: bool = False) -> str:
         parts.append(mesh_event_html(e, done=t >= e.t_end))
     parts.append("<p>" + _html.escape(_mesh("The program: {sim} simulated, the book's {form} = {pub}; max |error| "
                                             "against one device {err:.1e}.").format(
-        sim=fmt_time(info.simulated_total), form=info.published_text, pub=fmt_time(info.published_total),
+        sim=fmt_time(info.simulated_total), form=mesh_program_published(info.published_text), pub=fmt_time(info.published_total),
         err=info.max_err)) + "</p>")
     return "\n".join(parts)
 

@@ -223,3 +223,22 @@ def test_nccl_own_pick_differs_and_unknown_kinds(qapp, runs):
     assert "8 个设备" in zh and "协议 LL" in zh and "ring-nodes LL128" in zh and not _english_words(zh)
     unknown = dataclasses.replace(p, why=dataclasses.replace(p.why, mesh="from-the-future"))
     assert mesh_reason(unknown) == p.why_text
+
+
+@pytest.mark.parametrize("program,mesh,machine", [("redistribute", "X=2,Y=4", ""),
+                                                  ("dp-tp-forward", "X=2,Y=8", "dgx-h100")])
+def test_the_programs_published_form_is_in_the_users_language(qapp, program, mesh, machine):
+    """The explanation's last line ("the book's …") said the program's English ("each collective's closed form",
+    "ring: … per AR") in the Chinese UI."""
+    from app.core.scenarios import Scenario, build_run
+    from app import i18n
+    from app.words import mesh_html
+
+    info = build_run(Scenario().with_changes(kind="mesh", mesh=mesh, program=program, topology=machine)).mesh
+    try:
+        i18n.set_language(qapp, "zh")
+        text = mesh_html(info, 0.0)
+    finally:
+        i18n.set_language(qapp, "en")
+    assert info.published_text and info.published_text not in text
+    assert "closed form" not in text and " per AR" not in text

@@ -3153,6 +3153,14 @@ Source: {src}</source>
             <source>{what} with {protocol} over each group of {g}, every group at once; NCCL's own pick for such a group: {own}</source>
             <translation>每组 {g} 个设备运行 {what}，协议 {protocol}，所有组同时运行；NCCL 自己对这样一组的选择是 {own}</translation>
         </message>
+        <message>
+            <source>each collective's closed form</source>
+            <translation>各集合通信的解析公式之和</translation>
+        </message>
+        <message>
+            <source>ring: {form} per all-reduce</source>
+            <translation>ring：每次 all-reduce {form}</translation>
+        </message>
     </context>
     <context>
         <name>PredictController</name>
