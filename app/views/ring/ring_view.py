@@ -246,6 +246,7 @@ class RingView(QGraphicsView):
                 yield
         self.bars = BarsLayer(self.devices)
         scene.addItem(self.bars)
+        yield
         self.device_labels = []
         for d in range(n):
             self.device_labels.append(self._add_label("device", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter))
