@@ -6,9 +6,9 @@ At n = 256 the ring view's items for a new run (256 devices, 380 labels, their l
 rebuild: the window froze for 0.15–0.26 s when a scenario arrived. Now, for a run of at least
 SLICED_MIN_N devices in a shown window:
 
-  * the window's picture is held: the view paints a grab of its old picture (held_paint) and the
-    docks' updates are off (`hold`): what is on screen stays the old picture, and nothing half-built
-    is ever painted;
+  * the window's picture is held: the view paints a grab of its old picture (held_paint) and each
+    dock is covered by a grab of itself (`hold`): what is on screen stays the old picture, and
+    nothing half-built is ever painted;
   * the view's build (RingView._build_steps, a generator) runs one slice per turn: at most
     SLICE_ITEMS items made in a slice, then the texts, the layout, the first frame;
   * the new picture is painted, a band of the view a slice, into an image nobody sees (warm_bands):
@@ -23,9 +23,9 @@ worker: its caller reads the views when `update` returns), builds at once, as be
 from __future__ import annotations
 
 import shiboken6
-from PySide6.QtCore import QRect, QTimer
+from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QImage, QPainter, QRegion
-from PySide6.QtWidgets import QDockWidget, QMainWindow
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QStatusBar, QToolBar, QWidget
 
 SLICED_MIN_N = 32  # below this a whole build and its first paint take a few milliseconds
 SLICE_ITEMS = 64  # device items (or their labels) made in one slice
@@ -38,18 +38,12 @@ stats = {"slices": 0}
 class SlicedSwap:
     """One sliced build of a view (see the module's docstring)."""
 
-    def __init__(self, view, steps):
+    def __init__(self, view, steps, held=None):
         self.view, self.steps = view, steps
         self.done = False
         self.running = False  # inside a slice: a reader's finish() then waits for the slices' own end
-        self.running = True  # (the old picture's grab below paints the old scene: no finish())
-        try:
-            # what the view shows now, painted instead of the scene until the new one is whole
-            self.picture = view.viewport().grab() if view.viewport().isVisible() else None
-        finally:
-            self.running = False
         self.warming = False
-        self.held = hold(view)  # the docks keep their old picture too
+        self.picture, self.held = held if held is not None else take_hold(view)
         self._warm = None
         self._timer = QTimer(view)  # dies with the view: a closed window's slices never run
         self._timer.setSingleShot(True)
@@ -103,9 +97,7 @@ class SlicedSwap:
         self._timer.stop()
         if getattr(self.view, "_swap", None) is self:
             self.view._swap = None
-        for w in self.held:
-            if shiboken6.isValid(w):
-                w.setUpdatesEnabled(True)  # together: the next paint shows the new scenario everywhere
+        release_held((None, self.held))  # together: the next paint shows the new scenario everywhere
         self.held = []
         self.picture = None
         if shiboken6.isValid(self.view):
@@ -138,16 +130,67 @@ def warm_bands(view):
         yield
 
 
+class HeldPicture(QWidget):
+    """A dock's picture as it was, laid over the dock while the swap runs (see `hold`)."""
+
+    def __init__(self, dock, parent):
+        super().__init__(parent)
+        self.picture = dock.grab()
+        self.setAttribute(Qt.WA_TransparentForMouseEvents)  # clicks reach the dock beneath
+        self.setAttribute(Qt.WA_OpaquePaintEvent)  # it covers the dock: Qt need not paint beneath
+        self.setGeometry(dock.geometry())
+        self.show()
+        self.raise_()
+
+    def paintEvent(self, e):
+        p = QPainter(self)
+        p.drawPixmap(0, 0, self.picture)
+        p.end()
+
+
 def hold(view) -> list:
-    """Hold the window's docks' updates (the window itself and its centre stay live: Qt drops an
-    update request a top-level window gets while its updates are off, and the window never repaints);
-    the view itself paints its old picture meanwhile (held_paint). Returns the widgets held."""
+    """Hold the docks' pictures: each visible docked dock (and the tool and status bars) of the view's
+    window is covered by a grab of itself (HeldPicture) until release, while those beneath take the
+    new run. (Not their updates
+    turned off: a text panel scrolled back to its top while its updates are off moves its pixels and
+    leaves the rest blank on screen; and Qt drops an update request a top-level window gets while its
+    updates are off, so the window would never repaint.) Returns the pictures laid over them."""
     win = view.window()
-    docks = [d for d in win.findChildren(QDockWidget) if d.parentWidget() is win]
-    held = [d for d in docks if d.isVisible() and not d.isFloating() and d.updatesEnabled()]
-    for w in held:
-        w.setUpdatesEnabled(False)
-    return held
+    parts = [w for kind in (QDockWidget, QToolBar, QStatusBar) for w in win.findChildren(kind)
+             if w.parentWidget() is win]
+    return [HeldPicture(w, win) for w in parts
+            if w.isVisible() and not (isinstance(w, QDockWidget) and w.isFloating())]
+
+
+def take_hold(view) -> tuple:
+    """(a grab of what the view shows now, which it paints instead of its scene until the new picture
+    is whole; the docks' pictures laid over them: `hold`)."""
+    swap = getattr(view, "_swap", None)
+    if swap is not None:
+        swap.running = True  # (the grab paints the old scene: no finish() from its paintEvent)
+    try:
+        picture = view.viewport().grab() if view.viewport().isVisible() else None
+    finally:
+        if swap is not None:
+            swap.running = False
+    return picture, hold(view)
+
+
+def hold_window(view):
+    """The window's picture held now, as a run arrives and before any view takes it (the model's
+    `arriving`); the sliced build that follows (`start`) keeps it until its end."""
+    release_held(getattr(view, "_held", None))
+    finish(view)
+    view._held = take_hold(view)
+
+
+def release_held(held):
+    if held is None:
+        return
+    for w in held[1]:
+        if shiboken6.isValid(w):
+            w.hide()
+            w.deleteLater()
 
 
 def held_paint(view) -> bool:
@@ -173,8 +216,9 @@ def sliced(view, run) -> bool:
 
 def start(view, steps):
     """Run `steps` (a generator of slices) for `view` across turns (see the module's docstring)."""
+    held, view._held = getattr(view, "_held", None), None  # taken as the run arrived (hold_window)
     cancel(view)
-    view._swap = SlicedSwap(view, steps)
+    view._swap = SlicedSwap(view, steps, held)
     return view._swap
 
 
@@ -193,6 +237,8 @@ def finish(view):
 def cancel(view):
     """Drop the build under way without running the rest (a new build replaces it); the window's
     updates are released."""
+    release_held(getattr(view, "_held", None))  # held as a run arrived, and built at once after all
+    view._held = None
     swap = getattr(view, "_swap", None)
     if swap is not None:
         swap.steps = iter(())

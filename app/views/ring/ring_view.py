@@ -94,10 +94,17 @@ class RingView(QGraphicsView):
         self._frame = playback.frames.register(self)
         self._build(model.run)
         model.changed.connect(self._on_model_changed)
+        if hasattr(model, "arriving"):
+            model.arriving.connect(self._on_run_arriving)
         theme.notifier().changed.connect(self._on_theme_changed)
         self._retranslate_tooltip()  # _build's texts and layout are already in the current language
 
     # -- signals ---------------------------------------------------------------------------
+    def _on_run_arriving(self, run):
+        if ring_swap.sliced(self, run):
+            ring_swap.hold_window(self)  # the window's picture as it is, before any view takes the run
+            self.model.wait_a_turn()  # (the grabs on this turn, the views' rebuild on the next)
+
     def _on_model_changed(self, run):
         if ring_swap.sliced(self, run):
             ring_swap.start(self, self._build_steps(run))  # across turns; the window shows it whole
