@@ -193,3 +193,36 @@ def test_a_build_made_inline_is_whole_when_update_returns(qtbot, app_env):
     win.show()
     assert model.update(**DGX)
     assert not ring_swap.pending(win.ring_view) and len(win.ring_view.devices) == 256
+
+
+def test_the_app_freezes_what_lives_when_its_first_job_goes_to_a_thread(monkeypatch):
+    """In the app (not in the tests' process), the objects alive when the GUI thread starts collecting
+    on its timer leave the collector's generations (gc.freeze): its full collections walk the rest."""
+    import gc
+
+    from app import worker
+
+    was_enabled = gc.isenabled()
+    monkeypatch.setattr(worker, "_GC", None)
+    monkeypatch.setattr(worker, "_SYNC_DEFAULT", False)
+    try:
+        worker._collect_on_the_gui_thread()
+        made = worker._GC
+        assert gc.get_freeze_count() > 10_000
+    finally:
+        gc.unfreeze()
+        if worker._GC is not None:
+            worker._GC.timer.stop()
+        if was_enabled:
+            gc.enable()
+    assert made is not None
+    monkeypatch.setattr(worker, "_SYNC_DEFAULT", True)
+    monkeypatch.setattr(worker, "_GC", None)
+    try:
+        worker._collect_on_the_gui_thread()  # the tests' own default: nothing frozen
+        assert gc.get_freeze_count() == 0
+    finally:
+        if worker._GC is not None:
+            worker._GC.timer.stop()
+        if was_enabled:
+            gc.enable()
