@@ -10,7 +10,8 @@ QTimer records the wall time of every tick. Then the scenario is switched as the
 switches it (`model.update(topology=..., n=..., kind="all-reduce")`, the machine's own
 algorithm), from inside the event loop: to DGX H100 at n = 256 (32 nodes of 8) and to TPU v4
 4×4×4 (n = 64), in turn. The build runs on the worker; each swap is followed until its run is
-the model's and the event loop has run 300 ms more (the views' deferred work: look-ahead,
+the model's, the ring's picture of it is whole (app/views/ring/ring_swap.py makes it across the
+event loop's turns) and the event loop has run 300 ms more (the views' deferred work: look-ahead,
 timeline rows). The gaps between ticks across that span are the figure: the longest gap (the
 window's freeze) and their p95. Goal: longest gap ≤ 50 ms.
 
