@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     profiler = cProfile.Profile() if args.profile else None
     gaps: dict[str, list] = {name: [] for name, _ in TARGETS}
     # one warm-up swap each (imports, first-use caches), then the measured ones
-    for name, changes in TARGETS:
+    for _name, changes in TARGETS:
         swap(app, model, changes, busy=busy)
     for _ in range(args.repeats):
         for name, changes in TARGETS:

@@ -31,9 +31,6 @@ SLICED_MIN_N = 32  # below this a whole build and its first paint take a few mil
 SLICE_ITEMS = 64  # device items (or their labels) made in one slice
 WARM_BANDS = 4  # the first paint, in this many horizontal bands of the view, one a slice
 
-# counts for the tests: slices run, items made in the largest slice (see tests/test_gui_swap.py)
-stats = {"slices": 0}
-
 
 class SlicedSwap:
     """One sliced build of a view (see the module's docstring)."""
@@ -58,7 +55,6 @@ class SlicedSwap:
         if not shiboken6.isValid(self.view):
             self.done = True
             return False
-        stats["slices"] = stats.get("slices", 0) + 1
         self.running = True
         try:
             next(self.steps)

@@ -113,7 +113,9 @@ class RingView(QGraphicsView):
 
     def set_frame(self, frame):
         """Show `frame` (app.core.frame.Frame), handed by the frame controller."""
-        if frame.index is self.run.index and not ring_swap.pending(self):  # (a sliced build draws the current one)  # else a frame of the run about to be built (_on_model_changed)
+        # else a frame of the run about to be built (_on_model_changed), or while one is built in
+        # slices (ring_swap), whose last slice draws the current frame
+        if frame.index is self.run.index and not ring_swap.pending(self):
             self._draw(frame)
 
     def look_ahead(self, frame):
