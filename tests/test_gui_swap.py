@@ -226,3 +226,26 @@ def test_the_app_freezes_what_lives_when_its_first_job_goes_to_a_thread(monkeypa
             worker._GC.timer.stop()
         if was_enabled:
             gc.enable()
+
+
+def test_a_slice_that_fails_lets_the_old_picture_go(qtbot, app_env, monkeypatch):
+    """An error in a slice is raised (Qt prints it) and the held pictures are let go: the window is
+    never left showing a held picture."""
+    from app.views.ring import ring_swap, ring_view
+
+    win = open_window(qtbot)
+    original = ring_view.RingView._texts_for_run
+
+    def broken(self):
+        if self.n == 64:
+            raise RuntimeError("a slice failed")
+        return original(self)
+    monkeypatch.setattr(ring_view.RingView, "_texts_for_run", broken)
+    errors = []
+    monkeypatch.setattr("sys.excepthook", lambda *a: errors.append(a[1]))
+    model = win.model
+    assert model.update(**TPU)
+    qtbot.waitUntil(lambda: model.pending is None, timeout=120_000)
+    qtbot.waitUntil(lambda: not ring_swap.pending(win.ring_view), timeout=10_000)
+    assert not [w for w in win.findChildren(ring_swap.HeldPicture) if w.isVisible()]
+    assert any("a slice failed" in str(e) for e in errors)

@@ -66,6 +66,9 @@ class SlicedSwap:
             except StopIteration:
                 self.release()
                 return False
+        except BaseException:
+            self.release()  # a slice that fails must not leave the old picture held for ever
+            raise
         finally:
             self.running = False
         if self.done:  # the slice built again at once (a collective drawn with its own group): over
@@ -84,7 +87,7 @@ class SlicedSwap:
                 pass
         finally:
             self.running = False
-        self.release()
+            self.release()
 
     def release(self):
         if self.done:
@@ -147,10 +150,10 @@ class HeldPicture(QWidget):
 def hold(view) -> list:
     """Hold the docks' pictures: each visible docked dock (and the tool and status bars) of the view's
     window is covered by a grab of itself (HeldPicture) until release, while those beneath take the
-    new run. (Not their updates
-    turned off: a text panel scrolled back to its top while its updates are off moves its pixels and
-    leaves the rest blank on screen; and Qt drops an update request a top-level window gets while its
-    updates are off, so the window would never repaint.) Returns the pictures laid over them."""
+    new run. (Not their updates turned off: a text panel scrolled back to its top while its updates
+    are off moves its pixels and leaves the rest blank on screen; and Qt drops an update request a
+    top-level window gets while its updates are off, so the window would never repaint.) Returns the
+    pictures laid over them."""
     win = view.window()
     parts = [w for kind in (QDockWidget, QToolBar, QStatusBar) for w in win.findChildren(kind)
              if w.parentWidget() is win]
@@ -231,8 +234,8 @@ def finish(view):
 
 
 def cancel(view):
-    """Drop the build under way without running the rest (a new build replaces it); the window's
-    updates are released."""
+    """Drop the build under way without running the rest (a new build replaces it); the held
+    pictures are let go."""
     release_held(getattr(view, "_held", None))  # held as a run arrived, and built at once after all
     view._held = None
     swap = getattr(view, "_swap", None)
