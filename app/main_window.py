@@ -25,6 +25,7 @@ from .views.text.explain import ExplainPanel
 from .words import fmt_bytes, fmt_time
 from .dock_title import DockTitle
 from .icons import camera_icon, transport_icon
+from .views.ring import ring_swap
 from .views.ring.ring_page import RingPage
 from .views.ring.ring_texts import forward_status, step_status
 from .state import Playback, Scenario, ScenarioModel
@@ -690,4 +691,5 @@ class MainWindow(QMainWindow):
         """Write the whole window as a PNG at its current size. Returns True on success."""
         self.timeline  # noqa: B018  (built, should the first paint not have happened yet)
         QApplication.processEvents()
+        ring_swap.finish(self.ring_view)  # a new run's picture still being made across turns: made now
         return self.grab().save(path, "PNG")

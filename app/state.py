@@ -37,6 +37,7 @@ class ScenarioModel(QObject):
     changed = Signal(object)  # the new Run
     error = Signal(str)  # one sentence for the user
     building = Signal(object)  # the Scenario now being built, or None when no build runs
+    arriving = Signal(object)  # a Run from the worker, just before it is set (ring_swap keeps the old picture)
 
     BUILD = "build"  # the worker's channel
 
@@ -46,6 +47,7 @@ class ScenarioModel(QObject):
         self.run = scenarios.build_run(self.scenario)  # the first run: the window is made from it
         self.pending = None  # the Scenario being built
         self._after = []  # what to call once it is on screen (after_build)
+        self._arriving, self._wait = None, False  # a run from the worker about to be set (arriving)
         self.worker = Worker(sync, self)
         self.worker.done.connect(self._on_worker_done)
         self.worker.failed.connect(self._on_worker_failed)
@@ -53,6 +55,8 @@ class ScenarioModel(QObject):
     def update(self, **changes) -> bool:
         """Build the scenario with `changes`. False when refused (the error signal says why); in
         sync mode also when the build failed."""
+        if self._arriving is not None:  # a run waiting a turn to be set (wait_a_turn): set it first
+            self._arrive(self._arriving)
         base = self.pending or self.scenario
         try:
             new = base.with_changes(**changes)
@@ -90,6 +94,25 @@ class ScenarioModel(QObject):
             self.building.emit(sc)
 
     def _on_worker_done(self, channel, run):
+        self._arriving, self._wait = run, False
+        self.arriving.emit(run)
+        if self._wait:  # a view held the window's picture: the views take the run on the next turn
+            # (a timer object: QTimer.singleShot(0) posts an event, served before the turn ends)
+            timer = QTimer(self)
+            timer.setSingleShot(True)
+            timer.timeout.connect(lambda: self._arrive(run) if self._arriving is run else None)
+            timer.timeout.connect(timer.deleteLater)
+            timer.start(0)
+            return
+        self._arrive(run)
+
+    def wait_a_turn(self):
+        """From an `arriving` slot: set the run on the event loop's next turn, not in this one (the
+        slot's own work, e.g. holding the window's picture, is then not part of the views' rebuild)."""
+        self._wait = True
+
+    def _arrive(self, run):
+        self._arriving = None
         self._set_pending(None)
         self.scenario, self.run = run.scenario, run
         self.changed.emit(run)

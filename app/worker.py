@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from . import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
+import gc
 import threading
 
 import shiboken6
@@ -55,6 +56,13 @@ def _collect_on_the_gui_thread():
         from pyqtgraph.util.garbage_collector import GarbageCollector  # deferred: pyqtgraph is heavy
 
         _GC = GarbageCollector(interval=0.5)
+        if not _SYNC_DEFAULT:
+            # What lives now (modules, Qt's enum types, the window and its views: ~45,000 objects
+            # besides the run) lives as long as the app. Out of the collector's generations, the
+            # timer's full collections no longer walk it: 50-65 ms each, a stall of their own when
+            # one fell in a swap, became 4 ms (benchmarks/gui_stall.py). Not in the tests' process,
+            # which makes and drops hundreds of windows: their cycles must stay collectable.
+            gc.freeze()
 
 
 def collects_on_the_gui_thread() -> bool:

@@ -49,7 +49,15 @@ def swap(qtbot, win, changes):
     assert model.pending is not None  # a thread builds it
     qtbot.waitUntil(lambda: model.pending is None, timeout=120_000)
     assert model.run.scenario.topology == changes["topology"]
+    settled(qtbot, win)
     win.grab()  # painted, with whatever the paint asks for
+
+
+def settled(qtbot, win):
+    """The ring's picture of the new run, made across the event loop's turns (ring_swap), in place."""
+    from app.views.ring import ring_swap
+
+    qtbot.waitUntil(lambda: not ring_swap.pending(win.ring_view), timeout=10_000)
 
 
 # the derivations that read every message (or every message of a step), by the module name the
@@ -132,6 +140,7 @@ def test_what_is_painted_is_what_the_views_derive_themselves(window, qtbot, targ
         model = window.model
         assert model.update(topology="", n=256, kind="all-gather", algo="ring")
         qtbot.waitUntil(lambda: model.pending is None, timeout=120_000)
+        settled(qtbot, window)
         window.grab()
     else:
         swap(qtbot, window, SWAPS[target])

@@ -42,7 +42,7 @@ from ... import theme
 from ...core.prepared import memo, preparer
 from ...words import fmt_bytes, fmt_time
 from .machine_layout import machine_shape, message_path
-from . import ring_ahead
+from . import ring_ahead, ring_swap
 from .ring_bars import BarsLayer, bar_arrays, set_bar_rows
 from .ring_items import (STRIPE_MAX_N, DeviceItem, SwitchItem, Colors,  # noqa: F401  (re-exported)
                          block_fills, message_color_index, message_color_indices, paint_chunk)
@@ -95,21 +95,33 @@ class RingView(QGraphicsView):
         self._frame = playback.frames.register(self)
         self._build(model.run)
         model.changed.connect(self._on_model_changed)
+        if hasattr(model, "arriving"):
+            model.arriving.connect(self._on_run_arriving)
         theme.notifier().changed.connect(self._on_theme_changed)
         self._retranslate_tooltip()  # _build's texts and layout are already in the current language
 
     # -- signals ---------------------------------------------------------------------------
+    def _on_run_arriving(self, run):
+        if ring_swap.sliced(self, run):
+            ring_swap.hold_window(self)  # the window's picture as it is, before any view takes the run
+            self.model.wait_a_turn()  # (the grabs on this turn, the views' rebuild on the next)
+
     def _on_model_changed(self, run):
-        self._build(run)
+        if ring_swap.sliced(self, run):
+            ring_swap.start(self, self._build_steps(run))  # across turns; the window shows it whole
+        else:
+            self._build(run)
 
     def set_frame(self, frame):
         """Show `frame` (app.core.frame.Frame), handed by the frame controller."""
-        if frame.index is self.run.index:  # else a frame of the run about to be built (_on_model_changed)
+        # else a frame of the run about to be built (_on_model_changed), or while one is built in
+        # slices (ring_swap), whose last slice draws the current frame
+        if frame.index is self.run.index and not ring_swap.pending(self):
             self._draw(frame)
 
     def look_ahead(self, frame):
         """The frame controller's look-ahead: a piece of the next step's picture (ring_ahead)."""
-        if frame.index is self.run.index:
+        if frame.index is self.run.index and not ring_swap.pending(self):
             ring_ahead.look_ahead(self)
 
     def _redraw(self):
@@ -117,6 +129,7 @@ class RingView(QGraphicsView):
         self._draw(self._frame, force=True)
 
     def _on_theme_changed(self):
+        ring_swap.cancel(self)
         self._build(self.run, keep_time=True)
 
     def changeEvent(self, e):
@@ -125,6 +138,7 @@ class RingView(QGraphicsView):
         super().changeEvent(e)
 
     def retranslate_ui(self):
+        ring_swap.finish(self)
         self._retranslate_tooltip()
         if self.run is not None:
             self._texts_for_run()
@@ -147,6 +161,7 @@ class RingView(QGraphicsView):
 
     def resizeEvent(self, e):
         super().resizeEvent(e)
+        ring_swap.finish(self)
         if self._painted:
             self._layout()
             self._redraw()
@@ -155,7 +170,9 @@ class RingView(QGraphicsView):
             QCoreApplication.postEvent(self, QEvent(self._LAYOUT_EVENT), Qt.HighEventPriority.value)
 
     def ensure_laid_out(self):
-        """Run the layout a resize asked for, if it has not run yet (see above)."""
+        """Run the layout a resize asked for, if it has not run yet (see above), and a sliced build's
+        slices left (ring_swap)."""
+        ring_swap.finish(self)
         if self._layout_due:
             self._layout()
             self._redraw()
@@ -170,11 +187,14 @@ class RingView(QGraphicsView):
             self.ensure_laid_out()
 
     def paintEvent(self, e):
+        if ring_swap.held_paint(self):  # a new run's picture being made (ring_swap): the old one
+            return
         self.ensure_laid_out()
         self._painted = True
         super().paintEvent(e)
 
     def mousePressEvent(self, e):
+        ring_swap.finish(self)
         item = None  # the topmost device or switch under the pointer (the layers over them are skipped)
         for it in self.items(e.position().toPoint()):
             while it is not None and not isinstance(it, (DeviceItem, SwitchItem)):
@@ -192,6 +212,13 @@ class RingView(QGraphicsView):
     def _build(self, run, keep_time=False, n=None):
         """Every item for `run`, drawn with n devices: the run's, or the group of the collective shown
         (a recorded run holds collectives on 1, 2, 4 and 8 GPUs: one on 4 is drawn with 4)."""
+        ring_swap.cancel(self)  # a build asked for now replaces one under way
+        for _ in self._build_steps(run, keep_time, n):
+            pass
+
+    def _build_steps(self, run, keep_time=False, n=None):
+        """_build's work in slices (a generator: each `next` does a bounded part): ring_swap runs them
+        across the event loop's turns while the window keeps the old picture."""
         scene = self.scene()
         scene.clear()
         self._labels = []
@@ -219,15 +246,22 @@ class RingView(QGraphicsView):
         self.fabric_label = self._add_label("small", bold=True)
         self.lanes = LanesLayer(self.colors)  # per device: a send lane and a receive lane
         scene.addItem(self.lanes)
+        yield
         for d in range(n):
             item = DeviceItem(d, self.colors, n)
             item.setZValue(3)
             scene.addItem(item)
             self.devices.append(item)
+            if (d + 1) % ring_swap.SLICE_ITEMS == 0:
+                yield
         self.bars = BarsLayer(self.devices)
         scene.addItem(self.bars)
-        self.device_labels = [self._add_label("device", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter)
-                              for _ in range(n)]
+        yield
+        self.device_labels = []
+        for d in range(n):
+            self.device_labels.append(self._add_label("device", bold=True, align=Qt.AlignHCenter | Qt.AlignVCenter))
+            if (d + 1) % ring_swap.SLICE_ITEMS == 0:
+                yield
         self.flight = FlightLayer(self.colors, n)
         self.flight.fills = run_fills(run, n) if n > STRIPE_MAX_N else None
         self.chord_layer = ChordsLayer()
@@ -256,7 +290,9 @@ class RingView(QGraphicsView):
         self._queues_shown = False
         self._last_holdings = None
         self._texts_for_run()
+        yield
         self._layout()
+        yield
         self._draw(self._frame if keep_time else self.playback.frames.current(), force=True)
 
     def _add_label(self, role, bold=False, halo=True, align=Qt.AlignLeft):
@@ -284,6 +320,7 @@ class RingView(QGraphicsView):
         gives the blocks their size). 1 and not `present` = the desk's layout; `present` defaults to z > 1."""
         z = max(1.0, float(z))
         present = z > 1.0 if present is None else bool(present)
+        ring_swap.finish(self)
         if (z, present) != (self.asked_zoom, self.present):
             self.asked_zoom, self.present = z, present
             if self.run is not None:
