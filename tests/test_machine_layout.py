@@ -110,3 +110,22 @@ def test_both_dgx_nodes_name_their_gpus_in_one_size_that_fits(inputs):
                     if fm.horizontalAdvance(text) > b.rect.width() + 0.5 or fm.height() > b.rect.height() + 0.5:
                         overflow.append((W, H, scale, d))
     assert mixed == [] and overflow == [], (len(mixed), overflow[:5])
+
+
+def test_32_narrow_nodes_name_themselves_on_one_line(qapp):
+    """At 32 nodes on a 1280×720 window each node's "Node 5 · NVLink 4 (H100)" wrapped a word a line
+    over the GPUs under it; a narrow node is named "Node 5", or "5" where even that would wrap."""
+    from app.views.ring.machine_layout import machine_shape
+    from app.views.ring.ring_layout import ring_layout
+    from app.views.ring.ring_texts import ring_shape, ring_texts
+    from app.views.ring.ring_view import machine_texts
+    from app.state import Scenario, ScenarioModel
+
+    run = ScenarioModel(Scenario().with_changes(kind="all-reduce", n=256, topology="dgx-h100", nbytes=2**20)).run
+    texts, shape = machine_texts(run, ring_texts(run)), machine_shape(run.comm.topology, ring_shape(run))
+    for W, H in ((676, 420), (960, 600), (1920, 1080)):
+        lay = ring_layout(W, H, 1.0, texts, shape)
+        assert lay.kind == "nodes" and len(lay.node_labels) == 32
+        for m, (box, cluster) in enumerate(zip(lay.node_labels, lay.clusters)):
+            assert len(box.lines) == 1 and box.lines[0] in (texts.node_names[m], texts.node_short[m], str(m))
+            assert cluster.contains(box.rect), (W, H, m)

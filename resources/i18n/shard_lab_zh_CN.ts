@@ -3658,6 +3658,10 @@ Source: {src}</source>
             <source>Mesh {mesh}: {program} · {devices} · {link}</source>
             <translation>网格 {mesh}：{program} · {devices} · {link}</translation>
         </message>
+        <message>
+            <source>Node {m}</source>
+            <translation>节点 {m}</translation>
+        </message>
     </context>
     <context>
         <name>ScenarioIO</name>

@@ -48,6 +48,7 @@ class RingTexts(NamedTuple):
     swatch_labels: tuple  # the colour key's entries, e.g. ("0", "1", …)
     legend: str
     node_names: tuple = ()  # a nodes machine: per node its name ("Node 0 · NVSwitch, NVLink 4")
+    node_short: tuple = ()  # ... and its short name ("Node 0"), where the long one would wrap
     fabric_name: str = ""  # a nodes machine: the network ("InfiniBand NDR 400 · 50 GB/s"); a torus: its links
 
 

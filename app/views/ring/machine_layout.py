@@ -79,6 +79,10 @@ def nodes_layout(header: Header, scale, font, font_at, texts, shape, radial, for
         box = QRectF(area.left() + col * (cw + gap), area.top() if row == 0 else band.bottom() + nic_h, cw, ch)
         name = texts.node_names[k] if k < len(texts.node_names) else ""
         nl = wrap_lines(name, f_node, cw - 8)
+        if len(nl) > 1 and k < len(texts.node_short):  # narrow nodes: "Node 5" (the title names the link),
+            nl = wrap_lines(texts.node_short[k], f_node, cw - 8)  # else the number alone: a name a word a line
+            if len(nl) > 1:  # hid the GPUs under it at 32 nodes on 1280×720
+                nl = [str(k)]
         nw, nh = text_size(nl, f_node)
         node_labels.append(TextBox(QRectF(box.left() + 4, box.top() + 3, nw, nh), tuple(nl), f_node))
         inners.append(QRectF(box.left() + 4, box.top() + nh + 6, cw - 8, ch - nh - 10))

@@ -419,6 +419,7 @@ def machine_texts(run, texts):
     if rec.layout == "nodes":
         A, I = rec.words_link("inside"), rec.words_link("between")
         names = tuple(tr("RingView", "Node {m} · {link}").format(m=m, link=A.name) for m in range(rec.nodes))
+        short = tuple(tr("RingView", "Node {m}").format(m=m) for m in range(rec.nodes))
         fabric = tr("RingView", "{link} fabric: one NIC per GPU, {bw} each way, α {a}").format(
             link=I.name, bw=fmt_rate(I.bw), a=fmt_time(I.alpha))
         timed = _timed_links(run, topo)
@@ -432,7 +433,7 @@ def machine_texts(run, texts):
             legend = texts.legend + " " + timed_legend(topo, run.trace.collectives[0], TA, TI, proto)
         title = texts.title + " · " + tr("RingView", "{N} nodes × {P}").format(N=rec.nodes, P=rec.per_node)
         steps = tuple(f"{v} · {note}" for v in texts.step_lines for note in _run_notes(run, topo))
-        return texts._replace(title=title, node_names=names, fabric_name=fabric, legend=legend,
+        return texts._replace(title=title, node_names=names, node_short=short, fabric_name=fabric, legend=legend,
                        step_lines=texts.step_lines + steps)
     shape, link = "×".join(map(str, rec.grid)), rec.main  # the grid's layout
     fabric = tr("RingView", "{shape} torus, {link}s of {bw} each way; a dashed link leaving an edge wraps "
