@@ -470,12 +470,12 @@ class Mesh:
         simcore.plan) chooses what the group runs, with the group's form (_RUNS's first key): on a torus
         the slice of the group's physical dimensions with their wraparound links ("torus-ring": one axis
         that wraps, "torus-pair": one of two devices or fewer, "torus-line": one axis without its
-        wraparound, "torus-axes": several); on a GPU machine the group's own machine (_group_machine:
-        "switch" for one NVLink domain, "one-a-node" for one GPU on each of several nodes); on an untuned
-        switch, or inside one untuned node, a switch of the group's devices ("switch"); a one-device group
-        a switch of one ("switch": nothing moves; NCCL's model has no one-GPU collective). (None, "") for
-        ppermute (no registered algorithm) and where no sub-topology describes a group: the mesh's ring then
-        (Mesh.plan).
+        wraparound, "torus-axes": several); on a switch or nodes the group's own machine (_group_machine,
+        with the machine's NCCL model where it has one: "switch" for a switch of the group or one node's
+        NVLink domain, "one-a-node" for one device on each of several nodes; an all-to-all also the nodes an
+        even share spans, _group_nodes); a one-device group a switch of one ("switch": nothing moves; NCCL's
+        model has no one-GPU collective). (None, "") for ppermute (no registered algorithm) and where no
+        sub-topology describes a group: the mesh's ring then (Mesh.plan).
         """
         topo = self.topology
         g = pos.shape[1]
@@ -492,21 +492,10 @@ class Mesh:
             return None, ""
         if g < 2:
             return switch(1, topo.link, base=topo.base), "switch"
-        if topo.tuning:
-            sub = self._group_machine(pos)
-            if sub is None and op == "all-to-all":
-                sub = self._group_nodes(pos)
-            return sub, "" if sub is None else "switch" if "switch" in sub.kinds else "one-a-node"
-        if "nodes" in topo.kinds:  # untuned: inside one node its switch, one device on each node those nodes
-            per_group = [len(set(row)) for row in (self.dev[pos] // topo.per_node).tolist()]
-            if all(k == 1 for k in per_group):
-                return switch(g, topo.intra, base=topo.base), "switch"
-            if all(k == g for k in per_group):
-                return nodes(g, 1, topo.intra, topo.inter, base=topo.base), "one-a-node"
-            return None, ""  # several devices on several nodes: its hier / ring-nodes are no group's runner
-        if "switch" in topo.kinds:
-            return switch(g, topo.link, base=topo.base), "switch"
-        return None, ""
+        sub = self._group_machine(pos)
+        if sub is None and op == "all-to-all":  # any even share of several nodes: NCCL's grouped sends
+            sub = self._group_nodes(pos)
+        return sub, "" if sub is None else "switch" if "switch" in sub.kinds else "one-a-node"
 
     def _group_nodes(self, pos):
         """The nodes one group spans when it holds the same number of GPUs on each of several nodes (NCCL's
@@ -633,10 +622,11 @@ class Mesh:
                 {"machine": _machine_numbers(topo)})
 
     def _group_machine(self, pos):
-        """The machine one group of pos spans, as a topology of its own kind (GPU machines with
-        NCCL's model only): one NVLink domain, or one GPU on each of several nodes; None otherwise."""
+        """The machine one group of pos spans, as a topology of its own kind (with the machine's NCCL model
+        where it has one): a switch of the group's devices, one node's NVLink domain, or one device on each
+        of several nodes; None otherwise (a torus, a group of one)."""
         topo = self.topology
-        if not getattr(topo, "tuning", "") or pos.shape[1] < 2:
+        if _on_torus(topo) or pos.shape[1] < 2:
             return None
         g = pos.shape[1]
         if "nodes" not in topo.kinds:
@@ -647,7 +637,7 @@ class Mesh:
             return switch(g, topo.intra, base=topo.base, tuning=topo.tuning, launch=topo.launch)
         if all(k == g for k in per_group):  # one GPU on each node: NCCL's ring through the nodes
             return nodes(g, 1, topo.intra, topo.inter, base=topo.base, tuning=topo.tuning, launch=topo.launch)
-        return None  # several GPUs on several nodes: NCCL would run channel rings, not this ring
+        return None  # several GPUs on several nodes: NCCL would run channel rings (or hier), not this ring
 
     def _nccl_group(self, op, pos, S, algo, sub, own):
         """On a GPU machine, for a group's `algo` ("ring" or "innet"): (protocol, the machine timed as
