@@ -539,11 +539,10 @@ class Mesh:
             if choice is None and gpu is None:
                 raise MeshError(f"{op} over {self._axis_text(names)}: {sub.name} chooses {own.algo} for one group, "
                                 f"which the mesh does not run on its groups; it runs {', '.join(offered)}")
-        else:  # the mesh's own: ppermute's pairs; groups no sub-machine's plan speaks for
-            own = None
+        else:  # ppermute's one way (pairs); a group no sub-topology describes: the mesh's ring (all-to-all: one-shot)
             offered = ("pairs",) if op == "ppermute" else ("direct", "ring") if op == "all-to-all" else ("ring", "bidi")
             choice = offered[0]
-        why, mesh_why, nums = self._reason(op, names, g, choice, topo, dims)
+        why, mesh_why, nums = self._reason(op, names, choice, topo, dims)
         if gpu is not None and choice is None:  # NCCL's pick is one the engine runs only over a whole machine
             choice = "ring"
             mesh_why = "nccl-cannot"
@@ -587,7 +586,7 @@ class Mesh:
                         form_math=math, form_notes=notes,
                         group=gpu[0] if gpu else None, group_plan=gpu[1] if gpu else None)
 
-    def _reason(self, op, names, g, runner, topo, dims):
+    def _reason(self, op, names, runner, topo, dims):
         """(the reason in English, its kind (Why.mesh), its numbers) for the runner chosen for a group."""
         if op == "ppermute":
             return "ppermute sends each pair's array straight to its partner", "pairs", {}
