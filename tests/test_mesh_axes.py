@@ -307,3 +307,102 @@ def test_the_traces_collective_record_carries_the_axis_plan():
     assert c.plan is not None and c.algo == "innet over Y" == c.plan.algo
     assert (c.plan.protocol, c.plan.time, c.plan.terms) == (rec.plan.protocol, rec.plan.time, rec.plan.terms)
     assert c.plan.why.text == rec.why
+
+
+# -- 5. the mesh does not choose: the plan of the topology one group spans does --------------------------
+@pytest.fixture
+def fresh_axis_plans():
+    """Mesh.plan's cache emptied before and after (a patched machine's choice must not outlive the test)."""
+    from simcore.mesh.device_mesh import plan_cache_clear
+    plan_cache_clear()
+    yield
+    plan_cache_clear()
+
+
+@pytest.mark.parametrize("mesh,axis,other,sub", [
+    (lambda: Mesh((4, 4, 4), ("X", "Y", "Z"), "tpu-v4-4x4x4"), "X", "Z",
+     lambda: TorusSlice((4,), TPU_V4_ICI, get_preset("tpu-v4-4x4x4").topology(64).base, wrap=(True,))),
+    (lambda: Mesh((2, 4), ("X", "Y")), "Y", None, lambda: switch(4, NVLINK4)),
+    (lambda: Mesh((4, 4), ("X", "Y"), "tpu-v5e-16x16"), "Y", "X",
+     lambda: TorusSlice((4,), get_preset("tpu-v5e-16x16").topology(16).link,
+                        get_preset("tpu-v5e-16x16").topology(16).base, wrap=(False,))),
+], ids=["tpu-v4 ring", "switch", "tpu-v5e line"])
+def test_a_new_axis_plan_asks_the_machines_plan_for_one_group_once(fresh_axis_plans, mesh, axis, other, sub):
+    from simcore import plan as machine_plans
+    m, S = mesh(), 3.0 * (1 << 20) + 8  # a size no other test asks
+    before = machine_plans.cache_info()
+    p = m.plan("all-gather", axis, S)
+    after = machine_plans.cache_info()
+    assert after.misses == before.misses + 1  # the group's topology planned once: its own decision
+    # it was exactly the group's topology: asking it again is simcore.plan's cache hit, the same Plan
+    own = sub().plan("all-gather", S)
+    assert machine_plans.cache_info().misses == after.misses and own.choice
+    assert own.algo == ("torus" if "torus" in sub().kinds else "ring")
+    m.plan("all-gather", axis, S)  # the axis plan again: Mesh.plan's own cache, simcore.plan not asked
+    assert machine_plans.cache_info().hits == after.hits + 1 and p.algo in ("bidi", "ring", "line")
+    if other is not None:  # another axis whose groups span the same topology: the machine's plan is a hit
+        h = machine_plans.cache_info()
+        q = m.plan("all-gather", other, S)
+        assert machine_plans.cache_info().misses == h.misses and machine_plans.cache_info().hits == h.hits + 1
+        assert q.algo == p.algo and q.axis == (other,)
+
+
+def _choosing(cls, monkeypatch, pick):
+    """cls's plan with the machine's choice (algo None) replaced by pick(op, plan) (an algorithm name)."""
+    real = cls.plan
+
+    def plan(self, op, nbytes, algo=None, group=None):
+        p = real(self, op, nbytes, algo, group)
+        if algo is None and group is None:
+            to = pick(op, p)
+            if to != p.algo:
+                try:
+                    return real(self, op, nbytes, to, group)
+                except ValueError:  # not registered here: the plan as if the machine had chosen it
+                    return dataclasses.replace(p, algo=to)
+        return p
+
+    monkeypatch.setattr(cls, "plan", plan)
+
+
+def test_a_torus_groups_own_choice_is_what_the_mesh_runs(fresh_axis_plans, monkeypatch):
+    mesh = Mesh((4, 4, 4), ("X", "Y", "Z"), "tpu-v4-4x4x4")
+    S = float(1 << 16)
+    assert mesh.plan("all-gather", "Y", S).algo == "bidi"  # XLA's rings: the book's bidirectional ring
+    from simcore.mesh.device_mesh import plan_cache_clear
+    plan_cache_clear()
+    _choosing(TorusSlice, monkeypatch, lambda op, p: "ring" if op == "all-gather" else p.algo)
+    p = mesh.plan("all-gather", "Y", S)
+    assert p.algo == "ring" and p.choice and p.why.mesh == "ring"  # the slice chose its plain ring
+    g = 4
+    alpha, beta = TPU_V4_ICI.alpha, TPU_V4_ICI.bw
+    assert p.time == pytest.approx((g - 1) * (alpha + S / g / beta), rel=1e-12)  # the one-way ring's form
+    blocks = [RNG.standard_normal(3) for _ in range(64)]
+    out = mesh.collective("all-gather", "Y", blocks)
+    for row in mesh.positions("Y"):
+        want = np.concatenate([blocks[q] for q in row])
+        for q in row:
+            np.testing.assert_array_equal(out[q], want)
+    assert mesh.log[-1].algo == "ring"
+
+
+def test_a_gpu_groups_own_choice_is_what_the_mesh_runs(fresh_axis_plans, monkeypatch):
+    from simcore.topology import Switch
+    mesh = Mesh((2, 8), ("X", "Y"), "dgx-h100")
+    S = float(1 << 24)
+    assert mesh.plan("all-reduce", "Y", S).algo == "innet"  # NCCL picks NVLS for one node's 8 GPUs at 16 MiB
+    from simcore.mesh.device_mesh import plan_cache_clear
+    plan_cache_clear()
+    _choosing(Switch, monkeypatch, lambda op, p: "ring" if op == "all-reduce" else p.algo)
+    p = mesh.plan("all-reduce", "Y", S)
+    assert p.algo == "ring" and p.why.mesh == "nccl-group" and p.group_plan.algo == "ring"
+    assert p.time == pytest.approx(_node_group().plan("all-reduce", S, "ring").time, rel=1e-9)
+
+
+def test_a_choice_the_mesh_has_no_runner_for_is_one_sentence(fresh_axis_plans, monkeypatch):
+    mesh = Mesh((4, 4, 4), ("X", "Y", "Z"), "tpu-v4-4x4x4")
+    _choosing(TorusSlice, monkeypatch, lambda op, p: "direct" if op == "all-gather" else p.algo)
+    with pytest.raises(MeshError) as e:
+        mesh.plan("all-gather", "Y", 4096.0)
+    msg = str(e.value)
+    assert "chooses direct for one group" in msg and "it runs bidi, ring" in msg and "\n" not in msg

@@ -15,9 +15,11 @@ Every collective the mesh runs goes through `Mesh.collective(op, axis, arrays, �
 `Mesh.plan` for its `AxisPlan` — a simcore.plan.Plan (algorithm, protocol, timed links, the
 closed form of one group alone as terms, why), decided once and cached — and records an
 `AxisCollective` in `mesh.log`: op, axis, groups, bytes, simulated time and the plan it ran.
-On a GPU machine a group's plan is NCCL's choice for the group's own devices
-(topology.plan(op, S, group=…)); on a torus the book's bidirectional rings, its multi-axis
-gather, all-to-all axis by axis, and a line where an axis has no wraparound link.
+The mesh does not choose an algorithm itself: it asks the plan of the topology one group spans
+(a switch of the group, the group's own GPU machine, the torus slice of its physical axes:
+sub.plan(op, S), the machine's one decision) and maps it to the runner it has (_RUNS): on a GPU
+machine NCCL's choice for the group's own devices; on a torus the book's bidirectional rings, its
+multi-axis gather, all-to-all axis by axis, and a line where an axis has no wraparound link.
 """
 
 from __future__ import annotations
@@ -253,6 +255,39 @@ class _NodeSwitches(Nodes):
         return np.where(sw_s, -1, src), np.where(sw_d, -1, dst), self.intra.alpha, self.intra.bw
 
 
+# The one small table from a group's plan to the mesh's runner: (the group's form (Mesh._group_topology),
+# op or "reduce" for all-gather / reduce-scatter / all-reduce, the algorithm the group's sub-topology's plan
+# chose) -> the runner the mesh runs on every group. A torus's "torus" (XLA's bidirectional rings) is the
+# book's bidirectional ring on one axis that wraps, the pair's exchange on two devices, a line where the
+# axis has no wraparound, the multi-axis gather over several axes; its all-to-all ("direct": the registry's
+# default) goes the shorter way round (axis by axis over several). NCCL's ring over a group inside one
+# NVLink domain or through one GPU a node is the lecture's ring, and so is hier through one device a node
+# (its steps inside a node have nothing to do: the ring across the nodes is all that runs); NVLS is the
+# group's in-switch reduction.
+_RUNS = {
+    ("switch", "reduce", "ring"): "ring", ("switch", "reduce", "ring-nodes"): "ring",
+    ("switch", "all-reduce", "innet"): "innet", ("switch", "all-to-all", "direct"): "direct",
+    ("one-a-node", "reduce", "ring"): "ring", ("one-a-node", "reduce", "ring-nodes"): "ring",
+    ("one-a-node", "all-to-all", "direct"): "direct", ("one-a-node", "all-reduce", "hier"): "ring",
+    ("torus-ring", "reduce", "torus"): "bidi", ("torus-ring", "reduce", "ring"): "ring",
+    ("torus-ring", "all-to-all", "direct"): "bidi",
+    ("torus-pair", "reduce", "torus"): "ring", ("torus-pair", "reduce", "ring"): "ring",
+    ("torus-pair", "all-to-all", "direct"): "ring",
+    ("torus-line", "reduce", "torus"): "line",
+    ("torus-axes", "reduce", "torus"): "multi-axis", ("torus-axes", "all-to-all", "direct"): "multi-axis",
+}
+# The runners the mesh has for a group's form (what `algo=` may ask; the first is its own where no
+# sub-topology speaks: Mesh._decide). NVLS ("innet") is added for an all-reduce inside one NVLink domain.
+_OFFERED = {
+    ("switch", "reduce"): ("ring", "bidi"), ("one-a-node", "reduce"): ("ring", "bidi"),
+    ("switch", "all-to-all"): ("direct", "ring"), ("one-a-node", "all-to-all"): ("direct", "ring"),
+    ("torus-ring", "reduce"): ("bidi", "ring"), ("torus-pair", "reduce"): ("ring",),
+    ("torus-line", "reduce"): ("line",), ("torus-axes", "reduce"): ("multi-axis",),
+    ("torus-ring", "all-to-all"): ("bidi", "ring"), ("torus-pair", "all-to-all"): ("ring",),
+    ("torus-axes", "all-to-all"): ("multi-axis",),
+}
+
+
 def _n_chunks(op, plan, g) -> int:
     """The chunks a collective's trace names: g (one a position), ×2 for a bidirectional ring's halves,
     ×2k for the multi-axis gather's parts (all-to-all, ppermute, a line and NVLS: g)."""
@@ -386,7 +421,7 @@ class Mesh:
         axes = " × ".join(f"{a}={s}" for a, s in zip(self.axis_names, self.shape))
         return f"mesh {axes} on {self.topology.name}"
 
-    # -- deciding: one place ------------------------------------------------------------------
+    # -- deciding: the machine's plan for one group (simcore.plan), mapped to the mesh's runner ---------
     def _torus_dims(self, names):
         """The torus's physical dimensions under these mesh axes (identity mapping), or None."""
         if not _on_torus(self.topology) or not np.array_equal(self.dev, np.arange(self.n)):
@@ -397,12 +432,16 @@ class Mesh:
         """
         The AxisPlan (a simcore.plan.Plan) `op` runs over `axis` for S = nbytes (one group's, after
         byte_scale): the algorithm, its protocol, the links it is timed on, the closed form of one
-        group alone as terms, and why — the only place the mesh decides, resolved once per (machine,
-        mesh, op, axis, S, algo) and cached (plan_cache_info). algo None: the machine's choice — on a
-        torus the book's bidirectional rings along the physical axis (several axes: its multi-axis
-        gather; an axis without wraparound: a line), on a GPU machine NCCL's choice for one group's
-        devices (topology.plan(op, S, group=…)) where the engine runs it on a mesh's groups, elsewhere
-        the lecture's ring; all-to-all one-shot (on a torus bidirectional rings, axis by axis).
+        group alone as terms, and why — resolved once per (machine, mesh, op, axis, S, algo) and cached
+        (plan_cache_info). algo None: the machine's choice, which the mesh does not make itself: it asks
+        the plan of the topology one group spans (_group_topology: sub.plan(op, S), simcore.plan's one
+        decision and cache) and runs what _RUNS maps that to — on a torus XLA's rings are the book's
+        bidirectional ring along the physical axis (several axes: its multi-axis gather; an axis without
+        wraparound: a line; all-to-all the shorter way round, axis by axis), on a GPU machine NCCL's
+        choice for one group's devices where the engine runs it on a mesh's groups, on a switch the
+        lecture's ring, all-to-all one-shot. ppermute has one way (pairs); a group no sub-topology
+        describes (several GPUs on each of several nodes, a torus in another device order) runs the
+        mesh's ring (all-to-all: one-shot).
         """
         if op not in OPS:
             raise MeshError(f"unknown collective {op!r}; the mesh runs {', '.join(OPS)}")
@@ -425,79 +464,95 @@ class Mesh:
                 raise MeshError(f"axis {a} of {topo.name} has no wraparound link, so {what} over "
                                 f"{self._axis_text(names)} is not built there; use a slice whose axis {a} wraps")
 
+    def _group_topology(self, op, pos, dims):
+        """
+        The topology one group of pos spans, whose plan (sub.plan(op, S): the machine's decision, cached in
+        simcore.plan) chooses what the group runs, with the group's form (_RUNS's first key): on a torus
+        the slice of the group's physical dimensions with their wraparound links ("torus-ring": one axis
+        that wraps, "torus-pair": one of two devices or fewer, "torus-line": one axis without its
+        wraparound, "torus-axes": several); on a switch or nodes the group's own machine (_group_machine,
+        with the machine's NCCL model where it has one: "switch" for a switch of the group or one node's
+        NVLink domain, "one-a-node" for one device on each of several nodes; an all-to-all also the nodes an
+        even share spans, _group_nodes); a one-device group a switch of one ("switch": nothing moves; NCCL's
+        model has no one-GPU collective). (None, "") for ppermute (no registered algorithm) and where no
+        sub-topology describes a group: the mesh's ring then (Mesh.plan).
+        """
+        topo = self.topology
+        g = pos.shape[1]
+        if op == "ppermute":  # no registered algorithm: the mesh's one way, pairs
+            return None, ""
+        if dims is not None:
+            from ..topology_presets import TorusSlice
+            shape = tuple(int(topo.shape[d]) for d in dims)
+            wrap = tuple(bool(topo.wraps()[d]) for d in dims)
+            form = ("torus-axes" if len(dims) > 1 else "torus-pair" if shape[0] <= 2
+                    else "torus-ring" if wrap[0] else "torus-line")
+            return TorusSlice(shape, topo.link, topo.base, wrap=wrap), form
+        if _on_torus(topo):  # a torus in another device order: the mesh's own ring (its hops need neighbours)
+            return None, ""
+        if g < 2:
+            return switch(1, topo.link, base=topo.base), "switch"
+        sub = self._group_machine(pos)
+        if sub is None and op == "all-to-all":  # any even share of several nodes: NCCL's grouped sends
+            sub = self._group_nodes(pos)
+        return sub, "" if sub is None else "switch" if "switch" in sub.kinds else "one-a-node"
+
+    def _group_nodes(self, pos):
+        """The nodes one group spans when it holds the same number of GPUs on each of several nodes (NCCL's
+        grouped sends for its all-to-all), else None."""
+        topo = self.topology
+        if "nodes" not in topo.kinds:
+            return None
+        node = (self.dev[pos] // topo.per_node).tolist()
+        counts = {tuple(sorted(np.unique(row, return_counts=True)[1].tolist())) for row in node}
+        if len(counts) != 1:
+            return None
+        c = next(iter(counts))
+        if len(set(c)) != 1:
+            return None
+        return nodes(len(c), c[0], topo.intra, topo.inter, base=topo.base, tuning=topo.tuning, launch=topo.launch)
+
     def _decide(self, op, names, S, algo):
+        """The AxisPlan: the group's sub-topology's plan chooses (sub.plan(op, S)) and _RUNS maps its algorithm
+        to the mesh's runner (no sub-topology: see plan); then the words and the closed form."""
         pos = self.positions(names)
         G, g = pos.shape
         dims = self._torus_dims(names)
         topo = self.topology
-        gpu = None  # (the group's machine, NCCL's plan for it) where the group's plan is the machine's
-        mesh_why, nums = "", {}  # the reason as a kind and its numbers (Why.mesh, Why.numbers): the app words them
-        if op == "ppermute":
-            offered, choice, why = ("pairs",), "pairs", "ppermute sends each pair's array straight to its partner"
-            mesh_why = "pairs"
-        elif op == "all-to-all":
-            if dims is not None:
-                self._refuse_open(topo, dims, names, "an all-to-all")
-                if len(dims) > 1:
-                    offered, choice = ("multi-axis",), "multi-axis"
-                    why = (f"on {topo.name} only neighbours talk: the blocks go axis by axis, "
-                           f"{' then '.join(reversed(names))}, each axis a bidirectional all-to-all (the shorter way round)")
-                    mesh_why = "a2a-axes"
-                    nums = {"machine": _machine_numbers(topo), "axes": tuple(reversed(names))}
-                else:
-                    offered = ("bidi", "ring") if topo.shape[dims[0]] > 2 else ("ring",)
-                    choice = offered[0]
-                    why = (f"on {topo.name} only neighbours talk: each block goes the shorter way round the axis's "
-                           f"ring, the opposite one half each way (the book's bidirectional all-to-all)"
-                           if choice == "bidi" else f"on {topo.name} only neighbours talk: each block travels round the "
-                                                    f"axis's ring")
-                    mesh_why = "a2a-bidi" if choice == "bidi" else "a2a-ring"
-                    nums = {"machine": _machine_numbers(topo)}
-            else:
-                offered, choice = ("direct", "ring"), "direct"
-                why = "every block goes straight to its device (one-shot), as NCCL's grouped sends do"
-                mesh_why = "a2a-direct"
-        elif dims is not None and len(dims) > 1:
+        if dims is not None and op == "all-to-all":
+            self._refuse_open(topo, dims, names, "an all-to-all")
+        elif dims is not None and len(dims) > 1 and op != "ppermute":
             self._refuse_open(topo, dims, names, "the multi-axis gather")
-            offered, choice = ("multi-axis",), "multi-axis"
-            why = (f"over {len(dims)} torus axes the book's gather uses every axis's links at once: the data in "
-                   f"{len(dims)} parts, each going along the axes in its own turn, each both ways round")
-            mesh_why, nums = "multi-axis", {"k": len(dims)}
-        elif dims is not None:
-            size, wrap = topo.shape[dims[0]], topo.wraps()[dims[0]]
-            if size > 2 and not wrap:
-                offered, choice = ("line",), "line"
-                why = (f"axis {names[0]} of {topo.name} has no wraparound link: a line, not a ring, so every chunk "
-                       f"goes both ways along it and the ends' chunks travel {size - 1} hops (the book's no-wraparound "
-                       f"gather)")
-                mesh_why, nums = "line", {"axis": names[0], "machine": _machine_numbers(topo), "hops": size - 1}
-            else:
-                offered = ("bidi", "ring") if size > 2 else ("ring",)
-                choice = offered[0]
-                why = ("the book's bidirectional ring: half of every chunk goes each way round the torus axis"
-                       if choice == "bidi" else "a ring of two: the pair exchanges its chunks")
-                mesh_why = "bidi" if choice == "bidi" else "pair"
-        else:
-            offered, choice = ("ring", "bidi"), "ring"
-            why = f"the lecture's ring over each group, every group at once on {topo.name}'s ports"
-            mesh_why, nums = "ring", {"machine": _machine_numbers(topo)}
-            sub = self._group_machine(pos) if op in ("all-gather", "reduce-scatter", "all-reduce") else None
-            if sub is not None:
-                own = topo.plan(op, S, group=sub)  # NCCL's choice for one such group, resolved once
+        sub, form = self._group_topology(op, pos, dims)
+        gpu = None  # (the group's machine, NCCL's plan for it) where the group's plan is NCCL's
+        if sub is not None:
+            own = sub.plan(op, S)  # the machine's choice for one such group, resolved once (simcore.plan)
+            kind = "reduce" if op in ("all-gather", "reduce-scatter", "all-reduce") else op
+            offered = _OFFERED[(form, kind)]
+            if topo.tuning and kind == "reduce" and g > 1:
                 gpu = (sub, own)
-                runs = {"ring": "ring", "ring-nodes": "ring"}  # one GPU a node: NCCL's ring is this ring
-                if op == "all-reduce" and "switch" in sub.kinds:  # NVLS in each group's NVSwitch
-                    runs["innet"] = "innet"
-                    offered = ("ring", "bidi", "innet")
-                choice = runs.get(own.algo, "ring")
-                why = "" if own.algo in runs else (
-                    f"NCCL's choice for one group of {g} on {sub.name} is {own.why.label or own.algo} with "
-                    f"{own.protocol or 'no protocol'}, which the engine runs only over a whole machine's devices, so "
-                    f"every group runs NCCL's ring")
-                if why:
-                    mesh_why = "nccl-cannot"
-                    nums = {"g": g, "group": _machine_numbers(sub), "label": own.why.label or own.algo,
-                            "own_algo": own.algo, "own_nccl": own.why.nccl, "own_protocol": own.protocol}
+                if op == "all-reduce" and form == "switch":  # NVLS in each group's NVSwitch
+                    offered += ("innet",)
+            choice = _RUNS.get((form, op, own.algo)) or _RUNS.get((form, kind, own.algo))
+            if choice not in offered:
+                choice = None
+            if choice is None and gpu is None:
+                raise MeshError(f"{op} over {self._axis_text(names)}: {sub.name} chooses {own.algo} for one group, "
+                                f"which the mesh does not run on its groups; it runs {', '.join(offered)}")
+        else:  # ppermute's one way (pairs); a group no sub-topology describes: the mesh's ring (all-to-all: one-shot)
+            offered = ("pairs",) if op == "ppermute" else ("direct", "ring") if op == "all-to-all" else ("ring", "bidi")
+            choice = offered[0]
+        why, mesh_why, nums = self._reason(op, names, choice, topo, dims)
+        if gpu is not None and choice is None:  # NCCL's pick is one the engine runs only over a whole machine
+            choice = "ring"
+            mesh_why = "nccl-cannot"
+            why = (f"NCCL's choice for one group of {g} on {sub.name} is {own.why.label or own.algo} with "
+                   f"{own.protocol or 'no protocol'}, which the engine runs only over a whole machine's devices, so "
+                   f"every group runs NCCL's ring")
+            nums = {"g": g, "group": _machine_numbers(sub), "label": own.why.label or own.algo,
+                    "own_algo": own.algo, "own_nccl": own.why.nccl, "own_protocol": own.protocol}
+        elif gpu is not None and choice in ("ring", "innet"):
+            why = ""  # NCCL's choice for the group, in _nccl_group's words
         if algo is not None and algo not in offered:
             raise MeshError(f"{op} over {self._axis_text(names)} cannot run {algo!r} on {topo.name}; it runs "
                             f"{', '.join(offered)}")
@@ -531,11 +586,46 @@ class Mesh:
                         form_math=math, form_notes=notes,
                         group=gpu[0] if gpu else None, group_plan=gpu[1] if gpu else None)
 
+    def _reason(self, op, names, runner, topo, dims):
+        """(the reason in English, its kind (Why.mesh), its numbers) for the runner chosen for a group."""
+        if op == "ppermute":
+            return "ppermute sends each pair's array straight to its partner", "pairs", {}
+        if op == "all-to-all":
+            if runner == "multi-axis":
+                return (f"on {topo.name} only neighbours talk: the blocks go axis by axis, "
+                        f"{' then '.join(reversed(names))}, each axis a bidirectional all-to-all "
+                        f"(the shorter way round)",
+                        "a2a-axes", {"machine": _machine_numbers(topo), "axes": tuple(reversed(names))})
+            if runner == "bidi":
+                return (f"on {topo.name} only neighbours talk: each block goes the shorter way round the axis's "
+                        f"ring, the opposite one half each way (the book's bidirectional all-to-all)", "a2a-bidi",
+                        {"machine": _machine_numbers(topo)})
+            if dims is not None:  # round the ring (a torus axis of two)
+                return (f"on {topo.name} only neighbours talk: each block travels round the axis's ring", "a2a-ring",
+                        {"machine": _machine_numbers(topo)})
+            return "every block goes straight to its device (one-shot), as NCCL's grouped sends do", "a2a-direct", {}
+        if runner == "multi-axis":
+            k = len(names)
+            return (f"over {k} torus axes the book's gather uses every axis's links at once: the data in {k} parts, "
+                    f"each going along the axes in its own turn, each both ways round", "multi-axis", {"k": k})
+        if runner == "line":
+            size = topo.shape[dims[0]]
+            return (f"axis {names[0]} of {topo.name} has no wraparound link: a line, not a ring, so every chunk goes "
+                    f"both ways along it and the ends' chunks travel {size - 1} hops (the book's no-wraparound "
+                    f"gather)", "line", {"axis": names[0], "machine": _machine_numbers(topo), "hops": size - 1})
+        if runner == "bidi":
+            return "the book's bidirectional ring: half of every chunk goes each way round the torus axis", "bidi", {}
+        if runner == "ring" and dims is not None and topo.shape[dims[0]] <= 2:
+            return "a ring of two: the pair exchanges its chunks", "pair", {}
+        return (f"the lecture's ring over each group, every group at once on {topo.name}'s ports", "ring",
+                {"machine": _machine_numbers(topo)})
+
     def _group_machine(self, pos):
-        """The machine one group of pos spans, as a topology of its own kind (GPU machines with
-        NCCL's model only): one NVLink domain, or one GPU on each of several nodes; None otherwise."""
+        """The machine one group of pos spans, as a topology of its own kind (with the machine's NCCL model
+        where it has one): a switch of the group's devices, one node's NVLink domain, or one device on each
+        of several nodes; None otherwise (a torus, a group of one)."""
         topo = self.topology
-        if not getattr(topo, "tuning", "") or pos.shape[1] < 2:
+        if _on_torus(topo) or pos.shape[1] < 2:
             return None
         g = pos.shape[1]
         if "nodes" not in topo.kinds:
@@ -546,7 +636,7 @@ class Mesh:
             return switch(g, topo.intra, base=topo.base, tuning=topo.tuning, launch=topo.launch)
         if all(k == g for k in per_group):  # one GPU on each node: NCCL's ring through the nodes
             return nodes(g, 1, topo.intra, topo.inter, base=topo.base, tuning=topo.tuning, launch=topo.launch)
-        return None  # several GPUs on several nodes: NCCL would run channel rings, not this ring
+        return None  # several GPUs on several nodes: NCCL would run channel rings (or hier), not this ring
 
     def _nccl_group(self, op, pos, S, algo, sub, own):
         """On a GPU machine, for a group's `algo` ("ring" or "innet"): (protocol, the machine timed as
