@@ -406,3 +406,14 @@ def test_a_choice_the_mesh_has_no_runner_for_is_one_sentence(fresh_axis_plans, m
         mesh.plan("all-gather", "Y", 4096.0)
     msg = str(e.value)
     assert "chooses direct for one group" in msg and "it runs bidi, ring" in msg and "\n" not in msg
+
+
+def test_a_mesh_whose_shape_is_not_the_toruss_is_not_read_as_its_dimensions():
+    """Mesh((2, 4, 8)) on the 4×4×4 torus took its X (2) for the torus's first dimension (4): the plan said
+    "multi-axis" over (X, Y) and running it raised a raw ValueError. Its axes are not the torus's: one sentence."""
+    import numpy as np
+    from simcore.mesh.errors import MeshError
+
+    mesh = Mesh((2, 4, 8), ("X", "Y", "Z"), "tpu-v4-4x4x4", devices=np.arange(64))
+    with pytest.raises(MeshError, match="not its torus neighbour"):
+        mesh.plan("all-gather", ("X", "Y"), 2.0 ** 20)

@@ -423,8 +423,10 @@ class Mesh:
 
     # -- deciding: the machine's plan for one group (simcore.plan), mapped to the mesh's runner ---------
     def _torus_dims(self, names):
-        """The torus's physical dimensions under these mesh axes (identity mapping), or None."""
-        if not _on_torus(self.topology) or not np.array_equal(self.dev, np.arange(self.n)):
+        """The torus's physical dimensions under these mesh axes (identity mapping, the mesh's shape the
+        torus's), or None."""
+        if not _on_torus(self.topology) or not np.array_equal(self.dev, np.arange(self.n)) \
+                or tuple(self.topology.shape) != tuple(self.shape):
             return None
         return [self.axis_names.index(a) for a in names]
 
