@@ -151,3 +151,44 @@ def test_the_notation_strip_shows_every_tensor_at_every_step_at_the_tabs_present
                 bottoms.add(round(max(r.bottom() for _, r in view._strip_rects)))
         line = (lay.panel.height() - 8) / view._strip_lines(lay.panel.width())  # one line's height
         assert max(bottoms) > lay.panel.bottom() - 1.5 * line, program  # its last line is used
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_wide_view_with_large_text_puts_the_notation_beside_the_grid(qtbot, lang):
+    """F11 at a large text size: stacked above the grid, the strip's lines left 4 × 4 cells 70 px tall
+    (a sliver under 2-D weight-stationary's five tensors). Where it gives the cells clearly more room, the
+    strip stands as a column right of the grid, a tensor a line, every text inside it and clear of the cells."""
+    from app.views.mesh.mesh_view import _usable
+
+    old = theme.scale()
+    try:
+        theme.set_scale(1.44)
+        i18n.set_language(qtbot_app(), lang)
+        model, pb, view = make(qtbot, "X=4,Y=4", "2d-ws-ffn", size=(1280, 560))
+        e = model.run.mesh.events[1]
+        pb.seek((e.t_start + e.t_end) / 2)
+        pixels(view)  # paints the strip (its texts' rectangles)
+        lay = view.layout()
+        assert lay.panel.left() >= lay.grid.right() and lay.panel.top() == lay.grid.top()  # beside, not above
+        cells = lay.cells
+        assert cells[:, 0].min() >= lay.grid.left() and (cells[:, 0] + cells[:, 2]).max() <= lay.panel.left()
+        texts = view.notation_texts()
+        assert len(view._strip_rects) == len(texts) == 5  # every tensor shown, one a line
+        assert len({round(r.top()) for _t, r in view._strip_rects}) == 5
+        for _t, r in view._strip_rects:
+            assert lay.panel.contains(r)
+        assert _usable(cells) >= 130  # the cells are a picture again (stacked: 225 × 70)
+        # at the tab's usual size and text it stays stacked above the grid
+        theme.set_scale(1.0)
+        view.resize(676, 422)
+        lay = view.layout()
+        assert lay.panel.bottom() <= lay.grid.top()
+    finally:
+        theme.set_scale(old)
+        i18n.set_language(qtbot_app(), "en")
+
+
+def qtbot_app():
+    from PySide6.QtWidgets import QApplication
+
+    return QApplication.instance()

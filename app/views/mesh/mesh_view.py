@@ -41,6 +41,14 @@ from ...words import fmt_time, mesh_event_line, mesh_why
 TENSOR_MIN_PX = 9  # a tensor's block is drawn when its slot is at least this tall
 
 
+def _usable(cells) -> float:
+    """How much a cell can show: its width, or 1.5 times its height where that is less (a cell's blocks
+    stand in rows; a wide flat cell shows as little as a narrower taller one)."""
+    if not len(cells):
+        return 0.0
+    return float(min(np.min(cells[:, 2]), 1.5 * np.min(cells[:, 3])))
+
+
 @dataclass
 class MeshLayout:
     """Where everything goes at one widget size (pixels)."""
@@ -157,10 +165,38 @@ class MeshView(QWidget):
         keyed = self._strip_lines(W - 2 * m, *self._key_room(cells))
         if keyed != lines:
             panel, grid, cells = areas(keyed)
+        side = self._side_areas(W, H, m, header, mono, line)
+        if side is not None and _usable(side[2]) > 1.1 * _usable(cells):  # a wide view: the strip beside the grid
+            panel, grid, cells = side
         gap = max(2.0, float(np.min(cells[:, 2:])) * 0.08) if len(cells) else 2.0
         outlines = [outline_rects(cells, e.groups, min(gap, 5 * s)) for e in info.events]
         frames = outline_rects(cells, info.frames, min(gap * 1.8, 9 * s)) if info.frames else []
         return MeshLayout(header, grid, panel, cells, outlines, frames, line, dpr=self.devicePixelRatioF())
+
+    def _side_areas(self, W, H, m, header, mono, line):
+        """(panel, grid, cells) with the notation strip as a column right of the grid, a tensor a line
+        (a wide view, F11 or a large text size: stacked, the strip's lines left the cells a sliver);
+        None where the column does not fit."""
+        s = theme.scale()
+        fm = QFontMetricsF(theme.font("body", bold=True, mono=True))
+        widest = max((fm.horizontalAdvance(text) for items in self._strip_states() for text, _c in items),
+                     default=0.0)
+        top = header.bottom() + m / 2
+
+        def areas(key_w, keys):
+            pw = min(widest + key_w + 14 * s, 0.45 * (W - 3 * m))
+            grid = QRectF(m, top, W - 3 * m - pw, H - top - 1.6 * line - m)
+            cells = grid_rects(self.info.shape, grid.x() + 6 * s, grid.y() + 6 * s, grid.width() - 12 * s,
+                               grid.height() - 12 * s)
+            return pw, grid, cells
+
+        pw, grid, cells = areas(0.0, 0)
+        pw, grid, cells = areas(*self._key_room(cells))
+        lines = self._strip_lines(pw, *self._key_room(cells), cap=12)
+        panel = QRectF(W - m - pw, top, pw, lines * mono * 1.2 + m)
+        if panel.bottom() > H - m or grid.width() < 80 * s or not len(cells):
+            return None
+        return panel, grid, cells
 
     # -- colours -----------------------------------------------------------------------------------
     # -- painting --------------------------------------------------------------------------------
@@ -633,8 +669,8 @@ class MeshView(QWidget):
             states = self._images["strip states"] = [self._strip_items(t) for t in times]
         return states
 
-    def _strip_lines(self, width, key_w=0.0, keys=0) -> int:
-        """Lines the notation strip needs at `width` (at most 4): the most any of its states takes,
+    def _strip_lines(self, width, key_w=0.0, keys=0, cap=4) -> int:
+        """Lines the notation strip needs at `width` (at most cap): the most any of its states takes,
         wrapped as _paint_panel wraps it, the first `keys` items with a key of key_w before them."""
         fm = QFontMetricsF(theme.font("body", bold=True, mono=True))
         gap = fm.horizontalAdvance("   ")
@@ -653,7 +689,7 @@ class MeshView(QWidget):
                     x, lines = x0, lines + 1
                 x += w + gap
             most = max(most, lines)
-        return min(most, 4)
+        return min(most, cap)
 
     def notation_texts(self) -> list:
         """What the notation strip says at t, in its order: [(text, changing now), ...]."""
@@ -711,5 +747,6 @@ class MeshView(QWidget):
         foot = self.tr("colour = the device a block came from · hatched = a term of a pending sum · outlined = "
                        "the groups of the axis in use · simulated {sim}, published {pub}, max |error| {err:.1e}").format(
             sim=fmt_time(info.simulated_total), pub=fmt_time(info.published_total), err=info.max_err)
-        p.drawText(QRectF(g.x(), g.bottom(), g.width(), 1.6 * lay.line), Qt.AlignLeft | Qt.AlignVCenter,
-                   QFontMetricsF(p.font()).elidedText(foot, Qt.ElideRight, g.width()))
+        w = lay.header.width()  # the whole width, under the strip too where it stands beside the grid
+        p.drawText(QRectF(g.x(), g.bottom(), w, 1.6 * lay.line), Qt.AlignLeft | Qt.AlignVCenter,
+                   QFontMetricsF(p.font()).elidedText(foot, Qt.ElideRight, w))
