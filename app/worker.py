@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from . import _compat  # noqa: F401  (PySide6 6.12 on Python < 3.12: see app/_compat.py)
 
+import atexit
 import gc
 import threading
 
@@ -56,6 +57,7 @@ def _collect_on_the_gui_thread():
         from pyqtgraph.util.garbage_collector import GarbageCollector  # deferred: pyqtgraph is heavy
 
         _GC = GarbageCollector(interval=0.5)
+        atexit.register(_let_jobs_finish)
         if not _SYNC_DEFAULT:
             # What lives now (modules, Qt's enum types, the window and its views: ~45,000 objects
             # besides the run) lives as long as the app. Out of the collector's generations, the
@@ -63,6 +65,13 @@ def _collect_on_the_gui_thread():
             # one fell in a swap, became 4 ms (benchmarks/gui_stall.py). Not in the tests' process,
             # which makes and drops hundreds of windows: their cycles must stay collectable.
             gc.freeze()
+
+
+def _let_jobs_finish():
+    """At exit, before Python stops its daemon threads: a job thread stopped inside numpy's or Qt's C++
+    ends the process with std::terminate ("terminate called without an active exception", a non-zero
+    exit code; a window closed or a script ended while a build ran). Let them finish first."""
+    wait_all(timeout=10.0)
 
 
 def collects_on_the_gui_thread() -> bool:

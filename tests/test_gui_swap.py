@@ -134,8 +134,13 @@ def test_no_half_built_picture_is_shown_during_the_swap(qtbot, qapp, app_env, mo
                 assert np.array_equal(shot[r], at[r]) or np.array_equal(shot[r], before[r]), name
             else:
                 assert np.array_equal(shot[r], at[r]), name
+    ring = regions["ring"]
+
+    def shows_the_view():  # the window's next paint puts the new picture on the screen (a loaded machine: later)
+        after = screen(qapp, win)
+        return np.array_equal(after[ring], pixels(view.viewport()).reshape(after[ring].shape))
+    qtbot.waitUntil(shows_the_view, timeout=10_000)
     after = screen(qapp, win)
-    assert np.array_equal(after[regions["ring"]], pixels(view.viewport()).reshape(after[regions["ring"]].shape))
     for name in ("ring", "explain", "timeline"):
         assert not np.array_equal(after[regions[name]], at[regions[name]]), name  # the new run shown
 
