@@ -417,3 +417,15 @@ def test_a_mesh_whose_shape_is_not_the_toruss_is_not_read_as_its_dimensions():
     mesh = Mesh((2, 4, 8), ("X", "Y", "Z"), "tpu-v4-4x4x4", devices=np.arange(64))
     with pytest.raises(MeshError, match="not its torus neighbour"):
         mesh.plan("all-gather", ("X", "Y"), 2.0 ** 20)
+
+
+@pytest.mark.parametrize("y_axis", ["Y,Z", ("Y", "Z")])
+def test_fsdp_tp_takes_a_tuple_of_axes_for_tp_as_the_book_writes_it(y_axis):
+    """FSDP over X, TP over YZ on the 4×4×4 torus (the book's mixed layout): `--param y_axis=Y,Z` and
+    y_axis=("Y", "Z") were refused ("no axis ('Y', 'Z')": the D split was checked over a nested tuple)."""
+    from simcore.mesh.programs import run_program
+
+    res = run_program("fsdp-tp-layer", {"X": 4, "Y": 4, "Z": 4}, "tpu-v4-4x4x4", y_axis=y_axis)
+    axes = [tuple(r.axis) for r in res.mesh.log]
+    assert axes == [("Y", "Z"), ("X",), ("X",), ("Y", "Z")]
+    assert res.max_err < 1e-12

@@ -307,12 +307,19 @@ def _two_axes(mesh, a, b):
     if len(mesh.axis_names) < 2 and (a is None or b is None):
         raise MeshError(f"this program needs two mesh axes; the mesh has {', '.join(mesh.axis_names)}",
                         "needs-axes", need=2, axes=mesh.axis_names)
-    a = mesh.axis_names[0] if a is None else a
-    b = mesh.axis_names[1] if b is None else b
-    mesh.axis(a), mesh.axis(b)
-    if a == b:
-        raise MeshError(f"the program's two axes must differ, got {a} twice", "same-axis", axis=a)
+    a = mesh.axis_names[0] if a is None else _axis_value(a)
+    b = mesh.axis_names[1] if b is None else _axis_value(b)
+    if set(mesh.axis(a)) & set(mesh.axis(b)):
+        raise MeshError(f"the program's two axes must differ, got {a} twice", "same-axis",
+                        axis=next(x for x in mesh.axis(a) if x in mesh.axis(b)))
     return a, b
+
+
+def _axis_value(v):
+    """An axis parameter as a program takes it: a name, or several (a tuple; 'Y,Z' from a command line)."""
+    if isinstance(v, str) and "," in v:
+        return tuple(x.strip() for x in v.split(","))
+    return v
 
 
 def _silu(x):
@@ -346,7 +353,7 @@ def fsdp_tp_layer(mesh, x_axis=None, y_axis=None, B=8192, D=8192, F=32768, scale
     x_axis, y_axis = _two_axes(mesh, x_axis, y_axis)
     b, d, f = _dims(B, D, F, scale)
     X, Y = mesh.size(x_axis), mesh.size(y_axis)
-    for what, v, ax in (("B", b, x_axis), ("D", d, (x_axis, y_axis)), ("F", f, y_axis)):
+    for what, v, ax in (("B", b, x_axis), ("D", d, mesh.axis(x_axis) + mesh.axis(y_axis)), ("F", f, y_axis)):
         _check_split(f"{what}/scale", v, mesh, ax)
     x, w_in, w_out, ref = _ffn_arrays(b, d, f, seed)
     n0 = len(mesh.log)
