@@ -118,8 +118,10 @@ def test_the_explanation_names_the_largest_and_smallest_device_where_they_differ
     memory[5]["weights"] *= 2  # device (1,1) holds twice the weights
     memory[2]["activations"] /= 2  # device (0,2) half the activations
     html = mesh_html(replace(info, memory=tuple(memory)), 0.0)
-    assert "the most on device (1,1): weights 256 MiB + activations 96 MiB + buffers in flight 128 MiB = 480 MiB" in html
-    assert "the least on device (0,2): weights 128 MiB + activations 48 MiB + buffers in flight 128 MiB = 304 MiB" in html
+    assert ("the most on device (1,1): weights 256 MiB + activations 96 MiB + buffers in flight 128 MiB "
+            "= 480 MiB") in html
+    assert ("the least on device (0,2): weights 128 MiB + activations 48 MiB + buffers in flight 128 MiB "
+            "= 304 MiB") in html
 
 
 def bar_lengths(view, img) -> np.ndarray:
@@ -244,4 +246,5 @@ def test_the_bars_are_painted_once_per_layout_not_per_frame(qtbot, monkeypatch):
     w, h = base_img.width(), base_img.height()
     arr = np.frombuffer(base_img.constBits(), np.uint8).reshape(h, base_img.bytesPerLine())[:, :w * 4].reshape(h, w, 4)
     c, r = lay.memory_bars[0][0]
-    assert tuple(arr[int(r.center().y()), int(r.center().x()), :3]) == rgb(view.memory_colours()[c])  # in the base layer
+    # the bar is in the base layer itself
+    assert tuple(arr[int(r.center().y()), int(r.center().x()), :3]) == rgb(view.memory_colours()[c])
