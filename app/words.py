@@ -647,11 +647,44 @@ def mesh_html(info, t: float, at_end: bool = False) -> str:
         parts.append("<p>" + _html.escape(_mesh("Collective {i} of {N} on the mesh {mesh}").format(
             i=k + 1, N=len(info.events), mesh=info.describe)) + "</p>")
         parts.append(mesh_event_html(e, done=t >= e.t_end))
+    memory = mesh_memory_line(info)
+    if memory:
+        parts.append("<p>" + _html.escape(memory) + "</p>")
     parts.append("<p>" + _html.escape(_mesh("The program: {sim} simulated, the book's {form} = {pub}; max |error| "
                                             "against one device {err:.1e}.").format(
         sim=fmt_time(info.simulated_total), form=mesh_program_published(info.published_text), pub=fmt_time(info.published_total),
         err=info.max_err)) + "</p>")
     return "\n".join(parts)
+
+
+def mesh_memory_class(name: str) -> str:
+    """A memory class of simcore.mesh.programs.memory_per_device in the app's language."""
+    words = {"weights": _mesh("weights"), "KV cache": _mesh("KV cache"), "activations": _mesh("activations"),
+             "buffers in flight": _mesh("buffers in flight")}
+    return words.get(name, name)
+
+
+def mesh_memory_line(info) -> str:
+    """Each device's memory by class (MeshInfo.memory, the engine's bytes): the largest device's, and
+    the smallest's where they differ; "" when the run counted none."""
+    totals = [float(v) for v in info.memory_totals()]
+    counted = [pos for pos, v in enumerate(totals) if not math.isnan(v)]
+    if not counted:
+        return ""
+    classes = info.memory_classes()
+
+    def parts(pos):
+        row = info.memory[pos]
+        shown = " + ".join(f"{mesh_memory_class(c)} {fmt_bytes(row.get(c, 0.0))}" for c in classes
+                           if row.get(c, 0.0) > 0)
+        return f"{shown} = {fmt_bytes(totals[pos])}" if shown else fmt_bytes(0)
+
+    hi, lo = max(counted, key=totals.__getitem__), min(counted, key=totals.__getitem__)
+    if totals[hi] == totals[lo]:
+        return _mesh("Memory per device: {parts} on every device.").format(parts=parts(hi))
+    coord = lambda pos: ",".join(str(c) for c in info.coord(pos))  # noqa: E731
+    return _mesh("Memory per device: the most on device ({hi}): {top}; the least on device ({lo}): {low}.").format(
+        hi=coord(hi), top=parts(hi), lo=coord(lo), low=parts(lo))
 
 
 def mesh_formula_html(info, coll: int) -> str:

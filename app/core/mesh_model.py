@@ -183,6 +183,9 @@ class TensorTrack:
         return now, None, now, now
 
 
+MEMORY_ORDER = ("weights", "KV cache", "activations", "buffers in flight")  # simcore.mesh.programs' classes
+
+
 @dataclass(frozen=True, eq=False)
 class MeshInfo:
     """What the mesh view and the text panels read for one mesh run."""
@@ -218,6 +221,22 @@ class MeshInfo:
 
     def size(self, axes) -> int:
         return int(math.prod(self.shape[self.axis_names.index(a)] for a in axes))
+
+    def memory_classes(self) -> tuple:
+        """The memory classes some position holds bytes of (MeshInfo.memory), in one fixed order:
+        weights, KV cache, activations, buffers in flight, then any other in the engine's order."""
+        seen = []
+        for row in self.memory:
+            for c, b in (row or {}).items():
+                if b > 0 and c not in seen:
+                    seen.append(c)
+        first = [c for c in MEMORY_ORDER if c in seen]
+        return tuple(first + [c for c in seen if c not in first])
+
+    def memory_totals(self) -> np.ndarray:
+        """Every position's bytes, all classes summed (NaN where the run did not count a position:
+        a mesh over MPI ranks counts its own)."""
+        return np.array([sum(row.values()) if row is not None else np.nan for row in self.memory], dtype=float)
 
     def event_at(self, t: float, eps: float = 0.0) -> int:
         """The event shown at t: the last one started by t (the first before any); −1 with none."""

@@ -2946,6 +2946,18 @@ Source: {src}</source>
             <source>colour = the device a block came from · hatched = a term of a pending sum · outlined = the groups of the axis in use · simulated {sim}, published {pub}, max |error| {err:.1e}</source>
             <translation>颜色 = 块来自哪个设备 · 斜线 = 待求和的一项 · 外框 = 当前所用轴的各组 · 模拟 {sim}，公式 {pub}，最大 |误差| {err:.1e}</translation>
         </message>
+        <message>
+            <source>{total} each</source>
+            <translation>每台 {total}</translation>
+        </message>
+        <message>
+            <source>{lo}–{hi}</source>
+            <translation>{lo}–{hi}</translation>
+        </message>
+        <message>
+            <source>memory per device:</source>
+            <translation>每台设备的内存：</translation>
+        </message>
     </context>
     <context>
         <name>MeshWords</name>
@@ -3160,6 +3172,30 @@ Source: {src}</source>
         <message>
             <source>ring: {form} per all-reduce</source>
             <translation>ring：每次 all-reduce {form}</translation>
+        </message>
+        <message>
+            <source>KV cache</source>
+            <translation>KV 缓存</translation>
+        </message>
+        <message>
+            <source>Memory per device: the most on device ({hi}): {top}; the least on device ({lo}): {low}.</source>
+            <translation>每台设备的内存：最多的是设备 ({hi})：{top}；最少的是设备 ({lo})：{low}。</translation>
+        </message>
+        <message>
+            <source>Memory per device: {parts} on every device.</source>
+            <translation>每台设备的内存：{parts}，每台相同。</translation>
+        </message>
+        <message>
+            <source>activations</source>
+            <translation>激活值</translation>
+        </message>
+        <message>
+            <source>buffers in flight</source>
+            <translation>在途缓冲区</translation>
+        </message>
+        <message>
+            <source>weights</source>
+            <translation>权重</translation>
         </message>
     </context>
     <context>

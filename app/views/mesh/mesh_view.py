@@ -12,6 +12,12 @@ Geometry (`MeshView.layout()`, in widget pixels) is computed once per size and r
 the grid's cells (mesh_model.grid_rects), the group outlines of every event and the node frames.
 A paint draws the cells from it; nothing is laid out while playing.
 
+Every device's memory (MeshInfo.memory, the engine's bytes by class: weights, KV cache, activations,
+buffers in flight) is a stacked bar along the bottom of its cell, its length ∝ the device's total
+against the largest device's, with a legend (each class's colour, the totals) under the grid or,
+where the strip stands beside the grid, under the strip. A program's memory does not change over
+time: the bars are in the cells' background, painted once per layout.
+
 A frame is two layers. Everything but the messages in flight (cells, blocks, header, outlines,
 node names, notation strip) changes only when a message lands or a collective starts or ends: it is
 painted into one pixmap (the still layer), kept with the layout under the key that decides it
@@ -36,9 +42,13 @@ from PySide6.QtWidgets import QWidget
 from ... import theme
 from ...core.frame import time_eps
 from ...core.mesh_model import grid_rects, outline_rects, parse_notation
-from ...words import fmt_time, mesh_event_line, mesh_why
+from ...words import fmt_bytes, fmt_time, mesh_event_line, mesh_memory_class, mesh_why
 
 TENSOR_MIN_PX = 9  # a tensor's block is drawn when its slot is at least this tall
+MEMORY_MIN_CELL_PX = 24  # a cell shorter than this draws no memory bar (the legend still gives the totals)
+# each memory class's colour: an index into the theme's device colours (Okabe–Ito, readable on every
+# theme's background); a class the engine adds later takes the next unused one
+MEMORY_COLOUR = {"weights": 4, "KV cache": 6, "activations": 2, "buffers in flight": 0}
 
 
 def _usable(cells) -> float:
@@ -66,6 +76,8 @@ class MeshLayout:
     base: object = None  # what the still layer is drawn over (QImage), for base_key
     base_key: tuple = ()
     dpr: float = 1.0  # the device pixel ratio its layers are painted at
+    memory_bars: list = field(default_factory=list)  # per position: [(memory class, QRectF)] as painted
+    legend: QRectF = field(default_factory=QRectF)  # the memory legend's area (a line, or the strip's column)
 
 
 class MeshView(QWidget):
@@ -150,10 +162,11 @@ class MeshView(QWidget):
         header = QRectF(m, m, W - 2 * m, (3.2 if H >= 700 else 2.2) * line)  # the why line when there is room
         mono = QFontMetricsF(theme.font("body", mono=True)).height()
 
-        def areas(lines):
+        def areas(lines, foot=None):
             panel = QRectF(m, header.bottom() + m / 2, W - 2 * m, lines * mono * 1.2 + m)
             top = panel.bottom() + m / 2
-            grid = QRectF(m, top, W - 2 * m, H - top - 1.6 * line - m)
+            foot = self._foot_lines() if foot is None else foot
+            grid = QRectF(m, top, W - 2 * m, H - top - foot * line - m)
             cells = grid_rects(info.shape, grid.x() + 6 * s, grid.y() + 6 * s, grid.width() - 12 * s,
                                grid.height() - 12 * s)
             return panel, grid, cells
@@ -166,12 +179,20 @@ class MeshView(QWidget):
         if keyed != lines:
             panel, grid, cells = areas(keyed)
         side = self._side_areas(W, H, m, header, mono, line)
-        if side is not None and _usable(side[2]) > 1.1 * _usable(cells):  # a wide view: the strip beside the grid
+        # a wide view: the strip beside the grid, where the cells gain clearly on the stacked ones (whose
+        # footer the memory legend does not count here: it moves to the column, the choice stays the same)
+        plain = areas(keyed, self._foot_lines(beside=True))[2]
+        if side is not None and _usable(side[2]) > 1.1 * _usable(plain):
             panel, grid, cells = side
         gap = max(2.0, float(np.min(cells[:, 2:])) * 0.08) if len(cells) else 2.0
         outlines = [outline_rects(cells, e.groups, min(gap, 5 * s)) for e in info.events]
         frames = outline_rects(cells, info.frames, min(gap * 1.8, 9 * s)) if info.frames else []
-        return MeshLayout(header, grid, panel, cells, outlines, frames, line, dpr=self.devicePixelRatioF())
+        if panel.left() >= grid.right():  # beside the grid: the memory legend in the column under the strip
+            legend = QRectF(panel.x(), panel.bottom() + m / 2, panel.width(), grid.bottom() - panel.bottom() - m / 2)
+        else:
+            legend = QRectF(grid.x(), grid.bottom() + 1.45 * line, header.width(), 1.3 * line)
+        return MeshLayout(header, grid, panel, cells, outlines, frames, line, dpr=self.devicePixelRatioF(),
+                          legend=legend)
 
     def _side_areas(self, W, H, m, header, mono, line):
         """(panel, grid, cells) with the notation strip as a column right of the grid, a tensor a line
@@ -185,7 +206,7 @@ class MeshView(QWidget):
 
         def areas(key_w, keys):
             pw = min(widest + key_w + 14 * s, 0.45 * (W - 3 * m))
-            grid = QRectF(m, top, W - 3 * m - pw, H - top - 1.6 * line - m)
+            grid = QRectF(m, top, W - 3 * m - pw, H - top - self._foot_lines(beside=True) * line - m)
             cells = grid_rects(self.info.shape, grid.x() + 6 * s, grid.y() + 6 * s, grid.width() - 12 * s,
                                grid.height() - 12 * s)
             return pw, grid, cells
@@ -198,7 +219,37 @@ class MeshView(QWidget):
             return None
         return panel, grid, cells
 
+    def _foot_lines(self, beside=False) -> float:
+        """The footer's height under the grid, in text lines: what the colours say and the totals,
+        and the memory legend where the run counted each device's memory (beside: the strip stands
+        right of the grid and the legend under it, in the column)."""
+        return 1.6 + (1.3 if self._has_memory() and not beside else 0.0)
+
+    def _has_memory(self) -> bool:
+        return self.info is not None and bool(self.info.memory_classes())
+
+    def _bar_room(self, ch) -> tuple:
+        """(bar height, room it takes at the bottom of a cell ch tall): the memory bar, or (0, 0) where
+        the run counted no memory or the cell is too short for it."""
+        if not self._has_memory() or ch < MEMORY_MIN_CELL_PX:
+            return 0.0, 0.0
+        h = float(round(min(7 * theme.scale(), max(3.0, 0.08 * ch))))
+        return h, h + 3.0
+
     # -- colours -----------------------------------------------------------------------------------
+    def memory_colours(self) -> dict:
+        """{memory class: QColor} for the classes the run counted (MEMORY_COLOUR, from the theme)."""
+        base = theme.palette().device_colors
+        classes = self.info.memory_classes() if self.info is not None else ()
+        spare = [i for i in range(len(base)) if i not in MEMORY_COLOUR.values()]
+        out = {}
+        for c in classes:
+            i = MEMORY_COLOUR.get(c)
+            if i is None:
+                i = spare.pop(0) if spare else 0
+            out[c] = QColor(base[i])
+        return out
+
     # -- painting --------------------------------------------------------------------------------
     def paintEvent(self, e):
         p = QPainter(self)
@@ -386,9 +437,47 @@ class MeshView(QWidget):
                 d = int(info.dev[pos])
                 p.drawText(QRectF(x + 3, y + 1, w - 6, label_h), Qt.AlignLeft | Qt.AlignVCenter,
                            fm.elidedText(coord if d == pos else f"{coord} · {d}", Qt.ElideRight, w - 6))
+        self._paint_memory_bars(p, lay)
         p.end()
         lay.pixmap = bg
         return bg
+
+    def _paint_memory_bars(self, p, lay):
+        """Every device's memory along the bottom of its cell: one segment per class, stacked in
+        MeshInfo.memory_classes' order, the whole bar's length ∝ the device's total against the
+        largest device's (a full-width track behind it). Per program, so painted once per layout.
+        lay.memory_bars records each cell's segments [(class, QRectF), ...] (tests measure them)."""
+        lay.memory_bars = []
+        cells = lay.cells
+        bar_h, _room = self._bar_room(float(cells[0, 3])) if len(cells) else (0.0, 0.0)
+        if not bar_h:
+            return
+        info = self.info
+        totals = info.memory_totals()
+        top = float(np.nanmax(totals)) if np.any(np.isfinite(totals)) else 0.0
+        if top <= 0:
+            return
+        colours = self.memory_colours()
+        p.setPen(Qt.NoPen)
+        track = QColor(theme.palette().slot_empty)
+        for pos, (x, y, w, h) in enumerate(cells.tolist()):
+            x0, x1 = round(x + 3), round(x + w - 3)
+            by = round(y + h - 2 - bar_h)
+            p.fillRect(QRectF(x0, by, x1 - x0, bar_h), track)
+            row = info.memory[pos] or {}
+            segs, cum = [], 0.0
+            for c, col in colours.items():
+                b = float(row.get(c, 0.0))
+                if b <= 0:
+                    continue
+                a = x0 + round((x1 - x0) * cum / top)
+                cum += b
+                e = x0 + round((x1 - x0) * cum / top)
+                if e > a:
+                    r = QRectF(a, by, e - a, bar_h)
+                    p.fillRect(r, col)
+                    segs.append((c, r))
+            lay.memory_bars.append(segs)
 
     def _colours(self, count: int) -> np.ndarray:
         """count device colours as 0xAARRGGBB words (the fine blocks' colours), cached."""
@@ -410,6 +499,8 @@ class MeshView(QWidget):
         slots = self._tensor_slots(k, eps)
         cw, ch = float(cells[0, 2]), float(cells[0, 3])
         label_h = self._cell_label_h(ch, cw)
+        room = self._bar_room(ch)[1]  # the memory bar's, at the bottom of every cell
+        ch -= room
         slots = slots[:self._slots_that_fit(ch, label_h, len(slots), cw)]
         self._slot_key = (len(slots), self._slot_cols(cw, ch - label_h - 4, len(slots)) if slots else 1)
         if not slots:
@@ -422,7 +513,7 @@ class MeshView(QWidget):
             dev_cols = self._images[("devices", n)] = theme.device_colors(n)
         empty = QColor(pal.slot_empty).rgba()
         hl = QColor(pal.highlight)
-        xs, ys, ws, hs = cells[:, 0], cells[:, 1], cells[:, 2], cells[:, 3]
+        xs, ys, ws, hs = cells[:, 0], cells[:, 1], cells[:, 2], cells[:, 3] - room
         for i, (tr, now, changing, after) in enumerate(slots):
             R, C = info.fine_grid(tr)
             slot0 = self._slot_box(float(xs[0]), float(ys[0]), float(ws[0]), float(hs[0]), label_h, i, len(slots))
@@ -652,6 +743,7 @@ class MeshView(QWidget):
             return 0.0, 0
         cw, ch = float(cells[0, 2]), float(cells[0, 3])
         label_h = self._cell_label_h(ch, cw)
+        ch -= self._bar_room(ch)[1]
         count = self._slots_that_fit(ch, label_h, count, cw)
         cols = self._slot_cols(cw, ch - label_h - 4, count)
         rows = -(-count // cols)
@@ -750,3 +842,69 @@ class MeshView(QWidget):
         w = lay.header.width()  # the whole width, under the strip too where it stands beside the grid
         p.drawText(QRectF(g.x(), g.bottom(), w, 1.6 * lay.line), Qt.AlignLeft | Qt.AlignVCenter,
                    QFontMetricsF(p.font()).elidedText(foot, Qt.ElideRight, w))
+        p.setFont(theme.font("small"))
+        self._paint_memory_legend(p, lay.legend, lay.line)
+
+    def memory_legend(self) -> tuple:
+        """The memory legend's words: (lead, [(class, its name)], the totals), e.g. ("memory per
+        device:", [("weights", "weights"), ...], "352 MiB each" or "12 MiB–16 MiB": the smallest and the
+        largest device's totals); None without memory."""
+        if not self._has_memory():
+            return None
+        totals = self.info.memory_totals()
+        lo, hi = float(np.nanmin(totals)), float(np.nanmax(totals))
+        spread = (self.tr("{total} each").format(total=fmt_bytes(hi)) if lo == hi else
+                  self.tr("{lo}–{hi}").format(lo=fmt_bytes(lo), hi=fmt_bytes(hi)))
+        return (self.tr("memory per device:"), [(c, mesh_memory_class(c)) for c in self.info.memory_classes()],
+                spread)
+
+    def _paint_memory_legend(self, p, r, line):
+        """Under the footer: each memory class's colour and name, and the devices' totals (the bars'
+        scale: the longest bar is the largest total). Names give way to the colours alone where the
+        line is too narrow. self.memory_legend_rects: [(text, QRectF)] as drawn."""
+        self.memory_legend_rects = []
+        legend = self.memory_legend()
+        if legend is None:
+            return
+        lead, classes, spread = legend
+        fm = QFontMetricsF(p.font())
+        sq = round(fm.height() * 0.55)
+        gap = fm.horizontalAdvance(" ")
+        colours = self.memory_colours()
+        lh = fm.height() * 1.15
+        if r.height() >= (len(classes) + 2) * lh:  # a column: the lead, a class a line, the totals
+            y = r.y()
+            for t, c in [(lead, None)] + [(name, c) for c, name in classes] + [(spread, None)]:
+                x = r.x() + 6 * theme.scale()
+                if c is not None:
+                    p.fillRect(QRectF(round(x), round(y + (lh - sq) / 2), sq, sq), colours[c])
+                    x += sq + gap
+                rect = QRectF(x, y, r.right() - x, lh)
+                p.setPen(QColor(theme.palette().text_muted))
+                p.drawText(rect, Qt.AlignLeft | Qt.AlignVCenter, fm.elidedText(t, Qt.ElideRight, rect.width()))
+                self.memory_legend_rects.append((t, rect))
+                y += lh
+            return
+        r = QRectF(r.x(), r.y(), r.width(), min(r.height(), 1.3 * line))  # one line
+        need = (fm.horizontalAdvance(lead) + fm.horizontalAdvance(" · " + spread)
+                + sum(sq + 2 * gap + fm.horizontalAdvance(name) for _c, name in classes))
+        named = need <= r.width()
+        x = r.x()
+
+        def text(t):
+            nonlocal x
+            w = min(fm.horizontalAdvance(t), max(0.0, r.right() - x))
+            rect = QRectF(x, r.y(), w + 1, r.height())
+            p.setPen(QColor(theme.palette().text_muted))
+            p.drawText(rect, Qt.AlignLeft | Qt.AlignVCenter, fm.elidedText(t, Qt.ElideRight, w + 1))
+            self.memory_legend_rects.append((t, rect))
+            x += w
+
+        text(lead)
+        for c, name in classes:
+            x += gap
+            p.fillRect(QRectF(round(x), round(r.center().y() - sq / 2), sq, sq), colours[c])
+            x += sq + gap * 0.6
+            if named:
+                text(name)
+        text(" · " + spread)
