@@ -23,6 +23,8 @@ import json
 import sys
 
 from .errors import MeshError
+from .mesh_text import parse_axes as parse_mesh
+from .mesh_text import parse_params
 
 
 def register(subparsers):
@@ -46,19 +48,6 @@ def register(subparsers):
     return p
 
 
-def parse_mesh(text) -> dict:
-    """'X=2,Y=4' -> {'X': 2, 'Y': 4}, or MeshError with the reason."""
-    out = {}
-    for part in text.split(","):
-        name, eq, size = part.partition("=")
-        name = name.strip()
-        if not eq or not name or not size.strip().isdigit() or int(size) < 1:
-            raise MeshError(f"--mesh is axes and sizes like X=2,Y=4; {part!r} is not NAME=SIZE", "mesh-syntax",
-                            part=part)
-        if name in out:
-            raise MeshError(f"--mesh names axis {name} twice", "axis-twice", axis=name)
-        out[name] = int(size)
-    return out
 
 
 def _param(text):
@@ -178,7 +167,6 @@ def program_list(as_json=False) -> str:
     """Every registered program: name, title, its own mesh and machine, parameters with defaults
     (and the values each may take), the published form."""
     from .programs import PROGRAMS
-    from .scenario import parse_params
     if as_json:
         return json.dumps([{"program": p.name, "title": p.title, "description": p.description,
                             "mesh": dict(p.mesh), "machine": p.machine, "published": p.published, "example": p.example,

@@ -6,8 +6,9 @@ by name on a mesh written as text, over a machine.
 
 from __future__ import annotations
 
-from .cli import parse_mesh as parse
 from .errors import MeshError
+from .mesh_text import parse_axes as parse
+from .mesh_text import parse_params  # noqa: F401  (the app reads it here)
 from .programs import get_program, run_program
 
 
@@ -23,22 +24,3 @@ def run_mesh(mesh_text, program, machine=None, **params):
     None/"" for one NVLink 4 switch): its simcore.mesh.programs.Result. MeshError: one sentence."""
     get_program(program)  # an unknown program is named before the mesh is read
     return run_program(program, parse_mesh(mesh_text), machine or None, **params)
-
-
-def parse_params(text) -> dict:
-    """'case=2' or 'source=A[I_X, J_Y] target=A[I_XY, J]' -> {name: text}: K=V pairs apart by spaces
-    (a space inside [] or {} belongs to the value). Each program checks its values (Program.checked).
-    MeshError "mesh-syntax" for a pair without '='."""
-    out, depth, cur = {}, 0, ""
-    for ch in (text or "").strip() + " ":
-        depth += (ch in "[{") - (ch in "]}")
-        if ch.isspace() and depth == 0:
-            if cur:
-                k, eq, v = cur.partition("=")
-                if not eq or not k:
-                    raise MeshError(f"a program parameter is NAME=VALUE, got {cur!r}", "mesh-syntax", part=cur)
-                out[k] = v
-            cur = ""
-        else:
-            cur += ch
-    return out
