@@ -139,7 +139,22 @@ def test_no_half_built_picture_is_shown_during_the_swap(qtbot, qapp, app_env, mo
     def shows_the_view():  # the window's next paint puts the new picture on the screen (a loaded machine: later)
         after = screen(qapp, win)
         return np.array_equal(after[ring], pixels(view.viewport()).reshape(after[ring].shape))
-    qtbot.waitUntil(shows_the_view, timeout=10_000)
+    try:
+        qtbot.waitUntil(shows_the_view, timeout=10_000)
+    except Exception:  # what differs, for the record (a whole-suite run failed here; alone it passes)
+        after = screen(qapp, win)
+        grab = pixels(view.viewport()).reshape(after[ring].shape)
+        diff = np.argwhere((after[ring] != grab).any(axis=2))
+        import os
+        folder = os.environ.get("SHARD_LAB_DIAG", "")
+        if folder:
+            QImage(np.ascontiguousarray(after[ring]).data, grab.shape[1], grab.shape[0],
+                   QImage.Format_ARGB32).save(os.path.join(folder, "screen.png"))
+            QImage(np.ascontiguousarray(grab).data, grab.shape[1], grab.shape[0],
+                   QImage.Format_ARGB32).save(os.path.join(folder, "grab.png"))
+        raise AssertionError(f"{len(diff)} px differ, rows {diff[:, 0].min()}–{diff[:, 0].max()}, columns "
+                             f"{diff[:, 1].min()}–{diff[:, 1].max()}; swap pending {ring_swap.pending(view)}, "
+                             f"held {getattr(view, '_held', None)}, playing {win.playback.playing}")
     after = screen(qapp, win)
     for name in ("ring", "explain", "timeline"):
         assert not np.array_equal(after[regions[name]], at[regions[name]]), name  # the new run shown
