@@ -138,7 +138,10 @@ def test_no_half_built_picture_is_shown_during_the_swap(qtbot, qapp, app_env, mo
 
     def shows_the_view():  # the window's next paint puts the new picture on the screen (a loaded machine: later)
         after = screen(qapp, win)
-        return np.array_equal(after[ring], pixels(view.viewport()).reshape(after[ring].shape))
+        grab = pixels(view.viewport()).reshape(after[ring].shape)
+        # equal but for antialiasing where two update regions met: a whole-suite run once found 48 px of
+        # one 2-px column under a NIC line off by ≤ 4 of 255 (the screen painted in pieces, the grab at once)
+        return int(np.abs(after[ring].astype(int) - grab).max()) <= 8
     try:
         qtbot.waitUntil(shows_the_view, timeout=10_000)
     except Exception:  # what differs, for the record (a whole-suite run failed here; alone it passes)
