@@ -429,3 +429,18 @@ def test_fsdp_tp_takes_a_tuple_of_axes_for_tp_as_the_book_writes_it(y_axis):
     axes = [tuple(r.axis) for r in res.mesh.log]
     assert axes == [("Y", "Z"), ("X",), ("X",), ("Y", "Z")]
     assert res.max_err < 1e-12
+
+
+def test_the_books_W_on_a_line_is_one_direction():
+    """The published form of a program on a slice without wraparound took W as both directions of a
+    link, as on a ring, so 2-D weight-stationary on v5e 4×4 read 1.51× its form; on a line each chunk's
+    far end goes one way (the book's v5e example), and the ratio is a ring of 4's (g − 1)/g again."""
+    from simcore.mesh.programs import book_W, run_program
+
+    res = run_program("2d-ws-ffn", {"X": 4, "Y": 4}, "tpu-v5e-16x16")
+    link = res.mesh.topology.link.bw
+    assert book_W(res.mesh, "X") == link and book_W(res.mesh, "Y") == link
+    for row in res.rows:
+        assert row.simulated / row.published == pytest.approx(3 / 4, rel=0.03)  # the book drops (g−1)/g
+    v4 = run_program("2d-ws-ffn", {"X": 4, "Y": 4, "Z": 4}, "tpu-v4-4x4x4")
+    assert book_W(v4.mesh, "X") == 2 * v4.mesh.topology.link.bw  # a wrapped axis: both directions

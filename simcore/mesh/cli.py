@@ -77,8 +77,8 @@ def table(res) -> str:
     lines.append(f"  {'total':<66} {'':<14} {'':>9} {'':>12} {_us(tot):>11} {_us(res.published_total):>11} "
                  f"{tot / res.published_total if res.published_total else float('nan'):>6.3f}")
     lines.append(f"  published form: {res.published_text}"
-                 + ("; W = both directions of a torus link" if _on_torus(mesh.topology)
-                    else "; W = one direction of the axis's slowest link"))
+                 + ("; W = both directions of a torus link (one direction on an axis without wraparound: "
+                    "a line)" if _on_torus(mesh.topology) else "; W = one direction of the axis's slowest link"))
     lines.append("  the book's forms drop the ring's (g−1)/g: a ring of g = 2 moves half of V per link, so its ratio is "
                  "about (g−1)/g")
     if any(r.protocol for r in res.rows):

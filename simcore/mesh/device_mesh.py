@@ -422,6 +422,11 @@ class Mesh:
         return f"mesh {axes} on {self.topology.name}"
 
     # -- deciding: the machine's plan for one group (simcore.plan), mapped to the mesh's runner ---------
+    def torus_dims(self, axis):
+        """The torus's physical dimensions under a mesh axis (a name or a tuple), or None where the mesh
+        is not laid on a torus's dimensions one for one."""
+        return self._torus_dims(self.axis(axis))
+
     def _torus_dims(self, names):
         """The torus's physical dimensions under these mesh axes (identity mapping, the mesh's shape the
         torus's), or None."""

@@ -238,9 +238,14 @@ def run_program(name, mesh_shape=None, machine="default", *, mesh_class=None, **
 # ---------------------------------------------------------------------------------------
 def book_W(mesh, axis) -> float:
     """The book's W for a mesh axis (bytes/s): both directions of a torus link, else one direction
-    of the axis's slowest link."""
-    if _on_torus(mesh.topology):
-        return 2 * mesh.topology.link.bw
+    of the axis's slowest link. An axis of a slice without wraparound is a line, not a ring: each
+    chunk's far end is one direction's (the book's v5e example: "3 hops for data from the edges to
+    reach the other edge"), so W is one direction of its link there."""
+    topo = mesh.topology
+    if _on_torus(topo):
+        dims = mesh.torus_dims(axis)
+        line = dims is not None and any(topo.shape[d] > 2 and not topo.wraps()[d] for d in dims)
+        return topo.link.bw if line else 2 * topo.link.bw
     return mesh._links(mesh.positions(axis))[1]
 
 
