@@ -14,10 +14,10 @@ import pytest
 from PySide6.QtGui import QImage
 
 from app import i18n
-from app.core.scenarios import Scenario
 from app.words import fmt_bytes, mesh_html
 from simcore.mesh.programs import memory_per_device
 from simcore.mesh.scenario import run_mesh
+from test_mesh_view_layers import make  # the view on a mesh run, shown
 
 MiB = 2 ** 20
 UNIT = {"B": 1, "KiB": 2 ** 10, "MiB": MiB, "GiB": 2 ** 30, "TiB": 2 ** 40}
@@ -31,20 +31,6 @@ def pixels(widget) -> np.ndarray:
 
 def rgb(colour) -> tuple:
     return colour.blue(), colour.green(), colour.red()  # RGB32 in memory: B, G, R, A
-
-
-def make(qtbot, mesh, program, size=(1000, 620)):
-    from app.state import Playback, ScenarioModel
-    from app.views.mesh.mesh_view import MeshView
-
-    model = ScenarioModel(Scenario().with_changes(kind="mesh", mesh=mesh, program=program), sync=True)
-    pb = Playback(model)
-    view = MeshView(model, pb)
-    qtbot.addWidget(view)
-    view.resize(*size)
-    view.show()
-    qtbot.waitExposed(view)
-    return model, pb, view
 
 
 def independent_count(res) -> list:

@@ -96,32 +96,28 @@ def test_the_seam_leaves_the_simulation_holding_every_position():
 # ---------------------------------------------------------------------------------------
 # on ranks
 # ---------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def on_4():
+def _on_ranks(n, shape, keys):
+    """The programs `keys` run on n MPI ranks, on the mesh `shape` ({key: result})."""
     if REASON is not None:
         pytest.skip(f"MPI unavailable: {REASON}")
     mp = pytest.MonkeyPatch()
     for k in mpi.ROOT_VARS:
         mp.setenv(k, "1")
     try:
-        return dict(zip(ON_4, run_mesh_programs(4, [(RUNS[k][0], {"X": 2, "Y": 2}, None, RUNS[k][1]) for k in ON_4],
-                                                    repeats=1, timeout=120)))
+        return dict(zip(keys, run_mesh_programs(n, [(RUNS[k][0], shape, None, RUNS[k][1]) for k in keys],
+                                                repeats=1, timeout=120)))
     finally:
         mp.undo()
+
+
+@pytest.fixture(scope="module")
+def on_4():
+    return _on_ranks(4, {"X": 2, "Y": 2}, ON_4)
 
 
 @pytest.fixture(scope="module")
 def on_8():
-    if REASON is not None:
-        pytest.skip(f"MPI unavailable: {REASON}")
-    mp = pytest.MonkeyPatch()
-    for k in mpi.ROOT_VARS:
-        mp.setenv(k, "1")
-    try:
-        return dict(zip(ON_8, run_mesh_programs(8, [(RUNS[k][0], {"X": 2, "Y": 4}, None, RUNS[k][1]) for k in ON_8],
-                                                    repeats=1, timeout=120)))
-    finally:
-        mp.undo()
+    return _on_ranks(8, {"X": 2, "Y": 4}, ON_8)
 
 
 @needs_mpi

@@ -154,7 +154,7 @@ def test_the_notation_strip_shows_every_tensor_at_every_step_at_the_tabs_present
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_wide_view_with_large_text_puts_the_notation_beside_the_grid(qtbot, lang):
+def test_a_wide_view_with_large_text_puts_the_notation_beside_the_grid(qtbot, qapp, lang):
     """F11 at a large text size: stacked above the grid, the strip's lines left 4 × 4 cells 70 px tall
     (a sliver under 2-D weight-stationary's five tensors). Where it gives the cells clearly more room, the
     strip stands as a column right of the grid, a tensor a line, every text inside it and clear of the cells."""
@@ -163,7 +163,7 @@ def test_a_wide_view_with_large_text_puts_the_notation_beside_the_grid(qtbot, la
     old = theme.scale()
     try:
         theme.set_scale(1.44)
-        i18n.set_language(qtbot_app(), lang)
+        i18n.set_language(qapp, lang)
         model, pb, view = make(qtbot, "X=4,Y=4", "2d-ws-ffn", size=(1280, 560))
         e = model.run.mesh.events[1]
         pb.seek((e.t_start + e.t_end) / 2)
@@ -185,10 +185,4 @@ def test_a_wide_view_with_large_text_puts_the_notation_beside_the_grid(qtbot, la
         assert lay.panel.bottom() <= lay.grid.top()
     finally:
         theme.set_scale(old)
-        i18n.set_language(qtbot_app(), "en")
-
-
-def qtbot_app():
-    from PySide6.QtWidgets import QApplication
-
-    return QApplication.instance()
+        i18n.set_language(qapp, "en")
