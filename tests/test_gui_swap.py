@@ -23,12 +23,12 @@ DGX = dict(topology="dgx-h100", n=256, kind="all-reduce")
 TPU = dict(topology="tpu-v4-4x4x4", n=64, kind="all-reduce")
 
 
-def open_window(qtbot, scenario=None):
-    """The main window on a model whose builds run on a worker thread (as in the app)."""
+def open_window(qtbot, scenario=None, sync=False):
+    """The main window on a model whose builds run on a worker thread (as in the app; sync: inline)."""
     from app.main_window import MainWindow
     from app.state import Playback, ScenarioModel
 
-    model = ScenarioModel(scenario or Scenario(), sync=False)
+    model = ScenarioModel(scenario or Scenario(), sync=sync)
     win = MainWindow(model, Playback(model))
     qtbot.addWidget(win)
     win.resize(1600, 900)
@@ -144,20 +144,11 @@ def test_no_half_built_picture_is_shown_during_the_swap(qtbot, qapp, app_env, mo
         return int(np.abs(after[ring].astype(int) - grab).max()) <= 8
     try:
         qtbot.waitUntil(shows_the_view, timeout=10_000)
-    except Exception:  # what differs, for the record (a whole-suite run failed here; alone it passes)
+    except Exception:  # what differs, for the record
         after = screen(qapp, win)
-        grab = pixels(view.viewport()).reshape(after[ring].shape)
-        diff = np.argwhere((after[ring] != grab).any(axis=2))
-        import os
-        folder = os.environ.get("SHARD_LAB_DIAG", "")
-        if folder:
-            QImage(np.ascontiguousarray(after[ring]).data, grab.shape[1], grab.shape[0],
-                   QImage.Format_ARGB32).save(os.path.join(folder, "screen.png"))
-            QImage(np.ascontiguousarray(grab).data, grab.shape[1], grab.shape[0],
-                   QImage.Format_ARGB32).save(os.path.join(folder, "grab.png"))
+        diff = np.argwhere((after[ring] != pixels(view.viewport()).reshape(after[ring].shape)).any(axis=2))
         raise AssertionError(f"{len(diff)} px differ, rows {diff[:, 0].min()}–{diff[:, 0].max()}, columns "
-                             f"{diff[:, 1].min()}–{diff[:, 1].max()}; swap pending {ring_swap.pending(view)}, "
-                             f"held {getattr(view, '_held', None)}, playing {win.playback.playing}")
+                             f"{diff[:, 1].min()}–{diff[:, 1].max()}; swap pending {ring_swap.pending(view)}") from None
     after = screen(qapp, win)
     for name in ("ring", "explain", "timeline"):
         assert not np.array_equal(after[regions[name]], at[regions[name]]), name  # the new run shown
@@ -205,15 +196,10 @@ def test_a_reader_who_needs_the_view_gets_it_whole(qtbot, app_env):
 
 def test_a_build_made_inline_is_whole_when_update_returns(qtbot, app_env):
     """A sync worker (tests, scripts) builds before `update` returns: the view is built at once."""
-    from app.main_window import MainWindow
-    from app.state import Playback, ScenarioModel
     from app.views.ring import ring_swap
 
-    model = ScenarioModel(Scenario(), sync=True)
-    win = MainWindow(model, Playback(model))
-    qtbot.addWidget(win)
-    win.resize(1600, 900)
-    win.show()
+    win = open_window(qtbot, sync=True)
+    model = win.model
     assert model.update(**DGX)
     assert not ring_swap.pending(win.ring_view) and len(win.ring_view.devices) == 256
 
